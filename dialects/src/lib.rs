@@ -1,0 +1,1 @@
+//! ge-dialects (see docs/architecture.md).

@@ -1,0 +1,1 @@
+//! ge-frontends (see docs/architecture.md).

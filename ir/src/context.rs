@@ -1,0 +1,75 @@
+//! The registry a tool is built from: dialects and their ops, passes and named
+//! pipelines. Built once at start-up, then shared read-only (it is `Sync`).
+
+use crate::opdef::{Dialect, OpDef};
+use crate::pass::PassRegistry;
+use std::collections::HashMap;
+
+pub struct Context {
+    ops: HashMap<&'static str, &'static OpDef>,
+    dialects: Vec<&'static Dialect>,
+    /// Accept ops of unknown dialects in generic form (`--allow-unregistered-dialect`).
+    pub allow_unregistered: bool,
+    pub passes: PassRegistry,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context::new()
+    }
+}
+
+/// A context with nothing registered (for parsing types and attributes alone).
+pub fn bare() -> &'static Context {
+    static BARE: std::sync::OnceLock<Context> = std::sync::OnceLock::new();
+    BARE.get_or_init(|| Context {
+        ops: HashMap::new(),
+        dialects: vec![],
+        allow_unregistered: true,
+        passes: PassRegistry::default(),
+    })
+}
+
+impl Context {
+    /// A context with the builtin dialect and the core passes registered.
+    pub fn new() -> Context {
+        let mut c = Context {
+            ops: HashMap::new(),
+            dialects: vec![],
+            allow_unregistered: false,
+            passes: PassRegistry::default(),
+        };
+        c.register_dialect(&crate::builtin::BUILTIN);
+        crate::passes::register_core_passes(&mut c.passes);
+        c
+    }
+
+    pub fn register_dialect(&mut self, d: &'static Dialect) {
+        if self.dialects.iter().any(|x| x.name == d.name) {
+            return;
+        }
+        for op in d.ops {
+            self.ops.insert(op.name, op);
+        }
+        self.dialects.push(d);
+    }
+
+    pub fn op_def(&self, name: &str) -> Option<&'static OpDef> {
+        self.ops.get(name).copied()
+    }
+
+    pub fn is_dialect_registered(&self, name: &str) -> bool {
+        self.dialects.iter().any(|d| d.name == name)
+    }
+
+    pub fn dialects(&self) -> &[&'static Dialect] {
+        &self.dialects
+    }
+
+    /// All registered ops sorted by name.
+    pub fn ops(&self) -> Vec<&'static OpDef> {
+        let mut v: Vec<_> = self.ops.values().copied().collect();
+        v.sort_by_key(|d| d.name);
+        v
+    }
+}

@@ -1,0 +1,39 @@
+//! ge-ir: the IR core of ge.
+//!
+//! - [`body`]: arenas of ops, values, blocks and regions with `Copy` ids
+//! - [`types`], [`attributes`], [`location`], [`dim`]: interned IR data
+//! - [`opdef`], [`format`]: declarative op definitions and assembly formats
+//! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax)
+//! - [`verifier`], [`diagnostics`]: checking and reporting
+//! - [`pass`], [`passes`]: the pass manager and the core passes
+
+pub mod attributes;
+pub mod body;
+pub mod builder;
+pub mod builtin;
+pub mod context;
+pub mod diagnostics;
+pub mod dim;
+pub mod format;
+pub mod fsutil;
+pub mod ident;
+pub mod location;
+pub mod module;
+pub mod opdef;
+pub mod parser;
+pub mod pass;
+pub mod passes;
+pub mod printer;
+pub mod split;
+pub mod types;
+pub mod verifier;
+
+pub use attributes::{AttrData, AttrDict, Attribute};
+pub use body::{BlockId, Body, OpData, OpId, OpState, RegionId, ValueId, WalkOrder};
+pub use context::Context;
+pub use diagnostics::{Diagnostic, Severity, SourceMap};
+pub use dim::Dim;
+pub use ident::Ident;
+pub use location::Location;
+pub use module::Module;
+pub use types::{DType, Type, TypeData};

@@ -1,0 +1,108 @@
+//! A parsed or built top-level module: the `builtin.module` op, its body and
+//! the module's resource blobs (`dense_resource` payloads).
+
+use crate::body::{Body, BlockId, OpId, OpState, WalkOrder};
+use crate::context::Context;
+use crate::ident::Ident;
+use crate::location::Location;
+use indexmap::IndexMap;
+
+/// A `dense_resource` blob: MLIR's hex encoding is a little-endian u32 alignment then the bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blob {
+    pub alignment: u32,
+    pub data: Vec<u8>,
+}
+
+pub struct Module {
+    /// The body holding the module op itself (and nothing else).
+    pub outer: Body,
+    /// The `builtin.module` op.
+    pub op: OpId,
+    /// `{-# dialect_resources: { builtin: { name: "0x…" } } #-}`
+    pub resources: IndexMap<String, Blob>,
+}
+
+impl Module {
+    /// An empty `builtin.module` with one block.
+    pub fn new(ctx: &Context, loc: Location) -> Module {
+        let mut outer = Body::new();
+        let root = outer.new_region(None);
+        let top = outer.add_block(root);
+        let mut st = OpState::new("builtin.module", loc);
+        st.def = ctx.op_def("builtin.module");
+        st.num_regions = 1;
+        let op = outer.create_op(st);
+        outer.append_op(top, op);
+        let inner = outer.inner_mut(op).expect("builtin.module is isolated");
+        let r = inner.root_regions()[0];
+        inner.add_block(r);
+        Module {
+            outer,
+            op,
+            resources: IndexMap::new(),
+        }
+    }
+
+    /// Wrap an already-built module op living in `outer`.
+    pub fn from_parts(outer: Body, op: OpId) -> Module {
+        Module {
+            outer,
+            op,
+            resources: IndexMap::new(),
+        }
+    }
+
+    /// The module's own body: where functions live.
+    pub fn body(&self) -> &Body {
+        self.outer.inner(self.op).expect("module op owns a body")
+    }
+
+    pub fn body_mut(&mut self) -> &mut Body {
+        self.outer.inner_mut(self.op).expect("module op owns a body")
+    }
+
+    /// The single block of the module body.
+    pub fn block(&self) -> BlockId {
+        let b = self.body();
+        let r = b.op_regions_root();
+        b.entry_block(r).expect("module has a block")
+    }
+
+    /// Top-level ops (functions, globals) in order.
+    pub fn top_ops(&self) -> Vec<OpId> {
+        self.body().block_ops(self.block()).collect()
+    }
+
+    /// Find a top-level op defining symbol `name`.
+    pub fn lookup_symbol(&self, name: &str) -> Option<OpId> {
+        let b = self.body();
+        self.top_ops()
+            .into_iter()
+            .find(|&o| b.op(o).attr("sym_name").and_then(|a| a.as_str()) == Some(name))
+    }
+
+    /// Number of ops in the whole module, including the module op.
+    pub fn op_count(&self) -> usize {
+        self.outer.deep_op_count()
+    }
+
+    /// Ops named `name` anywhere (deep), counted.
+    pub fn count_ops_named(&self, name: &str) -> usize {
+        let id = Ident::new(name);
+        let mut n = 0;
+        self.outer.walk_deep(WalkOrder::Pre, &mut |b, o| {
+            if b.op(o).name == id {
+                n += 1
+            }
+        });
+        n
+    }
+}
+
+impl Body {
+    /// The first root region of a body (the region of the isolated op owning it).
+    pub fn op_regions_root(&self) -> crate::body::RegionId {
+        self.root_regions()[0]
+    }
+}

@@ -1,0 +1,264 @@
+//! Literal helpers: numbers, strings, hex blobs, dense literal bodies.
+
+use crate::attributes::Element;
+use crate::module::Blob;
+use crate::types::DType;
+
+pub fn memchr_newlines(s: &str) -> impl Iterator<Item = usize> + '_ {
+    s.bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(i, _)| i + 1)
+}
+
+/// Decimal or `0x` hex integer, optionally negative. Hex may use all 64 bits.
+pub fn parse_int(s: &str) -> Option<i64> {
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s),
+    };
+    let v: i64 = if let Some(h) = body.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).ok()? as i64
+    } else if neg {
+        return format!("-{body}").parse().ok();
+    } else {
+        match body.parse::<i64>() {
+            Ok(v) => v,
+            // Unsigned 64-bit literals keep their bits.
+            Err(_) => body.parse::<u64>().ok()? as i64,
+        }
+    };
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+pub fn parse_float(s: &str) -> Option<f64> {
+    match s {
+        "inf" => Some(f64::INFINITY),
+        "-inf" => Some(f64::NEG_INFINITY),
+        "nan" | "-nan" => Some(f64::NAN),
+        _ => s.parse().ok(),
+    }
+}
+
+/// A float given by its bit pattern in `dt` (MLIR's hex float spelling).
+pub fn float_from_bits(dt: DType, bits: u64) -> f64 {
+    match dt {
+        DType::F64 => f64::from_bits(bits),
+        DType::F32 => f32::from_bits(bits as u32) as f64,
+        DType::F16 => half::f16::from_bits(bits as u16).to_f64(),
+        DType::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
+        _ => bits as f64,
+    }
+}
+
+/// MLIR string escapes: `\"`, `\\`, `\n`, `\t`, and `\XX` hex bytes.
+pub fn unescape(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            match b[i + 1] {
+                b'n' => out.push(b'\n'),
+                b't' => out.push(b'\t'),
+                b'"' => out.push(b'"'),
+                b'\\' => out.push(b'\\'),
+                _ if i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit() => {
+                    let h = std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("00");
+                    out.push(u8::from_str_radix(h, 16).unwrap_or(0));
+                    i += 3;
+                    continue;
+                }
+                c => out.push(c),
+            }
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub fn unquote_key(s: &str) -> String {
+    if s.starts_with('"') && s.len() >= 2 {
+        unescape(&s[1..s.len() - 1])
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn decode_hex(h: &str) -> Option<Vec<u8>> {
+    if h.len() % 2 != 0 {
+        return None;
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// `"0x<alignment u32 LE><data>"` as MLIR writes resource blobs.
+pub fn parse_hex_blob(quoted: &str) -> Option<Blob> {
+    let h = quoted.strip_prefix("\"0x")?.strip_suffix('"')?;
+    let bytes = decode_hex(h)?;
+    if bytes.len() < 4 {
+        return None;
+    }
+    let alignment = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    Some(Blob {
+        alignment,
+        data: bytes[4..].to_vec(),
+    })
+}
+
+/// Split `a, b<c, d>, "e,f"` at top-level commas.
+pub fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = vec![];
+    let (mut depth, mut in_str, mut esc, mut start) = (0i32, false, false, 0);
+    for (i, c) in s.char_indices() {
+        if in_str {
+            match c {
+                '\\' if !esc => esc = true,
+                '"' if !esc => in_str = false,
+                _ => esc = false,
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '<' | '[' | '(' | '{' => depth += 1,
+            '>' | ']' | ')' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() || !out.is_empty() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// Read a validated dense body (`[[1, 2], [3, 4]]` or a scalar splat) into
+/// elements and the literal's nested shape (`None` for a splat scalar).
+pub fn scan_dense(text: &str) -> Result<(Vec<Element>, Option<Vec<i64>>), String> {
+    let b = text.as_bytes();
+    let t = text.trim();
+    if !t.starts_with('[') {
+        return Ok((vec![scalar(t)?], None));
+    }
+    let mut elems = Vec::new();
+    // Per depth: number of children seen in the current list; the shape is
+    // fixed by the first list at each depth and checked for every other.
+    let mut shape: Vec<Option<i64>> = vec![];
+    let mut counts: Vec<i64> = vec![];
+    let mut i = 0;
+    let mut leaf_depth: Option<usize> = None;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'[' => {
+                if let Some(c) = counts.last_mut() {
+                    *c += 1;
+                }
+                counts.push(0);
+                if shape.len() < counts.len() {
+                    shape.push(None);
+                }
+                i += 1;
+            }
+            b']' => {
+                let d = counts.len() - 1;
+                let n = counts.pop().unwrap_or(0);
+                match shape[d] {
+                    None => shape[d] = Some(n),
+                    Some(m) if m != n => return Err(format!("dense literal is ragged: a list of {n} elements where {m} were expected")),
+                    _ => {}
+                }
+                i += 1;
+            }
+            b',' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            _ => {
+                let start = i;
+                if c == b'(' {
+                    return Err("complex dense elements are not supported".into());
+                }
+                while i < b.len() && !matches!(b[i], b',' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                    i += 1;
+                }
+                let depth = counts.len();
+                match leaf_depth {
+                    None => leaf_depth = Some(depth),
+                    Some(d) if d != depth => return Err("dense literal mixes nesting depths".into()),
+                    _ => {}
+                }
+                if let Some(c) = counts.last_mut() {
+                    *c += 1;
+                }
+                elems.push(scalar(&text[start..i])?);
+            }
+        }
+    }
+    let mut dims: Vec<i64> = shape.into_iter().map(|d| d.unwrap_or(0)).collect();
+    if leaf_depth.is_none() {
+        // `[]` or `[[], []]`: the innermost empty list contributes a 0 dim.
+        if dims.last() != Some(&0) {
+            dims.push(0);
+        }
+    }
+    Ok((elems, Some(dims)))
+}
+
+fn scalar(t: &str) -> Result<Element, String> {
+    match t {
+        "true" => return Ok(Element::Bool(true)),
+        "false" => return Ok(Element::Bool(false)),
+        _ => {}
+    }
+    if t.contains('.') || t.contains("inf") || t.contains("nan") {
+        return parse_float(t).map(Element::Float).ok_or_else(|| format!("invalid float '{t}'"));
+    }
+    if let Some(h) = t.strip_prefix("0x") {
+        return u64::from_str_radix(h, 16)
+            .map(|u| Element::UInt(u))
+            .map_err(|_| format!("invalid hex element '{t}'"));
+    }
+    match t.parse::<i64>() {
+        Ok(i) => Ok(Element::Int(i)),
+        Err(_) => t.parse::<u64>().map(Element::UInt).map_err(|_| format!("invalid integer '{t}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_bodies_report_their_shape() {
+        let (e, s) = scan_dense("[[1, 2, 3], [4, 5, 6]]").unwrap();
+        assert_eq!(e.len(), 6);
+        assert_eq!(s, Some(vec![2, 3]));
+        assert_eq!(scan_dense("1.5").unwrap().1, None);
+        assert_eq!(scan_dense("[]").unwrap().1, Some(vec![0]));
+        assert!(scan_dense("[[1, 2], [3]]").is_err());
+    }
+
+    #[test]
+    fn integers_parse_in_decimal_and_hex() {
+        assert_eq!(parse_int("-12"), Some(-12));
+        assert_eq!(parse_int("0xFF"), Some(255));
+        assert_eq!(parse_int("18446744073709551615"), Some(-1));
+        assert_eq!(parse_int("99999999999999999999"), None);
+    }
+
+    #[test]
+    fn escapes_follow_mlir() {
+        assert_eq!(unescape(r#"a\"b\n\41"#), "a\"b\nA");
+    }
+}

@@ -1,0 +1,820 @@
+//! The `.air` parser: pest (`air.pest`) for everything lexical and for
+//! types/attributes/locations; a small driver for the nesting of ops, regions
+//! and blocks; op assembly formats (declarative, custom, or MLIR's generic
+//! form) to bind each op's items. Errors are [`Diagnostic`]s with byte spans.
+
+use crate::attributes::{AttrDict, AttrData, Attribute, DenseElements, Element, NamedAttr};
+use crate::body::{BlockId, Body, OpId, OpState, RegionId, ValueId};
+use crate::context::Context;
+use crate::diagnostics::{Diagnostic, Pos};
+use crate::dim::{Dim, DimExpr};
+use crate::ident::Ident;
+use crate::location::{LocData, Location};
+use crate::module::{Blob, Module};
+use crate::opdef::{AttrKind, OpDef, Trait};
+use crate::types::{DType, TensorType, Type, TypeData};
+use pest::iterators::Pair;
+use pest::Parser as _;
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::ops::Range;
+
+mod build;
+pub mod literals;
+mod op_parser;
+
+use literals::*;
+pub use op_parser::OpParser;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "air.pest"]
+pub struct AirGrammar;
+
+pub type PResult<T> = Result<T, Box<Diagnostic>>;
+
+/// One token-level item of an op segment.
+#[derive(Clone, Debug)]
+pub enum ItemKind<'s> {
+    Value { name: &'s str, index: u32 },
+    Caret(&'s str),
+    Symbol(Attribute),
+    Dict(AttrDict),
+    Attr(Attribute),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Type(Type),
+    Keyword(&'s str),
+    Punct(&'s str),
+    Loc(Location),
+}
+
+#[derive(Clone, Debug)]
+pub struct Item<'s> {
+    pub kind: ItemKind<'s>,
+    pub span: Range<usize>,
+}
+
+impl Item<'_> {
+    /// A short description for "expected X, found Y" messages.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            ItemKind::Value { name, .. } => format!("value '{name}'"),
+            ItemKind::Caret(n) => format!("block '{n}'"),
+            ItemKind::Symbol(a) => format!("symbol '{a}'"),
+            ItemKind::Dict(_) => "attribute dictionary".into(),
+            ItemKind::Attr(a) => format!("attribute '{a}'"),
+            ItemKind::Int(i) => format!("integer '{i}'"),
+            ItemKind::Float(f) => format!("float '{f}'"),
+            ItemKind::Str(s) => format!("string {s:?}"),
+            ItemKind::Type(t) => format!("type '{t}'"),
+            ItemKind::Keyword(k) => format!("'{k}'"),
+            ItemKind::Punct(p) => format!("'{p}'"),
+            ItemKind::Loc(_) => "location".into(),
+        }
+    }
+}
+
+/// An operand named in the text, not yet bound to a value.
+#[derive(Clone, Debug)]
+pub struct OperandRef<'s> {
+    pub name: &'s str,
+    pub index: u32,
+    pub span: Range<usize>,
+}
+
+/// A block argument declared in op syntax (`%x: T loc(...)`).
+#[derive(Clone, Debug)]
+pub struct ArgDecl<'s> {
+    pub name: &'s str,
+    pub span: Range<usize>,
+    pub ty: Type,
+    pub loc: Option<Location>,
+}
+
+struct ValueDefEntry {
+    values: SmallVec<[ValueId; 1]>,
+    span: Range<usize>,
+}
+
+struct ForwardRef {
+    placeholder: ValueId,
+    dummy: OpId,
+    span: Range<usize>,
+}
+
+struct BlockEntry {
+    block: BlockId,
+    defined: bool,
+    span: Range<usize>,
+}
+
+/// A name scope: one per region. Isolated frames stop lookups and own the
+/// forward references of everything nested in them.
+#[derive(Default)]
+struct Frame<'s> {
+    names: HashMap<&'s str, ValueDefEntry>,
+    isolated: bool,
+    forward: HashMap<(&'s str, u32), ForwardRef>,
+    blocks: HashMap<&'s str, BlockEntry>,
+}
+
+/// Options for parsing.
+#[derive(Clone, Copy, Default)]
+pub struct ParseOptions {
+    /// Skip per-op default-filling and custom parse of registered ops' formats? No:
+    /// this only controls whether unregistered dialects are accepted.
+    pub allow_unregistered: bool,
+}
+
+/// The parser state for one source buffer.
+pub struct Parser<'c, 's> {
+    pub ctx: &'c Context,
+    src: &'s str,
+    /// Offset of `src` within the registered source file (for split chunks).
+    base: usize,
+    file_id: usize,
+    file_name: Ident,
+    /// Byte offsets of line starts in `src` (for op locations).
+    line_starts: Vec<usize>,
+    /// Line number of the first line of `src` in the file (1-based).
+    first_line: usize,
+    pos: usize,
+    type_aliases: HashMap<&'s str, Type>,
+    attr_aliases: HashMap<&'s str, Attribute>,
+    type_cache: HashMap<&'s str, Type>,
+    frames: Vec<Frame<'s>>,
+    bodies: Vec<Body>,
+    resource_uses: Vec<(String, Range<usize>)>,
+    resources: indexmap::IndexMap<String, Blob>,
+    forward_dummy: &'static OpDef,
+}
+
+static FORWARD_REF: OpDef = OpDef {
+    name: "builtin.forward_ref",
+    summary: "Parser placeholder for a value used before its definition",
+    ..OpDef::DEFAULT
+};
+
+fn span_pos(file: usize, r: Range<usize>) -> Pos {
+    Pos::Span { file, range: r }
+}
+
+/// Parse a whole buffer into a module.
+///
+/// `file_id` indexes the [`crate::diagnostics::SourceMap`]; `base` and
+/// `first_line` place `src` inside that file (non-zero for split chunks).
+pub fn parse_module(
+    ctx: &Context,
+    file_name: &str,
+    file_id: usize,
+    src: &str,
+    base: usize,
+    first_line: usize,
+) -> PResult<Module> {
+    let mut p = Parser::new(ctx, file_name, file_id, src, base, first_line);
+    stacker::maybe_grow(1024 * 1024, 64 * 1024 * 1024, || p.parse_top())
+}
+
+/// Parse a type from text (used for attribute defaults and tests).
+pub fn parse_type_str(ctx: &Context, text: &str) -> PResult<Type> {
+    let mut p = Parser::new(ctx, "<string>", 0, text, 0, 1);
+    let pairs = AirGrammar::parse(Rule::type_only, text).map_err(|e| p.pest_error(e, 0))?;
+    let pair = pairs.into_iter().next().and_then(|x| x.into_inner().next());
+    match pair {
+        Some(pr) => p.build_type(pr),
+        None => Err(p.err(0..text.len(), "expected type")),
+    }
+}
+
+/// Parse an attribute from text (used for attribute defaults and tests).
+pub fn parse_attr_str(ctx: &Context, text: &str) -> PResult<Attribute> {
+    let mut p = Parser::new(ctx, "<string>", 0, text, 0, 1);
+    let pairs = AirGrammar::parse(Rule::attribute_only, text).map_err(|e| p.pest_error(e, 0))?;
+    let pair = pairs.into_iter().next().and_then(|x| x.into_inner().next());
+    match pair {
+        Some(pr) => p.build_attr(pr),
+        None => Err(p.err(0..text.len(), "expected attribute")),
+    }
+}
+
+fn rule_desc(r: &Rule) -> &'static str {
+    match r {
+        Rule::type_ | Rule::simple_type | Rule::type_only => "type",
+        Rule::scalar_type => "element type (f32, f16, bf16, i64, i1, index, …)",
+        Rule::tensor_type => "tensor type",
+        Rule::tensor_shape | Rule::dim => "dimension",
+        Rule::attribute | Rule::attribute_only => "attribute",
+        Rule::dict_entry => "attribute entry",
+        Rule::value_id | Rule::value_use => "SSA value",
+        Rule::op_name => "operation name",
+        Rule::string => "string",
+        Rule::integer | Rule::dec_int => "integer",
+        Rule::float => "float",
+        Rule::bare_id | Rule::keyword => "identifier",
+        Rule::location | Rule::loc_inner => "location",
+        Rule::caret_id | Rule::block_label => "block label",
+        Rule::function_results => "function result types",
+        Rule::EOI => "end of input",
+        Rule::dense_body => "dense literal",
+        _ => "token",
+    }
+}
+
+impl<'c, 's> Parser<'c, 's> {
+    pub fn new(
+        ctx: &'c Context,
+        file_name: &str,
+        file_id: usize,
+        src: &'s str,
+        base: usize,
+        first_line: usize,
+    ) -> Parser<'c, 's> {
+        let mut line_starts = vec![0];
+        line_starts.extend(memchr_newlines(src));
+        Parser {
+            ctx,
+            src,
+            base,
+            file_id,
+            file_name: Ident::new(file_name),
+            line_starts,
+            first_line,
+            pos: 0,
+            type_aliases: HashMap::new(),
+            attr_aliases: HashMap::new(),
+            type_cache: HashMap::new(),
+            frames: vec![],
+            bodies: vec![],
+            resource_uses: vec![],
+            resources: indexmap::IndexMap::new(),
+            forward_dummy: &FORWARD_REF,
+        }
+    }
+
+    // ---- errors and positions ------------------------------------------------
+
+    pub fn err(&self, span: Range<usize>, msg: impl Into<String>) -> Box<Diagnostic> {
+        Box::new(Diagnostic::error(msg, self.pos_of(span)))
+    }
+
+    pub fn pos_of(&self, span: Range<usize>) -> Pos {
+        span_pos(self.file_id, span.start + self.base..span.end + self.base)
+    }
+
+    fn loc_at(&self, offset: usize) -> Location {
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let col = self.src[self.line_starts[line]..offset].chars().count() + 1;
+        Location::new(LocData::File {
+            file: self.file_name,
+            line: (line + self.first_line) as u32,
+            col: col as u32,
+        })
+    }
+
+    fn pest_error(&self, e: pest::error::Error<Rule>, offset: usize) -> Box<Diagnostic> {
+        let at = match e.location {
+            pest::error::InputLocation::Pos(p) => p,
+            pest::error::InputLocation::Span((s, _)) => s,
+        } + offset;
+        let msg = match &e.variant {
+            pest::error::ErrorVariant::ParsingError { positives, .. } => {
+                let mut names: Vec<&str> = positives.iter().map(rule_desc).collect();
+                names.dedup();
+                if names.is_empty() {
+                    "unexpected token".to_string()
+                } else {
+                    format!("expected {}", names.join(" or "))
+                }
+            }
+            pest::error::ErrorVariant::CustomError { message } => message.clone(),
+        };
+        let end = self.token_end(at);
+        let found = &self.src[at..end];
+        let msg = if found.is_empty() {
+            format!("{msg}, found end of input")
+        } else if found.starts_with('"') && !found[1..].contains('"') {
+            "unterminated string literal".to_string()
+        } else {
+            msg
+        };
+        self.err(at..end.max(at), msg)
+    }
+
+    /// End of the token starting at `at` (for labels).
+    fn token_end(&self, at: usize) -> usize {
+        let rest = &self.src[at.min(self.src.len())..];
+        if rest.starts_with('"') {
+            let body = &rest[1..];
+            let mut esc = false;
+            for (i, c) in body.char_indices() {
+                match c {
+                    '\\' if !esc => esc = true,
+                    '"' if !esc => return at + i + 2,
+                    '\n' => return at + i + 1,
+                    _ => esc = false,
+                }
+            }
+            return at + rest.len();
+        }
+        let n = rest
+            .char_indices()
+            .find(|&(_, c)| c.is_whitespace() || (",;(){}[]<>=".contains(c)))
+            .map(|(i, _)| i)
+            .unwrap_or(rest.len());
+        at + n.max(rest.chars().next().map_or(0, |c| c.len_utf8()))
+    }
+
+    fn skip_ws(&mut self) {
+        let b = self.src.as_bytes();
+        loop {
+            while self.pos < b.len() && b[self.pos].is_ascii_whitespace() {
+                self.pos += 1;
+            }
+            if b[self.pos..].starts_with(b"//") {
+                while self.pos < b.len() && b[self.pos] != b'\n' {
+                    self.pos += 1;
+                }
+                continue;
+            }
+            break;
+        }
+    }
+
+    fn peek_char(&self) -> Option<u8> {
+        self.src.as_bytes().get(self.pos).copied()
+    }
+
+    fn rest(&self) -> &'s str {
+        &self.src[self.pos..]
+    }
+
+    fn run(&self, rule: Rule) -> PResult<Pair<'s, Rule>> {
+        let text = self.rest();
+        let res = stacker::maybe_grow(4 * 1024 * 1024, 256 * 1024 * 1024, || {
+            AirGrammar::parse(rule, text)
+        });
+        match res {
+            Ok(mut pairs) => pairs
+                .next()
+                .ok_or_else(|| self.err(self.pos..self.pos, "expected input")),
+            Err(e) => Err(self.pest_error(e, self.pos)),
+        }
+    }
+
+    /// Absolute (within `src`) span of a pair parsed from `rest()` at `base`.
+    fn pspan(pair: &Pair<'s, Rule>, base: usize) -> Range<usize> {
+        let s = pair.as_span();
+        base + s.start()..base + s.end()
+    }
+
+    // ---- top level -------------------------------------------------------------
+
+    fn parse_top(&mut self) -> PResult<Module> {
+        let mut top = Body::new();
+        let root = top.new_region(None);
+        let block = top.add_block(root);
+        self.bodies.push(top);
+        self.frames.push(Frame {
+            isolated: true,
+            ..Frame::default()
+        });
+        let mut first_op_pos = None;
+        loop {
+            self.skip_ws();
+            let Some(c) = self.peek_char() else { break };
+            if self.rest().starts_with("{-#") {
+                self.parse_resources()?;
+                continue;
+            }
+            if c == b'!' || (c == b'#' && self.is_alias_def()) {
+                self.parse_alias_def()?;
+                continue;
+            }
+            if c == b'}' {
+                return Err(self.err(self.pos..self.pos + 1, "unexpected '}' at top level"));
+            }
+            first_op_pos.get_or_insert(self.pos);
+            let op = self.parse_op()?;
+            self.bodies[0].append_op(block, op);
+        }
+        self.pop_frame()?;
+        for (name, span) in std::mem::take(&mut self.resource_uses) {
+            if !self.resources.contains_key(&name) {
+                return Err(self.err(span, format!("dense_resource '{name}' has no blob in the resource section")));
+            }
+        }
+        let top = self.bodies.pop().expect("top body");
+        let ops: Vec<OpId> = top.block_ops(block).collect();
+        let is_module = ops.len() == 1 && top.op(ops[0]).name.as_str() == "builtin.module";
+        let mut module = if is_module {
+            Module::from_parts(top, ops[0])
+        } else {
+            let mut outer = Body::new();
+            let r = outer.new_region(None);
+            let b = outer.add_block(r);
+            let mut st = OpState::new("builtin.module", self.loc_at(first_op_pos.unwrap_or(0)));
+            st.def = self.ctx.op_def("builtin.module");
+            let op = outer.create_op_with_regions(st, vec![root], Some(Box::new(top)));
+            outer.append_op(b, op);
+            Module::from_parts(outer, op)
+        };
+        module.resources = std::mem::take(&mut self.resources);
+        Ok(module)
+    }
+
+    fn is_alias_def(&self) -> bool {
+        // `#name = ...` at top level (an op never starts with `#`).
+        let r = self.rest();
+        let end = r[1..]
+            .find(|c: char| !(c.is_alphanumeric() || "_$.-".contains(c)))
+            .map_or(r.len(), |i| i + 1);
+        r[end..].trim_start().starts_with('=')
+    }
+
+    fn parse_alias_def(&mut self) -> PResult<()> {
+        let start = self.pos;
+        if self.peek_char() == Some(b'!') {
+            let pair = self.run(Rule::type_alias_def)?;
+            let mut it = pair.clone().into_inner();
+            let name = it.next().map(|p| &p.as_str()[1..]).unwrap_or("");
+            let ty_pair = it.next().ok_or_else(|| self.err(start..start + 1, "expected type"))?;
+            let ty = self.build_type_at(ty_pair, start)?;
+            if self.type_aliases.insert(name, ty).is_some() {
+                return Err(self.err(start..start + name.len() + 1, format!("redefinition of type alias '!{name}'")));
+            }
+            self.pos = start + pair.as_span().end();
+        } else {
+            let pair = self.run(Rule::attr_alias_def)?;
+            let mut it = pair.clone().into_inner();
+            let name = it.next().map(|p| &p.as_str()[1..]).unwrap_or("");
+            let attr_pair = it.next().ok_or_else(|| self.err(start..start + 1, "expected attribute"))?;
+            let attr = self.build_attr_at(attr_pair, start)?;
+            if self.attr_aliases.insert(name, attr).is_some() {
+                return Err(self.err(start..start + name.len() + 1, format!("redefinition of attribute alias '#{name}'")));
+            }
+            self.pos = start + pair.as_span().end();
+        }
+        Ok(())
+    }
+
+    fn parse_resources(&mut self) -> PResult<()> {
+        let start = self.pos;
+        let pair = self.run(Rule::resource_section)?;
+        for group in pair.clone().into_inner() {
+            let mut g = group.into_inner();
+            let kind = g.next().map(|p| p.as_str()).unwrap_or("");
+            for dialect in g {
+                let mut d = dialect.into_inner();
+                let dname = d.next().map(|p| p.as_str()).unwrap_or("");
+                for entry in d {
+                    let sp = Self::pspan(&entry, start);
+                    let mut e = entry.into_inner();
+                    let key = e.next().map(|p| unquote_key(p.as_str())).unwrap_or_default();
+                    let val = e.next().map(|p| p.as_str()).unwrap_or("");
+                    if kind == "dialect_resources" && dname == "builtin" {
+                        let blob = parse_hex_blob(val)
+                            .ok_or_else(|| self.err(sp.clone(), format!("resource '{key}' is not a valid hex blob (\"0x\" + 4-byte alignment + data)")))?;
+                        self.resources.insert(key, blob);
+                    }
+                }
+            }
+        }
+        self.pos = start + pair.as_span().end();
+        Ok(())
+    }
+
+    // ---- ops ---------------------------------------------------------------
+
+    /// Parse one op at `pos` into the current body; returns it detached.
+    fn parse_op(&mut self) -> PResult<OpId> {
+        stacker::maybe_grow(256 * 1024, 8 * 1024 * 1024, || self.parse_op_inner())
+    }
+
+    fn parse_op_inner(&mut self) -> PResult<OpId> {
+        let start = self.pos;
+        let seg = self.run(Rule::op_segment)?;
+        let mut result_groups: Vec<(&'s str, u32, Range<usize>)> = vec![];
+        let mut name_pair = None;
+        let mut items = Vec::new();
+        for p in seg.clone().into_inner() {
+            match p.as_rule() {
+                Rule::op_results => {
+                    for g in p.into_inner() {
+                        let sp = Self::pspan(&g, start);
+                        let mut it = g.into_inner();
+                        let name = it.next().map(|x| x.as_str()).unwrap_or("%");
+                        let count = match it.next() {
+                            Some(n) => n.as_str().parse::<u32>().map_err(|_| self.err(sp.clone(), "invalid result count"))?,
+                            None => 1,
+                        };
+                        if count == 0 {
+                            return Err(self.err(sp, "expected a non-zero result count"));
+                        }
+                        result_groups.push((name, count, sp));
+                    }
+                }
+                Rule::op_name => name_pair = Some(p),
+                _ => items.push(self.build_item(p, start)?),
+            }
+        }
+        let name_pair = name_pair.ok_or_else(|| self.err(start..start + 1, "expected operation name"))?;
+        let name_span = Self::pspan(&name_pair, start);
+        let inner_name = name_pair.into_inner().next();
+        let (name, generic): (String, bool) = match inner_name {
+            Some(n) if n.as_rule() == Rule::string => (unescape(&n.as_str()[1..n.as_str().len() - 1]), true),
+            Some(n) => (n.as_str().to_string(), false),
+            None => return Err(self.err(name_span, "expected operation name")),
+        };
+        self.pos = start + seg.as_span().end();
+
+        let (name, def) = self.resolve_op_name(&name, generic, name_span.clone())?;
+        let mut op = OpParser {
+            p: self,
+            items,
+            idx: 0,
+            def,
+            name,
+            name_span: name_span.clone(),
+            start,
+            operands: vec![],
+            result_types: None,
+            attrs: vec![],
+            regions: vec![],
+            successors: vec![],
+            inner: None,
+            region_frames_isolated: def.is_some_and(|d| d.has_trait(Trait::IsolatedFromAbove)),
+        };
+        if generic {
+            op.parse_generic()?;
+        } else if let Some(def) = def {
+            if let Some(syn) = def.syntax {
+                (syn.parse)(&mut op)?;
+            } else if let Some(fmt) = def.compiled_format() {
+                fmt.parse(&mut op)?;
+            } else if def.format.is_some() {
+                let e = def.compiled.get().and_then(|r| r.as_ref().err()).cloned().unwrap_or_default();
+                return Err(op.p.err(name_span, format!("op '{}' has an invalid assembly format: {e}", def.name)));
+            } else {
+                return Err(op.p.err(name_span, format!("op '{}' has no custom assembly form; use the generic form", def.name)));
+            }
+        }
+        op.finish(result_groups)
+    }
+
+    fn resolve_op_name(
+        &self,
+        name: &str,
+        generic: bool,
+        span: Range<usize>,
+    ) -> PResult<(Ident, Option<&'static OpDef>)> {
+        let full = if !name.contains('.') { format!("builtin.{name}") } else { name.to_string() };
+        if let Some(def) = self.ctx.op_def(&full) {
+            return Ok((Ident::new(def.name), Some(def)));
+        }
+        if !generic {
+            return Err(self.err(span, format!("custom op '{name}' is unknown")));
+        }
+        let dialect = name.split_once('.').map_or("", |(d, _)| d);
+        if self.ctx.is_dialect_registered(dialect) {
+            return Err(self.err(
+                span,
+                format!("unregistered operation '{name}' found in dialect ('{dialect}') that does not allow unknown operations"),
+            ));
+        }
+        if !self.ctx.allow_unregistered {
+            return Err(self.err(
+                span,
+                format!("operation '{name}' of unregistered dialect '{dialect}'; use --allow-unregistered-dialect to keep it"),
+            ));
+        }
+        Ok((Ident::new(name), None))
+    }
+
+    // ---- scopes ------------------------------------------------------------
+
+    fn push_frame(&mut self, isolated: bool) {
+        self.frames.push(Frame {
+            isolated,
+            ..Frame::default()
+        });
+    }
+
+    fn pop_frame(&mut self) -> PResult<()> {
+        let f = self.frames.pop().expect("frame");
+        if let Some((name, e)) = f.blocks.iter().filter(|(_, e)| !e.defined).min_by_key(|(_, e)| e.span.start) {
+            return Err(self.err(e.span.clone(), format!("reference to an undefined block '{name}'")));
+        }
+        if f.isolated {
+            if let Some(((name, idx), fr)) = f.forward.iter().min_by_key(|(_, fr)| fr.span.start) {
+                let shown = if *idx == 0 { name.to_string() } else { format!("{name}#{idx}") };
+                return Err(self.err(fr.span.clone(), format!("use of undeclared SSA value name '{shown}'")));
+            }
+        }
+        Ok(())
+    }
+
+    fn body(&mut self) -> &mut Body {
+        self.bodies.last_mut().expect("body")
+    }
+
+    fn isolated_frame_index(&self) -> usize {
+        self.frames.iter().rposition(|f| f.isolated).unwrap_or(0)
+    }
+
+    fn lookup(&self, name: &str) -> Option<&ValueDefEntry> {
+        for f in self.frames.iter().rev() {
+            if let Some(e) = f.names.get(name) {
+                return Some(e);
+            }
+            if f.isolated {
+                break;
+            }
+        }
+        None
+    }
+
+    /// Bind a name to values in the innermost frame, resolving forward references.
+    fn define(&mut self, name: &'s str, values: SmallVec<[ValueId; 1]>, span: Range<usize>) -> PResult<()> {
+        if let Some(prev) = self.lookup(name) {
+            let prev_span = prev.span.clone();
+            return Err(Box::new(
+                Diagnostic::error(format!("redefinition of SSA value '{name}'"), self.pos_of(span))
+                    .with_label("redefined here")
+                    .with_note("previously defined here", self.pos_of(prev_span)),
+            ));
+        }
+        let fi = self.isolated_frame_index();
+        for (i, &v) in values.iter().enumerate() {
+            if let Some(fr) = self.frames[fi].forward.remove(&(name, i as u32)) {
+                let want = self.body().value_type(fr.placeholder);
+                let got = self.body().value_type(v);
+                if want != got {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            format!("definition of '{name}' has type '{got}' but earlier uses expect '{want}'"),
+                            self.pos_of(span),
+                        )
+                        .with_note("first used here", self.pos_of(fr.span)),
+                    ));
+                }
+                let body = self.body();
+                body.replace_all_uses(fr.placeholder, v);
+                body.erase_op(fr.dummy);
+            }
+        }
+        let top = self.frames.last_mut().expect("frame");
+        top.names.insert(name, ValueDefEntry { values, span });
+        Ok(())
+    }
+
+    /// Resolve a use to a value of type `ty`, creating a forward reference if needed.
+    fn resolve_use(&mut self, r: &OperandRef<'s>, ty: Type) -> PResult<ValueId> {
+        if let Some(e) = self.lookup(r.name) {
+            let Some(&v) = e.values.get(r.index as usize) else {
+                let n = e.values.len();
+                return Err(self.err(r.span.clone(), format!("reference to invalid result number {} of '{}' (it has {n})", r.index, r.name)));
+            };
+            let have = self.bodies.last().expect("body").value_type(v);
+            if have != ty {
+                let def_span = e.span.clone();
+                return Err(Box::new(
+                    Diagnostic::error(
+                        format!("use of value '{}' expects different type than prior uses: '{ty}' vs '{have}'", r.name),
+                        self.pos_of(r.span.clone()),
+                    )
+                    .with_label(format!("used as '{ty}'"))
+                    .with_note(format!("defined here as '{have}'"), self.pos_of(def_span)),
+                ));
+            }
+            return Ok(v);
+        }
+        let fi = self.isolated_frame_index();
+        if let Some(fr) = self.frames[fi].forward.get(&(r.name, r.index)) {
+            let have = self.bodies.last().expect("body").value_type(fr.placeholder);
+            if have != ty {
+                return Err(self.err(
+                    r.span.clone(),
+                    format!("use of value '{}' expects different type than prior uses: '{ty}' vs '{have}'", r.name),
+                ));
+            }
+            return Ok(fr.placeholder);
+        }
+        let mut st = OpState::new(FORWARD_REF.name, Location::unknown());
+        st.def = Some(self.forward_dummy);
+        st.result_types = vec![ty];
+        let body = self.body();
+        let dummy = body.create_op(st);
+        let v = body.result(dummy, 0);
+        self.frames[fi].forward.insert(
+            (r.name, r.index),
+            ForwardRef {
+                placeholder: v,
+                dummy,
+                span: r.span.clone(),
+            },
+        );
+        Ok(v)
+    }
+
+    fn block_ref(&mut self, name: &'s str, span: Range<usize>, defining: bool) -> PResult<BlockId> {
+        let top = self.frames.len() - 1;
+        if let Some(e) = self.frames[top].blocks.get_mut(name) {
+            if defining {
+                if e.defined {
+                    let prev = e.span.clone();
+                    return Err(Box::new(
+                        Diagnostic::error(format!("redefinition of block '{name}'"), self.pos_of(span))
+                            .with_note("previously defined here", self.pos_of(prev)),
+                    ));
+                }
+                e.defined = true;
+                e.span = span;
+            }
+            return Ok(e.block);
+        }
+        let b = self.body().new_block();
+        self.frames[top].blocks.insert(name, BlockEntry { block: b, defined: defining, span });
+        Ok(b)
+    }
+
+    // ---- regions -----------------------------------------------------------
+
+    /// Parse `{ ... }` at `pos` into `region` of the current body.
+    fn parse_region_body(&mut self, region: RegionId, args: &[ArgDecl<'s>], isolated: bool) -> PResult<()> {
+        self.skip_ws();
+        let open = self.pos;
+        if self.peek_char() != Some(b'{') {
+            return Err(self.err(open..open + 1, "expected '{' to begin a region"));
+        }
+        self.pos += 1;
+        self.push_frame(isolated);
+        let mut current: Option<BlockId> = None;
+        if !args.is_empty() {
+            let b = self.body().add_block(region);
+            for a in args {
+                let loc = a.loc.unwrap_or_else(|| self.loc_at(a.span.start));
+                let v = self.body().add_block_arg(b, a.ty, loc);
+                self.define(a.name, smallvec::smallvec![v], a.span.clone())?;
+            }
+            current = Some(b);
+        }
+        loop {
+            self.skip_ws();
+            match self.peek_char() {
+                None => return Err(self.err(open..open + 1, "unterminated region: expected '}'")),
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b'^') => {
+                    let start = self.pos;
+                    let label = self.run(Rule::block_label)?;
+                    let mut it = label.clone().into_inner();
+                    let name_pair = it.next().ok_or_else(|| self.err(start..start + 1, "expected block name"))?;
+                    let name = name_pair.as_str();
+                    let nspan = Self::pspan(&name_pair, start);
+                    if !args.is_empty() && current.is_some() && self.body().region(region).blocks.len() == 1
+                        && self.body().block_first_op(current.unwrap_or(BlockId(0))).is_none()
+                    {
+                        return Err(self.err(nspan, "invalid block name in region with named arguments"));
+                    }
+                    let b = self.block_ref(name, nspan.clone(), true)?;
+                    self.body().attach_block(region, b);
+                    self.pos = start + label.as_span().end();
+                    for a in it {
+                        let mut ai = a.into_inner();
+                        let vname = ai.next().ok_or_else(|| self.err(nspan.clone(), "expected argument"))?;
+                        let vspan = Self::pspan(&vname, start);
+                        let tp = ai.next().ok_or_else(|| self.err(vspan.clone(), "expected type"))?;
+                        let ty = self.build_type_at(tp, start)?;
+                        let loc = match ai.next() {
+                            Some(l) => self.build_loc(l, start)?,
+                            None => self.loc_at(vspan.start),
+                        };
+                        let v = self.body().add_block_arg(b, ty, loc);
+                        self.define(vname.as_str(), smallvec::smallvec![v], vspan)?;
+                    }
+                    current = Some(b);
+                }
+                Some(_) => {
+                    let b = match current {
+                        Some(b) => b,
+                        None => {
+                            let b = self.body().add_block(region);
+                            current = Some(b);
+                            b
+                        }
+                    };
+                    let op = self.parse_op()?;
+                    self.body().append_op(b, op);
+                }
+            }
+        }
+        self.pop_frame()
+    }
+}
+

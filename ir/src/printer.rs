@@ -1,0 +1,946 @@
+//! The `.air` printer: the exact inverse of the parser. Custom form through op
+//! formats/custom syntax, or MLIR's generic form (`--print-op-generic`), which
+//! real `mlir-opt --allow-unregistered-dialect` accepts.
+
+use crate::attributes::{AttrData, AttrDict, Attribute, DenseElements, Element};
+use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId};
+use crate::dim::Dim;
+use crate::location::Location;
+use crate::module::Module;
+use crate::opdef::Trait;
+use crate::types::{DType, Type, TypeData};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::fmt::{self, Write};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PrintOptions {
+    /// Print every op in MLIR's generic form.
+    pub generic: bool,
+    /// Print `loc(...)` after every op.
+    pub debuginfo: bool,
+    /// Print dense literals with more elements than this as hex.
+    pub hex_elements_over: Option<usize>,
+}
+
+/// Names of values and blocks inside one body.
+pub struct Names {
+    values: Vec<ValName>,
+    blocks: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+enum ValName {
+    Unnamed,
+    Arg(u32),
+    Result { n: u32, idx: u32, group: u32 },
+}
+
+impl Names {
+    /// Number values in print order: entry-block arguments are `%argN`, other
+    /// values `%N`; blocks `^bbN` per region.
+    pub fn compute(body: &Body) -> Names {
+        let mut names = Names {
+            values: vec![ValName::Unnamed; body.value_capacity()],
+            blocks: vec![0; body.block_capacity()],
+        };
+        let (mut next, mut next_arg) = (0u32, 0u32);
+        for r in body.root_regions() {
+            names.number_region(body, r, &mut next, &mut next_arg);
+        }
+        names
+    }
+
+    fn number_region(&mut self, body: &Body, r: RegionId, next: &mut u32, next_arg: &mut u32) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            for (bi, &b) in body.region(r).blocks.iter().enumerate() {
+                self.blocks[b.index()] = bi as u32;
+                for &a in &body.block(b).args {
+                    if bi == 0 {
+                        self.values[a.index()] = ValName::Arg(*next_arg);
+                        *next_arg += 1;
+                    } else {
+                        self.values[a.index()] = ValName::Result { n: *next, idx: 0, group: 1 };
+                        *next += 1;
+                    }
+                }
+                for op in body.block_ops(b) {
+                    let d = body.op(op);
+                    let group = d.results().len() as u32;
+                    if group > 0 {
+                        for (i, &v) in d.results().iter().enumerate() {
+                            self.values[v.index()] = ValName::Result { n: *next, idx: i as u32, group };
+                        }
+                        *next += 1;
+                    }
+                    if d.inner.is_none() {
+                        for &r in d.regions() {
+                            self.number_region(body, r, next, next_arg);
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    fn write_use(&self, out: &mut String, v: ValueId) {
+        match self.values.get(v.index()).copied().unwrap_or(ValName::Unnamed) {
+            ValName::Arg(n) => {
+                out.push_str("%arg");
+                push_u32(out, n);
+            }
+            ValName::Result { n, idx, group } => {
+                out.push('%');
+                push_u32(out, n);
+                if group > 1 {
+                    out.push('#');
+                    push_u32(out, idx);
+                }
+            }
+            ValName::Unnamed => {
+                let _ = write!(out, "%<<UNKNOWN SSA VALUE {}>>", v.0);
+            }
+        }
+    }
+}
+
+fn push_u32(out: &mut String, mut n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
+}
+
+/// Printer state: output buffer, indentation and caches.
+pub struct Printer {
+    pub opts: PrintOptions,
+    pub out: String,
+    indent: usize,
+    type_cache: HashMap<Type, String>,
+}
+
+impl Printer {
+    pub fn new(opts: PrintOptions) -> Printer {
+        Printer {
+            opts,
+            out: String::new(),
+            indent: 0,
+            type_cache: HashMap::new(),
+        }
+    }
+
+    fn newline(&mut self) {
+        self.out.push('\n');
+        for _ in 0..self.indent {
+            self.out.push(' ');
+        }
+    }
+
+    fn push_type(&mut self, t: Type) {
+        if let Some(s) = self.type_cache.get(&t) {
+            self.out.push_str(s);
+            return;
+        }
+        let mut s = String::new();
+        let _ = write_type(&mut s, t, self.opts.generic);
+        self.out.push_str(&s);
+        self.type_cache.insert(t, s);
+    }
+
+    /// Print one op (with nested regions) at the current indentation.
+    pub fn print_op(&mut self, body: &Body, names: &Names, op: OpId) {
+        stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.print_op_inner(body, names, op))
+    }
+
+    fn print_op_inner(&mut self, body: &Body, names: &Names, op: OpId) {
+        let d = body.op(op);
+        let results = d.results();
+        if !results.is_empty() {
+            names.write_use(&mut self.out, results[0]);
+            if results.len() > 1 {
+                self.out.push(':');
+                push_u32(&mut self.out, results.len() as u32);
+            }
+            self.out.push_str(" = ");
+        }
+        let custom = if self.opts.generic { None } else { d.def };
+        let mut pr = OpPrinter { body, names, p: self };
+        match custom {
+            Some(def) if def.syntax.is_some() => {
+                pr.p.out.push_str(short_name(def.name));
+                if let Some(s) = def.syntax {
+                    (s.print)(&mut pr, op)
+                }
+            }
+            Some(def) if def.compiled_format().is_some() => {
+                pr.p.out.push_str(short_name(def.name));
+                if let Some(f) = def.compiled_format() {
+                    f.print(&mut pr, op)
+                }
+            }
+            _ => pr.print_generic(op),
+        }
+        if self.opts.debuginfo {
+            self.out.push(' ');
+            let _ = write!(self.out, "{}", d.loc);
+        }
+    }
+
+    /// Print a whole module; top-level ops are printed in parallel.
+    pub fn print_module(&mut self, m: &Module) {
+        let body = m.body();
+        let mop = m.outer.op(m.op);
+        let generic = self.opts.generic;
+        let top: Vec<OpId> = m.top_ops();
+        let names = Names::compute(body);
+        let opts = self.opts;
+        let chunks: Vec<String> = top
+            .par_iter()
+            .map(|&o| {
+                let mut p = Printer::new(opts);
+                p.indent = 2;
+                p.newline();
+                p.print_op(body, &names, o);
+                p.out
+            })
+            .collect();
+        if generic {
+            self.out.push_str("\"builtin.module\"() ({");
+        } else {
+            self.out.push_str("module");
+            if let Some(n) = mop.attr("sym_name").and_then(|a| a.as_str()) {
+                self.out.push_str(" @");
+                write_symbol_name(&mut self.out, n);
+            }
+            let rest = mop.attrs.without("sym_name");
+            if !rest.is_empty() {
+                self.out.push_str(" attributes ");
+                self.attr_dict_entries(rest, &[]);
+            }
+            self.out.push_str(" {");
+        }
+        if generic {
+            self.out.push_str("\n^bb0:");
+        }
+        for c in chunks {
+            self.out.push_str(&c);
+        }
+        self.out.push_str("\n}");
+        if generic {
+            self.out.push(')');
+            if !mop.attrs.is_empty() {
+                self.out.push(' ');
+                self.attr_dict_entries(mop.attrs, &[]);
+            }
+            self.out.push_str(" : () -> ()");
+        }
+        if self.opts.debuginfo {
+            let _ = write!(self.out, " {}", mop.loc);
+        }
+        self.out.push('\n');
+        if !m.resources.is_empty() {
+            self.out.push_str("\n{-#\n  dialect_resources: {\n    builtin: {\n");
+            let n = m.resources.len();
+            for (i, (k, b)) in m.resources.iter().enumerate() {
+                self.out.push_str("      ");
+                write_resource_key(&mut self.out, k);
+                self.out.push_str(": \"0x");
+                push_hex(&mut self.out, &b.alignment.to_le_bytes());
+                push_hex(&mut self.out, &b.data);
+                self.out.push('"');
+                if i + 1 < n {
+                    self.out.push(',');
+                }
+                self.out.push('\n');
+            }
+            self.out.push_str("    }\n  }\n#-}\n");
+        }
+    }
+
+    fn attr_dict_entries(&mut self, d: AttrDict, skip: &[&str]) {
+        self.out.push('{');
+        let mut first = true;
+        for (k, v) in d.entries() {
+            if skip.contains(&k.as_str()) {
+                continue;
+            }
+            if !first {
+                self.out.push_str(", ");
+            }
+            first = false;
+            write_attr_key(&mut self.out, k);
+            if !matches!(v.data(), AttrData::Unit) {
+                self.out.push_str(" = ");
+                let _ = write_attr(&mut self.out, *v, self.opts.generic);
+            }
+        }
+        self.out.push('}');
+    }
+}
+
+/// Print a module to text.
+pub fn print_module(m: &Module, opts: PrintOptions) -> String {
+    let mut p = Printer::new(opts);
+    p.print_module(m);
+    p.out
+}
+
+/// Print one op of `body` (e.g. a function) to text.
+pub fn print_op(body: &Body, op: OpId, opts: PrintOptions) -> String {
+    let names = Names::compute(body);
+    let mut p = Printer::new(opts);
+    p.print_op(body, &names, op);
+    p.out.push('\n');
+    p.out
+}
+
+fn short_name(name: &str) -> &str {
+    name.strip_prefix("builtin.").unwrap_or(name)
+}
+
+/// The API op formats and custom syntaxes print through.
+pub struct OpPrinter<'a, 'p> {
+    pub body: &'a Body,
+    names: &'a Names,
+    p: &'p mut Printer,
+}
+
+impl OpPrinter<'_, '_> {
+    pub fn write(&mut self, s: &str) {
+        self.p.out.push_str(s);
+    }
+
+    pub fn generic(&self) -> bool {
+        self.p.opts.generic
+    }
+
+    /// Space before a format element (none right after `(`/`[`/`<`).
+    pub fn elem_space(&mut self, _first: bool) {
+        match self.p.out.as_bytes().last() {
+            Some(b'(' | b'[' | b'<' | b' ') => {}
+            _ => self.p.out.push(' '),
+        }
+    }
+
+    /// A literal with MLIR's spacing rules.
+    pub fn lit(&mut self, l: &str, first: bool) {
+        let last = self.p.out.as_bytes().last().copied();
+        let after_word = last.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'"');
+        let no_space = match l {
+            "," | ")" | "]" | ">" => true,
+            "(" | "[" | "<" => after_word && !first,
+            _ => matches!(last, Some(b'(' | b'[' | b'<')),
+        };
+        if !no_space && last != Some(b' ') {
+            self.p.out.push(' ');
+        }
+        self.p.out.push_str(l);
+    }
+
+    pub fn value(&mut self, v: ValueId) {
+        self.names.write_use(&mut self.p.out, v);
+    }
+
+    pub fn value_list(&mut self, vs: &[ValueId]) {
+        for (i, &v) in vs.iter().enumerate() {
+            if i > 0 {
+                self.p.out.push_str(", ");
+            }
+            self.value(v);
+        }
+    }
+
+    pub fn ty(&mut self, t: Type) {
+        self.p.push_type(t);
+    }
+
+    pub fn type_list(&mut self, ts: &[Type]) {
+        for (i, &t) in ts.iter().enumerate() {
+            if i > 0 {
+                self.p.out.push_str(", ");
+            }
+            self.ty(t);
+        }
+    }
+
+    pub fn functional_type(&mut self, ins: &[Type], outs: &[Type]) {
+        self.p.out.push('(');
+        self.type_list(ins);
+        self.p.out.push_str(") -> ");
+        if outs.len() == 1 && !matches!(outs[0].data(), TypeData::Function { .. }) {
+            self.ty(outs[0]);
+        } else {
+            self.p.out.push('(');
+            self.type_list(outs);
+            self.p.out.push(')');
+        }
+    }
+
+    /// An attribute as it appears in a format (`[1, 1]`, `2`, `"AICore"`).
+    pub fn attr_value(&mut self, a: Attribute) {
+        let generic = self.p.opts.generic;
+        let _ = write_attr_elided(&mut self.p.out, a, generic);
+    }
+
+    pub fn attr(&mut self, a: Attribute) {
+        let generic = self.p.opts.generic;
+        let _ = write_attr(&mut self.p.out, a, generic);
+    }
+
+    pub fn symbol_name(&mut self, name: &str) {
+        self.p.out.push('@');
+        write_symbol_name(&mut self.p.out, name);
+    }
+
+    /// `%arg0: T` (with the location under `--print-debuginfo`).
+    pub fn arg_decl(&mut self, v: ValueId) {
+        self.value(v);
+        self.p.out.push_str(": ");
+        let t = self.body.value_type(v);
+        self.ty(t);
+        if self.p.opts.debuginfo {
+            let loc = self.body.value(v).loc;
+            let _ = write!(self.p.out, " {loc}");
+        }
+    }
+
+    /// The op's attributes minus `skip`, minus registered attributes at their
+    /// default value; nothing when empty.
+    pub fn attr_dict(&mut self, op: OpId, skip: &[&str], keyword: bool) {
+        let d = self.body.op(op);
+        let def = d.def;
+        let entries: Vec<_> = d
+            .attrs
+            .entries()
+            .iter()
+            .filter(|(k, v)| {
+                !skip.contains(&k.as_str())
+                    && k.as_str() != "operand_segment_sizes"
+                    && !def
+                        .and_then(|def| def.attr_def(k))
+                        .is_some_and(|ad| crate::builder::is_default(ad, *v))
+            })
+            .cloned()
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        self.p.out.push_str(if keyword { " attributes " } else { " " });
+        self.p.attr_dict_entries(AttrDict::new(entries), &[]);
+    }
+
+    /// Print a region. Entry-block arguments are printed unless the op's
+    /// syntax already declared them (`print_entry_args = false`).
+    pub fn region(&mut self, op: OpId, r: RegionId, print_entry_args: bool) {
+        let d = self.body.op(op);
+        match d.inner.as_deref() {
+            Some(inner) => {
+                let names = Names::compute(inner);
+                let mut sub = OpPrinter { body: inner, names: &names, p: &mut *self.p };
+                sub.region_in_body(r, print_entry_args);
+            }
+            None => self.region_in_body(r, print_entry_args),
+        }
+    }
+
+    fn region_in_body(&mut self, r: RegionId, print_entry_args: bool) {
+        let body = self.body;
+        let blocks = &body.region(r).blocks;
+        self.p.out.push('{');
+        let base = self.p.indent;
+        for (bi, &b) in blocks.iter().enumerate() {
+            let args = &body.block(b).args;
+            let label = bi > 0 || (print_entry_args && !args.is_empty());
+            if label {
+                self.p.newline();
+                self.block_label(b);
+            }
+            self.p.indent = base + 2;
+            for op in body.block_ops(b) {
+                self.p.newline();
+                self.p.print_op(body, self.names, op);
+            }
+            self.p.indent = base;
+        }
+        self.p.newline();
+        self.p.out.push('}');
+    }
+
+    fn block_label(&mut self, b: BlockId) {
+        self.block_name(b);
+        let args = self.body.block(b).args.clone();
+        if !args.is_empty() {
+            self.p.out.push('(');
+            for (i, &a) in args.iter().enumerate() {
+                if i > 0 {
+                    self.p.out.push_str(", ");
+                }
+                self.arg_decl(a);
+            }
+            self.p.out.push(')');
+        }
+        self.p.out.push(':');
+    }
+
+    pub fn block_name(&mut self, b: BlockId) {
+        self.p.out.push_str("^bb");
+        push_u32(&mut self.p.out, self.names.blocks.get(b.index()).copied().unwrap_or(0));
+    }
+
+    /// MLIR's generic form.
+    pub fn print_generic(&mut self, op: OpId) {
+        let d = self.body.op(op);
+        self.p.out.push('"');
+        self.p.out.push_str(&escape(&d.name));
+        self.p.out.push_str("\"(");
+        let operands = d.operands().to_vec();
+        self.value_list(&operands);
+        self.p.out.push(')');
+        if !d.successors().is_empty() {
+            self.p.out.push('[');
+            for (i, &s) in d.successors().to_vec().iter().enumerate() {
+                if i > 0 {
+                    self.p.out.push_str(", ");
+                }
+                self.block_name(s);
+            }
+            self.p.out.push(']');
+        }
+        let regions = d.regions().to_vec();
+        if !regions.is_empty() {
+            self.p.out.push_str(" (");
+            for (i, &r) in regions.iter().enumerate() {
+                if i > 0 {
+                    self.p.out.push_str(", ");
+                }
+                self.region(op, r, true);
+            }
+            self.p.out.push(')');
+        }
+        let d = self.body.op(op);
+        if !d.attrs.is_empty() {
+            self.p.out.push(' ');
+            self.p.attr_dict_entries(d.attrs, &[]);
+        }
+        self.p.out.push_str(" : ");
+        let ins = self.body.operand_types(op);
+        let outs = self.body.result_types(op);
+        self.functional_type(&ins, &outs);
+    }
+
+    /// Whether the op's first region's entry block carries arguments.
+    pub fn entry_args(&self, op: OpId) -> Vec<ValueId> {
+        let d = self.body.op(op);
+        let b = d.region_body(self.body);
+        d.regions()
+            .first()
+            .and_then(|&r| b.entry_block(r))
+            .map(|e| b.block(e).args.clone())
+            .unwrap_or_default()
+    }
+
+    /// Print `%arg0: T, ...` of the op's entry block (function signatures).
+    pub fn entry_arg_decls(&mut self, op: OpId) {
+        let d = self.body.op(op);
+        let args = self.entry_args(op);
+        match d.inner.as_deref() {
+            Some(inner) => {
+                let names = Names::compute(inner);
+                let mut sub = OpPrinter { body: inner, names: &names, p: &mut *self.p };
+                for (i, &a) in args.iter().enumerate() {
+                    if i > 0 {
+                        sub.write(", ");
+                    }
+                    sub.arg_decl(a);
+                }
+            }
+            None => {
+                for (i, &a) in args.iter().enumerate() {
+                    if i > 0 {
+                        self.write(", ");
+                    }
+                    self.arg_decl(a);
+                }
+            }
+        }
+    }
+
+    pub fn has_trait(&self, op: OpId, t: Trait) -> bool {
+        self.body.op(op).has_trait(t)
+    }
+
+    pub fn loc(&self, op: OpId) -> Location {
+        self.body.op(op).loc
+    }
+}
+
+// ---- types and attributes -------------------------------------------------
+
+pub fn write_type(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
+    match t.data() {
+        TypeData::Scalar(d) => f.write_str(d.name()),
+        TypeData::None => f.write_str("none"),
+        TypeData::Tensor(tt) => {
+            f.write_str("tensor<")?;
+            let symbolic = generic && tt.has_symbolic_dims();
+            match &tt.dims {
+                None => f.write_str("*x")?,
+                Some(ds) => {
+                    for d in ds.iter() {
+                        match d {
+                            Dim::Sym(_) if generic => f.write_str("?")?,
+                            d => write!(f, "{d}")?,
+                        }
+                        f.write_str("x")?;
+                    }
+                }
+            }
+            f.write_str(tt.dtype.name())?;
+            if symbolic {
+                f.write_str(", #ge.dims<\"")?;
+                for (i, d) in tt.shape().iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("x")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                f.write_str("\"")?;
+                if let Some(e) = tt.encoding {
+                    f.write_str(", ")?;
+                    write_attr(f, e, generic)?;
+                }
+                f.write_str(">")?;
+            } else if let Some(e) = tt.encoding {
+                f.write_str(", ")?;
+                write_attr(f, e, generic)?;
+            }
+            f.write_str(">")
+        }
+        TypeData::Function { inputs, results } => {
+            f.write_str("(")?;
+            for (i, t) in inputs.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_type(f, *t, generic)?;
+            }
+            f.write_str(") -> ")?;
+            if results.len() == 1 && !matches!(results[0].data(), TypeData::Function { .. }) {
+                write_type(f, results[0], generic)
+            } else {
+                f.write_str("(")?;
+                for (i, t) in results.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write_type(f, *t, generic)?;
+                }
+                f.write_str(")")
+            }
+        }
+        TypeData::Opaque { dialect, name, body } => {
+            if name.is_empty() {
+                write!(f, "!{dialect}{body}")
+            } else {
+                write!(f, "!{dialect}.{name}{body}")
+            }
+        }
+    }
+}
+
+/// Float text that the parser reads back exactly (always with a `.`).
+pub fn fmt_float(v: f64, dt: DType) -> String {
+    if !v.is_finite() {
+        return fmt_float_bits(v, dt);
+    }
+    let s = match dt {
+        DType::F32 => format!("{:?}", v as f32),
+        DType::F16 => format!("{:?}", half::f16::from_f64(v).to_f32()),
+        DType::BF16 => format!("{:?}", half::bf16::from_f64(v).to_f32()),
+        _ => format!("{v:?}"),
+    };
+    if s.contains('.') {
+        s
+    } else if let Some(i) = s.find('e') {
+        format!("{}.0{}", &s[..i], &s[i..])
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// MLIR's hex spelling of a float's bits (used for inf and nan).
+fn fmt_float_bits(v: f64, dt: DType) -> String {
+    match dt {
+        DType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
+        DType::F16 => format!("0x{:04X}", half::f16::from_f64(v).to_bits()),
+        DType::BF16 => format!("0x{:04X}", half::bf16::from_f64(v).to_bits()),
+        _ => format!("0x{:016X}", v.to_bits()),
+    }
+}
+
+fn write_typed_suffix(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
+    f.write_str(" : ")?;
+    write_type(f, t, generic)
+}
+
+/// An attribute in full (`1 : i64`, `2.5 : f32`).
+pub fn write_attr(f: &mut dyn fmt::Write, a: Attribute, generic: bool) -> fmt::Result {
+    write_attr_mode(f, a, generic, false)
+}
+
+/// An attribute with `i64`/`f64` types elided (array elements, format values).
+pub fn write_attr_elided(f: &mut dyn fmt::Write, a: Attribute, generic: bool) -> fmt::Result {
+    write_attr_mode(f, a, generic, true)
+}
+
+fn write_attr_mode(f: &mut dyn fmt::Write, a: Attribute, generic: bool, elide: bool) -> fmt::Result {
+    match a.data() {
+        AttrData::Unit => f.write_str("unit"),
+        AttrData::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
+        AttrData::Int { value, ty } => {
+            match ty.data() {
+                TypeData::Scalar(DType::U64) => write!(f, "{}", *value as u64)?,
+                TypeData::Scalar(DType::I1) => write!(f, "{}", if *value != 0 { "true" } else { "false" })?,
+                _ => write!(f, "{value}")?,
+            }
+            if matches!(ty.data(), TypeData::Scalar(DType::I1)) || (elide && *ty.data() == TypeData::Scalar(DType::I64)) {
+                return Ok(());
+            }
+            write_typed_suffix(f, *ty, generic)
+        }
+        AttrData::Float { bits, ty } => {
+            let dt = ty.dtype().unwrap_or(DType::F64);
+            f.write_str(&fmt_float(f64::from_bits(*bits), dt))?;
+            if elide && dt == DType::F64 {
+                return Ok(());
+            }
+            write_typed_suffix(f, *ty, generic)
+        }
+        AttrData::String(s) => write_string_literal(f, s),
+        AttrData::Array(xs) => {
+            f.write_str("[")?;
+            for (i, x) in xs.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_attr_mode(f, *x, generic, true)?;
+            }
+            f.write_str("]")
+        }
+        AttrData::DenseArray { dtype, values } => {
+            write!(f, "array<{}", dtype.name())?;
+            for (i, v) in values.iter().enumerate() {
+                f.write_str(if i == 0 { ": " } else { ", " })?;
+                if dtype.is_float() {
+                    f.write_str(&fmt_float(f64::from_bits(*v as u64), *dtype))?;
+                } else if *dtype == DType::I1 {
+                    f.write_str(if *v != 0 { "true" } else { "false" })?;
+                } else {
+                    write!(f, "{v}")?;
+                }
+            }
+            f.write_str(">")
+        }
+        AttrData::Dict(d) => {
+            f.write_str("{")?;
+            for (i, (k, v)) in d.entries().iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                let mut key = String::new();
+                write_attr_key(&mut key, k);
+                f.write_str(&key)?;
+                if !matches!(v.data(), AttrData::Unit) {
+                    f.write_str(" = ")?;
+                    write_attr(f, *v, generic)?;
+                }
+            }
+            f.write_str("}")
+        }
+        AttrData::Symbol(parts) => {
+            for (i, p) in parts.iter().enumerate() {
+                if i > 0 {
+                    f.write_str("::")?;
+                }
+                f.write_str("@")?;
+                let mut s = String::new();
+                write_symbol_name(&mut s, p);
+                f.write_str(&s)?;
+            }
+            Ok(())
+        }
+        AttrData::Type(t) => write_type(f, *t, generic),
+        AttrData::Dense(d) => {
+            f.write_str("dense<")?;
+            write_dense_body(f, d, None)?;
+            f.write_str(">")?;
+            write_typed_suffix(f, d.ty, generic)
+        }
+        AttrData::DenseResource { name, ty } => {
+            write!(f, "dense_resource<{name}>")?;
+            write_typed_suffix(f, *ty, generic)
+        }
+        AttrData::External { path, offset, length, ty } => {
+            f.write_str("#ge.external<")?;
+            write_string_literal(f, path)?;
+            write!(f, ", offset = {offset}, length = {length}, type = ")?;
+            write_type(f, *ty, generic)?;
+            f.write_str(">")
+        }
+        AttrData::Format(fa) => {
+            write!(f, "#ge.format<{}", fa.storage)?;
+            if let Some(o) = fa.origin {
+                write!(f, ", origin = {o}")?;
+            }
+            if let Some(s) = &fa.origin_shape {
+                f.write_str(", origin_shape = [")?;
+                for (i, d) in s.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                f.write_str("]")?;
+            }
+            f.write_str(">")
+        }
+        AttrData::Opaque { dialect, name, body } => {
+            if name.is_empty() {
+                write!(f, "#{dialect}{body}")
+            } else {
+                write!(f, "#{dialect}.{name}{body}")
+            }
+        }
+    }
+}
+
+/// The body of `dense<...>`: a splat, nested lists, or hex past `hex_over` elements.
+pub fn write_dense_body(f: &mut dyn fmt::Write, d: &DenseElements, hex_over: Option<usize>) -> fmt::Result {
+    let dt = d.dtype();
+    let elem = |f: &mut dyn fmt::Write, e: Element| -> fmt::Result {
+        match e {
+            Element::Bool(b) => f.write_str(if b { "true" } else { "false" }),
+            Element::Float(x) => f.write_str(&fmt_float(x, dt)),
+            Element::Int(i) => write!(f, "{i}"),
+            Element::UInt(u) => write!(f, "{u}"),
+        }
+    };
+    if d.splat {
+        return elem(f, d.get(0));
+    }
+    if hex_over.is_some_and(|n| d.len() > n) {
+        let mut s = String::from("\"0x");
+        push_hex(&mut s, &d.bytes);
+        s.push('"');
+        return f.write_str(&s);
+    }
+    let shape = d.ty.as_tensor().and_then(|t| t.static_shape()).unwrap_or_default();
+    if shape.is_empty() {
+        return elem(f, d.get(0));
+    }
+    // Walk the flat elements, opening/closing brackets at dimension boundaries.
+    let total: usize = shape.iter().product::<i64>() as usize;
+    let mut strides = vec![1usize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1] as usize;
+    }
+    if total == 0 {
+        for _ in 0..shape.len() {
+            f.write_str("[")?;
+        }
+        for _ in 0..shape.len() {
+            f.write_str("]")?;
+        }
+        return Ok(());
+    }
+    for i in 0..total {
+        // Opening brackets: every dim whose block starts at i.
+        let opens = (0..shape.len()).filter(|&k| i % (strides[k] * shape[k] as usize) == 0).count();
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        for _ in 0..opens {
+            f.write_str("[")?;
+        }
+        elem(f, d.get(i))?;
+        let closes = (0..shape.len()).filter(|&k| (i + 1) % (strides[k] * shape[k] as usize) == 0).count();
+        for _ in 0..closes {
+            f.write_str("]")?;
+        }
+    }
+    Ok(())
+}
+
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    const H: &[u8; 16] = b"0123456789ABCDEF";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(H[(b >> 4) as usize] as char);
+        out.push(H[(b & 15) as usize] as char);
+    }
+}
+
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\{b:02X}");
+            }
+        }
+    }
+    out
+}
+
+pub fn write_string_literal(f: &mut dyn fmt::Write, s: &str) -> fmt::Result {
+    f.write_str("\"")?;
+    f.write_str(&escape(s))?;
+    f.write_str("\"")
+}
+
+fn is_bare(s: &str, allow_leading_digit: bool) -> bool {
+    let mut cs = s.chars();
+    match cs.next() {
+        Some(c) if c.is_ascii_alphabetic() || c == '_' || (allow_leading_digit && c.is_ascii_digit()) => {}
+        _ => return false,
+    }
+    cs.all(|c| c.is_ascii_alphanumeric() || "_$.".contains(c))
+}
+
+pub fn write_symbol_name(out: &mut String, s: &str) {
+    if is_bare(s, false) {
+        out.push_str(s);
+    } else {
+        out.push('"');
+        out.push_str(&escape(s));
+        out.push('"');
+    }
+}
+
+fn write_attr_key(out: &mut String, s: &str) {
+    write_symbol_name(out, s)
+}
+
+fn write_resource_key(out: &mut String, s: &str) {
+    write_symbol_name(out, s)
+}
+
+/// The operand types of a value's defining op, for messages.
+pub fn describe_value(body: &Body, v: ValueId) -> String {
+    match body.value(v).def {
+        ValueDef::Result { op, index } => format!("result #{index} of '{}'", body.op(op).name),
+        ValueDef::BlockArg { index, .. } => format!("block argument #{index}"),
+    }
+}

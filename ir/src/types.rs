@@ -1,0 +1,279 @@
+//! Types: element dtypes, tensors (with symbolic dims and a format encoding),
+//! scalars, functions and opaque dialect types. Interned: `Type` is `Copy` and
+//! compares in O(1).
+
+use crate::attributes::Attribute;
+use crate::dim::Dim;
+use crate::ident::Ident;
+use internment::Intern;
+use std::fmt;
+
+/// Element types. Spelled as in MLIR (`ui8` for unsigned), `u8` accepted on input.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum DType {
+    F64,
+    F32,
+    F16,
+    BF16,
+    I64,
+    I32,
+    I16,
+    I8,
+    U64,
+    U32,
+    U16,
+    U8,
+    /// `i1`: booleans.
+    I1,
+    Index,
+}
+
+impl DType {
+    pub const ALL: [DType; 14] = [
+        DType::F64,
+        DType::F32,
+        DType::F16,
+        DType::BF16,
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U64,
+        DType::U32,
+        DType::U16,
+        DType::U8,
+        DType::I1,
+        DType::Index,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F64 => "f64",
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::I64 => "i64",
+            DType::I32 => "i32",
+            DType::I16 => "i16",
+            DType::I8 => "i8",
+            DType::U64 => "ui64",
+            DType::U32 => "ui32",
+            DType::U16 => "ui16",
+            DType::U8 => "ui8",
+            DType::I1 => "i1",
+            DType::Index => "index",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DType> {
+        DType::ALL
+            .iter()
+            .copied()
+            .find(|d| d.name() == s)
+            .or_else(|| match s {
+                "u8" => Some(DType::U8),
+                "u16" => Some(DType::U16),
+                "u32" => Some(DType::U32),
+                "u64" => Some(DType::U64),
+                _ => None,
+            })
+    }
+
+    /// Storage size of one element in bytes (`i1` is stored as a byte).
+    pub fn byte_size(self) -> usize {
+        match self {
+            DType::F64 | DType::I64 | DType::U64 | DType::Index => 8,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
+            DType::I8 | DType::U8 | DType::I1 => 1,
+        }
+    }
+
+    pub fn bit_width(self) -> u32 {
+        match self {
+            DType::I1 => 1,
+            d => d.byte_size() as u32 * 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16)
+    }
+
+    pub fn is_int(self) -> bool {
+        !self.is_float()
+    }
+
+    pub fn is_signed_int(self) -> bool {
+        matches!(
+            self,
+            DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::Index
+        )
+    }
+
+    pub fn is_unsigned_int(self) -> bool {
+        matches!(self, DType::U64 | DType::U32 | DType::U16 | DType::U8)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A tensor type: shape (or unranked), element type and optional encoding
+/// (the storage-format attribute `#ge.format<…>`).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct TensorType {
+    /// `None` for unranked `tensor<*xf32>`.
+    pub dims: Option<Box<[Dim]>>,
+    pub dtype: DType,
+    pub encoding: Option<Attribute>,
+}
+
+impl TensorType {
+    pub fn rank(&self) -> Option<usize> {
+        self.dims.as_ref().map(|d| d.len())
+    }
+    pub fn shape(&self) -> &[Dim] {
+        self.dims.as_deref().unwrap_or(&[])
+    }
+    /// Static shape, if every dim is static.
+    pub fn static_shape(&self) -> Option<Vec<i64>> {
+        self.dims.as_ref()?.iter().map(|d| d.as_static()).collect()
+    }
+    /// Element count when the shape is static.
+    pub fn num_elements(&self) -> Option<i64> {
+        self.static_shape()
+            .map(|s| s.iter().product::<i64>())
+    }
+    pub fn has_symbolic_dims(&self) -> bool {
+        self.shape().iter().any(|d| matches!(d, Dim::Sym(_)))
+    }
+}
+
+/// The data behind a [`Type`] handle.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum TypeData {
+    Tensor(TensorType),
+    /// A scalar builtin type: `f32`, `i64`, `index`, …
+    Scalar(DType),
+    Function {
+        inputs: Box<[Type]>,
+        results: Box<[Type]>,
+    },
+    None,
+    /// `!dialect.name<body>` kept verbatim (dialects interpret the body).
+    Opaque {
+        dialect: Ident,
+        name: Ident,
+        body: Box<str>,
+    },
+}
+
+/// An interned type handle.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Type(Intern<TypeData>);
+
+impl Type {
+    pub fn new(data: TypeData) -> Type {
+        Type(Intern::new(data))
+    }
+    pub fn data(self) -> &'static TypeData {
+        self.0.as_ref()
+    }
+    pub fn tensor(dims: &[Dim], dtype: DType) -> Type {
+        Type::new(TypeData::Tensor(TensorType {
+            dims: Some(dims.into()),
+            dtype,
+            encoding: None,
+        }))
+    }
+    pub fn tensor_static(shape: &[i64], dtype: DType) -> Type {
+        let dims: Vec<Dim> = shape.iter().map(|&d| Dim::Static(d)).collect();
+        Type::tensor(&dims, dtype)
+    }
+    pub fn tensor_encoded(dims: &[Dim], dtype: DType, encoding: Option<Attribute>) -> Type {
+        Type::new(TypeData::Tensor(TensorType {
+            dims: Some(dims.into()),
+            dtype,
+            encoding,
+        }))
+    }
+    pub fn unranked(dtype: DType) -> Type {
+        Type::new(TypeData::Tensor(TensorType {
+            dims: None,
+            dtype,
+            encoding: None,
+        }))
+    }
+    pub fn scalar(dtype: DType) -> Type {
+        Type::new(TypeData::Scalar(dtype))
+    }
+    pub fn index() -> Type {
+        Type::scalar(DType::Index)
+    }
+    pub fn none() -> Type {
+        Type::new(TypeData::None)
+    }
+    pub fn function(inputs: &[Type], results: &[Type]) -> Type {
+        Type::new(TypeData::Function {
+            inputs: inputs.into(),
+            results: results.into(),
+        })
+    }
+    pub fn as_tensor(self) -> Option<&'static TensorType> {
+        match self.data() {
+            TypeData::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn as_function(self) -> Option<(&'static [Type], &'static [Type])> {
+        match self.data() {
+            TypeData::Function { inputs, results } => Some((inputs, results)),
+            _ => None,
+        }
+    }
+    /// The element dtype of a tensor, or the dtype of a scalar.
+    pub fn dtype(self) -> Option<DType> {
+        match self.data() {
+            TypeData::Tensor(t) => Some(t.dtype),
+            TypeData::Scalar(d) => Some(*d),
+            _ => None,
+        }
+    }
+    /// Same tensor with a different element type.
+    pub fn with_dtype(self, dtype: DType) -> Type {
+        match self.data() {
+            TypeData::Tensor(t) => Type::new(TypeData::Tensor(TensorType {
+                dtype,
+                ..t.clone()
+            })),
+            TypeData::Scalar(_) => Type::scalar(dtype),
+            _ => self,
+        }
+    }
+    /// Same tensor with a different shape (encoding kept).
+    pub fn with_dims(self, dims: &[Dim]) -> Type {
+        match self.data() {
+            TypeData::Tensor(t) => Type::new(TypeData::Tensor(TensorType {
+                dims: Some(dims.into()),
+                ..t.clone()
+            })),
+            _ => self,
+        }
+    }
+}
+
+impl fmt::Debug for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::printer::write_type(f, *self, false)
+    }
+}

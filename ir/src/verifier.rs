@@ -1,0 +1,424 @@
+//! The verifier: structural rules (arity, types, attributes, terminators,
+//! dominance, symbol uniqueness, single blocks) plus each op's own verifier
+//! and result-type inference check. Reports every problem it finds.
+
+use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId, WalkOrder};
+use crate::diagnostics::{Diagnostic, Pos, Severity};
+use crate::module::Module;
+use crate::opdef::{Arity, OpDef, Trait};
+use crate::types::Type;
+use petgraph::algo::dominators;
+use petgraph::graph::{DiGraph, NodeIndex};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Verify a whole module; returns all diagnostics (empty when valid).
+pub fn verify_module(m: &Module) -> Vec<Diagnostic> {
+    let mut out = verify_op(&m.outer, m.op);
+    out.sort_by_key(|d| d.pos.clone().sort_key());
+    out
+}
+
+trait SortKey {
+    fn sort_key(self) -> (u32, u32);
+}
+impl SortKey for Pos {
+    fn sort_key(self) -> (u32, u32) {
+        match self {
+            Pos::Loc(l) => l.file_line_col().map_or((0, 0), |(_, l, c)| (l, c)),
+            Pos::Span { range, .. } => (0, range.start as u32),
+            Pos::None => (0, 0),
+        }
+    }
+}
+
+/// Verify `op` (in `body`) and everything nested in it.
+pub fn verify_op(body: &Body, op: OpId) -> Vec<Diagnostic> {
+    let mut v = Verifier { body, out: vec![], order: HashMap::new() };
+    v.check_op(op);
+    let mut out = v.out;
+    // Nested isolated bodies verify independently (in parallel).
+    let mut isolated = vec![];
+    body.walk(op, WalkOrder::Pre, &mut |o| {
+        if body.op(o).inner.is_some() {
+            isolated.push(o);
+        }
+    });
+    let nested: Vec<Diagnostic> = isolated
+        .par_iter()
+        .flat_map(|&o| verify_inner(body, o))
+        .collect();
+    out.extend(nested);
+    out
+}
+
+/// Verify an isolated op on its own (from a pass-manager thread).
+pub fn verify_data(op: &mut crate::body::OpData) -> Vec<Diagnostic> {
+    crate::pass::manager::with_scratch(op, |b, id| {
+        let d = b.op(id);
+        if d.inner.is_none() {
+            return verify_op(b, id);
+        }
+        // The op's own checks need its operands, which live outside; verify
+        // the op's attributes/regions and everything inside it.
+        let mut out = verify_inner(b, id);
+        if let Some(def) = d.def.filter(|def| def.operands.is_empty() && def.results.is_empty()) {
+            let mut v = Verifier { body: b, out: vec![], order: HashMap::new() };
+            v.check_def(id, def);
+            out.extend(v.out);
+        }
+        out
+    })
+}
+
+fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
+    let d = body.op(op);
+    let Some(inner) = d.inner.as_deref() else { return vec![] };
+    let mut out = vec![];
+    for &r in d.regions() {
+        for &b in &inner.region(r).blocks {
+            for o in inner.block_ops(b) {
+                out.extend(verify_op(inner, o));
+            }
+        }
+    }
+    let mut v = Verifier { body: inner, out: vec![], order: HashMap::new() };
+    v.check_regions_of(op, d.regions(), body);
+    out.extend(v.out);
+    out
+}
+
+struct Verifier<'a> {
+    body: &'a Body,
+    out: Vec<Diagnostic>,
+    /// Position of each op within its block (filled per block on demand).
+    order: HashMap<BlockId, HashMap<OpId, usize>>,
+}
+
+fn err(body: &Body, op: OpId, msg: String) -> Diagnostic {
+    Diagnostic::at_loc(Severity::Error, msg, body.op(op).loc)
+}
+
+impl<'a> Verifier<'a> {
+    fn error(&mut self, op: OpId, msg: String) {
+        self.out.push(err(self.body, op, msg));
+    }
+
+    fn check_op(&mut self, op: OpId) {
+        stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.check_op_inner(op))
+    }
+
+    fn check_op_inner(&mut self, op: OpId) {
+        let body = self.body;
+        let d = body.op(op);
+        if let Some(def) = d.def {
+            self.check_def(op, def);
+        }
+        self.check_dominance(op);
+        if d.inner.is_none() {
+            let regions = d.regions().to_vec();
+            self.check_regions_of(op, &regions, body);
+            for r in regions {
+                for &b in &body.region(r).blocks {
+                    for o in body.block_ops(b) {
+                        self.check_op(o);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Terminators and block structure of `op`'s regions (which live in `self.body`).
+    fn check_regions_of(&mut self, op: OpId, regions: &[RegionId], owner_body: &Body) {
+        let od = owner_body.op(op);
+        let name = od.name;
+        let loc = od.loc;
+        let no_term = od.has_trait(Trait::NoTerminator) || od.def.is_none();
+        let single = od.has_trait(Trait::SingleBlock);
+        let body = self.body;
+        for &r in regions {
+            let blocks = &body.region(r).blocks;
+            if single && blocks.len() > 1 {
+                self.out.push(Diagnostic::at_loc(
+                    Severity::Error,
+                    format!("'{name}' expects a single block in its region, found {}", blocks.len()),
+                    loc,
+                ));
+            }
+            for &b in blocks {
+                let last = body.block_last_op(b);
+                for o in body.block_ops(b) {
+                    let od = body.op(o);
+                    if od.has_trait(Trait::Terminator) && Some(o) != last {
+                        self.error(o, format!("'{}' must be the last operation in the parent block", od.name));
+                    }
+                }
+                if no_term {
+                    continue;
+                }
+                match last {
+                    None => self.out.push(Diagnostic::at_loc(
+                        Severity::Error,
+                        format!("empty block in '{name}': expected at least a terminator"),
+                        loc,
+                    )),
+                    Some(l) => {
+                        let ld = body.op(l);
+                        if ld.def.is_some() && !ld.has_trait(Trait::Terminator) {
+                            self.error(l, format!("block in '{name}' has no terminator: it ends with '{}'", ld.name));
+                        }
+                    }
+                }
+            }
+        }
+        if od.has_trait(Trait::SymbolTable) {
+            self.check_symbols(regions);
+        }
+    }
+
+    fn check_symbols(&mut self, regions: &[RegionId]) {
+        let body = self.body;
+        let mut seen: HashMap<&str, OpId> = HashMap::new();
+        for &r in regions {
+            for &b in &body.region(r).blocks {
+                for o in body.block_ops(b) {
+                    let Some(name) = body.op(o).attr("sym_name").and_then(|a| a.as_str()) else { continue };
+                    if let Some(&prev) = seen.get(name) {
+                        let d = err(body, o, format!("redefinition of symbol named '{name}'"))
+                            .with_note("see existing symbol definition here", Pos::Loc(body.op(prev).loc));
+                        self.out.push(d);
+                    } else {
+                        seen.insert(name, o);
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_def(&mut self, op: OpId, def: &'static OpDef) {
+        let body = self.body;
+        let d = body.op(op);
+        let name = def.name;
+        // Operands.
+        let segs = d.attr("operand_segment_sizes").and_then(|a| a.as_i64_array());
+        match def.group_sizes(def.operands, d.operands().len(), segs.as_deref()) {
+            None => self.error(op, format!("'{name}' expects {} operands, but found {}", arity_text(def.operands), d.operands().len())),
+            Some(sizes) => {
+                let mut i = 0;
+                for (g, n) in def.operands.iter().zip(sizes) {
+                    for k in 0..n {
+                        let t = body.value_type(d.operands()[i]);
+                        if !g.constraint.accepts(t) {
+                            let which = if g.arity == Arity::One { format!("operand '{}'", g.name) } else { format!("operand '{}' #{k}", g.name) };
+                            self.error(op, format!("'{name}' {which} must be {}, but got '{t}'", g.constraint.describe()));
+                        }
+                        i += 1;
+                    }
+                }
+            }
+        }
+        // Results.
+        match def.group_sizes(def.results, d.results().len(), None) {
+            None => self.error(op, format!("'{name}' expects {} results, but found {}", arity_text(def.results), d.results().len())),
+            Some(sizes) => {
+                let mut i = 0;
+                for (g, n) in def.results.iter().zip(sizes) {
+                    for _ in 0..n {
+                        let t = body.value_type(d.results()[i]);
+                        if !g.constraint.accepts(t) {
+                            self.error(op, format!("'{name}' result '{}' must be {}, but got '{t}'", g.name, g.constraint.describe()));
+                        }
+                        i += 1;
+                    }
+                }
+            }
+        }
+        // Attributes.
+        for ad in def.attrs {
+            match d.attr(ad.name) {
+                None if ad.default.is_none() && !ad.optional => {
+                    self.error(op, format!("'{name}' requires attribute '{}' ({})", ad.name, ad.kind.describe()))
+                }
+                Some(a) if !ad.kind.accepts(a) => self.error(
+                    op,
+                    format!("'{name}' attribute '{}' must be {}, but got {} '{a}'", ad.name, ad.kind.describe(), a.kind_name()),
+                ),
+                _ => {}
+            }
+        }
+        // Regions.
+        if d.regions().len() != def.regions.len() {
+            self.error(op, format!("'{name}' expects {} regions, but found {}", def.regions.len(), d.regions().len()));
+        }
+        // Shape traits.
+        let ots = body.operand_types(op);
+        let rts = body.result_types(op);
+        if def.has_trait(Trait::SameOperandsAndResultType) {
+            if let Some(&t0) = ots.first().or(rts.first()) {
+                if let Some(bad) = ots.iter().chain(rts.iter()).find(|&&t| t != t0) {
+                    self.error(op, format!("'{name}' requires all operands and results to have the same type, but '{t0}' differs from '{bad}'"));
+                }
+            }
+        } else if def.has_trait(Trait::SameOperandsAndResultShape) {
+            let shape = |t: Type| t.as_tensor().map(|t| t.shape().to_vec());
+            if let Some(s0) = ots.first().or(rts.first()).map(|&t| shape(t)) {
+                if let Some(bad) = ots.iter().chain(rts.iter()).find(|&&t| shape(t) != s0) {
+                    self.error(op, format!("'{name}' requires all operands and results to have the same shape, but '{bad}' differs"));
+                }
+            }
+        }
+        if def.has_trait(Trait::SameOperandsElementType) {
+            if let Some(d0) = ots.first().and_then(|t| t.dtype()) {
+                if let Some(bad) = ots.iter().find(|t| t.dtype() != Some(d0)) {
+                    self.error(op, format!("'{name}' requires all operands to have element type '{d0}', but got '{bad}'"));
+                }
+            }
+        }
+        // The op's own verifier.
+        if let Some(v) = def.verify {
+            if let Err(m) = v(body, op) {
+                self.error(op, format!("'{name}' {m}"));
+            }
+        }
+        // Declared result types must agree with inference.
+        if def.infer.is_some() && self.out.is_empty() {
+            let consts: Vec<_> = d.operands().iter().map(|&v| crate::builder::constant_value(body, v)).collect();
+            match crate::builder::infer_result_types(def, &ots, d.attrs, &consts) {
+                Ok(inferred) => {
+                    if inferred.len() != rts.len() {
+                        self.error(op, format!("'{name}' infers {} results but declares {}", inferred.len(), rts.len()));
+                    } else {
+                        for (i, (want, got)) in inferred.iter().zip(&rts).enumerate() {
+                            if !types_compatible(*want, *got) {
+                                self.error(op, format!("'{name}' result #{i} is declared '{got}' but inferred '{want}' from the operands"));
+                            }
+                        }
+                    }
+                }
+                Err(m) => self.error(op, format!("'{name}' {m}")),
+            }
+        }
+    }
+
+    fn block_order(&mut self, b: BlockId) -> &HashMap<OpId, usize> {
+        let body = self.body;
+        self.order
+            .entry(b)
+            .or_insert_with(|| body.block_ops(b).enumerate().map(|(i, o)| (o, i)).collect())
+    }
+
+    fn check_dominance(&mut self, op: OpId) {
+        let body = self.body;
+        let operands: Vec<ValueId> = body.op(op).operands().to_vec();
+        for (i, v) in operands.into_iter().enumerate() {
+            if !self.dominates(v, op) {
+                let vd = body.value(v);
+                let def_loc = match vd.def {
+                    ValueDef::Result { op: d, .. } => body.op(d).loc,
+                    ValueDef::BlockArg { .. } => vd.loc,
+                };
+                let d = err(body, op, format!("operand #{i} of '{}' does not dominate this use", body.op(op).name))
+                    .with_note("operand defined here", Pos::Loc(def_loc));
+                self.out.push(d);
+            }
+        }
+    }
+
+    /// Whether the definition of `v` dominates `user`.
+    fn dominates(&mut self, v: ValueId, user: OpId) -> bool {
+        let body = self.body;
+        let (def_block, def_op) = match body.value(v).def {
+            ValueDef::Result { op, .. } => match body.op(op).parent_block() {
+                Some(b) => (b, Some(op)),
+                None => return false,
+            },
+            ValueDef::BlockArg { block, .. } => (block, None),
+        };
+        // Walk up from the user to the ancestor in the def's region.
+        let def_region = body.block_parent(def_block);
+        let mut cur = user;
+        loop {
+            let Some(ub) = body.op(cur).parent_block() else { return false };
+            if body.block_parent(ub) == def_region {
+                if ub == def_block {
+                    return match def_op {
+                        None => true,
+                        Some(d) => {
+                            if self.in_graph_region(ub) {
+                                return true;
+                            }
+                            let ord = self.block_order(ub);
+                            ord.get(&d) < ord.get(&cur)
+                        }
+                    };
+                }
+                return match def_region {
+                    Some(r) => self.block_dominates(r, def_block, ub),
+                    None => false,
+                };
+            }
+            match body.block_parent_op(ub) {
+                Some(p) => cur = p,
+                None => return false,
+            }
+        }
+    }
+
+    fn in_graph_region(&self, b: BlockId) -> bool {
+        self.body.block_parent_op(b).is_some_and(|p| self.body.op(p).has_trait(Trait::GraphRegion))
+    }
+
+    fn block_dominates(&self, r: RegionId, a: BlockId, b: BlockId) -> bool {
+        let body = self.body;
+        let blocks = &body.region(r).blocks;
+        let mut g: DiGraph<BlockId, ()> = DiGraph::new();
+        let idx: HashMap<BlockId, NodeIndex> = blocks.iter().map(|&b| (b, g.add_node(b))).collect();
+        for &blk in blocks {
+            if let Some(t) = body.block_last_op(blk) {
+                for s in body.op(t).successors() {
+                    if let (Some(&x), Some(&y)) = (idx.get(&blk), idx.get(s)) {
+                        g.add_edge(x, y, ());
+                    }
+                }
+            }
+        }
+        let Some(&entry) = blocks.first().and_then(|e| idx.get(e)) else { return false };
+        let doms = dominators::simple_fast(&g, entry);
+        let (Some(&na), Some(&nb)) = (idx.get(&a), idx.get(&b)) else { return false };
+        match doms.dominators(nb) {
+            Some(mut it) => it.any(|x| x == na),
+            // Unreachable blocks are dominated by everything.
+            None => true,
+        }
+    }
+}
+
+fn arity_text(groups: &[crate::opdef::OperandDef]) -> String {
+    let fixed = groups.iter().filter(|g| g.arity == Arity::One).count();
+    if groups.iter().any(|g| g.arity == Arity::Variadic) {
+        format!("at least {fixed}")
+    } else if groups.iter().any(|g| g.arity == Arity::Optional) {
+        format!("{fixed} to {}", groups.len())
+    } else {
+        format!("{fixed}")
+    }
+}
+
+/// Same element type and rank; dims equal or one of them unknown.
+pub fn types_compatible(a: Type, b: Type) -> bool {
+    if a == b {
+        return true;
+    }
+    match (a.as_tensor(), b.as_tensor()) {
+        (Some(x), Some(y)) => {
+            if x.dtype != y.dtype || x.encoding != y.encoding {
+                return false;
+            }
+            match (&x.dims, &y.dims) {
+                (Some(dx), Some(dy)) => dx.len() == dy.len() && dx.iter().zip(dy.iter()).all(|(p, q)| p.compatible(*q)),
+                _ => true,
+            }
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,1 @@
+//! ge-lowering (see docs/architecture.md).

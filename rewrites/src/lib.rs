@@ -1,0 +1,1 @@
+//! ge-rewrites (see docs/architecture.md).

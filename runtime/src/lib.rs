@@ -1,0 +1,1 @@
+//! ge-runtime (see docs/architecture.md).
