@@ -1,1 +1,17 @@
-//! ge-dialects (see docs/architecture.md).
+//! ge-dialects: the AscendIR dialects.
+//!
+//! - [`graph`]: the compute graph (functions, calls, control flow, compute ops)
+//! - [`data`]: data movement and layout (the role DESIGN.md gives `tensor`; renamed
+//!   because mlir-opt's own `tensor` dialect rejects our ops in generic form)
+//!
+//! Each op is one `static OpDef` in the module of its family.
+
+pub mod graph;
+pub mod infer;
+
+use ge_ir::Context;
+
+/// Register every dialect of this crate.
+pub fn register(ctx: &mut Context) {
+    ctx.register_dialect(&graph::DIALECT);
+}

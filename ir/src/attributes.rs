@@ -278,7 +278,9 @@ impl AttrDict {
 
 impl fmt::Debug for AttrDict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.entries().iter().map(|(k, v)| (k, v))).finish()
+        f.debug_map()
+            .entries(self.entries().iter().map(|(k, v)| (k, v)))
+            .finish()
     }
 }
 
@@ -289,20 +291,32 @@ pub enum AttrData {
     Unit,
     Bool(bool),
     /// An integer with its type (`i64` when unspelled). Unsigned 64-bit values keep their bits.
-    Int { value: i64, ty: Type },
+    Int {
+        value: i64,
+        ty: Type,
+    },
     /// A float (stored as f64 bits) with its type (`f64` when unspelled).
-    Float { bits: u64, ty: Type },
+    Float {
+        bits: u64,
+        ty: Type,
+    },
     String(Box<str>),
     Array(Box<[Attribute]>),
     /// `array<i64: 1, 2>`: MLIR's dense array (element dtype + i64/f64 payload bits).
-    DenseArray { dtype: DType, values: Box<[i64]> },
+    DenseArray {
+        dtype: DType,
+        values: Box<[i64]>,
+    },
     Dict(AttrDict),
     /// `@root::@nested`.
     Symbol(Box<[Ident]>),
     Type(Type),
     Dense(DenseElements),
     /// `dense_resource<name> : type`; the blob lives in the module's resource table.
-    DenseResource { name: Ident, ty: Type },
+    DenseResource {
+        name: Ident,
+        ty: Type,
+    },
     /// Weights stored outside the IR: `#ge.external<"file", offset = N, length = N, type = T>`.
     External {
         path: Box<str>,

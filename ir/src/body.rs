@@ -232,10 +232,18 @@ impl Body {
         self.ops[op.index()].results[i]
     }
     pub fn operand_types(&self, op: OpId) -> Vec<Type> {
-        self.op(op).operands.iter().map(|&v| self.value_type(v)).collect()
+        self.op(op)
+            .operands
+            .iter()
+            .map(|&v| self.value_type(v))
+            .collect()
     }
     pub fn result_types(&self, op: OpId) -> Vec<Type> {
-        self.op(op).results.iter().map(|&v| self.value_type(v)).collect()
+        self.op(op)
+            .results
+            .iter()
+            .map(|&v| self.value_type(v))
+            .collect()
     }
     pub fn uses(&self, v: ValueId) -> &[Use] {
         &self.values[v.index()].uses
@@ -333,7 +341,9 @@ impl Body {
     pub fn create_op(&mut self, st: OpState) -> OpId {
         let id = OpId(self.ops.len() as u32);
         let isolated = st.num_regions > 0
-            && st.def.is_some_and(|d| d.has_trait(Trait::IsolatedFromAbove));
+            && st
+                .def
+                .is_some_and(|d| d.has_trait(Trait::IsolatedFromAbove));
         let mut inner = isolated.then(|| Box::new(Body::new()));
         let regions: Box<[RegionId]> = (0..st.num_regions)
             .map(|_| match inner.as_deref_mut() {
@@ -799,7 +809,11 @@ mod tests {
         let mut b = Body::new();
         let r = b.new_region(None);
         let blk = b.add_block(r);
-        let x = b.add_block_arg(blk, Type::tensor_static(&[4], DType::F32), Location::unknown());
+        let x = b.add_block_arg(
+            blk,
+            Type::tensor_static(&[4], DType::F32),
+            Location::unknown(),
+        );
         let a = b.create_op(st("t.a", vec![x], 1));
         b.append_op(blk, a);
         let av = b.result(a, 0);

@@ -37,8 +37,21 @@ pub fn infer_result_types(
     consts: &[Option<Attribute>],
 ) -> Result<Vec<Type>, String> {
     let sizes = def
-        .group_sizes(def.operands, operand_types.len(), attrs.get("operand_segment_sizes").and_then(|a| a.as_i64_array()).as_deref())
-        .ok_or_else(|| format!("'{}' does not take {} operands", def.name, operand_types.len()))?;
+        .group_sizes(
+            def.operands,
+            operand_types.len(),
+            attrs
+                .get("operand_segment_sizes")
+                .and_then(|a| a.as_i64_array())
+                .as_deref(),
+        )
+        .ok_or_else(|| {
+            format!(
+                "'{}' does not take {} operands",
+                def.name,
+                operand_types.len()
+            )
+        })?;
     if let Some(infer) = def.infer {
         let cx = InferCtx {
             operand_types,
@@ -57,7 +70,10 @@ pub fn infer_result_types(
     if def.results.is_empty() {
         return Ok(vec![]);
     }
-    Err(format!("cannot infer the result types of '{}'; give them explicitly", def.name))
+    Err(format!(
+        "cannot infer the result types of '{}'; give them explicitly",
+        def.name
+    ))
 }
 
 /// Where new ops go.
@@ -119,7 +135,8 @@ impl<'a> Builder<'a> {
         num_regions: usize,
     ) -> Result<OpId, String> {
         let def = self.ctx.op_def(name);
-        let mut named: Vec<NamedAttr> = attrs.into_iter().map(|(k, v)| (Ident::new(k), v)).collect();
+        let mut named: Vec<NamedAttr> =
+            attrs.into_iter().map(|(k, v)| (Ident::new(k), v)).collect();
         if let Some(def) = def {
             fill_default_attrs(def, &mut named);
         } else if !self.ctx.allow_unregistered {
@@ -130,7 +147,10 @@ impl<'a> Builder<'a> {
             (Some(t), _) => t,
             (None, Some(def)) => {
                 let tys: Vec<Type> = operands.iter().map(|&v| self.body.value_type(v)).collect();
-                let consts: Vec<Option<Attribute>> = operands.iter().map(|&v| constant_value(self.body, v)).collect();
+                let consts: Vec<Option<Attribute>> = operands
+                    .iter()
+                    .map(|&v| constant_value(self.body, v))
+                    .collect();
                 infer_result_types(def, &tys, attrs, &consts)?
             }
             (None, None) => vec![],

@@ -1,9 +1,9 @@
 //! The builtin dialect: `builtin.module` (printed as `module`).
 
+use crate::body::OpId;
 use crate::opdef::{AttrDef, AttrKind, CustomSyntax, Dialect, OpDef, RegionDef, Trait};
 use crate::parser::{OpParser, PResult};
 use crate::printer::OpPrinter;
-use crate::body::OpId;
 
 pub static MODULE: OpDef = OpDef {
     name: "builtin.module",
@@ -20,7 +20,11 @@ pub static MODULE: OpDef = OpDef {
 fn parse_module(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
     if p.peek_symbol() {
         let (name, span) = p.parse_symbol_name()?;
-        p.add_attr("sym_name", crate::attributes::Attribute::string(&name), span)?;
+        p.add_attr(
+            "sym_name",
+            crate::attributes::Attribute::string(&name),
+            span,
+        )?;
     }
     p.parse_optional_attr_dict_with_keyword()?;
     p.parse_region(&[])?;

@@ -112,7 +112,10 @@ impl SourceMap {
     }
 
     pub fn text(&self, file: usize) -> &str {
-        self.files.get(file).map(|f| f.source().as_ref()).unwrap_or("")
+        self.files
+            .get(file)
+            .map(|f| f.source().as_ref())
+            .unwrap_or("")
     }
 
     pub fn name(&self, file: usize) -> &str {
@@ -131,7 +134,10 @@ impl SourceMap {
     pub fn loc_range(&self, loc: Location) -> Option<(usize, Range<usize>)> {
         let (fname, line, col) = loc.file_line_col()?;
         let file = self.names.iter().rposition(|n| n == fname.as_str())?;
-        let lr = self.files.line_range(file, (line as usize).checked_sub(1)?).ok()?;
+        let lr = self
+            .files
+            .line_range(file, (line as usize).checked_sub(1)?)
+            .ok()?;
         let text = self.text(file);
         let start = (lr.start + (col as usize).saturating_sub(1)).min(lr.end);
         let line_text = text[start..lr.end].trim_end();
@@ -141,7 +147,10 @@ impl SourceMap {
     /// The 1-based line a diagnostic position refers to, with its file name.
     pub fn line_of(&self, pos: &Pos) -> Option<(String, usize)> {
         match pos {
-            Pos::Span { file, range } => Some((self.names[*file].clone(), self.line_col(*file, range.start).0)),
+            Pos::Span { file, range } => Some((
+                self.names[*file].clone(),
+                self.line_col(*file, range.start).0,
+            )),
             Pos::Loc(l) => l
                 .file_line_col()
                 .map(|(f, line, _)| (f.to_string(), line as usize)),
@@ -169,7 +178,9 @@ impl SourceMap {
         let mut labels = vec![];
         let mut trailing = vec![];
         match self.resolve(&d.pos) {
-            Some((file, range)) => labels.push(cs::Label::primary(file, range).with_message(&d.label)),
+            Some((file, range)) => {
+                labels.push(cs::Label::primary(file, range).with_message(&d.label))
+            }
             None => {
                 if let Pos::Loc(l) = &d.pos {
                     if !l.is_unknown() {
@@ -180,7 +191,9 @@ impl SourceMap {
         }
         for n in &d.notes {
             match self.resolve(&n.pos) {
-                Some((file, range)) => labels.push(cs::Label::secondary(file, range).with_message(&n.message)),
+                Some((file, range)) => {
+                    labels.push(cs::Label::secondary(file, range).with_message(&n.message))
+                }
                 None => trailing.push(format!("note: {}", n.message)),
             }
         }

@@ -71,7 +71,13 @@ impl DimExpr {
         let mut out: Vec<DimExpr> = merged
             .into_iter()
             .filter(|(_, k)| *k != 0)
-            .map(|(e, k)| if k == 1 { e } else { DimExpr::Mul(k, Box::new(e)) })
+            .map(|(e, k)| {
+                if k == 1 {
+                    e
+                } else {
+                    DimExpr::Mul(k, Box::new(e))
+                }
+            })
             .collect();
         match (out.len(), constant) {
             (0, c) => DimExpr::Const(c),
@@ -90,7 +96,9 @@ impl DimExpr {
     pub fn mul(self, k: i64) -> DimExpr {
         let (ts, c) = self.terms();
         DimExpr::from_terms(
-            ts.into_iter().map(|(e, x)| (e, x.saturating_mul(k))).collect(),
+            ts.into_iter()
+                .map(|(e, x)| (e, x.saturating_mul(k)))
+                .collect(),
             c.saturating_mul(k),
         )
     }
@@ -248,7 +256,8 @@ impl Dim {
         self.lift2(other, |a, b| a.add(b.mul(-1)))
     }
     pub fn mul_const(self, k: i64) -> Dim {
-        self.expr().map_or(Dim::Unknown, |e| Dim::from_expr(e.mul(k)))
+        self.expr()
+            .map_or(Dim::Unknown, |e| Dim::from_expr(e.mul(k)))
     }
     /// Product of two dims; symbolic × symbolic is not affine and becomes `?`.
     pub fn mul(self, other: Dim) -> Dim {
@@ -263,7 +272,8 @@ impl Dim {
         if d <= 0 {
             return Dim::Unknown;
         }
-        self.expr().map_or(Dim::Unknown, |e| Dim::from_expr(e.div(d)))
+        self.expr()
+            .map_or(Dim::Unknown, |e| Dim::from_expr(e.div(d)))
     }
     /// Ceiling division by a positive constant.
     pub fn ceil_div_const(self, d: i64) -> Dim {
@@ -319,7 +329,11 @@ mod tests {
     #[test]
     fn floor_division_evaluates_like_integer_division() {
         let h = Dim::sym("H");
-        let out = h.add(Dim::Static(2)).sub(Dim::Static(3)).div_const(2).add(Dim::Static(1));
+        let out = h
+            .add(Dim::Static(2))
+            .sub(Dim::Static(3))
+            .div_const(2)
+            .add(Dim::Static(1));
         let env: HashMap<Ident, i64> = [(Ident::new("H"), 224)].into_iter().collect();
         assert_eq!(out.eval(&env), Some((224 + 2 - 3) / 2 + 1));
         assert_eq!(out.to_string(), "((H-1)/2+1)");

@@ -93,10 +93,13 @@ impl CompiledFormat {
         }
         walk(&self.elems, &mut ops, &mut res);
         let same = def.has_trait(Trait::SameOperandsAndResultType);
-        let results_ok = res.iter().all(|&x| x) || def.infer.is_some() || (same && ops.iter().any(|&x| x));
+        let results_ok =
+            res.iter().all(|&x| x) || def.infer.is_some() || (same && ops.iter().any(|&x| x));
         let operands_ok = ops.iter().all(|&x| x) || (same && results_ok);
         if !results_ok {
-            return Err("the format does not give the result types and the op has no `infer` hook".into());
+            return Err(
+                "the format does not give the result types and the op has no `infer` hook".into(),
+            );
         }
         if !operands_ok {
             return Err("the format does not give every operand's type".into());
@@ -214,7 +217,11 @@ impl CompiledFormat {
     // ---- printing ------------------------------------------------------------
 
     pub fn print(&self, pr: &mut OpPrinter<'_, '_>, op: OpId) {
-        let def = pr.body.op(op).def.expect("formats belong to registered ops");
+        let def = pr
+            .body
+            .op(op)
+            .def
+            .expect("formats belong to registered ops");
         let sizes = operand_group_sizes(def, pr, op);
         let mut first = true;
         self.print_elems(def, &self.elems, pr, op, &sizes, &mut first);
@@ -318,7 +325,11 @@ impl ParseState<'_> {
 }
 
 /// Resolve operands and result types once all elements are read.
-fn finish_parse<'s>(def: &'static OpDef, p: &mut OpParser<'_, '_, 's>, st: ParseState<'s>) -> PResult<()> {
+fn finish_parse<'s>(
+    def: &'static OpDef,
+    p: &mut OpParser<'_, '_, 's>,
+    st: ParseState<'s>,
+) -> PResult<()> {
     // Operand references, flattened in group order, and the group sizes.
     let (refs, sizes): (Vec<OperandRef<'s>>, Vec<usize>) = match st.all_operands {
         Some(all) => {
@@ -329,7 +340,17 @@ fn finish_parse<'s>(def: &'static OpDef, p: &mut OpParser<'_, '_, 's>, st: Parse
                 .and_then(|(_, a)| a.as_i64_array());
             let sizes = def
                 .group_sizes(def.operands, all.len(), segs.as_deref())
-                .ok_or_else(|| p.error_at(p.name_span.clone(), format!("'{}' expects {} operands, found {}", def.name, describe_arity(def.operands), all.len())))?;
+                .ok_or_else(|| {
+                    p.error_at(
+                        p.name_span.clone(),
+                        format!(
+                            "'{}' expects {} operands, found {}",
+                            def.name,
+                            describe_arity(def.operands),
+                            all.len()
+                        ),
+                    )
+                })?;
             (all, sizes)
         }
         None => {
@@ -345,13 +366,36 @@ fn finish_parse<'s>(def: &'static OpDef, p: &mut OpParser<'_, '_, 's>, st: Parse
     };
     // Operand types from the format.
     let mut operand_types: Option<Vec<Type>> = st.all_operand_types.clone();
-    if operand_types.is_none() && st.operand_types.iter().enumerate().all(|(i, t)| t.is_some() || sizes[i] == 0) {
-        operand_types = Some(st.operand_types.iter().flatten().flatten().copied().collect());
+    if operand_types.is_none()
+        && st
+            .operand_types
+            .iter()
+            .enumerate()
+            .all(|(i, t)| t.is_some() || sizes[i] == 0)
+    {
+        operand_types = Some(
+            st.operand_types
+                .iter()
+                .flatten()
+                .flatten()
+                .copied()
+                .collect(),
+        );
     }
     // Result types from the format.
     let mut result_types: Option<Vec<Type>> = st.all_result_types.clone();
-    if result_types.is_none() && !def.results.is_empty() && st.result_types.iter().all(|t| t.is_some()) {
-        result_types = Some(st.result_types.iter().flatten().flatten().copied().collect());
+    if result_types.is_none()
+        && !def.results.is_empty()
+        && st.result_types.iter().all(|t| t.is_some())
+    {
+        result_types = Some(
+            st.result_types
+                .iter()
+                .flatten()
+                .flatten()
+                .copied()
+                .collect(),
+        );
     }
     if def.results.is_empty() {
         result_types.get_or_insert_with(Vec::new);
@@ -362,10 +406,20 @@ fn finish_parse<'s>(def: &'static OpDef, p: &mut OpParser<'_, '_, 's>, st: Parse
             operand_types = Some(vec![*rt; refs.len()]);
         }
     }
-    let operand_types = operand_types.ok_or_else(|| p.error_at(p.name_span.clone(), "operand types are not given"))?;
+    let operand_types = operand_types
+        .ok_or_else(|| p.error_at(p.name_span.clone(), "operand types are not given"))?;
     if operand_types.len() != refs.len() {
-        let span = refs.first().map_or(p.name_span.clone(), |r| r.span.start..refs[refs.len() - 1].span.end);
-        return Err(p.error_at(span, format!("{} operands present, but {} types given", refs.len(), operand_types.len())));
+        let span = refs.first().map_or(p.name_span.clone(), |r| {
+            r.span.start..refs[refs.len() - 1].span.end
+        });
+        return Err(p.error_at(
+            span,
+            format!(
+                "{} operands present, but {} types given",
+                refs.len(),
+                operand_types.len()
+            ),
+        ));
     }
     p.operands = p.resolve_operands(&refs, &operand_types)?;
     if result_types.is_none() {
@@ -380,16 +434,36 @@ fn finish_parse<'s>(def: &'static OpDef, p: &mut OpParser<'_, '_, 's>, st: Parse
                 group_sizes: &sizes,
                 op: None,
             };
-            result_types = Some(infer(&cx).map_err(|m| p.error_at(p.name_span.clone(), format!("'{}': {m}", def.name)))?);
+            result_types =
+                Some(infer(&cx).map_err(|m| {
+                    p.error_at(p.name_span.clone(), format!("'{}': {m}", def.name))
+                })?);
         } else if same {
             result_types = operand_types.first().map(|t| vec![*t; def.results.len()]);
         }
     }
-    p.result_types = Some(result_types.ok_or_else(|| p.error_at(p.name_span.clone(), "result types are not given"))?);
-    if def.operands.len() > 1 && def.operands.iter().filter(|g| g.arity != Arity::One).count() > 1 {
+    p.result_types = Some(
+        result_types
+            .ok_or_else(|| p.error_at(p.name_span.clone(), "result types are not given"))?,
+    );
+    if def.operands.len() > 1
+        && def
+            .operands
+            .iter()
+            .filter(|g| g.arity != Arity::One)
+            .count()
+            > 1
+    {
         let seg: Vec<i64> = sizes.iter().map(|&s| s as i64).collect();
-        if !p.attrs.iter().any(|(n, _)| n.as_str() == "operand_segment_sizes") {
-            p.attrs.push((crate::ident::Ident::new("operand_segment_sizes"), Attribute::i64_array(&seg)));
+        if !p
+            .attrs
+            .iter()
+            .any(|(n, _)| n.as_str() == "operand_segment_sizes")
+        {
+            p.attrs.push((
+                crate::ident::Ident::new("operand_segment_sizes"),
+                Attribute::i64_array(&seg),
+            ));
         }
     }
     Ok(())
@@ -411,7 +485,9 @@ fn describe_arity(groups: &[crate::opdef::OperandDef]) -> String {
 
 pub fn operand_group_sizes(def: &OpDef, pr: &OpPrinter<'_, '_>, op: OpId) -> Vec<usize> {
     let d = pr.body.op(op);
-    let segs = d.attr("operand_segment_sizes").and_then(|a| a.as_i64_array());
+    let segs = d
+        .attr("operand_segment_sizes")
+        .and_then(|a| a.as_i64_array());
     def.group_sizes(def.operands, d.operands().len(), segs.as_deref())
         .unwrap_or_else(|| vec![d.operands().len()])
 }
@@ -432,7 +508,9 @@ fn select_types(pr: &OpPrinter<'_, '_>, op: OpId, sizes: &[usize], sel: TypeSel)
         TypeSel::Operand(g) => tys(group_values(d.operands(), sizes, g)),
         TypeSel::Result(g) => {
             let def = d.def.expect("registered");
-            let rs = def.group_sizes(def.results, d.results().len(), None).unwrap_or_else(|| vec![d.results().len()]);
+            let rs = def
+                .group_sizes(def.results, d.results().len(), None)
+                .unwrap_or_else(|| vec![d.results().len()]);
             tys(group_values(d.results(), &rs, g))
         }
     }
@@ -455,7 +533,12 @@ fn anchor_present(def: &OpDef, e: &Elem, p: &OpParser<'_, '_, '_>) -> bool {
             p.peek().is_some_and(|it| {
                 use crate::parser::ItemKind as K;
                 match &it.kind {
-                    K::Int(_) | K::Float(_) | K::Str(_) | K::Attr(_) | K::Symbol(_) | K::Type(_) => true,
+                    K::Int(_)
+                    | K::Float(_)
+                    | K::Str(_)
+                    | K::Attr(_)
+                    | K::Symbol(_)
+                    | K::Type(_) => true,
                     K::Punct("[") => true,
                     K::Keyword("true" | "false" | "unit") => true,
                     K::Keyword(_) => matches!(k, AttrKind::Enum(_) | AttrKind::Str),
@@ -472,7 +555,13 @@ fn anchor_present(def: &OpDef, e: &Elem, p: &OpParser<'_, '_, '_>) -> bool {
     }
 }
 
-fn anchor_printed(def: &OpDef, e: &Elem, pr: &OpPrinter<'_, '_>, op: OpId, sizes: &[usize]) -> bool {
+fn anchor_printed(
+    def: &OpDef,
+    e: &Elem,
+    pr: &OpPrinter<'_, '_>,
+    op: OpId,
+    sizes: &[usize],
+) -> bool {
     let d = pr.body.op(op);
     match e {
         Elem::Lit(_) => true,
@@ -485,7 +574,10 @@ fn anchor_printed(def: &OpDef, e: &Elem, pr: &OpPrinter<'_, '_>, op: OpId, sizes
                 Some(a) => !crate::builder::is_default(ad, a),
             }
         }
-        Elem::Region(i) => d.regions().get(*i).is_some_and(|&r| !d.region_body(pr.body).region(r).blocks.is_empty()),
+        Elem::Region(i) => d
+            .regions()
+            .get(*i)
+            .is_some_and(|&r| !d.region_body(pr.body).region(r).blocks.is_empty()),
         Elem::AllRegions => !d.regions().is_empty(),
         Elem::AttrDict { .. } => true,
         Elem::Type(sel) => !select_types(pr, op, sizes, *sel).is_empty(),
@@ -505,7 +597,9 @@ fn collect_attrs(def: &OpDef, es: &[Elem], out: &mut Vec<&'static str>) {
 }
 
 pub fn is_punct(l: &str) -> bool {
-    !l.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    !l.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
 }
 
 // ---- format-string tokenizer and element parser ---------------------------
@@ -519,7 +613,12 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
         if c.is_whitespace() {
             i += 1;
         } else if c == '`' {
-            let j = cs[i + 1..].iter().position(|&x| x == '`').ok_or("unterminated literal")? + i + 1;
+            let j = cs[i + 1..]
+                .iter()
+                .position(|&x| x == '`')
+                .ok_or("unterminated literal")?
+                + i
+                + 1;
             toks.push(cs[i..=j].iter().collect());
             i = j + 1;
         } else if c == '(' || c == ')' || c == '?' || c == ',' {
@@ -537,7 +636,12 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
     Ok(toks)
 }
 
-fn parse_elems(def: &'static OpDef, toks: &[String], pos: &mut usize, in_group: bool) -> Result<Vec<Elem>, String> {
+fn parse_elems(
+    def: &'static OpDef,
+    toks: &[String],
+    pos: &mut usize,
+    in_group: bool,
+) -> Result<Vec<Elem>, String> {
     let mut out = vec![];
     while *pos < toks.len() {
         let t = toks[*pos].as_str();
@@ -602,7 +706,10 @@ fn parse_elems(def: &'static OpDef, toks: &[String], pos: &mut usize, in_group: 
                 } else if let Some(i) = def.regions.iter().position(|r| r.name == n) {
                     Elem::Region(i)
                 } else {
-                    return Err(format!("'{n}' is not an operand, attribute or region of {}", def.name));
+                    return Err(format!(
+                        "'{n}' is not an operand, attribute or region of {}",
+                        def.name
+                    ));
                 }
             }
             _ => return Err(format!("unknown format element '{t}'")),
@@ -620,7 +727,9 @@ fn type_sel(def: &OpDef, a: &str) -> Result<TypeSel, String> {
         "operands" => Ok(TypeSel::AllOperands),
         "results" => Ok(TypeSel::AllResults),
         _ => {
-            let n = a.strip_prefix('$').ok_or_else(|| format!("expected $name, found '{a}'"))?;
+            let n = a
+                .strip_prefix('$')
+                .ok_or_else(|| format!("expected $name, found '{a}'"))?;
             if let Some(i) = def.operands.iter().position(|o| o.name == n) {
                 Ok(TypeSel::Operand(i))
             } else if let Some(i) = def.results.iter().position(|o| o.name == n) {

@@ -9,11 +9,21 @@ use std::fmt;
 pub enum LocData {
     Unknown,
     /// `loc("file":line:col)`
-    File { file: Ident, line: u32, col: u32 },
+    File {
+        file: Ident,
+        line: u32,
+        col: u32,
+    },
     /// `loc("name")` or `loc("name"(child))`
-    Name { name: Ident, child: Option<Location> },
+    Name {
+        name: Ident,
+        child: Option<Location>,
+    },
     /// `loc(callsite(callee at caller))`
-    CallSite { callee: Location, caller: Location },
+    CallSite {
+        callee: Location,
+        caller: Location,
+    },
     /// `loc(fused[a, b])` or `loc(fused<#meta>[a, b])`
     Fused {
         locs: Box<[Location]>,

@@ -1,7 +1,7 @@
 //! A parsed or built top-level module: the `builtin.module` op, its body and
 //! the module's resource blobs (`dense_resource` payloads).
 
-use crate::body::{Body, BlockId, OpId, OpState, WalkOrder};
+use crate::body::{BlockId, Body, OpId, OpState, WalkOrder};
 use crate::context::Context;
 use crate::ident::Ident;
 use crate::location::Location;
@@ -59,7 +59,9 @@ impl Module {
     }
 
     pub fn body_mut(&mut self) -> &mut Body {
-        self.outer.inner_mut(self.op).expect("module op owns a body")
+        self.outer
+            .inner_mut(self.op)
+            .expect("module op owns a body")
     }
 
     /// The single block of the module body.

@@ -60,6 +60,8 @@ pub enum Trait {
     Involution,
     /// Regions are graph regions: no dominance requirement inside them.
     GraphRegion,
+    /// Calls the function named by its `callee` symbol; types must match.
+    CallLike,
 }
 
 impl Trait {
@@ -84,6 +86,7 @@ impl Trait {
             Trait::Idempotent => "Idempotent",
             Trait::Involution => "Involution",
             Trait::GraphRegion => "GraphRegion",
+            Trait::CallLike => "CallLike",
         }
     }
 }
@@ -122,13 +125,11 @@ impl TypeConstraint {
             TypeConstraint::Any => true,
             TypeConstraint::AnyTensor => tensor_dtype.is_some(),
             TypeConstraint::FloatTensor => tensor_dtype.is_some_and(|d| d.is_float()),
-            TypeConstraint::IntTensor => {
-                tensor_dtype.is_some_and(|d| d.is_int() && d != DType::I1)
-            }
+            TypeConstraint::IntTensor => tensor_dtype.is_some_and(|d| d.is_int() && d != DType::I1),
             TypeConstraint::BoolTensor => tensor_dtype == Some(DType::I1),
-            TypeConstraint::IndexTensor => tensor_dtype.is_some_and(|d| {
-                matches!(d, DType::I64 | DType::I32 | DType::Index)
-            }),
+            TypeConstraint::IndexTensor => {
+                tensor_dtype.is_some_and(|d| matches!(d, DType::I64 | DType::I32 | DType::Index))
+            }
             TypeConstraint::TensorOf(ds) => tensor_dtype.is_some_and(|d| ds.contains(&d)),
             TypeConstraint::Scalar(d) => *t.data() == TypeData::Scalar(d),
             TypeConstraint::AnyScalar => matches!(t.data(), TypeData::Scalar(_)),
@@ -338,7 +339,30 @@ pub enum FoldResult {
     Value(ValueId),
 }
 
-pub type VerifyFn = fn(&Body, OpId) -> Result<(), String>;
+/// A verifier's complaint: a message, optionally pointing at another op
+/// (e.g. a function's verifier blaming one of its `return`s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpError {
+    pub msg: String,
+    pub loc: Option<crate::location::Location>,
+}
+
+impl From<String> for OpError {
+    fn from(msg: String) -> OpError {
+        OpError { msg, loc: None }
+    }
+}
+
+impl From<&str> for OpError {
+    fn from(msg: &str) -> OpError {
+        OpError {
+            msg: msg.to_string(),
+            loc: None,
+        }
+    }
+}
+
+pub type VerifyFn = fn(&Body, OpId) -> Result<(), OpError>;
 pub type InferFn = fn(&InferCtx) -> Result<Vec<Type>, String>;
 pub type FoldFn = fn(&Body, OpId, &[Option<Attribute>]) -> Option<Vec<FoldResult>>;
 pub type CustomParseFn = fn(&mut crate::parser::OpParser<'_, '_, '_>) -> crate::parser::PResult<()>;
@@ -392,7 +416,9 @@ pub struct LazyCell<T: 'static> {
 
 impl<T: 'static> LazyCell<T> {
     pub const fn new() -> LazyCell<T> {
-        LazyCell { ptr: AtomicPtr::new(std::ptr::null_mut()) }
+        LazyCell {
+            ptr: AtomicPtr::new(std::ptr::null_mut()),
+        }
     }
     pub fn get(&self) -> Option<&'static T> {
         let p = self.ptr.load(Ordering::Acquire);
@@ -404,7 +430,12 @@ impl<T: 'static> LazyCell<T> {
             return v;
         }
         let fresh: *mut T = Box::leak(Box::new(f()));
-        match self.ptr.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+        match self.ptr.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
             Ok(_) => unsafe { &*fresh },
             // SAFETY: as above; the winner's value is leaked too.
             Err(existing) => unsafe { &*existing },
@@ -414,7 +445,11 @@ impl<T: 'static> LazyCell<T> {
 
 impl<T> std::fmt::Debug for LazyCell<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.get().is_some() { "LazyCell(set)" } else { "LazyCell(unset)" })
+        f.write_str(if self.get().is_some() {
+            "LazyCell(set)"
+        } else {
+            "LazyCell(unset)"
+        })
     }
 }
 
@@ -454,7 +489,10 @@ impl OpDef {
         self.defaults.get_or_init(|| {
             self.attrs
                 .iter()
-                .map(|a| a.default.and_then(|t| crate::parser::parse_attr_str(crate::context::bare(), t).ok()))
+                .map(|a| {
+                    a.default
+                        .and_then(|t| crate::parser::parse_attr_str(crate::context::bare(), t).ok())
+                })
                 .collect()
         })
     }
@@ -470,7 +508,12 @@ impl OpDef {
 
     /// Split a flat operand list into the definition's groups (at most one
     /// variadic/optional group unless sizes are given by `operand_segment_sizes`).
-    pub fn group_sizes(&self, groups: &[OperandDef], n: usize, segments: Option<&[i64]>) -> Option<Vec<usize>> {
+    pub fn group_sizes(
+        &self,
+        groups: &[OperandDef],
+        n: usize,
+        segments: Option<&[i64]>,
+    ) -> Option<Vec<usize>> {
         if let Some(seg) = segments {
             if seg.len() == groups.len() && seg.iter().sum::<i64>() as usize == n {
                 return Some(seg.iter().map(|&s| s as usize).collect());

@@ -60,7 +60,11 @@ impl Names {
                         self.values[a.index()] = ValName::Arg(*next_arg);
                         *next_arg += 1;
                     } else {
-                        self.values[a.index()] = ValName::Result { n: *next, idx: 0, group: 1 };
+                        self.values[a.index()] = ValName::Result {
+                            n: *next,
+                            idx: 0,
+                            group: 1,
+                        };
                         *next += 1;
                     }
                 }
@@ -69,7 +73,11 @@ impl Names {
                     let group = d.results().len() as u32;
                     if group > 0 {
                         for (i, &v) in d.results().iter().enumerate() {
-                            self.values[v.index()] = ValName::Result { n: *next, idx: i as u32, group };
+                            self.values[v.index()] = ValName::Result {
+                                n: *next,
+                                idx: i as u32,
+                                group,
+                            };
                         }
                         *next += 1;
                     }
@@ -83,8 +91,24 @@ impl Names {
         })
     }
 
+    /// The group name of a result (`%3` for `%3:2`).
+    fn write_def(&self, out: &mut String, v: ValueId) {
+        match self.values.get(v.index()).copied() {
+            Some(ValName::Result { n, .. }) => {
+                out.push('%');
+                push_u32(out, n);
+            }
+            _ => self.write_use(out, v),
+        }
+    }
+
     fn write_use(&self, out: &mut String, v: ValueId) {
-        match self.values.get(v.index()).copied().unwrap_or(ValName::Unnamed) {
+        match self
+            .values
+            .get(v.index())
+            .copied()
+            .unwrap_or(ValName::Unnamed)
+        {
             ValName::Arg(n) => {
                 out.push_str("%arg");
                 push_u32(out, n);
@@ -156,14 +180,16 @@ impl Printer {
 
     /// Print one op (with nested regions) at the current indentation.
     pub fn print_op(&mut self, body: &Body, names: &Names, op: OpId) {
-        stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.print_op_inner(body, names, op))
+        stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
+            self.print_op_inner(body, names, op)
+        })
     }
 
     fn print_op_inner(&mut self, body: &Body, names: &Names, op: OpId) {
         let d = body.op(op);
         let results = d.results();
         if !results.is_empty() {
-            names.write_use(&mut self.out, results[0]);
+            names.write_def(&mut self.out, results[0]);
             if results.len() > 1 {
                 self.out.push(':');
                 push_u32(&mut self.out, results.len() as u32);
@@ -171,7 +197,11 @@ impl Printer {
             self.out.push_str(" = ");
         }
         let custom = if self.opts.generic { None } else { d.def };
-        let mut pr = OpPrinter { body, names, p: self };
+        let mut pr = OpPrinter {
+            body,
+            names,
+            p: self,
+        };
         match custom {
             Some(def) if def.syntax.is_some() => {
                 pr.p.out.push_str(short_name(def.name));
@@ -226,9 +256,6 @@ impl Printer {
             }
             self.out.push_str(" {");
         }
-        if generic {
-            self.out.push_str("\n^bb0:");
-        }
         for c in chunks {
             self.out.push_str(&c);
         }
@@ -246,7 +273,8 @@ impl Printer {
         }
         self.out.push('\n');
         if !m.resources.is_empty() {
-            self.out.push_str("\n{-#\n  dialect_resources: {\n    builtin: {\n");
+            self.out
+                .push_str("\n{-#\n  dialect_resources: {\n    builtin: {\n");
             let n = m.resources.len();
             for (i, (k, b)) in m.resources.iter().enumerate() {
                 self.out.push_str("      ");
@@ -432,7 +460,9 @@ impl OpPrinter<'_, '_> {
         if entries.is_empty() {
             return;
         }
-        self.p.out.push_str(if keyword { " attributes " } else { " " });
+        self.p
+            .out
+            .push_str(if keyword { " attributes " } else { " " });
         self.p.attr_dict_entries(AttrDict::new(entries), &[]);
     }
 
@@ -443,7 +473,11 @@ impl OpPrinter<'_, '_> {
         match d.inner.as_deref() {
             Some(inner) => {
                 let names = Names::compute(inner);
-                let mut sub = OpPrinter { body: inner, names: &names, p: &mut *self.p };
+                let mut sub = OpPrinter {
+                    body: inner,
+                    names: &names,
+                    p: &mut *self.p,
+                };
                 sub.region_in_body(r, print_entry_args);
             }
             None => self.region_in_body(r, print_entry_args),
@@ -491,7 +525,10 @@ impl OpPrinter<'_, '_> {
 
     pub fn block_name(&mut self, b: BlockId) {
         self.p.out.push_str("^bb");
-        push_u32(&mut self.p.out, self.names.blocks.get(b.index()).copied().unwrap_or(0));
+        push_u32(
+            &mut self.p.out,
+            self.names.blocks.get(b.index()).copied().unwrap_or(0),
+        );
     }
 
     /// MLIR's generic form.
@@ -553,7 +590,11 @@ impl OpPrinter<'_, '_> {
         match d.inner.as_deref() {
             Some(inner) => {
                 let names = Names::compute(inner);
-                let mut sub = OpPrinter { body: inner, names: &names, p: &mut *self.p };
+                let mut sub = OpPrinter {
+                    body: inner,
+                    names: &names,
+                    p: &mut *self.p,
+                };
                 for (i, &a) in args.iter().enumerate() {
                     if i > 0 {
                         sub.write(", ");
@@ -645,7 +686,11 @@ pub fn write_type(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result
                 f.write_str(")")
             }
         }
-        TypeData::Opaque { dialect, name, body } => {
+        TypeData::Opaque {
+            dialect,
+            name,
+            body,
+        } => {
             if name.is_empty() {
                 write!(f, "!{dialect}{body}")
             } else {
@@ -700,17 +745,26 @@ pub fn write_attr_elided(f: &mut dyn fmt::Write, a: Attribute, generic: bool) ->
     write_attr_mode(f, a, generic, true)
 }
 
-fn write_attr_mode(f: &mut dyn fmt::Write, a: Attribute, generic: bool, elide: bool) -> fmt::Result {
+fn write_attr_mode(
+    f: &mut dyn fmt::Write,
+    a: Attribute,
+    generic: bool,
+    elide: bool,
+) -> fmt::Result {
     match a.data() {
         AttrData::Unit => f.write_str("unit"),
         AttrData::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
         AttrData::Int { value, ty } => {
             match ty.data() {
                 TypeData::Scalar(DType::U64) => write!(f, "{}", *value as u64)?,
-                TypeData::Scalar(DType::I1) => write!(f, "{}", if *value != 0 { "true" } else { "false" })?,
+                TypeData::Scalar(DType::I1) => {
+                    write!(f, "{}", if *value != 0 { "true" } else { "false" })?
+                }
                 _ => write!(f, "{value}")?,
             }
-            if matches!(ty.data(), TypeData::Scalar(DType::I1)) || (elide && *ty.data() == TypeData::Scalar(DType::I64)) {
+            if matches!(ty.data(), TypeData::Scalar(DType::I1))
+                || (elide && *ty.data() == TypeData::Scalar(DType::I64))
+            {
                 return Ok(());
             }
             write_typed_suffix(f, *ty, generic)
@@ -787,7 +841,12 @@ fn write_attr_mode(f: &mut dyn fmt::Write, a: Attribute, generic: bool, elide: b
             write!(f, "dense_resource<{name}>")?;
             write_typed_suffix(f, *ty, generic)
         }
-        AttrData::External { path, offset, length, ty } => {
+        AttrData::External {
+            path,
+            offset,
+            length,
+            ty,
+        } => {
             f.write_str("#ge.external<")?;
             write_string_literal(f, path)?;
             write!(f, ", offset = {offset}, length = {length}, type = ")?;
@@ -811,7 +870,11 @@ fn write_attr_mode(f: &mut dyn fmt::Write, a: Attribute, generic: bool, elide: b
             }
             f.write_str(">")
         }
-        AttrData::Opaque { dialect, name, body } => {
+        AttrData::Opaque {
+            dialect,
+            name,
+            body,
+        } => {
             if name.is_empty() {
                 write!(f, "#{dialect}{body}")
             } else {
@@ -822,7 +885,11 @@ fn write_attr_mode(f: &mut dyn fmt::Write, a: Attribute, generic: bool, elide: b
 }
 
 /// The body of `dense<...>`: a splat, nested lists, or hex past `hex_over` elements.
-pub fn write_dense_body(f: &mut dyn fmt::Write, d: &DenseElements, hex_over: Option<usize>) -> fmt::Result {
+pub fn write_dense_body(
+    f: &mut dyn fmt::Write,
+    d: &DenseElements,
+    hex_over: Option<usize>,
+) -> fmt::Result {
     let dt = d.dtype();
     let elem = |f: &mut dyn fmt::Write, e: Element| -> fmt::Result {
         match e {
@@ -841,7 +908,10 @@ pub fn write_dense_body(f: &mut dyn fmt::Write, d: &DenseElements, hex_over: Opt
         s.push('"');
         return f.write_str(&s);
     }
-    let shape = d.ty.as_tensor().and_then(|t| t.static_shape()).unwrap_or_default();
+    let shape =
+        d.ty.as_tensor()
+            .and_then(|t| t.static_shape())
+            .unwrap_or_default();
     if shape.is_empty() {
         return elem(f, d.get(0));
     }
@@ -862,7 +932,9 @@ pub fn write_dense_body(f: &mut dyn fmt::Write, d: &DenseElements, hex_over: Opt
     }
     for i in 0..total {
         // Opening brackets: every dim whose block starts at i.
-        let opens = (0..shape.len()).filter(|&k| i % (strides[k] * shape[k] as usize) == 0).count();
+        let opens = (0..shape.len())
+            .filter(|&k| i % (strides[k] * shape[k] as usize) == 0)
+            .count();
         if i > 0 {
             f.write_str(", ")?;
         }
@@ -870,7 +942,9 @@ pub fn write_dense_body(f: &mut dyn fmt::Write, d: &DenseElements, hex_over: Opt
             f.write_str("[")?;
         }
         elem(f, d.get(i))?;
-        let closes = (0..shape.len()).filter(|&k| (i + 1) % (strides[k] * shape[k] as usize) == 0).count();
+        let closes = (0..shape.len())
+            .filter(|&k| (i + 1) % (strides[k] * shape[k] as usize) == 0)
+            .count();
         for _ in 0..closes {
             f.write_str("]")?;
         }
@@ -913,7 +987,10 @@ pub fn write_string_literal(f: &mut dyn fmt::Write, s: &str) -> fmt::Result {
 fn is_bare(s: &str, allow_leading_digit: bool) -> bool {
     let mut cs = s.chars();
     match cs.next() {
-        Some(c) if c.is_ascii_alphabetic() || c == '_' || (allow_leading_digit && c.is_ascii_digit()) => {}
+        Some(c)
+            if c.is_ascii_alphabetic()
+                || c == '_'
+                || (allow_leading_digit && c.is_ascii_digit()) => {}
         _ => return false,
     }
     cs.all(|c| c.is_ascii_alphanumeric() || "_$.".contains(c))

@@ -15,14 +15,22 @@ pub fn split_input(text: &str) -> Vec<Chunk<'_>> {
     let mut pos = 0usize;
     for l in text.split_inclusive('\n') {
         if l.trim_end() == "// -----" {
-            out.push(Chunk { text: &text[start..pos], offset: start, first_line });
+            out.push(Chunk {
+                text: &text[start..pos],
+                offset: start,
+                first_line,
+            });
             start = pos + l.len();
             first_line = line + 1;
         }
         pos += l.len();
         line += 1;
     }
-    out.push(Chunk { text: &text[start..], offset: start, first_line });
+    out.push(Chunk {
+        text: &text[start..],
+        offset: start,
+        first_line,
+    });
     out
 }
 

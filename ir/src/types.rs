@@ -145,8 +145,7 @@ impl TensorType {
     }
     /// Element count when the shape is static.
     pub fn num_elements(&self) -> Option<i64> {
-        self.static_shape()
-            .map(|s| s.iter().product::<i64>())
+        self.static_shape().map(|s| s.iter().product::<i64>())
     }
     pub fn has_symbolic_dims(&self) -> bool {
         self.shape().iter().any(|d| matches!(d, Dim::Sym(_)))
@@ -246,10 +245,7 @@ impl Type {
     /// Same tensor with a different element type.
     pub fn with_dtype(self, dtype: DType) -> Type {
         match self.data() {
-            TypeData::Tensor(t) => Type::new(TypeData::Tensor(TensorType {
-                dtype,
-                ..t.clone()
-            })),
+            TypeData::Tensor(t) => Type::new(TypeData::Tensor(TensorType { dtype, ..t.clone() })),
             TypeData::Scalar(_) => Type::scalar(dtype),
             _ => self,
         }

@@ -34,7 +34,11 @@ impl SortKey for Pos {
 
 /// Verify `op` (in `body`) and everything nested in it.
 pub fn verify_op(body: &Body, op: OpId) -> Vec<Diagnostic> {
-    let mut v = Verifier { body, out: vec![], order: HashMap::new() };
+    let mut v = Verifier {
+        body,
+        out: vec![],
+        order: HashMap::new(),
+    };
     v.check_op(op);
     let mut out = v.out;
     // Nested isolated bodies verify independently (in parallel).
@@ -62,8 +66,15 @@ pub fn verify_data(op: &mut crate::body::OpData) -> Vec<Diagnostic> {
         // The op's own checks need its operands, which live outside; verify
         // the op's attributes/regions and everything inside it.
         let mut out = verify_inner(b, id);
-        if let Some(def) = d.def.filter(|def| def.operands.is_empty() && def.results.is_empty()) {
-            let mut v = Verifier { body: b, out: vec![], order: HashMap::new() };
+        if let Some(def) = d
+            .def
+            .filter(|def| def.operands.is_empty() && def.results.is_empty())
+        {
+            let mut v = Verifier {
+                body: b,
+                out: vec![],
+                order: HashMap::new(),
+            };
             v.check_def(id, def);
             out.extend(v.out);
         }
@@ -73,7 +84,9 @@ pub fn verify_data(op: &mut crate::body::OpData) -> Vec<Diagnostic> {
 
 fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
     let d = body.op(op);
-    let Some(inner) = d.inner.as_deref() else { return vec![] };
+    let Some(inner) = d.inner.as_deref() else {
+        return vec![];
+    };
     let mut out = vec![];
     for &r in d.regions() {
         for &b in &inner.region(r).blocks {
@@ -82,7 +95,11 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
             }
         }
     }
-    let mut v = Verifier { body: inner, out: vec![], order: HashMap::new() };
+    let mut v = Verifier {
+        body: inner,
+        out: vec![],
+        order: HashMap::new(),
+    };
     v.check_regions_of(op, d.regions(), body);
     out.extend(v.out);
     out
@@ -141,7 +158,10 @@ impl<'a> Verifier<'a> {
             if single && blocks.len() > 1 {
                 self.out.push(Diagnostic::at_loc(
                     Severity::Error,
-                    format!("'{name}' expects a single block in its region, found {}", blocks.len()),
+                    format!(
+                        "'{name}' expects a single block in its region, found {}",
+                        blocks.len()
+                    ),
                     loc,
                 ));
             }
@@ -150,7 +170,13 @@ impl<'a> Verifier<'a> {
                 for o in body.block_ops(b) {
                     let od = body.op(o);
                     if od.has_trait(Trait::Terminator) && Some(o) != last {
-                        self.error(o, format!("'{}' must be the last operation in the parent block", od.name));
+                        self.error(
+                            o,
+                            format!(
+                                "'{}' must be the last operation in the parent block",
+                                od.name
+                            ),
+                        );
                     }
                 }
                 if no_term {
@@ -165,7 +191,13 @@ impl<'a> Verifier<'a> {
                     Some(l) => {
                         let ld = body.op(l);
                         if ld.def.is_some() && !ld.has_trait(Trait::Terminator) {
-                            self.error(l, format!("block in '{name}' has no terminator: it ends with '{}'", ld.name));
+                            self.error(
+                                l,
+                                format!(
+                                    "block in '{name}' has no terminator: it ends with '{}'",
+                                    ld.name
+                                ),
+                            );
                         }
                     }
                 }
@@ -179,13 +211,82 @@ impl<'a> Verifier<'a> {
     fn check_symbols(&mut self, regions: &[RegionId]) {
         let body = self.body;
         let mut seen: HashMap<&str, OpId> = HashMap::new();
+        self.check_symbol_dups(regions, &mut seen);
+        // Calls inside the table must name a symbol of it, with matching types.
+        let mut calls: Vec<Diagnostic> = vec![];
+        let mut check = |b: &Body, o: OpId| {
+            let d = b.op(o);
+            if !d.has_trait(Trait::CallLike) {
+                return;
+            }
+            let Some(callee) = d.attr("callee").and_then(|a| a.as_symbol()) else {
+                return;
+            };
+            let Some(&f) = seen.get(callee.as_str()) else {
+                calls.push(err(
+                    b,
+                    o,
+                    format!(
+                        "'{}' calls '@{callee}', which is not defined in the enclosing module",
+                        d.name
+                    ),
+                ));
+                return;
+            };
+            let Some((ins, outs)) = body
+                .op(f)
+                .attr("function_type")
+                .and_then(|a| a.as_type())
+                .and_then(|t| t.as_function())
+            else {
+                return;
+            };
+            let got_in = b.operand_types(o);
+            let got_out = b.result_types(o);
+            if got_in != ins || got_out != outs {
+                let want = Type::function(ins, outs);
+                let got = Type::function(&got_in, &got_out);
+                calls.push(
+                    err(b, o, format!("'{}' to '@{callee}' has type '{got}' but the callee's type is '{want}'", d.name))
+                        .with_note("callee defined here", Pos::Loc(body.op(f).loc)),
+                );
+            }
+        };
+        for &r in regions {
+            for &blk in &body.region(r).blocks {
+                for o in body.block_ops(blk) {
+                    check(body, o);
+                    match body.op(o).inner.as_deref() {
+                        Some(inner) => inner.walk_deep(WalkOrder::Pre, &mut check),
+                        None => body.walk(o, WalkOrder::Pre, &mut |x| {
+                            if x != o {
+                                check(body, x)
+                            }
+                        }),
+                    }
+                }
+            }
+        }
+        self.out.extend(calls);
+    }
+
+    fn check_symbol_dups<'b>(&mut self, regions: &[RegionId], seen: &mut HashMap<&'b str, OpId>)
+    where
+        'a: 'b,
+    {
+        let body: &'a Body = self.body;
         for &r in regions {
             for &b in &body.region(r).blocks {
                 for o in body.block_ops(b) {
-                    let Some(name) = body.op(o).attr("sym_name").and_then(|a| a.as_str()) else { continue };
+                    let Some(name) = body.op(o).attr("sym_name").and_then(|a| a.as_str()) else {
+                        continue;
+                    };
                     if let Some(&prev) = seen.get(name) {
                         let d = err(body, o, format!("redefinition of symbol named '{name}'"))
-                            .with_note("see existing symbol definition here", Pos::Loc(body.op(prev).loc));
+                            .with_note(
+                                "see existing symbol definition here",
+                                Pos::Loc(body.op(prev).loc),
+                            );
                         self.out.push(d);
                     } else {
                         seen.insert(name, o);
@@ -200,17 +301,36 @@ impl<'a> Verifier<'a> {
         let d = body.op(op);
         let name = def.name;
         // Operands.
-        let segs = d.attr("operand_segment_sizes").and_then(|a| a.as_i64_array());
+        let segs = d
+            .attr("operand_segment_sizes")
+            .and_then(|a| a.as_i64_array());
         match def.group_sizes(def.operands, d.operands().len(), segs.as_deref()) {
-            None => self.error(op, format!("'{name}' expects {} operands, but found {}", arity_text(def.operands), d.operands().len())),
+            None => self.error(
+                op,
+                format!(
+                    "'{name}' expects {} operands, but found {}",
+                    arity_text(def.operands),
+                    d.operands().len()
+                ),
+            ),
             Some(sizes) => {
                 let mut i = 0;
                 for (g, n) in def.operands.iter().zip(sizes) {
                     for k in 0..n {
                         let t = body.value_type(d.operands()[i]);
                         if !g.constraint.accepts(t) {
-                            let which = if g.arity == Arity::One { format!("operand '{}'", g.name) } else { format!("operand '{}' #{k}", g.name) };
-                            self.error(op, format!("'{name}' {which} must be {}, but got '{t}'", g.constraint.describe()));
+                            let which = if g.arity == Arity::One {
+                                format!("operand '{}'", g.name)
+                            } else {
+                                format!("operand '{}' #{k}", g.name)
+                            };
+                            self.error(
+                                op,
+                                format!(
+                                    "'{name}' {which} must be {}, but got '{t}'",
+                                    g.constraint.describe()
+                                ),
+                            );
                         }
                         i += 1;
                     }
@@ -219,14 +339,28 @@ impl<'a> Verifier<'a> {
         }
         // Results.
         match def.group_sizes(def.results, d.results().len(), None) {
-            None => self.error(op, format!("'{name}' expects {} results, but found {}", arity_text(def.results), d.results().len())),
+            None => self.error(
+                op,
+                format!(
+                    "'{name}' expects {} results, but found {}",
+                    arity_text(def.results),
+                    d.results().len()
+                ),
+            ),
             Some(sizes) => {
                 let mut i = 0;
                 for (g, n) in def.results.iter().zip(sizes) {
                     for _ in 0..n {
                         let t = body.value_type(d.results()[i]);
                         if !g.constraint.accepts(t) {
-                            self.error(op, format!("'{name}' result '{}' must be {}, but got '{t}'", g.name, g.constraint.describe()));
+                            self.error(
+                                op,
+                                format!(
+                                    "'{name}' result '{}' must be {}, but got '{t}'",
+                                    g.name,
+                                    g.constraint.describe()
+                                ),
+                            );
                         }
                         i += 1;
                     }
@@ -236,19 +370,36 @@ impl<'a> Verifier<'a> {
         // Attributes.
         for ad in def.attrs {
             match d.attr(ad.name) {
-                None if ad.default.is_none() && !ad.optional => {
-                    self.error(op, format!("'{name}' requires attribute '{}' ({})", ad.name, ad.kind.describe()))
-                }
+                None if ad.default.is_none() && !ad.optional => self.error(
+                    op,
+                    format!(
+                        "'{name}' requires attribute '{}' ({})",
+                        ad.name,
+                        ad.kind.describe()
+                    ),
+                ),
                 Some(a) if !ad.kind.accepts(a) => self.error(
                     op,
-                    format!("'{name}' attribute '{}' must be {}, but got {} '{a}'", ad.name, ad.kind.describe(), a.kind_name()),
+                    format!(
+                        "'{name}' attribute '{}' must be {}, but got {} '{a}'",
+                        ad.name,
+                        ad.kind.describe(),
+                        a.kind_name()
+                    ),
                 ),
                 _ => {}
             }
         }
         // Regions.
         if d.regions().len() != def.regions.len() {
-            self.error(op, format!("'{name}' expects {} regions, but found {}", def.regions.len(), d.regions().len()));
+            self.error(
+                op,
+                format!(
+                    "'{name}' expects {} regions, but found {}",
+                    def.regions.len(),
+                    d.regions().len()
+                ),
+            );
         }
         // Shape traits.
         let ots = body.operand_types(op);
@@ -276,17 +427,33 @@ impl<'a> Verifier<'a> {
         }
         // The op's own verifier.
         if let Some(v) = def.verify {
-            if let Err(m) = v(body, op) {
-                self.error(op, format!("'{name}' {m}"));
+            if let Err(e) = v(body, op) {
+                let loc = e.loc.unwrap_or(d.loc);
+                self.out.push(Diagnostic::at_loc(
+                    Severity::Error,
+                    format!("'{name}' {}", e.msg),
+                    loc,
+                ));
             }
         }
         // Declared result types must agree with inference.
         if def.infer.is_some() && self.out.is_empty() {
-            let consts: Vec<_> = d.operands().iter().map(|&v| crate::builder::constant_value(body, v)).collect();
+            let consts: Vec<_> = d
+                .operands()
+                .iter()
+                .map(|&v| crate::builder::constant_value(body, v))
+                .collect();
             match crate::builder::infer_result_types(def, &ots, d.attrs, &consts) {
                 Ok(inferred) => {
                     if inferred.len() != rts.len() {
-                        self.error(op, format!("'{name}' infers {} results but declares {}", inferred.len(), rts.len()));
+                        self.error(
+                            op,
+                            format!(
+                                "'{name}' infers {} results but declares {}",
+                                inferred.len(),
+                                rts.len()
+                            ),
+                        );
                     } else {
                         for (i, (want, got)) in inferred.iter().zip(&rts).enumerate() {
                             if !types_compatible(*want, *got) {
@@ -317,8 +484,15 @@ impl<'a> Verifier<'a> {
                     ValueDef::Result { op: d, .. } => body.op(d).loc,
                     ValueDef::BlockArg { .. } => vd.loc,
                 };
-                let d = err(body, op, format!("operand #{i} of '{}' does not dominate this use", body.op(op).name))
-                    .with_note("operand defined here", Pos::Loc(def_loc));
+                let d = err(
+                    body,
+                    op,
+                    format!(
+                        "operand #{i} of '{}' does not dominate this use",
+                        body.op(op).name
+                    ),
+                )
+                .with_note("operand defined here", Pos::Loc(def_loc));
                 self.out.push(d);
             }
         }
@@ -338,7 +512,9 @@ impl<'a> Verifier<'a> {
         let def_region = body.block_parent(def_block);
         let mut cur = user;
         loop {
-            let Some(ub) = body.op(cur).parent_block() else { return false };
+            let Some(ub) = body.op(cur).parent_block() else {
+                return false;
+            };
             if body.block_parent(ub) == def_region {
                 if ub == def_block {
                     return match def_op {
@@ -365,7 +541,9 @@ impl<'a> Verifier<'a> {
     }
 
     fn in_graph_region(&self, b: BlockId) -> bool {
-        self.body.block_parent_op(b).is_some_and(|p| self.body.op(p).has_trait(Trait::GraphRegion))
+        self.body
+            .block_parent_op(b)
+            .is_some_and(|p| self.body.op(p).has_trait(Trait::GraphRegion))
     }
 
     fn block_dominates(&self, r: RegionId, a: BlockId, b: BlockId) -> bool {
@@ -382,9 +560,13 @@ impl<'a> Verifier<'a> {
                 }
             }
         }
-        let Some(&entry) = blocks.first().and_then(|e| idx.get(e)) else { return false };
+        let Some(&entry) = blocks.first().and_then(|e| idx.get(e)) else {
+            return false;
+        };
         let doms = dominators::simple_fast(&g, entry);
-        let (Some(&na), Some(&nb)) = (idx.get(&a), idx.get(&b)) else { return false };
+        let (Some(&na), Some(&nb)) = (idx.get(&a), idx.get(&b)) else {
+            return false;
+        };
         match doms.dominators(nb) {
             Some(mut it) => it.any(|x| x == na),
             // Unreachable blocks are dominated by everything.
@@ -415,7 +597,9 @@ pub fn types_compatible(a: Type, b: Type) -> bool {
                 return false;
             }
             match (&x.dims, &y.dims) {
-                (Some(dx), Some(dy)) => dx.len() == dy.len() && dx.iter().zip(dy.iter()).all(|(p, q)| p.compatible(*q)),
+                (Some(dx), Some(dy)) => {
+                    dx.len() == dy.len() && dx.iter().zip(dy.iter()).all(|(p, q)| p.compatible(*q))
+                }
                 _ => true,
             }
         }

@@ -13,7 +13,10 @@ impl<'c, 's> Parser<'c, 's> {
                 let mut it = p.into_inner();
                 let name = it.next().map(|x| x.as_str()).unwrap_or("%");
                 let index = match it.next() {
-                    Some(i) => i.as_str().parse().map_err(|_| self.err(span.clone(), "invalid result number"))?,
+                    Some(i) => i
+                        .as_str()
+                        .parse()
+                        .map_err(|_| self.err(span.clone(), "invalid result number"))?,
                     None => 0,
                 };
                 ItemKind::Value { name, index }
@@ -21,11 +24,18 @@ impl<'c, 's> Parser<'c, 's> {
             Rule::caret_id => ItemKind::Caret(p.as_str()),
             Rule::symbol_ref => ItemKind::Symbol(self.build_symbol(p)),
             Rule::dict_attr => ItemKind::Dict(self.build_dict(p, base)?),
-            Rule::dense_attr | Rule::dense_resource_attr | Rule::dense_array_attr | Rule::hash_attr => {
-                ItemKind::Attr(self.build_attr_at(p, base)?)
-            }
-            Rule::float => ItemKind::Float(parse_float(p.as_str()).ok_or_else(|| self.err(span.clone(), "invalid float literal"))?),
-            Rule::integer => ItemKind::Int(parse_int(p.as_str()).ok_or_else(|| self.err(span.clone(), "integer literal out of range"))?),
+            Rule::dense_attr
+            | Rule::dense_resource_attr
+            | Rule::dense_array_attr
+            | Rule::hash_attr => ItemKind::Attr(self.build_attr_at(p, base)?),
+            Rule::float => ItemKind::Float(
+                parse_float(p.as_str())
+                    .ok_or_else(|| self.err(span.clone(), "invalid float literal"))?,
+            ),
+            Rule::integer => ItemKind::Int(
+                parse_int(p.as_str())
+                    .ok_or_else(|| self.err(span.clone(), "integer literal out of range"))?,
+            ),
             Rule::string => ItemKind::Str(unescape(&p.as_str()[1..p.as_str().len() - 1])),
             Rule::simple_type => ItemKind::Type(self.build_type_at(p, base)?),
             Rule::keyword => ItemKind::Keyword(p.as_str()),
@@ -56,7 +66,10 @@ impl<'c, 's> Parser<'c, 's> {
         let span = Self::pspan(&p, base);
         let t = match p.as_rule() {
             Rule::type_ | Rule::simple_type | Rule::function_results => {
-                let inner = p.into_inner().next().ok_or_else(|| self.err(span.clone(), "expected type"))?;
+                let inner = p
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected type"))?;
                 return self.build_type(inner);
             }
             Rule::scalar_type => Type::scalar(self.build_dtype(text, span)?),
@@ -96,10 +109,9 @@ impl<'c, 's> Parser<'c, 's> {
                 let id = it.next().map(|x| &x.as_str()[1..]).unwrap_or("");
                 let body = it.next().map(|x| x.as_str());
                 match (id.split_once('.'), body) {
-                    (None, None) => *self
-                        .type_aliases
-                        .get(id)
-                        .ok_or_else(|| self.err(span.clone(), format!("undefined type alias '!{id}'")))?,
+                    (None, None) => *self.type_aliases.get(id).ok_or_else(|| {
+                        self.err(span.clone(), format!("undefined type alias '!{id}'"))
+                    })?,
                     (Some((d, n)), b) => Type::new(TypeData::Opaque {
                         dialect: Ident::new(d),
                         name: Ident::new(n),
@@ -161,18 +173,37 @@ impl<'c, 's> Parser<'c, 's> {
         }
         // `#ge.dims<"Bx64">` in generic output carries symbolic dims past mlir-opt.
         if let Some(enc) = encoding {
-            if let AttrData::Opaque { dialect, name, body } = enc.data() {
+            if let AttrData::Opaque {
+                dialect,
+                name,
+                body,
+            } = enc.data()
+            {
                 if dialect.as_str() == "ge" && name.as_str() == "dims" {
                     let (names, rest) = self.parse_dims_encoding(body, enc_span.clone())?;
-                    let ds = dims.as_mut().ok_or_else(|| self.err(enc_span.clone(), "#ge.dims on an unranked tensor"))?;
+                    let ds = dims.as_mut().ok_or_else(|| {
+                        self.err(enc_span.clone(), "#ge.dims on an unranked tensor")
+                    })?;
                     if names.len() != ds.len() {
-                        return Err(self.err(enc_span, format!("#ge.dims names {} dims but the tensor has rank {}", names.len(), ds.len())));
+                        return Err(self.err(
+                            enc_span,
+                            format!(
+                                "#ge.dims names {} dims but the tensor has rank {}",
+                                names.len(),
+                                ds.len()
+                            ),
+                        ));
                     }
                     for (d, n) in ds.iter_mut().zip(names) {
                         match (*d, n) {
                             (Dim::Unknown, n) => *d = n,
                             (a, b) if a == b => {}
-                            (a, b) => return Err(self.err(enc_span.clone(), format!("#ge.dims dim '{b}' contradicts static dim '{a}'"))),
+                            (a, b) => {
+                                return Err(self.err(
+                                    enc_span.clone(),
+                                    format!("#ge.dims dim '{b}' contradicts static dim '{a}'"),
+                                ))
+                            }
                         }
                     }
                     encoding = rest;
@@ -186,9 +217,16 @@ impl<'c, 's> Parser<'c, 's> {
         })))
     }
 
-    pub(super) fn parse_dims_encoding(&mut self, body: &str, span: Range<usize>) -> PResult<(Vec<Dim>, Option<Attribute>)> {
+    pub(super) fn parse_dims_encoding(
+        &mut self,
+        body: &str,
+        span: Range<usize>,
+    ) -> PResult<(Vec<Dim>, Option<Attribute>)> {
         // body: <"Bx64x?" [, attribute]>
-        let inner = body.strip_prefix('<').and_then(|b| b.strip_suffix('>')).unwrap_or("");
+        let inner = body
+            .strip_prefix('<')
+            .and_then(|b| b.strip_suffix('>'))
+            .unwrap_or("");
         let inner = inner.trim();
         let close = inner.get(1..).and_then(|s| s.find('"')).map(|i| i + 1);
         let (Some(close), true) = (close, inner.starts_with('"')) else {
@@ -198,42 +236,77 @@ impl<'c, 's> Parser<'c, 's> {
         let mut dims = vec![];
         if !dims_text.is_empty() {
             let ty_text = format!("tensor<{dims_text}xf32>");
-            let t = parse_type_str(self.ctx, &ty_text).map_err(|_| self.err(span.clone(), format!("invalid dims '{dims_text}' in #ge.dims")))?;
-            dims = t.as_tensor().map(|t| t.shape().to_vec()).unwrap_or_default();
+            let t = parse_type_str(self.ctx, &ty_text).map_err(|_| {
+                self.err(
+                    span.clone(),
+                    format!("invalid dims '{dims_text}' in #ge.dims"),
+                )
+            })?;
+            dims = t
+                .as_tensor()
+                .map(|t| t.shape().to_vec())
+                .unwrap_or_default();
         }
         let rest = inner[close + 1..].trim_start();
         let enc = match rest.strip_prefix(',') {
-            Some(a) => Some(parse_attr_str(self.ctx, a.trim()).map_err(|_| self.err(span.clone(), "invalid encoding in #ge.dims"))?),
+            Some(a) => Some(
+                parse_attr_str(self.ctx, a.trim())
+                    .map_err(|_| self.err(span.clone(), "invalid encoding in #ge.dims"))?,
+            ),
             None => None,
         };
         Ok((dims, enc))
     }
 
     pub(super) fn build_dim(&self, d: Pair<'s, Rule>, span: Range<usize>) -> PResult<Dim> {
-        let inner = d.into_inner().next().ok_or_else(|| self.err(span.clone(), "expected dimension"))?;
+        let inner = d
+            .into_inner()
+            .next()
+            .ok_or_else(|| self.err(span.clone(), "expected dimension"))?;
         Ok(match inner.as_rule() {
             Rule::unknown_dim => Dim::Unknown,
-            Rule::static_dim => Dim::Static(inner.as_str().parse().map_err(|_| self.err(span.clone(), "dimension out of range"))?),
+            Rule::static_dim => Dim::Static(
+                inner
+                    .as_str()
+                    .parse()
+                    .map_err(|_| self.err(span.clone(), "dimension out of range"))?,
+            ),
             Rule::sym_dim => Dim::sym(inner.as_str()),
             Rule::dim_expr => Dim::from_expr(self.build_dim_expr(inner, &span)?),
             _ => return Err(self.err(span, "expected dimension")),
         })
     }
 
-    pub(super) fn build_dim_expr(&self, p: Pair<'s, Rule>, span: &Range<usize>) -> PResult<DimExpr> {
+    pub(super) fn build_dim_expr(
+        &self,
+        p: Pair<'s, Rule>,
+        span: &Range<usize>,
+    ) -> PResult<DimExpr> {
         match p.as_rule() {
             Rule::dim_expr => {
                 let mut it = p.into_inner();
-                let mut acc = self.build_dim_expr(it.next().ok_or_else(|| self.err(span.clone(), "expected term"))?, span)?;
+                let mut acc = self.build_dim_expr(
+                    it.next()
+                        .ok_or_else(|| self.err(span.clone(), "expected term"))?,
+                    span,
+                )?;
                 while let (Some(op), Some(t)) = (it.next(), it.next()) {
                     let t = self.build_dim_expr(t, span)?;
-                    acc = if op.as_str() == "+" { acc.add(t) } else { acc.add(t.mul(-1)) };
+                    acc = if op.as_str() == "+" {
+                        acc.add(t)
+                    } else {
+                        acc.add(t.mul(-1))
+                    };
                 }
                 Ok(acc)
             }
             Rule::dim_term => {
                 let mut it = p.into_inner();
-                let mut acc = self.build_dim_expr(it.next().ok_or_else(|| self.err(span.clone(), "expected factor"))?, span)?;
+                let mut acc = self.build_dim_expr(
+                    it.next()
+                        .ok_or_else(|| self.err(span.clone(), "expected factor"))?,
+                    span,
+                )?;
                 while let (Some(op), Some(f)) = (it.next(), it.next()) {
                     let f = self.build_dim_expr(f, span)?;
                     acc = match (op.as_str(), &acc, &f) {
@@ -246,10 +319,17 @@ impl<'c, 's> Parser<'c, 's> {
                 Ok(acc)
             }
             Rule::dim_factor => {
-                let i = p.into_inner().next().ok_or_else(|| self.err(span.clone(), "expected factor"))?;
+                let i = p
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected factor"))?;
                 self.build_dim_expr(i, span)
             }
-            Rule::static_dim => Ok(DimExpr::Const(p.as_str().parse().map_err(|_| self.err(span.clone(), "number out of range"))?)),
+            Rule::static_dim => {
+                Ok(DimExpr::Const(p.as_str().parse().map_err(|_| {
+                    self.err(span.clone(), "number out of range")
+                })?))
+            }
             Rule::sym_dim => Ok(DimExpr::sym(p.as_str())),
             _ => Err(self.err(span.clone(), "expected dimension expression")),
         }
@@ -268,7 +348,10 @@ impl<'c, 's> Parser<'c, 's> {
     fn typed_suffix(&mut self, it: &mut pest::iterators::Pairs<'s, Rule>) -> PResult<Option<Type>> {
         match it.next() {
             Some(ts) => {
-                let t = ts.into_inner().next().ok_or_else(|| self.err(self.pos..self.pos, "expected type"))?;
+                let t = ts
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| self.err(self.pos..self.pos, "expected type"))?;
                 Ok(Some(self.build_type(t)?))
             }
             None => Ok(None),
@@ -281,7 +364,10 @@ impl<'c, 's> Parser<'c, 's> {
         let span = Self::pspan(&p, base);
         Ok(match p.as_rule() {
             Rule::attribute | Rule::location_attr => {
-                let inner = p.into_inner().next().ok_or_else(|| self.err(span.clone(), "expected attribute"))?;
+                let inner = p
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected attribute"))?;
                 return self.build_attr(inner);
             }
             Rule::bool_attr => Attribute::bool(p.as_str() == "true"),
@@ -289,8 +375,11 @@ impl<'c, 's> Parser<'c, 's> {
             Rule::float_attr => {
                 let mut it = p.into_inner();
                 let v = it.next().map(|x| x.as_str()).unwrap_or("0.0");
-                let v = parse_float(v).ok_or_else(|| self.err(span.clone(), "invalid float literal"))?;
-                let ty = self.typed_suffix(&mut it)?.unwrap_or(Type::scalar(DType::F64));
+                let v = parse_float(v)
+                    .ok_or_else(|| self.err(span.clone(), "invalid float literal"))?;
+                let ty = self
+                    .typed_suffix(&mut it)?
+                    .unwrap_or(Type::scalar(DType::F64));
                 if !ty.dtype().is_some_and(|d| d.is_float()) {
                     return Err(self.err(span, format!("float literal with non-float type '{ty}'")));
                 }
@@ -299,23 +388,39 @@ impl<'c, 's> Parser<'c, 's> {
             Rule::int_attr => {
                 let mut it = p.into_inner();
                 let text = it.next().map(|x| x.as_str()).unwrap_or("0");
-                let ty = self.typed_suffix(&mut it)?.unwrap_or(Type::scalar(DType::I64));
+                let ty = self
+                    .typed_suffix(&mut it)?
+                    .unwrap_or(Type::scalar(DType::I64));
                 match ty.data() {
                     TypeData::Scalar(d) if d.is_float() => {
                         // Hex bit patterns denote floats exactly (MLIR prints inf/nan so).
-                        let bits = parse_int(text).ok_or_else(|| self.err(span.clone(), "integer literal out of range"))?;
-                        let v = if text.starts_with("0x") { float_from_bits(*d, bits as u64) } else { bits as f64 };
+                        let bits = parse_int(text).ok_or_else(|| {
+                            self.err(span.clone(), "integer literal out of range")
+                        })?;
+                        let v = if text.starts_with("0x") {
+                            float_from_bits(*d, bits as u64)
+                        } else {
+                            bits as f64
+                        };
                         Attribute::float(v, ty)
                     }
                     TypeData::Scalar(DType::I1) => {
-                        let v = parse_int(text).ok_or_else(|| self.err(span.clone(), "integer literal out of range"))?;
+                        let v = parse_int(text).ok_or_else(|| {
+                            self.err(span.clone(), "integer literal out of range")
+                        })?;
                         Attribute::int(v & 1, ty)
                     }
                     TypeData::Scalar(_) => {
-                        let v = parse_int(text).ok_or_else(|| self.err(span.clone(), "integer literal out of range"))?;
+                        let v = parse_int(text).ok_or_else(|| {
+                            self.err(span.clone(), "integer literal out of range")
+                        })?;
                         Attribute::int(v, ty)
                     }
-                    _ => return Err(self.err(span, format!("integer literal with non-scalar type '{ty}'"))),
+                    _ => {
+                        return Err(
+                            self.err(span, format!("integer literal with non-scalar type '{ty}'"))
+                        )
+                    }
                 }
             }
             Rule::string_attr => {
@@ -339,10 +444,9 @@ impl<'c, 's> Parser<'c, 's> {
                 let id = it.next().map(|x| &x.as_str()[1..]).unwrap_or("");
                 let body = it.next().map(|x| x.as_str());
                 match (id.split_once('.'), body) {
-                    (None, None) => *self
-                        .attr_aliases
-                        .get(id)
-                        .ok_or_else(|| self.err(span.clone(), format!("undefined attribute alias '#{id}'")))?,
+                    (None, None) => *self.attr_aliases.get(id).ok_or_else(|| {
+                        self.err(span.clone(), format!("undefined attribute alias '#{id}'"))
+                    })?,
                     (Some(("ge", name)), b) => self.build_ge_attr(name, b.unwrap_or(""), span)?,
                     (Some((d, n)), b) => Attribute::new(AttrData::Opaque {
                         dialect: Ident::new(d),
@@ -365,34 +469,49 @@ impl<'c, 's> Parser<'c, 's> {
                         _ => ty = Some(self.build_type(x)?),
                     }
                 }
-                let ty = ty.ok_or_else(|| self.err(span.clone(), "dense attribute needs a type"))?;
+                let ty =
+                    ty.ok_or_else(|| self.err(span.clone(), "dense attribute needs a type"))?;
                 Attribute::dense(self.build_dense(body, ty, span)?)
             }
             Rule::dense_resource_attr => {
                 let mut it = p.into_inner();
                 let name = it.next().map(|x| x.as_str()).unwrap_or("");
-                let tp = it.next().ok_or_else(|| self.err(span.clone(), "expected type"))?;
+                let tp = it
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected type"))?;
                 let ty = self.build_type(tp)?;
                 self.resource_uses.push((name.to_string(), span));
-                Attribute::new(AttrData::DenseResource { name: Ident::new(name), ty })
+                Attribute::new(AttrData::DenseResource {
+                    name: Ident::new(name),
+                    ty,
+                })
             }
             Rule::dense_array_attr => {
                 let mut it = p.into_inner();
-                let dt_pair = it.next().ok_or_else(|| self.err(span.clone(), "expected element type"))?;
+                let dt_pair = it
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected element type"))?;
                 let dtype = self.build_dtype(dt_pair.as_str(), span.clone())?;
                 let mut values = vec![];
                 for e in it {
                     let s = e.as_str();
                     let v = if dtype.is_float() {
-                        parse_float(s).or_else(|| parse_int(s).map(|i| i as f64)).map(|f| f.to_bits() as i64)
+                        parse_float(s)
+                            .or_else(|| parse_int(s).map(|i| i as f64))
+                            .map(|f| f.to_bits() as i64)
                     } else if s == "true" || s == "false" {
                         Some((s == "true") as i64)
                     } else {
                         parse_int(s)
                     };
-                    values.push(v.ok_or_else(|| self.err(span.clone(), format!("invalid {dtype} element '{s}'")))?);
+                    values.push(v.ok_or_else(|| {
+                        self.err(span.clone(), format!("invalid {dtype} element '{s}'"))
+                    })?);
                 }
-                Attribute::new(AttrData::DenseArray { dtype, values: values.into() })
+                Attribute::new(AttrData::DenseArray {
+                    dtype,
+                    values: values.into(),
+                })
             }
             Rule::location => {
                 return Err(self.err(span, "locations are not attributes here"));
@@ -424,7 +543,11 @@ impl<'c, 's> Parser<'c, 's> {
             let sp = Self::pspan(&e, base);
             let mut it = e.into_inner();
             let k = it.next().map(|x| x.as_str()).unwrap_or("");
-            let key = if k.starts_with('"') { unescape(&k[1..k.len() - 1]) } else { k.to_string() };
+            let key = if k.starts_with('"') {
+                unescape(&k[1..k.len() - 1])
+            } else {
+                k.to_string()
+            };
             let v = match it.next() {
                 Some(v) => self.build_attr(v)?,
                 None => Attribute::unit(),
@@ -440,8 +563,17 @@ impl<'c, 's> Parser<'c, 's> {
         Ok(AttrDict::new(entries))
     }
 
-    pub(super) fn build_ge_attr(&mut self, name: &str, body: &str, span: Range<usize>) -> PResult<Attribute> {
-        let inner = body.strip_prefix('<').and_then(|b| b.strip_suffix('>')).unwrap_or(body).trim();
+    pub(super) fn build_ge_attr(
+        &mut self,
+        name: &str,
+        body: &str,
+        span: Range<usize>,
+    ) -> PResult<Attribute> {
+        let inner = body
+            .strip_prefix('<')
+            .and_then(|b| b.strip_suffix('>'))
+            .unwrap_or(body)
+            .trim();
         Ok(match name {
             "format" => {
                 let mut parts = split_top_level(inner).into_iter();
@@ -451,41 +583,86 @@ impl<'c, 's> Parser<'c, 's> {
                 let mut origin = None;
                 let mut origin_shape = None;
                 for kv in parts {
-                    let (k, v) = kv.split_once('=').map(|(k, v)| (k.trim(), v.trim())).unwrap_or((kv.trim(), ""));
+                    let (k, v) = kv
+                        .split_once('=')
+                        .map(|(k, v)| (k.trim(), v.trim()))
+                        .unwrap_or((kv.trim(), ""));
                     match k {
                         "origin" => {
-                            origin = Some(crate::attributes::Format::parse(v).ok_or_else(|| self.err(span.clone(), format!("unknown origin format '{v}'")))?)
+                            origin = Some(crate::attributes::Format::parse(v).ok_or_else(|| {
+                                self.err(span.clone(), format!("unknown origin format '{v}'"))
+                            })?)
                         }
                         "origin_shape" => {
-                            let t = parse_type_str(self.ctx, &format!("tensor<{}f32>", v.trim_matches(|c| c == '[' || c == ']').split(',').map(|d| format!("{}x", d.trim())).collect::<String>()))
-                                .map_err(|_| self.err(span.clone(), format!("invalid origin_shape '{v}'")))?;
-                            origin_shape = t.as_tensor().map(|t| t.shape().to_vec().into_boxed_slice());
+                            let t = parse_type_str(
+                                self.ctx,
+                                &format!(
+                                    "tensor<{}f32>",
+                                    v.trim_matches(|c| c == '[' || c == ']')
+                                        .split(',')
+                                        .map(|d| format!("{}x", d.trim()))
+                                        .collect::<String>()
+                                ),
+                            )
+                            .map_err(|_| {
+                                self.err(span.clone(), format!("invalid origin_shape '{v}'"))
+                            })?;
+                            origin_shape =
+                                t.as_tensor().map(|t| t.shape().to_vec().into_boxed_slice());
                         }
-                        _ => return Err(self.err(span.clone(), format!("unknown #ge.format parameter '{k}'"))),
+                        _ => {
+                            return Err(self
+                                .err(span.clone(), format!("unknown #ge.format parameter '{k}'")))
+                        }
                     }
                 }
-                Attribute::format(crate::attributes::FormatAttr { storage, origin, origin_shape })
+                Attribute::format(crate::attributes::FormatAttr {
+                    storage,
+                    origin,
+                    origin_shape,
+                })
             }
             "external" => {
                 let mut parts = split_top_level(inner).into_iter();
                 let path = parts.next().unwrap_or("").trim();
                 if !(path.starts_with('"') && path.ends_with('"') && path.len() >= 2) {
-                    return Err(self.err(span, "expected #ge.external<\"file\", offset = N, length = N, type = T>"));
+                    return Err(self.err(
+                        span,
+                        "expected #ge.external<\"file\", offset = N, length = N, type = T>",
+                    ));
                 }
                 let path = unescape(&path[1..path.len() - 1]);
                 let (mut offset, mut length, mut ty) = (None, None, None);
                 for kv in parts {
-                    let (k, v) = kv.split_once('=').map(|(k, v)| (k.trim(), v.trim())).unwrap_or((kv.trim(), ""));
+                    let (k, v) = kv
+                        .split_once('=')
+                        .map(|(k, v)| (k.trim(), v.trim()))
+                        .unwrap_or((kv.trim(), ""));
                     match k {
                         "offset" => offset = v.parse::<u64>().ok(),
                         "length" => length = v.parse::<u64>().ok(),
                         "type" => ty = parse_type_str(self.ctx, v).ok(),
-                        _ => return Err(self.err(span.clone(), format!("unknown #ge.external parameter '{k}'"))),
+                        _ => {
+                            return Err(self.err(
+                                span.clone(),
+                                format!("unknown #ge.external parameter '{k}'"),
+                            ))
+                        }
                     }
                 }
                 match (offset, length, ty) {
-                    (Some(offset), Some(length), Some(ty)) => Attribute::new(AttrData::External { path: path.into(), offset, length, ty }),
-                    _ => return Err(self.err(span, "expected #ge.external<\"file\", offset = N, length = N, type = T>")),
+                    (Some(offset), Some(length), Some(ty)) => Attribute::new(AttrData::External {
+                        path: path.into(),
+                        offset,
+                        length,
+                        ty,
+                    }),
+                    _ => {
+                        return Err(self.err(
+                            span,
+                            "expected #ge.external<\"file\", offset = N, length = N, type = T>",
+                        ))
+                    }
                 }
             }
             _ => Attribute::new(AttrData::Opaque {
@@ -496,25 +673,59 @@ impl<'c, 's> Parser<'c, 's> {
         })
     }
 
-    pub(super) fn build_dense(&self, body: Option<(&str, Range<usize>)>, ty: Type, span: Range<usize>) -> PResult<DenseElements> {
-        let tt = ty.as_tensor().ok_or_else(|| self.err(span.clone(), format!("dense literal type must be a tensor, got '{ty}'")))?;
-        let shape = tt.static_shape().ok_or_else(|| self.err(span.clone(), format!("dense literal needs a static shape, got '{ty}'")))?;
+    pub(super) fn build_dense(
+        &self,
+        body: Option<(&str, Range<usize>)>,
+        ty: Type,
+        span: Range<usize>,
+    ) -> PResult<DenseElements> {
+        let tt = ty.as_tensor().ok_or_else(|| {
+            self.err(
+                span.clone(),
+                format!("dense literal type must be a tensor, got '{ty}'"),
+            )
+        })?;
+        let shape = tt.static_shape().ok_or_else(|| {
+            self.err(
+                span.clone(),
+                format!("dense literal needs a static shape, got '{ty}'"),
+            )
+        })?;
         let n: i64 = shape.iter().product();
         let dt = tt.dtype;
         let Some((text, bspan)) = body else {
             if n != 0 {
-                return Err(self.err(span, format!("empty dense literal for a type with {n} elements")));
+                return Err(self.err(
+                    span,
+                    format!("empty dense literal for a type with {n} elements"),
+                ));
             }
-            return Ok(DenseElements { ty, splat: false, bytes: Box::new([]) });
+            return Ok(DenseElements {
+                ty,
+                splat: false,
+                bytes: Box::new([]),
+            });
         };
         if let Some(hex) = text.strip_prefix("\"0x").and_then(|t| t.strip_suffix('"')) {
-            let bytes = decode_hex(hex).ok_or_else(|| self.err(bspan.clone(), "invalid hex in dense literal"))?;
+            let bytes = decode_hex(hex)
+                .ok_or_else(|| self.err(bspan.clone(), "invalid hex in dense literal"))?;
             let w = dt.byte_size() as i64;
             let splat = bytes.len() as i64 == w && n != 1;
             if !splat && bytes.len() as i64 != n * w {
-                return Err(self.err(bspan, format!("hex dense literal has {} bytes, type '{ty}' needs {}", bytes.len(), n * w)));
+                return Err(self.err(
+                    bspan,
+                    format!(
+                        "hex dense literal has {} bytes, type '{ty}' needs {}",
+                        bytes.len(),
+                        n * w
+                    ),
+                ));
             }
-            return Ok(DenseElements { ty, splat, bytes: bytes.into() });
+            return Ok(DenseElements {
+                ty,
+                splat,
+                bytes: bytes.into(),
+            });
         }
         let (elems, lit_shape) = scan_dense(text).map_err(|m| self.err(bspan.clone(), m))?;
         let mut bytes = Vec::with_capacity(elems.len() * dt.byte_size());
@@ -523,20 +734,37 @@ impl<'c, 's> Parser<'c, 's> {
                 return Err(self.err(bspan, "i1 dense literal elements must be true/false or 0/1"));
             }
             if dt.is_int() && matches!(e, Element::Float(_)) {
-                return Err(self.err(bspan, format!("float element in an integer dense literal of type '{ty}'")));
+                return Err(self.err(
+                    bspan,
+                    format!("float element in an integer dense literal of type '{ty}'"),
+                ));
             }
             crate::attributes::write_element(dt, *e, &mut bytes);
         }
         match lit_shape {
-            None => Ok(DenseElements { ty, splat: n != 1, bytes: bytes.into() }),
+            None => Ok(DenseElements {
+                ty,
+                splat: n != 1,
+                bytes: bytes.into(),
+            }),
             Some(s) => {
                 if s != shape {
                     return Err(self.err(
                         bspan,
-                        format!("dense literal shape [{}] does not match type '{ty}'", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+                        format!(
+                            "dense literal shape [{}] does not match type '{ty}'",
+                            s.iter()
+                                .map(|d| d.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     ));
                 }
-                Ok(DenseElements { ty, splat: false, bytes: bytes.into() })
+                Ok(DenseElements {
+                    ty,
+                    splat: false,
+                    bytes: bytes.into(),
+                })
             }
         }
     }
@@ -547,11 +775,17 @@ impl<'c, 's> Parser<'c, 's> {
         let span = Self::pspan(&p, base);
         match p.as_rule() {
             Rule::location => {
-                let i = p.into_inner().next().ok_or_else(|| self.err(span.clone(), "expected location"))?;
+                let i = p
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected location"))?;
                 self.build_loc(i, base)
             }
             Rule::loc_inner => {
-                let i = p.into_inner().next().ok_or_else(|| self.err(span.clone(), "expected location"))?;
+                let i = p
+                    .into_inner()
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected location"))?;
                 self.build_loc(i, base)
             }
             Rule::loc_unknown => Ok(Location::unknown()),
@@ -573,8 +807,12 @@ impl<'c, 's> Parser<'c, 's> {
             }
             Rule::loc_callsite => {
                 let mut it = p.into_inner();
-                let a = it.next().ok_or_else(|| self.err(span.clone(), "expected callee location"))?;
-                let b = it.next().ok_or_else(|| self.err(span.clone(), "expected caller location"))?;
+                let a = it
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected callee location"))?;
+                let b = it
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), "expected caller location"))?;
                 Ok(Location::new(LocData::CallSite {
                     callee: self.build_loc(a, base)?,
                     caller: self.build_loc(b, base)?,
@@ -590,14 +828,19 @@ impl<'c, 's> Parser<'c, 's> {
                         locs.push(self.build_loc(x, base)?);
                     }
                 }
-                Ok(Location::new(LocData::Fused { locs: locs.into(), metadata }))
+                Ok(Location::new(LocData::Fused {
+                    locs: locs.into(),
+                    metadata,
+                }))
             }
             Rule::loc_alias => {
                 let id = &p.as_str()[1..];
-                Err(self.err(span, format!("location alias '#{id}' is not supported; inline the location")))
+                Err(self.err(
+                    span,
+                    format!("location alias '#{id}' is not supported; inline the location"),
+                ))
             }
             _ => Err(self.err(span, "expected location")),
         }
     }
-
 }

@@ -66,7 +66,10 @@ pub fn unescape(s: &str) -> String {
                 b't' => out.push(b'\t'),
                 b'"' => out.push(b'"'),
                 b'\\' => out.push(b'\\'),
-                _ if i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit() => {
+                _ if i + 2 < b.len()
+                    && b[i + 1].is_ascii_hexdigit()
+                    && b[i + 2].is_ascii_hexdigit() =>
+                {
                     let h = std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("00");
                     out.push(u8::from_str_radix(h, 16).unwrap_or(0));
                     i += 3;
@@ -178,7 +181,9 @@ pub fn scan_dense(text: &str) -> Result<(Vec<Element>, Option<Vec<i64>>), String
                 let n = counts.pop().unwrap_or(0);
                 match shape[d] {
                     None => shape[d] = Some(n),
-                    Some(m) if m != n => return Err(format!("dense literal is ragged: a list of {n} elements where {m} were expected")),
+                    Some(m) if m != n => return Err(format!(
+                        "dense literal is ragged: a list of {n} elements where {m} were expected"
+                    )),
                     _ => {}
                 }
                 i += 1;
@@ -195,7 +200,9 @@ pub fn scan_dense(text: &str) -> Result<(Vec<Element>, Option<Vec<i64>>), String
                 let depth = counts.len();
                 match leaf_depth {
                     None => leaf_depth = Some(depth),
-                    Some(d) if d != depth => return Err("dense literal mixes nesting depths".into()),
+                    Some(d) if d != depth => {
+                        return Err("dense literal mixes nesting depths".into())
+                    }
                     _ => {}
                 }
                 if let Some(c) = counts.last_mut() {
@@ -222,7 +229,9 @@ fn scalar(t: &str) -> Result<Element, String> {
         _ => {}
     }
     if t.contains('.') || t.contains("inf") || t.contains("nan") {
-        return parse_float(t).map(Element::Float).ok_or_else(|| format!("invalid float '{t}'"));
+        return parse_float(t)
+            .map(Element::Float)
+            .ok_or_else(|| format!("invalid float '{t}'"));
     }
     if let Some(h) = t.strip_prefix("0x") {
         return u64::from_str_radix(h, 16)
@@ -231,7 +240,10 @@ fn scalar(t: &str) -> Result<Element, String> {
     }
     match t.parse::<i64>() {
         Ok(i) => Ok(Element::Int(i)),
-        Err(_) => t.parse::<u64>().map(Element::UInt).map_err(|_| format!("invalid integer '{t}'")),
+        Err(_) => t
+            .parse::<u64>()
+            .map(Element::UInt)
+            .map_err(|_| format!("invalid integer '{t}'")),
     }
 }
 

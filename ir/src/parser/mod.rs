@@ -3,7 +3,7 @@
 //! and blocks; op assembly formats (declarative, custom, or MLIR's generic
 //! form) to bind each op's items. Errors are [`Diagnostic`]s with byte spans.
 
-use crate::attributes::{AttrDict, AttrData, Attribute, DenseElements, Element, NamedAttr};
+use crate::attributes::{AttrData, AttrDict, Attribute, DenseElements, Element, NamedAttr};
 use crate::body::{BlockId, Body, OpId, OpState, RegionId, ValueId};
 use crate::context::Context;
 use crate::diagnostics::{Diagnostic, Pos};
@@ -404,7 +404,10 @@ impl<'c, 's> Parser<'c, 's> {
         self.pop_frame()?;
         for (name, span) in std::mem::take(&mut self.resource_uses) {
             if !self.resources.contains_key(&name) {
-                return Err(self.err(span, format!("dense_resource '{name}' has no blob in the resource section")));
+                return Err(self.err(
+                    span,
+                    format!("dense_resource '{name}' has no blob in the resource section"),
+                ));
             }
         }
         let top = self.bodies.pop().expect("top body");
@@ -441,20 +444,30 @@ impl<'c, 's> Parser<'c, 's> {
             let pair = self.run(Rule::type_alias_def)?;
             let mut it = pair.clone().into_inner();
             let name = it.next().map(|p| &p.as_str()[1..]).unwrap_or("");
-            let ty_pair = it.next().ok_or_else(|| self.err(start..start + 1, "expected type"))?;
+            let ty_pair = it
+                .next()
+                .ok_or_else(|| self.err(start..start + 1, "expected type"))?;
             let ty = self.build_type_at(ty_pair, start)?;
             if self.type_aliases.insert(name, ty).is_some() {
-                return Err(self.err(start..start + name.len() + 1, format!("redefinition of type alias '!{name}'")));
+                return Err(self.err(
+                    start..start + name.len() + 1,
+                    format!("redefinition of type alias '!{name}'"),
+                ));
             }
             self.pos = start + pair.as_span().end();
         } else {
             let pair = self.run(Rule::attr_alias_def)?;
             let mut it = pair.clone().into_inner();
             let name = it.next().map(|p| &p.as_str()[1..]).unwrap_or("");
-            let attr_pair = it.next().ok_or_else(|| self.err(start..start + 1, "expected attribute"))?;
+            let attr_pair = it
+                .next()
+                .ok_or_else(|| self.err(start..start + 1, "expected attribute"))?;
             let attr = self.build_attr_at(attr_pair, start)?;
             if self.attr_aliases.insert(name, attr).is_some() {
-                return Err(self.err(start..start + name.len() + 1, format!("redefinition of attribute alias '#{name}'")));
+                return Err(self.err(
+                    start..start + name.len() + 1,
+                    format!("redefinition of attribute alias '#{name}'"),
+                ));
             }
             self.pos = start + pair.as_span().end();
         }
@@ -473,7 +486,10 @@ impl<'c, 's> Parser<'c, 's> {
                 for entry in d {
                     let sp = Self::pspan(&entry, start);
                     let mut e = entry.into_inner();
-                    let key = e.next().map(|p| unquote_key(p.as_str())).unwrap_or_default();
+                    let key = e
+                        .next()
+                        .map(|p| unquote_key(p.as_str()))
+                        .unwrap_or_default();
                     let val = e.next().map(|p| p.as_str()).unwrap_or("");
                     if kind == "dialect_resources" && dname == "builtin" {
                         let blob = parse_hex_blob(val)
@@ -508,7 +524,10 @@ impl<'c, 's> Parser<'c, 's> {
                         let mut it = g.into_inner();
                         let name = it.next().map(|x| x.as_str()).unwrap_or("%");
                         let count = match it.next() {
-                            Some(n) => n.as_str().parse::<u32>().map_err(|_| self.err(sp.clone(), "invalid result count"))?,
+                            Some(n) => n
+                                .as_str()
+                                .parse::<u32>()
+                                .map_err(|_| self.err(sp.clone(), "invalid result count"))?,
                             None => 1,
                         };
                         if count == 0 {
@@ -521,11 +540,14 @@ impl<'c, 's> Parser<'c, 's> {
                 _ => items.push(self.build_item(p, start)?),
             }
         }
-        let name_pair = name_pair.ok_or_else(|| self.err(start..start + 1, "expected operation name"))?;
+        let name_pair =
+            name_pair.ok_or_else(|| self.err(start..start + 1, "expected operation name"))?;
         let name_span = Self::pspan(&name_pair, start);
         let inner_name = name_pair.into_inner().next();
         let (name, generic): (String, bool) = match inner_name {
-            Some(n) if n.as_rule() == Rule::string => (unescape(&n.as_str()[1..n.as_str().len() - 1]), true),
+            Some(n) if n.as_rule() == Rule::string => {
+                (unescape(&n.as_str()[1..n.as_str().len() - 1]), true)
+            }
             Some(n) => (n.as_str().to_string(), false),
             None => return Err(self.err(name_span, "expected operation name")),
         };
@@ -556,10 +578,24 @@ impl<'c, 's> Parser<'c, 's> {
             } else if let Some(fmt) = def.compiled_format() {
                 fmt.parse(&mut op)?;
             } else if def.format.is_some() {
-                let e = def.compiled.get().and_then(|r| r.as_ref().err()).cloned().unwrap_or_default();
-                return Err(op.p.err(name_span, format!("op '{}' has an invalid assembly format: {e}", def.name)));
+                let e = def
+                    .compiled
+                    .get()
+                    .and_then(|r| r.as_ref().err())
+                    .cloned()
+                    .unwrap_or_default();
+                return Err(op.p.err(
+                    name_span,
+                    format!("op '{}' has an invalid assembly format: {e}", def.name),
+                ));
             } else {
-                return Err(op.p.err(name_span, format!("op '{}' has no custom assembly form; use the generic form", def.name)));
+                return Err(op.p.err(
+                    name_span,
+                    format!(
+                        "op '{}' has no custom assembly form; use the generic form",
+                        def.name
+                    ),
+                ));
             }
         }
         op.finish(result_groups)
@@ -571,7 +607,11 @@ impl<'c, 's> Parser<'c, 's> {
         generic: bool,
         span: Range<usize>,
     ) -> PResult<(Ident, Option<&'static OpDef>)> {
-        let full = if !name.contains('.') { format!("builtin.{name}") } else { name.to_string() };
+        let full = if !name.contains('.') {
+            format!("builtin.{name}")
+        } else {
+            name.to_string()
+        };
         if let Some(def) = self.ctx.op_def(&full) {
             return Ok((Ident::new(def.name), Some(def)));
         }
@@ -605,13 +645,28 @@ impl<'c, 's> Parser<'c, 's> {
 
     fn pop_frame(&mut self) -> PResult<()> {
         let f = self.frames.pop().expect("frame");
-        if let Some((name, e)) = f.blocks.iter().filter(|(_, e)| !e.defined).min_by_key(|(_, e)| e.span.start) {
-            return Err(self.err(e.span.clone(), format!("reference to an undefined block '{name}'")));
+        if let Some((name, e)) = f
+            .blocks
+            .iter()
+            .filter(|(_, e)| !e.defined)
+            .min_by_key(|(_, e)| e.span.start)
+        {
+            return Err(self.err(
+                e.span.clone(),
+                format!("reference to an undefined block '{name}'"),
+            ));
         }
         if f.isolated {
             if let Some(((name, idx), fr)) = f.forward.iter().min_by_key(|(_, fr)| fr.span.start) {
-                let shown = if *idx == 0 { name.to_string() } else { format!("{name}#{idx}") };
-                return Err(self.err(fr.span.clone(), format!("use of undeclared SSA value name '{shown}'")));
+                let shown = if *idx == 0 {
+                    name.to_string()
+                } else {
+                    format!("{name}#{idx}")
+                };
+                return Err(self.err(
+                    fr.span.clone(),
+                    format!("use of undeclared SSA value name '{shown}'"),
+                ));
             }
         }
         Ok(())
@@ -638,13 +693,21 @@ impl<'c, 's> Parser<'c, 's> {
     }
 
     /// Bind a name to values in the innermost frame, resolving forward references.
-    fn define(&mut self, name: &'s str, values: SmallVec<[ValueId; 1]>, span: Range<usize>) -> PResult<()> {
+    fn define(
+        &mut self,
+        name: &'s str,
+        values: SmallVec<[ValueId; 1]>,
+        span: Range<usize>,
+    ) -> PResult<()> {
         if let Some(prev) = self.lookup(name) {
             let prev_span = prev.span.clone();
             return Err(Box::new(
-                Diagnostic::error(format!("redefinition of SSA value '{name}'"), self.pos_of(span))
-                    .with_label("redefined here")
-                    .with_note("previously defined here", self.pos_of(prev_span)),
+                Diagnostic::error(
+                    format!("redefinition of SSA value '{name}'"),
+                    self.pos_of(span),
+                )
+                .with_label("redefined here")
+                .with_note("previously defined here", self.pos_of(prev_span)),
             ));
         }
         let fi = self.isolated_frame_index();
@@ -676,7 +739,13 @@ impl<'c, 's> Parser<'c, 's> {
         if let Some(e) = self.lookup(r.name) {
             let Some(&v) = e.values.get(r.index as usize) else {
                 let n = e.values.len();
-                return Err(self.err(r.span.clone(), format!("reference to invalid result number {} of '{}' (it has {n})", r.index, r.name)));
+                return Err(self.err(
+                    r.span.clone(),
+                    format!(
+                        "reference to invalid result number {} of '{}' (it has {n})",
+                        r.index, r.name
+                    ),
+                ));
             };
             let have = self.bodies.last().expect("body").value_type(v);
             if have != ty {
@@ -727,8 +796,11 @@ impl<'c, 's> Parser<'c, 's> {
                 if e.defined {
                     let prev = e.span.clone();
                     return Err(Box::new(
-                        Diagnostic::error(format!("redefinition of block '{name}'"), self.pos_of(span))
-                            .with_note("previously defined here", self.pos_of(prev)),
+                        Diagnostic::error(
+                            format!("redefinition of block '{name}'"),
+                            self.pos_of(span),
+                        )
+                        .with_note("previously defined here", self.pos_of(prev)),
                     ));
                 }
                 e.defined = true;
@@ -737,14 +809,26 @@ impl<'c, 's> Parser<'c, 's> {
             return Ok(e.block);
         }
         let b = self.body().new_block();
-        self.frames[top].blocks.insert(name, BlockEntry { block: b, defined: defining, span });
+        self.frames[top].blocks.insert(
+            name,
+            BlockEntry {
+                block: b,
+                defined: defining,
+                span,
+            },
+        );
         Ok(b)
     }
 
     // ---- regions -----------------------------------------------------------
 
     /// Parse `{ ... }` at `pos` into `region` of the current body.
-    fn parse_region_body(&mut self, region: RegionId, args: &[ArgDecl<'s>], isolated: bool) -> PResult<()> {
+    fn parse_region_body(
+        &mut self,
+        region: RegionId,
+        args: &[ArgDecl<'s>],
+        isolated: bool,
+    ) -> PResult<()> {
         self.skip_ws();
         let open = self.pos;
         if self.peek_char() != Some(b'{') {
@@ -774,22 +858,35 @@ impl<'c, 's> Parser<'c, 's> {
                     let start = self.pos;
                     let label = self.run(Rule::block_label)?;
                     let mut it = label.clone().into_inner();
-                    let name_pair = it.next().ok_or_else(|| self.err(start..start + 1, "expected block name"))?;
+                    let name_pair = it
+                        .next()
+                        .ok_or_else(|| self.err(start..start + 1, "expected block name"))?;
                     let name = name_pair.as_str();
                     let nspan = Self::pspan(&name_pair, start);
-                    if !args.is_empty() && current.is_some() && self.body().region(region).blocks.len() == 1
-                        && self.body().block_first_op(current.unwrap_or(BlockId(0))).is_none()
+                    if !args.is_empty()
+                        && current.is_some()
+                        && self.body().region(region).blocks.len() == 1
+                        && self
+                            .body()
+                            .block_first_op(current.unwrap_or(BlockId(0)))
+                            .is_none()
                     {
-                        return Err(self.err(nspan, "invalid block name in region with named arguments"));
+                        return Err(
+                            self.err(nspan, "invalid block name in region with named arguments")
+                        );
                     }
                     let b = self.block_ref(name, nspan.clone(), true)?;
                     self.body().attach_block(region, b);
                     self.pos = start + label.as_span().end();
                     for a in it {
                         let mut ai = a.into_inner();
-                        let vname = ai.next().ok_or_else(|| self.err(nspan.clone(), "expected argument"))?;
+                        let vname = ai
+                            .next()
+                            .ok_or_else(|| self.err(nspan.clone(), "expected argument"))?;
                         let vspan = Self::pspan(&vname, start);
-                        let tp = ai.next().ok_or_else(|| self.err(vspan.clone(), "expected type"))?;
+                        let tp = ai
+                            .next()
+                            .ok_or_else(|| self.err(vspan.clone(), "expected type"))?;
                         let ty = self.build_type_at(tp, start)?;
                         let loc = match ai.next() {
                             Some(l) => self.build_loc(l, start)?,
@@ -817,4 +914,3 @@ impl<'c, 's> Parser<'c, 's> {
         self.pop_frame()
     }
 }
-

@@ -65,7 +65,9 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             None if self.p.peek_char() == Some(b'{') => "a region".to_string(),
             None => "end of op".to_string(),
         };
-        self.p.err(self.here(), format!("expected {what}, found {found}")).tap_label(format!("expected {what}"))
+        self.p
+            .err(self.here(), format!("expected {what}, found {found}"))
+            .tap_label(format!("expected {what}"))
     }
 
     pub fn peek_punct(&self, p: &str) -> bool {
@@ -117,12 +119,21 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     // ---- operands ----------------------------------------------------------
 
     pub fn peek_operand(&self) -> bool {
-        matches!(self.peek(), Some(Item { kind: ItemKind::Value { .. }, .. }))
+        matches!(
+            self.peek(),
+            Some(Item {
+                kind: ItemKind::Value { .. },
+                ..
+            })
+        )
     }
 
     pub fn parse_operand(&mut self) -> PResult<OperandRef<'s>> {
         match self.peek().cloned() {
-            Some(Item { kind: ItemKind::Value { name, index }, span }) => {
+            Some(Item {
+                kind: ItemKind::Value { name, index },
+                span,
+            }) => {
                 self.idx += 1;
                 Ok(OperandRef { name, index, span })
             }
@@ -146,26 +157,48 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     }
 
     /// Bind operand references to values of the given types (creating forward references).
-    pub fn resolve_operands(&mut self, refs: &[OperandRef<'s>], types: &[Type]) -> PResult<Vec<ValueId>> {
+    pub fn resolve_operands(
+        &mut self,
+        refs: &[OperandRef<'s>],
+        types: &[Type],
+    ) -> PResult<Vec<ValueId>> {
         if refs.len() != types.len() {
-            let span = refs.first().map_or(self.name_span.clone(), |r| r.span.start..refs[refs.len() - 1].span.end);
+            let span = refs.first().map_or(self.name_span.clone(), |r| {
+                r.span.start..refs[refs.len() - 1].span.end
+            });
             return Err(self.p.err(
                 span,
-                format!("{} operands present, but expected {} types", refs.len(), types.len()),
+                format!(
+                    "{} operands present, but expected {} types",
+                    refs.len(),
+                    types.len()
+                ),
             ));
         }
-        refs.iter().zip(types).map(|(r, &t)| self.p.resolve_use(r, t)).collect()
+        refs.iter()
+            .zip(types)
+            .map(|(r, &t)| self.p.resolve_use(r, t))
+            .collect()
     }
 
     // ---- types -------------------------------------------------------------
 
     pub fn peek_type(&self) -> bool {
-        matches!(self.peek(), Some(Item { kind: ItemKind::Type(_), .. }))
+        matches!(
+            self.peek(),
+            Some(Item {
+                kind: ItemKind::Type(_),
+                ..
+            })
+        )
     }
 
     pub fn parse_type(&mut self) -> PResult<Type> {
         match self.peek().cloned() {
-            Some(Item { kind: ItemKind::Type(t), .. }) => {
+            Some(Item {
+                kind: ItemKind::Type(t),
+                ..
+            }) => {
                 self.idx += 1;
                 Ok(t)
             }
@@ -215,7 +248,11 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         }
         let ins = self.parse_paren_type_list()?;
         self.expect_punct("->")?;
-        let outs = if self.peek_punct("(") { self.parse_paren_type_list()? } else { vec![self.parse_type()?] };
+        let outs = if self.peek_punct("(") {
+            self.parse_paren_type_list()?
+        } else {
+            vec![self.parse_type()?]
+        };
         Ok((ins, outs))
     }
 
@@ -237,7 +274,9 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             ItemKind::Keyword("true") => Attribute::bool(true),
             ItemKind::Keyword("false") => Attribute::bool(false),
             ItemKind::Keyword("unit") => Attribute::unit(),
-            ItemKind::Keyword(k) if matches!(kind, AttrKind::Enum(_) | AttrKind::Str) => Attribute::string(k),
+            ItemKind::Keyword(k) if matches!(kind, AttrKind::Enum(_) | AttrKind::Str) => {
+                Attribute::string(k)
+            }
             ItemKind::Punct("[") => {
                 self.idx += 1;
                 let elem = match kind {
@@ -256,7 +295,11 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
                     }
                     self.expect_punct("]")?;
                 }
-                return self.check_attr_kind(Attribute::array(xs), kind, item.span.start..self.here().start);
+                return self.check_attr_kind(
+                    Attribute::array(xs),
+                    kind,
+                    item.span.start..self.here().start,
+                );
             }
             _ => return Err(self.expected(&kind.describe())),
         };
@@ -264,30 +307,54 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         self.check_attr_kind(attr, kind, item.span)
     }
 
-    fn check_attr_kind(&self, a: Attribute, kind: AttrKind, span: Range<usize>) -> PResult<Attribute> {
+    fn check_attr_kind(
+        &self,
+        a: Attribute,
+        kind: AttrKind,
+        span: Range<usize>,
+    ) -> PResult<Attribute> {
         if kind.accepts(a) {
             Ok(a)
         } else {
-            Err(self.p.err(span, format!("expected {}, found {} '{a}'", kind.describe(), a.kind_name())))
+            Err(self.p.err(
+                span,
+                format!(
+                    "expected {}, found {} '{a}'",
+                    kind.describe(),
+                    a.kind_name()
+                ),
+            ))
         }
     }
 
     pub fn add_attr(&mut self, name: &str, value: Attribute, span: Range<usize>) -> PResult<()> {
         let id = Ident::new(name);
         if self.attrs.iter().any(|(n, _)| *n == id) {
-            return Err(self.p.err(span, format!("attribute '{name}' occurs more than once")));
+            return Err(self
+                .p
+                .err(span, format!("attribute '{name}' occurs more than once")));
         }
         self.attrs.push((id, value));
         Ok(())
     }
 
     pub fn peek_attr_dict(&self) -> bool {
-        matches!(self.peek(), Some(Item { kind: ItemKind::Dict(_), .. }))
+        matches!(
+            self.peek(),
+            Some(Item {
+                kind: ItemKind::Dict(_),
+                ..
+            })
+        )
     }
 
     /// An optional `{...}` attribute dictionary, merged into the op's attributes.
     pub fn parse_optional_attr_dict(&mut self) -> PResult<()> {
-        if let Some(Item { kind: ItemKind::Dict(d), span }) = self.peek().cloned() {
+        if let Some(Item {
+            kind: ItemKind::Dict(d),
+            span,
+        }) = self.peek().cloned()
+        {
             // `{...}` right before a region start may be the region itself
             // (e.g. `{ graph.return }`); formats that expect a region after
             // the dictionary resolve that via `parse_region`.
@@ -313,7 +380,10 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     /// `@name`: a symbol name definition.
     pub fn parse_symbol_name(&mut self) -> PResult<(Ident, Range<usize>)> {
         match self.peek().cloned() {
-            Some(Item { kind: ItemKind::Symbol(a), span }) => {
+            Some(Item {
+                kind: ItemKind::Symbol(a),
+                span,
+            }) => {
                 self.idx += 1;
                 match a.data() {
                     AttrData::Symbol(parts) if parts.len() == 1 => Ok((parts[0], span)),
@@ -325,7 +395,13 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     }
 
     pub fn peek_symbol(&self) -> bool {
-        matches!(self.peek(), Some(Item { kind: ItemKind::Symbol(_), .. }))
+        matches!(
+            self.peek(),
+            Some(Item {
+                kind: ItemKind::Symbol(_),
+                ..
+            })
+        )
     }
 
     /// `%name: type [loc(...)]` — a block argument declared in op syntax.
@@ -337,13 +413,21 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         self.expect_punct(":")?;
         let ty = self.parse_type()?;
         let loc = match self.peek().cloned() {
-            Some(Item { kind: ItemKind::Loc(l), .. }) => {
+            Some(Item {
+                kind: ItemKind::Loc(l),
+                ..
+            }) => {
                 self.idx += 1;
                 Some(l)
             }
             _ => None,
         };
-        Ok(ArgDecl { name: r.name, span: r.span, ty, loc })
+        Ok(ArgDecl {
+            name: r.name,
+            span: r.span,
+            ty,
+            loc,
+        })
     }
 
     // ---- regions and successors ------------------------------------------
@@ -356,7 +440,10 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
                 let rest = self.p.src[self.p.pos..].trim_start();
                 rest.starts_with('{') && !rest.starts_with("{-#")
             }
-            Some(Item { kind: ItemKind::Dict(_), .. }) => self.idx + 1 == self.items.len(),
+            Some(Item {
+                kind: ItemKind::Dict(_),
+                ..
+            }) => self.idx + 1 == self.items.len(),
             _ => false,
         }
     }
@@ -364,7 +451,10 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     /// Parse a region; `args` become the entry block's arguments.
     pub fn parse_region(&mut self, args: &[ArgDecl<'s>]) -> PResult<RegionId> {
         match self.peek() {
-            Some(Item { kind: ItemKind::Dict(_), span }) => {
+            Some(Item {
+                kind: ItemKind::Dict(_),
+                span,
+            }) => {
                 // The dictionary was really a region: re-read from its `{`.
                 self.p.pos = span.start;
                 self.items.truncate(self.idx);
@@ -395,6 +485,19 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         Ok(region)
     }
 
+    /// Add a region with no blocks (e.g. a function declaration's body).
+    pub fn add_empty_region(&mut self) -> RegionId {
+        let r = if self.region_frames_isolated {
+            self.inner
+                .get_or_insert_with(Default::default)
+                .new_region(None)
+        } else {
+            self.p.body().new_region(None)
+        };
+        self.regions.push(r);
+        r
+    }
+
     /// Read the items following a region.
     fn refill(&mut self) -> PResult<()> {
         self.p.skip_ws();
@@ -414,12 +517,21 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     }
 
     pub fn peek_successor(&self) -> bool {
-        matches!(self.peek(), Some(Item { kind: ItemKind::Caret(_), .. }))
+        matches!(
+            self.peek(),
+            Some(Item {
+                kind: ItemKind::Caret(_),
+                ..
+            })
+        )
     }
 
     pub fn parse_successor(&mut self) -> PResult<BlockId> {
         match self.peek().cloned() {
-            Some(Item { kind: ItemKind::Caret(name), span }) => {
+            Some(Item {
+                kind: ItemKind::Caret(name),
+                span,
+            }) => {
                 self.idx += 1;
                 let b = self.p.block_ref(name, span, false)?;
                 self.successors.push(b);
@@ -475,24 +587,38 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     /// Create the op from what the format parsed; bind result names.
     pub(super) fn finish(mut self, groups: Vec<(&'s str, u32, Range<usize>)>) -> PResult<OpId> {
         let mut loc = None;
-        if let Some(Item { kind: ItemKind::Loc(l), .. }) = self.peek() {
+        if let Some(Item {
+            kind: ItemKind::Loc(l),
+            ..
+        }) = self.peek()
+        {
             loc = Some(*l);
             self.idx += 1;
         }
         if !self.at_end() {
             let what = self.peek().map(|i| i.describe()).unwrap_or_default();
-            return Err(self.p.err(self.here(), format!("unexpected {what} in '{}'", self.name)));
+            return Err(self
+                .p
+                .err(self.here(), format!("unexpected {what} in '{}'", self.name)));
         }
         let result_types = match self.result_types.take() {
             Some(t) => t,
-            None => return Err(self.p.err(self.name_span.clone(), format!("cannot determine the result types of '{}'", self.name))),
+            None => {
+                return Err(self.p.err(
+                    self.name_span.clone(),
+                    format!("cannot determine the result types of '{}'", self.name),
+                ))
+            }
         };
         let named: u32 = groups.iter().map(|g| g.1).sum();
         if !groups.is_empty() && named as usize != result_types.len() {
             let span = groups[0].2.start..groups[groups.len() - 1].2.end;
             return Err(self.p.err(
                 span,
-                format!("operation defines {} results but was provided {named} to bind", result_types.len()),
+                format!(
+                    "operation defines {} results but was provided {named} to bind",
+                    result_types.len()
+                ),
             ));
         }
         if let Some(def) = self.def {
@@ -514,7 +640,9 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         let op = self.p.body().create_op_with_regions(st, regions, inner);
         let mut next = 0usize;
         for (name, count, span) in groups {
-            let vals: SmallVec<[ValueId; 1]> = (next..next + count as usize).map(|i| self.p.body().result(op, i)).collect();
+            let vals: SmallVec<[ValueId; 1]> = (next..next + count as usize)
+                .map(|i| self.p.body().result(op, i))
+                .collect();
             next += count as usize;
             self.p.define(name, vals, span)?;
         }

@@ -48,27 +48,23 @@ impl Timing {
         }
     }
 
-    /// MLIR-style report (`--mlir-timing`): wall time per pass, nested.
-    pub fn report(&self, total: Duration) -> String {
-        let mut out = String::new();
-        out.push_str("===-------------------------------------------------------------------------===\n");
-        out.push_str("                         ... Execution time report ...\n");
-        out.push_str("===-------------------------------------------------------------------------===\n");
-        out.push_str(&format!("  Total Execution Time: {:.4} seconds\n\n", total.as_secs_f64()));
-        out.push_str("  ----Wall Time----  ----Name----\n");
+    /// Report lines (`time (pct)  name`) nested under `depth` levels of indentation.
+    /// Times of passes inside a parallel pipeline are summed over threads.
+    pub fn lines(&self, total: Duration, depth: usize) -> Vec<String> {
         let tot = total.as_secs_f64().max(1e-12);
-        for (path, d) in &self.entries {
-            let s = d.as_secs_f64();
-            out.push_str(&format!(
-                "  {:>8.4} ({:>5.1}%)  {}{}\n",
-                s,
-                100.0 * s / tot,
-                "  ".repeat(path.len().saturating_sub(1)),
-                path.last().map(String::as_str).unwrap_or("")
-            ));
-        }
-        out.push_str(&format!("  {:>8.4} (100.0%)  Total\n", total.as_secs_f64()));
-        out
+        self.entries
+            .iter()
+            .map(|(path, d)| {
+                let s = d.as_secs_f64();
+                format!(
+                    "  {:>8.4} ({:>5.1}%)  {}{}",
+                    s,
+                    100.0 * s / tot,
+                    "  ".repeat(depth + path.len().saturating_sub(1)),
+                    path.last().map(String::as_str).unwrap_or("")
+                )
+            })
+            .collect()
     }
 }
 
@@ -92,7 +88,10 @@ pub fn run_pipeline(
     let data = module.outer.op_mut(op);
     if pm.anchor != "any" && pm.anchor != data.name.as_str() {
         return Err(vec![Diagnostic::error(
-            format!("can't run '{}' pass manager on 'builtin.module' op", pm.anchor),
+            format!(
+                "can't run '{}' pass manager on 'builtin.module' op",
+                pm.anchor
+            ),
             Pos::Loc(data.loc),
         )]);
     }
@@ -114,12 +113,17 @@ fn run_on(
                 if let Some(a) = info.anchor {
                     if a != op.name.as_str() {
                         return Err(vec![Diagnostic::error(
-                            format!("can't run '{}' pass on '{}' op: it runs on '{a}' ops", info.name, op.name),
+                            format!(
+                                "can't run '{}' pass on '{}' op: it runs on '{a}' ops",
+                                info.name, op.name
+                            ),
                             Pos::Loc(op.loc),
                         )]);
                     }
                 }
-                let before = opts.print_ir_after_change.then(|| print_data(op, opts.print));
+                let before = opts
+                    .print_ir_after_change
+                    .then(|| print_data(op, opts.print));
                 let t0 = Instant::now();
                 pass.run(op, cx)?;
                 path.push(format!("{} ({})", pass_title(info.name), info.name));
@@ -130,7 +134,10 @@ fn run_on(
                 }
                 path.pop();
                 if opts.verify_each {
-                    let diags: Vec<Diagnostic> = crate::verifier::verify_data(op).into_iter().filter(|d| d.is_error()).collect();
+                    let diags: Vec<Diagnostic> = crate::verifier::verify_data(op)
+                        .into_iter()
+                        .filter(|d| d.is_error())
+                        .collect();
                     if !diags.is_empty() {
                         let mut out = vec![Diagnostic::error(
                             format!("IR is invalid after pass '{}'", info.name),
@@ -141,11 +148,17 @@ fn run_on(
                     }
                 }
                 let dump = opts.print_ir_after_all
-                    || before.as_ref().is_some_and(|b| *b != print_data(op, opts.print));
+                    || before
+                        .as_ref()
+                        .is_some_and(|b| *b != print_data(op, opts.print));
                 if dump {
                     let text = print_data(op, opts.print);
                     if let Ok(mut d) = inst.dumps.lock() {
-                        let sym = op.attr("sym_name").and_then(|a| a.as_str()).map(|s| format!(" @{s}")).unwrap_or_default();
+                        let sym = op
+                            .attr("sym_name")
+                            .and_then(|a| a.as_str())
+                            .map(|s| format!(" @{s}"))
+                            .unwrap_or_default();
                         d.push_str(&format!(
                             "// -----// IR Dump After {} ({}) ('{}' operation{sym}) //----- //\n{text}\n",
                             pass_title(info.name),
@@ -158,6 +171,12 @@ fn run_on(
             PipelineElem::Nested(sub) => {
                 let t0 = Instant::now();
                 path.push(format!("'{}' Pipeline", sub.anchor));
+                if opts.timing {
+                    // Reserve the entry so it prints before the passes nested in it.
+                    if let Ok(mut t) = inst.timing.lock() {
+                        t.add(path, Duration::ZERO);
+                    }
+                }
                 let res = run_nested(sub, op, cx, opts, inst, path);
                 if opts.timing {
                     if let Ok(mut t) = inst.timing.lock() {
@@ -217,7 +236,11 @@ fn run_nested(
             .map(|(_, d)| run_one(d))
             .collect()
     };
-    let errors: Vec<Diagnostic> = results.into_iter().filter_map(|r| r.err()).flatten().collect();
+    let errors: Vec<Diagnostic> = results
+        .into_iter()
+        .filter_map(|r| r.err())
+        .flatten()
+        .collect();
     if errors.is_empty() {
         Ok(())
     } else {
@@ -230,14 +253,18 @@ fn pass_title(name: &str) -> String {
     name.split('-')
         .map(|w| {
             let mut c = w.chars();
-            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
         })
         .collect()
 }
 
 /// Print an isolated op on its own (moved into a scratch body and back).
 pub fn print_data(op: &mut OpData, opts: PrintOptions) -> String {
-    with_scratch(op, |b, id| crate::printer::print_op(b, id, opts).trim_end().to_string())
+    with_scratch(op, |b, id| {
+        crate::printer::print_op(b, id, opts).trim_end().to_string()
+    })
 }
 
 /// Run `f` with `op` placed alone in a scratch body (the op is moved, not copied).

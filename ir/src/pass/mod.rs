@@ -83,7 +83,12 @@ impl PassRegistry {
         self.passes.insert(info.name, PassEntry { info, make });
     }
     /// A named pipeline: `name` expands to `text`.
-    pub fn register_pipeline(&mut self, name: &'static str, summary: &'static str, text: &'static str) {
+    pub fn register_pipeline(
+        &mut self,
+        name: &'static str,
+        summary: &'static str,
+        text: &'static str,
+    ) {
         self.pipelines.insert(name, (summary, text));
     }
     pub fn get(&self, name: &str) -> Option<&PassEntry> {
@@ -95,12 +100,20 @@ impl PassRegistry {
     pub fn passes(&self) -> impl Iterator<Item = &PassEntry> {
         self.passes.values()
     }
-    pub fn pipelines(&self) -> impl Iterator<Item = (&'static str, &'static str, &'static str)> + '_ {
+    pub fn pipelines(
+        &self,
+    ) -> impl Iterator<Item = (&'static str, &'static str, &'static str)> + '_ {
         self.pipelines.iter().map(|(n, (s, t))| (*n, *s, *t))
     }
     /// Build a pass from its name and option text (`a=1 b=x`).
-    pub fn create(&self, name: &str, options: &[(String, Option<String>)]) -> Result<Box<dyn Pass>, String> {
-        let e = self.get(name).ok_or_else(|| format!("'{name}' does not refer to a registered pass or pass pipeline"))?;
+    pub fn create(
+        &self,
+        name: &str,
+        options: &[(String, Option<String>)],
+    ) -> Result<Box<dyn Pass>, String> {
+        let e = self.get(name).ok_or_else(|| {
+            format!("'{name}' does not refer to a registered pass or pass pipeline")
+        })?;
         let opts = PassOptions::parse(e.info, options)?;
         (e.make)(&opts)
     }

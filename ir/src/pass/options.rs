@@ -52,7 +52,12 @@ fn parse_value(d: &OptionDef, text: &str) -> Result<OptValue, String> {
         OptKind::Bool => match text {
             "" | "true" | "1" => OptValue::Bool(true),
             "false" | "0" => OptValue::Bool(false),
-            _ => return Err(format!("option '{}' expects true or false, got '{text}'", d.name)),
+            _ => {
+                return Err(format!(
+                    "option '{}' expects true or false, got '{text}'",
+                    d.name
+                ))
+            }
         },
         OptKind::Int => OptValue::Int(
             text.parse()
@@ -67,7 +72,11 @@ fn parse_value(d: &OptionDef, text: &str) -> Result<OptValue, String> {
         ),
         OptKind::Enum(vs) => {
             if !vs.contains(&text) {
-                return Err(format!("option '{}' expects one of {}, got '{text}'", d.name, vs.join(", ")));
+                return Err(format!(
+                    "option '{}' expects one of {}, got '{text}'",
+                    d.name,
+                    vs.join(", ")
+                ));
             }
             OptValue::Str(text.to_string())
         }
@@ -75,24 +84,27 @@ fn parse_value(d: &OptionDef, text: &str) -> Result<OptValue, String> {
 }
 
 impl PassOptions {
-    pub fn parse(info: &PassInfo, given: &[(String, Option<String>)]) -> Result<PassOptions, String> {
+    pub fn parse(
+        info: &PassInfo,
+        given: &[(String, Option<String>)],
+    ) -> Result<PassOptions, String> {
         let mut values = BTreeMap::new();
         for d in info.options {
             values.insert(d.name, parse_value(d, d.default)?);
         }
         for (k, v) in given {
-            let d = info
-                .options
-                .iter()
-                .find(|d| d.name == k)
-                .ok_or_else(|| {
-                    let known: Vec<&str> = info.options.iter().map(|d| d.name).collect();
-                    if known.is_empty() {
-                        format!("pass '{}' has no options, got '{k}'", info.name)
-                    } else {
-                        format!("no such option '{k}' for pass '{}' (options: {})", info.name, known.join(", "))
-                    }
-                })?;
+            let d = info.options.iter().find(|d| d.name == k).ok_or_else(|| {
+                let known: Vec<&str> = info.options.iter().map(|d| d.name).collect();
+                if known.is_empty() {
+                    format!("pass '{}' has no options, got '{k}'", info.name)
+                } else {
+                    format!(
+                        "no such option '{k}' for pass '{}' (options: {})",
+                        info.name,
+                        known.join(", ")
+                    )
+                }
+            })?;
             values.insert(d.name, parse_value(d, v.as_deref().unwrap_or(""))?);
         }
         Ok(PassOptions { values })

@@ -63,7 +63,10 @@ pub fn parse_pipeline(reg: &PassRegistry, text: &str) -> Result<OpPipeline, Pipe
         .into_iter()
         .next()
         .and_then(|p| p.into_inner().next())
-        .ok_or_else(|| PipelineError { message: "empty pass pipeline".into(), range: 0..0 })?;
+        .ok_or_else(|| PipelineError {
+            message: "empty pass pipeline".into(),
+            range: 0..0,
+        })?;
     let elems = build_list(reg, list)?;
     // `builtin.module(...)` at the top is the module pipeline itself.
     if elems.len() == 1 {
@@ -76,10 +79,16 @@ pub fn parse_pipeline(reg: &PassRegistry, text: &str) -> Result<OpPipeline, Pipe
             }
         }
     }
-    Ok(OpPipeline { anchor: "builtin.module".into(), elems })
+    Ok(OpPipeline {
+        anchor: "builtin.module".into(),
+        elems,
+    })
 }
 
-fn build_list(reg: &PassRegistry, list: pest::iterators::Pair<Rule>) -> Result<Vec<PipelineElem>, PipelineError> {
+fn build_list(
+    reg: &PassRegistry,
+    list: pest::iterators::Pair<Rule>,
+) -> Result<Vec<PipelineElem>, PipelineError> {
     let mut out = vec![];
     for el in list.into_inner() {
         let span = el.as_span();
@@ -93,10 +102,16 @@ fn build_list(reg: &PassRegistry, list: pest::iterators::Pair<Rule>) -> Result<V
                 Rule::options => {
                     for o in part.into_inner() {
                         let mut it = o.into_inner();
-                        let k = it.next().map(|x| x.as_str().to_string()).unwrap_or_default();
+                        let k = it
+                            .next()
+                            .map(|x| x.as_str().to_string())
+                            .unwrap_or_default();
                         let v = it.next().map(|x| {
                             let s = x.as_str();
-                            let s = s.strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or(s);
+                            let s = s
+                                .strip_prefix('{')
+                                .and_then(|s| s.strip_suffix('}'))
+                                .unwrap_or(s);
                             s.trim_matches('"').to_string()
                         });
                         opts.push((k, v));
@@ -109,13 +124,20 @@ fn build_list(reg: &PassRegistry, list: pest::iterators::Pair<Rule>) -> Result<V
         match nested {
             Some(n) => {
                 if !opts.is_empty() {
-                    return Err(PipelineError { message: format!("op anchor '{name}' takes no options"), range });
+                    return Err(PipelineError {
+                        message: format!("op anchor '{name}' takes no options"),
+                        range,
+                    });
                 }
                 let elems = match n.into_inner().next() {
                     Some(l) => build_list(reg, l)?,
                     None => vec![],
                 };
-                let anchor = if name.contains('.') || name == "any" { name.to_string() } else { format!("builtin.{name}") };
+                let anchor = if name.contains('.') || name == "any" {
+                    name.to_string()
+                } else {
+                    format!("builtin.{name}")
+                };
                 out.push(PipelineElem::Nested(OpPipeline { anchor, elems }));
             }
             None => {
@@ -129,11 +151,19 @@ fn build_list(reg: &PassRegistry, list: pest::iterators::Pair<Rule>) -> Result<V
                     continue;
                 }
                 let e = reg.get(name).ok_or_else(|| PipelineError {
-                    message: format!("'{name}' does not refer to a registered pass or pass pipeline"),
+                    message: format!(
+                        "'{name}' does not refer to a registered pass or pass pipeline"
+                    ),
                     range: range.clone(),
                 })?;
-                let options = PassOptions::parse(e.info, &opts).map_err(|m| PipelineError { message: m, range: range.clone() })?;
-                let pass = (e.make)(&options).map_err(|m| PipelineError { message: m, range: range.clone() })?;
+                let options = PassOptions::parse(e.info, &opts).map_err(|m| PipelineError {
+                    message: m,
+                    range: range.clone(),
+                })?;
+                let pass = (e.make)(&options).map_err(|m| PipelineError {
+                    message: m,
+                    range: range.clone(),
+                })?;
                 out.push(PipelineElem::Pass { pass, options });
             }
         }

@@ -9,7 +9,12 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Print the IR on stderr",
     description: "Prints the op the pass runs on to stderr, preceded by `// ----- label -----`.",
     anchor: None,
-    options: &[OptionDef { name: "label", kind: OptKind::Str, default: "IR Dump", doc: "label printed before the IR" }],
+    options: &[OptionDef {
+        name: "label",
+        kind: OptKind::Str,
+        default: "IR Dump",
+        doc: "label printed before the IR",
+    }],
 };
 
 struct PrintIr {
@@ -17,7 +22,9 @@ struct PrintIr {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(PrintIr { label: o.str("label").to_string() }))
+    Ok(Box::new(PrintIr {
+        label: o.str("label").to_string(),
+    }))
 }
 
 impl Pass for PrintIr {

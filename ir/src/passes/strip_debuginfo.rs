@@ -7,7 +7,8 @@ use crate::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 pub static INFO: PassInfo = PassInfo {
     name: "strip-debuginfo",
     summary: "Replace all locations with loc(unknown)",
-    description: "Removes source locations from every op and block argument nested in the anchor op.",
+    description:
+        "Removes source locations from every op and block argument nested in the anchor op.",
     anchor: None,
     options: &[],
 };

@@ -62,7 +62,9 @@ impl Pass for SymbolDce {
         &INFO
     }
     fn run(&self, op: &mut OpData, _cx: &PassContext) -> PassResult {
-        let Some(body) = op.inner.as_deref_mut() else { return Ok(()) };
+        let Some(body) = op.inner.as_deref_mut() else {
+            return Ok(());
+        };
         let top: Vec<OpId> = body
             .root_regions()
             .iter()
@@ -75,9 +77,15 @@ impl Pass for SymbolDce {
                 by_name.insert(n.to_string(), o);
             }
         }
-        let is_private = |b: &Body, o: OpId| b.op(o).attr("sym_visibility").and_then(|a| a.as_str()) == Some("private");
+        let is_private = |b: &Body, o: OpId| {
+            b.op(o).attr("sym_visibility").and_then(|a| a.as_str()) == Some("private")
+        };
         let mut live: HashSet<OpId> = HashSet::new();
-        let mut work: Vec<OpId> = top.iter().copied().filter(|&o| !is_private(body, o)).collect();
+        let mut work: Vec<OpId> = top
+            .iter()
+            .copied()
+            .filter(|&o| !is_private(body, o))
+            .collect();
         while let Some(o) = work.pop() {
             if !live.insert(o) {
                 continue;

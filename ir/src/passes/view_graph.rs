@@ -9,7 +9,8 @@ use std::collections::HashMap;
 pub static INFO: PassInfo = PassInfo {
     name: "view-graph",
     summary: "Print the dataflow graph as Graphviz DOT",
-    description: "For the anchor op and every isolated op nested in it, writes one `digraph` whose \
+    description:
+        "For the anchor op and every isolated op nested in it, writes one `digraph` whose \
                   nodes are ops and block arguments and whose edges are SSA uses (labelled with \
                   the value's type). Render with `dot -Tsvg`.",
     anchor: None,
@@ -26,7 +27,9 @@ struct ViewGraph {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(ViewGraph { filename: o.str("filename").to_string() }))
+    Ok(Box::new(ViewGraph {
+        filename: o.str("filename").to_string(),
+    }))
 }
 
 /// DOT text for the dataflow of one body.
@@ -55,14 +58,21 @@ pub fn body_to_dot(body: &Body, title: &str) -> String {
         }
     }
     let dot = format!("{:?}", Dot::with_config(&g, &[Config::GraphContentOnly]));
-    format!("digraph \"{}\" {{\n{dot}}}\n", crate::printer::escape(title))
+    format!(
+        "digraph \"{}\" {{\n{dot}}}\n",
+        crate::printer::escape(title)
+    )
 }
 
 fn collect(body: &Body, title: &str, out: &mut String) {
     out.push_str(&body_to_dot(body, title));
     for o in body.all_ops(WalkOrder::Pre) {
         if let Some(inner) = body.inner(o) {
-            let name = body.op(o).attr("sym_name").and_then(|a| a.as_str()).unwrap_or(body.op(o).name.as_str());
+            let name = body
+                .op(o)
+                .attr("sym_name")
+                .and_then(|a| a.as_str())
+                .unwrap_or(body.op(o).name.as_str());
             collect(inner, name, out);
         }
     }
@@ -75,19 +85,24 @@ impl Pass for ViewGraph {
     fn run(&self, op: &mut OpData, _cx: &PassContext) -> PassResult {
         let mut out = String::new();
         if let Some(b) = op.inner.as_deref() {
-            let name = op.attr("sym_name").and_then(|a| a.as_str()).unwrap_or(op.name.as_str()).to_string();
+            let name = op
+                .attr("sym_name")
+                .and_then(|a| a.as_str())
+                .unwrap_or(op.name.as_str())
+                .to_string();
             collect(b, &name, &mut out);
         }
         if self.filename == "-" {
             eprint!("{out}");
             Ok(())
         } else {
-            crate::fsutil::write_atomic(std::path::Path::new(&self.filename), out.as_bytes()).map_err(|e| {
-                vec![crate::diagnostics::Diagnostic::error(
-                    format!("cannot write '{}': {e}", self.filename),
-                    crate::diagnostics::Pos::Loc(op.loc),
-                )]
-            })
+            crate::fsutil::write_atomic(std::path::Path::new(&self.filename), out.as_bytes())
+                .map_err(|e| {
+                    vec![crate::diagnostics::Diagnostic::error(
+                        format!("cannot write '{}': {e}", self.filename),
+                        crate::diagnostics::Pos::Loc(op.loc),
+                    )]
+                })
         }
     }
 }

@@ -1,0 +1,80 @@
+//! Shape-inference helpers shared by many ops.
+
+use ge_ir::opdef::InferCtx;
+use ge_ir::{Dim, Type};
+
+/// numpy broadcasting of two shapes.
+pub fn broadcast_shapes(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
+    let n = a.len().max(b.len());
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let x = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            Dim::Static(1)
+        };
+        let y = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            Dim::Static(1)
+        };
+        out.push(match (x, y) {
+            (Dim::Static(1), d) | (d, Dim::Static(1)) => d,
+            (p, q) if p == q => p,
+            (Dim::Unknown, d) | (d, Dim::Unknown) => d,
+            (p, q) => return Err(format!("cannot broadcast dimension {p} with {q}")),
+        });
+    }
+    Ok(out)
+}
+
+fn tensor_shape(t: Type, what: &str) -> Result<Vec<Dim>, String> {
+    t.as_tensor()
+        .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
+        .ok_or_else(|| format!("{what} must be a ranked tensor, got '{t}'"))
+}
+
+/// Result of an elementwise op over broadcast operands, with `dtype` (or the
+/// first operand's element type).
+pub fn broadcast_result(cx: &InferCtx, dtype: Option<ge_ir::DType>) -> Result<Vec<Type>, String> {
+    let first = *cx.operand_types.first().ok_or("expects operands")?;
+    let mut shape = tensor_shape(first, "operand #0")?;
+    for (i, &t) in cx.operand_types.iter().enumerate().skip(1) {
+        let s = tensor_shape(t, &format!("operand #{i}"))?;
+        shape = broadcast_shapes(&shape, &s).map_err(|e| {
+            format!("operands are not broadcast-compatible: '{first}' and '{t}' ({e})")
+        })?;
+    }
+    let dt = dtype
+        .or(first.dtype())
+        .ok_or("operand has no element type")?;
+    Ok(vec![Type::tensor(&shape, dt)])
+}
+
+/// Same type as operand #0.
+pub fn same_as_first(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    Ok(vec![*cx
+        .operand_types
+        .first()
+        .ok_or("expects an operand")?])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_follows_numpy() {
+        let s = |v: &[i64]| v.iter().map(|&d| Dim::Static(d)).collect::<Vec<_>>();
+        assert_eq!(
+            broadcast_shapes(&s(&[4, 1, 3]), &s(&[5, 1])).unwrap(),
+            s(&[4, 5, 3])
+        );
+        assert!(broadcast_shapes(&s(&[2]), &s(&[3])).is_err());
+        let b = Dim::sym("B");
+        assert_eq!(
+            broadcast_shapes(&[b, Dim::Static(1)], &s(&[7])).unwrap(),
+            vec![b, Dim::Static(7)]
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! ge-driver: the command-line tools and what they share.
+
+pub mod diag_verify;
+pub mod opt;
+pub mod registry;

@@ -1,0 +1,414 @@
+//! `ge-opt`: parse, verify, run a pass pipeline, print — mlir-opt's job.
+
+use crate::diag_verify;
+use clap::Parser as ClapParser;
+use ge_ir::diagnostics::{Diagnostic, Pos, SourceMap};
+use ge_ir::pass::{parse_pipeline, run_pipeline, Instrumentation, PassContext, PassManagerOptions};
+use ge_ir::printer::{print_module, PrintOptions};
+use ge_ir::split::split_input;
+use ge_ir::Context;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(ClapParser, Debug, Clone)]
+#[command(
+    name = "ge-opt",
+    version,
+    about = "Optimise .air files: parse, verify, run a pass pipeline, print"
+)]
+pub struct OptArgs {
+    /// Input file ('-' for stdin)
+    #[arg(default_value = "-")]
+    pub input: String,
+    /// Output file ('-' for stdout); written atomically
+    #[arg(short = 'o', long = "output", default_value = "-")]
+    pub output: String,
+    /// Pass pipeline in MLIR syntax, e.g. 'builtin.module(graph.func(cse))', or a named pipeline
+    #[arg(short = 'p', long = "pass-pipeline")]
+    pub pass_pipeline: Option<String>,
+    /// Split the input at '// -----' lines and process each chunk on its own
+    #[arg(long)]
+    pub split_input_file: bool,
+    /// Check diagnostics against 'expected-error@+N {{...}}' annotations
+    #[arg(long)]
+    pub verify_diagnostics: bool,
+    /// Print every op in MLIR's generic form
+    #[arg(long, alias = "mlir-print-op-generic")]
+    pub print_op_generic: bool,
+    /// Print source locations
+    #[arg(long, alias = "mlir-print-debuginfo")]
+    pub print_debuginfo: bool,
+    /// Print the IR after every pass (on stderr)
+    #[arg(long, alias = "mlir-print-ir-after-all")]
+    pub print_ir_after_all: bool,
+    /// Print the IR after every pass that changed it (on stderr)
+    #[arg(long, alias = "mlir-print-ir-after-change")]
+    pub print_ir_after_change: bool,
+    /// Verify the IR after every pass
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub verify_each: bool,
+    /// Print a timing report of parsing, verification, each pass and printing (on stderr)
+    #[arg(long, alias = "mlir-timing")]
+    pub timing: bool,
+    /// Print the pipeline that will run (on stderr)
+    #[arg(long)]
+    pub dump_pass_pipeline: bool,
+    /// List registered passes and pipelines with their options
+    #[arg(long)]
+    pub list_passes: bool,
+    /// List registered ops
+    #[arg(long)]
+    pub list_ops: bool,
+    /// Keep ops of unregistered dialects (generic form only)
+    #[arg(long)]
+    pub allow_unregistered_dialect: bool,
+    /// Run passes on one thread
+    #[arg(long, alias = "mlir-disable-threading")]
+    pub disable_threading: bool,
+    /// Print dense literals with more than N elements as hex
+    #[arg(long, value_name = "N")]
+    pub print_elements_hex_over: Option<usize>,
+}
+
+/// Everything a run writes, so tests can look at it without a process.
+#[derive(Default, Debug)]
+pub struct OptOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+pub fn main_with(args: OptArgs, ctx: &mut Context) -> OptOutput {
+    let mut out = OptOutput::default();
+    ctx.allow_unregistered = args.allow_unregistered_dialect;
+    if args.list_ops {
+        out.stdout = list_ops(ctx);
+        return out;
+    }
+    if args.list_passes {
+        out.stdout = list_passes(ctx);
+        return out;
+    }
+    let ctx: &Context = ctx;
+    let mut sm = SourceMap::new();
+    // The pipeline text is a source of its own so errors point into it.
+    let pipeline = match &args.pass_pipeline {
+        None => None,
+        Some(text) => match parse_pipeline(&ctx.passes, text) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                let f = sm.add("<pass-pipeline>", Arc::from(text.as_str()));
+                let d = Diagnostic::error(
+                    e.message,
+                    Pos::Span {
+                        file: f,
+                        range: e.range,
+                    },
+                );
+                out.stderr = sm.render(&d);
+                out.code = 1;
+                return out;
+            }
+        },
+    };
+    if args.dump_pass_pipeline {
+        if let Some(p) = &pipeline {
+            out.stderr.push_str(&format!(
+                "Pass Manager with {} passes:\n{}\n\n",
+                count_passes(p),
+                p.to_text()
+            ));
+        }
+    }
+    let t_read = Instant::now();
+    let (name, text) = match read_input(&args.input) {
+        Ok(x) => x,
+        Err(e) => {
+            out.stderr = format!("error: cannot read '{}': {e}\n", args.input);
+            out.code = 1;
+            return out;
+        }
+    };
+    let file = sm.add(&name, Arc::from(text.as_str()));
+    let chunks = if args.split_input_file {
+        split_input(&text)
+    } else {
+        vec![ge_ir::split::Chunk {
+            text: &text,
+            offset: 0,
+            first_line: 1,
+        }]
+    };
+    let popts = PrintOptions {
+        generic: args.print_op_generic,
+        debuginfo: args.print_debuginfo,
+        hex_elements_over: args.print_elements_hex_over,
+    };
+    let pm_opts = PassManagerOptions {
+        verify_each: args.verify_each,
+        print_ir_after_all: args.print_ir_after_all,
+        print_ir_after_change: args.print_ir_after_change,
+        timing: args.timing,
+        threading: !args.disable_threading,
+        print: popts,
+    };
+    let inst = Instrumentation::default();
+    let mut timing = TimingSteps::default();
+    timing.add("Read input", t_read.elapsed());
+    let mut outputs: Vec<String> = vec![];
+    let mut failed = false;
+    for chunk in &chunks {
+        let mut diags: Vec<Diagnostic> = vec![];
+        let result = process_chunk(
+            ctx,
+            &name,
+            file,
+            chunk,
+            pipeline.as_ref(),
+            &pm_opts,
+            &inst,
+            &mut diags,
+            &mut timing,
+        );
+        if let Ok(dumps) = inst.dumps.lock().map(|mut d| std::mem::take(&mut *d)) {
+            out.stderr.push_str(&dumps);
+        }
+        let t = Instant::now();
+        if let Some(m) = &result {
+            outputs.push(print_module(m, popts));
+        }
+        timing.add("Output", t.elapsed());
+        if args.verify_diagnostics {
+            match diag_verify::parse_expected(chunk.text, chunk.offset, chunk.first_line) {
+                Ok(exp) => {
+                    for p in diag_verify::check(&sm, file, &diags, exp) {
+                        out.stderr.push_str(&sm.render(&p));
+                        failed = true;
+                    }
+                }
+                Err((range, msg)) => {
+                    out.stderr
+                        .push_str(&sm.render(&Diagnostic::error(msg, Pos::Span { file, range })));
+                    failed = true;
+                }
+            }
+        } else {
+            for d in &diags {
+                out.stderr.push_str(&sm.render(d));
+                if d.is_error() {
+                    failed = true;
+                }
+            }
+        }
+    }
+    out.stdout = outputs.join("// -----\n");
+    if args.timing {
+        let passes = inst
+            .timing
+            .lock()
+            .map(|t| t.lines(timing.total, 1))
+            .unwrap_or_default();
+        out.stderr.push_str(&timing.report(passes));
+    }
+    if args.output != "-" && !failed {
+        if let Err(e) =
+            ge_ir::fsutil::write_atomic(std::path::Path::new(&args.output), out.stdout.as_bytes())
+        {
+            out.stderr
+                .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
+            failed = true;
+        }
+        out.stdout.clear();
+    }
+    out.code = failed as i32;
+    out
+}
+
+#[derive(Default)]
+struct TimingSteps {
+    steps: Vec<(&'static str, Duration)>,
+    total: Duration,
+}
+
+impl TimingSteps {
+    fn add(&mut self, name: &'static str, d: Duration) {
+        self.total += d;
+        match self.steps.iter_mut().find(|s| s.0 == name) {
+            Some(s) => s.1 += d,
+            None => self.steps.push((name, d)),
+        }
+    }
+    /// MLIR-style report (`--mlir-timing`): driver steps, passes nested under the pipeline.
+    fn report(&self, pass_lines: Vec<String>) -> String {
+        let tot = self.total.as_secs_f64().max(1e-12);
+        let mut out = String::new();
+        out.push_str(
+            "===-------------------------------------------------------------------------===\n",
+        );
+        out.push_str("                         ... Execution time report ...\n");
+        out.push_str(
+            "===-------------------------------------------------------------------------===\n",
+        );
+        out.push_str(&format!(
+            "  Total Execution Time: {:.4} seconds\n\n",
+            self.total.as_secs_f64()
+        ));
+        out.push_str("  ----Wall Time----  ----Name----\n");
+        for (n, d) in &self.steps {
+            out.push_str(&format!(
+                "  {:>8.4} ({:>5.1}%)  {n}\n",
+                d.as_secs_f64(),
+                100.0 * d.as_secs_f64() / tot
+            ));
+            if *n == "Pass pipeline" {
+                for l in &pass_lines {
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+        }
+        out.push_str(&format!(
+            "  {:>8.4} (100.0%)  Total\n",
+            self.total.as_secs_f64()
+        ));
+        out
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn process_chunk(
+    ctx: &Context,
+    name: &str,
+    file: usize,
+    chunk: &ge_ir::split::Chunk,
+    pipeline: Option<&ge_ir::pass::OpPipeline>,
+    pm_opts: &PassManagerOptions,
+    inst: &Instrumentation,
+    diags: &mut Vec<Diagnostic>,
+    timing: &mut TimingSteps,
+) -> Option<ge_ir::Module> {
+    let t = Instant::now();
+    let parsed =
+        ge_ir::parser::parse_module(ctx, name, file, chunk.text, chunk.offset, chunk.first_line);
+    timing.add("Parser", t.elapsed());
+    let mut m = match parsed {
+        Ok(m) => m,
+        Err(d) => {
+            diags.push(*d);
+            return None;
+        }
+    };
+    let t = Instant::now();
+    let v = ge_ir::verifier::verify_module(&m);
+    timing.add("Verifier", t.elapsed());
+    if v.iter().any(|d| d.is_error()) {
+        diags.extend(v);
+        return None;
+    }
+    if let Some(p) = pipeline {
+        let t = Instant::now();
+        let cx = PassContext {
+            ctx,
+            output: Default::default(),
+        };
+        let r = run_pipeline(p, &mut m, &cx, pm_opts, inst);
+        timing.add("Pass pipeline", t.elapsed());
+        if let Ok(mut o) = cx.output.lock() {
+            diags.append(&mut o.diagnostics);
+        }
+        if let Err(e) = r {
+            diags.extend(e);
+            return None;
+        }
+    }
+    Some(m)
+}
+
+fn count_passes(p: &ge_ir::pass::OpPipeline) -> usize {
+    p.elems
+        .iter()
+        .map(|e| match e {
+            ge_ir::pass::PipelineElem::Pass { .. } => 1,
+            ge_ir::pass::PipelineElem::Nested(n) => count_passes(n),
+        })
+        .sum()
+}
+
+fn read_input(path: &str) -> std::io::Result<(String, String)> {
+    let mut bytes = vec![];
+    if path == "-" {
+        std::io::stdin().read_to_end(&mut bytes)?;
+    } else {
+        bytes = std::fs::read(path)?;
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("input is not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })?;
+    Ok((
+        if path == "-" {
+            "<stdin>".to_string()
+        } else {
+            path.to_string()
+        },
+        text,
+    ))
+}
+
+pub fn list_ops(ctx: &Context) -> String {
+    let mut s = String::from("Registered operations:\n");
+    for d in ctx.dialects() {
+        s.push_str(&format!("\n{} — {}\n", d.name, d.summary));
+        let mut ops: Vec<_> = d.ops.to_vec();
+        ops.sort_by_key(|o| o.name);
+        for op in ops {
+            s.push_str(&format!("  {:<32} {}\n", op.name, op.summary));
+        }
+    }
+    s
+}
+
+pub fn list_passes(ctx: &Context) -> String {
+    let mut s = String::from("Available passes:\n");
+    for e in ctx.passes.passes() {
+        let i = e.info;
+        s.push_str(&format!("  {:<24} {}\n", i.name, i.summary));
+        if let Some(a) = i.anchor {
+            s.push_str(&format!("    (runs on '{a}')\n"));
+        }
+        for o in i.options {
+            s.push_str(&format!(
+                "    {}={:<12} {} (default: {})\n",
+                o.name,
+                o.kind.name(),
+                o.doc,
+                if o.default.is_empty() {
+                    "\"\""
+                } else {
+                    o.default
+                }
+            ));
+        }
+    }
+    let pipes: Vec<_> = ctx.passes.pipelines().collect();
+    if !pipes.is_empty() {
+        s.push_str("\nAvailable pipelines:\n");
+        for (n, summary, text) in pipes {
+            s.push_str(&format!("  {n:<24} {summary}\n    = {text}\n"));
+        }
+    }
+    s
+}
+
+/// Process entry point for the `ge-opt` binary.
+pub fn main() -> i32 {
+    let args = OptArgs::parse();
+    let mut ctx = crate::registry::full_context();
+    let out = main_with(args, &mut ctx);
+    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    out.code
+}

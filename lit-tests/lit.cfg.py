@@ -1,0 +1,28 @@
+# lit configuration for ge. Run with tools/test-all.sh, or directly:
+#   .venv/bin/lit -sv lit-tests
+import os
+import shutil
+
+import lit.formats
+
+config.name = "ge"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".air", ".mlir", ".rr", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+
+repo = os.path.dirname(config.test_source_root)
+bin_dir = os.environ.get("GE_BIN_DIR", os.path.join(repo, "target", "debug"))
+venv_bin = os.path.join(repo, ".venv", "bin")
+config.environment["PATH"] = os.pathsep.join(
+    [bin_dir, venv_bin, config.environment.get("PATH", os.environ.get("PATH", ""))]
+)
+config.environment["NO_COLOR"] = "1"
+config.substitutions.append(("%testdata", os.path.join(repo, "testdata")))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+# Round trips through real MLIR run where mlir-opt 22 is installed (CI installs it).
+mlir_opt = shutil.which("mlir-opt-22") or shutil.which("mlir-opt")
+if mlir_opt:
+    config.available_features.add("mlir-opt")
+    config.substitutions.append(("%mlir-opt", mlir_opt))
