@@ -362,7 +362,7 @@ pub fn list_ops(ctx: &Context) -> String {
     let mut s = String::from("Registered operations:\n");
     for d in ctx.dialects() {
         s.push_str(&format!("\n{} — {}\n", d.name, d.summary));
-        let mut ops: Vec<_> = d.ops.to_vec();
+        let mut ops: Vec<_> = d.ops().collect();
         ops.sort_by_key(|o| o.name);
         for op in ops {
             s.push_str(&format!("  {:<32} {}\n", op.name, op.summary));

@@ -46,5 +46,5 @@ fn print_module(pr: &mut OpPrinter<'_, '_>, op: OpId) {
 pub static BUILTIN: Dialect = Dialect {
     name: "builtin",
     summary: "Core ops every tool knows",
-    ops: &[&MODULE],
+    groups: &[&[&MODULE]],
 };

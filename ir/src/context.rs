@@ -19,14 +19,18 @@ impl Default for Context {
     }
 }
 
-/// A context with nothing registered (for parsing types and attributes alone).
+/// A context with only the builtin dialect (for parsing types and attributes alone).
 pub fn bare() -> &'static Context {
     static BARE: std::sync::OnceLock<Context> = std::sync::OnceLock::new();
-    BARE.get_or_init(|| Context {
-        ops: HashMap::new(),
-        dialects: vec![],
-        allow_unregistered: true,
-        passes: PassRegistry::default(),
+    BARE.get_or_init(|| {
+        let mut c = Context {
+            ops: HashMap::new(),
+            dialects: vec![],
+            allow_unregistered: true,
+            passes: PassRegistry::default(),
+        };
+        c.register_dialect(&crate::builtin::BUILTIN);
+        c
     })
 }
 
@@ -48,7 +52,7 @@ impl Context {
         if self.dialects.iter().any(|x| x.name == d.name) {
             return;
         }
-        for op in d.ops {
+        for op in d.ops() {
             self.ops.insert(op.name, op);
         }
         self.dialects.push(d);

@@ -17,6 +17,7 @@ pub mod dim;
 pub mod format;
 pub mod fsutil;
 pub mod ident;
+pub mod interp;
 pub mod location;
 pub mod module;
 pub mod opdef;
@@ -25,6 +26,7 @@ pub mod pass;
 pub mod passes;
 pub mod printer;
 pub mod split;
+pub mod tensor;
 pub mod types;
 pub mod verifier;
 

@@ -365,6 +365,11 @@ impl From<&str> for OpError {
 pub type VerifyFn = fn(&Body, OpId) -> Result<(), OpError>;
 pub type InferFn = fn(&InferCtx) -> Result<Vec<Type>, String>;
 pub type FoldFn = fn(&Body, OpId, &[Option<Attribute>]) -> Option<Vec<FoldResult>>;
+/// Reference semantics: operands in, results out (shapes computed from the operands).
+pub type SemanticsFn = fn(
+    &crate::interp::SemCtx<'_>,
+    &[&crate::tensor::Tensor],
+) -> Result<Vec<crate::tensor::Tensor>, String>;
 pub type CustomParseFn = fn(&mut crate::parser::OpParser<'_, '_, '_>) -> crate::parser::PResult<()>;
 pub type CustomPrintFn = fn(&mut crate::printer::OpPrinter<'_, '_>, OpId);
 
@@ -399,6 +404,8 @@ pub struct OpDef {
     pub verify: Option<VerifyFn>,
     pub infer: Option<InferFn>,
     pub fold: Option<FoldFn>,
+    /// Reference semantics: what the interpreter runs (and constant folding reuses).
+    pub semantics: Option<SemanticsFn>,
     /// Compiled `format`, built on first use.
     pub compiled: LazyCell<Result<CompiledFormat, String>>,
     /// Parsed attribute defaults (index-aligned with `attrs`), built on first use.
@@ -468,6 +475,7 @@ impl OpDef {
         verify: None,
         infer: None,
         fold: None,
+        semantics: None,
         compiled: LazyCell::new(),
         defaults: LazyCell::new(),
     };
@@ -567,9 +575,15 @@ impl OpDef {
     }
 }
 
-/// A dialect: a namespace and its ops.
+/// A dialect: a namespace and its ops, in groups (one per op family module).
 pub struct Dialect {
     pub name: &'static str,
     pub summary: &'static str,
-    pub ops: &'static [&'static OpDef],
+    pub groups: &'static [&'static [&'static OpDef]],
+}
+
+impl Dialect {
+    pub fn ops(&self) -> impl Iterator<Item = &'static OpDef> + '_ {
+        self.groups.iter().flat_map(|g| g.iter().copied())
+    }
 }

@@ -34,6 +34,11 @@ impl SortKey for Pos {
 
 /// Verify `op` (in `body`) and everything nested in it.
 pub fn verify_op(body: &Body, op: OpId) -> Vec<Diagnostic> {
+    // Nested isolated ops recurse through `verify_inner`: keep deep nesting off the stack limit.
+    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || verify_op_rec(body, op))
+}
+
+fn verify_op_rec(body: &Body, op: OpId) -> Vec<Diagnostic> {
     let mut v = Verifier {
         body,
         out: vec![],

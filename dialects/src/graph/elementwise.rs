@@ -1,13 +1,76 @@
 //! Elementwise ops (numpy broadcasting, ONNX semantics).
 
 use crate::infer::{broadcast_result, same_as_first};
+use ge_ir::interp::SemCtx;
 use ge_ir::opdef::{InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C};
+use ge_ir::tensor::{binary, Tensor};
 
 /// The assembly format every compute op of the graph dialect uses.
 pub const COMPUTE_FORMAT: &str = "operands attr-dict `:` functional-type(operands, results)";
 
 fn infer_binary(cx: &InferCtx) -> Result<Vec<ge_ir::Type>, String> {
     broadcast_result(cx, None)
+}
+
+fn out_dtype(cx: &SemCtx, a: &Tensor) -> ge_ir::DType {
+    cx.result_dtype(0).unwrap_or(a.dtype)
+}
+
+fn sem_add(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    Ok(vec![binary(
+        x[0],
+        x[1],
+        out_dtype(cx, x[0]),
+        |a, b| a + b,
+        i64::wrapping_add,
+    )?])
+}
+
+fn sem_sub(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    Ok(vec![binary(
+        x[0],
+        x[1],
+        out_dtype(cx, x[0]),
+        |a, b| a - b,
+        i64::wrapping_sub,
+    )?])
+}
+
+fn sem_mul(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    Ok(vec![binary(
+        x[0],
+        x[1],
+        out_dtype(cx, x[0]),
+        |a, b| a * b,
+        i64::wrapping_mul,
+    )?])
+}
+
+fn sem_div(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    if !x[1].dtype.is_float() && x[1].to_i64().contains(&0) {
+        return Err("integer division by zero".into());
+    }
+    Ok(vec![binary(
+        x[0],
+        x[1],
+        out_dtype(cx, x[0]),
+        |a, b| a / b,
+        i64::wrapping_div,
+    )?])
+}
+
+fn sem_relu(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    Ok(vec![
+        x[0].map(|v| if v > 0.0 { v } else { 0.0 }, |v| v.max(0))
+    ])
+}
+
+fn sem_neg(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    Ok(vec![x[0].map(|v| -v, i64::wrapping_neg)])
+}
+
+fn sem_exp(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    Ok(vec![x[0].map_f(f64::exp)])
 }
 
 const BINARY: &[OperandDef] = &[
@@ -32,6 +95,7 @@ pub static ADD: OpDef = OpDef {
     ],
     format: Some(COMPUTE_FORMAT),
     infer: Some(infer_binary),
+    semantics: Some(sem_add),
     ..OpDef::DEFAULT
 };
 
@@ -48,6 +112,7 @@ pub static SUB: OpDef = OpDef {
     ],
     format: Some(COMPUTE_FORMAT),
     infer: Some(infer_binary),
+    semantics: Some(sem_sub),
     ..OpDef::DEFAULT
 };
 
@@ -65,6 +130,7 @@ pub static MUL: OpDef = OpDef {
     ],
     format: Some(COMPUTE_FORMAT),
     infer: Some(infer_binary),
+    semantics: Some(sem_mul),
     ..OpDef::DEFAULT
 };
 
@@ -81,6 +147,7 @@ pub static DIV: OpDef = OpDef {
     ],
     format: Some(COMPUTE_FORMAT),
     infer: Some(infer_binary),
+    semantics: Some(sem_div),
     ..OpDef::DEFAULT
 };
 
@@ -97,6 +164,7 @@ pub static RELU: OpDef = OpDef {
     ],
     format: Some(COMPUTE_FORMAT),
     infer: Some(same_as_first),
+    semantics: Some(sem_relu),
     ..OpDef::DEFAULT
 };
 
@@ -113,6 +181,7 @@ pub static NEG: OpDef = OpDef {
     ],
     format: Some(COMPUTE_FORMAT),
     infer: Some(same_as_first),
+    semantics: Some(sem_neg),
     ..OpDef::DEFAULT
 };
 
@@ -128,5 +197,8 @@ pub static EXP: OpDef = OpDef {
     ],
     format: Some(COMPUTE_FORMAT),
     infer: Some(same_as_first),
+    semantics: Some(sem_exp),
     ..OpDef::DEFAULT
 };
+
+pub static OPS: &[&OpDef] = &[&ADD, &SUB, &MUL, &DIV, &RELU, &NEG, &EXP];

@@ -224,3 +224,5 @@ pub static CALL: OpDef = OpDef {
     format: Some("$callee `(` operands `)` attr-dict `:` functional-type(operands, results)"),
     ..OpDef::DEFAULT
 };
+
+pub static OPS: &[&OpDef] = &[&FUNC, &RETURN, &CALL];

@@ -8,16 +8,5 @@ use ge_ir::opdef::Dialect;
 pub static DIALECT: Dialect = Dialect {
     name: "graph",
     summary: "The compute graph: functions, calls, control flow and compute ops (ONNX semantics)",
-    ops: &[
-        &func::FUNC,
-        &func::RETURN,
-        &func::CALL,
-        &elementwise::ADD,
-        &elementwise::SUB,
-        &elementwise::MUL,
-        &elementwise::DIV,
-        &elementwise::RELU,
-        &elementwise::NEG,
-        &elementwise::EXP,
-    ],
+    groups: &[func::OPS, elementwise::OPS],
 };

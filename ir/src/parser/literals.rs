@@ -181,9 +181,11 @@ pub fn scan_dense(text: &str) -> Result<(Vec<Element>, Option<Vec<i64>>), String
                 let n = counts.pop().unwrap_or(0);
                 match shape[d] {
                     None => shape[d] = Some(n),
-                    Some(m) if m != n => return Err(format!(
+                    Some(m) if m != n => {
+                        return Err(format!(
                         "dense literal is ragged: a list of {n} elements where {m} were expected"
-                    )),
+                    ))
+                    }
                     _ => {}
                 }
                 i += 1;
