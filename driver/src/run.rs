@@ -40,6 +40,15 @@ pub struct RunArgs {
     /// Write output i to the i-th FILE.npy
     #[arg(long = "output", value_name = "FILE")]
     pub outputs: Vec<String>,
+    /// Compare output i with the i-th FILE.npy (numpy allclose); exit 1 on mismatch
+    #[arg(long = "expect", value_name = "FILE")]
+    pub expects: Vec<String>,
+    /// Relative tolerance for --expect (default: by dtype)
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance for --expect (default: by dtype)
+    #[arg(long)]
+    pub atol: Option<f64>,
     /// Accept unregistered dialects
     #[arg(long)]
     pub allow_unregistered_dialect: bool,
@@ -220,7 +229,49 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
             args.outputs.len()
         ));
     }
+    if !args.expects.is_empty() && args.expects.len() != results.len() {
+        return fail(format!(
+            "error: '@{name}' has {} outputs but {} --expect files were given\n",
+            results.len(),
+            args.expects.len()
+        ));
+    }
     let mut stdout = String::new();
+    let mut mismatches = String::new();
+    for (i, (t, path)) in results.iter().zip(&args.expects).enumerate() {
+        let want = match read_npy(path) {
+            Ok(w) => w,
+            Err(e) => return fail(format!("error: {e}\n")),
+        };
+        let (rt, at) = Tensor::default_tolerance(t.dtype);
+        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
+        let got = if want.dtype != t.dtype {
+            t.cast(want.dtype)
+        } else {
+            t.clone()
+        };
+        if got.shape != want.shape {
+            mismatches.push_str(&format!(
+                "output #{i}: shape {:?} but {path} has {:?}\n",
+                t.shape, want.shape
+            ));
+        } else if !got.allclose(&want, rtol, atol) {
+            let worst = (0..got.len())
+                .map(|k| (k, (got.get_f(k) - want.get_f(k)).abs()))
+                .fold(
+                    (0, 0.0f64),
+                    |m, x| if x.1 > m.1 || x.1.is_nan() { x } else { m },
+                );
+            mismatches.push_str(&format!(
+                "output #{i}: differs from {path} (rtol={rtol}, atol={atol}): element {} is {} but expected {}\n",
+                worst.0,
+                got.get_f(worst.0),
+                want.get_f(worst.0)
+            ));
+        } else {
+            stdout.push_str(&format!("output #{i}: matches {path}\n"));
+        }
+    }
     for (i, t) in results.iter().enumerate() {
         stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
         if let Some(p) = args.outputs.get(i) {
