@@ -62,6 +62,9 @@ pub enum Trait {
     GraphRegion,
     /// Calls the function named by its `callee` symbol; types must match.
     CallLike,
+    /// The last region definition repeats: the op has at least as many
+    /// regions as its definition lists (`graph.case` branches).
+    VariadicRegions,
 }
 
 impl Trait {
@@ -87,6 +90,7 @@ impl Trait {
             Trait::Involution => "Involution",
             Trait::GraphRegion => "GraphRegion",
             Trait::CallLike => "CallLike",
+            Trait::VariadicRegions => "VariadicRegions",
         }
     }
 }

@@ -396,11 +396,15 @@ impl<'a> Verifier<'a> {
             }
         }
         // Regions.
-        if d.regions().len() != def.regions.len() {
+        let variadic_regions = def.has_trait(Trait::VariadicRegions);
+        if d.regions().len() != def.regions.len()
+            && !(variadic_regions && d.regions().len() > def.regions.len())
+        {
             self.error(
                 op,
                 format!(
-                    "'{name}' expects {} regions, but found {}",
+                    "'{name}' expects {}{} regions, but found {}",
+                    if variadic_regions { "at least " } else { "" },
                     def.regions.len(),
                     d.regions().len()
                 ),
