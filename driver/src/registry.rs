@@ -6,5 +6,6 @@ use ge_ir::Context;
 pub fn full_context() -> Context {
     let mut ctx = Context::new();
     ge_dialects::register(&mut ctx);
+    ge_rewrites::register(&mut ctx);
     ctx
 }

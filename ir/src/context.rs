@@ -11,6 +11,9 @@ pub struct Context {
     /// Accept ops of unknown dialects in generic form (`--allow-unregistered-dialect`).
     pub allow_unregistered: bool,
     pub passes: PassRegistry,
+    /// The op that materialises constants (a `ConstantLike` op with a `value`
+    /// attribute), e.g. `data.constant`; folding needs it.
+    pub constant_op: Option<&'static str>,
 }
 
 impl Default for Context {
@@ -28,6 +31,7 @@ pub fn bare() -> &'static Context {
             dialects: vec![],
             allow_unregistered: true,
             passes: PassRegistry::default(),
+            constant_op: None,
         };
         c.register_dialect(&crate::builtin::BUILTIN);
         c
@@ -42,6 +46,7 @@ impl Context {
             dialects: vec![],
             allow_unregistered: false,
             passes: PassRegistry::default(),
+            constant_op: None,
         };
         c.register_dialect(&crate::builtin::BUILTIN);
         crate::passes::register_core_passes(&mut c.passes);

@@ -1,1 +1,17 @@
-//! ge-rewrites (see docs/architecture.md).
+//! ge-rewrites: the pattern API and greedy driver, the rewrite passes
+//! (canonicalize, cse, dce, constant-fold, algebraic-simplify, apply-rules)
+//! and the `.rr` rule language.
+
+pub mod fold;
+pub mod greedy;
+pub mod library;
+pub mod passes;
+pub mod pattern;
+pub mod rewriter;
+
+use ge_ir::Context;
+
+/// Register the rewrite passes.
+pub fn register(ctx: &mut Context) {
+    passes::register(&mut ctx.passes);
+}
