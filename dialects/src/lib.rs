@@ -13,5 +13,6 @@ use ge_ir::Context;
 
 /// Register every dialect of this crate.
 pub fn register(ctx: &mut Context) {
+    ctx.constant_op = Some("data.constant");
     ctx.register_dialect(&graph::DIALECT);
 }

@@ -14,6 +14,8 @@ pub struct Context {
     /// The op that materialises constants (a `ConstantLike` op with a `value`
     /// attribute), e.g. `data.constant`; folding needs it.
     pub constant_op: Option<&'static str>,
+    /// Data other crates attach (e.g. rule files loaded with `--rewrite-rules`).
+    pub extensions: Vec<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Default for Context {
@@ -32,6 +34,7 @@ pub fn bare() -> &'static Context {
             allow_unregistered: true,
             passes: PassRegistry::default(),
             constant_op: None,
+            extensions: vec![],
         };
         c.register_dialect(&crate::builtin::BUILTIN);
         c
@@ -47,6 +50,7 @@ impl Context {
             allow_unregistered: false,
             passes: PassRegistry::default(),
             constant_op: None,
+            extensions: vec![],
         };
         c.register_dialect(&crate::builtin::BUILTIN);
         crate::passes::register_core_passes(&mut c.passes);
@@ -61,6 +65,11 @@ impl Context {
             self.ops.insert(op.name, op);
         }
         self.dialects.push(d);
+    }
+
+    /// The first extension of type `T`.
+    pub fn extension<T: 'static>(&self) -> Option<&T> {
+        self.extensions.iter().find_map(|e| e.downcast_ref::<T>())
     }
 
     pub fn op_def(&self, name: &str) -> Option<&'static OpDef> {

@@ -108,6 +108,9 @@ impl DimExpr {
         if d == 1 {
             return self;
         }
+        if let (DimExpr::Const(c), true) = (&self, d > 0) {
+            return DimExpr::Const(c.div_euclid(d));
+        }
         let (ts, c) = self.clone().terms();
         if ts.iter().all(|(_, k)| k % d == 0) && c % d == 0 {
             return DimExpr::from_terms(ts.into_iter().map(|(e, k)| (e, k / d)).collect(), c / d);

@@ -8,6 +8,7 @@ pub mod library;
 pub mod passes;
 pub mod pattern;
 pub mod rewriter;
+pub mod rr;
 
 use ge_ir::Context;
 

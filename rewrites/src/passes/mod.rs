@@ -1,5 +1,6 @@
 //! The rewrite passes.
 
+pub mod apply_rules;
 pub mod canonicalize;
 pub mod constant_fold;
 pub mod cse;
@@ -12,6 +13,8 @@ pub fn register(r: &mut PassRegistry) {
     r.register(&cse::INFO, cse::make);
     r.register(&dce::INFO, dce::make);
     r.register(&constant_fold::INFO, constant_fold::make);
+    r.register(&apply_rules::INFO, apply_rules::make);
+    r.register(&apply_rules::ALGEBRAIC, apply_rules::make_algebraic);
 }
 
 /// Turn a driver error into the pass failure diagnostic at the anchor op.

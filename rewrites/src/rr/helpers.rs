@@ -1,0 +1,378 @@
+//! Native helper functions callable from `.rr` rules (conditions, attribute
+//! arithmetic, constants). Each is documented here and listed in
+//! docs/writing-rewrite-rules.md (`ge-opt --list-rule-helpers` prints them).
+
+use ge_ir::attributes::{AttrData, Attribute, DenseElements, Element};
+use ge_ir::{DType, Dim, Type};
+use std::ops::RangeInclusive;
+
+/// What helpers may ask about a matched value (backend-neutral: greedy
+/// matching answers from the IR, equality saturation from e-class analysis).
+pub trait Facts {
+    fn ty(&self, v: u32) -> Option<Type>;
+    fn constant(&self, v: u32) -> Option<Attribute>;
+    /// Number of uses, when the backend knows it.
+    fn num_uses(&self, v: u32) -> Option<usize>;
+}
+
+/// A value in rule expressions.
+#[derive(Clone, Debug)]
+pub enum Val {
+    /// A matched SSA value (backend id).
+    Value(u32),
+    Attr(Attribute),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    List(Vec<Val>),
+    Type(Type),
+}
+
+impl Val {
+    /// Attributes seen as plain values (ints, floats, lists, strings, bools).
+    pub fn norm(&self) -> Val {
+        match self {
+            Val::Attr(a) => match a.data() {
+                AttrData::Int { value, .. } => Val::Int(*value),
+                AttrData::Float { bits, .. } => Val::Float(f64::from_bits(*bits)),
+                AttrData::Bool(b) => Val::Bool(*b),
+                AttrData::String(s) => Val::Str(s.to_string()),
+                AttrData::Array(xs) => Val::List(xs.iter().map(|x| Val::Attr(*x).norm()).collect()),
+                AttrData::DenseArray { .. } => match a.as_i64_array() {
+                    Some(v) => Val::List(v.into_iter().map(Val::Int).collect()),
+                    None => self.clone(),
+                },
+                AttrData::Type(t) => Val::Type(*t),
+                _ => self.clone(),
+            },
+            Val::List(xs) => Val::List(xs.iter().map(|x| x.norm()).collect()),
+            v => v.clone(),
+        }
+    }
+    pub fn int(&self) -> Result<i64, String> {
+        match self.norm() {
+            Val::Int(i) => Ok(i),
+            Val::Float(f) if f.fract() == 0.0 => Ok(f as i64),
+            v => Err(format!("expected an integer, got {}", v.describe())),
+        }
+    }
+    pub fn float(&self) -> Result<f64, String> {
+        match self.norm() {
+            Val::Int(i) => Ok(i as f64),
+            Val::Float(f) => Ok(f),
+            v => Err(format!("expected a number, got {}", v.describe())),
+        }
+    }
+    pub fn bool(&self) -> Result<bool, String> {
+        match self.norm() {
+            Val::Bool(b) => Ok(b),
+            v => Err(format!("expected true/false, got {}", v.describe())),
+        }
+    }
+    pub fn list(&self) -> Result<Vec<Val>, String> {
+        match self.norm() {
+            Val::List(v) => Ok(v),
+            v => Err(format!("expected a list, got {}", v.describe())),
+        }
+    }
+    pub fn ints(&self) -> Result<Vec<i64>, String> {
+        self.list()?.iter().map(|x| x.int()).collect()
+    }
+    pub fn value(&self) -> Result<u32, String> {
+        match self {
+            Val::Value(v) => Ok(*v),
+            v => Err(format!("expected a matched value, got {}", v.describe())),
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            Val::Value(_) => "a value".into(),
+            Val::Attr(a) => format!("attribute {a}"),
+            Val::Int(i) => format!("{i}"),
+            Val::Float(f) => format!("{f}"),
+            Val::Bool(b) => format!("{b}"),
+            Val::Str(s) => format!("\"{s}\""),
+            Val::List(_) => "a list".into(),
+            Val::Type(t) => format!("type {t}"),
+        }
+    }
+    /// As an attribute for a built op (ints are i64, floats f64).
+    pub fn to_attr(&self) -> Result<Attribute, String> {
+        Ok(match self {
+            Val::Attr(a) => *a,
+            Val::Int(i) => Attribute::i64(*i),
+            Val::Float(f) => Attribute::f64(*f),
+            Val::Bool(b) => Attribute::bool(*b),
+            Val::Str(s) => Attribute::string(s),
+            Val::List(xs) => {
+                Attribute::array(xs.iter().map(|x| x.to_attr()).collect::<Result<_, _>>()?)
+            }
+            Val::Type(t) => Attribute::ty(*t),
+            Val::Value(_) => return Err("a value cannot be used as an attribute".into()),
+        })
+    }
+    /// Structural equality after normalisation (numbers compare by value).
+    pub fn equals(&self, other: &Val) -> bool {
+        match (self.norm(), other.norm()) {
+            (Val::Value(a), Val::Value(b)) => a == b,
+            (Val::Int(a), Val::Int(b)) => a == b,
+            (Val::Int(_) | Val::Float(_), Val::Int(_) | Val::Float(_)) => {
+                self.float().ok() == other.float().ok()
+            }
+            (Val::Bool(a), Val::Bool(b)) => a == b,
+            (Val::Str(a), Val::Str(b)) => a == b,
+            (Val::Type(a), Val::Type(b)) => a == b,
+            (Val::List(a), Val::List(b)) => {
+                a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.equals(y))
+            }
+            (Val::Attr(a), Val::Attr(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+pub type HelperFn = fn(&dyn Facts, &[Val]) -> Result<Val, String>;
+
+pub struct Helper {
+    pub name: &'static str,
+    pub arity: RangeInclusive<usize>,
+    pub signature: &'static str,
+    pub doc: &'static str,
+    pub f: HelperFn,
+}
+
+impl Helper {
+    pub fn arity_text(&self) -> String {
+        if self.arity.start() == self.arity.end() {
+            self.arity.start().to_string()
+        } else {
+            format!("{} to {}", self.arity.start(), self.arity.end())
+        }
+    }
+}
+
+fn ty(f: &dyn Facts, v: &Val) -> Result<Type, String> {
+    match v {
+        Val::Type(t) => Ok(*t),
+        _ => f
+            .ty(v.value()?)
+            .ok_or_else(|| "value has no type".to_string()),
+    }
+}
+
+fn dims(f: &dyn Facts, v: &Val) -> Result<Vec<Dim>, String> {
+    let t = ty(f, v)?;
+    t.as_tensor()
+        .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
+        .ok_or_else(|| format!("'{t}' is not a ranked tensor"))
+}
+
+fn static_dims(f: &dyn Facts, v: &Val) -> Result<Vec<i64>, String> {
+    dims(f, v)?
+        .iter()
+        .map(|d| {
+            d.as_static()
+                .ok_or_else(|| "shape is not static".to_string())
+        })
+        .collect()
+}
+
+fn dense(f: &dyn Facts, v: &Val) -> Option<&'static DenseElements> {
+    f.constant(v.value().ok()?).and_then(|a| a.as_dense())
+}
+
+fn splat_of(f: &dyn Facts, v: &Val) -> Option<f64> {
+    let d = dense(f, v)?;
+    let first = d.get(0).as_f64();
+    (d.splat || d.elements().all(|e| e.as_f64() == first)).then_some(first)
+}
+
+fn perm_ok(p: &[i64]) -> bool {
+    let mut seen = vec![false; p.len()];
+    p.iter().all(|&x| {
+        usize::try_from(x)
+            .ok()
+            .and_then(|i| seen.get_mut(i))
+            .is_some_and(|s| !std::mem::replace(s, true))
+    })
+}
+
+macro_rules! helper {
+    ($name:literal, $arity:expr, $sig:literal, $doc:literal, $f:expr) => {
+        Helper {
+            name: $name,
+            arity: $arity,
+            signature: $sig,
+            doc: $doc,
+            f: $f,
+        }
+    };
+}
+
+/// Every helper, alphabetically.
+pub static HELPERS: &[Helper] = &[
+    helper!("all_eq", 2..=2, "all_eq(list, x) -> bool", "every element of the list equals x", |_, a| {
+        Ok(Val::Bool(a[0].list()?.iter().all(|x| x.equals(&a[1]))))
+    }),
+    helper!("compose", 2..=2, "compose(p, q) -> list", "permutation of transposing by p then by q: r[i] = p[q[i]]", |_, a| {
+        let (p, q) = (a[0].ints()?, a[1].ints()?);
+        if p.len() != q.len() || !perm_ok(&p) || !perm_ok(&q) {
+            return Err("compose needs two permutations of the same rank".into());
+        }
+        Ok(Val::List(q.iter().map(|&i| Val::Int(p[i as usize])).collect()))
+    }),
+    helper!("concat", 2..=2, "concat(l1, l2) -> list", "the two lists one after the other", |_, a| {
+        let mut l = a[0].list()?;
+        l.extend(a[1].list()?);
+        Ok(Val::List(l))
+    }),
+    helper!("dim", 2..=2, "dim(v, i) -> int", "size of dimension i (negative counts from the end); fails unless static", |f, a| {
+        let ds = dims(f, &a[0])?;
+        let i = a[1].int()?;
+        let k = if i < 0 { ds.len() as i64 + i } else { i };
+        ds.get(k as usize).and_then(|d| d.as_static()).map(Val::Int).ok_or_else(|| format!("dimension {i} is not static"))
+    }),
+    helper!("dtype", 1..=1, "dtype(v) -> string", "element type name (\"f32\", \"i64\", …)", |f, a| {
+        Ok(Val::Str(ty(f, &a[0])?.dtype().map(|d| d.name().to_string()).unwrap_or_default()))
+    }),
+    helper!("get", 2..=2, "get(list, i) -> x", "element i of a list (negative counts from the end)", |_, a| {
+        let l = a[0].list()?;
+        let i = a[1].int()?;
+        let k = if i < 0 { l.len() as i64 + i } else { i };
+        l.get(k as usize).cloned().ok_or_else(|| format!("index {i} out of range"))
+    }),
+    helper!("identity_perm", 1..=1, "identity_perm(n) -> list", "[0, 1, …, n-1]", |_, a| {
+        Ok(Val::List((0..a[0].int()?).map(Val::Int).collect()))
+    }),
+    helper!("inverse_perm", 1..=1, "inverse_perm(p) -> list", "the permutation undoing p", |_, a| {
+        let p = a[0].ints()?;
+        if !perm_ok(&p) {
+            return Err("not a permutation".into());
+        }
+        let mut inv = vec![0; p.len()];
+        for (i, &x) in p.iter().enumerate() {
+            inv[x as usize] = i as i64;
+        }
+        Ok(Val::List(inv.into_iter().map(Val::Int).collect()))
+    }),
+    helper!("is_const", 1..=1, "is_const(v) -> bool", "v is produced by a constant op", |f, a| {
+        Ok(Val::Bool(a[0].value().ok().and_then(|v| f.constant(v)).is_some()))
+    }),
+    helper!("is_float", 1..=1, "is_float(v) -> bool", "v has a floating-point element type", |f, a| {
+        Ok(Val::Bool(ty(f, &a[0])?.dtype().is_some_and(|d| d.is_float())))
+    }),
+    helper!("is_identity_perm", 1..=1, "is_identity_perm(p) -> bool", "p is [0, 1, …, n-1]", |_, a| {
+        Ok(Val::Bool(a[0].ints()?.iter().enumerate().all(|(i, &x)| x == i as i64)))
+    }),
+    helper!("is_splat", 2..=2, "is_splat(v, x) -> bool", "v is a constant whose every element equals x", |f, a| {
+        Ok(Val::Bool(splat_of(f, &a[0]) == Some(a[1].float()?)))
+    }),
+    helper!("is_splat_near", 3..=3, "is_splat_near(v, x, tol) -> bool", "v is a constant whose every element is within tol of x (for recognising decomposed gelu/layer norm constants)", |f, a| {
+        let (x, tol) = (a[1].float()?, a[2].float()?);
+        Ok(Val::Bool(splat_of(f, &a[0]).is_some_and(|s| (s - x).abs() <= tol)))
+    }),
+    helper!("len", 1..=1, "len(list) -> int", "number of elements", |_, a| Ok(Val::Int(a[0].list()?.len() as i64))),
+    helper!("normalize_axis", 2..=2, "normalize_axis(axis, rank) -> int", "axis in [0, rank) (negative axes count from the end)", |_, a| {
+        let (ax, r) = (a[0].int()?, a[1].int()?);
+        let k = if ax < 0 { ax + r } else { ax };
+        if k < 0 || k >= r.max(1) {
+            return Err(format!("axis {ax} out of range for rank {r}"));
+        }
+        Ok(Val::Int(k))
+    }),
+    helper!("numel", 1..=1, "numel(v) -> int", "number of elements (static shapes only)", |f, a| {
+        Ok(Val::Int(static_dims(f, &a[0])?.iter().product()))
+    }),
+    helper!("one_use", 1..=1, "one_use(v) -> bool", "v has exactly one use", |f, a| {
+        Ok(Val::Bool(f.num_uses(a[0].value()?) == Some(1)))
+    }),
+    helper!("product", 1..=1, "product(list) -> int", "product of a list of integers", |_, a| {
+        Ok(Val::Int(a[0].ints()?.iter().product()))
+    }),
+    helper!("range", 2..=2, "range(a, b) -> list", "[a, a+1, …, b-1]", |_, a| {
+        Ok(Val::List((a[0].int()?..a[1].int()?).map(Val::Int).collect()))
+    }),
+    helper!("rank", 1..=1, "rank(v) -> int", "number of dimensions", |f, a| Ok(Val::Int(dims(f, &a[0])?.len() as i64))),
+    helper!("same_shape", 2..=2, "same_shape(a, b) -> bool", "a and b have equal shapes (symbolic dims compare symbolically)", |f, a| {
+        Ok(Val::Bool(dims(f, &a[0])? == dims(f, &a[1])?))
+    }),
+    helper!("same_type", 2..=2, "same_type(a, b) -> bool", "a and b have exactly the same type", |f, a| {
+        Ok(Val::Bool(ty(f, &a[0])? == ty(f, &a[1])?))
+    }),
+    helper!("scalar", 2..=2, "scalar(x, v) -> attribute", "a rank-0 constant holding x with v's element type", |f, a| {
+        let dt = ty(f, &a[1])?.dtype().unwrap_or(DType::F32);
+        let t = Type::tensor(&[], dt);
+        let e = if dt.is_float() { Element::Float(a[0].float()?) } else { Element::Int(a[0].int()?) };
+        Ok(Val::Attr(Attribute::dense(DenseElements::from_elements(t, &[e]))))
+    }),
+    helper!("shape", 1..=1, "shape(v) -> list", "the static shape as a list of ints", |f, a| {
+        Ok(Val::List(static_dims(f, &a[0])?.into_iter().map(Val::Int).collect()))
+    }),
+    helper!("splat", 2..=2, "splat(v, x) -> attribute", "a dense constant of v's (static) type with every element x", |f, a| {
+        let t = ty(f, &a[0])?;
+        let tt = t.as_tensor().ok_or("splat needs a tensor")?;
+        tt.static_shape().ok_or("splat needs a static shape")?;
+        let e = if tt.dtype.is_float() { Element::Float(a[1].float()?) } else { Element::Int(a[1].int()?) };
+        Ok(Val::Attr(Attribute::dense(DenseElements::from_elements(t, &[e]))))
+    }),
+    helper!("splat_value", 1..=1, "splat_value(v) -> float", "the value of a splat constant", |f, a| {
+        splat_of(f, &a[0]).map(Val::Float).ok_or_else(|| "not a splat constant".to_string())
+    }),
+    helper!("type_of", 1..=1, "type_of(v) -> type", "v's type (e.g. for a cast's `to` attribute)", |f, a| Ok(Val::Type(ty(f, &a[0])?))),
+];
+
+pub fn lookup(name: &str) -> Option<&'static Helper> {
+    HELPERS.iter().find(|h| h.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoFacts;
+    impl Facts for NoFacts {
+        fn ty(&self, _: u32) -> Option<Type> {
+            None
+        }
+        fn constant(&self, _: u32) -> Option<Attribute> {
+            None
+        }
+        fn num_uses(&self, _: u32) -> Option<usize> {
+            None
+        }
+    }
+
+    fn call(name: &str, args: &[Val]) -> Val {
+        (lookup(name).expect("helper").f)(&NoFacts, args).expect("ok")
+    }
+
+    fn ints(v: &[i64]) -> Val {
+        Val::List(v.iter().map(|&i| Val::Int(i)).collect())
+    }
+
+    #[test]
+    fn permutation_helpers_compose_and_invert() {
+        let p = ints(&[1, 2, 0]);
+        let inv = call("inverse_perm", std::slice::from_ref(&p));
+        assert!(
+            call("is_identity_perm", &[call("compose", &[p.clone(), inv])])
+                .bool()
+                .unwrap()
+        );
+        assert!(
+            !call("is_identity_perm", &[call("compose", &[p.clone(), p])])
+                .bool()
+                .unwrap()
+        );
+    }
+
+    #[test]
+    fn helpers_are_sorted_and_unique() {
+        let names: Vec<&str> = HELPERS.iter().map(|h| h.name).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(names, sorted);
+    }
+}
