@@ -1,6 +1,7 @@
 //! ge-driver: the command-line tools and what they share.
 
 pub mod diag_verify;
+pub mod docgen;
 pub mod npy;
 pub mod opt;
 pub mod registry;
