@@ -130,7 +130,9 @@ pub fn main_with(args: OptArgs, ctx: &mut Context) -> OptOutput {
             return out;
         }
     };
-    let file = sm.add(&name, Arc::from(text.as_str()));
+    // One copy of the input, shared with the source map, instead of two.
+    let text: Arc<str> = Arc::from(text);
+    let file = sm.add(&name, text.clone());
     let chunks = if args.split_input_file {
         split_input(&text)
     } else {
@@ -202,7 +204,12 @@ pub fn main_with(args: OptArgs, ctx: &mut Context) -> OptOutput {
             }
         }
     }
-    out.stdout = outputs.join("// -----\n");
+    // One chunk (the usual case): move the text instead of copying it.
+    out.stdout = if outputs.len() == 1 {
+        outputs.pop().unwrap_or_default()
+    } else {
+        outputs.join("// -----\n")
+    };
     if args.timing {
         let passes = inst
             .timing
@@ -212,9 +219,7 @@ pub fn main_with(args: OptArgs, ctx: &mut Context) -> OptOutput {
         out.stderr.push_str(&timing.report(passes));
     }
     if args.output != "-" && !failed {
-        if let Err(e) =
-            ge_ir::fsutil::write_atomic(std::path::Path::new(&args.output), out.stdout.as_bytes())
-        {
+        if let Err(e) = write_output(&args.output, out.stdout.as_bytes()) {
             out.stderr
                 .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
             failed = true;
@@ -333,6 +338,19 @@ fn count_passes(p: &ge_ir::pass::OpPipeline) -> usize {
             ge_ir::pass::PipelineElem::Nested(n) => count_passes(n),
         })
         .sum()
+}
+
+/// Write the output file: atomically (temporary file + rename) for regular files, directly
+/// for special files such as `/dev/null` or a pipe, which a rename would replace.
+fn write_output(path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let p = std::path::Path::new(path);
+    match std::fs::metadata(p) {
+        Ok(m) if !m.is_file() && !m.is_dir() => std::fs::OpenOptions::new()
+            .write(true)
+            .open(p)?
+            .write_all(bytes),
+        _ => ge_ir::fsutil::write_atomic(p, bytes),
+    }
 }
 
 fn read_input(path: &str) -> std::io::Result<(String, String)> {
