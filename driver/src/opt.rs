@@ -63,6 +63,12 @@ pub struct OptArgs {
     /// Keep ops of unregistered dialects (generic form only)
     #[arg(long)]
     pub allow_unregistered_dialect: bool,
+    /// Load rewrite rules from a .rr file (repeatable); `apply-rules` runs them
+    #[arg(long = "rewrite-rules", value_name = "FILE")]
+    pub rewrite_rules: Vec<String>,
+    /// List the native helper functions .rr rules may call
+    #[arg(long)]
+    pub list_rule_helpers: bool,
     /// Run passes on one thread
     #[arg(long, alias = "mlir-disable-threading")]
     pub disable_threading: bool,
@@ -90,8 +96,39 @@ pub fn main_with(args: OptArgs, ctx: &mut Context) -> OptOutput {
         out.stdout = list_passes(ctx);
         return out;
     }
-    let ctx: &Context = ctx;
+    if args.list_rule_helpers {
+        for h in ge_rewrites::rr::helpers::HELPERS {
+            out.stdout
+                .push_str(&format!("{:<48} {}\n", h.signature, h.doc));
+        }
+        return out;
+    }
     let mut sm = SourceMap::new();
+    if !args.rewrite_rules.is_empty() {
+        let mut rules = vec![];
+        for path in &args.rewrite_rules {
+            let text = match std::fs::read_to_string(path) {
+                Ok(t) => t,
+                Err(e) => {
+                    out.stderr = format!("error: cannot read rule file '{path}': {e}\n");
+                    out.code = 1;
+                    return out;
+                }
+            };
+            let f = sm.add(path, Arc::from(text.as_str()));
+            match ge_rewrites::rr::parse_rules(ctx, path, f, &text) {
+                Ok(rs) => rules.extend(rs),
+                Err(d) => {
+                    out.stderr = sm.render(&d);
+                    out.code = 1;
+                    return out;
+                }
+            }
+        }
+        ctx.extensions
+            .push(Arc::new(ge_rewrites::library::UserRules(rules)));
+    }
+    let ctx: &Context = ctx;
     // The pipeline text is a source of its own so errors point into it.
     let pipeline = match &args.pass_pipeline {
         None => None,
