@@ -2,11 +2,21 @@
 
 pub mod elementwise;
 pub mod func;
+pub mod index;
+pub mod linalg;
+pub mod nn;
+pub mod opkit;
 
 use ge_ir::opdef::Dialect;
 
 pub static DIALECT: Dialect = Dialect {
     name: "graph",
     summary: "The compute graph: functions, calls, control flow and compute ops (ONNX semantics)",
-    groups: &[func::OPS, elementwise::OPS],
+    groups: &[
+        func::OPS,
+        elementwise::OPS,
+        nn::OPS,
+        linalg::OPS,
+        index::OPS,
+    ],
 };

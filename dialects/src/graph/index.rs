@@ -1,0 +1,985 @@
+//! Indexing and resampling ops: gather, gather_elements, scatter_elements,
+//! embedding, topk, resize and pad (ONNX semantics; negative indices count
+//! from the end where ONNX allows them).
+
+use super::elementwise::COMPUTE_FORMAT;
+use super::opkit::*;
+use ge_ir::interp::SemCtx;
+use ge_ir::opdef::{
+    AttrDef, AttrKind as K, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
+};
+use ge_ir::tensor::{numel, strides, Data, Tensor};
+use ge_ir::{DType, Dim, Type};
+
+type SemResult = Result<Vec<Tensor>, String>;
+
+/// A tensor of `shape` whose element `i` is `t`'s flat element `idx[i]`
+/// (dtype kept).
+pub fn take(t: &Tensor, idx: &[usize], shape: Vec<usize>) -> Result<Tensor, String> {
+    if idx.len() != numel(&shape) {
+        return Err(format!(
+            "internal: {} indices for shape {shape:?}",
+            idx.len()
+        ));
+    }
+    if let Some(&bad) = idx.iter().find(|&&i| i >= t.len()) {
+        return Err(format!("internal: index {bad} past {} elements", t.len()));
+    }
+    let data = match &t.data {
+        Data::F(v) => Data::F(idx.iter().map(|&i| v[i]).collect()),
+        Data::I(v) => Data::I(idx.iter().map(|&i| v[i]).collect()),
+    };
+    Ok(Tensor {
+        shape,
+        dtype: t.dtype,
+        data,
+    })
+}
+
+/// An ONNX index (negative counts from the end) into a dim of size `n`.
+fn fix_index(i: i64, n: usize, what: &str) -> Result<usize, String> {
+    let j = if i < 0 { i + n as i64 } else { i };
+    if j < 0 || j >= n as i64 {
+        return Err(format!("{what} {i} is out of range for a dim of size {n}"));
+    }
+    Ok(j as usize)
+}
+
+/// Multi-index iteration helper: advance `idx` within `shape` (row-major).
+fn next_index(idx: &mut [usize], shape: &[usize]) {
+    for k in (0..shape.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < shape[k] {
+            return;
+        }
+        idx[k] = 0;
+    }
+}
+
+fn index_dtype_ok(t: Type, name: &str) -> Result<(), String> {
+    if C::IndexTensor.accepts(t) {
+        Ok(())
+    } else {
+        Err(format!(
+            "operand '{name}' must be a tensor of i32/i64/index values, but got '{t}'"
+        ))
+    }
+}
+
+// ---- gather -----------------------------------------------------------------
+
+fn infer_gather(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let (td, ti) = (cx.operand_types[0], cx.operand_types[1]);
+    let dt = dtype_of(td)?;
+    let axis = int_attr(cx, "axis", 0)?;
+    let (Some(d), Some(i)) = (dims(td, "input")?, dims(ti, "indices")?) else {
+        if let Some(d) = dims(td, "input")? {
+            norm_axis(axis, d.len(), "attribute 'axis'")?;
+        }
+        return Ok(vec![Type::unranked(dt)]);
+    };
+    let ax = norm_axis(axis, d.len(), "attribute 'axis'")?;
+    let mut out = d[..ax].to_vec();
+    out.extend_from_slice(&i);
+    out.extend_from_slice(&d[ax + 1..]);
+    Ok(vec![Type::tensor(&out, dt)])
+}
+
+fn sem_gather(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    let (d, ind) = (t[0], t[1]);
+    let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
+    let (outer, n, inner) = split_at_axis(&d.shape, ax);
+    let ids = ind
+        .to_i64()
+        .into_iter()
+        .map(|i| fix_index(i, n, "index"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut idx = Vec::with_capacity(outer * ids.len() * inner);
+    for o in 0..outer {
+        for &i in &ids {
+            let base = (o * n + i) * inner;
+            idx.extend(base..base + inner);
+        }
+    }
+    let mut shape = d.shape[..ax].to_vec();
+    shape.extend_from_slice(&ind.shape);
+    shape.extend_from_slice(&d.shape[ax + 1..]);
+    Ok(vec![take(d, &idx, shape)?])
+}
+
+pub static GATHER: OpDef = OpDef {
+    name: "graph.gather",
+    summary: "Take slices along an axis at the given indices (ONNX Gather)",
+    description: "For `input` of shape `D0 x ... x Dr-1` and `indices` of shape `I`, the \
+                  result has shape `D[:axis] + I + D[axis+1:]`: the slices of `input` along \
+                  `axis` picked by each index. Negative indices count from the end; an index \
+                  out of range is an error at run time.",
+    operands: &[
+        OperandDef::one("input", C::AnyTensor),
+        OperandDef::one("indices", C::IndexTensor),
+    ],
+    results: &[OperandDef::one("output", C::AnyTensor)],
+    attrs: &[AttrDef::with_default(
+        "axis",
+        K::I64,
+        "0",
+        "the gathered axis (negative counts from the end)",
+    )],
+    traits: &[Trait::Pure],
+    format: Some(COMPUTE_FORMAT),
+    verify: Some(verify_by_infer),
+    infer: Some(infer_gather),
+    semantics: Some(sem_gather),
+    ..OpDef::DEFAULT
+};
+
+// ---- gather_elements / scatter_elements ---------------------------------------
+
+/// `indices` must have the rank of `input` and no dim larger than it (except along `axis`).
+type MaybeDims = Option<Vec<Dim>>;
+
+fn check_elementwise_indices(
+    td: Type,
+    ti: Type,
+    axis: i64,
+) -> Result<(MaybeDims, MaybeDims), String> {
+    let d = dims(td, "input")?;
+    let i = dims(ti, "indices")?;
+    if let Some(d) = &d {
+        let ax = norm_axis(axis, d.len(), "attribute 'axis'")?;
+        if let Some(i) = &i {
+            if i.len() != d.len() {
+                return Err(format!(
+                    "operand 'indices' must have the rank of 'input' ({}), but got '{ti}'",
+                    d.len()
+                ));
+            }
+            for (k, (&x, &y)) in i.iter().zip(d.iter()).enumerate() {
+                if k != ax {
+                    if let (Some(x), Some(y)) = (x.as_static(), y.as_static()) {
+                        if x > y {
+                            return Err(format!(
+                                "operand 'indices' '{ti}' is larger than 'input' '{td}' in dim {k} ({x} > {y})"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok((d, i))
+}
+
+fn infer_gather_elements(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let (td, ti) = (cx.operand_types[0], cx.operand_types[1]);
+    let (_, i) = check_elementwise_indices(td, ti, int_attr(cx, "axis", 0)?)?;
+    Ok(vec![tensor_type(i.as_deref(), dtype_of(td)?)])
+}
+
+/// For each position of `ind` (same rank as `d`), the flat index into `d`
+/// with the `axis` coordinate replaced by the index value.
+fn element_targets(d: &Tensor, ind: &Tensor, ax: usize) -> Result<Vec<usize>, String> {
+    if ind.rank() != d.rank() {
+        return Err(format!(
+            "indices shape {:?} and input shape {:?} differ in rank",
+            ind.shape, d.shape
+        ));
+    }
+    for k in 0..d.rank() {
+        if k != ax && ind.shape[k] > d.shape[k] {
+            return Err(format!(
+                "indices shape {:?} exceeds input shape {:?} in dim {k}",
+                ind.shape, d.shape
+            ));
+        }
+    }
+    let st = strides(&d.shape);
+    let vals = ind.to_i64();
+    let mut pos = vec![0usize; ind.rank()];
+    let mut out = Vec::with_capacity(vals.len());
+    for &v in &vals {
+        let j = fix_index(v, d.shape[ax], "index")?;
+        let mut flat = 0;
+        for k in 0..pos.len() {
+            flat += if k == ax { j } else { pos[k] } * st[k];
+        }
+        out.push(flat);
+        next_index(&mut pos, &ind.shape);
+    }
+    Ok(out)
+}
+
+fn sem_gather_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    let (d, ind) = (t[0], t[1]);
+    let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
+    let idx = element_targets(d, ind, ax)?;
+    Ok(vec![take(d, &idx, ind.shape.clone())?])
+}
+
+pub static GATHER_ELEMENTS: OpDef = OpDef {
+    name: "graph.gather_elements",
+    summary: "Gather single elements along an axis (ONNX GatherElements)",
+    description: "`indices` has the rank of `input`; the result has the shape of `indices` \
+                  and `out[i0, .., ik, ..] = input[i0, .., indices[i0, .., ik, ..], ..]` with \
+                  the index replacing the coordinate along `axis`. Negative indices count from \
+                  the end.",
+    operands: &[
+        OperandDef::one("input", C::AnyTensor),
+        OperandDef::one("indices", C::IndexTensor),
+    ],
+    results: &[OperandDef::one("output", C::AnyTensor)],
+    attrs: &[AttrDef::with_default(
+        "axis",
+        K::I64,
+        "0",
+        "the indexed axis (negative counts from the end)",
+    )],
+    traits: &[Trait::Pure],
+    format: Some(COMPUTE_FORMAT),
+    verify: Some(verify_by_infer),
+    infer: Some(infer_gather_elements),
+    semantics: Some(sem_gather_elements),
+    ..OpDef::DEFAULT
+};
+
+const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];
+
+fn infer_scatter_elements(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let ts = cx.operand_types;
+    let (td, ti, tu) = (ts[0], ts[1], ts[2]);
+    let r = str_attr(cx, "reduction", "none")?;
+    if !REDUCTIONS.contains(&r) {
+        return Err(format!(
+            "attribute 'reduction' must be one of {}, but got '{r}'",
+            REDUCTIONS.join(", ")
+        ));
+    }
+    let (_, i) = check_elementwise_indices(td, ti, int_attr(cx, "axis", 0)?)?;
+    if td.dtype() != tu.dtype() {
+        return Err(format!(
+            "operand 'updates' '{tu}' must have the element type of 'input' '{td}'"
+        ));
+    }
+    if let (Some(i), Some(u)) = (i, dims(tu, "updates")?) {
+        let same = i.len() == u.len() && i.iter().zip(&u).all(|(a, b)| a.compatible(*b));
+        if !same {
+            return Err(format!(
+                "operand 'updates' '{tu}' must have the shape of 'indices' '{ti}'"
+            ));
+        }
+    }
+    Ok(vec![td])
+}
+
+fn sem_scatter_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    let (d, ind, upd) = (t[0], t[1], t[2]);
+    let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
+    if upd.shape != ind.shape {
+        return Err(format!(
+            "updates shape {:?} differs from indices shape {:?}",
+            upd.shape, ind.shape
+        ));
+    }
+    let targets = element_targets(d, ind, ax)?;
+    let red = str_attr(cx, "reduction", "none")?;
+    fn apply<T: Copy + PartialOrd>(
+        out: &mut [T],
+        targets: &[usize],
+        upd: &[T],
+        red: &str,
+        add: fn(T, T) -> T,
+        mul: fn(T, T) -> T,
+    ) -> Result<(), String> {
+        for (&i, &u) in targets.iter().zip(upd) {
+            let o = out[i];
+            out[i] = match red {
+                "none" => u,
+                "add" => add(o, u),
+                "mul" => mul(o, u),
+                "max" => {
+                    if u > o {
+                        u
+                    } else {
+                        o
+                    }
+                }
+                "min" => {
+                    if u < o {
+                        u
+                    } else {
+                        o
+                    }
+                }
+                r => return Err(format!("unknown reduction '{r}'")),
+            };
+        }
+        Ok(())
+    }
+    let out = match &d.data {
+        Data::F(v) => {
+            let mut out = v.clone();
+            apply(
+                &mut out,
+                &targets,
+                &upd.to_f64(),
+                red,
+                |a, b| a + b,
+                |a, b| a * b,
+            )?;
+            Tensor::from_f64(d.shape.clone(), d.dtype, out)
+        }
+        Data::I(v) => {
+            let mut out = v.clone();
+            apply(
+                &mut out,
+                &targets,
+                &upd.to_i64(),
+                red,
+                i64::wrapping_add,
+                i64::wrapping_mul,
+            )?;
+            Tensor::from_i64(d.shape.clone(), d.dtype, out)
+        }
+    };
+    Ok(vec![out])
+}
+
+pub static SCATTER_ELEMENTS: OpDef = OpDef {
+    name: "graph.scatter_elements",
+    summary: "Write single elements along an axis (ONNX ScatterElements)",
+    description: "A copy of `input` where, for each position `p` of `indices`, the element \
+                  at `p` with the `axis` coordinate replaced by `indices[p]` becomes \
+                  `updates[p]` (`reduction = \"none\"`), or is combined with it (`add`, `mul`, \
+                  `max`, `min`). `updates` has the shape of `indices`. With `none` and \
+                  duplicate indices the last update wins.",
+    operands: &[
+        OperandDef::one("input", C::AnyTensor),
+        OperandDef::one("indices", C::IndexTensor),
+        OperandDef::one("updates", C::AnyTensor),
+    ],
+    results: &[OperandDef::one("output", C::AnyTensor)],
+    attrs: &[
+        AttrDef::with_default(
+            "axis",
+            K::I64,
+            "0",
+            "the indexed axis (negative counts from the end)",
+        ),
+        AttrDef::with_default(
+            "reduction",
+            K::Enum(REDUCTIONS),
+            "\"none\"",
+            "how an update combines with the existing element",
+        ),
+    ],
+    traits: &[Trait::Pure],
+    format: Some(COMPUTE_FORMAT),
+    verify: Some(verify_by_infer),
+    infer: Some(infer_scatter_elements),
+    semantics: Some(sem_scatter_elements),
+    ..OpDef::DEFAULT
+};
+
+// ---- embedding ----------------------------------------------------------------
+
+fn infer_embedding(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let (tt, ti) = (cx.operand_types[0], cx.operand_types[1]);
+    index_dtype_ok(ti, "ids")?;
+    let table = dims_rank(tt, "table", 2, "vocab x dim")?;
+    let dt = dtype_of(tt)?;
+    Ok(vec![match dims(ti, "ids")? {
+        Some(mut i) => {
+            i.push(table.map_or(Dim::Unknown, |t| t[1]));
+            Type::tensor(&i, dt)
+        }
+        None => Type::unranked(dt),
+    }])
+}
+
+fn sem_embedding(_: &SemCtx, t: &[&Tensor]) -> SemResult {
+    let (table, ids) = (t[0], t[1]);
+    expect_rank(table, "table", 2)?;
+    let (v, dim) = (table.shape[0], table.shape[1]);
+    let mut idx = Vec::with_capacity(ids.len() * dim);
+    for id in ids.to_i64() {
+        if id < 0 || id >= v as i64 {
+            return Err(format!("id {id} is out of range for a table of {v} rows"));
+        }
+        let base = id as usize * dim;
+        idx.extend(base..base + dim);
+    }
+    let mut shape = ids.shape.clone();
+    shape.push(dim);
+    Ok(vec![take(table, &idx, shape)?])
+}
+
+pub static EMBEDDING: OpDef = OpDef {
+    name: "graph.embedding",
+    summary: "Look up rows of an embedding table",
+    description: "`table` is `vocab x dim`; the result has shape `ids.shape + [dim]` with \
+                  row `ids[p]` of the table at each position `p`. Ids must lie in \
+                  `0..vocab` (negative ids are an error, unlike `gather`). Word, position \
+                  and token-type embeddings of BERT and GPT-2.",
+    operands: &[
+        OperandDef::one("table", C::AnyTensor),
+        OperandDef::one("ids", C::IndexTensor),
+    ],
+    results: &[OperandDef::one("output", C::AnyTensor)],
+    traits: &[Trait::Pure],
+    format: Some(COMPUTE_FORMAT),
+    verify: Some(verify_by_infer),
+    infer: Some(infer_embedding),
+    semantics: Some(sem_embedding),
+    ..OpDef::DEFAULT
+};
+
+// ---- topk -----------------------------------------------------------------
+
+fn infer_topk(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let t = cx.operand_types[0];
+    let dt = dtype_of(t)?;
+    let Some(k) = cx.i64_attr("k") else {
+        return Err("requires attribute 'k' (integer)".into());
+    };
+    if k < 0 {
+        return Err(format!("attribute 'k' must be >= 0, but got {k}"));
+    }
+    let axis = int_attr(cx, "axis", -1)?;
+    int_attr(cx, "largest", 1)?;
+    int_attr(cx, "sorted", 1)?;
+    let Some(mut d) = dims(t, "input")? else {
+        return Ok(vec![Type::unranked(dt), Type::unranked(DType::I64)]);
+    };
+    let ax = norm_axis(axis, d.len(), "attribute 'axis'")?;
+    if let Some(n) = d[ax].as_static() {
+        if k > n {
+            return Err(format!(
+                "attribute 'k' = {k} exceeds the size {n} of axis {ax} of '{t}'"
+            ));
+        }
+    }
+    d[ax] = Dim::Static(k);
+    Ok(vec![Type::tensor(&d, dt), Type::tensor(&d, DType::I64)])
+}
+
+fn sem_topk(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    let x = t[0];
+    let k = int_attr(cx, "k", 0)?;
+    let ax = norm_axis(int_attr(cx, "axis", -1)?, x.rank(), "attribute 'axis'")?;
+    let largest = int_attr(cx, "largest", 1)? != 0;
+    let (outer, n, inner) = split_at_axis(&x.shape, ax);
+    if k < 0 || k as usize > n {
+        return Err(format!("k = {k} is out of range for an axis of size {n}"));
+    }
+    let k = k as usize;
+    let xs = x.to_f64();
+    let mut shape = x.shape.clone();
+    shape[ax] = k;
+    let total = outer * k * inner;
+    let mut src = vec![0usize; total];
+    let mut ids = vec![0i64; total];
+    let mut line: Vec<usize> = Vec::with_capacity(n);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |j: usize| (o * n + j) * inner + i;
+            line.clear();
+            line.extend(0..n);
+            // Stable sort: equal values keep the lower index first (ONNX). NaN counts as largest.
+            line.sort_by(|&p, &q| {
+                let (a, b) = (xs[at(p)], xs[at(q)]);
+                let ord = match (a.is_nan(), b.is_nan()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ => a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal),
+                };
+                if largest {
+                    ord.reverse()
+                } else {
+                    ord
+                }
+            });
+            for (r, &j) in line.iter().take(k).enumerate() {
+                let o_at = (o * k + r) * inner + i;
+                src[o_at] = at(j);
+                ids[o_at] = j as i64;
+            }
+        }
+    }
+    let values = take(x, &src, shape.clone())?;
+    let idt = result_dtype(cx, 1, DType::I64);
+    Ok(vec![values, Tensor::from_i64(shape, idt, ids)])
+}
+
+pub static TOPK: OpDef = OpDef {
+    name: "graph.topk",
+    summary: "The k largest (or smallest) elements along an axis and their indices (ONNX TopK)",
+    description: "Results: `values` (the input's element type) and `indices` (i64), both \
+                  with the input's shape except `k` along `axis`. `k` is an attribute \
+                  (importers fold ONNX's constant `K` operand into it). Equal values are \
+                  ordered by lower index first; NaN counts as the largest value. Results are \
+                  always sorted, also with `sorted = 0` (ONNX leaves that order unspecified).",
+    operands: &[OperandDef::one(
+        "input",
+        C::TensorOf(super::linalg::NUMERIC),
+    )],
+    results: &[
+        OperandDef::one("values", C::TensorOf(super::linalg::NUMERIC)),
+        OperandDef::one("indices", C::TensorOf(&[DType::I64])),
+    ],
+    attrs: &[
+        AttrDef::required("k", K::I64, "how many elements to keep"),
+        AttrDef::with_default("axis", K::I64, "-1", "the searched axis"),
+        AttrDef::with_default(
+            "largest",
+            K::I64,
+            "1",
+            "1: the largest elements, 0: the smallest",
+        ),
+        AttrDef::with_default("sorted", K::I64, "1", "results are always sorted"),
+    ],
+    traits: &[Trait::Pure],
+    format: Some(COMPUTE_FORMAT),
+    verify: Some(verify_by_infer),
+    infer: Some(infer_topk),
+    semantics: Some(sem_topk),
+    ..OpDef::DEFAULT
+};
+
+// ---- resize ---------------------------------------------------------------
+
+const RESIZE_MODES: &[&str] = &["nearest", "linear"];
+const COORD_MODES: &[&str] = &[
+    "half_pixel",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+];
+const NEAREST_MODES: &[&str] = &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"];
+
+/// The output shape and per-axis scales of a resize.
+fn resize_plan(
+    src: &dyn AttrSource,
+    input: &[Dim],
+) -> Result<(Vec<Dim>, Option<Vec<f64>>), String> {
+    let r = input.len();
+    let scales = src.get_attr("scales");
+    let sizes = src.get_attr("sizes");
+    match (scales, sizes) {
+        (Some(_), Some(_)) => Err("takes either 'scales' or 'sizes', not both".into()),
+        (None, None) => Err("requires attribute 'scales' or 'sizes'".into()),
+        (Some(s), None) => {
+            let s = s.as_f64_array().ok_or_else(|| {
+                format!("attribute 'scales' must be an array of floats, but got '{s}'")
+            })?;
+            if s.len() != r {
+                return Err(format!(
+                    "attribute 'scales' must have one entry per input dim ({r}), but has {}",
+                    s.len()
+                ));
+            }
+            if let Some(bad) = s.iter().find(|&&x| x.is_nan() || x <= 0.0) {
+                return Err(format!(
+                    "attribute 'scales' entries must be > 0, but got {bad}"
+                ));
+            }
+            let out = input
+                .iter()
+                .zip(&s)
+                .map(|(&d, &sc)| match d.as_static() {
+                    Some(n) => Dim::Static((n as f64 * sc).floor() as i64),
+                    None if sc.fract() == 0.0 => d.mul_const(sc as i64),
+                    None if (1.0 / sc).fract() == 0.0 => d.div_const((1.0 / sc) as i64),
+                    None => Dim::Unknown,
+                })
+                .collect();
+            Ok((out, Some(s)))
+        }
+        (None, Some(z)) => {
+            let z = z.as_i64_array().ok_or_else(|| {
+                format!("attribute 'sizes' must be an array of integers, but got '{z}'")
+            })?;
+            if z.len() != r {
+                return Err(format!(
+                    "attribute 'sizes' must have one entry per input dim ({r}), but has {}",
+                    z.len()
+                ));
+            }
+            check_min("sizes", &z, 1)?;
+            Ok((z.iter().map(|&n| Dim::Static(n)).collect(), None))
+        }
+    }
+}
+
+fn resize_modes(
+    src: &dyn AttrSource,
+) -> Result<(&'static str, &'static str, &'static str), String> {
+    let m = str_attr(src, "mode", "nearest")?;
+    let c = str_attr(src, "coordinate_transformation_mode", "half_pixel")?;
+    let n = str_attr(src, "nearest_mode", "round_prefer_floor")?;
+    for (name, v, all) in [
+        ("mode", m, RESIZE_MODES),
+        ("coordinate_transformation_mode", c, COORD_MODES),
+        ("nearest_mode", n, NEAREST_MODES),
+    ] {
+        if !all.contains(&v) {
+            return Err(format!(
+                "attribute '{name}' must be one of {}, but got '{v}'",
+                all.join(", ")
+            ));
+        }
+    }
+    Ok((m, c, n))
+}
+
+fn infer_resize(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    resize_modes(cx)?;
+    let t = cx.operand_types[0];
+    let dt = dtype_of(t)?;
+    let Some(d) = dims(t, "input")? else {
+        return Ok(vec![Type::unranked(dt)]);
+    };
+    let (out, _) = resize_plan(cx, &d)?;
+    if let Some(z) = out.iter().find(|d| d.as_static().is_some_and(|n| n < 1)) {
+        return Err(format!("the output would have an empty dim ({z})"));
+    }
+    Ok(vec![Type::tensor(&out, dt)])
+}
+
+/// Taps `(source index, weight)` of one output coordinate along one axis.
+fn resize_taps(
+    x: usize,
+    in_len: usize,
+    out_len: usize,
+    scale: f64,
+    (mode, coord, nearest): (&str, &str, &str),
+) -> Vec<(usize, f64)> {
+    let xf = x as f64;
+    let orig = match coord {
+        "half_pixel" => (xf + 0.5) / scale - 0.5,
+        "pytorch_half_pixel" => {
+            if out_len > 1 {
+                (xf + 0.5) / scale - 0.5
+            } else {
+                0.0
+            }
+        }
+        "align_corners" => {
+            if out_len == 1 {
+                0.0
+            } else {
+                xf * (in_len as f64 - 1.0) / (out_len as f64 - 1.0)
+            }
+        }
+        _ => xf / scale,
+    };
+    let clamp = |v: f64| v.max(0.0).min(in_len as f64 - 1.0) as usize;
+    if mode == "nearest" {
+        let frac = orig - orig.floor();
+        let r = match nearest {
+            "floor" => orig.floor(),
+            "ceil" => orig.ceil(),
+            "round_prefer_ceil" if frac == 0.5 => orig.ceil(),
+            "round_prefer_floor" if frac == 0.5 => orig.floor(),
+            _ => orig.round(),
+        };
+        return vec![(clamp(r), 1.0)];
+    }
+    let x0 = orig.floor();
+    let w1 = orig - x0;
+    vec![(clamp(x0), 1.0 - w1), (clamp(x0 + 1.0), w1)]
+}
+
+fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    let x = t[0];
+    let modes = resize_modes(cx)?;
+    let in_dims: Vec<Dim> = x.shape.iter().map(|&n| Dim::Static(n as i64)).collect();
+    let (out_dims, scales) = resize_plan(cx, &in_dims)?;
+    let out_shape: Vec<usize> = out_dims
+        .iter()
+        .map(|d| match d.as_static() {
+            Some(n) if n >= 1 => Ok(n as usize),
+            _ => Err(format!("empty output dim {d}")),
+        })
+        .collect::<Result<_, _>>()?;
+    if x.is_empty() {
+        return Err("cannot resize an empty tensor".into());
+    }
+    let r = x.rank();
+    let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..r)
+        .map(|a| {
+            let (n_in, n_out) = (x.shape[a], out_shape[a]);
+            let scale = scales.as_ref().map_or(n_out as f64 / n_in as f64, |s| s[a]);
+            (0..n_out)
+                .map(|o| resize_taps(o, n_in, n_out, scale, modes))
+                .collect()
+        })
+        .collect();
+    let st = strides(&x.shape);
+    let n_out = numel(&out_shape);
+    let mut pos = vec![0usize; r];
+    if modes.0 == "nearest" {
+        let mut idx = Vec::with_capacity(n_out);
+        for _ in 0..n_out {
+            idx.push((0..r).map(|a| taps[a][pos[a]][0].0 * st[a]).sum());
+            next_index(&mut pos, &out_shape);
+        }
+        return Ok(vec![take(x, &idx, out_shape)?]);
+    }
+    let xs = x.to_f64();
+    let mut out = Vec::with_capacity(n_out);
+    for _ in 0..n_out {
+        // Sum over the 2^r corners of the interpolation cell.
+        let mut acc = 0.0;
+        for corner in 0..(1usize << r) {
+            let mut w = 1.0;
+            let mut flat = 0;
+            for a in 0..r {
+                let (i, wt) = taps[a][pos[a]][(corner >> a) & 1];
+                w *= wt;
+                flat += i * st[a];
+            }
+            if w != 0.0 {
+                acc += w * xs[flat];
+            }
+        }
+        out.push(acc);
+        next_index(&mut pos, &out_shape);
+    }
+    let dt = result_dtype(cx, 0, x.dtype);
+    Ok(vec![Tensor::from_f64(out_shape, dt, out)])
+}
+
+pub static RESIZE: OpDef = OpDef {
+    name: "graph.resize",
+    summary: "Resample a tensor by nearest or (multi-)linear interpolation (ONNX Resize)",
+    description: "Exactly one of `scales` (floats, one per dim; output dim = \
+                  `floor(in * scale)`) or `sizes` (integers) gives the output shape. \
+                  `mode`: `nearest` (rounded per `nearest_mode`) or `linear` (interpolation \
+                  along every dim, edge values beyond the input). Output coordinate `x` maps to \
+                  the input per `coordinate_transformation_mode`: `half_pixel` \
+                  `(x + 0.5)/scale - 0.5`, `pytorch_half_pixel` (the same, 0 for length-1 \
+                  outputs), `align_corners` `x*(in-1)/(out-1)`, `asymmetric` `x/scale`. ONNX's \
+                  `roi`, `cubic` mode, `antialias`, `axes` and `keep_aspect_ratio_policy` are \
+                  not supported.",
+    operands: &[OperandDef::one(
+        "input",
+        C::TensorOf(super::linalg::NUMERIC),
+    )],
+    results: &[OperandDef::one(
+        "output",
+        C::TensorOf(super::linalg::NUMERIC),
+    )],
+    attrs: &[
+        AttrDef::with_default(
+            "mode",
+            K::Enum(RESIZE_MODES),
+            "\"nearest\"",
+            "interpolation mode",
+        ),
+        AttrDef::optional(
+            "scales",
+            K::F64Array,
+            "scale per dim (exclusive with sizes)",
+        ),
+        AttrDef::optional("sizes", K::I64Array, "output shape (exclusive with scales)"),
+        AttrDef::with_default(
+            "coordinate_transformation_mode",
+            K::Enum(COORD_MODES),
+            "\"half_pixel\"",
+            "how output coordinates map to input coordinates",
+        ),
+        AttrDef::with_default(
+            "nearest_mode",
+            K::Enum(NEAREST_MODES),
+            "\"round_prefer_floor\"",
+            "rounding of the source coordinate in nearest mode",
+        ),
+    ],
+    traits: &[Trait::Pure],
+    format: Some(COMPUTE_FORMAT),
+    verify: Some(verify_by_infer),
+    infer: Some(infer_resize),
+    semantics: Some(sem_resize),
+    ..OpDef::DEFAULT
+};
+
+// ---- pad --------------------------------------------------------------------
+
+const PAD_MODES: &[&str] = &["constant", "reflect", "edge", "wrap"];
+
+fn pad_attrs(src: &dyn AttrSource, rank: usize) -> Result<(Vec<i64>, &'static str, f64), String> {
+    let Some(p) = src.get_attr("pads") else {
+        return Err("requires attribute 'pads'".into());
+    };
+    let pads = p
+        .as_i64_array()
+        .ok_or_else(|| format!("attribute 'pads' must be an array of integers, but got '{p}'"))?;
+    if pads.len() != 2 * rank {
+        return Err(format!(
+            "attribute 'pads' must have 2 x rank = {} entries (all begins, then all ends), but has {}",
+            2 * rank,
+            pads.len()
+        ));
+    }
+    let mode = str_attr(src, "mode", "constant")?;
+    if !PAD_MODES.contains(&mode) {
+        return Err(format!(
+            "attribute 'mode' must be one of {}, but got '{mode}'",
+            PAD_MODES.join(", ")
+        ));
+    }
+    let value = float_attr(src, "value", 0.0)?;
+    Ok((pads, mode, value))
+}
+
+fn infer_pad(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let t = cx.operand_types[0];
+    let dt = dtype_of(t)?;
+    let Some(d) = dims(t, "input")? else {
+        str_attr(cx, "mode", "constant")?;
+        return Ok(vec![Type::unranked(dt)]);
+    };
+    let (pads, mode, _) = pad_attrs(cx, d.len())?;
+    let r = d.len();
+    let mut out = Vec::with_capacity(r);
+    for a in 0..r {
+        let o = d[a].add(Dim::Static(pads[a] + pads[a + r]));
+        if let Some(n) = o.as_static() {
+            if n < 0 {
+                return Err(format!(
+                    "pads {pads:?} remove more than dim {a} ({}) holds",
+                    d[a]
+                ));
+            }
+        }
+        if mode != "constant" && (pads[a] > 0 || pads[a + r] > 0) && d[a] == Dim::Static(0) {
+            return Err(format!("mode '{mode}' cannot pad the empty dim {a}"));
+        }
+        out.push(o);
+    }
+    Ok(vec![Type::tensor(&out, dt)])
+}
+
+fn sem_pad(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    let x = t[0];
+    let r = x.rank();
+    let (pads, mode, value) = pad_attrs(cx, r)?;
+    let mut out_shape = Vec::with_capacity(r);
+    // Source coordinate of each output coordinate, per axis (None = pad value).
+    let mut maps: Vec<Vec<Option<usize>>> = Vec::with_capacity(r);
+    for a in 0..r {
+        let n = x.shape[a] as i64;
+        let len = n + pads[a] + pads[a + r];
+        if len < 0 {
+            return Err(format!(
+                "pads {pads:?} remove more than dim {a} ({n}) holds"
+            ));
+        }
+        out_shape.push(len as usize);
+        let mut m = Vec::with_capacity(len as usize);
+        for o in 0..len {
+            let i = o - pads[a];
+            m.push(if (0..n).contains(&i) {
+                Some(i as usize)
+            } else if n == 0 {
+                if mode == "constant" {
+                    None
+                } else {
+                    return Err(format!("mode '{mode}' cannot pad the empty dim {a}"));
+                }
+            } else {
+                match mode {
+                    "constant" => None,
+                    "edge" => Some(i.clamp(0, n - 1) as usize),
+                    "wrap" => Some(i.rem_euclid(n) as usize),
+                    _ => {
+                        if n == 1 {
+                            Some(0)
+                        } else {
+                            let period = 2 * (n - 1);
+                            let k = i.rem_euclid(period);
+                            Some(if k >= n { period - k } else { k } as usize)
+                        }
+                    }
+                }
+            });
+        }
+        maps.push(m);
+    }
+    let st = strides(&x.shape);
+    let total = numel(&out_shape);
+    let mut pos = vec![0usize; r];
+    let mut src: Vec<Option<usize>> = Vec::with_capacity(total);
+    for _ in 0..total {
+        let mut flat = Some(0);
+        for a in 0..r {
+            flat = match (flat, maps[a][pos[a]]) {
+                (Some(f), Some(i)) => Some(f + i * st[a]),
+                _ => None,
+            };
+        }
+        src.push(flat);
+        next_index(&mut pos, &out_shape);
+    }
+    let dt = x.dtype;
+    let out = match &x.data {
+        Data::F(v) => Tensor::from_f64(
+            out_shape,
+            dt,
+            src.iter().map(|s| s.map_or(value, |i| v[i])).collect(),
+        ),
+        Data::I(v) => {
+            let fill = Tensor::scalar(dt, value).get_i(0);
+            Tensor::from_i64(
+                out_shape,
+                dt,
+                src.iter().map(|s| s.map_or(fill, |i| v[i])).collect(),
+            )
+        }
+    };
+    Ok(vec![out])
+}
+
+pub static PAD: OpDef = OpDef {
+    name: "graph.pad",
+    summary: "Pad (or crop, with negative pads) a tensor (ONNX Pad)",
+    description: "`pads` lists the amount added at the beginning of every dim, then at the \
+                  end of every dim (`[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`); \
+                  negative amounts remove elements. `mode`: `constant` fills with `value`, \
+                  `reflect` mirrors without repeating the edge, `edge` repeats the edge, \
+                  `wrap` wraps around. ONNX's `pads`, `constant_value` and `axes` operands \
+                  become attributes (importers fold the constants).",
+    operands: &[OperandDef::one("input", C::AnyTensor)],
+    results: &[OperandDef::one("output", C::AnyTensor)],
+    attrs: &[
+        AttrDef::required(
+            "pads",
+            K::I64Array,
+            "begin amounts of every dim, then end amounts",
+        ),
+        AttrDef::with_default(
+            "mode",
+            K::Enum(PAD_MODES),
+            "\"constant\"",
+            "how padded elements are filled",
+        ),
+        AttrDef::with_default("value", K::F64, "0.0", "fill value of constant mode"),
+    ],
+    traits: &[Trait::Pure],
+    format: Some(COMPUTE_FORMAT),
+    verify: Some(verify_by_infer),
+    infer: Some(infer_pad),
+    semantics: Some(sem_pad),
+    ..OpDef::DEFAULT
+};
+
+pub static OPS: &[&OpDef] = &[
+    &GATHER,
+    &GATHER_ELEMENTS,
+    &SCATTER_ELEMENTS,
+    &EMBEDDING,
+    &TOPK,
+    &RESIZE,
+    &PAD,
+];

@@ -1,0 +1,273 @@
+//! Helpers shared by the compute-op definitions of the graph dialect (`nn`,
+//! `linalg`, `index`): attribute access with defaults, operand shape checks with
+//! uniform messages, axis handling, and running an op's inference as its
+//! verifier so that `verify` and `infer-shapes` can never disagree.
+
+use ge_ir::attributes::Attribute;
+use ge_ir::body::{Body, OpId};
+use ge_ir::interp::SemCtx;
+use ge_ir::opdef::{InferCtx, OpError};
+use ge_ir::tensor::Tensor;
+use ge_ir::{DType, Dim, Type};
+
+/// Attribute lookup shared by inference (`InferCtx`) and semantics (`SemCtx`).
+pub trait AttrSource {
+    fn get_attr(&self, name: &str) -> Option<Attribute>;
+}
+
+impl AttrSource for InferCtx<'_> {
+    fn get_attr(&self, name: &str) -> Option<Attribute> {
+        self.attr(name)
+    }
+}
+
+impl AttrSource for SemCtx<'_> {
+    fn get_attr(&self, name: &str) -> Option<Attribute> {
+        self.attr(name)
+    }
+}
+
+/// An integer attribute (bools count as 0/1), or `default` when absent.
+pub fn int_attr(src: &dyn AttrSource, name: &str, default: i64) -> Result<i64, String> {
+    match src.get_attr(name) {
+        None => Ok(default),
+        Some(a) => a
+            .as_int()
+            .ok_or_else(|| format!("attribute '{name}' must be an integer, but got '{a}'")),
+    }
+}
+
+/// A float attribute, or `default` when absent.
+pub fn float_attr(src: &dyn AttrSource, name: &str, default: f64) -> Result<f64, String> {
+    match src.get_attr(name) {
+        None => Ok(default),
+        Some(a) => a
+            .as_float()
+            .ok_or_else(|| format!("attribute '{name}' must be a float, but got '{a}'")),
+    }
+}
+
+/// A bool attribute (integers 0/1 accepted), or `default` when absent.
+pub fn bool_attr(src: &dyn AttrSource, name: &str, default: bool) -> Result<bool, String> {
+    match src.get_attr(name) {
+        None => Ok(default),
+        Some(a) => a
+            .as_bool()
+            .or_else(|| a.as_int().map(|v| v != 0))
+            .ok_or_else(|| format!("attribute '{name}' must be a bool, but got '{a}'")),
+    }
+}
+
+/// A string attribute, or `default` when absent.
+pub fn str_attr(
+    src: &dyn AttrSource,
+    name: &str,
+    default: &'static str,
+) -> Result<&'static str, String> {
+    match src.get_attr(name) {
+        None => Ok(default),
+        Some(a) => a
+            .as_str()
+            .ok_or_else(|| format!("attribute '{name}' must be a string, but got '{a}'")),
+    }
+}
+
+/// An integer-array attribute, or `default` when absent.
+pub fn ints_attr(src: &dyn AttrSource, name: &str, default: &[i64]) -> Result<Vec<i64>, String> {
+    match src.get_attr(name) {
+        None => Ok(default.to_vec()),
+        Some(a) => a.as_i64_array().ok_or_else(|| {
+            format!("attribute '{name}' must be an array of integers, but got '{a}'")
+        }),
+    }
+}
+
+/// An integer-array attribute that must have exactly `len` entries.
+pub fn ints_attr_len(
+    src: &dyn AttrSource,
+    name: &str,
+    default: &[i64],
+    len: usize,
+    what: &str,
+) -> Result<Vec<i64>, String> {
+    let v = ints_attr(src, name, default)?;
+    if v.len() != len {
+        return Err(format!(
+            "attribute '{name}' must have {len} entries ({what}), but has {}: {v:?}",
+            v.len()
+        ));
+    }
+    Ok(v)
+}
+
+/// Check that every entry of an attribute is at least `min`.
+pub fn check_min(name: &str, v: &[i64], min: i64) -> Result<(), String> {
+    if let Some(bad) = v.iter().find(|&&x| x < min) {
+        return Err(format!(
+            "attribute '{name}' entries must be >= {min}, but got {bad} in {v:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// The dims of a tensor operand (`None` when unranked).
+pub fn dims(t: Type, name: &str) -> Result<Option<Vec<Dim>>, String> {
+    let tt = t
+        .as_tensor()
+        .ok_or_else(|| format!("operand '{name}' must be a tensor, but got '{t}'"))?;
+    Ok(tt.dims.as_ref().map(|d| d.to_vec()))
+}
+
+/// The dims of a tensor operand that must have rank `rank` (`layout` names the
+/// expected dims in messages, e.g. `NCHW`).
+pub fn dims_rank(
+    t: Type,
+    name: &str,
+    rank: usize,
+    layout: &str,
+) -> Result<Option<Vec<Dim>>, String> {
+    let d = dims(t, name)?;
+    if let Some(d) = &d {
+        if d.len() != rank {
+            let what = if layout.is_empty() {
+                String::new()
+            } else {
+                format!(" ({layout})")
+            };
+            return Err(format!(
+                "operand '{name}' must have rank {rank}{what}, but got '{t}'"
+            ));
+        }
+    }
+    Ok(d)
+}
+
+/// The dims of a tensor operand that must have rank at least `min`.
+pub fn dims_min_rank(
+    t: Type,
+    name: &str,
+    min: usize,
+    layout: &str,
+) -> Result<Option<Vec<Dim>>, String> {
+    let d = dims(t, name)?;
+    if let Some(d) = &d {
+        if d.len() < min {
+            let what = if layout.is_empty() {
+                String::new()
+            } else {
+                format!(" ({layout})")
+            };
+            return Err(format!(
+                "operand '{name}' must have rank >= {min}{what}, but got '{t}'"
+            ));
+        }
+    }
+    Ok(d)
+}
+
+/// Check that two dims may be equal; `what` describes the pair for messages.
+pub fn check_dim_eq(a: Dim, b: Dim, what: &str) -> Result<(), String> {
+    if a.compatible(b) {
+        Ok(())
+    } else {
+        Err(format!("{what}: expected {b}, but got {a}"))
+    }
+}
+
+/// The element type of operand `i`.
+pub fn dtype_of(t: Type) -> Result<DType, String> {
+    t.dtype()
+        .ok_or_else(|| format!("'{t}' has no element type"))
+}
+
+/// Normalise an ONNX axis (negative counts from the end) for rank `rank`.
+pub fn norm_axis(axis: i64, rank: usize, what: &str) -> Result<usize, String> {
+    let r = rank as i64;
+    if axis < -r || axis >= r {
+        return Err(format!(
+            "{what} {axis} is out of range for rank {rank} (expected {}..={})",
+            -r,
+            r - 1
+        ));
+    }
+    Ok(if axis < 0 { axis + r } else { axis } as usize)
+}
+
+/// A tensor type with `dims` (or unranked when `None`).
+pub fn tensor_type(dims: Option<&[Dim]>, dtype: DType) -> Type {
+    match dims {
+        Some(d) => Type::tensor(d, dtype),
+        None => Type::unranked(dtype),
+    }
+}
+
+/// Run the op's `infer` hook on its operand types and attributes and report
+/// its complaint. Used as the `verify` of ops whose checks live in inference:
+/// the diagnostic then appears even when other errors hide the verifier's own
+/// inference check. Skipped when operand types or attribute kinds are already
+/// wrong (the generic verifier reports those).
+pub fn verify_by_infer(body: &Body, op: OpId) -> Result<(), OpError> {
+    let d = body.op(op);
+    let Some(def) = d.def else { return Ok(()) };
+    let Some(infer) = def.infer else {
+        return Ok(());
+    };
+    let ots = body.operand_types(op);
+    let Some(sizes) = def.group_sizes(def.operands, ots.len(), None) else {
+        return Ok(());
+    };
+    let mut i = 0;
+    for (g, &n) in def.operands.iter().zip(&sizes) {
+        for _ in 0..n {
+            if !ots.get(i).is_some_and(|&t| g.constraint.accepts(t)) {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+    for ad in def.attrs {
+        if let Some(a) = d.attr(ad.name) {
+            if !ad.kind.accepts(a) {
+                return Ok(());
+            }
+        }
+    }
+    let consts = vec![None; ots.len()];
+    let cx = InferCtx {
+        operand_types: &ots,
+        attrs: d.attrs,
+        operand_consts: &consts,
+        group_sizes: &sizes,
+        op: Some((body, op)),
+    };
+    infer(&cx).map(|_| ()).map_err(OpError::from)
+}
+
+/// The dtype of result `i` as declared, else `fallback`.
+pub fn result_dtype(cx: &SemCtx, i: usize, fallback: DType) -> DType {
+    cx.result_dtype(i).unwrap_or(fallback)
+}
+
+/// Sizes of the dims before `axis`, at `axis`, and after it.
+pub fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    let outer = shape[..axis].iter().product();
+    let n = shape.get(axis).copied().unwrap_or(1);
+    let inner = shape.get(axis + 1..).map_or(1, |s| s.iter().product());
+    (outer, n, inner)
+}
+
+/// Check a runtime tensor's rank in semantics.
+pub fn expect_rank(t: &Tensor, name: &str, rank: usize) -> Result<(), String> {
+    if t.rank() != rank {
+        return Err(format!(
+            "operand '{name}' must have rank {rank}, but has shape {:?}",
+            t.shape
+        ));
+    }
+    Ok(())
+}
+
+/// Concrete dims for messages and checks at run time.
+pub fn usize_to_i64(v: &[usize]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
