@@ -101,6 +101,14 @@ impl SemCtx<'_> {
     pub fn call(&self, name: &str, args: Vec<Tensor>) -> Result<Vec<Tensor>, String> {
         self.interp.run_function(name, args).map_err(|e| e.msg)
     }
+    /// The module being run (its resource blobs back `dense_resource` constants).
+    pub fn module(&self) -> &Module {
+        self.interp.module
+    }
+    /// Values of the symbolic dims bound so far in the enclosing region.
+    pub fn symbols(&self) -> &HashMap<Ident, i64> {
+        self.symbols
+    }
 }
 
 /// Values computed so far (indexed by `ValueId` of one body).
