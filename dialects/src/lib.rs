@@ -6,6 +6,7 @@
 //!
 //! Each op is one `static OpDef` in the module of its family.
 
+pub mod data;
 pub mod graph;
 pub mod infer;
 
@@ -15,4 +16,5 @@ use ge_ir::Context;
 pub fn register(ctx: &mut Context) {
     ctx.constant_op = Some("data.constant");
     ctx.register_dialect(&graph::DIALECT);
+    ctx.register_dialect(&data::DIALECT);
 }

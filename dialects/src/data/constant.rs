@@ -1,0 +1,128 @@
+//! `data.constant`: a tensor materialised from an elements attribute.
+
+use super::tensor_from_bytes;
+use ge_ir::attributes::{AttrData, Attribute};
+use ge_ir::body::{Body, OpId};
+use ge_ir::interp::SemCtx;
+use ge_ir::module::Module;
+use ge_ir::opdef::{
+    AttrDef, AttrKind, FoldResult, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
+};
+use ge_ir::tensor::Tensor;
+use ge_ir::Type;
+
+/// The tensor type an elements attribute (`dense`, `dense_resource`,
+/// `#ge.external`) carries.
+pub fn elements_type(a: Attribute) -> Result<Type, String> {
+    match a.data() {
+        AttrData::Dense(_) | AttrData::DenseResource { .. } | AttrData::External { .. } => a
+            .value_type()
+            .filter(|t| t.as_tensor().is_some())
+            .ok_or_else(|| format!("elements attribute '{a}' has no tensor type")),
+        _ => Err(format!(
+            "expected dense, dense_resource or external elements, but got {} '{a}'",
+            a.kind_name()
+        )),
+    }
+}
+
+/// The value of an elements attribute as a tensor. `dense_resource` blobs
+/// come from `module`'s resource table; `#ge.external` weights are read from
+/// their file (a path relative to the working directory).
+pub fn elements_tensor(a: Attribute, module: Option<&Module>) -> Result<Tensor, String> {
+    let ty = elements_type(a)?;
+    let tt = ty
+        .as_tensor()
+        .ok_or_else(|| format!("'{ty}' is not a tensor type"))?;
+    let shape: Vec<usize> = tt
+        .static_shape()
+        .ok_or_else(|| format!("constant of type '{ty}' must have a static shape"))?
+        .into_iter()
+        .map(|d| d.max(0) as usize)
+        .collect();
+    let n: usize = shape.iter().product();
+    let want = n * tt.dtype.byte_size();
+    match a.data() {
+        AttrData::Dense(d) => Tensor::from_dense(d),
+        AttrData::DenseResource { name, .. } => {
+            let blob = module
+                .and_then(|m| m.resources.get(name.as_str()))
+                .ok_or_else(|| format!("no dialect resource named '{name}' in the module"))?;
+            if blob.data.len() != want {
+                return Err(format!(
+                    "resource '{name}' has {} bytes but '{ty}' needs {want}",
+                    blob.data.len()
+                ));
+            }
+            tensor_from_bytes(&blob.data, shape, tt.dtype)
+        }
+        AttrData::External {
+            path,
+            offset,
+            length,
+            ..
+        } => {
+            if *length as usize != want {
+                return Err(format!(
+                    "external weights '{path}' give {length} bytes but '{ty}' needs {want}"
+                ));
+            }
+            let bytes = read_range(path, *offset, *length)?;
+            tensor_from_bytes(&bytes, shape, tt.dtype)
+        }
+        _ => Err(format!("'{a}' is not an elements attribute")),
+    }
+}
+
+fn read_range(path: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)
+        .map_err(|e| format!("cannot open external weights '{path}': {e}"))?;
+    f.seek(SeekFrom::Start(offset))
+        .map_err(|e| format!("cannot seek in '{path}': {e}"))?;
+    let mut buf = vec![0u8; length as usize];
+    f.read_exact(&mut buf)
+        .map_err(|e| format!("cannot read {length} bytes at offset {offset} of '{path}': {e}"))?;
+    Ok(buf)
+}
+
+fn infer_constant(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let v = cx
+        .attr("value")
+        .ok_or("requires attribute 'value' (elements)")?;
+    Ok(vec![elements_type(v)?])
+}
+
+fn sem_constant(cx: &SemCtx, _: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    let v = cx.attr("value").ok_or("has no 'value' attribute")?;
+    Ok(vec![elements_tensor(v, Some(cx.module()))?])
+}
+
+fn fold_constant(body: &Body, op: OpId, _: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    body.op(op).attr("value").map(|v| vec![FoldResult::Attr(v)])
+}
+
+pub static CONSTANT: OpDef = OpDef {
+    name: "data.constant",
+    summary: "A constant tensor",
+    description: "`%c = data.constant dense<[1.0, 2.0]> : tensor<2xf32>` materialises the \
+                  elements attribute `value` — a `dense<…>` literal, a `dense_resource<name>` \
+                  blob of the module's `{-# dialect_resources #-}` section, or external weights \
+                  `#ge.external<\"file\", offset = N, length = N, type = T>`. The result type is the \
+                  attribute's type (it is not written twice). This is the op constant folding \
+                  materialises.",
+    results: &[OperandDef::one("output", C::AnyTensor)],
+    attrs: &[AttrDef::required(
+        "value",
+        AttrKind::Elements,
+        "the tensor: dense<…>, dense_resource<…> or #ge.external<…>",
+    )],
+    traits: &[Trait::Pure, Trait::ConstantLike],
+    format: Some("$value attr-dict"),
+    infer: Some(infer_constant),
+    fold: Some(fold_constant),
+    semantics: Some(sem_constant),
+    ..OpDef::DEFAULT
+};
+
+pub static OPS: &[&OpDef] = &[&CONSTANT];
