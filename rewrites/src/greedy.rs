@@ -268,6 +268,10 @@ fn run_iteration(
             }
             continue;
         }
+        if cfg.fold && share_constant(body, op, constants) {
+            stats.folds += 1;
+            continue;
+        }
         let mut rw = Rewriter::new(ctx, body, constants);
         rw.set_insertion_point_before(op);
         let mut changed = false;
@@ -296,6 +300,48 @@ fn run_iteration(
         }
     }
     Ok(())
+}
+
+/// Constant sharing: a constant equal to one already known (same value and
+/// type) in the same body is replaced by it, if that one dominates it
+/// (both in the entry block, the known one first).
+fn share_constant(body: &mut Body, op: OpId, constants: &mut HashMap<Attribute, ValueId>) -> bool {
+    let d = body.op(op);
+    if !d.has_trait(Trait::ConstantLike) || d.results().len() != 1 {
+        return false;
+    }
+    let Some(value) = d.attr("value") else {
+        return false;
+    };
+    let me = d.results()[0];
+    let block = d.parent_block();
+    match constants.get(&value).copied() {
+        Some(prev) if prev != me => {
+            let Some(p) = body.defining_op(prev) else {
+                return false;
+            };
+            let pd = body.op(p);
+            let same_block = pd.is_alive() && pd.parent_block() == block;
+            let entry = block
+                .and_then(|b| body.block_parent(b))
+                .and_then(|r| body.entry_block(r))
+                == block;
+            if same_block
+                && entry
+                && body.position_in_block(p) < body.position_in_block(op)
+                && body.value_type(prev) == body.value_type(me)
+            {
+                body.replace_op(op, &[prev]);
+                return true;
+            }
+            false
+        }
+        Some(_) => false,
+        None => {
+            constants.insert(value, me);
+            false
+        }
+    }
 }
 
 fn requeue(body: &Body, wl: &mut Worklist, op: OpId, events: Vec<Event>) {

@@ -215,6 +215,9 @@ pub static HELPERS: &[Helper] = &[
     helper!("all_eq", 2..=2, "all_eq(list, x) -> bool", "every element of the list equals x", |_, a| {
         Ok(Val::Bool(a[0].list()?.iter().all(|x| x.equals(&a[1]))))
     }),
+    helper!("bits", 1..=1, "bits(v) -> int", "bit width of v's element type (i1 is 1)", |f, a| {
+        Ok(Val::Int(ty(f, &a[0])?.dtype().map(|d| d.bit_width() as i64).unwrap_or(0)))
+    }),
     helper!("compose", 2..=2, "compose(p, q) -> list", "permutation of transposing by p then by q: r[i] = p[q[i]]", |_, a| {
         let (p, q) = (a[0].ints()?, a[1].ints()?);
         if p.len() != q.len() || !perm_ok(&p) || !perm_ok(&q) {
@@ -226,6 +229,9 @@ pub static HELPERS: &[Helper] = &[
         let mut l = a[0].list()?;
         l.extend(a[1].list()?);
         Ok(Val::List(l))
+    }),
+    helper!("contains", 2..=2, "contains(list, x) -> bool", "some element of the list equals x", |_, a| {
+        Ok(Val::Bool(a[0].list()?.iter().any(|x| x.equals(&a[1]))))
     }),
     helper!("dim", 2..=2, "dim(v, i) -> int", "size of dimension i (negative counts from the end); fails unless static", |f, a| {
         let ds = dims(f, &a[0])?;

@@ -492,13 +492,15 @@ fn validate(ctx: &Context, cx: &Cx, r: &crate::rr::ast::Rule, p: Pair<Rule>) -> 
     collect_calls_rule(r, &mut calls);
     for (name, arity) in calls {
         match helpers::lookup(&name) {
-            None => return Err(cx.err(
-                span,
-                format!(
+            None => {
+                return Err(cx.err(
+                    span,
+                    format!(
                     "rule '{}' calls unknown helper '{name}' (see docs/writing-rewrite-rules.md)",
                     r.name
                 ),
-            )),
+                ))
+            }
             Some(h) if !h.arity.contains(&arity) => {
                 return Err(cx.err(
                     span,
