@@ -143,6 +143,14 @@ def machine():
     return f"{os.cpu_count()} cores ({cpu}), {mem} RAM, {platform.system()} {platform.release()}"
 
 
+def loadavg():
+    """1-minute load average (other jobs on the machine skew timings; say so)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
 # ---- inputs ------------------------------------------------------------------------------
 
 

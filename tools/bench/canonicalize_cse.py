@@ -73,6 +73,7 @@ def main():
                              inp["ge-redundant"]))
     cases.append(bl.Case("mlir", "mlir-opt-22", "mlir-opt-22 canonicalize,cse",
                          ml_cmd + ["-o", "/dev/null"], inp["mlir-redundant"]))
+    load_before = bl.loadavg()
     bl.measure(cases, a.runs)
 
     # One more run each, output kept, to count what is left.
@@ -96,7 +97,9 @@ def main():
          f"- ge-opt: `{bl.shell_join(ge_cmd)} -o /dev/null`",
          f"- mlir-opt: `{bl.shell_join(ml_cmd)} -o /dev/null`",
          f"- {a.runs} interleaved runs per command; time = median wall seconds (min–max), "
-         "memory = peak RSS (median)", ""]
+         "memory = peak RSS (median)",
+         f"- 1-min load average just before the runs: {load_before:.2f} "
+         f"(on {os.cpu_count()} cores; above ~0.3, other jobs were competing for them)", ""]
     if not ge_ready:
         missing = ", ".join(p for p, ok in have.items() if not ok)
         L.append(f"**ge-opt has no {missing} pass yet: only the mlir-opt baseline is measured.**\n")

@@ -61,6 +61,7 @@ def main():
         cases.append(bl.Case((form, "mlir"), "mlir-opt-22",
                              f"mlir-opt-22 {os.path.basename(ml_in)}",
                              [mlir_opt, ml_in, "-o", "/dev/null"], ml_in))
+    load_before = bl.loadavg()
     bl.measure(cases, a.runs)
 
     # Phase breakdown (one run; --timing adds no measurable cost).
@@ -82,6 +83,8 @@ def main():
              f"mlir-opt: {bl.tool_version([mlir_opt, '--version'])}")
     L.append(f"- {a.runs} interleaved runs per command; time = median wall seconds "
              "(min–max), memory = peak RSS (median)")
+    L.append(f"- 1-min load average just before the runs: {load_before:.2f} "
+             f"(on {os.cpu_count()} cores; above ~0.3, other jobs were competing for them)")
     L.append("")
     L.append("| form | tool | input | size MB | wall time s | peak RSS MiB |")
     L.append("|---|---|---|---:|---:|---:|")
