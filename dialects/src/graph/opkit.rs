@@ -205,7 +205,7 @@ pub fn tensor_type(dims: Option<&[Dim]>, dtype: DType) -> Type {
 /// its complaint. Used as the `verify` of ops whose checks live in inference:
 /// the diagnostic then appears even when other errors hide the verifier's own
 /// inference check. Skipped when operand types or attribute kinds are already
-/// wrong (the generic verifier reports those).
+/// wrong or a required attribute is missing (the generic verifier reports those).
 pub fn verify_by_infer(body: &Body, op: OpId) -> Result<(), OpError> {
     let d = body.op(op);
     let Some(def) = d.def else { return Ok(()) };
@@ -226,10 +226,10 @@ pub fn verify_by_infer(body: &Body, op: OpId) -> Result<(), OpError> {
         }
     }
     for ad in def.attrs {
-        if let Some(a) = d.attr(ad.name) {
-            if !ad.kind.accepts(a) {
-                return Ok(());
-            }
+        match d.attr(ad.name) {
+            Some(a) if !ad.kind.accepts(a) => return Ok(()),
+            None if ad.default.is_none() && !ad.optional => return Ok(()),
+            _ => {}
         }
     }
     let consts = vec![None; ots.len()];
