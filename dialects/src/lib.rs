@@ -9,6 +9,8 @@
 pub mod data;
 pub mod graph;
 pub mod infer;
+pub mod memory;
+pub mod stream;
 
 use ge_ir::Context;
 
@@ -17,4 +19,6 @@ pub fn register(ctx: &mut Context) {
     ctx.constant_op = Some("data.constant");
     ctx.register_dialect(&graph::DIALECT);
     ctx.register_dialect(&data::DIALECT);
+    ctx.register_dialect(&memory::DIALECT);
+    ctx.register_dialect(&stream::DIALECT);
 }

@@ -1,0 +1,584 @@
+//! The ops of the `stream` dialect.
+
+use crate::memory::{arena_info, arena_type, byte_size_bound, check_place, is_arena, ArenaInfo};
+use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
+use ge_ir::interp::SemCtx;
+use ge_ir::location::Location;
+use ge_ir::opdef::{
+    AttrDef, AttrKind, CustomSyntax, OpDef, OpError, OperandDef, RegionDef, Trait,
+    TypeConstraint as C,
+};
+use ge_ir::parser::{OpParser, PResult};
+use ge_ir::printer::OpPrinter;
+use ge_ir::tensor::Tensor;
+use ge_ir::DType;
+use std::collections::HashMap;
+
+/// `line L` of a location, for messages that point at a second op.
+pub(crate) fn at_line(l: Location) -> String {
+    match l.file_line_col() {
+        Some((_, line, _)) => format!("line {line}"),
+        None => format!("{l}"),
+    }
+}
+
+fn int_attr(body: &Body, op: OpId, name: &str) -> Result<i64, OpError> {
+    body.op(op)
+        .attr(name)
+        .and_then(|a| a.as_int())
+        .ok_or_else(|| format!("requires integer attribute '{name}'").into())
+}
+
+fn non_negative(body: &Body, op: OpId, names: &[&str]) -> Result<(), OpError> {
+    for n in names {
+        let v = int_attr(body, op, n)?;
+        if v < 0 {
+            return Err(format!("has negative {n} id {v}").into());
+        }
+    }
+    Ok(())
+}
+
+/// Task ops run only as part of a `stream.program`.
+fn sem_task(cx: &SemCtx, _: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    Err(format!(
+        "'{}' runs only inside a stream.program",
+        cx.body.op(cx.op).name
+    ))
+}
+
+// ---- stream.program ------------------------------------------------------------------
+
+fn parse_program(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
+    p.expect_punct("(")?;
+    let refs = p.parse_operand_list()?;
+    p.expect_punct(")")?;
+    for (kw, attr) in [("streams", "num_streams"), ("events", "num_events")] {
+        p.expect_keyword(kw)?;
+        let span = p.here();
+        let v = p.parse_attr_value(AttrKind::I64)?;
+        p.add_attr(attr, v, span)?;
+    }
+    p.parse_optional_attr_dict_with_keyword()?;
+    let types = vec![arena_type(); refs.len()];
+    p.operands = p.resolve_operands(&refs, &types)?;
+    p.parse_region(&[])?;
+    p.result_types = Some(types);
+    Ok(())
+}
+
+fn print_program(pr: &mut OpPrinter<'_, '_>, op: OpId) {
+    let d = pr.body.op(op);
+    let operands = d.operands().to_vec();
+    let ns = d.attr("num_streams").and_then(|a| a.as_int()).unwrap_or(1);
+    let ne = d.attr("num_events").and_then(|a| a.as_int()).unwrap_or(0);
+    pr.write("(");
+    pr.value_list(&operands);
+    pr.write(&format!(") streams {ns} events {ne}"));
+    pr.attr_dict(op, &["num_streams", "num_events"], true);
+    pr.write(" ");
+    let r = pr.body.op(op).regions()[0];
+    pr.region(op, r, true);
+}
+
+/// Which arena argument (of the program's entry block `entry`) a view views.
+fn view_arena_arg(inner: &Body, view: OpId, entry: BlockId) -> Option<usize> {
+    let v = *inner.op(view).operands().first()?;
+    match inner.value(v).def {
+        ValueDef::BlockArg { block, index } if block == entry => Some(index as usize),
+        _ => None,
+    }
+}
+
+/// Whether `v` is defined by an op of the program's own task list.
+fn defined_in(inner: &Body, v: ValueId, entry: BlockId) -> bool {
+    inner
+        .defining_op(v)
+        .is_some_and(|o| inner.op(o).parent_block() == Some(entry))
+}
+
+fn def_name(inner: &Body, v: ValueId) -> &'static str {
+    match inner.defining_op(v) {
+        Some(o) => match inner.op(o).def {
+            Some(d) => d.name,
+            None => "an unregistered op",
+        },
+        None => "a block argument",
+    }
+}
+
+fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
+    let d = body.op(op);
+    for (i, &v) in d.operands().iter().enumerate() {
+        let t = body.value_type(v);
+        if !is_arena(t) {
+            return Err(format!("operand #{i} must be !memory.arena, but got '{t}'").into());
+        }
+    }
+    if d.results().len() != d.operands().len()
+        || d.results().iter().any(|&r| !is_arena(body.value_type(r)))
+    {
+        return Err(format!(
+            "must have one !memory.arena result per arena operand ({} operands, {} results)",
+            d.operands().len(),
+            d.results().len()
+        )
+        .into());
+    }
+    let ns = int_attr(body, op, "num_streams")?;
+    let ne = int_attr(body, op, "num_events")?;
+    if ns < 1 {
+        return Err(format!("num_streams must be at least 1, but is {ns}").into());
+    }
+    if ne < 0 {
+        return Err(format!("num_events must not be negative, but is {ne}").into());
+    }
+    let inner = d.region_body(body);
+    let Some(&region) = d.regions().first() else {
+        return Err("has no region".into());
+    };
+    let Some(entry) = inner.entry_block(region) else {
+        return Err("has an empty region: expected a task list ending in stream.end".into());
+    };
+    let args = &inner.block(entry).args;
+    if args.len() != d.operands().len() || args.iter().any(|&a| !is_arena(inner.value_type(a))) {
+        return Err(format!(
+            "region must take one !memory.arena argument per operand ({} operands, {} arguments)",
+            d.operands().len(),
+            args.len()
+        )
+        .into());
+    }
+    let infos: Vec<Option<ArenaInfo>> = d.operands().iter().map(|&v| arena_info(body, v)).collect();
+    let ops: Vec<OpId> = inner.block_ops(entry).collect();
+    let stream_of = |o: OpId| inner.op(o).attr("stream").and_then(|a| a.as_int());
+    let at = |o: OpId, msg: String| OpError {
+        msg,
+        loc: Some(inner.op(o).loc),
+    };
+    // Labels first: jumps may go forward.
+    let mut labels: HashMap<i64, (usize, i64)> = HashMap::new();
+    for (pos, &o) in ops.iter().enumerate() {
+        if inner.op(o).name.as_str() == "stream.label" {
+            let id = int_attr(inner, o, "label")?;
+            let s = stream_of(o).unwrap_or(0);
+            if let Some((p0, _)) = labels.insert(id, (pos, s)) {
+                return Err(at(
+                    o,
+                    format!(
+                        "has label {id} twice (first at {})",
+                        at_line(inner.op(ops[p0]).loc)
+                    ),
+                ));
+            }
+        }
+    }
+    let mut recorded: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (pos, &o) in ops.iter().enumerate() {
+        let od = inner.op(o);
+        let name = od.name.as_str();
+        if let Some(s) = stream_of(o) {
+            if s >= ns {
+                return Err(at(
+                    o,
+                    format!("'{name}' uses stream {s}, but the program has num_streams = {ns}"),
+                ));
+            }
+        }
+        match name {
+            "memory.view" => {
+                let Some(k) = view_arena_arg(inner, o, entry) else {
+                    return Err(at(
+                        o,
+                        "views in a stream.program must view one of the program's arena arguments"
+                            .into(),
+                    ));
+                };
+                if let Some(info) = &infos[k] {
+                    let off = int_attr(inner, o, "offset")?;
+                    let t = inner.value_type(inner.result(o, 0));
+                    check_place("view", t, off, info).map_err(|m| at(o, m))?;
+                }
+            }
+            "memory.weight" | "data.constant" | "stream.end" | "stream.label" => {}
+            "stream.launch" => {
+                let segs = od
+                    .attr("operand_segment_sizes")
+                    .and_then(|a| a.as_i64_array())
+                    .unwrap_or_else(|| vec![od.operands().len() as i64, 0]);
+                let n_in = segs.first().copied().unwrap_or(0).max(0) as usize;
+                for (i, &v) in od.operands().iter().enumerate() {
+                    let def = if defined_in(inner, v, entry) {
+                        def_name(inner, v)
+                    } else {
+                        "outside the program"
+                    };
+                    let (ok, what) = if i < n_in {
+                        (
+                            matches!(def, "memory.view" | "memory.weight" | "data.constant"),
+                            format!("input #{i}"),
+                        )
+                    } else {
+                        (def == "memory.view", format!("output #{}", i - n_in))
+                    };
+                    if !ok {
+                        return Err(at(
+                            o,
+                            format!(
+                                "'stream.launch' {what} must be a memory.view{} of the program, but comes from {def}",
+                                if i < n_in { " (or a weight/constant)" } else { "" }
+                            ),
+                        ));
+                    }
+                }
+            }
+            "stream.memcpy" => {
+                for (i, &v) in od.operands().iter().enumerate() {
+                    if !defined_in(inner, v, entry) || def_name(inner, v) != "memory.view" {
+                        return Err(at(
+                            o,
+                            format!(
+                                "'stream.memcpy' {} must be a memory.view of the program, but comes from {}",
+                                if i == 0 { "source" } else { "destination" },
+                                if defined_in(inner, v, entry) { def_name(inner, v) } else { "outside the program" }
+                            ),
+                        ));
+                    }
+                }
+            }
+            "stream.record" | "stream.wait" => {
+                let e = int_attr(inner, o, "event")?;
+                let s = stream_of(o).unwrap_or(0);
+                if e >= ne {
+                    return Err(at(
+                        o,
+                        format!("'{name}' uses event {e}, but the program has num_events = {ne}"),
+                    ));
+                }
+                if name == "stream.record" {
+                    recorded.entry(e).or_default().push(s);
+                } else if !recorded.get(&e).is_some_and(|v| v.iter().any(|&x| x != s)) {
+                    return Err(at(
+                        o,
+                        format!(
+                            "'stream.wait' on stream {s} waits for event {e}, which no earlier stream.record on another stream records"
+                        ),
+                    ));
+                }
+            }
+            "stream.switch" | "stream.goto" => {
+                let s = stream_of(o).unwrap_or(0);
+                if let Some(&v) = od.operands().first() {
+                    if !defined_in(inner, v, entry) || def_name(inner, v) != "memory.view" {
+                        return Err(at(
+                            o,
+                            "'stream.switch' must read its value from a memory.view of the program"
+                                .into(),
+                        ));
+                    }
+                }
+                let targets = match name {
+                    "stream.goto" => vec![int_attr(inner, o, "label")?],
+                    _ => od
+                        .attr("targets")
+                        .and_then(|a| a.as_i64_array())
+                        .unwrap_or_default(),
+                };
+                for t in targets {
+                    let Some(&(lp, ls)) = labels.get(&t) else {
+                        return Err(at(o, format!("'{name}' jumps to label {t}, which does not exist")));
+                    };
+                    if ls != s {
+                        return Err(at(
+                            o,
+                            format!("'{name}' on stream {s} jumps to label {t}, which is on stream {ls}"),
+                        ));
+                    }
+                    let (lo, hi) = (pos.min(lp), pos.max(lp));
+                    if let Some(&other) = ops[lo..=hi]
+                        .iter()
+                        .find(|&&x| stream_of(x).is_some_and(|xs| xs != s))
+                    {
+                        return Err(at(
+                            o,
+                            format!(
+                                "'{name}' on stream {s} jumps over '{}' on stream {} (at {}): every task between a jump and its label must be on the jump's stream",
+                                inner.op(other).name,
+                                stream_of(other).unwrap_or(0),
+                                at_line(inner.op(other).loc)
+                            ),
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(at(
+                    o,
+                    format!(
+                        "'{other}' cannot appear in a stream.program (only memory.view, memory.weight, data.constant and stream task ops)"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+pub static PROGRAM: OpDef = OpDef {
+    name: "stream.program",
+    summary: "The task program: tasks on streams in program order",
+    description: "`%a1 = stream.program(%a0) streams 2 events 1 { ^bb0(%arena: !memory.arena): … \
+                  stream.end }` holds the tasks of a model. The operands are the arenas the tasks \
+                  work on; inside, they are the entry block's arguments and `memory.view`s of \
+                  them are the buffers tasks read and write. The results are the arenas' final \
+                  contents. The verifier checks stream ids < `num_streams`, event ids < \
+                  `num_events`, that every `stream.wait` follows a `stream.record` of its event \
+                  on another stream in program order, and that jumps stay on one stream. The \
+                  interpreter runs the tasks in program order (a valid schedule by those rules) \
+                  and reports data races: accesses to the same bytes from two streams that no \
+                  record/wait chain orders.",
+    operands: &[OperandDef::variadic("arenas", C::Any)],
+    results: &[OperandDef::variadic("results", C::Any)],
+    attrs: &[
+        AttrDef::with_default("num_streams", AttrKind::I64, "1", "number of streams"),
+        AttrDef::with_default("num_events", AttrKind::I64, "0", "number of events"),
+    ],
+    regions: &[RegionDef {
+        name: "tasks",
+        doc: "the task list (arena arguments, views, constants, tasks, stream.end)",
+    }],
+    traits: &[Trait::SingleBlock],
+    syntax: Some(CustomSyntax {
+        parse: parse_program,
+        print: print_program,
+    }),
+    verify: Some(verify_program),
+    semantics: Some(super::exec::sem_program),
+    ..OpDef::DEFAULT
+};
+
+// ---- stream.launch -----------------------------------------------------------------------
+
+fn verify_launch(body: &Body, op: OpId) -> Result<(), OpError> {
+    non_negative(body, op, &["stream"])?;
+    let d = body.op(op);
+    if d.attr("engine")
+        .and_then(|a| a.as_str())
+        .is_none_or(|e| e.is_empty())
+    {
+        return Err("needs a non-empty engine name".into());
+    }
+    let segs = d
+        .attr("operand_segment_sizes")
+        .and_then(|a| a.as_i64_array())
+        .unwrap_or_default();
+    if segs.get(1).copied().unwrap_or(0) == 0 {
+        return Err("has no outputs: a launch writes at least one buffer".into());
+    }
+    Ok(())
+}
+
+pub static LAUNCH: OpDef = OpDef {
+    name: "stream.launch",
+    summary: "Launch a kernel on a stream and engine",
+    description: "`stream.launch @conv_relu_3 on 0 engine \"AICore\" ins(%b0, %w1 : T0, T1) \
+                  outs(%b3 : T3)` runs kernel function `@conv_relu_3` (a function of the module \
+                  taking the `ins` types and returning the `outs` types) on stream 0 of engine \
+                  AICore: it reads the tensors in the `ins` buffers and writes its results into \
+                  the `outs` buffers.",
+    operands: &[
+        OperandDef::variadic("ins", C::AnyTensor),
+        OperandDef::variadic("outs", C::AnyTensor),
+    ],
+    attrs: &[
+        AttrDef::required("kernel", AttrKind::Symbol, "the kernel function"),
+        AttrDef::required("stream", AttrKind::I64, "the stream id"),
+        AttrDef::required(
+            "engine",
+            AttrKind::Str,
+            "the engine: AICore, VectorCore, AICPU, …",
+        ),
+    ],
+    format: Some(
+        "$kernel `on` $stream `engine` $engine `ins` `(` ($ins `:` type($ins))? `)` \
+         `outs` `(` ($outs `:` type($outs))? `)` attr-dict",
+    ),
+    verify: Some(verify_launch),
+    semantics: Some(sem_task),
+    ..OpDef::DEFAULT
+};
+
+// ---- stream.record / stream.wait -----------------------------------------------------------
+
+fn verify_event(body: &Body, op: OpId) -> Result<(), OpError> {
+    non_negative(body, op, &["event", "stream"])
+}
+
+pub static RECORD: OpDef = OpDef {
+    name: "stream.record",
+    summary: "Record an event on a stream",
+    description: "`stream.record 2 on 0`: event 2 fires once every earlier task of stream 0 has \
+                  finished. Event ids may be reused after the event was waited for.",
+    attrs: &[
+        AttrDef::required("event", AttrKind::I64, "the event id"),
+        AttrDef::required("stream", AttrKind::I64, "the stream id"),
+    ],
+    format: Some("$event `on` $stream attr-dict"),
+    verify: Some(verify_event),
+    semantics: Some(sem_task),
+    ..OpDef::DEFAULT
+};
+
+pub static WAIT: OpDef = OpDef {
+    name: "stream.wait",
+    summary: "Make a stream wait for an event",
+    description:
+        "`stream.wait 2 on 1`: later tasks of stream 1 start only after event 2 (recorded \
+                  on another stream, earlier in program order) has fired.",
+    attrs: &[
+        AttrDef::required("event", AttrKind::I64, "the event id"),
+        AttrDef::required("stream", AttrKind::I64, "the stream id"),
+    ],
+    format: Some("$event `on` $stream attr-dict"),
+    verify: Some(verify_event),
+    semantics: Some(sem_task),
+    ..OpDef::DEFAULT
+};
+
+// ---- stream.memcpy ---------------------------------------------------------------------------
+
+fn verify_memcpy(body: &Body, op: OpId) -> Result<(), OpError> {
+    non_negative(body, op, &["stream"])?;
+    let (s, d) = (
+        body.value_type(body.operand(op, 0)),
+        body.value_type(body.operand(op, 1)),
+    );
+    if s == d {
+        return Ok(());
+    }
+    let none = HashMap::new();
+    match (byte_size_bound(s, &none), byte_size_bound(d, &none)) {
+        (Ok(a), Ok(b)) if a == b => Ok(()),
+        (Ok(a), Ok(b)) => Err(format!(
+            "copies '{s}' ({a} bytes) into '{d}' ({b} bytes): the sizes must match"
+        )
+        .into()),
+        _ => Err(format!(
+            "copies '{s}' into '{d}': buffers of different symbolic types cannot be shown to have the same size"
+        )
+        .into()),
+    }
+}
+
+pub static MEMCPY: OpDef = OpDef {
+    name: "stream.memcpy",
+    summary: "Copy a buffer on a stream",
+    description:
+        "`stream.memcpy %src to %dst on 0 : tensor<4xf32>, tensor<4xf32>` copies the bytes \
+                  of buffer `%src` into `%dst` (same byte size) as a task of stream 0 — a \
+                  host/device transfer when the views are of arenas in different spaces.",
+    operands: &[
+        OperandDef::one("source", C::AnyTensor),
+        OperandDef::one("dest", C::AnyTensor),
+    ],
+    attrs: &[AttrDef::required("stream", AttrKind::I64, "the stream id")],
+    format: Some("$source `to` $dest `on` $stream attr-dict `:` type($source) `,` type($dest)"),
+    verify: Some(verify_memcpy),
+    semantics: Some(sem_task),
+    ..OpDef::DEFAULT
+};
+
+// ---- control flow ------------------------------------------------------------------------------
+
+fn verify_label(body: &Body, op: OpId) -> Result<(), OpError> {
+    non_negative(body, op, &["label", "stream"])
+}
+
+pub static LABEL: OpDef = OpDef {
+    name: "stream.label",
+    summary: "A jump target on a stream",
+    description: "`stream.label 3 on 0` marks a position in stream 0's task list that \
+                  `stream.switch` and `stream.goto` on stream 0 jump to. Label ids are unique in \
+                  a program.",
+    attrs: &[
+        AttrDef::required("label", AttrKind::I64, "the label id"),
+        AttrDef::required("stream", AttrKind::I64, "the stream id"),
+    ],
+    format: Some("$label `on` $stream attr-dict"),
+    verify: Some(verify_label),
+    semantics: Some(sem_task),
+    ..OpDef::DEFAULT
+};
+
+const SWITCH_TYPES: &[DType] = &[DType::I1, DType::I32, DType::I64, DType::Index];
+
+fn verify_switch(body: &Body, op: OpId) -> Result<(), OpError> {
+    non_negative(body, op, &["stream"])?;
+    let t = body.value_type(body.operand(op, 0));
+    if t.as_tensor()
+        .and_then(|tt| tt.num_elements())
+        .is_some_and(|n| n != 1)
+    {
+        return Err(format!("switches on '{t}', which must hold exactly one element").into());
+    }
+    let targets = body
+        .op(op)
+        .attr("targets")
+        .and_then(|a| a.as_i64_array())
+        .unwrap_or_default();
+    if targets.is_empty() {
+        return Err("needs at least one target label".into());
+    }
+    Ok(())
+}
+
+pub static SWITCH: OpDef = OpDef {
+    name: "stream.switch",
+    summary: "Jump to one of several labels by a value in memory",
+    description: "`stream.switch %c on 0 to [4, 7] : tensor<i1>` reads the single element of \
+                  buffer `%c` (i1, i32, i64 or index) when the task runs and jumps to label \
+                  `targets[value]` (for i1: false → first, true → second), like GE's \
+                  LabelSwitchByIndex. A value outside `[0, len(targets))` is a run-time error.",
+    operands: &[OperandDef::one("value", C::TensorOf(SWITCH_TYPES))],
+    attrs: &[
+        AttrDef::required("stream", AttrKind::I64, "the stream id"),
+        AttrDef::required(
+            "targets",
+            AttrKind::I64Array,
+            "label ids, indexed by the value",
+        ),
+    ],
+    format: Some("$value `on` $stream `to` $targets attr-dict `:` type($value)"),
+    verify: Some(verify_switch),
+    semantics: Some(sem_task),
+    ..OpDef::DEFAULT
+};
+
+pub static GOTO: OpDef = OpDef {
+    name: "stream.goto",
+    summary: "Jump to a label",
+    description: "`stream.goto 3 on 0` continues stream 0 at label 3 (GE's LabelGoto); with \
+                  `stream.switch` it forms loops.",
+    attrs: &[
+        AttrDef::required("label", AttrKind::I64, "the target label id"),
+        AttrDef::required("stream", AttrKind::I64, "the stream id"),
+    ],
+    format: Some("$label `on` $stream attr-dict"),
+    verify: Some(verify_label),
+    semantics: Some(sem_task),
+    ..OpDef::DEFAULT
+};
+
+pub static END: OpDef = OpDef {
+    name: "stream.end",
+    summary: "End of the task program",
+    description: "`stream.end` terminates a `stream.program` (GE's end-of-graph task): the \
+                  program's results are its arenas' contents at this point.",
+    traits: &[Trait::Terminator],
+    format: Some("attr-dict"),
+    ..OpDef::DEFAULT
+};
+
+pub static OPS: &[&OpDef] = &[
+    &PROGRAM, &LAUNCH, &RECORD, &WAIT, &MEMCPY, &LABEL, &SWITCH, &GOTO, &END,
+];
