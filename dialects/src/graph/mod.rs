@@ -1,11 +1,13 @@
 //! The `graph` dialect: the compute graph with ONNX semantics.
 
+pub mod control;
 pub mod elementwise;
 pub mod func;
 pub mod index;
 pub mod linalg;
 pub mod nn;
 pub mod opkit;
+pub mod reduce;
 
 use ge_ir::opdef::Dialect;
 
@@ -15,6 +17,8 @@ pub static DIALECT: Dialect = Dialect {
     groups: &[
         func::OPS,
         elementwise::OPS,
+        reduce::OPS,
+        control::OPS,
         nn::OPS,
         linalg::OPS,
         index::OPS,
