@@ -86,6 +86,7 @@ fn infer_gather(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_gather(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let (d, ind) = (t[0], t[1]);
     let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
     let (outer, n, inner) = split_at_axis(&d.shape, ax);
@@ -210,6 +211,7 @@ fn element_targets(d: &Tensor, ind: &Tensor, ax: usize) -> Result<Vec<usize>, St
 }
 
 fn sem_gather_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let (d, ind) = (t[0], t[1]);
     let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
     let idx = element_targets(d, ind, ax)?;
@@ -272,6 +274,7 @@ fn infer_scatter_elements(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_scatter_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 3)?;
     let (d, ind, upd) = (t[0], t[1], t[2]);
     let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
     if upd.shape != ind.shape {
@@ -397,6 +400,7 @@ fn infer_embedding(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_embedding(_: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let (table, ids) = (t[0], t[1]);
     expect_rank(table, "table", 2)?;
     let (v, dim) = (table.shape[0], table.shape[1]);
@@ -463,6 +467,7 @@ fn infer_topk(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_topk(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     let x = t[0];
     let k = int_attr(cx, "k", 0)?;
     let ax = norm_axis(int_attr(cx, "axis", -1)?, x.rank(), "attribute 'axis'")?;
@@ -691,6 +696,7 @@ fn resize_taps(
 }
 
 fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     let x = t[0];
     let modes = resize_modes(cx)?;
     let in_dims: Vec<Dim> = x.shape.iter().map(|&n| Dim::Static(n as i64)).collect();
@@ -705,7 +711,13 @@ fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     if x.is_empty() {
         return Err("cannot resize an empty tensor".into());
     }
+    let n_out = checked_numel(&out_shape)?;
     let r = x.rank();
+    if modes.0 == "linear" && r > 16 {
+        return Err(format!(
+            "linear resize of rank {r} is not supported (at most 16)"
+        ));
+    }
     let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..r)
         .map(|a| {
             let (n_in, n_out) = (x.shape[a], out_shape[a]);
@@ -716,7 +728,6 @@ fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
         })
         .collect();
     let st = strides(&x.shape);
-    let n_out = numel(&out_shape);
     let mut pos = vec![0usize; r];
     if modes.0 == "nearest" {
         let mut idx = Vec::with_capacity(n_out);
@@ -844,7 +855,7 @@ fn infer_pad(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let r = d.len();
     let mut out = Vec::with_capacity(r);
     for a in 0..r {
-        let o = d[a].add(Dim::Static(pads[a] + pads[a + r]));
+        let o = d[a].add(Dim::Static(pads[a].saturating_add(pads[a + r])));
         if let Some(n) = o.as_static() {
             if n < 0 {
                 return Err(format!(
@@ -862,24 +873,29 @@ fn infer_pad(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_pad(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     let x = t[0];
     let r = x.rank();
     let (pads, mode, value) = pad_attrs(cx, r)?;
     let mut out_shape = Vec::with_capacity(r);
-    // Source coordinate of each output coordinate, per axis (None = pad value).
-    let mut maps: Vec<Vec<Option<usize>>> = Vec::with_capacity(r);
     for a in 0..r {
         let n = x.shape[a] as i64;
-        let len = n + pads[a] + pads[a + r];
+        let len = n.saturating_add(pads[a]).saturating_add(pads[a + r]);
         if len < 0 {
             return Err(format!(
                 "pads {pads:?} remove more than dim {a} ({n}) holds"
             ));
         }
         out_shape.push(len as usize);
-        let mut m = Vec::with_capacity(len as usize);
-        for o in 0..len {
-            let i = o - pads[a];
+    }
+    let total = checked_numel(&out_shape)?;
+    // Source coordinate of each output coordinate, per axis (None = pad value).
+    let mut maps: Vec<Vec<Option<usize>>> = Vec::with_capacity(r);
+    for a in 0..r {
+        let n = x.shape[a] as i64;
+        let mut m = Vec::with_capacity(out_shape[a]);
+        for o in 0..out_shape[a] as i64 {
+            let i = o.saturating_sub(pads[a]);
             m.push(if (0..n).contains(&i) {
                 Some(i as usize)
             } else if n == 0 {
@@ -908,7 +924,6 @@ fn sem_pad(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
         maps.push(m);
     }
     let st = strides(&x.shape);
-    let total = numel(&out_shape);
     let mut pos = vec![0usize; r];
     let mut src: Vec<Option<usize>> = Vec::with_capacity(total);
     for _ in 0..total {

@@ -212,6 +212,7 @@ fn infer_matmul(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_matmul(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let (a, b) = (t[0], t[1]);
     if a.rank() == 0 || b.rank() == 0 {
         return Err("operands must have rank >= 1".into());
@@ -317,6 +318,7 @@ fn infer_batch_matmul(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_batch_matmul(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let (a, b) = (t[0], t[1]);
     let tra = bool_attr(cx, "transpose_a", false)?;
     let trb = bool_attr(cx, "transpose_b", false)?;
@@ -437,6 +439,7 @@ fn infer_gemm(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_gemm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let (a, b) = (t[0], t[1]);
     let tra = int_attr(cx, "transA", 0)? != 0;
     let trb = int_attr(cx, "transB", 0)? != 0;

@@ -45,13 +45,15 @@ pub fn window_out(
             "window along {axis} needs kernel, stride and dilation >= 1 (got {k}, {stride}, {dil})"
         ));
     }
-    let keff = dil * (k - 1) + 1;
-    let span = input.add(Dim::Static(pad_begin + pad_end - keff));
+    let keff = dil.saturating_mul(k - 1).saturating_add(1);
+    let span = input.add(Dim::Static(
+        pad_begin.saturating_add(pad_end).saturating_sub(keff),
+    ));
     if let Some(s) = span.as_static() {
         if s < 0 {
             return Err(format!(
                 "kernel extent {keff} along {axis} exceeds the padded input size {}",
-                s + keff
+                s.saturating_add(keff)
             ));
         }
     }
@@ -60,12 +62,14 @@ pub fn window_out(
     }
     let out = span.ceil_div_const(stride).add(Dim::Static(1));
     match (out.as_static(), input.as_static()) {
-        (Some(o), Some(i)) => Ok(Dim::Static(if (o - 1) * stride >= i + pad_begin {
-            o - 1
-        } else {
-            o
-        })),
-        _ if pad_end + stride <= keff => Ok(out),
+        (Some(o), Some(i)) => Ok(Dim::Static(
+            if (o - 1).saturating_mul(stride) >= i.saturating_add(pad_begin) {
+                o - 1
+            } else {
+                o
+            },
+        )),
+        _ if pad_end.saturating_add(stride) <= keff => Ok(out),
         _ => Ok(Dim::Unknown),
     }
 }
@@ -228,6 +232,7 @@ fn axpy_window(out: &mut [f64], inp: &[f64], w: f64, stride: usize, off: isize) 
 }
 
 fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let a = conv_attrs(cx)?;
     let (x, w) = (t[0], t[1]);
     expect_rank(x, "input", 4)?;
@@ -274,7 +279,7 @@ fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     let (sh, sw) = (a.strides[0] as usize, a.strides[1] as usize);
     let (dh, dw) = (a.dilations[0] as usize, a.dilations[1] as usize);
     let (pt, pl) = (a.pads[0] as isize, a.pads[1] as isize);
-    let mut out = vec![0.0; n * m * oh * ow];
+    let mut out = vec![0.0; checked_numel(&[n, m, oh, ow])?];
     for b in 0..n {
         for oc in 0..m {
             let grp = oc / mg;
@@ -392,11 +397,12 @@ fn transpose_out(
     let Some(k) = k.as_static() else {
         return Ok(Dim::Unknown);
     };
-    let keff = d * (k - 1) + 1;
-    let out = input
-        .add(Dim::Static(-1))
-        .mul_const(s)
-        .add(Dim::Static(op + keff - pb - pe));
+    let keff = d.saturating_mul(k - 1).saturating_add(1);
+    let out = input.add(Dim::Static(-1)).mul_const(s).add(Dim::Static(
+        op.saturating_add(keff)
+            .saturating_sub(pb)
+            .saturating_sub(pe),
+    ));
     if let Some(o) = out.as_static() {
         if o < 1 {
             return Err(format!(
@@ -458,6 +464,7 @@ fn infer_conv_transpose2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_conv_transpose2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     let a = conv_attrs(cx)?;
     let opad = conv_transpose_extra(cx, &a)?;
     let (x, w) = (t[0], t[1]);
@@ -503,7 +510,7 @@ fn sem_conv_transpose2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     let (sh, sw) = (a.strides[0] as isize, a.strides[1] as isize);
     let (dh, dw) = (a.dilations[0] as isize, a.dilations[1] as isize);
     let (pt, pl) = (a.pads[0] as isize, a.pads[1] as isize);
-    let mut out = vec![0.0; n * m * oh * ow];
+    let mut out = vec![0.0; checked_numel(&[n, m, oh, ow])?];
     for b in 0..n {
         for oc in 0..m {
             let s = (b * m + oc) * oh * ow;
@@ -613,7 +620,7 @@ fn pool_attrs(src: &dyn AttrSource) -> Result<PoolAttrs, String> {
     check_min("pads", &pads, 0)?;
     check_min("dilations", &dilations, 1)?;
     for i in 0..2 {
-        let keff = dilations[i] * (kernel[i] - 1) + 1;
+        let keff = dilations[i].saturating_mul(kernel[i] - 1).saturating_add(1);
         if pads[i] >= keff || pads[i + 2] >= keff {
             return Err(format!(
                 "attribute 'pads' {pads:?} must be smaller than the kernel extent {keff} along {}",
@@ -679,7 +686,7 @@ fn pool2d(cx: &SemCtx, x: &Tensor, avg: bool) -> SemResult {
         h as isize + a.pads[2] as isize,
         w as isize + a.pads[3] as isize,
     );
-    let mut out = Vec::with_capacity(n * c * oh * ow);
+    let mut out = Vec::with_capacity(checked_numel(&[n, c, oh, ow])?);
     for plane in 0..n * c {
         let base = plane * h * w;
         for oy in 0..oh as isize {
@@ -728,10 +735,12 @@ fn pool2d(cx: &SemCtx, x: &Tensor, avg: bool) -> SemResult {
 }
 
 fn sem_max_pool2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     pool2d(cx, t[0], false)
 }
 
 fn sem_avg_pool2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     pool2d(cx, t[0], true)
 }
 
@@ -855,10 +864,12 @@ fn global_pool(cx: &SemCtx, x: &Tensor, avg: bool) -> SemResult {
 }
 
 fn sem_global_avg_pool(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     global_pool(cx, t[0], true)
 }
 
 fn sem_global_max_pool(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     global_pool(cx, t[0], false)
 }
 
@@ -953,6 +964,7 @@ fn per_channel(x: &Tensor, params: &[&Tensor], names: &[&str]) -> Result<PerChan
 }
 
 fn sem_batch_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 5)?;
     let eps = check_epsilon(cx)?;
     let x = t[0];
     let (p, n, c, inner) = per_channel(x, &t[1..5], &["scale", "bias", "mean", "var"])?;
@@ -1009,6 +1021,7 @@ fn infer_instance_norm(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_instance_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 3)?;
     let eps = check_epsilon(cx)?;
     let x = t[0];
     let (p, n, c, inner) = per_channel(x, &t[1..3], &["scale", "bias"])?;
@@ -1147,10 +1160,12 @@ fn norm_rows(cx: &SemCtx, t: &[&Tensor], rms: bool) -> SemResult {
 }
 
 fn sem_layer_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     norm_rows(cx, t, false)
 }
 
 fn sem_rms_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
     norm_rows(cx, t, true)
 }
 
@@ -1269,10 +1284,12 @@ fn softmax_sem(cx: &SemCtx, x: &Tensor, log: bool) -> SemResult {
 }
 
 fn sem_softmax(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     softmax_sem(cx, t[0], false)
 }
 
 fn sem_log_softmax(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
     softmax_sem(cx, t[0], true)
 }
 
@@ -1390,6 +1407,7 @@ fn infer_sdpa(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_sdpa(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 3)?;
     let (q, k, v) = (t[0], t[1], t[2]);
     let r = q.rank();
     if r < 2 || k.rank() != r || v.rank() != r {

@@ -271,3 +271,24 @@ pub fn expect_rank(t: &Tensor, name: &str, rank: usize) -> Result<(), String> {
 pub fn usize_to_i64(v: &[usize]) -> Vec<i64> {
     v.iter().map(|&x| x as i64).collect()
 }
+
+/// Largest tensor (in elements) the reference kernels will allocate.
+pub const MAX_ELEMENTS: usize = 1 << 32;
+
+/// Element count of a result shape computed from attributes, or an error
+/// when it overflows or exceeds [`MAX_ELEMENTS`] (never a panic or an abort).
+pub fn checked_numel(shape: &[usize]) -> Result<usize, String> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= MAX_ELEMENTS)
+        .ok_or_else(|| format!("result shape {shape:?} is too large to compute"))
+}
+
+/// Check that a semantics function got at least `n` operands.
+pub fn arity(t: &[&Tensor], n: usize) -> Result<(), String> {
+    if t.len() < n {
+        return Err(format!("expects {n} operands, got {}", t.len()));
+    }
+    Ok(())
+}
