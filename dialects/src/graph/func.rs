@@ -170,7 +170,14 @@ fn verify_func(body: &Body, op: OpId) -> Result<(), OpError> {
         let Some(term) = inner.block_last_op(b) else {
             continue;
         };
-        if !inner.op(term).has_trait(Trait::ReturnLike) {
+        let td = inner.op(term);
+        if td.def.is_some() && td.has_trait(Trait::Terminator) && !td.has_trait(Trait::ReturnLike) {
+            return Err(OpError {
+                msg: format!("body must end with 'graph.return', not '{}'", td.name),
+                loc: Some(td.loc),
+            });
+        }
+        if !td.has_trait(Trait::ReturnLike) {
             continue;
         }
         let got: Vec<Type> = inner.operand_types(term);
