@@ -195,7 +195,8 @@ def warm_cache(path):
 
 
 def run_once(cmd, stdout_path=None):
-    """Run cmd; return (wall seconds, peak RSS in KiB, exit code, stderr text)."""
+    """Run cmd; return (wall seconds, peak RSS in KiB, exit code, stderr text, CPU seconds
+    (user + system, all threads))."""
     with tempfile.TemporaryFile() as err:
         out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
         try:
@@ -209,7 +210,7 @@ def run_once(cmd, stdout_path=None):
                 out.close()
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
-    return wall, ru.ru_maxrss, p.returncode, text
+    return wall, ru.ru_maxrss, p.returncode, text, ru.ru_utime + ru.ru_stime
 
 
 def check_dev_null():
@@ -228,25 +229,30 @@ class Case:
     def __init__(self, key, tool, label, cmd, path, stdout_path=None):
         self.key, self.tool, self.label, self.cmd, self.path = key, tool, label, cmd, path
         self.stdout_path = stdout_path
-        self.times, self.rss = [], []
+        self.times, self.cpu, self.rss = [], [], []
         self.error = None
 
     def run(self):
         if self.error:
             return
-        wall, rss, rc, err = run_once(self.cmd, self.stdout_path)
+        wall, rss, rc, err, cpu = run_once(self.cmd, self.stdout_path)
         check_dev_null()
         if rc != 0:
             self.error = f"exit {rc}: {err.strip()[:400]}"
             log(f"  FAILED {self.label}: {self.error}")
             return
         self.times.append(wall)
+        self.cpu.append(cpu)
         self.rss.append(rss)
-        log(f"  {self.label:42} {wall:8.2f} s  {rss / 1024:8.0f} MiB")
+        log(f"  {self.label:42} {wall:8.2f} s wall {cpu:8.2f} s CPU {rss / 1024:8.0f} MiB")
 
     @property
     def t(self):
         return statistics.median(self.times) if self.times else None
+
+    @property
+    def c(self):
+        return statistics.median(self.cpu) if self.cpu else None
 
     @property
     def m(self):
@@ -269,6 +275,10 @@ def fmt_t(c):
     if len(c.times) > 1:
         return f"{c.t:.2f} ({min(c.times):.2f}–{max(c.times):.2f})"
     return f"{c.t:.2f}"
+
+
+def fmt_cpu(c):
+    return "failed" if c.error else f"{c.c:.2f}"
 
 
 def fmt_ratio(a, b):

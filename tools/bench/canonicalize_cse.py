@@ -83,7 +83,7 @@ def main():
         if c.error:
             continue
         out = os.path.join(a.out_dir, f"canonicalize_cse-{F}x{N}.{c.key}.out")
-        _, _, rc, err = bl.run_once(c.cmd[:-2], stdout_path=out)
+        _, _, rc, err, _ = bl.run_once(c.cmd[:-2], stdout_path=out)
         if rc == 0:
             after[c.key] = count_ops(out)
         os.remove(out)
@@ -96,20 +96,20 @@ def main():
          f"mlir-opt: {bl.tool_version([mlir_opt, '--version'])}",
          f"- ge-opt: `{bl.shell_join(ge_cmd)} -o /dev/null`",
          f"- mlir-opt: `{bl.shell_join(ml_cmd)} -o /dev/null`",
-         f"- {a.runs} interleaved runs per command; time = median wall seconds (min–max), "
-         "memory = peak RSS (median)",
+         f"- {a.runs} interleaved runs per command; wall time = median (min–max); CPU time = "
+         "median user+system seconds of all threads; memory = median peak RSS",
          f"- 1-min load average just before the runs: {load_before:.2f} "
          f"(on {os.cpu_count()} cores; above ~0.3, other jobs were competing for them)", ""]
     if not ge_ready:
         missing = ", ".join(p for p, ok in have.items() if not ok)
         L.append(f"**ge-opt has no {missing} pass yet: only the mlir-opt baseline is measured.**\n")
-    L.append("| tool | wall time s | peak RSS MiB | ops before | ops after | removed |")
-    L.append("|---|---:|---:|---:|---:|---:|")
+    L.append("| tool | wall time s | CPU time s | peak RSS MiB | ops before | ops after | removed |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|")
     for c in cases:
         b, af = before[c.key], after.get(c.key)
         rss = "failed" if c.error else f"{c.m:.0f}"
         rem = f"{100 * (b - af) / b:.1f}%" if af is not None and b else "–"
-        L.append(f"| {c.tool} | {bl.fmt_t(c)} | {rss} | {b:,} | "
+        L.append(f"| {c.tool} | {bl.fmt_t(c)} | {bl.fmt_cpu(c)} | {rss} | {b:,} | "
                  f"{'–' if af is None else f'{af:,}'} | {rem} |")
     if ge_ready:
         g, m = cases[0], cases[1]
@@ -117,6 +117,7 @@ def main():
         L.append("")
         L.append(f"time ge/mlir: **{bl.fmt_ratio(g.t, m.t)}** (target ≤ 0.5×: "
                  f"{'–' if tr is None else ('met' if tr <= 0.5 else 'not met')}); "
+                 f"CPU time ge/mlir: **{bl.fmt_ratio(g.c, m.c)}**; "
                  f"memory ge/mlir: **{bl.fmt_ratio(g.m, m.m)}**")
     for c in cases:
         if c.error:
@@ -129,7 +130,7 @@ def main():
     with open(base + ".json", "w") as f:
         json.dump({"F": F, "N": N, "runs": a.runs, "ge_ready": ge_ready,
                    "ops_before": before, "ops_after": after,
-                   "cases": [{"tool": c.tool, "cmd": c.cmd, "times": c.times,
+                   "cases": [{"tool": c.tool, "cmd": c.cmd, "times": c.times, "cpu": c.cpu,
                               "rss_kib": c.rss, "error": c.error} for c in cases]},
                   f, indent=1)
     bl.log(f"saved {bl.rel(base)}.md and .json")

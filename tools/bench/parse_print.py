@@ -67,7 +67,7 @@ def main():
     # Phase breakdown (one run; --timing adds no measurable cost).
     phases = {}
     bl.log("ge-opt --timing (custom form)")
-    _, _, rc, err = bl.run_once([ge_opt, inp["ge"], "-o", "/dev/null", "--timing"])
+    _, _, rc, err, _ = bl.run_once([ge_opt, inp["ge"], "-o", "/dev/null", "--timing"])
     if rc == 0:
         for m in re.finditer(r"^\s+([\d.]+) \(\s*[\d.]+%\)\s+(.+)$", err, re.M):
             phases[m.group(2).strip()] = float(m.group(1))
@@ -81,26 +81,29 @@ def main():
     L.append(f"- machine: {bl.machine()}")
     L.append(f"- ge-opt: release build of {bl.git_rev()}; "
              f"mlir-opt: {bl.tool_version([mlir_opt, '--version'])}")
-    L.append(f"- {a.runs} interleaved runs per command; time = median wall seconds "
-             "(min–max), memory = peak RSS (median)")
+    L.append(f"- {a.runs} interleaved runs per command; wall time = median (min–max); CPU "
+             "time = median user+system seconds of all threads (less sensitive to other load); "
+             "memory = median peak RSS")
     L.append(f"- 1-min load average just before the runs: {load_before:.2f} "
              f"(on {os.cpu_count()} cores; above ~0.3, other jobs were competing for them)")
     L.append("")
-    L.append("| form | tool | input | size MB | wall time s | peak RSS MiB |")
-    L.append("|---|---|---|---:|---:|---:|")
+    L.append("| form | tool | input | size MB | wall time s | CPU time s | peak RSS MiB |")
+    L.append("|---|---|---|---:|---:|---:|---:|")
     for c in cases:
         size = os.path.getsize(c.path) / 1e6
         rss = "failed" if c.error else f"{c.m:.0f}"
         L.append(f"| {c.key[0]} | {c.tool} | `{os.path.basename(c.path)}` | {size:.1f} | "
-                 f"{bl.fmt_t(c)} | {rss} |")
+                 f"{bl.fmt_t(c)} | {bl.fmt_cpu(c)} | {rss} |")
     L.append("")
-    L.append("| form | time ge/mlir | memory ge/mlir | time target ≤ 0.5× | memory target ≤ 1× |")
-    L.append("|---|---:|---:|---|---|")
+    L.append("| form | wall time ge/mlir | CPU time ge/mlir | memory ge/mlir "
+             "| time target ≤ 0.5× | memory target ≤ 1× |")
+    L.append("|---|---:|---:|---:|---|---|")
     for form in forms:
         g, m = by[(form, "ge")], by[(form, "mlir")]
         tr = g.t / m.t if g.t and m.t else None
         mr = g.m / m.m if g.m and m.m else None
-        L.append(f"| {form} | {bl.fmt_ratio(g.t, m.t)} | {bl.fmt_ratio(g.m, m.m)} | "
+        L.append(f"| {form} | {bl.fmt_ratio(g.t, m.t)} | {bl.fmt_ratio(g.c, m.c)} | "
+                 f"{bl.fmt_ratio(g.m, m.m)} | "
                  f"{'–' if tr is None else ('met' if tr <= 0.5 else 'not met')} | "
                  f"{'–' if mr is None else ('met' if mr <= 1.0 else 'not met')} |")
     if phases:
@@ -122,6 +125,7 @@ def main():
             "F": F, "N": N, "runs": a.runs, "machine": bl.machine(), "ge_rev": bl.git_rev(),
             "phases": phases,
             "cases": [{"form": c.key[0], "tool": c.tool, "cmd": c.cmd, "times": c.times,
+                       "cpu": c.cpu,
                        "rss_kib": c.rss, "error": c.error} for c in cases],
         }, f, indent=1)
     bl.log(f"saved {bl.rel(base)}.md and .json")
