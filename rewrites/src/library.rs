@@ -7,7 +7,15 @@ use ge_ir::Context;
 use std::sync::OnceLock;
 
 /// The library files: (file name, text).
-pub const LIBRARY: &[(&str, &str)] = &[("algebraic.rr", include_str!("../rules/algebraic.rr"))];
+pub const LIBRARY: &[(&str, &str)] = &[
+    ("algebraic.rr", include_str!("../rules/algebraic.rr")),
+    ("identity.rr", include_str!("../rules/identity.rr")),
+    ("broadcast.rr", include_str!("../rules/broadcast.rr")),
+    ("fold_bn.rr", include_str!("../rules/fold_bn.rr")),
+    ("epilogue.rr", include_str!("../rules/epilogue.rr")),
+    ("recognize.rr", include_str!("../rules/recognize.rr")),
+    ("layout.rr", include_str!("../rules/layout.rr")),
+];
 
 /// Rules a user loaded; stored as a context extension.
 #[derive(Default, Debug)]
