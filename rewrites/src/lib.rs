@@ -5,6 +5,7 @@
 pub mod fold;
 pub mod greedy;
 pub mod library;
+pub mod native;
 pub mod passes;
 pub mod pattern;
 pub mod rewriter;

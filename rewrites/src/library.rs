@@ -48,5 +48,7 @@ pub fn labelled(ctx: &Context, label: &str) -> Vec<Rule> {
 
 /// Every canonicalization pattern (rules labelled `canonical`).
 pub fn canonical_patterns(ctx: &Context) -> PatternSet {
-    to_patterns(&labelled(ctx, "canonical"))
+    let mut set = to_patterns(&labelled(ctx, "canonical"));
+    set.extend(crate::native::canonical());
+    set
 }
