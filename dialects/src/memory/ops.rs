@@ -284,6 +284,7 @@ pub static STORE: OpDef = OpDef {
         parse: parse_store,
         print: print_store,
     }),
+    infer: Some(infer_arena),
     verify: Some(verify_store),
     semantics: Some(sem_store),
     ..OpDef::DEFAULT
@@ -394,6 +395,7 @@ pub static COPY: OpDef = OpDef {
         parse: parse_copy,
         print: print_copy,
     }),
+    infer: Some(infer_arena),
     verify: Some(verify_copy),
     semantics: Some(sem_copy),
     ..OpDef::DEFAULT

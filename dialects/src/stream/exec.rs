@@ -131,6 +131,25 @@ impl Machine<'_> {
             .ok_or_else(|| "a task uses a value that was not defined before it".to_string())
     }
 
+    /// Make constants defined outside the program (hoisted or merged by
+    /// passes) available as values.
+    fn import_constant(&mut self, v: ValueId, module: &ge_ir::Module) -> Result<(), String> {
+        if self.vals.contains_key(&v) || !super::ops::is_constant(self.body, v) {
+            return Ok(());
+        }
+        let Some(op) = self.body.defining_op(v) else {
+            return Ok(());
+        };
+        let value = self
+            .body
+            .op(op)
+            .attr("value")
+            .ok_or("constant without 'value'")?;
+        self.vals
+            .insert(v, Val::Const(elements_tensor(value, Some(module))?));
+        Ok(())
+    }
+
     fn byte_range(&self, offset: usize, ty: Type) -> Result<(usize, usize), String> {
         let shape = concrete_shape(ty, self.symbols)?;
         let n = shape.iter().product::<usize>() * ty.dtype().map_or(1, |d| d.byte_size());
@@ -291,6 +310,7 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
                 let (ins, outs) = od.operands().split_at(n_in.min(od.operands().len()));
                 let mut args = Vec::with_capacity(ins.len());
                 for &v in ins {
+                    m.import_constant(v, cx.module())?;
                     args.push(m.read(v, o, s, epoch)?);
                 }
                 let res = cx.call(kernel.as_str(), args).map_err(|e| {

@@ -5,7 +5,7 @@ use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
 use ge_ir::interp::SemCtx;
 use ge_ir::location::Location;
 use ge_ir::opdef::{
-    AttrDef, AttrKind, CustomSyntax, OpDef, OpError, OperandDef, RegionDef, Trait,
+    AttrDef, AttrKind, CustomSyntax, InferCtx, OpDef, OpError, OperandDef, RegionDef, Trait,
     TypeConstraint as C,
 };
 use ge_ir::parser::{OpParser, PResult};
@@ -96,6 +96,15 @@ fn defined_in(inner: &Body, v: ValueId, entry: BlockId) -> bool {
     inner
         .defining_op(v)
         .is_some_and(|o| inner.op(o).parent_block() == Some(entry))
+}
+
+/// Whether `v` is a constant (a `ConstantLike` op with a `value`), wherever it
+/// is defined: passes may hoist or merge constants out of the program.
+pub(crate) fn is_constant(body: &Body, v: ValueId) -> bool {
+    body.defining_op(v).is_some_and(|o| {
+        let d = body.op(o);
+        d.has_trait(Trait::ConstantLike) && d.attr("value").is_some()
+    })
 }
 
 fn def_name(inner: &Body, v: ValueId) -> &'static str {
@@ -220,27 +229,20 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
                     .unwrap_or_else(|| vec![od.operands().len() as i64, 0]);
                 let n_in = segs.first().copied().unwrap_or(0).max(0) as usize;
                 for (i, &v) in od.operands().iter().enumerate() {
-                    let def = if defined_in(inner, v, entry) {
-                        def_name(inner, v)
-                    } else {
-                        "outside the program"
-                    };
-                    let (ok, what) = if i < n_in {
-                        (
-                            matches!(def, "memory.view" | "memory.weight" | "data.constant"),
-                            format!("input #{i}"),
-                        )
-                    } else {
-                        (def == "memory.view", format!("output #{}", i - n_in))
-                    };
+                    let view = defined_in(inner, v, entry) && def_name(inner, v) == "memory.view";
+                    let ok = view || (i < n_in && is_constant(inner, v));
                     if !ok {
-                        return Err(at(
-                            o,
-                            format!(
-                                "'stream.launch' {what} must be a memory.view{} of the program, but comes from {def}",
-                                if i < n_in { " (or a weight/constant)" } else { "" }
-                            ),
-                        ));
+                        let def = if defined_in(inner, v, entry) || is_constant(inner, v) {
+                            def_name(inner, v)
+                        } else {
+                            "outside the program"
+                        };
+                        let what = if i < n_in {
+                            format!("input #{i} must be a memory.view of the program or a constant (memory.weight, data.constant)")
+                        } else {
+                            format!("output #{} must be a memory.view of the program", i - n_in)
+                        };
+                        return Err(at(o, format!("'stream.launch' {what}, but comes from {def}")));
                     }
                 }
             }
@@ -338,6 +340,11 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
     Ok(())
 }
 
+/// One arena result per arena operand.
+fn infer_program(cx: &InferCtx) -> Result<Vec<ge_ir::Type>, String> {
+    Ok(vec![arena_type(); cx.operand_types.len()])
+}
+
 pub static PROGRAM: OpDef = OpDef {
     name: "stream.program",
     summary: "The task program: tasks on streams in program order",
@@ -366,6 +373,7 @@ pub static PROGRAM: OpDef = OpDef {
         parse: parse_program,
         print: print_program,
     }),
+    infer: Some(infer_program),
     verify: Some(verify_program),
     semantics: Some(super::exec::sem_program),
     ..OpDef::DEFAULT
