@@ -334,6 +334,11 @@ fn share_constant(body: &mut Body, op: OpId, constants: &mut HashMap<Attribute, 
                 body.replace_op(op, &[prev]);
                 return true;
             }
+            // The known one is gone, or sits in a nested region while this one
+            // is in the body's entry block: this one represents the value now.
+            if !pd.is_alive() || (in_root_entry(body, op) && !in_root_entry(body, p)) {
+                constants.insert(value, me);
+            }
             false
         }
         Some(_) => false,
@@ -342,6 +347,16 @@ fn share_constant(body: &mut Body, op: OpId, constants: &mut HashMap<Attribute, 
             false
         }
     }
+}
+
+/// Whether `op` is in the entry block of the body's first root region (where
+/// constants dominate every other op of the body).
+pub(crate) fn in_root_entry(body: &Body, op: OpId) -> bool {
+    let entry = body
+        .root_regions()
+        .first()
+        .and_then(|&r| body.entry_block(r));
+    entry.is_some() && body.op(op).parent_block() == entry
 }
 
 fn requeue(body: &Body, wl: &mut Worklist, op: OpId, events: Vec<Event>) {

@@ -91,12 +91,12 @@ impl<'a> Rewriter<'a> {
 
     /// A constant value (deduplicated; placed at the start of the body's entry block).
     pub fn constant(&mut self, value: Attribute) -> Result<ValueId, String> {
+        // A known constant is reused only if it dominates every op: alive and
+        // in the entry block (not in a nested region such as a graph.if branch).
         if let Some(&v) = self.constants.get(&value) {
-            if self
-                .body
-                .defining_op(v)
-                .is_some_and(|o| self.body.op(o).is_alive())
-            {
+            if self.body.defining_op(v).is_some_and(|o| {
+                self.body.op(o).is_alive() && crate::greedy::in_root_entry(self.body, o)
+            }) {
                 return Ok(v);
             }
         }

@@ -184,6 +184,10 @@ fn dense(f: &dyn Facts, v: &Val) -> Option<&'static DenseElements> {
 
 fn splat_of(f: &dyn Facts, v: &Val) -> Option<f64> {
     let d = dense(f, v)?;
+    // An empty constant has no value to report (and no element 0 to read).
+    if d.is_empty() {
+        return None;
+    }
     let first = d.get(0).as_f64();
     (d.splat || d.elements().all(|e| e.as_f64() == first)).then_some(first)
 }
@@ -279,6 +283,19 @@ pub static HELPERS: &[Helper] = &[
         Ok(Val::Bool(splat_of(f, &a[0]).is_some_and(|s| (s - x).abs() <= tol)))
     }),
     helper!("len", 1..=1, "len(list) -> int", "number of elements", |_, a| Ok(Val::Int(a[0].list()?.len() as i64))),
+    helper!("lossless_cast", 2..=2, "lossless_cast(a, b) -> bool", "converting a's element type to b's keeps every value exactly (f16 -> f32, i8 -> i16, u8 -> i16; not f16 <-> bf16, i8 -> u8, or int <-> float)", |f, a| {
+        let (x, y) = (ty(f, &a[0])?.dtype(), ty(f, &a[1])?.dtype());
+        let (Some(x), Some(y)) = (x, y) else { return Ok(Val::Bool(false)) };
+        let (bx, by) = (x.bit_width(), y.bit_width());
+        Ok(Val::Bool(
+            x == y
+                || x == DType::I1
+                || (x.is_float() && y.is_float() && by > bx)
+                || (x.is_signed_int() && y.is_signed_int() && by >= bx)
+                || (x.is_unsigned_int() && y.is_unsigned_int() && by >= bx)
+                || (x.is_unsigned_int() && y.is_signed_int() && by > bx),
+        ))
+    }),
     helper!("normalize_axis", 2..=2, "normalize_axis(axis, rank) -> int", "axis in [0, rank) (negative axes count from the end)", |_, a| {
         let (ax, r) = (a[0].int()?, a[1].int()?);
         let k = if ax < 0 { ax + r } else { ax };
