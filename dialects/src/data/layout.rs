@@ -463,7 +463,8 @@ fn sem_transdata(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let logical: Vec<usize> = if is_padded(src) {
         // The logical shape comes from the operand type's encoding; its
         // symbols were bound when the operand was produced.
-        let t = cx.body.value_type(cx.body.operand(cx.op, 0));
+        let v = crate::memory::nth_operand(cx.body, cx.op, 0).ok_or("has no operand")?;
+        let t = cx.body.value_type(v);
         let s = source(t, src, dst)?;
         s.logical
             .iter()

@@ -244,9 +244,9 @@ fn sem_squeeze(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     // Without `axes`, squeeze the dims that are 1 in the declared operand
     // type (not ones that happen to be 1 at run time), so the result agrees
     // with inference.
-    let declared = cx.body.value_type(cx.body.operand(cx.op, 0));
+    let declared = crate::memory::nth_operand(cx.body, cx.op, 0).map(|v| cx.body.value_type(v));
     let decl_dims = declared
-        .as_tensor()
+        .and_then(|t| t.as_tensor())
         .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
         .unwrap_or_else(|| x[0].shape.iter().map(|&d| Dim::Static(d as i64)).collect());
     let axes = cx.i64_array("axes");
@@ -353,7 +353,7 @@ fn sem_identity(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
 }
 
 fn fold_identity(body: &Body, op: OpId, _: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    Some(vec![FoldResult::Value(body.operand(op, 0))])
+    Some(vec![FoldResult::Value(*body.op(op).operands().first()?)])
 }
 
 pub static IDENTITY: OpDef = OpDef {

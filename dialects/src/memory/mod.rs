@@ -55,6 +55,17 @@ pub static DIALECT: Dialect = Dialect {
     groups: &[ops::OPS],
 };
 
+/// Operand `i` of `op`, if it has one (op verifiers also run on ops whose
+/// arity the generic checks already rejected).
+pub fn nth_operand(body: &Body, op: ge_ir::OpId, i: usize) -> Option<ValueId> {
+    body.op(op).operands().get(i).copied()
+}
+
+/// Result `i` of `op`, if it has one.
+pub fn nth_result(body: &Body, op: ge_ir::OpId, i: usize) -> Option<ValueId> {
+    body.op(op).results().get(i).copied()
+}
+
 /// `!memory.arena`: the type of an arena value.
 pub fn arena_type() -> Type {
     Type::new(TypeData::Opaque {

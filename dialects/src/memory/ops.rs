@@ -2,7 +2,7 @@
 
 use super::{
     arena_bytes, arena_info, arena_type, arena_value, byte_size_bound, check_place, is_arena,
-    read_place, write_place,
+    nth_operand, nth_result, read_place, write_place,
 };
 use crate::data::constant::{elements_tensor, elements_type};
 use ge_ir::attributes::Attribute;
@@ -23,7 +23,10 @@ fn arena_result() -> Result<Vec<Type>, String> {
 }
 
 fn expect_arena(body: &Body, op: OpId, i: usize, name: &str) -> Result<(), OpError> {
-    let t = body.value_type(body.operand(op, i));
+    let Some(v) = nth_operand(body, op, i) else {
+        return Ok(());
+    };
+    let t = body.value_type(v);
     if !is_arena(t) {
         return Err(format!("operand '{name}' must be !memory.arena, but got '{t}'").into());
     }
@@ -55,9 +58,10 @@ fn parse_place<'s>(p: &mut OpParser<'_, '_, 's>, attr: &str) -> PResult<OperandR
 
 fn print_place(pr: &mut OpPrinter<'_, '_>, op: OpId, operand: usize, attr: &str) {
     let d = pr.body.op(op);
-    let v = d.operands()[operand];
     let off = d.attr(attr).and_then(|a| a.as_int()).unwrap_or(0);
-    pr.value(v);
+    if let Some(v) = nth_operand(pr.body, op, operand) {
+        pr.value(v);
+    }
     pr.write("[");
     pr.write(&off.to_string());
     pr.write("]");
@@ -162,8 +166,10 @@ fn print_view(pr: &mut OpPrinter<'_, '_>, op: OpId) {
     print_place(pr, op, 0, "offset");
     pr.attr_dict(op, &["offset"], false);
     pr.write(" : ");
-    let t = pr.body.value_type(pr.body.result(op, 0));
-    pr.ty(t);
+    if let Some(r) = nth_result(pr.body, op, 0) {
+        let t = pr.body.value_type(r);
+        pr.ty(t);
+    }
 }
 
 fn verify_view(body: &Body, op: OpId) -> Result<(), OpError> {
@@ -171,11 +177,14 @@ fn verify_view(body: &Body, op: OpId) -> Result<(), OpError> {
     let Some(off) = int_of(body, op, "offset") else {
         return Ok(());
     };
-    let t = body.value_type(body.result(op, 0));
+    let (Some(r), Some(a)) = (nth_result(body, op, 0), nth_operand(body, op, 0)) else {
+        return Ok(());
+    };
+    let t = body.value_type(r);
     if off < 0 {
         return Err(format!("has negative offset {off}").into());
     }
-    if let Some(info) = arena_info(body, body.operand(op, 0)) {
+    if let Some(info) = arena_info(body, a) {
         check_place("view", t, off, &info)?;
     }
     Ok(())
@@ -184,7 +193,8 @@ fn verify_view(body: &Body, op: OpId) -> Result<(), OpError> {
 fn sem_view(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let bytes = arena_bytes(x[0])?;
     let off = usize_attr(cx, "offset")?;
-    let t = cx.body.value_type(cx.body.result(cx.op, 0));
+    let r = nth_result(cx.body, cx.op, 0).ok_or("has no result")?;
+    let t = cx.body.value_type(r);
     Ok(vec![read_place(&bytes, off, t, cx.symbols())?])
 }
 
@@ -230,15 +240,19 @@ fn parse_store(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
 }
 
 fn print_store(pr: &mut OpPrinter<'_, '_>, op: OpId) {
-    let v = pr.body.operand(op, 0);
+    let v = nth_operand(pr.body, op, 0);
     pr.write(" ");
-    pr.value(v);
+    if let Some(v) = v {
+        pr.value(v);
+    }
     pr.write(" into ");
     print_place(pr, op, 1, "offset");
     pr.attr_dict(op, &["offset"], false);
     pr.write(" : ");
-    let t = pr.body.value_type(v);
-    pr.ty(t);
+    if let Some(v) = v {
+        let t = pr.body.value_type(v);
+        pr.ty(t);
+    }
 }
 
 fn verify_store(body: &Body, op: OpId) -> Result<(), OpError> {
@@ -246,11 +260,14 @@ fn verify_store(body: &Body, op: OpId) -> Result<(), OpError> {
     let Some(off) = int_of(body, op, "offset") else {
         return Ok(());
     };
-    let t = body.value_type(body.operand(op, 0));
+    let (Some(v), Some(a)) = (nth_operand(body, op, 0), nth_operand(body, op, 1)) else {
+        return Ok(());
+    };
+    let t = body.value_type(v);
     if off < 0 {
-        return Err(format!("has negative offset {off}").into());
+        return Err(format!("has negative {name} {off}", name = "offset").into());
     }
-    if let Some(info) = arena_info(body, body.operand(op, 1)) {
+    if let Some(info) = arena_info(body, a) {
         check_place("store", t, off, &info)?;
     }
     Ok(())
@@ -340,7 +357,7 @@ fn verify_copy(body: &Body, op: OpId) -> Result<(), OpError> {
         if off < 0 {
             return Err(format!("has negative {name} {off}").into());
         }
-        if let Some(info) = arena_info(body, body.operand(op, i)) {
+        if let Some(info) = nth_operand(body, op, i).and_then(|a| arena_info(body, a)) {
             check_place(what, t, off, &info)?;
         }
     }
@@ -412,7 +429,7 @@ fn infer_weight(cx: &InferCtx) -> Result<Vec<Type>, String> {
 
 fn weight_range(body: &Body, op: OpId) -> Option<(i64, i64)> {
     let off = int_of(body, op, "offset")?;
-    let t = body.value_type(body.result(op, 0));
+    let t = body.value_type(nth_result(body, op, 0)?);
     let bytes = byte_size_bound(t, &HashMap::new()).ok()?;
     Some((off, off.saturating_add(bytes)))
 }

@@ -3,7 +3,9 @@
 
 use super::ops::at_line;
 use crate::data::constant::elements_tensor;
-use crate::memory::{arena_bytes, arena_value, concrete_shape, read_place, write_place};
+use crate::memory::{
+    arena_bytes, arena_value, concrete_shape, nth_operand, nth_result, read_place, write_place,
+};
 use ge_ir::body::{Body, OpId, ValueDef, ValueId};
 use ge_ir::interp::SemCtx;
 use ge_ir::tensor::Tensor;
@@ -277,7 +279,10 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
         pc += 1;
         match od.name.as_str() {
             "memory.view" => {
-                let arena = match body.value(od.operands()[0]).def {
+                let (Some(a), Some(r)) = (nth_operand(body, o, 0), nth_result(body, o, 0)) else {
+                    return Err("a malformed memory.view".into());
+                };
+                let arena = match body.value(a).def {
                     ValueDef::BlockArg { block, index } if block == entry => index as usize,
                     _ => {
                         return Err("a view in a stream.program must view an arena argument".into())
@@ -285,14 +290,14 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
                 };
                 let offset = usize::try_from(int(body, o, "offset")?)
                     .map_err(|_| "negative view offset".to_string())?;
-                let ty = body.value_type(od.results()[0]);
-                m.vals
-                    .insert(od.results()[0], Val::Place { arena, offset, ty });
+                let ty = body.value_type(r);
+                m.vals.insert(r, Val::Place { arena, offset, ty });
             }
             "memory.weight" | "data.constant" => {
                 let v = od.attr("value").ok_or("constant without 'value'")?;
                 let t = elements_tensor(v, Some(cx.module()))?;
-                m.vals.insert(od.results()[0], Val::Const(t));
+                let r = nth_result(body, o, 0).ok_or("a constant without a result")?;
+                m.vals.insert(r, Val::Const(t));
             }
             "stream.launch" => {
                 let s = stream_of(o)?;
@@ -331,13 +336,17 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
             "stream.memcpy" => {
                 let s = stream_of(o)?;
                 let epoch = m.clocks.tick(s);
-                let src = m.read(od.operands()[0], o, s, epoch)?;
-                let dst_ty = body.value_type(od.operands()[1]);
+                let (Some(sv), Some(dv)) = (nth_operand(body, o, 0), nth_operand(body, o, 1))
+                else {
+                    return Err("a malformed stream.memcpy".into());
+                };
+                let src = m.read(sv, o, s, epoch)?;
+                let dst_ty = body.value_type(dv);
                 let shape = concrete_shape(dst_ty, m.symbols)?;
                 let bytes = crate::data::tensor_to_bytes(&src);
                 let dt = dst_ty.dtype().ok_or("memcpy into a non-tensor")?;
                 let t = crate::data::tensor_from_bytes(&bytes, shape, dt)?;
-                m.write(od.operands()[1], &t, o, s, epoch)?;
+                m.write(dv, &t, o, s, epoch)?;
             }
             "stream.record" => {
                 let s = stream_of(o)?;
@@ -357,7 +366,8 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
             "stream.switch" => {
                 let s = stream_of(o)?;
                 let epoch = m.clocks.tick(s);
-                let v = m.read(od.operands()[0], o, s, epoch)?;
+                let sv = nth_operand(body, o, 0).ok_or("a malformed stream.switch")?;
+                let v = m.read(sv, o, s, epoch)?;
                 if v.len() != 1 {
                     return Err(format!(
                         "stream.switch at {} reads {} elements, expected one",

@@ -1,6 +1,9 @@
 //! The ops of the `stream` dialect.
 
-use crate::memory::{arena_info, arena_type, byte_size_bound, check_place, is_arena, ArenaInfo};
+use crate::memory::{
+    arena_info, arena_type, byte_size_bound, check_place, is_arena, nth_operand, nth_result,
+    ArenaInfo,
+};
 use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
 use ge_ir::interp::SemCtx;
 use ge_ir::location::Location;
@@ -77,9 +80,10 @@ fn print_program(pr: &mut OpPrinter<'_, '_>, op: OpId) {
     pr.value_list(&operands);
     pr.write(&format!(") streams {ns} events {ne}"));
     pr.attr_dict(op, &["num_streams", "num_events"], true);
-    pr.write(" ");
-    let r = pr.body.op(op).regions()[0];
-    pr.region(op, r, true);
+    if let Some(&r) = pr.body.op(op).regions().first() {
+        pr.write(" ");
+        pr.region(op, r, true);
+    }
 }
 
 /// Which arena argument (of the program's entry block `entry`) a view views.
@@ -217,8 +221,10 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
                 };
                 if let Some(info) = &infos[k] {
                     let off = int_attr(inner, o, "offset").unwrap_or(0);
-                    let t = inner.value_type(inner.result(o, 0));
-                    check_place("view", t, off, info).map_err(|m| at(o, m))?;
+                    if let Some(r) = nth_result(inner, o, 0) {
+                        let t = inner.value_type(r);
+                        check_place("view", t, off, info).map_err(|m| at(o, m))?;
+                    }
                 }
             }
             "memory.weight" | "data.constant" | "stream.end" | "stream.label" => {}
@@ -471,10 +477,10 @@ pub static WAIT: OpDef = OpDef {
 
 fn verify_memcpy(body: &Body, op: OpId) -> Result<(), OpError> {
     non_negative(body, op, &["stream"])?;
-    let (s, d) = (
-        body.value_type(body.operand(op, 0)),
-        body.value_type(body.operand(op, 1)),
-    );
+    let (Some(s), Some(d)) = (nth_operand(body, op, 0), nth_operand(body, op, 1)) else {
+        return Ok(());
+    };
+    let (s, d) = (body.value_type(s), body.value_type(d));
     if s == d {
         return Ok(());
     }
@@ -536,7 +542,10 @@ const SWITCH_TYPES: &[DType] = &[DType::I1, DType::I32, DType::I64, DType::Index
 
 fn verify_switch(body: &Body, op: OpId) -> Result<(), OpError> {
     non_negative(body, op, &["stream"])?;
-    let t = body.value_type(body.operand(op, 0));
+    let Some(v) = nth_operand(body, op, 0) else {
+        return Ok(());
+    };
+    let t = body.value_type(v);
     if t.as_tensor()
         .and_then(|tt| tt.num_elements())
         .is_some_and(|n| n != 1)
