@@ -2,6 +2,7 @@
 //! (canonicalize, cse, dce, constant-fold, algebraic-simplify, apply-rules)
 //! and the `.rr` rule language.
 
+pub mod eqsat;
 pub mod fold;
 pub mod greedy;
 pub mod library;

@@ -15,6 +15,7 @@ pub fn register(r: &mut PassRegistry) {
     r.register(&constant_fold::INFO, constant_fold::make);
     r.register(&apply_rules::INFO, apply_rules::make);
     r.register(&apply_rules::ALGEBRAIC, apply_rules::make_algebraic);
+    r.register(&crate::eqsat::pass::INFO, crate::eqsat::pass::make);
 }
 
 /// Turn a driver error into the pass failure diagnostic at the anchor op.

@@ -278,9 +278,15 @@ pub static HELPERS: &[Helper] = &[
     helper!("is_splat", 2..=2, "is_splat(v, x) -> bool", "v is a constant whose every element equals x", |f, a| {
         Ok(Val::Bool(splat_of(f, &a[0]) == Some(a[1].float()?)))
     }),
-    helper!("is_splat_near", 3..=3, "is_splat_near(v, x, tol) -> bool", "v is a constant whose every element is within tol of x (for recognising decomposed gelu/layer norm constants)", |f, a| {
+    helper!("is_splat_near", 3..=3, "is_splat_near(v, x, tol) -> bool", "v is a constant whose every element is within tol of x, or of x rounded to v's element type (for recognising decomposed gelu/layer norm constants, also in f16/bf16)", |f, a| {
         let (x, tol) = (a[1].float()?, a[2].float()?);
-        Ok(Val::Bool(splat_of(f, &a[0]).is_some_and(|s| (s - x).abs() <= tol)))
+        // An f16 sqrt(2) is 1.4140625: compare with x as v's element type holds it too.
+        let rounded = ty(f, &a[0]).ok().and_then(|t| t.dtype()).filter(|d| d.is_float()).map(|d| {
+            DenseElements::from_elements(Type::tensor(&[], d), &[Element::Float(x)]).get(0).as_f64()
+        });
+        Ok(Val::Bool(splat_of(f, &a[0]).is_some_and(|s| {
+            (s - x).abs() <= tol || rounded.is_some_and(|r| (s - r).abs() <= tol)
+        })))
     }),
     helper!("len", 1..=1, "len(list) -> int", "number of elements", |_, a| Ok(Val::Int(a[0].list()?.len() as i64))),
     helper!("lossless_cast", 2..=2, "lossless_cast(a, b) -> bool", "converting a's element type to b's keeps every value exactly (f16 -> f32, i8 -> i16, u8 -> i16; not f16 <-> bf16, i8 -> u8, or int <-> float)", |f, a| {

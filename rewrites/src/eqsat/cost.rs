@@ -1,0 +1,141 @@
+//! The cost of an e-node on a SoC: a per-engine roofline plus launch overhead
+//! (time in µs). Cube ops (conv, matmul) run at cube throughput, everything
+//! else at vector throughput; memory traffic at the SoC's bandwidth; pure data
+//! reinterpretations (reshape, squeeze) are free; ops computing only on
+//! constants are free (they fold at compile time).
+
+use super::analysis::Graph;
+use super::lang::Node;
+use crate::soc::SocProfile;
+use egg::Id;
+use ge_ir::{DType, Dim, Ident, Type};
+use std::collections::HashMap;
+
+pub struct CostModel {
+    pub soc: SocProfile,
+    /// Values for symbolic dims (their upper bounds).
+    pub symbols: HashMap<Ident, i64>,
+}
+
+const FREE: &[&str] = &[
+    "data.reshape",
+    "data.squeeze",
+    "data.unsqueeze",
+    "data.identity",
+    "data.constant",
+];
+const CUBE: &[&str] = &[
+    "graph.conv2d",
+    "graph.conv_transpose2d",
+    "graph.matmul",
+    "graph.batch_matmul",
+    "graph.gemm",
+    "graph.scaled_dot_product_attention",
+];
+
+impl CostModel {
+    pub fn new(soc: SocProfile, symbols: HashMap<Ident, i64>) -> CostModel {
+        CostModel { soc, symbols }
+    }
+
+    fn dims(&self, t: Type) -> Vec<i64> {
+        t.as_tensor()
+            .map(|tt| {
+                tt.shape()
+                    .iter()
+                    .map(|d| match d {
+                        Dim::Static(n) => *n,
+                        d => d.eval(&self.symbols).unwrap_or(1),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn numel(&self, t: Type) -> f64 {
+        self.dims(t).iter().product::<i64>().max(1) as f64
+    }
+
+    fn bytes(&self, t: Type) -> f64 {
+        self.numel(t) * t.dtype().map_or(4, |d| d.byte_size()) as f64
+    }
+
+    /// Floating-point operations of an op (multiply-add = 2).
+    fn flops(&self, name: &str, ins: &[Type], out: Type) -> f64 {
+        let o = self.numel(out);
+        match name {
+            "graph.matmul" | "graph.batch_matmul" | "graph.gemm" => {
+                let k = ins
+                    .first()
+                    .map(|&t| self.dims(t))
+                    .and_then(|d| d.last().copied())
+                    .unwrap_or(1) as f64;
+                2.0 * o * k
+            }
+            "graph.conv2d" | "graph.conv_transpose2d" => {
+                let w = ins.get(1).map(|&t| self.dims(t)).unwrap_or_default();
+                let per = w.iter().skip(1).product::<i64>().max(1) as f64;
+                2.0 * o * per
+            }
+            "graph.exp" | "graph.log" | "graph.tanh" | "graph.sigmoid" | "graph.erf"
+            | "graph.gelu" | "graph.silu" | "graph.softmax" | "graph.log_softmax" => 8.0 * o,
+            "graph.layer_norm" | "graph.rms_norm" | "graph.batch_norm" => 6.0 * o,
+            _ => {
+                // Reductions read their input once; elementwise ops touch each output once.
+                let i = ins.first().map(|&t| self.numel(t)).unwrap_or(o);
+                i.max(o)
+            }
+        }
+    }
+
+    /// Cost of `node` in class `class` (µs), excluding its children.
+    pub fn node_cost(&self, eg: &Graph, class: Id, node: &Node) -> f64 {
+        let data = &eg[class].data;
+        match node {
+            Node::Arg(_) | Node::Attr(_) | Node::Proj { .. } => 0.0,
+            Node::Opaque { children, .. } => {
+                let aic = self.soc.task_launch_us;
+                let bytes: f64 = children
+                    .iter()
+                    .filter_map(|&c| eg[c].data.types.first().map(|&t| self.bytes(t)))
+                    .sum::<f64>()
+                    + data.types.iter().map(|&t| self.bytes(t)).sum::<f64>();
+                aic + bytes / self.soc.bytes_per_us()
+            }
+            Node::Op { name, .. } => {
+                let n = name.as_str();
+                if FREE.contains(&n) {
+                    return 0.0;
+                }
+                let operands = super::build::operand_children(node);
+                // Only constants in (transitively): folded at compile time.
+                if !operands.is_empty() && operands.iter().all(|&c| eg[c].data.foldable) {
+                    return 0.0;
+                }
+                let ins: Vec<Type> = operands
+                    .iter()
+                    .filter_map(|&c| eg[c].data.types.first().copied())
+                    .collect();
+                let Some(&out) = data.types.first() else {
+                    return f64::INFINITY;
+                };
+                let dt = match out.dtype().unwrap_or(DType::F32) {
+                    DType::F64 => "f32",
+                    DType::U8 => "i8",
+                    d => d.name(),
+                };
+                let tflops = if CUBE.contains(&n) {
+                    self.soc.cube(dt)
+                } else {
+                    self.soc.vector(dt)
+                }
+                .max(1e-6);
+                let compute_us = self.flops(n, &ins, out) / (tflops * 1e6);
+                let bytes: f64 = ins.iter().map(|&t| self.bytes(t)).sum::<f64>()
+                    + data.types.iter().map(|&t| self.bytes(t)).sum::<f64>();
+                let mem_us = bytes / self.soc.bytes_per_us();
+                self.soc.task_launch_us + compute_us.max(mem_us)
+            }
+        }
+    }
+}

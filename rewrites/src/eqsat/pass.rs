@@ -1,0 +1,190 @@
+//! The `eqsat` pass.
+
+use super::build::{rebuild, to_egraph};
+use super::compile::compile;
+use super::cost::CostModel;
+use super::extract::{dag_cost, greedy_dag};
+use crate::library::library_rules;
+use crate::rr::Rule;
+use crate::soc::SocProfile;
+use ge_ir::diagnostics::{Diagnostic, Pos, Severity};
+use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::{Ident, OpData};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+pub static INFO: PassInfo = PassInfo {
+    name: "eqsat",
+    summary: "Equality saturation: explore equivalent graphs with the rule library and extract the cheapest",
+    description: "Builds an e-graph of each function's dataflow, saturates it with the rule library \
+                  (`rules=`), bounded by node, iteration and time limits, and extracts the program \
+                  with the lowest cost under the SoC profile's roofline model (DAG-aware greedy \
+                  extraction). The function is only replaced if the extracted cost is lower. \
+                  `report=true` (or `ge-opt --eqsat-report`) prints iterations, e-graph size, stop \
+                  reason, cost before/after and time per function.",
+    anchor: Some("graph.func"),
+    options: &[
+        OptionDef { name: "node-limit", kind: OptKind::Int, default: "50000", doc: "stop when the e-graph has this many e-nodes" },
+        OptionDef { name: "iter-limit", kind: OptKind::Int, default: "30", doc: "saturation iterations" },
+        OptionDef { name: "time-limit-ms", kind: OptKind::Int, default: "1000", doc: "saturation time budget per function" },
+        OptionDef { name: "extract", kind: OptKind::Enum(&["greedy", "tree"]), default: "greedy", doc: "extraction: DAG-aware greedy, or egg's tree-cost extractor" },
+        OptionDef { name: "rules", kind: OptKind::List, default: "", doc: "only these rules or labels (default: the whole library)" },
+        OptionDef { name: "soc", kind: OptKind::Str, default: "Ascend910B", doc: "SoC profile (name or JSON path) for the cost model" },
+        OptionDef { name: "symbol-values", kind: OptKind::List, default: "", doc: "values of symbolic dims for costing, e.g. B=64 (default 1)" },
+        OptionDef { name: "report", kind: OptKind::Bool, default: "false", doc: "print a report per function" },
+    ],
+};
+
+/// `ge-opt --eqsat-report` turns on reporting for every eqsat pass.
+#[derive(Debug, Default)]
+pub struct ReportAll;
+
+struct Eqsat {
+    o: PassOptions,
+}
+
+pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    SocProfile::load(o.str("soc"))?;
+    Ok(Box::new(Eqsat { o: o.clone() }))
+}
+
+/// The rules eqsat uses: library rules (all labels), filtered by names/labels.
+pub fn eqsat_rules(ctx: &ge_ir::Context, filter: &[String]) -> Vec<Rule> {
+    library_rules(ctx)
+        .iter()
+        .filter(|r| {
+            filter.is_empty()
+                || filter
+                    .iter()
+                    .any(|f| *f == r.name || r.labels.iter().any(|l| l == f))
+        })
+        .cloned()
+        .collect()
+}
+
+impl Pass for Eqsat {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+
+    fn run(&self, op: &mut OpData, cx: &PassContext) -> PassResult {
+        let t0 = Instant::now();
+        let name = op
+            .attr("sym_name")
+            .and_then(|a| a.as_str())
+            .unwrap_or("?")
+            .to_string();
+        let fail = |m: String| vec![Diagnostic::error(format!("eqsat: {m}"), Pos::Loc(op.loc))];
+        let soc = SocProfile::load(self.o.str("soc")).map_err(fail)?;
+        let mut symbols: HashMap<Ident, i64> = HashMap::new();
+        for kv in self.o.list("symbol-values") {
+            match kv.split_once('=').map(|(k, v)| (k, v.parse::<i64>())) {
+                Some((k, Ok(v))) => {
+                    symbols.insert(Ident::new(k), v);
+                }
+                _ => return Err(fail(format!("symbol-values: expected SYM=N, got '{kv}'"))),
+            }
+        }
+        let cost = CostModel::new(soc, symbols);
+        let loc = op.loc;
+        let Some(body) = op.inner.as_deref_mut() else {
+            return Ok(());
+        };
+        let report = self.o.bool("report") || cx.ctx.extension::<ReportAll>().is_some();
+        let t = match to_egraph(cx.ctx, body) {
+            Ok(t) => t,
+            Err(why) => {
+                cx.emit(Diagnostic::at_loc(
+                    Severity::Remark,
+                    format!("eqsat skipped @{name}: {why}"),
+                    loc,
+                ));
+                return Ok(());
+            }
+        };
+        let rules: Vec<_> = eqsat_rules(cx.ctx, &self.o.list("rules"))
+            .iter()
+            .filter_map(|r| compile(cx.ctx, r).ok())
+            .collect();
+        // The input program's cost, measured before saturation merges classes.
+        let cost_before = {
+            let choice = t.original_choice();
+            let roots: Vec<egg::Id> = t.roots.iter().map(|r| t.egraph.find(*r)).collect();
+            dag_cost(&t.egraph, &cost, &choice, &roots)
+        };
+        let runner = egg::Runner::default()
+            .with_egraph(t.egraph)
+            .with_node_limit(self.o.int("node-limit").max(1) as usize)
+            .with_iter_limit(self.o.int("iter-limit").max(1) as usize)
+            .with_time_limit(Duration::from_millis(
+                self.o.int("time-limit-ms").max(1) as u64
+            ))
+            .run(&rules);
+        let iterations = runner.iterations.len();
+        let stop = match &runner.stop_reason {
+            Some(egg::StopReason::Saturated) => "saturated".to_string(),
+            Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit ({n})"),
+            Some(egg::StopReason::NodeLimit(n)) => format!("node limit ({n})"),
+            Some(egg::StopReason::TimeLimit(s)) => format!("time limit ({:.0} ms)", s * 1e3),
+            Some(egg::StopReason::Other(o)) => o.clone(),
+            None => "none".to_string(),
+        };
+        let t = super::build::Translated {
+            egraph: runner.egraph,
+            ..t
+        };
+        let roots: Vec<egg::Id> = t.roots.iter().map(|r| t.egraph.find(*r)).collect();
+        let (choice, _) = match self.o.str("extract") {
+            "tree" => {
+                let ext = egg::Extractor::new(&t.egraph, TreeCost(&cost, &t.egraph));
+                let mut choice = HashMap::new();
+                for c in t.egraph.classes() {
+                    let (_, n) = (ext.find_best_cost(c.id), ext.find_best_node(c.id).clone());
+                    choice.insert(c.id, n);
+                }
+                (choice, 0.0)
+            }
+            _ => greedy_dag(&t.egraph, &cost, &roots),
+        };
+        let cost_after = dag_cost(&t.egraph, &cost, &choice, &roots);
+        let improved = choice.len() >= roots.len() && cost_after + 1e-9 < cost_before;
+        if improved {
+            rebuild(cx.ctx, body, &t, &choice).map_err(fail)?;
+        }
+        if report {
+            let final_cost = if improved { cost_after } else { cost_before };
+            let gain = if cost_before > 0.0 {
+                100.0 * (cost_before - final_cost) / cost_before
+            } else {
+                0.0
+            };
+            cx.report(&format!(
+                "eqsat @{name}: {iterations} iterations, {} e-nodes, {} e-classes, stop: {stop}, cost {cost_before:.3} us -> {final_cost:.3} us ({gain:.1}% gain), {:.1} ms\n",
+                t.egraph.total_number_of_nodes(),
+                t.egraph.number_of_classes(),
+                t0.elapsed().as_secs_f64() * 1e3
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// egg's tree-cost extraction with the same per-node costs.
+struct TreeCost<'a>(&'a CostModel, &'a super::analysis::Graph);
+
+impl egg::CostFunction<super::lang::Node> for TreeCost<'_> {
+    type Cost = f64;
+    fn cost<C>(&mut self, enode: &super::lang::Node, mut costs: C) -> f64
+    where
+        C: FnMut(egg::Id) -> f64,
+    {
+        use egg::Language;
+        // Tree cost has no class context; cost the node in the class holding it.
+        let class = self
+            .1
+            .lookup(enode.clone())
+            .unwrap_or(egg::Id::from(0usize));
+        let own = self.0.node_cost(self.1, class, enode);
+        enode.children().iter().fold(own, |s, &c| s + costs(c))
+    }
+}
