@@ -214,6 +214,74 @@ pub fn arena_bytes(t: &Tensor) -> Result<Vec<u8>, String> {
     })
 }
 
+/// Largest arena the reference interpreter materialises (it holds one i64
+/// per byte): 512 MiB.
+pub const MAX_INTERP_ARENA: usize = 512 << 20;
+
+fn arena_data(t: &Tensor) -> Result<&[i64], String> {
+    match (&t.data, t.dtype, t.rank()) {
+        (Data::I(v), DType::U8, 1) => Ok(v),
+        _ => Err(format!(
+            "expected an arena value (a ui8 byte buffer), got a {:?} {} tensor",
+            t.shape, t.dtype
+        )),
+    }
+}
+
+/// The tensor of type `t` stored at `offset` of arena value `arena`
+/// (decodes only the bytes it covers).
+pub fn read_arena(
+    arena: &Tensor,
+    offset: usize,
+    t: Type,
+    symbols: &HashMap<Ident, i64>,
+) -> Result<Tensor, String> {
+    let data = arena_data(arena)?;
+    let shape = concrete_shape(t, symbols)?;
+    let dtype = t.dtype().ok_or("not a tensor")?;
+    let n = shape.iter().product::<usize>() * dtype.byte_size();
+    let Some(end) = offset.checked_add(n).filter(|&e| e <= data.len()) else {
+        return Err(format!(
+            "reading '{t}' ({n} bytes) at offset {offset} runs past the end of the {}-byte arena",
+            data.len()
+        ));
+    };
+    let bytes: Vec<u8> = data[offset..end].iter().map(|&b| b as u8).collect();
+    tensor_from_bytes(&bytes, shape, dtype)
+}
+
+/// Arena value `arena` with tensor `x` written at `offset` (a new value).
+pub fn write_arena(arena: &Tensor, offset: usize, x: &Tensor) -> Result<Tensor, String> {
+    let data = arena_data(arena)?;
+    let b = tensor_to_bytes(x);
+    let Some(end) = offset.checked_add(b.len()).filter(|&e| e <= data.len()) else {
+        return Err(format!(
+            "writing {} bytes at offset {offset} runs past the end of the {}-byte arena",
+            b.len(),
+            data.len()
+        ));
+    };
+    let mut out = data.to_vec();
+    for (d, &v) in out[offset..end].iter_mut().zip(&b) {
+        *d = i64::from(v);
+    }
+    Ok(Tensor {
+        shape: arena.shape.clone(),
+        dtype: DType::U8,
+        data: Data::I(out),
+    })
+}
+
+/// A fresh arena value of `size` zero bytes.
+pub fn new_arena(size: usize) -> Result<Tensor, String> {
+    if size > MAX_INTERP_ARENA {
+        return Err(format!(
+            "an arena of {size} bytes is larger than the reference interpreter's limit of {MAX_INTERP_ARENA} bytes"
+        ));
+    }
+    Ok(arena_value(vec![0; size]))
+}
+
 /// An arena value holding `bytes`.
 pub fn arena_value(bytes: Vec<u8>) -> Tensor {
     Tensor {
@@ -273,4 +341,44 @@ pub fn write_place(bytes: &mut [u8], offset: usize, x: &Tensor) -> Result<(), St
     };
     bytes[offset..end].copy_from_slice(&b);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_make_new_arenas_and_reads_decode_bytes() {
+        let a0 = new_arena(16).unwrap();
+        let x = Tensor::from_i64(vec![2], DType::I32, vec![258, -1]);
+        let a1 = write_arena(&a0, 4, &x).unwrap();
+        assert_eq!(arena_bytes(&a0).unwrap(), vec![0; 16]);
+        assert_eq!(
+            &arena_bytes(&a1).unwrap()[4..12],
+            &[2, 1, 0, 0, 255, 255, 255, 255]
+        );
+        let t = Type::tensor_static(&[2], DType::I32);
+        assert_eq!(read_arena(&a1, 4, t, &HashMap::new()).unwrap(), x);
+        assert!(read_arena(&a1, 12, t, &HashMap::new()).is_err());
+        assert!(write_arena(&a1, 12, &x).is_err());
+        assert!(new_arena(MAX_INTERP_ARENA + 1).is_err());
+    }
+
+    #[test]
+    fn symbolic_sizes_use_bounds() {
+        let t = Type::tensor(&[Dim::sym("B").mul_const(2), Dim::Static(4)], DType::F16);
+        let bounds: HashMap<Ident, i64> = [(Ident::new("B"), 8)].into_iter().collect();
+        assert_eq!(byte_size_bound(t, &bounds).unwrap(), 2 * 8 * 4 * 2);
+        let err = byte_size_bound(t, &HashMap::new()).unwrap_err();
+        assert!(err.contains("symbol B"), "{err}");
+        let info = ArenaInfo {
+            size: 128,
+            alignment: 32,
+            space: "device",
+            bounds,
+        };
+        assert!(check_place("view", t, 0, &info).is_ok());
+        assert!(check_place("view", t, 32, &info).is_err());
+        assert!(check_place("view", t, 16, &info).is_err());
+    }
 }

@@ -1,8 +1,8 @@
 //! The ops of the `memory` dialect.
 
 use super::{
-    arena_bytes, arena_info, arena_type, arena_value, byte_size_bound, check_place, is_arena,
-    nth_operand, nth_result, read_place, write_place,
+    arena_info, arena_type, byte_size_bound, check_place, is_arena, new_arena, nth_operand,
+    nth_result, read_arena, write_arena,
 };
 use crate::data::constant::{elements_tensor, elements_type};
 use ge_ir::attributes::Attribute;
@@ -102,7 +102,7 @@ fn verify_arena(body: &Body, op: OpId) -> Result<(), OpError> {
 
 fn sem_arena(cx: &SemCtx, _: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let size = usize_attr(cx, "size")?;
-    Ok(vec![arena_value(vec![0; size])])
+    Ok(vec![new_arena(size)?])
 }
 
 pub static ARENA: OpDef = OpDef {
@@ -191,11 +191,10 @@ fn verify_view(body: &Body, op: OpId) -> Result<(), OpError> {
 }
 
 fn sem_view(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let bytes = arena_bytes(x[0])?;
     let off = usize_attr(cx, "offset")?;
     let r = nth_result(cx.body, cx.op, 0).ok_or("has no result")?;
     let t = cx.body.value_type(r);
-    Ok(vec![read_place(&bytes, off, t, cx.symbols())?])
+    Ok(vec![read_arena(x[0], off, t, cx.symbols())?])
 }
 
 pub static VIEW: OpDef = OpDef {
@@ -274,10 +273,8 @@ fn verify_store(body: &Body, op: OpId) -> Result<(), OpError> {
 }
 
 fn sem_store(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let mut bytes = arena_bytes(x[1])?;
     let off = usize_attr(cx, "offset")?;
-    write_place(&mut bytes, off, x[0])?;
-    Ok(vec![arena_value(bytes)])
+    Ok(vec![write_arena(x[1], off, x[0])?])
 }
 
 pub static STORE: OpDef = OpDef {
@@ -365,15 +362,12 @@ fn verify_copy(body: &Body, op: OpId) -> Result<(), OpError> {
 }
 
 fn sem_copy(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let src = arena_bytes(x[0])?;
-    let mut dst = arena_bytes(x[1])?;
     let t = cx
         .attr("type")
         .and_then(|a| a.as_type())
         .ok_or("attribute 'type' must be a tensor type")?;
-    let v = read_place(&src, usize_attr(cx, "src_offset")?, t, cx.symbols())?;
-    write_place(&mut dst, usize_attr(cx, "dst_offset")?, &v)?;
-    Ok(vec![arena_value(dst)])
+    let v = read_arena(x[0], usize_attr(cx, "src_offset")?, t, cx.symbols())?;
+    Ok(vec![write_arena(x[1], usize_attr(cx, "dst_offset")?, &v)?])
 }
 
 pub static COPY: OpDef = OpDef {
