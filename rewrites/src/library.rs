@@ -15,6 +15,7 @@ pub const LIBRARY: &[(&str, &str)] = &[
     ("epilogue.rr", include_str!("../rules/epilogue.rr")),
     ("recognize.rr", include_str!("../rules/recognize.rr")),
     ("layout.rr", include_str!("../rules/layout.rr")),
+    ("taso.rr", include_str!("../rules/taso.rr")),
 ];
 
 /// Rules a user loaded; stored as a context extension.

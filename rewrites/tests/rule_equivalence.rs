@@ -138,10 +138,11 @@ fn leaf_type(op: &str, k: usize, prev: &[Type], hint: Type, rng: &mut SmallRng) 
             let d = dims(prev[0]);
             // A sibling of a broadcasting op: the same shape, a per-channel
             // shape, the last dim, or a scalar.
-            match rng.random_range(0..4) {
+            match rng.random_range(0..5) {
                 0 if d.len() == 4 => f32t(&[d[1], 1, 1]),
                 1 if d.len() == 4 => f32t(&[1, d[1], 1, 1]),
                 2 if !d.is_empty() => f32t(&[d[d.len() - 1]]),
+                3 => f32t(&[]),
                 _ => prev[0],
             }
         }
@@ -243,6 +244,53 @@ impl Gen<'_> {
                 dims.push(rest);
                 Attribute::i64_array(&dims)
             }
+            ("data.slice", "starts" | "ends" | "axes") => {
+                // Slices of a concatenation: pick one of its pieces.
+                let concat = first
+                    .and_then(|v| self.b.body.defining_op(v))
+                    .filter(|&o| self.b.body.op(o).name.as_str() == "data.concat");
+                let Some(c) = concat else {
+                    return Attribute::i64_array(&[0]);
+                };
+                let k = self
+                    .b
+                    .body
+                    .op(c)
+                    .attr("axis")
+                    .and_then(|a| a.as_int())
+                    .unwrap_or(0);
+                let pieces: Vec<i64> = self
+                    .b
+                    .body
+                    .op(c)
+                    .operands()
+                    .iter()
+                    .map(|&v| {
+                        let d = self
+                            .b
+                            .body
+                            .value_type(v)
+                            .as_tensor()
+                            .and_then(|t| t.static_shape())
+                            .unwrap_or_default();
+                        let kk = if k < 0 { k + d.len() as i64 } else { k };
+                        d.get(kk as usize).copied().unwrap_or(1)
+                    })
+                    .collect();
+                let a0 = pieces.first().copied().unwrap_or(1);
+                let a1 = pieces.get(1).copied().unwrap_or(1);
+                match key {
+                    "axes" => Attribute::i64_array(&[k]),
+                    "starts" => {
+                        Attribute::i64_array(&[if self.rng.random_bool(0.5) { 0 } else { a0 }])
+                    }
+                    _ => Attribute::i64_array(&[if self.rng.random_bool(0.5) {
+                        a0
+                    } else {
+                        a0 + a1
+                    }]),
+                }
+            }
             (_, "to") => {
                 let d = pick(&mut self.rng, &["f32", "f16", "f64"]);
                 Attribute::ty(Type::scalar(DType::parse(&d).unwrap_or(DType::F32)))
@@ -262,6 +310,7 @@ impl Gen<'_> {
             }),
             (_, "dilations") => Attribute::i64_array(&[1, 1]),
             (_, "group") => Attribute::i64(1),
+            (_, "epsilon") => Attribute::f32(1e-5),
             _ => Attribute::i64(self.rng.random_range(0..3)),
         }
     }
@@ -427,8 +476,10 @@ fn check_rule(ctx: &Context, rule: &Rule, seed: u64) -> Result<bool, String> {
         .run_function("main", inputs.clone())
         .map_err(|e| e.msg)?;
     let patterns = to_patterns(std::slice::from_ref(rule));
+    // One application: rules labelled `eqsat` (commutativity, …) would undo themselves.
     let cfg = GreedyConfig {
         fold: false,
+        max_num_rewrites: Some(1),
         ..GreedyConfig::default()
     };
     let stats = apply_greedily(ctx, m.body_mut(), &patterns, &cfg)?;

@@ -103,12 +103,17 @@ impl ApplyRules {
         let lib = library_rules(ctx);
         let names = self.opts.list("rules");
         let labels = self.opts.list("labels");
+        // Rules labelled `eqsat` rewrite in both directions (commutativity,
+        // associativity): only equality saturation or an explicit request runs them.
+        let explicit = !names.is_empty() || labels.iter().any(|l| l == "eqsat");
         let pool: Vec<&Rule> = if !names.is_empty() {
             user.iter().chain(lib.iter()).collect()
         } else if !user.is_empty() {
             user.iter().collect()
         } else {
-            lib.iter().collect()
+            lib.iter()
+                .filter(|r| explicit || !r.labels.iter().any(|l| l == "eqsat"))
+                .collect()
         };
         for n in &names {
             if !pool.iter().any(|r| &r.name == n) {
