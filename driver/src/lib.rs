@@ -1,8 +1,10 @@
 //! ge-driver: the command-line tools and what they share.
 
+pub mod conformance;
 pub mod diag_verify;
 pub mod docgen;
 pub mod npy;
 pub mod opt;
 pub mod registry;
 pub mod run;
+pub mod translate;

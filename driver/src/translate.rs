@@ -1,0 +1,156 @@
+//! `ge-translate`: convert between model formats and `.air` text — MLIR's
+//! `mlir-translate` job. Today: `--import-onnx` and `--import-tf`.
+//!
+//! Each conversion is one flag of the `mode` group (exactly one is given); a
+//! new conversion is one more flag there and one more arm in [`main_with`].
+
+use clap::{ArgGroup, Parser as ClapParser};
+use ge_frontends::onnx::ImportOptions;
+use ge_frontends::tf::TfOptions;
+use ge_ir::printer::{print_module, PrintOptions};
+use ge_ir::{Context, Module};
+use std::io::Write;
+use std::path::Path;
+
+#[derive(ClapParser, Debug, Clone)]
+#[command(
+    name = "ge-translate",
+    version,
+    about = "Translate models to and from .air (ONNX and TensorFlow GraphDef import)"
+)]
+#[command(group(ArgGroup::new("mode").required(true).multiple(false)))]
+pub struct TranslateArgs {
+    /// Import an ONNX model (.onnx) into the graph dialect
+    #[arg(long, value_name = "MODEL.onnx", group = "mode")]
+    pub import_onnx: Option<String>,
+    /// Import a frozen TensorFlow GraphDef (.pb) into the graph dialect
+    #[arg(long, value_name = "MODEL.pb", group = "mode")]
+    pub import_tf: Option<String>,
+    /// List the ONNX ops the importer supports
+    #[arg(long, group = "mode")]
+    pub list_onnx_ops: bool,
+    /// List the TensorFlow ops the importer supports
+    #[arg(long, group = "mode")]
+    pub list_tf_ops: bool,
+    /// Output file ('-' for stdout); written atomically
+    #[arg(short = 'o', long = "output", default_value = "-")]
+    pub output: String,
+    /// Input shapes for TensorFlow placeholders, e.g. "x:1,224,224,3;y:1,10" (-1 or a name: symbolic)
+    #[arg(long, value_name = "NAME:DIMS[;...]")]
+    pub input_shape: Option<String>,
+    /// TensorFlow output nodes, comma separated (default: nodes nothing consumes)
+    #[arg(long, value_name = "NAME[,...]")]
+    pub outputs: Option<String>,
+    /// Name of the imported function
+    #[arg(long, default_value = "main")]
+    pub func_name: String,
+    /// Do not fold ops whose operands are constants
+    #[arg(long)]
+    pub no_fold: bool,
+    /// Print every op in MLIR's generic form
+    #[arg(long, alias = "mlir-print-op-generic")]
+    pub print_op_generic: bool,
+    /// Print source locations (node names of the model)
+    #[arg(long, alias = "mlir-print-debuginfo")]
+    pub print_debuginfo: bool,
+    /// Print dense literals with more than N elements as hex
+    #[arg(long, value_name = "N")]
+    pub print_elements_hex_over: Option<usize>,
+}
+
+pub struct TranslateOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+fn fail(msg: &str) -> TranslateOutput {
+    TranslateOutput {
+        stdout: String::new(),
+        stderr: format!("error: {msg}\n"),
+        code: 1,
+    }
+}
+
+fn emit(args: &TranslateArgs, m: &Module) -> TranslateOutput {
+    let text = print_module(
+        m,
+        PrintOptions {
+            generic: args.print_op_generic,
+            debuginfo: args.print_debuginfo,
+            hex_elements_over: args.print_elements_hex_over,
+        },
+    );
+    if args.output == "-" {
+        return TranslateOutput {
+            stdout: text,
+            stderr: String::new(),
+            code: 0,
+        };
+    }
+    match ge_ir::fsutil::write_atomic(Path::new(&args.output), text.as_bytes()) {
+        Ok(()) => TranslateOutput {
+            stdout: String::new(),
+            stderr: String::new(),
+            code: 0,
+        },
+        Err(e) => fail(&format!("cannot write '{}': {e}", args.output)),
+    }
+}
+
+pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
+    if args.list_onnx_ops {
+        let names: Vec<&str> = ge_frontends::onnx::ops::TABLE
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        return TranslateOutput {
+            stdout: format!("{}\n", names.join("\n")),
+            stderr: String::new(),
+            code: 0,
+        };
+    }
+    if args.list_tf_ops {
+        let names: Vec<&str> = ge_frontends::tf::TABLE.iter().map(|(n, _)| *n).collect();
+        return TranslateOutput {
+            stdout: format!("{}\n", names.join("\n")),
+            stderr: String::new(),
+            code: 0,
+        };
+    }
+    if let Some(path) = &args.import_onnx {
+        let opts = ImportOptions {
+            func_name: args.func_name.clone(),
+            fold: !args.no_fold,
+            ..ImportOptions::default()
+        };
+        return match ge_frontends::onnx::import_file(ctx, Path::new(path), &opts) {
+            Ok(m) => emit(&args, &m),
+            Err(e) => fail(&e.message),
+        };
+    }
+    if let Some(path) = &args.import_tf {
+        let opts = match TfOptions::parse(
+            args.input_shape.as_deref(),
+            args.outputs.as_deref(),
+            &args.func_name,
+        ) {
+            Ok(o) => o,
+            Err(e) => return fail(&e.message),
+        };
+        return match ge_frontends::tf::import_file(ctx, Path::new(path), &opts) {
+            Ok(m) => emit(&args, &m),
+            Err(e) => fail(&e.message),
+        };
+    }
+    fail("give one of --import-onnx, --import-tf")
+}
+
+pub fn main() -> i32 {
+    let args = TranslateArgs::parse();
+    let ctx = crate::registry::full_context();
+    let out = main_with(args, &ctx);
+    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    out.code
+}

@@ -1,0 +1,168 @@
+//! Emitting IR from importers: ops are created by name through the IR
+//! builder (attribute defaults, inferred result types), and an op whose
+//! operands are all constants is folded on the spot with its reference
+//! semantics, so shape computations of exported models (Shape → Gather →
+//! Concat → Reshape) become constants that shape-like attributes can take.
+
+use ge_ir::attributes::Attribute;
+use ge_ir::body::{BlockId, Body, ValueId};
+use ge_ir::builder::{constant_value, Builder, InsertPoint};
+use ge_ir::tensor::Tensor;
+use ge_ir::{Context, DType, Dim, Location, Type};
+
+/// Operands or results larger than this many elements are not folded.
+const FOLD_LIMIT: i64 = 1 << 22;
+
+pub struct Emitter<'a> {
+    pub b: Builder<'a>,
+    /// Fold ops with constant operands (on by default).
+    pub fold: bool,
+}
+
+impl<'a> Emitter<'a> {
+    pub fn new(ctx: &'a Context, body: &'a mut Body, block: BlockId) -> Emitter<'a> {
+        Emitter {
+            b: Builder::at_end(ctx, body, block),
+            fold: true,
+        }
+    }
+
+    pub fn body(&self) -> &Body {
+        self.b.body
+    }
+
+    pub fn set_loc(&mut self, loc: Location) {
+        self.b.loc = loc;
+    }
+
+    pub fn set_block(&mut self, block: BlockId) {
+        self.b.set_insertion_point(InsertPoint::End(block));
+    }
+
+    pub fn insertion_block(&self) -> Option<BlockId> {
+        match self.b.ip {
+            InsertPoint::End(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn ty(&self, v: ValueId) -> Type {
+        self.b.body.value_type(v)
+    }
+
+    pub fn dtype(&self, v: ValueId) -> Result<DType, String> {
+        let t = self.ty(v);
+        t.dtype()
+            .ok_or_else(|| format!("expected a tensor, but got '{t}'"))
+    }
+
+    /// The dims of a ranked tensor value.
+    pub fn dims(&self, v: ValueId) -> Result<Vec<Dim>, String> {
+        let t = self.ty(v);
+        t.as_tensor()
+            .and_then(|tt| tt.dims.as_ref().map(|d| d.to_vec()))
+            .ok_or_else(|| format!("expected a ranked tensor, but got '{t}'"))
+    }
+
+    pub fn rank(&self, v: ValueId) -> Result<usize, String> {
+        Ok(self.dims(v)?.len())
+    }
+
+    /// The static shape of a value, if every dim is static.
+    pub fn static_shape(&self, v: ValueId) -> Option<Vec<i64>> {
+        self.ty(v).as_tensor().and_then(|t| t.static_shape())
+    }
+
+    /// The value of a constant (a `data.constant` with dense or external elements).
+    pub fn const_value(&self, v: ValueId) -> Option<Tensor> {
+        let a = constant_value(self.b.body, v)?;
+        ge_dialects::data::constant::elements_tensor(a, None).ok()
+    }
+
+    /// Create an op; returns its results (folded to constants when possible).
+    pub fn op_multi(
+        &mut self,
+        name: &str,
+        operands: &[ValueId],
+        attrs: Vec<(&str, Attribute)>,
+        result_types: Option<Vec<Type>>,
+    ) -> Result<Vec<ValueId>, String> {
+        let op = self
+            .b
+            .create(name, operands, attrs, result_types, 0)
+            .map_err(|e| format!("'{name}': {e}"))?;
+        let results = self.b.body.op(op).results().to_vec();
+        if self.fold {
+            if let Some(folded) = self.try_fold(op) {
+                return Ok(folded);
+            }
+        }
+        Ok(results)
+    }
+
+    /// Create a single-result op (types inferred).
+    pub fn op(
+        &mut self,
+        name: &str,
+        operands: &[ValueId],
+        attrs: Vec<(&str, Attribute)>,
+    ) -> Result<ValueId, String> {
+        let r = self.op_multi(name, operands, attrs, None)?;
+        r.first()
+            .copied()
+            .ok_or_else(|| format!("'{name}' has no result"))
+    }
+
+    fn try_fold(&mut self, op: ge_ir::OpId) -> Option<Vec<ValueId>> {
+        let body = &*self.b.body;
+        let d = body.op(op);
+        let mut consts = Vec::with_capacity(d.operands().len());
+        for &v in d.operands() {
+            let a = constant_value(body, v)?;
+            a.as_dense()?;
+            let n = body.value_type(v).as_tensor()?.num_elements()?;
+            if n > FOLD_LIMIT {
+                return None;
+            }
+            consts.push(Some(a));
+        }
+        for &r in d.results() {
+            let n = body.value_type(r).as_tensor()?.num_elements()?;
+            if n > FOLD_LIMIT {
+                return None;
+            }
+        }
+        let tensors = ge_ir::interp::fold_with_semantics(body, op, &consts)?;
+        let mut out = Vec::with_capacity(tensors.len());
+        for t in &tensors {
+            let c = self.constant(t).ok()?;
+            out.push(c);
+        }
+        // The folded op was created just now: nothing uses its results yet.
+        self.b.body.erase_op(op);
+        Some(out)
+    }
+
+    /// A constant holding `t`.
+    pub fn constant(&mut self, t: &Tensor) -> Result<ValueId, String> {
+        self.constant_attr(Attribute::dense(t.to_dense()))
+    }
+
+    /// A constant holding an elements attribute (dense or external).
+    pub fn constant_attr(&mut self, a: Attribute) -> Result<ValueId, String> {
+        let op = self
+            .b
+            .create("data.constant", &[], vec![("value", a)], None, 0)?;
+        Ok(self.b.body.result(op, 0))
+    }
+
+    /// A rank-0 constant of `dtype`.
+    pub fn scalar(&mut self, dtype: DType, x: f64) -> Result<ValueId, String> {
+        self.constant(&Tensor::scalar(dtype, x))
+    }
+
+    /// A 1-D i64 constant.
+    pub fn i64_vector(&mut self, v: &[i64]) -> Result<ValueId, String> {
+        self.constant(&Tensor::from_i64(vec![v.len()], DType::I64, v.to_vec()))
+    }
+}

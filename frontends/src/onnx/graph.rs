@@ -1,0 +1,705 @@
+//! Graph conversion: scopes of ONNX value names, nodes and their attributes,
+//! subgraphs (If/Loop bodies), model-local functions expanded inline, and the
+//! symbolic dims of `dim_param`s.
+
+use super::ops;
+use super::tensor::{dtype_from_onnx, tensor_attr};
+use crate::emit::Emitter;
+use crate::error::{ImportError, ImportErrorKind};
+use crate::proto::onnx::{
+    attribute_proto::AttributeType, type_proto, AttributeProto, FunctionProto, GraphProto,
+    NodeProto, TensorProto, ValueInfoProto,
+};
+use ge_ir::body::{BlockId, ValueId};
+use ge_ir::verifier::types_compatible;
+use ge_ir::{Dim, Location, Type};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+/// What a mapping function returns.
+pub type Res<T> = Result<T, ImportError>;
+
+impl From<String> for ImportError {
+    fn from(s: String) -> ImportError {
+        ImportError::invalid(s)
+    }
+}
+
+/// `dim_param` names → valid IR symbols (upper case `[A-Z][A-Z0-9_]*`).
+#[derive(Default)]
+pub struct Symbols {
+    pub map: BTreeMap<String, String>,
+    used: HashSet<String>,
+}
+
+impl Symbols {
+    /// The symbol for an ONNX `dim_param`: upper-cased, other characters
+    /// replaced by `_`, prefixed with `S` unless it starts with a letter, and
+    /// suffixed `_2`, `_3`… when two params would collide.
+    pub fn symbol(&mut self, param: &str) -> String {
+        if let Some(s) = self.map.get(param) {
+            return s.clone();
+        }
+        let mut s: String = param
+            .chars()
+            .map(|c| {
+                let c = c.to_ascii_uppercase();
+                if c.is_ascii_uppercase() || c.is_ascii_digit() {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if !s.starts_with(|c: char| c.is_ascii_uppercase()) {
+            s.insert(0, 'S');
+        }
+        let mut cand = s.clone();
+        let mut k = 2;
+        while self.used.contains(&cand) {
+            cand = format!("{s}_{k}");
+            k += 1;
+        }
+        self.used.insert(cand.clone());
+        self.map.insert(param.to_string(), cand.clone());
+        cand
+    }
+}
+
+/// Facts about the whole model that every scope shares.
+pub struct ModelInfo {
+    /// The model file as the user named it (for locations and messages).
+    pub path: String,
+    /// The folder external data is resolved against.
+    pub base: PathBuf,
+    /// Model-local functions by (domain, name).
+    pub functions: HashMap<(String, String), FunctionProto>,
+}
+
+/// Normalise a domain: `ai.onnx` is the default domain `""`.
+pub fn norm_domain(d: &str) -> &str {
+    if d == "ai.onnx" {
+        ""
+    } else {
+        d
+    }
+}
+
+/// One level of name lookup: a graph, a subgraph, or an expanded function.
+#[derive(Default)]
+struct Scope {
+    values: HashMap<String, ValueId>,
+    /// Declared types of values (graph `value_info` and outputs).
+    declared: HashMap<String, ValueInfoProto>,
+    /// Opset per domain; `None` means inherit from the enclosing scope.
+    opsets: Option<HashMap<String, i64>>,
+    /// Attributes of the function call being expanded (for `ref_attr_name`).
+    call_attrs: Option<HashMap<String, AttributeProto>>,
+    /// Location prefix of the expanded function call.
+    call_loc: Option<String>,
+}
+
+/// A node ready for its mapping function: inputs resolved to values,
+/// attributes resolved (function references substituted).
+pub struct Node {
+    pub op_type: String,
+    pub name: String,
+    pub inputs: Vec<Option<ValueId>>,
+    pub input_names: Vec<String>,
+    pub attrs: HashMap<String, AttributeProto>,
+    pub num_outputs: usize,
+    /// Which outputs the model uses (non-empty names).
+    pub outputs_used: Vec<bool>,
+    pub opset: i64,
+}
+
+impl Node {
+    /// Required input `i`.
+    pub fn input(&self, i: usize) -> Res<ValueId> {
+        self.inputs
+            .get(i)
+            .copied()
+            .flatten()
+            .ok_or_else(|| ImportError::invalid(format!("{} requires input #{i}", self.op_type)))
+    }
+    /// Optional input `i` (absent or the empty name).
+    pub fn opt_input(&self, i: usize) -> Option<ValueId> {
+        self.inputs.get(i).copied().flatten()
+    }
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+    /// Every present input.
+    pub fn present_inputs(&self) -> Vec<ValueId> {
+        self.inputs.iter().flatten().copied().collect()
+    }
+    pub fn attr(&self, name: &str) -> Option<&AttributeProto> {
+        self.attrs.get(name)
+    }
+    pub fn has(&self, name: &str) -> bool {
+        self.attrs.contains_key(name)
+    }
+    fn bad(&self, name: &str, want: &str) -> ImportError {
+        ImportError::invalid(format!(
+            "attribute '{name}' of {} must be {want}",
+            self.op_type
+        ))
+    }
+    pub fn i(&self, name: &str, default: i64) -> Res<i64> {
+        match self.attr(name) {
+            None => Ok(default),
+            Some(a) => a.i.ok_or_else(|| self.bad(name, "an integer")),
+        }
+    }
+    pub fn opt_i(&self, name: &str) -> Res<Option<i64>> {
+        match self.attr(name) {
+            None => Ok(None),
+            Some(a) => a.i.map(Some).ok_or_else(|| self.bad(name, "an integer")),
+        }
+    }
+    pub fn f(&self, name: &str, default: f32) -> Res<f32> {
+        match self.attr(name) {
+            None => Ok(default),
+            Some(a) => {
+                a.f.or(a.i.map(|i| i as f32))
+                    .ok_or_else(|| self.bad(name, "a float"))
+            }
+        }
+    }
+    pub fn opt_f(&self, name: &str) -> Res<Option<f32>> {
+        match self.attr(name) {
+            None => Ok(None),
+            Some(_) => self.f(name, 0.0).map(Some),
+        }
+    }
+    pub fn s(&self, name: &str, default: &str) -> Res<String> {
+        match self.attr(name) {
+            None => Ok(default.to_string()),
+            Some(a) => {
+                a.s.as_ref()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .ok_or_else(|| self.bad(name, "a string"))
+            }
+        }
+    }
+    pub fn ints(&self, name: &str) -> Option<Vec<i64>> {
+        self.attr(name).map(|a| a.ints.clone())
+    }
+    pub fn floats(&self, name: &str) -> Option<Vec<f32>> {
+        self.attr(name).map(|a| a.floats.clone())
+    }
+    pub fn tensor(&self, name: &str) -> Option<&TensorProto> {
+        self.attr(name).and_then(|a| a.t.as_ref())
+    }
+    pub fn graph(&self, name: &str) -> Res<GraphProto> {
+        self.attr(name)
+            .and_then(|a| a.g.clone())
+            .ok_or_else(|| self.bad(name, "a graph"))
+    }
+}
+
+/// The conversion context mapping functions work with.
+pub struct Cx<'a> {
+    pub e: Emitter<'a>,
+    pub model: &'a ModelInfo,
+    pub symbols: &'a mut Symbols,
+    scopes: Vec<Scope>,
+    /// ONNX names of values (for messages about them).
+    pub names: HashMap<ValueId, String>,
+    /// Functions being expanded (guards against recursion).
+    expanding: Vec<String>,
+    /// Location of the node being converted.
+    pub loc: Location,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(
+        e: Emitter<'a>,
+        model: &'a ModelInfo,
+        symbols: &'a mut Symbols,
+        opsets: HashMap<String, i64>,
+    ) -> Cx<'a> {
+        Cx {
+            e,
+            model,
+            symbols,
+            scopes: vec![Scope {
+                opsets: Some(opsets),
+                ..Scope::default()
+            }],
+            names: HashMap::new(),
+            expanding: vec![],
+            loc: Location::unknown(),
+        }
+    }
+
+    pub fn file_loc(&self) -> Location {
+        Location::file(&self.model.path, 0, 0)
+    }
+
+    /// Bind an ONNX name in the innermost scope.
+    pub fn define(&mut self, name: &str, v: ValueId) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.values.insert(name.to_string(), v);
+        }
+        self.names.entry(v).or_insert_with(|| name.to_string());
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<ValueId> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.values.get(name).copied())
+    }
+
+    fn declared(&self, name: &str) -> Option<&ValueInfoProto> {
+        self.scopes.iter().rev().find_map(|s| s.declared.get(name))
+    }
+
+    /// The opset of `domain` in the current scope.
+    pub fn opset(&self, domain: &str) -> Option<i64> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.opsets.as_ref())
+            .and_then(|m| m.get(norm_domain(domain)).copied())
+    }
+
+    /// The ONNX name of a value, for messages.
+    pub fn name_of(&self, v: ValueId) -> String {
+        self.names
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| "an intermediate value".to_string())
+    }
+
+    /// An error saying `v` must be a compile-time constant.
+    pub fn not_constant(&self, v: ValueId, what: &str) -> ImportError {
+        let name = self.name_of(v);
+        ImportError::new(
+            ImportErrorKind::NotConstant(name.clone()),
+            format!("{what} ('{name}') must be a constant (an initializer or computable at import time)"),
+        )
+    }
+
+    /// The constant value of `v`, or a not-constant error naming `what`.
+    pub fn const_tensor(&self, v: ValueId, what: &str) -> Res<ge_ir::tensor::Tensor> {
+        self.e
+            .const_value(v)
+            .ok_or_else(|| self.not_constant(v, what))
+    }
+
+    pub fn const_i64s(&self, v: ValueId, what: &str) -> Res<Vec<i64>> {
+        Ok(self.const_tensor(v, what)?.to_i64())
+    }
+
+    pub fn const_f64s(&self, v: ValueId, what: &str) -> Res<Vec<f64>> {
+        Ok(self.const_tensor(v, what)?.to_f64())
+    }
+
+    /// The type of an ONNX value declaration.
+    pub fn value_type(&mut self, vi: &ValueInfoProto) -> Res<Type> {
+        let name = vi.name.clone().unwrap_or_default();
+        let tp = vi.r#type.as_ref().ok_or_else(|| {
+            ImportError::invalid(format!("value '{name}' is declared without a type"))
+        })?;
+        self.type_proto(tp)
+            .map_err(|e| e.context(format!("value '{name}'")))
+    }
+
+    pub fn type_proto(&mut self, tp: &crate::proto::onnx::TypeProto) -> Res<Type> {
+        match &tp.value {
+            Some(type_proto::Value::TensorType(t)) => {
+                let dt = dtype_from_onnx(t.elem_type.unwrap_or(0))?;
+                let Some(shape) = &t.shape else {
+                    return Ok(Type::unranked(dt));
+                };
+                let dims: Vec<Dim> = shape
+                    .dim
+                    .iter()
+                    .map(|d| match &d.value {
+                        Some(
+                            crate::proto::onnx::tensor_shape_proto::dimension::Value::DimValue(n),
+                        ) if *n >= 0 => Dim::Static(*n),
+                        Some(
+                            crate::proto::onnx::tensor_shape_proto::dimension::Value::DimParam(p),
+                        ) if !p.is_empty() => Dim::sym(&self.symbols.symbol(p)),
+                        _ => Dim::Unknown,
+                    })
+                    .collect();
+                Ok(Type::tensor(&dims, dt))
+            }
+            Some(type_proto::Value::SequenceType(_)) => {
+                Err(ImportError::unsupported("sequence types are not supported"))
+            }
+            Some(type_proto::Value::OptionalType(_)) => {
+                Err(ImportError::unsupported("optional types are not supported"))
+            }
+            Some(type_proto::Value::MapType(_)) => {
+                Err(ImportError::unsupported("map types are not supported"))
+            }
+            Some(type_proto::Value::SparseTensorType(_)) => Err(ImportError::unsupported(
+                "sparse tensor types are not supported",
+            )),
+            None => Err(ImportError::invalid("the type is empty")),
+        }
+    }
+
+    /// Create a constant for an initializer or tensor attribute.
+    pub fn tensor_constant(&mut self, t: &TensorProto) -> Res<ValueId> {
+        let a = tensor_attr(t, &self.model.base)?;
+        Ok(self.e.constant_attr(a)?)
+    }
+
+    /// Declare the value infos of a graph in the current scope.
+    fn declare_all(&mut self, g: &GraphProto) {
+        if let Some(s) = self.scopes.last_mut() {
+            for vi in g.value_info.iter().chain(&g.output) {
+                if let Some(n) = &vi.name {
+                    s.declared.insert(n.clone(), vi.clone());
+                }
+            }
+        }
+    }
+
+    /// Convert the nodes of a graph (initializers first) in the current scope.
+    pub fn convert_graph_body(&mut self, g: &GraphProto) -> Res<()> {
+        self.declare_all(g);
+        for init in &g.initializer {
+            let name = init.name.clone().unwrap_or_default();
+            if name.is_empty() {
+                return Err(ImportError::invalid("an initializer has no name"));
+            }
+            self.e.set_loc(Location::name(&name, Some(self.file_loc())));
+            let v = self
+                .tensor_constant(init)
+                .map_err(|e| e.context(format!("initializer '{name}'")))?;
+            self.define(&name, v);
+        }
+        if !g.sparse_initializer.is_empty() {
+            return Err(ImportError::unsupported(
+                "sparse initializers are not supported",
+            ));
+        }
+        for (idx, n) in g.node.iter().enumerate() {
+            self.convert_node(n, idx)?;
+        }
+        Ok(())
+    }
+
+    /// The values of a graph's outputs, checked against their declared types.
+    pub fn graph_outputs(&mut self, g: &GraphProto) -> Res<Vec<ValueId>> {
+        let mut out = vec![];
+        for o in &g.output {
+            let name = o.name.clone().unwrap_or_default();
+            let v = self.lookup(&name).ok_or_else(|| {
+                ImportError::invalid(format!(
+                    "graph output '{name}' is not produced by any node, input or initializer"
+                ))
+            })?;
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    /// Check a computed value against its declared ONNX type.
+    fn check_declared(&mut self, name: &str, v: ValueId) -> Res<()> {
+        let Some(vi) = self.declared(name).cloned() else {
+            return Ok(());
+        };
+        if vi.r#type.is_none() {
+            return Ok(());
+        }
+        let Ok(want) = self.value_type(&vi) else {
+            return Ok(());
+        };
+        let got = self.e.ty(v);
+        let (Some(w), Some(g)) = (want.as_tensor(), got.as_tensor()) else {
+            return Ok(());
+        };
+        let dtype_ok = w.dtype == g.dtype;
+        let shape_ok = match (&w.dims, &g.dims) {
+            (Some(wd), Some(gd)) => {
+                wd.len() == gd.len()
+                    && wd.iter().zip(gd.iter()).all(|(a, b)| match (a, b) {
+                        (Dim::Static(x), Dim::Static(y)) => x == y,
+                        _ => true,
+                    })
+            }
+            _ => true,
+        };
+        if !dtype_ok || !shape_ok {
+            return Err(ImportError::invalid(format!(
+                "inconsistent shapes: '{name}' is declared as '{want}' but computes '{got}'"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Resolve a node's attributes (substituting `ref_attr_name` inside functions).
+    fn resolve_attrs(&self, n: &NodeProto) -> HashMap<String, AttributeProto> {
+        let call = self.scopes.iter().rev().find_map(|s| s.call_attrs.as_ref());
+        let mut out = HashMap::new();
+        for a in &n.attribute {
+            let name = a.name.clone().unwrap_or_default();
+            match (&a.ref_attr_name, call) {
+                (Some(r), Some(call)) if !r.is_empty() => {
+                    if let Some(v) = call.get(r) {
+                        let mut v = v.clone();
+                        v.name = Some(name.clone());
+                        out.insert(name, v);
+                    }
+                }
+                _ => {
+                    out.insert(name, a.clone());
+                }
+            }
+        }
+        out
+    }
+
+    fn node_label(n: &NodeProto, idx: usize) -> String {
+        match n.name.as_deref() {
+            Some(s) if !s.is_empty() => s.to_string(),
+            _ => match n.output.iter().find(|o| !o.is_empty()) {
+                Some(o) => o.clone(),
+                None => format!("{}_{idx}", n.op_type.as_deref().unwrap_or("node")),
+            },
+        }
+    }
+
+    /// Convert one node: resolve inputs and attributes, call the op's mapping
+    /// function (or expand a model-local function), bind the outputs.
+    pub fn convert_node(&mut self, n: &NodeProto, idx: usize) -> Res<()> {
+        let op_type = n.op_type.clone().unwrap_or_default();
+        let domain = norm_domain(n.domain.as_deref().unwrap_or("")).to_string();
+        let label = Self::node_label(n, idx);
+        let prefix = self.scopes.iter().rev().find_map(|s| s.call_loc.clone());
+        let loc_name = match &prefix {
+            Some(p) => format!("{p}/{label}"),
+            None => label.clone(),
+        };
+        let loc = Location::name(&loc_name, Some(self.file_loc()));
+        let opset = self.opset(&domain).unwrap_or(0);
+        let ctx_msg = format!("node '{loc_name}' ({op_type})");
+        let mut inputs = vec![];
+        for name in &n.input {
+            if name.is_empty() {
+                inputs.push(None);
+                continue;
+            }
+            match self.lookup(name) {
+                Some(v) => inputs.push(Some(v)),
+                None => {
+                    return Err(ImportError::invalid(format!(
+                        "{ctx_msg}: input '{name}' is not a graph input, an initializer or the output of an earlier node (missing initializer?)"
+                    )))
+                }
+            }
+        }
+        let node = Node {
+            op_type: op_type.clone(),
+            name: loc_name.clone(),
+            inputs,
+            input_names: n.input.clone(),
+            attrs: self.resolve_attrs(n),
+            num_outputs: n.output.len(),
+            outputs_used: n.output.iter().map(|o| !o.is_empty()).collect(),
+            opset,
+        };
+        self.loc = loc;
+        self.e.set_loc(loc);
+        let key = (domain.clone(), op_type.clone());
+        let results = if let Some(f) = self.model.functions.get(&key) {
+            self.expand_function(f, &node, &loc_name)
+        } else if domain.is_empty() {
+            match ops::lookup(&op_type) {
+                Some(map) => map(self, &node),
+                None => Err(ImportError::unsupported(format!(
+                    "unsupported operator {op_type}"
+                ))),
+            }
+        } else {
+            Err(ImportError::unsupported(format!(
+                "unsupported operator {domain}.{op_type}"
+            )))
+        }
+        .map_err(|e| e.context(&ctx_msg))?;
+        for (k, out) in n.output.iter().enumerate() {
+            if out.is_empty() {
+                continue;
+            }
+            let v = *results.get(k).ok_or_else(|| {
+                ImportError::unsupported(format!(
+                    "{ctx_msg}: output #{k} ('{out}') of {op_type} is not supported"
+                ))
+            })?;
+            self.define(out, v);
+            self.check_declared(out, v)
+                .map_err(|e| e.context(&ctx_msg))?;
+        }
+        Ok(())
+    }
+
+    /// Expand a model-local function inline.
+    fn expand_function(&mut self, f: &FunctionProto, node: &Node, loc: &str) -> Res<Vec<ValueId>> {
+        let fname = f.name.clone().unwrap_or_default();
+        if self.expanding.contains(&fname) {
+            return Err(ImportError::invalid(format!(
+                "function '{fname}' calls itself"
+            )));
+        }
+        let mut scope = Scope::default();
+        for (k, formal) in f.input.iter().enumerate() {
+            if let Some(v) = node.opt_input(k) {
+                scope.values.insert(formal.clone(), v);
+            }
+        }
+        let mut call_attrs: HashMap<String, AttributeProto> = HashMap::new();
+        for a in &f.attribute_proto {
+            if let Some(n) = &a.name {
+                call_attrs.insert(n.clone(), a.clone());
+            }
+        }
+        for (k, v) in &node.attrs {
+            call_attrs.insert(k.clone(), v.clone());
+        }
+        scope.call_attrs = Some(call_attrs);
+        let mut opsets: HashMap<String, i64> = self
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.opsets.clone())
+            .unwrap_or_default();
+        for o in &f.opset_import {
+            opsets.insert(
+                norm_domain(o.domain.as_deref().unwrap_or("")).to_string(),
+                o.version.unwrap_or(0),
+            );
+        }
+        scope.opsets = Some(opsets);
+        scope.call_loc = Some(loc.to_string());
+        // Function bodies see only their formals: hide the caller's values.
+        let saved = std::mem::take(&mut self.scopes);
+        let base_opsets = scope.opsets.clone();
+        self.scopes.push(scope);
+        self.expanding.push(fname.clone());
+        let res = (|| {
+            for (idx, n) in f.node.iter().enumerate() {
+                self.convert_node(n, idx)?;
+            }
+            let mut outs = vec![];
+            for o in &f.output {
+                outs.push(self.lookup(o).ok_or_else(|| {
+                    ImportError::invalid(format!(
+                        "function '{fname}' does not compute its output '{o}'"
+                    ))
+                })?);
+            }
+            Ok(outs)
+        })();
+        let _ = base_opsets;
+        self.expanding.pop();
+        self.scopes = saved;
+        res
+    }
+
+    /// Convert a subgraph (If branch, Loop body) into `block`, binding its
+    /// formal inputs to `args`; returns the values of its outputs. The
+    /// insertion point is restored afterwards.
+    pub fn convert_subgraph(
+        &mut self,
+        g: &GraphProto,
+        block: BlockId,
+        args: &[ValueId],
+    ) -> Res<Vec<ValueId>> {
+        let saved_block = self.e.insertion_block();
+        let saved_loc = self.e.b.loc;
+        self.e.set_block(block);
+        self.scopes.push(Scope::default());
+        let res = (|| {
+            for (vi, &a) in g.input.iter().zip(args) {
+                let name = vi.name.clone().unwrap_or_default();
+                self.define(&name, a);
+            }
+            self.convert_graph_body(g)?;
+            self.graph_outputs(g)
+        })();
+        self.scopes.pop();
+        if let Some(b) = saved_block {
+            self.e.set_block(b);
+        }
+        self.e.set_loc(saved_loc);
+        self.loc = saved_loc;
+        res
+    }
+
+    /// Convert a subgraph without inputs inline into the current block (an
+    /// If whose condition is a constant).
+    pub fn inline_subgraph(&mut self, g: &GraphProto) -> Res<Vec<ValueId>> {
+        let saved_loc = self.e.b.loc;
+        self.scopes.push(Scope::default());
+        let res = (|| {
+            self.convert_graph_body(g)?;
+            self.graph_outputs(g)
+        })();
+        self.scopes.pop();
+        self.e.set_loc(saved_loc);
+        self.loc = saved_loc;
+        res
+    }
+
+    /// The types of a subgraph's declared inputs.
+    pub fn subgraph_input_types(&mut self, g: &GraphProto) -> Res<Vec<Option<Type>>> {
+        g.input
+            .iter()
+            .map(|vi| {
+                if vi.r#type.is_some() {
+                    self.value_type(vi).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+            .collect()
+    }
+}
+
+/// Join two types for values that meet (If branches, loop-carried values):
+/// differing dims become `?`; different dtypes or ranks are an error.
+pub fn join_types(a: Type, b: Type) -> Option<Type> {
+    if types_compatible(a, b) && a == b {
+        return Some(a);
+    }
+    let (x, y) = (a.as_tensor()?, b.as_tensor()?);
+    if x.dtype != y.dtype {
+        return None;
+    }
+    match (&x.dims, &y.dims) {
+        (Some(dx), Some(dy)) if dx.len() == dy.len() => {
+            let dims: Vec<Dim> = dx
+                .iter()
+                .zip(dy.iter())
+                .map(|(p, q)| if p == q { *p } else { Dim::Unknown })
+                .collect();
+            Some(Type::tensor(&dims, x.dtype))
+        }
+        _ => None,
+    }
+}
+
+/// Walk every node of a graph, its subgraphs and the model's functions.
+pub fn walk_nodes<'g>(g: &'g GraphProto, f: &mut dyn FnMut(&'g NodeProto)) {
+    for n in &g.node {
+        f(n);
+        for a in &n.attribute {
+            if a.r#type == Some(AttributeType::Graph as i32) || a.g.is_some() {
+                if let Some(sg) = &a.g {
+                    walk_nodes(sg, f);
+                }
+            }
+            for sg in &a.graphs {
+                walk_nodes(sg, f);
+            }
+        }
+    }
+}

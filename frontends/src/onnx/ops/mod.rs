@@ -1,0 +1,278 @@
+//! The ONNX op table: one mapping function per ONNX op, grouped by family.
+//! A mapping function gets the node (inputs resolved, attributes with
+//! accessors taking the ONNX defaults) and returns the values of its outputs.
+//! To support a new op, add its function to a family file and one line here.
+
+mod control;
+mod elementwise;
+mod nn;
+mod reduce;
+mod shape;
+
+use super::graph::{Cx, Node, Res};
+use crate::error::ImportError;
+use ge_ir::attributes::Attribute;
+use ge_ir::body::ValueId;
+use ge_ir::tensor::Tensor;
+use ge_ir::DType;
+
+/// A mapping function: node in, output values out.
+pub type MapFn = fn(&mut Cx, &Node) -> Res<Vec<ValueId>>;
+
+/// Every supported ONNX (default domain) op and its mapping function.
+pub static TABLE: &[(&str, MapFn)] = &[
+    // elementwise.rs
+    ("Abs", elementwise::abs),
+    ("Acosh", elementwise::acosh),
+    ("Add", elementwise::add),
+    ("And", elementwise::and),
+    ("Asinh", elementwise::asinh),
+    ("Atanh", elementwise::atanh),
+    ("BitShift", elementwise::bit_shift),
+    ("Cast", elementwise::cast),
+    ("CastLike", elementwise::cast_like),
+    ("Ceil", elementwise::ceil),
+    ("Celu", elementwise::celu),
+    ("Clip", elementwise::clip),
+    ("Cos", elementwise::cos),
+    ("Cosh", elementwise::cosh),
+    ("Div", elementwise::div),
+    ("Elu", elementwise::elu),
+    ("Equal", elementwise::equal),
+    ("Erf", elementwise::erf),
+    ("Exp", elementwise::exp),
+    ("Floor", elementwise::floor),
+    ("Gelu", elementwise::gelu),
+    ("Greater", elementwise::greater),
+    ("GreaterOrEqual", elementwise::greater_or_equal),
+    ("HardSigmoid", elementwise::hard_sigmoid),
+    ("HardSwish", elementwise::hard_swish),
+    ("Identity", elementwise::identity),
+    ("IsInf", elementwise::is_inf),
+    ("IsNaN", elementwise::is_nan),
+    ("LeakyRelu", elementwise::leaky_relu),
+    ("Less", elementwise::less),
+    ("LessOrEqual", elementwise::less_or_equal),
+    ("Log", elementwise::log),
+    ("Max", elementwise::max),
+    ("Mean", elementwise::mean),
+    ("Min", elementwise::min),
+    ("Mish", elementwise::mish),
+    ("Mod", elementwise::mod_),
+    ("Mul", elementwise::mul),
+    ("Neg", elementwise::neg),
+    ("Not", elementwise::not),
+    ("Or", elementwise::or),
+    ("Pow", elementwise::pow),
+    ("PRelu", elementwise::prelu),
+    ("Reciprocal", elementwise::reciprocal),
+    ("Relu", elementwise::relu),
+    ("Round", elementwise::round),
+    ("Selu", elementwise::selu),
+    ("Shrink", elementwise::shrink),
+    ("Sigmoid", elementwise::sigmoid),
+    ("Sign", elementwise::sign),
+    ("Sin", elementwise::sin),
+    ("Sinh", elementwise::sinh),
+    ("Softplus", elementwise::softplus),
+    ("Softsign", elementwise::softsign),
+    ("Sqrt", elementwise::sqrt),
+    ("Sub", elementwise::sub),
+    ("Sum", elementwise::sum),
+    ("Swish", elementwise::swish),
+    ("Tan", elementwise::tan),
+    ("Tanh", elementwise::tanh),
+    ("ThresholdedRelu", elementwise::thresholded_relu),
+    ("Where", elementwise::where_),
+    ("Xor", elementwise::xor),
+    // nn.rs
+    ("AveragePool", nn::average_pool),
+    ("BatchNormalization", nn::batch_normalization),
+    ("Conv", nn::conv),
+    ("ConvTranspose", nn::conv_transpose),
+    ("Dropout", nn::dropout),
+    ("Gemm", nn::gemm),
+    ("GlobalAveragePool", nn::global_average_pool),
+    ("GlobalMaxPool", nn::global_max_pool),
+    ("GroupNormalization", nn::group_normalization),
+    ("Hardmax", nn::hardmax),
+    ("InstanceNormalization", nn::instance_normalization),
+    ("LayerNormalization", nn::layer_normalization),
+    ("LogSoftmax", nn::log_softmax),
+    ("LpNormalization", nn::lp_normalization),
+    ("LRN", nn::lrn),
+    ("MatMul", nn::matmul),
+    ("MaxPool", nn::max_pool),
+    ("MeanVarianceNormalization", nn::mean_variance_normalization),
+    ("RMSNormalization", nn::rms_normalization),
+    ("Softmax", nn::softmax),
+    // reduce.rs
+    ("ArgMax", reduce::arg_max),
+    ("ArgMin", reduce::arg_min),
+    ("CumSum", reduce::cum_sum),
+    ("ReduceL1", reduce::reduce_l1),
+    ("ReduceL2", reduce::reduce_l2),
+    ("ReduceLogSum", reduce::reduce_log_sum),
+    ("ReduceLogSumExp", reduce::reduce_log_sum_exp),
+    ("ReduceMax", reduce::reduce_max),
+    ("ReduceMean", reduce::reduce_mean),
+    ("ReduceMin", reduce::reduce_min),
+    ("ReduceProd", reduce::reduce_prod),
+    ("ReduceSum", reduce::reduce_sum),
+    ("ReduceSumSquare", reduce::reduce_sum_square),
+    // shape.rs
+    ("Compress", shape::compress),
+    ("Concat", shape::concat),
+    ("Constant", shape::constant),
+    ("ConstantOfShape", shape::constant_of_shape),
+    ("DepthToSpace", shape::depth_to_space),
+    ("Expand", shape::expand),
+    ("EyeLike", shape::eye_like),
+    ("Flatten", shape::flatten),
+    ("Gather", shape::gather),
+    ("GatherElements", shape::gather_elements),
+    ("NonZero", shape::non_zero),
+    ("OneHot", shape::one_hot),
+    ("Pad", shape::pad),
+    ("Range", shape::range),
+    ("Reshape", shape::reshape),
+    ("Resize", shape::resize),
+    ("Scatter", shape::scatter_elements),
+    ("ScatterElements", shape::scatter_elements),
+    ("Shape", shape::shape),
+    ("Size", shape::size),
+    ("Slice", shape::slice),
+    ("SpaceToDepth", shape::space_to_depth),
+    ("Split", shape::split),
+    ("Squeeze", shape::squeeze),
+    ("Tile", shape::tile),
+    ("TopK", shape::top_k),
+    ("Transpose", shape::transpose),
+    ("Trilu", shape::trilu),
+    ("Unsqueeze", shape::unsqueeze),
+    ("Upsample", shape::upsample),
+    // control.rs
+    ("If", control::if_),
+    ("Loop", control::loop_),
+];
+
+/// The mapping function of an ONNX op (default domain).
+pub fn lookup(op: &str) -> Option<MapFn> {
+    TABLE.iter().find(|(n, _)| *n == op).map(|(_, f)| *f)
+}
+
+// ---- helpers shared by the families ------------------------------------------
+
+pub(crate) fn one(v: ValueId) -> Res<Vec<ValueId>> {
+    Ok(vec![v])
+}
+
+pub(crate) fn fattr(x: f64) -> Attribute {
+    Attribute::f32(x as f32)
+}
+
+pub(crate) fn unsupported(n: &Node, what: impl std::fmt::Display) -> ImportError {
+    ImportError::unsupported(format!("{} {what} is not supported", n.op_type))
+}
+
+pub(crate) fn invalid(n: &Node, what: impl std::fmt::Display) -> ImportError {
+    ImportError::invalid(format!("{}: {what}", n.op_type))
+}
+
+/// Resolve an axis in `[-rank, rank)`.
+pub(crate) fn norm_axis(n: &Node, axis: i64, rank: usize) -> Res<usize> {
+    let r = rank as i64;
+    if axis < -r || axis >= r {
+        return Err(invalid(
+            n,
+            format!("axis {axis} is out of range for rank {rank}"),
+        ));
+    }
+    Ok((if axis < 0 { axis + r } else { axis }) as usize)
+}
+
+/// A rank-0 constant with `v`'s element type.
+pub(crate) fn scalar_like(cx: &mut Cx, v: ValueId, x: f64) -> Res<ValueId> {
+    let dt = cx.e.dtype(v)?;
+    Ok(cx.e.scalar(dt, x)?)
+}
+
+pub(crate) fn op1(cx: &mut Cx, name: &str, x: ValueId) -> Res<ValueId> {
+    Ok(cx.e.op(name, &[x], vec![])?)
+}
+
+pub(crate) fn op2(cx: &mut Cx, name: &str, x: ValueId, y: ValueId) -> Res<ValueId> {
+    Ok(cx.e.op(name, &[x, y], vec![])?)
+}
+
+pub(crate) fn reshape(cx: &mut Cx, x: ValueId, shape: &[i64]) -> Res<ValueId> {
+    Ok(cx.e.op(
+        "data.reshape",
+        &[x],
+        vec![("shape", Attribute::i64_array(shape))],
+    )?)
+}
+
+pub(crate) fn transpose(cx: &mut Cx, x: ValueId, perm: &[i64]) -> Res<ValueId> {
+    Ok(cx.e.op(
+        "data.transpose",
+        &[x],
+        vec![("perm", Attribute::i64_array(perm))],
+    )?)
+}
+
+pub(crate) fn cast(cx: &mut Cx, x: ValueId, to: DType) -> Res<ValueId> {
+    if cx.e.dtype(x)? == to {
+        return Ok(x);
+    }
+    Ok(cx.e.op(
+        "graph.cast",
+        &[x],
+        vec![("to", Attribute::ty(ge_ir::Type::scalar(to)))],
+    )?)
+}
+
+pub(crate) fn unsqueeze(cx: &mut Cx, x: ValueId, axes: &[i64]) -> Res<ValueId> {
+    Ok(cx.e.op(
+        "data.unsqueeze",
+        &[x],
+        vec![("axes", Attribute::i64_array(axes))],
+    )?)
+}
+
+pub(crate) fn squeeze(cx: &mut Cx, x: ValueId, axes: &[i64]) -> Res<ValueId> {
+    Ok(cx.e.op(
+        "data.squeeze",
+        &[x],
+        vec![("axes", Attribute::i64_array(axes))],
+    )?)
+}
+
+/// A reduction op over `axes` (all when empty).
+pub(crate) fn reduce(
+    cx: &mut Cx,
+    name: &str,
+    x: ValueId,
+    axes: &[i64],
+    keepdims: bool,
+) -> Res<ValueId> {
+    Ok(cx.e.op(
+        name,
+        &[x],
+        vec![
+            ("axes", Attribute::i64_array(axes)),
+            ("keepdims", Attribute::i64(keepdims as i64)),
+        ],
+    )?)
+}
+
+/// A constant tensor of `dtype` from f64 values.
+pub(crate) fn const_f(cx: &mut Cx, shape: Vec<usize>, dtype: DType, v: Vec<f64>) -> Res<ValueId> {
+    Ok(cx.e.constant(&Tensor::from_f64(shape, dtype, v))?)
+}
+
+/// The static shape of `v` as usize, or an error naming what needs it.
+pub(crate) fn static_shape(cx: &Cx, n: &Node, v: ValueId, what: &str) -> Res<Vec<i64>> {
+    cx.e.static_shape(v)
+        .ok_or_else(|| unsupported(n, format!("{what} with a dynamic shape ('{}')", cx.e.ty(v))))
+}

@@ -1,0 +1,606 @@
+//! Neural-network ONNX ops: convolutions, pooling, normalisations, softmax
+//! family, matrix products, dropout.
+
+use super::{
+    cast, const_f, fattr, invalid, norm_axis, one, op1, op2, reduce, reshape, scalar_like, squeeze,
+    static_shape, unsqueeze, unsupported, Cx, Node, Res,
+};
+use ge_ir::attributes::Attribute;
+use ge_ir::body::ValueId;
+use ge_ir::tensor::Tensor;
+use ge_ir::{DType, Dim};
+
+/// Strides, pads ([begins..., ends...]) and dilations of a conv/pool node
+/// with `k` spatial dims, `auto_pad` resolved to explicit pads.
+struct Window {
+    strides: Vec<i64>,
+    pads: Vec<i64>,
+    dilations: Vec<i64>,
+}
+
+fn window(cx: &Cx, n: &Node, x: ValueId, kernel: &[i64], ceil_mode: bool) -> Res<Window> {
+    let k = kernel.len();
+    let strides = n.ints("strides").unwrap_or_else(|| vec![1; k]);
+    let dilations = n.ints("dilations").unwrap_or_else(|| vec![1; k]);
+    let mut pads = n.ints("pads").unwrap_or_else(|| vec![0; 2 * k]);
+    if strides.len() != k || dilations.len() != k || pads.len() != 2 * k {
+        return Err(invalid(
+            n,
+            format!(
+                "strides, dilations and pads must have {k}, {k} and {} entries",
+                2 * k
+            ),
+        ));
+    }
+    match n.s("auto_pad", "NOTSET")?.as_str() {
+        "NOTSET" | "" => {}
+        "VALID" => pads = vec![0; 2 * k],
+        m @ ("SAME_UPPER" | "SAME_LOWER") => {
+            let dims = cx.e.dims(x)?;
+            for i in 0..k {
+                let Some(size) = dims.get(2 + i).and_then(|d| d.as_static()) else {
+                    return Err(unsupported(n, "auto_pad with a dynamic spatial size"));
+                };
+                let s = strides[i].max(1);
+                let out = (size + s - 1) / s;
+                let ext = (kernel[i] - 1) * dilations[i] + 1;
+                let total = ((out - 1) * s + ext - size).max(0);
+                let small = total / 2;
+                let (b, e) = if m == "SAME_UPPER" {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                };
+                pads[i] = b;
+                pads[k + i] = e;
+            }
+            let _ = ceil_mode;
+        }
+        other => return Err(invalid(n, format!("unknown auto_pad '{other}'"))),
+    }
+    Ok(Window {
+        strides,
+        pads,
+        dilations,
+    })
+}
+
+/// The 2-D attribute form of a window with one or two spatial dims (1-D
+/// windows get a leading neutral H dim).
+fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+    if one_d {
+        (
+            vec![1, w.strides[0]],
+            vec![0, w.pads[0], 0, w.pads[1]],
+            vec![1, w.dilations[0]],
+        )
+    } else {
+        (w.strides.clone(), w.pads.clone(), w.dilations.clone())
+    }
+}
+
+/// Spatial rank of an `N x C x ...` input; 1-D and 2-D are supported.
+fn spatial_rank(cx: &Cx, n: &Node, x: ValueId) -> Res<usize> {
+    let r = cx.e.rank(x)?;
+    match r {
+        3 | 4 => Ok(r - 2),
+        _ => Err(unsupported(
+            n,
+            format!("on rank-{r} inputs (only 1-D and 2-D spatial inputs)"),
+        )),
+    }
+}
+
+fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
+    if let Some(ks) = n.ints("kernel_shape") {
+        return Ok(ks);
+    }
+    let dims = cx.e.dims(w)?;
+    dims[2..]
+        .iter()
+        .map(|d| d.as_static())
+        .collect::<Option<Vec<i64>>>()
+        .filter(|v| v.len() == k)
+        .ok_or_else(|| unsupported(n, "with a dynamic kernel shape"))
+}
+
+pub fn conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, w) = (n.input(0)?, n.input(1)?);
+    let k = spatial_rank(cx, n, x)?;
+    let kernel = kernel_of(cx, n, w, k)?;
+    let win = window(cx, n, x, &kernel, false)?;
+    let (strides, pads, dilations) = window_2d(&win, k == 1);
+    let (x2, w2) = if k == 1 {
+        (unsqueeze(cx, x, &[2])?, unsqueeze(cx, w, &[2])?)
+    } else {
+        (x, w)
+    };
+    let mut operands = vec![x2, w2];
+    operands.extend(n.opt_input(2));
+    let y = cx.e.op(
+        "graph.conv2d",
+        &operands,
+        vec![
+            ("strides", Attribute::i64_array(&strides)),
+            ("pads", Attribute::i64_array(&pads)),
+            ("dilations", Attribute::i64_array(&dilations)),
+            ("group", Attribute::i64(n.i("group", 1)?)),
+        ],
+    )?;
+    one(if k == 1 { squeeze(cx, y, &[2])? } else { y })
+}
+
+pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, w) = (n.input(0)?, n.input(1)?);
+    let k = spatial_rank(cx, n, x)?;
+    let kernel = kernel_of(cx, n, w, k)?;
+    let strides = n.ints("strides").unwrap_or_else(|| vec![1; k]);
+    let dilations = n.ints("dilations").unwrap_or_else(|| vec![1; k]);
+    let mut out_pad = n.ints("output_padding").unwrap_or_else(|| vec![0; k]);
+    let mut pads = n.ints("pads").unwrap_or_else(|| vec![0; 2 * k]);
+    if strides.len() != k || dilations.len() != k || pads.len() != 2 * k || out_pad.len() != k {
+        return Err(invalid(
+            n,
+            "strides, dilations, pads or output_padding have the wrong length",
+        ));
+    }
+    let auto_pad = n.s("auto_pad", "NOTSET")?;
+    let output_shape = n.ints("output_shape");
+    if output_shape.is_some() || auto_pad.starts_with("SAME") {
+        let dims = cx.e.dims(x)?;
+        for i in 0..k {
+            let Some(size) = dims.get(2 + i).and_then(|d| d.as_static()) else {
+                return Err(unsupported(
+                    n,
+                    "output_shape/auto_pad with a dynamic spatial size",
+                ));
+            };
+            let want = match &output_shape {
+                Some(os) => *os
+                    .get(os.len().saturating_sub(k) + i)
+                    .ok_or_else(|| invalid(n, "output_shape is too short"))?,
+                None => size * strides[i],
+            };
+            let full = strides[i] * (size - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1;
+            let mut total = full - want;
+            if total < 0 {
+                // A larger output than the full one: extra output padding at the end.
+                out_pad[i] -= total;
+                total = 0;
+            }
+            let small = total / 2;
+            let (b, e) = if auto_pad == "SAME_UPPER" {
+                (small, total - small)
+            } else {
+                (total - small, small)
+            };
+            pads[i] = b;
+            pads[k + i] = e;
+        }
+    } else if auto_pad == "VALID" {
+        pads = vec![0; 2 * k];
+    }
+    let win = Window {
+        strides,
+        pads,
+        dilations,
+    };
+    let (strides, pads, dilations) = window_2d(&win, k == 1);
+    let out_pad = if k == 1 { vec![0, out_pad[0]] } else { out_pad };
+    let (x2, w2) = if k == 1 {
+        (unsqueeze(cx, x, &[2])?, unsqueeze(cx, w, &[2])?)
+    } else {
+        (x, w)
+    };
+    let mut operands = vec![x2, w2];
+    operands.extend(n.opt_input(2));
+    let y = cx.e.op(
+        "graph.conv_transpose2d",
+        &operands,
+        vec![
+            ("strides", Attribute::i64_array(&strides)),
+            ("pads", Attribute::i64_array(&pads)),
+            ("dilations", Attribute::i64_array(&dilations)),
+            ("group", Attribute::i64(n.i("group", 1)?)),
+            ("output_padding", Attribute::i64_array(&out_pad)),
+        ],
+    )?;
+    one(if k == 1 { squeeze(cx, y, &[2])? } else { y })
+}
+
+fn pool(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    if n.outputs_used.iter().skip(1).any(|&u| u) {
+        return Err(unsupported(n, "with the Indices output"));
+    }
+    let k = spatial_rank(cx, n, x)?;
+    let kernel = n
+        .ints("kernel_shape")
+        .ok_or_else(|| invalid(n, "requires attribute 'kernel_shape'"))?;
+    if kernel.len() != k {
+        return Err(invalid(n, "kernel_shape does not match the input rank"));
+    }
+    let ceil_mode = n.i("ceil_mode", 0)? != 0;
+    let win = window(cx, n, x, &kernel, ceil_mode)?;
+    let (strides, pads, dilations) = window_2d(&win, k == 1);
+    let kernel = if k == 1 { vec![1, kernel[0]] } else { kernel };
+    let x2 = if k == 1 { unsqueeze(cx, x, &[2])? } else { x };
+    let mut attrs = vec![
+        ("kernel_shape", Attribute::i64_array(&kernel)),
+        ("strides", Attribute::i64_array(&strides)),
+        ("pads", Attribute::i64_array(&pads)),
+        ("dilations", Attribute::i64_array(&dilations)),
+        ("ceil_mode", Attribute::i64(ceil_mode as i64)),
+    ];
+    if name == "graph.avg_pool2d" {
+        attrs.push((
+            "count_include_pad",
+            Attribute::i64(n.i("count_include_pad", 0)?),
+        ));
+    }
+    let y = cx.e.op(name, &[x2], attrs)?;
+    one(if k == 1 { squeeze(cx, y, &[2])? } else { y })
+}
+
+pub fn max_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if n.i("storage_order", 0)? != 0 {
+        return Err(unsupported(n, "with storage_order = 1"));
+    }
+    pool(cx, n, "graph.max_pool2d")
+}
+
+pub fn average_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    pool(cx, n, "graph.avg_pool2d")
+}
+
+pub fn global_average_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    one(op1(cx, "graph.global_avg_pool", x)?)
+}
+
+pub fn global_max_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    one(op1(cx, "graph.global_max_pool", x)?)
+}
+
+pub fn batch_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if n.i("training_mode", 0)? != 0 || n.outputs_used.iter().skip(1).any(|&u| u) {
+        return Err(unsupported(n, "in training mode"));
+    }
+    let ins: Vec<ValueId> = (0..5).map(|i| n.input(i)).collect::<Res<_>>()?;
+    let dt = cx.e.dtype(ins[0])?;
+    let mut operands = vec![ins[0]];
+    for &v in &ins[1..] {
+        operands.push(cast(cx, v, dt)?);
+    }
+    let eps = n.f("epsilon", 1e-5)?;
+    one(cx.e.op(
+        "graph.batch_norm",
+        &operands,
+        vec![("epsilon", fattr(eps as f64))],
+    )?)
+}
+
+pub fn instance_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, s, b) = (n.input(0)?, n.input(1)?, n.input(2)?);
+    let eps = n.f("epsilon", 1e-5)?;
+    one(cx.e.op(
+        "graph.instance_norm",
+        &[x, s, b],
+        vec![("epsilon", fattr(eps as f64))],
+    )?)
+}
+
+/// mean and 1/sqrt(var + eps) over `axes` (kept as size 1).
+fn moments(cx: &mut Cx, x: ValueId, axes: &[i64], eps: f64) -> Res<(ValueId, ValueId, ValueId)> {
+    let mean = reduce(cx, "graph.reduce_mean", x, axes, true)?;
+    let d = op2(cx, "graph.sub", x, mean)?;
+    let d2 = op2(cx, "graph.mul", d, d)?;
+    let var = reduce(cx, "graph.reduce_mean", d2, axes, true)?;
+    let e = scalar_like(cx, var, eps)?;
+    let ve = op2(cx, "graph.add", var, e)?;
+    let inv = op1(cx, "graph.rsqrt", ve)?;
+    Ok((mean, d, inv))
+}
+
+pub fn layer_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, s) = (n.input(0)?, n.input(1)?);
+    let b = n.opt_input(2);
+    let axis = n.i("axis", -1)?;
+    let eps = n.f("epsilon", 1e-5)? as f64;
+    let extra = n.outputs_used.iter().skip(1).any(|&u| u);
+    if !extra {
+        let mut operands = vec![x, s];
+        operands.extend(b);
+        return one(cx.e.op(
+            "graph.layer_norm",
+            &operands,
+            vec![("axis", Attribute::i64(axis)), ("epsilon", fattr(eps))],
+        )?);
+    }
+    let rank = cx.e.rank(x)?;
+    let a = norm_axis(n, axis, rank)?;
+    let axes: Vec<i64> = (a as i64..rank as i64).collect();
+    let dt = cx.e.dtype(x)?;
+    let stash = match n.i("stash_type", 1)? {
+        1 => DType::F32,
+        11 => DType::F64,
+        10 => DType::F16,
+        16 => DType::BF16,
+        t => return Err(invalid(n, format!("unknown stash_type {t}"))),
+    };
+    let xs = cast(cx, x, stash)?;
+    let (mean, d, inv) = moments(cx, xs, &axes, eps)?;
+    let norm = op2(cx, "graph.mul", d, inv)?;
+    let norm = cast(cx, norm, dt)?;
+    let mut y = op2(cx, "graph.mul", norm, s)?;
+    if let Some(b) = b {
+        y = op2(cx, "graph.add", y, b)?;
+    }
+    Ok(vec![y, mean, inv])
+}
+
+pub fn rms_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, s) = (n.input(0)?, n.input(1)?);
+    let axis = n.i("axis", -1)?;
+    let eps = n.f("epsilon", 1e-5)? as f64;
+    one(cx.e.op(
+        "graph.rms_norm",
+        &[x, s],
+        vec![("axis", Attribute::i64(axis)), ("epsilon", fattr(eps))],
+    )?)
+}
+
+pub fn group_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, s, b) = (n.input(0)?, n.input(1)?, n.input(2)?);
+    let groups = n.i("num_groups", 0)?;
+    let eps = n.f("epsilon", 1e-5)? as f64;
+    let shape = static_shape(cx, n, x, "an input")?;
+    if shape.len() < 2 || groups <= 0 || shape[1] % groups != 0 {
+        return Err(invalid(n, "num_groups must divide the channels"));
+    }
+    let c = shape[1];
+    let dt = cx.e.dtype(x)?;
+    let stash = if n.i("stash_type", 1)? == 1 {
+        DType::F32
+    } else {
+        dt
+    };
+    let xs = cast(cx, x, stash)?;
+    let g = reshape(cx, xs, &[shape[0], groups, -1])?;
+    let (_, d, inv) = moments(cx, g, &[2], eps)?;
+    let norm = op2(cx, "graph.mul", d, inv)?;
+    let norm = reshape(cx, norm, &shape)?;
+    let norm = cast(cx, norm, dt)?;
+    let mut bshape = vec![c];
+    bshape.extend(std::iter::repeat_n(1, shape.len() - 2));
+    let per_channel = |cx: &mut Cx, v: ValueId| -> Res<ValueId> {
+        let len = static_shape(cx, n, v, "scale/bias")?
+            .iter()
+            .product::<i64>();
+        let v = if len == groups && groups != c {
+            let v2 = reshape(cx, v, &[groups, 1])?;
+            let e = cx.e.op(
+                "data.expand",
+                &[v2],
+                vec![("shape", Attribute::i64_array(&[groups, c / groups]))],
+            )?;
+            reshape(cx, e, &[c])?
+        } else {
+            v
+        };
+        reshape(cx, v, &bshape)
+    };
+    let s2 = per_channel(cx, s)?;
+    let b2 = per_channel(cx, b)?;
+    let y = op2(cx, "graph.mul", norm, s2)?;
+    one(op2(cx, "graph.add", y, b2)?)
+}
+
+pub fn mean_variance_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let axes = n.ints("axes").unwrap_or_else(|| vec![0, 2, 3]);
+    let mean = reduce(cx, "graph.reduce_mean", x, &axes, true)?;
+    let ex2 = op2(cx, "graph.mul", mean, mean)?;
+    let x2 = op2(cx, "graph.mul", x, x)?;
+    let e_x2 = reduce(cx, "graph.reduce_mean", x2, &axes, true)?;
+    let var = op2(cx, "graph.sub", e_x2, ex2)?;
+    let std = op1(cx, "graph.sqrt", var)?;
+    let d = op2(cx, "graph.sub", x, mean)?;
+    let eps = scalar_like(cx, std, 1e-9)?;
+    let den = op2(cx, "graph.add", std, eps)?;
+    one(op2(cx, "graph.div", d, den)?)
+}
+
+pub fn lp_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let axis = n.i("axis", -1)?;
+    let p = n.i("p", 2)?;
+    let norm = match p {
+        1 => {
+            let a = op1(cx, "graph.abs", x)?;
+            reduce(cx, "graph.reduce_sum", a, &[axis], true)?
+        }
+        2 => {
+            let sq = op2(cx, "graph.mul", x, x)?;
+            let s = reduce(cx, "graph.reduce_sum", sq, &[axis], true)?;
+            op1(cx, "graph.sqrt", s)?
+        }
+        _ => return Err(invalid(n, format!("p must be 1 or 2, not {p}"))),
+    };
+    one(op2(cx, "graph.div", x, norm)?)
+}
+
+pub fn lrn(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let size = n.i("size", 0)?;
+    if size <= 0 {
+        return Err(invalid(n, "requires a positive attribute 'size'"));
+    }
+    let alpha = n.f("alpha", 1e-4)? as f64;
+    let beta = n.f("beta", 0.75)? as f64;
+    let bias = n.f("bias", 1.0)? as f64;
+    let dims = cx.e.dims(x)?;
+    let c = dims
+        .get(1)
+        .and_then(|d| d.as_static())
+        .ok_or_else(|| unsupported(n, "with a dynamic channel count"))?;
+    let rank = dims.len();
+    let sq = op2(cx, "graph.mul", x, x)?;
+    let (pb, pe) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
+    let mut pads = vec![0i64; 2 * rank];
+    pads[1] = pb;
+    pads[rank + 1] = pe;
+    let padded = cx.e.op(
+        "graph.pad",
+        &[sq],
+        vec![("pads", Attribute::i64_array(&pads))],
+    )?;
+    let mut acc: Option<ValueId> = None;
+    for i in 0..size {
+        let s = cx.e.op(
+            "data.slice",
+            &[padded],
+            vec![
+                ("starts", Attribute::i64_array(&[i])),
+                ("ends", Attribute::i64_array(&[i + c])),
+                ("axes", Attribute::i64_array(&[1])),
+            ],
+        )?;
+        acc = Some(match acc {
+            None => s,
+            Some(a) => op2(cx, "graph.add", a, s)?,
+        });
+    }
+    let sum = acc.ok_or_else(|| invalid(n, "empty window"))?;
+    let k = scalar_like(cx, sum, alpha / size as f64)?;
+    let t = op2(cx, "graph.mul", sum, k)?;
+    let bb = scalar_like(cx, t, bias)?;
+    let t = op2(cx, "graph.add", t, bb)?;
+    let be = scalar_like(cx, t, beta)?;
+    let den = op2(cx, "graph.pow", t, be)?;
+    one(op2(cx, "graph.div", x, den)?)
+}
+
+/// Softmax-like ops: opset >= 13 normalise one axis; older opsets normalise
+/// the flattened `[prod(d[..axis]), prod(d[axis..])]` view.
+fn softmax_like(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let rank = cx.e.rank(x)?;
+    if n.opset >= 13 {
+        let axis = n.i("axis", -1)?;
+        return one(cx.e.op(name, &[x], vec![("axis", Attribute::i64(axis))])?);
+    }
+    let axis = norm_axis(n, n.i("axis", 1)?, rank.max(1))?;
+    if axis + 1 == rank {
+        return one(cx
+            .e
+            .op(name, &[x], vec![("axis", Attribute::i64(axis as i64))])?);
+    }
+    let shape = static_shape(cx, n, x, "an opset < 13 input")?;
+    let rows: i64 = shape[..axis].iter().product();
+    let flat = reshape(cx, x, &[rows, -1])?;
+    let y = cx.e.op(name, &[flat], vec![("axis", Attribute::i64(1))])?;
+    one(reshape(cx, y, &shape)?)
+}
+
+pub fn softmax(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    softmax_like(cx, n, "graph.softmax")
+}
+
+pub fn log_softmax(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    softmax_like(cx, n, "graph.log_softmax")
+}
+
+pub fn hardmax(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let rank = cx.e.rank(x)?;
+    let dt = cx.e.dtype(x)?;
+    let one_hot = |cx: &mut Cx, v: ValueId, axis: usize| -> Res<ValueId> {
+        let dims = cx.e.dims(v)?;
+        let len = dims[axis]
+            .as_static()
+            .ok_or_else(|| unsupported(n, "with a dynamic axis size"))?;
+        let am = cx.e.op(
+            "graph.argmax",
+            &[v],
+            vec![
+                ("axis", Attribute::i64(axis as i64)),
+                ("keepdims", Attribute::i64(1)),
+            ],
+        )?;
+        let mut ishape = vec![1usize; dims.len()];
+        ishape[axis] = len as usize;
+        let iota =
+            cx.e.constant(&Tensor::from_i64(ishape, DType::I64, (0..len).collect()))?;
+        let eq = op2(cx, "graph.equal", iota, am)?;
+        cast(cx, eq, dt)
+    };
+    if n.opset >= 13 {
+        let axis = norm_axis(n, n.i("axis", -1)?, rank)?;
+        return one(one_hot(cx, x, axis)?);
+    }
+    let axis = norm_axis(n, n.i("axis", 1)?, rank.max(1))?;
+    let shape = static_shape(cx, n, x, "an opset < 13 input")?;
+    let rows: i64 = shape[..axis].iter().product();
+    let flat = reshape(cx, x, &[rows, -1])?;
+    let y = one_hot(cx, flat, 1)?;
+    one(reshape(cx, y, &shape)?)
+}
+
+pub fn gemm(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (a, b) = (n.input(0)?, n.input(1)?);
+    let mut operands = vec![a, b];
+    operands.extend(n.opt_input(2));
+    one(cx.e.op(
+        "graph.gemm",
+        &operands,
+        vec![
+            ("alpha", fattr(n.f("alpha", 1.0)? as f64)),
+            ("beta", fattr(n.f("beta", 1.0)? as f64)),
+            ("transA", Attribute::i64(n.i("transA", 0)?)),
+            ("transB", Attribute::i64(n.i("transB", 0)?)),
+        ],
+    )?)
+}
+
+pub fn matmul(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (a, b) = (n.input(0)?, n.input(1)?);
+    one(op2(cx, "graph.matmul", a, b)?)
+}
+
+pub fn dropout(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let training = match n.opt_input(2) {
+        Some(t) => {
+            cx.const_i64s(t, "training_mode")?
+                .first()
+                .copied()
+                .unwrap_or(0)
+                != 0
+        }
+        None => false,
+    };
+    let ratio = match n.opt_input(1) {
+        Some(r) => cx.const_f64s(r, "ratio")?.first().copied().unwrap_or(0.5),
+        None => n.f("ratio", 0.5)? as f64,
+    };
+    if training && ratio != 0.0 {
+        return Err(unsupported(n, "in training mode"));
+    }
+    let y = op1(cx, "data.identity", x)?;
+    if !n.outputs_used.get(1).copied().unwrap_or(false) {
+        return one(y);
+    }
+    let dims = cx.e.dims(x)?;
+    let shape: Vec<usize> = dims
+        .iter()
+        .map(|d| match d {
+            Dim::Static(s) => Ok(*s as usize),
+            _ => Err(unsupported(n, "mask output with a dynamic shape")),
+        })
+        .collect::<Res<_>>()?;
+    let count = shape.iter().product();
+    let mask = const_f(cx, shape, DType::I1, vec![1.0; count])?;
+    Ok(vec![y, mask])
+}

@@ -1,0 +1,190 @@
+//! Reductions, arg-reductions and cumulative sums.
+
+use super::{norm_axis, one, op1, op2, transpose, unsupported, Cx, Node, Res};
+use ge_ir::attributes::Attribute;
+use ge_ir::body::ValueId;
+use ge_ir::tensor::Tensor;
+
+/// The reduced axes: an input from `input_since` on, an attribute before.
+fn axes(cx: &Cx, n: &Node, input_since: i64) -> Res<Vec<i64>> {
+    if n.opset >= input_since {
+        match n.opt_input(1) {
+            Some(a) => cx.const_i64s(a, "axes"),
+            None => Ok(vec![]),
+        }
+    } else {
+        Ok(n.ints("axes").unwrap_or_default())
+    }
+}
+
+/// `name` over the node's axes after applying `pre` to the input and `post`
+/// to the result.
+fn reduction(
+    cx: &mut Cx,
+    n: &Node,
+    name: &str,
+    input_since: i64,
+    pre: &dyn Fn(&mut Cx, ValueId) -> Res<ValueId>,
+    post: &dyn Fn(&mut Cx, ValueId) -> Res<ValueId>,
+) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let axes = axes(cx, n, input_since)?;
+    let keepdims = n.i("keepdims", 1)?;
+    let noop = n.i("noop_with_empty_axes", 0)?;
+    let x = pre(cx, x)?;
+    if axes.is_empty() && noop != 0 {
+        return one(op1(cx, "data.identity", x)?);
+    }
+    let r = cx.e.op(
+        name,
+        &[x],
+        vec![
+            ("axes", Attribute::i64_array(&axes)),
+            ("keepdims", Attribute::i64(keepdims)),
+        ],
+    )?;
+    one(post(cx, r)?)
+}
+
+fn id(_: &mut Cx, v: ValueId) -> Res<ValueId> {
+    Ok(v)
+}
+
+fn square(cx: &mut Cx, v: ValueId) -> Res<ValueId> {
+    op2(cx, "graph.mul", v, v)
+}
+
+pub fn reduce_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(cx, n, "graph.reduce_sum", 13, &id, &id)
+}
+pub fn reduce_mean(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(cx, n, "graph.reduce_mean", 18, &id, &id)
+}
+pub fn reduce_max(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(cx, n, "graph.reduce_max", 18, &id, &id)
+}
+pub fn reduce_min(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(cx, n, "graph.reduce_min", 18, &id, &id)
+}
+pub fn reduce_prod(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(cx, n, "graph.reduce_prod", 18, &id, &id)
+}
+pub fn reduce_l1(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(
+        cx,
+        n,
+        "graph.reduce_sum",
+        18,
+        &|cx, v| op1(cx, "graph.abs", v),
+        &id,
+    )
+}
+pub fn reduce_l2(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let dt = cx.e.dtype(n.input(0)?)?;
+    reduction(cx, n, "graph.reduce_sum", 18, &square, &move |cx, v| {
+        if dt.is_float() {
+            op1(cx, "graph.sqrt", v)
+        } else {
+            // Integer L2 norms: sqrt in f64, truncated back (the reference casts).
+            let f = super::cast(cx, v, ge_ir::DType::F64)?;
+            let s = op1(cx, "graph.sqrt", f)?;
+            super::cast(cx, s, dt)
+        }
+    })
+}
+pub fn reduce_sum_square(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(cx, n, "graph.reduce_sum", 18, &square, &id)
+}
+pub fn reduce_log_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(cx, n, "graph.reduce_sum", 18, &id, &|cx, v| {
+        op1(cx, "graph.log", v)
+    })
+}
+pub fn reduce_log_sum_exp(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    reduction(
+        cx,
+        n,
+        "graph.reduce_sum",
+        18,
+        &|cx, v| op1(cx, "graph.exp", v),
+        &|cx, v| op1(cx, "graph.log", v),
+    )
+}
+
+fn arg(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    one(cx.e.op(
+        name,
+        &[x],
+        vec![
+            ("axis", Attribute::i64(n.i("axis", 0)?)),
+            ("keepdims", Attribute::i64(n.i("keepdims", 1)?)),
+            (
+                "select_last_index",
+                Attribute::i64(n.i("select_last_index", 0)?),
+            ),
+        ],
+    )?)
+}
+
+pub fn arg_max(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    arg(cx, n, "graph.argmax")
+}
+pub fn arg_min(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    arg(cx, n, "graph.argmin")
+}
+
+/// CumSum as a matrix product with a triangular 0/1 matrix along the axis
+/// (moved last and back).
+pub fn cum_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let axis = cx.const_i64s(n.input(1)?, "axis")?;
+    let rank = cx.e.rank(x)?;
+    let a = norm_axis(n, axis.first().copied().unwrap_or(0), rank)?;
+    let dims = cx.e.dims(x)?;
+    let len = dims[a]
+        .as_static()
+        .ok_or_else(|| unsupported(n, "along a dynamic axis"))? as usize;
+    let exclusive = n.i("exclusive", 0)? != 0;
+    let reverse = n.i("reverse", 0)? != 0;
+    let dt = cx.e.dtype(x)?;
+    let mut tri = vec![0i64; len * len];
+    for i in 0..len {
+        for j in 0..len {
+            let on = match (reverse, exclusive) {
+                (false, false) => i <= j,
+                (false, true) => i < j,
+                (true, false) => i >= j,
+                (true, true) => i > j,
+            };
+            tri[i * len + j] = on as i64;
+        }
+    }
+    let t = cx.e.constant(&Tensor::from_i64(vec![len, len], dt, tri))?;
+    let mut perm: Vec<i64> = (0..rank as i64).filter(|&d| d != a as i64).collect();
+    perm.push(a as i64);
+    let moved = if a + 1 == rank {
+        x
+    } else {
+        transpose(cx, x, &perm)?
+    };
+    let (moved, squeezed) = if rank == 1 {
+        (super::unsqueeze(cx, moved, &[0])?, true)
+    } else {
+        (moved, false)
+    };
+    let y = op2(cx, "graph.matmul", moved, t)?;
+    let y = if squeezed {
+        super::squeeze(cx, y, &[0])?
+    } else {
+        y
+    };
+    if a + 1 == rank {
+        return one(y);
+    }
+    let mut inv = vec![0i64; rank];
+    for (k, &p) in perm.iter().enumerate() {
+        inv[p as usize] = k as i64;
+    }
+    one(transpose(cx, y, &inv)?)
+}

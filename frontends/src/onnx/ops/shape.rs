@@ -1,0 +1,748 @@
+//! Data movement and shape ops: constants, reshapes, transposes, slices,
+//! gathers/scatters, padding, resizing; shape computations (Shape, Size,
+//! Range, ConstantOfShape, …) become constants at import.
+
+use super::{cast, invalid, norm_axis, one, op1, op2, static_shape, unsupported, Cx, Node, Res};
+use crate::onnx::tensor::{dtype_from_onnx, tensor_value};
+use ge_ir::attributes::Attribute;
+use ge_ir::body::ValueId;
+use ge_ir::tensor::Tensor;
+use ge_ir::{DType, Dim};
+
+pub fn constant(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if let Some(t) = n.tensor("value") {
+        return one(cx.tensor_constant(t)?);
+    }
+    let t = if let Some(a) = n.attr("value_float") {
+        Tensor::scalar(DType::F32, a.f.unwrap_or(0.0) as f64)
+    } else if let Some(v) = n.floats("value_floats") {
+        Tensor::from_f64(
+            vec![v.len()],
+            DType::F32,
+            v.iter().map(|&x| x as f64).collect(),
+        )
+    } else if let Some(a) = n.attr("value_int") {
+        Tensor::from_i64(vec![], DType::I64, vec![a.i.unwrap_or(0)])
+    } else if let Some(v) = n.ints("value_ints") {
+        Tensor::from_i64(vec![v.len()], DType::I64, v)
+    } else if n.has("value_string") || n.has("value_strings") {
+        return Err(unsupported(n, "with string values"));
+    } else if n.has("sparse_value") {
+        return Err(unsupported(n, "with a sparse value"));
+    } else {
+        return Err(invalid(n, "has no value attribute"));
+    };
+    one(cx.e.constant(&t)?)
+}
+
+pub fn constant_of_shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let shape = cx.const_i64s(n.input(0)?, "shape")?;
+    if shape.iter().any(|&d| d < 0) {
+        return Err(invalid(n, format!("negative dim in shape {shape:?}")));
+    }
+    let (dt, v) = match n.tensor("value") {
+        Some(t) => {
+            let tv = tensor_value(t, &cx.model.base)?;
+            if tv.len() != 1 {
+                return Err(invalid(n, "value must hold one element"));
+            }
+            (tv.dtype, tv.get_f(0))
+        }
+        None => (DType::F32, 0.0),
+    };
+    let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+    let count = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&c| c <= 1 << 28)
+        .ok_or_else(|| invalid(n, format!("shape {shape:?} is too large")))?;
+    let t = if dt.is_float() {
+        Tensor::from_f64(shape, dt, vec![v; count])
+    } else {
+        Tensor::from_i64(shape, dt, vec![v as i64; count])
+    };
+    one(cx.e.constant(&t)?)
+}
+
+pub fn shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let dims = cx.e.dims(x)?;
+    let r = dims.len() as i64;
+    let clamp = |v: i64| -> usize { (if v < 0 { v + r } else { v }).clamp(0, r) as usize };
+    let start = clamp(n.i("start", 0)?);
+    let end = clamp(n.i("end", r)?);
+    let part = if start < end {
+        &dims[start..end]
+    } else {
+        &[][..]
+    };
+    let vals: Vec<i64> = part
+        .iter()
+        .map(|d| d.as_static())
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            unsupported(
+                n,
+                format!("of a tensor with dynamic dims ('{}')", cx.e.ty(x)),
+            )
+        })?;
+    one(cx.e.i64_vector(&vals)?)
+}
+
+pub fn size(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let shape = static_shape(cx, n, x, "an input")?;
+    let count: i64 = shape.iter().product();
+    one(cx
+        .e
+        .constant(&Tensor::from_i64(vec![], DType::I64, vec![count]))?)
+}
+
+pub fn range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let start = cx.const_tensor(n.input(0)?, "start")?;
+    let limit = cx.const_tensor(n.input(1)?, "limit")?;
+    let delta = cx.const_tensor(n.input(2)?, "delta")?;
+    let dt = start.dtype;
+    let (s, l, d) = (start.get_f(0), limit.get_f(0), delta.get_f(0));
+    if d == 0.0 {
+        return Err(invalid(n, "delta must not be zero"));
+    }
+    let count = ((l - s) / d).ceil().max(0.0) as usize;
+    if count > 1 << 26 {
+        return Err(invalid(n, format!("{count} elements are too many")));
+    }
+    let t = if dt.is_float() {
+        Tensor::from_f64(
+            vec![count],
+            dt,
+            (0..count).map(|i| s + i as f64 * d).collect(),
+        )
+    } else {
+        let (s, d) = (start.get_i(0), delta.get_i(0));
+        Tensor::from_i64(
+            vec![count],
+            dt,
+            (0..count as i64).map(|i| s + i * d).collect(),
+        )
+    };
+    one(cx.e.constant(&t)?)
+}
+
+pub fn eye_like(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let shape = static_shape(cx, n, x, "an input")?;
+    if shape.len() != 2 {
+        return Err(invalid(n, "input must be 2-D"));
+    }
+    let dt = match n.opt_i("dtype")? {
+        Some(c) => dtype_from_onnx(c as i32)?,
+        None => cx.e.dtype(x)?,
+    };
+    let k = n.i("k", 0)?;
+    let (r, c) = (shape[0], shape[1]);
+    let v: Vec<f64> = (0..r)
+        .flat_map(|i| (0..c).map(move |j| (j - i == k) as i64 as f64))
+        .collect();
+    one(cx
+        .e
+        .constant(&Tensor::from_f64(vec![r as usize, c as usize], dt, v))?)
+}
+
+pub fn non_zero(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let t = cx.const_tensor(n.input(0)?, "input")?;
+    let rank = t.shape.len();
+    let mut coords: Vec<Vec<i64>> = vec![vec![]; rank];
+    let mut idx = vec![0usize; rank];
+    for i in 0..t.len() {
+        ge_dialects::data::unravel(i, &t.shape, &mut idx);
+        if t.get_f(i) != 0.0 {
+            for (k, c) in coords.iter_mut().enumerate() {
+                c.push(idx[k] as i64);
+            }
+        }
+    }
+    let count = coords.first().map_or(0, |c| c.len());
+    let flat: Vec<i64> = coords.into_iter().flatten().collect();
+    one(cx
+        .e
+        .constant(&Tensor::from_i64(vec![rank, count], DType::I64, flat))?)
+}
+
+pub fn reshape_op(cx: &mut Cx, n: &Node, shape: Vec<i64>) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let allowzero = n.i("allowzero", 0)?;
+    one(cx.e.op(
+        "data.reshape",
+        &[x],
+        vec![
+            ("shape", Attribute::i64_array(&shape)),
+            ("allowzero", Attribute::i64(allowzero)),
+        ],
+    )?)
+}
+
+pub fn reshape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let shape = match n.opt_input(1) {
+        Some(s) => cx.const_i64s(s, "shape")?,
+        None => n
+            .ints("shape")
+            .ok_or_else(|| invalid(n, "requires a shape"))?,
+    };
+    reshape_op(cx, n, shape)
+}
+
+pub fn flatten(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let dims = cx.e.dims(x)?;
+    let r = dims.len();
+    let axis = n.i("axis", 1)?;
+    let a = if axis == r as i64 {
+        r
+    } else {
+        norm_axis(n, axis, r.max(1))?
+    };
+    let prod = |ds: &[Dim]| -> Option<i64> { ds.iter().map(|d| d.as_static()).product() };
+    let shape = match (prod(&dims[..a]), prod(&dims[a..])) {
+        (Some(p), _) => vec![p, -1],
+        (_, Some(q)) => vec![-1, q],
+        _ if a == 1 => vec![0, -1],
+        _ => {
+            return Err(unsupported(
+                n,
+                "with dynamic dims on both sides of the axis",
+            ))
+        }
+    };
+    one(super::reshape(cx, x, &shape)?)
+}
+
+pub fn transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let perm = match n.ints("perm") {
+        Some(p) => p,
+        None => (0..cx.e.rank(x)? as i64).rev().collect(),
+    };
+    one(super::transpose(cx, x, &perm)?)
+}
+
+pub fn concat(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let xs = n.present_inputs();
+    let axis = n
+        .opt_i("axis")?
+        .ok_or_else(|| invalid(n, "requires attribute 'axis'"))?;
+    one(cx
+        .e
+        .op("data.concat", &xs, vec![("axis", Attribute::i64(axis))])?)
+}
+
+pub fn split(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let axis = n.i("axis", 0)?;
+    let rank = cx.e.rank(x)?;
+    let a = norm_axis(n, axis, rank)?;
+    let split = if n.opset >= 13 {
+        match n.opt_input(1) {
+            Some(s) => Some(cx.const_i64s(s, "split")?),
+            None => None,
+        }
+    } else {
+        n.ints("split")
+    };
+    let parts = n.num_outputs;
+    let split = match split {
+        Some(s) => s,
+        None => {
+            let count = n.opt_i("num_outputs")?.unwrap_or(parts as i64).max(1);
+            let d = cx.e.dims(x)?[a]
+                .as_static()
+                .ok_or_else(|| unsupported(n, "into equal parts along a dynamic axis"))?;
+            let chunk = (d + count - 1) / count;
+            (0..count)
+                .map(|i| (d - i * chunk).clamp(0, chunk))
+                .collect()
+        }
+    };
+    let types = {
+        let dims = cx.e.dims(x)?;
+        let dt = cx.e.dtype(x)?;
+        split
+            .iter()
+            .map(|&s| {
+                let mut d = dims.clone();
+                d[a] = Dim::Static(s);
+                ge_ir::Type::tensor(&d, dt)
+            })
+            .collect::<Vec<_>>()
+    };
+    Ok(cx.e.op_multi(
+        "data.split",
+        &[x],
+        vec![
+            ("axis", Attribute::i64(axis)),
+            ("split", Attribute::i64_array(&split)),
+        ],
+        Some(types),
+    )?)
+}
+
+/// Squeeze/Unsqueeze axes: an input from opset 13, an attribute before.
+fn axes_of(cx: &Cx, n: &Node) -> Res<Option<Vec<i64>>> {
+    if n.opset >= 13 {
+        match n.opt_input(1) {
+            Some(a) => Ok(Some(cx.const_i64s(a, "axes")?)),
+            None => Ok(None),
+        }
+    } else {
+        Ok(n.ints("axes"))
+    }
+}
+
+pub fn squeeze(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let attrs = match axes_of(cx, n)? {
+        Some(a) => vec![("axes", Attribute::i64_array(&a))],
+        None => vec![],
+    };
+    one(cx.e.op("data.squeeze", &[x], attrs)?)
+}
+
+pub fn unsqueeze(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let axes = axes_of(cx, n)?.ok_or_else(|| invalid(n, "requires axes"))?;
+    one(super::unsqueeze(cx, x, &axes)?)
+}
+
+pub fn expand(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let shape = cx.const_i64s(n.input(1)?, "shape")?;
+    one(cx.e.op(
+        "data.expand",
+        &[x],
+        vec![("shape", Attribute::i64_array(&shape))],
+    )?)
+}
+
+pub fn tile(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let repeats = cx.const_i64s(n.input(1)?, "repeats")?;
+    one(cx.e.op(
+        "data.tile",
+        &[x],
+        vec![("repeats", Attribute::i64_array(&repeats))],
+    )?)
+}
+
+pub fn slice(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let (starts, ends, axes, steps) = if n.opset >= 10 {
+        let starts = cx.const_i64s(n.input(1)?, "starts")?;
+        let ends = cx.const_i64s(n.input(2)?, "ends")?;
+        let axes = match n.opt_input(3) {
+            Some(a) => Some(cx.const_i64s(a, "axes")?),
+            None => None,
+        };
+        let steps = match n.opt_input(4) {
+            Some(s) => Some(cx.const_i64s(s, "steps")?),
+            None => None,
+        };
+        (starts, ends, axes, steps)
+    } else {
+        (
+            n.ints("starts").unwrap_or_default(),
+            n.ints("ends").unwrap_or_default(),
+            n.ints("axes"),
+            None,
+        )
+    };
+    let mut attrs = vec![
+        ("starts", Attribute::i64_array(&starts)),
+        ("ends", Attribute::i64_array(&ends)),
+    ];
+    if let Some(a) = &axes {
+        attrs.push(("axes", Attribute::i64_array(a)));
+    }
+    if let Some(s) = &steps {
+        attrs.push(("steps", Attribute::i64_array(s)));
+    }
+    one(cx.e.op("data.slice", &[x], attrs)?)
+}
+
+pub fn gather(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, i) = (n.input(0)?, n.input(1)?);
+    one(cx.e.op(
+        "graph.gather",
+        &[x, i],
+        vec![("axis", Attribute::i64(n.i("axis", 0)?))],
+    )?)
+}
+
+pub fn gather_elements(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, i) = (n.input(0)?, n.input(1)?);
+    one(cx.e.op(
+        "graph.gather_elements",
+        &[x, i],
+        vec![("axis", Attribute::i64(n.i("axis", 0)?))],
+    )?)
+}
+
+pub fn scatter_elements(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, i, u) = (n.input(0)?, n.input(1)?, n.input(2)?);
+    one(cx.e.op(
+        "graph.scatter_elements",
+        &[x, i, u],
+        vec![
+            ("axis", Attribute::i64(n.i("axis", 0)?)),
+            ("reduction", Attribute::string(&n.s("reduction", "none")?)),
+        ],
+    )?)
+}
+
+pub fn compress(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let cond = cx.const_tensor(n.input(1)?, "condition")?;
+    let picked: Vec<i64> = (0..cond.len())
+        .filter(|&i| cond.get_f(i) != 0.0)
+        .map(|i| i as i64)
+        .collect();
+    let (src, axis) = match n.opt_i("axis")? {
+        Some(a) => (x, a),
+        None => (super::reshape(cx, x, &[-1])?, 0),
+    };
+    let idx = cx.e.i64_vector(&picked)?;
+    one(cx.e.op(
+        "graph.gather",
+        &[src, idx],
+        vec![("axis", Attribute::i64(axis))],
+    )?)
+}
+
+pub fn pad(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let rank = cx.e.rank(x)?;
+    let (mut pads, value, axes) = if n.opset >= 11 {
+        let pads = cx.const_i64s(n.input(1)?, "pads")?;
+        let value = match n.opt_input(2) {
+            Some(v) => cx
+                .const_f64s(v, "constant_value")?
+                .first()
+                .copied()
+                .unwrap_or(0.0),
+            None => 0.0,
+        };
+        let axes = match n.opt_input(3) {
+            Some(a) => Some(cx.const_i64s(a, "axes")?),
+            None => None,
+        };
+        (pads, value, axes)
+    } else {
+        (
+            n.ints("pads").unwrap_or_default(),
+            n.f("value", 0.0)? as f64,
+            None,
+        )
+    };
+    if let Some(axes) = axes {
+        if pads.len() != 2 * axes.len() {
+            return Err(invalid(n, "pads must have two entries per axis"));
+        }
+        let mut full = vec![0i64; 2 * rank];
+        for (k, &a) in axes.iter().enumerate() {
+            let a = norm_axis(n, a, rank)?;
+            full[a] = pads[k];
+            full[rank + a] = pads[axes.len() + k];
+        }
+        pads = full;
+    }
+    let mode = n.s("mode", "constant")?;
+    one(cx.e.op(
+        "graph.pad",
+        &[x],
+        vec![
+            ("pads", Attribute::i64_array(&pads)),
+            ("mode", Attribute::string(&mode)),
+            ("value", Attribute::f64(value)),
+        ],
+    )?)
+}
+
+fn resize_op(
+    cx: &mut Cx,
+    n: &Node,
+    x: ValueId,
+    scales: Option<Vec<f64>>,
+    sizes: Option<Vec<i64>>,
+    mode: &str,
+    ctm: &str,
+    nearest: &str,
+) -> Res<Vec<ValueId>> {
+    let mode = match mode {
+        "nearest" => "nearest",
+        "linear" | "bilinear" => "linear",
+        m => return Err(unsupported(n, format!("in mode '{m}'"))),
+    };
+    let mut attrs = vec![
+        ("mode", Attribute::string(mode)),
+        ("coordinate_transformation_mode", Attribute::string(ctm)),
+        ("nearest_mode", Attribute::string(nearest)),
+    ];
+    match (scales, sizes) {
+        (_, Some(s)) => attrs.push(("sizes", Attribute::i64_array(&s))),
+        (Some(s), None) => attrs.push((
+            "scales",
+            Attribute::array(s.iter().map(|&v| Attribute::f32(v as f32)).collect()),
+        )),
+        (None, None) => return Err(invalid(n, "needs scales or sizes")),
+    }
+    one(cx.e.op("graph.resize", &[x], attrs)?)
+}
+
+pub fn resize(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let rank = cx.e.rank(x)?;
+    if n.i("antialias", 0)? != 0 {
+        return Err(unsupported(n, "with antialias"));
+    }
+    if n.i("exclude_outside", 0)? != 0 {
+        return Err(unsupported(n, "with exclude_outside"));
+    }
+    let mode = n.s("mode", "nearest")?;
+    let (scales_in, sizes_in) = if n.opset < 11 {
+        (n.opt_input(1), None)
+    } else {
+        (n.opt_input(2), n.opt_input(3))
+    };
+    let mut scales = match scales_in {
+        Some(s) => {
+            let v = cx.const_f64s(s, "scales")?;
+            (!v.is_empty()).then_some(v)
+        }
+        None => None,
+    };
+    let mut sizes = match sizes_in {
+        Some(s) => {
+            let v = cx.const_i64s(s, "sizes")?;
+            (!v.is_empty()).then_some(v)
+        }
+        None => None,
+    };
+    let (ctm, nearest) = if n.opset < 11 {
+        ("asymmetric".to_string(), "floor".to_string())
+    } else {
+        (
+            n.s("coordinate_transformation_mode", "half_pixel")?,
+            n.s("nearest_mode", "round_prefer_floor")?,
+        )
+    };
+    if !matches!(
+        ctm.as_str(),
+        "half_pixel" | "pytorch_half_pixel" | "align_corners" | "asymmetric"
+    ) {
+        return Err(unsupported(
+            n,
+            format!("with coordinate_transformation_mode '{ctm}'"),
+        ));
+    }
+    // Axes (opset 18): expand to every dim.
+    if let Some(axes) = n.ints("axes") {
+        let dims = cx.e.dims(x)?;
+        if let Some(s) = &scales {
+            let mut full = vec![1.0; rank];
+            for (k, &a) in axes.iter().enumerate() {
+                full[norm_axis(n, a, rank)?] = *s.get(k).unwrap_or(&1.0);
+            }
+            scales = Some(full);
+        }
+        if let Some(s) = &sizes {
+            let mut full = vec![0i64; rank];
+            for (i, d) in dims.iter().enumerate() {
+                full[i] = d
+                    .as_static()
+                    .ok_or_else(|| unsupported(n, "with axes on a dynamic input"))?;
+            }
+            for (k, &a) in axes.iter().enumerate() {
+                full[norm_axis(n, a, rank)?] = *s.get(k).unwrap_or(&1);
+            }
+            sizes = Some(full);
+        }
+    }
+    let policy = n.s("keep_aspect_ratio_policy", "stretch")?;
+    if let (Some(s), true) = (&sizes, policy != "stretch") {
+        let shape = static_shape(cx, n, x, "keep_aspect_ratio_policy")?;
+        let axes: Vec<usize> = match n.ints("axes") {
+            Some(a) => a
+                .iter()
+                .map(|&v| norm_axis(n, v, rank))
+                .collect::<Res<_>>()?,
+            None => (0..rank).collect(),
+        };
+        let ratios = axes.iter().map(|&a| s[a] as f64 / shape[a] as f64);
+        let scale = if policy == "not_larger" {
+            ratios.fold(f64::INFINITY, f64::min)
+        } else {
+            ratios.fold(f64::NEG_INFINITY, f64::max)
+        };
+        let mut out = shape.clone();
+        for &a in &axes {
+            out[a] = (scale * shape[a] as f64 + 0.5).floor() as i64;
+        }
+        sizes = Some(out);
+    }
+    resize_op(cx, n, x, scales, sizes, &mode, &ctm, &nearest)
+}
+
+pub fn upsample(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let scales = match n.opt_input(1) {
+        Some(s) => cx.const_f64s(s, "scales")?,
+        None => n
+            .floats("scales")
+            .ok_or_else(|| invalid(n, "requires scales"))?
+            .iter()
+            .map(|&v| v as f64)
+            .collect(),
+    };
+    let mode = n.s("mode", "nearest")?;
+    // Upsample's nearest picks floor(x / scale); linear is asymmetric too.
+    let shape = cx.e.dims(x)?;
+    let sizes: Option<Vec<i64>> = shape
+        .iter()
+        .zip(&scales)
+        .map(|(d, &s)| d.as_static().map(|v| (v as f64 * s).floor() as i64))
+        .collect();
+    let _ = sizes;
+    resize_op(cx, n, x, Some(scales), None, &mode, "asymmetric", "floor")
+}
+
+pub fn top_k(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let k = if n.opset >= 10 {
+        cx.const_i64s(n.input(1)?, "K")?
+            .first()
+            .copied()
+            .ok_or_else(|| invalid(n, "K is empty"))?
+    } else {
+        n.i("k", 0)?
+    };
+    Ok(cx.e.op_multi(
+        "graph.topk",
+        &[x],
+        vec![
+            ("k", Attribute::i64(k)),
+            ("axis", Attribute::i64(n.i("axis", -1)?)),
+            ("largest", Attribute::i64(n.i("largest", 1)?)),
+            ("sorted", Attribute::i64(n.i("sorted", 1)?)),
+        ],
+        None,
+    )?)
+}
+
+pub fn one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (idx, values) = (n.input(0)?, n.input(2)?);
+    let depth = cx.const_f64s(n.input(1)?, "depth")?;
+    let depth = *depth.first().ok_or_else(|| invalid(n, "depth is empty"))? as i64;
+    let rank = cx.e.rank(idx)?;
+    let axis = norm_axis(n, n.i("axis", -1)?, rank + 1)?;
+    let i = cast(cx, idx, DType::I64)?;
+    // Negative indices count from the end.
+    let zero = cx.e.scalar(DType::I64, 0.0)?;
+    let neg = op2(cx, "graph.less", i, zero)?;
+    let d = cx.e.scalar(DType::I64, depth as f64)?;
+    let wrapped = op2(cx, "graph.add", i, d)?;
+    let i = cx.e.op("graph.where", &[neg, wrapped, i], vec![])?;
+    let i = super::unsqueeze(cx, i, &[axis as i64])?;
+    let mut ishape = vec![1usize; rank + 1];
+    ishape[axis] = depth.max(0) as usize;
+    let iota =
+        cx.e.constant(&Tensor::from_i64(ishape, DType::I64, (0..depth).collect()))?;
+    let hit = op2(cx, "graph.equal", i, iota)?;
+    let i0 = cx.e.scalar(DType::I64, 0.0)?;
+    let i1 = cx.e.scalar(DType::I64, 1.0)?;
+    let off = cx.e.op(
+        "graph.gather",
+        &[values, i0],
+        vec![("axis", Attribute::i64(0))],
+    )?;
+    let on = cx.e.op(
+        "graph.gather",
+        &[values, i1],
+        vec![("axis", Attribute::i64(0))],
+    )?;
+    one(cx.e.op("graph.where", &[hit, on, off], vec![])?)
+}
+
+pub fn trilu(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let k = match n.opt_input(1) {
+        Some(k) => cx.const_i64s(k, "k")?.first().copied().unwrap_or(0),
+        None => 0,
+    };
+    let upper = n.i("upper", 1)? != 0;
+    let dims = cx.e.dims(x)?;
+    if dims.len() < 2 {
+        return Err(invalid(n, "input must have rank >= 2"));
+    }
+    let (r, c) = match (
+        dims[dims.len() - 2].as_static(),
+        dims[dims.len() - 1].as_static(),
+    ) {
+        (Some(r), Some(c)) => (r, c),
+        _ => return Err(unsupported(n, "with dynamic matrix dims")),
+    };
+    let mask: Vec<i64> = (0..r)
+        .flat_map(|i| {
+            (0..c).map(move |j| {
+                let keep = if upper { j - i >= k } else { j - i <= k };
+                keep as i64
+            })
+        })
+        .collect();
+    let m = cx.e.constant(&Tensor::from_i64(
+        vec![r as usize, c as usize],
+        DType::I1,
+        mask,
+    ))?;
+    let z = super::scalar_like(cx, x, 0.0)?;
+    one(cx.e.op("graph.where", &[m, x, z], vec![])?)
+}
+
+pub fn depth_to_space(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let s = static_shape(cx, n, x, "an input")?;
+    let b = n.i("blocksize", 0)?;
+    if s.len() != 4 || b <= 0 || s[1] % (b * b) != 0 {
+        return Err(invalid(
+            n,
+            "needs a 4-D input whose channels divide by blocksize²",
+        ));
+    }
+    let (nn, c, h, w) = (s[0], s[1], s[2], s[3]);
+    let (tmp, perm) = if n.s("mode", "DCR")? == "CRD" {
+        (vec![nn, c / (b * b), b, b, h, w], vec![0, 1, 4, 2, 5, 3])
+    } else {
+        (vec![nn, b, b, c / (b * b), h, w], vec![0, 3, 4, 1, 5, 2])
+    };
+    let r = super::reshape(cx, x, &tmp)?;
+    let t = super::transpose(cx, r, &perm)?;
+    one(super::reshape(cx, t, &[nn, c / (b * b), h * b, w * b])?)
+}
+
+pub fn space_to_depth(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let s = static_shape(cx, n, x, "an input")?;
+    let b = n.i("blocksize", 0)?;
+    if s.len() != 4 || b <= 0 || s[2] % b != 0 || s[3] % b != 0 {
+        return Err(invalid(
+            n,
+            "needs a 4-D input whose H and W divide by blocksize",
+        ));
+    }
+    let (nn, c, h, w) = (s[0], s[1], s[2], s[3]);
+    let r = super::reshape(cx, x, &[nn, c, h / b, b, w / b, b])?;
+    let t = super::transpose(cx, r, &[0, 3, 5, 1, 2, 4])?;
+    one(super::reshape(cx, t, &[nn, c * b * b, h / b, w / b])?)
+}
+
+#[allow(dead_code)]
+fn identity(cx: &mut Cx, v: ValueId) -> Res<ValueId> {
+    op1(cx, "data.identity", v)
+}

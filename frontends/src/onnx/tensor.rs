@@ -1,0 +1,291 @@
+//! ONNX element types and tensors: `TensorProto` → elements attributes
+//! (dense, or `#ge.external` for external data) and reference tensors.
+
+use crate::error::ImportError;
+use crate::proto::onnx::{tensor_proto, TensorProto};
+use ge_ir::attributes::{write_element, AttrData, Attribute, DenseElements, Element};
+use ge_ir::tensor::Tensor;
+use ge_ir::{DType, Type};
+use std::path::{Path, PathBuf};
+
+/// The name of an ONNX `TensorProto.DataType` code.
+pub fn onnx_dtype_name(code: i32) -> String {
+    tensor_proto::DataType::try_from(code)
+        .map(|d| d.as_str_name().to_string())
+        .unwrap_or_else(|_| format!("data type #{code}"))
+}
+
+/// Our dtype for an ONNX element type code.
+pub fn dtype_from_onnx(code: i32) -> Result<DType, ImportError> {
+    use tensor_proto::DataType as D;
+    let d = D::try_from(code).ok();
+    Ok(match d {
+        Some(D::Float) => DType::F32,
+        Some(D::Double) => DType::F64,
+        Some(D::Float16) => DType::F16,
+        Some(D::Bfloat16) => DType::BF16,
+        Some(D::Int64) => DType::I64,
+        Some(D::Int32) => DType::I32,
+        Some(D::Int16) => DType::I16,
+        Some(D::Int8) => DType::I8,
+        Some(D::Uint64) => DType::U64,
+        Some(D::Uint32) => DType::U32,
+        Some(D::Uint16) => DType::U16,
+        Some(D::Uint8) => DType::U8,
+        Some(D::Bool) => DType::I1,
+        _ => {
+            return Err(ImportError::unsupported(format!(
+                "unsupported element type {}",
+                onnx_dtype_name(code)
+            )))
+        }
+    })
+}
+
+/// The ONNX element type code of one of our dtypes.
+pub fn dtype_to_onnx(d: DType) -> i32 {
+    use tensor_proto::DataType as D;
+    (match d {
+        DType::F32 => D::Float,
+        DType::F64 => D::Double,
+        DType::F16 => D::Float16,
+        DType::BF16 => D::Bfloat16,
+        DType::I64 | DType::Index => D::Int64,
+        DType::I32 => D::Int32,
+        DType::I16 => D::Int16,
+        DType::I8 => D::Int8,
+        DType::U64 => D::Uint64,
+        DType::U32 => D::Uint32,
+        DType::U16 => D::Uint16,
+        DType::U8 => D::Uint8,
+        DType::I1 => D::Bool,
+    }) as i32
+}
+
+fn tensor_label(t: &TensorProto) -> String {
+    match t.name.as_deref() {
+        Some(n) if !n.is_empty() => format!("tensor '{n}'"),
+        _ => "a tensor".to_string(),
+    }
+}
+
+/// Shape and dtype of a `TensorProto`.
+pub fn tensor_type(t: &TensorProto) -> Result<(Vec<i64>, DType), ImportError> {
+    let dt = dtype_from_onnx(t.data_type.unwrap_or(0)).map_err(|e| e.context(tensor_label(t)))?;
+    if let Some(d) = t.dims.iter().find(|&&d| d < 0) {
+        return Err(ImportError::invalid(format!(
+            "{} has a negative dim {d}",
+            tensor_label(t)
+        )));
+    }
+    Ok((t.dims.clone(), dt))
+}
+
+fn numel(shape: &[i64]) -> Result<usize, ImportError> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d as usize))
+        .ok_or_else(|| ImportError::invalid(format!("shape {shape:?} is too large")))
+}
+
+/// External-data fields of a tensor (location, offset, length).
+pub struct ExternalRef {
+    pub location: String,
+    pub offset: u64,
+    pub length: Option<u64>,
+}
+
+pub fn external_ref(t: &TensorProto) -> Result<Option<ExternalRef>, ImportError> {
+    if t.data_location != Some(tensor_proto::DataLocation::External as i32) {
+        return Ok(None);
+    }
+    let mut location = None;
+    let mut offset = 0u64;
+    let mut length = None;
+    for e in &t.external_data {
+        let v = e.value.clone().unwrap_or_default();
+        let num = |what: &str| {
+            v.parse::<u64>().map_err(|_| {
+                ImportError::invalid(format!(
+                    "{}: external data {what} '{v}' is not a number",
+                    tensor_label(t)
+                ))
+            })
+        };
+        match e.key.as_deref().unwrap_or("") {
+            "location" => location = Some(v.clone()),
+            "offset" => offset = num("offset")?,
+            "length" => length = Some(num("length")?),
+            _ => {}
+        }
+    }
+    let location = location.ok_or_else(|| {
+        ImportError::invalid(format!(
+            "{} has external data without a 'location'",
+            tensor_label(t)
+        ))
+    })?;
+    Ok(Some(ExternalRef {
+        location,
+        offset,
+        length,
+    }))
+}
+
+/// Resolve an external data location against the model's folder; it must
+/// stay inside that folder (ONNX forbids `..` escapes and absolute paths).
+pub fn resolve_external(base: &Path, location: &str) -> Result<PathBuf, ImportError> {
+    let rel = Path::new(location);
+    if rel.is_absolute()
+        || rel
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(ImportError::invalid(format!(
+            "external data location '{location}' must be a relative path inside the model's folder"
+        )));
+    }
+    Ok(base.join(rel))
+}
+
+/// An elements attribute for a tensor: `dense<…>`, or `#ge.external<…>` for
+/// external data (checked to exist and be long enough; the path stored is
+/// absolute so the IR can be run from any folder).
+pub fn tensor_attr(t: &TensorProto, base: &Path) -> Result<Attribute, ImportError> {
+    let (shape, dt) = tensor_type(t)?;
+    let ty = Type::tensor_static(&shape, dt);
+    let n = numel(&shape)?;
+    let want = n
+        .checked_mul(dt.byte_size())
+        .ok_or_else(|| ImportError::invalid(format!("{} is too large", tensor_label(t))))?;
+    if let Some(ext) = external_ref(t)? {
+        let path = resolve_external(base, &ext.location)?;
+        let len = ext.length.unwrap_or(want as u64);
+        if len != want as u64 {
+            return Err(ImportError::invalid(format!(
+                "{}: external data length {len} does not match its type '{ty}' ({want} bytes)",
+                tensor_label(t)
+            )));
+        }
+        let meta = std::fs::metadata(&path).map_err(|e| {
+            ImportError::io(format!(
+                "{}: cannot read external data file '{}': {e}",
+                tensor_label(t),
+                path.display()
+            ))
+        })?;
+        if meta.len() < ext.offset.saturating_add(len) {
+            return Err(ImportError::invalid(format!(
+                "{}: external data file '{}' has {} bytes, but offset {} + length {len} are needed",
+                tensor_label(t),
+                path.display(),
+                meta.len(),
+                ext.offset
+            )));
+        }
+        let abs = std::fs::canonicalize(&path).unwrap_or(path);
+        return Ok(Attribute::new(AttrData::External {
+            path: abs.to_string_lossy().into(),
+            offset: ext.offset,
+            length: len,
+            ty,
+        }));
+    }
+    let bytes = tensor_bytes(t, dt, n)?;
+    Ok(Attribute::dense(DenseElements {
+        ty,
+        splat: false,
+        bytes: bytes.into(),
+    }))
+}
+
+/// Little-endian element bytes of a tensor stored inside the proto.
+fn tensor_bytes(t: &TensorProto, dt: DType, n: usize) -> Result<Vec<u8>, ImportError> {
+    let w = dt.byte_size();
+    let mismatch = |have: usize| {
+        ImportError::invalid(format!(
+            "{} holds {have} values, but its shape {:?} needs {n}",
+            tensor_label(t),
+            t.dims
+        ))
+    };
+    if let Some(raw) = &t.raw_data {
+        if raw.len() != n * w {
+            return Err(ImportError::invalid(format!(
+                "{} has {} bytes of raw data, but its shape {:?} of {} needs {}",
+                tensor_label(t),
+                raw.len(),
+                t.dims,
+                dt,
+                n * w
+            )));
+        }
+        let mut v = raw.clone();
+        if dt == DType::I1 {
+            v.iter_mut().for_each(|b| *b = (*b != 0) as u8);
+        }
+        return Ok(v);
+    }
+    // Grown as values are copied: `n` comes from untrusted dims and is only
+    // trusted once the value count matched it.
+    let mut out = Vec::new();
+    match dt {
+        DType::F32 => {
+            if t.float_data.len() != n {
+                return Err(mismatch(t.float_data.len()));
+            }
+            t.float_data
+                .iter()
+                .for_each(|&x| out.extend_from_slice(&x.to_le_bytes()));
+        }
+        DType::F64 => {
+            if t.double_data.len() != n {
+                return Err(mismatch(t.double_data.len()));
+            }
+            t.double_data
+                .iter()
+                .for_each(|&x| out.extend_from_slice(&x.to_le_bytes()));
+        }
+        DType::I64 => {
+            if t.int64_data.len() != n {
+                return Err(mismatch(t.int64_data.len()));
+            }
+            t.int64_data
+                .iter()
+                .for_each(|&x| out.extend_from_slice(&x.to_le_bytes()));
+        }
+        DType::U32 | DType::U64 => {
+            if t.uint64_data.len() != n {
+                return Err(mismatch(t.uint64_data.len()));
+            }
+            for &x in &t.uint64_data {
+                write_element(dt, Element::UInt(x), &mut out);
+            }
+        }
+        DType::F16 | DType::BF16 => {
+            // 16-bit floats travel as their bit patterns in int32_data.
+            if t.int32_data.len() != n {
+                return Err(mismatch(t.int32_data.len()));
+            }
+            t.int32_data
+                .iter()
+                .for_each(|&x| out.extend_from_slice(&(x as u16).to_le_bytes()));
+        }
+        _ => {
+            if t.int32_data.len() != n {
+                return Err(mismatch(t.int32_data.len()));
+            }
+            for &x in &t.int32_data {
+                write_element(dt, Element::Int(x as i64), &mut out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A reference tensor from a `TensorProto` (external data read from `base`).
+pub fn tensor_value(t: &TensorProto, base: &Path) -> Result<Tensor, ImportError> {
+    let a = tensor_attr(t, base)?;
+    ge_dialects::data::constant::elements_tensor(a, None)
+        .map_err(|e| ImportError::invalid(format!("{}: {e}", tensor_label(t))))
+}
