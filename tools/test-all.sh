@@ -38,4 +38,7 @@ fi
 step "lit tests"
 .venv/bin/lit -sv lit-tests
 
+step "ONNX conformance (pass rate vs tools/conformance/baseline.txt)"
+tools/conformance/run.sh --check
+
 step "all tests passed"

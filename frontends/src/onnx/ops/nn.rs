@@ -604,3 +604,80 @@ pub fn dropout(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let mask = const_f(cx, shape, DType::I1, vec![1.0; count])?;
     Ok(vec![y, mask])
 }
+
+/// -input[n, target[n, ...], ...] weighted per class, with `ignore_index`
+/// targets dropped, reduced by `reduction` (mean divides by the weight sum).
+fn nll(
+    cx: &mut Cx,
+    n: &Node,
+    input: ValueId,
+    target: ValueId,
+    weight: Option<ValueId>,
+) -> Res<ValueId> {
+    let reduction = n.s("reduction", "mean")?;
+    let ignore = n.opt_i("ignore_index")?;
+    let dt = cx.e.dtype(input)?;
+    let t = cast(cx, target, DType::I64)?;
+    let (t, mask) = match ignore {
+        Some(ii) => {
+            let k = cx.e.scalar(DType::I64, ii as f64)?;
+            let eq = op2(cx, "graph.equal", t, k)?;
+            let keep = op1(cx, "graph.not", eq)?;
+            let z = cx.e.scalar(DType::I64, 0.0)?;
+            let safe = cx.e.op("graph.where", &[keep, t, z], vec![])?;
+            (safe, Some(keep))
+        }
+        None => (t, None),
+    };
+    let ti = unsqueeze(cx, t, &[1])?;
+    let g = cx.e.op(
+        "graph.gather_elements",
+        &[input, ti],
+        vec![("axis", Attribute::i64(1))],
+    )?;
+    let g = squeeze(cx, g, &[1])?;
+    let mut loss = op1(cx, "graph.neg", g)?;
+    let mut w = match weight {
+        Some(w) => Some(cx.e.op("graph.gather", &[w, t], vec![("axis", Attribute::i64(0))])?),
+        None => None,
+    };
+    if let Some(keep) = mask {
+        let kf = cast(cx, keep, dt)?;
+        w = Some(match w {
+            Some(w) => op2(cx, "graph.mul", w, kf)?,
+            None => kf,
+        });
+    }
+    if let Some(w) = w {
+        loss = op2(cx, "graph.mul", loss, w)?;
+    }
+    match reduction.as_str() {
+        "none" => Ok(loss),
+        "sum" => reduce(cx, "graph.reduce_sum", loss, &[], false),
+        "mean" => {
+            let s = reduce(cx, "graph.reduce_sum", loss, &[], false)?;
+            let den = match w {
+                Some(w) => reduce(cx, "graph.reduce_sum", w, &[], false)?,
+                None => {
+                    let count: i64 = static_shape(cx, n, t, "a target")?.iter().product();
+                    cx.e.scalar(dt, count as f64)?
+                }
+            };
+            op2(cx, "graph.div", s, den)
+        }
+        r => Err(invalid(n, format!("unknown reduction '{r}'"))),
+    }
+}
+
+pub fn negative_log_likelihood_loss(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, t) = (n.input(0)?, n.input(1)?);
+    one(nll(cx, n, x, t, n.opt_input(2))?)
+}
+
+pub fn softmax_cross_entropy_loss(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, t) = (n.input(0)?, n.input(1)?);
+    let lp =
+        cx.e.op("graph.log_softmax", &[x], vec![("axis", Attribute::i64(1))])?;
+    let loss = nll(cx, n, lp, t, n.opt_input(2))?;
+    Ok(vec![loss, lp])
+}
