@@ -363,7 +363,10 @@ impl Attribute {
     pub fn f32(v: f32) -> Attribute {
         Attribute::float(v as f64, Type::scalar(DType::F32))
     }
+    /// A float of type `ty`, rounded to what that type holds (as MLIR's
+    /// `FloatAttr` does), so `1.0e-5 : f32` and `9.99999974E-6 : f32` are equal.
     pub fn float(v: f64, ty: Type) -> Attribute {
+        let v = ty.dtype().map_or(v, |d| crate::tensor::round_f(d, v));
         Attribute::new(AttrData::Float {
             bits: v.to_bits(),
             ty,
