@@ -3,10 +3,13 @@
 //! - [`graph`]: the compute graph (functions, calls, control flow, compute ops)
 //! - [`data`]: data movement and layout (the role DESIGN.md gives `tensor`; renamed
 //!   because mlir-opt's own `tensor` dialect rejects our ops in generic form)
+//! - [`es`]: the ES builder API — typed Rust methods generated from the op
+//!   definitions, so models are written as code
 //!
 //! Each op is one `static OpDef` in the module of its family.
 
 pub mod data;
+pub mod es;
 pub mod graph;
 pub mod infer;
 pub mod memory;

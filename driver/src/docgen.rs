@@ -24,6 +24,11 @@ fn op_section(op: &OpDef) -> String {
         s.push_str(op.description);
         s.push_str("\n\n");
     }
+    if let Some(e) = ge_dialects::es::es_op(op.name) {
+        s.push_str(&format!("ES API: `{}`\n\n", e.signature()));
+    } else if let Some(why) = ge_dialects::es::exclusion_reason(op.name) {
+        s.push_str(&format!("ES API: none ({why}).\n\n"));
+    }
     if !op.operands.is_empty() {
         s.push_str("| operand | type |\n|---|---|\n");
         for o in op.operands {
