@@ -166,3 +166,26 @@ impl<'a> Emitter<'a> {
         self.constant(&Tensor::from_i64(vec![v.len()], DType::I64, v.to_vec()))
     }
 }
+
+/// Erase constants nothing uses (initializers of unused inputs, operands of
+/// folded ops), repeatedly.
+pub fn remove_unused_constants(body: &mut Body) {
+    loop {
+        let dead: Vec<ge_ir::OpId> = body
+            .all_ops(ge_ir::WalkOrder::Post)
+            .into_iter()
+            .filter(|&o| {
+                let d = body.op(o);
+                d.is_alive()
+                    && d.name.as_str() == "data.constant"
+                    && d.results().iter().all(|&r| !body.has_uses(r))
+            })
+            .collect();
+        if dead.is_empty() {
+            break;
+        }
+        for o in dead {
+            body.erase_op(o);
+        }
+    }
+}

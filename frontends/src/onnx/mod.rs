@@ -23,7 +23,7 @@ use crate::emit::Emitter;
 use crate::error::ImportError;
 use crate::proto::onnx::{ModelProto, TensorProto};
 use ge_ir::attributes::{AttrDict, Attribute};
-use ge_ir::body::{OpState, WalkOrder};
+use ge_ir::body::OpState;
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, Ident, Location, Module, Type};
 use graph::{norm_domain, walk_nodes, Cx, ModelInfo, Symbols};
@@ -307,7 +307,7 @@ pub fn import_bytes(
         cx.e.b
             .create("graph.return", &outs, vec![], Some(vec![]), 0)?;
         drop(cx);
-        remove_unused_constants(inner);
+        crate::emit::remove_unused_constants(inner);
         (in_types, out_types, in_names, out_names)
     };
     let body = m.body_mut();
@@ -340,26 +340,4 @@ pub fn import_bytes(
         )));
     }
     Ok(m)
-}
-
-/// Erase constants nothing uses (initializers of unused inputs, folded leftovers).
-fn remove_unused_constants(body: &mut ge_ir::Body) {
-    loop {
-        let dead: Vec<ge_ir::OpId> = body
-            .all_ops(WalkOrder::Post)
-            .into_iter()
-            .filter(|&o| {
-                let d = body.op(o);
-                d.is_alive()
-                    && d.name.as_str() == "data.constant"
-                    && d.results().iter().all(|&r| !body.has_uses(r))
-            })
-            .collect();
-        if dead.is_empty() {
-            break;
-        }
-        for o in dead {
-            body.erase_op(o);
-        }
-    }
 }

@@ -340,10 +340,10 @@ impl TfCx<'_> {
             vec![("perm", Attribute::i64_array(perm))],
         )
     }
-    fn to_nchw(&mut self, x: ValueId) -> Res<ValueId> {
+    fn nhwc_to_nchw(&mut self, x: ValueId) -> Res<ValueId> {
         self.transpose(x, &[0, 3, 1, 2])
     }
-    fn to_nhwc(&mut self, x: ValueId) -> Res<ValueId> {
+    fn nchw_to_nhwc(&mut self, x: ValueId) -> Res<ValueId> {
         self.transpose(x, &[0, 2, 3, 1])
     }
     fn scalar_like(&mut self, v: ValueId, x: f64) -> Res<ValueId> {
@@ -532,7 +532,7 @@ fn hw(n: &TfNode, name: &str, nhwc: bool) -> Vec<i64> {
 fn conv_common(cx: &mut TfCx, n: &TfNode, depthwise: bool) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
     let nhwc = n.nhwc()?;
-    let xc = if nhwc { cx.to_nchw(x)? } else { x };
+    let xc = if nhwc { cx.nhwc_to_nchw(x)? } else { x };
     let wd = cx.e.dims(w)?;
     let kernel: Vec<i64> = wd
         .iter()
@@ -572,7 +572,7 @@ fn conv_common(cx: &mut TfCx, n: &TfNode, depthwise: bool) -> Res<Vec<ValueId>> 
             ("group", Attribute::i64(group)),
         ],
     )?;
-    one(if nhwc { cx.to_nhwc(y)? } else { y })
+    one(if nhwc { cx.nchw_to_nhwc(y)? } else { y })
 }
 
 fn conv2d(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
@@ -586,7 +586,7 @@ fn depthwise_conv2d(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
 fn pool(cx: &mut TfCx, n: &TfNode, name: &str) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let nhwc = n.nhwc()?;
-    let xc = if nhwc { cx.to_nchw(x)? } else { x };
+    let xc = if nhwc { cx.nhwc_to_nchw(x)? } else { x };
     let kernel = hw(n, "ksize", nhwc);
     let strides = hw(n, "strides", nhwc);
     let pads = tf_pads(cx, n, xc, &kernel, &strides, &[1, 1])?;
@@ -599,7 +599,7 @@ fn pool(cx: &mut TfCx, n: &TfNode, name: &str) -> Res<Vec<ValueId>> {
             ("pads", Attribute::i64_array(&pads)),
         ],
     )?;
-    one(if nhwc { cx.to_nhwc(y)? } else { y })
+    one(if nhwc { cx.nchw_to_nhwc(y)? } else { y })
 }
 
 fn max_pool(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
@@ -979,6 +979,8 @@ pub fn import_bytes(
         cx.e.set_loc(file_loc);
         cx.e.b
             .create("graph.return", &outs, vec![], Some(vec![]), 0)?;
+        let _ = cx;
+        crate::emit::remove_unused_constants(inner);
         (in_types, out_types, in_names)
     };
     let body = m.body_mut();

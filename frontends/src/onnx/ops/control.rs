@@ -175,9 +175,23 @@ pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
                     format!("with scan output #{k} of dynamic shape '{t}'"),
                 ));
             };
-            shape.insert(0, 0);
+            // An empty accumulator: a slice of nothing from a one-row zero
+            // tensor (unfolded: the text format cannot spell an empty
+            // `dense<>` of rank > 1 yet).
+            shape.insert(0, 1);
             let z = cx.e.constant(&Tensor::zeros(shape, tt.dtype))?;
-            acc_inits.push(Some(z));
+            let fold = std::mem::replace(&mut cx.e.fold, false);
+            let empty = cx.e.op(
+                "data.slice",
+                &[z],
+                vec![
+                    ("starts", Attribute::i64_array(&[0])),
+                    ("ends", Attribute::i64_array(&[0])),
+                    ("axes", Attribute::i64_array(&[0])),
+                ],
+            );
+            cx.e.fold = fold;
+            acc_inits.push(Some(empty?));
         }
         let mut operands = vec![i0, cinit];
         operands.extend(inits.iter().copied());
@@ -279,7 +293,13 @@ pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         cx.e.b.body.erase_op(op);
         for z in acc_inits.into_iter().flatten() {
             if let Some(o) = cx.e.b.body.defining_op(z) {
+                let src = cx.e.b.body.op(o).operands().to_vec();
                 cx.e.b.body.erase_op(o);
+                for s in src {
+                    if let Some(c) = cx.e.b.body.defining_op(s) {
+                        cx.e.b.body.erase_op(c);
+                    }
+                }
             }
         }
         scan_types = new_scan;

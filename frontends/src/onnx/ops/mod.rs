@@ -104,7 +104,10 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("MatMul", nn::matmul),
     ("MaxPool", nn::max_pool),
     ("MeanVarianceNormalization", nn::mean_variance_normalization),
-    ("NegativeLogLikelihoodLoss", nn::negative_log_likelihood_loss),
+    (
+        "NegativeLogLikelihoodLoss",
+        nn::negative_log_likelihood_loss,
+    ),
     ("RMSNormalization", nn::rms_normalization),
     ("Softmax", nn::softmax),
     ("SoftmaxCrossEntropyLoss", nn::softmax_cross_entropy_loss),

@@ -465,6 +465,7 @@ pub fn pad(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     )?)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn resize_op(
     cx: &mut Cx,
     n: &Node,

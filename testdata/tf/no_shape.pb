@@ -1,0 +1,7 @@
+
+
+xPlaceholder*
+dtype0
+
+yRelux*
+T0

@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Generate the small ONNX and TensorFlow test models in testdata/onnx and testdata/tf.
+
+    python3 -m venv .venv && .venv/bin/pip install -r tools/frontends/requirements.txt
+    .venv/bin/python tools/gen_test_models.py
+
+ONNX models are built with the `onnx` package; their reference outputs come from
+`onnx.reference.ReferenceEvaluator` and are saved as .npy next to them
+(<model>.in<i>.npy, <model>.out<i>.npy). TensorFlow GraphDefs are written with the
+`protobuf` package from ge's own .proto subset (frontends/proto/tensorflow, compiled
+here with grpcio-tools — no TensorFlow install); their references are computed with
+numpy. The bad files exercise the importers' error paths. Everything is seeded, so
+reruns give the same bytes. Lit tests in lit-tests/frontends use these files.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ONNX_DIR = os.path.join(ROOT, "testdata", "onnx")
+TF_DIR = os.path.join(ROOT, "testdata", "tf")
+rng = np.random.default_rng(7)
+
+
+def f32(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def save_onnx(name, model, inputs=None, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    path = os.path.join(ONNX_DIR, name + ".onnx")
+    onnx.save(model, path)
+    if inputs is not None:
+        outs = ReferenceEvaluator(model).run(None, {k: v for k, v in inputs})
+        for i, (_, v) in enumerate(inputs):
+            np.save(os.path.join(ONNX_DIR, f"{name}.in{i}.npy"), v)
+        for i, v in enumerate(outs):
+            np.save(os.path.join(ONNX_DIR, f"{name}.out{i}.npy"), v)
+    print("wrote", os.path.relpath(path, ROOT))
+
+
+def truncate(data, cls):
+    """The first half of `data`, cut inside a field so that decoding fails."""
+    for cut in range(len(data) // 2, len(data)):
+        try:
+            cls().ParseFromString(data[:cut])
+        except Exception:
+            return data[:cut]
+    raise SystemExit("no truncation point fails to decode")
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, functions=(), value_info=(), name="g"):
+    g = helper.make_graph(nodes, name, inputs, outputs, list(inits), value_info=list(value_info))
+    return helper.make_model(
+        g,
+        opset_imports=[helper.make_opsetid("", opset)]
+        + ([helper.make_opsetid("local", 1)] if functions else []),
+        functions=list(functions),
+        producer_name="ge tools/gen_test_models.py",
+        ir_version=10,
+    )
+
+
+def vi(name, shape, dt=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dt, shape)
+
+
+def small_cnn():
+    inits = [
+        numpy_helper.from_array(f32(4, 3, 3, 3, scale=0.5), "conv_w"),
+        numpy_helper.from_array(f32(4, scale=0.1), "conv_b"),
+        numpy_helper.from_array((1 + 0.1 * f32(4)).astype(np.float32), "bn_scale"),
+        numpy_helper.from_array(f32(4, scale=0.1), "bn_bias"),
+        numpy_helper.from_array(f32(4, scale=0.1), "bn_mean"),
+        numpy_helper.from_array((1 + np.abs(f32(4))).astype(np.float32), "bn_var"),
+        numpy_helper.from_array(f32(10, 64, scale=0.2), "fc_w"),
+        numpy_helper.from_array(f32(10, scale=0.1), "fc_b"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "conv_w", "conv_b"], ["c"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["b"], name="bn1"),
+        helper.make_node("Relu", ["b"], ["r"], name="relu1"),
+        helper.make_node("MaxPool", ["r"], ["p"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["g"], name="fc", transB=1),
+        helper.make_node("Softmax", ["g"], ["y"], name="softmax"),
+    ]
+    m = model(nodes, [vi("x", [1, 3, 8, 8])], [vi("y", [1, 10])], inits)
+    save_onnx("small_cnn", m, [("x", f32(1, 3, 8, 8))])
+    return m
+
+
+def dyn_batch():
+    inits = [
+        numpy_helper.from_array(f32(16, 8, scale=0.3), "w"),
+        numpy_helper.from_array(f32(8, scale=0.1), "b"),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+        helper.make_node("Add", ["m", "b"], ["a"], name="bias"),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("ReduceMean", ["r"], ["y"], name="mean", axes=[1], keepdims=1),
+    ]
+    m = model(nodes, [vi("x", ["batch_size", 16])], [vi("y", ["batch_size", 1])], inits, opset=13)
+    save_onnx("dyn_batch", m, [("x", f32(3, 16))])
+
+
+def external_data():
+    w = f32(32, 32, scale=0.2)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+        helper.make_node("Tanh", ["m"], ["y"], name="tanh"),
+    ]
+    m = model(nodes, [vi("x", [2, 32])], [vi("y", [2, 32])], [numpy_helper.from_array(w, "w")])
+    onnx.checker.check_model(m)
+    inputs = [("x", f32(2, 32))]
+    outs = ReferenceEvaluator(m).run(None, dict(inputs))
+    path = os.path.join(ONNX_DIR, "external_data.onnx")
+    if os.path.exists(os.path.join(ONNX_DIR, "external_data.bin")):
+        os.remove(os.path.join(ONNX_DIR, "external_data.bin"))  # onnx appends to it
+    onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="external_data.bin", size_threshold=0)
+    np.save(os.path.join(ONNX_DIR, "external_data.in0.npy"), inputs[0][1])
+    np.save(os.path.join(ONNX_DIR, "external_data.out0.npy"), outs[0])
+    print("wrote", os.path.relpath(path, ROOT), "+ external_data.bin")
+
+
+def control_flow():
+    # If: y = cond ? x * 2 : x - 1
+    then_g = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["t"], name="then_mul")], "then", [], [vi("t", [4])],
+        [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    else_g = helper.make_graph(
+        [helper.make_node("Sub", ["x", "one"], ["e"], name="else_sub")], "else", [], [vi("e", [4])],
+        [numpy_helper.from_array(np.array(1.0, np.float32), "one")])
+    # Loop: 3 iterations of s = s + x; scan output: s after each step.
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["s_in", "x"], ["s_out"], name="body_add"),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
+            helper.make_node("Identity", ["s_out"], ["scan"], name="body_scan"),
+        ],
+        "body",
+        [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL), vi("s_in", [4])],
+        [vi("cond_out", [], TensorProto.BOOL), vi("s_out", [4]), vi("scan", [4])],
+    )
+    nodes = [
+        helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g, else_branch=else_g),
+        helper.make_node("Loop", ["trips", "go", "s0"], ["s", "scans"], name="loop", body=body),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(3, np.int64), "trips"),
+        numpy_helper.from_array(np.array(True), "go"),
+        numpy_helper.from_array(np.zeros(4, np.float32), "s0"),
+    ]
+    m = model(nodes, [vi("c", [], TensorProto.BOOL), vi("x", [4])],
+              [vi("y", [4]), vi("s", [4]), vi("scans", [3, 4])], inits, opset=16)
+    save_onnx("control_flow", m, [("c", np.array(True)), ("x", f32(4))])
+
+
+def local_function():
+    # local.ScaledTanh(X) = Tanh(X * alpha) * alpha, alpha an attribute (default 1.5)
+    fn = helper.make_function(
+        "local", "ScaledTanh", ["X"], ["Y"],
+        [
+            helper.make_node("Constant", [], ["A"], value_float=0.0, name="alpha_const"),
+            helper.make_node("Mul", ["X", "A"], ["XA"], name="scale_in"),
+            helper.make_node("Tanh", ["XA"], ["T"], name="tanh"),
+            helper.make_node("Mul", ["T", "A"], ["Y"], name="scale_out"),
+        ],
+        [helper.make_opsetid("", 17)],
+        attributes=[],
+    )
+    # Make the Constant take its value from the caller's attribute.
+    fn.node[0].attribute[0].ClearField("f")
+    fn.node[0].attribute[0].ref_attr_name = "alpha"
+    fn.attribute_proto.append(helper.make_attribute("alpha", 1.5))
+    nodes = [
+        helper.make_node("ScaledTanh", ["x"], ["h"], name="act1", domain="local", alpha=0.5),
+        helper.make_node("ScaledTanh", ["h"], ["y"], name="act2", domain="local", alpha=2.0),
+    ]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], functions=[fn])
+    save_onnx("local_function", m, [("x", f32(2, 3))])
+
+
+def many_ops():
+    """Shape computations that fold at import (Shape → Gather → Concat → Reshape)."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "i0"], ["n"], name="batch_dim", axis=0),
+        helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"], name="unsq"),
+        helper.make_node("Concat", ["n1", "minus1"], ["target"], name="target_shape", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["flat"], name="flatten"),
+        helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[0, 2, 1]),
+        helper.make_node("ReduceSum", ["t", "ax2"], ["rs"], name="sum", keepdims=0),
+        helper.make_node("Concat", ["flat", "rs"], ["y"], name="concat", axis=1),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(0, np.int64), "i0"),
+        numpy_helper.from_array(np.array([0], np.int64), "ax0"),
+        numpy_helper.from_array(np.array([-1], np.int64), "minus1"),
+        numpy_helper.from_array(np.array([2], np.int64), "ax2"),
+    ]
+    m = model(nodes, [vi("x", [2, 3, 4])], [vi("y", [2, 16])], inits)
+    save_onnx("shape_folding", m, [("x", f32(2, 3, 4))])
+
+
+def bad_files(cnn):
+    with open(os.path.join(ONNX_DIR, "truncated.onnx"), "wb") as f:
+        f.write(truncate(cnn.SerializeToString(), onnx.ModelProto))
+    with open(os.path.join(ONNX_DIR, "not_onnx.onnx"), "w") as f:
+        f.write("this is a text file, not an ONNX model\n")
+    # Two unknown ops (one in a custom domain) and a known one.
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="ok_relu"),
+        helper.make_node("FrobnicateV2", ["a"], ["b"], name="frob"),
+        helper.make_node("Sparkle", ["b"], ["y"], name="sparkle", domain="com.example"),
+    ]
+    m = model(nodes, [vi("x", [2])], [vi("y", [2])])
+    m.opset_import.append(helper.make_opsetid("com.example", 3))
+    save_onnx("unknown_ops", m, check=False)
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["y"], name="uses_missing_W")]
+    save_onnx("missing_initializer", model(nodes, [vi("x", [2, 2])], [vi("y", [2, 2])]), check=False)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Transpose", ["r"], ["y"], name="transpose", perm=[1, 0]),
+    ]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])])
+    save_onnx("inconsistent_shapes", m, check=False)
+    nodes = [helper.make_node("Identity", ["x"], ["y"], name="id")]
+    m = model(nodes, [vi("x", [2], TensorProto.COMPLEX64)], [vi("y", [2], TensorProto.COMPLEX64)])
+    save_onnx("unsupported_dtype", m, check=False)
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    save_onnx("old_opset", model(nodes, [vi("x", [2])], [vi("y", [2])], opset=6), check=False)
+
+
+# ---- TensorFlow ---------------------------------------------------------------------
+
+def tf_protos():
+    """Compile frontends/proto/tensorflow with grpcio-tools into a temp dir; import it."""
+    from grpc_tools import protoc
+
+    out = tempfile.mkdtemp()
+    proto_root = os.path.join(ROOT, "frontends", "proto")
+    files = [os.path.join("tensorflow", f) for f in
+             ("types.proto", "tensor_shape.proto", "tensor.proto", "attr_value.proto",
+              "node_def.proto", "graph.proto")]
+    rc = protoc.main(["protoc", f"-I{proto_root}", f"--python_out={out}"] + files)
+    if rc != 0:
+        raise SystemExit("protoc failed")
+    sys.path.insert(0, out)
+    from tensorflow import graph_pb2, types_pb2  # noqa: E402
+
+    return graph_pb2, types_pb2
+
+
+def tf_models():
+    graph_pb2, types_pb2 = tf_protos()
+    DT_FLOAT, DT_INT32 = types_pb2.DT_FLOAT, types_pb2.DT_INT32
+
+    def node(g, name, op, inputs=(), **attrs):
+        n = g.node.add()
+        n.name, n.op = name, op
+        n.input.extend(inputs)
+        for k, v in attrs.items():
+            a = n.attr[k]
+            if isinstance(v, bool):
+                a.b = v
+            elif isinstance(v, int):
+                a.i = v
+            elif isinstance(v, float):
+                a.f = v
+            elif isinstance(v, bytes):
+                a.s = v
+            elif isinstance(v, list):
+                a.list.i.extend(v)
+            elif isinstance(v, tuple) and v[0] == "type":
+                a.type = v[1]
+            elif isinstance(v, tuple) and v[0] == "shape":
+                for d in v[1]:
+                    a.shape.dim.add().size = d
+        return n
+
+    def const(g, name, arr):
+        n = node(g, name, "Const", dtype=("type", DT_FLOAT if arr.dtype == np.float32 else DT_INT32))
+        t = n.attr["value"].tensor
+        t.dtype = DT_FLOAT if arr.dtype == np.float32 else DT_INT32
+        for d in arr.shape:
+            t.tensor_shape.dim.add().size = d
+        t.tensor_content = arr.tobytes()
+        return n
+
+    g = graph_pb2.GraphDef()
+    g.versions.producer = 1087
+    node(g, "input", "Placeholder", dtype=("type", DT_FLOAT), shape=("shape", [1, 8, 8, 3]))
+    w1 = f32(3, 3, 3, 4, scale=0.4)
+    b1 = f32(4, scale=0.1)
+    scale, offset, mean = (1 + 0.1 * f32(4)), f32(4, scale=0.1), f32(4, scale=0.1)
+    var = (1 + np.abs(f32(4))).astype(np.float32)
+    dw = f32(3, 3, 4, 1, scale=0.4)
+    fc = f32(16, 5, scale=0.3)
+    fcb = f32(5, scale=0.1)
+    const(g, "conv1/w", w1)
+    node(g, "conv1", "Conv2D", ["input", "conv1/w"], T=("type", DT_FLOAT), strides=[1, 1, 1, 1],
+         padding=b"SAME", data_format=b"NHWC")
+    const(g, "conv1/b", b1)
+    node(g, "conv1/bias", "BiasAdd", ["conv1", "conv1/b"], T=("type", DT_FLOAT))
+    for k, v in (("scale", scale), ("offset", offset), ("mean", mean), ("var", var)):
+        const(g, f"bn/{k}", v.astype(np.float32))
+    node(g, "bn", "FusedBatchNormV3", ["conv1/bias", "bn/scale", "bn/offset", "bn/mean", "bn/var"],
+         T=("type", DT_FLOAT), epsilon=0.001, is_training=False, data_format=b"NHWC")
+    node(g, "relu6", "Relu6", ["bn"], T=("type", DT_FLOAT))
+    node(g, "pool", "MaxPool", ["relu6"], T=("type", DT_FLOAT), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1],
+         padding=b"VALID")
+    const(g, "dw/w", dw)
+    node(g, "dw", "DepthwiseConv2dNative", ["pool", "dw/w"], T=("type", DT_FLOAT), strides=[1, 1, 1, 1],
+         padding=b"SAME")
+    node(g, "relu", "Relu", ["dw"], T=("type", DT_FLOAT))
+    node(g, "avg", "AvgPool", ["relu"], T=("type", DT_FLOAT), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1],
+         padding=b"VALID")
+    const(g, "flat/shape", np.array([1, 16], np.int32))
+    node(g, "flat", "Reshape", ["avg", "flat/shape"], T=("type", DT_FLOAT))
+    const(g, "fc/w", fc)
+    node(g, "fc", "MatMul", ["flat", "fc/w"], T=("type", DT_FLOAT))
+    const(g, "fc/b", fcb)
+    node(g, "fc/bias", "BiasAdd", ["fc", "fc/b"], T=("type", DT_FLOAT))
+    node(g, "probs", "Softmax", ["fc/bias"], T=("type", DT_FLOAT))
+    with open(os.path.join(TF_DIR, "small_cnn.pb"), "wb") as f:
+        f.write(g.SerializeToString())
+
+    # numpy reference (NHWC)
+    def conv(x, w, stride=1, depthwise=False):
+        n, h, wd, c = x.shape
+        kh, kw = w.shape[:2]
+        ph, pw = kh - 1, kw - 1
+        xp = np.pad(x, ((0, 0), (ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
+        out_c = c if depthwise else w.shape[3]
+        y = np.zeros((n, h, wd, out_c), np.float64)
+        for i in range(h):
+            for j in range(wd):
+                patch = xp[:, i:i + kh, j:j + kw, :]
+                if depthwise:
+                    y[:, i, j, :] = np.einsum("nhwc,hwc->nc", patch, w[:, :, :, 0])
+                else:
+                    y[:, i, j, :] = np.einsum("nhwc,hwco->no", patch, w)
+        return y
+
+    def pool(x, fn):
+        n, h, w, c = x.shape
+        return fn(x.reshape(n, h // 2, 2, w // 2, 2, c), axis=(2, 4))
+
+    x = f32(1, 8, 8, 3)
+    y = conv(x.astype(np.float64), w1) + b1
+    y = (y - mean) / np.sqrt(var + 0.001) * scale + offset
+    y = np.clip(y, 0, 6)
+    y = pool(y, np.max)
+    y = np.maximum(conv(y, dw, depthwise=True), 0)
+    y = pool(y, np.mean).reshape(1, 16)
+    y = y @ fc + fcb
+    y = np.exp(y - y.max(axis=1, keepdims=True))
+    y = (y / y.sum(axis=1, keepdims=True)).astype(np.float32)
+    np.save(os.path.join(TF_DIR, "small_cnn.in0.npy"), x)
+    np.save(os.path.join(TF_DIR, "small_cnn.out0.npy"), y)
+    print("wrote testdata/tf/small_cnn.pb")
+
+    # Symbolic batch, concat, mean, pad, transpose, squeeze.
+    g = graph_pb2.GraphDef()
+    node(g, "x", "Placeholder", dtype=("type", DT_FLOAT), shape=("shape", [-1, 4, 4, 2]))
+    const(g, "pads", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32))
+    node(g, "pad", "Pad", ["x", "pads"], T=("type", DT_FLOAT))
+    const(g, "axes", np.array([1, 2], np.int32))
+    node(g, "mean", "Mean", ["pad", "axes"], T=("type", DT_FLOAT), keep_dims=True)
+    const(g, "perm", np.array([0, 3, 1, 2], np.int32))
+    node(g, "nchw", "Transpose", ["mean", "perm"], T=("type", DT_FLOAT))
+    node(g, "sq", "Squeeze", ["nchw"], T=("type", DT_FLOAT), squeeze_dims=[2, 3])
+    const(g, "axis", np.array(1, np.int32))
+    node(g, "cat", "ConcatV2", ["sq", "sq", "axis"], T=("type", DT_FLOAT), N=2)
+    node(g, "out", "Identity", ["cat"], T=("type", DT_FLOAT))
+    with open(os.path.join(TF_DIR, "shapes.pb"), "wb") as f:
+        f.write(g.SerializeToString())
+    x = f32(3, 4, 4, 2)
+    m = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0))).mean(axis=(1, 2))
+    np.save(os.path.join(TF_DIR, "shapes.in0.npy"), x)
+    np.save(os.path.join(TF_DIR, "shapes.out0.npy"), np.concatenate([m, m], axis=1).astype(np.float32))
+    print("wrote testdata/tf/shapes.pb")
+
+    data = open(os.path.join(TF_DIR, "small_cnn.pb"), "rb").read()
+    with open(os.path.join(TF_DIR, "truncated.pb"), "wb") as f:
+        f.write(truncate(data, graph_pb2.GraphDef))
+    g = graph_pb2.GraphDef()
+    node(g, "x", "Placeholder", dtype=("type", DT_FLOAT), shape=("shape", [2]))
+    node(g, "a", "Erfinv", ["x"], T=("type", DT_FLOAT))
+    node(g, "b", "Relu", ["a"], T=("type", DT_FLOAT))
+    node(g, "c", "LookupTableFindV2", ["b"])
+    with open(os.path.join(TF_DIR, "unknown_ops.pb"), "wb") as f:
+        f.write(g.SerializeToString())
+    g = graph_pb2.GraphDef()
+    node(g, "x", "Placeholder", dtype=("type", DT_FLOAT))
+    node(g, "y", "Relu", ["x"], T=("type", DT_FLOAT))
+    with open(os.path.join(TF_DIR, "no_shape.pb"), "wb") as f:
+        f.write(g.SerializeToString())
+    print("wrote testdata/tf bad files")
+
+
+def main():
+    os.makedirs(ONNX_DIR, exist_ok=True)
+    os.makedirs(TF_DIR, exist_ok=True)
+    cnn = small_cnn()
+    dyn_batch()
+    external_data()
+    control_flow()
+    local_function()
+    many_ops()
+    bad_files(cnn)
+    tf_models()
+
+
+if __name__ == "__main__":
+    main()
