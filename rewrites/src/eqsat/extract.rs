@@ -26,61 +26,97 @@ impl Bits {
             *a |= *b;
         }
     }
+    /// Set bits, in order (cost proportional to the number of set bits).
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64)
-                .filter(move |b| bits & (1 << b) != 0)
-                .map(move |b| w * 64 + b)
+            let mut rest = bits;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let b = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                Some(w * 64 + b)
+            })
         })
+    }
+    fn contains(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
     }
 }
 
 /// DAG-aware greedy extraction. Returns the choice per class and the cost of
-/// the DAG needed by `roots`.
+/// the DAG needed by `roots`. Nodes are processed from a worklist: when a
+/// class improves, the nodes that use it are revisited (so the work follows
+/// the graph instead of sweeping it until nothing changes).
 pub fn greedy_dag(eg: &Graph, cost: &CostModel, roots: &[Id]) -> (HashMap<Id, Node>, f64) {
     let classes: Vec<Id> = eg.classes().map(|c| c.id).collect();
     let index: HashMap<Id, usize> = classes.iter().enumerate().map(|(i, &c)| (c, i)).collect();
     let n = classes.len();
+    // Every node, with its class index and canonical child class indices.
+    let mut nodes: Vec<(usize, &Node, Vec<usize>)> = vec![];
+    let mut users: Vec<Vec<usize>> = vec![vec![]; n];
+    for (ci, &c) in classes.iter().enumerate() {
+        for node in eg[c].iter() {
+            let kids: Vec<usize> = node
+                .children()
+                .iter()
+                .map(|k| index[&eg.find(*k)])
+                .collect();
+            let ni = nodes.len();
+            for &k in &kids {
+                users[k].push(ni);
+            }
+            nodes.push((ci, node, kids));
+        }
+    }
     let mut own: Vec<f64> = vec![f64::INFINITY; n];
-    let mut best: Vec<Option<(Node, Bits, f64)>> = vec![None; n];
-    let mut changed = true;
-    let mut rounds = 0;
-    while changed && rounds < 10_000 {
-        changed = false;
-        rounds += 1;
-        for (ci, &c) in classes.iter().enumerate() {
-            for node in eg[c].iter() {
-                if node
-                    .children()
-                    .iter()
-                    .any(|k| best[index[&eg.find(*k)]].is_none())
-                {
-                    continue;
-                }
-                let nc = cost.node_cost(eg, c, node);
-                if !nc.is_finite() {
-                    continue;
-                }
-                let mut set = Bits::new(n);
-                for k in node.children() {
-                    if let Some((_, s, _)) = &best[index[&eg.find(*k)]] {
-                        set.union(s);
-                    }
-                }
-                // A node whose children already need this class would be a cycle.
-                if set.iter().any(|i| i == ci) {
-                    continue;
-                }
-                set.set(ci);
-                let total: f64 = set.iter().map(|i| if i == ci { nc } else { own[i] }).sum();
-                let better = match &best[ci] {
-                    None => true,
-                    Some((_, _, t)) => total + 1e-12 < *t,
-                };
-                if better {
-                    own[ci] = nc;
-                    best[ci] = Some((node.clone(), set, total));
-                    changed = true;
+    let mut best: Vec<Option<(usize, Bits, f64)>> = vec![None; n];
+    let mut queue: std::collections::VecDeque<usize> = (0..nodes.len())
+        .filter(|&i| nodes[i].2.is_empty())
+        .collect();
+    let mut queued = vec![false; nodes.len()];
+    for &i in &queue {
+        queued[i] = true;
+    }
+    let mut steps = 0usize;
+    while let Some(ni) = queue.pop_front() {
+        queued[ni] = false;
+        steps += 1;
+        if steps > 50 * nodes.len() + 1000 {
+            break;
+        }
+        let (ci, node, kids) = &nodes[ni];
+        if kids.iter().any(|&k| best[k].is_none()) {
+            continue;
+        }
+        let nc = cost.node_cost(eg, classes[*ci], node);
+        if !nc.is_finite() {
+            continue;
+        }
+        let mut set = Bits::new(n);
+        for &k in kids {
+            if let Some((_, s, _)) = &best[k] {
+                set.union(s);
+            }
+        }
+        // A node whose children already need this class would be a cycle.
+        if set.contains(*ci) {
+            continue;
+        }
+        let total: f64 = nc + set.iter().map(|i| own[i]).sum::<f64>();
+        set.set(*ci);
+        let better = match &best[*ci] {
+            None => true,
+            Some((_, _, t)) => total + 1e-12 < *t,
+        };
+        if better {
+            own[*ci] = nc;
+            best[*ci] = Some((ni, set, total));
+            for &u in &users[*ci] {
+                if !queued[u] {
+                    queued[u] = true;
+                    queue.push_back(u);
                 }
             }
         }
@@ -94,8 +130,8 @@ pub fn greedy_dag(eg: &Graph, cost: &CostModel, roots: &[Id]) -> (HashMap<Id, No
     }
     let mut total = 0.0;
     for i in need.iter() {
-        if let Some((node, _, _)) = &best[i] {
-            choice.insert(classes[i], node.clone());
+        if let Some((ni, _, _)) = &best[i] {
+            choice.insert(classes[i], nodes[*ni].1.clone());
             total += own[i];
         }
     }
