@@ -703,3 +703,30 @@ pub fn walk_nodes<'g>(g: &'g GraphProto, f: &mut dyn FnMut(&'g NodeProto)) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dim_params_become_valid_distinct_symbols() {
+        let mut s = Symbols::default();
+        assert_eq!(s.symbol("batch_size"), "BATCH_SIZE");
+        assert_eq!(s.symbol("batch_size"), "BATCH_SIZE");
+        assert_eq!(s.symbol("seq-len"), "SEQ_LEN");
+        assert_eq!(s.symbol("2d"), "S2D");
+        // "Batch Size" would also be BATCH_SIZE: it gets a suffix.
+        assert_eq!(s.symbol("Batch Size"), "BATCH_SIZE_2");
+        assert_eq!(s.map.len(), 4);
+    }
+
+    #[test]
+    fn joined_types_widen_differing_dims() {
+        let a = Type::tensor_static(&[2, 3], ge_ir::DType::F32);
+        let b = Type::tensor_static(&[4, 3], ge_ir::DType::F32);
+        let j = join_types(a, b).map(|t| t.to_string());
+        assert_eq!(j.as_deref(), Some("tensor<?x3xf32>"));
+        let c = Type::tensor_static(&[2], ge_ir::DType::F32);
+        assert!(join_types(a, c).is_none());
+    }
+}
