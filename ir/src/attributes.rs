@@ -231,7 +231,7 @@ impl AttrDict {
     }
     /// Build from entries in any order; a later duplicate name wins.
     pub fn new(mut entries: Vec<NamedAttr>) -> AttrDict {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_by_key(|a| a.0);
         entries.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
                 earlier.1 = later.1;

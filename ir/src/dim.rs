@@ -38,6 +38,9 @@ pub enum DimExpr {
     Div(Box<DimExpr>, i64),
 }
 
+// Shape inference reads best as `h.add(p).div_const(s)`; these are not the
+// operator traits because dims combine with plain integers too.
+#[allow(clippy::should_implement_trait)]
 impl DimExpr {
     pub fn sym(name: &str) -> DimExpr {
         DimExpr::Sym(Ident::new(name))
@@ -153,6 +156,10 @@ impl DimExpr {
     }
 
     fn fmt_prec(&self, f: &mut fmt::Formatter<'_>, top: bool) -> fmt::Result {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.fmt_prec_rec(f, top))
+    }
+
+    fn fmt_prec_rec(&self, f: &mut fmt::Formatter<'_>, top: bool) -> fmt::Result {
         match self {
             DimExpr::Sym(s) => write!(f, "{s}"),
             DimExpr::Const(c) => write!(f, "{c}"),
@@ -213,6 +220,7 @@ impl fmt::Debug for SymDim {
     }
 }
 
+#[allow(clippy::should_implement_trait)]
 impl Dim {
     /// Canonicalise an expression into a dim: constants become `Static`.
     pub fn from_expr(e: DimExpr) -> Dim {

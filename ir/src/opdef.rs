@@ -425,6 +425,12 @@ pub struct LazyCell<T: 'static> {
     ptr: AtomicPtr<T>,
 }
 
+impl<T: 'static> Default for LazyCell<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T: 'static> LazyCell<T> {
     pub const fn new() -> LazyCell<T> {
         LazyCell {
@@ -465,6 +471,9 @@ impl<T> std::fmt::Debug for LazyCell<T> {
 }
 
 impl OpDef {
+    /// The base of every definition (`..OpDef::DEFAULT`). Its lazy caches are
+    /// null pointers copied into each static, never shared state.
+    #[allow(clippy::declare_interior_mutable_const)]
     pub const DEFAULT: OpDef = OpDef {
         name: "",
         summary: "",

@@ -70,7 +70,7 @@ impl DType {
             .iter()
             .copied()
             .find(|d| d.name() == s)
-            .or_else(|| match s {
+            .or(match s {
                 "u8" => Some(DType::U8),
                 "u16" => Some(DType::U16),
                 "u32" => Some(DType::U32),
