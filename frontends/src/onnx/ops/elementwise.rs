@@ -143,9 +143,24 @@ pub fn mean(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn mod_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (a, b) = (n.input(0)?, n.input(1)?);
     let fmod = n.i("fmod", 0)?;
-    one(cx
-        .e
-        .op("graph.mod", &[a, b], vec![("fmod", Attribute::i64(fmod))])?)
+    if fmod != 0 || !cx.e.dtype(a)?.is_float() {
+        return one(cx
+            .e
+            .op("graph.mod", &[a, b], vec![("fmod", Attribute::i64(fmod))])?);
+    }
+    // Float Mod with fmod = 0 takes the divisor's sign (Python's %): the C
+    // remainder, plus the divisor where the signs differ.
+    let r =
+        cx.e.op("graph.mod", &[a, b], vec![("fmod", Attribute::i64(1))])?;
+    let z = scalar_like(cx, r, 0.0)?;
+    let rneg = op2(cx, "graph.less", r, z)?;
+    let bneg = op2(cx, "graph.less", b, z)?;
+    let differ = op2(cx, "graph.xor", rneg, bneg)?;
+    let eq0 = op2(cx, "graph.equal", r, z)?;
+    let nz = op1(cx, "graph.not", eq0)?;
+    let fix = op2(cx, "graph.and", differ, nz)?;
+    let rb = op2(cx, "graph.add", r, b)?;
+    one(cx.e.op("graph.where", &[fix, rb, r], vec![])?)
 }
 
 /// x << y = x * 2^y, x >> y = x / 2^y (unsigned integers).

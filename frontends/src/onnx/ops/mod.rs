@@ -86,6 +86,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Where", elementwise::where_),
     ("Xor", elementwise::xor),
     // nn.rs
+    ("Attention", nn::attention),
     ("AveragePool", nn::average_pool),
     ("BatchNormalization", nn::batch_normalization),
     ("Conv", nn::conv),

@@ -681,3 +681,185 @@ pub fn softmax_cross_entropy_loss(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let loss = nll(cx, n, lp, t, n.opt_input(2))?;
     Ok(vec![loss, lp])
 }
+
+/// ONNX Attention (opset 23), composed: heads split for 3-D inputs, past
+/// key/value concatenated, the mask (boolean or additive) and the causal
+/// frontier folded into one additive bias, grouped-query heads repeated,
+/// `softmax(q·kᵀ·scale + bias)·v` with fully masked rows giving zeros.
+pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (q, k, v) = (n.input(0)?, n.input(1)?, n.input(2)?);
+    if n.opt_input(6).is_some() {
+        return Err(unsupported(n, "with nonpad_kv_seqlen"));
+    }
+    let (left, right) = (n.i("left_window_size", -1)?, n.i("right_window_size", -1)?);
+    let dt = cx.e.dtype(q)?;
+    let rank = cx.e.rank(q)?;
+    let split_heads = |cx: &mut Cx, x: ValueId, heads: i64| -> Res<ValueId> {
+        let r = reshape(cx, x, &[0, 0, heads, -1])?;
+        super::transpose(cx, r, &[0, 2, 1, 3])
+    };
+    let (q, k, v) = if rank == 3 {
+        let qh = n
+            .opt_i("q_num_heads")?
+            .ok_or_else(|| invalid(n, "3-D inputs need q_num_heads"))?;
+        let kh = n
+            .opt_i("kv_num_heads")?
+            .ok_or_else(|| invalid(n, "3-D inputs need kv_num_heads"))?;
+        (
+            split_heads(cx, q, qh)?,
+            split_heads(cx, k, kh)?,
+            split_heads(cx, v, kh)?,
+        )
+    } else if rank == 4 {
+        (q, k, v)
+    } else {
+        return Err(invalid(
+            n,
+            format!("inputs must be 3-D or 4-D, not {rank}-D"),
+        ));
+    };
+    let (past_k, past_v) = (n.opt_input(4), n.opt_input(5));
+    let past_len = match past_k {
+        Some(p) => static_shape(cx, n, p, "past_key")?[2],
+        None => 0,
+    };
+    let k = match past_k {
+        Some(p) => {
+            cx.e.op("data.concat", &[p, k], vec![("axis", Attribute::i64(2))])?
+        }
+        None => k,
+    };
+    let v = match past_v {
+        Some(p) => {
+            cx.e.op("data.concat", &[p, v], vec![("axis", Attribute::i64(2))])?
+        }
+        None => v,
+    };
+    let qs = static_shape(cx, n, q, "Q")?;
+    let ks = static_shape(cx, n, k, "K")?;
+    let (q_len, kv_len, head) = (qs[2], ks[2], qs[3]);
+    let scale = match n.opt_f("scale")? {
+        Some(s) => s as f64,
+        None => 1.0 / (head as f64).sqrt(),
+    };
+    let root = scale.sqrt();
+    let rs = cx.e.scalar(dt, root)?;
+    let qm = op2(cx, "graph.mul", q, rs)?;
+    let km = op2(cx, "graph.mul", k, rs)?;
+    // Grouped-query attention: repeat each K/V head.
+    let (qh, kh) = (qs[1], ks[1]);
+    let repeat = |cx: &mut Cx, x: ValueId| -> Res<ValueId> {
+        if qh == kh || kh == 0 || qh % kh != 0 {
+            return Ok(x);
+        }
+        let s = static_shape(cx, n, x, "K/V")?;
+        let u = unsqueeze(cx, x, &[2])?;
+        let e = cx.e.op(
+            "data.expand",
+            &[u],
+            vec![("shape", Attribute::i64_array(&[1, 1, qh / kh, 1, 1]))],
+        )?;
+        reshape(cx, e, &[s[0], qh, s[2], s[3]])
+    };
+    let km = repeat(cx, km)?;
+    let vr = repeat(cx, v)?;
+    let kt = super::transpose(cx, km, &[0, 1, 3, 2])?;
+    let mut scores = op2(cx, "graph.matmul", qm, kt)?;
+    if let Some(cap) = n.opt_f("softcap")? {
+        if cap > 0.0 {
+            let c = cx.e.scalar(dt, cap as f64)?;
+            let d = op2(cx, "graph.div", scores, c)?;
+            let t = op1(cx, "graph.tanh", d)?;
+            scores = op2(cx, "graph.mul", t, c)?;
+        }
+    }
+    // The additive bias: mask (padded to the kv length) and causal frontier.
+    let mut bias: Option<ValueId> = None;
+    if let Some(mask) = n.opt_input(3) {
+        let mdims = static_shape(cx, n, mask, "attn_mask")?;
+        let mrank = mdims.len();
+        let is_bool = cx.e.dtype(mask)? == DType::I1;
+        let pad = kv_len - mdims[mrank - 1];
+        let mask = if pad > 0 {
+            let mut pads = vec![0i64; 2 * mrank];
+            pads[2 * mrank - 1] = pad;
+            let value = if is_bool { 0.0 } else { f64::NEG_INFINITY };
+            cx.e.op(
+                "graph.pad",
+                &[mask],
+                vec![
+                    ("pads", Attribute::i64_array(&pads)),
+                    ("value", Attribute::f64(value)),
+                ],
+            )?
+        } else {
+            mask
+        };
+        bias = Some(if is_bool {
+            let z = cx.e.scalar(dt, 0.0)?;
+            let ninf = cx.e.scalar(dt, f64::NEG_INFINITY)?;
+            cx.e.op("graph.where", &[mask, z, ninf], vec![])?
+        } else {
+            cast(cx, mask, dt)?
+        });
+    }
+    let causal = n.i("is_causal", 0)? != 0;
+    if causal || left >= 0 || right >= 0 {
+        // Query i sits at absolute position i + past_len.
+        let allowed = |i: i64, j: i64| {
+            let d = i + past_len - j;
+            (!causal || d >= 0) && (left < 0 || d <= left) && (right < 0 || -d <= right)
+        };
+        let frontier: Vec<f64> = (0..q_len)
+            .flat_map(|i| {
+                (0..kv_len).map(move |j| {
+                    if allowed(i, j) {
+                        0.0
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                })
+            })
+            .collect();
+        let c = const_f(cx, vec![q_len as usize, kv_len as usize], dt, frontier)?;
+        bias = Some(match bias {
+            Some(b) => op2(cx, "graph.add", b, c)?,
+            None => c,
+        });
+    }
+    let with_bias = match bias {
+        Some(b) => op2(cx, "graph.add", scores, b)?,
+        None => scores,
+    };
+    let precision = match n.opt_i("softmax_precision")? {
+        Some(p) => crate::onnx::tensor::dtype_from_onnx(p as i32)?,
+        None => dt,
+    };
+    let sm_in = cast(cx, with_bias, precision)?;
+    let mut probs = cx.e.op(
+        "graph.softmax",
+        &[sm_in],
+        vec![("axis", Attribute::i64(-1))],
+    )?;
+    if let Some(b) = bias {
+        // Rows where every key is masked give zeros, not NaN.
+        let m = reduce(cx, "graph.reduce_max", b, &[-1], true)?;
+        let ninf = cx.e.scalar(dt, f64::NEG_INFINITY)?;
+        let all = op2(cx, "graph.equal", m, ninf)?;
+        let z = cx.e.scalar(precision, 0.0)?;
+        probs = cx.e.op("graph.where", &[all, z, probs], vec![])?;
+    }
+    let probs = cast(cx, probs, dt)?;
+    let mut y = op2(cx, "graph.matmul", probs, vr)?;
+    if rank == 3 {
+        let t = super::transpose(cx, y, &[0, 2, 1, 3])?;
+        y = reshape(cx, t, &[0, 0, -1])?;
+    }
+    let qk_out = match n.i("qk_matmul_output_mode", 0)? {
+        0 | 1 => scores,
+        2 => with_bias,
+        3 => probs,
+        m => return Err(invalid(n, format!("unknown qk_matmul_output_mode {m}"))),
+    };
+    Ok(vec![y, k, v, qk_out])
+}

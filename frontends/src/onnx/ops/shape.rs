@@ -739,7 +739,12 @@ pub fn space_to_depth(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     }
     let (nn, c, h, w) = (s[0], s[1], s[2], s[3]);
     let r = super::reshape(cx, x, &[nn, c, h / b, b, w / b, b])?;
-    let t = super::transpose(cx, r, &[0, 3, 5, 1, 2, 4])?;
+    let perm: &[i64] = if n.s("mode", "DCR")? == "CRD" {
+        &[0, 1, 3, 5, 2, 4]
+    } else {
+        &[0, 3, 5, 1, 2, 4]
+    };
+    let t = super::transpose(cx, r, perm)?;
     one(super::reshape(cx, t, &[nn, c * b * b, h / b, w / b])?)
 }
 
