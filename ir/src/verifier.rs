@@ -257,21 +257,7 @@ impl<'a> Verifier<'a> {
                 );
             }
         };
-        for &r in regions {
-            for &blk in &body.region(r).blocks {
-                for o in body.block_ops(blk) {
-                    check(body, o);
-                    match body.op(o).inner.as_deref() {
-                        Some(inner) => inner.walk_deep(WalkOrder::Pre, &mut check),
-                        None => body.walk(o, WalkOrder::Pre, &mut |x| {
-                            if x != o {
-                                check(body, x)
-                            }
-                        }),
-                    }
-                }
-            }
-        }
+        for_each_in_symbol_table(body, regions, &mut check);
         self.out.extend(calls);
     }
 
@@ -580,6 +566,30 @@ impl<'a> Verifier<'a> {
             Some(mut it) => it.any(|x| x == na),
             // Unreachable blocks are dominated by everything.
             None => true,
+        }
+    }
+}
+
+/// Visit every op nested in `regions` whose nearest symbol table is the op
+/// owning them: nested symbol tables are visited but not entered (their calls
+/// resolve against their own symbols, and each table is checked once).
+fn for_each_in_symbol_table<'b>(
+    body: &'b Body,
+    regions: &[RegionId],
+    f: &mut dyn FnMut(&'b Body, OpId),
+) {
+    let mut stack: Vec<(&'b Body, RegionId)> = regions.iter().rev().map(|&r| (body, r)).collect();
+    while let Some((b, r)) = stack.pop() {
+        for &blk in &b.region(r).blocks {
+            for o in b.block_ops(blk) {
+                f(b, o);
+                let d = b.op(o);
+                if d.has_trait(Trait::SymbolTable) {
+                    continue;
+                }
+                let rb = d.region_body(b);
+                stack.extend(d.regions().iter().rev().map(|&nr| (rb, nr)));
+            }
         }
     }
 }
