@@ -175,6 +175,19 @@ pub struct Body {
     live_ops: usize,
 }
 
+impl Drop for Body {
+    /// Nested isolated ops own nested bodies; dropping them recursively would
+    /// overflow the stack for deeply nested IR, so they are unnested onto a
+    /// heap stack and dropped one at a time.
+    fn drop(&mut self) {
+        let mut stack: Vec<Box<Body>> =
+            self.ops.iter_mut().filter_map(|o| o.inner.take()).collect();
+        while let Some(mut b) = stack.pop() {
+            stack.extend(b.ops.iter_mut().filter_map(|o| o.inner.take()));
+        }
+    }
+}
+
 impl Body {
     pub fn new() -> Body {
         Body::default()

@@ -95,6 +95,11 @@ impl fmt::Display for Location {
 }
 
 pub(crate) fn write_loc_inner(f: &mut dyn fmt::Write, l: Location) -> fmt::Result {
+    // Name and call-site locations nest arbitrarily deep.
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_loc_rec(f, l))
+}
+
+fn write_loc_rec(f: &mut dyn fmt::Write, l: Location) -> fmt::Result {
     match l.data() {
         LocData::Unknown => f.write_str("unknown"),
         LocData::File { file, line, col } => {

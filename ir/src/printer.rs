@@ -161,9 +161,13 @@ impl Printer {
     }
 
     fn newline(&mut self) {
+        const SPACES: &str = "                                                                ";
         self.out.push('\n');
-        for _ in 0..self.indent {
-            self.out.push(' ');
+        let mut n = self.indent;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            self.out.push_str(&SPACES[..k]);
+            n -= k;
         }
     }
 
@@ -306,7 +310,7 @@ impl Printer {
             write_attr_key(&mut self.out, k);
             if !matches!(v.data(), AttrData::Unit) {
                 self.out.push_str(" = ");
-                let _ = write_attr(&mut self.out, *v, self.opts.generic);
+                let _ = write_attr_mode(&mut self.out, *v, AttrStyle::of(&self.opts), false);
             }
         }
         self.out.push('}');
@@ -413,13 +417,13 @@ impl OpPrinter<'_, '_> {
 
     /// An attribute as it appears in a format (`[1, 1]`, `2`, `"AICore"`).
     pub fn attr_value(&mut self, a: Attribute) {
-        let generic = self.p.opts.generic;
-        let _ = write_attr_elided(&mut self.p.out, a, generic);
+        let style = AttrStyle::of(&self.p.opts);
+        let _ = write_attr_mode(&mut self.p.out, a, style, true);
     }
 
     pub fn attr(&mut self, a: Attribute) {
-        let generic = self.p.opts.generic;
-        let _ = write_attr(&mut self.p.out, a, generic);
+        let style = AttrStyle::of(&self.p.opts);
+        let _ = write_attr_mode(&mut self.p.out, a, style, false);
     }
 
     pub fn symbol_name(&mut self, name: &str) {
@@ -625,6 +629,11 @@ impl OpPrinter<'_, '_> {
 // ---- types and attributes -------------------------------------------------
 
 pub fn write_type(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
+    // Types nest (function types, encodings): deep nesting must not overflow the stack.
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_type_rec(f, t, generic))
+}
+
+fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
     match t.data() {
         TypeData::Scalar(d) => f.write_str(d.name()),
         TypeData::None => f.write_str("none"),
@@ -737,20 +746,55 @@ fn write_typed_suffix(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Re
 
 /// An attribute in full (`1 : i64`, `2.5 : f32`).
 pub fn write_attr(f: &mut dyn fmt::Write, a: Attribute, generic: bool) -> fmt::Result {
-    write_attr_mode(f, a, generic, false)
+    write_attr_mode(f, a, AttrStyle::plain(generic), false)
 }
 
 /// An attribute with `i64`/`f64` types elided (array elements, format values).
 pub fn write_attr_elided(f: &mut dyn fmt::Write, a: Attribute, generic: bool) -> fmt::Result {
-    write_attr_mode(f, a, generic, true)
+    write_attr_mode(f, a, AttrStyle::plain(generic), true)
+}
+
+/// How attributes print: generic types, and dense literals as hex past a size.
+#[derive(Clone, Copy)]
+struct AttrStyle {
+    generic: bool,
+    hex_over: Option<usize>,
+}
+
+impl AttrStyle {
+    fn plain(generic: bool) -> AttrStyle {
+        AttrStyle {
+            generic,
+            hex_over: None,
+        }
+    }
+    fn of(opts: &PrintOptions) -> AttrStyle {
+        AttrStyle {
+            generic: opts.generic,
+            hex_over: opts.hex_elements_over,
+        }
+    }
 }
 
 fn write_attr_mode(
     f: &mut dyn fmt::Write,
     a: Attribute,
-    generic: bool,
+    style: AttrStyle,
     elide: bool,
 ) -> fmt::Result {
+    // Arrays and dictionaries nest arbitrarily deep.
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        write_attr_mode_rec(f, a, style, elide)
+    })
+}
+
+fn write_attr_mode_rec(
+    f: &mut dyn fmt::Write,
+    a: Attribute,
+    style: AttrStyle,
+    elide: bool,
+) -> fmt::Result {
+    let generic = style.generic;
     match a.data() {
         AttrData::Unit => f.write_str("unit"),
         AttrData::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
@@ -784,7 +828,7 @@ fn write_attr_mode(
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                write_attr_mode(f, *x, generic, true)?;
+                write_attr_mode(f, *x, style, true)?;
             }
             f.write_str("]")
         }
@@ -813,7 +857,7 @@ fn write_attr_mode(
                 f.write_str(&key)?;
                 if !matches!(v.data(), AttrData::Unit) {
                     f.write_str(" = ")?;
-                    write_attr(f, *v, generic)?;
+                    write_attr_mode(f, *v, style, false)?;
                 }
             }
             f.write_str("}")
@@ -833,7 +877,7 @@ fn write_attr_mode(
         AttrData::Type(t) => write_type(f, *t, generic),
         AttrData::Dense(d) => {
             f.write_str("dense<")?;
-            write_dense_body(f, d, None)?;
+            write_dense_body(f, d, style.hex_over)?;
             f.write_str(">")?;
             write_typed_suffix(f, d.ty, generic)
         }
@@ -954,14 +998,19 @@ pub fn write_dense_body(
 
 fn push_hex(out: &mut String, bytes: &[u8]) {
     const H: &[u8; 16] = b"0123456789ABCDEF";
-    out.reserve(bytes.len() * 2);
-    for &b in bytes {
-        out.push(H[(b >> 4) as usize] as char);
-        out.push(H[(b & 15) as usize] as char);
-    }
+    let hex: Vec<u8> = bytes
+        .iter()
+        .flat_map(|&b| [H[(b >> 4) as usize], H[(b & 15) as usize]])
+        .collect();
+    // Only ASCII hex digits were written.
+    out.push_str(std::str::from_utf8(&hex).unwrap_or_default());
 }
 
 pub fn escape(s: &str) -> String {
+    let plain = |b: u8| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\';
+    if s.bytes().all(plain) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {

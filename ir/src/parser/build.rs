@@ -3,6 +3,9 @@
 use super::literals::*;
 use super::*;
 
+/// Longest type spelling the parser's type cache keeps.
+const TYPE_CACHE_MAX_LEN: usize = 256;
+
 impl<'c, 's> Parser<'c, 's> {
     // ---- items -------------------------------------------------------------
 
@@ -58,9 +61,18 @@ impl<'c, 's> Parser<'c, 's> {
 
     /// Build a type from a pair; spans in errors are relative to `self.pos`.
     pub(super) fn build_type(&mut self, p: Pair<'s, Rule>) -> PResult<Type> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.build_type_rec(p))
+    }
+
+    fn build_type_rec(&mut self, p: Pair<'s, Rule>) -> PResult<Type> {
         let text = p.as_str();
-        if let Some(&t) = self.type_cache.get(text) {
-            return Ok(t);
+        // Only short spellings are cached: hashing the text of every level of a
+        // deeply nested type would make building it quadratic.
+        let cacheable = text.len() <= TYPE_CACHE_MAX_LEN;
+        if cacheable {
+            if let Some(&t) = self.type_cache.get(text) {
+                return Ok(t);
+            }
         }
         let base = self.pos;
         let span = Self::pspan(&p, base);
@@ -126,7 +138,9 @@ impl<'c, 's> Parser<'c, 's> {
             }
             r => return Err(self.err(span, format!("expected type, found {r:?}"))),
         };
-        self.type_cache.insert(text, t);
+        if cacheable {
+            self.type_cache.insert(text, t);
+        }
         Ok(t)
     }
 
@@ -282,6 +296,10 @@ impl<'c, 's> Parser<'c, 's> {
         p: Pair<'s, Rule>,
         span: &Range<usize>,
     ) -> PResult<DimExpr> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.build_dim_expr_rec(p, span))
+    }
+
+    fn build_dim_expr_rec(&self, p: Pair<'s, Rule>, span: &Range<usize>) -> PResult<DimExpr> {
         match p.as_rule() {
             Rule::dim_expr => {
                 let mut it = p.into_inner();
@@ -360,6 +378,10 @@ impl<'c, 's> Parser<'c, 's> {
 
     /// Build an attribute; spans relative to `self.pos`.
     pub(super) fn build_attr(&mut self, p: Pair<'s, Rule>) -> PResult<Attribute> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.build_attr_rec(p))
+    }
+
+    fn build_attr_rec(&mut self, p: Pair<'s, Rule>) -> PResult<Attribute> {
         let base = self.pos;
         let span = Self::pspan(&p, base);
         Ok(match p.as_rule() {
@@ -772,6 +794,10 @@ impl<'c, 's> Parser<'c, 's> {
     // ---- locations ---------------------------------------------------------
 
     pub(super) fn build_loc(&mut self, p: Pair<'s, Rule>, base: usize) -> PResult<Location> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.build_loc_rec(p, base))
+    }
+
+    fn build_loc_rec(&mut self, p: Pair<'s, Rule>, base: usize) -> PResult<Location> {
         let span = Self::pspan(&p, base);
         match p.as_rule() {
             Rule::location => {

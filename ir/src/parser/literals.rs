@@ -95,13 +95,23 @@ pub fn unquote_key(s: &str) -> String {
 }
 
 pub fn decode_hex(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    fn nibble(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
+    let b = h.as_bytes();
+    if !b.len().is_multiple_of(2) {
         return None;
     }
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
-        .collect()
+    let mut out = Vec::with_capacity(b.len() / 2);
+    for pair in b.chunks_exact(2) {
+        out.push(nibble(pair[0])? << 4 | nibble(pair[1])?);
+    }
+    Some(out)
 }
 
 /// `"0x<alignment u32 LE><data>"` as MLIR writes resource blobs.
@@ -237,7 +247,7 @@ fn scalar(t: &str) -> Result<Element, String> {
     }
     if let Some(h) = t.strip_prefix("0x") {
         return u64::from_str_radix(h, 16)
-            .map(|u| Element::UInt(u))
+            .map(Element::UInt)
             .map_err(|_| format!("invalid hex element '{t}'"));
     }
     match t.parse::<i64>() {

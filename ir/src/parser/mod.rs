@@ -173,8 +173,16 @@ pub fn parse_module(
     first_line: usize,
 ) -> PResult<Module> {
     let mut p = Parser::new(ctx, file_name, file_id, src, base, first_line);
-    stacker::maybe_grow(1024 * 1024, 64 * 1024 * 1024, || p.parse_top())
+    // One large (lazily committed) stack for the whole parse: pest's own stack
+    // guard then fails deep nesting with a diagnostic long after any sane
+    // input, and per-op `maybe_grow` calls below never need a new segment.
+    stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || p.parse_top())
 }
+
+/// Stack the parser runs on unless this much is already available.
+const PARSE_RED_ZONE: usize = 64 * 1024 * 1024;
+/// Size of the parser's stack (virtual memory; only touched pages are committed).
+const PARSE_STACK: usize = 256 * 1024 * 1024;
 
 /// Parse a type from text (used for attribute defaults and tests).
 pub fn parse_type_str(ctx: &Context, text: &str) -> PResult<Type> {
@@ -290,6 +298,11 @@ impl<'c, 's> Parser<'c, 's> {
                     format!("expected {}", names.join(" or "))
                 }
             }
+            pest::error::ErrorVariant::CustomError { message }
+                if message.contains("limit reached") =>
+            {
+                "input is nested too deeply for the parser".to_string()
+            }
             pest::error::ErrorVariant::CustomError { message } => message.clone(),
         };
         let end = self.token_end(at);
@@ -307,8 +320,7 @@ impl<'c, 's> Parser<'c, 's> {
     /// End of the token starting at `at` (for labels).
     fn token_end(&self, at: usize) -> usize {
         let rest = &self.src[at.min(self.src.len())..];
-        if rest.starts_with('"') {
-            let body = &rest[1..];
+        if let Some(body) = rest.strip_prefix('"') {
             let mut esc = false;
             for (i, c) in body.char_indices() {
                 match c {

@@ -221,6 +221,20 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         }
     }
 
+    /// If the text after the items is a `{` that does not parse as an
+    /// attribute dictionary, the error pointing into it.
+    fn diagnose_dict(&self) -> Option<Box<Diagnostic>> {
+        let rest = &self.p.src[self.p.pos..];
+        let at = self.p.pos + (rest.len() - rest.trim_start().len());
+        let text = &self.p.src[at..];
+        if !text.starts_with('{') || text.starts_with("{-#") {
+            return None;
+        }
+        AirGrammar::parse(Rule::dict_attr, text)
+            .err()
+            .map(|e| self.p.pest_error(e, at))
+    }
+
     /// One or more comma-separated types.
     pub fn parse_type_list(&mut self) -> PResult<Vec<Type>> {
         let mut out = vec![self.parse_type()?];
@@ -575,6 +589,12 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             self.expect_punct(")")?;
         }
         self.parse_optional_attr_dict()?;
+        if self.at_end() {
+            // Items stop at a `{` that is not a valid dictionary: say why.
+            if let Some(e) = self.diagnose_dict() {
+                return Err(e);
+            }
+        }
         self.expect_punct(":")?;
         let (ins, outs) = self.parse_functional_type()?;
         self.operands = self.resolve_operands(&refs, &ins)?;

@@ -1,0 +1,338 @@
+//! Robustness: very deep nesting and very large inputs give a result or a
+//! clean diagnostic — never a crash (stack overflow) or a panic.
+//!
+//! These run on the test harness's small (2 MiB) thread stacks on purpose: the
+//! parser, verifier, printer and `Drop` must not depend on a big main stack.
+
+use ge_ir::parser::parse_module;
+use ge_ir::printer::{print_module, PrintOptions};
+use ge_ir::verifier::verify_module;
+use ge_ir::{Context, Module};
+
+const DEPTH: usize = 10_000;
+
+fn ctx() -> Context {
+    let mut c = Context::new();
+    c.allow_unregistered = true;
+    c
+}
+
+fn print(m: &Module, generic: bool) -> String {
+    print_module(
+        m,
+        PrintOptions {
+            generic,
+            ..Default::default()
+        },
+    )
+}
+
+/// Parse; on success verify, print both forms and check the printed text
+/// parses back to the same text. On failure the error must be a diagnostic
+/// with a position inside the input. Returns the parse error message, if any.
+fn parse_or_diagnose(src: &str, reparse: bool) -> Option<String> {
+    let c = ctx();
+    match parse_module(&c, "deep.air", 0, src, 0, 1) {
+        Ok(m) => {
+            let diags = verify_module(&m);
+            assert!(
+                diags.is_empty(),
+                "unexpected verifier errors: {:?}",
+                diags.first()
+            );
+            for generic in [false, true] {
+                let out = print(&m, generic);
+                if reparse {
+                    let again = match parse_module(&c, "out.air", 0, &out, 0, 1) {
+                        Ok(a) => a,
+                        Err(d) => panic!("printed deep IR does not parse: {}", d.message),
+                    };
+                    assert!(print(&again, generic) == out, "printing is not stable");
+                }
+            }
+            None
+        }
+        Err(d) => {
+            match &d.pos {
+                ge_ir::diagnostics::Pos::Span { range, .. } => {
+                    assert!(range.start <= src.len(), "diagnostic points past the input")
+                }
+                p => panic!("parse error without a source span: {p:?}"),
+            }
+            Some(d.message.clone())
+        }
+    }
+}
+
+fn nested_regions(depth: usize) -> String {
+    "\"x.op\"() ({\n".repeat(depth) + "\"x.leaf\"() : () -> ()\n" + &"}) : () -> ()\n".repeat(depth)
+}
+
+#[test]
+fn ten_thousand_nested_regions_parse_verify_and_print() {
+    let c = ctx();
+    let src = nested_regions(DEPTH);
+    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+        Ok(m) => m,
+        Err(d) => panic!("{}", d.message),
+    };
+    assert!(verify_module(&m).is_empty());
+    let out = print(&m, true);
+    // One line per op open and close, plus the module's two lines.
+    assert_eq!(out.lines().count(), 2 * DEPTH + 3);
+    assert!(out
+        .lines()
+        .nth(DEPTH + 1)
+        .is_some_and(|l| l.trim() == "\"x.leaf\"() : () -> ()"));
+}
+
+#[test]
+fn nested_regions_round_trip() {
+    assert_eq!(parse_or_diagnose(&nested_regions(1_000), true), None);
+}
+
+#[test]
+fn ten_thousand_nested_isolated_modules() {
+    // `builtin.module` is isolated from above: each level owns a nested body,
+    // which exercises the verifier's and `Drop`'s recursion over bodies.
+    let src = "module {\n".repeat(DEPTH) + &"}\n".repeat(DEPTH);
+    let c = ctx();
+    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+        Ok(m) => m,
+        Err(d) => panic!("{}", d.message),
+    };
+    assert!(verify_module(&m).is_empty());
+    let out = print(&m, false);
+    assert_eq!(out.lines().count(), 2 * DEPTH);
+    let generic = print(&m, true);
+    assert_eq!(generic.lines().count(), 2 * DEPTH);
+    drop(m);
+    let shallow = "module {\n".repeat(1_000) + &"}\n".repeat(1_000);
+    assert_eq!(parse_or_diagnose(&shallow, true), None);
+}
+
+fn attr_op(attr: &str) -> String {
+    format!("\"x.op\"() {{a = {attr}}} : () -> ()\n")
+}
+
+#[test]
+fn ten_thousand_nested_arrays() {
+    let src = attr_op(&("[".repeat(DEPTH) + &"]".repeat(DEPTH)));
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_dicts() {
+    let src = attr_op(&("{a = ".repeat(DEPTH) + "1" + &"}".repeat(DEPTH)));
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_arrays_and_dicts_mixed() {
+    let src = attr_op(&("[{a = ".repeat(DEPTH) + "unit" + &"}]".repeat(DEPTH)));
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_dense_lists() {
+    let ty = "1x".repeat(DEPTH);
+    let src = attr_op(&format!(
+        "dense<{}7{}> : tensor<{ty}i32>",
+        "[".repeat(DEPTH),
+        "]".repeat(DEPTH)
+    ));
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_function_types() {
+    let src = attr_op(&("() -> (".repeat(DEPTH) + "i32" + &")".repeat(DEPTH)));
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_tensor_encodings() {
+    // A tensor whose encoding is a type attribute of a tensor whose encoding ...
+    let src = attr_op(&("tensor<2xf32, ".repeat(DEPTH) + "unit" + &">".repeat(DEPTH)));
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_dim_parentheses() {
+    let dim = "(".repeat(DEPTH) + "B" + &")".repeat(DEPTH);
+    let src = format!("\"x.op\"() : () -> tensor<{dim}x4xf32>\n");
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn deeply_nested_dim_expressions() {
+    // ((((B+1)/2+1)/2+1)/2 ...): division keeps the tree from flattening.
+    let mut e = String::from("B");
+    for _ in 0..200 {
+        e = format!("({e}+1)/2");
+    }
+    let src = format!("\"x.op\"() : () -> tensor<({e})xf32>\n");
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_name_locations() {
+    let loc = "\"n\"(".repeat(DEPTH) + "\"f\":1:2" + &")".repeat(DEPTH);
+    let src = format!("\"x.op\"() : () -> () loc({loc})\n");
+    let c = ctx();
+    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+        Ok(m) => m,
+        Err(d) => panic!("{}", d.message),
+    };
+    let out = print_module(
+        &m,
+        PrintOptions {
+            debuginfo: true,
+            ..Default::default()
+        },
+    );
+    assert!(out.contains(&format!("loc({loc})")));
+}
+
+#[test]
+fn ten_thousand_nested_callsite_locations() {
+    let loc = "callsite(\"a\":1:1 at ".repeat(DEPTH) + "\"b\":2:2" + &")".repeat(DEPTH);
+    let src = format!("\"x.op\"() : () -> () loc({loc})\n");
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn ten_thousand_nested_dialect_bodies() {
+    let body = "<".repeat(DEPTH) + &">".repeat(DEPTH);
+    let src = format!("\"x.op\"() {{t = !x.ty{body}, a = #x.at{body}}} : () -> ()\n");
+    assert_eq!(parse_or_diagnose(&src, true), None);
+}
+
+#[test]
+fn hundred_thousand_nested_arrays_fail_cleanly_or_parse() {
+    // Deeper than any real input: either parsed or "nested too deeply", never a crash.
+    let src = attr_op(&("[".repeat(100_000) + &"]".repeat(100_000)));
+    if let Some(msg) = parse_or_diagnose(&src, false) {
+        assert!(msg.contains("nested too deeply"), "{msg}");
+    }
+}
+
+#[test]
+fn thirty_thousand_unclosed_regions_fail_cleanly() {
+    let src = "\"x.op\"() ({\n".repeat(30_000);
+    let msg = parse_or_diagnose(&src, false).expect("unterminated regions must fail");
+    assert!(
+        msg.contains("nested too deeply") || msg.contains("unterminated region"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unclosed_deep_nesting_is_a_diagnostic() {
+    for open in ["[", "{a = ", "(", "tensor<2xf32, ", "dense<[", "() -> ("] {
+        let src = attr_op(&open.repeat(DEPTH));
+        let msg = parse_or_diagnose(&src, false).expect("unclosed nesting must fail");
+        assert!(!msg.is_empty());
+    }
+}
+
+/// About 100 MB of text in one module, shaped like a model with its weights
+/// inline: functions of ops interleaved with 2 MiB hex `dense` constants,
+/// long strings, a 30k-element `array<i64>` and comment blocks. (Debug builds
+/// of the pest parser read ops at well under 1 MB/s, so most bytes are
+/// literals; `million_op_module_parses` covers op throughput.)
+fn large_input(target: usize) -> String {
+    let mut s = String::with_capacity(target + (4 << 20));
+    let hex: String = "0123456789ABCDEF".repeat(1 << 17); // 2 MiB of hex = 1 MiB of data
+    let n = hex.len() / 2;
+    s.push_str(&format!(
+        "\"x.list\"() {{xs = array<i64: {}0>}} : () -> ()\n",
+        "123456789, ".repeat(30_000)
+    ));
+    let mut f = 0;
+    while s.len() < target {
+        s.push_str(&format!(
+            "\"x.func\"() ({{\n^bb0(%a: tensor<Bx16xf32>, %b: tensor<16xf32>):\n  %w = \"x.const\"() {{value = dense<\"0x{hex}\"> : tensor<{n}xui8>}} : () -> tensor<{n}xui8>\n  %0 = \"x.add\"(%a, %b, %w) {{k = {f} : i64, doc = \"{doc}\"}} : (tensor<Bx16xf32>, tensor<16xf32>, tensor<{n}xui8>) -> tensor<Bx16xf32>\n  \"x.return\"(%0) : (tensor<Bx16xf32>) -> ()\n}}) {{sym_name = \"f{f}\"}} : () -> ()\n",
+            doc = "lorem ipsum \\\"dolor\\\" sit amet\\n".repeat(1 << 12)
+        ));
+        s.push_str(&"// a comment line between functions\n".repeat(100));
+        f += 1;
+    }
+    s
+}
+
+#[test]
+fn hundred_megabyte_input_parses() {
+    let src = large_input(100 << 20);
+    assert!(src.len() >= 100 << 20);
+    let c = ctx();
+    let m = match parse_module(&c, "big.air", 0, &src, 0, 1) {
+        Ok(m) => m,
+        Err(d) => panic!("{}", d.message),
+    };
+    assert!(verify_module(&m).is_empty());
+    let out = print_module(
+        &m,
+        PrintOptions {
+            hex_elements_over: Some(1024),
+            ..Default::default()
+        },
+    );
+    let funcs = src.matches("\"x.func\"").count();
+    assert!(funcs > 40);
+    assert!(
+        out.contains(&format!("sym_name = \"f{}\"", funcs - 1)),
+        "every function is printed"
+    );
+    assert!(out.len() > 90 << 20, "printed only {} bytes", out.len());
+}
+
+#[test]
+fn error_at_the_end_of_a_hundred_megabyte_input_has_the_right_line() {
+    let mut src = large_input(100 << 20);
+    let lines = src.lines().count();
+    src.push_str("\"x.bad\"(%nope) : (i32) -> ()\n");
+    let c = ctx();
+    let d = match parse_module(&c, "big.air", 0, &src, 0, 1) {
+        Ok(_) => panic!("the undefined value must be reported"),
+        Err(d) => d,
+    };
+    assert!(d.message.contains("%nope"), "{}", d.message);
+    let mut sm = ge_ir::SourceMap::new();
+    sm.add("big.air", std::sync::Arc::from(src.as_str()));
+    let (_, line) = sm.line_of(&d.pos).expect("a position");
+    assert_eq!(line, lines + 1);
+}
+
+/// The benchmark shape: 1,000 functions × 1,000 elementwise ops (≈100 MB).
+/// Slow in debug builds (pest is unoptimised there); run with
+/// `cargo test --release -p ge-ir --test robustness -- --ignored`.
+#[test]
+#[ignore = "a million ops take minutes in a debug build; run with --release -- --ignored"]
+fn million_op_module_parses() {
+    let mut s = String::with_capacity(110 << 20);
+    for f in 0..1000 {
+        s.push_str("\"x.func\"() ({\n^bb0(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>):\n");
+        for i in 0..1000 {
+            let prev = if i == 0 {
+                "%a".to_string()
+            } else {
+                format!("%v{}", i - 1)
+            };
+            s.push_str(&format!(
+                "  %v{i} = \"x.add\"({prev}, %b) {{k = {i} : i64}} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+            ));
+        }
+        s.push_str(&format!(
+            "  \"x.return\"(%v999) : (tensor<8x16xf32>) -> ()\n}}) {{sym_name = \"f{f}\"}} : () -> ()\n"
+        ));
+    }
+    assert!(s.len() > 100 << 20);
+    let c = ctx();
+    let m = match parse_module(&c, "big.air", 0, &s, 0, 1) {
+        Ok(m) => m,
+        Err(d) => panic!("{}", d.message),
+    };
+    assert!(verify_module(&m).is_empty());
+    assert_eq!(m.body().deep_op_count(), 1000 * 1002);
+}
