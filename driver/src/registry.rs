@@ -7,5 +7,6 @@ pub fn full_context() -> Context {
     let mut ctx = Context::new();
     ge_dialects::register(&mut ctx);
     ge_rewrites::register(&mut ctx);
+    ge_lowering::register(&mut ctx);
     ctx
 }

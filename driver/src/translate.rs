@@ -1,5 +1,6 @@
 //! `ge-translate`: convert between model formats and `.air` text — MLIR's
-//! `mlir-translate` job. Today: `--import-onnx` and `--import-tf`.
+//! `mlir-translate` job. Today: `--import-onnx`, `--import-tf` and
+//! `--om-to-air` (print a compiled `.om` back as `.air`).
 //!
 //! Each conversion is one flag of the `mode` group (exactly one is given); a
 //! new conversion is one more flag there and one more arm in [`main_with`].
@@ -26,6 +27,9 @@ pub struct TranslateArgs {
     /// Import a frozen TensorFlow GraphDef (.pb) into the graph dialect
     #[arg(long, value_name = "MODEL.pb", group = "mode")]
     pub import_tf: Option<String>,
+    /// Print an .om offline model back as .air (kernels, task program, weights as resources)
+    #[arg(long, value_name = "MODEL.om", group = "mode")]
+    pub om_to_air: Option<String>,
     /// List the ONNX ops the importer supports
     #[arg(long, group = "mode")]
     pub list_onnx_ops: bool,
@@ -143,7 +147,13 @@ pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
             Err(e) => fail(&e.message),
         };
     }
-    fail("give one of --import-onnx, --import-tf")
+    if let Some(path) = &args.om_to_air {
+        return match ge_lowering::om::read_module(ctx, Path::new(path)) {
+            Ok(m) => emit(&args, &m),
+            Err(e) => fail(&e),
+        };
+    }
+    fail("give one of --import-onnx, --import-tf, --om-to-air")
 }
 
 pub fn main() -> i32 {

@@ -1,0 +1,607 @@
+//! `emit-tasks`: turn a planned function into its task program.
+//!
+//! Every task of a function that `plan-memory` lowered becomes a kernel
+//! function (`graph.func private @main_t3_conv2d`, the body of its
+//! `graph.fused` or the op itself; identical kernels are shared) and one
+//! `stream.launch` in a `stream.program` over the function's arenas, with
+//! `stream.wait` / `stream.record` from the schedule `assign-streams` chose,
+//! and `stream.end`. Copies into output arenas become `stream.memcpy`.
+//! Views in the program keep their `ge.buffer` ids, so `verify-memory` can
+//! check the program too.
+//!
+//! ```mlir
+//! %in = memory.arena {size = 64 : i64, ge.role = "input", ge.index = 0 : i64} : !memory.arena
+//! %in1 = memory.store %arg0 into %in[0] : tensor<4xf32> {ge.buffer = 0 : i64}
+//! %out = memory.arena {...ge.role = "output"...}
+//! %ws = memory.arena {...ge.role = "workspace"...}
+//! %r:3 = stream.program(%in1, %out, %ws) streams 2 events 1 {
+//! ^bb0(%a0: !memory.arena, %a1: !memory.arena, %a2: !memory.arena):
+//!   %v0 = memory.view %a0[0] : tensor<4xf32> {ge.buffer = 0 : i64}
+//!   ...
+//!   stream.launch @main_t0_relu on 0 engine "AICore" ins(%v0 : tensor<4xf32>) outs(%v1 : tensor<4xf32>)
+//!   stream.record 0 on 1
+//!   stream.wait 0 on 0
+//!   ...
+//!   stream.end
+//! }
+//! %y = memory.view %r#1[0] : tensor<4xf32> {ge.buffer = 3 : i64}
+//! graph.return %y : tensor<4xf32>
+//! ```
+//!
+//! The result runs in the interpreter (tasks in program order, with its race
+//! check across streams) and is exactly what the `.om` writer serialises.
+
+use crate::funcs::{clone_op_into, error_at, func_block, func_name, inputs_of, is_private};
+use crate::memory_plan::BUFFER_ATTR;
+use crate::sync::{NUM_EVENTS_ATTR, NUM_STREAMS_ATTR, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
+use crate::taskgraph::COPY_ATTR;
+use ge_dialects::memory::arena_type;
+use ge_ir::body::{Body, OpData, OpId, OpState, ValueDef, ValueId};
+use ge_ir::builder::Builder;
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::{Attribute, Context, Ident, Location, Type};
+use std::collections::HashMap;
+
+pub static INFO: PassInfo = PassInfo {
+    name: "emit-tasks",
+    summary: "Lower planned functions to a stream.program of kernel launches",
+    description: "Outlines every task of each planned function into a private kernel function \
+                  (identical kernels shared), and replaces the tasks by a `stream.program` over \
+                  the function's arenas: `stream.launch` per task (copies: `stream.memcpy`), \
+                  `stream.wait`/`stream.record` from `assign-streams`, `stream.end`. Runs on the \
+                  module (it adds functions).",
+    anchor: Some("builtin.module"),
+    options: &[],
+};
+
+pub fn make(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    Ok(Box::new(EmitTasks))
+}
+
+struct EmitTasks;
+
+impl Pass for EmitTasks {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+    fn run(&self, op: &mut OpData, cx: &PassContext) -> PassResult {
+        let Some(module) = op.inner.as_deref_mut() else {
+            return Ok(());
+        };
+        let Some(&mblock) = module
+            .root_regions()
+            .first()
+            .and_then(|&r| module.region(r).blocks.first())
+        else {
+            return Ok(());
+        };
+        let funcs: Vec<OpId> = module.block_ops(mblock).collect();
+        let mut names: Vec<String> = funcs
+            .iter()
+            .filter_map(|&f| {
+                module
+                    .op(f)
+                    .attr("sym_name")
+                    .and_then(|a| a.as_str())
+                    .map(str::to_string)
+            })
+            .collect();
+        let mut errors = vec![];
+        for f in funcs {
+            let d = module.op(f);
+            if d.name.as_str() != "graph.func" || is_private(d) {
+                continue;
+            }
+            let planned = func_block(d).is_some_and(|b| {
+                let inner = d.inner.as_deref();
+                inner.is_some_and(|i| {
+                    i.block_ops(b)
+                        .any(|o| i.op(o).name.as_str() == "memory.arena")
+                        && !i
+                            .block_ops(b)
+                            .any(|o| i.op(o).name.as_str() == "stream.program")
+                })
+            });
+            if !planned {
+                continue;
+            }
+            let loc = d.loc;
+            match emit_function(cx.ctx, module, f, &mut names) {
+                Ok(kernels) => {
+                    for k in kernels {
+                        module.append_op(mblock, k);
+                    }
+                }
+                Err(m) => errors.extend(error_at(loc, format!("emit-tasks: {m}"))),
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+fn unique_name(base: &str, names: &mut Vec<String>) -> String {
+    let mut n = base.to_string();
+    let mut k = 1;
+    while names.contains(&n) {
+        n = format!("{base}_{k}");
+        k += 1;
+    }
+    names.push(n.clone());
+    n
+}
+
+/// The short name of a task for its kernel: `conv2d`, `fused_conv2d`, …
+fn short_name(body: &Body, t: OpId) -> String {
+    let d = body.op(t);
+    let last = |n: &str| n.rsplit('.').next().unwrap_or(n).to_string();
+    if d.name.as_str() == "graph.fused" {
+        if let Some(inner) = d.inner.as_deref() {
+            let anchor = inner
+                .all_ops(ge_ir::body::WalkOrder::Pre)
+                .into_iter()
+                .map(|o| inner.op(o).name.as_str())
+                .find(|n| !matches!(*n, "graph.yield" | "data.transdata" | "data.constant"));
+            if let Some(a) = anchor {
+                return format!("fused_{}", last(a));
+            }
+        }
+        return "fused".into();
+    }
+    last(d.name.as_str())
+}
+
+/// A kernel function for task `t` of `body` (detached, in `module`).
+fn outline(
+    ctx: &Context,
+    module: &mut Body,
+    body: &Body,
+    t: OpId,
+    name: &str,
+) -> Result<OpId, String> {
+    let d = body.op(t);
+    let inputs = inputs_of(body, t);
+    let in_types: Vec<Type> = inputs.iter().map(|&v| body.value_type(v)).collect();
+    let out_types = body.result_types(t);
+    let mut st = OpState::new("graph.func", d.loc);
+    st.def = ctx.op_def("graph.func");
+    st.attrs = ge_ir::AttrDict::new(vec![
+        (Ident::new("sym_name"), Attribute::string(name)),
+        (
+            Ident::new("function_type"),
+            Attribute::ty(Type::function(&in_types, &out_types)),
+        ),
+        (Ident::new("sym_visibility"), Attribute::string("private")),
+    ]);
+    st.num_regions = 1;
+    let f = module.create_op(st);
+    let mut fb = module.take_inner(f).ok_or("graph.func has no body")?;
+    let res = (|| -> Result<(), String> {
+        let r = *module
+            .op(f)
+            .regions()
+            .first()
+            .ok_or("graph.func has no region")?;
+        let blk = fb.add_block(r);
+        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+        let args: Vec<ValueId> = inputs
+            .iter()
+            .map(|&v| fb.add_block_arg(blk, body.value_type(v), body.value(v).loc))
+            .collect();
+        for (&v, &a) in inputs.iter().zip(&args) {
+            map.insert(v, a);
+        }
+        let results: Vec<ValueId> = match d.inner.as_deref() {
+            Some(kb) if d.name.as_str() == "graph.fused" => {
+                let kr = *d.regions().first().ok_or("kernel has no region")?;
+                let kblk = kb.entry_block(kr).ok_or("kernel has no block")?;
+                let mut kmap: HashMap<ValueId, ValueId> = HashMap::new();
+                for (&ka, &a) in kb.block(kblk).args.iter().zip(&args) {
+                    kmap.insert(ka, a);
+                }
+                let mut yielded = vec![];
+                for o in kb.block_ops(kblk) {
+                    if kb.op(o).name.as_str() == "graph.yield" {
+                        yielded = kb
+                            .op(o)
+                            .operands()
+                            .iter()
+                            .map(|v| kmap.get(v).copied().ok_or("yield of an unknown value"))
+                            .collect::<Result<_, _>>()?;
+                        break;
+                    }
+                    clone_op_into(kb, o, &mut fb, blk, &mut kmap)?;
+                }
+                yielded
+            }
+            _ => {
+                let c = clone_op_into(body, t, &mut fb, blk, &mut map)?;
+                for a in [STREAM_ATTR, WAIT_ATTR, RECORD_ATTR, "engine", COPY_ATTR] {
+                    fb.remove_attr(c, a);
+                }
+                fb.op(c).results().to_vec()
+            }
+        };
+        let mut b = Builder::at_end(ctx, &mut fb, blk);
+        b.loc = d.loc;
+        b.create("graph.return", &results, vec![], Some(vec![]), 0)?;
+        Ok(())
+    })();
+    module.put_inner(f, fb);
+    res?;
+    Ok(f)
+}
+
+/// Kernel text without its name (for sharing identical kernels). The op is
+/// printed on its own: the module is mid-rewrite (a function's body is out).
+fn kernel_key(module: &mut Body, f: OpId) -> String {
+    let text =
+        ge_ir::pass::manager::print_data(module.op_mut(f), ge_ir::printer::PrintOptions::default());
+    match text.split_once('(') {
+        Some((_, rest)) => rest.to_string(),
+        None => text,
+    }
+}
+
+/// Lower one planned function; returns the new kernel functions (to append to the module).
+fn emit_function(
+    ctx: &Context,
+    module: &mut Body,
+    f: OpId,
+    names: &mut Vec<String>,
+) -> Result<Vec<OpId>, String> {
+    let fname = func_name(module.op(f));
+    let block = func_block(module.op(f)).ok_or("function has no body")?;
+    let num_streams = module.op(f).attr(NUM_STREAMS_ATTR).and_then(|a| a.as_int());
+    let num_events = module.op(f).attr(NUM_EVENTS_ATTR).and_then(|a| a.as_int());
+    let mut body = module.take_inner(f).ok_or("function has no body")?;
+    let mut kernels: Vec<OpId> = vec![];
+    let res = (|| -> Result<(), String> {
+        let ops: Vec<OpId> = body.block_ops(block).collect();
+        let is_task = |b: &Body, o: OpId| {
+            let n = b.op(o).name.as_str();
+            !(n.starts_with("memory.")
+                || n == "data.constant"
+                || b.op(o).has_trait(ge_ir::opdef::Trait::ReturnLike))
+        };
+        let tasks: Vec<OpId> = ops.iter().copied().filter(|&o| is_task(&body, o)).collect();
+        let ret = *ops.last().ok_or("empty function")?;
+        // Arenas and their values at program start.
+        let arenas: Vec<OpId> = ops
+            .iter()
+            .copied()
+            .filter(|&o| body.op(o).name.as_str() == "memory.arena")
+            .collect();
+        let arena_index: HashMap<OpId, usize> =
+            arenas.iter().enumerate().map(|(i, &a)| (a, i)).collect();
+        let mut start: Vec<ValueId> = arenas.iter().map(|&a| body.result(a, 0)).collect();
+        let mut pre_stores = vec![];
+        for &o in &ops {
+            let d = body.op(o);
+            if d.name.as_str() == "memory.store"
+                && matches!(body.value(d.operands()[0]).def, ValueDef::BlockArg { .. })
+            {
+                let root = ge_dialects::memory::arena_root(&body, d.operands()[1])
+                    .ok_or("store into an unknown arena")?;
+                start[arena_index[&root]] = d.results()[0];
+                pre_stores.push(o);
+            }
+        }
+        let first_task = tasks.first().copied().unwrap_or(ret);
+        // The program.
+        let streams = num_streams.unwrap_or_else(|| {
+            tasks
+                .iter()
+                .filter_map(|&t| body.op(t).attr(STREAM_ATTR).and_then(|a| a.as_int()))
+                .max()
+                .unwrap_or(0)
+                + 1
+        });
+        let events = num_events.unwrap_or_else(|| {
+            tasks
+                .iter()
+                .flat_map(|&t| crate::funcs::i64s(body.op(t).attr(RECORD_ATTR)))
+                .max()
+                .map_or(0, |m| m + 1)
+        });
+        let floc = body.op(first_task).loc;
+        let prog = {
+            let mut b = Builder::before(ctx, &mut body, first_task);
+            b.loc = floc;
+            b.create(
+                "stream.program",
+                &start,
+                vec![
+                    ("num_streams", Attribute::i64(streams.max(1))),
+                    ("num_events", Attribute::i64(events.max(0))),
+                ],
+                Some(vec![arena_type(); start.len()]),
+                1,
+            )?
+        };
+        let region = *body
+            .op(prog)
+            .regions()
+            .first()
+            .ok_or("stream.program has no region")?;
+        let pblk = body.add_block(region);
+        let pargs: Vec<ValueId> = (0..start.len())
+            .map(|_| body.add_block_arg(pblk, arena_type(), floc))
+            .collect();
+        // Values inside the program.
+        let mut places = Places {
+            views: HashMap::new(),
+            weights: HashMap::new(),
+            pblk,
+            pargs: pargs.clone(),
+            arena_index: arena_index.clone(),
+        };
+        let mut kernel_of_key: HashMap<String, String> = HashMap::new();
+        for (i, &t) in tasks.iter().enumerate() {
+            let tl = body.op(t).loc;
+            let stream = body
+                .op(t)
+                .attr(STREAM_ATTR)
+                .and_then(|a| a.as_int())
+                .unwrap_or(0);
+            let mut in_places = vec![];
+            for v in inputs_of(&body, t) {
+                in_places.push(places.input(ctx, &mut body, v, tl)?);
+            }
+            // Outputs: where the stores of the task's results put them.
+            let mut out_places = vec![];
+            for r in body.op(t).results().to_vec() {
+                let store = body
+                    .uses(r)
+                    .iter()
+                    .map(|u| u.op)
+                    .find(|&u| body.op(u).name.as_str() == "memory.store")
+                    .ok_or_else(|| format!("a result of '{}' is not stored", body.op(t).name))?;
+                let sd = body.op(store);
+                let (arena, off, id) = (
+                    sd.operands()[1],
+                    int_attr(sd, "offset"),
+                    int_attr(sd, BUFFER_ATTR),
+                );
+                let rt = body.value_type(r);
+                out_places.push(places.view(ctx, &mut body, arena, off, rt, id, tl)?);
+            }
+            let waits = crate::funcs::i64s(body.op(t).attr(WAIT_ATTR));
+            let records = crate::funcs::i64s(body.op(t).attr(RECORD_ATTR));
+            let d = body.op(t);
+            let is_copy = d.attr(COPY_ATTR).is_some()
+                && in_places.len() == 1
+                && out_places.len() == 1
+                && body
+                    .defining_op(in_places[0])
+                    .is_some_and(|o| body.op(o).name.as_str() == "memory.view");
+            let engine = d
+                .attr("engine")
+                .and_then(|a| a.as_str())
+                .unwrap_or("AICore")
+                .to_string();
+            let kname = if is_copy {
+                None
+            } else {
+                let base = format!("{fname}_t{i}_{}", short_name(&body, t));
+                let kname = unique_name(&base, names);
+                let kf = outline(ctx, module, &body, t, &kname)?;
+                let key = kernel_key(module, kf);
+                Some(match kernel_of_key.get(&key) {
+                    Some(existing) => {
+                        module.erase_op(kf);
+                        names.retain(|n| n != &kname);
+                        existing.clone()
+                    }
+                    None => {
+                        kernel_of_key.insert(key, kname.clone());
+                        kernels.push(kf);
+                        kname
+                    }
+                })
+            };
+            let mut b = Builder::at_end(ctx, &mut body, pblk);
+            b.loc = tl;
+            let ev = |e: i64| {
+                vec![
+                    ("event", Attribute::i64(e)),
+                    ("stream", Attribute::i64(stream)),
+                ]
+            };
+            for e in waits {
+                b.create("stream.wait", &[], ev(e), Some(vec![]), 0)?;
+            }
+            match kname {
+                None => {
+                    b.create(
+                        "stream.memcpy",
+                        &[in_places[0], out_places[0]],
+                        vec![("stream", Attribute::i64(stream))],
+                        Some(vec![]),
+                        0,
+                    )?;
+                }
+                Some(kname) => {
+                    let mut operands = in_places.clone();
+                    operands.extend(out_places.iter().copied());
+                    b.create(
+                        "stream.launch",
+                        &operands,
+                        vec![
+                            ("kernel", Attribute::symbol(&kname)),
+                            ("stream", Attribute::i64(stream)),
+                            ("engine", Attribute::string(&engine)),
+                            (
+                                "operand_segment_sizes",
+                                Attribute::i64_array(&[
+                                    in_places.len() as i64,
+                                    out_places.len() as i64,
+                                ]),
+                            ),
+                        ],
+                        Some(vec![]),
+                        0,
+                    )?;
+                }
+            }
+            for e in records {
+                b.create("stream.record", &[], ev(e), Some(vec![]), 0)?;
+            }
+        }
+        {
+            let mut b = Builder::at_end(ctx, &mut body, pblk);
+            b.loc = floc;
+            b.create("stream.end", &[], vec![], Some(vec![]), 0)?;
+        }
+        // Outputs: views of the program's results.
+        let results = body.op(prog).results().to_vec();
+        let ret_operands = body.op(ret).operands().to_vec();
+        for (i, &v) in ret_operands.iter().enumerate() {
+            let def = body.defining_op(v).ok_or("a model output is not a view")?;
+            let d = body.op(def);
+            if d.name.as_str() != "memory.view" {
+                return Err(format!("model output #{i} is not a memory.view"));
+            }
+            let root = ge_dialects::memory::arena_root(&body, d.operands()[0])
+                .ok_or("view of an unknown arena")?;
+            let k = arena_index[&root];
+            let attrs: Vec<(&str, Attribute)> = vec![
+                ("offset", d.attr("offset").unwrap_or(Attribute::i64(0))),
+                (
+                    BUFFER_ATTR,
+                    d.attr(BUFFER_ATTR).unwrap_or(Attribute::i64(-1)),
+                ),
+            ];
+            let ty = body.value_type(v);
+            let rl = body.op(ret).loc;
+            let mut b = Builder::before(ctx, &mut body, ret);
+            b.loc = rl;
+            let nv = b.create("memory.view", &[results[k]], attrs, Some(vec![ty]), 0)?;
+            let nv = body.result(nv, 0);
+            body.set_operand(ret, i, nv);
+        }
+        // Erase the graph-level tasks, views, stores and weights.
+        for &o in ops.iter().rev() {
+            let n = body.op(o).name.as_str();
+            let keep = n == "memory.arena"
+                || pre_stores.contains(&o)
+                || body.op(o).has_trait(ge_ir::opdef::Trait::ReturnLike);
+            if !keep {
+                body.erase_op(o);
+            }
+        }
+        Ok(())
+    })();
+    module.put_inner(f, body);
+    res?;
+    module.remove_attr(f, NUM_STREAMS_ATTR);
+    module.remove_attr(f, NUM_EVENTS_ATTR);
+    Ok(kernels)
+}
+
+fn int_attr(d: &OpData, name: &str) -> i64 {
+    d.attr(name).and_then(|a| a.as_int()).unwrap_or(0)
+}
+
+/// The views and weights of a program being built (one per distinct place).
+struct Places {
+    views: HashMap<(usize, i64, Type, i64), ValueId>,
+    weights: HashMap<ValueId, ValueId>,
+    pblk: ge_ir::BlockId,
+    pargs: Vec<ValueId>,
+    arena_index: HashMap<OpId, usize>,
+}
+
+impl Places {
+    /// The program's view of arena value `arena` at `off` (created once).
+    #[allow(clippy::too_many_arguments)]
+    fn view(
+        &mut self,
+        ctx: &Context,
+        body: &mut Body,
+        arena: ValueId,
+        off: i64,
+        ty: Type,
+        id: i64,
+        loc: Location,
+    ) -> Result<ValueId, String> {
+        let root =
+            ge_dialects::memory::arena_root(body, arena).ok_or("an access to an unknown arena")?;
+        let k = *self
+            .arena_index
+            .get(&root)
+            .ok_or("an access to an arena outside the function")?;
+        if let Some(&v) = self.views.get(&(k, off, ty, id)) {
+            return Ok(v);
+        }
+        let mut b = Builder::at_end(ctx, body, self.pblk);
+        b.loc = loc;
+        let v = b.create(
+            "memory.view",
+            &[self.pargs[k]],
+            vec![
+                ("offset", Attribute::i64(off)),
+                (BUFFER_ATTR, Attribute::i64(id)),
+            ],
+            Some(vec![ty]),
+            0,
+        )?;
+        let v = body.result(v, 0);
+        self.views.insert((k, off, ty, id), v);
+        Ok(v)
+    }
+
+    /// The program's value for a task input: a view, or a weight copied into the program.
+    fn input(
+        &mut self,
+        ctx: &Context,
+        body: &mut Body,
+        v: ValueId,
+        loc: Location,
+    ) -> Result<ValueId, String> {
+        let def = body
+            .defining_op(v)
+            .ok_or("a task reads a value that is not a view or a weight")?;
+        let d = body.op(def);
+        match d.name.as_str() {
+            "memory.weight" | "data.constant" => {
+                if let Some(&w) = self.weights.get(&v) {
+                    return Ok(w);
+                }
+                let st = OpState {
+                    name: d.name,
+                    def: d.def,
+                    loc: d.loc,
+                    operands: vec![],
+                    result_types: vec![body.value_type(v)],
+                    attrs: d.attrs,
+                    num_regions: 0,
+                    successors: vec![],
+                };
+                let w = body.create_op(st);
+                match body.block_first_op(self.pblk) {
+                    Some(first) => body.insert_op_before(first, w),
+                    None => body.append_op(self.pblk, w),
+                }
+                let wv = body.result(w, 0);
+                self.weights.insert(v, wv);
+                Ok(wv)
+            }
+            "memory.view" => {
+                let (arena, off, id) = (
+                    d.operands()[0],
+                    int_attr(d, "offset"),
+                    int_attr(d, BUFFER_ATTR),
+                );
+                let ty = body.value_type(v);
+                self.view(ctx, body, arena, off, ty, id, loc)
+            }
+            other => Err(format!(
+                "a task reads a value defined by '{other}', not a view or a weight"
+            )),
+        }
+    }
+}

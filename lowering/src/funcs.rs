@@ -1,0 +1,290 @@
+//! What every lowering pass needs around a function: finding the functions
+//! to lower, the symbol bounds they are planned with, walking nested ops,
+//! values captured by regions, and cloning ops from one body into another.
+//!
+//! Lowering passes run on a `builtin.module` (then they lower every public
+//! `graph.func` with a body, and see the module's `ge.symbol_bounds`) or on one
+//! `graph.func` (then the function's own `ge.symbol_bounds` attribute, if
+//! any, gives the bounds). Private functions are callees of kernels and stay
+//! as they are.
+
+use ge_ir::attributes::{AttrDict, Attribute};
+use ge_ir::body::{BlockId, Body, OpData, OpId, OpState, RegionId, ValueId, WalkOrder};
+use ge_ir::diagnostics::{Diagnostic, Pos};
+use ge_ir::pass::PassResult;
+use ge_ir::Ident;
+use std::collections::{HashMap, HashSet};
+
+/// Upper bounds of symbolic dims (`B = 64`).
+pub type Bounds = HashMap<Ident, i64>;
+
+/// The `ge.symbol_bounds` attribute name (module or function).
+pub const SYMBOL_BOUNDS: &str = "ge.symbol_bounds";
+
+/// Read a `{B = 64 : i64}` dictionary attribute.
+pub fn bounds_of(a: Option<Attribute>) -> Bounds {
+    a.and_then(|a| a.as_dict())
+        .map(|d| {
+            d.entries()
+                .iter()
+                .filter_map(|(k, v)| v.as_int().map(|n| (*k, n)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A dictionary attribute holding `bounds` (sorted by name).
+pub fn bounds_attr(bounds: &Bounds) -> Attribute {
+    let entries = bounds
+        .iter()
+        .map(|(k, v)| (*k, Attribute::i64(*v)))
+        .collect();
+    Attribute::dict(AttrDict::new(entries))
+}
+
+/// An error diagnostic at an op's location.
+pub fn error_at(loc: ge_ir::Location, msg: impl Into<String>) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(msg.into(), Pos::Loc(loc))]
+}
+
+/// The name of a function op.
+pub fn func_name(f: &OpData) -> String {
+    f.attr("sym_name")
+        .and_then(|a| a.as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The single block of a function body (`None` for a declaration).
+pub fn func_block(f: &OpData) -> Option<BlockId> {
+    let inner = f.inner.as_deref()?;
+    let r = *f.regions().first()?;
+    let blocks = &inner.region(r).blocks;
+    blocks.first().copied()
+}
+
+/// Run `f` on each function to lower: `op` itself if it is a `graph.func`,
+/// else every public `graph.func` with a body directly inside it (with the
+/// module's symbol bounds).
+pub fn for_each_function(
+    op: &mut OpData,
+    pass: &str,
+    mut f: impl FnMut(&mut OpData, &Bounds) -> PassResult,
+) -> PassResult {
+    let check = |func: &OpData| -> PassResult {
+        let Some(r) = func.regions().first() else {
+            return Ok(());
+        };
+        let Some(inner) = func.inner.as_deref() else {
+            return Ok(());
+        };
+        if inner.region(*r).blocks.len() > 1 {
+            return Err(error_at(
+                func.loc,
+                format!(
+                    "{pass}: function '@{}' has {} blocks; lowering needs single-block functions (structured control flow)",
+                    func_name(func),
+                    inner.region(*r).blocks.len()
+                ),
+            ));
+        }
+        Ok(())
+    };
+    if op.name.as_str() == "graph.func" {
+        if func_block(op).is_none() {
+            return Ok(());
+        }
+        check(op)?;
+        let mut bounds = bounds_of(op.attr(SYMBOL_BOUNDS));
+        if bounds.is_empty() {
+            bounds = Bounds::new();
+        }
+        return f(op, &bounds);
+    }
+    let bounds = bounds_of(op.attr(SYMBOL_BOUNDS));
+    let Some(inner) = op.inner.as_deref_mut() else {
+        return Ok(());
+    };
+    let mut funcs = vec![];
+    for r in inner.root_regions() {
+        for &b in &inner.region(r).blocks {
+            for o in inner.block_ops(b) {
+                let d = inner.op(o);
+                let private = d.attr("sym_visibility").and_then(|a| a.as_str()) == Some("private");
+                if d.name.as_str() == "graph.func" && !private && func_block(d).is_some() {
+                    funcs.push(o);
+                }
+            }
+        }
+    }
+    let mut errors = vec![];
+    for o in funcs {
+        let d = inner.op_mut(o);
+        let mut fb = bounds.clone();
+        for (k, v) in bounds_of(d.attr(SYMBOL_BOUNDS)) {
+            fb.insert(k, v);
+        }
+        if let Err(e) = check(d).and_then(|_| f(d, &fb)) {
+            errors.extend(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Visit every op nested in `op` (its regions, and nested isolated bodies),
+/// not `op` itself, with the body each lives in.
+pub fn for_each_nested(body: &Body, op: OpId, f: &mut dyn FnMut(&Body, OpId)) {
+    let d = body.op(op);
+    match d.inner.as_deref() {
+        Some(inner) => inner.walk_deep(WalkOrder::Pre, f),
+        None => {
+            for &r in d.regions() {
+                body.walk_region(r, WalkOrder::Pre, &mut |o| {
+                    f(body, o);
+                    if let Some(i) = body.op(o).inner.as_deref() {
+                        i.walk_deep(WalkOrder::Pre, f);
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// Values `op` reads: its operands, then values defined outside it that ops
+/// in its (non-isolated) regions use — in first-use order, without repeats.
+pub fn inputs_of(body: &Body, op: OpId) -> Vec<ValueId> {
+    let mut out: Vec<ValueId> = vec![];
+    let mut seen = HashSet::new();
+    for &v in body.op(op).operands() {
+        if seen.insert(v) {
+            out.push(v);
+        }
+    }
+    if body.op(op).inner.is_some() || body.op(op).regions().is_empty() {
+        return out;
+    }
+    let mut inside = HashSet::new();
+    body.walk(op, WalkOrder::Pre, &mut |o| {
+        inside.insert(o);
+    });
+    body.walk(op, WalkOrder::Pre, &mut |o| {
+        if o == op {
+            return;
+        }
+        for &v in body.op(o).operands() {
+            let defined_inside = match body.defining_op(v) {
+                Some(d) => inside.contains(&d),
+                None => match body.value(v).def {
+                    ge_ir::body::ValueDef::BlockArg { block, .. } => body
+                        .block_parent_op(block)
+                        .is_some_and(|p| inside.contains(&p)),
+                    _ => false,
+                },
+            };
+            if !defined_inside && seen.insert(v) {
+                out.push(v);
+            }
+        }
+    });
+    out
+}
+
+/// Clone `op` (with everything nested in it) from `src` into `dst`, placing
+/// it at the end of `block`. Operands are renamed through `map` (values of
+/// `src` → values of `dst`); results and nested values are added to `map`.
+pub fn clone_op_into(
+    src: &Body,
+    op: OpId,
+    dst: &mut Body,
+    block: BlockId,
+    map: &mut HashMap<ValueId, ValueId>,
+) -> Result<OpId, String> {
+    let new = clone_detached(src, op, dst, map)?;
+    dst.append_op(block, new);
+    Ok(new)
+}
+
+fn clone_detached(
+    src: &Body,
+    op: OpId,
+    dst: &mut Body,
+    map: &mut HashMap<ValueId, ValueId>,
+) -> Result<OpId, String> {
+    let d = src.op(op);
+    if !d.successors().is_empty() {
+        return Err(format!("cannot clone '{}': it has successors", d.name));
+    }
+    let operands: Vec<ValueId> = d
+        .operands()
+        .iter()
+        .map(|v| {
+            map.get(v).copied().ok_or_else(|| {
+                format!(
+                    "cloning '{}': operand defined outside the cloned ops",
+                    d.name
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let st = OpState {
+        name: d.name,
+        def: d.def,
+        loc: d.loc,
+        operands,
+        result_types: src.result_types(op),
+        attrs: d.attrs,
+        num_regions: 0,
+        successors: vec![],
+    };
+    let new = match d.inner.as_deref() {
+        Some(inner) => {
+            dst.create_op_with_regions(st, d.regions().to_vec(), Some(Box::new(inner.clone())))
+        }
+        None => {
+            let mut regions = vec![];
+            for &r in d.regions() {
+                regions.push(clone_region(src, r, dst, map)?);
+            }
+            dst.create_op_with_regions(st, regions, None)
+        }
+    };
+    for (a, b) in d.results().iter().zip(dst.op(new).results().to_vec()) {
+        map.insert(*a, b);
+    }
+    Ok(new)
+}
+
+fn clone_region(
+    src: &Body,
+    r: RegionId,
+    dst: &mut Body,
+    map: &mut HashMap<ValueId, ValueId>,
+) -> Result<RegionId, String> {
+    let nr = dst.new_region(None);
+    for &b in &src.region(r).blocks {
+        let nb = dst.add_block(nr);
+        for &a in &src.block(b).args {
+            let na = dst.add_block_arg(nb, src.value_type(a), src.value(a).loc);
+            map.insert(a, na);
+        }
+        for o in src.block_ops(b) {
+            let no = clone_detached(src, o, dst, map)?;
+            dst.append_op(nb, no);
+        }
+    }
+    Ok(nr)
+}
+
+/// Whether a function-level op is a symbol-visibility `private` function.
+pub fn is_private(d: &OpData) -> bool {
+    d.attr("sym_visibility").and_then(|a| a.as_str()) == Some("private")
+}
+
+/// An integer array attribute.
+pub fn i64s(a: Option<Attribute>) -> Vec<i64> {
+    a.and_then(|a| a.as_i64_array()).unwrap_or_default()
+}

@@ -1,0 +1,757 @@
+//! `plan-memory`: place every intermediate buffer in one workspace arena and
+//! rewrite the function into the `memory` dialect.
+//!
+//! **Buffers.** The task graph (`taskgraph.rs`) says which values are written
+//! by tasks and which are views: reshapes share their source's bytes, a
+//! concat's parts are written straight into slices of the concat's buffer,
+//! split outputs are slices of the input. Each *root* buffer is planned; views
+//! follow it.
+//!
+//! **Lifetimes over the schedule.** Tasks run in program order on the streams
+//! `assign-streams` chose (`ge.stream`, `ge.wait`, `ge.record`; one stream if
+//! absent). Two buffers may share bytes only if every access of one happens
+//! before the first write of the other — happens-before through stream order
+//! and events (vector clocks), so a buffer read on another stream lives until
+//! the event that orders that read before the reuse.
+//!
+//! **In place.** A pointwise task (elementwise/broadcast kernel or op) writes
+//! its result over an input of the same type when every other access of that
+//! input happens before it.
+//!
+//! **Zero copy.** Model inputs are read where the caller put them (one input
+//! arena each); each model output is written by its producer straight into
+//! its output arena (`assign-streams`/this pass add a copy where that is
+//! impossible). Constants become `memory.weight`s laid out 64-byte aligned.
+//!
+//! **Strategies.** greedy-by-size (best fit), greedy-by-breadth,
+//! greedy-by-lifetime and first-fit run; the smallest arena wins
+//! (`strategies.rs`). Symbolic dims are planned at their bounds
+//! (`ge.symbol_bounds`).
+//!
+//! **Output.** Each task reads `memory.view`s of the current arena values and
+//! its results are `memory.store`d at their offsets, so the planned function
+//! still runs in the interpreter — and a wrong plan computes wrong answers.
+//! Views and stores carry `ge.buffer = N` (the logical buffer) for
+//! `verify-memory`.
+
+pub mod strategies;
+
+use crate::funcs::{bounds_attr, error_at, for_each_function, func_block, inputs_of, Bounds};
+use crate::op_pattern::op_pattern;
+use crate::sync::{Schedule, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
+use crate::taskgraph::{prepare_outputs, Node, RootKind, TaskGraph};
+use ge_ir::attributes::AttrDict;
+use ge_ir::body::{BlockId, Body, OpData, OpId, ValueId};
+use ge_ir::builder::Builder;
+use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::{Attribute, Context, Ident};
+use std::collections::{HashMap, HashSet};
+use strategies::{load_bound, Problem};
+
+/// Alignment of weights in the weights blob (and the .om file).
+pub const WEIGHT_ALIGN: u64 = 64;
+/// The logical-buffer attribute on stores and views.
+pub const BUFFER_ATTR: &str = "ge.buffer";
+/// Role of an arena: `"input"`, `"output"` or `"workspace"`.
+pub const ROLE_ATTR: &str = "ge.role";
+/// Index of an input/output arena.
+pub const INDEX_ATTR: &str = "ge.index";
+/// The plan summary on the function.
+pub const PLAN_ATTR: &str = "ge.memory_plan";
+
+pub static INFO: PassInfo = PassInfo {
+    name: "plan-memory",
+    summary: "Plan buffer offsets in one workspace arena and lower to the memory dialect",
+    description: "Lifetimes over the stream schedule (happens-before through stream order and \
+                  events), in-place reuse for pointwise tasks, no-copy concat/split/reshape views, \
+                  zero-copy model inputs and outputs (one arena each), 64-byte aligned weights; \
+                  runs greedy-by-size, greedy-by-breadth, greedy-by-lifetime and first-fit and \
+                  keeps the smallest arena. Symbolic dims are planned at `ge.symbol_bounds`. \
+                  Tasks then read `memory.view`s and `memory.store` their results.",
+    anchor: None,
+    options: &[
+        OptionDef {
+            name: "alignment",
+            kind: OptKind::Int,
+            default: "64",
+            doc: "byte alignment of every buffer offset and size (a power of two)",
+        },
+        OptionDef {
+            name: "strategy",
+            kind: OptKind::Enum(&[
+                "best",
+                "greedy-by-size",
+                "greedy-by-breadth",
+                "greedy-by-lifetime",
+                "first-fit",
+            ]),
+            default: "best",
+            doc: "offset assignment strategy (best: run all, keep the smallest arena)",
+        },
+        OptionDef {
+            name: "in-place",
+            kind: OptKind::Bool,
+            default: "true",
+            doc: "let pointwise tasks overwrite a dying input",
+        },
+        OptionDef {
+            name: "symbol-bounds",
+            kind: OptKind::List,
+            default: "",
+            doc: "upper bounds of symbolic dims, e.g. B=64,S=512 (added to ge.symbol_bounds)",
+        },
+        OptionDef {
+            name: "report",
+            kind: OptKind::Bool,
+            default: "false",
+            doc: "print the plan's sizes (arena, LOAD bound, no-reuse, per strategy) on stderr",
+        },
+    ],
+};
+
+struct PlanMemory {
+    opts: PlanOptions,
+    report: bool,
+}
+
+/// Planner settings.
+#[derive(Clone, Debug)]
+pub struct PlanOptions {
+    pub alignment: u64,
+    pub strategy: String,
+    pub in_place: bool,
+    pub extra_bounds: Bounds,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            alignment: 64,
+            strategy: "best".into(),
+            in_place: true,
+            extra_bounds: Bounds::new(),
+        }
+    }
+}
+
+pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let a = o.int("alignment");
+    if a <= 0 || (a & (a - 1)) != 0 {
+        return Err(format!(
+            "option 'alignment' must be a power of two, got {a}"
+        ));
+    }
+    let mut extra = Bounds::new();
+    for kv in o.list("symbol-bounds") {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("option 'symbol-bounds' expects SYM=N entries, got '{kv}'"))?;
+        let n: i64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("bound of '{k}' must be a positive integer, got '{v}'"))?;
+        extra.insert(Ident::new(k.trim()), n);
+    }
+    Ok(Box::new(PlanMemory {
+        opts: PlanOptions {
+            alignment: a as u64,
+            strategy: o.str("strategy").to_string(),
+            in_place: o.bool("in-place"),
+            extra_bounds: extra,
+        },
+        report: o.bool("report"),
+    }))
+}
+
+impl Pass for PlanMemory {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+    fn run(&self, op: &mut OpData, cx: &PassContext) -> PassResult {
+        for_each_function(op, INFO.name, |f, bounds| {
+            let loc = f.loc;
+            let name = crate::funcs::func_name(f);
+            let Some(block) = func_block(f) else {
+                return Ok(());
+            };
+            let mut bounds = bounds.clone();
+            bounds.extend(self.opts.extra_bounds.iter().map(|(k, v)| (*k, *v)));
+            let Some(body) = f.inner.as_deref_mut() else {
+                return Ok(());
+            };
+            let stats = plan_block(cx.ctx, body, block, &bounds, &self.opts)
+                .map_err(|m| error_at(loc, format!("plan-memory: {m}")))?;
+            f.attrs = f.attrs.with(Ident::new(PLAN_ATTR), stats.to_attr());
+            if self.report {
+                let per: Vec<String> = stats
+                    .per_strategy
+                    .iter()
+                    .map(|(n, s)| format!("{n}={s}"))
+                    .collect();
+                cx.report(&format!(
+                    "plan-memory @{name}: buffers={} workspace={} lower_bound={} no_reuse={} in_place={} views={} strategy={} {}\n",
+                    stats.buffers,
+                    stats.workspace,
+                    stats.lower_bound,
+                    stats.no_reuse,
+                    stats.in_place,
+                    stats.views,
+                    stats.strategy,
+                    per.join(" ")
+                ));
+            }
+            Ok(())
+        })
+    }
+}
+
+/// What a plan achieved.
+#[derive(Clone, Debug, Default)]
+pub struct PlanStats {
+    /// Planned workspace units (after in-place merging).
+    pub buffers: usize,
+    pub workspace: u64,
+    /// LOAD bound: most bytes live at once.
+    pub lower_bound: u64,
+    /// Sum of all buffer sizes (no reuse at all).
+    pub no_reuse: u64,
+    pub in_place: usize,
+    pub views: usize,
+    pub strategy: String,
+    pub per_strategy: Vec<(&'static str, u64)>,
+    pub weights: u64,
+}
+
+impl PlanStats {
+    fn to_attr(&self) -> Attribute {
+        let e = |k: &str, v: Attribute| (Ident::new(k), v);
+        Attribute::dict(AttrDict::new(vec![
+            e("workspace", Attribute::i64(self.workspace as i64)),
+            e("lower_bound", Attribute::i64(self.lower_bound as i64)),
+            e("no_reuse", Attribute::i64(self.no_reuse as i64)),
+            e("weights", Attribute::i64(self.weights as i64)),
+            e("strategy", Attribute::string(&self.strategy)),
+        ]))
+    }
+}
+
+fn align(x: i64, a: u64) -> u64 {
+    let x = x.max(0) as u64;
+    x.div_ceil(a) * a
+}
+
+/// The stream schedule of the tasks (from `ge.stream`/`ge.wait`/`ge.record`).
+pub fn schedule_of(body: &Body, tasks: &[OpId]) -> Result<Schedule, String> {
+    let stream: Vec<usize> = tasks
+        .iter()
+        .map(|&t| {
+            body.op(t)
+                .attr(STREAM_ATTR)
+                .and_then(|a| a.as_int())
+                .unwrap_or(0)
+                .max(0) as usize
+        })
+        .collect();
+    let list = |a: &str| -> Vec<Vec<i64>> {
+        tasks
+            .iter()
+            .map(|&t| crate::funcs::i64s(body.op(t).attr(a)))
+            .collect()
+    };
+    Schedule::new(&stream, &list(WAIT_ATTR), &list(RECORD_ATTR))
+}
+
+/// A planned buffer (several logical buffers when in-place merged).
+struct Unit {
+    size: u64,
+    /// Latest access epoch per stream (0: none).
+    last: Vec<u64>,
+    writers: Vec<usize>,
+    accesses: Vec<usize>,
+}
+
+/// Plan one function block and rewrite it into the memory dialect.
+pub fn plan_block(
+    ctx: &Context,
+    body: &mut Body,
+    block: BlockId,
+    bounds: &Bounds,
+    opts: &PlanOptions,
+) -> Result<PlanStats, String> {
+    if body.block_ops(block).any(|o| {
+        body.op(o).name.as_str().starts_with("memory.")
+            || body.op(o).name.as_str() == "stream.program"
+    }) {
+        return Err("the function is already planned (it has memory/stream ops)".into());
+    }
+    prepare_outputs(ctx, body, block, bounds)?;
+    let g = TaskGraph::build(body, block, bounds)?;
+    let sched = schedule_of(body, &g.tasks)?;
+    let ns = sched.num_streams.max(1);
+    let a = opts.alignment;
+
+    // Roots and the tasks touching them.
+    let outputs = g.outputs(body);
+    let mut out_root: HashMap<ValueId, usize> = HashMap::new();
+    for (i, &v) in outputs.iter().enumerate() {
+        out_root.insert(g.place(v).0, i);
+    }
+    let mut unit_of: HashMap<ValueId, usize> = HashMap::new(); // workspace root -> unit
+    let mut units: Vec<Unit> = vec![];
+    let mut roots_of_unit: Vec<Vec<ValueId>> = vec![];
+    let touch = |units: &mut Vec<Unit>, u: usize, t: usize, write: bool| {
+        let s = sched.stream[t];
+        let un = &mut units[u];
+        un.last[s] = un.last[s].max(sched.epoch[t]);
+        if write && !un.writers.contains(&t) {
+            un.writers.push(t);
+        }
+        if !un.accesses.contains(&t) {
+            un.accesses.push(t);
+        }
+    };
+    let mut reads: Vec<Vec<ValueId>> = vec![]; // per task: roots read
+    for (ti, &t) in g.tasks.iter().enumerate() {
+        let mut rs = vec![];
+        for &r in body.op(t).results() {
+            let root = g.place(r).0;
+            if out_root.contains_key(&root) {
+                continue;
+            }
+            let u = *unit_of.entry(root).or_insert_with(|| {
+                units.push(Unit {
+                    size: align(g.size[&root], a),
+                    last: vec![0; ns],
+                    writers: vec![],
+                    accesses: vec![],
+                });
+                roots_of_unit.push(vec![root]);
+                units.len() - 1
+            });
+            touch(&mut units, u, ti, true);
+        }
+        for v in inputs_of(body, t) {
+            let root = g.place(v).0;
+            if g.root_kind(body, root) == RootKind::Task && !out_root.contains_key(&root) {
+                rs.push(root);
+            }
+        }
+        reads.push(rs);
+    }
+    for (ti, rs) in reads.iter().enumerate() {
+        for root in rs {
+            let u = *unit_of
+                .get(root)
+                .ok_or("internal error: a task reads a buffer no task writes")?;
+            touch(&mut units, u, ti, false);
+        }
+    }
+
+    // In place: a pointwise task overwrites an input that dies at it.
+    let mut in_place = 0;
+    let mut merged_into: Vec<usize> = (0..units.len()).collect();
+    if opts.in_place {
+        for (ti, &t) in g.tasks.iter().enumerate() {
+            if !op_pattern(body, t).is_pointwise()
+                || body.op(t).attr(crate::taskgraph::COPY_ATTR).is_some()
+            {
+                continue;
+            }
+            let operands = body.op(t).operands().to_vec();
+            let mut used_bases = HashSet::new();
+            for &r in body.op(t).results() {
+                let Some(&ur) = unit_of.get(&r) else { continue };
+                if g.place(r).0 != r || units[ur].writers != [ti] || roots_of_unit[ur].len() != 1 {
+                    continue;
+                }
+                if g.parent.values().any(|&(p, _)| p == r) {
+                    // r has views of its own: keep it a separate buffer.
+                    continue;
+                }
+                for &x in &operands {
+                    let (root, off) = g.place(x);
+                    let Some(&ux) = unit_of.get(&root) else {
+                        continue;
+                    };
+                    let ux = resolve(&merged_into, ux);
+                    let ok = root == x
+                        && off == 0
+                        && body.value_type(x) == body.value_type(r)
+                        && units[ux].size == units[ur].size
+                        && !used_bases.contains(&ux)
+                        && !operands.iter().any(|&y| {
+                            y != x
+                                && unit_of
+                                    .get(&g.place(y).0)
+                                    .map(|&u| resolve(&merged_into, u))
+                                    == Some(ux)
+                        })
+                        && units[ux]
+                            .accesses
+                            .iter()
+                            .all(|&acc| acc == ti || sched.hb(acc, ti));
+                    if ok {
+                        used_bases.insert(ux);
+                        // Merge ur into ux.
+                        let moved = std::mem::replace(
+                            &mut units[ur],
+                            Unit {
+                                size: 0,
+                                last: vec![0; ns],
+                                writers: vec![],
+                                accesses: vec![],
+                            },
+                        );
+                        let dst = &mut units[ux];
+                        for s in 0..ns {
+                            dst.last[s] = dst.last[s].max(moved.last[s]);
+                        }
+                        dst.writers.extend(moved.writers);
+                        for acc in moved.accesses {
+                            if !dst.accesses.contains(&acc) {
+                                dst.accesses.push(acc);
+                            }
+                        }
+                        let rr = std::mem::take(&mut roots_of_unit[ur]);
+                        roots_of_unit[ux].extend(rr);
+                        merged_into[ur] = ux;
+                        in_place += 1;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // The planned units (merged ones dropped).
+    let live_units: Vec<usize> = (0..units.len()).filter(|&u| merged_into[u] == u).collect();
+    let index_of: HashMap<usize, usize> = live_units
+        .iter()
+        .enumerate()
+        .map(|(i, &u)| (u, i))
+        .collect();
+    let m = live_units.len();
+    // before(U, V): every access of U happens before every write of V.
+    let before = |u: &Unit, v: &Unit| -> bool {
+        v.writers.iter().all(|&w| {
+            let sw = sched.stream[w];
+            u.last.iter().enumerate().all(|(s, &e)| {
+                e == 0
+                    || if s == sw {
+                        e < sched.epoch[w]
+                    } else {
+                        sched.clock[w][s] >= e
+                    }
+            })
+        })
+    };
+    let mut conflicts = vec![vec![]; m];
+    for i in 0..m {
+        for j in i + 1..m {
+            let (ui, uj) = (&units[live_units[i]], &units[live_units[j]]);
+            if !(before(ui, uj) || before(uj, ui)) {
+                conflicts[i].push(j);
+                conflicts[j].push(i);
+            }
+        }
+    }
+    let intervals: Vec<(usize, usize)> = live_units
+        .iter()
+        .map(|&u| {
+            let acc = &units[u].accesses;
+            (
+                acc.iter().copied().min().unwrap_or(0),
+                acc.iter().copied().max().unwrap_or(0),
+            )
+        })
+        .collect();
+    let problem = Problem {
+        sizes: live_units.iter().map(|&u| units[u].size).collect(),
+        conflicts,
+        intervals,
+    };
+    let (solution, per_strategy) = strategies::run(&problem, &opts.strategy)?;
+    strategies::check(&problem, &solution)?;
+    let stats = PlanStats {
+        buffers: m,
+        workspace: solution.size,
+        lower_bound: load_bound(&problem),
+        no_reuse: problem.sizes.iter().sum(),
+        in_place,
+        views: g
+            .node
+            .values()
+            .filter(|n| {
+                matches!(
+                    n,
+                    Node::Alias { .. } | Node::ConcatView { .. } | Node::SplitView { .. }
+                )
+            })
+            .count(),
+        strategy: solution.strategy.to_string(),
+        per_strategy,
+        weights: 0,
+    };
+    let unit_offset = |root: ValueId| -> Option<u64> {
+        let u = resolve(&merged_into, *unit_of.get(&root)?);
+        Some(solution.offsets[*index_of.get(&u)?])
+    };
+    rewrite(
+        ctx,
+        body,
+        &g,
+        bounds,
+        opts,
+        &out_root,
+        &unit_offset,
+        solution.size,
+        stats,
+    )
+}
+
+fn resolve(merged: &[usize], mut u: usize) -> usize {
+    while merged[u] != u {
+        u = merged[u];
+    }
+    u
+}
+
+/// Where each arena lives while rewriting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Arena {
+    Input(usize),
+    Output(usize),
+    Workspace,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rewrite(
+    ctx: &Context,
+    body: &mut Body,
+    g: &TaskGraph,
+    bounds: &Bounds,
+    opts: &PlanOptions,
+    out_root: &HashMap<ValueId, usize>,
+    unit_offset: &dyn Fn(ValueId) -> Option<u64>,
+    workspace: u64,
+    mut stats: PlanStats,
+) -> Result<PlanStats, String> {
+    let block = g.block;
+    let first = *g.ops.first().ok_or("empty function body")?;
+    let args = body.block(block).args.clone();
+    let outputs = g.outputs(body);
+    let a = opts.alignment;
+    let symbolic = args.iter().chain(g.size.keys()).any(|&v| {
+        body.value_type(v)
+            .as_tensor()
+            .is_some_and(|t| t.has_symbolic_dims())
+    });
+    let bounds_a = (!bounds.is_empty() && symbolic).then(|| bounds_attr(bounds));
+    // Logical buffer ids: one per root.
+    let mut ids: HashMap<ValueId, i64> = HashMap::new();
+    let mut id_of = |root: ValueId| -> i64 {
+        let n = ids.len() as i64;
+        *ids.entry(root).or_insert(n)
+    };
+    let loc = body.op(first).loc;
+    let mut cur: HashMap<Arena, ValueId> = HashMap::new();
+    let make_arena =
+        |body: &mut Body, size: u64, role: &str, index: Option<usize>| -> Result<ValueId, String> {
+            let mut attrs = vec![
+                ("size", Attribute::i64(size as i64)),
+                ("alignment", Attribute::i64(a as i64)),
+                (ROLE_ATTR, Attribute::string(role)),
+            ];
+            if let Some(i) = index {
+                attrs.push((INDEX_ATTR, Attribute::i64(i as i64)));
+            }
+            if let Some(b) = bounds_a {
+                attrs.push(("symbol_bounds", b));
+            }
+            let mut b = Builder::before(ctx, body, first);
+            b.loc = loc;
+            b.create_value("memory.arena", &[], attrs)
+        };
+    for (i, &x) in args.iter().enumerate() {
+        let v = make_arena(body, align(g.size[&x], a), "input", Some(i))?;
+        cur.insert(Arena::Input(i), v);
+    }
+    for (i, &o) in outputs.iter().enumerate() {
+        let v = make_arena(body, align(g.size[&o], a), "output", Some(i))?;
+        cur.insert(Arena::Output(i), v);
+    }
+    let ws = make_arena(body, workspace, "workspace", None)?;
+    cur.insert(Arena::Workspace, ws);
+    // Model inputs: the caller's buffers.
+    for (i, &x) in args.iter().enumerate() {
+        let id = id_of(x);
+        let arena = cur[&Arena::Input(i)];
+        let mut b = Builder::before(ctx, body, first);
+        b.loc = loc;
+        let s = b.create_value(
+            "memory.store",
+            &[x, arena],
+            vec![
+                ("offset", Attribute::i64(0)),
+                (BUFFER_ATTR, Attribute::i64(id)),
+            ],
+        )?;
+        cur.insert(Arena::Input(i), s);
+    }
+    // Weights.
+    let mut woff = 0u64;
+    for &o in &g.ops {
+        if g.node.get(&o) != Some(&Node::Constant) || body.results_unused(o) {
+            continue;
+        }
+        let d = body.op(o);
+        let Some(value) = d.attr("value") else {
+            continue;
+        };
+        let r = d.results()[0];
+        let size = g.size[&r].max(0) as u64;
+        let l = d.loc;
+        let mut b = Builder::before(ctx, body, o);
+        b.loc = l;
+        let w = b.create_value(
+            "memory.weight",
+            &[],
+            vec![
+                ("offset", Attribute::i64(woff as i64)),
+                ("value", value),
+                ("alignment", Attribute::i64(WEIGHT_ALIGN as i64)),
+            ],
+        )?;
+        body.replace_all_uses(r, w);
+        body.erase_op(o);
+        woff += size.div_ceil(WEIGHT_ALIGN) * WEIGHT_ALIGN;
+    }
+    stats.weights = woff;
+    // Where a value's bytes are.
+    let place_of = |body: &Body, v: ValueId| -> Result<(Arena, u64, ValueId), String> {
+        let (root, off) = g.place(v);
+        let off = off.max(0) as u64;
+        match g.root_kind(body, root) {
+            RootKind::Input(i) => Ok((Arena::Input(i), off, root)),
+            RootKind::Constant => Err("internal error: a constant has no arena place".into()),
+            RootKind::Task => match out_root.get(&root) {
+                Some(&i) => Ok((Arena::Output(i), off, root)),
+                None => Ok((
+                    Arena::Workspace,
+                    unit_offset(root).ok_or("internal error: unplanned buffer")? + off,
+                    root,
+                )),
+            },
+        }
+    };
+    // Tasks: views of their inputs before, stores of their results after.
+    for &t in &g.tasks {
+        let tloc = body.op(t).loc;
+        for v in inputs_of(body, t) {
+            if body.value_type(v).as_tensor().is_none() {
+                continue;
+            }
+            let (root, _) = g.place(v);
+            let is_const = body
+                .defining_op(v)
+                .is_some_and(|d| body.op(d).name.as_str() == "memory.weight")
+                || g.root_kind(body, root) == RootKind::Constant;
+            if is_const {
+                continue;
+            }
+            let (arena, off, root) = place_of(body, v)?;
+            let id = id_of(root);
+            let vt = body.value_type(v);
+            let mut b = Builder::before(ctx, body, t);
+            b.loc = tloc;
+            let view = b.create(
+                "memory.view",
+                &[cur[&arena]],
+                vec![
+                    ("offset", Attribute::i64(off as i64)),
+                    (BUFFER_ATTR, Attribute::i64(id)),
+                ],
+                Some(vec![vt]),
+                0,
+            )?;
+            let vv = body.result(view, 0);
+            body.replace_uses_if(v, vv, |b, u| within(b, u.op, t));
+        }
+        let results = body.op(t).results().to_vec();
+        let mut after = t;
+        for r in results {
+            let (arena, off, root) = place_of(body, r)?;
+            let id = id_of(root);
+            let st = {
+                let mut b = Builder::before(ctx, body, t);
+                b.loc = tloc;
+                b.create(
+                    "memory.store",
+                    &[r, cur[&arena]],
+                    vec![
+                        ("offset", Attribute::i64(off as i64)),
+                        (BUFFER_ATTR, Attribute::i64(id)),
+                    ],
+                    None,
+                    0,
+                )?
+            };
+            body.detach_op(st);
+            body.insert_op_after(after, st);
+            after = st;
+            cur.insert(arena, body.result(st, 0));
+        }
+    }
+    // Outputs: read back from the output arenas.
+    if let Some(ret) = g.ret {
+        for (i, &o) in outputs.iter().enumerate() {
+            let (arena, off, root) = place_of(body, o)?;
+            let id = id_of(root);
+            let (ot, rl) = (body.value_type(o), body.op(ret).loc);
+            let mut b = Builder::before(ctx, body, ret);
+            b.loc = rl;
+            let view = b.create(
+                "memory.view",
+                &[cur[&arena]],
+                vec![
+                    ("offset", Attribute::i64(off as i64)),
+                    (BUFFER_ATTR, Attribute::i64(id)),
+                ],
+                Some(vec![ot]),
+                0,
+            )?;
+            let vv = body.result(view, 0);
+            body.set_operand(ret, i, vv);
+        }
+    }
+    // View ops are now unused.
+    for &o in g.ops.iter().rev() {
+        if matches!(
+            g.node.get(&o),
+            Some(Node::Alias { .. } | Node::ConcatView { .. } | Node::SplitView { .. })
+        ) {
+            if !body.results_unused(o) {
+                return Err(format!(
+                    "internal error: view op '{}' is still used after planning",
+                    body.op(o).name
+                ));
+            }
+            body.erase_op(o);
+        }
+    }
+    Ok(stats)
+}
+
+/// Whether `op` is `t` or nested in it.
+fn within(body: &Body, mut op: OpId, t: OpId) -> bool {
+    loop {
+        if op == t {
+            return true;
+        }
+        match body.parent_op(op) {
+            Some(p) => op = p,
+            None => return false,
+        }
+    }
+}

@@ -1,0 +1,528 @@
+//! `select-formats`: Ascend storage formats at kernel boundaries.
+//!
+//! On AICore, convolution and pooling kernels read and write activations in
+//! NC1HWC0 and read convolution weights in FRACTAL_Z; matmul kernels read and
+//! write FRACTAL_NZ. The pass changes such a kernel's boundary: the operand
+//! gets a `data.transdata` (NCHW → NC1HWC0, …) before the kernel, the kernel
+//! body converts it back to the origin layout for its ops, and likewise for
+//! results. The kernel body is thus the *reference description* of what the
+//! device kernel computes on its storage-format buffers, and the IR stays
+//! runnable by the interpreter.
+//!
+//! Formats then spread: a pointwise kernel (elementwise/broadcast) whose
+//! full-size inputs all arrive in NC1HWC0 (or FRACTAL_NZ) runs in that format
+//! too, as GE keeps format continuity between AICore ops. Finally inverse
+//! transdata pairs cancel (`NC1HWC0 → NCHW → NC1HWC0` is the identity), and a
+//! transdata of a constant is evaluated at compile time, so weights are
+//! stored in FRACTAL_Z / FRACTAL_NZ and no weight conversion runs.
+//! Bare ops are wrapped in one-op kernels when their boundary changes.
+
+use crate::funcs::{error_at, for_each_function, func_block};
+use crate::fuse_kernels::{build_kernel, Group};
+use crate::op_pattern::op_pattern;
+use crate::partition_engines::is_compute;
+use ge_dialects::data::layout::transdata_type;
+use ge_ir::attributes::{DenseElements, Format};
+use ge_ir::body::{BlockId, Body, OpData, OpId, ValueId};
+use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::{Attribute, Context, DType, Type};
+
+pub static INFO: PassInfo = PassInfo {
+    name: "select-formats",
+    summary: "Choose NC1HWC0 / FRACTAL_Z / FRACTAL_NZ storage formats for AICore kernels",
+    description: "Convolution and pooling kernels on AICore get NC1HWC0 activations and \
+                  FRACTAL_Z convolution weights, matmul kernels FRACTAL_NZ operands and results, \
+                  with `data.transdata` at the kernel boundary (the kernel body converts back, so \
+                  the IR stays runnable). Pointwise kernels whose inputs arrive in a fractal format \
+                  adopt it; inverse transdata pairs cancel; transdata of constants is evaluated at \
+                  compile time.",
+    anchor: None,
+    options: &[
+        OptionDef {
+            name: "nc1hwc0",
+            kind: OptKind::Bool,
+            default: "true",
+            doc: "use NC1HWC0 / FRACTAL_Z for convolution and pooling kernels",
+        },
+        OptionDef {
+            name: "fractal-nz",
+            kind: OptKind::Bool,
+            default: "true",
+            doc: "use FRACTAL_NZ for matmul kernels",
+        },
+        OptionDef {
+            name: "fold-weights",
+            kind: OptKind::Bool,
+            default: "true",
+            doc: "convert constant weights at compile time",
+        },
+    ],
+};
+
+struct SelectFormats {
+    nc1hwc0: bool,
+    nz: bool,
+    fold: bool,
+}
+
+pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    Ok(Box::new(SelectFormats {
+        nc1hwc0: o.bool("nc1hwc0"),
+        nz: o.bool("fractal-nz"),
+        fold: o.bool("fold-weights"),
+    }))
+}
+
+impl Pass for SelectFormats {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+    fn run(&self, op: &mut OpData, cx: &PassContext) -> PassResult {
+        for_each_function(op, INFO.name, |f, _| {
+            let loc = f.loc;
+            let Some(block) = func_block(f) else {
+                return Ok(());
+            };
+            let Some(body) = f.inner.as_deref_mut() else {
+                return Ok(());
+            };
+            self.run_block(cx.ctx, body, block)
+                .map_err(|m| error_at(loc, format!("select-formats: {m}")))
+        })
+    }
+}
+
+/// What a kernel wants at its boundary.
+#[derive(Default)]
+struct Wants {
+    inputs: Vec<(usize, Format)>,
+    outputs: Vec<(usize, Format)>,
+}
+
+fn float4(t: Type) -> bool {
+    t.as_tensor()
+        .is_some_and(|tt| tt.rank() == Some(4) && tt.dtype.is_float() && tt.encoding.is_none())
+}
+
+/// A matrix FRACTAL_NZ can hold: rank >= 2 with static rows and columns (a
+/// symbolic row count would only survive as `ceil(M/16)`, which a kernel
+/// cannot recover its symbols from; batch dims may be symbolic).
+fn matrix(t: Type) -> bool {
+    t.as_tensor().is_some_and(|tt| {
+        let s = tt.shape();
+        s.len() >= 2
+            && s[s.len() - 2..].iter().all(|d| d.is_static())
+            && matches!(tt.dtype, DType::F16 | DType::BF16 | DType::F32 | DType::I8)
+            && tt.encoding.is_none()
+    })
+}
+
+/// The plain (origin) format a value is in, for a target storage format.
+fn origin_of(target: Format) -> Format {
+    match target {
+        Format::FRACTAL_NZ => Format::ND,
+        _ => Format::NCHW,
+    }
+}
+
+/// The source format of a `data.transdata` result that converts `target` back.
+fn unpacked_from(body: &Body, v: ValueId) -> Option<Format> {
+    let op = body.defining_op(v)?;
+    let d = body.op(op);
+    if d.name.as_str() != "data.transdata" {
+        return None;
+    }
+    Format::parse(d.attr("src_format")?.as_str()?)
+}
+
+impl SelectFormats {
+    fn run_block(&self, ctx: &Context, body: &mut Body, block: BlockId) -> Result<(), String> {
+        let ops: Vec<OpId> = body.block_ops(block).collect();
+        for op in ops {
+            if !body.op(op).is_alive() || !is_compute(body, op) {
+                continue;
+            }
+            let engine = body.op(op).attr("engine").and_then(|a| a.as_str());
+            if !matches!(engine, Some("AICore") | Some("VectorCore")) {
+                continue;
+            }
+            let wants = self.wants(body, op, engine == Some("AICore"));
+            if wants.inputs.is_empty() && wants.outputs.is_empty() {
+                continue;
+            }
+            let k = if body.op(op).name.as_str() == "graph.fused" {
+                op
+            } else {
+                let g = Group {
+                    ops: vec![op],
+                    pattern: op_pattern(body, op),
+                    engine: engine.map(str::to_string),
+                };
+                build_kernel(ctx, body, &g)?
+            };
+            for &(i, f) in &wants.inputs {
+                self.convert_input(ctx, body, k, i, f)?;
+            }
+            for &(j, f) in &wants.outputs {
+                convert_output(ctx, body, k, j, f)?;
+            }
+        }
+        cancel_pairs(body, block);
+        Ok(())
+    }
+
+    /// The formats `op` (a kernel or a bare op) should use at its boundary.
+    fn wants(&self, body: &Body, op: OpId, aicore: bool) -> Wants {
+        let mut w = Wants::default();
+        let d = body.op(op);
+        // Roles of the op's operands: which inner ops use them how.
+        let (inner, args): (&Body, Vec<ValueId>) = match d.inner.as_deref() {
+            Some(inner) if d.name.as_str() == "graph.fused" => {
+                let Some(&r) = d.regions().first() else {
+                    return w;
+                };
+                let Some(b) = inner.entry_block(r) else {
+                    return w;
+                };
+                (inner, inner.block(b).args.clone())
+            }
+            _ => (body, d.operands().to_vec()),
+        };
+        let users = |i: usize| -> Vec<(String, usize, OpId)> {
+            let mut out = vec![];
+            if let Some(&a) = args.get(i) {
+                for u in inner.uses(a) {
+                    out.push((
+                        inner.op(u.op).name.as_str().to_string(),
+                        u.operand as usize,
+                        u.op,
+                    ));
+                }
+            }
+            out
+        };
+        let inner_ops: Vec<String> = if d.name.as_str() == "graph.fused" {
+            let mut v = vec![];
+            crate::funcs::for_each_nested(body, op, &mut |b, o| {
+                v.push(b.op(o).name.as_str().to_string())
+            });
+            v
+        } else {
+            vec![d.name.as_str().to_string()]
+        };
+        let has = |names: &[&str]| inner_ops.iter().any(|n| names.contains(&n.as_str()));
+        let out_types = body.result_types(op);
+        let in_types = body.operand_types(op);
+        let conv_like = aicore
+            && self.nc1hwc0
+            && has(&[
+                "graph.conv2d",
+                "graph.conv_transpose2d",
+                "graph.max_pool2d",
+                "graph.avg_pool2d",
+            ]);
+        let mm_like =
+            aicore && self.nz && has(&["graph.matmul", "graph.batch_matmul", "graph.gemm"]);
+        if conv_like {
+            for (i, &t) in in_types.iter().enumerate() {
+                let us = users(i);
+                let filter = us.iter().any(|(n, k, o)| {
+                    n == "graph.conv2d"
+                        && *k == 1
+                        && inner
+                            .op(*o)
+                            .attr("group")
+                            .and_then(|a| a.as_int())
+                            .unwrap_or(1)
+                            == 1
+                });
+                let data = us.iter().any(|(n, k, _)| {
+                    *k == 0
+                        && matches!(
+                            n.as_str(),
+                            "graph.conv2d"
+                                | "graph.conv_transpose2d"
+                                | "graph.max_pool2d"
+                                | "graph.avg_pool2d"
+                        )
+                });
+                let full = out_types.contains(&t);
+                if float4(t) && filter && !data {
+                    w.inputs.push((i, Format::FRACTAL_Z));
+                } else if float4(t) && (data || full) {
+                    w.inputs.push((i, Format::NC1HWC0));
+                }
+            }
+            for (j, &t) in out_types.iter().enumerate() {
+                if float4(t) {
+                    w.outputs.push((j, Format::NC1HWC0));
+                }
+            }
+            return w;
+        }
+        if mm_like {
+            for (i, &t) in in_types.iter().enumerate() {
+                let us = users(i);
+                let operand = us.iter().any(|(n, k, _)| {
+                    *k <= 1
+                        && matches!(
+                            n.as_str(),
+                            "graph.matmul" | "graph.batch_matmul" | "graph.gemm"
+                        )
+                });
+                let full = out_types.contains(&t);
+                if matrix(t) && (operand || full) {
+                    w.inputs.push((i, Format::FRACTAL_NZ));
+                }
+            }
+            for (j, &t) in out_types.iter().enumerate() {
+                if matrix(t) {
+                    w.outputs.push((j, Format::FRACTAL_NZ));
+                }
+            }
+            return w;
+        }
+        // Pointwise kernels keep the format their full-size inputs arrive in.
+        if op_pattern(body, op).is_pointwise() && !out_types.is_empty() {
+            for target in [Format::NC1HWC0, Format::FRACTAL_NZ] {
+                let shaped = |t: Type| match target {
+                    Format::NC1HWC0 => float4(t),
+                    _ => matrix(t),
+                };
+                let full: Vec<usize> = (0..in_types.len())
+                    .filter(|&i| out_types.contains(&in_types[i]) && shaped(in_types[i]))
+                    .collect();
+                let all_packed = !full.is_empty()
+                    && full
+                        .iter()
+                        .all(|&i| unpacked_from(body, d.operands()[i]) == Some(target));
+                if all_packed {
+                    w.inputs = full.iter().map(|&i| (i, target)).collect();
+                    w.outputs = (0..out_types.len())
+                        .filter(|&j| shaped(out_types[j]) && in_types.contains(&out_types[j]))
+                        .map(|j| (j, target))
+                        .collect();
+                    return w;
+                }
+            }
+        }
+        w
+    }
+
+    /// Make kernel `k` read operand `i` in format `f`.
+    fn convert_input(
+        &self,
+        ctx: &Context,
+        body: &mut Body,
+        k: OpId,
+        i: usize,
+        f: Format,
+    ) -> Result<(), String> {
+        let x = body.operand(k, i);
+        let from = origin_of(f);
+        let loc = body.op(k).loc;
+        let y = transdata_before(ctx, body, k, x, from, f)?;
+        body.set_operand(k, i, y);
+        if self.fold {
+            if let Some(td) = body.defining_op(y) {
+                fold_constant(ctx, body, td)?;
+            }
+        }
+        let yt = body.value_type(body.operand(k, i));
+        // Inside: the argument now holds `f` data; convert it back for the body.
+        let mut inner = body.take_inner(k).ok_or("kernel has no body")?;
+        let res = (|| -> Result<(), String> {
+            let r = *body.op(k).regions().first().ok_or("kernel has no region")?;
+            let b = inner.entry_block(r).ok_or("kernel has no block")?;
+            let arg = inner.block(b).args[i];
+            inner.set_value_type(arg, yt);
+            let first = inner.block_first_op(b).ok_or("kernel body is empty")?;
+            let mut bl = ge_ir::builder::Builder::before(ctx, &mut inner, first);
+            bl.loc = loc;
+            let back = bl.create_value(
+                "data.transdata",
+                &[arg],
+                vec![
+                    ("src_format", Attribute::string(f.name())),
+                    ("dst_format", Attribute::string(from.name())),
+                ],
+            )?;
+            let back_op = inner.defining_op(back).ok_or("transdata has no op")?;
+            inner.replace_uses_if(arg, back, |_, u| u.op != back_op);
+            Ok(())
+        })();
+        body.put_inner(k, inner);
+        res
+    }
+}
+
+/// `data.transdata x {from → to}` right before `before`; engine AICore.
+fn transdata_before(
+    ctx: &Context,
+    body: &mut Body,
+    before: OpId,
+    x: ValueId,
+    from: Format,
+    to: Format,
+) -> Result<ValueId, String> {
+    let loc = body.op(before).loc;
+    let mut b = ge_ir::builder::Builder::before(ctx, body, before);
+    b.loc = loc;
+    b.create_value(
+        "data.transdata",
+        &[x],
+        vec![
+            ("src_format", Attribute::string(from.name())),
+            ("dst_format", Attribute::string(to.name())),
+            ("engine", Attribute::string("AICore")),
+        ],
+    )
+}
+
+/// Make kernel `k` write result `j` in format `f`.
+fn convert_output(
+    ctx: &Context,
+    body: &mut Body,
+    k: OpId,
+    j: usize,
+    f: Format,
+) -> Result<(), String> {
+    let to = origin_of(f);
+    let r = body.result(k, j);
+    let loc = body.op(k).loc;
+    let plain_t = body.value_type(r);
+    let packed_t = match f {
+        Format::FRACTAL_NZ => transdata_type(plain_t, Format::ND, f)?,
+        _ => transdata_type(plain_t, Format::NCHW, f)?,
+    };
+    // Inside: pack before the yield.
+    let mut inner = body.take_inner(k).ok_or("kernel has no body")?;
+    let res = (|| -> Result<(), String> {
+        let reg = *body.op(k).regions().first().ok_or("kernel has no region")?;
+        let b = inner.entry_block(reg).ok_or("kernel has no block")?;
+        let y = inner.block_last_op(b).ok_or("kernel body is empty")?;
+        let v = inner.operand(y, j);
+        let mut bl = ge_ir::builder::Builder::before(ctx, &mut inner, y);
+        bl.loc = loc;
+        let packed = bl.create_value(
+            "data.transdata",
+            &[v],
+            vec![
+                ("src_format", Attribute::string(to.name())),
+                ("dst_format", Attribute::string(f.name())),
+            ],
+        )?;
+        inner.set_operand(y, j, packed);
+        Ok(())
+    })();
+    body.put_inner(k, inner);
+    res?;
+    body.set_value_type(r, packed_t);
+    // Outside: unpack after the kernel for the existing users.
+    let next = body
+        .next_op(k)
+        .ok_or("kernel is the last op of its block")?;
+    let mut b = ge_ir::builder::Builder::before(ctx, body, next);
+    b.loc = loc;
+    let unpacked = b.create_value(
+        "data.transdata",
+        &[r],
+        vec![
+            ("src_format", Attribute::string(f.name())),
+            ("dst_format", Attribute::string(to.name())),
+            ("engine", Attribute::string("AICore")),
+        ],
+    )?;
+    let uop = body.defining_op(unpacked).ok_or("transdata has no op")?;
+    body.replace_uses_if(r, unpacked, |_, u| u.op != uop);
+    Ok(())
+}
+
+/// Evaluate `data.transdata` of a dense constant now; the result is a constant
+/// in the storage format (its type carries the `#ge.format` encoding).
+pub fn fold_constant(ctx: &Context, body: &mut Body, td: OpId) -> Result<bool, String> {
+    let x = body.operand(td, 0);
+    let Some(c) = ge_ir::builder::constant_value(body, x) else {
+        return Ok(false);
+    };
+    if c.as_dense().is_none() {
+        return Ok(false);
+    }
+    let Some(out) = ge_ir::interp::fold_with_semantics(body, td, &[Some(c)]) else {
+        return Ok(false);
+    };
+    let Some(t) = out.into_iter().next() else {
+        return Ok(false);
+    };
+    let ty = body.value_type(body.result(td, 0));
+    let dense = DenseElements {
+        ty,
+        splat: false,
+        bytes: ge_dialects::data::tensor_to_bytes(&t).into(),
+    };
+    let loc = body.op(td).loc;
+    let mut b = ge_ir::builder::Builder::before(ctx, body, td);
+    b.loc = loc;
+    let nc = b.create(
+        "data.constant",
+        &[],
+        vec![("value", Attribute::dense(dense))],
+        None,
+        0,
+    )?;
+    let nv = body.result(nc, 0);
+    let old = body.result(td, 0);
+    body.replace_all_uses(old, nv);
+    body.erase_op(td);
+    if !body.has_uses(x) {
+        if let Some(xo) = body.defining_op(x) {
+            body.erase_op(xo);
+        }
+    }
+    Ok(true)
+}
+
+/// Cancel `transdata(transdata(x, A → B), B → A)` to `x`, and erase unused transdata.
+pub fn cancel_pairs(body: &mut Body, block: BlockId) -> usize {
+    let mut n = 0;
+    let ops: Vec<OpId> = body.block_ops(block).collect();
+    let fmt = |body: &Body, o: OpId, a: &str| -> Option<String> {
+        body.op(o)
+            .attr(a)
+            .and_then(|x| x.as_str())
+            .map(str::to_string)
+    };
+    for &o in &ops {
+        if !body.op(o).is_alive() || body.op(o).name.as_str() != "data.transdata" {
+            continue;
+        }
+        let y = body.operand(o, 0);
+        let Some(p) = body.defining_op(y) else {
+            continue;
+        };
+        if body.op(p).name.as_str() != "data.transdata" {
+            continue;
+        }
+        let x = body.operand(p, 0);
+        let inverse = fmt(body, p, "src_format") == fmt(body, o, "dst_format")
+            && fmt(body, p, "dst_format") == fmt(body, o, "src_format");
+        let r = body.result(o, 0);
+        if inverse && body.value_type(x) == body.value_type(r) {
+            body.replace_all_uses(r, x);
+            body.erase_op(o);
+            n += 1;
+            if !body.has_uses(y) {
+                body.erase_op(p);
+            }
+        }
+    }
+    for &o in ops.iter().rev() {
+        if body.op(o).is_alive()
+            && body.op(o).name.as_str() == "data.transdata"
+            && body.results_unused(o)
+        {
+            body.erase_op(o);
+        }
+    }
+    n
+}
