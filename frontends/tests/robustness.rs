@@ -6,7 +6,9 @@ use ge_frontends::tf::{self, TfOptions};
 use std::path::Path;
 
 fn testdata(rel: &str) -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata").join(rel);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(rel);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -36,7 +38,12 @@ fn variants(data: &[u8]) -> Vec<Vec<u8>> {
 fn onnx_import_never_panics() {
     let ctx = ge_frontends::context();
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/onnx");
-    for model in ["small_cnn.onnx", "control_flow.onnx", "local_function.onnx", "dyn_batch.onnx"] {
+    for model in [
+        "small_cnn.onnx",
+        "control_flow.onnx",
+        "local_function.onnx",
+        "dyn_batch.onnx",
+    ] {
         for v in variants(&testdata(&format!("onnx/{model}"))) {
             let _ = import_bytes(&ctx, &v, model, &base, &ImportOptions::default());
         }
