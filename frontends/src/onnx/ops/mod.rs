@@ -101,6 +101,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("LayerNormalization", nn::layer_normalization),
     ("LogSoftmax", nn::log_softmax),
     ("LpNormalization", nn::lp_normalization),
+    ("LpPool", nn::lp_pool),
     ("LRN", nn::lrn),
     ("MatMul", nn::matmul),
     ("MaxPool", nn::max_pool),

@@ -210,6 +210,11 @@ pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 fn pool(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
+    let cip = n.i("count_include_pad", 0)?;
+    pool_on(cx, n, x, name, cip)
+}
+
+fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<ValueId>> {
     if n.outputs_used.iter().skip(1).any(|&u| u) {
         return Err(unsupported(n, "with the Indices output"));
     }
@@ -233,10 +238,7 @@ fn pool(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
         ("ceil_mode", Attribute::i64(ceil_mode as i64)),
     ];
     if name == "graph.avg_pool2d" {
-        attrs.push((
-            "count_include_pad",
-            Attribute::i64(n.i("count_include_pad", 0)?),
-        ));
+        attrs.push(("count_include_pad", Attribute::i64(cip)));
     }
     let y = cx.e.op(name, &[x2], attrs)?;
     one(if k == 1 { squeeze(cx, y, &[2])? } else { y })
@@ -251,6 +253,24 @@ pub fn max_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn average_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     pool(cx, n, "graph.avg_pool2d")
+}
+
+/// LpPool: (sum over the window of |x|^p)^(1/p), the sum as an average
+/// pool counting padded cells times the window size.
+pub fn lp_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let p = n.i("p", 2)? as f64;
+    let kernel = n
+        .ints("kernel_shape")
+        .ok_or_else(|| invalid(n, "requires attribute 'kernel_shape'"))?;
+    let a = op1(cx, "graph.abs", x)?;
+    let pe = scalar_like(cx, a, p)?;
+    let xp = op2(cx, "graph.pow", a, pe)?;
+    let avg = pool_on(cx, n, xp, "graph.avg_pool2d", 1)?[0];
+    let k = scalar_like(cx, avg, kernel.iter().product::<i64>() as f64)?;
+    let sum = op2(cx, "graph.mul", avg, k)?;
+    let inv = scalar_like(cx, sum, 1.0 / p)?;
+    one(op2(cx, "graph.pow", sum, inv)?)
 }
 
 pub fn global_average_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
