@@ -291,6 +291,10 @@ impl Gen<'_> {
                     }]),
                 }
             }
+            (_, "activation") => {
+                Attribute::string(&pick(&mut self.rng, &["none", "relu", "sigmoid", "gelu"]))
+            }
+            (_, "activation_alpha" | "alpha") => Attribute::f64(0.01),
             (_, "to") => {
                 let d = pick(&mut self.rng, &["f32", "f16", "f64"]);
                 Attribute::ty(Type::scalar(DType::parse(&d).unwrap_or(DType::F32)))
@@ -373,6 +377,19 @@ impl Gen<'_> {
                     attrs.push((k.as_str(), a));
                 }
                 if let Some(def) = self.b.ctx.op_def(&o.name) {
+                    // Attributes the rule does not mention take random values
+                    // sometimes, so a rule that forgets one (a fused activation)
+                    // changes results and fails here.
+                    for ad in def.attrs {
+                        if let ge_ir::opdef::AttrKind::Enum(names) = ad.kind {
+                            if !attrs.iter().any(|(k, _)| *k == ad.name)
+                                && self.rng.random_bool(0.3)
+                            {
+                                let v = names[self.rng.random_range(0..names.len())];
+                                attrs.push((ad.name, Attribute::string(v)));
+                            }
+                        }
+                    }
                     for ad in def.attrs {
                         if ad.default.is_none()
                             && !ad.optional

@@ -484,7 +484,8 @@ fn sem_gemm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
         }
     }
     let dt = result_dtype(cx, 0, a.dtype);
-    Ok(vec![Tensor::from_f64(vec![m, n], dt, out)])
+    let out = Tensor::from_f64(vec![m, n], dt, out);
+    Ok(vec![super::activation::apply(cx, out)?])
 }
 
 pub static GEMM: OpDef = OpDef {
@@ -492,7 +493,8 @@ pub static GEMM: OpDef = OpDef {
     summary: "General matrix multiply (ONNX Gemm): alpha·A'·B' + beta·C",
     description: "`A'` is `a` (`M x K`) or its transpose when `transA = 1`; `B'` is `b` \
                   (`K x N`) or its transpose when `transB = 1`. The optional `c` broadcasts \
-                  unidirectionally to `M x N`. The fully-connected layer of CNN classifiers.",
+                  unidirectionally to `M x N`. The fully-connected layer of CNN classifiers. \
+                  `activation` is a fused epilogue applied to the result.",
     operands: &[
         OperandDef::one("a", C::TensorOf(NUMERIC)),
         OperandDef::one("b", C::TensorOf(NUMERIC)),
@@ -504,6 +506,8 @@ pub static GEMM: OpDef = OpDef {
         AttrDef::with_default("beta", K::F64, "1.0 : f32", "scale of C"),
         AttrDef::with_default("transA", K::I64, "0", "1: use the transpose of a"),
         AttrDef::with_default("transB", K::I64, "0", "1: use the transpose of b"),
+        super::activation::ACTIVATION,
+        super::activation::ALPHA,
     ],
     traits: &[Trait::Pure, Trait::SameOperandsElementType],
     format: Some(COMPUTE_FORMAT),

@@ -1,5 +1,6 @@
 //! The `graph` dialect: the compute graph with ONNX semantics.
 
+pub mod activation;
 pub mod control;
 pub mod elementwise;
 pub mod func;

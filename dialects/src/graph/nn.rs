@@ -317,7 +317,8 @@ fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
         }
     }
     let dt = result_dtype(cx, 0, x.dtype);
-    Ok(vec![Tensor::from_f64(vec![n, m, oh, ow], dt, out)])
+    let out = Tensor::from_f64(vec![n, m, oh, ow], dt, out);
+    Ok(vec![super::activation::apply(cx, out)?])
 }
 
 const CONV_ATTRS: &[AttrDef] = &[
@@ -351,14 +352,15 @@ pub static CONV2D: OpDef = OpDef {
                   stride_h + 1` (floor; likewise OW). Symbolic batch and spatial dims flow \
                   through inference. `group` splits channels into independent groups; \
                   `group = C` with `O = C` is a depthwise convolution. `auto_pad` is not \
-                  supported: importers turn it into explicit `pads`.",
+                  supported: importers turn it into explicit `pads`. `activation` is a fused \
+                  epilogue applied to the result (conv + bias + relu in one kernel).",
     operands: &[
         OperandDef::one("input", C::FloatTensor),
         OperandDef::one("filter", C::FloatTensor),
         OperandDef::optional("bias", C::FloatTensor),
     ],
     results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: CONV_ATTRS,
+    attrs: CONV2D_ATTRS,
     traits: &[Trait::Pure, Trait::SameOperandsElementType],
     format: Some(COMPUTE_FORMAT),
     verify: Some(verify_by_infer),
@@ -366,6 +368,16 @@ pub static CONV2D: OpDef = OpDef {
     semantics: Some(sem_conv2d),
     ..OpDef::DEFAULT
 };
+
+/// conv2d's attributes: the convolution's plus a fused activation epilogue.
+const CONV2D_ATTRS: &[AttrDef] = &[
+    CONV_ATTRS[0],
+    CONV_ATTRS[1],
+    CONV_ATTRS[2],
+    CONV_ATTRS[3],
+    super::activation::ACTIVATION,
+    super::activation::ALPHA,
+];
 
 // ---- conv_transpose2d ---------------------------------------------------
 
