@@ -482,7 +482,7 @@ fn tf_pads(
             let dims = cx.e.dims(x_nchw)?;
             let mut pads = vec![0i64; 4];
             for i in 0..2 {
-                let size = dims[2 + i].as_static().ok_or_else(|| {
+                let size = dims.get(2 + i).and_then(|d| d.as_static()).ok_or_else(|| {
                     ImportError::unsupported(format!(
                         "{} with SAME padding on a dynamic spatial size",
                         n.op
@@ -534,6 +534,13 @@ fn conv_common(cx: &mut TfCx, n: &TfNode, depthwise: bool) -> Res<Vec<ValueId>> 
     let nhwc = n.nhwc()?;
     let xc = if nhwc { cx.nhwc_to_nchw(x)? } else { x };
     let wd = cx.e.dims(w)?;
+    if wd.len() != 4 {
+        return Err(ImportError::invalid(format!(
+            "{} needs a 4-D filter, not '{}'",
+            n.op,
+            cx.e.ty(w)
+        )));
+    }
     let kernel: Vec<i64> = wd
         .iter()
         .take(2)

@@ -96,7 +96,8 @@ fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
         return Ok(ks);
     }
     let dims = cx.e.dims(w)?;
-    dims[2..]
+    dims.get(2..)
+        .unwrap_or(&[])
         .iter()
         .map(|d| d.as_static())
         .collect::<Option<Vec<i64>>>()
@@ -108,6 +109,9 @@ pub fn conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
     let k = spatial_rank(cx, n, x)?;
     let kernel = kernel_of(cx, n, w, k)?;
+    if kernel.len() != k {
+        return Err(invalid(n, "kernel_shape does not match the input rank"));
+    }
     let win = window(cx, n, x, &kernel, false)?;
     let (strides, pads, dilations) = window_2d(&win, k == 1);
     let (x2, w2) = if k == 1 {
@@ -134,6 +138,9 @@ pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
     let k = spatial_rank(cx, n, x)?;
     let kernel = kernel_of(cx, n, w, k)?;
+    if kernel.len() != k {
+        return Err(invalid(n, "kernel_shape does not match the input rank"));
+    }
     let strides = n.ints("strides").unwrap_or_else(|| vec![1; k]);
     let dilations = n.ints("dilations").unwrap_or_else(|| vec![1; k]);
     let mut out_pad = n.ints("output_padding").unwrap_or_else(|| vec![0; k]);
@@ -466,6 +473,9 @@ pub fn lrn(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         .and_then(|d| d.as_static())
         .ok_or_else(|| unsupported(n, "with a dynamic channel count"))?;
     let rank = dims.len();
+    if rank < 2 {
+        return Err(invalid(n, "input must have rank >= 2"));
+    }
     let sq = op2(cx, "graph.mul", x, x)?;
     let (pb, pe) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
     let mut pads = vec![0i64; 2 * rank];
@@ -740,7 +750,9 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     };
     let (past_k, past_v) = (n.opt_input(4), n.opt_input(5));
     let past_len = match past_k {
-        Some(p) => static_shape(cx, n, p, "past_key")?[2],
+        Some(p) => *static_shape(cx, n, p, "past_key")?
+            .get(2)
+            .ok_or_else(|| invalid(n, "past_key must be 4-D"))?,
         None => 0,
     };
     let k = match past_k {
@@ -757,6 +769,9 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     };
     let qs = static_shape(cx, n, q, "Q")?;
     let ks = static_shape(cx, n, k, "K")?;
+    if qs.len() != 4 || ks.len() != 4 {
+        return Err(invalid(n, "Q, K and V must have the same rank"));
+    }
     let (q_len, kv_len, head) = (qs[2], ks[2], qs[3]);
     let scale = match n.opt_f("scale")? {
         Some(s) => s as f64,
@@ -798,6 +813,9 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     if let Some(mask) = n.opt_input(3) {
         let mdims = static_shape(cx, n, mask, "attn_mask")?;
         let mrank = mdims.len();
+        if mrank == 0 {
+            return Err(invalid(n, "attn_mask must have rank >= 1"));
+        }
         let is_bool = cx.e.dtype(mask)? == DType::I1;
         let pad = kv_len - mdims[mrank - 1];
         let mask = if pad > 0 {

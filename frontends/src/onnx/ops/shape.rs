@@ -576,6 +576,9 @@ pub fn resize(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
                 .collect::<Res<_>>()?,
             None => (0..rank).collect(),
         };
+        if s.len() != rank || shape.len() != rank {
+            return Err(invalid(n, "sizes must have one entry per dim"));
+        }
         let ratios = axes.iter().map(|&a| s[a] as f64 / shape[a] as f64);
         let scale = if policy == "not_larger" {
             ratios.fold(f64::INFINITY, f64::min)
