@@ -125,6 +125,9 @@ pub fn dialect_page(d: &Dialect) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    if ops.iter().any(|o| ge_dialects::es::es_op(o.name).is_some()) {
+        s.push_str("An op's *ES API* line is its typed method on `ge_dialects::es::GraphBuilder` (operands are `Tensor` handles; the `XxxAttrs` struct defaults to the attribute defaults below; see the rustdoc of `ge_dialects::es`).\n\n");
+    }
     for op in ops {
         s.push_str(&op_section(op));
     }

@@ -337,7 +337,6 @@ impl GraphBuilder {
         let mblock = module.block();
         let mut st = OpState::new("graph.func", Location::unknown());
         st.def = Some(&crate::graph::func::FUNC);
-        st.num_regions = 1;
         st.attrs = AttrDict::new(vec![
             (Ident::new("sym_name"), Attribute::string(name)),
             (
@@ -345,15 +344,13 @@ impl GraphBuilder {
                 Attribute::ty(Type::function(&[], &[])),
             ),
         ]);
-        let body = module.body_mut();
-        let func = body.create_op(st);
-        body.append_op(mblock, func);
-        // graph.func is IsolatedFromAbove, so create_op gave it its own body.
-        let inner = body
-            .inner_mut(func)
-            .expect("graph.func owns the body of its region");
-        let r = inner.root_regions()[0];
+        // The function's own body (graph.func is isolated from above).
+        let mut inner = Body::new();
+        let r = inner.new_region(None);
         let entry = inner.add_block(r);
+        let body = module.body_mut();
+        let func = body.create_op_with_regions(st, vec![r], Some(Box::new(inner)));
+        body.append_op(mblock, func);
         GraphBuilder {
             ctx,
             st: RefCell::new(State {
@@ -450,11 +447,37 @@ impl GraphBuilder {
 
     /// A weight tensor named `name`, stored as [`WeightStorage`] says.
     pub fn weight<'g>(&'g self, name: &str, t: &HostTensor) -> EsResult<Tensor<'g>> {
+        if self.st.borrow().storage == WeightStorage::Dense {
+            return self.constant(t);
+        }
+        self.weight_raw(name, t.ty(), &crate::data::tensor_to_bytes(t))
+    }
+
+    /// A weight from its little-endian storage bytes (as in memory: f16/bf16
+    /// as their bits, `i1` one byte per element), stored as
+    /// [`WeightStorage`] says. `ty` must be a static tensor type whose size
+    /// matches `bytes`.
+    pub fn weight_raw<'g>(&'g self, name: &str, ty: Type, bytes: &[u8]) -> EsResult<Tensor<'g>> {
+        let tt = ty
+            .as_tensor()
+            .ok_or_else(|| EsError::new(format!("weight '{name}': '{ty}' is not a tensor type")))?;
+        let n = tt.num_elements().ok_or_else(|| {
+            EsError::new(format!("weight '{name}': '{ty}' must have a static shape"))
+        })?;
+        let want = (n.max(0) as usize).saturating_mul(tt.dtype.byte_size());
+        if bytes.len() != want {
+            return Err(EsError::new(format!(
+                "weight '{name}': {} bytes given but '{ty}' needs {want}",
+                bytes.len()
+            )));
+        }
         let storage = self.st.borrow().storage.clone();
-        let ty = t.ty();
-        let bytes = || crate::data::tensor_to_bytes(t);
         let attr = match storage {
-            WeightStorage::Dense => Attribute::dense(t.to_dense()),
+            WeightStorage::Dense => Attribute::dense(ge_ir::attributes::DenseElements {
+                ty,
+                splat: false,
+                bytes: bytes.into(),
+            }),
             WeightStorage::Resource => {
                 let mut st = self.st.borrow_mut();
                 let key = resource_key(name, &st.resource_names);
@@ -462,8 +485,8 @@ impl GraphBuilder {
                 st.module.resources.insert(
                     key.clone(),
                     ge_ir::module::Blob {
-                        alignment: t.dtype.byte_size().max(1) as u32,
-                        data: bytes(),
+                        alignment: tt.dtype.byte_size().max(1) as u32,
+                        data: bytes.to_vec(),
                     },
                 );
                 Attribute::new(AttrData::DenseResource {
@@ -477,13 +500,11 @@ impl GraphBuilder {
                     st.weights.push(0);
                 }
                 let offset = st.weights.len() as u64;
-                let data = bytes();
-                let length = data.len() as u64;
-                st.weights.extend_from_slice(&data);
+                st.weights.extend_from_slice(bytes);
                 Attribute::new(AttrData::External {
                     path: path.as_str().into(),
                     offset,
-                    length,
+                    length: bytes.len() as u64,
                     ty,
                 })
             }

@@ -74,7 +74,10 @@ es_ops! {
 
     // ---- graph: neural-network ops ------------------------------------------
     "graph.conv2d" = graph::nn::CONV2D => fn conv2d(input: one, filter: one, bias: opt)
-        attrs Conv2dAttrs { strides: Vec<i64>, pads: Vec<i64>, dilations: Vec<i64>, group: i64 }
+        attrs Conv2dAttrs {
+            strides: Vec<i64>, pads: Vec<i64>, dilations: Vec<i64>, group: i64,
+            activation: String, activation_alpha: f64,
+        }
         -> one;
     "graph.conv_transpose2d" = graph::nn::CONV_TRANSPOSE2D
         => fn conv_transpose2d(input: one, filter: one, bias: opt)
@@ -115,7 +118,10 @@ es_ops! {
     "graph.batch_matmul" = graph::linalg::BATCH_MATMUL => fn batch_matmul(lhs: one, rhs: one)
         attrs BatchMatmulAttrs { transpose_a: bool, transpose_b: bool } -> one;
     "graph.gemm" = graph::linalg::GEMM => fn gemm(a: one, b: one, c: opt)
-        attrs GemmAttrs { alpha: f64, beta: f64, trans_a as "transA": i64, trans_b as "transB": i64 }
+        attrs GemmAttrs {
+            alpha: f64, beta: f64, trans_a as "transA": i64, trans_b as "transB": i64,
+            activation: String, activation_alpha: f64,
+        }
         -> one;
 
     // ---- graph: indexing ------------------------------------------------------
