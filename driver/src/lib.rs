@@ -8,3 +8,4 @@ pub mod opt;
 pub mod registry;
 pub mod run;
 pub mod translate;
+pub mod zoo;
