@@ -118,18 +118,27 @@ fn is_trivially_dead(body: &Body, op: OpId) -> bool {
         && d.inner.is_none()
 }
 
-/// A fingerprint of a body's ops (names, operands, attributes) for cycle detection.
+/// A fingerprint of a body's structure (op names, attributes, result types,
+/// and operands as (position of the defining op in the walk, result index))
+/// for cycle detection. Op ids are not part of it: rewrites create new ops, so
+/// a rule pair that recreates an earlier state must still be recognised.
 fn fingerprint(body: &Body) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    for op in body.all_ops(WalkOrder::Pre) {
+    let ops = body.all_ops(WalkOrder::Pre);
+    let position: HashMap<OpId, usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    for &op in &ops {
         let d = body.op(op);
         d.name.hash(&mut h);
         d.attrs.hash(&mut h);
+        body.result_types(op).hash(&mut h);
         for &v in d.operands() {
             match body.defining_op(v) {
-                Some(o) => (o.0, body.op(o).name).hash(&mut h),
-                None => v.0.hash(&mut h),
+                Some(o) => {
+                    let k = body.op(o).results().iter().position(|&r| r == v);
+                    (0u8, position.get(&o), k).hash(&mut h)
+                }
+                None => (1u8, v.0).hash(&mut h),
             }
         }
     }
@@ -174,11 +183,16 @@ fn run_body(
             ));
         }
         if iter + 1 == cfg.max_iterations {
-            return Err(format!(
-                "greedy rewriting did not converge in {} iterations; still applying: {}",
-                cfg.max_iterations,
-                names_by_count(&iteration_applied)
-            ));
+            // Best effort, as MLIR's canonicalizer: stop with the work done so
+            // far; only test-convergence makes this an error.
+            if cfg.test_convergence {
+                return Err(format!(
+                    "greedy rewriting did not converge in {} iterations; still applying: {}",
+                    cfg.max_iterations,
+                    names_by_count(&iteration_applied)
+                ));
+            }
+            break;
         }
     }
     if cfg.test_convergence && stats.converged {
@@ -231,8 +245,12 @@ fn run_iteration(
         WalkOrder::Post
     };
     let mut ops = body.all_ops(order);
-    // The stack pops from the end: reverse so the first op in order is tried first.
-    ops.reverse();
+    // The stack pops from the end. Top-down: reverse so the first op in
+    // pre-order is tried first. Bottom-up (as in MLIR): the last op of the
+    // post-order first, so users are tried before the ops defining their operands.
+    if cfg.top_down {
+        ops.reverse();
+    }
     let mut wl = Worklist {
         stack: vec![],
         queued: vec![false; body.op_capacity()],
