@@ -39,24 +39,35 @@ pub fn verify_op(body: &Body, op: OpId) -> Vec<Diagnostic> {
 }
 
 fn verify_op_rec(body: &Body, op: OpId) -> Vec<Diagnostic> {
+    verify_tree(body, &[op])
+}
+
+/// Verify `ops` of `body` and everything nested in them, with one verifier
+/// (and one block-order cache) for the whole body; nested isolated bodies
+/// are verified independently, in parallel.
+fn verify_tree(body: &Body, ops: &[OpId]) -> Vec<Diagnostic> {
     let mut v = Verifier {
         body,
         out: vec![],
         order: HashMap::new(),
     };
-    v.check_op(op);
+    for &op in ops {
+        v.check_op(op);
+    }
     let mut out = v.out;
-    // Nested isolated bodies verify independently (in parallel).
     let mut isolated = vec![];
-    body.walk(op, WalkOrder::Pre, &mut |o| {
-        if body.op(o).inner.is_some() {
-            isolated.push(o);
-        }
-    });
-    let nested: Vec<Diagnostic> = isolated
-        .par_iter()
-        .flat_map(|&o| verify_inner(body, o))
-        .collect();
+    for &op in ops {
+        body.walk(op, WalkOrder::Pre, &mut |o| {
+            if body.op(o).inner.is_some() {
+                isolated.push(o);
+            }
+        });
+    }
+    let nested: Vec<Diagnostic> = if isolated.len() > 1 {
+        isolated.par_iter().flat_map(|&o| verify_inner(body, o)).collect()
+    } else {
+        isolated.iter().flat_map(|&o| verify_inner(body, o)).collect()
+    };
     out.extend(nested);
     out
 }
@@ -92,14 +103,13 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
     let Some(inner) = d.inner.as_deref() else {
         return vec![];
     };
-    let mut out = vec![];
+    let mut top = vec![];
     for &r in d.regions() {
         for &b in &inner.region(r).blocks {
-            for o in inner.block_ops(b) {
-                out.extend(verify_op(inner, o));
-            }
+            top.extend(inner.block_ops(b));
         }
     }
+    let mut out = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || verify_tree(inner, &top));
     let mut v = Verifier {
         body: inner,
         out: vec![],
