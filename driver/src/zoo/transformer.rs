@@ -56,24 +56,14 @@ fn attention<'g>(
 }
 
 /// Token ids `[B, S]` (i64) → embeddings + learned positions `[B, S, H]`.
-fn embed<'g>(net: &mut Net<'g>, prefix: &str, cfg: &Cfg) -> EsResult<(Tensor<'g>, Tensor<'g>)> {
+fn embed<'g>(net: &mut Net<'g>, names: [&str; 2], cfg: &Cfg) -> EsResult<Tensor<'g>> {
     let ids = net
         .b
         .input("input_ids", format!("tensor<Bx{}xi64>", cfg.seq).as_str())?;
-    let table = net.param(
-        &format!("{prefix}.word_embeddings"),
-        &[cfg.vocab, cfg.hidden],
-        -0.1,
-        0.1,
-    )?;
+    let table = net.param(names[0], &[cfg.vocab, cfg.hidden], -0.1, 0.1)?;
     let words = net.b.embedding(table, ids)?;
-    let pos = net.param(
-        &format!("{prefix}.position_embeddings"),
-        &[cfg.seq, cfg.hidden],
-        -0.1,
-        0.1,
-    )?;
-    Ok(((words + pos)?, ids))
+    let pos = net.param(names[1], &[cfg.seq, cfg.hidden], -0.1, 0.1)?;
+    words + pos
 }
 
 /// BERT-base encoder (Devlin et al. 2019): word + position + token-type
@@ -103,7 +93,14 @@ pub fn bert_base<'g>(net: &mut Net<'g>, size: Size) -> EsResult<Vec<Tensor<'g>>>
         },
     };
     let h = cfg.hidden;
-    let (x, _) = embed(net, "embeddings", &cfg)?;
+    let x = embed(
+        net,
+        [
+            "embeddings.word_embeddings",
+            "embeddings.position_embeddings",
+        ],
+        &cfg,
+    )?;
     let token_type = net.param("embeddings.token_type_embeddings", &[h], -0.1, 0.1)?;
     let x = (x + token_type)?;
     let mut x = net.layer_norm("embeddings.LayerNorm", x, h, 1e-12)?;
@@ -160,7 +157,7 @@ pub fn gpt2_small<'g>(net: &mut Net<'g>, size: Size) -> EsResult<Vec<Tensor<'g>>
         },
     };
     let h = cfg.hidden;
-    let (mut x, _) = embed(net, "wte_wpe", &cfg)?;
+    let mut x = embed(net, ["wte", "wpe"], &cfg)?;
     let s = cfg.seq;
     let mask: Vec<u8> = (0..s * s).map(|i| u8::from(i % s <= i / s)).collect();
     let mask = net.buffer("causal_mask", &[s as i64, s as i64], DType::I1, &mask)?;
