@@ -14,7 +14,9 @@
 //! too, as GE keeps format continuity between AICore ops. Finally inverse
 //! transdata pairs cancel (`NC1HWC0 → NCHW → NC1HWC0` is the identity), and a
 //! transdata of a constant is evaluated at compile time, so weights are
-//! stored in FRACTAL_Z / FRACTAL_NZ and no weight conversion runs.
+//! stored in FRACTAL_Z / FRACTAL_NZ and no weight conversion runs. Weights
+//! whose bytes a pass cannot see (`dense_resource` blobs belong to the
+//! module, `#ge.external` to a file) keep their origin format instead.
 //! Bare ops are wrapped in one-op kernels when their boundary changes.
 
 use crate::funcs::{error_at, for_each_function, func_block};
@@ -161,6 +163,14 @@ impl SelectFormats {
                 build_kernel(ctx, body, &g)?
             };
             for &(i, f) in &wants.inputs {
+                // A weight we cannot convert now (its bytes are a module resource
+                // or an external file) stays in its origin format rather than
+                // becoming a conversion task at run time.
+                let x = body.operand(k, i);
+                let value = ge_ir::builder::constant_value(body, x);
+                if self.fold && value.is_some_and(|v| v.as_dense().is_none()) {
+                    continue;
+                }
                 self.convert_input(ctx, body, k, i, f)?;
             }
             for &(j, f) in &wants.outputs {

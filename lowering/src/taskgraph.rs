@@ -6,7 +6,8 @@
 //!   plain-format, non-constant value reinterpret its bytes (same place).
 //! - **Concat views**: a `data.concat` whose parts are laid out contiguously
 //!   (every dim before the axis is statically 1, static part sizes, plain
-//!   formats) and whose parts are whole buffers written by tasks, not already
+//!   formats, slices 32-byte aligned) and whose parts are whole buffers
+//!   written by tasks, not already
 //!   part of another concat: each producer writes straight into its slice of
 //!   the concat's buffer, and the concat itself does nothing.
 //! - **Split views**: a `data.split` under the same layout conditions: each
@@ -25,6 +26,10 @@ use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
 use ge_ir::opdef::Trait;
 use ge_ir::{Dim, Type};
 use std::collections::{HashMap, HashSet};
+
+/// Slices a concat/split view hands out must start at multiples of this
+/// (Ascend's DMA alignment); otherwise the op copies.
+pub const VIEW_ALIGN: i64 = 32;
 
 /// The attribute marking a `data.identity` that must copy (a task).
 pub const COPY_ATTR: &str = "ge.copy";
@@ -132,8 +137,8 @@ impl TaskGraph {
                 ));
             }
             byte_size_bound(t, bounds).map_err(|m| {
-                if m.contains("has no upper bound") {
-                    format!("{m}; give the module attribute `ge.symbol_bounds = {{B = 64 : i64}}`")
+                if let Some((head, _)) = m.split_once(" (give the arena") {
+                    format!("{head}: give the module attribute `ge.symbol_bounds = {{B = 64 : i64}}` (or plan-memory{{symbol-bounds=B=64}})")
                 } else {
                     m
                 }
@@ -230,7 +235,12 @@ impl TaskGraph {
                     return None;
                 }
                 let mut roots = HashSet::new();
+                let mut at = 0;
                 for &p in d.operands() {
+                    if at % VIEW_ALIGN != 0 {
+                        return None;
+                    }
+                    at += self.size[&p];
                     let (root, off) = self.place(p);
                     let ok = plain(body.value_type(p))
                         && static_dims(body.value_type(p)).is_some()
@@ -252,7 +262,7 @@ impl TaskGraph {
                 let src = *d.operands().first()?;
                 let st = body.value_type(src);
                 let axis = axis_attr(body, op, st.as_tensor()?.rank()?)?;
-                let (root, _) = self.place(src);
+                let (root, base) = self.place(src);
                 if !plain(st)
                     || !outer_is_one(st, axis)
                     || self.root_kind(body, root) == RootKind::Constant
@@ -263,6 +273,9 @@ impl TaskGraph {
                 let mut off = 0;
                 for &r in d.results() {
                     static_dims(body.value_type(r))?;
+                    if (base + off) % VIEW_ALIGN != 0 {
+                        return None;
+                    }
                     offsets.push(off);
                     off += self.size[&r];
                 }

@@ -266,8 +266,8 @@ pub fn schedule_of(body: &Body, tasks: &[OpId]) -> Result<Schedule, String> {
 /// A planned buffer (several logical buffers when in-place merged).
 struct Unit {
     size: u64,
-    /// Latest access epoch per stream (0: none).
-    last: Vec<u64>,
+    /// Latest access epoch on each stream that accesses the buffer.
+    last: Vec<(usize, u64)>,
     writers: Vec<usize>,
     accesses: Vec<usize>,
 }
@@ -289,7 +289,6 @@ pub fn plan_block(
     prepare_outputs(ctx, body, block, bounds)?;
     let g = TaskGraph::build(body, block, bounds)?;
     let sched = schedule_of(body, &g.tasks)?;
-    let ns = sched.num_streams.max(1);
     let a = opts.alignment;
 
     // Roots and the tasks touching them.
@@ -304,7 +303,7 @@ pub fn plan_block(
     let touch = |units: &mut Vec<Unit>, u: usize, t: usize, write: bool| {
         let s = sched.stream[t];
         let un = &mut units[u];
-        un.last[s] = un.last[s].max(sched.epoch[t]);
+        bump(&mut un.last, s, sched.epoch[t]);
         if write && !un.writers.contains(&t) {
             un.writers.push(t);
         }
@@ -323,7 +322,7 @@ pub fn plan_block(
             let u = *unit_of.entry(root).or_insert_with(|| {
                 units.push(Unit {
                     size: align(g.size[&root], a),
-                    last: vec![0; ns],
+                    last: vec![],
                     writers: vec![],
                     accesses: vec![],
                 });
@@ -399,14 +398,14 @@ pub fn plan_block(
                             &mut units[ur],
                             Unit {
                                 size: 0,
-                                last: vec![0; ns],
+                                last: vec![],
                                 writers: vec![],
                                 accesses: vec![],
                             },
                         );
                         let dst = &mut units[ux];
-                        for s in 0..ns {
-                            dst.last[s] = dst.last[s].max(moved.last[s]);
+                        for (s, e) in moved.last {
+                            bump(&mut dst.last, s, e);
                         }
                         dst.writers.extend(moved.writers);
                         for acc in moved.accesses {
@@ -436,13 +435,12 @@ pub fn plan_block(
     let before = |u: &Unit, v: &Unit| -> bool {
         v.writers.iter().all(|&w| {
             let sw = sched.stream[w];
-            u.last.iter().enumerate().all(|(s, &e)| {
-                e == 0
-                    || if s == sw {
-                        e < sched.epoch[w]
-                    } else {
-                        sched.clock[w][s] >= e
-                    }
+            u.last.iter().all(|&(s, e)| {
+                if s == sw {
+                    e < sched.epoch[w]
+                } else {
+                    sched.clock[w][s] >= e
+                }
             })
         })
     };
@@ -508,6 +506,14 @@ pub fn plan_block(
         solution.size,
         stats,
     )
+}
+
+/// Raise the latest epoch recorded for stream `s`.
+fn bump(last: &mut Vec<(usize, u64)>, s: usize, e: u64) {
+    match last.iter_mut().find(|(x, _)| *x == s) {
+        Some(p) => p.1 = p.1.max(e),
+        None => last.push((s, e)),
+    }
 }
 
 fn resolve(merged: &[usize], mut u: usize) -> usize {
@@ -723,6 +729,33 @@ fn rewrite(
             )?;
             let vv = body.result(view, 0);
             body.set_operand(ret, i, vv);
+        }
+    }
+    // An arena's alignment is what every offset in it is a multiple of:
+    // `alignment` for planned buffers, at least 32 bytes for view slices.
+    let mut lowbit: HashMap<OpId, u64> = HashMap::new();
+    for o in body.block_ops(block).collect::<Vec<_>>() {
+        let d = body.op(o);
+        let arena = match d.name.as_str() {
+            "memory.view" => d.operands()[0],
+            "memory.store" => d.operands()[1],
+            _ => continue,
+        };
+        let off = d
+            .attr("offset")
+            .and_then(|x| x.as_int())
+            .unwrap_or(0)
+            .max(0) as u64;
+        if let Some(root) = ge_dialects::memory::arena_root(body, arena) {
+            let e = lowbit.entry(root).or_insert(a);
+            if off != 0 {
+                *e = (*e).min(1 << off.trailing_zeros());
+            }
+        }
+    }
+    for (root, al) in lowbit {
+        if al != a {
+            body.set_attr(root, "alignment", Attribute::i64(al as i64));
         }
     }
     // View ops are now unused.
