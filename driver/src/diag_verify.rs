@@ -20,8 +20,11 @@ pub struct Expected {
 fn pattern() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"expected-(error|warning|note|remark)(-re)?(?:@(above|below|unknown|[+-]\d+))?\s*\{\{(.*?)\}\}")
-            .expect("static regex")
+        // As MLIR: the message runs to the last `}}` on the line.
+        Regex::new(
+            r"expected-(error|warning|note|remark)(-re)? *(?:@(above|below|unknown|[+-]\d+))? *\{\{(.*)\}\}\s*$",
+        )
+        .expect("static regex")
     })
 }
 
@@ -57,13 +60,13 @@ pub fn parse_expected(
                 }
             };
             let text = c[4].to_string();
-            let regex =
-                match c.get(2) {
-                    Some(_) => Some(Regex::new(&text).map_err(|e| {
-                        (at.clone(), format!("invalid regex in expected-*-re: {e}"))
-                    })?),
-                    None => None,
-                };
+            let regex = match c.get(2) {
+                Some(_) => Some(
+                    expected_regex(&text)
+                        .map_err(|e| (at.clone(), format!("invalid expected-*-re: {e}")))?,
+                ),
+                None => None,
+            };
             out.push(Expected {
                 severity,
                 line: target,
@@ -76,6 +79,25 @@ pub fn parse_expected(
         pos += line.len();
     }
     Ok(out)
+}
+
+/// MLIR's `-re` messages: literal text with `{{regex}}` sections.
+fn expected_regex(text: &str) -> Result<Regex, String> {
+    let mut re = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        re.push_str(&regex::escape(&rest[..open]));
+        let after = &rest[open + 2..];
+        let close = after
+            .find("}}")
+            .ok_or_else(|| "found start of regex with no end '}}'".to_string())?;
+        re.push('(');
+        re.push_str(&after[..close]);
+        re.push(')');
+        rest = &after[close + 2..];
+    }
+    re.push_str(&regex::escape(rest));
+    Regex::new(&re).map_err(|e| e.to_string())
 }
 
 /// Check `diags` against `expected`; returns the mismatches as diagnostics.

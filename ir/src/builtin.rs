@@ -27,7 +27,9 @@ fn parse_module(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
         )?;
     }
     p.parse_optional_attr_dict_with_keyword()?;
-    p.parse_region(&[])?;
+    let r = p.parse_region(&[])?;
+    // `module {}` has one (empty) block, as in MLIR.
+    p.ensure_entry_block(r);
     p.result_types = Some(vec![]);
     Ok(())
 }

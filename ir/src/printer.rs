@@ -495,7 +495,10 @@ impl OpPrinter<'_, '_> {
         let base = self.p.indent;
         for (bi, &b) in blocks.iter().enumerate() {
             let args = &body.block(b).args;
-            let label = bi > 0 || (print_entry_args && !args.is_empty());
+            // An empty entry block is labelled so it is not read back as an
+            // empty region (MLIR's generic form does the same).
+            let label = bi > 0
+                || (print_entry_args && (!args.is_empty() || body.block_first_op(b).is_none()));
             if label {
                 self.p.newline();
                 self.block_label(b);

@@ -309,12 +309,26 @@ impl<'c, 's> Parser<'c, 's> {
         let found = &self.src[at..end];
         let msg = if found.is_empty() {
             format!("{msg}, found end of input")
-        } else if found.starts_with('"') && !found[1..].contains('"') {
+        } else if found.starts_with('"') && !self.string_terminates(at) {
             "unterminated string literal".to_string()
         } else {
             msg
         };
         self.err(at..end.max(at), msg)
+    }
+
+    /// Whether the string literal starting at `at` is closed on its line.
+    fn string_terminates(&self, at: usize) -> bool {
+        let mut esc = false;
+        for c in self.src[at + 1..].chars() {
+            match c {
+                '\n' => return false,
+                '\\' if !esc => esc = true,
+                '"' if !esc => return true,
+                _ => esc = false,
+            }
+        }
+        false
     }
 
     /// End of the token starting at `at` (for labels).
@@ -426,6 +440,15 @@ impl<'c, 's> Parser<'c, 's> {
         let ops: Vec<OpId> = top.block_ops(block).collect();
         let is_module = ops.len() == 1 && top.op(ops[0]).name.as_str() == "builtin.module";
         let mut module = if is_module {
+            let mut top = top;
+            // A generic `"builtin.module"() ({})` still gets its one block.
+            if let Some(inner) = top.inner_mut(ops[0]) {
+                if let Some(&r) = inner.root_regions().first() {
+                    if inner.region(r).blocks.is_empty() {
+                        inner.add_block(r);
+                    }
+                }
+            }
             Module::from_parts(top, ops[0])
         } else {
             let mut outer = Body::new();

@@ -60,6 +60,16 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
 
     /// "expected X, found Y" at the next item.
     pub fn expected(&self, what: &str) -> Box<Diagnostic> {
+        if self.at_end() {
+            if let Some(e) = self.diagnose_string() {
+                return e;
+            }
+            if what != "region" {
+                if let Some(e) = self.diagnose_dict().filter(|_| self.dict_follows()) {
+                    return e;
+                }
+            }
+        }
         let found = match self.peek() {
             Some(i) => i.describe(),
             None if self.p.peek_char() == Some(b'{') => "a region".to_string(),
@@ -221,11 +231,52 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         }
     }
 
+    /// The next non-blank position after the items.
+    fn after_items(&self) -> usize {
+        let rest = &self.p.src[self.p.pos..];
+        self.p.pos + (rest.len() - rest.trim_start().len())
+    }
+
+    /// If the items stopped at a string that does not lex (e.g. one without
+    /// its closing quote), the error pointing at it.
+    fn diagnose_string(&self) -> Option<Box<Diagnostic>> {
+        let mut at = self.after_items();
+        if self.p.src[at..].starts_with("@\"") {
+            at += 1; // a quoted symbol name
+        }
+        let text = &self.p.src[at..];
+        if !text.starts_with('"') {
+            return None;
+        }
+        AirGrammar::parse(Rule::string, text)
+            .err()
+            .map(|e| self.p.pest_error(e, at))
+    }
+
+    /// Whether the `{` after the items starts an attribute dictionary rather
+    /// than a region: its first entry is a key followed by `=`, `,` or `}`.
+    fn dict_follows(&self) -> bool {
+        let at = self.after_items();
+        let Some(text) = self.p.src[at..].strip_prefix('{') else {
+            return false;
+        };
+        let text = text.trim_start();
+        let key_len = if let Some(q) = text.strip_prefix('"') {
+            match q.find('"') {
+                Some(i) => i + 2,
+                None => return true, // an unterminated string key
+            }
+        } else {
+            text.find(|c: char| !(c.is_ascii_alphanumeric() || "_$.-".contains(c)))
+                .unwrap_or(text.len())
+        };
+        key_len > 0 && text[key_len..].trim_start().starts_with(['=', ',', '}'])
+    }
+
     /// If the text after the items is a `{` that does not parse as an
     /// attribute dictionary, the error pointing into it.
     fn diagnose_dict(&self) -> Option<Box<Diagnostic>> {
-        let rest = &self.p.src[self.p.pos..];
-        let at = self.p.pos + (rest.len() - rest.trim_start().len());
+        let at = self.after_items();
         let text = &self.p.src[at..];
         if !text.starts_with('{') || text.starts_with("{-#") {
             return None;
@@ -384,6 +435,11 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     pub fn parse_optional_attr_dict_with_keyword(&mut self) -> PResult<()> {
         if self.try_keyword("attributes") {
             if !self.peek_attr_dict() {
+                if self.at_end() {
+                    if let Some(e) = self.diagnose_dict() {
+                        return Err(e);
+                    }
+                }
                 return Err(self.expected("attribute dictionary"));
             }
             self.parse_optional_attr_dict()?;
@@ -497,6 +553,18 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         self.regions.push(region);
         self.refill()?;
         Ok(region)
+    }
+
+    /// Give a parsed region an empty entry block if it has none (`module {}`).
+    pub fn ensure_entry_block(&mut self, r: RegionId) {
+        let body = if self.region_frames_isolated {
+            self.inner.get_or_insert_with(Default::default)
+        } else {
+            self.p.body()
+        };
+        if body.region(r).blocks.is_empty() {
+            body.add_block(r);
+        }
     }
 
     /// Add a region with no blocks (e.g. a function declaration's body).
@@ -614,6 +682,16 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         {
             loc = Some(*l);
             self.idx += 1;
+        }
+        if let Some(Item {
+            kind: ItemKind::Keyword("loc"),
+            span,
+        }) = self.peek()
+        {
+            // `loc` not followed by a valid location: say what is wrong with it.
+            if let Err(e) = AirGrammar::parse(Rule::location, &self.p.src[span.start..]) {
+                return Err(self.p.pest_error(e, span.start));
+            }
         }
         if !self.at_end() {
             let what = self.peek().map(|i| i.describe()).unwrap_or_default();

@@ -121,9 +121,15 @@ fn run_on(
                         )]);
                     }
                 }
+                // Changes are detected on the full text, locations included
+                // (as MLIR's fingerprint does), whatever the dump shows.
+                let fingerprint_opts = PrintOptions {
+                    debuginfo: true,
+                    ..opts.print
+                };
                 let before = opts
                     .print_ir_after_change
-                    .then(|| print_data(op, opts.print));
+                    .then(|| print_data(op, fingerprint_opts));
                 let t0 = Instant::now();
                 pass.run(op, cx)?;
                 path.push(format!("{} ({})", pass_title(info.name), info.name));
@@ -150,7 +156,7 @@ fn run_on(
                 let dump = opts.print_ir_after_all
                     || before
                         .as_ref()
-                        .is_some_and(|b| *b != print_data(op, opts.print));
+                        .is_some_and(|b| *b != print_data(op, fingerprint_opts));
                 if dump {
                     let text = print_data(op, opts.print);
                     if let Ok(mut d) = inst.dumps.lock() {
