@@ -341,6 +341,10 @@ fn emit_function(
         };
         let mut kernel_of_key: HashMap<String, String> = HashMap::new();
         for (i, &t) in tasks.iter().enumerate() {
+            if body.op(t).results().is_empty() {
+                // Nothing observable: no task.
+                continue;
+            }
             let tl = body.op(t).loc;
             let stream = body
                 .op(t)

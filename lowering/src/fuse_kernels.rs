@@ -293,6 +293,10 @@ pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> Result<OpId, S
         }
     }
     let last = *g.ops.last().ok_or("empty group")?;
+    if outputs.is_empty() {
+        // Dead code: nothing would read the kernel; leave the ops alone.
+        return Ok(last);
+    }
     let mut attrs = vec![];
     if let Some(k) = g.pattern.kind() {
         attrs.push(("kind", Attribute::string(k)));

@@ -141,7 +141,7 @@ impl SelectFormats {
     fn run_block(&self, ctx: &Context, body: &mut Body, block: BlockId) -> Result<(), String> {
         let ops: Vec<OpId> = body.block_ops(block).collect();
         for op in ops {
-            if !body.op(op).is_alive() || !is_compute(body, op) {
+            if !body.op(op).is_alive() || !is_compute(body, op) || body.results_unused(op) {
                 continue;
             }
             let engine = body.op(op).attr("engine").and_then(|a| a.as_str());
@@ -152,15 +152,18 @@ impl SelectFormats {
             if wants.inputs.is_empty() && wants.outputs.is_empty() {
                 continue;
             }
-            let k = if body.op(op).name.as_str() == "graph.fused" {
-                op
+            let (k, wants) = if body.op(op).name.as_str() == "graph.fused" {
+                (op, wants)
             } else {
                 let g = Group {
                     ops: vec![op],
                     pattern: op_pattern(body, op),
                     engine: engine.map(str::to_string),
                 };
-                build_kernel(ctx, body, &g)?
+                let k = build_kernel(ctx, body, &g)?;
+                // The kernel's operands are the op's distinct inputs: ask again.
+                let aicore = engine == Some("AICore");
+                (k, self.wants(body, k, aicore))
             };
             for &(i, f) in &wants.inputs {
                 // A weight we cannot convert now (its bytes are a module resource

@@ -162,6 +162,10 @@ impl TaskGraph {
                 Node::Return
             } else if d.has_trait(Trait::ConstantLike) && d.operands().is_empty() {
                 Node::Constant
+            } else if d.attr(crate::sync::STREAM_ATTR).is_some() {
+                // Scheduled as a task already: stay one (a concat that could
+                // also be a view must not change its mind when the ops move).
+                Node::Task
             } else {
                 g.view_kind(body, op, name, &mut claimed)
                     .unwrap_or(Node::Task)
