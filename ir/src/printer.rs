@@ -247,6 +247,10 @@ impl Printer {
             .collect();
         if generic {
             self.out.push_str("\"builtin.module\"() ({");
+            if top.is_empty() {
+                // The module's one block, even when empty (see `region_in_body`).
+                self.out.push_str("\n^bb0:");
+            }
         } else {
             self.out.push_str("module");
             if let Some(n) = mop.attr("sym_name").and_then(|a| a.as_str()) {

@@ -749,7 +749,8 @@ impl<'c, 's> Parser<'c, 's> {
                 bytes: bytes.into(),
             });
         }
-        let (elems, lit_shape) = scan_dense(text).map_err(|m| self.err(bspan.clone(), m))?;
+        let (elems, lit_shape) =
+            scan_dense_typed(text, Some(dt)).map_err(|m| self.err(bspan.clone(), m))?;
         let mut bytes = Vec::with_capacity(elems.len() * dt.byte_size());
         for e in &elems {
             if dt == DType::I1 && !matches!(e, Element::Bool(_) | Element::Int(0 | 1)) {

@@ -161,6 +161,22 @@ pub fn split_top_level(s: &str) -> Vec<&str> {
 /// Read a validated dense body (`[[1, 2], [3, 4]]` or a scalar splat) into
 /// elements and the literal's nested shape (`None` for a splat scalar).
 pub fn scan_dense(text: &str) -> Result<(Vec<Element>, Option<Vec<i64>>), String> {
+    scan_dense_typed(text, None)
+}
+
+/// [`scan_dense`] for elements of type `dt`: in a float literal a hex
+/// integer is the element's bit pattern (MLIR's spelling of inf and nan).
+pub fn scan_dense_typed(
+    text: &str,
+    dt: Option<DType>,
+) -> Result<(Vec<Element>, Option<Vec<i64>>), String> {
+    let float_bits = dt.filter(|d| d.is_float());
+    let scalar = |t: &str| match (float_bits, t.strip_prefix("0x")) {
+        (Some(d), Some(h)) => u64::from_str_radix(h, 16)
+            .map(|bits| Element::Float(float_from_bits(d, bits)))
+            .map_err(|_| format!("invalid hex element '{t}'")),
+        _ => scalar(t),
+    };
     let b = text.as_bytes();
     let t = text.trim();
     if !t.starts_with('[') {

@@ -225,6 +225,8 @@ fn rule_desc(r: &Rule) -> &'static str {
         Rule::function_results => "function result types",
         Rule::EOI => "end of input",
         Rule::dense_body => "dense literal",
+        Rule::dense_array_elem => "array element",
+        Rule::dialect_body => "'>'",
         _ => "token",
     }
 }

@@ -212,7 +212,13 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
                 self.idx += 1;
                 Ok(t)
             }
-            Some(item) => Err(self.diagnose_type(item.span.start)),
+            // A word that did not lex as a type (`tensor<4xf7>`): say where
+            // the type breaks. Anything else is simply not a type.
+            Some(Item {
+                kind: ItemKind::Keyword(_),
+                span,
+            }) => Err(self.diagnose_type(span.start)),
+            Some(_) => Err(self.expected("type")),
             None => Err(self.expected("type")),
         }
     }
