@@ -88,6 +88,57 @@ impl CostModel {
         }
     }
 
+    /// A slice or concat along an axis with only unit dims before it touches one
+    /// contiguous chunk: memory planning makes it a view, so it costs nothing.
+    fn is_view(&self, eg: &Graph, class: Id, node: &Node) -> bool {
+        let Node::Op {
+            name,
+            attrs,
+            children,
+        } = node
+        else {
+            return false;
+        };
+        let attr = |k: &str| {
+            attrs
+                .iter()
+                .position(|a| a.as_str() == k)
+                .and_then(|i| eg[children[children.len() - attrs.len() + i]].data.attr)
+        };
+        let outer_unit = |t: Type, axis: i64| {
+            let d = self.dims(t);
+            let a = if axis < 0 {
+                axis + d.len() as i64
+            } else {
+                axis
+            };
+            a >= 0 && d.iter().take(a as usize).all(|&x| x == 1)
+        };
+        match name.as_str() {
+            "data.slice" => {
+                let Some(&input) = children.first().and_then(|&c| eg[c].data.types.first()) else {
+                    return false;
+                };
+                let axes = attr("axes")
+                    .and_then(|a| a.as_i64_array())
+                    .unwrap_or_default();
+                let steps_ok = attr("steps")
+                    .and_then(|a| a.as_i64_array())
+                    .is_none_or(|s| s.iter().all(|&x| x == 1));
+                axes.len() == 1 && steps_ok && outer_unit(input, axes[0])
+            }
+            "data.concat" | "data.split" => {
+                let axis = attr("axis").and_then(|a| a.as_int()).unwrap_or(0);
+                eg[class]
+                    .data
+                    .types
+                    .first()
+                    .is_some_and(|&t| outer_unit(t, axis))
+            }
+            _ => false,
+        }
+    }
+
     /// Cost of `node` in class `class` (µs), excluding its children.
     pub fn node_cost(&self, eg: &Graph, class: Id, node: &Node) -> f64 {
         let data = &eg[class].data;
@@ -104,7 +155,7 @@ impl CostModel {
             }
             Node::Op { name, .. } => {
                 let n = name.as_str();
-                if FREE.contains(&n) {
+                if FREE.contains(&n) || self.is_view(eg, class, node) {
                     return 0.0;
                 }
                 let operands = super::build::operand_children(node);

@@ -121,21 +121,120 @@ pub fn greedy_dag(eg: &Graph, cost: &CostModel, roots: &[Id]) -> (HashMap<Id, No
             }
         }
     }
-    let mut choice = HashMap::new();
-    let mut need = Bits::new(n);
-    for r in roots {
-        if let Some((_, s, _)) = &best[index[&eg.find(*r)]] {
-            need.union(s);
-        }
-    }
-    let mut total = 0.0;
-    for i in need.iter() {
-        if let Some((ni, _, _)) = &best[i] {
+    // Best node of every class (not only the needed ones): the sharing pass
+    // below may switch to nodes whose children are outside the first selection.
+    let mut choice: HashMap<Id, Node> = HashMap::new();
+    for (i, b) in best.iter().enumerate() {
+        if let Some((ni, _, _)) = b {
             choice.insert(classes[i], nodes[*ni].1.clone());
-            total += own[i];
         }
     }
+    improve_sharing(eg, cost, roots, &mut choice);
+    let total = dag_cost(eg, cost, &choice, roots);
     (choice, total)
+}
+
+/// Greedy choices are made class by class and miss savings that only appear
+/// when several classes share one new child (merged convs: both results read
+/// slices of one bigger conv). For every class `k` that alternatives of two or
+/// more selected classes use, try switching all of them at once and keep the
+/// switch if the whole DAG gets cheaper. The choice stays acyclic: a switch
+/// that would make a class reach itself is rejected.
+fn improve_sharing(eg: &Graph, cost: &CostModel, roots: &[Id], choice: &mut HashMap<Id, Node>) {
+    let roots: Vec<Id> = roots.iter().map(|r| eg.find(*r)).collect();
+    for _round in 0..8 {
+        let selected = reachable(eg, choice, &roots);
+        let current = dag_cost(eg, cost, choice, &roots);
+        // shared child class -> [(selected class, alternative node)]
+        let mut by_child: HashMap<Id, Vec<(Id, Node)>> = HashMap::new();
+        for &c in &selected {
+            for node in eg[c].iter() {
+                if choice.get(&c) == Some(node) {
+                    continue;
+                }
+                for k in node.children() {
+                    let k = eg.find(*k);
+                    if !selected.contains(&k) {
+                        let e = by_child.entry(k).or_default();
+                        if !e.iter().any(|(cc, _)| *cc == c) {
+                            e.push((c, node.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut improved = false;
+        let mut candidates: Vec<(Id, Vec<(Id, Node)>)> =
+            by_child.into_iter().filter(|(_, v)| v.len() >= 2).collect();
+        candidates.sort_by_key(|(k, _)| *k);
+        for (_, switches) in candidates {
+            let mut trial = choice.clone();
+            for (c, n) in &switches {
+                trial.insert(*c, n.clone());
+            }
+            if !acyclic(eg, &trial, &roots) {
+                continue;
+            }
+            let t = dag_cost(eg, cost, &trial, &roots);
+            if t + 1e-9 < current {
+                *choice = trial;
+                improved = true;
+                break;
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+}
+
+fn reachable(
+    eg: &Graph,
+    choice: &HashMap<Id, Node>,
+    roots: &[Id],
+) -> std::collections::HashSet<Id> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Id> = roots.to_vec();
+    while let Some(c) = stack.pop() {
+        if seen.insert(c) {
+            if let Some(n) = choice.get(&c) {
+                stack.extend(n.children().iter().map(|k| eg.find(*k)));
+            }
+        }
+    }
+    seen
+}
+
+/// Whether the choice restricted to what `roots` need is a DAG with every class chosen.
+fn acyclic(eg: &Graph, choice: &HashMap<Id, Node>, roots: &[Id]) -> bool {
+    // 0 = unvisited, 1 = on stack, 2 = done
+    let mut state: HashMap<Id, u8> = HashMap::new();
+    let mut stack: Vec<(Id, bool)> = roots.iter().map(|&r| (r, false)).collect();
+    while let Some((c, leaving)) = stack.pop() {
+        if leaving {
+            state.insert(c, 2);
+            continue;
+        }
+        match state.get(&c) {
+            Some(2) => continue,
+            Some(1) => return false,
+            _ => {}
+        }
+        let Some(n) = choice.get(&c) else {
+            return false;
+        };
+        state.insert(c, 1);
+        stack.push((c, true));
+        for k in n.children() {
+            let k = eg.find(*k);
+            match state.get(&k) {
+                Some(1) => return false,
+                Some(2) => {}
+                _ => stack.push((k, false)),
+            }
+        }
+    }
+    true
 }
 
 /// Cost of the DAG reachable from `roots` under a given choice.

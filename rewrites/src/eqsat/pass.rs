@@ -27,6 +27,7 @@ pub static INFO: PassInfo = PassInfo {
         OptionDef { name: "node-limit", kind: OptKind::Int, default: "50000", doc: "stop when the e-graph has this many e-nodes" },
         OptionDef { name: "iter-limit", kind: OptKind::Int, default: "30", doc: "saturation iterations" },
         OptionDef { name: "time-limit-ms", kind: OptKind::Int, default: "1000", doc: "saturation time budget per function" },
+        OptionDef { name: "multi-iters", kind: OptKind::Int, default: "2", doc: "iterations that also apply multi-root rules (TENSAT's k_multi): their matches multiply, so they run first and briefly" },
         OptionDef { name: "extract", kind: OptKind::Enum(&["greedy", "tree"]), default: "greedy", doc: "extraction: DAG-aware greedy, or egg's tree-cost extractor" },
         OptionDef { name: "rules", kind: OptKind::List, default: "", doc: "only these rules or labels (default: the whole library)" },
         OptionDef { name: "soc", kind: OptKind::Str, default: "Ascend910B", doc: "SoC profile (name or JSON path) for the cost model" },
@@ -102,25 +103,54 @@ impl Pass for Eqsat {
                 return Ok(());
             }
         };
-        let rules: Vec<_> = eqsat_rules(cx.ctx, &self.o.list("rules"))
-            .iter()
-            .filter_map(|r| compile(cx.ctx, r).ok())
-            .collect();
+        let selected = eqsat_rules(cx.ctx, &self.o.list("rules"));
+        let compiled = |keep: &dyn Fn(&Rule) -> bool| -> Vec<_> {
+            selected
+                .iter()
+                .filter(|r| keep(r))
+                .filter_map(|r| compile(cx.ctx, r).ok())
+                .collect()
+        };
+        let all_rules = compiled(&|_| true);
+        let single_rules = compiled(&|r| r.roots.len() == 1);
         // The input program's cost, measured before saturation merges classes.
         let cost_before = {
             let choice = t.original_choice();
             let roots: Vec<egg::Id> = t.roots.iter().map(|r| t.egraph.find(*r)).collect();
             dag_cost(&t.egraph, &cost, &choice, &roots)
         };
-        let runner = egg::Runner::default()
+        let node_limit = self.o.int("node-limit").max(1) as usize;
+        let iter_limit = self.o.int("iter-limit").max(1) as usize;
+        let time_limit = Duration::from_millis(self.o.int("time-limit-ms").max(1) as u64);
+        let multi_iters = (self.o.int("multi-iters").max(0) as usize).min(iter_limit);
+        // Phase 1: every rule, for `multi-iters` iterations; phase 2: single-root rules.
+        let mut runner = egg::Runner::default()
             .with_egraph(t.egraph)
-            .with_node_limit(self.o.int("node-limit").max(1) as usize)
-            .with_iter_limit(self.o.int("iter-limit").max(1) as usize)
-            .with_time_limit(Duration::from_millis(
-                self.o.int("time-limit-ms").max(1) as u64
-            ))
-            .run(&rules);
-        let iterations = runner.iterations.len();
+            .with_node_limit(node_limit)
+            .with_iter_limit(multi_iters.max(1))
+            .with_time_limit(time_limit)
+            .run(if multi_iters > 0 {
+                &all_rules
+            } else {
+                &single_rules
+            });
+        let mut iterations_done = runner.iterations.len();
+        let phase1_stopped_hard = !matches!(
+            runner.stop_reason,
+            Some(egg::StopReason::IterationLimit(_)) | Some(egg::StopReason::Saturated)
+        );
+        if iter_limit > iterations_done && !phase1_stopped_hard {
+            let left = time_limit.saturating_sub(t0.elapsed());
+            let eg = std::mem::take(&mut runner.egraph);
+            runner = egg::Runner::default()
+                .with_egraph(eg)
+                .with_node_limit(node_limit)
+                .with_iter_limit(iter_limit - iterations_done)
+                .with_time_limit(left.max(Duration::from_millis(1)))
+                .run(&single_rules);
+            iterations_done += runner.iterations.len();
+        }
+        let iterations = iterations_done;
         let stop = match &runner.stop_reason {
             Some(egg::StopReason::Saturated) => "saturated".to_string(),
             Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit ({n})"),
