@@ -57,7 +57,7 @@ pub fn body_to_dot(body: &Body, title: &str) -> String {
             g.add_edge(from, to, body.value_type(v).to_string());
         }
     }
-    let dot = format!("{:?}", Dot::with_config(&g, &[Config::GraphContentOnly]));
+    let dot = format!("{}", Dot::with_config(&g, &[Config::GraphContentOnly]));
     format!(
         "digraph \"{}\" {{\n{dot}}}\n",
         crate::printer::escape(title)
