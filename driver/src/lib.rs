@@ -3,6 +3,7 @@
 pub mod conformance;
 pub mod diag_verify;
 pub mod docgen;
+pub mod incremental;
 pub mod npy;
 pub mod opt;
 pub mod registry;

@@ -1,0 +1,266 @@
+//! A content-addressed compile cache on disk.
+//!
+//! The key is a BLAKE3 hash over everything that determines a compilation's
+//! result: the tool version (with the executable's identity, so a rebuilt
+//! compiler starts afresh), the input text, the pipeline, the rule files' and
+//! SoC profiles' contents and the options that change the output. An entry
+//! is one file, `DIR/ab/abcdef…` (the key in hex):
+//!
+//! ```text
+//! "GECACHE1" | key (32 bytes) | payload length (u64 LE) | BLAKE3(payload) (32 bytes) | payload
+//! ```
+//!
+//! A reader checks all four; anything else — a truncated write by a crashed
+//! process, a flipped bit, another key's file — is *corrupt*: the entry is
+//! removed and the caller compiles again. Writers put the entry in a
+//! temporary file of their own in the same directory and rename it into
+//! place, so concurrent writers of one key (who write the same bytes) and
+//! readers never see half an entry.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const MAGIC: &[u8; 8] = b"GECACHE1";
+const HEADER: usize = 8 + 32 + 8 + 32;
+
+/// A cache key: build it with [`KeyBuilder`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct CacheKey(pub [u8; 32]);
+
+impl CacheKey {
+    pub fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+    /// The first 16 hex digits, for messages.
+    pub fn short(&self) -> String {
+        self.hex()[..16].to_string()
+    }
+}
+
+/// Hashes labelled, length-prefixed fields, so no two different field lists
+/// give the same byte stream.
+pub struct KeyBuilder(blake3::Hasher);
+
+impl KeyBuilder {
+    /// A key for `tool` (use [`tool_version`] in tools).
+    pub fn new(tool: &str) -> KeyBuilder {
+        let mut k = KeyBuilder(blake3::Hasher::new());
+        k.field("ge-compile-cache", b"1");
+        k.field("tool", tool.as_bytes());
+        k
+    }
+    pub fn field(&mut self, label: &str, bytes: &[u8]) -> &mut Self {
+        self.0.update(&(label.len() as u64).to_le_bytes());
+        self.0.update(label.as_bytes());
+        self.0.update(&(bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+        self
+    }
+    pub fn finish(&self) -> CacheKey {
+        CacheKey(*self.0.finalize().as_bytes())
+    }
+}
+
+/// The compiler's version: the crate version plus the running executable's
+/// size and modification time (a rebuilt tool has a new key space).
+pub fn tool_version() -> String {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        let exe = std::env::current_exe()
+            .ok()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| {
+                let t = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0);
+                format!("{}:{t}", m.len())
+            })
+            .unwrap_or_default();
+        format!("ge {} ({exe})", env!("CARGO_PKG_VERSION"))
+    })
+    .clone()
+}
+
+/// The default cache directory: `$GE_CACHE_DIR`, else `$XDG_CACHE_HOME/ge`,
+/// else `~/.cache/ge` (`%LOCALAPPDATA%\ge` on Windows).
+pub fn default_dir() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("GE_CACHE_DIR") {
+        return Some(d);
+    }
+    if let Some(d) = env("XDG_CACHE_HOME") {
+        return Some(d.join("ge"));
+    }
+    if cfg!(windows) {
+        if let Some(d) = env("LOCALAPPDATA") {
+            return Some(d.join("ge"));
+        }
+    }
+    env("HOME").map(|h| h.join(".cache").join("ge"))
+}
+
+/// What a lookup found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Hit(Vec<u8>),
+    Miss,
+    /// An entry was there but failed its checks (and was removed).
+    Corrupt(String),
+}
+
+pub struct CompileCache {
+    dir: PathBuf,
+}
+
+impl CompileCache {
+    /// Open (creating) a cache directory.
+    pub fn open(dir: impl Into<PathBuf>) -> std::io::Result<CompileCache> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        Ok(CompileCache { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where `key`'s entry lives.
+    pub fn entry_path(&self, key: &CacheKey) -> PathBuf {
+        let h = key.hex();
+        self.dir.join(&h[..2]).join(&h[2..])
+    }
+
+    pub fn get(&self, key: &CacheKey) -> Lookup {
+        let path = self.entry_path(key);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
+            Err(e) => return Lookup::Corrupt(format!("cannot read {}: {e}", path.display())),
+        };
+        match check(key, &bytes) {
+            Ok(()) => Lookup::Hit(bytes[HEADER..].to_vec()),
+            Err(why) => {
+                // Never used again; a concurrent writer may already have
+                // replaced it with a good entry, which we then remove — the
+                // cost is one more compile, not a wrong result.
+                let _ = std::fs::remove_file(&path);
+                Lookup::Corrupt(why)
+            }
+        }
+    }
+
+    /// Store `payload` under `key` (temporary file + rename).
+    pub fn put(&self, key: &CacheKey, payload: &[u8]) -> std::io::Result<()> {
+        let path = self.entry_path(key);
+        let dir = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(dir)?;
+        let mut bytes = Vec::with_capacity(HEADER + payload.len());
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&key.0);
+        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(blake3::hash(payload).as_bytes());
+        bytes.extend_from_slice(payload);
+        write_unique_then_rename(&path, &bytes)
+    }
+}
+
+fn check(key: &CacheKey, bytes: &[u8]) -> Result<(), String> {
+    if bytes.len() < HEADER {
+        return Err(format!("entry is truncated ({} bytes)", bytes.len()));
+    }
+    if &bytes[..8] != MAGIC {
+        return Err("entry has a bad magic number".into());
+    }
+    if bytes[8..40] != key.0 {
+        return Err("entry belongs to another key".into());
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[40..48]);
+    let len = u64::from_le_bytes(len);
+    if len != (bytes.len() - HEADER) as u64 {
+        return Err(format!(
+            "entry payload is {} bytes, its header says {len}",
+            bytes.len() - HEADER
+        ));
+    }
+    if blake3::hash(&bytes[HEADER..]).as_bytes() != &bytes[48..80] {
+        return Err("entry checksum mismatch".into());
+    }
+    Ok(())
+}
+
+/// Like `ge_ir::fsutil::write_atomic`, with a temporary name unique per
+/// process *and* call, so threads of one process writing the same entry do
+/// not share a temporary file.
+fn write_unique_then_rename(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.tmp{}.{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let res = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+/// A ge-opt result as a cache payload: stdout and stderr.
+pub fn encode_output(stdout: &str, stderr: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(8 + stdout.len() + stderr.len());
+    v.extend_from_slice(&(stdout.len() as u64).to_le_bytes());
+    v.extend_from_slice(stdout.as_bytes());
+    v.extend_from_slice(stderr.as_bytes());
+    v
+}
+
+pub fn decode_output(p: &[u8]) -> Option<(String, String)> {
+    let n = u64::from_le_bytes(p.get(..8)?.try_into().ok()?) as usize;
+    let out = p.get(8..8usize.checked_add(n)?)?;
+    let err = p.get(8 + n..)?;
+    Some((
+        String::from_utf8(out.to_vec()).ok()?,
+        String::from_utf8(err.to_vec()).ok()?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_payload_round_trips() {
+        let p = encode_output("module {}\n", "warning\n");
+        assert_eq!(
+            decode_output(&p),
+            Some(("module {}\n".to_string(), "warning\n".to_string()))
+        );
+        assert_eq!(decode_output(&p[..5]), None);
+    }
+
+    #[test]
+    fn keys_separate_fields() {
+        let a = KeyBuilder::new("t").field("a", b"bc").finish();
+        let b = KeyBuilder::new("t").field("ab", b"c").finish();
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,180 @@
+//! Incremental compilation (DESIGN.md §7): a salsa database that recompiles
+//! only what an edit touched, `ge-opt --watch`, and an on-disk compile cache.
+//!
+//! - [`db`]: the salsa inputs and queries; [`Session`] is the API over them.
+//! - [`units`]: cutting a module into per-function units and reassembling it.
+//! - [`pipeline`]: which part of a pass pipeline can run per function.
+//! - [`rules`]: rule files grouped by root op, so functions depend only on
+//!   the rules that can match them.
+//! - [`cache`]: the content-addressed compile cache (`--cache-dir`).
+//! - [`cli`]: the ge-opt flags (`--watch`, `--incremental-stats`, the cache).
+//!
+//! The design is in docs/architecture.md, "Incremental compilation".
+
+pub mod cache;
+pub mod cli;
+pub mod db;
+pub mod pipeline;
+pub mod rules;
+pub mod units;
+
+pub use db::QueryStats;
+use db::{Config, IncrDb, Job, RuleFiles};
+use salsa::Setter;
+use std::sync::Arc;
+
+/// What a [`Session`] compiles with (everything but the source text).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub pipeline: Option<String>,
+    pub generic: bool,
+    pub debuginfo: bool,
+    pub hex_over: Option<usize>,
+    pub verify_each: bool,
+    pub allow_unregistered: bool,
+    /// SoC profile files the pipeline names: (path, contents).
+    pub socs: Vec<(String, Arc<str>)>,
+}
+
+/// The result of one compilation.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The printed module (what ge-opt prints), empty on failure.
+    pub stdout: Arc<str>,
+    /// Rendered diagnostics and pass reports.
+    pub stderr: String,
+    pub failed: bool,
+    /// Top-level ops (functions) in the module.
+    pub units: usize,
+    /// Queries that ran for this compilation.
+    pub stats: QueryStats,
+}
+
+/// A long-lived compilation: set inputs, compile, edit, compile again; only
+/// the queries whose inputs changed run again.
+pub struct Session {
+    db: IncrDb,
+    job: Job,
+    config: Config,
+    rules: RuleFiles,
+    /// Compile units on this many threads (1: on the caller's thread).
+    pub threads: usize,
+}
+
+impl Session {
+    pub fn new(name: &str, text: &str, settings: &Settings) -> Session {
+        let db = IncrDb::default();
+        let config = Config::new(
+            &db,
+            settings.pipeline.clone(),
+            settings.generic,
+            settings.debuginfo,
+            settings.hex_over,
+            settings.verify_each,
+            settings.allow_unregistered,
+            settings.socs.clone(),
+        );
+        let rules = RuleFiles::new(&db, vec![]);
+        let job = Job::new(&db, name.to_string(), Arc::from(text), config, rules);
+        Session {
+            db,
+            job,
+            config,
+            rules,
+            threads: std::env::var("GE_INCREMENTAL_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| {
+                    std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(1)
+                })
+                .max(1),
+        }
+    }
+
+    /// Replace the source text (a no-op if it is unchanged).
+    pub fn set_source(&mut self, text: &str) {
+        if &**self.job.text(&self.db) != text {
+            self.job.set_text(&mut self.db).to(Arc::from(text));
+        }
+    }
+
+    /// Replace the rule files: (path, text) in order.
+    pub fn set_rules(&mut self, files: Vec<(String, String)>) {
+        let files: Vec<(String, Arc<str>)> =
+            files.into_iter().map(|(p, t)| (p, Arc::from(t))).collect();
+        if *self.rules.files(&self.db) != files {
+            self.rules.set_files(&mut self.db).to(files);
+        }
+    }
+
+    /// Replace the settings (only the fields that changed are set).
+    pub fn set_settings(&mut self, s: &Settings) {
+        let (c, db) = (self.config, &mut self.db);
+        if *c.pipeline(db) != s.pipeline {
+            c.set_pipeline(db).to(s.pipeline.clone());
+        }
+        if c.generic(db) != s.generic {
+            c.set_generic(db).to(s.generic);
+        }
+        if c.debuginfo(db) != s.debuginfo {
+            c.set_debuginfo(db).to(s.debuginfo);
+        }
+        if c.hex_over(db) != s.hex_over {
+            c.set_hex_over(db).to(s.hex_over);
+        }
+        if c.verify_each(db) != s.verify_each {
+            c.set_verify_each(db).to(s.verify_each);
+        }
+        if c.allow_unregistered(db) != s.allow_unregistered {
+            c.set_allow_unregistered(db).to(s.allow_unregistered);
+        }
+        if *c.socs(db) != s.socs {
+            c.set_socs(db).to(s.socs.clone());
+        }
+    }
+
+    /// Compile (units in parallel on `threads` threads), returning the output
+    /// and the queries that ran.
+    pub fn compile(&self) -> Compiled {
+        let parsed = db::parse(&self.db, self.job);
+        if !parsed.failed && self.threads > 1 && parsed.units.len() > 1 {
+            // Each thread gets its own handle on the database; they share
+            // the memo tables, so a unit computed by one is seen by all.
+            let units = &parsed.units;
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            std::thread::scope(|s| {
+                for _ in 0..self.threads.min(units.len()) {
+                    let db = self.db.clone();
+                    let next = &next;
+                    s.spawn(move || loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(u) = units.get(i) else { break };
+                        db::optimize_unit(&db, *u);
+                    });
+                }
+            });
+        }
+        let out = db::module_output(&self.db, self.job);
+        Compiled {
+            stdout: out.stdout.clone(),
+            stderr: out.stderr.clone(),
+            failed: out.failed,
+            units: out.units,
+            stats: self.db.take_stats(),
+        }
+    }
+
+    /// The `.om` of the compiled module (the pipeline must lower it, e.g.
+    /// `atc`): `entry` picks the function when several were lowered.
+    pub fn om_bytes(&self, entry: Option<&str>, soc: &str) -> Result<Arc<[u8]>, String> {
+        let e = db::OmEntry::new(&self.db, entry.map(str::to_string), soc.to_string());
+        db::om_bytes(&self.db, self.job, e).clone()
+    }
+
+    /// Queries run since the last compile (or call to this).
+    pub fn take_stats(&self) -> QueryStats {
+        self.db.take_stats()
+    }
+}

@@ -1,0 +1,210 @@
+//! Cutting a module into units (its top-level ops, each as a self-contained
+//! module text) and putting the optimised units back together.
+
+use ge_ir::attributes::{AttrData, Attribute};
+use ge_ir::body::{OpState, WalkOrder};
+use ge_ir::printer::{print_module, print_op, PrintOptions};
+use ge_ir::{Body, Context, Location, Module, OpId};
+use std::collections::BTreeSet;
+
+/// A unit's text when the module cannot be cut (a top-level op that is not
+/// isolated from above, or has operands or results): the whole module.
+pub const WHOLE_MODULE: &str = "#module";
+
+pub struct Split {
+    /// (unit name, unit module text).
+    pub units: Vec<(String, String)>,
+    pub header: String,
+    pub trailer: String,
+}
+
+const PLACEHOLDER: &str = "ge.incremental_placeholder";
+
+/// Cut `m` into units printed with `opts` (the same options the output uses,
+/// so an unchanged unit needs no work to print).
+pub fn split_module(ctx: &Context, m: &Module, opts: PrintOptions) -> Split {
+    let body = m.body();
+    let top = m.top_ops();
+    let cuttable = top.iter().all(|&o| {
+        let d = body.op(o);
+        d.inner.is_some() && d.operands().is_empty() && d.results().is_empty()
+    });
+    if !cuttable {
+        return Split {
+            units: vec![(WHOLE_MODULE.to_string(), print_module(m, opts))],
+            header: String::new(),
+            trailer: String::new(),
+        };
+    }
+    let (header, trailer) = frame(ctx, m, opts);
+    let symbols: std::collections::HashMap<&str, OpId> = top
+        .iter()
+        .filter_map(|&o| {
+            body.op(o)
+                .attr("sym_name")
+                .and_then(|a| a.as_str())
+                .map(|n| (n, o))
+        })
+        .collect();
+    let mut units = vec![];
+    for (i, &o) in top.iter().enumerate() {
+        let d = body.op(o);
+        let name = match d.attr("sym_name").and_then(|a| a.as_str()) {
+            Some(n) => format!("@{n}"),
+            None => format!("#{i}"),
+        };
+        let mut mini = empty_like(ctx, m);
+        copy_op(&mut mini, body, o, true);
+        // Declarations of the symbols it references, in module order.
+        let mut refs: BTreeSet<&str> = BTreeSet::new();
+        let mut blobs: BTreeSet<String> = BTreeSet::new();
+        if let Some(inner) = d.inner.as_deref() {
+            inner.walk_deep(WalkOrder::Pre, &mut |b, op| {
+                for (_, a) in b.op(op).attrs.entries() {
+                    scan_attr(
+                        *a,
+                        &mut |s| {
+                            if let Some(&t) = symbols.get(s) {
+                                if t != o {
+                                    refs.insert(
+                                        body.op(t)
+                                            .attr("sym_name")
+                                            .and_then(|a| a.as_str())
+                                            .unwrap_or(""),
+                                    );
+                                }
+                            }
+                        },
+                        &mut blobs,
+                    );
+                }
+            });
+        }
+        for &t in &top {
+            let n = body.op(t).attr("sym_name").and_then(|a| a.as_str());
+            if n.is_some_and(|n| refs.contains(n)) {
+                copy_op(&mut mini, body, t, false);
+            }
+        }
+        for b in blobs {
+            if let Some(blob) = m.resources.get(&b) {
+                mini.resources.insert(b, blob.clone());
+            }
+        }
+        units.push((name, print_module(&mini, opts)));
+    }
+    Split {
+        units,
+        header,
+        trailer,
+    }
+}
+
+fn scan_attr(a: Attribute, sym: &mut dyn FnMut(&str), blobs: &mut BTreeSet<String>) {
+    match a.data() {
+        AttrData::Symbol(parts) => {
+            if let Some(p) = parts.first() {
+                sym(p.as_str());
+            }
+        }
+        AttrData::DenseResource { name, .. } => {
+            blobs.insert(name.as_str().to_string());
+        }
+        AttrData::Array(xs) => {
+            for x in xs.iter() {
+                scan_attr(*x, sym, blobs);
+            }
+        }
+        AttrData::Dict(d) => {
+            for (_, x) in d.entries() {
+                scan_attr(*x, sym, blobs);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An empty module with `m`'s attributes and location.
+fn empty_like(ctx: &Context, m: &Module) -> Module {
+    let mop = m.outer.op(m.op);
+    let mut out = Module::new(ctx, mop.loc);
+    out.outer.op_mut(out.op).attrs = mop.attrs;
+    out
+}
+
+/// Append a copy of top-level op `o` of `body` to `dst` — with its body, or
+/// as a declaration (same attributes, an empty region).
+fn copy_op(dst: &mut Module, body: &Body, o: OpId, with_body: bool) {
+    let d = body.op(o);
+    let mut st = OpState::new(d.name.as_str(), d.loc);
+    st.def = d.def;
+    st.attrs = d.attrs;
+    let block = dst.block();
+    let mb = dst.body_mut();
+    let id = if with_body {
+        mb.create_op_with_regions(st, d.regions().to_vec(), d.inner.clone())
+    } else {
+        st.num_regions = d.regions().len();
+        mb.create_op(st)
+    };
+    mb.append_op(block, id);
+}
+
+/// The printed module around its top-level ops: (before the first, after the last).
+fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> (String, String) {
+    let mut shell = empty_like(ctx, m);
+    shell.resources = m.resources.clone();
+    let block = shell.block();
+    let b = shell.body_mut();
+    let p = b.create_op(OpState::new(PLACEHOLDER, Location::unknown()));
+    b.append_op(block, p);
+    let text = print_module(&shell, opts);
+    let marker = format!("\"{PLACEHOLDER}\"");
+    match text.find(&marker) {
+        Some(at) => {
+            let line_start = text[..at].rfind('\n').unwrap_or(0);
+            let line_end = text[at..].find('\n').map(|e| at + e).unwrap_or(text.len());
+            (text[..line_start].to_string(), text[line_end..].to_string())
+        }
+        None => (text, String::new()),
+    }
+}
+
+/// The first top-level op of a unit module, printed as a member of the
+/// assembled module (`"\n  "` + the op, indented by two), or the whole module.
+pub fn print_unit(m: &Module, opts: PrintOptions, whole: bool) -> String {
+    if whole {
+        return print_module(m, opts);
+    }
+    let Some(&o) = m.top_ops().first() else {
+        return String::new();
+    };
+    let text = print_op(m.body(), o, opts);
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    let mut out = String::with_capacity(text.len() + text.len() / 16 + 3);
+    out.push_str("\n  ");
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push_str("\n  ");
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Every op name that occurs in the module's arenas, erased ops included:
+/// an op a rewrite created and removed again was still there for rules to
+/// match.
+pub fn op_names_ever(m: &mut Module) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    fn walk(b: &mut Body, out: &mut BTreeSet<String>) {
+        for d in b.ops_mut() {
+            out.insert(d.name.as_str().to_string());
+            if let Some(inner) = d.inner.as_deref_mut() {
+                walk(inner, out);
+            }
+        }
+    }
+    walk(m.body_mut(), &mut out);
+    out
+}
