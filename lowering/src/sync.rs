@@ -31,6 +31,9 @@ pub struct Schedule {
     /// Each task's view of every stream when it runs (its own entry = its epoch).
     pub clock: Vec<Vec<u64>>,
     pub num_streams: usize,
+    /// Start time of each task when every task takes one time unit and
+    /// streams run as early as their events allow: one legal execution.
+    pub start: Vec<u64>,
 }
 
 impl Schedule {
@@ -42,6 +45,7 @@ impl Schedule {
                 epoch: vec![],
                 clock: vec![],
                 num_streams: 1,
+                start: vec![],
             }
         })
     }
@@ -68,11 +72,14 @@ impl Schedule {
         let num_streams = steps.iter().map(|s| s.0).max().map_or(1, |m| m + 1);
         let mut vc = vec![vec![0u64; num_streams]; num_streams];
         let mut events: HashMap<i64, Vec<u64>> = HashMap::new();
+        let mut now = vec![0u64; num_streams];
+        let mut event_time: HashMap<i64, u64> = HashMap::new();
         let mut sched = Schedule {
             stream: vec![],
             epoch: vec![],
             clock: vec![],
             num_streams,
+            start: vec![],
         };
         for &(s, step) in steps {
             match step {
@@ -81,9 +88,12 @@ impl Schedule {
                     sched.stream.push(s);
                     sched.epoch.push(vc[s][s]);
                     sched.clock.push(vc[s].clone());
+                    sched.start.push(now[s]);
+                    now[s] += 1;
                 }
                 Step::Record(e) => {
                     events.insert(e, vc[s].clone());
+                    event_time.insert(e, now[s]);
                 }
                 Step::Wait(e) => {
                     let ev = events.get(&e).ok_or_else(|| {
@@ -92,6 +102,7 @@ impl Schedule {
                     for (x, &y) in vc[s].iter_mut().zip(ev) {
                         *x = (*x).max(y);
                     }
+                    now[s] = now[s].max(event_time.get(&e).copied().unwrap_or(0));
                 }
             }
         }

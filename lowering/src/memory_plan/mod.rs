@@ -471,10 +471,35 @@ pub fn plan_block(
     };
     let (solution, per_strategy) = strategies::run(&problem, &opts.strategy)?;
     strategies::check(&problem, &solution)?;
+    // A second valid bound: buffers live at the same time of one legal
+    // execution of the streams (unit-time tasks, as early as events allow).
+    let timeline = {
+        let mut ev: Vec<(u64, i128)> = vec![];
+        for (i, &u) in live_units.iter().enumerate() {
+            let acc = &units[u].accesses;
+            let (Some(a), Some(b)) = (
+                acc.iter().map(|&t| sched.start[t]).min(),
+                acc.iter().map(|&t| sched.start[t] + 1).max(),
+            ) else {
+                continue;
+            };
+            ev.push((a, problem.sizes[i] as i128));
+            ev.push((b, -(problem.sizes[i] as i128)));
+        }
+        ev.sort_by_key(|&(t, d)| (t, d));
+        let (mut cur, mut best) = (0i128, 0i128);
+        for (_, d) in ev {
+            cur += d;
+            best = best.max(cur);
+        }
+        best.max(0) as u64
+    };
     let stats = PlanStats {
         buffers: m,
         workspace: solution.size,
-        lower_bound: load_bound(&problem),
+        lower_bound: load_bound(&problem)
+            .max(timeline)
+            .max(strategies::clique_bound(&problem)),
         no_reuse: problem.sizes.iter().sum(),
         in_place,
         views: g

@@ -180,6 +180,7 @@ pub fn run(p: &Problem, strategy: &str) -> Result<(Solution, StrategySizes), Str
             ))
         }
     };
+    let all: Vec<Solution> = all.into_iter().map(|s| compact(p, s)).collect();
     let sizes = all.iter().map(|s| (s.strategy, s.size)).collect();
     let best = all.into_iter().min_by_key(|s| s.size).unwrap_or(Solution {
         offsets: vec![],
@@ -187,6 +188,52 @@ pub fn run(p: &Problem, strategy: &str) -> Result<(Solution, StrategySizes), Str
         strategy: "none",
     });
     Ok((best, sizes))
+}
+
+/// Improve a solution by moving buffers down: highest-ending first, each to
+/// the lowest offset where it fits among its conflicts, until nothing moves
+/// (a few rounds). Never makes the arena larger.
+pub fn compact(p: &Problem, mut s: Solution) -> Solution {
+    let n = p.sizes.len();
+    let mut busy: Vec<(u64, u64)> = vec![];
+    for _ in 0..8 {
+        let mut moved = false;
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| {
+            (s.offsets[b] + p.sizes[b])
+                .cmp(&(s.offsets[a] + p.sizes[a]))
+                .then(a.cmp(&b))
+        });
+        for i in order {
+            busy.clear();
+            busy.extend(
+                p.conflicts[i]
+                    .iter()
+                    .map(|&j| (s.offsets[j], s.offsets[j] + p.sizes[j]))
+                    .filter(|(a, b)| a < b),
+            );
+            busy.sort_unstable();
+            let mut cursor = 0u64;
+            let mut at = None;
+            for &(a, b) in &busy {
+                if a >= cursor + p.sizes[i] {
+                    at = Some(cursor);
+                    break;
+                }
+                cursor = cursor.max(b);
+            }
+            let at = at.unwrap_or(cursor);
+            if at < s.offsets[i] {
+                s.offsets[i] = at;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    s.size = (0..n).map(|i| s.offsets[i] + p.sizes[i]).max().unwrap_or(0);
+    s
 }
 
 /// The LOAD lower bound: the most bytes live at one program position
@@ -205,6 +252,35 @@ pub fn load_bound(p: &Problem) -> u64 {
         best = best.max(cur);
     }
     best as u64
+}
+
+/// A lower bound from the conflict graph itself: the heaviest clique a greedy
+/// search finds (buffers that pairwise conflict must all be disjoint, so any
+/// clique's total size is a valid bound). With several streams, conflicts are
+/// not intervals of one timeline and this can exceed [`load_bound`].
+pub fn clique_bound(p: &Problem) -> u64 {
+    let n = p.sizes.len();
+    let mut adj: Vec<std::collections::HashSet<usize>> = vec![Default::default(); n];
+    for (i, cs) in p.conflicts.iter().enumerate() {
+        adj[i].extend(cs.iter().copied());
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| p.sizes[b].cmp(&p.sizes[a]).then(a.cmp(&b)));
+    let mut best = 0u64;
+    for &seed in order.iter().take(256) {
+        let mut clique = vec![seed];
+        let mut total = p.sizes[seed];
+        let mut cands: Vec<usize> = p.conflicts[seed].clone();
+        cands.sort_by(|&a, &b| p.sizes[b].cmp(&p.sizes[a]).then(a.cmp(&b)));
+        for c in cands {
+            if clique.iter().all(|&m| adj[c].contains(&m)) {
+                clique.push(c);
+                total += p.sizes[c];
+            }
+        }
+        best = best.max(total);
+    }
+    best
 }
 
 /// Check a solution: every pair of conflicting buffers is disjoint.

@@ -241,7 +241,7 @@ pub fn from_module(
                 let value = d.attr("value").ok_or("a weight without a value")?;
                 let t = elements_tensor(value, module).map_err(|m| {
                     if matches!(value.data(), AttrData::DenseResource { .. }) && module.is_none() {
-                        format!("{m} (dense_resource weights need the whole module: use ge_lowering::om::write_module or ge-atc)")
+                        format!("{m}: a pass cannot see the module's resource blobs; write the .om with `ge-opt --emit-om=FILE` instead")
                     } else {
                         m
                     }
