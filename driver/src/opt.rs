@@ -79,6 +79,31 @@ pub struct OptArgs {
     /// Print dense literals with more than N elements as hex
     #[arg(long, value_name = "N")]
     pub print_elements_hex_over: Option<usize>,
+    /// Recompile whenever the input (or a rule or SoC file) is saved, printing the
+    /// result or diagnostics and the time taken; only edited functions are re-optimised
+    #[arg(long)]
+    pub watch: bool,
+    /// With --watch: stop after N compiles
+    #[arg(long, hide = true, value_name = "N")]
+    pub watch_iterations: Option<usize>,
+    /// With --watch: how often to look for changes, in milliseconds
+    #[arg(long, hide = true, default_value_t = 200)]
+    pub watch_poll_ms: u64,
+    /// With --watch: after the i-th compile, save FILE i over the input (simulated edits)
+    #[arg(long, hide = true, value_delimiter = ',', value_name = "FILE")]
+    pub watch_simulate_edits: Vec<String>,
+    /// Print which incremental queries re-ran and compile-cache hits and misses (on stderr)
+    #[arg(long)]
+    pub incremental_stats: bool,
+    /// Use the compile cache in the default directory ($GE_CACHE_DIR, $XDG_CACHE_HOME/ge or ~/.cache/ge)
+    #[arg(long)]
+    pub cache: bool,
+    /// Use the compile cache in DIR: an unchanged compile is answered from disk
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<String>,
+    /// Do not use the compile cache (overrides --cache and --cache-dir)
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// Everything a run writes, so tests can look at it without a process.
@@ -90,6 +115,14 @@ pub struct OptOutput {
 }
 
 pub fn main_with(args: OptArgs, ctx: &mut Context) -> OptOutput {
+    if let Some(out) = crate::incremental::cli::intercept(&args, ctx, main_uncached) {
+        return out;
+    }
+    main_uncached(args, ctx)
+}
+
+/// `ge-opt` without `--watch` and the compile cache.
+fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     let mut out = OptOutput::default();
     ctx.allow_unregistered = args.allow_unregistered_dialect;
     if args.list_ops {
@@ -393,7 +426,7 @@ fn count_passes(p: &ge_ir::pass::OpPipeline) -> usize {
 
 /// Write the output file: atomically (temporary file + rename) for regular files, directly
 /// for special files such as `/dev/null` or a pipe, which a rename would replace.
-fn write_output(path: &str, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_output(path: &str, bytes: &[u8]) -> std::io::Result<()> {
     let p = std::path::Path::new(path);
     match std::fs::metadata(p) {
         Ok(m) if !m.is_file() && !m.is_dir() => std::fs::OpenOptions::new()
@@ -475,6 +508,10 @@ pub fn list_passes(ctx: &Context) -> String {
 /// Process entry point for the `ge-opt` binary.
 pub fn main() -> i32 {
     let args = OptArgs::parse();
+    if args.watch {
+        // Streams each compile's output as it happens.
+        return crate::incremental::cli::watch_main(&args);
+    }
     let mut ctx = crate::registry::full_context();
     let out = main_with(args, &mut ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
