@@ -973,12 +973,8 @@ pub fn write_dense_body(
         strides[i] = strides[i + 1] * shape[i + 1] as usize;
     }
     if total == 0 {
-        for _ in 0..shape.len() {
-            f.write_str("[")?;
-        }
-        for _ in 0..shape.len() {
-            f.write_str("]")?;
-        }
+        // `dense<>` as MLIR prints it: nested brackets cannot spell a shape
+        // such as 0x3 (`[[]]` reads back as 1x0).
         return Ok(());
     }
     for i in 0..total {
