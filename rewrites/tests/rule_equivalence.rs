@@ -76,6 +76,8 @@ fn leaf_kinds(rule: &Rule) -> HashMap<String, LeafKind> {
 
 struct Gen<'a> {
     rng: SmallRng,
+    /// The axis slices of a plain tensor use (shared by all of them).
+    slice_axis: Option<i64>,
     kinds: HashMap<String, LeafKind>,
     dtype: DType,
     args: Vec<(String, Type)>,
@@ -250,7 +252,25 @@ impl Gen<'_> {
                     .and_then(|v| self.b.body.defining_op(v))
                     .filter(|&o| self.b.body.op(o).name.as_str() == "data.concat");
                 let Some(c) = concat else {
-                    return Attribute::i64_array(&[0]);
+                    // Slices of a plain tensor: one axis per function, split
+                    // points anywhere along it (or its end).
+                    let k = *self.slice_axis.get_or_insert_with(|| {
+                        if rank > 0 {
+                            self.rng.random_range(0..rank)
+                        } else {
+                            0
+                        }
+                    });
+                    let d = in_shape.get(k as usize).copied().unwrap_or(1);
+                    return match key {
+                        "axes" => Attribute::i64_array(&[k]),
+                        "starts" => Attribute::i64_array(&[0]),
+                        _ => Attribute::i64_array(&[if self.rng.random_bool(0.5) {
+                            d
+                        } else {
+                            self.rng.random_range(1..=d.max(1))
+                        }]),
+                    };
                 };
                 let k = self
                     .b
@@ -432,6 +452,7 @@ fn instantiate(ctx: &Context, rule: &Rule, seed: u64) -> Result<(Module, Vec<Typ
     let hint = Type::tensor_static(&shape, dtype);
     let mut g = Gen {
         rng,
+        slice_axis: None,
         kinds: leaf_kinds(rule),
         dtype,
         args: vec![],

@@ -45,6 +45,8 @@ struct LhsBuilder<'a> {
     numbers: Vec<(Var, f64)>,
     /// `as ?v` bindings: (var, sub-pattern).
     binds: Vec<(String, PatternAst<Node>)>,
+    /// Attribute literals: (var, value) compared by value after matching.
+    literals: Vec<(Var, Val)>,
 }
 
 impl LhsBuilder<'_> {
@@ -90,9 +92,11 @@ impl LhsBuilder<'_> {
             let id = match o.attrs.iter().find(|(k, _)| k == n.as_str()) {
                 Some((_, AExpr::Var(v))) => self.ast.add(ENodeOrVar::Var(Self::var(v)?)),
                 Some((_, lit)) => {
+                    // Compared by value in the applier (1.0 matches `1.0 : f32`).
                     let val = eval(lit, &Env::new(), &NoFacts)?;
-                    self.ast
-                        .add(ENodeOrVar::ENode(Node::Attr(AttrKey(val.to_attr()?))))
+                    let v = self.fresh("l");
+                    self.literals.push((v, val));
+                    self.ast.add(ENodeOrVar::Var(v))
                 }
                 None => {
                     let v = self.fresh("a");
@@ -154,6 +158,7 @@ pub struct RuleApplier {
     rule: Rule,
     numbers: Vec<(Var, f64)>,
     binds: Vec<(String, PatternAst<Node>)>,
+    literals: Vec<(Var, Val)>,
     /// Vars naming each root's class (multi-root rules).
     root_vars: Vec<Var>,
     /// Every variable of the left side.
@@ -168,6 +173,7 @@ pub fn compile(ctx: &Context, rule: &Rule) -> Result<Rewrite<Node, GraphAnalysis
         fresh: 0,
         numbers: vec![],
         binds: vec![],
+        literals: vec![],
     };
     let mut roots = vec![];
     for p in &rule.roots {
@@ -193,6 +199,7 @@ pub fn compile(ctx: &Context, rule: &Rule) -> Result<Rewrite<Node, GraphAnalysis
             rule: rule.clone(),
             numbers: b.numbers,
             binds: b.binds,
+            literals: b.literals,
             root_vars: vec![],
             vars,
         };
@@ -206,6 +213,7 @@ pub fn compile(ctx: &Context, rule: &Rule) -> Result<Rewrite<Node, GraphAnalysis
             rule: rule.clone(),
             numbers: b.numbers,
             binds: b.binds,
+            literals: b.literals,
             root_vars,
             vars,
         };
@@ -237,6 +245,12 @@ impl RuleApplier {
             let first = c.get(0).as_f64();
             let splat = c.splat || c.elements().all(|e| e.as_f64() == first);
             if !splat || first != *x {
+                return None;
+            }
+        }
+        for (v, want) in &self.literals {
+            let a = eg[*subst.get(*v)?].data.attr?;
+            if !Val::Attr(a).equals(want) {
                 return None;
             }
         }

@@ -158,6 +158,12 @@ impl CostModel {
                 if FREE.contains(&n) || self.is_view(eg, class, node) {
                     return 0.0;
                 }
+                // A strided slice is read in place by its consumer (a strided
+                // load fused into the next kernel): memory traffic, no launch.
+                if n == "data.slice" {
+                    let out = data.types.first().map_or(0.0, |&t| self.bytes(t));
+                    return out / self.soc.bytes_per_us();
+                }
                 let operands = super::build::operand_children(node);
                 // Only constants in (transitively): folded at compile time.
                 if !operands.is_empty() && operands.iter().all(|&c| eg[c].data.foldable) {
