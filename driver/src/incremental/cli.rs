@@ -52,6 +52,9 @@ fn not_cacheable(args: &OptArgs, ctx: &Context) -> Option<String> {
     if args.list_ops || args.list_passes || args.list_rule_helpers {
         return Some("nothing is compiled".into());
     }
+    if args.emit_om.is_some() {
+        return Some("--emit-om writes a file".into());
+    }
     if let Some(p) = &args.pass_pipeline {
         if let Ok(p) = ge_ir::pass::parse_pipeline(&ctx.passes, p) {
             if super::pipeline::has_side_effects(&p) {
@@ -192,6 +195,7 @@ fn unsupported(args: &OptArgs) -> Option<&'static str> {
         (args.print_ir_after_all, "--print-ir-after-all"),
         (args.print_ir_after_change, "--print-ir-after-change"),
         (args.timing, "--timing"),
+        (args.emit_om.is_some(), "--emit-om (use Session::om_bytes)"),
         (args.dump_pass_pipeline, "--dump-pass-pipeline"),
         (
             args.list_ops || args.list_passes || args.list_rule_helpers,
