@@ -70,6 +70,9 @@ pub struct OptArgs {
     /// Load rewrite rules from a .rr file (repeatable); `apply-rules` runs them
     #[arg(long = "rewrite-rules", value_name = "FILE")]
     pub rewrite_rules: Vec<String>,
+    /// Print an equality-saturation report for every eqsat pass (on stderr)
+    #[arg(long)]
+    pub eqsat_report: bool,
     /// List the native helper functions .rr rules may call
     #[arg(long)]
     pub list_rule_helpers: bool,
@@ -164,6 +167,10 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         }
         ctx.extensions
             .push(Arc::new(ge_rewrites::library::UserRules(rules)));
+    }
+    if args.eqsat_report {
+        ctx.extensions
+            .push(Arc::new(ge_rewrites::eqsat::pass::ReportAll));
     }
     let ctx: &Context = ctx;
     // The pipeline text is a source of its own so errors point into it.
@@ -405,6 +412,10 @@ fn process_chunk(
         timing.add("Pass pipeline", t.elapsed());
         if let Ok(mut o) = cx.output.lock() {
             diags.append(&mut o.diagnostics);
+            // Pass reports (e.g. eqsat) go to stderr with the IR dumps.
+            if let Ok(mut d) = inst.dumps.lock() {
+                d.push_str(&o.report);
+            }
         }
         if let Err(e) = r {
             diags.extend(e);

@@ -805,65 +805,6 @@ impl Iterator for BlockOps<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::types::DType;
-
-    fn st(name: &str, operands: Vec<ValueId>, results: usize) -> OpState {
-        let mut s = OpState::new(name, Location::unknown());
-        s.operands = operands;
-        s.result_types = vec![Type::tensor_static(&[4], DType::F32); results];
-        s
-    }
-
-    #[test]
-    fn use_def_chains_follow_replace_and_erase() {
-        let mut b = Body::new();
-        let r = b.new_region(None);
-        let blk = b.add_block(r);
-        let x = b.add_block_arg(
-            blk,
-            Type::tensor_static(&[4], DType::F32),
-            Location::unknown(),
-        );
-        let a = b.create_op(st("t.a", vec![x], 1));
-        b.append_op(blk, a);
-        let av = b.result(a, 0);
-        let c = b.create_op(st("t.c", vec![av, av], 1));
-        b.append_op(blk, c);
-        assert_eq!(b.uses(av).len(), 2);
-        assert_eq!(b.users(av), vec![c]);
-        b.replace_all_uses(av, x);
-        assert!(!b.has_uses(av));
-        assert_eq!(b.op(c).operands(), &[x, x]);
-        assert_eq!(b.uses(x).len(), 3);
-        b.erase_op(a);
-        assert_eq!(b.uses(x).len(), 2);
-        assert_eq!(b.block_ops(blk).collect::<Vec<_>>(), vec![c]);
-        assert_eq!(b.num_ops(), 1);
-    }
-
-    #[test]
-    fn insertion_keeps_block_order() {
-        let mut b = Body::new();
-        let r = b.new_region(None);
-        let blk = b.add_block(r);
-        let o1 = b.create_op(st("t.1", vec![], 0));
-        let o3 = b.create_op(st("t.3", vec![], 0));
-        let o2 = b.create_op(st("t.2", vec![], 0));
-        let o0 = b.create_op(st("t.0", vec![], 0));
-        b.append_op(blk, o1);
-        b.append_op(blk, o3);
-        b.insert_op_before(o3, o2);
-        b.prepend_op(blk, o0);
-        assert_eq!(b.block_ops(blk).collect::<Vec<_>>(), vec![o0, o1, o2, o3]);
-        b.move_op_before(o0, o3);
-        assert_eq!(b.block_ops(blk).collect::<Vec<_>>(), vec![o3, o0, o1, o2]);
-        assert_eq!(b.position_in_block(o1), 2);
-    }
-}
-
 /// The parts of a moved-out op that refer to its enclosing body.
 pub struct ScratchSaved {
     operands: SmallVec<[ValueId; 2]>,
@@ -930,5 +871,64 @@ impl OpData {
             alive: true,
             inner: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::DType;
+
+    fn st(name: &str, operands: Vec<ValueId>, results: usize) -> OpState {
+        let mut s = OpState::new(name, Location::unknown());
+        s.operands = operands;
+        s.result_types = vec![Type::tensor_static(&[4], DType::F32); results];
+        s
+    }
+
+    #[test]
+    fn use_def_chains_follow_replace_and_erase() {
+        let mut b = Body::new();
+        let r = b.new_region(None);
+        let blk = b.add_block(r);
+        let x = b.add_block_arg(
+            blk,
+            Type::tensor_static(&[4], DType::F32),
+            Location::unknown(),
+        );
+        let a = b.create_op(st("t.a", vec![x], 1));
+        b.append_op(blk, a);
+        let av = b.result(a, 0);
+        let c = b.create_op(st("t.c", vec![av, av], 1));
+        b.append_op(blk, c);
+        assert_eq!(b.uses(av).len(), 2);
+        assert_eq!(b.users(av), vec![c]);
+        b.replace_all_uses(av, x);
+        assert!(!b.has_uses(av));
+        assert_eq!(b.op(c).operands(), &[x, x]);
+        assert_eq!(b.uses(x).len(), 3);
+        b.erase_op(a);
+        assert_eq!(b.uses(x).len(), 2);
+        assert_eq!(b.block_ops(blk).collect::<Vec<_>>(), vec![c]);
+        assert_eq!(b.num_ops(), 1);
+    }
+
+    #[test]
+    fn insertion_keeps_block_order() {
+        let mut b = Body::new();
+        let r = b.new_region(None);
+        let blk = b.add_block(r);
+        let o1 = b.create_op(st("t.1", vec![], 0));
+        let o3 = b.create_op(st("t.3", vec![], 0));
+        let o2 = b.create_op(st("t.2", vec![], 0));
+        let o0 = b.create_op(st("t.0", vec![], 0));
+        b.append_op(blk, o1);
+        b.append_op(blk, o3);
+        b.insert_op_before(o3, o2);
+        b.prepend_op(blk, o0);
+        assert_eq!(b.block_ops(blk).collect::<Vec<_>>(), vec![o0, o1, o2, o3]);
+        b.move_op_before(o0, o3);
+        assert_eq!(b.block_ops(blk).collect::<Vec<_>>(), vec![o3, o0, o1, o2]);
+        assert_eq!(b.position_in_block(o1), 2);
     }
 }
