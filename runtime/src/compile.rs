@@ -1,0 +1,129 @@
+//! Compiling `.air` to an `.om` in process: the `atc` pipeline with a few
+//! switches (fusion, streams, storage formats) followed by the `.om` writer.
+//! `ge-run model.air` (compile and run), the tests and the benchmarks use
+//! it; `ge-atc` is the converter for users.
+
+use ge_ir::pass::{manager::Instrumentation, PassContext, PassManagerOptions};
+use ge_lowering::om::{OmModel, OmOptions};
+
+/// Switches of the compile.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Fuse ops into `graph.fused` kernels (`fuse-kernels`).
+    pub fuse: bool,
+    /// Put every task on stream 0.
+    pub single_stream: bool,
+    /// At most this many streams (0: as many as the schedule wants).
+    pub max_streams: usize,
+    /// Ascend storage formats (NC1HWC0 / FRACTAL_Z / FRACTAL_NZ); off keeps
+    /// NCHW/ND, the CPU's native layouts.
+    pub formats: bool,
+    pub soc: String,
+    /// Function to compile (default: the only public one).
+    pub entry: Option<String>,
+    /// Extra symbol bounds, e.g. `B=8`.
+    pub symbol_bounds: Vec<String>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> CompileOptions {
+        CompileOptions {
+            fuse: true,
+            single_stream: false,
+            max_streams: 0,
+            formats: true,
+            soc: "Ascend910B".into(),
+            entry: None,
+            symbol_bounds: vec![],
+        }
+    }
+}
+
+impl CompileOptions {
+    /// The pass pipeline these options stand for.
+    pub fn pipeline(&self) -> String {
+        let soc = &self.soc;
+        let mut p = vec!["graph.func(canonicalize, cse)".to_string()];
+        if self.fuse {
+            p.push(format!("fuse-kernels{{soc={soc}}}"));
+        }
+        p.push(format!("partition-engines{{soc={soc}}}"));
+        p.push(if self.formats {
+            "select-formats".into()
+        } else {
+            "select-formats{nc1hwc0=false fractal-nz=false}".into()
+        });
+        p.push(format!(
+            "assign-streams{{soc={soc} single-stream={} max-streams={}}}",
+            self.single_stream, self.max_streams
+        ));
+        if self.symbol_bounds.is_empty() {
+            p.push("plan-memory".into());
+        } else {
+            p.push(format!(
+                "plan-memory{{symbol-bounds={}}}",
+                self.symbol_bounds.join(",")
+            ));
+        }
+        p.push("verify-memory".into());
+        p.push("emit-tasks".into());
+        p.push("verify-memory".into());
+        format!("builtin.module({})", p.join(", "))
+    }
+}
+
+/// A context with every dialect and pass the compile needs.
+pub fn context() -> ge_ir::Context {
+    let mut ctx = ge_ir::Context::new();
+    ge_dialects::register(&mut ctx);
+    ge_rewrites::register(&mut ctx);
+    ge_lowering::register(&mut ctx);
+    ctx
+}
+
+/// Compile a parsed module (lowered in place) to an `.om` model.
+pub fn compile_module(
+    ctx: &ge_ir::Context,
+    module: &mut ge_ir::Module,
+    opts: &CompileOptions,
+) -> Result<OmModel, String> {
+    let pm = ge_ir::pass::pipeline::parse_pipeline(&ctx.passes, &opts.pipeline())
+        .map_err(|e| format!("pipeline: {e:?}"))?;
+    let cx = PassContext {
+        ctx,
+        output: Default::default(),
+    };
+    let inst = Instrumentation::default();
+    ge_ir::pass::manager::run_pipeline(&pm, module, &cx, &PassManagerOptions::default(), &inst)
+        .map_err(|d| {
+            d.first()
+                .map(|d| d.message.clone())
+                .unwrap_or_else(|| "compilation failed".into())
+        })?;
+    ge_lowering::om::from_module(
+        module.body(),
+        Some(module),
+        &OmOptions {
+            entry: opts.entry.clone(),
+            name: None,
+            soc: opts.soc.clone(),
+        },
+    )
+}
+
+/// Parse, verify and compile `.air` text.
+pub fn compile_text(name: &str, text: &str, opts: &CompileOptions) -> Result<OmModel, String> {
+    let ctx = context();
+    let mut m = ge_ir::parser::parse_module(&ctx, name, 0, text, 0, 1)
+        .map_err(|d| format!("{name}: {}", d.message))?;
+    let diags = ge_ir::verifier::verify_module(&m);
+    if let Some(d) = diags.iter().find(|d| d.is_error()) {
+        return Err(format!("{name}: {}", d.message));
+    }
+    compile_module(&ctx, &mut m, opts).map_err(|e| format!("{name}: {e}"))
+}
+
+/// The `.om` bytes of a model.
+pub fn to_bytes(m: &OmModel) -> Result<Vec<u8>, String> {
+    ge_lowering::om::format::to_bytes(m)
+}

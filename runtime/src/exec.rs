@@ -1,0 +1,897 @@
+//! The executor: symbol binding, per-shape plans (cached), execution
+//! contexts (workspace arena + per-stream scratch + stream workers), one
+//! worker per stream running its tasks in order, events between streams,
+//! and traces.
+
+use crate::buffer::{AlignedBuf, HostTensor};
+use crate::kernels::{concrete, Par, Slot};
+use crate::model::{Binding, Inner, Model, TaskRt};
+use crate::trace::{Trace, TraceEvent};
+use crate::Error;
+use ge_ir::{DType, Dim, Ident};
+use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// Where a kernel value lives during a run.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// `arena` at byte `offset`.
+    Arena(usize, usize),
+    /// A weight of the file.
+    Weight(u32),
+    /// A value folded at load time.
+    Folded,
+    /// A constant of the kernel (index into `consts`).
+    Const(usize),
+    /// Per-stream scratch at byte offset.
+    Scratch(usize),
+    /// Not materialised (inside a fused loop, or not computed).
+    None,
+}
+
+/// The plan of one launch for one concrete shape.
+#[derive(Debug)]
+struct TaskPlan {
+    shapes: Vec<Vec<usize>>,
+    places: Vec<Place>,
+    /// Kernel results to copy into their output buffer after the kernel:
+    /// (value, arena, offset, bytes).
+    copies: Vec<(usize, usize, usize, usize)>,
+}
+
+/// Everything that depends on the concrete shape: symbol values, each
+/// launch's value shapes and places, scratch sizes, memcpy sizes.
+#[derive(Debug)]
+pub(crate) struct ShapePlan {
+    pub(crate) syms: HashMap<Ident, i64>,
+    tasks: Vec<Option<TaskPlan>>,
+    /// Bytes of each memcpy / switch buffer at this shape (by task).
+    sizes: Vec<usize>,
+    scratch: Vec<usize>,
+    out_shapes: Vec<Vec<usize>>,
+}
+
+/// Plans per concrete shape, least recently used evicted.
+pub(crate) struct PlanCache {
+    cap: usize,
+    entries: VecDeque<(Vec<i64>, Arc<ShapePlan>)>,
+    pub(crate) built: usize,
+}
+
+impl PlanCache {
+    pub(crate) fn new(cap: usize) -> PlanCache {
+        PlanCache {
+            cap,
+            entries: VecDeque::new(),
+            built: 0,
+        }
+    }
+}
+
+/// Per-run event state: one counter per record task.
+struct Events {
+    counts: Mutex<HashMap<usize, u64>>,
+    cv: Condvar,
+    abort: AtomicBool,
+}
+
+impl Events {
+    fn signal(&self, rec: usize) {
+        if let Ok(mut c) = self.counts.lock() {
+            *c.entry(rec).or_insert(0) += 1;
+        }
+        self.cv.notify_all();
+    }
+    /// Block until record `rec` has fired at least `n` times (or the run aborts).
+    fn wait(&self, rec: usize, n: u64) -> Result<(), String> {
+        let mut c = self.counts.lock().map_err(|_| "event table poisoned")?;
+        loop {
+            if self.abort.load(Ordering::Acquire) {
+                return Err("aborted".into());
+            }
+            if c.get(&rec).copied().unwrap_or(0) >= n {
+                return Ok(());
+            }
+            c = self.cv.wait(c).map_err(|_| "event table poisoned")?;
+        }
+    }
+    fn abort(&self) {
+        self.abort.store(true, Ordering::Release);
+        let _g = self.counts.lock();
+        self.cv.notify_all();
+    }
+}
+
+/// One execution context: its own workspace (and copied I/O) arenas, scratch
+/// per stream, and the stream workers.
+pub(crate) struct ExecContext {
+    arenas: Vec<Option<AlignedBuf>>,
+    scratch: Vec<AlignedBuf>,
+    /// `Some` when the model has several streams (workers are scoped threads per run).
+    workers: Option<()>,
+}
+
+#[derive(Clone, Copy)]
+struct Ptr(*mut u8);
+unsafe impl Send for Ptr {}
+unsafe impl Sync for Ptr {}
+
+/// Options of one run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Record a trace of every task.
+    pub trace: bool,
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct RunResult {
+    pub outputs: Vec<HostTensor>,
+    /// The symbol values bound from the inputs (sorted by name).
+    pub symbols: Vec<(String, i64)>,
+    pub trace: Option<Trace>,
+}
+
+/// Runs a model. Create as many as you like (cheap); `run` may be called from
+/// several threads at once.
+#[derive(Clone)]
+pub struct Session {
+    model: Model,
+}
+
+impl Session {
+    pub fn new(model: &Model) -> Session {
+        Session {
+            model: model.clone(),
+        }
+    }
+
+    /// Run on `inputs` (in the model's input order); returns the outputs.
+    pub fn run(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>, Error> {
+        Ok(self.run_with(inputs, &RunOptions::default())?.outputs)
+    }
+
+    pub fn run_with(&self, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+        run(&self.model.inner, inputs, opts)
+    }
+
+    /// How many shape plans were built so far (a plan is built once per
+    /// concrete shape and kept in a bounded cache).
+    pub fn plans_built(&self) -> usize {
+        self.model.inner.plans.lock().map(|p| p.built).unwrap_or(0)
+    }
+}
+
+impl Model {
+    /// Run once on a fresh session.
+    pub fn run(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>, Error> {
+        self.session().run(inputs)
+    }
+}
+
+/// Bind the symbols of the inputs' types to the inputs' shapes.
+fn bind(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Error> {
+    let io = &inner.io.inputs;
+    if inputs.len() != io.len() {
+        return Err(Error(format!(
+            "the model takes {} inputs ({}) but {} were given",
+            io.len(),
+            io.iter()
+                .zip(&inner.in_types)
+                .map(|(t, ty)| format!("{}: {ty}", t.name))
+                .collect::<Vec<_>>()
+                .join(", "),
+            inputs.len()
+        )));
+    }
+    let mut syms: HashMap<Ident, i64> = HashMap::new();
+    let mut from: HashMap<Ident, usize> = HashMap::new();
+    for (i, (x, &t)) in inputs.iter().zip(&inner.in_types).enumerate() {
+        let name = &io[i].name;
+        let tt = t
+            .as_tensor()
+            .ok_or_else(|| Error(format!("input '{name}' is not a tensor")))?;
+        if x.dtype != tt.dtype {
+            return Err(Error(format!(
+                "input #{i} '{name}' has element type {} but the model expects '{t}'",
+                x.dtype
+            )));
+        }
+        let dims = tt.shape();
+        if dims.len() != x.shape.len() {
+            return Err(Error(format!(
+                "input #{i} '{name}' has shape {:?} (rank {}) but the model expects '{t}' (rank {})",
+                x.shape,
+                x.shape.len(),
+                dims.len()
+            )));
+        }
+        for (k, (d, &n)) in dims.iter().zip(&x.shape).enumerate() {
+            let n = n as i64;
+            match d {
+                Dim::Static(s) if *s != n => {
+                    return Err(Error(format!(
+                        "input #{i} '{name}' has shape {:?} but the model expects '{t}' (dim {k} must be {s})",
+                        x.shape
+                    )))
+                }
+                Dim::Sym(s) => {
+                    if let ge_ir::dim::DimExpr::Sym(sym) = s.expr() {
+                        if let Some(&b) = inner.bounds.get(sym) {
+                            if n > b {
+                                return Err(Error(format!(
+                                    "input #{i} '{name}': {sym} = {n} is above its upper bound {b} (the model's memory plan was made for {sym} <= {b})"
+                                )));
+                            }
+                        }
+                        if let Some(&prev) = syms.get(sym) {
+                            if prev != n {
+                                return Err(Error(format!(
+                                    "input #{i} '{name}' has {sym} = {n} but input #{} has {sym} = {prev}",
+                                    from[sym]
+                                )));
+                            }
+                        }
+                        syms.insert(*sym, n);
+                        from.entry(*sym).or_insert(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // Compound dims are checked once every symbol is known.
+    for (i, (x, &t)) in inputs.iter().zip(&inner.in_types).enumerate() {
+        if let Some(tt) = t.as_tensor() {
+            for (k, (d, &n)) in tt.shape().iter().zip(&x.shape).enumerate() {
+                if let Some(v) = d.eval(&syms) {
+                    if v != n as i64 {
+                        return Err(Error(format!(
+                            "input #{i} '{}' has shape {:?} but the model expects '{t}' (dim {k} must be {v})",
+                            io[i].name, x.shape
+                        )));
+                    }
+                } else {
+                    return Err(Error(format!(
+                        "input #{i} '{}': dim {k} of '{t}' cannot be determined from the inputs",
+                        io[i].name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(syms)
+}
+
+fn bytes_of(ty: &str, syms: &HashMap<Ident, i64>) -> Result<usize, String> {
+    let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
+        .map_err(|d| format!("bad type '{ty}': {}", d.message))?;
+    let s = concrete(t, syms)?;
+    Ok(s.iter().product::<usize>() * t.dtype().map_or(1, |d| d.byte_size()))
+}
+
+fn overlap(a: (usize, usize, usize), b: (usize, usize, usize)) -> bool {
+    a.0 == b.0 && a.1 < b.1 + b.2 && b.1 < a.1 + a.2 && a.2 > 0 && b.2 > 0
+}
+
+/// Build the plan of one concrete shape.
+fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Error> {
+    let ns = inner.streams.len();
+    let mut scratch = vec![0usize; ns];
+    let mut tasks = vec![];
+    let mut sizes = vec![0usize; inner.tasks.len()];
+    let arena_size = |a: usize| inner.def.arenas[a].size as usize;
+    let check = |what: &str, b: &Buffer, n: usize| -> Result<(), Error> {
+        if b.offset as usize + n > arena_size(b.arena as usize) {
+            return Err(Error(format!(
+                "{what}: {n} bytes at offset {} overflow arena {} ({} bytes)",
+                b.offset,
+                b.arena,
+                arena_size(b.arena as usize)
+            )));
+        }
+        Ok(())
+    };
+    for (ti, rt) in inner.tasks.iter().enumerate() {
+        let what = format!("task #{ti}");
+        match &rt.task {
+            Task::Launch {
+                ins, outs, stream, ..
+            } => {
+                let Some(k) = &rt.kernel else {
+                    tasks.push(None);
+                    continue;
+                };
+                let shapes: Vec<Vec<usize>> = k
+                    .types
+                    .iter()
+                    .map(|&t| concrete(t, &syms))
+                    .collect::<Result<_, _>>()
+                    .map_err(|m| Error(format!("{what} (kernel @{}): {m}", k.name)))?;
+                let nbytes = |v: usize| {
+                    shapes[v].iter().product::<usize>()
+                        * k.types[v].dtype().map_or(1, |d| d.byte_size())
+                };
+                let mut places = vec![Place::None; k.types.len()];
+                let mut in_ranges = vec![];
+                for (&a, o) in k.args.iter().zip(ins) {
+                    places[a] = match o {
+                        Operand::Buffer(b) => {
+                            check(&what, b, nbytes(a))?;
+                            in_ranges.push((a, (b.arena as usize, b.offset as usize, nbytes(a))));
+                            Place::Arena(b.arena as usize, b.offset as usize)
+                        }
+                        Operand::Weight(w) => Place::Weight(*w),
+                    };
+                }
+                for (i, (v, _)) in k.consts.iter().enumerate() {
+                    places[*v] = Place::Const(i);
+                }
+                for v in rt.folded.keys() {
+                    places[*v] = Place::Folded;
+                }
+                // Which step produces each value, and the last step reading each.
+                let mut producer: HashMap<usize, usize> = HashMap::new();
+                let mut last_read: HashMap<usize, usize> = HashMap::new();
+                for (si, s) in k.steps.iter().enumerate() {
+                    if rt.skip.get(si).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    for &v in &s.outs {
+                        producer.insert(v, si);
+                    }
+                    if let crate::kernels::Op::Ew(g) = &s.op {
+                        for &(_, v) in &g.defs {
+                            producer.entry(v).or_insert(si);
+                        }
+                    }
+                    for &v in &s.ins {
+                        last_read.insert(v, si);
+                    }
+                }
+                let mut off = 0usize;
+                let mut alloc = |n: usize| {
+                    let o = off;
+                    off += n.div_ceil(64) * 64;
+                    o
+                };
+                let mut copies = vec![];
+                let mut direct: HashMap<usize, (usize, usize)> = HashMap::new();
+                for (&r, b) in k.results.iter().zip(outs) {
+                    let n = nbytes(r);
+                    check(&what, b, n)?;
+                    let range = (b.arena as usize, b.offset as usize, n);
+                    let produced = producer.get(&r).copied();
+                    let ok = match produced {
+                        None => false,
+                        Some(si) => {
+                            let step = &k.steps[si];
+                            !direct.contains_key(&r)
+                                && in_ranges.iter().all(|&(a, ir)| {
+                                    !overlap(ir, range)
+                                        || (step.in_place_safe()
+                                            && ir == range
+                                            && last_read.get(&a).is_none_or(|&lr| lr <= si))
+                                })
+                        }
+                    };
+                    if ok {
+                        places[r] = Place::Arena(range.0, range.1);
+                        direct.insert(r, (range.0, range.1));
+                    } else {
+                        copies.push((r, range.0, range.1, n));
+                    }
+                }
+                // Everything else that a step writes lives in scratch.
+                for s in k
+                    .steps
+                    .iter()
+                    .enumerate()
+                    .filter(|(si, _)| !rt.skip[*si])
+                    .map(|(_, s)| s)
+                {
+                    for &v in &s.outs {
+                        if matches!(places[v], Place::None) {
+                            places[v] = Place::Scratch(alloc(nbytes(v)));
+                        }
+                    }
+                }
+                let st = *stream as usize;
+                scratch[st] = scratch[st].max(off);
+                tasks.push(Some(TaskPlan {
+                    shapes,
+                    places,
+                    copies,
+                }));
+            }
+            Task::Memcpy { src, dst, .. } => {
+                let n = bytes_of(&src.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
+                let m = bytes_of(&dst.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
+                check(&what, src, n)?;
+                check(&what, dst, m)?;
+                sizes[ti] = n.min(m);
+                tasks.push(None);
+            }
+            Task::Switch { value, .. } => {
+                let n = bytes_of(&value.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
+                check(&what, value, n)?;
+                sizes[ti] = n;
+                tasks.push(None);
+            }
+            _ => tasks.push(None),
+        }
+    }
+    let out_shapes = inner
+        .out_types
+        .iter()
+        .map(|&t| concrete(t, &syms))
+        .collect::<Result<_, _>>()
+        .map_err(Error)?;
+    Ok(ShapePlan {
+        syms,
+        tasks,
+        sizes,
+        scratch,
+        out_shapes,
+    })
+}
+
+fn plan_for(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<Arc<ShapePlan>, Error> {
+    let key: Vec<i64> = inner
+        .symbols
+        .iter()
+        .map(|s| syms.get(s).copied().unwrap_or(-1))
+        .collect();
+    {
+        let mut c = inner
+            .plans
+            .lock()
+            .map_err(|_| Error("plan cache poisoned".into()))?;
+        if let Some(pos) = c.entries.iter().position(|(k, _)| *k == key) {
+            let e = c
+                .entries
+                .remove(pos)
+                .ok_or_else(|| Error("plan cache".into()))?;
+            let p = e.1.clone();
+            c.entries.push_front(e);
+            return Ok(p);
+        }
+    }
+    let p = Arc::new(build_plan(inner, syms)?);
+    let mut c = inner
+        .plans
+        .lock()
+        .map_err(|_| Error("plan cache poisoned".into()))?;
+    c.built += 1;
+    c.entries.push_front((key, p.clone()));
+    while c.entries.len() > c.cap {
+        c.entries.pop_back();
+    }
+    Ok(p)
+}
+
+fn new_context(inner: &Inner) -> Result<ExecContext, Error> {
+    let arenas = inner
+        .def
+        .arenas
+        .iter()
+        .zip(&inner.bindings)
+        .map(|(a, b)| match (a.role, b) {
+            (ArenaRole::Workspace, _) | (_, Binding::Copy) => {
+                Some(AlignedBuf::zeroed(a.size as usize))
+            }
+            _ => None,
+        })
+        .collect();
+    let ns = inner.streams.len();
+    let workers = (ns > 1).then_some(());
+    Ok(ExecContext {
+        arenas,
+        scratch: (0..ns).map(|_| AlignedBuf::zeroed(0)).collect(),
+        workers,
+    })
+}
+
+fn run(inner: &Inner, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+    let syms = bind(inner, inputs)?;
+    let plan = plan_for(inner, syms)?;
+    let mut outputs: Vec<HostTensor> = inner
+        .out_types
+        .iter()
+        .zip(&plan.out_shapes)
+        .map(|(t, s)| HostTensor::zeros(t.dtype().unwrap_or(DType::F32), s))
+        .collect();
+    let mut ctx = {
+        let mut pool = inner
+            .contexts
+            .lock()
+            .map_err(|_| Error("context pool poisoned".into()))?;
+        pool.pop()
+    }
+    .map_or_else(|| new_context(inner), Ok)?;
+    for (s, need) in ctx.scratch.iter_mut().zip(&plan.scratch) {
+        s.ensure(*need);
+    }
+    // Arena base pointers.
+    let mut bases: Vec<Ptr> = vec![];
+    for (a, arena) in inner.def.arenas.iter().enumerate() {
+        let p = match (arena.role, inner.bindings[a], &mut ctx.arenas[a]) {
+            (_, _, Some(buf)) => buf.as_mut_ptr(),
+            (ArenaRole::Input, Binding::ZeroCopy, None) => {
+                let i = inner
+                    .io
+                    .inputs
+                    .iter()
+                    .position(|t| t.buffer.arena as usize == a)
+                    .ok_or_else(|| Error(format!("input arena {a} has no input")))?;
+                // Read-only: no task writes a zero-copy input arena.
+                inputs[i].as_ptr() as *mut u8
+            }
+            (ArenaRole::Output, Binding::ZeroCopy, None) => {
+                let i = inner
+                    .io
+                    .outputs
+                    .iter()
+                    .position(|t| t.buffer.arena as usize == a)
+                    .ok_or_else(|| Error(format!("output arena {a} has no output")))?;
+                outputs[i].as_mut_ptr()
+            }
+            _ => return Err(Error(format!("arena {a} is not bound"))),
+        };
+        bases.push(Ptr(p));
+    }
+    // Copied inputs.
+    for (i, t) in inner.io.inputs.iter().enumerate() {
+        let a = t.buffer.arena as usize;
+        if inner.bindings[a] == Binding::Copy {
+            if let Some(buf) = &mut ctx.arenas[a] {
+                let off = t.buffer.offset as usize;
+                let b = inputs[i].bytes();
+                buf.as_mut_slice()[off..off + b.len()].copy_from_slice(b);
+            }
+        }
+    }
+    let events = Events {
+        counts: Mutex::new(HashMap::new()),
+        cv: Condvar::new(),
+        abort: AtomicBool::new(false),
+    };
+    let t0 = Instant::now();
+    let ns = inner.streams.len();
+    let mut traces: Vec<Vec<TraceEvent>> = vec![vec![]; ns];
+    let result: Result<(), Error> = {
+        let plan = &plan;
+        let bases = &bases;
+        let events = &events;
+        let run_stream = |s: usize, scratch: &mut AlignedBuf, tr: &mut Vec<TraceEvent>| {
+            let r = run_stream(
+                inner,
+                plan,
+                s,
+                bases,
+                scratch.as_mut_ptr(),
+                events,
+                opts.trace.then_some((t0, tr)),
+            );
+            if r.is_err() {
+                events.abort();
+            }
+            r
+        };
+        match &ctx.workers {
+            None => {
+                let (sc, tr) = (&mut ctx.scratch[0], &mut traces[0]);
+                run_stream(0, sc, tr)
+            }
+            Some(()) => {
+                // One worker per stream: stream 0 on the calling thread.
+                let rs = &run_stream;
+                let mut rest = ctx.scratch.iter_mut().zip(traces.iter_mut()).enumerate();
+                let first = rest.next();
+                let results: Vec<Result<(), Error>> = std::thread::scope(|sc| {
+                    let handles: Vec<_> = rest
+                        .map(|(s, (scr, tr))| {
+                            std::thread::Builder::new()
+                                .name(format!("ge-stream-{s}"))
+                                .spawn_scoped(sc, move || rs(s, scr, tr))
+                        })
+                        .collect();
+                    let mut out = vec![];
+                    if let Some((s, (scr, tr))) = first {
+                        out.push(rs(s, scr, tr));
+                    }
+                    for h in handles {
+                        out.push(match h {
+                            Ok(h) => h
+                                .join()
+                                .unwrap_or_else(|_| Err(Error("a stream worker panicked".into()))),
+                            Err(e) => {
+                                events.abort();
+                                Err(Error(format!("cannot start a stream worker: {e}")))
+                            }
+                        });
+                    }
+                    out
+                });
+                let mut v: Vec<Error> = results.into_iter().filter_map(|r| r.err()).collect();
+                // The first real error (not a stream that stopped because another failed).
+                v.sort_by_key(|e| e.0.ends_with(": aborted"));
+                match v.into_iter().next() {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                }
+            }
+        }
+    };
+    // Copied outputs.
+    if result.is_ok() {
+        for (i, t) in inner.io.outputs.iter().enumerate() {
+            let a = t.buffer.arena as usize;
+            if inner.bindings[a] == Binding::Copy {
+                if let Some(buf) = &ctx.arenas[a] {
+                    let off = t.buffer.offset as usize;
+                    let n = outputs[i].bytes().len();
+                    outputs[i]
+                        .bytes_mut()
+                        .copy_from_slice(&buf.as_slice()[off..off + n]);
+                }
+            }
+        }
+    }
+    if let Ok(mut pool) = inner.contexts.lock() {
+        pool.push(ctx);
+    }
+    result?;
+    let trace = opts.trace.then(|| Trace::new(inner, traces));
+    let mut symbols: Vec<(String, i64)> =
+        plan.syms.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    symbols.sort();
+    Ok(RunResult {
+        outputs,
+        symbols,
+        trace,
+    })
+}
+
+/// Run the tasks of stream `s` in order.
+#[allow(clippy::too_many_arguments)]
+fn run_stream(
+    inner: &Inner,
+    plan: &ShapePlan,
+    s: usize,
+    bases: &[Ptr],
+    scratch: *mut u8,
+    events: &Events,
+    mut trace: Option<(Instant, &mut Vec<TraceEvent>)>,
+) -> Result<(), Error> {
+    let list = &inner.streams[s];
+    let mut waits_done: HashMap<usize, u64> = HashMap::new();
+    let mut pc = 0;
+    let mut steps = 0usize;
+    let compute = Par {
+        pool: inner.compute.as_ref(),
+    };
+    let host = Par { pool: None };
+    while pc < list.len() {
+        steps += 1;
+        if steps > 10_000_000 {
+            return Err(Error(format!(
+                "stream {s} ran 10,000,000 tasks: does a loop never exit?"
+            )));
+        }
+        let ti = list[pc];
+        pc += 1;
+        let rt = &inner.tasks[ti];
+        let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
+        let res: Result<(), String> = match &rt.task {
+            Task::Launch { .. } => {
+                let par = if rt.compute { &compute } else { &host };
+                launch(inner, plan, ti, rt, bases, scratch, par)
+            }
+            Task::Memcpy { src, dst, .. } => {
+                let n = plan.sizes[ti];
+                // SAFETY: sizes checked against the arenas in the plan.
+                unsafe {
+                    std::ptr::copy(
+                        bases[src.arena as usize].0.add(src.offset as usize),
+                        bases[dst.arena as usize].0.add(dst.offset as usize),
+                        n,
+                    )
+                };
+                Ok(())
+            }
+            Task::Record { .. } => {
+                events.signal(ti);
+                Ok(())
+            }
+            Task::Wait { event, .. } => match rt.wait_for {
+                Some(rec) => {
+                    let n = waits_done.entry(ti).or_insert(0);
+                    *n += 1;
+                    let want = *n;
+                    events.wait(rec, want)
+                }
+                None => Err(format!("wait on event {event} with no record before it")),
+            },
+            Task::Label { .. } => Ok(()),
+            Task::Goto { label, .. } => match inner.labels[s].get(label) {
+                Some(&p) => {
+                    pc = p;
+                    Ok(())
+                }
+                None => Err(format!("jump to missing label {label}")),
+            },
+            Task::Switch { value, targets, .. } => {
+                let ty = ge_ir::parser::parse_type_str(ge_ir::context::bare(), &value.ty)
+                    .ok()
+                    .and_then(|t| t.dtype())
+                    .unwrap_or(DType::I64);
+                let mut v = [0i64];
+                crate::buffer::load_i64(
+                    ty,
+                    bases[value.arena as usize]
+                        .0
+                        .add_checked(value.offset as usize),
+                    0,
+                    &mut v,
+                );
+                match usize::try_from(v[0]).ok().and_then(|k| targets.get(k)) {
+                    Some(l) => match inner.labels[s].get(l) {
+                        Some(&p) => {
+                            pc = p;
+                            Ok(())
+                        }
+                        None => Err(format!("jump to missing label {l}")),
+                    },
+                    None => Err(format!(
+                        "switch read {}, outside its {} targets",
+                        v[0],
+                        targets.len()
+                    )),
+                }
+            }
+            Task::End => break,
+        };
+        if let Err(m) = res {
+            let what = match &rt.task {
+                Task::Launch { .. } => format!(
+                    "task #{ti} (kernel @{} on stream {s})",
+                    rt.kernel.as_ref().map_or("?", |k| k.name.as_str())
+                ),
+                _ => format!("task #{ti} on stream {s}"),
+            };
+            return Err(Error(format!("{what}: {m}")));
+        }
+        if let (Some((t0, tr)), Some(start)) = (trace.as_mut(), start) {
+            tr.push(TraceEvent {
+                task: ti,
+                stream: s,
+                start_us: start.as_secs_f64() * 1e6,
+                end_us: t0.elapsed().as_secs_f64() * 1e6,
+            });
+        }
+    }
+    Ok(())
+}
+
+trait AddChecked {
+    fn add_checked(self, n: usize) -> *mut u8;
+}
+impl AddChecked for *mut u8 {
+    fn add_checked(self, n: usize) -> *mut u8 {
+        self.wrapping_add(n)
+    }
+}
+
+fn launch(
+    inner: &Inner,
+    plan: &ShapePlan,
+    ti: usize,
+    rt: &TaskRt,
+    bases: &[Ptr],
+    scratch: *mut u8,
+    par: &Par,
+) -> Result<(), String> {
+    let k = rt.kernel.as_ref().ok_or("launch without a kernel")?;
+    let tp = plan.tasks[ti].as_ref().ok_or("launch without a plan")?;
+    let ptr_of = |v: usize, p: Place| -> *mut u8 {
+        match p {
+            Place::Arena(a, off) => bases[a].0.wrapping_add(off),
+            Place::Weight(w) => inner.weight_ptr(w).unwrap_or(std::ptr::null_mut()),
+            Place::Folded => rt
+                .folded
+                .get(&v)
+                .map_or(std::ptr::null_mut(), |b| b.as_ptr() as *mut u8),
+            Place::Const(i) => k.consts[i].1.as_ptr() as *mut u8,
+            Place::Scratch(off) => scratch.wrapping_add(off),
+            Place::None => std::ptr::null_mut(),
+        }
+    };
+    let slots: Vec<Slot> = (0..k.types.len())
+        .map(|v| Slot {
+            ptr: ptr_of(v, tp.places[v]),
+            shape: tp.shapes[v].clone(),
+            dtype: k.types[v].dtype().unwrap_or(DType::U8),
+        })
+        .collect();
+    if k.fallback.is_some() {
+        return fallback(inner, k, &slots, &tp.copies, bases);
+    }
+    for (si, s) in k.steps.iter().enumerate() {
+        if rt.skip[si] {
+            continue;
+        }
+        s.run(&slots, par).map_err(|m| format!("{}: {m}", s.name))?;
+    }
+    for &(v, a, off, n) in &tp.copies {
+        let src = slots[v].ptr;
+        if src.is_null() {
+            return Err(format!("result value {v} was not computed"));
+        }
+        // SAFETY: n bytes of the value, checked destination range.
+        unsafe { std::ptr::copy(src, bases[a].0.add(off), n) };
+    }
+    Ok(())
+}
+
+/// Run a kernel on the reference interpreter.
+fn fallback(
+    inner: &Inner,
+    k: &crate::kernels::KernelProgram,
+    slots: &[Slot],
+    copies: &[(usize, usize, usize, usize)],
+    bases: &[Ptr],
+) -> Result<(), String> {
+    let mut args = vec![];
+    for &a in &k.args {
+        let s = &slots[a];
+        // SAFETY: argument slots point at valid buffers of their size.
+        let bytes = unsafe { std::slice::from_raw_parts(s.ptr as *const u8, s.bytes()) };
+        args.push(ge_dialects::data::tensor_from_bytes(
+            bytes,
+            s.shape.clone(),
+            s.dtype,
+        )?);
+    }
+    let interp = ge_ir::interp::Interpreter::new(&inner.kmodule);
+    let res = interp.run_function(&k.name, args).map_err(|e| e.msg)?;
+    if res.len() != k.results.len() {
+        return Err(format!(
+            "kernel returned {} results, expected {}",
+            res.len(),
+            k.results.len()
+        ));
+    }
+    for (i, t) in res.iter().enumerate() {
+        let r = k.results[i];
+        let b = ge_dialects::data::tensor_to_bytes(t);
+        // Results go to their out buffer (either direct or via a copy entry).
+        let dst = match copies.iter().find(|c| c.0 == r) {
+            Some(&(_, a, off, n)) => {
+                if b.len() != n {
+                    return Err(format!(
+                        "kernel result {i} has {} bytes, expected {n}",
+                        b.len()
+                    ));
+                }
+                bases[a].0.wrapping_add(off)
+            }
+            None => {
+                if b.len() != slots[r].bytes() {
+                    return Err(format!(
+                        "kernel result {i} has {} bytes, expected {}",
+                        b.len(),
+                        slots[r].bytes()
+                    ));
+                }
+                slots[r].ptr
+            }
+        };
+        // SAFETY: checked sizes.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len()) };
+    }
+    Ok(())
+}

@@ -1,0 +1,323 @@
+//! 2-D convolution (NCHW input, OIHW filter): im2col + GEMM
+//! (`matrixmultiply`), tiled over output columns so the im2col panel stays in
+//! cache and tiles run on the compute pool; 1x1 stride-1 convolutions use the
+//! input as the GEMM operand directly; depthwise convolutions have a direct
+//! kernel. Bias and the activation epilogue are applied per tile.
+
+use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use ge_ir::body::{Body, OpId};
+use std::cell::RefCell;
+
+#[derive(Clone, Debug)]
+pub struct Conv {
+    pub strides: [usize; 2],
+    /// top, left, bottom, right
+    pub pads: [usize; 4],
+    pub dilations: [usize; 2],
+    pub group: usize,
+    pub act: String,
+    pub alpha: f32,
+}
+
+fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
+    match v.as_deref() {
+        None => Some([d, d]),
+        Some([a, b]) if *a >= 0 && *b >= 0 => Some([*a as usize, *b as usize]),
+        _ => None,
+    }
+}
+
+impl Conv {
+    pub fn from_op(b: &Body, o: OpId) -> Option<Conv> {
+        let d = b.op(o);
+        let arr = |k: &str| d.attr(k).and_then(|a| a.as_i64_array());
+        let pads = match arr("pads").as_deref() {
+            None => [0; 4],
+            Some([t, l, bo, r]) if [*t, *l, *bo, *r].iter().all(|&x| x >= 0) => {
+                [*t as usize, *l as usize, *bo as usize, *r as usize]
+            }
+            _ => return None,
+        };
+        Some(Conv {
+            strides: pair(arr("strides"), 1)?,
+            pads,
+            dilations: pair(arr("dilations"), 1)?,
+            group: d.attr("group").and_then(|a| a.as_int()).unwrap_or(1).max(1) as usize,
+            act: d
+                .attr("activation")
+                .and_then(|a| a.as_str())
+                .unwrap_or("none")
+                .to_string(),
+            alpha: d
+                .attr("activation_alpha")
+                .and_then(|a| a.as_float())
+                .unwrap_or(0.01) as f32,
+        })
+    }
+
+    pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
+        let (x, w) = (ins[0], ins[1]);
+        let [n, c, h, wd] = dims4(&x.shape)?;
+        let [oc, cg, kh, kw] = dims4(&w.shape)?;
+        let [on, ooc, oh, ow] = dims4(&out.shape)?;
+        let g = self.group;
+        if on != n || ooc != oc || c != cg * g || oc % g != 0 {
+            return Err(format!(
+                "conv2d: shapes {:?} * {:?} -> {:?} do not agree (group {g})",
+                x.shape, w.shape, out.shape
+            ));
+        }
+        let xin = F32In::new(x);
+        let win = F32In::new(w);
+        let bias = ins.get(2).map(|b| F32In::new(b));
+        let mut o = F32Out::new(out);
+        let (xp, wp, op) = (CPtrF(xin.ptr()), CPtrF(win.ptr()), PtrF(o.ptr()));
+        let bp = bias.as_ref().map(|b| CPtrF(b.ptr()));
+        let ocg = oc / g;
+        let k = cg * kh * kw;
+        let p = oh * ow;
+        let geo = Geo {
+            c: cg,
+            h,
+            w: wd,
+            kh,
+            kw,
+            oh,
+            ow,
+            sh: self.strides[0],
+            sw: self.strides[1],
+            pt: self.pads[0],
+            pl: self.pads[1],
+            dh: self.dilations[0],
+            dw: self.dilations[1],
+        };
+        if cg == 1 && ocg == 1 {
+            // Depthwise: one channel per task.
+            par.run(n * g, n * g * p * kh * kw > 1 << 15, &|t| {
+                let (bi, ch) = (t / g, t % g);
+                // SAFETY: each task writes its own output plane.
+                unsafe {
+                    let xs = xp.p().add((bi * c + ch) * h * wd);
+                    let ws = wp.p().add(ch * kh * kw);
+                    let os = op.p().add((bi * oc + ch) * p);
+                    depthwise(&geo, xs, ws, os);
+                    let plane = std::slice::from_raw_parts_mut(os, p);
+                    if let Some(b) = bp {
+                        let bv = *b.p().add(ch);
+                        plane.iter_mut().for_each(|v| *v += bv);
+                    }
+                    activation(&self.act, self.alpha, plane);
+                }
+                Ok(())
+            })?;
+            o.finish();
+            return Ok(());
+        }
+        let pointwise = kh == 1
+            && kw == 1
+            && geo.sh == 1
+            && geo.sw == 1
+            && self.pads == [0; 4]
+            && oh == h
+            && ow == wd;
+        // Column tiles: the im2col panel (k x tn floats) stays around 256 KiB.
+        let threads = par.threads();
+        let mut tn = (65536 / k.max(1)).clamp(32, 2048);
+        let jobs_per_plane = p.div_ceil(tn);
+        if n * g * jobs_per_plane < threads && p > 64 {
+            tn = p.div_ceil(threads.div_ceil(n * g)).max(16);
+        }
+        let tiles = p.div_ceil(tn);
+        let flops = n * oc * p * k;
+        par.run(n * g * tiles, flops > 1 << 18, &|t| {
+            let (plane, tile) = (t / tiles, t % tiles);
+            let (bi, gi) = (plane / g, plane % g);
+            let j0 = tile * tn;
+            let j1 = (j0 + tn).min(p);
+            let cols = j1 - j0;
+            // SAFETY: each task writes columns j0..j1 of its (batch, group) output block.
+            unsafe {
+                let xs = xp.p().add((bi * c + gi * cg) * h * wd);
+                let a = wp.p().add(gi * ocg * k);
+                let cdst = op.p().add((bi * oc + gi * ocg) * p + j0);
+                if pointwise {
+                    sgemm(
+                        ocg,
+                        k,
+                        cols,
+                        1.0,
+                        a,
+                        k as isize,
+                        1,
+                        xs.add(j0),
+                        p as isize,
+                        1,
+                        0.0,
+                        cdst,
+                        p as isize,
+                        1,
+                    );
+                } else {
+                    PANEL.with(|buf| {
+                        let mut buf = buf.borrow_mut();
+                        if buf.len() < k * cols {
+                            buf.resize(k * cols, 0.0);
+                        }
+                        im2col(&geo, xs, j0, j1, &mut buf[..k * cols]);
+                        sgemm(
+                            ocg,
+                            k,
+                            cols,
+                            1.0,
+                            a,
+                            k as isize,
+                            1,
+                            buf.as_ptr(),
+                            cols as isize,
+                            1,
+                            0.0,
+                            cdst,
+                            p as isize,
+                            1,
+                        );
+                    });
+                }
+                for r in 0..ocg {
+                    let row = std::slice::from_raw_parts_mut(cdst.add(r * p), cols);
+                    if let Some(b) = bp {
+                        let bv = *b.p().add(gi * ocg + r);
+                        row.iter_mut().for_each(|v| *v += bv);
+                    }
+                    activation(&self.act, self.alpha, row);
+                }
+            }
+            Ok(())
+        })?;
+        o.finish();
+        Ok(())
+    }
+}
+
+thread_local! {
+    static PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
+    match s {
+        [a, b, c, d] => Ok([*a, *b, *c, *d]),
+        _ => Err(format!("expected a rank-4 tensor, got shape {s:?}")),
+    }
+}
+
+/// Convolution geometry of one group.
+struct Geo {
+    c: usize,
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+    sh: usize,
+    sw: usize,
+    pt: usize,
+    pl: usize,
+    dh: usize,
+    dw: usize,
+}
+
+/// Columns `j0..j1` of the im2col matrix (rows: c, kh, kw) into `out` (row-major, j1-j0 wide).
+///
+/// # Safety
+/// `x` points at `c` planes of `h x w` floats.
+unsafe fn im2col(g: &Geo, x: *const f32, j0: usize, j1: usize, out: &mut [f32]) {
+    let cols = j1 - j0;
+    let mut row = 0;
+    for ci in 0..g.c {
+        let plane = x.add(ci * g.h * g.w);
+        for ki in 0..g.kh {
+            for kj in 0..g.kw {
+                let dst = &mut out[row * cols..(row + 1) * cols];
+                let mut j = j0;
+                while j < j1 {
+                    let (oy, ox0) = (j / g.ow, j % g.ow);
+                    let run = (g.ow - ox0).min(j1 - j);
+                    let d = &mut dst[j - j0..j - j0 + run];
+                    let iy = (oy * g.sh + ki * g.dh) as isize - g.pt as isize;
+                    if iy < 0 || iy >= g.h as isize {
+                        d.fill(0.0);
+                    } else {
+                        let src = plane.add(iy as usize * g.w);
+                        let base = (kj * g.dw) as isize - g.pl as isize;
+                        if g.sw == 1 {
+                            // valid ox: 0 <= ox + base < w
+                            for (t, v) in d.iter_mut().enumerate() {
+                                let ix = (ox0 + t) as isize + base;
+                                *v = if ix >= 0 && ix < g.w as isize {
+                                    *src.add(ix as usize)
+                                } else {
+                                    0.0
+                                };
+                            }
+                        } else {
+                            for (t, v) in d.iter_mut().enumerate() {
+                                let ix = ((ox0 + t) * g.sw) as isize + base;
+                                *v = if ix >= 0 && ix < g.w as isize {
+                                    *src.add(ix as usize)
+                                } else {
+                                    0.0
+                                };
+                            }
+                        }
+                    }
+                    j += run;
+                }
+                row += 1;
+            }
+        }
+    }
+}
+
+/// One depthwise channel: `o[oh x ow] = sum x * w`.
+///
+/// # Safety
+/// `x`: an `h x w` plane, `wt`: `kh x kw` taps, `o`: an `oh x ow` plane.
+unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
+    for oy in 0..g.oh {
+        let orow = std::slice::from_raw_parts_mut(o.add(oy * g.ow), g.ow);
+        orow.fill(0.0);
+        for ki in 0..g.kh {
+            let iy = (oy * g.sh + ki * g.dh) as isize - g.pt as isize;
+            if iy < 0 || iy >= g.h as isize {
+                continue;
+            }
+            let src = x.add(iy as usize * g.w);
+            for kj in 0..g.kw {
+                let wv = *wt.add(ki * g.kw + kj);
+                let base = (kj * g.dw) as isize - g.pl as isize;
+                // ox range with 0 <= ox*sw + base < w
+                let lo = if base < 0 {
+                    ((-base) as usize).div_ceil(g.sw)
+                } else {
+                    0
+                };
+                let hi_excl = if (g.w as isize) - base <= 0 {
+                    0
+                } else {
+                    ((g.w as isize - base) as usize).div_ceil(g.sw)
+                };
+                let hi = hi_excl.min(g.ow);
+                if g.sw == 1 {
+                    let s = src.offset(base);
+                    for (ox, o) in orow.iter_mut().enumerate().take(hi).skip(lo) {
+                        *o += wv * *s.add(ox);
+                    }
+                } else {
+                    for (ox, o) in orow.iter_mut().enumerate().take(hi).skip(lo) {
+                        *o += wv * *src.offset((ox * g.sw) as isize + base);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Matrix products on `matrixmultiply`: `graph.gemm` (ONNX Gemm with the
+//! activation epilogue) and `graph.matmul` / `graph.batch_matmul` (numpy
+//! broadcasting over batch dims; a 2-D right operand folds the batch into
+//! the rows, so BERT's `[1, S, D] x [D, D]` is one GEMM). Rows or columns are
+//! split over the compute pool.
+
+use super::ew::Bcast;
+use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use ge_ir::body::{Body, OpId};
+
+#[derive(Clone, Debug)]
+pub struct Gemm {
+    pub alpha: f32,
+    pub beta: f32,
+    pub ta: bool,
+    pub tb: bool,
+    pub act: String,
+    pub act_alpha: f32,
+}
+
+impl Gemm {
+    pub fn from_op(b: &Body, o: OpId) -> Gemm {
+        let d = b.op(o);
+        let f = |k: &str, v: f64| d.attr(k).and_then(|a| a.as_float()).unwrap_or(v) as f32;
+        let i = |k: &str| d.attr(k).and_then(|a| a.as_int()).unwrap_or(0) != 0;
+        Gemm {
+            alpha: f("alpha", 1.0),
+            beta: f("beta", 1.0),
+            ta: i("transA"),
+            tb: i("transB"),
+            act: d
+                .attr("activation")
+                .and_then(|a| a.as_str())
+                .unwrap_or("none")
+                .to_string(),
+            act_alpha: f("activation_alpha", 0.01),
+        }
+    }
+
+    pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
+        let (a, b) = (ins[0], ins[1]);
+        let (m, n) = match out.shape.as_slice() {
+            [m, n] => (*m, *n),
+            s => return Err(format!("gemm: result shape {s:?} is not 2-D")),
+        };
+        let k = match (a.shape.as_slice(), self.ta) {
+            ([_, k], false) | ([k, _], true) => *k,
+            (s, _) => return Err(format!("gemm: operand shape {s:?} is not 2-D")),
+        };
+        let ai = F32In::new(a);
+        let bi = F32In::new(b);
+        let mut o = F32Out::new(out);
+        let op = o.ptr();
+        let mut beta = 0.0;
+        if let Some(c) = ins.get(2) {
+            let bc = Bcast::new(&out.shape, &c.shape)?;
+            // SAFETY: the output holds m*n floats.
+            let dst = unsafe { std::slice::from_raw_parts_mut(op, m * n) };
+            bc.load_f(c.dtype, c.ptr, 0, dst);
+            if self.beta != 1.0 {
+                dst.iter_mut().for_each(|v| *v *= self.beta);
+            }
+            beta = 1.0;
+        }
+        let (rsa, csa) = if self.ta {
+            (1, m as isize)
+        } else {
+            (k as isize, 1)
+        };
+        let (rsb, csb) = if self.tb {
+            (1, k as isize)
+        } else {
+            (n as isize, 1)
+        };
+        let (ap, bp, cp) = (CPtrF(ai.ptr()), CPtrF(bi.ptr()), PtrF(op));
+        let alpha = self.alpha;
+        split_run(par, m, n, k, &|r0, r1, c0, c1| {
+            // SAFETY: disjoint output blocks per task.
+            unsafe {
+                sgemm(
+                    r1 - r0,
+                    k,
+                    c1 - c0,
+                    alpha,
+                    ap.p().offset(r0 as isize * rsa),
+                    rsa,
+                    csa,
+                    bp.p().offset(c0 as isize * csb),
+                    rsb,
+                    csb,
+                    beta,
+                    cp.p().add(r0 * n + c0),
+                    n as isize,
+                    1,
+                );
+                if self.act != "none" {
+                    for r in r0..r1 {
+                        let row = std::slice::from_raw_parts_mut(cp.p().add(r * n + c0), c1 - c0);
+                        activation(&self.act, self.act_alpha, row);
+                    }
+                }
+            }
+        })?;
+        o.finish();
+        Ok(())
+    }
+}
+
+/// Split an `m x n` product over the pool: row blocks when there are many
+/// rows, else column blocks.
+fn split_run(
+    par: &Par,
+    m: usize,
+    n: usize,
+    k: usize,
+    f: &(dyn Fn(usize, usize, usize, usize) + Sync),
+) -> Result<(), String> {
+    let t = par.threads();
+    let work = m * n * k;
+    if t <= 1 || work < 1 << 16 {
+        f(0, m, 0, n);
+        return Ok(());
+    }
+    let parts = t * 2;
+    if m >= parts * 4 {
+        let rb = m.div_ceil(parts);
+        par.run(m.div_ceil(rb), true, &|i| {
+            f(i * rb, ((i + 1) * rb).min(m), 0, n);
+            Ok(())
+        })
+    } else {
+        let cb = n.div_ceil(parts).max(16);
+        par.run(n.div_ceil(cb), true, &|i| {
+            f(0, m, i * cb, ((i + 1) * cb).min(n));
+            Ok(())
+        })
+    }
+}
+
+/// numpy matmul (with optional transposes of the last two dims).
+#[derive(Clone, Debug)]
+pub struct MatMul {
+    pub ta: bool,
+    pub tb: bool,
+}
+
+impl MatMul {
+    pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
+        let (a, b) = (ins[0], ins[1]);
+        // Promote rank-1 operands.
+        let mut ash = a.shape.clone();
+        let mut bsh = b.shape.clone();
+        if ash.len() == 1 {
+            ash.insert(0, 1);
+        }
+        if bsh.len() == 1 {
+            bsh.push(1);
+        }
+        let (ra, rb) = (ash.len(), bsh.len());
+        let (m, k) = if self.ta {
+            (ash[ra - 1], ash[ra - 2])
+        } else {
+            (ash[ra - 2], ash[ra - 1])
+        };
+        let (k2, n) = if self.tb {
+            (bsh[rb - 1], bsh[rb - 2])
+        } else {
+            (bsh[rb - 2], bsh[rb - 1])
+        };
+        if k != k2 {
+            return Err(format!(
+                "matmul: inner dims differ ({:?} x {:?})",
+                a.shape, b.shape
+            ));
+        }
+        let abatch = &ash[..ra - 2];
+        let bbatch = &bsh[..rb - 2];
+        let r = abatch.len().max(bbatch.len());
+        let pad = |s: &[usize]| {
+            let mut v = vec![1; r - s.len()];
+            v.extend_from_slice(s);
+            v
+        };
+        let (pa, pb) = (pad(abatch), pad(bbatch));
+        let mut obatch = vec![];
+        for (&x, &y) in pa.iter().zip(&pb) {
+            if x != y && x != 1 && y != 1 {
+                return Err(format!(
+                    "matmul: batch dims {:?} and {:?} do not broadcast",
+                    a.shape, b.shape
+                ));
+            }
+            obatch.push(x.max(y));
+        }
+        let nb: usize = obatch.iter().product();
+        if out.numel() != nb * m * n {
+            return Err(format!(
+                "matmul: result {:?} does not hold {nb} x {m} x {n}",
+                out.shape
+            ));
+        }
+        let ai = F32In::new(a);
+        let bi = F32In::new(b);
+        let mut o = F32Out::new(out);
+        let (ap, bp, cp) = (CPtrF(ai.ptr()), CPtrF(bi.ptr()), PtrF(o.ptr()));
+        let (rsa, csa) = if self.ta {
+            (1, m as isize)
+        } else {
+            (k as isize, 1)
+        };
+        let (rsb, csb) = if self.tb {
+            (1, k as isize)
+        } else {
+            (n as isize, 1)
+        };
+        let bcount: usize = pb.iter().product();
+        if bcount == 1 && !self.ta {
+            // Fold the batch into the rows: one (nb*m) x k by k x n product.
+            let rows = nb * m;
+            split_run(par, rows, n, k, &|r0, r1, c0, c1| unsafe {
+                sgemm(
+                    r1 - r0,
+                    k,
+                    c1 - c0,
+                    1.0,
+                    ap.p().add(r0 * k),
+                    rsa,
+                    csa,
+                    bp.p().offset(c0 as isize * csb),
+                    rsb,
+                    csb,
+                    0.0,
+                    cp.p().add(r0 * n + c0),
+                    n as isize,
+                    1,
+                );
+            })?;
+            o.finish();
+            return Ok(());
+        }
+        let ast = ge_ir::tensor::strides(&pa);
+        let bst = ge_ir::tensor::strides(&pb);
+        let ost = ge_ir::tensor::strides(&obatch);
+        let offs = |i: usize| -> (usize, usize) {
+            let (mut ao, mut bo) = (0, 0);
+            for d in 0..r {
+                let idx = (i / ost[d]) % obatch[d];
+                if pa[d] != 1 {
+                    ao += idx * ast[d];
+                }
+                if pb[d] != 1 {
+                    bo += idx * bst[d];
+                }
+            }
+            (ao * m * k, bo * k * n)
+        };
+        let parallel_batches = nb >= par.threads() && nb > 1;
+        let one = Par { pool: None };
+        par.run(nb, parallel_batches && nb * m * n * k > 1 << 16, &|i| {
+            let (ao, bo) = offs(i);
+            let inner = if parallel_batches { &one } else { par };
+            split_run(inner, m, n, k, &|r0, r1, c0, c1| unsafe {
+                sgemm(
+                    r1 - r0,
+                    k,
+                    c1 - c0,
+                    1.0,
+                    ap.p().add(ao).offset(r0 as isize * rsa),
+                    rsa,
+                    csa,
+                    bp.p().add(bo).offset(c0 as isize * csb),
+                    rsb,
+                    csb,
+                    0.0,
+                    cp.p().add(i * m * n + r0 * n + c0),
+                    n as isize,
+                    1,
+                );
+            })
+        })?;
+        o.finish();
+        Ok(())
+    }
+}

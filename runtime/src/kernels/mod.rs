@@ -1,0 +1,649 @@
+//! Kernels: each kernel function of the `.om` (a `graph.func` of the
+//! kernels partition) is compiled once at load time into a
+//! [`KernelProgram`] — a list of [`Step`]s over the function's values, with
+//! elementwise chains grouped into fused single-pass loops ([`ew`]) and the
+//! heavy ops on native kernels (GEMM and im2col convolution through
+//! `matrixmultiply`, pooling, normalisation, reductions, data movement).
+//!
+//! A kernel that uses an op without a native kernel (or f64 data) falls back
+//! to the reference interpreter for the whole function: correct but slow;
+//! [`KernelProgram::fallback`] names the op, and `Model::fallback_ops`
+//! reports them.
+
+pub mod conv;
+pub mod ew;
+pub mod linalg;
+pub mod movement;
+pub mod norm;
+pub mod pool;
+
+use crate::buffer::{class_of, AlignedBuf, Class};
+use ge_ir::body::{Body, OpId, ValueId};
+use ge_ir::module::Module;
+use ge_ir::{DType, Dim, Ident, Type};
+use std::collections::HashMap;
+
+/// A kernel value at run time: where its elements are and their shape.
+#[derive(Clone, Debug)]
+pub struct Slot {
+    pub ptr: *mut u8,
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+}
+
+impl Slot {
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+    pub fn bytes(&self) -> usize {
+        self.numel() * self.dtype.byte_size()
+    }
+}
+
+/// Intra-op parallelism: the compute pool (AICore/VectorCore kernels) or
+/// none (host kernels, or one thread).
+pub struct Par<'a> {
+    pub pool: Option<&'a rayon::ThreadPool>,
+}
+
+impl Par<'_> {
+    pub fn threads(&self) -> usize {
+        self.pool.map_or(1, |p| p.current_num_threads())
+    }
+    /// Run `f(0..n)`, in parallel on the pool when `parallel` and it pays.
+    pub fn run(
+        &self,
+        n: usize,
+        parallel: bool,
+        f: &(dyn Fn(usize) -> Result<(), String> + Sync),
+    ) -> Result<(), String> {
+        match self.pool {
+            Some(pool) if parallel && n > 1 && pool.current_num_threads() > 1 => {
+                use rayon::prelude::*;
+                pool.install(|| (0..n).into_par_iter().try_for_each(f))
+            }
+            _ => (0..n).try_for_each(f),
+        }
+    }
+}
+
+/// What a step does.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Ew(ew::Group),
+    Conv(conv::Conv),
+    Gemm(linalg::Gemm),
+    MatMul(linalg::MatMul),
+    Pool(pool::Pool),
+    GlobalPool {
+        max: bool,
+    },
+    Softmax {
+        axis: i64,
+        log: bool,
+    },
+    Norm(norm::Norm),
+    Reduce(norm::Reduce),
+    /// Same bytes, another shape (reshape, squeeze, unsqueeze).
+    Copy,
+    Transpose(Vec<usize>),
+    Transdata(movement::Transdata),
+    Concat(i64),
+    Split(i64),
+    Slice(movement::Slice),
+    Gather(i64),
+    Embedding,
+}
+
+/// One step of a kernel: reads values `ins`, writes values `outs`.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub op: Op,
+    pub ins: Vec<usize>,
+    pub outs: Vec<usize>,
+    /// The op name(s) it runs.
+    pub name: String,
+}
+
+/// A compiled kernel function.
+#[derive(Debug)]
+pub struct KernelProgram {
+    pub name: String,
+    /// Types of the function's values (local numbering).
+    pub types: Vec<Type>,
+    pub args: Vec<usize>,
+    pub results: Vec<usize>,
+    pub steps: Vec<Step>,
+    /// Constants inside the kernel: value → bytes.
+    pub consts: Vec<(usize, AlignedBuf)>,
+    /// Set when the kernel runs on the reference interpreter: the op that needs it.
+    pub fallback: Option<String>,
+}
+
+/// Concrete shape of a type under symbol bindings.
+pub fn concrete(t: Type, syms: &HashMap<Ident, i64>) -> Result<Vec<usize>, String> {
+    let tt = t
+        .as_tensor()
+        .ok_or_else(|| format!("expected a tensor type, got '{t}'"))?;
+    tt.dims
+        .as_ref()
+        .ok_or_else(|| format!("'{t}' is unranked"))?
+        .iter()
+        .map(|d: &Dim| {
+            d.eval(syms)
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or_else(|| format!("the shape of '{t}' is not known from the inputs"))
+        })
+        .collect()
+}
+
+fn int_attr(b: &Body, o: OpId, k: &str, d: i64) -> i64 {
+    b.op(o).attr(k).and_then(|a| a.as_int()).unwrap_or(d)
+}
+
+fn ints_attr(b: &Body, o: OpId, k: &str) -> Option<Vec<i64>> {
+    b.op(o).attr(k).and_then(|a| a.as_i64_array())
+}
+
+struct Builder<'b> {
+    body: &'b Body,
+    ids: HashMap<ValueId, usize>,
+    types: Vec<Type>,
+    steps: Vec<Step>,
+    consts: Vec<(usize, AlignedBuf)>,
+    /// Open elementwise group: (iteration dims, group, value → register).
+    group: Option<(Vec<Dim>, ew::Group, HashMap<usize, usize>)>,
+}
+
+impl Builder<'_> {
+    fn id(&mut self, v: ValueId) -> usize {
+        if let Some(&i) = self.ids.get(&v) {
+            return i;
+        }
+        let i = self.types.len();
+        self.types.push(self.body.value_type(v));
+        self.ids.insert(v, i);
+        i
+    }
+
+    fn flush(&mut self) {
+        if let Some((_, g, _)) = self.group.take() {
+            let name = g.names.join("+");
+            let ins = g.inputs.iter().map(|&(_, v)| v).collect();
+            self.steps.push(Step {
+                op: Op::Ew(g),
+                ins,
+                outs: vec![],
+                name,
+            });
+        }
+    }
+
+    /// Add an elementwise op to the open group (or a new one).
+    fn ew(&mut self, o: OpId, code: ew::Code) -> Result<(), String> {
+        let d = self.body.op(o);
+        let r = d.results()[0];
+        let rt = self.body.value_type(r);
+        let dims: Vec<Dim> = rt
+            .as_tensor()
+            .and_then(|t| t.dims.clone())
+            .ok_or("unranked elementwise result")?
+            .to_vec();
+        if self.group.as_ref().is_some_and(|(gd, _, _)| *gd != dims) {
+            self.flush();
+        }
+        let operands: Vec<usize> = d.operands().iter().map(|&v| self.id(v)).collect();
+        let rid = self.id(r);
+        let types = self.types.clone();
+        let (_, g, regs) = self.group.get_or_insert_with(|| {
+            (
+                dims.clone(),
+                ew::Group {
+                    regs: vec![],
+                    inputs: vec![],
+                    instrs: vec![],
+                    outputs: vec![],
+                    defs: vec![],
+                    names: vec![],
+                },
+                HashMap::new(),
+            )
+        });
+        let reg_of = |v: usize,
+                      g: &mut ew::Group,
+                      regs: &mut HashMap<usize, usize>|
+         -> Result<usize, String> {
+            if let Some(&r) = regs.get(&v) {
+                return Ok(r);
+            }
+            let dt = types[v].dtype().ok_or("not a tensor")?;
+            let class = class_of(dt).ok_or("f64 elementwise")?;
+            let r = g.regs.len();
+            g.regs.push(ew::Reg { dtype: dt, class });
+            g.inputs.push((r, v));
+            regs.insert(v, r);
+            Ok(r)
+        };
+        let mut args = vec![];
+        for &v in &operands {
+            args.push(reg_of(v, g, regs)?);
+        }
+        let dt = rt.dtype().ok_or("not a tensor")?;
+        let class = class_of(dt).ok_or("f64 elementwise")?;
+        let dst = g.regs.len();
+        g.regs.push(ew::Reg { dtype: dt, class });
+        regs.insert(rid, dst);
+        g.defs.push((dst, rid));
+        g.instrs.push(ew::Instr { code, args, dst });
+        g.names.push(d.name.as_str());
+        Ok(())
+    }
+}
+
+/// Why a kernel cannot be compiled natively (the op name), or its program.
+pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
+    let mb = module.body();
+    let f = module
+        .lookup_symbol(name)
+        .ok_or_else(|| format!("kernel '@{name}' is not in the kernels partition"))?;
+    let fd = mb.op(f);
+    let body = fd
+        .inner
+        .as_deref()
+        .ok_or_else(|| format!("kernel '@{name}' has no body"))?;
+    let r = *fd
+        .regions()
+        .first()
+        .ok_or_else(|| format!("kernel '@{name}' has no body"))?;
+    let blk = body
+        .entry_block(r)
+        .ok_or_else(|| format!("kernel '@{name}' has no body"))?;
+    let mut b = Builder {
+        body,
+        ids: HashMap::new(),
+        types: vec![],
+        steps: vec![],
+        consts: vec![],
+        group: None,
+    };
+    let args: Vec<usize> = body
+        .block(blk)
+        .args
+        .clone()
+        .into_iter()
+        .map(|a| b.id(a))
+        .collect();
+    let mut results = vec![];
+    if let Some(ret) = body.block_ops(blk).last() {
+        if body.op(ret).name.as_str() == "graph.return" {
+            let rs: Vec<ValueId> = body.op(ret).operands().to_vec();
+            results = rs.into_iter().map(|v| b.id(v)).collect();
+        }
+    }
+    let mut fallback = None;
+    let has_f64 = |t: Type| t.dtype() == Some(DType::F64);
+    for o in body.block_ops(blk) {
+        let d = body.op(o);
+        let opname = d.name.as_str();
+        if opname == "graph.return" {
+            break;
+        }
+        if !d.regions().is_empty()
+            || d.results().iter().any(|&v| has_f64(body.value_type(v)))
+            || d.operands().iter().any(|&v| has_f64(body.value_type(v)))
+        {
+            fallback = Some(opname.to_string());
+            break;
+        }
+        if opname == "data.constant" {
+            b.flush();
+            let value = d.attr("value").ok_or("constant without value")?;
+            let t = ge_dialects::data::constant::elements_tensor(value, Some(module))?;
+            let id = b.id(d.results()[0]);
+            b.consts.push((
+                id,
+                AlignedBuf::from_bytes(&ge_dialects::data::tensor_to_bytes(&t)),
+            ));
+            continue;
+        }
+        let attr = |k: &str| d.attr(k);
+        let code = if opname == "data.broadcast_to" || opname == "data.expand" {
+            Some(ew::Code::Identity)
+        } else if opname == "graph.clip" {
+            let seg = ints_attr(body, o, "operand_segment_sizes");
+            let n = d.operands().len();
+            let (lo, hi) = match seg.as_deref() {
+                Some([1, a, c]) => (*a == 1, *c == 1),
+                _ => (n >= 2, n >= 3),
+            };
+            Some(ew::Code::Clip(lo, hi))
+        } else {
+            ew::code_of(opname, &attr)
+        };
+        if let Some(code) = code {
+            if d.results().len() == 1 {
+                if let Err(m) = b.ew(o, code) {
+                    fallback = Some(format!("{opname} ({m})"));
+                    break;
+                }
+                continue;
+            }
+        }
+        b.flush();
+        let ins: Vec<usize> = d.operands().iter().map(|&v| b.id(v)).collect();
+        let outs: Vec<usize> = d.results().iter().map(|&v| b.id(v)).collect();
+        let op = match opname {
+            "graph.conv2d" => conv::Conv::from_op(body, o).map(Op::Conv),
+            "graph.gemm" => Some(Op::Gemm(linalg::Gemm::from_op(body, o))),
+            "graph.matmul" => Some(Op::MatMul(linalg::MatMul {
+                ta: false,
+                tb: false,
+            })),
+            "graph.batch_matmul" => Some(Op::MatMul(linalg::MatMul {
+                ta: d
+                    .attr("transpose_a")
+                    .and_then(|a| a.as_bool())
+                    .unwrap_or(false),
+                tb: d
+                    .attr("transpose_b")
+                    .and_then(|a| a.as_bool())
+                    .unwrap_or(false),
+            })),
+            "graph.max_pool2d" | "graph.avg_pool2d" => Some(Op::Pool(pool::Pool::from_op(body, o))),
+            "graph.global_avg_pool" => Some(Op::GlobalPool { max: false }),
+            "graph.global_max_pool" => Some(Op::GlobalPool { max: true }),
+            "graph.softmax" | "graph.log_softmax" => Some(Op::Softmax {
+                axis: int_attr(body, o, "axis", -1),
+                log: opname == "graph.log_softmax",
+            }),
+            "graph.layer_norm" | "graph.rms_norm" => Some(Op::Norm(norm::Norm {
+                axis: int_attr(body, o, "axis", -1),
+                eps: d.attr("epsilon").and_then(|a| a.as_float()).unwrap_or(1e-5) as f32,
+                rms: opname == "graph.rms_norm",
+            })),
+            "graph.reduce_sum" | "graph.reduce_mean" | "graph.reduce_max" | "graph.reduce_min"
+            | "graph.reduce_prod" => norm::Reduce::from_op(body, o).map(Op::Reduce),
+            "data.reshape" | "data.squeeze" | "data.unsqueeze" => Some(Op::Copy),
+            "data.transpose" => {
+                let rank = body
+                    .value_type(d.operands()[0])
+                    .as_tensor()
+                    .and_then(|t| t.rank())
+                    .unwrap_or(0);
+                let perm = ints_attr(body, o, "perm")
+                    .map(|p| p.into_iter().map(|x| x.max(0) as usize).collect())
+                    .unwrap_or_else(|| (0..rank).rev().collect());
+                Some(Op::Transpose(perm))
+            }
+            "data.transdata" => movement::Transdata::from_op(body, o).map(Op::Transdata),
+            "data.concat" => Some(Op::Concat(int_attr(body, o, "axis", 0))),
+            "data.split" => Some(Op::Split(int_attr(body, o, "axis", 0))),
+            "data.slice" => Some(Op::Slice(movement::Slice::from_op(body, o))),
+            "graph.gather" => Some(Op::Gather(int_attr(body, o, "axis", 0))),
+            "graph.embedding" => Some(Op::Embedding),
+            _ => None,
+        };
+        let Some(op) = op else {
+            fallback = Some(opname.to_string());
+            break;
+        };
+        // Classes the native kernels handle: floats f32/f16/bf16 for compute
+        // ops; any dtype for data movement.
+        let float_only = !matches!(
+            op,
+            Op::Copy
+                | Op::Transpose(_)
+                | Op::Transdata(_)
+                | Op::Concat(_)
+                | Op::Split(_)
+                | Op::Slice(_)
+                | Op::Gather(_)
+                | Op::Embedding
+                | Op::Reduce(_)
+        );
+        if float_only
+            && outs
+                .iter()
+                .any(|&v| class_of(b.types[v].dtype().unwrap_or(DType::F64)) != Some(Class::F))
+        {
+            fallback = Some(format!("{opname} on non-float data"));
+            break;
+        }
+        b.steps.push(Step {
+            op,
+            ins,
+            outs,
+            name: opname.to_string(),
+        });
+    }
+    b.flush();
+    // Elementwise groups store the values used after them (or returned).
+    let n = b.steps.len();
+    for i in 0..n {
+        let later: std::collections::HashSet<usize> = b.steps[i + 1..]
+            .iter()
+            .flat_map(|s| s.ins.iter().copied())
+            .chain(results.iter().copied())
+            .collect();
+        if let Op::Ew(g) = &mut b.steps[i].op {
+            g.outputs = g
+                .defs
+                .iter()
+                .copied()
+                .filter(|(_, v)| later.contains(v))
+                .collect();
+            b.steps[i].outs = g.outputs.iter().map(|&(_, v)| v).collect();
+        }
+    }
+    let prog = KernelProgram {
+        name: name.to_string(),
+        types: b.types,
+        args,
+        results,
+        steps: b.steps,
+        consts: b.consts,
+        fallback,
+    };
+    Ok(prog)
+}
+
+/// An input as f32: the slot's own memory when it is f32, else a converted copy.
+pub struct F32In {
+    ptr: *const f32,
+    len: usize,
+    _own: Option<Vec<f32>>,
+}
+
+impl F32In {
+    pub fn new(s: &Slot) -> F32In {
+        let len = s.numel();
+        if s.dtype == DType::F32 {
+            return F32In {
+                ptr: s.ptr as *const f32,
+                len,
+                _own: None,
+            };
+        }
+        let mut v = vec![0f32; len];
+        crate::buffer::load_f32(s.dtype, s.ptr, 0, &mut v);
+        F32In {
+            ptr: v.as_ptr(),
+            len,
+            _own: Some(v),
+        }
+    }
+    pub fn ptr(&self) -> *const f32 {
+        self.ptr
+    }
+    /// The elements. Valid while no kernel writes the same bytes (the
+    /// executor redirects outputs that alias inputs of non-elementwise kernels).
+    pub fn slice(&self) -> &[f32] {
+        // SAFETY: the slot covers `len` elements (checked by the shape plan).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// An output as f32: the slot's memory when f32, else a buffer stored on `finish`.
+pub struct F32Out<'s> {
+    slot: &'s Slot,
+    own: Option<Vec<f32>>,
+}
+
+impl<'s> F32Out<'s> {
+    pub fn new(s: &'s Slot) -> F32Out<'s> {
+        F32Out {
+            slot: s,
+            own: (s.dtype != DType::F32).then(|| vec![0f32; s.numel()]),
+        }
+    }
+    pub fn ptr(&mut self) -> *mut f32 {
+        match &mut self.own {
+            Some(v) => v.as_mut_ptr(),
+            None => self.slot.ptr as *mut f32,
+        }
+    }
+    pub fn finish(self) {
+        if let Some(v) = &self.own {
+            crate::buffer::store_f32(self.slot.dtype, self.slot.ptr, 0, v);
+        }
+    }
+}
+
+/// A `*mut f32` that compute threads may share (they write disjoint ranges).
+#[derive(Clone, Copy)]
+pub struct PtrF(pub *mut f32);
+impl PtrF {
+    pub fn p(self) -> *mut f32 {
+        self.0
+    }
+}
+unsafe impl Send for PtrF {}
+unsafe impl Sync for PtrF {}
+
+/// A `*const f32` for compute threads.
+#[derive(Clone, Copy)]
+pub struct CPtrF(pub *const f32);
+impl CPtrF {
+    pub fn p(self) -> *const f32 {
+        self.0
+    }
+}
+unsafe impl Send for CPtrF {}
+unsafe impl Sync for CPtrF {}
+
+/// `C[m x n] = alpha * A[m x k] * B[k x n] + beta * C` with arbitrary strides.
+///
+/// # Safety
+/// The pointers must be valid for the strided ranges.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: f32,
+    a: *const f32,
+    rsa: isize,
+    csa: isize,
+    b: *const f32,
+    rsb: isize,
+    csb: isize,
+    beta: f32,
+    c: *mut f32,
+    rsc: isize,
+    csc: isize,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        for i in 0..m {
+            for j in 0..n {
+                let p = c.offset(i as isize * rsc + j as isize * csc);
+                *p = if beta == 0.0 { 0.0 } else { *p * beta };
+            }
+        }
+        return;
+    }
+    matrixmultiply::sgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+}
+
+/// Apply a fused activation epilogue in place.
+pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
+    let code = match name {
+        "relu" => ew::Code::Relu,
+        "leaky_relu" => ew::Code::LeakyRelu(alpha),
+        "sigmoid" => ew::Code::Sigmoid,
+        "tanh" => ew::Code::Tanh,
+        "gelu" => ew::Code::Gelu,
+        "silu" => ew::Code::Silu,
+        _ => return,
+    };
+    if code == ew::Code::Relu {
+        v.iter_mut().for_each(|x| {
+            if *x < 0.0 {
+                *x = 0.0
+            }
+        });
+        return;
+    }
+    let x = v.to_vec();
+    ew::apply_unary(code, &x, v);
+}
+
+impl Step {
+    /// Run on the kernel's value slots.
+    pub fn run(&self, slots: &[Slot], par: &Par) -> Result<(), String> {
+        let ins: Vec<&Slot> = self.ins.iter().map(|&i| &slots[i]).collect();
+        let outs: Vec<&Slot> = self.outs.iter().map(|&i| &slots[i]).collect();
+        let out0 = || {
+            outs.first()
+                .copied()
+                .ok_or_else(|| format!("{} has no result", self.name))
+        };
+        let in0 = || {
+            ins.first()
+                .copied()
+                .ok_or_else(|| format!("{} has no operand", self.name))
+        };
+        match &self.op {
+            Op::Ew(g) => {
+                let Some(&(_, v)) = g.defs.first() else {
+                    return Ok(());
+                };
+                if g.outputs.is_empty() {
+                    return Ok(());
+                }
+                g.run(slots, &slots[v].shape, par)
+            }
+            Op::Conv(c) => c.run(&ins, out0()?, par),
+            Op::Gemm(g) => g.run(&ins, out0()?, par),
+            Op::MatMul(m) => m.run(&ins, out0()?, par),
+            Op::Pool(p) => p.run(in0()?, out0()?, par),
+            Op::GlobalPool { max } => pool::global(*max, in0()?, out0()?),
+            Op::Softmax { axis, log } => norm::softmax(*axis, *log, in0()?, out0()?, par),
+            Op::Norm(n) => n.run(&ins, out0()?, par),
+            Op::Reduce(r) => r.run(in0()?, out0()?),
+            Op::Copy => movement::copy(in0()?, out0()?),
+            Op::Transpose(p) => movement::transpose(p, in0()?, out0()?),
+            Op::Transdata(t) => t.run(in0()?, out0()?),
+            Op::Concat(a) => movement::concat(*a, &ins, out0()?),
+            Op::Split(a) => movement::split(*a, in0()?, &outs),
+            Op::Slice(s) => s.run(in0()?, out0()?),
+            Op::Gather(a) => movement::gather(
+                *a,
+                in0()?,
+                ins.get(1).ok_or("gather needs indices")?,
+                out0()?,
+            ),
+            Op::Embedding => {
+                movement::embedding(in0()?, ins.get(1).ok_or("embedding needs ids")?, out0()?)
+            }
+        }
+    }
+
+    /// Whether the step reads each input element before writing the output
+    /// element at the same position (so an output may share an input's bytes).
+    pub fn in_place_safe(&self) -> bool {
+        matches!(self.op, Op::Ew(_))
+    }
+}

@@ -1,0 +1,440 @@
+//! Data movement: copies, transposes, format changes (TransData), concat,
+//! split, slice, gather and embedding lookups — strided byte copies.
+
+use super::Slot;
+use ge_dialects::data::layout::{is_padded, plain_logical, Layout};
+use ge_ir::attributes::Format;
+use ge_ir::body::{Body, OpId};
+
+/// Copy a strided block of `shape` elements of `es` bytes (strides in elements).
+///
+/// # Safety
+/// Both pointers must be valid for every strided element.
+pub unsafe fn strided_copy(
+    es: usize,
+    shape: &[usize],
+    src: *const u8,
+    sst: &[isize],
+    dst: *mut u8,
+    dstt: &[isize],
+) {
+    let r = shape.len();
+    if shape.contains(&0) {
+        return;
+    }
+    if r == 0 {
+        std::ptr::copy_nonoverlapping(src, dst, es);
+        return;
+    }
+    let inner = shape[r - 1];
+    let contiguous = sst[r - 1] == 1 && dstt[r - 1] == 1;
+    let outer: usize = shape[..r - 1].iter().product();
+    let mut idx = vec![0usize; r.saturating_sub(1)];
+    let (mut so, mut dof) = (0isize, 0isize);
+    for _ in 0..outer {
+        let s = src.offset(so * es as isize);
+        let d = dst.offset(dof * es as isize);
+        if contiguous {
+            std::ptr::copy_nonoverlapping(s, d, inner * es);
+        } else {
+            let (ss, ds) = (sst[r - 1] * es as isize, dstt[r - 1] * es as isize);
+            for i in 0..inner as isize {
+                std::ptr::copy_nonoverlapping(s.offset(i * ss), d.offset(i * ds), es);
+            }
+        }
+        let mut k = r - 1;
+        while k > 0 {
+            k -= 1;
+            idx[k] += 1;
+            so += sst[k];
+            dof += dstt[k];
+            if idx[k] < shape[k] {
+                break;
+            }
+            so -= sst[k] * idx[k] as isize;
+            dof -= dstt[k] * idx[k] as isize;
+            idx[k] = 0;
+        }
+    }
+}
+
+fn strides(s: &[usize]) -> Vec<isize> {
+    ge_ir::tensor::strides(s)
+        .into_iter()
+        .map(|x| x as isize)
+        .collect()
+}
+
+/// Same bytes (reshape and friends).
+pub fn copy(x: &Slot, out: &Slot) -> Result<(), String> {
+    if x.bytes() != out.bytes() {
+        return Err(format!("reshape of {:?} to {:?}", x.shape, out.shape));
+    }
+    if x.ptr != out.ptr {
+        // SAFETY: both hold `bytes` bytes; `copy` allows overlap.
+        unsafe { std::ptr::copy(x.ptr, out.ptr, x.bytes()) };
+    }
+    Ok(())
+}
+
+pub fn transpose(perm: &[usize], x: &Slot, out: &Slot) -> Result<(), String> {
+    let st = strides(&x.shape);
+    if perm.len() != x.shape.len() || perm.iter().any(|&p| p >= st.len()) {
+        return Err(format!("transpose perm {perm:?} for shape {:?}", x.shape));
+    }
+    let sst: Vec<isize> = perm.iter().map(|&p| st[p]).collect();
+    let shape: Vec<usize> = perm.iter().map(|&p| x.shape[p]).collect();
+    if shape != out.shape {
+        return Err(format!("transpose result {:?} is not {shape:?}", out.shape));
+    }
+    // SAFETY: shapes checked above.
+    unsafe {
+        strided_copy(
+            x.dtype.byte_size(),
+            &shape,
+            x.ptr,
+            &sst,
+            out.ptr,
+            &strides(&shape),
+        )
+    };
+    Ok(())
+}
+
+#[derive(Clone, Debug)]
+pub struct Transdata {
+    pub src: Format,
+    pub dst: Format,
+}
+
+impl Transdata {
+    pub fn from_op(b: &Body, o: OpId) -> Option<Transdata> {
+        let d = b.op(o);
+        let f = |k: &str| d.attr(k).and_then(|a| a.as_str()).and_then(Format::parse);
+        let (src, dst) = (f("src_format")?, f("dst_format")?);
+        // One side must be plain (the logical shape comes from it).
+        (!is_padded(src) || !is_padded(dst)).then_some(Transdata { src, dst })
+    }
+
+    pub fn run(&self, x: &Slot, out: &Slot) -> Result<(), String> {
+        let logical = if !is_padded(self.dst) {
+            plain_logical(self.dst, &out.shape)?
+        } else {
+            plain_logical(self.src, &x.shape)?
+        };
+        let es = x.dtype.byte_size();
+        let c0 = Format::c0(x.dtype) as usize;
+        match (self.src, self.dst) {
+            (Format::NCHW, Format::NC1HWC0) | (Format::NC1HWC0, Format::NCHW) => {
+                let [n, c, h, w] = super::conv::dims4(&logical)?;
+                let c1 = c.div_ceil(c0);
+                let to5 = self.dst == Format::NC1HWC0;
+                if to5 {
+                    // SAFETY: the output holds n*c1*h*w*c0 elements.
+                    unsafe { std::ptr::write_bytes(out.ptr, 0, out.bytes()) };
+                }
+                let hw = h * w;
+                for ni in 0..n {
+                    for ci in 0..c {
+                        let (cb, cr) = (ci / c0, ci % c0);
+                        let plain = (ni * c + ci) * hw;
+                        let blk = ((ni * c1 + cb) * hw) * c0 + cr;
+                        // plane of hw elements: stride 1 in NCHW, c0 in NC1HWC0
+                        let (s, ss, d, ds) = if to5 {
+                            (plain, 1, blk, c0 as isize)
+                        } else {
+                            (blk, c0 as isize, plain, 1)
+                        };
+                        // SAFETY: indices lie inside both buffers.
+                        unsafe {
+                            strided_copy(
+                                es,
+                                &[hw],
+                                x.ptr.add(s * es),
+                                &[ss],
+                                out.ptr.add(d * es),
+                                &[ds],
+                            )
+                        };
+                    }
+                }
+                Ok(())
+            }
+            (Format::ND, Format::FRACTAL_NZ) | (Format::FRACTAL_NZ, Format::ND) => {
+                let r = logical.len();
+                let (batch, m, n) = match r {
+                    0 => return Err("FRACTAL_NZ of a scalar".into()),
+                    1 => (1, 1, logical[0]),
+                    _ => (
+                        logical[..r - 2].iter().product(),
+                        logical[r - 2],
+                        logical[r - 1],
+                    ),
+                };
+                let f = 16usize;
+                let (m1, n1) = (m.div_ceil(f), n.div_ceil(c0));
+                let to_nz = self.dst == Format::FRACTAL_NZ;
+                if to_nz {
+                    // SAFETY: output bytes.
+                    unsafe { std::ptr::write_bytes(out.ptr, 0, out.bytes()) };
+                }
+                let blk = n1 * m1 * f * c0;
+                for b in 0..batch {
+                    for mi in 0..m {
+                        let (mb, mr) = (mi / f, mi % f);
+                        for nb in 0..n1 {
+                            let cols = c0.min(n - nb * c0);
+                            let plain = b * m * n + mi * n + nb * c0;
+                            let nz = b * blk + ((nb * m1 + mb) * f + mr) * c0;
+                            let (s, d) = if to_nz { (plain, nz) } else { (nz, plain) };
+                            // SAFETY: `cols` contiguous elements in both layouts.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    x.ptr.add(s * es),
+                                    out.ptr.add(d * es),
+                                    cols * es,
+                                )
+                            };
+                        }
+                    }
+                }
+                Ok(())
+            }
+            (src, dst) => {
+                // Generic: walk the destination storage.
+                let from = Layout::new(src, &logical, x.dtype)?;
+                let to = Layout::new(dst, &logical, x.dtype)?;
+                if from.storage != x.shape || to.storage != out.shape {
+                    return Err(format!(
+                        "transdata {src} -> {dst}: shapes {:?} -> {:?} do not match logical {logical:?}",
+                        x.shape, out.shape
+                    ));
+                }
+                let n: usize = to.storage.iter().product();
+                let mut s = vec![0usize; to.storage.len()];
+                let mut l = vec![0usize; logical.len()];
+                for i in 0..n {
+                    // SAFETY: indices from the layouts lie in the buffers.
+                    unsafe {
+                        let d = out.ptr.add(i * es);
+                        if to.to_logical(&s, &mut l) {
+                            std::ptr::copy_nonoverlapping(x.ptr.add(from.to_flat(&l) * es), d, es);
+                        } else {
+                            std::ptr::write_bytes(d, 0, es);
+                        }
+                    }
+                    for k in (0..s.len()).rev() {
+                        s[k] += 1;
+                        if s[k] < to.storage[k] {
+                            break;
+                        }
+                        s[k] = 0;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn axis_of(axis: i64, rank: usize) -> Result<usize, String> {
+    let a = if axis < 0 { axis + rank as i64 } else { axis };
+    if a < 0 || a as usize >= rank {
+        return Err(format!("axis {axis} out of range for rank {rank}"));
+    }
+    Ok(a as usize)
+}
+
+pub fn concat(axis: i64, ins: &[&Slot], out: &Slot) -> Result<(), String> {
+    let ax = axis_of(axis, out.shape.len())?;
+    let ost = strides(&out.shape);
+    let mut off = 0usize;
+    for x in ins {
+        if x.shape.len() != out.shape.len() {
+            return Err("concat of different ranks".into());
+        }
+        let es = x.dtype.byte_size();
+        // SAFETY: the block lies inside the output at `off` along the axis.
+        unsafe {
+            strided_copy(
+                es,
+                &x.shape,
+                x.ptr,
+                &strides(&x.shape),
+                out.ptr.add(off * ost[ax] as usize * es),
+                &ost,
+            )
+        };
+        off += x.shape[ax];
+    }
+    if off != out.shape[ax] {
+        return Err(format!(
+            "concat sizes add up to {off}, not {}",
+            out.shape[ax]
+        ));
+    }
+    Ok(())
+}
+
+pub fn split(axis: i64, x: &Slot, outs: &[&Slot]) -> Result<(), String> {
+    let ax = axis_of(axis, x.shape.len())?;
+    let xst = strides(&x.shape);
+    let mut off = 0usize;
+    for o in outs {
+        let es = x.dtype.byte_size();
+        if off + o.shape[ax] > x.shape[ax] {
+            return Err("split parts exceed the input".into());
+        }
+        // SAFETY: as for concat.
+        unsafe {
+            strided_copy(
+                es,
+                &o.shape,
+                x.ptr.add(off * xst[ax] as usize * es),
+                &xst,
+                o.ptr,
+                &strides(&o.shape),
+            )
+        };
+        off += o.shape[ax];
+    }
+    Ok(())
+}
+
+#[derive(Clone, Debug)]
+pub struct Slice {
+    starts: Vec<i64>,
+    axes: Option<Vec<i64>>,
+    steps: Option<Vec<i64>>,
+}
+
+impl Slice {
+    pub fn from_op(b: &Body, o: OpId) -> Slice {
+        let d = b.op(o);
+        let arr = |k: &str| d.attr(k).and_then(|a| a.as_i64_array());
+        Slice {
+            starts: arr("starts").unwrap_or_default(),
+            axes: arr("axes"),
+            steps: arr("steps"),
+        }
+    }
+
+    pub fn run(&self, x: &Slot, out: &Slot) -> Result<(), String> {
+        let r = x.shape.len();
+        let st = strides(&x.shape);
+        let mut start = vec![0isize; r];
+        let mut step = vec![1isize; r];
+        for (i, &s) in self.starts.iter().enumerate() {
+            let a = match &self.axes {
+                Some(ax) => axis_of(*ax.get(i).ok_or("slice: axes shorter than starts")?, r)?,
+                None => i,
+            };
+            let k = self
+                .steps
+                .as_ref()
+                .and_then(|v| v.get(i).copied())
+                .unwrap_or(1);
+            let dim = x.shape[a] as i64;
+            let mut s0 = if s < 0 { s + dim } else { s };
+            s0 = if k > 0 {
+                s0.clamp(0, dim)
+            } else {
+                s0.clamp(0, dim - 1)
+            };
+            start[a] = s0 as isize;
+            step[a] = k as isize;
+        }
+        if out.shape.len() != r {
+            return Err("slice changes the rank".into());
+        }
+        let base: isize = start.iter().zip(&st).map(|(a, b)| a * b).sum();
+        let sst: Vec<isize> = step.iter().zip(&st).map(|(a, b)| a * b).collect();
+        let es = x.dtype.byte_size();
+        for d in 0..r {
+            if out.shape[d] > 0 {
+                let last = start[d] + step[d] * (out.shape[d] as isize - 1);
+                if last < 0 || last >= x.shape[d] as isize {
+                    return Err(format!("slice reads outside dim {d} of {:?}", x.shape));
+                }
+            }
+        }
+        // SAFETY: every index was checked to lie inside the input.
+        unsafe {
+            strided_copy(
+                es,
+                &out.shape,
+                x.ptr.offset(base * es as isize),
+                &sst,
+                out.ptr,
+                &strides(&out.shape),
+            )
+        };
+        Ok(())
+    }
+}
+
+fn indices(s: &Slot) -> Vec<i64> {
+    let mut v = vec![0i64; s.numel()];
+    crate::buffer::load_i64(s.dtype, s.ptr, 0, &mut v);
+    v
+}
+
+pub fn gather(axis: i64, x: &Slot, idx: &Slot, out: &Slot) -> Result<(), String> {
+    let ax = axis_of(axis, x.shape.len())?;
+    let outer: usize = x.shape[..ax].iter().product();
+    let dim = x.shape[ax];
+    let inner: usize = x.shape[ax + 1..].iter().product();
+    let ids = indices(idx);
+    let es = x.dtype.byte_size();
+    if out.numel() != outer * ids.len() * inner {
+        return Err(format!("gather result {:?} has the wrong size", out.shape));
+    }
+    for o in 0..outer {
+        for (j, &i) in ids.iter().enumerate() {
+            let k = if i < 0 { i + dim as i64 } else { i };
+            if k < 0 || k as usize >= dim {
+                return Err(format!("gather index {i} is out of range for dim {dim}"));
+            }
+            // SAFETY: bounds checked.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    x.ptr.add(((o * dim + k as usize) * inner) * es),
+                    out.ptr.add(((o * ids.len() + j) * inner) * es),
+                    inner * es,
+                )
+            };
+        }
+    }
+    Ok(())
+}
+
+pub fn embedding(table: &Slot, ids: &Slot, out: &Slot) -> Result<(), String> {
+    let (v, d) = match table.shape.as_slice() {
+        [v, d] => (*v, *d),
+        s => return Err(format!("embedding table of shape {s:?} is not 2-D")),
+    };
+    let es = table.dtype.byte_size();
+    let idv = indices(ids);
+    if out.numel() != idv.len() * d {
+        return Err(format!(
+            "embedding result {:?} has the wrong size",
+            out.shape
+        ));
+    }
+    for (p, &i) in idv.iter().enumerate() {
+        if i < 0 || i as usize >= v {
+            return Err(format!(
+                "embedding id {i} is out of range for a vocabulary of {v}"
+            ));
+        }
+        // SAFETY: bounds checked.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                table.ptr.add(i as usize * d * es),
+                out.ptr.add(p * d * es),
+                d * es,
+            )
+        };
+    }
+    Ok(())
+}

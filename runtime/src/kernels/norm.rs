@@ -1,0 +1,277 @@
+//! Row-wise kernels: softmax / log-softmax, layer and RMS normalisation, and
+//! reductions over arbitrary axes.
+
+use super::ew::Bcast;
+use super::{CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use crate::buffer::{load_i64, store_i64};
+use ge_ir::body::{Body, OpId};
+
+fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
+    let a = if axis < 0 { axis + rank as i64 } else { axis };
+    if a < 0 || a as usize >= rank.max(1) {
+        return Err(format!("axis {axis} is out of range for rank {rank}"));
+    }
+    Ok(a as usize)
+}
+
+/// Softmax (or log-softmax) along `axis`.
+pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<(), String> {
+    let ax = norm_axis(axis, x.shape.len())?;
+    let outer: usize = x.shape[..ax].iter().product();
+    let len = x.shape.get(ax).copied().unwrap_or(1);
+    let inner: usize = x.shape[ax + 1..].iter().product();
+    let xi = F32In::new(x);
+    let mut o = F32Out::new(out);
+    let (xp, op) = (CPtrF(xi.ptr()), PtrF(o.ptr()));
+    par.run(outer, outer * len * inner > 1 << 15, &|r| {
+        let mut row = vec![0f32; len];
+        for j in 0..inner {
+            // SAFETY: task r owns block r of the output.
+            unsafe {
+                let base = r * len * inner + j;
+                for (t, v) in row.iter_mut().enumerate() {
+                    *v = *xp.p().add(base + t * inner);
+                }
+                let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+                let mut sum = 0f64;
+                for v in row.iter_mut() {
+                    *v = (*v - m).exp();
+                    sum += *v as f64;
+                }
+                let s = sum as f32;
+                for (t, v) in row.iter().enumerate() {
+                    *op.p().add(base + t * inner) = if log { (*v).ln() - s.ln() } else { v / s };
+                }
+            }
+        }
+        Ok(())
+    })?;
+    o.finish();
+    Ok(())
+}
+
+/// Layer normalisation (or RMS normalisation) over the dims from `axis` on.
+#[derive(Clone, Debug)]
+pub struct Norm {
+    pub axis: i64,
+    pub eps: f32,
+    pub rms: bool,
+}
+
+impl Norm {
+    pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
+        let x = ins[0];
+        let ax = norm_axis(self.axis, x.shape.len())?;
+        let rows: usize = x.shape[..ax].iter().product();
+        let size: usize = x.shape[ax..].iter().product();
+        let nshape = &x.shape[ax..];
+        let load = |s: &Slot| -> Result<Vec<f32>, String> {
+            let mut v = vec![0f32; size];
+            Bcast::new(nshape, &s.shape)?.load_f(s.dtype, s.ptr, 0, &mut v);
+            Ok(v)
+        };
+        let scale = load(ins[1])?;
+        let bias = match ins.get(2) {
+            Some(b) => Some(load(b)?),
+            None => None,
+        };
+        let xi = F32In::new(x);
+        let mut o = F32Out::new(out);
+        let (xp, op) = (CPtrF(xi.ptr()), PtrF(o.ptr()));
+        let eps = self.eps as f64;
+        par.run(rows, rows * size > 1 << 15, &|r| {
+            // SAFETY: row r of input and output.
+            let (src, dst) = unsafe {
+                (
+                    std::slice::from_raw_parts(xp.p().add(r * size), size),
+                    std::slice::from_raw_parts_mut(op.p().add(r * size), size),
+                )
+            };
+            let n = size as f64;
+            let mean = if self.rms {
+                0.0
+            } else {
+                src.iter().map(|&v| v as f64).sum::<f64>() / n
+            };
+            let var = src
+                .iter()
+                .map(|&v| {
+                    let d = v as f64 - mean;
+                    d * d
+                })
+                .sum::<f64>()
+                / n;
+            let inv = (1.0 / (var + eps).sqrt()) as f32;
+            let mean = mean as f32;
+            for (t, (d, &s)) in dst.iter_mut().zip(src).enumerate() {
+                let mut y = (s - mean) * inv * scale[t];
+                if let Some(b) = &bias {
+                    y += b[t];
+                }
+                *d = y;
+            }
+            Ok(())
+        })?;
+        o.finish();
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RedKind {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+}
+
+#[derive(Clone, Debug)]
+pub struct Reduce {
+    pub kind: RedKind,
+    pub axes: Vec<i64>,
+    pub noop_empty: bool,
+}
+
+impl Reduce {
+    pub fn from_op(b: &Body, o: OpId) -> Option<Reduce> {
+        let d = b.op(o);
+        let kind = match d.name.as_str() {
+            "graph.reduce_sum" => RedKind::Sum,
+            "graph.reduce_mean" => RedKind::Mean,
+            "graph.reduce_max" => RedKind::Max,
+            "graph.reduce_min" => RedKind::Min,
+            "graph.reduce_prod" => RedKind::Prod,
+            _ => return None,
+        };
+        Some(Reduce {
+            kind,
+            axes: d
+                .attr("axes")
+                .and_then(|a| a.as_i64_array())
+                .unwrap_or_default(),
+            noop_empty: d
+                .attr("noop_with_empty_axes")
+                .and_then(|a| a.as_int())
+                .unwrap_or(0)
+                != 0,
+        })
+    }
+
+    pub fn run(&self, x: &Slot, out: &Slot) -> Result<(), String> {
+        let rank = x.shape.len();
+        let mut red = vec![false; rank];
+        if self.axes.is_empty() {
+            if !self.noop_empty {
+                red.iter_mut().for_each(|r| *r = true);
+            }
+        } else {
+            for &a in &self.axes {
+                red[norm_axis(a, rank)?] = true;
+            }
+        }
+        // Output strides over the input's dims (0 on reduced dims).
+        let kept: Vec<usize> = (0..rank).filter(|&d| !red[d]).map(|d| x.shape[d]).collect();
+        let kst = ge_ir::tensor::strides(&kept);
+        let mut ost = vec![0usize; rank];
+        let mut k = 0;
+        for d in 0..rank {
+            if !red[d] {
+                ost[d] = kst[k];
+                k += 1;
+            }
+        }
+        let nout: usize = kept.iter().product();
+        if nout != out.numel() {
+            return Err(format!(
+                "reduction of {:?} gives {nout} elements, not {:?}",
+                x.shape, out.shape
+            ));
+        }
+        let n = x.numel();
+        let count = (n / nout.max(1)).max(1) as f64;
+        let float = x.dtype.is_float();
+        let init = match self.kind {
+            RedKind::Sum | RedKind::Mean => 0.0,
+            RedKind::Prod => 1.0,
+            RedKind::Max => f64::NEG_INFINITY,
+            RedKind::Min => f64::INFINITY,
+        };
+        let mut acc = vec![init; nout];
+        let mut iacc: Vec<i64> = vec![
+            match self.kind {
+                RedKind::Prod => 1,
+                RedKind::Max => i64::MIN,
+                RedKind::Min => i64::MAX,
+                _ => 0,
+            };
+            nout
+        ];
+        let mut fv = vec![0f32; if float { n } else { 0 }];
+        let mut iv = vec![0i64; if float { 0 } else { n }];
+        if float {
+            crate::buffer::load_f32(x.dtype, x.ptr, 0, &mut fv);
+        } else {
+            load_i64(x.dtype, x.ptr, 0, &mut iv);
+        }
+        let mut idx = vec![0usize; rank];
+        let mut o = 0usize;
+        for i in 0..n {
+            if float {
+                let v = fv[i] as f64;
+                let a = &mut acc[o];
+                match self.kind {
+                    RedKind::Sum | RedKind::Mean => *a += v,
+                    RedKind::Prod => *a *= v,
+                    RedKind::Max => {
+                        if v > *a || v.is_nan() {
+                            *a = v
+                        }
+                    }
+                    RedKind::Min => {
+                        if v < *a || v.is_nan() {
+                            *a = v
+                        }
+                    }
+                }
+            } else {
+                let v = iv[i];
+                let a = &mut iacc[o];
+                match self.kind {
+                    RedKind::Sum | RedKind::Mean => *a = a.wrapping_add(v),
+                    RedKind::Prod => *a = a.wrapping_mul(v),
+                    RedKind::Max => *a = (*a).max(v),
+                    RedKind::Min => *a = (*a).min(v),
+                }
+            }
+            // advance
+            let mut d = rank;
+            while d > 0 {
+                d -= 1;
+                idx[d] += 1;
+                o += ost[d];
+                if idx[d] < x.shape[d] {
+                    break;
+                }
+                o -= ost[d] * idx[d];
+                idx[d] = 0;
+            }
+        }
+        if float {
+            let res: Vec<f32> = acc
+                .iter()
+                .map(|&a| if self.kind == RedKind::Mean { a / count } else { a } as f32)
+                .collect();
+            let mut of = F32Out::new(out);
+            // SAFETY: output holds nout floats.
+            unsafe { std::ptr::copy_nonoverlapping(res.as_ptr(), of.ptr(), nout) };
+            of.finish();
+        } else {
+            if self.kind == RedKind::Mean {
+                iacc.iter_mut().for_each(|a| *a /= count as i64);
+            }
+            store_i64(out.dtype, out.ptr, 0, &iacc);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,516 @@
+//! Loading an `.om`: map the file, validate it with the lowering crate's
+//! reader, check the SoC, bind the weights in place, compile the kernels,
+//! fold weight-only kernel subexpressions, and prepare the per-stream task
+//! lists and event pairings the executor runs.
+
+use crate::buffer::AlignedBuf;
+use crate::kernels::{self, KernelProgram, Op, Par, Slot};
+use crate::Error;
+use ge_ir::module::Module;
+use ge_ir::{DType, Ident, Type};
+use ge_lowering::om::model::{ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// How a model is loaded.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Compute threads for AICore/VectorCore kernels (intra-op parallelism).
+    pub threads: usize,
+    /// Refuse a model compiled for another SoC (`None`: accept any SoC this
+    /// runtime knows).
+    pub soc: Option<String>,
+    /// Fold weight-only parts of kernels at load time (format conversions
+    /// of weights, constant subexpressions).
+    pub fold_weights: bool,
+    /// Largest number of concrete shapes whose plans are kept.
+    pub plan_cache: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            threads: 1,
+            soc: None,
+            fold_weights: true,
+            plan_cache: 8,
+        }
+    }
+}
+
+/// The bytes of the file: an mmap (normal case) or an owned image.
+pub(crate) enum Backing {
+    Map(memmap2::Mmap),
+    Owned(AlignedBuf),
+}
+
+impl Backing {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(b) => b.as_slice(),
+        }
+    }
+}
+
+/// A task of the program after loading.
+#[derive(Debug)]
+pub(crate) struct TaskRt {
+    pub task: Task,
+    /// For launches: the kernel.
+    pub kernel: Option<Arc<KernelProgram>>,
+    /// For launches: values computed at load time (value → bytes).
+    pub folded: HashMap<usize, Arc<AlignedBuf>>,
+    /// For launches: steps whose results were folded.
+    pub skip: Vec<bool>,
+    /// For waits: the record task (program index) it waits for.
+    pub wait_for: Option<usize>,
+    /// Runs on the compute pool (AICore / VectorCore) rather than a host thread.
+    pub compute: bool,
+}
+
+/// How a model input or output arena is bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Binding {
+    /// The caller's tensor is the arena (no copy).
+    ZeroCopy,
+    /// A context-owned arena, copied in (inputs) or out (outputs).
+    Copy,
+}
+
+pub(crate) struct Inner {
+    pub backing: Backing,
+    pub weights_offset: usize,
+    pub weights_len: usize,
+    pub name: String,
+    pub soc: String,
+    pub def: ModelDef,
+    pub program: TaskProgram,
+    pub io: IoDesc,
+    pub kmodule: Module,
+    pub tasks: Vec<TaskRt>,
+    /// Program task indices of each stream, in order.
+    pub streams: Vec<Vec<usize>>,
+    /// label → position in the stream's list, per stream.
+    pub labels: Vec<HashMap<u32, usize>>,
+    /// Per arena: its binding (inputs/outputs) — workspace arenas are `Copy`.
+    pub bindings: Vec<Binding>,
+    pub in_types: Vec<Type>,
+    pub out_types: Vec<Type>,
+    /// Symbols bound from the inputs (sorted by name): the plan-cache key order.
+    pub symbols: Vec<Ident>,
+    pub bounds: HashMap<Ident, i64>,
+    pub fallback_ops: BTreeSet<String>,
+    pub compute: Option<rayon::ThreadPool>,
+    pub threads: usize,
+    pub plans: Mutex<crate::exec::PlanCache>,
+    pub contexts: Mutex<Vec<crate::exec::ExecContext>>,
+}
+
+/// A loaded model. Cheap to clone (shared); `Send + Sync`: any number of
+/// threads may run it at once, each run on its own execution context (own
+/// workspace arena and scratch), taken from a pool.
+#[derive(Clone)]
+pub struct Model {
+    pub(crate) inner: Arc<Inner>,
+}
+
+fn ty(s: &str) -> Result<Type, Error> {
+    ge_ir::parser::parse_type_str(ge_ir::context::bare(), s)
+        .map_err(|d| Error(format!("bad type '{s}' in the model: {}", d.message)))
+}
+
+/// The SoCs this runtime can execute models for.
+pub fn supported_socs() -> Vec<&'static str> {
+    ge_lowering::soc::BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+impl Model {
+    /// Load an `.om` file (memory-mapped; weights are used in place).
+    pub fn load(path: impl AsRef<Path>) -> Result<Model, Error> {
+        Model::load_with(path, &LoadOptions::default())
+    }
+
+    pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Model, Error> {
+        let path = path.as_ref();
+        let f = std::fs::File::open(path)
+            .map_err(|e| Error(format!("cannot read '{}': {e}", path.display())))?;
+        // SAFETY: the map is read-only; a file changed under a running model
+        // is outside what we guard against (as with any mmap-based loader).
+        let map = unsafe { memmap2::Mmap::map(&f) }
+            .map_err(|e| Error(format!("cannot map '{}': {e}", path.display())))?;
+        Model::from_backing(Backing::Map(map), opts)
+            .map_err(|e| Error(format!("{}: {}", path.display(), e.0)))
+    }
+
+    /// Load from an in-memory image (copied once into an aligned buffer).
+    pub fn from_bytes(bytes: &[u8], opts: &LoadOptions) -> Result<Model, Error> {
+        Model::from_backing(Backing::Owned(AlignedBuf::from_bytes(bytes)), opts)
+    }
+
+    fn from_backing(backing: Backing, opts: &LoadOptions) -> Result<Model, Error> {
+        let bytes = backing.bytes();
+        let om = ge_lowering::om::parse(bytes).map_err(|e| Error(e.0))?;
+        let known = supported_socs();
+        if !known.contains(&om.soc.as_str()) {
+            return Err(Error(format!(
+                "the model was compiled for SoC '{}', which this runtime cannot execute (it runs {})",
+                om.soc,
+                known.join(", ")
+            )));
+        }
+        if let Some(want) = &opts.soc {
+            if *want != om.soc {
+                return Err(Error(format!(
+                    "SoC mismatch: the model was compiled for '{}' but '{want}' was requested",
+                    om.soc
+                )));
+            }
+        }
+        let weights_offset = om.weights_offset as usize;
+        let weights_len = om.weights.len();
+        let (def, program, io) = (om.def.clone(), om.program.clone(), om.io.clone());
+        let name = om.name.clone();
+        let soc = om.soc.clone();
+        let mut ctx = ge_ir::Context::new();
+        ge_dialects::register(&mut ctx);
+        let kmodule = ge_ir::parser::parse_module(&ctx, "<kernels>", 0, om.kernels, 0, 1)
+            .map_err(|d| Error(format!("kernels partition: {}", d.message)))?;
+        drop(om);
+        // Kernels.
+        let mut kernels = vec![];
+        let mut fallback_ops = BTreeSet::new();
+        for k in &program.kernels {
+            let p = kernels::compile(&kmodule, &k.name).map_err(Error)?;
+            if let Some(op) = &p.fallback {
+                fallback_ops.insert(op.clone());
+            }
+            kernels.push(Arc::new(p));
+        }
+        // Streams, labels, events.
+        let ns = def.num_streams as usize;
+        let mut streams = vec![vec![]; ns];
+        let mut labels = vec![HashMap::new(); ns];
+        let mut last_record: HashMap<u32, usize> = HashMap::new();
+        let mut tasks = vec![];
+        for (i, t) in program.tasks.iter().enumerate() {
+            let mut rt = TaskRt {
+                task: t.clone(),
+                kernel: None,
+                folded: HashMap::new(),
+                skip: vec![],
+                wait_for: None,
+                compute: false,
+            };
+            let stream = match t {
+                Task::Launch {
+                    kernel,
+                    stream,
+                    engine,
+                    ..
+                } => {
+                    let k = kernels[*kernel as usize].clone();
+                    rt.skip = vec![false; k.steps.len()];
+                    rt.kernel = Some(k);
+                    rt.compute = matches!(engine.as_str(), "AICore" | "VectorCore");
+                    Some(*stream)
+                }
+                Task::Memcpy { stream, .. } => Some(*stream),
+                Task::Record { event, stream } => {
+                    last_record.insert(*event, i);
+                    Some(*stream)
+                }
+                Task::Wait { event, stream } => {
+                    rt.wait_for = last_record.get(event).copied();
+                    Some(*stream)
+                }
+                Task::Label { label, stream } => {
+                    labels[*stream as usize].insert(*label, streams[*stream as usize].len());
+                    Some(*stream)
+                }
+                Task::Goto { stream, .. } | Task::Switch { stream, .. } => Some(*stream),
+                Task::End => None,
+            };
+            if let Some(s) = stream {
+                streams[s as usize].push(i);
+            }
+            tasks.push(rt);
+        }
+        // Arena bindings: zero copy when the arena holds exactly its I/O
+        // buffer at offset 0 and (for inputs) no task writes into it.
+        let mut bindings = vec![Binding::Copy; def.arenas.len()];
+        let mut refs: Vec<Vec<(u64, bool)>> = vec![vec![]; def.arenas.len()];
+        for t in &program.tasks {
+            let mut note = |b: &Buffer, w: bool| refs[b.arena as usize].push((b.offset, w));
+            match t {
+                Task::Launch { ins, outs, .. } => {
+                    for o in ins {
+                        if let Operand::Buffer(b) = o {
+                            note(b, false);
+                        }
+                    }
+                    outs.iter().for_each(|b| note(b, true));
+                }
+                Task::Memcpy { src, dst, .. } => {
+                    note(src, false);
+                    note(dst, true);
+                }
+                Task::Switch { value, .. } => note(value, false),
+                _ => {}
+            }
+        }
+        for (list, role) in [
+            (&io.inputs, ArenaRole::Input),
+            (&io.outputs, ArenaRole::Output),
+        ] {
+            for t in list {
+                let a = t.buffer.arena as usize;
+                let shared = list
+                    .iter()
+                    .filter(|u| u.buffer.arena == t.buffer.arena)
+                    .count()
+                    > 1;
+                let only_self = refs[a]
+                    .iter()
+                    .all(|&(off, w)| off == t.buffer.offset && (role == ArenaRole::Output || !w));
+                if !shared && t.buffer.offset == 0 && only_self {
+                    bindings[a] = Binding::ZeroCopy;
+                }
+            }
+        }
+        let in_types: Vec<Type> = io
+            .inputs
+            .iter()
+            .map(|t| ty(&t.buffer.ty))
+            .collect::<Result<_, _>>()?;
+        let out_types: Vec<Type> = io
+            .outputs
+            .iter()
+            .map(|t| ty(&t.buffer.ty))
+            .collect::<Result<_, _>>()?;
+        let mut syms: BTreeSet<String> = BTreeSet::new();
+        for t in &in_types {
+            if let Some(tt) = t.as_tensor() {
+                for d in tt.shape() {
+                    if let ge_ir::Dim::Sym(s) = d {
+                        let mut v = vec![];
+                        s.expr().symbols(&mut v);
+                        syms.extend(v.iter().map(|x| x.to_string()));
+                    }
+                }
+            }
+        }
+        let symbols: Vec<Ident> = syms.iter().map(|s| Ident::new(s)).collect();
+        let bounds = def
+            .symbol_bounds
+            .iter()
+            .map(|(k, v)| (Ident::new(k), *v))
+            .collect();
+        let threads = opts.threads.max(1);
+        let compute = if threads > 1 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("ge-compute-{i}"))
+                    .build()
+                    .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?,
+            )
+        } else {
+            None
+        };
+        let mut inner = Inner {
+            backing,
+            weights_offset,
+            weights_len,
+            name,
+            soc,
+            def,
+            program,
+            io,
+            kmodule,
+            tasks,
+            streams,
+            labels,
+            bindings,
+            in_types,
+            out_types,
+            symbols,
+            bounds,
+            fallback_ops,
+            compute,
+            threads,
+            plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
+            contexts: Mutex::new(vec![]),
+        };
+        if opts.fold_weights {
+            fold(&mut inner)?;
+        }
+        Ok(Model {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The model's name (from the header).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+    /// The SoC the model was compiled for.
+    pub fn soc(&self) -> &str {
+        &self.inner.soc
+    }
+    pub fn num_streams(&self) -> usize {
+        self.inner.streams.len()
+    }
+    pub fn num_events(&self) -> usize {
+        self.inner.def.num_events as usize
+    }
+    pub fn num_tasks(&self) -> usize {
+        self.inner.program.tasks.len()
+    }
+    /// Workspace bytes of one execution context.
+    pub fn workspace_bytes(&self) -> u64 {
+        self.inner
+            .def
+            .arenas
+            .iter()
+            .filter(|a| a.role == ArenaRole::Workspace)
+            .map(|a| a.size)
+            .sum()
+    }
+    pub fn weights_bytes(&self) -> usize {
+        self.inner.weights_len
+    }
+    /// Input names and types (`.air` syntax).
+    pub fn inputs(&self) -> Vec<(String, String)> {
+        self.inner
+            .io
+            .inputs
+            .iter()
+            .map(|t| (t.name.clone(), t.buffer.ty.clone()))
+            .collect()
+    }
+    pub fn outputs(&self) -> Vec<(String, String)> {
+        self.inner
+            .io
+            .outputs
+            .iter()
+            .map(|t| (t.name.clone(), t.buffer.ty.clone()))
+            .collect()
+    }
+    /// Upper bounds of the symbolic dims.
+    pub fn symbol_bounds(&self) -> Vec<(String, i64)> {
+        self.inner
+            .def
+            .symbol_bounds
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
+    }
+    /// Ops whose kernels run on the reference interpreter (no native kernel yet).
+    pub fn fallback_ops(&self) -> Vec<String> {
+        self.inner.fallback_ops.iter().cloned().collect()
+    }
+    /// Kernels that run natively / on the interpreter.
+    pub fn kernel_counts(&self) -> (usize, usize) {
+        let mut seen = BTreeSet::new();
+        let (mut native, mut fb) = (0, 0);
+        for t in &self.inner.tasks {
+            if let Some(k) = &t.kernel {
+                if seen.insert(k.name.clone()) {
+                    if k.fallback.is_some() {
+                        fb += 1;
+                    } else {
+                        native += 1;
+                    }
+                }
+            }
+        }
+        (native, fb)
+    }
+    /// Compute threads.
+    pub fn threads(&self) -> usize {
+        self.inner.threads
+    }
+    /// A session: runs the model (many sessions may run concurrently).
+    pub fn session(&self) -> crate::Session {
+        crate::Session::new(self)
+    }
+}
+
+impl Inner {
+    /// Pointer to weight `w` in the mapped file.
+    pub(crate) fn weight_ptr(&self, w: u32) -> Option<*mut u8> {
+        let wd = self.program.weights.get(w as usize)?;
+        let off = self.weights_offset + wd.offset as usize;
+        let b = self.backing.bytes();
+        (off + wd.bytes as usize <= b.len()).then(|| b[off..].as_ptr() as *mut u8)
+    }
+}
+
+/// Evaluate weight-only steps of every launch once (static shapes only).
+fn fold(inner: &mut Inner) -> Result<(), Error> {
+    let empty = HashMap::new();
+    for ti in 0..inner.tasks.len() {
+        let (k, ins) = match (&inner.tasks[ti].kernel, &inner.tasks[ti].task) {
+            (Some(k), Task::Launch { ins, .. }) if k.fallback.is_none() => (k.clone(), ins.clone()),
+            _ => continue,
+        };
+        // Known-constant values: weight args and kernel constants.
+        let mut known: HashMap<usize, *mut u8> = HashMap::new();
+        for (a, o) in k.args.iter().zip(&ins) {
+            if let Operand::Weight(w) = o {
+                if let Some(p) = inner.weight_ptr(*w) {
+                    known.insert(*a, p);
+                }
+            }
+        }
+        for (v, b) in &k.consts {
+            known.insert(*v, b.as_ptr() as *mut u8);
+        }
+        let mut folded: HashMap<usize, Arc<AlignedBuf>> = HashMap::new();
+        let mut skip = vec![false; k.steps.len()];
+        for (si, s) in k.steps.iter().enumerate() {
+            if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
+                continue;
+            }
+            let shapes: Option<Vec<Vec<usize>>> = (0..k.types.len())
+                .map(|v| kernels::concrete(k.types[v], &empty).ok())
+                .collect();
+            let Some(shapes) = shapes else { continue };
+            let mut slots: Vec<Slot> = (0..k.types.len())
+                .map(|v| Slot {
+                    ptr: std::ptr::null_mut(),
+                    shape: shapes[v].clone(),
+                    dtype: k.types[v].dtype().unwrap_or(DType::U8),
+                })
+                .collect();
+            for (&v, &p) in &known {
+                slots[v].ptr = p;
+            }
+            let mut outs = vec![];
+            for &v in &s.outs {
+                let mut b = AlignedBuf::zeroed(slots[v].bytes());
+                slots[v].ptr = b.as_mut_ptr();
+                outs.push((v, b));
+            }
+            if let Op::Ew(_) = s.op {
+                if s.outs.is_empty() {
+                    continue;
+                }
+            }
+            s.run(&slots, &Par { pool: None })
+                .map_err(|m| Error(format!("folding weights of task #{ti} ({}): {m}", s.name)))?;
+            for (v, b) in outs {
+                let b = Arc::new(b);
+                known.insert(v, b.as_ptr() as *mut u8);
+                folded.insert(v, b);
+            }
+            skip[si] = true;
+        }
+        let t = &mut inner.tasks[ti];
+        t.folded = folded;
+        t.skip = skip;
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! Helpers of the runtime tests: compile `.air`, run the reference
+//! interpreter on the source, make random inputs, compare within tolerances.
+#![allow(dead_code)]
+
+use ge_ir::tensor::Tensor;
+use ge_ir::{DType, Dim, Ident};
+use ge_runtime::compile::{compile_text, to_bytes, CompileOptions};
+use ge_runtime::{HostTensor, LoadOptions, Model};
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+
+pub fn repo() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub fn read(rel: &str) -> String {
+    std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+pub fn om_bytes(name: &str, text: &str, opts: &CompileOptions) -> Vec<u8> {
+    let m = compile_text(name, text, opts).unwrap_or_else(|e| panic!("compile {name}: {e}"));
+    to_bytes(&m).unwrap()
+}
+
+pub fn load(bytes: &[u8], threads: usize) -> Model {
+    Model::from_bytes(
+        bytes,
+        &LoadOptions {
+            threads,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("load: {e}"))
+}
+
+/// The entry function's argument types, from the source.
+pub fn signature(text: &str, entry: &str) -> (Vec<ge_ir::Type>, ge_ir::Module) {
+    let ctx = ge_runtime::compile::context();
+    let m = ge_ir::parser::parse_module(&ctx, "src", 0, text, 0, 1).unwrap();
+    let ins = {
+        let interp = ge_ir::interp::Interpreter::new(&m);
+        interp.signature(entry).unwrap().0.to_vec()
+    };
+    (ins, m)
+}
+
+pub fn random_inputs(types: &[ge_ir::Type], binds: &[(&str, i64)], seed: u64) -> Vec<Tensor> {
+    let b: HashMap<Ident, i64> = binds.iter().map(|(k, v)| (Ident::new(k), *v)).collect();
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    types
+        .iter()
+        .map(|t| {
+            let tt = t.as_tensor().unwrap();
+            let shape: Vec<usize> = tt
+                .shape()
+                .iter()
+                .map(|d: &Dim| d.eval(&b).unwrap_or(1) as usize)
+                .collect();
+            let n: usize = shape.iter().product();
+            if tt.dtype.is_float() {
+                Tensor::from_f64(
+                    shape,
+                    tt.dtype,
+                    (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
+                )
+            } else if tt.dtype == DType::I1 {
+                Tensor::from_i64(
+                    shape,
+                    tt.dtype,
+                    (0..n).map(|_| rng.random_range(0..2)).collect(),
+                )
+            } else {
+                Tensor::from_i64(
+                    shape,
+                    tt.dtype,
+                    (0..n).map(|_| rng.random_range(0..8)).collect(),
+                )
+            }
+        })
+        .collect()
+}
+
+pub fn interpret(m: &ge_ir::Module, entry: &str, inputs: &[Tensor]) -> Vec<Tensor> {
+    let interp = ge_ir::interp::Interpreter::new(m);
+    interp
+        .run_function(entry, inputs.to_vec())
+        .unwrap_or_else(|e| panic!("interpreter: {} at {}", e.msg, e.loc))
+}
+
+pub fn run(model: &Model, inputs: &[Tensor]) -> Vec<Tensor> {
+    let ins: Vec<HostTensor> = inputs.iter().map(HostTensor::from_tensor).collect();
+    model
+        .session()
+        .run(&ins)
+        .unwrap_or_else(|e| panic!("run: {e}"))
+        .iter()
+        .map(|t| t.to_tensor().unwrap())
+        .collect()
+}
+
+/// Largest |got - want| / (atol + rtol |want|) (<= 1 means close).
+pub fn closeness(got: &Tensor, want: &Tensor, rtol: f64, atol: f64) -> f64 {
+    assert_eq!(got.shape, want.shape, "shapes differ");
+    assert_eq!(got.dtype, want.dtype, "dtypes differ");
+    let mut worst: f64 = 0.0;
+    for i in 0..got.len() {
+        let (g, w) = (got.get_f(i), want.get_f(i));
+        if g.is_nan() && w.is_nan() {
+            continue;
+        }
+        let r = (g - w).abs() / (atol + rtol * w.abs());
+        if r.is_nan() {
+            return f64::INFINITY;
+        }
+        worst = worst.max(r);
+    }
+    worst
+}
+
+pub fn tolerance(d: DType) -> (f64, f64) {
+    match d {
+        DType::F16 => (1e-2, 1e-2),
+        DType::BF16 => (4e-2, 4e-2),
+        DType::F32 => (1e-3, 1e-4),
+        _ => (0.0, 0.0),
+    }
+}
+
+pub fn assert_close(got: &[Tensor], want: &[Tensor], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: output count");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let (rt, at) = tolerance(w.dtype);
+        let c = closeness(g, w, rt, at);
+        assert!(
+            c <= 1.0,
+            "{what}: output #{i} differs from the interpreter (closeness {c:.3})"
+        );
+    }
+}
