@@ -1,5 +1,7 @@
-//! `ge-run`: run a model. Today: `--interpret model.air` runs a function with
-//! the reference interpreter (compiled `.om` models come with the runtime).
+//! `ge-run`: run a model. `ge-run model.om` runs a compiled model on the
+//! runtime (ge-runtime: streams, events, the planned arena, native kernels);
+//! `ge-run model.air` compiles it in memory with the atc pipeline first;
+//! `--interpret model.air` runs a function with the reference interpreter.
 
 use crate::npy::{read_npy, write_npy};
 use clap::Parser as ClapParser;
@@ -19,9 +21,12 @@ use std::sync::Arc;
     about = "Run a model on the CPU device (or interpret .air with --interpret)"
 )]
 pub struct RunArgs {
-    /// Run this .air file with the reference interpreter
-    #[arg(long, value_name = "FILE")]
-    pub interpret: String,
+    /// The model: a compiled .om, or an .air compiled in memory with the atc pipeline
+    #[arg(value_name = "MODEL", required_unless_present = "interpret")]
+    pub model: Option<String>,
+    /// Run this .air file with the reference interpreter instead
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    pub interpret: Option<String>,
     /// Function to run (default: `main`, else the first public function)
     #[arg(long)]
     pub function: Option<String>,
@@ -52,6 +57,39 @@ pub struct RunArgs {
     /// Accept unregistered dialects
     #[arg(long)]
     pub allow_unregistered_dialect: bool,
+    /// Run the model N times and print a latency summary (p50/p90/p99)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub iterations: usize,
+    /// Untimed runs before the timed ones
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub warmup: usize,
+    /// Compute threads for AICore/VectorCore kernels
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub threads: usize,
+    /// Write a Chrome/Perfetto trace of the last run (one track per stream)
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<String>,
+    /// Refuse a model compiled for another SoC
+    #[arg(long, value_name = "NAME")]
+    pub soc: Option<String>,
+    /// Print what the model is (inputs, outputs, streams, kernels, fallbacks)
+    #[arg(long)]
+    pub info: bool,
+    /// Print the latency summary as one JSON line
+    #[arg(long)]
+    pub json: bool,
+    /// .air models: compile without kernel fusion
+    #[arg(long)]
+    pub no_fuse: bool,
+    /// .air models: compile onto a single stream
+    #[arg(long)]
+    pub single_stream: bool,
+    /// .air models: keep NCHW/ND layouts (no NC1HWC0 / FRACTAL formats)
+    #[arg(long)]
+    pub no_formats: bool,
+    /// .air models: also write the compiled .om here
+    #[arg(long, value_name = "FILE")]
+    pub save_om: Option<String>,
 }
 
 pub struct RunOutput {
@@ -125,13 +163,20 @@ pub fn summarize(t: &Tensor) -> String {
 
 pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     ctx.allow_unregistered = args.allow_unregistered_dialect;
-    let text = match std::fs::read_to_string(&args.interpret) {
+    let path = match (&args.interpret, &args.model) {
+        (Some(p), _) => p.clone(),
+        (None, Some(m)) => return run_model(&args, m),
+        (None, None) => {
+            return fail("error: give a model (.om or .air) or --interpret FILE\n".into())
+        }
+    };
+    let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) => return fail(format!("error: cannot read '{}': {e}\n", args.interpret)),
+        Err(e) => return fail(format!("error: cannot read '{path}': {e}\n")),
     };
     let mut sm = SourceMap::new();
-    let file = sm.add(&args.interpret, Arc::from(text.as_str()));
-    let m = match ge_ir::parser::parse_module(ctx, &args.interpret, file, &text, 0, 1) {
+    let file = sm.add(&path, Arc::from(text.as_str()));
+    let m = match ge_ir::parser::parse_module(ctx, &path, file, &text, 0, 1) {
         Ok(m) => m,
         Err(d) => return fail(sm.render(&d)),
     };
@@ -294,4 +339,261 @@ pub fn main() -> i32 {
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     out.code
+}
+
+// ---- compiled models (.om, or .air compiled in memory) -------------------------------
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let k = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[k.min(sorted.len() - 1)]
+}
+
+/// Load (or compile and load) the model of `path`.
+fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
+    let opts = ge_runtime::LoadOptions {
+        threads: args.threads.max(1),
+        soc: args.soc.clone(),
+        ..Default::default()
+    };
+    if path.ends_with(".air") || path.ends_with(".mlir") {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+        let copts = ge_runtime::compile::CompileOptions {
+            fuse: !args.no_fuse,
+            single_stream: args.single_stream,
+            formats: !args.no_formats,
+            entry: args.function.clone(),
+            ..Default::default()
+        };
+        let om = ge_runtime::compile::compile_text(path, &text, &copts)?;
+        let bytes = ge_runtime::compile::to_bytes(&om)?;
+        if let Some(p) = &args.save_om {
+            ge_ir::fsutil::write_atomic(std::path::Path::new(p), &bytes)
+                .map_err(|e| format!("cannot write '{p}': {e}"))?;
+        }
+        return ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| format!("{path}: {e}"));
+    }
+    ge_runtime::Model::load_with(path, &opts).map_err(|e| e.0)
+}
+
+fn run_model(args: &RunArgs, path: &str) -> RunOutput {
+    match run_model_inner(args, path) {
+        Ok(o) => o,
+        Err(e) => fail(format!("error: {e}\n")),
+    }
+}
+
+fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
+    use ge_runtime::HostTensor;
+    let model = load_model(args, path)?;
+    let mut stdout = String::new();
+    let ins = model.inputs();
+    if args.info {
+        let (native, fb) = model.kernel_counts();
+        stdout.push_str(&format!(
+            "model '{}' for {}: {} tasks on {} streams, {} events; {} kernels native, {} on the interpreter\n",
+            model.name(),
+            model.soc(),
+            model.num_tasks(),
+            model.num_streams(),
+            model.num_events(),
+            native,
+            fb
+        ));
+        stdout.push_str(&format!(
+            "workspace {} bytes, weights {} bytes\n",
+            model.workspace_bytes(),
+            model.weights_bytes()
+        ));
+        for (n, t) in &ins {
+            stdout.push_str(&format!("input {n}: {t}\n"));
+        }
+        for (n, t) in model.outputs() {
+            stdout.push_str(&format!("output {n}: {t}\n"));
+        }
+        for (s, b) in model.symbol_bounds() {
+            stdout.push_str(&format!("symbol {s} <= {b}\n"));
+        }
+        for op in model.fallback_ops() {
+            stdout.push_str(&format!("fallback: {op}\n"));
+        }
+    }
+    // Inputs.
+    let mut given: Vec<Option<ge_ir::tensor::Tensor>> = vec![None; ins.len()];
+    for (k, spec) in args.inputs.iter().enumerate() {
+        let (slot, file) = match spec.split_once('=') {
+            Some((n, p)) => {
+                let i = ins
+                    .iter()
+                    .position(|(name, _)| name == n)
+                    .or_else(|| n.strip_prefix("arg").unwrap_or(n).parse::<usize>().ok())
+                    .ok_or_else(|| {
+                        format!(
+                            "--input {spec}: the model has no input '{n}' (inputs: {})",
+                            ins.iter()
+                                .map(|(n, _)| n.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    })?;
+                (i, p)
+            }
+            None => (k, spec.as_str()),
+        };
+        if slot >= ins.len() {
+            return Err(format!(
+                "--input {spec}: the model has only {} inputs",
+                ins.len()
+            ));
+        }
+        given[slot] = Some(read_npy(file)?);
+    }
+    let mut binds: HashMap<Ident, i64> = HashMap::new();
+    for b in &args.binds {
+        match b.split_once('=').map(|(s, v)| (s, v.parse::<i64>())) {
+            Some((s, Ok(v))) => {
+                binds.insert(Ident::new(s), v);
+            }
+            _ => return Err(format!("--bind {b}: expected SYM=N")),
+        }
+    }
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
+    let mut inputs = vec![];
+    for (i, g) in given.into_iter().enumerate() {
+        let (name, ty) = &ins[i];
+        let t = match g {
+            Some(t) => t,
+            None if args.random_inputs => {
+                let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
+                    .map_err(|d| format!("input '{name}': {}", d.message))?;
+                random_tensor(t, &binds, &mut rng).map_err(|e| format!("input '{name}': {e}"))?
+            }
+            None => {
+                return Err(format!(
+                    "missing input #{i} '{name}' of type '{ty}' (give --input {name}=FILE.npy or --random-inputs)"
+                ))
+            }
+        };
+        inputs.push(HostTensor::from_tensor(&t));
+    }
+    let session = model.session();
+    for _ in 0..args.warmup {
+        session.run(&inputs).map_err(|e| e.0)?;
+    }
+    let n = args.iterations.max(1);
+    let bar = (n >= 20).then(|| {
+        let b = indicatif::ProgressBar::new(n as u64);
+        if let Ok(s) = indicatif::ProgressStyle::with_template(
+            "{spinner} {pos}/{len} runs [{bar:30}] {per_sec} eta {eta}",
+        ) {
+            b.set_style(s.progress_chars("=> "));
+        }
+        b
+    });
+    let mut times = Vec::with_capacity(n);
+    let mut last = None;
+    for i in 0..n {
+        let opts = ge_runtime::RunOptions {
+            trace: args.trace.is_some() && i + 1 == n,
+        };
+        let t = std::time::Instant::now();
+        let r = session.run_with(&inputs, &opts).map_err(|e| e.0)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        last = Some(r);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let r = last.ok_or("no run")?;
+    if let (Some(p), Some(tr)) = (&args.trace, &r.trace) {
+        ge_ir::fsutil::write_atomic(std::path::Path::new(p), tr.to_json().as_bytes())
+            .map_err(|e| format!("cannot write '{p}': {e}"))?;
+    }
+    let results: Vec<Tensor> = r
+        .outputs
+        .iter()
+        .map(|t| t.to_tensor())
+        .collect::<Result<_, _>>()?;
+    if !args.outputs.is_empty() && args.outputs.len() != results.len() {
+        return Err(format!(
+            "the model has {} outputs but {} --output files were given",
+            results.len(),
+            args.outputs.len()
+        ));
+    }
+    if !args.expects.is_empty() && args.expects.len() != results.len() {
+        return Err(format!(
+            "the model has {} outputs but {} --expect files were given",
+            results.len(),
+            args.expects.len()
+        ));
+    }
+    let mut mismatch = false;
+    for (i, (t, p)) in results.iter().zip(&args.expects).enumerate() {
+        let want = read_npy(p)?;
+        let (rt, at) = Tensor::default_tolerance(t.dtype);
+        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
+        let got = if want.dtype != t.dtype {
+            t.cast(want.dtype)
+        } else {
+            t.clone()
+        };
+        if got.shape != want.shape {
+            stdout.push_str(&format!(
+                "output #{i}: shape {:?} but {p} has {:?}\n",
+                t.shape, want.shape
+            ));
+            mismatch = true;
+        } else if !got.allclose(&want, rtol, atol) {
+            stdout.push_str(&format!(
+                "output #{i}: differs from {p} (rtol={rtol}, atol={atol})\n"
+            ));
+            mismatch = true;
+        } else {
+            stdout.push_str(&format!("output #{i}: matches {p}\n"));
+        }
+    }
+    for (i, t) in results.iter().enumerate() {
+        stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
+        if let Some(p) = args.outputs.get(i) {
+            write_npy(p, t)?;
+        }
+    }
+    if n > 1 || args.json {
+        let mut s = times.clone();
+        s.sort_by(|a, b| a.total_cmp(b));
+        let mean = s.iter().sum::<f64>() / s.len() as f64;
+        let (p50, p90, p99) = (
+            percentile(&s, 50.0),
+            percentile(&s, 90.0),
+            percentile(&s, 99.0),
+        );
+        if args.json {
+            stdout.push_str(&format!(
+                "{{\"runs\": {n}, \"threads\": {}, \"mean_ms\": {mean:.4}, \"p50_ms\": {p50:.4}, \"p90_ms\": {p90:.4}, \"p99_ms\": {p99:.4}, \"min_ms\": {:.4}}}\n",
+                model.threads(),
+                s[0]
+            ));
+        } else {
+            stdout.push_str(&format!(
+                "latency over {n} runs ({} threads): mean {mean:.3} ms, p50 {p50:.3} ms, p90 {p90:.3} ms, p99 {p99:.3} ms, min {:.3} ms\n",
+                model.threads(),
+                s[0]
+            ));
+        }
+    }
+    if let Some(p) = &args.trace {
+        stdout.push_str(&format!("trace: {p}\n"));
+    }
+    Ok(RunOutput {
+        stdout,
+        stderr: String::new(),
+        code: i32::from(mismatch),
+    })
 }
