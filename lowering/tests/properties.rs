@@ -99,6 +99,7 @@ proptest! {
         let (best, all) = strategies::run(&p, "best").map_err(TestCaseError::fail)?;
         strategies::check(&p, &best).map_err(TestCaseError::fail)?;
         prop_assert!(best.size >= lb);
+        prop_assert!(best.size >= strategies::clique_bound(&p));
         for (name, size) in all {
             let (s, _) = strategies::run(&p, name).map_err(TestCaseError::fail)?;
             strategies::check(&p, &s).map_err(TestCaseError::fail)?;

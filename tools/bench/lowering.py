@@ -195,22 +195,23 @@ def parse_report(text):
     return out
 
 
-def run_stages(exe, path, streams_opt):
+def run_stages(exe, path, streams_opt, cwd):
     r = subprocess.run(
         [exe, path, "--pass-pipeline=" + STAGES % streams_opt, "-o", "/dev/null"],
         capture_output=True,
         text=True,
+        cwd=cwd,
     )
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "failed")
     return parse_report(r.stderr)
 
 
-def timed(cmd, runs):
+def timed(cmd, runs, cwd):
     ts = []
     for _ in range(runs):
         t = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
         ts.append(time.perf_counter() - t)
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "failed")
@@ -234,20 +235,33 @@ def main():
                 models[f[:-4]] = open(os.path.join(zoo, f)).read()
     models["inception_like"] = inception_like()
     models["nasnet_like"] = nasnet_like()
+    # Full-size zoo models (`ge-zoo --full`): weights in an external file next to them.
+    full = os.path.join(REPO, "target", "zoo")
+    full_models = {}
+    if os.path.isdir(full):
+        for f in sorted(os.listdir(full)):
+            if f.endswith(".air"):
+                full_models[f[:-4] + " (full)"] = os.path.join(full, f)
     if args.models:
         keep = set(args.models.split(","))
         models = {k: v for k, v in models.items() if k in keep}
-    rows = []
+        full_models = {k: v for k, v in full_models.items() if k.split(" ")[0] in keep}
+    jobs = []
     for name, text in models.items():
         path = os.path.join(OUT, name + ".air")
         with open(path, "w") as f:
             f.write(inline_resources(text))
+        jobs.append((name, path, OUT))
+    for name, path in full_models.items():
+        jobs.append((name, path, full))
+    rows = []
+    for name, path, cwd in jobs:
         log(f"{name}: stages")
         try:
-            multi = run_stages(exe, path, "")
-            single = run_stages(exe, path, "single-stream")
-            t_atc = timed([exe, path, "--pass-pipeline=atc", "-o", "/dev/null"], args.runs)
-            t_parse = timed([exe, path, "-o", "/dev/null"], args.runs)
+            multi = run_stages(exe, path, "", cwd)
+            single = run_stages(exe, path, "single-stream", cwd)
+            t_atc = timed([exe, path, "--pass-pipeline=atc", "-o", "/dev/null"], args.runs, cwd)
+            t_parse = timed([exe, path, "-o", "/dev/null"], args.runs, cwd)
         except RuntimeError as e:
             log(f"{name}: {e}")
             rows.append({"model": name, "error": str(e)})
@@ -284,18 +298,24 @@ def main():
     def ratio(a, b):
         return a / b if b else 1.0
 
-    print("| model | tasks | one stream: workspace / LOAD | / no reuse | streams: workspace / LOAD | / no reuse |")
-    print("|---|---:|---:|---:|---:|---:|")
+    def kib(n):
+        return f"{n / 1024:.0f} KiB" if n < 1 << 24 else f"{n / (1 << 20):.0f} MiB"
+
+    print(
+        "| model | tasks | one stream: workspace / LOAD | / no reuse | streams: workspace / bound "
+        "| / no reuse | streams / one stream |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for r in ok:
         print(
-            f"| {r['model']} | {r['tasks']} | {ratio(r['ws1'], r['load1']):.3f} ({r['ws1'] / 1024:.0f} KiB) "
-            f"| {ratio(r['ws1'], r['noreuse1']):.3f} | {ratio(r['ws'], r['load']):.3f} ({r['ws'] / 1024:.0f} KiB) "
-            f"| {ratio(r['ws'], r['noreuse']):.3f} |"
+            f"| {r['model']} | {r['tasks']} | {ratio(r['ws1'], r['load1']):.3f} ({kib(r['ws1'])}) "
+            f"| {ratio(r['ws1'], r['noreuse1']):.3f} | {ratio(r['ws'], r['load']):.3f} ({kib(r['ws'])}) "
+            f"| {ratio(r['ws'], r['noreuse']):.3f} | {ratio(r['ws'], r['ws1']):.2f} |"
         )
     if ok:
         g1 = statistics.mean(ratio(r["ws1"], r["load1"]) for r in ok)
         g = statistics.mean(ratio(r["ws"], r["load"]) for r in ok)
-        print(f"| **mean** | | **{g1:.3f}** | | **{g:.3f}** | |")
+        print(f"| **mean** | | **{g1:.3f}** | | **{g:.3f}** | | |")
     print()
     print("| model | streams | events (ids) | syncs | chain-cover min syncs | makespan / critical path | speedup over one stream |")
     print("|---|---:|---:|---:|---:|---:|---:|")

@@ -180,7 +180,11 @@ pub fn run(p: &Problem, strategy: &str) -> Result<(Solution, StrategySizes), Str
             ))
         }
     };
-    let all: Vec<Solution> = all.into_iter().map(|s| compact(p, s)).collect();
+    let lb = load_bound(p);
+    let all: Vec<Solution> = all
+        .into_iter()
+        .map(|s| if s.size > lb { compact(p, s) } else { s })
+        .collect();
     let sizes = all.iter().map(|s| (s.strategy, s.size)).collect();
     let best = all.into_iter().min_by_key(|s| s.size).unwrap_or(Solution {
         offsets: vec![],
@@ -196,7 +200,7 @@ pub fn run(p: &Problem, strategy: &str) -> Result<(Solution, StrategySizes), Str
 pub fn compact(p: &Problem, mut s: Solution) -> Solution {
     let n = p.sizes.len();
     let mut busy: Vec<(u64, u64)> = vec![];
-    for _ in 0..8 {
+    for _ in 0..3 {
         let mut moved = false;
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| {
@@ -260,22 +264,28 @@ pub fn load_bound(p: &Problem) -> u64 {
 /// not intervals of one timeline and this can exceed [`load_bound`].
 pub fn clique_bound(p: &Problem) -> u64 {
     let n = p.sizes.len();
-    let mut adj: Vec<std::collections::HashSet<usize>> = vec![Default::default(); n];
+    let words = n.div_ceil(64);
+    // Adjacency as bit rows: the common neighbours of a growing clique are
+    // one AND per member.
+    let mut adj = vec![0u64; n * words];
     for (i, cs) in p.conflicts.iter().enumerate() {
-        adj[i].extend(cs.iter().copied());
+        for &j in cs {
+            adj[i * words + j / 64] |= 1 << (j % 64);
+        }
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| p.sizes[b].cmp(&p.sizes[a]).then(a.cmp(&b)));
     let mut best = 0u64;
+    let mut common = vec![0u64; words];
     for &seed in order.iter().take(256) {
-        let mut clique = vec![seed];
+        common.copy_from_slice(&adj[seed * words..(seed + 1) * words]);
         let mut total = p.sizes[seed];
-        let mut cands: Vec<usize> = p.conflicts[seed].clone();
-        cands.sort_by(|&a, &b| p.sizes[b].cmp(&p.sizes[a]).then(a.cmp(&b)));
-        for c in cands {
-            if clique.iter().all(|&m| adj[c].contains(&m)) {
-                clique.push(c);
+        for &c in &order {
+            if common[c / 64] >> (c % 64) & 1 == 1 {
                 total += p.sizes[c];
+                for (x, y) in common.iter_mut().zip(&adj[c * words..(c + 1) * words]) {
+                    *x &= y;
+                }
             }
         }
         best = best.max(total);
