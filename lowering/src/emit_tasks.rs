@@ -168,14 +168,19 @@ fn outline(
     let out_types = body.result_types(t);
     let mut st = OpState::new("graph.func", d.loc);
     st.def = ctx.op_def("graph.func");
-    st.attrs = ge_ir::AttrDict::new(vec![
+    let mut attrs = vec![
         (Ident::new("sym_name"), Attribute::string(name)),
         (
             Ident::new("function_type"),
             Attribute::ty(Type::function(&in_types, &out_types)),
         ),
         (Ident::new("sym_visibility"), Attribute::string("private")),
-    ]);
+    ];
+    // The fusion pattern travels with the kernel (the .om records it).
+    if let Some(k) = d.attr("kind").filter(|_| d.name.as_str() == "graph.fused") {
+        attrs.push((Ident::new("ge.kind"), k));
+    }
+    st.attrs = ge_ir::AttrDict::new(attrs);
     st.num_regions = 1;
     let f = module.create_op(st);
     let mut fb = module.take_inner(f).ok_or("graph.func has no body")?;
