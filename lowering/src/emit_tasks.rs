@@ -291,7 +291,10 @@ fn emit_function(
             {
                 let root = ge_dialects::memory::arena_root(&body, d.operands()[1])
                     .ok_or("store into an unknown arena")?;
-                start[arena_index[&root]] = d.results()[0];
+                let k = *arena_index
+                    .get(&root)
+                    .ok_or("a store into an arena outside the function")?;
+                start[k] = d.results()[0];
                 pre_stores.push(o);
             }
         }
@@ -476,7 +479,9 @@ fn emit_function(
             }
             let root = ge_dialects::memory::arena_root(&body, d.operands()[0])
                 .ok_or("view of an unknown arena")?;
-            let k = arena_index[&root];
+            let k = *arena_index
+                .get(&root)
+                .ok_or("an output viewed in an arena outside the function")?;
             let attrs: Vec<(&str, Attribute)> = vec![
                 ("offset", d.attr("offset").unwrap_or(Attribute::i64(0))),
                 (
