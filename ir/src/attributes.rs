@@ -227,10 +227,15 @@ pub type NamedAttr = (Ident, Attribute);
 
 impl AttrDict {
     pub fn empty() -> AttrDict {
-        AttrDict(Intern::from(&[][..]))
+        // Most ops have no attributes: intern the empty dictionary once.
+        static EMPTY: std::sync::OnceLock<AttrDict> = std::sync::OnceLock::new();
+        *EMPTY.get_or_init(|| AttrDict(Intern::from(&[][..])))
     }
     /// Build from entries in any order; a later duplicate name wins.
     pub fn new(mut entries: Vec<NamedAttr>) -> AttrDict {
+        if entries.is_empty() {
+            return AttrDict::empty();
+        }
         entries.sort_by_key(|a| a.0);
         entries.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
@@ -354,7 +359,13 @@ impl Attribute {
     pub fn i64(v: i64) -> Attribute {
         Attribute::int(v, Type::scalar(DType::I64))
     }
+    /// An integer of type `ty`. An `i1` integer is the bool attribute
+    /// (`true`/`false`, as MLIR prints it), so there is one spelling and one
+    /// value for it.
     pub fn int(value: i64, ty: Type) -> Attribute {
+        if *ty.data() == TypeData::Scalar(DType::I1) {
+            return Attribute::bool(value & 1 != 0);
+        }
         Attribute::new(AttrData::Int { value, ty })
     }
     pub fn f64(v: f64) -> Attribute {

@@ -718,7 +718,8 @@ fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result
 
 /// Float text that the parser reads back exactly (always with a `.`).
 pub fn fmt_float(v: f64, dt: DType) -> String {
-    if !v.is_finite() {
+    // Finite in f64 may still be out of range for `dt` (3e38 as f16).
+    if !crate::tensor::round_f(dt, v).is_finite() {
         return fmt_float_bits(v, dt);
     }
     let s = match dt {

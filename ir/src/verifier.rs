@@ -180,10 +180,21 @@ impl<'a> Verifier<'a> {
                     loc,
                 ));
             }
+            let entry = blocks.first().copied();
             for &b in blocks {
                 let last = body.block_last_op(b);
                 for o in body.block_ops(b) {
                     let od = body.op(o);
+                    if entry.is_some_and(|e| od.successors().contains(&e)) {
+                        // As in MLIR: the entry block is where the region starts.
+                        self.error(
+                            o,
+                            format!(
+                                "'{}' branches to the entry block of its region, which may not have predecessors",
+                                od.name
+                            ),
+                        );
+                    }
                     if od.has_trait(Trait::Terminator) && Some(o) != last {
                         self.error(
                             o,

@@ -518,9 +518,15 @@ impl<'c, 's> Parser<'c, 's> {
                 for e in it {
                     let s = e.as_str();
                     let v = if dtype.is_float() {
-                        parse_float(s)
+                        // A hex integer is the element's bit pattern (inf, nan).
+                        let hex = |s: &str| {
+                            let h = s.strip_prefix("0x")?;
+                            Some(float_from_bits(dtype, u64::from_str_radix(h, 16).ok()?))
+                        };
+                        hex(s)
+                            .or_else(|| parse_float(s))
                             .or_else(|| parse_int(s).map(|i| i as f64))
-                            .map(|f| f.to_bits() as i64)
+                            .map(|f| crate::tensor::round_f(dtype, f).to_bits() as i64)
                     } else if s == "true" || s == "false" {
                         Some((s == "true") as i64)
                     } else {
