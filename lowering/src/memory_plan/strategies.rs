@@ -180,10 +180,19 @@ pub fn run(p: &Problem, strategy: &str) -> Result<(Solution, StrategySizes), Str
             ))
         }
     };
+    // Compaction is the expensive part: only for results above the bound
+    // that are within 5% of the best raw result (the others cannot win).
     let lb = load_bound(p);
+    let raw_best = all.iter().map(|s| s.size).min().unwrap_or(0);
     let all: Vec<Solution> = all
         .into_iter()
-        .map(|s| if s.size > lb { compact(p, s) } else { s })
+        .map(|s| {
+            if s.size > lb && s.size as f64 <= raw_best as f64 * 1.05 {
+                compact(p, s)
+            } else {
+                s
+            }
+        })
         .collect();
     let sizes = all.iter().map(|s| (s.strategy, s.size)).collect();
     let best = all.into_iter().min_by_key(|s| s.size).unwrap_or(Solution {
