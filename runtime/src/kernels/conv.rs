@@ -249,26 +249,23 @@ unsafe fn im2col(g: &Geo, x: *const f32, j0: usize, j1: usize, out: &mut [f32]) 
                     } else {
                         let src = plane.add(iy as usize * g.w);
                         let base = (kj * g.dw) as isize - g.pl as isize;
-                        if g.sw == 1 {
-                            // valid ox: 0 <= ox + base < w
-                            for (t, v) in d.iter_mut().enumerate() {
-                                let ix = (ox0 + t) as isize + base;
-                                *v = if ix >= 0 && ix < g.w as isize {
-                                    *src.add(ix as usize)
-                                } else {
-                                    0.0
-                                };
-                            }
-                        } else {
-                            for (t, v) in d.iter_mut().enumerate() {
-                                let ix = ((ox0 + t) * g.sw) as isize + base;
-                                *v = if ix >= 0 && ix < g.w as isize {
-                                    *src.add(ix as usize)
-                                } else {
-                                    0.0
-                                };
+                        // ox in [lo, hi) reads inside the row: 0 <= ox*sw + base < w
+                        let (lo, hi) = valid_range(base, g.sw, g.w, g.ow);
+                        let (a, b) = (lo.clamp(ox0, ox0 + run), hi.clamp(ox0, ox0 + run));
+                        d[..a - ox0].fill(0.0);
+                        if b > a {
+                            let dd = &mut d[a - ox0..b - ox0];
+                            if g.sw == 1 {
+                                let s = src.offset(a as isize + base);
+                                std::ptr::copy_nonoverlapping(s, dd.as_mut_ptr(), b - a);
+                            } else {
+                                let s = src.offset((a * g.sw) as isize + base);
+                                for (t, v) in dd.iter_mut().enumerate() {
+                                    *v = *s.add(t * g.sw);
+                                }
                             }
                         }
+                        d[b.max(a) - ox0..].fill(0.0);
                     }
                     j += run;
                 }
@@ -276,6 +273,21 @@ unsafe fn im2col(g: &Geo, x: *const f32, j0: usize, j1: usize, out: &mut [f32]) 
             }
         }
     }
+}
+
+/// Output columns `[lo, hi)` whose input column `ox*sw + base` lies in `[0, w)`.
+fn valid_range(base: isize, sw: usize, w: usize, ow: usize) -> (usize, usize) {
+    let lo = if base < 0 {
+        ((-base) as usize).div_ceil(sw)
+    } else {
+        0
+    };
+    let hi = if (w as isize) - base <= 0 {
+        0
+    } else {
+        ((w as isize - base) as usize).div_ceil(sw)
+    };
+    (lo.min(ow), hi.min(ow).max(lo.min(ow)))
 }
 
 /// One depthwise channel: `o[oh x ow] = sum x * w`.
@@ -295,26 +307,19 @@ unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
             for kj in 0..g.kw {
                 let wv = *wt.add(ki * g.kw + kj);
                 let base = (kj * g.dw) as isize - g.pl as isize;
-                // ox range with 0 <= ox*sw + base < w
-                let lo = if base < 0 {
-                    ((-base) as usize).div_ceil(g.sw)
-                } else {
-                    0
-                };
-                let hi_excl = if (g.w as isize) - base <= 0 {
-                    0
-                } else {
-                    ((g.w as isize - base) as usize).div_ceil(g.sw)
-                };
-                let hi = hi_excl.min(g.ow);
+                let (lo, hi) = valid_range(base, g.sw, g.w, g.ow);
+                if hi <= lo {
+                    continue;
+                }
                 if g.sw == 1 {
-                    let s = src.offset(base);
-                    for (ox, o) in orow.iter_mut().enumerate().take(hi).skip(lo) {
-                        *o += wv * *s.add(ox);
+                    let srow = std::slice::from_raw_parts(src.offset(lo as isize + base), hi - lo);
+                    for (o, &x) in orow[lo..hi].iter_mut().zip(srow) {
+                        *o += wv * x;
                     }
                 } else {
-                    for (ox, o) in orow.iter_mut().enumerate().take(hi).skip(lo) {
-                        *o += wv * *src.offset((ox * g.sw) as isize + base);
+                    let s0 = src.offset((lo * g.sw) as isize + base);
+                    for (t, o) in orow[lo..hi].iter_mut().enumerate() {
+                        *o += wv * *s0.add(t * g.sw);
                     }
                 }
             }

@@ -612,18 +612,14 @@ impl Group {
                     if lo {
                         let l = &t.f[ins.args[k]];
                         for (o, &b) in yf[..len].iter_mut().zip(&l[..len]) {
-                            if *o < b {
-                                *o = b;
-                            }
+                            *o = if *o < b { b } else { *o };
                         }
                         k += 1;
                     }
                     if hi {
                         let h = &t.f[ins.args[k]];
                         for (o, &b) in yf[..len].iter_mut().zip(&h[..len]) {
-                            if *o > b {
-                                *o = b;
-                            }
+                            *o = if *o > b { b } else { *o };
                         }
                     }
                 }

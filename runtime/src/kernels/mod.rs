@@ -579,11 +579,8 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
         _ => return,
     };
     if code == ew::Code::Relu {
-        v.iter_mut().for_each(|x| {
-            if *x < 0.0 {
-                *x = 0.0
-            }
-        });
+        // The epilogue's relu maps NaN to 0 (as the reference's).
+        v.iter_mut().for_each(|x| *x = x.max(0.0));
         return;
     }
     let x = v.to_vec();

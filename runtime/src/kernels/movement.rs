@@ -18,28 +18,59 @@ pub unsafe fn strided_copy(
     dst: *mut u8,
     dstt: &[isize],
 ) {
+    match es {
+        4 => strided_copy_t::<u32>(shape, src, sst, dst, dstt),
+        2 => strided_copy_t::<u16>(shape, src, sst, dst, dstt),
+        1 => strided_copy_t::<u8>(shape, src, sst, dst, dstt),
+        8 => strided_copy_t::<u64>(shape, src, sst, dst, dstt),
+        _ => {
+            // Odd sizes: as bytes with an extra innermost dim.
+            let mut sh = shape.to_vec();
+            sh.push(es);
+            let mut a: Vec<isize> = sst.iter().map(|&x| x * es as isize).collect();
+            a.push(1);
+            let mut b: Vec<isize> = dstt.iter().map(|&x| x * es as isize).collect();
+            b.push(1);
+            strided_copy_t::<u8>(&sh, src, &a, dst, &b)
+        }
+    }
+}
+
+unsafe fn strided_copy_t<T: Copy>(
+    shape: &[usize],
+    src: *const u8,
+    sst: &[isize],
+    dst: *mut u8,
+    dstt: &[isize],
+) {
+    let (src, dst) = (src as *const T, dst as *mut T);
     let r = shape.len();
     if shape.contains(&0) {
         return;
     }
     if r == 0 {
-        std::ptr::copy_nonoverlapping(src, dst, es);
+        dst.write_unaligned(src.read_unaligned());
         return;
     }
     let inner = shape[r - 1];
-    let contiguous = sst[r - 1] == 1 && dstt[r - 1] == 1;
+    let (ss, ds) = (sst[r - 1], dstt[r - 1]);
     let outer: usize = shape[..r - 1].iter().product();
-    let mut idx = vec![0usize; r.saturating_sub(1)];
+    let mut idx = vec![0usize; r - 1];
     let (mut so, mut dof) = (0isize, 0isize);
     for _ in 0..outer {
-        let s = src.offset(so * es as isize);
-        let d = dst.offset(dof * es as isize);
-        if contiguous {
-            std::ptr::copy_nonoverlapping(s, d, inner * es);
+        let s = src.offset(so);
+        let d = dst.offset(dof);
+        if ss == 1 && ds == 1 {
+            std::ptr::copy_nonoverlapping(s, d, inner);
+        } else if ds == 1 {
+            for i in 0..inner {
+                d.add(i)
+                    .write_unaligned(s.offset(i as isize * ss).read_unaligned());
+            }
         } else {
-            let (ss, ds) = (sst[r - 1] * es as isize, dstt[r - 1] * es as isize);
             for i in 0..inner as isize {
-                std::ptr::copy_nonoverlapping(s.offset(i * ss), d.offset(i * ds), es);
+                d.offset(i * ds)
+                    .write_unaligned(s.offset(i * ss).read_unaligned());
             }
         }
         let mut k = r - 1;
