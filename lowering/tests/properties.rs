@@ -103,7 +103,9 @@ proptest! {
         for (name, size) in all {
             let (s, _) = strategies::run(&p, name).map_err(TestCaseError::fail)?;
             strategies::check(&p, &s).map_err(TestCaseError::fail)?;
-            prop_assert_eq!(s.size, size);
+            // Alone, a strategy's plan is always compacted; within `best` only
+            // if it can still win — so alone it is never larger.
+            prop_assert!(s.size <= size);
             prop_assert!(best.size <= size);
         }
     }
