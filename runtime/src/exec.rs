@@ -685,6 +685,9 @@ fn run_stream(
         let ti = list[pc];
         pc += 1;
         let rt = &inner.tasks[ti];
+        if rt.dead {
+            continue;
+        }
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), String> = match &rt.task {
             Task::Launch { .. } => {

@@ -68,6 +68,9 @@ pub(crate) struct TaskRt {
     pub wait_for: Option<usize>,
     /// Runs on the compute pool (AICore / VectorCore) rather than a host thread.
     pub compute: bool,
+    /// A launch whose results were all folded at load time and that nobody
+    /// reads from the arena: not run.
+    pub dead: bool,
 }
 
 /// How a model input or output arena is bound.
@@ -202,6 +205,7 @@ impl Model {
                 skip: vec![],
                 wait_for: None,
                 compute: false,
+                dead: false,
             };
             let stream = match t {
                 Task::Launch {
@@ -448,69 +452,213 @@ impl Inner {
     }
 }
 
-/// Evaluate weight-only steps of every launch once (static shapes only).
+/// A buffer whose contents are known at load time (written by a launch
+/// whose inputs are all constants), valid until a later task overwrites it.
+struct ConstBuf {
+    arena: u32,
+    offset: u64,
+    bytes: u64,
+    ty: String,
+    data: Arc<AlignedBuf>,
+    producer: usize,
+    /// Every reader so far took it as a folded argument.
+    readers_ok: bool,
+}
+
+fn overlaps(a: &Buffer, off: u64, bytes: u64, arena: u32) -> bool {
+    a.arena == arena
+        && a.offset < off + bytes
+        && off < a.offset + a.bytes
+        && a.bytes > 0
+        && bytes > 0
+}
+
+/// Evaluate weight-only steps of every launch once (static shapes only),
+/// following constants across tasks in program order (a valid sequential
+/// order of the program): a launch whose inputs are all constants produces
+/// constant buffers that later launches take as folded arguments, and a
+/// launch whose every reader did so is not run at all.
 fn fold(inner: &mut Inner) -> Result<(), Error> {
     let empty = HashMap::new();
+    let mut consts: Vec<ConstBuf> = vec![];
+    let mut dead: Vec<usize> = vec![];
+    let io_arenas: Vec<u32> = inner.io.outputs.iter().map(|t| t.buffer.arena).collect();
+    let retire = |c: ConstBuf, dead: &mut Vec<usize>| {
+        if c.readers_ok && !io_arenas.contains(&c.arena) {
+            dead.push(c.producer);
+        }
+    };
     for ti in 0..inner.tasks.len() {
-        let (k, ins) = match (&inner.tasks[ti].kernel, &inner.tasks[ti].task) {
-            (Some(k), Task::Launch { ins, .. }) if k.fallback.is_none() => (k.clone(), ins.clone()),
-            _ => continue,
-        };
-        // Known-constant values: weight args and kernel constants.
-        let mut known: HashMap<usize, *mut u8> = HashMap::new();
-        for (a, o) in k.args.iter().zip(&ins) {
-            if let Operand::Weight(w) = o {
-                if let Some(p) = inner.weight_ptr(*w) {
-                    known.insert(*a, p);
-                }
-            }
-        }
-        for (v, b) in &k.consts {
-            known.insert(*v, b.as_ptr() as *mut u8);
-        }
-        let mut folded: HashMap<usize, Arc<AlignedBuf>> = HashMap::new();
-        let mut skip = vec![false; k.steps.len()];
-        for (si, s) in k.steps.iter().enumerate() {
-            if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
-                continue;
-            }
-            let shapes: Option<Vec<Vec<usize>>> = (0..k.types.len())
-                .map(|v| kernels::concrete(k.types[v], &empty).ok())
-                .collect();
-            let Some(shapes) = shapes else { continue };
-            let mut slots: Vec<Slot> = (0..k.types.len())
-                .map(|v| Slot {
-                    ptr: std::ptr::null_mut(),
-                    shape: shapes[v].clone(),
-                    dtype: k.types[v].dtype().unwrap_or(DType::U8),
+        let task = inner.tasks[ti].task.clone();
+        // Reads of constant buffers.
+        let mut arg_consts: HashMap<usize, Arc<AlignedBuf>> = HashMap::new();
+        let reads: Vec<Buffer> = match &task {
+            Task::Launch { ins, .. } => ins
+                .iter()
+                .filter_map(|o| match o {
+                    Operand::Buffer(b) => Some(b.clone()),
+                    _ => None,
                 })
-                .collect();
-            for (&v, &p) in &known {
-                slots[v].ptr = p;
-            }
-            let mut outs = vec![];
-            for &v in &s.outs {
-                let mut b = AlignedBuf::zeroed(slots[v].bytes());
-                slots[v].ptr = b.as_mut_ptr();
-                outs.push((v, b));
-            }
-            if let Op::Ew(_) = s.op {
-                if s.outs.is_empty() {
+                .collect(),
+            Task::Memcpy { src, .. } => vec![src.clone()],
+            Task::Switch { value, .. } => vec![value.clone()],
+            _ => vec![],
+        };
+        let kernel = inner.tasks[ti].kernel.clone();
+        let native = kernel.as_ref().is_some_and(|k| k.fallback.is_none());
+        for r in &reads {
+            for c in consts.iter_mut() {
+                if !overlaps(r, c.offset, c.bytes, c.arena) {
                     continue;
                 }
+                let exact = c.offset == r.offset && c.ty == r.ty && c.arena == r.arena;
+                if exact && native {
+                    if let (Some(k), Task::Launch { ins, .. }) = (&kernel, &task) {
+                        for (&a, o) in k.args.iter().zip(ins) {
+                            if matches!(o, Operand::Buffer(b) if b == r) {
+                                arg_consts.insert(a, c.data.clone());
+                            }
+                        }
+                    }
+                } else {
+                    c.readers_ok = false;
+                }
             }
-            s.run(&slots, &Par { pool: None })
-                .map_err(|m| Error(format!("folding weights of task #{ti} ({}): {m}", s.name)))?;
-            for (v, b) in outs {
-                let b = Arc::new(b);
-                known.insert(v, b.as_ptr() as *mut u8);
-                folded.insert(v, b);
-            }
-            skip[si] = true;
         }
-        let t = &mut inner.tasks[ti];
-        t.folded = folded;
-        t.skip = skip;
+        let mut fully_const: Vec<(Buffer, Arc<AlignedBuf>)> = vec![];
+        if let (Some(k), Task::Launch { ins, outs, .. }) = (&kernel, &task) {
+            if native {
+                let mut known: HashMap<usize, *mut u8> = HashMap::new();
+                let mut weights: HashMap<usize, (*mut u8, usize)> = HashMap::new();
+                for (a, o) in k.args.iter().zip(ins) {
+                    if let Operand::Weight(w) = o {
+                        if let Some(p) = inner.weight_ptr(*w) {
+                            known.insert(*a, p);
+                            let n = inner.program.weights[*w as usize].bytes as usize;
+                            weights.insert(*a, (p, n));
+                        }
+                    }
+                }
+                for (v, b) in &arg_consts {
+                    known.insert(*v, b.as_ptr() as *mut u8);
+                }
+                for (v, b) in &k.consts {
+                    known.insert(*v, b.as_ptr() as *mut u8);
+                }
+                let mut folded: HashMap<usize, Arc<AlignedBuf>> = arg_consts.clone();
+                let mut skip = vec![false; k.steps.len()];
+                let shapes: Option<Vec<Vec<usize>>> = (0..k.types.len())
+                    .map(|v| kernels::concrete(k.types[v], &empty).ok())
+                    .collect();
+                for (si, s) in k.steps.iter().enumerate() {
+                    let Some(shapes) = &shapes else { break };
+                    if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
+                        continue;
+                    }
+                    if matches!(s.op, Op::Ew(_)) && s.outs.is_empty() {
+                        skip[si] = true;
+                        continue;
+                    }
+                    let mut slots: Vec<Slot> = (0..k.types.len())
+                        .map(|v| Slot {
+                            ptr: std::ptr::null_mut(),
+                            shape: shapes[v].clone(),
+                            dtype: k.types[v].dtype().unwrap_or(DType::U8),
+                        })
+                        .collect();
+                    for (&v, &p) in &known {
+                        slots[v].ptr = p;
+                    }
+                    let mut bufs = vec![];
+                    for &v in &s.outs {
+                        let mut b = AlignedBuf::zeroed(slots[v].bytes());
+                        slots[v].ptr = b.as_mut_ptr();
+                        bufs.push((v, b));
+                    }
+                    s.run(&slots, &Par { pool: None }).map_err(|m| {
+                        Error(format!("folding weights of task #{ti} ({}): {m}", s.name))
+                    })?;
+                    for (v, b) in bufs {
+                        let b = Arc::new(b);
+                        known.insert(v, b.as_ptr() as *mut u8);
+                        folded.insert(v, b);
+                    }
+                    skip[si] = true;
+                }
+                // A launch is constant when every result is known.
+                let mut all = skip.iter().all(|&x| x);
+                let mut results = vec![];
+                for (&r, b) in k.results.iter().zip(outs) {
+                    let data = if let Some(d) = folded.get(&r) {
+                        Some(d.clone())
+                    } else if let Some(&(p, n)) = weights.get(&r) {
+                        // SAFETY: the weight's bytes in the mapped file.
+                        Some(Arc::new(AlignedBuf::from_bytes(unsafe {
+                            std::slice::from_raw_parts(p, n)
+                        })))
+                    } else {
+                        k.consts
+                            .iter()
+                            .find(|(v, _)| *v == r)
+                            .map(|(_, b)| Arc::new(b.clone()))
+                    };
+                    match data {
+                        Some(d) => results.push((b.clone(), d)),
+                        None => all = false,
+                    }
+                }
+                if all && shapes.is_some() {
+                    fully_const = results;
+                }
+                let t = &mut inner.tasks[ti];
+                t.folded = folded;
+                t.skip = skip;
+            }
+        }
+        // Writes end the life of overlapping constants.
+        let writes: Vec<Buffer> = match &task {
+            Task::Launch { outs, .. } => outs.clone(),
+            Task::Memcpy { dst, .. } => vec![dst.clone()],
+            _ => vec![],
+        };
+        let mut keep = vec![];
+        for c in consts.drain(..) {
+            if writes
+                .iter()
+                .any(|w| overlaps(w, c.offset, c.bytes, c.arena))
+            {
+                retire(c, &mut dead);
+            } else {
+                keep.push(c);
+            }
+        }
+        consts = keep;
+        for (b, data) in fully_const {
+            consts.push(ConstBuf {
+                arena: b.arena,
+                offset: b.offset,
+                bytes: b.bytes,
+                ty: b.ty.clone(),
+                data,
+                producer: ti,
+                readers_ok: true,
+            });
+        }
+    }
+    for c in consts {
+        retire(c, &mut dead);
+    }
+    // A producer with several outputs is dead only if all of them are.
+    let mut count: HashMap<usize, usize> = HashMap::new();
+    for d in &dead {
+        *count.entry(*d).or_insert(0) += 1;
+    }
+    for (t, n) in count {
+        if let Task::Launch { outs, .. } = &inner.tasks[t].task {
+            if outs.len() == n {
+                inner.tasks[t].dead = true;
+            }
+        }
     }
     Ok(())
 }
