@@ -571,7 +571,7 @@ impl Render {
         } else {
             format!("({})", tys(&results))
         };
-        let _ = write!(self.out, " : ({}) -> {outs}{}\n", tys(&operands), op.loc);
+        let _ = writeln!(self.out, " : ({}) -> {outs}{}", tys(&operands), op.loc);
         scope.extend(results);
     }
 
@@ -674,6 +674,9 @@ fn parse(ctx: &Context, name: &str, text: &str) -> Result<Module, String> {
     Ok(m)
 }
 
+/// A block argument's type and (when compared) location.
+type BlockArgShape = (Type, Option<Location>);
+
 /// What an op is, minus how its values are named.
 #[derive(Debug, PartialEq)]
 struct OpShape {
@@ -682,7 +685,7 @@ struct OpShape {
     operands: Vec<Type>,
     results: Vec<Type>,
     /// Per region, per block: argument types (and locations).
-    blocks: Vec<Vec<Vec<(Type, Option<Location>)>>>,
+    blocks: Vec<Vec<Vec<BlockArgShape>>>,
     successors: usize,
     loc: Option<Location>,
 }
