@@ -262,9 +262,11 @@ impl CompiledFormat {
                     }
                 }
                 Elem::Region(i) => {
-                    let r = pr.body.op(op).regions()[*i];
-                    pr.elem_space(*first);
-                    pr.region(op, r, true);
+                    // Unverified IR may lack the region; print what is there.
+                    if let Some(&r) = pr.body.op(op).regions().get(*i) {
+                        pr.elem_space(*first);
+                        pr.region(op, r, true);
+                    }
                 }
                 Elem::AllRegions => {
                     let rs = pr.body.op(op).regions().to_vec();

@@ -31,15 +31,62 @@ pub enum LocData {
     },
 }
 
+/// A location in 8 bytes. `file:line:col` locations — one per parsed op —
+/// are packed inline (file name as an index into a small global table, the
+/// column saturating at 65535), so parsing a million ops interns no million
+/// locations; every other kind is an interned `LocData`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Location(Intern<LocData>);
+pub struct Location(u64);
+
+const FILE_TAG: u64 = 1 << 63;
+
+/// File names used by packed locations (few: one per input file), and their indices.
+type FileTable = std::sync::RwLock<(Vec<Ident>, std::collections::HashMap<Ident, u16>)>;
+
+fn file_table() -> &'static FileTable {
+    static T: std::sync::OnceLock<FileTable> = std::sync::OnceLock::new();
+    T.get_or_init(Default::default)
+}
+
+/// The packed index of a file name (`None` once 32767 distinct files exist).
+pub fn file_index(file: Ident) -> Option<u16> {
+    if let Some(&i) = file_table().read().ok()?.1.get(&file) {
+        return Some(i);
+    }
+    let mut t = file_table().write().ok()?;
+    if let Some(&i) = t.1.get(&file) {
+        return Some(i);
+    }
+    let i = u16::try_from(t.0.len()).ok().filter(|&i| i < 0x7fff)?;
+    t.0.push(file);
+    t.1.insert(file, i);
+    Some(i)
+}
 
 impl Location {
     pub fn new(d: LocData) -> Location {
-        Location(Intern::new(d))
+        if let LocData::File { file, line, col } = d {
+            if let Some(i) = file_index(file) {
+                return Location::packed(i, line, col);
+            }
+        }
+        if d == LocData::Unknown {
+            return Location(0);
+        }
+        let p: &'static LocData = Intern::new(d).as_ref();
+        Location(p as *const LocData as u64)
+    }
+    /// A `file:line:col` location from a file index (see [`file_index`]).
+    pub fn packed(file: u16, line: u32, col: u32) -> Location {
+        Location(
+            FILE_TAG
+                | ((file as u64 & 0x7fff) << 48)
+                | ((line as u64) << 16)
+                | col.min(0xffff) as u64,
+        )
     }
     pub fn unknown() -> Location {
-        Location::new(LocData::Unknown)
+        Location(0)
     }
     pub fn file(file: &str, line: u32, col: u32) -> Location {
         Location::new(LocData::File {
@@ -54,17 +101,40 @@ impl Location {
             child,
         })
     }
-    pub fn data(self) -> &'static LocData {
-        self.0.as_ref()
+    pub fn data(self) -> LocData {
+        if self.0 == 0 {
+            return LocData::Unknown;
+        }
+        if self.0 & FILE_TAG != 0 {
+            let idx = ((self.0 >> 48) & 0x7fff) as usize;
+            let file = file_table()
+                .read()
+                .ok()
+                .and_then(|t| t.0.get(idx).copied())
+                .unwrap_or_else(|| Ident::new("?"));
+            return LocData::File {
+                file,
+                line: (self.0 >> 16) as u32,
+                col: (self.0 & 0xffff) as u32,
+            };
+        }
+        // SAFETY: non-file, non-zero locations hold the address of an interned
+        // `LocData`; interned values live for the whole process.
+        unsafe { &*(self.0 as *const LocData) }.clone()
     }
     pub fn is_unknown(self) -> bool {
-        matches!(self.data(), LocData::Unknown)
+        self.0 == 0
     }
     /// The first file position inside this location, for diagnostics.
     pub fn file_line_col(self) -> Option<(Ident, u32, u32)> {
+        // Each level may nest another (name, call site): keep deep chains off the stack limit.
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.file_line_col_rec())
+    }
+
+    fn file_line_col_rec(self) -> Option<(Ident, u32, u32)> {
         match self.data() {
             LocData::Unknown => None,
-            LocData::File { file, line, col } => Some((*file, *line, *col)),
+            LocData::File { file, line, col } => Some((file, line, col)),
             LocData::Name { child, .. } => child.and_then(|c| c.file_line_col()),
             LocData::CallSite { callee, caller } => {
                 callee.file_line_col().or_else(|| caller.file_line_col())
@@ -103,23 +173,23 @@ fn write_loc_rec(f: &mut dyn fmt::Write, l: Location) -> fmt::Result {
     match l.data() {
         LocData::Unknown => f.write_str("unknown"),
         LocData::File { file, line, col } => {
-            crate::printer::write_string_literal(f, file)?;
+            crate::printer::write_string_literal(f, &file)?;
             write!(f, ":{line}:{col}")
         }
         LocData::Name { name, child } => {
-            crate::printer::write_string_literal(f, name)?;
+            crate::printer::write_string_literal(f, &name)?;
             if let Some(c) = child {
                 f.write_str("(")?;
-                write_loc_inner(f, *c)?;
+                write_loc_inner(f, c)?;
                 f.write_str(")")?;
             }
             Ok(())
         }
         LocData::CallSite { callee, caller } => {
             f.write_str("callsite(")?;
-            write_loc_inner(f, *callee)?;
+            write_loc_inner(f, callee)?;
             f.write_str(" at ")?;
-            write_loc_inner(f, *caller)?;
+            write_loc_inner(f, caller)?;
             f.write_str(")")
         }
         LocData::Fused { locs, metadata } => {

@@ -10,7 +10,8 @@ use crate::module::Module;
 use crate::opdef::Trait;
 use crate::types::{DType, Type, TypeData};
 use rayon::prelude::*;
-use std::collections::HashMap;
+// FxHash: keys are short strings and small ids, hashed millions of times.
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt::{self, Write};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -156,7 +157,7 @@ impl Printer {
             opts,
             out: String::new(),
             indent: 0,
-            type_cache: HashMap::new(),
+            type_cache: HashMap::default(),
         }
     }
 

@@ -10,7 +10,8 @@ use crate::types::Type;
 use petgraph::algo::dominators;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
-use std::collections::HashMap;
+// FxHash: keys are short strings and small ids, hashed millions of times.
+use rustc_hash::FxHashMap as HashMap;
 
 /// Verify a whole module; returns all diagnostics (empty when valid).
 pub fn verify_module(m: &Module) -> Vec<Diagnostic> {
@@ -49,7 +50,7 @@ fn verify_tree(body: &Body, ops: &[OpId]) -> Vec<Diagnostic> {
     let mut v = Verifier {
         body,
         out: vec![],
-        order: HashMap::new(),
+        order: HashMap::default(),
     };
     for &op in ops {
         v.check_op(op);
@@ -64,9 +65,15 @@ fn verify_tree(body: &Body, ops: &[OpId]) -> Vec<Diagnostic> {
         });
     }
     let nested: Vec<Diagnostic> = if isolated.len() > 1 {
-        isolated.par_iter().flat_map(|&o| verify_inner(body, o)).collect()
+        isolated
+            .par_iter()
+            .flat_map(|&o| verify_inner(body, o))
+            .collect()
     } else {
-        isolated.iter().flat_map(|&o| verify_inner(body, o)).collect()
+        isolated
+            .iter()
+            .flat_map(|&o| verify_inner(body, o))
+            .collect()
     };
     out.extend(nested);
     out
@@ -89,7 +96,7 @@ pub fn verify_data(op: &mut crate::body::OpData) -> Vec<Diagnostic> {
             let mut v = Verifier {
                 body: b,
                 out: vec![],
-                order: HashMap::new(),
+                order: HashMap::default(),
             };
             v.check_def(id, def);
             out.extend(v.out);
@@ -113,7 +120,7 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
     let mut v = Verifier {
         body: inner,
         out: vec![],
-        order: HashMap::new(),
+        order: HashMap::default(),
     };
     v.check_regions_of(op, d.regions(), body);
     out.extend(v.out);
@@ -236,7 +243,7 @@ impl<'a> Verifier<'a> {
 
     fn check_symbols(&mut self, regions: &[RegionId]) {
         let body = self.body;
-        let mut seen: HashMap<&str, OpId> = HashMap::new();
+        let mut seen: HashMap<&str, OpId> = HashMap::default();
         self.check_symbol_dups(regions, &mut seen);
         // Calls inside the table must name a symbol of it, with matching types.
         let mut calls: Vec<Diagnostic> = vec![];

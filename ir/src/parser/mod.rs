@@ -16,10 +16,12 @@ use crate::types::{DType, TensorType, Type, TypeData};
 use pest::iterators::Pair;
 use pest::Parser as _;
 use smallvec::SmallVec;
-use std::collections::HashMap;
+// FxHash: keys are short strings and small ids, hashed millions of times.
+use rustc_hash::FxHashMap as HashMap;
 use std::ops::Range;
 
 mod build;
+pub mod lex;
 pub mod literals;
 mod op_parser;
 
@@ -135,6 +137,8 @@ pub struct Parser<'c, 's> {
     base: usize,
     file_id: usize,
     file_name: Ident,
+    /// `file_name`'s index for packed locations.
+    file_index: Option<u16>,
     /// Byte offsets of line starts in `src` (for op locations).
     line_starts: Vec<usize>,
     /// Line number of the first line of `src` in the file (1-based).
@@ -143,6 +147,8 @@ pub struct Parser<'c, 's> {
     type_aliases: HashMap<&'s str, Type>,
     attr_aliases: HashMap<&'s str, Attribute>,
     type_cache: HashMap<&'s str, Type>,
+    /// Resolved op names → interned name and definition ([custom form, generic form]).
+    op_names: [HashMap<String, (Ident, Option<&'static OpDef>)>; 2],
     frames: Vec<Frame<'s>>,
     bodies: Vec<Body>,
     resource_uses: Vec<(String, Range<usize>)>,
@@ -248,12 +254,14 @@ impl<'c, 's> Parser<'c, 's> {
             base,
             file_id,
             file_name: Ident::new(file_name),
+            file_index: crate::location::file_index(Ident::new(file_name)),
             line_starts,
             first_line,
             pos: 0,
-            type_aliases: HashMap::new(),
-            attr_aliases: HashMap::new(),
-            type_cache: HashMap::new(),
+            type_aliases: HashMap::default(),
+            attr_aliases: HashMap::default(),
+            type_cache: HashMap::default(),
+            op_names: Default::default(),
             frames: vec![],
             bodies: vec![],
             resource_uses: vec![],
@@ -277,12 +285,23 @@ impl<'c, 's> Parser<'c, 's> {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let col = self.src[self.line_starts[line]..offset].chars().count() + 1;
-        Location::new(LocData::File {
-            file: self.file_name,
-            line: (line + self.first_line) as u32,
-            col: col as u32,
-        })
+        let line_start = self.line_starts[line];
+        let prefix = &self.src[line_start..offset];
+        // Columns count characters; ASCII lines (the usual case) need no decoding.
+        let col = if prefix.is_ascii() {
+            prefix.len()
+        } else {
+            prefix.chars().count()
+        } + 1;
+        let line = (line + self.first_line) as u32;
+        match self.file_index {
+            Some(i) => Location::packed(i, line, col as u32),
+            None => Location::new(LocData::File {
+                file: self.file_name,
+                line,
+                col: col as u32,
+            }),
+        }
     }
 
     fn pest_error(&self, e: pest::error::Error<Rule>, offset: usize) -> Box<Diagnostic> {
@@ -549,6 +568,15 @@ impl<'c, 's> Parser<'c, 's> {
 
     fn parse_op_inner(&mut self) -> PResult<OpId> {
         let start = self.pos;
+        if lex::fast_lexer() {
+            if let Some(head) = self.lex_head() {
+                let mut items = Vec::with_capacity(16);
+                self.lex_items(&mut items)?;
+                let (name, generic, name_span) = head.name;
+                return self.parse_op_body(start, head.results, name, generic, name_span, items);
+            }
+            self.pos = start;
+        }
         let seg = self.run(Rule::op_segment)?;
         let mut result_groups: Vec<(&'s str, u32, Range<usize>)> = vec![];
         let mut name_pair = None;
@@ -589,7 +617,19 @@ impl<'c, 's> Parser<'c, 's> {
             None => return Err(self.err(name_span, "expected operation name")),
         };
         self.pos = start + seg.as_span().end();
+        self.parse_op_body(start, result_groups, name.into(), generic, name_span, items)
+    }
 
+    /// Bind a segment's items with the op's format and create the op.
+    fn parse_op_body(
+        &mut self,
+        start: usize,
+        result_groups: Vec<(&'s str, u32, Range<usize>)>,
+        name: std::borrow::Cow<'s, str>,
+        generic: bool,
+        name_span: Range<usize>,
+        items: Vec<Item<'s>>,
+    ) -> PResult<OpId> {
         let (name, def) = self.resolve_op_name(&name, generic, name_span.clone())?;
         let mut op = OpParser {
             p: self,
@@ -639,6 +679,21 @@ impl<'c, 's> Parser<'c, 's> {
     }
 
     fn resolve_op_name(
+        &mut self,
+        name: &str,
+        generic: bool,
+        span: Range<usize>,
+    ) -> PResult<(Ident, Option<&'static OpDef>)> {
+        let cache = &self.op_names[generic as usize];
+        if let Some(&hit) = cache.get(name) {
+            return Ok(hit);
+        }
+        let r = self.resolve_op_name_uncached(name, generic, span)?;
+        self.op_names[generic as usize].insert(name.to_string(), r);
+        Ok(r)
+    }
+
+    fn resolve_op_name_uncached(
         &self,
         name: &str,
         generic: bool,

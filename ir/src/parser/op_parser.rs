@@ -589,6 +589,9 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     /// Read the items following a region.
     fn refill(&mut self) -> PResult<()> {
         self.p.skip_ws();
+        if lex::fast_lexer() {
+            return self.p.lex_items(&mut self.items);
+        }
         let start = self.p.pos;
         let seg = self.p.run(Rule::op_continue)?;
         for pair in seg.clone().into_inner() {
