@@ -12,7 +12,7 @@ use ge_ir::{DType, Dim, Ident};
 use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::Instant;
 
 /// Where a kernel value lives during a run.
@@ -109,9 +109,67 @@ impl Events {
 /// per stream, and the stream workers.
 pub(crate) struct ExecContext {
     arenas: Vec<Option<AlignedBuf>>,
-    scratch: Vec<AlignedBuf>,
-    /// `Some` when the model has several streams (workers are scoped threads per run).
-    workers: Option<()>,
+    /// Scratch of stream 0 (workers own theirs).
+    scratch: AlignedBuf,
+    /// Workers of streams 1.. (stream 0 runs on the calling thread).
+    workers: Vec<Worker>,
+}
+
+/// What a stream worker runs: everything it touches is owned or shared
+/// (`Arc`), except the arena pointers, which stay valid because the caller
+/// waits for every worker's reply before it returns.
+struct Job {
+    inner: Arc<Inner>,
+    plan: Arc<ShapePlan>,
+    bases: Arc<Vec<Ptr>>,
+    events: Arc<Events>,
+    t0: Option<Instant>,
+    done: mpsc::Sender<(usize, Result<(), Error>, Vec<TraceEvent>)>,
+}
+
+/// A persistent stream worker thread (it owns its stream's scratch).
+struct Worker {
+    tx: mpsc::Sender<Job>,
+}
+
+impl Worker {
+    fn start(s: usize) -> Result<Worker, Error> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name(format!("ge-stream-{s}"))
+            .spawn(move || {
+                let mut scratch = AlignedBuf::zeroed(0);
+                while let Ok(job) = rx.recv() {
+                    let Job {
+                        inner,
+                        plan,
+                        bases,
+                        events,
+                        t0,
+                        done,
+                    } = job;
+                    scratch.ensure(plan.scratch.get(s).copied().unwrap_or(0));
+                    let mut tr = vec![];
+                    let r = run_stream(
+                        &inner,
+                        &plan,
+                        s,
+                        &bases,
+                        scratch.as_mut_ptr(),
+                        &events,
+                        t0.map(|t| (t, &mut tr)),
+                    );
+                    if r.is_err() {
+                        events.abort();
+                    }
+                    // Let go of the model before replying (the caller may drop it next).
+                    drop((inner, plan, bases, events));
+                    let _ = done.send((s, r, tr));
+                }
+            })
+            .map_err(|e| Error(format!("cannot start a stream worker: {e}")))?;
+        Ok(Worker { tx })
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -487,15 +545,15 @@ fn new_context(inner: &Inner) -> Result<ExecContext, Error> {
         })
         .collect();
     let ns = inner.streams.len();
-    let workers = (ns > 1).then_some(());
+    let workers = (1..ns).map(Worker::start).collect::<Result<_, _>>()?;
     Ok(ExecContext {
         arenas,
-        scratch: (0..ns).map(|_| AlignedBuf::zeroed(0)).collect(),
+        scratch: AlignedBuf::zeroed(0),
         workers,
     })
 }
 
-fn run(inner: &Inner, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
     let syms = bind(inner, inputs)?;
     let plan = plan_for(inner, syms)?;
     let mut outputs: Vec<HostTensor> = inner
@@ -512,9 +570,8 @@ fn run(inner: &Inner, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunRes
         pool.pop()
     }
     .map_or_else(|| new_context(inner), Ok)?;
-    for (s, need) in ctx.scratch.iter_mut().zip(&plan.scratch) {
-        s.ensure(*need);
-    }
+    ctx.scratch
+        .ensure(plan.scratch.first().copied().unwrap_or(0));
     // Arena base pointers.
     let mut bases: Vec<Ptr> = vec![];
     for (a, arena) in inner.def.arenas.iter().enumerate() {
@@ -554,76 +611,69 @@ fn run(inner: &Inner, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunRes
             }
         }
     }
-    let events = Events {
+    let events = Arc::new(Events {
         counts: Mutex::new(HashMap::new()),
         cv: Condvar::new(),
         abort: AtomicBool::new(false),
-    };
+    });
     let t0 = Instant::now();
     let ns = inner.streams.len();
     let mut traces: Vec<Vec<TraceEvent>> = vec![vec![]; ns];
+    let bases = Arc::new(bases);
     let result: Result<(), Error> = {
-        let plan = &plan;
-        let bases = &bases;
-        let events = &events;
-        let run_stream = |s: usize, scratch: &mut AlignedBuf, tr: &mut Vec<TraceEvent>| {
-            let r = run_stream(
-                inner,
-                plan,
-                s,
-                bases,
-                scratch.as_mut_ptr(),
-                events,
-                opts.trace.then_some((t0, tr)),
-            );
-            if r.is_err() {
+        // Streams 1.. on the context's workers, stream 0 here.
+        let (done_tx, done_rx) = mpsc::channel();
+        let mut sent = 0;
+        let mut errors: Vec<Error> = vec![];
+        for w in &ctx.workers {
+            let job = Job {
+                inner: inner.clone(),
+                plan: plan.clone(),
+                bases: bases.clone(),
+                events: events.clone(),
+                t0: opts.trace.then_some(t0),
+                done: done_tx.clone(),
+            };
+            if w.tx.send(job).is_ok() {
+                sent += 1;
+            } else {
                 events.abort();
+                errors.push(Error("a stream worker has stopped".into()));
             }
-            r
-        };
-        match &ctx.workers {
-            None => {
-                let (sc, tr) = (&mut ctx.scratch[0], &mut traces[0]);
-                run_stream(0, sc, tr)
-            }
-            Some(()) => {
-                // One worker per stream: stream 0 on the calling thread.
-                let rs = &run_stream;
-                let mut rest = ctx.scratch.iter_mut().zip(traces.iter_mut()).enumerate();
-                let first = rest.next();
-                let results: Vec<Result<(), Error>> = std::thread::scope(|sc| {
-                    let handles: Vec<_> = rest
-                        .map(|(s, (scr, tr))| {
-                            std::thread::Builder::new()
-                                .name(format!("ge-stream-{s}"))
-                                .spawn_scoped(sc, move || rs(s, scr, tr))
-                        })
-                        .collect();
-                    let mut out = vec![];
-                    if let Some((s, (scr, tr))) = first {
-                        out.push(rs(s, scr, tr));
+        }
+        drop(done_tx);
+        let r0 = run_stream(
+            inner,
+            &plan,
+            0,
+            &bases,
+            ctx.scratch.as_mut_ptr(),
+            &events,
+            opts.trace.then_some((t0, &mut traces[0])),
+        );
+        if let Err(e) = r0 {
+            events.abort();
+            errors.push(e);
+        }
+        for _ in 0..sent {
+            match done_rx.recv() {
+                Ok((s, r, tr)) => {
+                    traces[s] = tr;
+                    if let Err(e) = r {
+                        errors.push(e);
                     }
-                    for h in handles {
-                        out.push(match h {
-                            Ok(h) => h
-                                .join()
-                                .unwrap_or_else(|_| Err(Error("a stream worker panicked".into()))),
-                            Err(e) => {
-                                events.abort();
-                                Err(Error(format!("cannot start a stream worker: {e}")))
-                            }
-                        });
-                    }
-                    out
-                });
-                let mut v: Vec<Error> = results.into_iter().filter_map(|r| r.err()).collect();
-                // The first real error (not a stream that stopped because another failed).
-                v.sort_by_key(|e| e.0.ends_with(": aborted"));
-                match v.into_iter().next() {
-                    Some(e) => Err(e),
-                    None => Ok(()),
+                }
+                Err(_) => {
+                    errors.push(Error("a stream worker panicked".into()));
+                    break;
                 }
             }
+        }
+        // The first real error (not a stream that stopped because another failed).
+        errors.sort_by_key(|e| e.0.ends_with(": aborted"));
+        match errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     };
     // Copied outputs.
