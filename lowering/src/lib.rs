@@ -4,6 +4,7 @@
 //!
 //! | pass | module | result |
 //! |---|---|---|
+//! | `convert-precision` | [`precision`] | f16/bf16 compute by ATC precision mode (casts around converted ops) |
 //! | `fuse-kernels` | [`fuse_kernels`] | `graph.fused` kernels (TVM op patterns, [`op_pattern`]) |
 //! | `partition-engines` | [`partition_engines`] | `engine` on every op/kernel ([`engines`] registry) |
 //! | `select-formats` | [`select_formats`] | NC1HWC0 / FRACTAL_Z / FRACTAL_NZ at kernel boundaries |
@@ -29,6 +30,7 @@ pub mod memory_plan;
 pub mod om;
 pub mod op_pattern;
 pub mod partition_engines;
+pub mod precision;
 pub mod select_formats;
 pub mod soc;
 pub mod sync;
@@ -46,6 +48,7 @@ pub const ATC_PIPELINE: &str = "builtin.module(graph.func(canonicalize, cse), \
 pub fn register(ctx: &mut Context) {
     engines::install(ctx);
     let r = &mut ctx.passes;
+    r.register(&precision::INFO, precision::make);
     r.register(&fuse_kernels::INFO, fuse_kernels::make);
     r.register(&partition_engines::INFO, partition_engines::make);
     r.register(&select_formats::INFO, select_formats::make);

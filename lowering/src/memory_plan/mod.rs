@@ -84,9 +84,10 @@ pub static INFO: PassInfo = PassInfo {
                 "greedy-by-breadth",
                 "greedy-by-lifetime",
                 "first-fit",
+                "no-reuse",
             ]),
             default: "best",
-            doc: "offset assignment strategy (best: run all, keep the smallest arena)",
+            doc: "offset assignment strategy (best: run all, keep the smallest arena; no-reuse: every buffer its own bytes)",
         },
         OptionDef {
             name: "in-place",

@@ -157,6 +157,24 @@ pub fn first_fit(p: &Problem) -> Solution {
     place_in_order(p, &order, true, "first-fit")
 }
 
+/// No reuse at all: every buffer at its own offset, one after the other in
+/// program order (ATC's `--disable_reuse_memory=1`, for debugging a plan).
+pub fn no_reuse(p: &Problem) -> Solution {
+    let mut order: Vec<usize> = (0..p.sizes.len()).collect();
+    order.sort_by_key(|&i| (p.intervals[i].0, i));
+    let mut offsets = vec![0; p.sizes.len()];
+    let mut top = 0u64;
+    for i in order {
+        offsets[i] = top;
+        top += p.sizes[i];
+    }
+    Solution {
+        offsets,
+        size: top,
+        strategy: "no-reuse",
+    }
+}
+
 /// The arena size each strategy reached.
 pub type StrategySizes = Vec<(&'static str, u64)>;
 
@@ -173,9 +191,15 @@ pub fn run(p: &Problem, strategy: &str) -> Result<(Solution, StrategySizes), Str
         "greedy-by-breadth" => vec![greedy_by_breadth(p)],
         "greedy-by-lifetime" => vec![greedy_by_lifetime(p)],
         "first-fit" => vec![first_fit(p)],
+        // Nothing to compact: the point is that no two buffers share a byte.
+        "no-reuse" => {
+            let s = no_reuse(p);
+            let sizes = vec![(s.strategy, s.size)];
+            return Ok((s, sizes));
+        }
         s => {
             return Err(format!(
-                "unknown memory strategy '{s}' (expected best, {})",
+                "unknown memory strategy '{s}' (expected best, {}, no-reuse)",
                 STRATEGIES.join(", ")
             ))
         }
