@@ -221,6 +221,17 @@ impl Session {
     pub fn plans_built(&self) -> usize {
         self.model.inner.plans.lock().map(|p| p.built).unwrap_or(0)
     }
+
+    /// How many shape plans the cache holds now (at most
+    /// [`LoadOptions::plan_cache`](crate::LoadOptions::plan_cache)).
+    pub fn plans_cached(&self) -> usize {
+        self.model
+            .inner
+            .plans
+            .lock()
+            .map(|p| p.entries.len())
+            .unwrap_or(0)
+    }
 }
 
 impl Model {
