@@ -1,5 +1,6 @@
 //! ge-driver: the command-line tools and what they share.
 
+pub mod atc;
 pub mod conformance;
 pub mod diag_verify;
 pub mod docgen;

@@ -25,7 +25,7 @@ use crate::proto::onnx::{ModelProto, TensorProto};
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::OpState;
 use ge_ir::tensor::Tensor;
-use ge_ir::{Context, Ident, Location, Module, Type};
+use ge_ir::{Context, Dim, Ident, Location, Module, Type, ValueId};
 use graph::{norm_domain, walk_nodes, Cx, ModelInfo, Symbols};
 use prost::Message;
 use std::collections::HashMap;
@@ -44,6 +44,12 @@ pub struct ImportOptions {
     pub constant_inputs: HashMap<String, Tensor>,
     /// Fold ops whose operands are constants.
     pub fold: bool,
+    /// Shapes replacing the declared shapes of graph inputs (ATC's
+    /// `--input_shape`); the rank must match a declared rank.
+    pub input_shapes: HashMap<String, Vec<Dim>>,
+    /// Outputs to produce instead of the graph's, as (node name, output
+    /// index) (ATC's `--out_nodes`); a name that is no node's may be a value's.
+    pub outputs: Option<Vec<(String, usize)>>,
 }
 
 impl Default for ImportOptions {
@@ -52,6 +58,8 @@ impl Default for ImportOptions {
             func_name: "main".into(),
             constant_inputs: HashMap::new(),
             fold: true,
+            input_shapes: HashMap::new(),
+            outputs: None,
         }
     }
 }
@@ -186,6 +194,57 @@ fn check_supported(m: &ModelProto, name: &str) -> Result<(), ImportError> {
     )))
 }
 
+/// `ty` with its shape replaced by `dims` (same element type and rank).
+fn override_shape(name: &str, ty: Type, dims: &[Dim]) -> Result<Type, ImportError> {
+    let tt = ty
+        .as_tensor()
+        .ok_or_else(|| ImportError::invalid(format!("graph input '{name}' is not a tensor")))?;
+    if let Some(declared) = &tt.dims {
+        if declared.len() != dims.len() {
+            return Err(ImportError::invalid(format!(
+                "inconsistent shapes: input shape of '{name}' has {} dims but the model declares '{ty}'",
+                dims.len()
+            )));
+        }
+    }
+    Ok(Type::tensor(dims, tt.dtype))
+}
+
+/// The values of the selected outputs `(node or value name, output index)`
+/// and their ONNX names.
+fn selected_outputs(
+    cx: &Cx,
+    g: &crate::proto::onnx::GraphProto,
+    sel: &[(String, usize)],
+) -> Result<(Vec<ValueId>, Vec<String>), ImportError> {
+    let mut values = vec![];
+    let mut names = vec![];
+    for (node, idx) in sel {
+        let tensor = match g.node.iter().find(|n| n.name.as_deref() == Some(node.as_str())) {
+            Some(n) => n.output.get(*idx).cloned().ok_or_else(|| {
+                ImportError::invalid(format!(
+                    "output node '{node}' has {} outputs; there is no output {idx}",
+                    n.output.len()
+                ))
+            })?,
+            None if *idx == 0 => node.clone(),
+            None => {
+                return Err(ImportError::invalid(format!(
+                    "output node '{node}' is not a node of the model"
+                )))
+            }
+        };
+        let v = cx.lookup(&tensor).ok_or_else(|| {
+            ImportError::invalid(format!(
+                "output node '{node}' is neither a node nor a value of the model"
+            ))
+        })?;
+        values.push(v);
+        names.push(tensor);
+    }
+    Ok((values, names))
+}
+
 /// Import a model from its bytes; `name` is used in locations and messages,
 /// `base` is the folder external data is resolved against.
 pub fn import_bytes(
@@ -248,6 +307,7 @@ pub fn import_bytes(
         let mut e = Emitter::new(ctx, inner, entry);
         e.fold = opts.fold;
         let mut cx = Cx::new(e, &info, &mut symbols, sets.clone());
+        cx.check_declared_types = opts.input_shapes.is_empty();
         let inits: std::collections::HashSet<&str> = g
             .initializer
             .iter()
@@ -267,9 +327,12 @@ pub fn import_bytes(
                 cx.define(&iname, c);
                 continue;
             }
-            let ty = cx
+            let mut ty = cx
                 .value_type(vi)
                 .map_err(|e| e.context(format!("graph input '{iname}'")))?;
+            if let Some(dims) = opts.input_shapes.get(&iname) {
+                ty = override_shape(&iname, ty, dims)?;
+            }
             let v = cx.e.b.body.add_block_arg(entry, ty, loc);
             cx.define(&iname, v);
             in_types.push(ty);
@@ -295,14 +358,31 @@ pub fn import_bytes(
                 }
             }
         }
-        cx.convert_graph_body(g)?;
-        let outs = cx.graph_outputs(g)?;
-        let out_types: Vec<Type> = outs.iter().map(|&v| cx.e.ty(v)).collect();
-        let out_names: Vec<String> = g
-            .output
-            .iter()
-            .map(|o| o.name.clone().unwrap_or_default())
+        let unknown: Vec<&str> = opts
+            .input_shapes
+            .keys()
+            .filter(|k| !in_names.contains(k))
+            .map(String::as_str)
             .collect();
+        if !unknown.is_empty() {
+            return Err(ImportError::invalid(format!(
+                "input shape given for '{}', which is not an input of '{name}' (inputs: {})",
+                unknown.join("', '"),
+                in_names.join(", ")
+            )));
+        }
+        cx.convert_graph_body(g)?;
+        let (outs, out_names) = match &opts.outputs {
+            None => (
+                cx.graph_outputs(g)?,
+                g.output
+                    .iter()
+                    .map(|o| o.name.clone().unwrap_or_default())
+                    .collect(),
+            ),
+            Some(sel) => selected_outputs(&cx, g, sel)?,
+        };
+        let out_types: Vec<Type> = outs.iter().map(|&v| cx.e.ty(v)).collect();
         cx.e.set_loc(file_loc);
         cx.e.b
             .create("graph.return", &outs, vec![], Some(vec![]), 0)?;

@@ -1,0 +1,710 @@
+//! `ge-atc`: an ATC-compatible one-shot converter. It takes ATC's flags with
+//! their names and meanings (`--model`, `--framework`, `--output`,
+//! `--soc_version`, `--input_shape`, `--precision_mode`, …), imports the
+//! model, compiles it with the `atc` pipeline in timed stages and writes
+//! `<output>.om`, printing a summary of what it did. `--mode=1` turns an
+//! `.om` back into JSON (or `.air`); `--mode=3` only checks the model.
+//!
+//! Compiled models are kept in the compile cache (ATC's
+//! `--op_compiler_cache_mode`/`--op_compiler_cache_dir`), keyed by the model,
+//! the flags and the tool version.
+
+pub mod dump;
+pub mod shapes;
+pub mod stages;
+pub mod switches;
+
+use crate::incremental::cache::{self, CompileCache, KeyBuilder, Lookup};
+use clap::builder::PossibleValuesParser;
+use clap::Parser as ClapParser;
+use ge_ir::attributes::{AttrDict, Attribute};
+use ge_ir::diagnostics::SourceMap;
+use ge_ir::{Context, Ident, Module};
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(ClapParser, Debug, Clone)]
+#[command(
+    name = "ge-atc",
+    version,
+    about = "Convert an ONNX or TensorFlow model into an .om offline model (ATC-compatible flags)",
+    rename_all = "snake_case"
+)]
+pub struct AtcArgs {
+    /// The model file: .onnx, a frozen TensorFlow .pb, or .air
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<String>,
+    /// 3 = TensorFlow, 5 = ONNX (optional for .air models)
+    #[arg(long, value_name = "N", value_parser = PossibleValuesParser::new(["0", "1", "3", "5"]))]
+    pub framework: Option<String>,
+    /// Output path without extension: writes OUTPUT.om
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<String>,
+    /// Target SoC: a shipped profile (Ascend910B, Ascend310P) or a .json profile
+    #[arg(long, value_name = "SOC", default_value = "Ascend910B")]
+    pub soc_version: String,
+    /// Input shapes, e.g. "x:1,3,224,224;y:-1,10" (a dim may be LOW~HIGH)
+    #[arg(long, value_name = "NAME:DIMS[;...]")]
+    pub input_shape: Option<String>,
+    /// Ranges of dynamic dims, e.g. "x:[1~8,3,224,224]"
+    #[arg(long, value_name = "NAME:[DIMS][;...]")]
+    pub input_shape_range: Option<String>,
+    /// Layout of the model inputs
+    #[arg(long, value_name = "FORMAT", value_parser = PossibleValuesParser::new(["NCHW", "NHWC", "ND", "NCDHW", "NDHWC"]))]
+    pub input_format: Option<String>,
+    /// Model outputs as node:index, e.g. "conv1:0;fc:0" (default: the model's outputs)
+    #[arg(long, value_name = "NODE:INDEX[;...]")]
+    pub out_nodes: Option<String>,
+    /// Compute precision (ATC's default is force_fp16; ge keeps the model's types)
+    #[arg(long, value_name = "MODE", default_value = "must_keep_origin_dtype",
+          value_parser = PossibleValuesParser::new(["force_fp16", "allow_mix_precision", "must_keep_origin_dtype", "allow_fp32_to_fp16"]))]
+    pub precision_mode: String,
+    /// JSON (or name:off lines) turning graph fusions (rules) and UB fusion (fuse-kernels) off
+    #[arg(long, value_name = "FILE")]
+    pub fusion_switch_file: Option<String>,
+    /// Passes or rules on/off, e.g. "cse:off;conv_relu_epilogue:off"
+    #[arg(long, value_name = "NAME:on|off[;...]")]
+    pub optimization_switch: Option<String>,
+    /// 1: give every buffer its own memory (no reuse)
+    #[arg(long, value_name = "0|1", default_value = "0", value_parser = PossibleValuesParser::new(["0", "1"]))]
+    pub disable_reuse_memory: String,
+    /// true: run every task on one stream
+    #[arg(long, value_name = "true|false", default_value = "false", value_parser = PossibleValuesParser::new(["true", "false"]))]
+    pub enable_single_stream: String,
+    /// 0: generate an .om; 1: convert an .om to JSON (or .air); 3: only check the model
+    #[arg(long, value_name = "N", default_value = "0", value_parser = PossibleValuesParser::new(["0", "1", "3"]))]
+    pub mode: String,
+    /// --mode=1: the .om to convert
+    #[arg(long, value_name = "FILE")]
+    pub om: Option<String>,
+    /// --mode=1: where to write it (.json, or .air for the IR)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Log level of progress messages on stderr
+    #[arg(long, value_name = "LEVEL", default_value = "null", value_parser = PossibleValuesParser::new(["debug", "info", "warning", "error", "null"]))]
+    pub log: String,
+    /// Compile cache: enable (use and fill), disable, or force (recompile and refresh)
+    #[arg(long, value_name = "MODE", default_value = "enable", value_parser = PossibleValuesParser::new(["enable", "disable", "force"]))]
+    pub op_compiler_cache_mode: String,
+    /// Compile cache directory (default: $GE_CACHE_DIR, else the user's cache dir)
+    #[arg(long, value_name = "DIR")]
+    pub op_compiler_cache_dir: Option<String>,
+}
+
+pub struct AtcOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+const SUCCESS: &str = "ATC run success, welcome to the next use.\n";
+
+/// Progress messages at or above the `--log` level.
+struct Log {
+    level: u8,
+    text: String,
+}
+
+impl Log {
+    fn new(level: &str) -> Log {
+        let level = match level {
+            "debug" => 0,
+            "info" => 1,
+            "warning" => 2,
+            "error" => 3,
+            _ => 4,
+        };
+        Log {
+            level,
+            text: String::new(),
+        }
+    }
+    fn at(&mut self, level: u8, tag: &str, msg: &str) {
+        if level >= self.level {
+            let _ = writeln!(self.text, "[{tag}] {msg}");
+        }
+    }
+    fn debug(&mut self, msg: &str) {
+        self.at(0, "DEBUG", msg)
+    }
+    fn info(&mut self, msg: &str) {
+        self.at(1, "INFO", msg)
+    }
+    fn warn(&mut self, msg: &str) {
+        self.at(2, "WARNING", msg)
+    }
+}
+
+/// A failed run: the error text, after the log so far.
+fn failed(log: &Log, err: &str) -> AtcOutput {
+    let mut stderr = log.text.clone();
+    stderr.push_str(err);
+    if !err.ends_with('\n') {
+        stderr.push('\n');
+    }
+    stderr.push_str("ATC run failed\n");
+    AtcOutput {
+        stdout: String::new(),
+        stderr,
+        code: 1,
+    }
+}
+
+fn error(msg: impl std::fmt::Display) -> String {
+    format!("error: {msg}")
+}
+
+/// What the model is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Framework {
+    Tf,
+    Onnx,
+    Air,
+}
+
+impl Framework {
+    fn name(self) -> &'static str {
+        match self {
+            Framework::Tf => "TensorFlow",
+            Framework::Onnx => "ONNX",
+            Framework::Air => "AIR",
+        }
+    }
+}
+
+fn framework(args: &AtcArgs, model: &str) -> Result<Framework, String> {
+    match args.framework.as_deref() {
+        Some("3") => Ok(Framework::Tf),
+        Some("5") => Ok(Framework::Onnx),
+        Some("0") => Err(error(
+            "--framework=0 (Caffe) is not supported: ge imports TensorFlow (3) and ONNX (5)",
+        )),
+        Some("1") => Err(error(
+            "--framework=1 (MindSpore) is not supported: ge imports TensorFlow (3) and ONNX (5)",
+        )),
+        Some(f) => Err(error(format!("--framework={f} is not a framework"))),
+        None if model.ends_with(".air") => Ok(Framework::Air),
+        None => Err(error(
+            "--framework is required (3 = TensorFlow, 5 = ONNX) unless --model is an .air file",
+        )),
+    }
+}
+
+/// The `.om` path for `--output` (ATC appends `.om`).
+fn om_path(output: &str) -> PathBuf {
+    if output.ends_with(".om") {
+        PathBuf::from(output)
+    } else {
+        PathBuf::from(format!("{output}.om"))
+    }
+}
+
+/// Everything parsed from the flags before any work.
+struct Plan {
+    framework: Framework,
+    model: String,
+    shapes: shapes::InputShapes,
+    out_nodes: Option<Vec<(String, usize)>>,
+    settings: stages::Settings,
+}
+
+fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
+    let model = args
+        .model
+        .clone()
+        .ok_or_else(|| error("--model is required"))?;
+    let framework = framework(args, &model)?;
+    if args.mode == "0" && args.output.is_none() {
+        return Err(error("--output is required (ge-atc writes OUTPUT.om)"));
+    }
+    if args.om.is_some() || args.json.is_some() {
+        return Err(error("--om and --json are for --mode=1"));
+    }
+    ge_lowering::soc::Soc::load(&args.soc_version)
+        .map_err(|e| error(format!("--soc_version: {e}")))?;
+    let shapes = shapes::parse(args.input_shape.as_deref(), args.input_shape_range.as_deref())
+        .map_err(error)?;
+    let out_nodes = args
+        .out_nodes
+        .as_deref()
+        .map(shapes::parse_out_nodes)
+        .transpose()
+        .map_err(error)?;
+    if framework == Framework::Air && (!shapes.dims.is_empty() || out_nodes.is_some()) {
+        return Err(error(
+            "--input_shape, --input_shape_range and --out_nodes apply to ONNX and TensorFlow models; edit the .air instead",
+        ));
+    }
+    if let Some(f) = &args.input_format {
+        let ok = match framework {
+            Framework::Onnx => matches!(f.as_str(), "NCHW" | "ND" | "NCDHW"),
+            Framework::Tf => true,
+            Framework::Air => true,
+        };
+        if !ok {
+            return Err(error(format!(
+                "--input_format={f} does not fit an ONNX model (ONNX inputs are NCHW, NCDHW or ND)"
+            )));
+        }
+    }
+    let mut switches = switches::Switches::default();
+    if let Some(f) = &args.fusion_switch_file {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| error(format!("--fusion_switch_file: cannot read '{f}': {e}")))?;
+        switches
+            .apply_fusion_switch_file(ctx, &text, f)
+            .map_err(error)?;
+    }
+    if let Some(o) = &args.optimization_switch {
+        switches
+            .apply_optimization_switch(ctx, o)
+            .map_err(error)?;
+    }
+    Ok(Plan {
+        framework,
+        model,
+        shapes,
+        out_nodes,
+        settings: stages::Settings {
+            soc: args.soc_version.clone(),
+            precision: args.precision_mode.clone(),
+            switches,
+            single_stream: args.enable_single_stream == "true",
+            disable_reuse: args.disable_reuse_memory == "1",
+        },
+    })
+}
+
+/// Import the model (diagnostics rendered against `sm` for `.air`).
+fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String> {
+    let path = Path::new(&p.model);
+    match p.framework {
+        Framework::Onnx => {
+            let opts = ge_frontends::onnx::ImportOptions {
+                input_shapes: p.shapes.dims.clone().into_iter().collect(),
+                outputs: p.out_nodes.clone(),
+                ..Default::default()
+            };
+            ge_frontends::onnx::import_file(ctx, path, &opts).map_err(|e| error(e.message))
+        }
+        Framework::Tf => {
+            let opts = ge_frontends::tf::TfOptions {
+                input_shapes: p.shapes.dims.clone().into_iter().collect(),
+                outputs: p
+                    .out_nodes
+                    .as_ref()
+                    .map(|o| o.iter().map(|(n, i)| format!("{n}:{i}")).collect()),
+                func_name: "main".into(),
+            };
+            ge_frontends::tf::import_file(ctx, path, &opts).map_err(|e| error(e.message))
+        }
+        Framework::Air => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| error(format!("cannot read '{}': {e}", p.model)))?;
+            let file = sm.add(&p.model, Arc::from(text.as_str()));
+            ge_ir::parser::parse_module(ctx, &p.model, file, &text, 0, 1)
+                .map_err(|d| sm.render(&d))
+        }
+    }
+}
+
+/// Record the symbol bounds of ranged dims and the input format.
+fn annotate(m: &mut Module, p: &Plan, input_format: Option<&str>) {
+    if !p.shapes.bounds.is_empty() {
+        let mut dict = m
+            .outer
+            .op(m.op)
+            .attr("ge.symbol_bounds")
+            .and_then(|a| a.as_dict())
+            .unwrap_or_else(AttrDict::empty);
+        for (k, v) in &p.shapes.bounds {
+            dict = dict.with(Ident::new(k), Attribute::i64(*v));
+        }
+        let op = m.op;
+        m.outer
+            .set_attr(op, "ge.symbol_bounds", Attribute::dict(dict));
+    }
+    if let Some(f) = input_format {
+        let body = m.body_mut();
+        let funcs: Vec<_> = body
+            .all_ops(ge_ir::body::WalkOrder::Pre)
+            .into_iter()
+            .filter(|&o| body.op(o).name.as_str() == "graph.func")
+            .collect();
+        for o in funcs {
+            body.set_attr(o, "ge.input_format", Attribute::string(f));
+        }
+    }
+}
+
+/// The cache key of a compile, or why it cannot be cached.
+fn cache_key(args: &AtcArgs, p: &Plan, model_bytes: &[u8]) -> Result<cache::CacheKey, String> {
+    if p.framework == Framework::Onnx {
+        if let Ok(mp) = ge_frontends::onnx::decode_model(model_bytes, &p.model) {
+            let external = mp.graph.iter().flat_map(|g| &g.initializer).any(|t| {
+                t.data_location == Some(1) || !t.external_data.is_empty()
+            });
+            if external {
+                return Err("the model keeps weights in external data files".into());
+            }
+        }
+    }
+    let soc = ge_lowering::soc::Soc::load(&args.soc_version)?;
+    let mut k = KeyBuilder::new(&format!("ge-atc {}", cache::tool_version()));
+    k.field("model", model_bytes)
+        .field("framework", p.framework.name().as_bytes())
+        .field("soc", format!("{soc:?}").as_bytes())
+        .field("settings", format!("{:?}", p.settings).as_bytes())
+        .field("shapes", format!("{:?}", p.shapes).as_bytes())
+        .field("out_nodes", format!("{:?}", p.out_nodes).as_bytes())
+        .field(
+            "input_format",
+            args.input_format.as_deref().unwrap_or("").as_bytes(),
+        );
+    Ok(k.finish())
+}
+
+/// Cache payload: summary text, then the `.om` bytes.
+fn encode_entry(summary: &str, om: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(8 + summary.len() + om.len());
+    v.extend_from_slice(&(summary.len() as u64).to_le_bytes());
+    v.extend_from_slice(summary.as_bytes());
+    v.extend_from_slice(om);
+    v
+}
+
+fn decode_entry(p: &[u8]) -> Option<(String, &[u8])> {
+    let n = u64::from_le_bytes(p.get(..8)?.try_into().ok()?) as usize;
+    let s = std::str::from_utf8(p.get(8..8 + n)?).ok()?;
+    Some((s.to_string(), p.get(8 + n..)?))
+}
+
+fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:>9.1} ms", d.as_secs_f64() * 1e3)
+}
+
+/// `name: type` of the entry function's inputs, with the input format.
+fn inputs_line(m: &Module, format: Option<&str>) -> String {
+    let b = m.body();
+    let Some(f) = m.top_ops().into_iter().find(|&o| {
+        let d = b.op(o);
+        d.name.as_str() == "graph.func"
+            && d.attr("sym_visibility").and_then(|a| a.as_str()) != Some("private")
+    }) else {
+        return String::new();
+    };
+    let d = b.op(f);
+    let names: Vec<String> = d
+        .attr("ge.input_names")
+        .and_then(|a| a.as_array().map(|v| v.iter().filter_map(|x| x.as_str().map(String::from)).collect()))
+        .unwrap_or_default();
+    let types: Vec<ge_ir::Type> = d
+        .attr("function_type")
+        .and_then(|a| a.as_type())
+        .and_then(|t| t.as_function().map(|(i, _)| i.to_vec()))
+        .unwrap_or_default();
+    let parts: Vec<String> = types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let n = names.get(i).cloned().unwrap_or_else(|| format!("arg{i}"));
+            format!("{n}: {t}")
+        })
+        .collect();
+    let fmt = format.map(|f| format!(" ({f})")).unwrap_or_default();
+    format!("  inputs       {}{fmt}\n", parts.join(", "))
+}
+
+/// The summary of a compiled model.
+fn summary(
+    om: &ge_lowering::om::OmModel,
+    inputs: &str,
+    ops_before: usize,
+    ops_after: usize,
+    times: &[(&str, Duration)],
+) -> String {
+    use ge_lowering::om::model::{ArenaRole, Task};
+    let mut s = inputs.to_string();
+    let (mut launches, mut copies) = (0, 0);
+    for t in &om.program.tasks {
+        match t {
+            Task::Launch { .. } => launches += 1,
+            Task::Memcpy { .. } => copies += 1,
+            _ => {}
+        }
+    }
+    let workspace: u64 = om
+        .def
+        .arenas
+        .iter()
+        .filter(|a| a.role == ArenaRole::Workspace)
+        .map(|a| a.size)
+        .sum();
+    let no_reuse = om
+        .def
+        .memory_plan
+        .get("no_reuse")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(workspace);
+    let _ = writeln!(
+        s,
+        "  ops          {ops_before} imported, {ops_after} after graph optimisation"
+    );
+    let _ = writeln!(
+        s,
+        "  kernels      {} ({launches} launches, {copies} copies)",
+        om.program.kernels.len()
+    );
+    let _ = writeln!(s, "  engines      {}", om.def.engines.join(", "));
+    let _ = writeln!(
+        s,
+        "  streams      {} ({} events)",
+        om.def.num_streams, om.def.num_events
+    );
+    let pct = if no_reuse > 0 {
+        format!(", {:.1}% of it", 100.0 * workspace as f64 / no_reuse as f64)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "  memory       workspace {} (no reuse: {}{pct}); weights {}",
+        human_bytes(workspace),
+        human_bytes(no_reuse),
+        human_bytes(om.def.weights_size)
+    );
+    if !om.def.symbol_bounds.is_empty() {
+        let b: Vec<String> = om
+            .def
+            .symbol_bounds
+            .iter()
+            .map(|(k, v)| format!("{k} <= {v}"))
+            .collect();
+        let _ = writeln!(s, "  dynamic      {}", b.join(", "));
+    }
+    let _ = writeln!(s, "  compile time");
+    let mut total = Duration::ZERO;
+    for (name, d) in times {
+        let _ = writeln!(s, "    {name:<20}{}", ms(*d));
+        total += *d;
+    }
+    let _ = writeln!(s, "    {:<20}{}", "total", ms(total));
+    s
+}
+
+/// Run ge-atc.
+pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
+    let mut log = Log::new(&args.log);
+    if args.mode == "1" {
+        return match dump::om_to_file(ctx, &args) {
+            Ok(msg) => {
+                log.info(&msg);
+                AtcOutput {
+                    stdout: SUCCESS.into(),
+                    stderr: log.text,
+                    code: 0,
+                }
+            }
+            Err(e) => failed(&log, &e),
+        };
+    }
+    let p = match plan(&args, ctx) {
+        Ok(p) => p,
+        Err(e) => return failed(&log, &e),
+    };
+    let t0 = Instant::now();
+    let model_bytes = match std::fs::read(&p.model) {
+        Ok(b) => b,
+        Err(e) => return failed(&log, &error(format!("cannot read '{}': {e}", p.model))),
+    };
+    let out_path = args.output.as_deref().map(om_path);
+    // The cache.
+    let cache = match (args.mode.as_str(), args.op_compiler_cache_mode.as_str()) {
+        ("0", "enable" | "force") => {
+            let dir = args
+                .op_compiler_cache_dir
+                .clone()
+                .map(PathBuf::from)
+                .or_else(cache::default_dir);
+            match dir.map(CompileCache::open) {
+                Some(Ok(c)) => match cache_key(&args, &p, &model_bytes) {
+                    Ok(k) => Some((c, k)),
+                    Err(why) => {
+                        log.info(&format!("compile cache: not used: {why}"));
+                        None
+                    }
+                },
+                Some(Err(e)) => {
+                    log.warn(&format!("compile cache: cannot open: {e}"));
+                    None
+                }
+                None => None,
+            }
+        }
+        _ => None,
+    };
+    if let (Some((c, k)), Some(out), "enable") =
+        (&cache, &out_path, args.op_compiler_cache_mode.as_str())
+    {
+        match c.get(k) {
+            Lookup::Hit(payload) => {
+                if let Some((sum, om)) = decode_entry(&payload) {
+                    log.info(&format!("compile cache: hit {}", k.short()));
+                    if let Err(e) = ge_ir::fsutil::write_atomic(out, om) {
+                        return failed(
+                            &log,
+                            &error(format!("cannot write '{}': {e}", out.display())),
+                        );
+                    }
+                    let stdout = format!(
+                        "ge-atc: {} ({}) -> {} for {} [compile cache hit {}, {:.1} ms]\n{sum}{SUCCESS}",
+                        p.model,
+                        p.framework.name(),
+                        out.display(),
+                        args.soc_version,
+                        k.short(),
+                        t0.elapsed().as_secs_f64() * 1e3
+                    );
+                    return AtcOutput {
+                        stdout,
+                        stderr: log.text,
+                        code: 0,
+                    };
+                }
+                log.warn("compile cache: unreadable entry; compiling");
+            }
+            Lookup::Miss => log.info(&format!("compile cache: miss {}", k.short())),
+            Lookup::Corrupt(why) => {
+                log.warn(&format!("compile cache: corrupt entry ({why}); compiling"))
+            }
+        }
+    }
+
+    // Import.
+    let mut sm = SourceMap::new();
+    let t = Instant::now();
+    log.info(&format!("importing {} ({})", p.model, p.framework.name()));
+    let mut m = match import(ctx, &p, &mut sm) {
+        Ok(m) => m,
+        Err(e) => return failed(&log, &e),
+    };
+    annotate(&mut m, &p, args.input_format.as_deref());
+    let diags = ge_ir::verifier::verify_module(&m);
+    if diags.iter().any(|d| d.is_error()) {
+        let text: String = diags
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| sm.render(d))
+            .collect();
+        return failed(&log, &text);
+    }
+    let mut times: Vec<(&str, Duration)> = vec![("import", t.elapsed())];
+    let ops_before = stages::count_ops(&m);
+    let inputs = inputs_line(&m, args.input_format.as_deref());
+    log.debug(&format!("{ops_before} ops imported"));
+    if args.mode == "3" {
+        let stdout = format!(
+            "ge-atc: {} ({}) checked: {ops_before} ops\n{SUCCESS}",
+            p.model,
+            p.framework.name()
+        );
+        return AtcOutput {
+            stdout,
+            stderr: log.text,
+            code: 0,
+        };
+    }
+
+    // Compile.
+    let mut ops_after: Option<usize> = None;
+    for stage in stages::stages(ctx, &p.settings) {
+        // Graph optimisation ends where lowering starts.
+        if ops_after.is_none() && matches!(stage.name, "fuse-kernels" | "partition-engines") {
+            ops_after = Some(stages::count_ops(&m));
+        }
+        log.info(&format!("{}: {}", stage.name, stage.pipeline));
+        match stages::run_stage(ctx, &mut m, &stage) {
+            Ok(d) => match times.iter_mut().find(|(n, _)| *n == stage.name) {
+                Some(e) => e.1 += d,
+                None => times.push((stage.name, d)),
+            },
+            Err(diags) => {
+                let mut text: String = diags.iter().map(|d| sm.render(d)).collect();
+                if text.contains("has no upper bound") {
+                    text.push_str("hint: give the dynamic dims' ranges with --input_shape_range \"NAME:[1~N,...]\"\n");
+                }
+                return failed(&log, &text);
+            }
+        }
+    }
+    let Some(out) = out_path else {
+        return failed(&log, &error("--output is required"));
+    };
+    let t = Instant::now();
+    let name = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned());
+    let om = match ge_lowering::om::from_module(
+        m.body(),
+        Some(&m),
+        &ge_lowering::om::OmOptions {
+            entry: None,
+            name,
+            soc: args.soc_version.clone(),
+        },
+    ) {
+        Ok(om) => om,
+        Err(e) => return failed(&log, &error(e)),
+    };
+    let bytes = match ge_lowering::om::format::to_bytes(&om) {
+        Ok(b) => b,
+        Err(e) => return failed(&log, &error(e)),
+    };
+    if let Err(e) = ge_ir::fsutil::write_atomic(&out, &bytes) {
+        return failed(&log, &error(format!("cannot write '{}': {e}", out.display())));
+    }
+    times.push(("write-om", t.elapsed()));
+    let sum = summary(&om, &inputs, ops_before, ops_after.unwrap_or(ops_before), &times);
+    if let Some((c, k)) = &cache {
+        match c.put(k, &encode_entry(&sum, &bytes)) {
+            Ok(()) => log.info(&format!("compile cache: stored {}", k.short())),
+            Err(e) => log.warn(&format!("compile cache: cannot store: {e}")),
+        }
+    }
+    let stdout = format!(
+        "ge-atc: {} ({}) -> {} for {} ({} bytes)\n{sum}{SUCCESS}",
+        p.model,
+        p.framework.name(),
+        out.display(),
+        args.soc_version,
+        bytes.len()
+    );
+    AtcOutput {
+        stdout,
+        stderr: log.text,
+        code: 0,
+    }
+}
+
+pub fn main() -> i32 {
+    let args = AtcArgs::parse();
+    let ctx = crate::registry::full_context();
+    let out = main_with(args, &ctx);
+    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    out.code
+}

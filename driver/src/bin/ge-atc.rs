@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(ge_driver::atc::main());
+}
