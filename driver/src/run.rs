@@ -69,7 +69,8 @@ pub struct RunArgs {
     /// Write a Chrome/Perfetto trace of the last run (one track per stream)
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
-    /// Refuse a model compiled for another SoC
+    /// .om models: refuse a model compiled for another SoC; .air models: compile for this
+    /// SoC (a built-in name or a profile .json)
     #[arg(long, value_name = "NAME")]
     pub soc: Option<String>,
     /// Print what the model is (inputs, outputs, streams, kernels, fallbacks)
@@ -121,10 +122,18 @@ fn random_tensor(
         .map(|d| match d {
             Dim::Static(n) => Ok(*n as usize),
             Dim::Unknown => Ok(1),
-            Dim::Sym(_) => d
-                .eval(binds)
-                .map(|v| v as usize)
-                .ok_or_else(|| format!("bind the symbols of '{ty}' with --bind")),
+            Dim::Sym(s) => {
+                // Unbound symbols default to 1.
+                let mut syms = vec![];
+                s.expr().symbols(&mut syms);
+                let mut b = binds.clone();
+                for x in syms {
+                    b.entry(x).or_insert(1);
+                }
+                d.eval(&b)
+                    .and_then(|v| usize::try_from(v).ok())
+                    .ok_or_else(|| format!("cannot size '{ty}' (bind its symbols with --bind)"))
+            }
         })
         .collect::<Result<_, _>>()?;
     let n: usize = shape.iter().product();
@@ -361,13 +370,20 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
     if path.ends_with(".air") || path.ends_with(".mlir") {
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-        let copts = ge_runtime::compile::CompileOptions {
+        let mut copts = ge_runtime::compile::CompileOptions {
             fuse: !args.no_fuse,
             single_stream: args.single_stream,
             formats: !args.no_formats,
             entry: args.function.clone(),
             ..Default::default()
         };
+        if let Some(soc) = &args.soc {
+            // Compile for that SoC (checks the name, reads a profile); the
+            // header carries the profile's name.
+            ge_lowering::soc::Soc::load(soc)?;
+            copts.soc = soc.clone();
+        }
+        let opts = ge_runtime::LoadOptions { soc: None, ..opts };
         let om = ge_runtime::compile::compile_text(path, &text, &copts)?;
         let bytes = ge_runtime::compile::to_bytes(&om)?;
         if let Some(p) = &args.save_om {

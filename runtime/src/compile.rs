@@ -18,6 +18,7 @@ pub struct CompileOptions {
     /// Ascend storage formats (NC1HWC0 / FRACTAL_Z / FRACTAL_NZ); off keeps
     /// NCHW/ND, the CPU's native layouts.
     pub formats: bool,
+    /// The SoC: a built-in name or a profile `.json`.
     pub soc: String,
     /// Function to compile (default: the only public one).
     pub entry: Option<String>,
@@ -106,7 +107,10 @@ pub fn compile_module(
         &OmOptions {
             entry: opts.entry.clone(),
             name: None,
-            soc: opts.soc.clone(),
+            // A profile path compiles for the profile's SoC name.
+            soc: ge_lowering::soc::Soc::load(&opts.soc)
+                .map(|s| s.name)
+                .unwrap_or_else(|_| opts.soc.clone()),
         },
     )
 }
