@@ -14,6 +14,7 @@ pub struct Blob {
     pub data: Vec<u8>,
 }
 
+#[derive(Clone)]
 pub struct Module {
     /// The body holding the module op itself (and nothing else).
     pub outer: Body,

@@ -28,6 +28,9 @@ pub struct PrintOptions {
 pub struct Names {
     values: Vec<ValName>,
     blocks: Vec<u32>,
+    /// The next free `%N` and `%argN` after this body.
+    next: u32,
+    next_arg: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -41,15 +44,35 @@ impl Names {
     /// Number values in print order: entry-block arguments are `%argN`, other
     /// values `%N`; blocks `^bbN` per region.
     pub fn compute(body: &Body) -> Names {
+        Names::compute_from(body, 0, 0)
+    }
+
+    /// Number starting at `%next` and `%arg{next_arg}`. The generic form
+    /// continues the enclosing body's numbers inside nested isolated ops:
+    /// a reader that does not know the op is isolated (mlir-opt with an
+    /// unregistered dialect) would otherwise see a name defined twice.
+    pub fn compute_from(body: &Body, mut next: u32, mut next_arg: u32) -> Names {
         let mut names = Names {
             values: vec![ValName::Unnamed; body.value_capacity()],
             blocks: vec![0; body.block_capacity()],
+            next: 0,
+            next_arg: 0,
         };
-        let (mut next, mut next_arg) = (0u32, 0u32);
         for r in body.root_regions() {
             names.number_region(body, r, &mut next, &mut next_arg);
         }
+        names.next = next;
+        names.next_arg = next_arg;
         names
+    }
+
+    /// Names for a nested isolated body printed by `p`.
+    fn nested(&self, inner: &Body, generic: bool) -> Names {
+        if generic {
+            Names::compute_from(inner, self.next, self.next_arg)
+        } else {
+            Names::compute(inner)
+        }
     }
 
     fn number_region(&mut self, body: &Body, r: RegionId, next: &mut u32, next_arg: &mut u32) {
@@ -481,7 +504,7 @@ impl OpPrinter<'_, '_> {
         let d = self.body.op(op);
         match d.inner.as_deref() {
             Some(inner) => {
-                let names = Names::compute(inner);
+                let names = self.names.nested(inner, self.p.opts.generic);
                 let mut sub = OpPrinter {
                     body: inner,
                     names: &names,
@@ -601,7 +624,7 @@ impl OpPrinter<'_, '_> {
         let args = self.entry_args(op);
         match d.inner.as_deref() {
             Some(inner) => {
-                let names = Names::compute(inner);
+                let names = self.names.nested(inner, self.p.opts.generic);
                 let mut sub = OpPrinter {
                     body: inner,
                     names: &names,
