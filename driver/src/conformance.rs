@@ -3,9 +3,11 @@
 //! output with ONNX's tolerances, and report pass / fail / unsupported per
 //! test and per op.
 //!
-//! Execution is pluggable ([`Executor`]): today the reference interpreter
-//! runs the imported graph; the compiled path (lowering + runtime) plugs in
-//! as another executor.
+//! Execution is pluggable ([`Executor`]): `--executor=runtime` (the default)
+//! compiles the imported graph with the `atc` pipeline to an `.om` and runs it
+//! on the runtime, end to end; `--executor=interpreter` runs the imported
+//! graph with the reference interpreter (to tell importer bugs from compiler
+//! or runtime bugs).
 //!
 //! Inputs that an op needs as a compile-time constant (Reshape's shape,
 //! Slice's starts, …) but that the test feeds as graph inputs are bound to
@@ -37,7 +39,7 @@ pub struct ConformanceArgs {
     #[arg(long)]
     pub filter: Option<String>,
     /// How to execute imported models
-    #[arg(long, default_value = "interpreter", value_parser = ["interpreter"])]
+    #[arg(long, default_value = "runtime", value_parser = ["runtime", "interpreter"])]
     pub executor: String,
     /// Write the Markdown report here (e.g. docs/conformance.md)
     #[arg(long, value_name = "FILE")]
@@ -60,6 +62,29 @@ pub struct ConformanceArgs {
 pub trait Executor: Sync {
     fn name(&self) -> &'static str;
     fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Vec<Tensor>, String>;
+}
+
+/// The compiled path: the `atc` pipeline, the `.om` writer, the runtime.
+pub struct RuntimeExecutor;
+
+impl Executor for RuntimeExecutor {
+    fn name(&self) -> &'static str {
+        "atc pipeline + runtime"
+    }
+    fn run(&self, m: &Module, inputs: Vec<Tensor>, _max_ops: usize) -> Result<Vec<Tensor>, String> {
+        use ge_runtime::compile::{compile_module, context, to_bytes, CompileOptions};
+        let ctx = context();
+        let mut m = m.clone();
+        let om = compile_module(&ctx, &mut m, &CompileOptions::default())
+            .map_err(|e| format!("compile: {e}"))?;
+        let bytes = to_bytes(&om).map_err(|e| format!("compile: {e}"))?;
+        let model = ge_runtime::Model::from_bytes(&bytes, &ge_runtime::LoadOptions::default())
+            .map_err(|e| format!("load: {e}"))?;
+        let ins: Vec<ge_runtime::HostTensor> =
+            inputs.iter().map(ge_runtime::HostTensor::from_tensor).collect();
+        let outs = model.session().run(&ins).map_err(|e| e.0)?;
+        outs.iter().map(|h| h.to_tensor()).collect()
+    }
 }
 
 /// The reference interpreter.
@@ -514,7 +539,10 @@ fn onnx_version(root: &Path) -> String {
 }
 
 pub fn main_with(args: ConformanceArgs) -> i32 {
-    let exec: &dyn Executor = &InterpreterExecutor;
+    let exec: &dyn Executor = match args.executor.as_str() {
+        "interpreter" => &InterpreterExecutor,
+        _ => &RuntimeExecutor,
+    };
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
