@@ -2,6 +2,7 @@
 #   .venv/bin/lit -sv lit-tests
 import os
 import shutil
+import subprocess
 
 import lit.formats
 
@@ -26,3 +27,15 @@ mlir_opt = shutil.which("mlir-opt-22") or shutil.which("mlir-opt")
 if mlir_opt:
     config.available_features.add("mlir-opt")
     config.substitutions.append(("%mlir-opt", mlir_opt))
+
+# The MLIR bridge (cargo feature ge-driver/mlir) when the ge-translate under
+# test was built with it: tests in lit-tests/mlir say REQUIRES: mlir-bridge.
+try:
+    features = subprocess.run(
+        [os.path.join(bin_dir, "ge-translate"), "--list-features"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.split()
+except (OSError, subprocess.SubprocessError):
+    features = []
+if "mlir-bridge" in features:
+    config.available_features.add("mlir-bridge")

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # Run every test of ge: formatting, lints, unit/snapshot/property tests, lit tests.
 # Needs only the Rust toolchain and Python 3 with pip; test tools are installed
-# (pinned) into ./.venv. Set GE_INSTALL_MLIR=1 to also apt-install mlir-22-tools
-# (as CI does) so the mlir-opt round-trip tests run.
+# (pinned) into ./.venv. Set GE_INSTALL_MLIR=1 to also apt-install LLVM/MLIR 22
+# (as CI does) so the mlir-opt round-trip tests run and the MLIR bridge (cargo
+# feature ge-driver/mlir: --export-mlir, --import-mlir, ge-mlir-crosscheck) is
+# built and tested. Without LLVM 22 the bridge is simply left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-if [[ "${GE_INSTALL_MLIR:-0}" == 1 ]] && ! command -v mlir-opt-22 >/dev/null; then
-  step "installing mlir-22-tools (Debian)"
+MLIR_PKGS=(mlir-22-tools libmlir-22-dev llvm-22-dev libclang1-22 libclang-common-22-dev libpolly-22-dev libzstd-dev)
+if [[ "${GE_INSTALL_MLIR:-0}" == 1 ]] && ! dpkg -s "${MLIR_PKGS[@]}" >/dev/null 2>&1; then
+  step "installing LLVM/MLIR 22 (Debian: ${MLIR_PKGS[*]})"
   SUDO=""; [[ $(id -u) != 0 ]] && SUDO="sudo"
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mlir-22-tools >/dev/null
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${MLIR_PKGS[@]}" >/dev/null
+fi
+
+# The MLIR bridge needs LLVM/MLIR 22's development files (melior 0.27 → mlir-sys 220).
+FEATURES=()
+if [[ -f /usr/lib/llvm-22/lib/cmake/mlir/MLIRConfig.cmake || -f /usr/lib/llvm-22/include/mlir-c/IR.h ]]; then
+  export MLIR_SYS_220_PREFIX="${MLIR_SYS_220_PREFIX:-/usr/lib/llvm-22}"
+  export TABLEGEN_220_PREFIX="${TABLEGEN_220_PREFIX:-/usr/lib/llvm-22}"
+  FEATURES=(--features ge-driver/mlir)
+  step "LLVM/MLIR 22 found: building with the MLIR bridge (${FEATURES[*]})"
 fi
 
 step "test tools (.venv: $(tr '\n' ' ' < tools/requirements-test.txt | sed 's/#[^=]*\.venv[^ ]*//'))"
@@ -22,17 +34,17 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets ${FEATURES[@]+"${FEATURES[@]}"} --quiet -- -D warnings
 
 step "cargo build (binaries for lit)"
-cargo build --workspace --bins --quiet
+cargo build --workspace --bins ${FEATURES[@]+"${FEATURES[@]}"} --quiet
 
 step "unit, snapshot and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast
-  cargo test --workspace --doc --quiet
+  cargo nextest run --workspace ${FEATURES[@]+"${FEATURES[@]}"} --no-fail-fast
+  cargo test --workspace --doc ${FEATURES[@]+"${FEATURES[@]}"} --quiet
 else
-  cargo test --workspace --quiet
+  cargo test --workspace ${FEATURES[@]+"${FEATURES[@]}"} --quiet
 fi
 
 step "lit tests"

@@ -1,6 +1,8 @@
 //! `ge-translate`: convert between model formats and `.air` text — MLIR's
 //! `mlir-translate` job. Today: `--import-onnx`, `--import-tf` and
-//! `--om-to-air` (print a compiled `.om` back as `.air`).
+//! `--om-to-air` (print a compiled `.om` back as `.air`); with the cargo
+//! feature `mlir`, `--export-mlir` / `--import-mlir` (the bridge to upstream
+//! MLIR, `ge_frontends::mlir`).
 //!
 //! Each conversion is one flag of the `mode` group (exactly one is given); a
 //! new conversion is one more flag there and one more arm in [`main_with`].
@@ -36,6 +38,25 @@ pub struct TranslateArgs {
     /// List the TensorFlow ops the importer supports
     #[arg(long, group = "mode")]
     pub list_tf_ops: bool,
+    /// List the optional features this build has (e.g. mlir-bridge)
+    #[arg(long, group = "mode")]
+    pub list_features: bool,
+    /// Export an .air module to upstream MLIR (func + tosa), verified by MLIR
+    #[cfg(feature = "mlir")]
+    #[arg(long, value_name = "FILE.air", group = "mode")]
+    pub export_mlir: Option<String>,
+    /// Import an upstream MLIR module (func + tosa) into the graph dialect
+    #[cfg(feature = "mlir")]
+    #[arg(long, value_name = "FILE.mlir", group = "mode")]
+    pub import_mlir: Option<String>,
+    /// List the ops --export-mlir supports
+    #[cfg(feature = "mlir")]
+    #[arg(long, group = "mode")]
+    pub list_mlir_export_ops: bool,
+    /// List the upstream ops --import-mlir supports
+    #[cfg(feature = "mlir")]
+    #[arg(long, group = "mode")]
+    pub list_mlir_import_ops: bool,
     /// Output file ('-' for stdout); written atomically
     #[arg(short = 'o', long = "output", default_value = "-")]
     pub output: String,
@@ -85,6 +106,11 @@ fn emit(args: &TranslateArgs, m: &Module) -> TranslateOutput {
             hex_elements_over: args.print_elements_hex_over,
         },
     );
+    write_text(args, text)
+}
+
+/// Write `text` to `-o` (stdout for '-').
+fn write_text(args: &TranslateArgs, text: String) -> TranslateOutput {
     if args.output == "-" {
         return TranslateOutput {
             stdout: text,
@@ -122,6 +148,21 @@ pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
             code: 0,
         };
     }
+    if args.list_features {
+        let mut f: Vec<&str> = vec![];
+        if cfg!(feature = "mlir") {
+            f.push("mlir-bridge");
+        }
+        return TranslateOutput {
+            stdout: f.iter().map(|x| format!("{x}\n")).collect(),
+            stderr: String::new(),
+            code: 0,
+        };
+    }
+    #[cfg(feature = "mlir")]
+    if let Some(out) = mlir_modes(&args, ctx) {
+        return out;
+    }
     if let Some(path) = &args.import_onnx {
         let opts = ImportOptions {
             func_name: args.func_name.clone(),
@@ -154,6 +195,65 @@ pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
         };
     }
     fail("give one of --import-onnx, --import-tf, --om-to-air")
+}
+
+/// Read, parse and verify an `.air` file; rendered diagnostics on failure.
+pub fn load_air(ctx: &Context, path: &str) -> Result<Module, String> {
+    use ge_ir::diagnostics::SourceMap;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("error: cannot read '{path}': {e}\n"))?;
+    let mut sm = SourceMap::new();
+    let file = sm.add(path, std::sync::Arc::from(text.as_str()));
+    let m = ge_ir::parser::parse_module(ctx, path, file, &text, 0, 1).map_err(|d| sm.render(&d))?;
+    let diags = ge_ir::verifier::verify_module(&m);
+    if diags.iter().any(|d| d.is_error()) {
+        return Err(diags.iter().map(|d| sm.render(d)).collect());
+    }
+    Ok(m)
+}
+
+/// The `--export-mlir` / `--import-mlir` modes (feature `mlir`).
+#[cfg(feature = "mlir")]
+fn mlir_modes(args: &TranslateArgs, ctx: &Context) -> Option<TranslateOutput> {
+    use ge_frontends::mlir;
+    let list = |names: Vec<&str>| TranslateOutput {
+        stdout: format!("{}\n", names.join("\n")),
+        stderr: String::new(),
+        code: 0,
+    };
+    if args.list_mlir_export_ops {
+        return Some(list(mlir::export::TABLE.iter().map(|(n, _)| *n).collect()));
+    }
+    if args.list_mlir_import_ops {
+        return Some(list(mlir::import::TABLE.iter().map(|(n, _)| *n).collect()));
+    }
+    if let Some(path) = &args.export_mlir {
+        let m = match load_air(ctx, path) {
+            Ok(m) => m,
+            Err(e) => {
+                return Some(TranslateOutput {
+                    stdout: String::new(),
+                    stderr: e,
+                    code: 1,
+                })
+            }
+        };
+        return Some(match mlir::export::export_text(&m, args.print_debuginfo) {
+            Ok(text) => write_text(args, text),
+            Err(e) => fail(&format!("{path}: cannot export to MLIR: {e}")),
+        });
+    }
+    if let Some(path) = &args.import_mlir {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return Some(fail(&format!("cannot read '{path}': {e}"))),
+        };
+        return Some(match mlir::import::import_text(ctx, &text, path) {
+            Ok(m) => emit(args, &m),
+            Err(e) => fail(&e.message),
+        });
+    }
+    None
 }
 
 pub fn main() -> i32 {

@@ -12,6 +12,8 @@
 
 pub mod emit;
 pub mod error;
+#[cfg(feature = "mlir")]
+pub mod mlir;
 pub mod onnx;
 pub mod tf;
 
