@@ -80,8 +80,10 @@ impl Executor for RuntimeExecutor {
         let bytes = to_bytes(&om).map_err(|e| format!("compile: {e}"))?;
         let model = ge_runtime::Model::from_bytes(&bytes, &ge_runtime::LoadOptions::default())
             .map_err(|e| format!("load: {e}"))?;
-        let ins: Vec<ge_runtime::HostTensor> =
-            inputs.iter().map(ge_runtime::HostTensor::from_tensor).collect();
+        let ins: Vec<ge_runtime::HostTensor> = inputs
+            .iter()
+            .map(ge_runtime::HostTensor::from_tensor)
+            .collect();
         let outs = model.session().run(&ins).map_err(|e| e.0)?;
         outs.iter().map(|h| h.to_tensor()).collect()
     }

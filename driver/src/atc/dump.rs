@@ -27,9 +27,11 @@ pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<String, String> {
         ));
     }
     let bytes = ge_lowering::om::format::read(Path::new(om_path)).map_err(|e| error(e.0))?;
-    let om = ge_lowering::om::format::parse(&bytes).map_err(|e| error(format!("{om_path}: {e}")))?;
+    let om =
+        ge_lowering::om::format::parse(&bytes).map_err(|e| error(format!("{om_path}: {e}")))?;
     let text = if out.ends_with(".air") {
-        let m = ge_lowering::om::to_module(ctx, &om).map_err(|e| error(format!("{om_path}: {e}")))?;
+        let m =
+            ge_lowering::om::to_module(ctx, &om).map_err(|e| error(format!("{om_path}: {e}")))?;
         print_module(&m, PrintOptions::default())
     } else {
         let partitions: Vec<serde_json::Value> = om

@@ -193,6 +193,16 @@ fn framework(args: &AtcArgs, model: &str) -> Result<Framework, String> {
     }
 }
 
+/// Write `bytes` to `path` atomically, creating missing parent folders.
+fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| error(format!("cannot create '{}': {e}", dir.display())))?;
+    }
+    ge_ir::fsutil::write_atomic(path, bytes)
+        .map_err(|e| error(format!("cannot write '{}': {e}", path.display())))
+}
+
 /// The `.om` path for `--output` (ATC appends `.om`).
 fn om_path(output: &str) -> PathBuf {
     if output.ends_with(".om") {
@@ -225,8 +235,11 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
     }
     ge_lowering::soc::Soc::load(&args.soc_version)
         .map_err(|e| error(format!("--soc_version: {e}")))?;
-    let shapes = shapes::parse(args.input_shape.as_deref(), args.input_shape_range.as_deref())
-        .map_err(error)?;
+    let shapes = shapes::parse(
+        args.input_shape.as_deref(),
+        args.input_shape_range.as_deref(),
+    )
+    .map_err(error)?;
     let out_nodes = args
         .out_nodes
         .as_deref()
@@ -259,9 +272,7 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
             .map_err(error)?;
     }
     if let Some(o) = &args.optimization_switch {
-        switches
-            .apply_optimization_switch(ctx, o)
-            .map_err(error)?;
+        switches.apply_optimization_switch(ctx, o).map_err(error)?;
     }
     Ok(Plan {
         framework,
@@ -305,8 +316,7 @@ fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String>
             let text = std::fs::read_to_string(path)
                 .map_err(|e| error(format!("cannot read '{}': {e}", p.model)))?;
             let file = sm.add(&p.model, Arc::from(text.as_str()));
-            ge_ir::parser::parse_module(ctx, &p.model, file, &text, 0, 1)
-                .map_err(|d| sm.render(&d))
+            ge_ir::parser::parse_module(ctx, &p.model, file, &text, 0, 1).map_err(|d| sm.render(&d))
         }
     }
 }
@@ -344,9 +354,11 @@ fn annotate(m: &mut Module, p: &Plan, input_format: Option<&str>) {
 fn cache_key(args: &AtcArgs, p: &Plan, model_bytes: &[u8]) -> Result<cache::CacheKey, String> {
     if p.framework == Framework::Onnx {
         if let Ok(mp) = ge_frontends::onnx::decode_model(model_bytes, &p.model) {
-            let external = mp.graph.iter().flat_map(|g| &g.initializer).any(|t| {
-                t.data_location == Some(1) || !t.external_data.is_empty()
-            });
+            let external = mp
+                .graph
+                .iter()
+                .flat_map(|g| &g.initializer)
+                .any(|t| t.data_location == Some(1) || !t.external_data.is_empty());
             if external {
                 return Err("the model keeps weights in external data files".into());
             }
@@ -410,7 +422,13 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
     let d = b.op(f);
     let names: Vec<String> = d
         .attr("ge.input_names")
-        .and_then(|a| a.as_array().map(|v| v.iter().filter_map(|x| x.as_str().map(String::from)).collect()))
+        .and_then(|a| {
+            a.as_array().map(|v| {
+                v.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+        })
         .unwrap_or_default();
     let types: Vec<ge_ir::Type> = d
         .attr("function_type")
@@ -564,11 +582,8 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
             Lookup::Hit(payload) => {
                 if let Some((sum, om)) = decode_entry(&payload) {
                     log.info(&format!("compile cache: hit {}", k.short()));
-                    if let Err(e) = ge_ir::fsutil::write_atomic(out, om) {
-                        return failed(
-                            &log,
-                            &error(format!("cannot write '{}': {e}", out.display())),
-                        );
+                    if let Err(e) = write_output(out, om) {
+                        return failed(&log, &e);
                     }
                     let stdout = format!(
                         "ge-atc: {} ({}) -> {} for {} [compile cache hit {}, {:.1} ms]\n{sum}{SUCCESS}",
@@ -655,9 +670,7 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         return failed(&log, &error("--output is required"));
     };
     let t = Instant::now();
-    let name = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned());
+    let name = out.file_stem().map(|s| s.to_string_lossy().into_owned());
     let om = match ge_lowering::om::from_module(
         m.body(),
         Some(&m),
@@ -674,11 +687,17 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Ok(b) => b,
         Err(e) => return failed(&log, &error(e)),
     };
-    if let Err(e) = ge_ir::fsutil::write_atomic(&out, &bytes) {
-        return failed(&log, &error(format!("cannot write '{}': {e}", out.display())));
+    if let Err(e) = write_output(&out, &bytes) {
+        return failed(&log, &e);
     }
     times.push(("write-om", t.elapsed()));
-    let sum = summary(&om, &inputs, ops_before, ops_after.unwrap_or(ops_before), &times);
+    let sum = summary(
+        &om,
+        &inputs,
+        ops_before,
+        ops_after.unwrap_or(ops_before),
+        &times,
+    );
     if let Some((c, k)) = &cache {
         match c.put(k, &encode_entry(&sum, &bytes)) {
             Ok(()) => log.info(&format!("compile cache: stored {}", k.short())),
@@ -704,7 +723,8 @@ pub fn main() -> i32 {
     let args = AtcArgs::parse();
     let ctx = crate::registry::full_context();
     let out = main_with(args, &ctx);
-    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    // The log comes first: it tells what happened before the summary.
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     out.code
 }

@@ -73,10 +73,7 @@ pub fn stages(ctx: &Context, s: &Settings) -> Vec<Stage> {
     if s.precision != "must_keep_origin_dtype" {
         push(
             "convert-precision",
-            format!(
-                "convert-precision{{mode={} soc={soc}}}",
-                s.precision
-            ),
+            format!("convert-precision{{mode={} soc={soc}}}", s.precision),
         );
         if !sw.no_canonicalize {
             // Folds casts of constants and cast pairs the conversion left.
@@ -86,7 +83,10 @@ pub fn stages(ctx: &Context, s: &Settings) -> Vec<Stage> {
     if !sw.no_fuse_kernels {
         push("fuse-kernels", format!("fuse-kernels{{soc={soc}}}"));
     }
-    push("partition-engines", format!("partition-engines{{soc={soc}}}"));
+    push(
+        "partition-engines",
+        format!("partition-engines{{soc={soc}}}"),
+    );
     push(
         "select-formats",
         if sw.no_formats {
@@ -97,7 +97,10 @@ pub fn stages(ctx: &Context, s: &Settings) -> Vec<Stage> {
     );
     push(
         "assign-streams",
-        format!("assign-streams{{soc={soc} single-stream={}}}", s.single_stream),
+        format!(
+            "assign-streams{{soc={soc} single-stream={}}}",
+            s.single_stream
+        ),
     );
     let plan = match (s.disable_reuse, sw.no_in_place) {
         (true, _) => "plan-memory{strategy=no-reuse in-place=false}",
@@ -139,12 +142,13 @@ pub fn run_stage(
 /// Ops inside functions (not the functions themselves), nested ones included.
 pub fn count_ops(m: &Module) -> usize {
     let mut n = 0;
-    m.body().walk_deep(ge_ir::body::WalkOrder::Pre, &mut |b, o| {
-        let name = b.op(o).name.as_str();
-        if name != "graph.func" && name != "builtin.module" {
-            n += 1;
-        }
-    });
+    m.body()
+        .walk_deep(ge_ir::body::WalkOrder::Pre, &mut |b, o| {
+            let name = b.op(o).name.as_str();
+            if name != "graph.func" && name != "builtin.module" {
+                n += 1;
+            }
+        });
     n
 }
 
@@ -188,7 +192,9 @@ mod tests {
         s.switches.no_cse = true;
         s.single_stream = true;
         s.disable_reuse = true;
-        s.switches.disabled_rules.insert("conv_relu_epilogue".into());
+        s.switches
+            .disabled_rules
+            .insert("conv_relu_epilogue".into());
         let st = stages(&ctx, &s);
         let all: String = st.iter().map(|s| s.pipeline.clone()).collect();
         assert!(all.contains("disable-patterns=conv_relu_epilogue"), "{all}");

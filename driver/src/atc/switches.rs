@@ -215,7 +215,10 @@ fn parse_json_switches(text: &str, what: &str) -> Result<(Entries, Entries), Str
             let s = v.as_str().ok_or_else(|| {
                 format!("--fusion_switch_file {what}: '{name}' must be \"on\" or \"off\"")
             })?;
-            out.push((name.clone(), on_off(&format!("--fusion_switch_file {what}"), name, s)?));
+            out.push((
+                name.clone(),
+                on_off(&format!("--fusion_switch_file {what}"), name, s)?,
+            ));
         }
     }
     Ok((graph, ub))
@@ -232,7 +235,10 @@ fn parse_line_switches(text: &str, what: &str) -> Result<(Entries, Entries), Str
             continue;
         }
         let (name, v) = line.rsplit_once(':').ok_or_else(|| {
-            format!("--fusion_switch_file {what}:{}: '{line}' is not NAME:on or NAME:off", i + 1)
+            format!(
+                "--fusion_switch_file {what}:{}: '{line}' is not NAME:on or NAME:off",
+                i + 1
+            )
         })?;
         let on = on_off(&format!("--fusion_switch_file {what}:{}", i + 1), name, v)?;
         let name = name.trim().to_string();
@@ -275,8 +281,12 @@ mod tests {
     fn lines_and_optimization_switch() {
         let ctx = ctx();
         let mut s = Switches::default();
-        s.apply_fusion_switch_file(&ctx, "# comment\nrecognize:off\nfuse-kernels:off\n", "f.cfg")
-            .unwrap();
+        s.apply_fusion_switch_file(
+            &ctx,
+            "# comment\nrecognize:off\nfuse-kernels:off\n",
+            "f.cfg",
+        )
+        .unwrap();
         assert!(s.disabled_rules.contains("softmax_parts"));
         assert!(s.no_fuse_kernels);
         s.apply_optimization_switch(&ctx, "cse:off; in-place:off; softmax_parts:on")
@@ -302,7 +312,11 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("unknown section 'Other'"), "{e}");
         let e = s
-            .apply_fusion_switch_file(&ctx, r#"{"Switch": {"UBFusion": {"TbeX": "off"}}}"#, "f.json")
+            .apply_fusion_switch_file(
+                &ctx,
+                r#"{"Switch": {"UBFusion": {"TbeX": "off"}}}"#,
+                "f.json",
+            )
             .unwrap_err();
         assert!(e.contains("unknown UB fusion 'TbeX'"), "{e}");
         let e = s.apply_fusion_switch_file(&ctx, "{", "f.json").unwrap_err();

@@ -220,7 +220,11 @@ fn selected_outputs(
     let mut values = vec![];
     let mut names = vec![];
     for (node, idx) in sel {
-        let tensor = match g.node.iter().find(|n| n.name.as_deref() == Some(node.as_str())) {
+        let tensor = match g
+            .node
+            .iter()
+            .find(|n| n.name.as_deref() == Some(node.as_str()))
+        {
             Some(n) => n.output.get(*idx).cloned().ok_or_else(|| {
                 ImportError::invalid(format!(
                     "output node '{node}' has {} outputs; there is no output {idx}",
