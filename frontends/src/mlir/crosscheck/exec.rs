@@ -15,8 +15,31 @@ pub const PIPELINE: &str = "builtin.module(\
 func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),\
 one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},\
 convert-linalg-to-loops,buffer-deallocation-pipeline,convert-bufferization-to-memref,\
-expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-math-to-libm,\
+expand-strided-metadata,lower-affine,convert-scf-to-cf,func.func(convert-math-to-llvm),convert-math-to-libm,\
 convert-to-llvm,reconcile-unrealized-casts)";
+
+/// MLIR's C runner utilities (`memrefCopy` and friends, which bufferized
+/// code calls): `GE_MLIR_RUNNER_UTILS`, else the LLVM 22 install the crate
+/// was built against, else Debian's path.
+pub fn runner_utils() -> Option<String> {
+    let mut candidates = vec![];
+    if let Ok(p) = std::env::var("GE_MLIR_RUNNER_UTILS") {
+        candidates.push(p);
+    }
+    for prefix in [
+        std::env::var("MLIR_SYS_220_PREFIX").ok(),
+        option_env!("MLIR_SYS_220_PREFIX").map(str::to_string),
+        Some("/usr/lib/llvm-22".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        candidates.push(format!("{prefix}/lib/libmlir_c_runner_utils.so"));
+    }
+    candidates
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+}
 
 /// Run [`PIPELINE`] over the module.
 pub fn lower(ctx: &Context, m: &mut MModule) -> Result<(), String> {
@@ -70,7 +93,14 @@ pub fn run(
     inputs: &[Tensor],
     outputs: &[(Vec<usize>, DType)],
 ) -> Result<Vec<Tensor>, String> {
-    let engine = ExecutionEngine::new(m, 2, &[], false, false);
+    // melior hands each path's data pointer to MLIR, which reads it as a C
+    // string: keep them NUL-terminated.
+    let libs: Vec<String> = runner_utils()
+        .into_iter()
+        .map(|p| format!("{p}\0"))
+        .collect();
+    let libs: Vec<&str> = libs.iter().map(String::as_str).collect();
+    let engine = ExecutionEngine::new(m, 2, &libs, false, false);
     // Input buffers and descriptors stay alive until the call returns.
     let mut buffers: Vec<Vec<u8>> = inputs.iter().map(to_bytes).collect();
     let mut descs: Vec<Vec<i64>> = buffers
@@ -100,7 +130,8 @@ pub fn run(
     // pointer to each argument: the result struct pointer and one pointer per
     // input descriptor, all alive for this call and laid out as MLIR's C
     // interface expects (see `descriptor`).
-    unsafe { engine.invoke_packed(&sym, &mut args) }
+    // (MLIR's C API prefixes the name with `_mlir_ciface_` itself.)
+    unsafe { engine.invoke_packed(name, &mut args) }
         .map_err(|e| format!("cannot invoke '{sym}': {e}"))?;
     let mut out = vec![];
     let mut at = 0;

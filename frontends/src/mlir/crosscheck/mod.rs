@@ -86,6 +86,31 @@ fn static_sig(t: ge_ir::Type) -> Result<(Vec<usize>, DType), String> {
     Ok((s.into_iter().map(|d| d as usize).collect(), tt.dtype))
 }
 
+/// `name` and every function it calls, directly or not.
+fn reachable(m: &Module, name: &str) -> Vec<String> {
+    let mut seen = vec![name.to_string()];
+    let mut k = 0;
+    while k < seen.len() {
+        let f = seen[k].clone();
+        k += 1;
+        let Some(op) = m.lookup_symbol(&f) else {
+            continue;
+        };
+        let Some(inner) = m.body().inner(op) else {
+            continue;
+        };
+        inner.walk_deep(ge_ir::WalkOrder::Pre, &mut |b, o| {
+            if let Some(c) = b.op(o).attr("callee").and_then(|a| a.as_symbol()) {
+                let c = c.as_str().to_string();
+                if !seen.contains(&c) {
+                    seen.push(c);
+                }
+            }
+        });
+    }
+    seen
+}
+
 /// Cross-check function `name` of `m`.
 pub fn check_function(m: &Module, name: &str, opts: &Options) -> Result<Report, String> {
     let interp = Interpreter::new(m);
@@ -106,7 +131,7 @@ pub fn check_function(m: &Module, name: &str, opts: &Options) -> Result<Report, 
         m,
         &ExportOptions {
             emit_c_interface: true,
-            only: vec![],
+            only: reachable(m, name),
         },
     )?;
     exec::lower(&ctx, &mut mm)?;

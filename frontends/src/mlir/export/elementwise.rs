@@ -62,7 +62,21 @@ unary!(rsqrt, "tosa.rsqrt");
 unary!(sigmoid, "tosa.sigmoid");
 unary!(sin, "tosa.sin");
 unary!(tanh, "tosa.tanh");
-unary!(cast, "tosa.cast");
+
+/// `tosa.cast`; float → integer first truncates toward zero (ONNX Cast),
+/// since TOSA's cast rounds to nearest (found by ge-mlir-crosscheck).
+pub fn cast<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let mut x = e.input(op, 0)?;
+    let (s, dt) = e.out(op, 0)?;
+    if x.dt.is_float() && !dt.is_float() && dt != DType::I1 {
+        let z = e.splat(0.0, x.rank(), x.dt)?;
+        let pos = e.bin("tosa.greater_equal", &x, &z)?;
+        let f = e.un("tosa.floor", &x)?;
+        let c = e.un("tosa.ceil", &x)?;
+        x = e.ew("tosa.select", &[&pos, &f, &c], &x.shape.clone(), x.dt)?;
+    }
+    Ok(vec![e.op("tosa.cast", &[&x], &[], &s, dt)?])
+}
 
 /// Float division: `a * reciprocal(b)`; i32 division: `tosa.intdiv`.
 pub fn div<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
