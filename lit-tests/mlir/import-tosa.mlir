@@ -5,21 +5,31 @@
 // arguments transposed to NHWC around the convolution, OHWI weights,
 // !tosa.shape constants, zero points and the mul shift as operands.
 
-// CHECK-LABEL: graph.func @forward(%{{.*}}: tensor<1x3x8x8xf32>) -> tensor<1x10xf32>
+// CHECK-LABEL: graph.func @forward(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x10xf32>
+// The input transpose is cancelled against the one the conv2d needs:
 // CHECK-NOT: data.transpose
-// CHECK: graph.conv2d %{{.*}} {dilations = [1, 1], group = 1 : i64, pads = [1, 1, 1, 1], strides = [1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
-// CHECK-NEXT: graph.clip %{{.*}} min %{{.*}} max %{{.*}} : (tensor<1x4x8x8xf32>, tensor<f32>, tensor<f32>) -> tensor<1x4x8x8xf32>
-// CHECK-NEXT: graph.max_pool2d %{{.*}} {kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
-// CHECK-NEXT: data.reshape %{{.*}} {shape = [1, 1, 64]}
+// CHECK: graph.conv2d %arg0, %{{.*}}, %{{.*}} {pads = [1, 1, 1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+// The clamp works in NHWC, as in the source:
+// CHECK-NEXT: data.transpose %{{.*}} {perm = [0, 2, 3, 1]}
+// CHECK: graph.clip %{{.*}} min %{{.*}} max %{{.*}} : (tensor<1x8x8x4xf32>, tensor<f32>, tensor<f32>) -> tensor<1x8x8x4xf32>
+// CHECK-NEXT: data.transpose %{{.*}} {perm = [0, 3, 1, 2]}
+// CHECK-NEXT: graph.max_pool2d %{{.*}} {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+// The pool's NHWC->NCHW transpose cancels the source's NCHW one:
+// CHECK-NEXT: data.reshape %{{.*}} {shape = [1, 1, 64]} : (tensor<1x4x4x4xf32>)
 // CHECK: graph.matmul %{{.*}} : (tensor<1x1x64xf32>, tensor<1x64x10xf32>) -> tensor<1x1x10xf32>
 // CHECK: graph.add
-// CHECK: graph.reduce_max %{{.*}} {axes = [1], keepdims = 1 : i64}
+// CHECK: graph.reduce_max %{{.*}} {axes = [1]}
 // CHECK: graph.sub
 // CHECK: graph.exp
-// CHECK: graph.reduce_sum %{{.*}} {axes = [1], keepdims = 1 : i64}
+// CHECK: graph.reduce_sum %{{.*}} {axes = [1]}
 // CHECK: graph.reciprocal
 // CHECK: graph.mul
 // CHECK: graph.return %{{.*}} : tensor<1x10xf32>
+
+// A module that does not parse is a clear error:
+// RUN: echo 'func.func @f(%x: tensor<2xf32>) { tosa.bogus }' > %t.bad.mlir
+// RUN: not ge-translate --import-mlir %t.bad.mlir 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: error: '{{.*}}.bad.mlir' is not a valid MLIR module:
 func.func @forward(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x10xf32> {
   %w = "tosa.const"() <{values = dense<0.1> : tensor<4x3x3x3xf32>}> : () -> tensor<4x3x3x3xf32>
   %b = "tosa.const"() <{values = dense<[0.0, 0.5, -0.5, 1.0]> : tensor<4xf32>}> : () -> tensor<4xf32>

@@ -68,7 +68,17 @@ unary!(tanh, "tosa.tanh");
 pub fn cast<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let mut x = e.input(op, 0)?;
     let (s, dt) = e.out(op, 0)?;
-    if x.dt.is_float() && !dt.is_float() && dt != DType::I1 {
+    // Already truncated (an imported truncation: where(x >= 0, floor x, ceil x))?
+    let truncated = {
+        let b = e.body;
+        let v = b.operand(op, 0);
+        let name = |v| b.defining_op(v).map(|d| b.op(d).name.as_str());
+        name(v) == Some("graph.where")
+            && b.defining_op(v)
+                .map(|d| name(b.operand(d, 1)) == Some("graph.floor"))
+                .unwrap_or(false)
+    };
+    if x.dt.is_float() && !dt.is_float() && dt != DType::I1 && !truncated {
         let z = e.splat(0.0, x.rank(), x.dt)?;
         let pos = e.bin("tosa.greater_equal", &x, &z)?;
         let f = e.un("tosa.floor", &x)?;

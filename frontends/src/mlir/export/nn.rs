@@ -491,8 +491,9 @@ pub fn gemm<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     Ok(vec![activation(e, y, act, alpha)?])
 }
 
-/// Rows of `table` (axis 0) at `ids`: `tosa.gather` over [1, V, D]; negative
-/// ids count from the end as in ONNX.
+/// Rows of `table` (axis 0) at `ids`: `tosa.gather` over [1, V, D]. Negative
+/// ids (ONNX counts them from the end) are not rewritten: TOSA requires
+/// indices in [0, V).
 fn gather_rows<'c, 'a>(e: &Ex<'c, 'a>, table: &T<'c, 'a>, ids: &T<'c, 'a>) -> Res<T<'c, 'a>> {
     static_dims(table, "gather")?;
     static_dims(ids, "gather")?;
@@ -505,11 +506,6 @@ fn gather_rows<'c, 'a>(e: &Ex<'c, 'a>, table: &T<'c, 'a>, ids: &T<'c, 'a>) -> Re
         i = e.op("tosa.cast", &[&i], &[], &i.shape.clone(), DType::I32)?;
     }
     let i2 = e.reshape(&i, &[1, n])?;
-    let z = e.splat(0.0, 2, DType::I32)?;
-    let neg = e.bin("tosa.greater", &z, &i2)?;
-    let vk = e.splat(v as f64, 2, DType::I32)?;
-    let wrapped = e.bin("tosa.add", &i2, &vk)?;
-    let i2 = e.ew("tosa.select", &[&neg, &wrapped, &i2], &[1, n], DType::I32)?;
     let g = e.op("tosa.gather", &[&t3, &i2], &[], &[1, n, d], table.dt)?;
     let mut s = ids.shape.clone();
     s.extend_from_slice(&table.shape[1..]);

@@ -179,6 +179,11 @@ impl Im<'_> {
         if self.e.static_shape(x).as_deref() == Some(shape) {
             return Ok(x);
         }
+        // reshape(reshape(u)) = reshape(u).
+        if let Some(d) = self.def_named(x, "data.reshape") {
+            let u = self.e.body().operand(d, 0);
+            return self.reshape(u, shape);
+        }
         self.op(
             "data.reshape",
             &[x],
@@ -265,7 +270,20 @@ fn read_attr(a: melior::ir::Attribute) -> UAttr {
 
 fn read_elements(x: &DenseElementsAttribute) -> Option<DenseElements> {
     let a: melior::ir::Attribute = (*x).into();
-    let (shape, dt) = tensor_type(a.r#type())?;
+    let (shape, dt) = tensor_type(a.r#type()).or_else(|| {
+        // `index` elements (tosa.const_shape) are stored as 64-bit integers.
+        let rt = RankedTensorType::try_from(a.r#type()).ok()?;
+        if rt.element().to_string() != "index" {
+            return None;
+        }
+        let s = (0..rt.rank())
+            .map(|i| match rt.dim_size(i) {
+                Ok(melior::ir::r#type::DimSize::Static(v)) => Some(v as i64),
+                _ => None,
+            })
+            .collect::<Option<Vec<i64>>>()?;
+        Some((s, DType::I64))
+    })?;
     let ty = Type::tensor_static(&shape, dt);
     let splat = x.is_splat();
     let n = if splat { 1 } else { x.len() };
@@ -303,6 +321,8 @@ fn loc_of(l: melior::ir::Location, file: &str) -> Location {
                 .filter_map(|x| x.parse().ok())
                 .collect();
             if nums.len() == 2 {
+                // Text parsed from a buffer is named "-": use the file's name.
+                let f = if f == "-" { file } else { f };
                 return Location::file(f, nums[0], nums[1]);
             }
         }
