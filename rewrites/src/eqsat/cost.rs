@@ -6,13 +6,13 @@
 
 use super::analysis::Graph;
 use super::lang::Node;
-use crate::soc::SocProfile;
+use crate::soc::Soc;
 use egg::Id;
 use ge_ir::{DType, Dim, Ident, Type};
 use std::collections::HashMap;
 
 pub struct CostModel {
-    pub soc: SocProfile,
+    pub soc: Soc,
     /// Values for symbolic dims (their upper bounds).
     pub symbols: HashMap<Ident, i64>,
 }
@@ -34,7 +34,7 @@ const CUBE: &[&str] = &[
 ];
 
 impl CostModel {
-    pub fn new(soc: SocProfile, symbols: HashMap<Ident, i64>) -> CostModel {
+    pub fn new(soc: Soc, symbols: HashMap<Ident, i64>) -> CostModel {
         CostModel { soc, symbols }
     }
 

@@ -6,7 +6,7 @@ use super::cost::CostModel;
 use super::extract::{dag_cost, greedy_dag};
 use crate::library::library_rules;
 use crate::rr::Rule;
-use crate::soc::SocProfile;
+use crate::soc::Soc;
 use ge_ir::diagnostics::{Diagnostic, Pos, Severity};
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Ident, OpData};
@@ -45,7 +45,7 @@ struct Eqsat {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    SocProfile::load(o.str("soc"))?;
+    Soc::load(o.str("soc"))?;
     Ok(Box::new(Eqsat { o: o.clone() }))
 }
 
@@ -76,7 +76,7 @@ impl Pass for Eqsat {
             .unwrap_or("?")
             .to_string();
         let fail = |m: String| vec![Diagnostic::error(format!("eqsat: {m}"), Pos::Loc(op.loc))];
-        let soc = SocProfile::load(self.o.str("soc")).map_err(fail)?;
+        let soc = Soc::load(self.o.str("soc")).map_err(fail)?;
         let mut symbols: HashMap<Ident, i64> = HashMap::new();
         for kv in self.o.list("symbol-values") {
             match kv.split_once('=').map(|(k, v)| (k, v.parse::<i64>())) {
