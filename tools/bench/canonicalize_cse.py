@@ -61,11 +61,7 @@ def main():
     passes = subprocess.run([ge_opt, "--list-passes"], capture_output=True, text=True).stdout
     have = {p: re.search(rf"^\s+{p}\s", passes, re.M) is not None for p in ("canonicalize", "cse")}
     ge_ready = all(have.values())
-    ops = subprocess.run([ge_opt, "--list-ops"], capture_output=True, text=True).stdout
-    ge_flags = [] if re.search(r"^\s+tensor\.constant\s", ops, re.M) else [
-        "--allow-unregistered-dialect"]
-
-    ge_cmd = [ge_opt, *ge_flags, f"--pass-pipeline={GE_PIPE}", inp["ge-redundant"]]
+    ge_cmd = [ge_opt, f"--pass-pipeline={GE_PIPE}", inp["ge-redundant"]]
     ml_cmd = [mlir_opt, f"--pass-pipeline={MLIR_PIPE}", inp["mlir-redundant"]]
     cases = []
     if ge_ready:
