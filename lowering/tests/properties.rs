@@ -100,6 +100,8 @@ proptest! {
         strategies::check(&p, &best).map_err(TestCaseError::fail)?;
         prop_assert!(best.size >= lb);
         prop_assert!(best.size >= strategies::clique_bound(&p));
+        // The order search starts from greedy-by-size's order and keeps only no-worse orders.
+        prop_assert!(strategies::order_search(&p).size <= strategies::greedy_by_size(&p).size);
         for (name, size) in all {
             let (s, _) = strategies::run(&p, name).map_err(TestCaseError::fail)?;
             strategies::check(&p, &s).map_err(TestCaseError::fail)?;

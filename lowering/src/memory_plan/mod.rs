@@ -24,8 +24,8 @@
 //! impossible). Constants become `memory.weight`s laid out 64-byte aligned.
 //!
 //! **Strategies.** greedy-by-size (best fit), greedy-by-breadth,
-//! greedy-by-lifetime and first-fit run; the smallest arena wins
-//! (`strategies.rs`). Symbolic dims are planned at their bounds
+//! greedy-by-lifetime, first-fit and a bounded local search over placement
+//! orders run; the smallest arena wins (`strategies.rs`). Symbolic dims are planned at their bounds
 //! (`ge.symbol_bounds`).
 //!
 //! **Output.** Each task reads `memory.view`s of the current arena values and
@@ -65,8 +65,8 @@ pub static INFO: PassInfo = PassInfo {
     description: "Lifetimes over the stream schedule (happens-before through stream order and \
                   events), in-place reuse for pointwise tasks, no-copy concat/split/reshape views, \
                   zero-copy model inputs and outputs (one arena each), 64-byte aligned weights; \
-                  runs greedy-by-size, greedy-by-breadth, greedy-by-lifetime and first-fit and \
-                  keeps the smallest arena. Symbolic dims are planned at `ge.symbol_bounds`. \
+                  runs greedy-by-size, greedy-by-breadth, greedy-by-lifetime, first-fit and a \
+                  local search over placement orders and keeps the smallest arena. Symbolic dims are planned at `ge.symbol_bounds`. \
                   Tasks then read `memory.view`s and `memory.store` their results.",
     anchor: None,
     options: &[
@@ -84,6 +84,7 @@ pub static INFO: PassInfo = PassInfo {
                 "greedy-by-breadth",
                 "greedy-by-lifetime",
                 "first-fit",
+                "order-search",
                 "no-reuse",
             ]),
             default: "best",

@@ -34,6 +34,7 @@ pub const STRATEGIES: &[&str] = &[
     "greedy-by-breadth",
     "greedy-by-lifetime",
     "first-fit",
+    "order-search",
 ];
 
 /// Place buffers one at a time in `order`: each at the offset (among the
@@ -157,6 +158,51 @@ pub fn first_fit(p: &Problem) -> Solution {
     place_in_order(p, &order, true, "first-fit")
 }
 
+/// Local search over placement orders: starting from greedy-by-size's
+/// order, swap a few random pairs and place again, keeping any order that
+/// is no worse (plateaus are walked), for a budget of placements that keeps
+/// the total work near `WORK` conflict visits. Greedy orders are stuck when
+/// one early large buffer splits the arena badly; a swap lets it go
+/// elsewhere. Deterministic (fixed seed).
+pub fn order_search(p: &Problem) -> Solution {
+    const WORK: usize = 2_000_000;
+    let n = p.sizes.len();
+    let edges: usize = p.conflicts.iter().map(Vec::len).sum::<usize>() + n;
+    let trials = (WORK / edges.max(1)).min(2_000);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        p.sizes[b]
+            .cmp(&p.sizes[a])
+            .then(p.intervals[a].0.cmp(&p.intervals[b].0))
+            .then(a.cmp(&b))
+    });
+    let mut best = place_in_order(p, &order, false, "order-search");
+    if n < 2 {
+        return best;
+    }
+    let mut rng: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |m: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % m as u64) as usize
+    };
+    let mut cand = order.clone();
+    for _ in 0..trials {
+        cand.copy_from_slice(&order);
+        for _ in 0..1 + next(3) {
+            let (a, b) = (next(n), next(n));
+            cand.swap(a, b);
+        }
+        let s = place_in_order(p, &cand, false, "order-search");
+        if s.size <= best.size {
+            best = s;
+            order.copy_from_slice(&cand);
+        }
+    }
+    best
+}
+
 /// No reuse at all: every buffer at its own offset, one after the other in
 /// program order (ATC's `--disable_reuse_memory=1`, for debugging a plan).
 pub fn no_reuse(p: &Problem) -> Solution {
@@ -186,7 +232,9 @@ pub fn run(p: &Problem, strategy: &str) -> Result<(Solution, StrategySizes), Str
             greedy_by_breadth(p),
             greedy_by_lifetime(p),
             first_fit(p),
+            order_search(p),
         ],
+        "order-search" => vec![order_search(p)],
         "greedy-by-size" => vec![greedy_by_size(p)],
         "greedy-by-breadth" => vec![greedy_by_breadth(p)],
         "greedy-by-lifetime" => vec![greedy_by_lifetime(p)],
