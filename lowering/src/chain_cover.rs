@@ -5,7 +5,10 @@
 //! 2. Find a maximum matching M in the bipartite graph (tasks as sources ×
 //!    tasks as sinks, one edge per edge of G'), by max flow (petgraph
 //!    `dinics`, which is Hopcroft–Karp on unit capacities). A matched edge
-//!    `u → v` puts `v` right after `u` on one stream.
+//!    `u → v` puts `v` right after `u` on one stream. Size-preserving swaps
+//!    then move the matching onto the edges with the least slack, so the
+//!    critical path runs on one stream and its events fall where there is
+//!    slack ([`prefer_critical_edges`]).
 //! 3. The matched edges form `n − |M|` chains — a minimum path cover of G' —
 //!    and every unmatched edge of G' crosses streams and needs one event: with
 //!    maximum logical concurrency, `|E(G')| − |M|` synchronisations is the
@@ -136,6 +139,85 @@ pub fn max_matching(succ: &[Vec<usize>]) -> Vec<Option<usize>> {
     next
 }
 
+/// Among maximum matchings, prefer one whose chains follow the critical
+/// path: an event on it delays the whole program, one off it is absorbed by
+/// slack. Swaps that keep the matching's size (so the chain cover stays
+/// minimal) replace a matched edge by an unmatched one with less slack:
+/// `u→x` by `u→v` when `v` has no matched predecessor (and symmetrically),
+/// or the pair `u→x`, `y→v` by `u→v`, `y→x` when `y→x` is an edge.
+/// Slack of `u→v`: latest start of `v` minus earliest finish of `u`.
+pub fn prefer_critical_edges(
+    succ: &[Vec<usize>],
+    preds: &[Vec<usize>],
+    dur: &[f64],
+    next: &mut [Option<usize>],
+) {
+    let n = succ.len();
+    // Tasks are topologically ordered (predecessors come first).
+    let mut eft = vec![0.0f64; n];
+    for v in 0..n {
+        let est = preds[v].iter().map(|&u| eft[u]).fold(0.0, f64::max);
+        eft[v] = est + dur[v];
+    }
+    let end = eft.iter().copied().fold(0.0, f64::max);
+    let mut lst = vec![0.0f64; n];
+    for u in (0..n).rev() {
+        let lft = succ[u].iter().map(|&v| lst[v]).fold(end, f64::min);
+        lst[u] = lft - dur[u];
+    }
+    let slack = |u: usize, v: usize| lst[v] - eft[u];
+    let mut prev: Vec<Option<usize>> = vec![None; n];
+    for (u, m) in next.iter().enumerate() {
+        if let Some(v) = *m {
+            prev[v] = Some(u);
+        }
+    }
+    let mut edges: Vec<(usize, usize)> = succ
+        .iter()
+        .enumerate()
+        .flat_map(|(u, vs)| vs.iter().map(move |&v| (u, v)))
+        .collect();
+    edges.sort_by(|a, b| slack(a.0, a.1).total_cmp(&slack(b.0, b.1)).then(a.cmp(b)));
+    const EPS: f64 = 1e-9;
+    for _ in 0..3 {
+        let mut changed = false;
+        for &(u, v) in &edges {
+            if next[u] == Some(v) {
+                continue;
+            }
+            let s = slack(u, v);
+            match (next[u], prev[v]) {
+                (Some(x), None) if s + EPS < slack(u, x) => {
+                    prev[x] = None;
+                    next[u] = Some(v);
+                    prev[v] = Some(u);
+                    changed = true;
+                }
+                (None, Some(y)) if s + EPS < slack(y, v) => {
+                    next[y] = None;
+                    next[u] = Some(v);
+                    prev[v] = Some(u);
+                    changed = true;
+                }
+                (Some(x), Some(y))
+                    if succ[y].binary_search(&x).is_ok()
+                        && s + slack(y, x) + EPS < slack(u, x) + slack(y, v) =>
+                {
+                    next[u] = Some(v);
+                    prev[v] = Some(u);
+                    next[y] = Some(x);
+                    prev[x] = Some(y);
+                    changed = true;
+                }
+                _ => {}
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
 /// Assign streams, order and events to tasks with dependencies `deps`
 /// (predecessors, all earlier in the list) and durations `dur` (µs).
 pub fn assign(
@@ -152,7 +234,8 @@ pub fn assign(
             preds[v].push(u);
         }
     }
-    let next = max_matching(&succ);
+    let mut next = max_matching(&succ);
+    prefer_critical_edges(&succ, &preds, dur, &mut next);
     let matched = next.iter().filter(|x| x.is_some()).count();
     let min_streams = n - matched;
     let min_syncs = reduced_edges - matched;
@@ -395,6 +478,32 @@ mod tests {
         let p = plan(&[vec![], vec![0], vec![0, 1]]);
         assert_eq!(p.reduced_edges, 2);
         assert_eq!((p.num_streams, p.syncs), (1, 0));
+    }
+
+    #[test]
+    fn chains_follow_the_critical_path() {
+        // 0 forks to a long task 2 and a short task 1; either edge gives a
+        // minimum cover, but only 0→2 on one stream keeps the event off the
+        // critical path.
+        let deps = vec![vec![], vec![0], vec![0]];
+        let dur = [1.0, 1.0, 10.0];
+        let mut next = vec![Some(1), None, None];
+        let succ = vec![vec![1, 2], vec![], vec![]];
+        let preds = vec![vec![], vec![0], vec![0]];
+        prefer_critical_edges(&succ, &preds, &dur, &mut next);
+        assert_eq!(next, vec![Some(2), None, None]);
+        let p = assign(
+            &deps,
+            &dur,
+            &StreamOptions {
+                event_us: 2.0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.min_syncs, 1);
+        assert_eq!(p.stream[0], p.stream[2]);
+        assert!((p.makespan_us - p.critical_path_us).abs() < 1e-9, "{p:?}");
     }
 
     #[test]
