@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Runtime benchmark (issue 7): ge-run vs onnxruntime on ResNet-50, MobileNetV2 and
+BERT-base (batch 1), in one run, on the very same ONNX files.
+
+1. tools/bench/runtime_models.py writes the three models as ONNX with seeded random
+   weights (into target/bench/runtime/, ignored by git);
+2. `ge-translate --import-onnx` imports each into .air, `ge-run X.air --save-om` compiles
+   it with the atc pipeline (variants: default, --no-fuse, --single-stream);
+3. for 1 and 2 threads, the latency of `ge-run X.om --iterations N --warmup W --threads T
+   --json` (timed inside ge-run: one Session::run per iteration, the model loaded once)
+   and of onnxruntime's CPU provider on X.onnx (intra_op_num_threads=T,
+   inter_op_num_threads=1, sequential execution, all graph optimisations; timed inside
+   Python around session.run) — ge and ort runs interleaved;
+4. fused vs unfused, multi-stream vs single-stream, and Ascend storage formats
+   (NC1HWC0/FRACTAL_Z, the default) vs CPU-native NCHW/ND (--no-formats) — ge only, 1 thread;
+5. a correctness check: ge's output vs onnxruntime's on the same inputs.
+
+The table reports median (p50) latency in ms; ratio = ge / ort (below 1: ge is faster).
+
+Usage: python3 tools/bench/runtime.py [--iterations 20] [--warmup 3] [--threads 1,2]
+           [--models resnet50,mobilenet_v2,bert_base] [--no-build] [--small] [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import benchlib  # noqa: E402
+from benchlib import REPO, die, log, rel  # noqa: E402
+
+OUT = os.path.join(REPO, "target", "bench", "runtime")
+PYTHON = os.path.join(REPO, ".venv", "bin", "python")
+MODELS = ["resnet50", "mobilenet_v2", "bert_base"]
+
+# onnxruntime timing, run in a child process (the .venv's Python).
+ORT = r"""
+import json, sys, time
+import numpy as np
+import onnxruntime as ort
+path, threads, iters, warmup, inputs_npz, out_npy = sys.argv[1:7]
+so = ort.SessionOptions()
+so.intra_op_num_threads = int(threads)
+so.inter_op_num_threads = 1
+so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+feeds = dict(np.load(inputs_npz))
+for _ in range(int(warmup)):
+    s.run(None, feeds)
+ts = []
+for _ in range(int(iters)):
+    t = time.perf_counter()
+    out = s.run(None, feeds)
+    ts.append((time.perf_counter() - t) * 1e3)
+if out_npy != "-":
+    np.save(out_npy, out[0])
+ts.sort()
+pick = lambda p: ts[min(len(ts) - 1, round(p / 100 * (len(ts) - 1)))]
+print(json.dumps({"runs": len(ts), "mean_ms": sum(ts) / len(ts), "p50_ms": pick(50),
+                  "p90_ms": pick(90), "p99_ms": pick(99), "min_ms": ts[0],
+                  "version": ort.__version__}))
+"""
+
+# Model inputs with a fixed seed (int64 token ids for BERT, N(0,1) images otherwise).
+INPUTS = r"""
+import sys
+import numpy as np
+import onnx
+m = onnx.load(sys.argv[1], load_external_data=False)
+rng = np.random.default_rng(0)
+feeds = {}
+init = {i.name for i in m.graph.initializer}
+for i in m.graph.input:
+    if i.name in init:
+        continue
+    t = i.type.tensor_type
+    shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
+    if t.elem_type == onnx.TensorProto.INT64:
+        feeds[i.name] = rng.integers(0, 500, size=shape).astype(np.int64)
+    else:
+        feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+np.savez(sys.argv[2], **feeds)
+for k, v in feeds.items():
+    np.save(sys.argv[3] + "." + k + ".npy", v)
+print(" ".join(feeds))
+"""
+
+
+def run(cmd, what, capture=True):
+    shown = [c if "\n" not in c else "<script>" for c in cmd]
+    log("$ " + benchlib.shell_join(shown))
+    p = subprocess.run(cmd, capture_output=capture, text=True)
+    if p.returncode != 0:
+        die(f"{what} failed (exit {p.returncode}): {(p.stderr or '').strip()[-2000:]}")
+    return p.stdout
+
+
+def newer(target, *sources):
+    return os.path.exists(target) and all(
+        os.path.getmtime(target) >= os.path.getmtime(s) for s in sources)
+
+
+def last_json(text):
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            return json.loads(line)
+    die(f"no JSON line in: {text[-500:]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--small", action="store_true", help="small configurations (quick check)")
+    ap.add_argument("--no-variants", action="store_true", help="skip fused/unfused, streams")
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+    threads = [int(t) for t in a.threads.split(",")]
+    models = a.models.split(",")
+    out = OUT + ("-small" if a.small else "")
+    os.makedirs(out, exist_ok=True)
+    if not os.path.exists(PYTHON):
+        die(f"{rel(PYTHON)} not found: create the venv (onnx, onnxruntime, numpy)")
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
+    ge_run = os.path.join(target, "release", "ge-run")
+    ge_translate = os.path.join(target, "release", "ge-translate")
+    if not a.no_build:
+        run(["cargo", "build", "--release", "-q", "-p", "ge-driver", "--bin", "ge-run",
+             "--bin", "ge-translate"], "cargo build", capture=False)
+    for exe in (ge_run, ge_translate):
+        if not os.path.exists(exe):
+            die(f"{exe} does not exist (build it or drop --no-build)")
+
+    # 1. ONNX models.
+    gen = os.path.join(HERE, "runtime_models.py")
+    if not all(newer(os.path.join(out, m + ".onnx"), gen) for m in models):
+        cmd = [PYTHON, gen, out] + (["--small"] if a.small else [])
+        run(cmd, "runtime_models.py", capture=False)
+
+    results = {"machine": benchlib.machine(), "rev": benchlib.git_rev(), "models": {}}
+    rows, variant_rows, checks = [], [], []
+    for m in models:
+        onnx_path = os.path.join(out, m + ".onnx")
+        air = os.path.join(out, m + ".air")
+        # 2. Import and compile (default, unfused, one stream).
+        if not newer(air, onnx_path):
+            t = time.perf_counter()
+            run([ge_translate, "--import-onnx", onnx_path, "-o", air], "import")
+            log(f"  imported in {time.perf_counter() - t:.1f} s")
+        names = run([PYTHON, "-c", INPUTS, onnx_path, os.path.join(out, m + ".inputs.npz"),
+                     os.path.join(out, m)], "inputs").split()
+        oms = {}
+        for variant, flags in [("default", []), ("no-fuse", ["--no-fuse"]),
+                               ("single-stream", ["--single-stream"]),
+                               ("no-formats", ["--no-formats"])]:
+            if a.no_variants and variant != "default":
+                continue
+            om = os.path.join(out, f"{m}.{variant}.om")
+            if not newer(om, air):
+                t = time.perf_counter()
+                run([ge_run, air, "--save-om", om, "--random-inputs", "--info"] + flags,
+                    f"compile {m} {variant}")
+                log(f"  compiled {variant} in {time.perf_counter() - t:.1f} s")
+            oms[variant] = om
+        info = run([ge_run, oms["default"], "--info", "--random-inputs"], "info")
+        log(info.strip())
+        ins = []
+        for k, n in enumerate(names):
+            ins += ["--input", f"arg{k}={os.path.join(out, m + '.' + n + '.npy')}"]
+
+        # 5. Correctness: ge vs ort on the same inputs.
+        ge_out = os.path.join(out, m + ".ge.npy")
+        ort_out = os.path.join(out, m + ".ort.npy")
+        run([ge_run, oms["default"], "--output", ge_out] + ins, "ge-run")
+        run([PYTHON, "-c", ORT, onnx_path, "1", "1", "0",
+             os.path.join(out, m + ".inputs.npz"), ort_out], "onnxruntime")
+        diff = run([PYTHON, "-c",
+                    "import sys, numpy as np; a = np.load(sys.argv[1]).astype(np.float64); "
+                    "b = np.load(sys.argv[2]).astype(np.float64); "
+                    "print(a.shape == b.shape, float(np.abs(a - b).max()), "
+                    "float(np.abs(b).max()))", ge_out, ort_out], "compare").split()
+        checks.append((m, diff[0] == "True", float(diff[1]), float(diff[2])))
+        log(f"  {m}: ge vs ort max |diff| {diff[1]} (max |ort| {diff[2]})")
+
+        # 3. Latency, ge and ort interleaved.
+        def ge(om, t, extra=()):
+            cmd = [ge_run, om, "--iterations", str(a.iterations), "--warmup", str(a.warmup),
+                   "--threads", str(t), "--json"] + ins + list(extra)
+            r = last_json(run(cmd, f"ge-run {rel(om)}"))
+            r["cmd"] = benchlib.shell_join(cmd)
+            return r
+
+        def ortt(t):
+            cmd = [PYTHON, "-c", ORT, onnx_path, str(t), str(a.iterations), str(a.warmup),
+                   os.path.join(out, m + ".inputs.npz"), "-"]
+            return last_json(run(cmd, "onnxruntime"))
+
+        res = results["models"][m] = {"threads": {}, "variants": {}}
+        for t in threads:
+            g, o = ge(oms["default"], t), ortt(t)
+            res["threads"][t] = {"ge": g, "ort": o}
+            results["ort_version"] = o["version"]
+            rows.append((m, t, g, o))
+            log(f"  {m} threads={t}: ge p50 {g['p50_ms']:.2f} ms, ort p50 {o['p50_ms']:.2f} ms,"
+                f" ratio {g['p50_ms'] / o['p50_ms']:.2f}")
+        # 4. Variants (1 thread).
+        if not a.no_variants:
+            base = res["threads"].get(1, {}).get("ge") or ge(oms["default"], 1)
+            for v in ("no-fuse", "single-stream", "no-formats"):
+                r = ge(oms[v], 1)
+                res["variants"][v] = r
+                variant_rows.append((m, v, base, r))
+        res["streams"] = next((ln.split(": ", 1)[1].split(";")[0] for ln in info.splitlines()
+                               if " streams, " in ln), "")
+
+    # Tables.
+    print(f"Machine: {results['machine']}; rev {results['rev']}; "
+          f"onnxruntime {results.get('ort_version', '?')}; {a.iterations} timed runs after "
+          f"{a.warmup} warm-up runs; load average {benchlib.loadavg():.1f}\n")
+    print("| model | threads | ge-run p50 ms (p90) | onnxruntime p50 ms (p90) | ge / ort |")
+    print("|---|---|---|---|---|")
+    for m, t, g, o in rows:
+        print(f"| {m} | {t} | {g['p50_ms']:.2f} ({g['p90_ms']:.2f}) | {o['p50_ms']:.2f} "
+              f"({o['p90_ms']:.2f}) | {g['p50_ms'] / o['p50_ms']:.2f}× |")
+    if variant_rows:
+        print("\n| model | variant (1 thread) | default p50 ms | variant p50 ms | variant / default |")
+        print("|---|---|---|---|---|")
+        for m, v, b, r in variant_rows:
+            print(f"| {m} | {v} | {b['p50_ms']:.2f} | {r['p50_ms']:.2f} | "
+                  f"{r['p50_ms'] / b['p50_ms']:.2f}× |")
+    print("\n| model | task program | ge vs ort: max abs diff (max abs ort output) |")
+    print("|---|---|---|")
+    for m, same, d, mx in checks:
+        s = results["models"][m].get("streams", "")
+        print(f"| {m} | {s} | {'shape mismatch! ' if not same else ''}{d:.2e} ({mx:.2e}) |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
