@@ -68,7 +68,7 @@ fn random(shape: &[usize], dt: DType, rng: &mut Rng) -> Tensor {
         let v = (0..n).map(|_| rng.unit() * 4.0 - 2.0).collect();
         Tensor::from_f64(shape.to_vec(), dt, v)
     } else if dt == DType::I1 {
-        let v = (0..n).map(|_| rng.next() % 2 == 0).collect();
+        let v = (0..n).map(|_| rng.next().is_multiple_of(2)).collect();
         Tensor::from_bools(shape.to_vec(), v)
     } else {
         let v = (0..n).map(|_| (rng.next() % 4) as i64).collect();
