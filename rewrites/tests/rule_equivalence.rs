@@ -246,7 +246,7 @@ impl Gen<'_> {
                 dims.push(rest);
                 Attribute::i64_array(&dims)
             }
-            ("data.slice", "starts" | "ends" | "axes") => {
+            ("data.slice", "starts" | "ends") => {
                 // Slices of a concatenation: pick one of its pieces.
                 let concat = first
                     .and_then(|v| self.b.body.defining_op(v))
