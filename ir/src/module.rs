@@ -1,11 +1,13 @@
 //! A parsed or built top-level module: the `builtin.module` op, its body and
 //! the module's resource blobs (`dense_resource` payloads).
 
+use crate::attributes::{AttrData, Attribute, DenseElements};
 use crate::body::{BlockId, Body, OpId, OpState, WalkOrder};
 use crate::context::Context;
 use crate::ident::Ident;
 use crate::location::Location;
 use indexmap::IndexMap;
+use std::collections::HashSet;
 
 /// A `dense_resource` blob: MLIR's hex encoding is a little-endian u32 alignment then the bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,6 +90,57 @@ impl Module {
     /// Number of ops in the whole module, including the module op.
     pub fn op_count(&self) -> usize {
         self.outer.deep_op_count()
+    }
+
+    /// Replace every `dense_resource<name>` attribute whose blob is in this
+    /// module (and has the type's size) by the equivalent `dense<…>` literal,
+    /// and drop the blobs no longer referenced. Passes see only attributes,
+    /// not the module's resource table, so this makes resource-held weights
+    /// foldable (BatchNorm folding, weight layout conversion at compile time).
+    /// Returns how many attributes were inlined.
+    pub fn inline_resources(&mut self) -> usize {
+        fn walk(
+            body: &mut Body,
+            res: &IndexMap<String, Blob>,
+            kept: &mut HashSet<String>,
+        ) -> usize {
+            let mut n = 0;
+            for d in body.ops_mut() {
+                let mut attrs = d.attrs;
+                for (name, a) in d.attrs.entries() {
+                    if let AttrData::DenseResource { name: blob, ty } = a.data() {
+                        let want = ty.as_tensor().and_then(|t| {
+                            let n: i64 = t.static_shape()?.iter().product();
+                            Some(n.max(0) as usize * t.dtype.byte_size())
+                        });
+                        match res.get(blob.as_str()) {
+                            Some(b) if Some(b.data.len()) == want => {
+                                let dense = Attribute::dense(DenseElements {
+                                    ty: *ty,
+                                    splat: false,
+                                    bytes: b.data.clone().into_boxed_slice(),
+                                });
+                                attrs = attrs.with(*name, dense);
+                                n += 1;
+                            }
+                            _ => {
+                                kept.insert(blob.as_str().to_string());
+                            }
+                        }
+                    }
+                }
+                d.attrs = attrs;
+                if let Some(inner) = d.inner.as_deref_mut() {
+                    n += walk(inner, res, kept);
+                }
+            }
+            n
+        }
+        let mut kept = HashSet::new();
+        let res = std::mem::take(&mut self.resources);
+        let n = walk(&mut self.outer, &res, &mut kept);
+        self.resources = res.into_iter().filter(|(k, _)| kept.contains(k)).collect();
+        n
     }
 
     /// Ops named `name` anywhere (deep), counted.

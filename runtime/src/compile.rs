@@ -6,6 +6,11 @@
 use ge_ir::pass::{manager::Instrumentation, PassContext, PassManagerOptions};
 use ge_lowering::om::{OmModel, OmOptions};
 
+/// Largest constant (elements) the compile folds: every weight, so weight
+/// preparation (BatchNorm folding, layout conversion) happens once at compile
+/// time, as GE's constant folding does, instead of as tasks.
+pub const FOLD_SIZE_LIMIT: usize = 1 << 26;
+
 /// Switches of the compile.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
@@ -44,7 +49,9 @@ impl CompileOptions {
     /// The pass pipeline these options stand for.
     pub fn pipeline(&self) -> String {
         let soc = &self.soc;
-        let mut p = vec!["graph.func(canonicalize, cse)".to_string()];
+        let mut p = vec![format!(
+            "graph.func(canonicalize{{fold-size-limit={FOLD_SIZE_LIMIT}}}, cse)"
+        )];
         if self.fuse {
             p.push(format!("fuse-kernels{{soc={soc}}}"));
         }
@@ -88,6 +95,8 @@ pub fn compile_module(
     module: &mut ge_ir::Module,
     opts: &CompileOptions,
 ) -> Result<OmModel, String> {
+    // Weights held in dialect resources become foldable literals.
+    module.inline_resources();
     let pm = ge_ir::pass::pipeline::parse_pipeline(&ctx.passes, &opts.pipeline())
         .map_err(|e| format!("pipeline: {e:?}"))?;
     let cx = PassContext {

@@ -618,6 +618,11 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Err(e) => return failed(&log, &e),
     };
     annotate(&mut m, &p, args.input_format.as_deref());
+    // Weights held in dialect resources become foldable literals.
+    let inlined = m.inline_resources();
+    if inlined > 0 {
+        log.debug(&format!("{inlined} resource weights inlined for folding"));
+    }
     let diags = ge_ir::verifier::verify_module(&m);
     if diags.iter().any(|d| d.is_error()) {
         let text: String = diags

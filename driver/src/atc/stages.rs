@@ -35,11 +35,13 @@ pub fn stages(ctx: &Context, s: &Settings) -> Vec<Stage> {
     let sw = &s.switches;
     let soc = &s.soc;
     let disabled: Vec<&str> = sw.disabled_rules.iter().map(String::as_str).collect();
+    // Every weight folds (ge_runtime::compile::FOLD_SIZE_LIMIT).
+    let limit = ge_runtime::compile::FOLD_SIZE_LIMIT;
     let canonicalize = if disabled.is_empty() {
-        "graph.func(canonicalize)".to_string()
+        format!("graph.func(canonicalize{{fold-size-limit={limit}}})")
     } else {
         format!(
-            "graph.func(canonicalize{{disable-patterns={}}})",
+            "graph.func(canonicalize{{fold-size-limit={limit} disable-patterns={}}})",
             disabled.join(",")
         )
     };
