@@ -166,7 +166,8 @@ def main():
             if a.no_variants and variant != "default":
                 continue
             om = os.path.join(out, f"{m}.{variant}.om")
-            if not newer(om, air):
+            # Recompile when the model or the compiler changed.
+            if not (newer(om, air) and newer(om, ge_run)):
                 t = time.perf_counter()
                 run([ge_run, air, "--save-om", om, "--random-inputs", "--info"] + flags,
                     f"compile {m} {variant}")

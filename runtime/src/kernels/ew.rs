@@ -553,6 +553,14 @@ impl Group {
         Ok(())
     }
 
+    /// Register `r`'s tile as f32 (integer registers converted).
+    fn as_f32<'t>(&self, t: &'t Tiles, r: usize, len: usize) -> std::borrow::Cow<'t, [f32]> {
+        match self.regs[r].class {
+            Class::F => std::borrow::Cow::Borrowed(&t.f[r][..len]),
+            Class::I => std::borrow::Cow::Owned(t.i[r][..len].iter().map(|&v| v as f32).collect()),
+        }
+    }
+
     fn run_tile(
         &self,
         t: &mut Tiles,
@@ -646,20 +654,33 @@ impl Group {
                     }
                 }
                 (code, Class::F) if ins.args.len() == 1 => {
-                    if !unary_f(code, &t.f[a0][..len], &mut yf[..len]) {
+                    let x = self.as_f32(t, a0, len);
+                    if !unary_f(code, &x, &mut yf[..len]) {
                         return Err(format!("no f32 kernel for {code:?}"));
                     }
                 }
                 (code, Class::F) => {
-                    let b = ins.args[1];
-                    if !binary_f(code, &t.f[a0][..len], &t.f[b][..len], &mut yf[..len]) {
+                    // Mixed operands (pow of f32 by an integer exponent) compute in f32.
+                    let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
+                    if !binary_f(code, &x, &y, &mut yf[..len]) {
                         return Err(format!("no f32 kernel for {code:?}"));
                     }
                 }
-                (code, Class::I) if ins.args.len() == 2 && ca == Class::F => {
-                    let b = ins.args[1];
-                    if !cmp_f(code, &t.f[a0][..len], &t.f[b][..len], &mut yi[..len]) {
-                        return Err(format!("no kernel for {code:?}"));
+                (code, Class::I)
+                    if ins.args.len() == 2
+                        && (ca == Class::F || self.regs[ins.args[1]].class == Class::F) =>
+                {
+                    let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
+                    if !cmp_f(code, &x, &y, &mut yi[..len]) {
+                        // Integer result of a float computation (pow of an integer
+                        // base by a float exponent): truncate, as numpy's astype does.
+                        let mut tmp = vec![0f32; len];
+                        if !binary_f(code, &x, &y, &mut tmp) {
+                            return Err(format!("no kernel for {code:?}"));
+                        }
+                        for (o, &v) in yi[..len].iter_mut().zip(&tmp) {
+                            *o = v as i64;
+                        }
                     }
                 }
                 (code, Class::I) if ins.args.len() == 2 => {

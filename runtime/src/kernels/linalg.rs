@@ -77,22 +77,30 @@ impl Gemm {
         split_run(par, m, n, k, &|r0, r1, c0, c1| {
             // SAFETY: disjoint output blocks per task.
             unsafe {
-                sgemm(
-                    r1 - r0,
-                    k,
-                    c1 - c0,
-                    alpha,
-                    ap.p().offset(r0 as isize * rsa),
-                    rsa,
-                    csa,
-                    bp.p().offset(c0 as isize * csb),
-                    rsb,
-                    csb,
-                    beta,
-                    cp.p().add(r0 * n + c0),
-                    n as isize,
-                    1,
-                );
+                if m == 1 {
+                    // One row (batch-1 fully connected layers): a matrix-vector
+                    // product streams B once; sgemm would pack all of B first.
+                    let arow = std::slice::from_raw_parts(ap.p(), k);
+                    let crow = std::slice::from_raw_parts_mut(cp.p().add(c0), c1 - c0);
+                    gemv(arow, bp.p(), rsb, csb, c0, alpha, beta, crow);
+                } else {
+                    sgemm(
+                        r1 - r0,
+                        k,
+                        c1 - c0,
+                        alpha,
+                        ap.p().offset(r0 as isize * rsa),
+                        rsa,
+                        csa,
+                        bp.p().offset(c0 as isize * csb),
+                        rsb,
+                        csb,
+                        beta,
+                        cp.p().add(r0 * n + c0),
+                        n as isize,
+                        1,
+                    );
+                }
                 if self.act != "none" {
                     for r in r0..r1 {
                         let row = std::slice::from_raw_parts_mut(cp.p().add(r * n + c0), c1 - c0);
@@ -103,6 +111,71 @@ impl Gemm {
         })?;
         o.finish();
         Ok(())
+    }
+}
+
+/// `c[j] = alpha * sum_k a[k] * B[k, c0 + j] + beta * c[j]` for the columns
+/// of `c`, with `B[k, j]` at `b + k * rsb + j * csb`. Contiguous rows of the
+/// transposed B (`rsb == 1`) are dot products; contiguous rows of B
+/// (`csb == 1`) are scaled row additions; both vectorise.
+///
+/// # Safety
+/// `b` must address every `B[k, c0 + j]` read.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemv(
+    a: &[f32],
+    b: *const f32,
+    rsb: isize,
+    csb: isize,
+    c0: usize,
+    alpha: f32,
+    beta: f32,
+    c: &mut [f32],
+) {
+    let k = a.len();
+    if rsb == 1 {
+        for (j, cj) in c.iter_mut().enumerate() {
+            let row = std::slice::from_raw_parts(b.offset((c0 + j) as isize * csb), k);
+            // Eight partial sums so the loop vectorises (float adds do not reassociate).
+            let mut acc = [0f32; 8];
+            let (body, tail) = (k / 8 * 8, k % 8);
+            for (x, y) in a[..body].chunks_exact(8).zip(row[..body].chunks_exact(8)) {
+                for l in 0..8 {
+                    acc[l] += x[l] * y[l];
+                }
+            }
+            let mut s: f32 = acc.iter().sum();
+            for t in 0..tail {
+                s += a[body + t] * row[body + t];
+            }
+            *cj = alpha * s + if beta == 0.0 { 0.0 } else { beta * *cj };
+        }
+    } else {
+        if beta == 0.0 {
+            c.fill(0.0);
+        } else if beta != 1.0 {
+            c.iter_mut().for_each(|v| *v *= beta);
+        }
+        let w = c.len();
+        if w == 0 {
+            return;
+        }
+        for (kk, &av) in a.iter().enumerate() {
+            let s = alpha * av;
+            let row = std::slice::from_raw_parts(
+                b.offset(kk as isize * rsb + c0 as isize * csb),
+                (w - 1) * csb as usize + 1,
+            );
+            if csb == 1 {
+                for (o, &x) in c.iter_mut().zip(row) {
+                    *o += s * x;
+                }
+            } else {
+                for (j, o) in c.iter_mut().enumerate() {
+                    *o += s * row[j * csb as usize];
+                }
+            }
+        }
     }
 }
 
