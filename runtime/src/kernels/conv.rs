@@ -200,6 +200,8 @@ impl Conv {
 
 thread_local! {
     static PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// Zero-padded input plane of a depthwise channel.
+    static PAD: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
@@ -290,39 +292,77 @@ fn valid_range(base: isize, sw: usize, w: usize, ow: usize) -> (usize, usize) {
     (lo.min(ow), hi.min(ow).max(lo.min(ow)))
 }
 
-/// One depthwise channel: `o[oh x ow] = sum x * w`.
+/// One depthwise channel: `o[oh x ow] = sum x * w`. The plane is first
+/// copied into a zero-padded scratch plane so every tap reads in bounds:
+/// the loops have no range checks, and a 3x3 filter (the common case) sums
+/// all nine taps in one pass over each output row, which vectorises.
 ///
 /// # Safety
 /// `x`: an `h x w` plane, `wt`: `kh x kw` taps, `o`: an `oh x ow` plane.
 unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
-    for oy in 0..g.oh {
-        let orow = std::slice::from_raw_parts_mut(o.add(oy * g.ow), g.ow);
-        orow.fill(0.0);
-        for ki in 0..g.kh {
-            let iy = (oy * g.sh + ki * g.dh) as isize - g.pt as isize;
-            if iy < 0 || iy >= g.h as isize {
-                continue;
-            }
-            let src = x.add(iy as usize * g.w);
-            for kj in 0..g.kw {
-                let wv = *wt.add(ki * g.kw + kj);
-                let base = (kj * g.dw) as isize - g.pl as isize;
-                let (lo, hi) = valid_range(base, g.sw, g.w, g.ow);
-                if hi <= lo {
-                    continue;
-                }
-                if g.sw == 1 {
-                    let srow = std::slice::from_raw_parts(src.offset(lo as isize + base), hi - lo);
-                    for (o, &x) in orow[lo..hi].iter_mut().zip(srow) {
-                        *o += wv * x;
+    let ph = (g.h + g.pt).max((g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
+    let pw = (g.w + g.pl).max((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+    PAD.with(|buf| {
+        let mut pad = buf.borrow_mut();
+        pad.clear();
+        pad.resize(ph * pw, 0.0);
+        for y in 0..g.h {
+            let src = std::slice::from_raw_parts(x.add(y * g.w), g.w);
+            let at = (y + g.pt) * pw + g.pl;
+            pad[at..at + g.w].copy_from_slice(src);
+        }
+        let w: Vec<f32> = (0..g.kh * g.kw).map(|i| *wt.add(i)).collect();
+        let (s, ow) = (g.sw, g.ow);
+        for oy in 0..g.oh {
+            let orow = std::slice::from_raw_parts_mut(o.add(oy * ow), ow);
+            let row = |ki: usize| &pad[(oy * g.sh + ki * g.dh) * pw..][..pw];
+            if g.kh == 3 && g.kw == 3 && g.dw == 1 {
+                let (r0, r1, r2) = (row(0), row(1), row(2));
+                if s == 1 {
+                    for (ox, out) in orow.iter_mut().enumerate() {
+                        *out = w[0] * r0[ox]
+                            + w[1] * r0[ox + 1]
+                            + w[2] * r0[ox + 2]
+                            + w[3] * r1[ox]
+                            + w[4] * r1[ox + 1]
+                            + w[5] * r1[ox + 2]
+                            + w[6] * r2[ox]
+                            + w[7] * r2[ox + 1]
+                            + w[8] * r2[ox + 2];
                     }
                 } else {
-                    let s0 = src.offset((lo * g.sw) as isize + base);
-                    for (t, o) in orow[lo..hi].iter_mut().enumerate() {
-                        *o += wv * *s0.add(t * g.sw);
+                    for (ox, out) in orow.iter_mut().enumerate() {
+                        let i = ox * s;
+                        *out = w[0] * r0[i]
+                            + w[1] * r0[i + 1]
+                            + w[2] * r0[i + 2]
+                            + w[3] * r1[i]
+                            + w[4] * r1[i + 1]
+                            + w[5] * r1[i + 2]
+                            + w[6] * r2[i]
+                            + w[7] * r2[i + 1]
+                            + w[8] * r2[i + 2];
+                    }
+                }
+                continue;
+            }
+            orow.fill(0.0);
+            for ki in 0..g.kh {
+                let r = row(ki);
+                for kj in 0..g.kw {
+                    let wv = w[ki * g.kw + kj];
+                    let r = &r[kj * g.dw..];
+                    if s == 1 {
+                        for (out, &v) in orow.iter_mut().zip(r) {
+                            *out += wv * v;
+                        }
+                    } else {
+                        for (ox, out) in orow.iter_mut().enumerate() {
+                            *out += wv * r[ox * s];
+                        }
                     }
                 }
             }
         }
-    }
+    });
 }

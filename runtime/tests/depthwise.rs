@@ -1,0 +1,50 @@
+//! The depthwise convolution kernel (zero-padded plane; a fused 3x3 path)
+//! against the interpreter over strides, dilations, kernel sizes and
+//! asymmetric padding, with bias and an activation epilogue.
+
+mod common;
+use common::*;
+use ge_runtime::compile::CompileOptions;
+
+#[test]
+fn depthwise_variants_match_the_interpreter() {
+    // (kernel, stride, dilation, pads [top, left, bottom, right], H, W)
+    let cases = [
+        (3, 1, 1, [1, 1, 1, 1], 9, 7),
+        (3, 2, 1, [1, 1, 1, 1], 9, 8),
+        (3, 2, 1, [0, 0, 1, 1], 10, 10),
+        (3, 1, 2, [2, 2, 2, 2], 8, 9),
+        (5, 2, 1, [2, 1, 2, 3], 11, 7),
+        (7, 1, 1, [3, 3, 3, 3], 6, 6),
+        (1, 2, 1, [0, 0, 0, 0], 5, 5),
+    ];
+    for (k, s, d, p, h, w) in cases {
+        let c = 6;
+        let oh = (h + p[0] + p[2] - d * (k - 1) - 1) / s + 1;
+        let ow = (w + p[1] + p[3] - d * (k - 1) - 1) / s + 1;
+        let text = format!(
+            "graph.func @main(%x: tensor<2x{c}x{h}x{w}xf32>, %f: tensor<{c}x1x{k}x{k}xf32>, %b: tensor<{c}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32> {{\n  \
+             %y = graph.conv2d %x, %f, %b {{group = {c} : i64, strides = [{s}, {s}], dilations = [{d}, {d}], pads = [{}, {}, {}, {}], activation = \"relu\"}} : \
+             (tensor<2x{c}x{h}x{w}xf32>, tensor<{c}x1x{k}x{k}xf32>, tensor<{c}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32>\n  \
+             graph.return %y : tensor<2x{c}x{oh}x{ow}xf32>\n}}\n",
+            p[0], p[1], p[2], p[3]
+        );
+        for formats in [false, true] {
+            let opts = CompileOptions {
+                formats,
+                ..Default::default()
+            };
+            let om = om_bytes("dw", &text, &opts);
+            let (types, m) = signature(&text, "main");
+            let model = load(&om, 2);
+            let ins = random_inputs(&types, &[], 9);
+            let want = interpret(&m, "main", &ins);
+            let got = run(&model, &ins);
+            assert_close(
+                &got,
+                &want,
+                &format!("k={k} s={s} d={d} pads={p:?} {h}x{w} formats={formats}"),
+            );
+        }
+    }
+}
