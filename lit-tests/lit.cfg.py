@@ -39,3 +39,6 @@ except (OSError, subprocess.SubprocessError):
     features = []
 if "mlir-bridge" in features:
     config.available_features.add("mlir-bridge")
+# ILP extraction for eqsat (cargo feature ge-rewrites/ilp, CBC): REQUIRES: ilp.
+if "ilp" in features:
+    config.available_features.add("ilp")

@@ -2,17 +2,19 @@
 # Run every test of ge: formatting, lints, unit/snapshot/property tests, lit tests.
 # Needs only the Rust toolchain and Python 3 with pip; test tools are installed
 # (pinned) into ./.venv. Set GE_INSTALL_MLIR=1 to also apt-install LLVM/MLIR 22
-# (as CI does) so the mlir-opt round-trip tests run and the MLIR bridge (cargo
-# feature ge-driver/mlir: --export-mlir, --import-mlir, ge-mlir-crosscheck) is
-# built and tested. Without LLVM 22 the bridge is simply left out.
+# and CBC (as CI does) so the mlir-opt round-trip tests run, the MLIR bridge (cargo
+# feature ge-driver/mlir: --export-mlir, --import-mlir, ge-mlir-crosscheck) and
+# eqsat's ILP extractor (ge-rewrites/ilp) are built and tested. Without them those
+# parts are simply left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-MLIR_PKGS=(mlir-22-tools libmlir-22-dev llvm-22-dev libclang1-22 libclang-common-22-dev libpolly-22-dev libzstd-dev)
+MLIR_PKGS=(mlir-22-tools libmlir-22-dev llvm-22-dev libclang1-22 libclang-common-22-dev libpolly-22-dev libzstd-dev
+  coinor-libcbc-dev)
 if [[ "${GE_INSTALL_MLIR:-0}" == 1 ]] && ! dpkg -s "${MLIR_PKGS[@]}" >/dev/null 2>&1; then
-  step "installing LLVM/MLIR 22 (Debian: ${MLIR_PKGS[*]})"
+  step "installing LLVM/MLIR 22 and CBC (Debian: ${MLIR_PKGS[*]})"
   SUDO=""; [[ $(id -u) != 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${MLIR_PKGS[@]}" >/dev/null
 fi
@@ -24,6 +26,11 @@ if [[ -f /usr/lib/llvm-22/lib/cmake/mlir/MLIRConfig.cmake || -f /usr/lib/llvm-22
   export TABLEGEN_220_PREFIX="${TABLEGEN_220_PREFIX:-/usr/lib/llvm-22}"
   FEATURES=(--features ge-driver/mlir)
   step "LLVM/MLIR 22 found: building with the MLIR bridge (${FEATURES[*]})"
+fi
+# ILP extraction for eqsat needs CBC (Debian coinor-libcbc-dev).
+if [[ -f /usr/include/coin/CbcModel.hpp ]]; then
+  if [[ ${#FEATURES[@]} -eq 0 ]]; then FEATURES=(--features ge-rewrites/ilp); else FEATURES[1]+=",ge-rewrites/ilp"; fi
+  step "CBC found: building eqsat's ILP extractor (${FEATURES[*]})"
 fi
 
 step "test tools (.venv: $(tr '\n' ' ' < tools/requirements-test.txt | sed 's/#[^=]*\.venv[^ ]*//'))"

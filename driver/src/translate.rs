@@ -153,6 +153,9 @@ pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
         if cfg!(feature = "mlir") {
             f.push("mlir-bridge");
         }
+        if ge_rewrites::eqsat::ILP_AVAILABLE {
+            f.push("ilp");
+        }
         return TranslateOutput {
             stdout: f.iter().map(|x| format!("{x}\n")).collect(),
             stderr: String::new(),

@@ -8,5 +8,10 @@ pub mod build;
 pub mod compile;
 pub mod cost;
 pub mod extract;
+#[cfg(feature = "ilp")]
+pub mod ilp;
 pub mod lang;
 pub mod pass;
+
+/// Whether this build has the ILP extractor (`--features ge-rewrites/ilp`).
+pub const ILP_AVAILABLE: bool = cfg!(feature = "ilp");

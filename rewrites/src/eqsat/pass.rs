@@ -28,7 +28,8 @@ pub static INFO: PassInfo = PassInfo {
         OptionDef { name: "iter-limit", kind: OptKind::Int, default: "30", doc: "saturation iterations" },
         OptionDef { name: "time-limit-ms", kind: OptKind::Int, default: "1000", doc: "saturation time budget per function" },
         OptionDef { name: "multi-iters", kind: OptKind::Int, default: "2", doc: "iterations that also apply multi-root rules (TENSAT's k_multi): their matches multiply, so they run first and briefly" },
-        OptionDef { name: "extract", kind: OptKind::Enum(&["greedy", "tree"]), default: "greedy", doc: "extraction: DAG-aware greedy, or egg's tree-cost extractor" },
+        OptionDef { name: "extract", kind: OptKind::Enum(&["greedy", "tree", "ilp"]), default: "greedy", doc: "extraction: DAG-aware greedy, egg's tree-cost extractor, or optimal ILP (needs the `ilp` build feature and CBC)" },
+        OptionDef { name: "ilp-time-limit-ms", kind: OptKind::Int, default: "10000", doc: "time limit of the ILP solver per function (extract=ilp)" },
         OptionDef { name: "rules", kind: OptKind::List, default: "", doc: "only these rules or labels (default: the whole library)" },
         OptionDef { name: "soc", kind: OptKind::Str, default: "Ascend910B", doc: "SoC profile (name or JSON path) for the cost model" },
         OptionDef { name: "symbol-values", kind: OptKind::List, default: "", doc: "values of symbolic dims for costing, e.g. B=64 (default 1)" },
@@ -46,6 +47,11 @@ struct Eqsat {
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Soc::load(o.str("soc"))?;
+    if o.str("extract") == "ilp" && !super::ILP_AVAILABLE {
+        return Err("extract=ilp needs ge built with the ILP solver: \
+                    `cargo build --features ge-rewrites/ilp` (Debian: coinor-libcbc-dev)"
+            .into());
+    }
     Ok(Box::new(Eqsat { o: o.clone() }))
 }
 
@@ -172,6 +178,12 @@ impl Pass for Eqsat {
                     let (_, n) = (ext.find_best_cost(c.id), ext.find_best_node(c.id).clone());
                     choice.insert(c.id, n);
                 }
+                (choice, 0.0)
+            }
+            #[cfg(feature = "ilp")]
+            "ilp" => {
+                let limit = self.o.int("ilp-time-limit-ms").max(1) as f64 / 1e3;
+                let choice = super::ilp::ilp_dag(&t.egraph, &cost, &roots, limit).map_err(fail)?;
                 (choice, 0.0)
             }
             _ => greedy_dag(&t.egraph, &cost, &roots),
