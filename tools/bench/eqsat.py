@@ -46,9 +46,12 @@ def main():
     ap.add_argument("--models", default=",".join(SUITE))
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--symbols", default="B=1", help="symbol values for costing")
+    ap.add_argument("--ilp", action="store_true",
+                    help="also extract with ILP (builds with --features ge-rewrites/ilp; needs CBC)")
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "ge-driver", "--bin", "ge-opt", "--bin", "ge-zoo"],
-                   cwd=ROOT, check=True)
+    features = ["--features", "ge-rewrites/ilp"] if args.ilp else []
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "ge-driver", "--bin", "ge-opt", "--bin", "ge-zoo",
+                    *features], cwd=ROOT, check=True)
     if args.full:
         zoo = ROOT / "target" / "zoo"
         missing = [m for m in args.models.split(",") if not (zoo / f"{m}.air").exists()]
@@ -59,6 +62,7 @@ def main():
         model_dir, cwd = ROOT / "testdata" / "models", ROOT
     cost = f"eqsat{{rules=none soc={args.soc} symbol-values={args.symbols} report=true}}"
     eqsat = f"eqsat{{soc={args.soc} symbol-values={args.symbols} report=true}}"
+    ilp = f"eqsat{{soc={args.soc} symbol-values={args.symbols} report=true extract=ilp}}"
     rows = []
     for m in args.models.split(","):
         path = model_dir / f"{m}.air"
@@ -69,7 +73,12 @@ def main():
         g = float(greedy[0][5])
         it, nodes, classes, stop, _, e_after, _, ms = eq[0]
         e = float(e_after)
+        ilp_us, ilp_ms = None, None
+        if args.ilp:
+            il, _ = run_pipeline(path, f"builtin.module(graph.func(canonicalize,cse,{ilp}))", cwd)
+            ilp_us, ilp_ms = float(il[0][5]), float(il[0][7])
         rows.append({"model": m, "base_us": b, "greedy_us": g, "eqsat_us": e,
+                     "ilp_us": ilp_us, "ilp_ms": ilp_ms,
                      "greedy_gain": 100 * (b - g) / b, "eqsat_gain": 100 * (b - e) / b,
                      "eqsat_ms": float(ms), "wall_s": wall, "enodes": int(nodes), "eclasses": int(classes),
                      "iterations": int(it), "stop": stop})
@@ -77,14 +86,19 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     (out / "eqsat.json").write_text(json.dumps(rows, indent=2))
     print(f"SoC {args.soc}, symbols {args.symbols}, {'full' if args.full else 'tiny'} configs\n")
-    print("| model | original (us) | greedy (us, gain) | eqsat (us, gain) | eqsat ≥ greedy | eqsat time (ms) | e-nodes / e-classes | stop | TENSAT gain / time |")
-    print("|---|---:|---:|---:|:-:|---:|---:|---|---:|")
+    ilp_h = " eqsat + ILP (us, gain) | ILP time (ms) |" if args.ilp else ""
+    print("| model | original (us) | greedy (us, gain) | eqsat (us, gain) | eqsat ≥ greedy | eqsat time (ms) | e-nodes / e-classes | stop |" + ilp_h + " TENSAT gain / time |")
+    print("|---|---:|---:|---:|:-:|---:|---:|---|" + ("---:|---:|" if args.ilp else "") + "---:|")
     for r in rows:
         t = TENSAT.get(r["model"])
         tens = f"{t[0]}% / {t[1]} s" if t else "—"
         ok = "yes" if r["eqsat_us"] <= r["greedy_us"] + 1e-6 else "no"
+        ilp_c = ""
+        if r["ilp_us"] is not None:
+            ilp_c = (f" {r['ilp_us']:.1f} ({100 * (r['base_us'] - r['ilp_us']) / r['base_us']:.1f}%) |"
+                     f" {r['ilp_ms']:.0f} |")
         print(f"| {r['model']} | {r['base_us']:.1f} | {r['greedy_us']:.1f} ({r['greedy_gain']:.1f}%) | "
-              f"{r['eqsat_us']:.1f} ({r['eqsat_gain']:.1f}%) | {ok} | {r['eqsat_ms']:.0f} | {r['enodes']} / {r['eclasses']} | {r['stop']} | {tens} |")
+              f"{r['eqsat_us']:.1f} ({r['eqsat_gain']:.1f}%) | {ok} | {r['eqsat_ms']:.0f} | {r['enodes']} / {r['eclasses']} | {r['stop']} |{ilp_c} {tens} |")
 
 
 if __name__ == "__main__":
