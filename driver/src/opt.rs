@@ -240,6 +240,10 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     let mut timing = TimingSteps::default();
     timing.add("Read input", t_read.elapsed());
     let mut outputs: Vec<String> = vec![];
+    // One chunk written to a file: kept as IR and streamed into the file at
+    // the end, so the printed text of a big module never sits in memory.
+    let stream_to_file = args.output != "-" && chunks.len() == 1;
+    let mut streamed: Option<ge_ir::Module> = None;
     let mut failed = false;
     for chunk in &chunks {
         let mut diags: Vec<Diagnostic> = vec![];
@@ -259,7 +263,9 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         }
         let t = Instant::now();
         if let Some(m) = &result {
-            outputs.push(print_module(m, popts));
+            if !stream_to_file {
+                outputs.push(print_module(m, popts));
+            }
         }
         if let (Some(m), Some(path)) = (&result, &args.emit_om) {
             let opts = ge_lowering::om::OmOptions {
@@ -272,6 +278,9 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
             }
         }
         timing.add("Output", t.elapsed());
+        if stream_to_file {
+            streamed = result;
+        }
         if args.verify_diagnostics {
             match diag_verify::parse_expected(chunk.text, chunk.offset, chunk.first_line) {
                 Ok(exp) => {
@@ -301,6 +310,25 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     } else {
         outputs.join("// -----\n")
     };
+    if let (Some(m), false) = (&streamed, failed) {
+        let t = Instant::now();
+        if let Err(e) = write_output_with(&args.output, &mut |w| {
+            ge_ir::printer::write_module(m, popts, w)
+        }) {
+            out.stderr
+                .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
+            failed = true;
+        }
+        timing.add("Output", t.elapsed());
+    } else if args.output != "-" && !failed {
+        if let Err(e) = write_output(&args.output, out.stdout.as_bytes()) {
+            out.stderr
+                .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
+            failed = true;
+        }
+        out.stdout.clear();
+    }
+    // After the output is written: streaming it is part of the Output step.
     if args.timing {
         let passes = inst
             .timing
@@ -308,14 +336,6 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
             .map(|t| t.lines(timing.total, 1))
             .unwrap_or_default();
         out.stderr.push_str(&timing.report(passes));
-    }
-    if args.output != "-" && !failed {
-        if let Err(e) = write_output(&args.output, out.stdout.as_bytes()) {
-            out.stderr
-                .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
-            failed = true;
-        }
-        out.stdout.clear();
     }
     out.code = failed as i32;
     out
@@ -438,13 +458,22 @@ fn count_passes(p: &ge_ir::pass::OpPipeline) -> usize {
 /// Write the output file: atomically (temporary file + rename) for regular files, directly
 /// for special files such as `/dev/null` or a pipe, which a rename would replace.
 pub(crate) fn write_output(path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    write_output_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// [`write_output`] with the contents produced into a buffered writer.
+pub(crate) fn write_output_with(
+    path: &str,
+    fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let p = std::path::Path::new(path);
     match std::fs::metadata(p) {
-        Ok(m) if !m.is_file() && !m.is_dir() => std::fs::OpenOptions::new()
-            .write(true)
-            .open(p)?
-            .write_all(bytes),
-        _ => ge_ir::fsutil::write_atomic(p, bytes),
+        Ok(m) if !m.is_file() && !m.is_dir() => {
+            let mut w = std::io::BufWriter::new(std::fs::OpenOptions::new().write(true).open(p)?);
+            fill(&mut w)?;
+            w.flush()
+        }
+        _ => ge_ir::fsutil::write_atomic_with(p, fill),
     }
 }
 

@@ -253,25 +253,37 @@ impl Printer {
 
     /// Print a whole module; top-level ops are printed in parallel.
     pub fn print_module(&mut self, m: &Module) {
-        let body = m.body();
-        let mop = m.outer.op(m.op);
-        let generic = self.opts.generic;
         let top: Vec<OpId> = m.top_ops();
-        let names = Names::compute(body);
+        let names = Names::compute(m.body());
+        let chunks = self.top_level_chunks(m, &names, &top);
+        self.module_header(m, top.is_empty());
+        for c in chunks {
+            self.out.push_str(&c);
+        }
+        self.module_trailer(m);
+    }
+
+    /// The text of each of `ops` (top-level ops of `m`), printed in parallel.
+    fn top_level_chunks(&self, m: &Module, names: &Names, ops: &[OpId]) -> Vec<String> {
+        let body = m.body();
         let opts = self.opts;
-        let chunks: Vec<String> = top
-            .par_iter()
+        ops.par_iter()
             .map(|&o| {
                 let mut p = Printer::new(opts);
                 p.indent = 2;
                 p.newline();
-                p.print_op(body, &names, o);
+                p.print_op(body, names, o);
                 p.out
             })
-            .collect();
-        if generic {
+            .collect()
+    }
+
+    /// `module attributes {...} {` (or the generic form's opening).
+    fn module_header(&mut self, m: &Module, empty: bool) {
+        let mop = m.outer.op(m.op);
+        if self.opts.generic {
             self.out.push_str("\"builtin.module\"() ({");
-            if top.is_empty() {
+            if empty {
                 // The module's one block, even when empty (see `region_in_body`).
                 self.out.push_str("\n^bb0:");
             }
@@ -288,11 +300,13 @@ impl Printer {
             }
             self.out.push_str(" {");
         }
-        for c in chunks {
-            self.out.push_str(&c);
-        }
+    }
+
+    /// The closing brace, location and the `{-# dialect_resources #-}` trailer.
+    fn module_trailer(&mut self, m: &Module) {
+        let mop = m.outer.op(m.op);
         self.out.push_str("\n}");
-        if generic {
+        if self.opts.generic {
             self.out.push(')');
             if !mop.attrs.is_empty() {
                 self.out.push(' ');
@@ -343,6 +357,30 @@ impl Printer {
         }
         self.out.push('}');
     }
+}
+
+/// Print a module straight into `w`: the same text as [`print_module`], with
+/// top-level ops printed in parallel batches and written as they are done,
+/// so a large module's text never sits in memory whole.
+pub fn write_module(
+    m: &Module,
+    opts: PrintOptions,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    const BATCH: usize = 64;
+    let top: Vec<OpId> = m.top_ops();
+    let names = Names::compute(m.body());
+    let mut p = Printer::new(opts);
+    p.module_header(m, top.is_empty());
+    w.write_all(p.out.as_bytes())?;
+    p.out.clear();
+    for batch in top.chunks(BATCH) {
+        for c in p.top_level_chunks(m, &names, batch) {
+            w.write_all(c.as_bytes())?;
+        }
+    }
+    p.module_trailer(m);
+    w.write_all(p.out.as_bytes())
 }
 
 /// Print a module to text.
