@@ -228,7 +228,7 @@ enum PNode {
 }
 
 impl RuleApplier {
-    fn env(&self, eg: &Graph, subst: &Subst) -> Option<Env> {
+    fn env(&self, eg: &Graph, subst: &Subst) -> Option<Env<'static>> {
         let mut env = Env::new();
         for v in &self.vars {
             let id = *subst.get(*v)?;
@@ -266,7 +266,7 @@ impl RuleApplier {
         &self,
         eg: &Graph,
         e: &Expr,
-        env: &Env,
+        env: &Env<'_>,
         lets: &HashMap<String, usize>,
         out: &mut Vec<(PNode, ClassData)>,
     ) -> Result<usize, String> {

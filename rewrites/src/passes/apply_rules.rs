@@ -75,12 +75,16 @@ pub static ALGEBRAIC: PassInfo = PassInfo {
 struct ApplyRules {
     opts: PassOptions,
     info: &'static PassInfo,
+    /// Selected rules as patterns, built once per pass instance (the same for
+    /// every function it runs on).
+    patterns: std::sync::OnceLock<Result<crate::pattern::PatternSet, String>>,
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Ok(Box::new(ApplyRules {
         opts: o.clone(),
         info: &INFO,
+        patterns: std::sync::OnceLock::new(),
     }))
 }
 
@@ -88,6 +92,7 @@ pub fn make_algebraic(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Ok(Box::new(ApplyRules {
         opts: o.clone(),
         info: &ALGEBRAIC,
+        patterns: std::sync::OnceLock::new(),
     }))
 }
 
@@ -134,15 +139,16 @@ impl Pass for ApplyRules {
         self.info
     }
     fn run(&self, op: &mut OpData, cx: &PassContext) -> PassResult {
-        let rules = self
-            .select(cx.ctx)
-            .map_err(|m| super::fail(op, self.info.name, m))?;
-        let patterns = to_patterns(&rules);
+        let patterns = self
+            .patterns
+            .get_or_init(|| self.select(cx.ctx).map(|rules| to_patterns(&rules)))
+            .as_ref()
+            .map_err(|m| super::fail(op, self.info.name, m.clone()))?;
         let cfg = config_from(&self.opts);
         let Some(body) = op.inner.as_deref_mut() else {
             return Ok(());
         };
-        apply_greedily(cx.ctx, body, &patterns, &cfg)
+        apply_greedily(cx.ctx, body, patterns, &cfg)
             .map_err(|m| super::fail(op, self.info.name, m))?;
         Ok(())
     }

@@ -63,6 +63,9 @@ pub struct Canonicalize {
     cfg: GreedyConfig,
     enable: Vec<String>,
     disable: Vec<String>,
+    /// The filtered pattern set, built once per pass instance (it is the same
+    /// for every function the pass runs on, and building it clones every rule).
+    patterns: std::sync::OnceLock<PatternSet>,
 }
 
 /// Greedy-driver settings shared by the rewrite passes' options.
@@ -82,6 +85,7 @@ pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
         cfg: config_from(o),
         enable: o.list("enable-patterns"),
         disable: o.list("disable-patterns"),
+        patterns: std::sync::OnceLock::new(),
     }))
 }
 
@@ -99,12 +103,14 @@ impl Pass for Canonicalize {
         &INFO
     }
     fn run(&self, op: &mut OpData, cx: &PassContext) -> PassResult {
-        let all = crate::library::canonical_patterns(cx.ctx);
-        let patterns = filter_patterns(&all, &self.enable, &self.disable);
+        let patterns = self.patterns.get_or_init(|| {
+            let all = crate::library::canonical_patterns(cx.ctx);
+            filter_patterns(&all, &self.enable, &self.disable)
+        });
         let Some(body) = op.inner.as_deref_mut() else {
             return Ok(());
         };
-        apply_greedily(cx.ctx, body, &patterns, &self.cfg)
+        apply_greedily(cx.ctx, body, patterns, &self.cfg)
             .map_err(|m| super::fail(op, "canonicalize", m))?;
         Ok(())
     }

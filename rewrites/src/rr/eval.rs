@@ -2,11 +2,35 @@
 
 use super::ast::{AExpr, BinOp};
 use super::helpers::{lookup, Facts, Val};
-use std::collections::HashMap;
+use std::borrow::Cow;
 
-pub type Env = HashMap<String, Val>;
+/// Bindings of a rule's variables while matching. A rule binds a handful of
+/// names, so a vector searched linearly beats a hash map (no hashing), and the
+/// names borrow the rule's own strings, so binding allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Env<'a>(Vec<(Cow<'a, str>, Val)>);
 
-pub fn eval(e: &AExpr, env: &Env, f: &dyn Facts) -> Result<Val, String> {
+impl<'a> Env<'a> {
+    pub fn new() -> Env<'a> {
+        Env(Vec::new())
+    }
+    pub fn get(&self, name: &str) -> Option<&Val> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+    /// Bind `name` (replacing an earlier binding).
+    pub fn insert(&mut self, name: impl Into<Cow<'a, str>>, v: Val) {
+        let name = name.into();
+        match self.0.iter_mut().find(|(k, _)| *k == name) {
+            Some(e) => e.1 = v,
+            None => self.0.push((name, v)),
+        }
+    }
+    pub fn values(&self) -> impl Iterator<Item = &Val> {
+        self.0.iter().map(|(_, v)| v)
+    }
+}
+
+pub fn eval(e: &AExpr, env: &Env<'_>, f: &dyn Facts) -> Result<Val, String> {
     Ok(match e {
         AExpr::Var(v) => env.get(v).cloned().ok_or_else(|| format!("unbound {v}"))?,
         AExpr::Int(i) => Val::Int(*i),

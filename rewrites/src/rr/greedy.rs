@@ -34,17 +34,17 @@ impl Facts for BodyFacts<'_> {
     }
 }
 
-fn bind(env: &mut Env, name: &str, v: Val) -> bool {
+fn bind<'r>(env: &mut Env<'r>, name: &'r str, v: Val) -> bool {
     match env.get(name) {
         Some(prev) => prev.equals(&v),
         None => {
-            env.insert(name.to_string(), v);
+            env.insert(name, v);
             true
         }
     }
 }
 
-fn match_value(body: &Body, p: &Pat, v: ValueId, env: &mut Env) -> bool {
+fn match_value<'r>(body: &Body, p: &'r Pat, v: ValueId, env: &mut Env<'r>) -> bool {
     match p {
         Pat::Wild => true,
         Pat::Var(n) => bind(env, n, Val::Value(v.0)),
@@ -61,29 +61,32 @@ fn match_value(body: &Body, p: &Pat, v: ValueId, env: &mut Env) -> bool {
     }
 }
 
-fn match_op(body: &Body, p: &OpPat, op: OpId, env: &mut Env) -> bool {
+fn match_op<'r>(body: &Body, p: &'r OpPat, op: OpId, env: &mut Env<'r>) -> bool {
     let d = body.op(op);
     if d.name.as_str() != p.name || d.operands().len() != p.operands.len() {
         return false;
     }
     let ops = d.operands();
-    let try_order = |order: &[usize], env: &mut Env| -> bool {
-        let saved = env.clone();
-        let ok = p
+    // Only a commutative op gets a second try with swapped operands, so only
+    // then are the bindings saved (a failed match is discarded by the caller).
+    let swappable = ops.len() == 2 && d.has_trait(Trait::Commutative);
+    let saved = swappable.then(|| env.clone());
+    let straight = p
+        .operands
+        .iter()
+        .zip(ops)
+        .all(|(pat, &v)| match_value(body, pat, v, env));
+    if !straight {
+        let Some(saved) = saved else { return false };
+        *env = saved;
+        let swapped = p
             .operands
             .iter()
-            .zip(order)
-            .all(|(pat, &i)| match_value(body, pat, ops[i], env));
-        if !ok {
-            *env = saved;
+            .zip([ops[1], ops[0]])
+            .all(|(pat, v)| match_value(body, pat, v, env));
+        if !swapped {
+            return false;
         }
-        ok
-    };
-    let straight: Vec<usize> = (0..ops.len()).collect();
-    let matched = try_order(&straight, env)
-        || (ops.len() == 2 && d.has_trait(Trait::Commutative) && try_order(&[1, 0], env));
-    if !matched {
-        return false;
     }
     let f = BodyFacts(body);
     for (k, ae) in &p.attrs {
@@ -139,7 +142,7 @@ impl Planner<'_> {
     fn plan(
         &mut self,
         e: &Expr,
-        env: &mut Env,
+        env: &mut Env<'_>,
         lets: &mut std::collections::HashMap<String, usize>,
     ) -> Result<usize, String> {
         let f = BodyFacts(self.body);
@@ -212,7 +215,7 @@ impl Planner<'_> {
 
 impl RulePattern {
     /// Match all roots starting from `op` for root 0; returns the roots and bindings.
-    fn match_roots(&self, body: &Body, op: OpId) -> Option<(Vec<OpId>, Env)> {
+    fn match_roots(&self, body: &Body, op: OpId) -> Option<(Vec<OpId>, Env<'_>)> {
         let mut env = Env::new();
         let Pat::Op(first) = &self.rule.roots[0] else {
             return None;
@@ -276,10 +279,15 @@ impl Pattern for RulePattern {
         if blocks.windows(2).any(|w| w[0] != w[1]) {
             return Ok(false);
         }
-        let last = *roots
-            .iter()
-            .max_by_key(|&&r| rw.body.position_in_block(r))
-            .unwrap_or(&op);
+        // (Positions in a block take a walk of the block: single-root rules skip it.)
+        let last = if roots.len() == 1 {
+            op
+        } else {
+            *roots
+                .iter()
+                .max_by_key(|&&r| rw.body.position_in_block(r))
+                .unwrap_or(&op)
+        };
         if roots.len() > 1 {
             let pos_last = rw.body.position_in_block(last);
             for &r in &roots {
