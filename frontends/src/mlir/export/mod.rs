@@ -61,6 +61,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.ceil", elementwise::ceil),
     ("graph.clip", elementwise::clip),
     ("graph.conv2d", nn::conv2d),
+    ("graph.conv_transpose2d", nn::conv_transpose2d),
     ("graph.cos", elementwise::cos),
     ("graph.div", elementwise::div),
     ("graph.embedding", nn::embedding),

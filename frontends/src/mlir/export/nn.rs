@@ -115,6 +115,66 @@ pub fn conv2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     Ok(vec![activation(e, y, act, alpha)?])
 }
 
+/// ONNX ConvTranspose as `tosa.transpose_conv2d`: TOSA's output is
+/// `(H-1)*stride + out_pad_top + out_pad_bottom + kH`, so ONNX's pads become
+/// negative output padding (cropping) and `output_padding` adds at the end.
+pub fn conv_transpose2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    let w = e.input(op, 1)?;
+    let (out_s, dt) = e.out(op, 0)?;
+    static_dims(&w, "conv_transpose2d's filter")?;
+    let strides = e.attr_ints(op, "strides").unwrap_or(vec![1, 1]);
+    let pads = e.attr_ints(op, "pads").unwrap_or(vec![0, 0, 0, 0]);
+    let dil = e.attr_ints(op, "dilations").unwrap_or(vec![1, 1]);
+    let out_pad = e.attr_ints(op, "output_padding").unwrap_or(vec![0, 0]);
+    if x.rank() != 4 || w.rank() != 4 || pads.len() != 4 || strides.len() != 2 || out_pad.len() != 2
+    {
+        return Err("only 2-D NCHW transposed convolutions are exported".into());
+    }
+    if e.attr_i64(op, "group", 1) != 1 {
+        return Err("a grouped transposed convolution has no TOSA equivalent".into());
+    }
+    if dil.iter().any(|&d| d != 1) {
+        return Err("a dilated transposed convolution has no TOSA equivalent".into());
+    }
+    let o = w.shape[1];
+    let bias = if e.num_inputs(op) > 2 {
+        let b = e.input(op, 2)?;
+        e.reshape(&b, &[o])?
+    } else {
+        e.constant(&Tensor::zeros(vec![o as usize], dt))?
+    };
+    let xh = e.transpose(&x, &NCHW_TO_NHWC)?;
+    // Filter C x O x kH x kW -> TOSA's O x kH x kW x C.
+    let wh = e.transpose(&w, &[1, 2, 3, 0])?;
+    let out_pad = [
+        -pads[0],
+        -pads[2] + out_pad[0],
+        -pads[1],
+        -pads[3] + out_pad[1],
+    ];
+    let out_nhwc = [out_s[0], out_s[2], out_s[3], out_s[1]];
+    let zp = e.zp(dt)?;
+    let acc = e.type_attr(if dt == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    })?;
+    let attrs = [
+        ("out_pad", e.i64s(&out_pad)),
+        ("stride", e.i64s(&strides)),
+        ("acc_type", acc),
+    ];
+    let y = e.op(
+        "tosa.transpose_conv2d",
+        &[&xh, &wh, &bias, &zp, &zp],
+        &attrs,
+        &out_nhwc,
+        dt,
+    )?;
+    Ok(vec![e.transpose(&y, &NHWC_TO_NCHW)?])
+}
+
 fn pool<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId, max: bool) -> Out<'c, 'a> {
     let x = e.input(op, 0)?;
     let (out_s, dt) = e.out(op, 0)?;
