@@ -42,6 +42,26 @@ fn fit_spatial<'c, 'a>(e: &Ex<'c, 'a>, x: T<'c, 'a>, ends: &mut [i64; 2]) -> Res
     e.op_values("tosa.slice", &[x.v, start, sz], &[], &size, x.dt)
 }
 
+/// The convolution's bias operand (`o` entries), zeros when it has none
+/// (TOSA's convolutions always take one).
+fn conv_bias<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId, o: i64, dt: DType) -> Res<T<'c, 'a>> {
+    if e.num_inputs(op) > 2 {
+        let b = e.input(op, 2)?;
+        e.reshape(&b, &[o])
+    } else {
+        e.constant(&Tensor::zeros(vec![o as usize], dt))
+    }
+}
+
+/// TOSA's `acc_type` for a convolution over `dt`: f64 stays f64, else f32.
+fn accumulator<'c, 'a>(e: &Ex<'c, 'a>, dt: DType) -> Res<melior::ir::Attribute<'c>> {
+    e.type_attr(if dt == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    })
+}
+
 pub fn conv2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let x = e.input(op, 0)?;
     let w = e.input(op, 1)?;
@@ -55,12 +75,7 @@ pub fn conv2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
         return Err("only 2-D NCHW convolutions are exported".into());
     }
     let (o, c) = (w.shape[0], x.shape[1]);
-    let bias = if e.num_inputs(op) > 2 {
-        let b = e.input(op, 2)?;
-        e.reshape(&b, &[o])?
-    } else {
-        e.constant(&Tensor::zeros(vec![o as usize], dt))?
-    };
+    let bias = conv_bias(e, op, o, dt)?;
     let xh = e.transpose(&x, &NCHW_TO_NHWC)?;
     let mut ends = [0i64; 2];
     for k in 0..2 {
@@ -72,11 +87,7 @@ pub fn conv2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let pad = [pads[0], ends[0], pads[1], ends[1]];
     let out_nhwc = [out_s[0], out_s[2], out_s[3], out_s[1]];
     let zp = e.zp(dt)?;
-    let acc = e.type_attr(if dt == DType::F64 {
-        DType::F64
-    } else {
-        DType::F32
-    })?;
+    let acc = accumulator(e, dt)?;
     let attrs = [
         ("pad", e.i64s(&pad)),
         ("stride", e.i64s(&strides)),
@@ -137,13 +148,7 @@ pub fn conv_transpose2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     if dil.iter().any(|&d| d != 1) {
         return Err("a dilated transposed convolution has no TOSA equivalent".into());
     }
-    let o = w.shape[1];
-    let bias = if e.num_inputs(op) > 2 {
-        let b = e.input(op, 2)?;
-        e.reshape(&b, &[o])?
-    } else {
-        e.constant(&Tensor::zeros(vec![o as usize], dt))?
-    };
+    let bias = conv_bias(e, op, w.shape[1], dt)?;
     let xh = e.transpose(&x, &NCHW_TO_NHWC)?;
     // Filter C x O x kH x kW -> TOSA's O x kH x kW x C.
     let wh = e.transpose(&w, &[1, 2, 3, 0])?;
@@ -155,11 +160,7 @@ pub fn conv_transpose2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     ];
     let out_nhwc = [out_s[0], out_s[2], out_s[3], out_s[1]];
     let zp = e.zp(dt)?;
-    let acc = e.type_attr(if dt == DType::F64 {
-        DType::F64
-    } else {
-        DType::F32
-    })?;
+    let acc = accumulator(e, dt)?;
     let attrs = [
         ("out_pad", e.i64s(&out_pad)),
         ("stride", e.i64s(&strides)),
