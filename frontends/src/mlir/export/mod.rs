@@ -62,6 +62,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.clip", elementwise::clip),
     ("graph.conv2d", nn::conv2d),
     ("graph.conv_transpose2d", nn::conv_transpose2d),
+    ("graph.resize", nn::resize),
     ("graph.cos", elementwise::cos),
     ("graph.div", elementwise::div),
     ("graph.embedding", nn::embedding),

@@ -176,6 +176,107 @@ pub fn conv_transpose2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     Ok(vec![e.transpose(&y, &NHWC_TO_NCHW)?])
 }
 
+/// A scale as a fraction `n / d` (exact for the ratios models use: 2, 1.5, 0.5, …).
+fn fraction(x: f64) -> Option<(i64, i64)> {
+    (1..=1024i64)
+        .map(|d| ((x * d as f64).round() as i64, d))
+        .find(|&(n, d)| n > 0 && ((n as f64 / d as f64) - x).abs() < 1e-9)
+}
+
+/// ONNX Resize of the H and W dims of an NCHW tensor as `tosa.resize`.
+/// TOSA maps output index `o` to input `(o·d + offset) / n` and rounds
+/// nearest halves up; the ONNX coordinate modes and rounding modes become
+/// the scale fraction and offset (all scaled by 2 so half offsets stay
+/// integral, and by 2 once more when a rounding mode needs a nudge below a
+/// tie: floor(v) = round_half_up(v − ½), round_prefer_floor(v) =
+/// round_half_up(v − ε), ceil(v) = round_half_up(v + ½ − ε)).
+pub fn resize<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    let (out_s, dt) = e.out(op, 0)?;
+    static_dims(&x, "resize's input")?;
+    if x.rank() != 4 || out_s[0] != x.shape[0] || out_s[1] != x.shape[1] {
+        return Err("only resizing H and W of a 4-D NCHW tensor has a TOSA equivalent".into());
+    }
+    let mode = e.attr_str(op, "mode").unwrap_or("nearest");
+    let coord = e
+        .attr_str(op, "coordinate_transformation_mode")
+        .unwrap_or("half_pixel");
+    let nearest = e
+        .attr_str(op, "nearest_mode")
+        .unwrap_or("round_prefer_floor");
+    let scales = e.body.op(op).attr("scales").and_then(|a| a.as_f64_array());
+    // Per spatial dim k: (n, d, offset) with input = (o·d + offset) / n.
+    let mut params = [(0i64, 0i64, 0i64); 2];
+    for k in 0..2 {
+        let (i, o) = (x.shape[2 + k], out_s[2 + k]);
+        let (n, d) = match coord {
+            "align_corners" if o > 1 => (o - 1, (i - 1).max(0)),
+            "align_corners" => {
+                return Err("align_corners resize to length 1 has no TOSA equivalent".into())
+            }
+            _ => match &scales {
+                Some(sc) => fraction(sc[2 + k])
+                    .ok_or_else(|| format!("resize scale {} is not a small fraction", sc[2 + k]))?,
+                None => (o, i),
+            },
+        };
+        // Everything doubled: half_pixel's -½ is then an integer offset.
+        let (mut n, mut d) = (2 * n, 2 * d);
+        let mut off = match coord {
+            "half_pixel" | "pytorch_half_pixel" => (d - n) / 2,
+            "asymmetric" | "align_corners" => 0,
+            c => {
+                return Err(format!(
+                    "resize coordinate mode '{c}' has no TOSA equivalent"
+                ))
+            }
+        };
+        if coord == "pytorch_half_pixel" && o == 1 {
+            off = 0;
+        }
+        if mode == "nearest" {
+            match nearest {
+                "round_prefer_ceil" => {}
+                // Doubling again leaves room for a nudge of 1/n' below ties.
+                "floor" => off -= n / 2,
+                "round_prefer_floor" | "ceil" => {
+                    n *= 2;
+                    d *= 2;
+                    off = 2 * off - 1 + if nearest == "ceil" { n / 2 } else { 0 };
+                }
+                m => return Err(format!("resize nearest mode '{m}' has no TOSA equivalent")),
+            }
+        }
+        params[k] = (n, d, off);
+    }
+    let tosa_mode = match mode {
+        "nearest" => "NEAREST_NEIGHBOR",
+        "linear" => "BILINEAR",
+        m => return Err(format!("resize mode '{m}' has no TOSA equivalent")),
+    };
+    let (y, xp) = (params[0], params[1]);
+    let border = |p: (i64, i64, i64), i: i64, o: i64| (o - 1) * p.1 - (i - 1) * p.0 + p.2;
+    let scale = e.shape_const(&[y.0, y.1, xp.0, xp.1])?;
+    let offset = e.shape_const(&[y.2, xp.2])?;
+    let bord = e.shape_const(&[
+        border(y, x.shape[2], out_s[2]),
+        border(xp, x.shape[3], out_s[3]),
+    ])?;
+    let text = format!("#tosa.resize_mode<{tosa_mode}>");
+    let mode_attr = melior::ir::Attribute::parse(e.ctx, &text)
+        .ok_or_else(|| format!("MLIR rejects the attribute '{text}'"))?;
+    let xh = e.transpose(&x, &NCHW_TO_NHWC)?;
+    let out_nhwc = [out_s[0], out_s[2], out_s[3], out_s[1]];
+    let r = e.op_values(
+        "tosa.resize",
+        &[xh.v, scale, offset, bord],
+        &[("mode", mode_attr)],
+        &out_nhwc,
+        dt,
+    )?;
+    Ok(vec![e.transpose(&r, &NHWC_TO_NCHW)?])
+}
+
 fn pool<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId, max: bool) -> Out<'c, 'a> {
     let x = e.input(op, 0)?;
     let (out_s, dt) = e.out(op, 0)?;
