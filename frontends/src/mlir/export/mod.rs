@@ -73,6 +73,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.gather", nn::gather),
     ("graph.gelu", elementwise::gelu),
     ("graph.gemm", nn::gemm),
+    ("graph.if", if_op),
     ("graph.global_avg_pool", nn::global_avg_pool),
     ("graph.global_max_pool", nn::global_max_pool),
     ("graph.greater", elementwise::greater),
@@ -495,6 +496,98 @@ fn call<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
     Ok(res)
 }
 
+/// `graph.if` as `tosa.cond_if`: each region's ops go into a block of the
+/// matching TOSA region (which, like ours, may use values from outside),
+/// ending in `tosa.yield`.
+fn if_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
+    let cond = e.input(op, 0)?;
+    let d = e.body.op(op);
+    let regions = d.regions().to_vec();
+    if regions.len() != 2 {
+        return Err("graph.if must have a then and an else region".into());
+    }
+    let mut outs = vec![];
+    let mut tys = vec![];
+    for i in 0..d.results().len() {
+        let (s, dt) = e.out(op, i)?;
+        tys.push(e.mty(&s, dt)?);
+        outs.push((s, dt));
+    }
+    let mut mregions = vec![];
+    for r in regions {
+        let b = *e
+            .body
+            .region(r)
+            .blocks
+            .first()
+            .ok_or("graph.if has an empty region")?;
+        let block = Block::new(&[]);
+        {
+            let mut sub = Ex {
+                ctx: e.ctx,
+                block: &block,
+                loc: e.loc,
+                body: e.body,
+                module: e.module,
+                vals: e.vals.clone(),
+            };
+            let yielded = sub.export_ops(b)?;
+            let vals: Vec<Value> = yielded.iter().map(|t| t.v).collect();
+            sub.build("tosa.yield", &vals, &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        mregions.push(region);
+    }
+    let [then_r, else_r]: [Region; 2] = mregions
+        .try_into()
+        .map_err(|_| "graph.if must have two regions".to_string())?;
+    let c = OperationBuilder::new("tosa.cond_if", e.loc)
+        .add_operands(&[cond.v])
+        .add_results(&tys)
+        .add_regions([then_r, else_r])
+        .build()
+        .map_err(|err| format!("cannot build 'tosa.cond_if': {err}"))?;
+    let c = e.block.append_operation(c);
+    let mut res = vec![];
+    for (i, (s, dt)) in outs.into_iter().enumerate() {
+        let v: Value<'c, 'a> = c.result(i).map_err(|e| e.to_string())?.into();
+        res.push(T { v, shape: s, dt });
+    }
+    Ok(res)
+}
+
+impl<'c, 'a> Ex<'c, 'a> {
+    /// Export the ops of block `b` into this exporter's block, up to its
+    /// terminator (`graph.return` or `graph.yield`), whose operands it returns.
+    fn export_ops(&mut self, b: ge_ir::BlockId) -> Res<Vec<T<'c, 'a>>> {
+        let body = self.body;
+        for o in body.block_ops(b) {
+            let od = body.op(o);
+            let n = od.name.as_str();
+            self.loc = mlir_loc(self.ctx, od.loc);
+            if n == "graph.return" || n == "graph.yield" {
+                return (0..od.operands().len()).map(|i| self.input(o, i)).collect();
+            }
+            let map =
+                lookup(n).ok_or_else(|| format!("{}: '{n}' is not exported", loc_text(od.loc)))?;
+            let outs = map(self, o).map_err(|e| format!("{}: {n}: {e}", loc_text(od.loc)))?;
+            if outs.len() != od.results().len() {
+                return Err(format!(
+                    "{}: {n}: exported {} values for {} results",
+                    loc_text(od.loc),
+                    outs.len(),
+                    od.results().len()
+                ));
+            }
+            for (&r, t) in od.results().iter().zip(outs) {
+                self.vals.insert(r, t);
+            }
+        }
+        Err("a block without a terminator".into())
+    }
+}
+
 /// Every op of the module the bridge cannot export, with its location.
 pub fn unsupported_ops(m: &ge_ir::Module) -> Vec<String> {
     let mut bad = vec![];
@@ -509,7 +602,8 @@ pub fn unsupported_ops(m: &ge_ir::Module) -> Vec<String> {
         inner.walk_deep(ge_ir::WalkOrder::Pre, &mut |body, o| {
             let od = body.op(o);
             let n = od.name.as_str();
-            if n != "graph.return" && lookup(n).is_none() {
+            // A yield is exported with its region op (an unsupported one is listed itself).
+            if n != "graph.return" && n != "graph.yield" && lookup(n).is_none() {
                 bad.push(format!("  {}: {n}", loc_text(od.loc)));
             }
         });
@@ -617,35 +711,13 @@ fn export_func<'c>(
             );
         }
         let mut result_tys = vec![];
-        for o in inner.block_ops(entry) {
-            let od = inner.op(o);
-            let n = od.name.as_str();
-            ex.loc = mlir_loc(ctx, od.loc);
-            if n == "graph.return" {
-                let mut vals = vec![];
-                for i in 0..od.operands().len() {
-                    let t = ex.input(o, i)?;
-                    result_tys.push(ex.mty(&t.shape, t.dt)?);
-                    vals.push(t.v);
-                }
-                ex.build("func.return", &vals, &[], &[])?;
-                continue;
-            }
-            let map =
-                lookup(n).ok_or_else(|| format!("{}: '{n}' is not exported", loc_text(od.loc)))?;
-            let outs = map(&mut ex, o).map_err(|e| format!("{}: {n}: {e}", loc_text(od.loc)))?;
-            if outs.len() != od.results().len() {
-                return Err(format!(
-                    "{}: {n}: exported {} values for {} results",
-                    loc_text(od.loc),
-                    outs.len(),
-                    od.results().len()
-                ));
-            }
-            for (&r, t) in od.results().iter().zip(outs) {
-                ex.vals.insert(r, t);
-            }
+        let returned = ex.export_ops(entry)?;
+        let mut vals = vec![];
+        for t in &returned {
+            result_tys.push(ex.mty(&t.shape, t.dt)?);
+            vals.push(t.v);
         }
+        ex.build("func.return", &vals, &[], &[])?;
         result_tys
     };
     let region = Region::new();
