@@ -13,7 +13,7 @@ use melior::{Context, ExecutionEngine};
 /// TOSA → linalg → loops → bufferized memrefs → LLVM (MLIR 22 pass names).
 pub const PIPELINE: &str = "builtin.module(\
 func.func(tosa-optional-decompositions,tosa-to-scf,tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),\
-one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},\
+one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},\
 convert-linalg-to-loops,buffer-deallocation-pipeline,convert-bufferization-to-memref,\
 expand-strided-metadata,lower-affine,convert-scf-to-cf,func.func(convert-math-to-llvm),convert-math-to-libm,\
 convert-to-llvm,reconcile-unrealized-casts)";

@@ -74,6 +74,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.gelu", elementwise::gelu),
     ("graph.gemm", nn::gemm),
     ("graph.if", if_op),
+    ("graph.while", while_op),
     ("graph.global_avg_pool", nn::global_avg_pool),
     ("graph.global_max_pool", nn::global_max_pool),
     ("graph.greater", elementwise::greater),
@@ -557,16 +558,109 @@ fn if_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
     Ok(res)
 }
 
+/// `graph.while` as `tosa.while_loop`: the condition region yields only the
+/// flag, so `graph.condition` must pass its block arguments through unchanged
+/// (scf.while's more general forwarding has no TOSA form).
+fn while_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
+    let d = e.body.op(op);
+    let regions = d.regions().to_vec();
+    if regions.len() != 2 {
+        return Err("graph.while must have a condition and a do region".into());
+    }
+    let inits: Vec<T> = (0..d.operands().len())
+        .map(|i| e.input(op, i))
+        .collect::<Res<_>>()?;
+    let mut outs = vec![];
+    let mut tys = vec![];
+    for i in 0..d.results().len() {
+        let (s, dt) = e.out(op, i)?;
+        tys.push(e.mty(&s, dt)?);
+        outs.push((s, dt));
+    }
+    let mut mregions = vec![];
+    for (k, r) in regions.into_iter().enumerate() {
+        let b = *e
+            .body
+            .region(r)
+            .blocks
+            .first()
+            .ok_or("graph.while has an empty region")?;
+        let args = e.body.block(b).args.clone();
+        if k == 0 {
+            let term = e
+                .body
+                .block_last_op(b)
+                .ok_or("graph.while's condition region has no terminator")?;
+            if e.body.op(term).operands().get(1..) != Some(args.as_slice()) {
+                return Err("graph.condition must pass its block arguments through unchanged to have a TOSA equivalent".into());
+            }
+        }
+        let mut arg_tys = vec![];
+        for &a in &args {
+            let (sh, dt) = shape_dtype(e.body.value_type(a))?;
+            arg_tys.push((e.mty(&sh, dt)?, e.loc, sh, dt));
+        }
+        let block = Block::new(&arg_tys.iter().map(|t| (t.0, t.1)).collect::<Vec<_>>());
+        {
+            let mut sub = Ex {
+                ctx: e.ctx,
+                block: &block,
+                loc: e.loc,
+                body: e.body,
+                module: e.module,
+                vals: e.vals.clone(),
+            };
+            for (j, (&a, t)) in args.iter().zip(&arg_tys).enumerate() {
+                let v: Value = block.argument(j).map_err(|e| e.to_string())?.into();
+                sub.vals.insert(
+                    a,
+                    T {
+                        v,
+                        shape: t.2.clone(),
+                        dt: t.3,
+                    },
+                );
+            }
+            let yielded = sub.export_ops(b)?;
+            // The condition region yields the flag only.
+            let keep = if k == 0 { 1 } else { yielded.len() };
+            let vals: Vec<Value> = yielded.iter().take(keep).map(|t| t.v).collect();
+            sub.build("tosa.yield", &vals, &[], &[])?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        mregions.push(region);
+    }
+    let [cond_r, body_r]: [Region; 2] = mregions
+        .try_into()
+        .map_err(|_| "graph.while must have two regions".to_string())?;
+    let operands: Vec<Value> = inits.iter().map(|t| t.v).collect();
+    let w = OperationBuilder::new("tosa.while_loop", e.loc)
+        .add_operands(&operands)
+        .add_results(&tys)
+        .add_regions([cond_r, body_r])
+        .build()
+        .map_err(|err| format!("cannot build 'tosa.while_loop': {err}"))?;
+    let w = e.block.append_operation(w);
+    let mut res = vec![];
+    for (i, (s, dt)) in outs.into_iter().enumerate() {
+        let v: Value<'c, 'a> = w.result(i).map_err(|e| e.to_string())?.into();
+        res.push(T { v, shape: s, dt });
+    }
+    Ok(res)
+}
+
 impl<'c, 'a> Ex<'c, 'a> {
     /// Export the ops of block `b` into this exporter's block, up to its
-    /// terminator (`graph.return` or `graph.yield`), whose operands it returns.
+    /// terminator (`graph.return`, `graph.yield` or `graph.condition`), whose
+    /// operands it returns.
     fn export_ops(&mut self, b: ge_ir::BlockId) -> Res<Vec<T<'c, 'a>>> {
         let body = self.body;
         for o in body.block_ops(b) {
             let od = body.op(o);
             let n = od.name.as_str();
             self.loc = mlir_loc(self.ctx, od.loc);
-            if n == "graph.return" || n == "graph.yield" {
+            if n == "graph.return" || n == "graph.yield" || n == "graph.condition" {
                 return (0..od.operands().len()).map(|i| self.input(o, i)).collect();
             }
             let map =
@@ -602,8 +696,9 @@ pub fn unsupported_ops(m: &ge_ir::Module) -> Vec<String> {
         inner.walk_deep(ge_ir::WalkOrder::Pre, &mut |body, o| {
             let od = body.op(o);
             let n = od.name.as_str();
-            // A yield is exported with its region op (an unsupported one is listed itself).
-            if n != "graph.return" && n != "graph.yield" && lookup(n).is_none() {
+            // Terminators are exported with their region op (an unsupported one is listed itself).
+            let terminator = matches!(n, "graph.return" | "graph.yield" | "graph.condition");
+            if !terminator && lookup(n).is_none() {
                 bad.push(format!("  {}: {n}", loc_text(od.loc)));
             }
         });
