@@ -63,6 +63,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.conv2d", nn::conv2d),
     ("graph.conv_transpose2d", nn::conv_transpose2d),
     ("graph.resize", nn::resize),
+    ("graph.scatter_elements", nn::scatter_elements),
     ("graph.cos", elementwise::cos),
     ("graph.div", elementwise::div),
     ("graph.embedding", nn::embedding),

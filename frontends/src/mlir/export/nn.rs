@@ -702,6 +702,75 @@ pub fn gather<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     Ok(vec![e.reshape(&y, &s)?])
 }
 
+/// ONNX ScatterElements as `tosa.scatter` over the flattened input: each
+/// update is a row of one element at flat index `index·stride(axis) +
+/// base(position)`, the base being the position's offset with the axis
+/// coordinate 0 (a constant, the shapes being static); negative indices wrap.
+pub fn scatter_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let (x, idx, upd) = (e.input(op, 0)?, e.input(op, 1)?, e.input(op, 2)?);
+    let (s, dt) = e.out(op, 0)?;
+    for (t, what) in [(&x, "input"), (&idx, "indices"), (&upd, "updates")] {
+        static_dims(t, &format!("scatter_elements' {what}"))?;
+    }
+    let reduction = e.attr_str(op, "reduction").unwrap_or("none");
+    if reduction != "none" {
+        return Err(format!(
+            "scatter_elements with reduction '{reduction}' has no TOSA equivalent"
+        ));
+    }
+    let r = x.rank();
+    let a = norm_axis(e.attr_i64(op, "axis", 0), r)?;
+    let mut strides = vec![1i64; r];
+    for d in (0..r.saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * x.shape[d + 1];
+    }
+    // Flat offset of every index position with its axis coordinate set to 0.
+    let n: i64 = idx.shape.iter().product();
+    let mut base = Vec::with_capacity(n as usize);
+    for flat in 0..n {
+        let (mut rest, mut off) = (flat, 0i64);
+        for d in (0..r).rev() {
+            let c = rest % idx.shape[d];
+            rest /= idx.shape[d];
+            if d != a {
+                off += c * strides[d];
+            }
+        }
+        base.push(off);
+    }
+    let ishape: Vec<usize> = idx.shape.iter().map(|&d| d as usize).collect();
+    let base = e.constant(&Tensor::from_i64(ishape, DType::I32, base))?;
+    let mut i = idx.clone();
+    if i.dt != DType::I32 {
+        i = e.op("tosa.cast", &[&i], &[], &i.shape.clone(), DType::I32)?;
+    }
+    let zero = e.splat(0.0, r, DType::I32)?;
+    let dim = e.splat(x.shape[a] as f64, r, DType::I32)?;
+    let negative = e.bin("tosa.greater", &zero, &i)?;
+    let wrapped = e.bin("tosa.add", &i, &dim)?;
+    let i = e.ew(
+        "tosa.select",
+        &[&negative, &wrapped, &i],
+        &i.shape.clone(),
+        DType::I32,
+    )?;
+    let stride = e.splat(strides[a] as f64, r, DType::I32)?;
+    let scaled = e.bin("tosa.mul", &i, &stride)?;
+    let flat = e.bin("tosa.add", &scaled, &base)?;
+    let k: i64 = x.shape.iter().product();
+    let values = e.reshape(&x, &[1, k, 1])?;
+    let indices = e.reshape(&flat, &[1, n])?;
+    let rows = e.reshape(&upd, &[1, n, 1])?;
+    let out = e.op(
+        "tosa.scatter",
+        &[&values, &indices, &rows],
+        &[],
+        &[1, k, 1],
+        dt,
+    )?;
+    Ok(vec![e.reshape(&out, &s)?])
+}
+
 /// Constant-mode pad with non-negative pads.
 pub fn pad<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let x = e.input(op, 0)?;
