@@ -63,6 +63,8 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.conv2d", nn::conv2d),
     ("graph.conv_transpose2d", nn::conv_transpose2d),
     ("graph.resize", nn::resize),
+    ("graph.rms_norm", nn::rms_norm),
+    ("graph.instance_norm", nn::instance_norm),
     ("graph.scatter_elements", nn::scatter_elements),
     ("graph.cos", elementwise::cos),
     ("graph.div", elementwise::div),

@@ -517,16 +517,7 @@ pub fn layer_norm<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let a = norm_axis(e.attr_i64(op, "axis", -1), x.rank())?;
     let eps = e.attr_f64(op, "epsilon", 1e-5);
     let axes: Vec<usize> = (a..x.rank()).collect();
-    let n = count(&x, &axes)? as f64;
-    let s = reduce_axes(e, "tosa.reduce_sum", &x, &axes)?;
-    let mean = e.scale(&s, 1.0 / n)?;
-    let d = e.bin("tosa.sub", &x, &mean)?;
-    let d2 = e.bin("tosa.mul", &d, &d)?;
-    let vs = reduce_axes(e, "tosa.reduce_sum", &d2, &axes)?;
-    let var = e.scale(&vs, 1.0 / n)?;
-    let ve = e.offset(&var, eps)?;
-    let r = e.un("tosa.rsqrt", &ve)?;
-    let nrm = e.bin("tosa.mul", &d, &r)?;
+    let nrm = normalize(e, &x, &axes, eps)?;
     let scale = e.input(op, 1)?;
     let mut y = e.bin("tosa.mul", &nrm, &scale)?;
     if e.num_inputs(op) > 2 {
@@ -534,6 +525,55 @@ pub fn layer_norm<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
         y = e.bin("tosa.add", &y, &b)?;
     }
     Ok(vec![y])
+}
+
+/// `(x - mean) / sqrt(var + eps)` over `axes` (population variance).
+fn normalize<'c, 'a>(e: &Ex<'c, 'a>, x: &T<'c, 'a>, axes: &[usize], eps: f64) -> Res<T<'c, 'a>> {
+    let n = count(x, axes)? as f64;
+    let s = reduce_axes(e, "tosa.reduce_sum", x, axes)?;
+    let mean = e.scale(&s, 1.0 / n)?;
+    let d = e.bin("tosa.sub", x, &mean)?;
+    let d2 = e.bin("tosa.mul", &d, &d)?;
+    let vs = reduce_axes(e, "tosa.reduce_sum", &d2, axes)?;
+    let var = e.scale(&vs, 1.0 / n)?;
+    let ve = e.offset(&var, eps)?;
+    let r = e.un("tosa.rsqrt", &ve)?;
+    e.bin("tosa.mul", &d, &r)
+}
+
+/// RMS normalisation: `x / sqrt(mean(x^2) + eps) * scale` over `axis..`.
+pub fn rms_norm<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    let a = norm_axis(e.attr_i64(op, "axis", -1), x.rank())?;
+    let eps = e.attr_f64(op, "epsilon", 1e-5);
+    let axes: Vec<usize> = (a..x.rank()).collect();
+    let n = count(&x, &axes)? as f64;
+    let x2 = e.bin("tosa.mul", &x, &x)?;
+    let s = reduce_axes(e, "tosa.reduce_sum", &x2, &axes)?;
+    let ms = e.offset(&e.scale(&s, 1.0 / n)?, eps)?;
+    let r = e.un("tosa.rsqrt", &ms)?;
+    let y = e.bin("tosa.mul", &x, &r)?;
+    let scale = e.input(op, 1)?;
+    Ok(vec![e.bin("tosa.mul", &y, &scale)?])
+}
+
+/// Instance normalisation: normalise each sample and channel over the
+/// spatial dims, then `* scale[c] + bias[c]`.
+pub fn instance_norm<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    if x.rank() < 3 {
+        return Err("instance_norm needs N x C x spatial dims".into());
+    }
+    let eps = e.attr_f64(op, "epsilon", 1e-5);
+    let axes: Vec<usize> = (2..x.rank()).collect();
+    let nrm = normalize(e, &x, &axes, eps)?;
+    // Per-channel parameters as 1 x C x 1 ... 1.
+    let mut pshape = vec![1i64; x.rank()];
+    pshape[1] = x.shape[1];
+    let scale = e.reshape(&e.input(op, 1)?, &pshape)?;
+    let bias = e.reshape(&e.input(op, 2)?, &pshape)?;
+    let y = e.bin("tosa.mul", &nrm, &scale)?;
+    Ok(vec![e.bin("tosa.add", &y, &bias)?])
 }
 
 /// Tile `x` (already of the right rank) up to `shape` where its dims are 1.
