@@ -63,7 +63,12 @@ pub fn concat<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
 }
 
 /// `tosa.slice` of `size` at `start`.
-fn slice_at<'c, 'a>(e: &Ex<'c, 'a>, x: &T<'c, 'a>, start: &[i64], size: &[i64]) -> Res<T<'c, 'a>> {
+pub fn slice_at<'c, 'a>(
+    e: &Ex<'c, 'a>,
+    x: &T<'c, 'a>,
+    start: &[i64],
+    size: &[i64],
+) -> Res<T<'c, 'a>> {
     let st = e.shape_const(start)?;
     let sz = e.shape_const(size)?;
     e.op_values("tosa.slice", &[x.v, st, sz], &[], size, x.dt)

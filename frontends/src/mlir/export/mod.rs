@@ -77,6 +77,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.gelu", elementwise::gelu),
     ("graph.gemm", nn::gemm),
     ("graph.if", if_op),
+    ("graph.fused", fused),
     ("graph.while", while_op),
     ("graph.global_avg_pool", nn::global_avg_pool),
     ("graph.global_max_pool", nn::global_max_pool),
@@ -559,6 +560,32 @@ fn if_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
         res.push(T { v, shape: s, dt });
     }
     Ok(res)
+}
+
+/// A `graph.fused` kernel is inlined: its body's ops are exported in place,
+/// its block arguments standing for the kernel's operands.
+fn fused<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
+    let body: &'a Body = e.body;
+    let inner = body.inner(op).ok_or("graph.fused has no body")?;
+    let r = *inner
+        .root_regions()
+        .first()
+        .ok_or("graph.fused has no region")?;
+    let entry = inner
+        .entry_block(r)
+        .ok_or("graph.fused has an empty body")?;
+    let mut sub = Ex {
+        ctx: e.ctx,
+        block: e.block,
+        loc: e.loc,
+        body: inner,
+        module: e.module,
+        vals: HashMap::new(),
+    };
+    for (k, &a) in inner.block(entry).args.iter().enumerate() {
+        sub.vals.insert(a, e.input(op, k)?);
+    }
+    sub.export_ops(entry)
 }
 
 /// `graph.while` as `tosa.while_loop`: the condition region yields only the

@@ -116,9 +116,40 @@ pub fn conv2d<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
             dt,
         )?
     } else {
-        return Err(format!(
-            "a grouped convolution (group = {group}, not 1 or depthwise) has no single TOSA op"
-        ));
+        // Grouped: one tosa.conv2d per group on its channel slices, concatenated.
+        if c % group != 0 || o % group != 0 {
+            return Err(format!("group {group} does not divide the channels"));
+        }
+        let (cg, og) = (c / group, o / group);
+        let wh = e.transpose(&w, &NCHW_TO_NHWC)?; // OIHW → OHWI
+        let (n, h, wd) = (xh.shape[0], xh.shape[1], xh.shape[2]);
+        let mut parts = vec![];
+        for g in 0..group {
+            let xg = super::data::slice_at(e, &xh, &[0, 0, 0, g * cg], &[n, h, wd, cg])?;
+            let wg = super::data::slice_at(
+                e,
+                &wh,
+                &[g * og, 0, 0, 0],
+                &[og, wh.shape[1], wh.shape[2], cg],
+            )?;
+            let bg = super::data::slice_at(e, &bias, &[g * og], &[og])?;
+            let out_g = [out_nhwc[0], out_nhwc[1], out_nhwc[2], og];
+            parts.push(e.op(
+                "tosa.conv2d",
+                &[&xg, &wg, &bg, &zp, &zp],
+                &attrs,
+                &out_g,
+                dt,
+            )?);
+        }
+        let refs: Vec<&T> = parts.iter().collect();
+        e.op(
+            "tosa.concat",
+            &refs,
+            &[("axis", e.i32_attr(3))],
+            &out_nhwc,
+            dt,
+        )?
     };
     let y = e.transpose(&y, &NHWC_TO_NCHW)?;
     let act = e.attr_str(op, "activation");
