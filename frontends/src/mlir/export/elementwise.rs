@@ -279,3 +279,77 @@ pub fn activation<'c, 'a>(
         other => return Err(format!("activation '{other}' has no TOSA equivalent")),
     })
 }
+
+/// ONNX Sign: 1, -1 or 0 by two selects.
+pub fn sign<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    let (s, dt) = e.out(op, 0)?;
+    let r = x.rank();
+    let (zero, one, minus) = (
+        e.splat(0.0, r, dt)?,
+        e.splat(1.0, r, dt)?,
+        e.splat(-1.0, r, dt)?,
+    );
+    let pos = e.bin("tosa.greater", &x, &zero)?;
+    let neg = e.bin("tosa.greater", &zero, &x)?;
+    let low = e.ew("tosa.select", &[&neg, &minus, &zero], &s, dt)?;
+    Ok(vec![e.ew("tosa.select", &[&pos, &one, &low], &s, dt)?])
+}
+
+/// ONNX Round (halves to even): floor, then up when the fraction is above
+/// one half, or exactly one half and the floor is odd.
+pub fn round<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    let (s, dt) = e.out(op, 0)?;
+    let r = x.rank();
+    let f = e.un("tosa.floor", &x)?;
+    let frac = e.bin("tosa.sub", &x, &f)?;
+    let (half, one, two) = (
+        e.splat(0.5, r, dt)?,
+        e.splat(1.0, r, dt)?,
+        e.splat(2.0, r, dt)?,
+    );
+    let up = e.bin("tosa.add", &f, &one)?;
+    let above = e.bin("tosa.greater", &frac, &half)?;
+    let tie = e.bin("tosa.equal", &frac, &half)?;
+    // f is odd when f - 2·floor(f/2) is not 0.
+    let f_half = e.un("tosa.floor", &e.bin("tosa.mul", &f, &half)?)?;
+    let even = e.bin("tosa.equal", &e.bin("tosa.mul", &f_half, &two)?, &f)?;
+    let at_tie = e.ew("tosa.select", &[&even, &f, &up], &s, dt)?;
+    let low = e.ew("tosa.select", &[&tie, &at_tie, &f], &s, dt)?;
+    Ok(vec![e.ew("tosa.select", &[&above, &up, &low], &s, dt)?])
+}
+
+/// ONNX Mod on 32-bit integers: `tosa.intdiv` truncates, so `fmod = 1` is
+/// `x - (x / y)·y`, and `fmod = 0` (Python's sign of the divisor) adds `y`
+/// to a non-zero remainder whose sign differs from `y`'s. Float Mod has no
+/// exact form: TOSA has no float division (`x·(1/y)` misses exact multiples).
+pub fn modulo<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let (x, y) = (e.input(op, 0)?, e.input(op, 1)?);
+    let (s, dt) = e.out(op, 0)?;
+    let fmod = e.attr_i64(op, "fmod", 0) != 0;
+    let r = s.len();
+    if dt != DType::I32 {
+        return Err(format!(
+            "mod on {dt} has no exact TOSA equivalent (tosa.intdiv is 32-bit; TOSA has no float division)"
+        ));
+    }
+    let q = e.ew("tosa.intdiv", &[&x, &y], &s, dt)?;
+    let rem = e.bin("tosa.sub", &x, &e.bin("tosa.mul", &q, &y)?)?;
+    if fmod {
+        return Ok(vec![rem]);
+    }
+    let zero = e.splat(0.0, r, dt)?;
+    let nonzero = e.un("tosa.logical_not", &e.bin("tosa.equal", &rem, &zero)?)?;
+    let rem_neg = e.bin("tosa.greater", &zero, &rem)?;
+    let y_neg = e.bin("tosa.greater", &zero, &y)?;
+    let differ = e.bin("tosa.logical_xor", &rem_neg, &y_neg)?;
+    let fix = e.bin("tosa.logical_and", &nonzero, &differ)?;
+    let shifted = e.bin("tosa.add", &rem, &y)?;
+    Ok(vec![e.ew(
+        "tosa.select",
+        &[&fix, &shifted, &rem],
+        &s,
+        dt,
+    )?])
+}

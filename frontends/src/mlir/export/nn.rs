@@ -464,8 +464,21 @@ pub fn reduce_prod<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
 }
 
 /// `tosa.argmax` (i32) reshaped for `keepdims` and cast to the result type.
+/// ONNX ArgMin: the first maximum of the negated input is the first minimum.
+pub fn argmin<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    let zero = e.splat(0.0, x.rank(), x.dt)?;
+    let neg = e.bin("tosa.sub", &zero, &x)?;
+    arg_max_of(e, op, neg)
+}
+
 pub fn argmax<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let x = e.input(op, 0)?;
+    arg_max_of(e, op, x)
+}
+
+/// `tosa.argmax` of `x` along the op's `axis`, with the op's result shape and type.
+fn arg_max_of<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId, x: T<'c, 'a>) -> Out<'c, 'a> {
     let (out_s, dt) = e.out(op, 0)?;
     if e.attr_i64(op, "select_last_index", 0) != 0 {
         return Err("argmax with select_last_index has no TOSA equivalent".into());
