@@ -78,6 +78,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.exp", elementwise::exp),
     ("graph.floor", elementwise::floor),
     ("graph.gather", nn::gather),
+    ("graph.gather_elements", nn::gather_elements),
     ("graph.gelu", elementwise::gelu),
     ("graph.gemm", nn::gemm),
     ("graph.if", if_op),

@@ -786,29 +786,21 @@ pub fn gather<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     Ok(vec![e.reshape(&y, &s)?])
 }
 
-/// ONNX ScatterElements as `tosa.scatter` over the flattened input: each
-/// update is a row of one element at flat index `index·stride(axis) +
-/// base(position)`, the base being the position's offset with the axis
-/// coordinate 0 (a constant, the shapes being static); negative indices wrap.
-pub fn scatter_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
-    let (x, idx, upd) = (e.input(op, 0)?, e.input(op, 1)?, e.input(op, 2)?);
-    let (s, dt) = e.out(op, 0)?;
-    for (t, what) in [(&x, "input"), (&idx, "indices"), (&upd, "updates")] {
-        static_dims(t, &format!("scatter_elements' {what}"))?;
-    }
-    let reduction = e.attr_str(op, "reduction").unwrap_or("none");
-    if reduction != "none" {
-        return Err(format!(
-            "scatter_elements with reduction '{reduction}' has no TOSA equivalent"
-        ));
-    }
+/// Flat indices into `x` for ONNX Gather/ScatterElements along `axis`:
+/// `index·stride(axis) + base(position)` as `1 x n` i32, the base being each
+/// index position's offset with its axis coordinate 0 (a constant: shapes are
+/// static); negative indices wrap.
+fn flat_element_indices<'c, 'a>(
+    e: &Ex<'c, 'a>,
+    x: &T<'c, 'a>,
+    idx: &T<'c, 'a>,
+    axis: usize,
+) -> Res<T<'c, 'a>> {
     let r = x.rank();
-    let a = norm_axis(e.attr_i64(op, "axis", 0), r)?;
     let mut strides = vec![1i64; r];
     for d in (0..r.saturating_sub(1)).rev() {
         strides[d] = strides[d + 1] * x.shape[d + 1];
     }
-    // Flat offset of every index position with its axis coordinate set to 0.
     let n: i64 = idx.shape.iter().product();
     let mut base = Vec::with_capacity(n as usize);
     for flat in 0..n {
@@ -816,7 +808,7 @@ pub fn scatter_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
         for d in (0..r).rev() {
             let c = rest % idx.shape[d];
             rest /= idx.shape[d];
-            if d != a {
+            if d != axis {
                 off += c * strides[d];
             }
         }
@@ -829,7 +821,7 @@ pub fn scatter_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
         i = e.op("tosa.cast", &[&i], &[], &i.shape.clone(), DType::I32)?;
     }
     let zero = e.splat(0.0, r, DType::I32)?;
-    let dim = e.splat(x.shape[a] as f64, r, DType::I32)?;
+    let dim = e.splat(x.shape[axis] as f64, r, DType::I32)?;
     let negative = e.bin("tosa.greater", &zero, &i)?;
     let wrapped = e.bin("tosa.add", &i, &dim)?;
     let i = e.ew(
@@ -838,12 +830,31 @@ pub fn scatter_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
         &i.shape.clone(),
         DType::I32,
     )?;
-    let stride = e.splat(strides[a] as f64, r, DType::I32)?;
+    let stride = e.splat(strides[axis] as f64, r, DType::I32)?;
     let scaled = e.bin("tosa.mul", &i, &stride)?;
     let flat = e.bin("tosa.add", &scaled, &base)?;
-    let k: i64 = x.shape.iter().product();
+    e.reshape(&flat, &[1, n])
+}
+
+/// ONNX ScatterElements as `tosa.scatter` over the flattened input: each
+/// update is a row of one element at its flat index. Reductions have no
+/// TOSA form.
+pub fn scatter_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let (x, idx, upd) = (e.input(op, 0)?, e.input(op, 1)?, e.input(op, 2)?);
+    let (s, dt) = e.out(op, 0)?;
+    for (t, what) in [(&x, "input"), (&idx, "indices"), (&upd, "updates")] {
+        static_dims(t, &format!("scatter_elements' {what}"))?;
+    }
+    let reduction = e.attr_str(op, "reduction").unwrap_or("none");
+    if reduction != "none" {
+        return Err(format!(
+            "scatter_elements with reduction '{reduction}' has no TOSA equivalent"
+        ));
+    }
+    let a = norm_axis(e.attr_i64(op, "axis", 0), x.rank())?;
+    let indices = flat_element_indices(e, &x, &idx, a)?;
+    let (k, n): (i64, i64) = (x.shape.iter().product(), idx.shape.iter().product());
     let values = e.reshape(&x, &[1, k, 1])?;
-    let indices = e.reshape(&flat, &[1, n])?;
     let rows = e.reshape(&upd, &[1, n, 1])?;
     let out = e.op(
         "tosa.scatter",
@@ -853,6 +864,21 @@ pub fn scatter_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
         dt,
     )?;
     Ok(vec![e.reshape(&out, &s)?])
+}
+
+/// ONNX GatherElements as `tosa.gather` over the flattened input, one
+/// element per row at its flat index.
+pub fn gather_elements<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let (x, idx) = (e.input(op, 0)?, e.input(op, 1)?);
+    let (s, dt) = e.out(op, 0)?;
+    static_dims(&x, "gather_elements' input")?;
+    static_dims(&idx, "gather_elements' indices")?;
+    let a = norm_axis(e.attr_i64(op, "axis", 0), x.rank())?;
+    let indices = flat_element_indices(e, &x, &idx, a)?;
+    let (k, n): (i64, i64) = (x.shape.iter().product(), idx.shape.iter().product());
+    let values = e.reshape(&x, &[1, k, 1])?;
+    let g = e.op("tosa.gather", &[&values, &indices], &[], &[1, n, 1], dt)?;
+    Ok(vec![e.reshape(&g, &s)?])
 }
 
 /// Constant-mode pad with non-negative pads.
