@@ -70,6 +70,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.rms_norm", nn::rms_norm),
     ("graph.instance_norm", nn::instance_norm),
     ("graph.scatter_elements", nn::scatter_elements),
+    ("graph.scaled_dot_product_attention", nn::attention),
     ("graph.cos", elementwise::cos),
     ("graph.div", elementwise::div),
     ("graph.embedding", nn::embedding),

@@ -709,6 +709,53 @@ pub fn batch_matmul<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     Ok(vec![matmul_of(e, &a, &b, &s, dt)?])
 }
 
+/// Attention as TOSA: softmax(q·kᵀ·scale + mask)·v, an i1 mask selecting
+/// −∞ where false, `causal` adding a constant −∞ above the diagonal.
+pub fn attention<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let (q, k, v) = (e.input(op, 0)?, e.input(op, 1)?, e.input(op, 2)?);
+    let (s, dt) = e.out(op, 0)?;
+    let r = q.rank();
+    if r < 2 || k.rank() != r || v.rank() != r {
+        return Err("attention needs query, key and value of one rank >= 2".into());
+    }
+    let (sq, d, sk) = (q.shape[r - 2], q.shape[r - 1], k.shape[r - 2]);
+    let scale = e
+        .body
+        .op(op)
+        .attr("scale")
+        .and_then(|a| a.as_float())
+        .unwrap_or(1.0 / (d.max(1) as f64).sqrt());
+    let mut sshape = Ex::bshape(&q.shape[..r - 2], &k.shape[..r - 2]);
+    sshape.extend([sq, sk]);
+    let kt = transpose_last(e, &k)?;
+    let scores = matmul_of(e, &q, &kt, &sshape, dt)?;
+    let mut scores = e.scale(&scores, scale)?;
+    if e.num_inputs(op) > 3 {
+        let m = e.input(op, 3)?;
+        scores = if m.dt == DType::I1 {
+            let hidden = e.splat(f64::NEG_INFINITY, sshape.len(), dt)?;
+            e.ew("tosa.select", &[&m, &scores, &hidden], &sshape, dt)?
+        } else {
+            e.bin("tosa.add", &scores, &m)?
+        };
+    }
+    if e.body.op(op).attr("causal").and_then(|a| a.as_bool()) == Some(true) {
+        let vals: Vec<f64> = (0..sq * sk)
+            .map(|p| {
+                if p % sk > p / sk {
+                    f64::NEG_INFINITY
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let tri = e.constant(&Tensor::from_f64(vec![sq as usize, sk as usize], dt, vals))?;
+        scores = e.bin("tosa.add", &scores, &tri)?;
+    }
+    let p = softmax_of(e, &scores, sshape.len() - 1, false)?;
+    Ok(vec![matmul_of(e, &p, &v, &s, dt)?])
+}
+
 /// alpha · A' · B' + beta · C, then the activation.
 pub fn gemm<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let (mut a, mut b) = (e.input(op, 0)?, e.input(op, 1)?);
