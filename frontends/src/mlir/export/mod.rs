@@ -83,6 +83,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.gelu", elementwise::gelu),
     ("graph.gemm", nn::gemm),
     ("graph.if", if_op),
+    ("graph.case", case_op),
     ("graph.fused", fused),
     ("graph.while", while_op),
     ("graph.global_avg_pool", nn::global_avg_pool),
@@ -564,6 +565,106 @@ fn if_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
     for (i, (s, dt)) in outs.into_iter().enumerate() {
         let v: Value<'c, 'a> = c.result(i).map_err(|e| e.to_string())?.into();
         res.push(T { v, shape: s, dt });
+    }
+    Ok(res)
+}
+
+/// `graph.case` as a chain of `tosa.cond_if`: branch `k` runs when the index
+/// equals `k`; the last region is the default (an index out of range runs it).
+fn case_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
+    let index = e.input(op, 0)?;
+    if index.shape.iter().product::<i64>() != 1 {
+        return Err("graph.case's index must hold one element".into());
+    }
+    let index = e.reshape(&index, &[])?;
+    let index = if index.dt == DType::I32 {
+        index
+    } else {
+        e.op("tosa.cast", &[&index], &[], &[], DType::I32)?
+    };
+    let d = e.body.op(op);
+    let regions = d.regions().to_vec();
+    let mut outs = vec![];
+    for i in 0..d.results().len() {
+        outs.push(e.out(op, i)?);
+    }
+    case_chain(e, &index, &regions, 0, &outs)
+}
+
+/// Branches `k..` of a case, as values of the current block.
+fn case_chain<'c, 'a>(
+    e: &mut Ex<'c, 'a>,
+    index: &T<'c, 'a>,
+    regions: &[ge_ir::body::RegionId],
+    k: usize,
+    outs: &[(Vec<i64>, DType)],
+) -> Res<Vec<T<'c, 'a>>> {
+    let entry = |r: ge_ir::body::RegionId| -> Res<ge_ir::BlockId> {
+        e.body
+            .region(r)
+            .blocks
+            .first()
+            .copied()
+            .ok_or_else(|| "graph.case has an empty region".to_string())
+    };
+    if k + 1 >= regions.len() {
+        // The default branch: its ops run in the current block.
+        let b = entry(regions[regions.len() - 1])?;
+        return e.export_ops(b);
+    }
+    let kc = e.splat(k as f64, 0, DType::I32)?;
+    let cond = e.bin("tosa.equal", index, &kc)?;
+    let tys: Vec<MType> = outs
+        .iter()
+        .map(|(s, dt)| e.mty(s, *dt))
+        .collect::<Res<_>>()?;
+    let then_b = Block::new(&[]);
+    let else_b = Block::new(&[]);
+    {
+        let b = entry(regions[k])?;
+        let mut sub = Ex {
+            ctx: e.ctx,
+            block: &then_b,
+            loc: e.loc,
+            body: e.body,
+            module: e.module,
+            vals: e.vals.clone(),
+        };
+        let ys = sub.export_ops(b)?;
+        let vals: Vec<Value> = ys.iter().map(|t| t.v).collect();
+        sub.build("tosa.yield", &vals, &[], &[])?;
+    }
+    {
+        let mut sub = Ex {
+            ctx: e.ctx,
+            block: &else_b,
+            loc: e.loc,
+            body: e.body,
+            module: e.module,
+            vals: e.vals.clone(),
+        };
+        let ys = case_chain(&mut sub, index, regions, k + 1, outs)?;
+        let vals: Vec<Value> = ys.iter().map(|t| t.v).collect();
+        sub.build("tosa.yield", &vals, &[], &[])?;
+    }
+    let (then_r, else_r) = (Region::new(), Region::new());
+    then_r.append_block(then_b);
+    else_r.append_block(else_b);
+    let c = OperationBuilder::new("tosa.cond_if", e.loc)
+        .add_operands(&[cond.v])
+        .add_results(&tys)
+        .add_regions([then_r, else_r])
+        .build()
+        .map_err(|err| format!("cannot build 'tosa.cond_if': {err}"))?;
+    let c = e.block.append_operation(c);
+    let mut res = vec![];
+    for (i, (s, dt)) in outs.iter().enumerate() {
+        let v: Value<'c, 'a> = c.result(i).map_err(|e| e.to_string())?.into();
+        res.push(T {
+            v,
+            shape: s.clone(),
+            dt: *dt,
+        });
     }
     Ok(res)
 }
