@@ -491,21 +491,102 @@ fn call<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
     for i in 0..d.operands().len() {
         args.push(e.input(op, i)?.v);
     }
-    let mut outs = vec![];
-    let mut tys = vec![];
-    for i in 0..d.results().len() {
-        let (s, dt) = e.out(op, i)?;
-        tys.push(e.mty(&s, dt)?);
-        outs.push((s, dt));
-    }
+    let (tys, outs) = e.result_types(op)?;
     let callee_attr: Attribute<'c> = FlatSymbolRefAttribute::new(e.ctx, callee.as_str()).into();
     let c = e.build("func.call", &args, &[("callee", callee_attr)], &tys)?;
+    results_of(c, &outs)
+}
+
+/// A result's shape and element type.
+type Shaped = (Vec<i64>, DType);
+
+/// The values of `op`'s results, typed as `outs`.
+fn results_of<'c, 'a>(op: OperationRef<'c, 'a>, outs: &[(Vec<i64>, DType)]) -> Res<Vec<T<'c, 'a>>> {
     let mut res = vec![];
-    for (i, (s, dt)) in outs.into_iter().enumerate() {
-        let v: Value<'c, 'a> = c.result(i).map_err(|e| e.to_string())?.into();
-        res.push(T { v, shape: s, dt });
+    for (i, (s, dt)) in outs.iter().enumerate() {
+        let v: Value<'c, 'a> = op.result(i).map_err(|e| e.to_string())?.into();
+        res.push(T {
+            v,
+            shape: s.clone(),
+            dt: *dt,
+        });
     }
     Ok(res)
+}
+
+/// Append a TOSA control-flow op (`tosa.cond_if`, `tosa.while_loop`) with
+/// these regions to the exporter's block; its results are typed as `outs`.
+fn region_op<'c, 'a>(
+    e: &Ex<'c, 'a>,
+    name: &str,
+    operands: &[Value<'c, 'a>],
+    outs: &[(Vec<i64>, DType)],
+    regions: [Region<'c>; 2],
+) -> Res<Vec<T<'c, 'a>>> {
+    let tys: Vec<MType> = outs
+        .iter()
+        .map(|(s, dt)| e.mty(s, *dt))
+        .collect::<Res<_>>()?;
+    let built = OperationBuilder::new(name, e.loc)
+        .add_operands(operands)
+        .add_results(&tys)
+        .add_regions(regions)
+        .build()
+        .map_err(|err| format!("cannot build '{name}': {err}"))?;
+    results_of(e.block.append_operation(built), outs)
+}
+
+/// A TOSA region whose one block holds the export of `fill` (run on an
+/// exporter of that block, seeing the enclosing values and the block's
+/// arguments `args` standing for `ours`), ending in `tosa.yield` of what
+/// `fill` returns.
+fn tosa_region<'c, 'a>(
+    e: &Ex<'c, 'a>,
+    args: &[(ValueId, Vec<i64>, DType)],
+    fill: &mut dyn for<'b> FnMut(&mut Ex<'c, 'b>) -> Res<Vec<T<'c, 'b>>>,
+) -> Res<Region<'c>> {
+    let decl: Vec<(MType<'c>, MLoc<'c>)> = args
+        .iter()
+        .map(|(_, s, dt)| Ok((e.mty(s, *dt)?, e.loc)))
+        .collect::<Res<_>>()?;
+    let block = Block::new(&decl);
+    {
+        let mut sub = Ex {
+            ctx: e.ctx,
+            block: &block,
+            loc: e.loc,
+            body: e.body,
+            module: e.module,
+            vals: e.vals.clone(),
+        };
+        for (j, (a, shape, dt)) in args.iter().enumerate() {
+            let v: Value = block.argument(j).map_err(|e| e.to_string())?.into();
+            sub.vals.insert(
+                *a,
+                T {
+                    v,
+                    shape: shape.clone(),
+                    dt: *dt,
+                },
+            );
+        }
+        let ys = fill(&mut sub)?;
+        let vals: Vec<Value> = ys.iter().map(|t| t.v).collect();
+        sub.build("tosa.yield", &vals, &[], &[])?;
+    }
+    let region = Region::new();
+    region.append_block(block);
+    Ok(region)
+}
+
+/// The one block of region `r` of the exported body.
+fn only_block(e: &Ex, r: ge_ir::body::RegionId, what: &str) -> Res<ge_ir::BlockId> {
+    e.body
+        .region(r)
+        .blocks
+        .first()
+        .copied()
+        .ok_or_else(|| format!("{what} has an empty region"))
 }
 
 /// `graph.if` as `tosa.cond_if`: each region's ops go into a block of the
@@ -513,65 +594,48 @@ fn call<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
 /// ending in `tosa.yield`.
 fn if_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
     let cond = e.input(op, 0)?;
-    let d = e.body.op(op);
-    let regions = d.regions().to_vec();
-    if regions.len() != 2 {
+    let regions = e.body.op(op).regions().to_vec();
+    let [then_r, else_r] = regions[..] else {
         return Err("graph.if must have a then and an else region".into());
-    }
-    let mut outs = vec![];
-    let mut tys = vec![];
-    for i in 0..d.results().len() {
-        let (s, dt) = e.out(op, i)?;
-        tys.push(e.mty(&s, dt)?);
-        outs.push((s, dt));
-    }
-    let mut mregions = vec![];
-    for r in regions {
-        let b = *e
-            .body
-            .region(r)
-            .blocks
-            .first()
-            .ok_or("graph.if has an empty region")?;
-        let block = Block::new(&[]);
-        {
-            let mut sub = Ex {
-                ctx: e.ctx,
-                block: &block,
-                loc: e.loc,
-                body: e.body,
-                module: e.module,
-                vals: e.vals.clone(),
-            };
-            let yielded = sub.export_ops(b)?;
-            let vals: Vec<Value> = yielded.iter().map(|t| t.v).collect();
-            sub.build("tosa.yield", &vals, &[], &[])?;
-        }
-        let region = Region::new();
-        region.append_block(block);
-        mregions.push(region);
-    }
-    let [then_r, else_r]: [Region; 2] = mregions
-        .try_into()
-        .map_err(|_| "graph.if must have two regions".to_string())?;
-    let c = OperationBuilder::new("tosa.cond_if", e.loc)
-        .add_operands(&[cond.v])
-        .add_results(&tys)
-        .add_regions([then_r, else_r])
-        .build()
-        .map_err(|err| format!("cannot build 'tosa.cond_if': {err}"))?;
-    let c = e.block.append_operation(c);
-    let mut res = vec![];
-    for (i, (s, dt)) in outs.into_iter().enumerate() {
-        let v: Value<'c, 'a> = c.result(i).map_err(|e| e.to_string())?.into();
-        res.push(T { v, shape: s, dt });
-    }
-    Ok(res)
+    };
+    let (_, outs) = e.result_types(op)?;
+    let (tb, eb) = (
+        only_block(e, then_r, "graph.if")?,
+        only_block(e, else_r, "graph.if")?,
+    );
+    let then_r = tosa_region(e, &[], &mut |sub| sub.export_ops(tb))?;
+    let else_r = tosa_region(e, &[], &mut |sub| sub.export_ops(eb))?;
+    region_op(e, "tosa.cond_if", &[cond.v], &outs, [then_r, else_r])
 }
 
 /// `graph.case` as a chain of `tosa.cond_if`: branch `k` runs when the index
 /// equals `k`; the last region is the default (an index out of range runs it).
 fn case_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
+    let blocks: Vec<ge_ir::BlockId> = e
+        .body
+        .op(op)
+        .regions()
+        .iter()
+        .map(|&r| only_block(e, r, "graph.case"))
+        .collect::<Res<_>>()?;
+    let (_, outs) = e.result_types(op)?;
+    case_chain(e, op, &blocks, 0, &outs)
+}
+
+/// Branches `k..` of case `op` (the last one the default), as values of the
+/// current block.
+fn case_chain<'c, 'a>(
+    e: &mut Ex<'c, 'a>,
+    op: OpId,
+    blocks: &[ge_ir::BlockId],
+    k: usize,
+    outs: &[(Vec<i64>, DType)],
+) -> Res<Vec<T<'c, 'a>>> {
+    let &this = blocks.get(k).ok_or("graph.case has no regions")?;
+    if k + 1 == blocks.len() {
+        // The default branch: its ops run in the current block.
+        return e.export_ops(this);
+    }
     let index = e.input(op, 0)?;
     if index.shape.iter().product::<i64>() != 1 {
         return Err("graph.case's index must hold one element".into());
@@ -582,91 +646,11 @@ fn case_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
     } else {
         e.op("tosa.cast", &[&index], &[], &[], DType::I32)?
     };
-    let d = e.body.op(op);
-    let regions = d.regions().to_vec();
-    let mut outs = vec![];
-    for i in 0..d.results().len() {
-        outs.push(e.out(op, i)?);
-    }
-    case_chain(e, &index, &regions, 0, &outs)
-}
-
-/// Branches `k..` of a case, as values of the current block.
-fn case_chain<'c, 'a>(
-    e: &mut Ex<'c, 'a>,
-    index: &T<'c, 'a>,
-    regions: &[ge_ir::body::RegionId],
-    k: usize,
-    outs: &[(Vec<i64>, DType)],
-) -> Res<Vec<T<'c, 'a>>> {
-    let entry = |r: ge_ir::body::RegionId| -> Res<ge_ir::BlockId> {
-        e.body
-            .region(r)
-            .blocks
-            .first()
-            .copied()
-            .ok_or_else(|| "graph.case has an empty region".to_string())
-    };
-    if k + 1 >= regions.len() {
-        // The default branch: its ops run in the current block.
-        let b = entry(regions[regions.len() - 1])?;
-        return e.export_ops(b);
-    }
     let kc = e.splat(k as f64, 0, DType::I32)?;
-    let cond = e.bin("tosa.equal", index, &kc)?;
-    let tys: Vec<MType> = outs
-        .iter()
-        .map(|(s, dt)| e.mty(s, *dt))
-        .collect::<Res<_>>()?;
-    let then_b = Block::new(&[]);
-    let else_b = Block::new(&[]);
-    {
-        let b = entry(regions[k])?;
-        let mut sub = Ex {
-            ctx: e.ctx,
-            block: &then_b,
-            loc: e.loc,
-            body: e.body,
-            module: e.module,
-            vals: e.vals.clone(),
-        };
-        let ys = sub.export_ops(b)?;
-        let vals: Vec<Value> = ys.iter().map(|t| t.v).collect();
-        sub.build("tosa.yield", &vals, &[], &[])?;
-    }
-    {
-        let mut sub = Ex {
-            ctx: e.ctx,
-            block: &else_b,
-            loc: e.loc,
-            body: e.body,
-            module: e.module,
-            vals: e.vals.clone(),
-        };
-        let ys = case_chain(&mut sub, index, regions, k + 1, outs)?;
-        let vals: Vec<Value> = ys.iter().map(|t| t.v).collect();
-        sub.build("tosa.yield", &vals, &[], &[])?;
-    }
-    let (then_r, else_r) = (Region::new(), Region::new());
-    then_r.append_block(then_b);
-    else_r.append_block(else_b);
-    let c = OperationBuilder::new("tosa.cond_if", e.loc)
-        .add_operands(&[cond.v])
-        .add_results(&tys)
-        .add_regions([then_r, else_r])
-        .build()
-        .map_err(|err| format!("cannot build 'tosa.cond_if': {err}"))?;
-    let c = e.block.append_operation(c);
-    let mut res = vec![];
-    for (i, (s, dt)) in outs.iter().enumerate() {
-        let v: Value<'c, 'a> = c.result(i).map_err(|e| e.to_string())?.into();
-        res.push(T {
-            v,
-            shape: s.clone(),
-            dt: *dt,
-        });
-    }
-    Ok(res)
+    let cond = e.bin("tosa.equal", &index, &kc)?;
+    let then_r = tosa_region(e, &[], &mut |sub| sub.export_ops(this))?;
+    let else_r = tosa_region(e, &[], &mut |sub| case_chain(sub, op, blocks, k + 1, outs))?;
+    region_op(e, "tosa.cond_if", &[cond.v], outs, [then_r, else_r])
 }
 
 /// A `graph.fused` kernel is inlined: its body's ops are exported in place,
@@ -699,95 +683,57 @@ fn fused<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
 /// flag, so `graph.condition` must pass its block arguments through unchanged
 /// (scf.while's more general forwarding has no TOSA form).
 fn while_op<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
-    let d = e.body.op(op);
-    let regions = d.regions().to_vec();
-    if regions.len() != 2 {
+    let regions = e.body.op(op).regions().to_vec();
+    let [cond_r, body_r] = regions[..] else {
         return Err("graph.while must have a condition and a do region".into());
-    }
-    let inits: Vec<T> = (0..d.operands().len())
-        .map(|i| e.input(op, i))
+    };
+    let inits: Vec<Value> = (0..e.num_inputs(op))
+        .map(|i| Ok(e.input(op, i)?.v))
         .collect::<Res<_>>()?;
-    let mut outs = vec![];
-    let mut tys = vec![];
-    for i in 0..d.results().len() {
-        let (s, dt) = e.out(op, i)?;
-        tys.push(e.mty(&s, dt)?);
-        outs.push((s, dt));
+    let (_, outs) = e.result_types(op)?;
+    let (cb, bb) = (
+        only_block(e, cond_r, "graph.while")?,
+        only_block(e, body_r, "graph.while")?,
+    );
+    let term = e
+        .body
+        .block_last_op(cb)
+        .ok_or("graph.while's condition region has no terminator")?;
+    if e.body.op(term).operands().get(1..) != Some(e.body.block(cb).args.as_slice()) {
+        return Err("graph.condition must pass its block arguments through unchanged to have a TOSA equivalent".into());
     }
-    let mut mregions = vec![];
-    for (k, r) in regions.into_iter().enumerate() {
-        let b = *e
-            .body
-            .region(r)
-            .blocks
-            .first()
-            .ok_or("graph.while has an empty region")?;
-        let args = e.body.block(b).args.clone();
-        if k == 0 {
-            let term = e
-                .body
-                .block_last_op(b)
-                .ok_or("graph.while's condition region has no terminator")?;
-            if e.body.op(term).operands().get(1..) != Some(args.as_slice()) {
-                return Err("graph.condition must pass its block arguments through unchanged to have a TOSA equivalent".into());
-            }
-        }
-        let mut arg_tys = vec![];
-        for &a in &args {
-            let (sh, dt) = shape_dtype(e.body.value_type(a))?;
-            arg_tys.push((e.mty(&sh, dt)?, e.loc, sh, dt));
-        }
-        let block = Block::new(&arg_tys.iter().map(|t| (t.0, t.1)).collect::<Vec<_>>());
-        {
-            let mut sub = Ex {
-                ctx: e.ctx,
-                block: &block,
-                loc: e.loc,
-                body: e.body,
-                module: e.module,
-                vals: e.vals.clone(),
-            };
-            for (j, (&a, t)) in args.iter().zip(&arg_tys).enumerate() {
-                let v: Value = block.argument(j).map_err(|e| e.to_string())?.into();
-                sub.vals.insert(
-                    a,
-                    T {
-                        v,
-                        shape: t.2.clone(),
-                        dt: t.3,
-                    },
-                );
-            }
-            let yielded = sub.export_ops(b)?;
-            // The condition region yields the flag only.
-            let keep = if k == 0 { 1 } else { yielded.len() };
-            let vals: Vec<Value> = yielded.iter().take(keep).map(|t| t.v).collect();
-            sub.build("tosa.yield", &vals, &[], &[])?;
-        }
-        let region = Region::new();
-        region.append_block(block);
-        mregions.push(region);
-    }
-    let [cond_r, body_r]: [Region; 2] = mregions
-        .try_into()
-        .map_err(|_| "graph.while must have two regions".to_string())?;
-    let operands: Vec<Value> = inits.iter().map(|t| t.v).collect();
-    let w = OperationBuilder::new("tosa.while_loop", e.loc)
-        .add_operands(&operands)
-        .add_results(&tys)
-        .add_regions([cond_r, body_r])
-        .build()
-        .map_err(|err| format!("cannot build 'tosa.while_loop': {err}"))?;
-    let w = e.block.append_operation(w);
-    let mut res = vec![];
-    for (i, (s, dt)) in outs.into_iter().enumerate() {
-        let v: Value<'c, 'a> = w.result(i).map_err(|e| e.to_string())?.into();
-        res.push(T { v, shape: s, dt });
-    }
-    Ok(res)
+    let args_of = |b: ge_ir::BlockId| -> Res<Vec<(ValueId, Vec<i64>, DType)>> {
+        e.body
+            .block(b)
+            .args
+            .iter()
+            .map(|&a| {
+                let (s, dt) = shape_dtype(e.body.value_type(a))?;
+                Ok((a, s, dt))
+            })
+            .collect()
+    };
+    // The condition region yields the flag only.
+    let cond_r = tosa_region(e, &args_of(cb)?, &mut |sub| {
+        Ok(sub.export_ops(cb)?.into_iter().take(1).collect())
+    })?;
+    let body_r = tosa_region(e, &args_of(bb)?, &mut |sub| sub.export_ops(bb))?;
+    region_op(e, "tosa.while_loop", &inits, &outs, [cond_r, body_r])
 }
 
 impl<'c, 'a> Ex<'c, 'a> {
+    /// The MLIR types of `op`'s results, and their shapes and element types.
+    fn result_types(&self, op: OpId) -> Res<(Vec<MType<'c>>, Vec<Shaped>)> {
+        let mut tys = vec![];
+        let mut outs = vec![];
+        for i in 0..self.body.op(op).results().len() {
+            let (s, dt) = self.out(op, i)?;
+            tys.push(self.mty(&s, dt)?);
+            outs.push((s, dt));
+        }
+        Ok((tys, outs))
+    }
+
     /// Export the ops of block `b` into this exporter's block, up to its
     /// terminator (`graph.return`, `graph.yield` or `graph.condition`), whose
     /// operands it returns.
