@@ -99,6 +99,19 @@ pub struct RunOutput {
     pub code: i32,
 }
 
+/// `--output` and `--expect`, when given, name one file per result of `what`.
+fn check_file_counts(args: &RunArgs, what: &str, results: usize) -> Result<(), String> {
+    for (flag, files) in [("--output", &args.outputs), ("--expect", &args.expects)] {
+        if !files.is_empty() && files.len() != results {
+            return Err(format!(
+                "{what} has {results} outputs but {} {flag} files were given",
+                files.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn fail(stderr: String) -> RunOutput {
     RunOutput {
         stdout: String::new(),
@@ -276,19 +289,8 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
         Ok(r) => r,
         Err(e) => return fail(sm.render(&e.to_diagnostic())),
     };
-    if !args.outputs.is_empty() && args.outputs.len() != results.len() {
-        return fail(format!(
-            "error: '@{name}' has {} outputs but {} --output files were given\n",
-            results.len(),
-            args.outputs.len()
-        ));
-    }
-    if !args.expects.is_empty() && args.expects.len() != results.len() {
-        return fail(format!(
-            "error: '@{name}' has {} outputs but {} --expect files were given\n",
-            results.len(),
-            args.expects.len()
-        ));
+    if let Err(e) = check_file_counts(&args, &format!("'@{name}'"), results.len()) {
+        return fail(format!("error: {e}\n"));
     }
     let mut stdout = String::new();
     let mut mismatches = String::new();
@@ -536,20 +538,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         .iter()
         .map(|t| t.to_tensor())
         .collect::<Result<_, _>>()?;
-    if !args.outputs.is_empty() && args.outputs.len() != results.len() {
-        return Err(format!(
-            "the model has {} outputs but {} --output files were given",
-            results.len(),
-            args.outputs.len()
-        ));
-    }
-    if !args.expects.is_empty() && args.expects.len() != results.len() {
-        return Err(format!(
-            "the model has {} outputs but {} --expect files were given",
-            results.len(),
-            args.expects.len()
-        ));
-    }
+    check_file_counts(args, "the model", results.len())?;
     let mut mismatch = false;
     for (i, (t, p)) in results.iter().zip(&args.expects).enumerate() {
         let want = read_npy(p)?;
