@@ -33,7 +33,7 @@ if [[ -f /usr/include/coin/CbcModel.hpp ]]; then
   step "CBC found: building eqsat's ILP extractor (${FEATURES[*]})"
 fi
 
-step "test tools (.venv: $(tr '\n' ' ' < tools/requirements-test.txt | sed 's/#[^=]*\.venv[^ ]*//'))"
+step "test tools (.venv: $(grep -v '^#' tools/requirements-test.txt | tr '\n' ' '))"
 [[ -x .venv/bin/lit ]] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements-test.txt
 
