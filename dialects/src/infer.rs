@@ -38,6 +38,20 @@ fn tensor_shape(t: Type, what: &str) -> Result<Vec<Dim>, String> {
 /// first operand's element type).
 pub fn broadcast_result(cx: &InferCtx, dtype: Option<ge_ir::DType>) -> Result<Vec<Type>, String> {
     let first = *cx.operand_types.first().ok_or("expects operands")?;
+    // The common case (every operand of one static type): that type, without
+    // building and interning it again.
+    if let Some(t) = first.as_tensor() {
+        let plain = t.encoding.is_none()
+            && t.dims
+                .as_ref()
+                .is_some_and(|d| d.iter().all(|d| matches!(d, Dim::Static(_))));
+        if plain
+            && dtype.is_none_or(|d| d == t.dtype)
+            && cx.operand_types.iter().all(|&o| o == first)
+        {
+            return Ok(vec![first]);
+        }
+    }
     let mut shape = tensor_shape(first, "operand #0")?;
     for (i, &t) in cx.operand_types.iter().enumerate().skip(1) {
         let s = tensor_shape(t, &format!("operand #{i}"))?;

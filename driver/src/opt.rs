@@ -128,6 +128,7 @@ pub fn main_with(args: OptArgs, ctx: &mut Context) -> OptOutput {
 fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     let mut out = OptOutput::default();
     ctx.allow_unregistered = args.allow_unregistered_dialect;
+    ctx.threading = !args.disable_threading;
     if args.list_ops {
         out.stdout = list_ops(ctx);
         return out;
@@ -280,6 +281,8 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         timing.add("Output", t.elapsed());
         if stream_to_file {
             streamed = result;
+        } else if let Some(m) = result {
+            drop_in_background(m);
         }
         if args.verify_diagnostics {
             match diag_verify::parse_expected(chunk.text, chunk.offset, chunk.first_line) {
@@ -337,8 +340,17 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
             .unwrap_or_default();
         out.stderr.push_str(&timing.report(passes));
     }
+    if let Some(m) = streamed {
+        drop_in_background(m);
+    }
     out.code = failed as i32;
     out
+}
+
+/// Free a module on another thread: a big one is millions of allocations, and
+/// the process can exit (which ends that thread) without waiting for them.
+fn drop_in_background(m: ge_ir::Module) {
+    std::thread::spawn(move || drop(m));
 }
 
 #[derive(Default)]

@@ -10,6 +10,9 @@ pub struct Context {
     dialects: Vec<&'static Dialect>,
     /// Accept ops of unknown dialects in generic form (`--allow-unregistered-dialect`).
     pub allow_unregistered: bool,
+    /// Use rayon's threads where work splits (parsing a module's functions);
+    /// `ge-opt --disable-threading` turns it off.
+    pub threading: bool,
     pub passes: PassRegistry,
     /// The op that materialises constants (a `ConstantLike` op with a `value`
     /// attribute), e.g. `data.constant`; folding needs it.
@@ -32,6 +35,7 @@ pub fn bare() -> &'static Context {
             ops: HashMap::new(),
             dialects: vec![],
             allow_unregistered: true,
+            threading: true,
             passes: PassRegistry::default(),
             constant_op: None,
             extensions: vec![],
@@ -48,6 +52,7 @@ impl Context {
             ops: HashMap::new(),
             dialects: vec![],
             allow_unregistered: false,
+            threading: true,
             passes: PassRegistry::default(),
             constant_op: None,
             extensions: vec![],

@@ -124,9 +124,12 @@ fn is_trivially_dead(body: &Body, op: OpId) -> bool {
 /// a rule pair that recreates an earlier state must still be recognised.
 fn fingerprint(body: &Body) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = rustc_hash::FxHasher::default();
     let ops = body.all_ops(WalkOrder::Pre);
-    let position: HashMap<OpId, usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    let mut position = vec![usize::MAX; body.op_capacity()];
+    for (i, &o) in ops.iter().enumerate() {
+        position[o.index()] = i;
+    }
     for &op in &ops {
         let d = body.op(op);
         d.name.hash(&mut h);
@@ -136,7 +139,7 @@ fn fingerprint(body: &Body) -> u64 {
             match body.defining_op(v) {
                 Some(o) => {
                     let k = body.op(o).results().iter().position(|&r| r == v);
-                    (0u8, position.get(&o), k).hash(&mut h)
+                    (0u8, position[o.index()], k).hash(&mut h)
                 }
                 None => (1u8, v.0).hash(&mut h),
             }
@@ -299,11 +302,11 @@ fn run_iteration(
         }
         if !changed {
             let name = rw.body.op(op).name;
-            for p in patterns.for_op(&name) {
+            for p in patterns.for_op(name) {
                 if p.match_and_rewrite(op, &mut rw)? {
                     stats.rewrites += 1;
-                    *stats.applied.entry(p.name().to_string()).or_default() += 1;
-                    *applied.entry(p.name().to_string()).or_default() += 1;
+                    count(&mut stats.applied, p.name());
+                    count(applied, p.name());
                     changed = true;
                     break;
                 }
@@ -318,6 +321,16 @@ fn run_iteration(
         }
     }
     Ok(())
+}
+
+/// One more application of the pattern `name` (allocating its key only once).
+fn count(applied: &mut HashMap<String, usize>, name: &str) {
+    match applied.get_mut(name) {
+        Some(n) => *n += 1,
+        None => {
+            applied.insert(name.to_string(), 1);
+        }
+    }
 }
 
 /// Constant sharing: a constant equal to one already known (same value and

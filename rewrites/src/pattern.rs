@@ -2,8 +2,9 @@
 //! `match_and_rewrite`, which changes IR only through the [`Rewriter`].
 
 use crate::rewriter::Rewriter;
-use ge_ir::OpId;
-use std::collections::HashMap;
+use ge_ir::{Ident, OpId};
+// Looked up once per op visit: interned names hash as a pointer.
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 pub trait Pattern: Send + Sync {
@@ -53,7 +54,7 @@ impl Pattern for FnPattern {
 /// Patterns indexed by root op name, each list sorted by benefit (highest first).
 #[derive(Clone, Default)]
 pub struct PatternSet {
-    by_root: HashMap<String, Vec<Arc<dyn Pattern>>>,
+    by_root: HashMap<Ident, Vec<Arc<dyn Pattern>>>,
     any: Vec<Arc<dyn Pattern>>,
 }
 
@@ -64,7 +65,7 @@ impl PatternSet {
 
     pub fn add(&mut self, p: Arc<dyn Pattern>) {
         let list = match p.root() {
-            Some(r) => self.by_root.entry(r.to_string()).or_default(),
+            Some(r) => self.by_root.entry(Ident::new(r)).or_default(),
             None => &mut self.any,
         };
         list.push(p);
@@ -78,8 +79,8 @@ impl PatternSet {
     }
 
     /// Patterns to try on an op named `name`, best first.
-    pub fn for_op<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a Arc<dyn Pattern>> + 'a {
-        let rooted = self.by_root.get(name).map(|v| v.as_slice()).unwrap_or(&[]);
+    pub fn for_op(&self, name: Ident) -> impl Iterator<Item = &Arc<dyn Pattern>> {
+        let rooted = self.by_root.get(&name).map(|v| v.as_slice()).unwrap_or(&[]);
         rooted.iter().chain(self.any.iter())
     }
 

@@ -578,6 +578,98 @@ impl<'c, 's> Parser<'c, 's> {
     }
 }
 
+/// `#name =` or `!name =`: a top-level alias definition.
+fn is_alias_def(s: &[u8]) -> bool {
+    if !matches!(s.first(), Some(b'#' | b'!')) {
+        return false;
+    }
+    let n = suffix_id_len(&s[1..]);
+    n > 0 && s.get(skip(s, 1 + n)) == Some(&b'=')
+}
+
+/// Where the op whose name ends at `from` probably ends: the start of the next
+/// token at bracket depth 0 that begins an op or block, closes the enclosing
+/// region (`}`), or is the end of input. A lexical guess (strings, comments and
+/// `()[]{}<>` nesting only) for splitting a module into independently parsed
+/// ops: callers check it against the real parse. `None` if the text is
+/// unbalanced or a string is unterminated.
+pub(super) fn op_end_guess(s: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < s.len() {
+        match s[i] {
+            b' ' | b'\t' | b'\r' | b'\n' | b'/' => {
+                let j = skip(s, i);
+                if j == i {
+                    // A lone '/' (not a comment).
+                    i += 1;
+                    continue;
+                }
+                i = j;
+                if depth == 0
+                    && (i == s.len()
+                        || s[i] == b'}'
+                        || at_boundary(&s[i..])
+                        || s[i..].starts_with(b"{-#")
+                        || is_alias_def(&s[i..]))
+                {
+                    return Some(i);
+                }
+                continue;
+            }
+            b'"' => {
+                let l = string_len(&s[i..]);
+                if l == 0 {
+                    return None;
+                }
+                i += l;
+                continue;
+            }
+            b'(' | b'[' | b'{' | b'<' => depth += 1,
+            b'>' if i > 0 && s[i - 1] == b'-' => {}
+            b')' | b']' | b'}' | b'>' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+        i += 1;
+    }
+    (depth == 0).then_some(i)
+}
+
+/// The next op from `at` on that can be parsed on its own, as a byte range
+/// (from its first token to the next op's): an op without results, in custom
+/// form or in generic form with no operands, whose name `independent` accepts
+/// (isolated from above, no operands). `None` at anything else: another op, the end of the region, an
+/// alias or resource section.
+pub(super) fn next_independent<'a>(
+    s: &'a [u8],
+    at: usize,
+    independent: &mut impl FnMut(&'a str) -> bool,
+) -> Option<Range<usize>> {
+    let at = skip(s, at);
+    // Custom form `name ...`, or generic form `"name"() ...` without operands.
+    let (name, after) = match s.get(at) {
+        Some(b'"') => {
+            let l = string_len(&s[at..]);
+            let name = s.get(at + 1..(at + l).saturating_sub(1))?;
+            let open = skip(s, at + l);
+            if l < 2 || name.contains(&b'\\') || s.get(open) != Some(&b'(') {
+                return None;
+            }
+            let close = skip(s, open + 1);
+            (name, (s.get(close) == Some(&b')')).then_some(close + 1)?)
+        }
+        _ => {
+            let n = bare_id_len(&s[at..]);
+            (&s[at..at + n], at + n)
+        }
+    };
+    let name = std::str::from_utf8(name).ok()?;
+    if name.is_empty() || !independent(name) {
+        return None;
+    }
+    op_end_guess(s, after).map(|end| at..end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -601,5 +693,34 @@ mod tests {
         let t = b"tensor<4x?xf16, #ge.format<NC1HWC0, origin = NCHW>> : x";
         assert_eq!(tensor_type_len(t), t.len() - 4);
         assert_eq!(tensor_type_len(b"tensor<4xf32"), 0);
+    }
+
+    #[test]
+    fn op_ends_are_guessed_at_the_next_op_or_region_end() {
+        let m = b"t.f @a(%x: tensor<4xf32>) -> tensor<4xf32> attributes {d = \"} {\"} {\n  %0 = g.h {a = 1} : () -> ()\n}\n  // c } {\n  t.f @b() {\n}\n}";
+        let second = m.windows(6).position(|w| w == b"t.f @b").unwrap();
+        assert_eq!(op_end_guess(m, 3), Some(second));
+        let last = m.len() - 1;
+        assert_eq!(op_end_guess(m, second + 3), Some(last));
+        // Unbalanced or unterminated text: no guess.
+        assert_eq!(op_end_guess(b" @a() { ", 0), None);
+        assert_eq!(op_end_guess(b" @a() ))", 0), None);
+        assert_eq!(op_end_guess(b" @a() { \"x", 0), None);
+        // Aliases and resource sections end a run.
+        assert_eq!(op_end_guess(b" @a() {}\n!t = f32", 0), Some(9));
+        assert_eq!(op_end_guess(b" @a() {}\n{-# x #-}", 0), Some(9));
+    }
+
+    #[test]
+    fn independent_ops_need_no_results_and_no_operands() {
+        let yes = &mut |n: &str| n == "f";
+        assert_eq!(next_independent(b"  f @a() {}\n", 0, yes), Some(2..12));
+        assert_eq!(
+            next_independent(b"\"f\"() ({}) : () -> ()", 0, yes).map(|r| r.start),
+            Some(0)
+        );
+        assert_eq!(next_independent(b"\"f\"(%x) ({})", 0, yes), None);
+        assert_eq!(next_independent(b"%0 = f @a() {}", 0, yes), None);
+        assert_eq!(next_independent(b"g @a() {}", 0, yes), None);
     }
 }

@@ -5,10 +5,7 @@ use crate::module::Blob;
 use crate::types::DType;
 
 pub fn memchr_newlines(s: &str) -> impl Iterator<Item = usize> + '_ {
-    s.bytes()
-        .enumerate()
-        .filter(|&(_, b)| b == b'\n')
-        .map(|(i, _)| i + 1)
+    memchr::memchr_iter(b'\n', s.as_bytes()).map(|i| i + 1)
 }
 
 /// Decimal or `0x` hex integer, optionally negative. Hex may use all 64 bits.

@@ -24,6 +24,8 @@ mod build;
 pub mod lex;
 pub mod literals;
 mod op_parser;
+mod parallel;
+pub use parallel::parallel_ops_parsed;
 
 use literals::*;
 pub use op_parser::OpParser;
@@ -140,7 +142,7 @@ pub struct Parser<'c, 's> {
     /// `file_name`'s index for packed locations.
     file_index: Option<u16>,
     /// Byte offsets of line starts in `src` (for op locations).
-    line_starts: Vec<usize>,
+    line_starts: std::sync::Arc<[usize]>,
     /// Line number of the first line of `src` in the file (1-based).
     first_line: usize,
     pos: usize,
@@ -154,6 +156,12 @@ pub struct Parser<'c, 's> {
     resource_uses: Vec<(String, Range<usize>)>,
     resources: indexmap::IndexMap<String, Blob>,
     forward_dummy: &'static OpDef,
+    /// Parse runs of functions on rayon's threads (see `parallel`).
+    parallel: bool,
+    /// Ops starting before this offset were already considered for that.
+    serial_until: usize,
+    /// Line of the last location made (`loc_at` starts looking there).
+    last_line: usize,
 }
 
 static FORWARD_REF: OpDef = OpDef {
@@ -179,6 +187,7 @@ pub fn parse_module(
     first_line: usize,
 ) -> PResult<Module> {
     let mut p = Parser::new(ctx, file_name, file_id, src, base, first_line);
+    p.parallel = ctx.threading && rayon::current_num_threads() > 1;
     // One large (lazily committed) stack for the whole parse: pest's own stack
     // guard then fails deep nesting with a diagnostic long after any sane
     // input, and per-op `maybe_grow` calls below never need a new segment.
@@ -255,7 +264,7 @@ impl<'c, 's> Parser<'c, 's> {
             file_id,
             file_name: Ident::new(file_name),
             file_index: crate::location::file_index(Ident::new(file_name)),
-            line_starts,
+            line_starts: line_starts.into(),
             first_line,
             pos: 0,
             type_aliases: HashMap::default(),
@@ -267,6 +276,9 @@ impl<'c, 's> Parser<'c, 's> {
             resource_uses: vec![],
             resources: indexmap::IndexMap::new(),
             forward_dummy: &FORWARD_REF,
+            parallel: false,
+            serial_until: 0,
+            last_line: 0,
         }
     }
 
@@ -280,11 +292,25 @@ impl<'c, 's> Parser<'c, 's> {
         span_pos(self.file_id, span.start + self.base..span.end + self.base)
     }
 
-    fn loc_at(&self, offset: usize) -> Location {
-        let line = match self.line_starts.binary_search(&offset) {
-            Ok(i) => i,
-            Err(i) => i - 1,
-        };
+    fn loc_at(&mut self, offset: usize) -> Location {
+        // Ops come in source order: the line is usually the last one or a
+        // few after it, which a short forward scan finds without a search.
+        let ls = &self.line_starts;
+        let mut line = self.last_line;
+        if ls[line] <= offset {
+            let mut steps = 0;
+            while line + 1 < ls.len() && ls[line + 1] <= offset && steps < 8 {
+                line += 1;
+                steps += 1;
+            }
+        }
+        if ls[line] > offset || (line + 1 < ls.len() && ls[line + 1] <= offset) {
+            line = match ls.binary_search(&offset) {
+                Ok(i) => i,
+                Err(i) => i - 1,
+            };
+        }
+        self.last_line = line;
         let line_start = self.line_starts[line];
         let prefix = &self.src[line_start..offset];
         // Columns count characters; ASCII lines (the usual case) need no decoding.
@@ -445,6 +471,9 @@ impl<'c, 's> Parser<'c, 's> {
                 return Err(self.err(self.pos..self.pos + 1, "unexpected '}' at top level"));
             }
             first_op_pos.get_or_insert(self.pos);
+            if self.parse_parallel_run(block) {
+                continue;
+            }
             let op = self.parse_op()?;
             self.bodies[0].append_op(block, op);
         }
@@ -998,6 +1027,9 @@ impl<'c, 's> Parser<'c, 's> {
                             b
                         }
                     };
+                    if self.parse_parallel_run(b) {
+                        continue;
+                    }
                     let op = self.parse_op()?;
                     self.body().append_op(b, op);
                 }

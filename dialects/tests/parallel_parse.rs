@@ -1,0 +1,148 @@
+//! Modules big enough to be parsed on several threads (ge_ir::parser's
+//! `parallel` module) give exactly what the serial parser gives: the same IR,
+//! locations included, and the same first diagnostic when a function is broken.
+
+use ge_ir::parser::{parallel_ops_parsed, parse_module};
+use ge_ir::printer::{print_module, PrintOptions};
+use ge_ir::Context;
+use proptest::prelude::*;
+use std::sync::Mutex;
+
+/// The parallel-op counter is process-wide: one test at a time reads it.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const FUNCS: usize = 300;
+
+fn context(threading: bool) -> Context {
+    let mut ctx = Context::new();
+    ge_dialects::register(&mut ctx);
+    ctx.allow_unregistered = true;
+    ctx.threading = threading;
+    ctx
+}
+
+/// One function of ~1.5 KB: aliases, an attribute alias, a resource, strings
+/// with braces in them, comments, explicit locations and a nested region.
+fn function(i: usize) -> String {
+    let mut f = format!(
+        "  graph.func @f{i}(%x: !t, %y: tensor<4xf32>) -> !t attributes {{cfg = #cfg, doc = \"{{not a region}} // nor a comment\"}} {{\n"
+    );
+    f += "    // a comment with } and { and \"\n";
+    f += &format!(
+        "    %w = data.constant dense_resource<blob{}> : tensor<4xf32>\n",
+        i % 3
+    );
+    let mut last = "%x".to_string();
+    for k in 0..12 {
+        f += &format!(
+            "    %v{k} = graph.add {last}, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(\"model.py\":{i}:{k})\n"
+        );
+        last = format!("%v{k}");
+    }
+    f += &format!("    %c = \"x.op\"({last}) ({{\n    ^bb0(%a: tensor<4xf32>):\n      \"x.yield\"(%a) : (tensor<4xf32>) -> ()\n    }}) : (tensor<4xf32>) -> tensor<4xf32>\n");
+    f += "    graph.return %c : !t\n  }\n";
+    f
+}
+
+const RESOURCES: &str = "{-#\n  dialect_resources: {\n    builtin: {\n      blob0: \"0x040000000000803F0000803F0000803F0000803F\",\n      blob1: \"0x0400000000000040000000400000004000000040\",\n      blob2: \"0x0400000000004040000040400000404000004040\"\n    }\n  }\n#-}\n";
+
+/// A module of `FUNCS` functions; `wrap` puts them in `module { }`.
+fn module(wrap: bool, edit: impl Fn(usize, String) -> String) -> String {
+    let mut s = String::from("!t = tensor<4xf32>\n#cfg = {mode = \"fast\"}\n");
+    if wrap {
+        s += "module {\n";
+    }
+    for i in 0..FUNCS {
+        s += &edit(i, function(i));
+    }
+    if wrap {
+        s += "}\n";
+    }
+    s + RESOURCES
+}
+
+/// Parse on a 4-thread pool with threading on or off: printed IR (with
+/// locations) or the first diagnostic's message and span, and how many ops
+/// went through the parallel path.
+fn parse(text: &str, threading: bool) -> (Result<String, String>, usize) {
+    let ctx = context(threading);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .expect("pool");
+    let before = parallel_ops_parsed();
+    let r = pool.install(|| parse_module(&ctx, "m.air", 0, text, 0, 1));
+    let parallel = parallel_ops_parsed() - before;
+    let opts = PrintOptions {
+        debuginfo: true,
+        ..PrintOptions::default()
+    };
+    let out = r
+        .map(|m| print_module(&m, opts))
+        .map_err(|d| format!("{} at {:?}", d.message, d.pos));
+    (out, parallel)
+}
+
+#[test]
+fn big_modules_parse_in_parallel_to_the_same_ir() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for wrap in [true, false] {
+        let text = module(wrap, |_, f| f);
+        assert!(
+            text.len() > 300_000,
+            "input must be big enough to go parallel"
+        );
+        let (serial, n) = parse(&text, false);
+        assert_eq!(n, 0, "threading off must parse serially");
+        let (parallel, n) = parse(&text, true);
+        assert_eq!(
+            n, FUNCS,
+            "every function goes through the parallel path (wrap {wrap})"
+        );
+        let serial = serial.expect("valid module");
+        assert_eq!(parallel.expect("valid module"), serial);
+
+        // The generic form of the same module takes the same path.
+        let ctx = context(false);
+        let m = parse_module(&ctx, "m.air", 0, &text, 0, 1).expect("valid");
+        let opts = PrintOptions {
+            generic: true,
+            debuginfo: true,
+            ..PrintOptions::default()
+        };
+        let generic = print_module(&m, opts);
+        let (g_serial, _) = parse(&generic, false);
+        let (g_parallel, n) = parse(&generic, true);
+        assert!(n >= FUNCS, "generic-form functions go parallel too");
+        assert_eq!(g_parallel, g_serial);
+    }
+}
+
+/// Ways to break function `i`: each must give the serial parser's diagnostic.
+fn breakage(kind: usize, f: String) -> String {
+    match kind {
+        0 => f.replacen("%v3 = graph.add %v2", "%v3 = graph.add %nope", 1),
+        1 => f.replacen("-> !t attributes", "-> !t attributes (", 1),
+        2 => f.replacen("\"model.py\"", "\"model.py", 1),
+        3 => f.replacen("graph.return %c : !t\n  }", "graph.return %c : !t\n", 1),
+        4 => f.replacen("dense_resource<blob", "dense_resource<missing", 1),
+        5 => f.replacen("%x: !t,", "%x: !undefined,", 1),
+        _ => f.replacen("graph.add", "graph.nonexistent", 1),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn a_broken_function_gives_the_serial_diagnostic(
+        at in 0..FUNCS, kind in 0usize..7, wrap: bool,
+    ) {
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let text = module(wrap, |i, f| if i == at { breakage(kind, f) } else { f });
+        let (serial, _) = parse(&text, false);
+        prop_assert!(serial.is_err(), "breakage {kind} must be an error");
+        let (parallel, _) = parse(&text, true);
+        prop_assert_eq!(parallel, serial);
+    }
+}
