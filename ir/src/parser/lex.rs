@@ -258,9 +258,7 @@ impl<'c, 's> Parser<'c, 's> {
     /// Run one pest item rule at `at`; `None` if it does not match there.
     fn pest_item(&mut self, rule: Rule, at: usize) -> PResult<Option<(Item<'s>, usize)>> {
         let text = &self.src[at..];
-        let res = stacker::maybe_grow(4 * 1024 * 1024, 256 * 1024 * 1024, || {
-            AirGrammar::parse(rule, text)
-        });
+        let res = run_pest(self.shallow, rule, text);
         match res {
             Ok(mut pairs) => match pairs.next() {
                 Some(p) => {

@@ -162,6 +162,8 @@ pub struct Parser<'c, 's> {
     serial_until: usize,
     /// Line of the last location made (`loc_at` starts looking there).
     last_line: usize,
+    /// The input nests at most `SHALLOW_NESTING` deep.
+    shallow: bool,
 }
 
 static FORWARD_REF: OpDef = OpDef {
@@ -188,10 +190,74 @@ pub fn parse_module(
 ) -> PResult<Module> {
     let mut p = Parser::new(ctx, file_name, file_id, src, base, first_line);
     p.parallel = ctx.threading && rayon::current_num_threads() > 1;
-    // One large (lazily committed) stack for the whole parse: pest's own stack
-    // guard then fails deep nesting with a diagnostic long after any sane
-    // input, and per-op `maybe_grow` calls below never need a new segment.
+    if p.shallow {
+        // A small input with a few levels of nesting (the usual unit of
+        // incremental compilation). The per-op and per-item `maybe_grow`
+        // calls protect the stack without mapping a new one (an mmap, and
+        // TLB shootdowns on munmap, per parse).
+        return p.parse_top();
+    }
+    // Big or deeply nested input: one large (lazily committed) stack for the whole parse:
+    // pest's own stack guard then fails deep nesting with a diagnostic long
+    // after any sane input, and per-op `maybe_grow` calls below never need a
+    // new segment.
     stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || p.parse_top())
+}
+
+/// Nesting (brackets outside strings and comments) up to which an input is
+/// parsed on the caller's stack.
+const SHALLOW_NESTING: usize = 64;
+/// Inputs longer than this are not scanned for their nesting (the parse
+/// gets a big stack; parallel workers scan their own batches).
+const SHALLOW_SCAN_MAX: usize = 1 << 20;
+
+/// Whether `src` nests brackets no deeper than [`SHALLOW_NESTING`].
+fn is_shallow(src: &str) -> bool {
+    let s = src.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < s.len() {
+        match s[i] {
+            b'(' | b'[' | b'{' | b'<' => {
+                depth += 1;
+                if depth > SHALLOW_NESTING {
+                    return false;
+                }
+            }
+            // `->` (function types) closes nothing.
+            b'>' if i > 0 && s[i - 1] == b'-' => {}
+            b')' | b']' | b'}' | b'>' => depth = depth.saturating_sub(1),
+            b'"' => {
+                i += 1;
+                while i < s.len() && s[i] != b'"' {
+                    i += if s[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if s.get(i + 1) == Some(&b'/') => {
+                i += memchr::memchr(b'\n', &s[i..]).unwrap_or(s.len() - i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Run a pest rule: on the caller's stack for shallow inputs (with a guard
+/// that maps a new segment only if it is nearly used up), else on a big one.
+fn run_pest<'s>(
+    shallow: bool,
+    rule: Rule,
+    text: &'s str,
+) -> Result<pest::iterators::Pairs<'s, Rule>, pest::error::Error<Rule>> {
+    if shallow {
+        stacker::maybe_grow(256 * 1024, 8 * 1024 * 1024, || {
+            AirGrammar::parse(rule, text)
+        })
+    } else {
+        stacker::maybe_grow(4 * 1024 * 1024, 256 * 1024 * 1024, || {
+            AirGrammar::parse(rule, text)
+        })
+    }
 }
 
 /// Stack the parser runs on unless this much is already available.
@@ -279,6 +345,7 @@ impl<'c, 's> Parser<'c, 's> {
             parallel: false,
             serial_until: 0,
             last_line: 0,
+            shallow: src.len() <= SHALLOW_SCAN_MAX && is_shallow(src),
         }
     }
 
@@ -427,9 +494,7 @@ impl<'c, 's> Parser<'c, 's> {
 
     fn run(&self, rule: Rule) -> PResult<Pair<'s, Rule>> {
         let text = self.rest();
-        let res = stacker::maybe_grow(4 * 1024 * 1024, 256 * 1024 * 1024, || {
-            AirGrammar::parse(rule, text)
-        });
+        let res = run_pest(self.shallow, rule, text);
         match res {
             Ok(mut pairs) => pairs
                 .next()

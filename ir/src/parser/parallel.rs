@@ -62,6 +62,13 @@ impl<'c, 's> Parser<'c, 's> {
 
     /// Parse `segs` in order; `None` if an op fails or ends elsewhere than cut.
     fn parse_batch(mut self, segs: &[Range<usize>]) -> Option<BatchResult> {
+        // Worker threads have small stacks: deep nesting is left to the
+        // serial parse on its big stack.
+        let text = &self.src[segs.first()?.start..segs.last()?.end];
+        self.shallow = is_shallow(text);
+        if !self.shallow {
+            return None;
+        }
         let mut out = Vec::with_capacity(segs.len());
         for seg in segs {
             self.pos = seg.start;
