@@ -161,7 +161,11 @@ impl Pass for Eqsat {
             Some(egg::StopReason::Saturated) => "saturated".to_string(),
             Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit ({n})"),
             Some(egg::StopReason::NodeLimit(n)) => format!("node limit ({n})"),
-            Some(egg::StopReason::TimeLimit(s)) => format!("time limit ({:.0} ms)", s * 1e3),
+            // egg records the time elapsed when it noticed (after a whole
+            // iteration, so load-dependent); the report names the budget.
+            Some(egg::StopReason::TimeLimit(_)) => {
+                format!("time limit ({} ms)", time_limit.as_millis())
+            }
             Some(egg::StopReason::Other(o)) => o.clone(),
             None => "none".to_string(),
         };
