@@ -170,15 +170,19 @@ impl<'a> Emitter<'a> {
 /// Erase constants nothing uses (initializers of unused inputs, operands of
 /// folded ops), repeatedly.
 pub fn remove_unused_constants(body: &mut Body) {
+    remove_unused(body, |d| d.name.as_str() == "data.constant");
+}
+
+/// Erase ops `erasable` accepts whose results nothing uses, repeatedly (an
+/// erased op's operands may become unused).
+pub fn remove_unused(body: &mut Body, erasable: impl Fn(&ge_ir::OpData) -> bool) {
     loop {
         let dead: Vec<ge_ir::OpId> = body
             .all_ops(ge_ir::WalkOrder::Post)
             .into_iter()
             .filter(|&o| {
                 let d = body.op(o);
-                d.is_alive()
-                    && d.name.as_str() == "data.constant"
-                    && d.results().iter().all(|&r| !body.has_uses(r))
+                d.is_alive() && erasable(d) && d.results().iter().all(|&r| !body.has_uses(r))
             })
             .collect();
         if dead.is_empty() {

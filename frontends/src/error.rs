@@ -51,6 +51,18 @@ impl ImportError {
     }
 }
 
+/// Every importer's last step: the module it built, if it verifies.
+pub fn verified(m: ge_ir::Module) -> Result<ge_ir::Module, ImportError> {
+    let diags = ge_ir::verifier::verify_module(&m);
+    match diags.iter().find(|d| d.is_error()) {
+        Some(d) => Err(ImportError::invalid(format!(
+            "the imported IR does not verify: {}",
+            d.message
+        ))),
+        None => Ok(m),
+    }
+}
+
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

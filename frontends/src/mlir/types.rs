@@ -2,44 +2,21 @@
 
 use ge_ir::{DType, Dim, Type};
 
-/// MLIR's spelling of a dtype (`ui8` for our `u8`); `None` for `index`.
+/// MLIR's spelling of a dtype (our names are MLIR's: `ui8`); `None` for `index`.
 pub fn mlir_elem_name(d: DType) -> Option<&'static str> {
-    Some(match d {
-        DType::F64 => "f64",
-        DType::F32 => "f32",
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        DType::I64 => "i64",
-        DType::I32 => "i32",
-        DType::I16 => "i16",
-        DType::I8 => "i8",
-        DType::U8 => "ui8",
-        DType::U16 => "ui16",
-        DType::U32 => "ui32",
-        DType::U64 => "ui64",
-        DType::I1 => "i1",
-        _ => return None,
-    })
+    (d != DType::Index).then(|| d.name())
 }
 
-/// Our dtype for MLIR's spelling of an element type.
+/// Our dtype for MLIR's spelling of an element type (`si32` reads as `i32`).
 pub fn dtype_of_mlir(s: &str) -> Option<DType> {
-    Some(match s {
-        "f64" => DType::F64,
-        "f32" => DType::F32,
-        "f16" => DType::F16,
-        "bf16" => DType::BF16,
-        "i64" | "si64" => DType::I64,
-        "i32" | "si32" => DType::I32,
-        "i16" | "si16" => DType::I16,
-        "i8" | "si8" => DType::I8,
-        "ui8" => DType::U8,
-        "ui16" => DType::U16,
-        "ui32" => DType::U32,
-        "ui64" => DType::U64,
-        "i1" => DType::I1,
-        _ => return None,
-    })
+    let s = s
+        .strip_prefix('s')
+        .filter(|r| r.starts_with('i'))
+        .unwrap_or(s);
+    DType::ALL
+        .iter()
+        .copied()
+        .find(|&d| d != DType::Index && d.name() == s)
 }
 
 /// The text of an MLIR ranked tensor type: `-1` dims print as `?`.

@@ -416,12 +416,5 @@ pub fn import_bytes(
             Attribute::dict(AttrDict::new(entries)),
         );
     }
-    let diags = ge_ir::verifier::verify_module(&m);
-    if let Some(d) = diags.iter().find(|d| d.is_error()) {
-        return Err(ImportError::invalid(format!(
-            "the imported IR does not verify: {}",
-            d.message
-        )));
-    }
-    Ok(m)
+    crate::error::verified(m)
 }

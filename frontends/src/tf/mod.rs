@@ -1001,14 +1001,7 @@ pub fn import_bytes(
     body.set_attr(func, "ge.input_names", strs(&in_names));
     body.set_attr(func, "ge.output_names", strs(&outputs));
     body.set_attr(func, "ge.data_format", Attribute::string("NHWC"));
-    let diags = ge_ir::verifier::verify_module(&m);
-    if let Some(d) = diags.iter().find(|d| d.is_error()) {
-        return Err(ImportError::invalid(format!(
-            "the imported IR does not verify: {}",
-            d.message
-        )));
-    }
-    Ok(m)
+    crate::error::verified(m)
 }
 
 #[allow(dead_code)]

@@ -439,14 +439,7 @@ fn import_module(ctx: &Context, mm: &MModule, file: &str) -> Result<Module, Impo
     for f in funcs {
         import_func(ctx, &mut m, &f, file)?;
     }
-    let diags = ge_ir::verifier::verify_module(&m);
-    if let Some(d) = diags.iter().find(|d| d.is_error()) {
-        return Err(ImportError::invalid(format!(
-            "the imported IR does not verify: {}",
-            d.message
-        )));
-    }
-    Ok(m)
+    crate::error::verified(m)
 }
 
 fn import_func(
@@ -562,23 +555,7 @@ fn import_func(
 
 /// Erase ops whose results nobody uses (every graph/data op is pure), repeatedly.
 fn remove_dead(body: &mut Body) {
-    loop {
-        let dead: Vec<OpId> = body
-            .all_ops(ge_ir::WalkOrder::Post)
-            .into_iter()
-            .filter(|&o| {
-                let d = body.op(o);
-                d.is_alive()
-                    && !d.results().is_empty()
-                    && d.name.as_str() != "graph.call"
-                    && d.results().iter().all(|&r| !body.has_uses(r))
-            })
-            .collect();
-        if dead.is_empty() {
-            break;
-        }
-        for o in dead {
-            body.erase_op(o);
-        }
-    }
+    crate::emit::remove_unused(body, |d| {
+        !d.results().is_empty() && d.name.as_str() != "graph.call"
+    });
 }
