@@ -5,7 +5,7 @@
 //! Concat → Reshape) become constants that shape-like attributes can take.
 
 use ge_ir::attributes::Attribute;
-use ge_ir::body::{BlockId, Body, ValueId};
+use ge_ir::body::{BlockId, Body, OpId, OpState, ValueId};
 use ge_ir::builder::{constant_value, Builder, InsertPoint};
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, DType, Dim, Location, Type};
@@ -165,6 +165,28 @@ impl<'a> Emitter<'a> {
     pub fn i64_vector(&mut self, v: &[i64]) -> Result<ValueId, String> {
         self.constant(&Tensor::from_i64(vec![v.len()], DType::I64, v.to_vec()))
     }
+}
+
+/// A new `graph.func` appended to `m`, with an empty entry block: the op, its
+/// body and that block (every importer builds its function this way).
+pub fn new_function<'m>(
+    ctx: &Context,
+    m: &'m mut ge_ir::Module,
+    loc: Location,
+) -> Result<(OpId, &'m mut Body, BlockId), crate::ImportError> {
+    let mut st = OpState::new("graph.func", loc);
+    st.def = ctx.op_def("graph.func");
+    st.num_regions = 1;
+    let block = m.block();
+    let body = m.body_mut();
+    let func = body.create_op(st);
+    body.append_op(block, func);
+    let inner = body
+        .inner_mut(func)
+        .ok_or_else(|| crate::ImportError::invalid("graph.func has no body"))?;
+    let r = inner.root_regions()[0];
+    let entry = inner.add_block(r);
+    Ok((func, inner, entry))
 }
 
 /// Erase constants nothing uses (initializers of unused inputs, operands of

@@ -138,6 +138,21 @@ impl Log {
     }
 }
 
+/// A successful run: what was converted to what (`how`: size or cache hit),
+/// the summary, and ATC's closing line.
+fn succeeded(log: Log, p: &Plan, out: &Path, soc: &str, how: &str, sum: &str) -> AtcOutput {
+    AtcOutput {
+        stdout: format!(
+            "ge-atc: {} ({}) -> {} for {soc} {how}\n{sum}{SUCCESS}",
+            p.model,
+            p.framework.name(),
+            out.display()
+        ),
+        stderr: log.text,
+        code: 0,
+    }
+}
+
 /// A failed run: the error text, after the log so far.
 fn failed(log: &Log, err: &str) -> AtcOutput {
     let mut stderr = log.text.clone();
@@ -585,20 +600,12 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
                     if let Err(e) = write_output(out, om) {
                         return failed(&log, &e);
                     }
-                    let stdout = format!(
-                        "ge-atc: {} ({}) -> {} for {} [compile cache hit {}, {:.1} ms]\n{sum}{SUCCESS}",
-                        p.model,
-                        p.framework.name(),
-                        out.display(),
-                        args.soc_version,
+                    let how = format!(
+                        "[compile cache hit {}, {:.1} ms]",
                         k.short(),
                         t0.elapsed().as_secs_f64() * 1e3
                     );
-                    return AtcOutput {
-                        stdout,
-                        stderr: log.text,
-                        code: 0,
-                    };
+                    return succeeded(log, &p, out, &args.soc_version, &how, &sum);
                 }
                 log.warn("compile cache: unreadable entry; compiling");
             }
@@ -709,19 +716,8 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
             Err(e) => log.warn(&format!("compile cache: cannot store: {e}")),
         }
     }
-    let stdout = format!(
-        "ge-atc: {} ({}) -> {} for {} ({} bytes)\n{sum}{SUCCESS}",
-        p.model,
-        p.framework.name(),
-        out.display(),
-        args.soc_version,
-        bytes.len()
-    );
-    AtcOutput {
-        stdout,
-        stderr: log.text,
-        code: 0,
-    }
+    let how = format!("({} bytes)", bytes.len());
+    succeeded(log, &p, &out, &args.soc_version, &how, &sum)
 }
 
 pub fn main() -> i32 {

@@ -19,6 +19,19 @@ pub fn dtype_of_mlir(s: &str) -> Option<DType> {
         .find(|&d| d != DType::Index && d.name() == s)
 }
 
+/// The values a dtype holds, as the bounds of a clamp that does not clamp
+/// (floats: ±infinity).
+pub fn dtype_range(d: DType) -> (f64, f64) {
+    match d {
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        DType::U8 => (0.0, u8::MAX as f64),
+        _ => (f64::NEG_INFINITY, f64::INFINITY),
+    }
+}
+
 /// The text of an MLIR ranked tensor type: `-1` dims print as `?`.
 pub fn tensor_type_text(shape: &[i64], d: DType) -> Result<String, String> {
     let e = mlir_elem_name(d)

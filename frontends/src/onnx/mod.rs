@@ -23,7 +23,6 @@ use crate::emit::Emitter;
 use crate::error::ImportError;
 use crate::proto::onnx::{ModelProto, TensorProto};
 use ge_ir::attributes::{AttrDict, Attribute};
-use ge_ir::body::OpState;
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, Dim, Ident, Location, Module, Type, ValueId};
 use graph::{norm_domain, walk_nodes, Cx, ModelInfo, Symbols};
@@ -290,24 +289,9 @@ pub fn import_bytes(
     };
     let file_loc = Location::file(name, 0, 0);
     let mut m = Module::new(ctx, file_loc);
-    let mblock = m.block();
-    let mut st = OpState::new("graph.func", file_loc);
-    st.def = ctx.op_def("graph.func");
-    st.num_regions = 1;
-    let func = {
-        let body = m.body_mut();
-        let func = body.create_op(st);
-        body.append_op(mblock, func);
-        func
-    };
     let mut symbols = Symbols::default();
+    let (func, inner, entry) = crate::emit::new_function(ctx, &mut m, file_loc)?;
     let (in_types, out_types, in_names, out_names) = {
-        let body = m.body_mut();
-        let inner = body
-            .inner_mut(func)
-            .ok_or_else(|| ImportError::invalid("graph.func has no body"))?;
-        let r = inner.root_regions()[0];
-        let entry = inner.add_block(r);
         let mut e = Emitter::new(ctx, inner, entry);
         e.fold = opts.fold;
         let mut cx = Cx::new(e, &info, &mut symbols, sets.clone());

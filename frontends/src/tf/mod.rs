@@ -13,7 +13,7 @@ use crate::emit::Emitter;
 use crate::error::{ImportError, ImportErrorKind};
 use crate::proto::tensorflow::{attr_value, AttrValue, DataType, GraphDef, NodeDef, TensorProto};
 use ge_ir::attributes::{write_element, Attribute, DenseElements, Element};
-use ge_ir::body::{OpState, ValueId};
+use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, DType, Dim, Location, Module, Type};
 use prost::Message;
@@ -888,23 +888,8 @@ pub fn import_bytes(
     }
     let file_loc = Location::file(name, 0, 0);
     let mut m = Module::new(ctx, file_loc);
-    let mblock = m.block();
-    let mut st = OpState::new("graph.func", file_loc);
-    st.def = ctx.op_def("graph.func");
-    st.num_regions = 1;
-    let func = {
-        let body = m.body_mut();
-        let f = body.create_op(st);
-        body.append_op(mblock, f);
-        f
-    };
+    let (func, inner, entry) = crate::emit::new_function(ctx, &mut m, file_loc)?;
     let (in_types, out_types, in_names) = {
-        let body = m.body_mut();
-        let inner = body
-            .inner_mut(func)
-            .ok_or_else(|| ImportError::invalid("graph.func has no body"))?;
-        let r = inner.root_regions()[0];
-        let entry = inner.add_block(r);
         let mut cx = TfCx {
             e: Emitter::new(ctx, inner, entry),
             opts,

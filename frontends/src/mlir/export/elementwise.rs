@@ -127,25 +127,11 @@ pub fn sqrt<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
 
 /// The largest value of a dtype (+inf for floats).
 fn dtype_max(dt: DType) -> f64 {
-    match dt {
-        DType::I8 => i8::MAX as f64,
-        DType::I16 => i16::MAX as f64,
-        DType::I32 => i32::MAX as f64,
-        DType::I64 => i64::MAX as f64,
-        DType::U8 => u8::MAX as f64,
-        _ => f64::INFINITY,
-    }
+    crate::mlir::types::dtype_range(dt).1
 }
 
 fn dtype_min(dt: DType) -> f64 {
-    match dt {
-        DType::I8 => i8::MIN as f64,
-        DType::I16 => i16::MIN as f64,
-        DType::I32 => i32::MIN as f64,
-        DType::I64 => i64::MIN as f64,
-        DType::U8 => 0.0,
-        _ => f64::NEG_INFINITY,
-    }
+    crate::mlir::types::dtype_range(dt).0
 }
 
 /// `tosa.clamp` with attribute bounds.

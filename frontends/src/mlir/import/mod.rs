@@ -14,7 +14,7 @@ use super::{dtype_of_mlir, DiagnosticSink};
 use crate::emit::Emitter;
 use crate::error::ImportError;
 use ge_ir::attributes::{Attribute, DenseElements};
-use ge_ir::body::{Body, OpState, ValueId};
+use ge_ir::body::{Body, ValueId};
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, DType, Dim, Location, Module, OpId, Type};
 use melior::ir::attribute::AttributeLike;
@@ -467,23 +467,8 @@ fn import_func(
             "@{name}: functions with several blocks (control flow) are not imported"
         )));
     }
-    let modblock = m.block();
-    let mut st = OpState::new("graph.func", fop.loc);
-    st.def = ctx.op_def("graph.func");
-    st.num_regions = 1;
-    let func = {
-        let body = m.body_mut();
-        let fo = body.create_op(st);
-        body.append_op(modblock, fo);
-        fo
-    };
+    let (func, inner, entry) = crate::emit::new_function(ctx, m, fop.loc)?;
     let (in_types, out_types) = {
-        let body = m.body_mut();
-        let inner = body
-            .inner_mut(func)
-            .ok_or_else(|| ImportError::invalid("graph.func has no body"))?;
-        let r = inner.root_regions()[0];
-        let entry = inner.add_block(r);
         let mut im = Im {
             e: Emitter::new(ctx, inner, entry),
             vals: HashMap::new(),

@@ -165,28 +165,16 @@ fn const_shape(im: &mut Im, u: &UOp) -> Out {
     Ok(vec![])
 }
 
-/// The largest finite-or-infinite value that means "no upper bound".
+/// A clamp bound that means "no upper bound": the dtype's largest value
+/// (for floats, anything from f32::MAX up).
 fn is_unbounded_max(dt: DType, x: f64) -> bool {
-    match dt {
-        DType::F32 | DType::F16 | DType::BF16 | DType::F64 => x >= f32::MAX as f64,
-        DType::I8 => x >= i8::MAX as f64,
-        DType::I16 => x >= i16::MAX as f64,
-        DType::I32 => x >= i32::MAX as f64,
-        DType::I64 => x >= i64::MAX as f64,
-        _ => false,
-    }
+    let hi = crate::mlir::types::dtype_range(dt).1;
+    x >= if dt.is_float() { f32::MAX as f64 } else { hi }
 }
 
 fn is_unbounded_min(dt: DType, x: f64) -> bool {
-    match dt {
-        DType::F32 | DType::F16 | DType::BF16 | DType::F64 => x <= f32::MIN as f64,
-        DType::I8 => x <= i8::MIN as f64,
-        DType::I16 => x <= i16::MIN as f64,
-        DType::I32 => x <= i32::MIN as f64,
-        DType::I64 => x <= i64::MIN as f64,
-        DType::U8 => x <= 0.0,
-        _ => false,
-    }
+    let lo = crate::mlir::types::dtype_range(dt).0;
+    x <= if dt.is_float() { f32::MIN as f64 } else { lo }
 }
 
 /// `clamp(x, 0, max)` → relu; otherwise clip with scalar constant bounds.
