@@ -107,7 +107,10 @@ fn cold_compile_matches_ge_opt_and_runs_every_function_once() {
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(&*c.stdout, reference(&text, CSE, &[]));
     assert_eq!(c.stats.count("optimize_unit"), 20);
-    assert_eq!(c.stats.count("parse"), 1);
+    // Parsed function by function, not as a whole.
+    assert_eq!(c.stats.count("parse_slice"), 20, "{:?}", c.stats);
+    assert_eq!(c.stats.count("check_slice"), 20, "{:?}", c.stats);
+    assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
     assert_eq!(c.units, 20);
 }
 
@@ -124,7 +127,11 @@ fn no_op_edit_reruns_no_function_query() {
     s.set_source(&edited);
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
-    assert_eq!(c.stats.count("parse"), 1, "{:?}", c.stats);
+    // Only the two slices whose text changed are parsed again (@f0 got the
+    // blank lines at its end); the header comment is not in any key.
+    assert_eq!(c.stats.count("parse_slice"), 2, "{:?}", c.stats);
+    assert_eq!(c.stats.count("check_slice"), 2, "{:?}", c.stats);
+    assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
     assert_eq!(c.stats.count("unit_ir"), 0, "{:?}", c.stats);
     assert_eq!(c.stats.count("optimize_unit"), 0, "{:?}", c.stats);
     assert!(c.stats.optimized.is_empty());
@@ -145,7 +152,9 @@ fn editing_one_of_200_functions_reruns_only_its_chain() {
     assert_eq!(c.stats.optimized, vec!["@f117".to_string()]);
     assert_eq!(c.stats.count("unit_ir"), 1, "{:?}", c.stats);
     assert_eq!(c.stats.count("optimize_unit"), 1, "{:?}", c.stats);
-    assert_eq!(c.stats.count("parse"), 1);
+    assert_eq!(c.stats.count("parse_slice"), 1, "{:?}", c.stats);
+    assert_eq!(c.stats.count("check_slice"), 1, "{:?}", c.stats);
+    assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
     assert_eq!(c.stats.count("module_output"), 1);
     assert_eq!(&*c.stdout, reference(&edited, CSE, &[]));
     // Editing it back reuses nothing new but is correct, too.
@@ -239,6 +248,77 @@ fn parse_and_pass_errors_are_values_and_the_session_recovers() {
     assert!(!c.failed, "{}", c.stderr);
     // Back to the first version: every function result is still memoized.
     assert_eq!(c.stats.count("optimize_unit"), 0, "{:?}", c.stats);
+}
+
+/// Aliases, a named module, and a call between functions.
+fn calls_module(callee_result: &str, callee_op: &str) -> String {
+    format!(
+        "// header comment\n!t = tensor<Bx16xf32>\n#cfg = {{mode = \"fast\"}}\n\
+         module @m attributes {{ge.symbol_bounds = {{B = 8 : i64}}}} {{\n\
+         \x20 graph.func @callee(%x: !t) -> {callee_result} attributes {{cfg = #cfg}} {{\n\
+         \x20   %0 = graph.{callee_op} %x : (!t) -> {callee_result}\n\
+         \x20   graph.return %0 : {callee_result}\n\
+         \x20 }}\n\
+         \x20 graph.func @caller(%x: !t) -> !t {{\n\
+         \x20   %0 = graph.call @callee(%x) : (!t) -> !t\n\
+         \x20   %1 = graph.neg %0 : (!t) -> !t\n\
+         \x20   graph.return %1 : !t\n\
+         \x20 }}\n\
+         }}\n"
+    )
+}
+
+#[test]
+fn functions_are_parsed_alone_and_checked_against_their_callees() {
+    let t = "tensor<Bx16xf32>";
+    let text = calls_module(t, "relu");
+    let mut s = Session::new("m.air", &text, &settings(CSE));
+    let c = s.compile();
+    assert!(!c.failed, "{}", c.stderr);
+    assert_eq!(&*c.stdout, reference(&text, CSE, &[]));
+    assert_eq!(c.stats.count("parse_slice"), 2, "{:?}", c.stats);
+    assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
+    // A body edit of the callee: its signature (the caller's context) is
+    // the same, so only the callee is parsed and checked again.
+    let edited = calls_module(t, "sigmoid");
+    s.set_source(&edited);
+    let c = s.compile();
+    assert!(!c.failed, "{}", c.stderr);
+    assert_eq!(c.stats.count("check_slice"), 1, "{:?}", c.stats);
+    assert_eq!(c.stats.optimized, vec!["@callee".to_string()]);
+    assert_eq!(&*c.stdout, reference(&edited, CSE, &[]));
+    // A signature edit: the caller is checked again and its call no longer
+    // matches. The diagnostic comes from parsing the whole file, so it
+    // points at the call's line in m.air.
+    let broken = calls_module("tensor<Bx8xf32>", "relu").replace(
+        "graph.relu %x : (!t) -> tensor<Bx8xf32>",
+        "data.slice %x {axes = [1], ends = [8], starts = [0]} : (!t) -> tensor<Bx8xf32>",
+    );
+    s.set_source(&broken);
+    let c = s.compile();
+    assert!(c.failed);
+    assert_eq!(
+        c.stats.count("check_slice"),
+        2,
+        "{:?} {}",
+        c.stats,
+        c.stderr
+    );
+    assert_eq!(c.stats.count("parse"), 1, "{:?}", c.stats);
+    assert!(c.stderr.contains("m.air:10:"), "{}", c.stderr);
+    // The same functions without the module around them.
+    let bare = text
+        .replace(
+            "module @m attributes {ge.symbol_bounds = {B = 8 : i64}} {\n",
+            "",
+        )
+        .replace("  }\n}\n", "  }\n")
+        .replace("Bx16", "4x16");
+    let s = Session::new("bare.air", &bare, &settings(CSE));
+    let c = s.compile();
+    assert!(!c.failed, "{}", c.stderr);
+    assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
+    assert_eq!(&*c.stdout, reference(&bare, CSE, &[]));
 }
 
 #[test]

@@ -217,17 +217,33 @@ fn watched(args: &OptArgs) -> Vec<String> {
     v
 }
 
-type Stamp = Vec<Option<(SystemTime, u64)>>;
+type Stamp = Vec<Option<(SystemTime, u64, u64)>>;
 
 fn stamp(files: &[String]) -> Stamp {
     files
         .iter()
         .map(|f| {
-            std::fs::metadata(f)
-                .ok()
-                .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()))
+            std::fs::metadata(f).ok().map(|m| {
+                (
+                    m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                    m.len(),
+                    inode(&m),
+                )
+            })
         })
         .collect()
+}
+
+/// The file's inode: a save by rename within one tick of the file system's
+/// coarse clock can keep mtime and size, never the inode.
+#[cfg(unix)]
+fn inode(m: &std::fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(m)
+}
+
+#[cfg(not(unix))]
+fn inode(_: &std::fs::Metadata) -> u64 {
+    0
 }
 
 fn read(path: &str) -> Result<String, String> {
@@ -344,6 +360,7 @@ pub fn watch(args: &OptArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 let _ = writeln!(err, "error: cannot apply simulated edit '{next}': {e}");
                 return 1;
             }
+            continue;
         }
         // Wait for a save (mtime or size of a watched file changes).
         loop {

@@ -39,6 +39,14 @@ pub struct Tools {
     executed: Arc<Mutex<Vec<salsa::DatabaseKeyIndex>>>,
     /// Names of the units whose `optimize_unit` ran.
     optimized: Mutex<Vec<String>>,
+    /// The last source text cut into slices: the next version is cut
+    /// starting from it (see [`super::slices::cut`]).
+    pub(super) last_cut: Mutex<Option<super::slices::LastCut>>,
+    /// Parsed pipelines by (context, text): pass instances keep what they
+    /// build once (pattern sets), so every unit should not build it again.
+    pipelines: Mutex<HashMap<(usize, String), Arc<ge_ir::pass::OpPipeline>>>,
+    /// Slice texts by digest (see [`super::slices::Slice`]).
+    slice_texts: Mutex<HashMap<[u8; 16], Arc<str>>>,
 }
 
 impl Tools {
@@ -85,6 +93,49 @@ impl Tools {
     }
 }
 
+impl Tools {
+    /// Remember a slice's text; its digest (BLAKE3, 128 bits).
+    pub fn add_slice_text(&self, text: &str) -> [u8; 16] {
+        let mut d = [0u8; 16];
+        d.copy_from_slice(&blake3::hash(text.as_bytes()).as_bytes()[..16]);
+        let mut map = match self.slice_texts.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        map.entry(d).or_insert_with(|| Arc::from(text));
+        d
+    }
+
+    /// The text of a slice digest from [`Tools::add_slice_text`] (empty for
+    /// an unknown digest, which no slice has).
+    pub fn slice_text(&self, digest: &[u8; 16]) -> Arc<str> {
+        let map = match self.slice_texts.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        map.get(digest).cloned().unwrap_or_else(|| Arc::from(""))
+    }
+
+    /// `text` parsed against `ctx`'s passes, once per context and text.
+    pub fn pipeline(
+        &self,
+        ctx: &Arc<Context>,
+        text: &str,
+    ) -> Result<Arc<ge_ir::pass::OpPipeline>, String> {
+        let key = (Arc::as_ptr(ctx) as usize, text.to_string());
+        let mut map = match self.pipelines.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(p) = map.get(&key) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(parse_pipeline(&ctx.passes, text).map_err(|e| e.message)?);
+        map.insert(key, p.clone());
+        Ok(p)
+    }
+}
+
 #[salsa::db]
 #[derive(Clone)]
 pub struct IncrDb {
@@ -109,6 +160,9 @@ impl Default for IncrDb {
                 contexts: Mutex::default(),
                 executed,
                 optimized: Mutex::default(),
+                last_cut: Mutex::default(),
+                pipelines: Mutex::default(),
+                slice_texts: Mutex::default(),
             }),
         }
     }
@@ -450,7 +504,8 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
             Ok(x) => x,
             Err(e) => return fail(e),
         };
-        let (diags, report, ok) = run_text_pipeline(&ctx, &mut m, prefix, cfg.verify_each(db));
+        let (diags, report, ok) =
+            run_text_pipeline(db.tools(), &ctx, &mut m, prefix, cfg.verify_each(db));
         let mut rendered = String::new();
         for d in &diags {
             rendered.push_str(&sm.render(d));
@@ -554,17 +609,18 @@ pub fn parse_unit(
 
 /// Run pipeline text on a module: (diagnostics, pass reports, success).
 pub fn run_text_pipeline(
-    ctx: &Context,
+    tools: &Tools,
+    ctx: &Arc<Context>,
     m: &mut Module,
     pipeline: &str,
     verify_each: bool,
 ) -> (Vec<Diagnostic>, String, bool) {
-    let p = match parse_pipeline(&ctx.passes, pipeline) {
+    let p = match tools.pipeline(ctx, pipeline) {
         Ok(p) => p,
         Err(e) => {
             return (
                 vec![Diagnostic::error(
-                    format!("internal pipeline '{pipeline}': {}", e.message),
+                    format!("internal pipeline '{pipeline}': {e}"),
                     ge_ir::diagnostics::Pos::None,
                 )],
                 String::new(),
@@ -630,16 +686,21 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
             return fail(e, 0);
         }
     }
-    let parsed = parse(db, job);
+    let parsed = super::slices::module_units(db, job);
     if parsed.failed {
         return fail(parsed.diagnostics.clone(), 0);
     }
     let mut stderr = parsed.diagnostics.clone();
     let mut failed = false;
-    let mut text = String::with_capacity(parsed.header.len() + parsed.trailer.len());
+    let results: Vec<&UnitResult> = parsed.units.iter().map(|u| optimize_unit(db, *u)).collect();
+    // One allocation of the final size (a big buffer grown by doubling
+    // touches twice the fresh pages).
+    let len = parsed.header.len()
+        + parsed.trailer.len()
+        + results.iter().map(|r| r.chunk.len()).sum::<usize>();
+    let mut text = String::with_capacity(len);
     text.push_str(&parsed.header);
-    for u in &parsed.units {
-        let r = optimize_unit(db, *u);
+    for r in &results {
         stderr.push_str(&r.diagnostics);
         failed |= r.failed;
         text.push_str(&r.chunk);
@@ -678,7 +739,8 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
             return fail(stderr, units);
         }
     };
-    let (diags, report, ok) = run_text_pipeline(&ctx, &mut m, suffix, cfg.verify_each(db));
+    let (diags, report, ok) =
+        run_text_pipeline(db.tools(), &ctx, &mut m, suffix, cfg.verify_each(db));
     for d in &diags {
         stderr.push_str(&sm.render(d));
     }

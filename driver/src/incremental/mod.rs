@@ -2,6 +2,7 @@
 //! only what an edit touched, `ge-opt --watch`, and an on-disk compile cache.
 //!
 //! - [`db`]: the salsa inputs and queries; [`Session`] is the API over them.
+//! - [`slices`]: parsing the source function by function.
 //! - [`units`]: cutting a module into per-function units and reassembling it.
 //! - [`pipeline`]: which part of a pass pipeline can run per function.
 //! - [`rules`]: rule files grouped by root op, so functions depend only on
@@ -16,11 +17,13 @@ pub mod cli;
 pub mod db;
 pub mod pipeline;
 pub mod rules;
+pub mod slices;
 pub mod units;
 
 pub use db::QueryStats;
 use db::{Config, IncrDb, Job, RuleFiles};
 use salsa::Setter;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What a [`Session`] compiles with (everything but the source text).
@@ -59,6 +62,23 @@ pub struct Session {
     rules: RuleFiles,
     /// Compile units on this many threads (1: on the caller's thread).
     pub threads: usize,
+    /// Keys whose queries already ran (under the current settings and
+    /// rules): only new ones are worth handing to threads.
+    warmed: std::sync::Mutex<Warmed>,
+}
+
+#[derive(Default)]
+struct Warmed {
+    slices: HashSet<slices::Slice>,
+    in_context: HashSet<slices::SliceInContext>,
+    units: HashSet<db::UnitKey>,
+}
+
+impl Warmed {
+    /// The items of `all` not in `seen`, which then are.
+    fn fresh<T: Copy + Eq + std::hash::Hash>(seen: &mut HashSet<T>, all: &[T]) -> Vec<T> {
+        all.iter().copied().filter(|x| seen.insert(*x)).collect()
+    }
 }
 
 impl Session {
@@ -90,6 +110,14 @@ impl Session {
                         .unwrap_or(1)
                 })
                 .max(1),
+            warmed: Default::default(),
+        }
+    }
+
+    fn warmed(&self) -> std::sync::MutexGuard<'_, Warmed> {
+        match self.warmed.lock() {
+            Ok(w) => w,
+            Err(p) => p.into_inner(),
         }
     }
 
@@ -106,11 +134,30 @@ impl Session {
             files.into_iter().map(|(p, t)| (p, Arc::from(t))).collect();
         if *self.rules.files(&self.db) != files {
             self.rules.set_files(&mut self.db).to(files);
+            *self.warmed() = Warmed::default();
+        }
+    }
+
+    /// The current settings.
+    pub fn settings(&self) -> Settings {
+        let (c, db) = (self.config, &self.db);
+        Settings {
+            pipeline: c.pipeline(db).clone(),
+            generic: c.generic(db),
+            debuginfo: c.debuginfo(db),
+            hex_over: c.hex_over(db),
+            verify_each: c.verify_each(db),
+            allow_unregistered: c.allow_unregistered(db),
+            socs: c.socs(db).clone(),
         }
     }
 
     /// Replace the settings (only the fields that changed are set).
     pub fn set_settings(&mut self, s: &Settings) {
+        if self.settings() == *s {
+            return;
+        }
+        *self.warmed() = Warmed::default();
         let (c, db) = (self.config, &mut self.db);
         if *c.pipeline(db) != s.pipeline {
             c.set_pipeline(db).to(s.pipeline.clone());
@@ -138,22 +185,25 @@ impl Session {
     /// Compile (units in parallel on `threads` threads), returning the output
     /// and the queries that ran.
     pub fn compile(&self) -> Compiled {
-        let parsed = db::parse(&self.db, self.job);
-        if !parsed.failed && self.threads > 1 && parsed.units.len() > 1 {
-            // Each thread gets its own handle on the database; they share
-            // the memo tables, so a unit computed by one is seen by all.
-            let units = &parsed.units;
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            std::thread::scope(|s| {
-                for _ in 0..self.threads.min(units.len()) {
-                    let db = self.db.clone();
-                    let next = &next;
-                    s.spawn(move || loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(u) = units.get(i) else { break };
-                        db::optimize_unit(&db, *u);
-                    });
-                }
+        // Run what is new on threads first; the module's queries then find
+        // it memoized. (An edit of one function runs it on this thread.)
+        if let Some(cut) = slices::cut(&self.db, self.job) {
+            let fresh = Warmed::fresh(&mut self.warmed().slices, &cut.slices);
+            self.par_each(&fresh, |db, s| {
+                slices::parse_slice(db, *s);
+            });
+            if let Some(ctxs) = slices::slices_in_context(&self.db, cut) {
+                let fresh = Warmed::fresh(&mut self.warmed().in_context, &ctxs);
+                self.par_each(&fresh, |db, s| {
+                    slices::check_slice(db, *s);
+                });
+            }
+        }
+        let parsed = slices::module_units(&self.db, self.job);
+        if !parsed.failed {
+            let fresh = Warmed::fresh(&mut self.warmed().units, &parsed.units);
+            self.par_each(&fresh, |db, u| {
+                db::optimize_unit(db, *u);
             });
         }
         let out = db::module_output(&self.db, self.job);
@@ -164,6 +214,27 @@ impl Session {
             units: out.units,
             stats: self.db.take_stats(),
         }
+    }
+
+    /// Run `f` on every item on [`Session::threads`] threads (nothing with
+    /// one thread: the queries then run on demand). Each thread has its own
+    /// handle on the database; they share the memo tables, so a result
+    /// computed by one is seen by all.
+    fn par_each<T: Sync>(&self, items: &[T], f: impl Fn(&IncrDb, &T) + Sync) {
+        if self.threads < 2 || items.len() < 2 {
+            return;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..self.threads.min(items.len()) {
+                let (db, next, f) = (self.db.clone(), &next, &f);
+                s.spawn(move || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    f(&db, item);
+                });
+            }
+        });
     }
 
     /// The `.om` of the compiled module (the pipeline must lower it, e.g.

@@ -48,38 +48,15 @@ pub fn split_module(ctx: &Context, m: &Module, opts: PrintOptions) -> Split {
         .collect();
     let mut units = vec![];
     for (i, &o) in top.iter().enumerate() {
-        let d = body.op(o);
-        let name = match d.attr("sym_name").and_then(|a| a.as_str()) {
-            Some(n) => format!("@{n}"),
-            None => format!("#{i}"),
-        };
+        let name = unit_name(body.op(o).attr("sym_name").and_then(|a| a.as_str()), i);
         let mut mini = empty_like(ctx, m);
         copy_op(&mut mini, body, o, true);
         // Declarations of the symbols it references, in module order.
-        let mut refs: BTreeSet<&str> = BTreeSet::new();
         let mut blobs: BTreeSet<String> = BTreeSet::new();
-        if let Some(inner) = d.inner.as_deref() {
-            inner.walk_deep(WalkOrder::Pre, &mut |b, op| {
-                for (_, a) in b.op(op).attrs.entries() {
-                    scan_attr(
-                        *a,
-                        &mut |s| {
-                            if let Some(&t) = symbols.get(s) {
-                                if t != o {
-                                    refs.insert(
-                                        body.op(t)
-                                            .attr("sym_name")
-                                            .and_then(|a| a.as_str())
-                                            .unwrap_or(""),
-                                    );
-                                }
-                            }
-                        },
-                        &mut blobs,
-                    );
-                }
-            });
-        }
+        let refs: BTreeSet<String> = symbol_refs(body, o, &mut blobs)
+            .into_iter()
+            .filter(|s| symbols.get(s.as_str()).is_some_and(|&t| t != o))
+            .collect();
         for &t in &top {
             let n = body.op(t).attr("sym_name").and_then(|a| a.as_str());
             if n.is_some_and(|n| refs.contains(n)) {
@@ -98,6 +75,42 @@ pub fn split_module(ctx: &Context, m: &Module, opts: PrintOptions) -> Split {
         header,
         trailer,
     }
+}
+
+/// A unit's name: `@symbol`, or `#index` among the top-level ops.
+pub fn unit_name(symbol: Option<&str>, index: usize) -> String {
+    match symbol {
+        Some(n) => format!("@{n}"),
+        None => format!("#{index}"),
+    }
+}
+
+/// The symbols (first components) top-level op `o` refers to, and the
+/// resource blobs it uses (added to `blobs`).
+pub fn symbol_refs(body: &Body, o: OpId, blobs: &mut BTreeSet<String>) -> BTreeSet<String> {
+    let mut refs = BTreeSet::new();
+    if let Some(inner) = body.op(o).inner.as_deref() {
+        inner.walk_deep(WalkOrder::Pre, &mut |b, op| {
+            for (_, a) in b.op(op).attrs.entries() {
+                scan_attr(
+                    *a,
+                    &mut |s| {
+                        refs.insert(s.to_string());
+                    },
+                    blobs,
+                );
+            }
+        });
+    }
+    refs
+}
+
+/// Top-level op `o` of `m` as a declaration (its attributes, an empty
+/// region), printed as a module member like [`print_unit`].
+pub fn declaration(ctx: &Context, m: &Module, o: OpId, opts: PrintOptions) -> String {
+    let mut decl = empty_like(ctx, m);
+    copy_op(&mut decl, m.body(), o, false);
+    print_unit(&decl, opts, false)
 }
 
 fn scan_attr(a: Attribute, sym: &mut dyn FnMut(&str), blobs: &mut BTreeSet<String>) {
@@ -151,7 +164,7 @@ fn copy_op(dst: &mut Module, body: &Body, o: OpId, with_body: bool) {
 }
 
 /// The printed module around its top-level ops: (before the first, after the last).
-fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> (String, String) {
+pub fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> (String, String) {
     let mut shell = empty_like(ctx, m);
     shell.resources = m.resources.clone();
     let block = shell.block();

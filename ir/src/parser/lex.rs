@@ -58,7 +58,7 @@ fn bare_id_len(s: &[u8]) -> usize {
 }
 
 /// Length of a string literal at the start of `s` (0 if unterminated or none).
-fn string_len(s: &[u8]) -> usize {
+pub(super) fn string_len(s: &[u8]) -> usize {
     if s.first() != Some(&b'"') {
         return 0;
     }
@@ -75,7 +75,7 @@ fn string_len(s: &[u8]) -> usize {
 }
 
 /// Skip whitespace and `//` comments (pest's implicit WHITESPACE/COMMENT).
-fn skip(s: &[u8], mut i: usize) -> usize {
+pub(super) fn skip(s: &[u8], mut i: usize) -> usize {
     loop {
         while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\r' | b'\n') {
             i += 1;
@@ -577,13 +577,25 @@ impl<'c, 's> Parser<'c, 's> {
 }
 
 /// `#name =` or `!name =`: a top-level alias definition.
-fn is_alias_def(s: &[u8]) -> bool {
+pub(super) fn is_alias_def(s: &[u8]) -> bool {
     if !matches!(s.first(), Some(b'#' | b'!')) {
         return false;
     }
     let n = suffix_id_len(&s[1..]);
     n > 0 && s.get(skip(s, 1 + n)) == Some(&b'=')
 }
+
+/// Bytes that open or close a bracket, start a string or a comment.
+static NESTING_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut k = 0;
+    let set = b"()[]{}<>\"/";
+    while k < set.len() {
+        t[set[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 /// Where the op whose name ends at `from` probably ends: the start of the next
 /// token at bracket depth 0 that begins an op or block, closes the enclosing
@@ -595,6 +607,15 @@ pub(super) fn op_end_guess(s: &[u8], from: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = from;
     while i < s.len() {
+        if depth > 0 {
+            // Inside brackets only brackets, strings and comments matter.
+            while i < s.len() && !NESTING_BYTE[s[i] as usize] {
+                i += 1;
+            }
+            if i == s.len() {
+                break;
+            }
+        }
         match s[i] {
             b' ' | b'\t' | b'\r' | b'\n' | b'/' => {
                 let j = skip(s, i);
@@ -615,22 +636,32 @@ pub(super) fn op_end_guess(s: &[u8], from: usize) -> Option<usize> {
                 }
                 continue;
             }
-            b'"' => {
-                let l = string_len(&s[i..]);
-                if l == 0 {
-                    return None;
-                }
-                i += l;
-                continue;
-            }
-            b'(' | b'[' | b'{' | b'<' => depth += 1,
-            b'>' if i > 0 && s[i - 1] == b'-' => {}
-            b')' | b']' | b'}' | b'>' => depth = depth.checked_sub(1)?,
-            _ => {}
+            _ => i = nesting_step(s, i, &mut depth)?,
         }
-        i += 1;
     }
     (depth == 0).then_some(i)
+}
+
+/// One step of bracket matching at `s[i]`: a string is skipped whole,
+/// `([{<` and `)]}>` (not the `>` of `->`) counted in `depth`. The next
+/// offset; `None` for an unterminated string or a close without an open.
+pub(super) fn nesting_step(s: &[u8], i: usize, depth: &mut usize) -> Option<usize> {
+    match s[i] {
+        b'"' => match string_len(&s[i..]) {
+            0 => None,
+            l => Some(i + l),
+        },
+        b'(' | b'[' | b'{' | b'<' => {
+            *depth += 1;
+            Some(i + 1)
+        }
+        b'>' if i > 0 && s[i - 1] == b'-' => Some(i + 1),
+        b')' | b']' | b'}' | b'>' => {
+            *depth = depth.checked_sub(1)?;
+            Some(i + 1)
+        }
+        _ => Some(i + 1),
+    }
 }
 
 /// The next op from `at` on that can be parsed on its own, as a byte range

@@ -25,7 +25,9 @@ pub mod lex;
 pub mod literals;
 mod op_parser;
 mod parallel;
+mod top_level;
 pub use parallel::parallel_ops_parsed;
+pub use top_level::{resplit_module_text, split_module_text, strip_trivia, TopLevel};
 
 use literals::*;
 pub use op_parser::OpParser;

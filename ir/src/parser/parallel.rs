@@ -169,7 +169,7 @@ impl<'c, 's> Parser<'c, 's> {
 /// Registered, isolated from above, without operands or results: nothing in
 /// it can refer to a value parsed before it. Symbol tables (modules) are left
 /// to the serial parser, which then finds the runs of functions inside them.
-fn independent_op(ctx: &Context, name: &str) -> bool {
+pub(super) fn independent_op(ctx: &Context, name: &str) -> bool {
     let def = if name.contains('.') {
         ctx.op_def(name)
     } else {

@@ -1,0 +1,299 @@
+//! Parsing a module function by function: the source text is cut lexically
+//! into its top-level ops ([`ge_ir::parser::split_module_text`]), each op is
+//! parsed in a query of its own keyed by its text, so an edit re-parses only
+//! the functions it touched.
+//!
+//! Two queries per function: [`parse_slice`] parses the op alone and reports
+//! its symbol, its declaration and the symbols it refers to;
+//! [`check_slice`] parses it again together with the declarations of those
+//! symbols, verifies it (calls are checked against their callees'
+//! signatures) and prints the unit text. Both ignore positions (a slice's
+//! key is its text, not where it is in the file): whenever anything reports
+//! a diagnostic, or the cut is not one op per slice, [`module_units`] falls back to
+//! parsing the whole file ([`super::db::parse`]), whose diagnostics point
+//! into the user's file. Likewise when locations are printed
+//! (`--print-debuginfo`) or the module has a resource section.
+
+use super::db::{parse, print_options, Config, Db, Job, Parsed, RuleFiles, UnitKey};
+use super::units;
+use ge_ir::parser::TopLevel;
+use ge_ir::printer::print_module;
+use ge_ir::{Context, Module};
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The text around the top-level ops: aliases and the `module … {` line,
+/// and from the closing `}` on (both without comments, whitespace collapsed).
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct Prelude {
+    #[returns(ref)]
+    pub prefix: Arc<str>,
+    #[returns(ref)]
+    pub suffix: Arc<str>,
+    pub config: Config,
+    pub rules: RuleFiles,
+}
+
+/// One top-level op's text (whole lines, trailing comments included),
+/// keyed by a digest of it: every slice is interned again in each revision,
+/// and hashing 16 bytes instead of the text keeps that cheap. The text is in
+/// [`super::db::Tools`] (`slice_text`), a function of the digest.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct Slice {
+    pub prelude: Prelude,
+    pub digest: [u8; 16],
+}
+
+impl Slice {
+    pub fn text(self, db: &dyn Db) -> Arc<str> {
+        db.tools().slice_text(&self.digest(db))
+    }
+}
+
+/// A slice with the declarations of the symbols it refers to.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct SliceInContext {
+    pub slice: Slice,
+    #[returns(ref)]
+    pub declarations: Arc<str>,
+}
+
+/// The source cut into slices, or `None` (parse the whole file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cut {
+    pub prelude: Prelude,
+    pub slices: Vec<Slice>,
+}
+
+/// The previous version's cut (untracked: the cut is a function of the
+/// text either way, this only makes computing it proportional to the edit).
+pub struct LastCut {
+    text: Arc<str>,
+    top: TopLevel,
+    prelude: Prelude,
+    /// Each op's digest.
+    digests: Vec<[u8; 16]>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn cut(db: &dyn Db, job: Job) -> Option<Cut> {
+    let cfg = job.config(db);
+    if cfg.debuginfo(db) {
+        return None;
+    }
+    let ctx = db.tools().context(cfg.allow_unregistered(db), None);
+    let text = job.text(db);
+    let mut last = match db.tools().last_cut.lock() {
+        Ok(l) => l,
+        Err(p) => p.into_inner(),
+    };
+    let top = match &*last {
+        Some(l) => ge_ir::parser::resplit_module_text(&ctx, &l.text, &l.top, text),
+        None => ge_ir::parser::split_module_text(&ctx, text),
+    };
+    let Some(top) = top.filter(|t| !text[t.suffix.clone()].contains("{-#")) else {
+        *last = None;
+        return None;
+    };
+    // Without comments and blank lines, so editing them leaves every slice's key.
+    let strip = |r: Range<usize>| Arc::from(ge_ir::parser::strip_trivia(&text[r]));
+    let prelude = Prelude::new(
+        db,
+        strip(top.prefix.clone()),
+        strip(top.suffix.clone()),
+        cfg,
+        job.rules(db),
+    );
+    let old = last.as_ref().filter(|l| l.prelude == prelude);
+    // An op whose text did not change keeps its digest (compared, not hashed).
+    let digests: Vec<[u8; 16]> = top
+        .ops
+        .iter()
+        .map(|r| {
+            old.and_then(|l| l.unchanged_digest(text, r.clone()))
+                .unwrap_or_else(|| db.tools().add_slice_text(&text[r.clone()]))
+        })
+        .collect();
+    let slices = digests
+        .iter()
+        .map(|d| Slice::new(db, prelude, *d))
+        .collect();
+    *last = Some(LastCut {
+        text: text.clone(),
+        top,
+        prelude,
+        digests,
+    });
+    Some(Cut { prelude, slices })
+}
+
+impl LastCut {
+    /// The digest of the old op with exactly the text of `new[r]`: the op
+    /// that started at the same offset, or at the same offset from the end.
+    fn unchanged_digest(&self, new: &str, r: Range<usize>) -> Option<[u8; 16]> {
+        let piece = &new[r.clone()];
+        let from_end = (r.start + self.text.len()).checked_sub(new.len());
+        [Some(r.start), from_end]
+            .into_iter()
+            .flatten()
+            .find_map(|start| {
+                let i = self
+                    .top
+                    .ops
+                    .binary_search_by_key(&start, |o| o.start)
+                    .ok()?;
+                let o = &self.top.ops[i];
+                (self.text.get(o.clone()) == Some(piece)).then(|| self.digests[i])
+            })
+    }
+}
+
+/// The printed module around its units (header, trailer), if the prelude
+/// parses and verifies without a diagnostic.
+#[salsa::tracked(returns(ref))]
+pub fn prelude_frame(db: &dyn Db, p: Prelude) -> Option<(String, String)> {
+    let cfg = p.config(db);
+    let ctx = db.tools().context(cfg.allow_unregistered(db), None);
+    let text = format!("{}\n{}", p.prefix(db), p.suffix(db));
+    let m = parse_clean(&ctx, &text)?;
+    Some(units::frame(&ctx, &m, print_options(db, cfg)))
+}
+
+/// What a slice defines and uses, for its neighbours' declarations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SliceOutline {
+    /// `@symbol`, or `None` for an op without a symbol.
+    pub symbol: Option<String>,
+    /// The op as a declaration, printed as a module member.
+    pub declaration: String,
+    /// Symbols it refers to (any, resolved against the module later).
+    pub refs: BTreeSet<String>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse_slice(db: &dyn Db, slice: Slice) -> Option<SliceOutline> {
+    let p = slice.prelude(db);
+    let cfg = p.config(db);
+    let ctx = db.tools().context(cfg.allow_unregistered(db), None);
+    let text = format!("{}\n{}\n{}", p.prefix(db), &*slice.text(db), p.suffix(db));
+    let m = parse_clean(&ctx, &text)?;
+    let &[o] = m.top_ops().as_slice() else {
+        return None;
+    };
+    let mut blobs = BTreeSet::new();
+    let refs = units::symbol_refs(m.body(), o, &mut blobs);
+    if !blobs.is_empty() {
+        return None;
+    }
+    Some(SliceOutline {
+        symbol: m
+            .body()
+            .op(o)
+            .attr("sym_name")
+            .and_then(|a| a.as_str())
+            .map(str::to_string),
+        declaration: units::declaration(&ctx, &m, o, print_options(db, cfg)),
+        refs,
+    })
+}
+
+/// A slice that parsed and verified cleanly in its context.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedSlice {
+    /// The unit text: the module's attributes, the op, the declarations it uses.
+    pub text: Arc<str>,
+    /// Its unit, when the op has a symbol to name it by (else the module
+    /// names it by its position).
+    pub unit: Option<UnitKey>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn check_slice(db: &dyn Db, s: SliceInContext) -> Option<CheckedSlice> {
+    let slice = s.slice(db);
+    let p = slice.prelude(db);
+    let cfg = p.config(db);
+    let ctx = db.tools().context(cfg.allow_unregistered(db), None);
+    let text = format!(
+        "{}\n{}{}\n{}",
+        p.prefix(db),
+        &*slice.text(db),
+        s.declarations(db),
+        p.suffix(db)
+    );
+    let m = parse_clean(&ctx, &text)?;
+    if !ge_ir::verifier::verify_module(&m).is_empty() {
+        return None;
+    }
+    let text: Arc<str> = Arc::from(print_module(&m, print_options(db, cfg)));
+    let symbol = parse_slice(db, slice).as_ref()?.symbol.as_deref();
+    let unit = symbol.map(|sym| {
+        let name = units::unit_name(Some(sym), 0);
+        UnitKey::new(db, name, text.clone(), cfg, p.rules(db))
+    });
+    Some(CheckedSlice { text, unit })
+}
+
+/// Each slice with the declarations it needs (in module order), or `None`
+/// if a slice does not parse on its own.
+pub fn slices_in_context(db: &dyn Db, c: &Cut) -> Option<Vec<SliceInContext>> {
+    let outlines: Vec<&SliceOutline> = c
+        .slices
+        .iter()
+        .map(|&s| parse_slice(db, s).as_ref())
+        .collect::<Option<_>>()?;
+    let defined: HashMap<&str, usize> = outlines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| o.symbol.as_deref().map(|s| (s, i)))
+        .collect();
+    let mut out = Vec::with_capacity(outlines.len());
+    for (i, o) in outlines.iter().enumerate() {
+        let mut used: Vec<usize> = o
+            .refs
+            .iter()
+            .filter_map(|r| defined.get(r.as_str()).copied())
+            .filter(|&j| j != i)
+            .collect();
+        used.sort_unstable();
+        let decls: String = used
+            .iter()
+            .map(|&j| outlines[j].declaration.as_str())
+            .collect();
+        out.push(SliceInContext::new(db, c.slices[i], Arc::from(decls)));
+    }
+    Some(out)
+}
+
+/// The module's units: from the slices when every one parses and verifies
+/// cleanly on its own, else from parsing the whole file.
+#[salsa::tracked(returns(ref))]
+pub fn module_units(db: &dyn Db, job: Job) -> Parsed {
+    sliced_units(db, job).unwrap_or_else(|| parse(db, job).clone())
+}
+
+fn sliced_units(db: &dyn Db, job: Job) -> Option<Parsed> {
+    let c = cut(db, job).as_ref()?;
+    let (header, trailer) = prelude_frame(db, c.prelude).clone()?;
+    let cfg = job.config(db);
+    let mut keys = Vec::with_capacity(c.slices.len());
+    for (i, s) in slices_in_context(db, c)?.into_iter().enumerate() {
+        let checked = check_slice(db, s).as_ref()?;
+        keys.push(checked.unit.unwrap_or_else(|| {
+            let name = units::unit_name(None, i);
+            UnitKey::new(db, name, checked.text.clone(), cfg, job.rules(db))
+        }));
+    }
+    Some(Parsed {
+        units: keys,
+        header,
+        trailer,
+        diagnostics: String::new(),
+        failed: false,
+    })
+}
+
+/// `text` parsed as a module, if the parse reports nothing.
+fn parse_clean(ctx: &Context, text: &str) -> Option<Module> {
+    ge_ir::parser::parse_module(ctx, "<slice>", 0, text, 0, 1).ok()
+}
