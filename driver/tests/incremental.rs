@@ -322,6 +322,26 @@ fn functions_are_parsed_alone_and_checked_against_their_callees() {
 }
 
 #[test]
+fn atc_kernels_named_like_another_function_compile_the_module_as_a_whole() {
+    let f = |name: &str, body: &str| {
+        format!(
+            "  graph.func @{name}(%x: tensor<4xf32>) -> tensor<4xf32> {{\n\
+             \x20   %0 = graph.{body} %x : (tensor<4xf32>) -> tensor<4xf32>\n\
+             \x20   %1 = graph.exp %0 : (tensor<4xf32>) -> tensor<4xf32>\n\
+             \x20   graph.return %1 : tensor<4xf32>\n  }}\n"
+        )
+    };
+    // Alone, @m's fused kernel is @m_t0_fused_neg; in the module that name
+    // is taken, so emit-tasks calls it @m_t0_fused_neg_1.
+    let text = format!("module {{\n{}{}}}\n", f("m", "neg"), f("m_t0_fused_neg", "relu"));
+    let s = Session::new("m.air", &text, &settings("atc"));
+    let c = s.compile();
+    assert!(!c.failed, "{}", c.stderr);
+    assert!(c.stdout.contains("@m_t0_fused_neg_1("), "{}", c.stdout);
+    assert_eq!(&*c.stdout, reference(&text, "atc", &[]));
+}
+
+#[test]
 fn calls_and_resources_survive_the_cut_into_units() {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/models/demo_block.air"),

@@ -429,6 +429,10 @@ pub fn unit_ir(db: &dyn Db, unit: UnitKey) -> UnitIr {
 pub struct UnitResult {
     /// The op printed as a module member (`"\n  " + text`, indented).
     pub chunk: Arc<str>,
+    /// Top-level ops the pipeline added, printed likewise (see [`super::units::PrintedUnit`]).
+    pub extra: Arc<str>,
+    /// Top-level symbols of both.
+    pub symbols: Vec<String>,
     /// Rendered diagnostics (against the unit's own text) and pass reports.
     pub diagnostics: String,
     pub failed: bool,
@@ -445,6 +449,8 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
     let popts = print_options(db, cfg);
     let fail = |diagnostics: String| UnitResult {
         chunk: Arc::from(""),
+        extra: Arc::from(""),
+        symbols: vec![],
         diagnostics,
         failed: true,
         rules: vec![],
@@ -462,16 +468,7 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
         // Nothing runs per function: print the unit as it is.
         let ctx = db.tools().context(cfg.allow_unregistered(db), None);
         return match parse_unit(&ctx, unit.name(db), unit.text(db)) {
-            Ok((m, _)) => UnitResult {
-                chunk: Arc::from(super::units::print_unit(
-                    &m,
-                    popts,
-                    unit.name(db) == super::units::WHOLE_MODULE,
-                )),
-                diagnostics: String::new(),
-                failed: false,
-                rules: vec![],
-            },
+            Ok((m, _)) => unit_result(&m, popts, unit, db, &m.top_ops(), String::new(), vec![]),
             Err(e) => fail(e),
         };
     };
@@ -504,6 +501,7 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
             Ok(x) => x,
             Err(e) => return fail(e),
         };
+        let before = m.top_ops();
         let (diags, report, ok) =
             run_text_pipeline(db.tools(), &ctx, &mut m, prefix, cfg.verify_each(db));
         let mut rendered = String::new();
@@ -529,22 +527,33 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
             .unwrap_or_default();
         if !ok {
             return UnitResult {
-                chunk: Arc::from(""),
-                diagnostics: rendered,
-                failed: true,
                 rules: rules_used,
+                ..fail(rendered)
             };
         }
-        return UnitResult {
-            chunk: Arc::from(super::units::print_unit(
-                &m,
-                popts,
-                unit.name(db) == super::units::WHOLE_MODULE,
-            )),
-            diagnostics: rendered,
-            failed: false,
-            rules: rules_used,
-        };
+        return unit_result(&m, popts, unit, db, &before, rendered, rules_used);
+    }
+}
+
+/// A unit's printed result (see [`super::units::print_unit`]).
+fn unit_result(
+    m: &Module,
+    popts: PrintOptions,
+    unit: UnitKey,
+    db: &dyn Db,
+    before: &[ge_ir::OpId],
+    diagnostics: String,
+    rules: Vec<String>,
+) -> UnitResult {
+    let whole = unit.name(db) == super::units::WHOLE_MODULE;
+    let p = super::units::print_unit(m, popts, whole, before);
+    UnitResult {
+        chunk: Arc::from(p.chunk),
+        extra: Arc::from(p.extra),
+        symbols: p.symbols,
+        diagnostics,
+        failed: false,
+        rules,
     }
 }
 
@@ -691,33 +700,14 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
         return fail(parsed.diagnostics.clone(), 0);
     }
     let mut stderr = parsed.diagnostics.clone();
-    let mut failed = false;
     let results: Vec<&UnitResult> = parsed.units.iter().map(|u| optimize_unit(db, *u)).collect();
-    // One allocation of the final size (a big buffer grown by doubling
-    // touches twice the fresh pages).
-    let len = parsed.header.len()
-        + parsed.trailer.len()
-        + results.iter().map(|r| r.chunk.len()).sum::<usize>();
-    let mut text = String::with_capacity(len);
-    text.push_str(&parsed.header);
+    let units = parsed.units.len();
     for r in &results {
         stderr.push_str(&r.diagnostics);
-        failed |= r.failed;
-        text.push_str(&r.chunk);
     }
-    text.push_str(&parsed.trailer);
-    let units = parsed.units.len();
-    if failed {
+    if results.iter().any(|r| r.failed) {
         return fail(stderr, units);
     }
-    let Some(suffix) = &plan.suffix else {
-        return Output {
-            stdout: Arc::from(text),
-            stderr,
-            failed: false,
-            units,
-        };
-    };
     // Module-level passes see the whole module, assembled from the units.
     let ctx = match has_rule_files(db, job.rules(db)) {
         true => match rule_index(db, job.rules(db)) {
@@ -727,6 +717,42 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
             Err(e) => return fail(e.clone(), units),
         },
         false => db.tools().context(cfg.allow_unregistered(db), None),
+    };
+    // Units compiled alone cannot see each other's symbols: a kernel named
+    // like another unit's function would have been renamed in the module.
+    let mut symbols = std::collections::HashSet::new();
+    if results
+        .iter()
+        .flat_map(|r| &r.symbols)
+        .any(|s| !symbols.insert(s.as_str()))
+    {
+        return compile_whole(db, job, &ctx, units);
+    }
+    // Each unit's op, then what the pipeline added to each (kernels), in
+    // unit order — where module passes append them. One allocation of the
+    // final size (a big buffer grown by doubling touches twice the pages).
+    let len = parsed.header.len()
+        + parsed.trailer.len()
+        + results
+            .iter()
+            .map(|r| r.chunk.len() + r.extra.len())
+            .sum::<usize>();
+    let mut text = String::with_capacity(len);
+    text.push_str(&parsed.header);
+    for r in &results {
+        text.push_str(&r.chunk);
+    }
+    for r in &results {
+        text.push_str(&r.extra);
+    }
+    text.push_str(&parsed.trailer);
+    let Some(suffix) = &plan.suffix else {
+        return Output {
+            stdout: Arc::from(text),
+            stderr,
+            failed: false,
+            units,
+        };
     };
     let text: Arc<str> = Arc::from(text);
     let label = format!("{} (after per-function passes)", job.name(db));
@@ -747,6 +773,40 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
     stderr.push_str(&report);
     if !ok {
         return fail(stderr, units);
+    }
+    Output {
+        stdout: Arc::from(print_module(&m, print_options(db, cfg))),
+        stderr,
+        failed: false,
+        units,
+    }
+}
+
+/// The whole pipeline on the whole source, as plain ge-opt runs it.
+fn compile_whole(db: &dyn Db, job: Job, ctx: &Arc<Context>, units: usize) -> Output {
+    let cfg = job.config(db);
+    let text = job.text(db);
+    let mut sm = SourceMap::new();
+    let f = sm.add(job.name(db), text.clone());
+    let fail = |stderr: String| Output {
+        stdout: Arc::from(""),
+        stderr,
+        failed: true,
+        units,
+    };
+    let mut m = match ge_ir::parser::parse_module(ctx, job.name(db), f, text, 0, 1) {
+        Ok(m) => m,
+        Err(d) => return fail(sm.render(&d)),
+    };
+    let Some(pipeline) = cfg.pipeline(db) else {
+        return fail("error: no pipeline to run\n".into());
+    };
+    let (diags, report, ok) =
+        run_text_pipeline(db.tools(), ctx, &mut m, pipeline, cfg.verify_each(db));
+    let mut stderr: String = diags.iter().map(|d| sm.render(d)).collect();
+    stderr.push_str(&report);
+    if !ok {
+        return fail(stderr);
     }
     Output {
         stdout: Arc::from(print_module(&m, print_options(db, cfg))),

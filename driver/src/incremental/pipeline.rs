@@ -6,13 +6,19 @@
 //! alone: nested pipelines (`graph.func(...)`, `any(...)` — the pass manager
 //! hands each function to them in isolation) and module passes that only
 //! lower each public function on its own (`for_each_function` in
-//! lowering/src/funcs.rs). Everything from the first other element on (e.g.
-//! `symbol-dce`, `emit-tasks`, `write-om`) runs once on the assembled module.
+//! lowering/src/funcs.rs; `emit-tasks` adds kernels, see
+//! [`FUNCTION_LOCAL_MODULE_PASSES`]). Everything from the first other element
+//! on (e.g. `symbol-dce`, `write-om`) runs once on the assembled module.
 
 use ge_ir::pass::{OpPipeline, OptKind, PassInfo, PassOptions, PipelineElem};
 
 /// Module passes that transform each public function independently of the
 /// others (they see only the function and the module's `ge.symbol_bounds`).
+/// `emit-tasks` also adds private kernel functions, named after their
+/// function: each unit's are put after all units' functions, in unit order,
+/// where the module pass appends them; a kernel whose name another unit
+/// defines (the module pass would have renamed it) makes the module compile
+/// as a whole.
 pub const FUNCTION_LOCAL_MODULE_PASSES: &[&str] = &[
     "fuse-kernels",
     "partition-engines",
@@ -20,6 +26,7 @@ pub const FUNCTION_LOCAL_MODULE_PASSES: &[&str] = &[
     "assign-streams",
     "plan-memory",
     "verify-memory",
+    "emit-tasks",
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,12 +207,14 @@ mod tests {
     }
 
     #[test]
-    fn atc_lowers_functions_per_function_then_emits_tasks_once() {
+    fn atc_runs_per_function_to_the_end() {
         let p = plan("atc");
         let pre = p.prefix.unwrap_or_default();
-        assert!(pre.contains("plan-memory"), "{pre}");
-        let suf = p.suffix.unwrap_or_default();
-        assert!(suf.starts_with("builtin.module(emit-tasks"), "{suf}");
+        assert!(
+            pre.contains("plan-memory") && pre.contains("emit-tasks"),
+            "{pre}"
+        );
+        assert_eq!(p.suffix, None);
     }
 
     #[test]

@@ -110,7 +110,10 @@ pub fn symbol_refs(body: &Body, o: OpId, blobs: &mut BTreeSet<String>) -> BTreeS
 pub fn declaration(ctx: &Context, m: &Module, o: OpId, opts: PrintOptions) -> String {
     let mut decl = empty_like(ctx, m);
     copy_op(&mut decl, m.body(), o, false);
-    print_unit(&decl, opts, false)
+    decl.top_ops()
+        .first()
+        .map(|&d| member(decl.body(), d, opts))
+        .unwrap_or_default()
 }
 
 fn scan_attr(a: Attribute, sym: &mut dyn FnMut(&str), blobs: &mut BTreeSet<String>) {
@@ -183,16 +186,49 @@ pub fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> (String, String) 
     }
 }
 
-/// The first top-level op of a unit module, printed as a member of the
-/// assembled module (`"\n  "` + the op, indented by two), or the whole module.
-pub fn print_unit(m: &Module, opts: PrintOptions, whole: bool) -> String {
+/// A unit module after its pipeline, printed as members of the assembled
+/// module (`"\n  "` + each op, indented by two).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PrintedUnit {
+    /// The unit's own op (or, for [`WHOLE_MODULE`], the whole module).
+    pub chunk: String,
+    /// Top-level ops the pipeline added (`emit-tasks`' kernels): they go
+    /// after every unit's op, as a module pass appends them.
+    pub extra: String,
+    /// The symbols of both (to catch two units defining one name).
+    pub symbols: Vec<String>,
+}
+
+/// Print unit module `m`, whose top-level ops were `before` (the unit's op,
+/// then declarations) when its pipeline started.
+pub fn print_unit(m: &Module, opts: PrintOptions, whole: bool, before: &[OpId]) -> PrintedUnit {
     if whole {
-        return print_module(m, opts);
+        return PrintedUnit {
+            chunk: print_module(m, opts),
+            ..PrintedUnit::default()
+        };
     }
-    let Some(&o) = m.top_ops().first() else {
-        return String::new();
+    let body = m.body();
+    let mut out = PrintedUnit::default();
+    let mut symbol = |o: OpId| {
+        if let Some(n) = body.op(o).attr("sym_name").and_then(|a| a.as_str()) {
+            out.symbols.push(n.to_string());
+        }
     };
-    let text = print_op(m.body(), o, opts);
+    let tops = m.top_ops();
+    let own = before.first().filter(|o| tops.contains(o));
+    let added: Vec<OpId> = tops.into_iter().filter(|o| !before.contains(o)).collect();
+    own.into_iter().chain(&added).for_each(|&o| symbol(o));
+    if let Some(&o) = own {
+        out.chunk = member(body, o, opts);
+    }
+    out.extra = added.iter().map(|&o| member(body, o, opts)).collect();
+    out
+}
+
+/// Top-level op `o` printed as a module member: `"\n  "` + the op, indented by two.
+fn member(body: &Body, o: OpId, opts: PrintOptions) -> String {
+    let text = print_op(body, o, opts);
     let text = text.strip_suffix('\n').unwrap_or(&text);
     let mut out = String::with_capacity(text.len() + text.len() / 16 + 3);
     out.push_str("\n  ");
