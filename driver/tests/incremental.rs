@@ -105,7 +105,7 @@ fn cold_compile_matches_ge_opt_and_runs_every_function_once() {
     let s = Session::new("m.air", &text, &settings(CSE));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
-    assert_eq!(&*c.stdout, reference(&text, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&text, CSE, &[]));
     assert_eq!(c.stats.count("optimize_unit"), 20);
     // Parsed function by function, not as a whole.
     assert_eq!(c.stats.count("parse_slice"), 20, "{:?}", c.stats);
@@ -137,7 +137,7 @@ fn no_op_edit_reruns_no_function_query() {
     assert!(c.stats.optimized.is_empty());
     // The parse result is unchanged, so the module is not even reassembled.
     assert_eq!(c.stats.count("module_output"), 0, "{:?}", c.stats);
-    assert_eq!(&*c.stdout, reference(&edited, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&edited, CSE, &[]));
 }
 
 #[test]
@@ -156,12 +156,12 @@ fn editing_one_of_200_functions_reruns_only_its_chain() {
     assert_eq!(c.stats.count("check_slice"), 1, "{:?}", c.stats);
     assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
     assert_eq!(c.stats.count("module_output"), 1);
-    assert_eq!(&*c.stdout, reference(&edited, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&edited, CSE, &[]));
     // Editing it back reuses nothing new but is correct, too.
     s.set_source(&text);
     let c = s.compile();
     assert!(c.stats.count("optimize_unit") <= 1, "{:?}", c.stats);
-    assert_eq!(&*c.stdout, reference(&text, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&text, CSE, &[]));
 }
 
 #[test]
@@ -170,13 +170,13 @@ fn atc_lowering_is_incremental_per_function_and_matches_ge_opt() {
     let mut s = Session::new("m.air", &text, &settings("atc"));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
-    assert_eq!(&*c.stdout, reference(&text, "atc", &[]));
+    assert_eq!(c.stdout.as_str(), reference(&text, "atc", &[]));
     let edited = module(12, Some((5, 1)));
     s.set_source(&edited);
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(c.stats.optimized, vec!["@f5".to_string()]);
-    assert_eq!(&*c.stdout, reference(&edited, "atc", &[]));
+    assert_eq!(c.stdout.as_str(), reference(&edited, "atc", &[]));
 }
 
 const RULES: &str = "rule log_exp: (graph.log (graph.exp ?x)) => ?x\nrule tanh_twice: (graph.tanh (graph.tanh ?x)) => (graph.tanh ?x)\n";
@@ -190,7 +190,10 @@ fn changing_a_rule_reruns_only_the_functions_it_can_match() {
     s.set_rules(vec![("r.rr".into(), RULES.into())]);
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
-    assert_eq!(&*c.stdout, reference(&text, APPLY, &[("r.rr", RULES)]));
+    assert_eq!(
+        c.stdout.as_str(),
+        reference(&text, APPLY, &[("r.rr", RULES)])
+    );
     assert!(!c.stdout.contains("graph.log"), "log_exp applied");
     s.set_rules(vec![("r.rr".into(), RULES_EDITED.into())]);
     let c = s.compile();
@@ -203,7 +206,7 @@ fn changing_a_rule_reruns_only_the_functions_it_can_match() {
     };
     assert_eq!(c.stats.optimized, expected);
     assert_eq!(
-        &*c.stdout,
+        c.stdout.as_str(),
         reference(&text, APPLY, &[("r.rr", RULES_EDITED)])
     );
     // Moving a rule within its file (a new position, same rule) re-runs nothing.
@@ -218,7 +221,10 @@ fn changing_a_rule_reruns_only_the_functions_it_can_match() {
     let expected_exp: Vec<String> = expected.clone();
     // Functions with graph.exp could match it: exactly the tenth ones again.
     assert_eq!(c.stats.optimized, expected_exp);
-    assert_eq!(&*c.stdout, reference(&text, APPLY, &[("r.rr", &extra)]));
+    assert_eq!(
+        c.stdout.as_str(),
+        reference(&text, APPLY, &[("r.rr", &extra)])
+    );
 }
 
 #[test]
@@ -275,7 +281,7 @@ fn functions_are_parsed_alone_and_checked_against_their_callees() {
     let mut s = Session::new("m.air", &text, &settings(CSE));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
-    assert_eq!(&*c.stdout, reference(&text, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&text, CSE, &[]));
     assert_eq!(c.stats.count("parse_slice"), 2, "{:?}", c.stats);
     assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
     // A body edit of the callee: its signature (the caller's context) is
@@ -286,7 +292,7 @@ fn functions_are_parsed_alone_and_checked_against_their_callees() {
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(c.stats.count("check_slice"), 1, "{:?}", c.stats);
     assert_eq!(c.stats.optimized, vec!["@callee".to_string()]);
-    assert_eq!(&*c.stdout, reference(&edited, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&edited, CSE, &[]));
     // A signature edit: the caller is checked again and its call no longer
     // matches. The diagnostic comes from parsing the whole file, so it
     // points at the call's line in m.air.
@@ -318,7 +324,7 @@ fn functions_are_parsed_alone_and_checked_against_their_callees() {
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
-    assert_eq!(&*c.stdout, reference(&bare, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&bare, CSE, &[]));
 }
 
 #[test]
@@ -333,12 +339,16 @@ fn atc_kernels_named_like_another_function_compile_the_module_as_a_whole() {
     };
     // Alone, @m's fused kernel is @m_t0_fused_neg; in the module that name
     // is taken, so emit-tasks calls it @m_t0_fused_neg_1.
-    let text = format!("module {{\n{}{}}}\n", f("m", "neg"), f("m_t0_fused_neg", "relu"));
+    let text = format!(
+        "module {{\n{}{}}}\n",
+        f("m", "neg"),
+        f("m_t0_fused_neg", "relu")
+    );
     let s = Session::new("m.air", &text, &settings("atc"));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert!(c.stdout.contains("@m_t0_fused_neg_1("), "{}", c.stdout);
-    assert_eq!(&*c.stdout, reference(&text, "atc", &[]));
+    assert_eq!(c.stdout.as_str(), reference(&text, "atc", &[]));
 }
 
 #[test]
@@ -351,7 +361,7 @@ fn calls_and_resources_survive_the_cut_into_units() {
         let s = Session::new("demo_block.air", &text, &settings(p));
         let c = s.compile();
         assert!(!c.failed, "{p}: {}", c.stderr);
-        assert_eq!(&*c.stdout, reference(&text, p, &[]), "{p}");
+        assert_eq!(c.stdout.as_str(), reference(&text, p, &[]), "{p}");
     }
     let sq = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/models/squeezenet.air"),
@@ -360,7 +370,7 @@ fn calls_and_resources_survive_the_cut_into_units() {
     let s = Session::new("squeezenet.air", &sq, &settings(CSE));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
-    assert_eq!(&*c.stdout, reference(&sq, CSE, &[]));
+    assert_eq!(c.stdout.as_str(), reference(&sq, CSE, &[]));
 }
 
 #[test]

@@ -140,13 +140,17 @@ impl CompileCache {
 
     pub fn get(&self, key: &CacheKey) -> Lookup {
         let path = self.entry_path(key);
-        let bytes = match std::fs::read(&path) {
+        let mut bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return Lookup::Corrupt(format!("cannot read {}: {e}", path.display())),
         };
         match check(key, &bytes) {
-            Ok(()) => Lookup::Hit(bytes[HEADER..].to_vec()),
+            Ok(()) => {
+                // In place: no second buffer of the payload's size.
+                bytes.drain(..HEADER);
+                Lookup::Hit(bytes)
+            }
             Err(why) => {
                 // Never used again; a concurrent writer may already have
                 // replaced it with a good entry, which we then remove — the
@@ -233,14 +237,16 @@ pub fn encode_output(stdout: &str, stderr: &str) -> Vec<u8> {
     v
 }
 
-pub fn decode_output(p: &[u8]) -> Option<(String, String)> {
+/// The payload of [`encode_output`] back as (stdout, stderr); stdout reuses
+/// the payload's buffer.
+pub fn decode_output(mut p: Vec<u8>) -> Option<(String, String)> {
     let n = u64::from_le_bytes(p.get(..8)?.try_into().ok()?) as usize;
-    let out = p.get(8..8usize.checked_add(n)?)?;
-    let err = p.get(8 + n..)?;
-    Some((
-        String::from_utf8(out.to_vec()).ok()?,
-        String::from_utf8(err.to_vec()).ok()?,
-    ))
+    if p.len() - 8 < n {
+        return None;
+    }
+    let err = String::from_utf8(p.split_off(8 + n)).ok()?;
+    p.drain(..8);
+    Some((String::from_utf8(p).ok()?, err))
 }
 
 #[cfg(test)]
@@ -251,10 +257,11 @@ mod tests {
     fn output_payload_round_trips() {
         let p = encode_output("module {}\n", "warning\n");
         assert_eq!(
-            decode_output(&p),
+            decode_output(p.clone()),
             Some(("module {}\n".to_string(), "warning\n".to_string()))
         );
-        assert_eq!(decode_output(&p[..5]), None);
+        assert_eq!(decode_output(p[..5].to_vec()), None);
+        assert_eq!(decode_output(p[..12].to_vec()), None);
     }
 
     #[test]

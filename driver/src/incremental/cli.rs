@@ -98,6 +98,7 @@ fn with_cache(
     dir: &Path,
     uncached: fn(OptArgs, &mut Context) -> OptOutput,
 ) -> OptOutput {
+    let start = Instant::now();
     let stats = args.incremental_stats;
     let note = |out: &mut OptOutput, msg: String| {
         if stats {
@@ -126,14 +127,21 @@ fn with_cache(
     let mut prefix = String::new();
     match cache.get(&key) {
         Lookup::Hit(p) => {
-            if let Some((stdout, stderr)) = cache::decode_output(&p) {
-                let mut out = OptOutput {
+            if let Some((stdout, stderr)) = cache::decode_output(p) {
+                let out = OptOutput {
                     stdout,
                     stderr,
                     code: 0,
                 };
-                note(&mut out, format!("hit {}", key.short()));
-                return finish(args, out);
+                let mut out = finish(args, out);
+                // From looking for the entry to the output written (the
+                // process's start-up is not in it).
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                note(
+                    &mut out,
+                    format!("hit {} (served in {ms:.2} ms)", key.short()),
+                );
+                return out;
             }
             prefix = format!("corrupt entry {} (undecodable), recompiled", key.short());
         }

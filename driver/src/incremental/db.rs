@@ -670,7 +670,8 @@ pub fn run_text_pipeline(
 /// The whole compilation's result, as ge-opt would print it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Output {
-    pub stdout: Arc<str>,
+    /// (An `Arc<String>`: the assembled text moves in without a copy.)
+    pub stdout: Arc<String>,
     pub stderr: String,
     pub failed: bool,
     /// Number of units (top-level ops).
@@ -681,7 +682,7 @@ pub struct Output {
 pub fn module_output(db: &dyn Db, job: Job) -> Output {
     let cfg = job.config(db);
     let fail = |stderr: String, units: usize| Output {
-        stdout: Arc::from(""),
+        stdout: Arc::default(),
         stderr,
         failed: true,
         units,
@@ -748,7 +749,7 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
     text.push_str(&parsed.trailer);
     let Some(suffix) = &plan.suffix else {
         return Output {
-            stdout: Arc::from(text),
+            stdout: Arc::new(text),
             stderr,
             failed: false,
             units,
@@ -775,7 +776,7 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
         return fail(stderr, units);
     }
     Output {
-        stdout: Arc::from(print_module(&m, print_options(db, cfg))),
+        stdout: Arc::new(print_module(&m, print_options(db, cfg))),
         stderr,
         failed: false,
         units,
@@ -789,7 +790,7 @@ fn compile_whole(db: &dyn Db, job: Job, ctx: &Arc<Context>, units: usize) -> Out
     let mut sm = SourceMap::new();
     let f = sm.add(job.name(db), text.clone());
     let fail = |stderr: String| Output {
-        stdout: Arc::from(""),
+        stdout: Arc::default(),
         stderr,
         failed: true,
         units,
@@ -809,7 +810,7 @@ fn compile_whole(db: &dyn Db, job: Job, ctx: &Arc<Context>, units: usize) -> Out
         return fail(stderr);
     }
     Output {
-        stdout: Arc::from(print_module(&m, print_options(db, cfg))),
+        stdout: Arc::new(print_module(&m, print_options(db, cfg))),
         stderr,
         failed: false,
         units,
@@ -826,7 +827,7 @@ pub fn om_bytes(db: &dyn Db, job: Job, entry: OmEntry) -> Result<Arc<[u8]>, Stri
     let cfg = job.config(db);
     let ctx = db.tools().context(cfg.allow_unregistered(db), None);
     let mut sm = SourceMap::new();
-    let f = sm.add(job.name(db), out.stdout.clone());
+    let f = sm.add(job.name(db), Arc::from(out.stdout.as_str()));
     let m = ge_ir::parser::parse_module(&ctx, job.name(db), f, &out.stdout, 0, 1)
         .map_err(|d| sm.render(&d))?;
     let opts = ge_lowering::om::OmOptions {

@@ -43,7 +43,7 @@ pub struct Settings {
 #[derive(Clone, Debug)]
 pub struct Compiled {
     /// The printed module (what ge-opt prints), empty on failure.
-    pub stdout: Arc<str>,
+    pub stdout: Arc<String>,
     /// Rendered diagnostics and pass reports.
     pub stderr: String,
     pub failed: bool,
