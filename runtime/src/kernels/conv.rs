@@ -1,5 +1,5 @@
 //! 2-D convolution (NCHW input, OIHW filter): im2col + GEMM
-//! (`matrixmultiply`), tiled over output columns so the im2col panel stays in
+//! (the `gemm` crate), tiled over output columns so the im2col panel stays in
 //! cache and tiles run on the compute pool; 1x1 stride-1 convolutions use the
 //! input as the GEMM operand directly; depthwise convolutions have a direct
 //! kernel. Bias and the activation epilogue are applied per tile.

@@ -1,4 +1,4 @@
-//! Matrix products on `matrixmultiply`: `graph.gemm` (ONNX Gemm with the
+//! Matrix products on the `gemm` crate: `graph.gemm` (ONNX Gemm with the
 //! activation epilogue) and `graph.matmul` / `graph.batch_matmul` (numpy
 //! broadcasting over batch dims; a 2-D right operand folds the batch into
 //! the rows, so BERT's `[1, S, D] x [D, D]` is one GEMM). Rows or columns are

@@ -3,7 +3,7 @@
 //! [`KernelProgram`] — a list of [`Step`]s over the function's values, with
 //! elementwise chains grouped into fused single-pass loops ([`ew`]) and the
 //! heavy ops on native kernels (GEMM and im2col convolution through
-//! `matrixmultiply`, pooling, normalisation, reductions, data movement).
+//! the `gemm` crate, pooling, normalisation, reductions, data movement).
 //!
 //! A kernel that uses an op without a native kernel (or f64 data) falls back
 //! to the reference interpreter for the whole function: correct but slow;
@@ -564,7 +564,29 @@ pub unsafe fn sgemm(
         }
         return;
     }
-    matrixmultiply::sgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+    // gemm's convention: dst := alpha·dst + beta·lhs·rhs, strides as (column, row).
+    // Threads are the runtime's own (kernels tile their work), so none here.
+    gemm::gemm(
+        m,
+        n,
+        k,
+        c,
+        csc,
+        rsc,
+        beta != 0.0,
+        a,
+        csa,
+        rsa,
+        b,
+        csb,
+        rsb,
+        beta,
+        alpha,
+        false,
+        false,
+        false,
+        gemm::Parallelism::None,
+    );
 }
 
 /// Apply a fused activation epilogue in place.
