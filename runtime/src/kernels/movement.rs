@@ -158,35 +158,21 @@ impl Transdata {
         match (self.src, self.dst) {
             (Format::NCHW, Format::NC1HWC0) | (Format::NC1HWC0, Format::NCHW) => {
                 let [n, c, h, w] = super::conv::dims4(&logical)?;
-                let c1 = c.div_ceil(c0);
                 let to5 = self.dst == Format::NC1HWC0;
-                if to5 {
-                    // SAFETY: the output holds n*c1*h*w*c0 elements.
-                    unsafe { std::ptr::write_bytes(out.ptr, 0, out.bytes()) };
-                }
-                let hw = h * w;
-                for ni in 0..n {
-                    for ci in 0..c {
-                        let (cb, cr) = (ci / c0, ci % c0);
-                        let plain = (ni * c + ci) * hw;
-                        let blk = ((ni * c1 + cb) * hw) * c0 + cr;
-                        // plane of hw elements: stride 1 in NCHW, c0 in NC1HWC0
-                        let (s, ss, d, ds) = if to5 {
-                            (plain, 1, blk, c0 as isize)
-                        } else {
-                            (blk, c0 as isize, plain, 1)
-                        };
-                        // SAFETY: indices lie inside both buffers.
-                        unsafe {
-                            strided_copy(
-                                es,
-                                &[hw],
-                                x.ptr.add(s * es),
-                                &[ss],
-                                out.ptr.add(d * es),
-                                &[ds],
-                            )
-                        };
+                let b = Blocks {
+                    n,
+                    c,
+                    hw: h * w,
+                    c0,
+                };
+                // SAFETY: the slots hold the NCHW and NC1HWC0 layouts of `logical`.
+                unsafe {
+                    match es {
+                        4 => b.convert::<u32>(to5, x.ptr, out.ptr),
+                        2 => b.convert::<u16>(to5, x.ptr, out.ptr),
+                        1 => b.convert::<u8>(to5, x.ptr, out.ptr),
+                        8 => b.convert::<u64>(to5, x.ptr, out.ptr),
+                        _ => return Err(format!("transdata of {es}-byte elements")),
                     }
                 }
                 Ok(())
@@ -263,6 +249,63 @@ impl Transdata {
                     }
                 }
                 Ok(())
+            }
+        }
+    }
+}
+
+/// NCHW <-> NC1HWC0: for each (n, c1), the `cv <= c0` channel planes of `hw`
+/// elements and the block of `hw` rows of `c0` channels (pad channels zero).
+struct Blocks {
+    n: usize,
+    c: usize,
+    hw: usize,
+    c0: usize,
+}
+
+impl Blocks {
+    /// Copy `x` into `out` (to NC1HWC0 if `to5`, else back to NCHW).
+    ///
+    /// # Safety
+    /// `x` and `out` hold the two layouts of `[n, c, hw]` with elements of `T`.
+    unsafe fn convert<T: Copy + Default>(&self, to5: bool, x: *const u8, out: *mut u8) {
+        let (x, out) = (x as *const T, out as *mut T);
+        let Blocks { n, c, hw, c0 } = *self;
+        let c1 = c.div_ceil(c0);
+        // Tiles of TILE rows: the block's tile (TILE * c0 elements) stays in
+        // L1 while each plane is read (or written) contiguously.
+        const TILE: usize = 256;
+        for ni in 0..n {
+            for cb in 0..c1 {
+                let cv = c0.min(c - cb * c0);
+                let planes = x.add(if to5 { (ni * c + cb * c0) * hw } else { 0 });
+                let planes_out = out.add(if to5 { 0 } else { (ni * c + cb * c0) * hw });
+                let block = (ni * c1 + cb) * hw * c0;
+                for p0 in (0..hw).step_by(TILE) {
+                    let pe = (p0 + TILE).min(hw);
+                    for k in 0..cv {
+                        if to5 {
+                            let src = planes.add(k * hw);
+                            let dst = out.add(block + k);
+                            for p in p0..pe {
+                                dst.add(p * c0).write_unaligned(src.add(p).read_unaligned());
+                            }
+                        } else {
+                            let src = x.add(block + k);
+                            let dst = planes_out.add(k * hw);
+                            for p in p0..pe {
+                                dst.add(p).write_unaligned(src.add(p * c0).read_unaligned());
+                            }
+                        }
+                    }
+                    if to5 && cv < c0 {
+                        for p in p0..pe {
+                            for k in cv..c0 {
+                                out.add(block + p * c0 + k).write_unaligned(T::default());
+                            }
+                        }
+                    }
+                }
             }
         }
     }
