@@ -128,21 +128,32 @@ impl Conv {
             tn = p.div_ceil(threads.div_ceil(n * g)).max(16);
         }
         let tiles = p.div_ceil(tn);
+        // Too few column tiles for the threads (small planes, e.g. ResNet's
+        // 7x7 stage): split the output channels as well, in multiples of 16 rows.
+        let row_blocks = match n * g * tiles < threads && ocg >= 32 {
+            true => threads.div_ceil(n * g * tiles),
+            false => 1,
+        };
+        let rows = ocg.div_ceil(row_blocks).next_multiple_of(16).min(ocg);
+        let row_blocks = ocg.div_ceil(rows);
         let flops = n * oc * p * k;
-        par.run(n * g * tiles, flops > 1 << 18, &|t| {
+        par.run(n * g * tiles * row_blocks, flops > 1 << 18, &|t| {
+            let (t, rb) = (t / row_blocks, t % row_blocks);
+            let (r0, r1) = (rb * rows, ((rb + 1) * rows).min(ocg));
             let (plane, tile) = (t / tiles, t % tiles);
             let (bi, gi) = (plane / g, plane % g);
             let j0 = tile * tn;
             let j1 = (j0 + tn).min(p);
             let cols = j1 - j0;
-            // SAFETY: each task writes columns j0..j1 of its (batch, group) output block.
+            // SAFETY: each task writes rows r0..r1, columns j0..j1 of its
+            // (batch, group) output block.
             unsafe {
                 let xs = xp.p().add((bi * c + gi * cg) * h * wd);
-                let a = wp.p().add(gi * ocg * k);
-                let cdst = op.p().add((bi * oc + gi * ocg) * p + j0);
+                let a = wp.p().add((gi * ocg + r0) * k);
+                let cdst = op.p().add((bi * oc + gi * ocg + r0) * p + j0);
                 if pointwise {
                     sgemm(
-                        ocg,
+                        r1 - r0,
                         k,
                         cols,
                         1.0,
@@ -165,7 +176,7 @@ impl Conv {
                         }
                         im2col(&geo, xs, j0, j1, &mut buf[..k * cols]);
                         sgemm(
-                            ocg,
+                            r1 - r0,
                             k,
                             cols,
                             1.0,
@@ -182,10 +193,10 @@ impl Conv {
                         );
                     });
                 }
-                for r in 0..ocg {
+                for r in 0..r1 - r0 {
                     let row = std::slice::from_raw_parts_mut(cdst.add(r * p), cols);
                     if let Some(b) = bp {
-                        let bv = *b.p().add(gi * ocg + r);
+                        let bv = *b.p().add(gi * ocg + r0 + r);
                         row.iter_mut().for_each(|v| *v += bv);
                     }
                     activation(&self.act, self.alpha, row);

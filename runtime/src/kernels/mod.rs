@@ -644,7 +644,7 @@ impl Step {
             Op::Reduce(r) => r.run(in0()?, out0()?),
             Op::Copy => movement::copy(in0()?, out0()?),
             Op::Transpose(p) => movement::transpose(p, in0()?, out0()?),
-            Op::Transdata(t) => t.run(in0()?, out0()?),
+            Op::Transdata(t) => t.run(in0()?, out0()?, par),
             Op::Concat(a) => movement::concat(*a, &ins, out0()?),
             Op::Split(a) => movement::split(*a, in0()?, &outs),
             Op::Slice(s) => s.run(in0()?, out0()?),

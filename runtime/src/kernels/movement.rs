@@ -147,7 +147,7 @@ impl Transdata {
         (!is_padded(src) || !is_padded(dst)).then_some(Transdata { src, dst })
     }
 
-    pub fn run(&self, x: &Slot, out: &Slot) -> Result<(), String> {
+    pub fn run(&self, x: &Slot, out: &Slot, par: &super::Par) -> Result<(), String> {
         let logical = if !is_padded(self.dst) {
             plain_logical(self.dst, &out.shape)?
         } else {
@@ -159,23 +159,22 @@ impl Transdata {
             (Format::NCHW, Format::NC1HWC0) | (Format::NC1HWC0, Format::NCHW) => {
                 let [n, c, h, w] = super::conv::dims4(&logical)?;
                 let to5 = self.dst == Format::NC1HWC0;
-                let b = Blocks {
-                    n,
-                    c,
-                    hw: h * w,
-                    c0,
+                let b = Blocks { c, hw: h * w, c0 };
+                let (xa, oa) = (x.ptr as usize, out.ptr as usize);
+                let convert = match es {
+                    4 => Blocks::convert::<u32>,
+                    2 => Blocks::convert::<u16>,
+                    1 => Blocks::convert::<u8>,
+                    8 => Blocks::convert::<u64>,
+                    _ => return Err(format!("transdata of {es}-byte elements")),
                 };
-                // SAFETY: the slots hold the NCHW and NC1HWC0 layouts of `logical`.
-                unsafe {
-                    match es {
-                        4 => b.convert::<u32>(to5, x.ptr, out.ptr),
-                        2 => b.convert::<u16>(to5, x.ptr, out.ptr),
-                        1 => b.convert::<u8>(to5, x.ptr, out.ptr),
-                        8 => b.convert::<u64>(to5, x.ptr, out.ptr),
-                        _ => return Err(format!("transdata of {es}-byte elements")),
-                    }
-                }
-                Ok(())
+                // One task per (n, c1) block.
+                par.run(n * c.div_ceil(c0), n * c * h * w > 1 << 16, &|t| {
+                    // SAFETY: the slots hold the NCHW and NC1HWC0 layouts of
+                    // `logical`; each task writes only its own block's elements.
+                    unsafe { convert(&b, to5, t, xa as *const u8, oa as *mut u8) };
+                    Ok(())
+                })
             }
             (Format::ND, Format::FRACTAL_NZ) | (Format::FRACTAL_NZ, Format::ND) => {
                 let r = logical.len();
@@ -257,53 +256,48 @@ impl Transdata {
 /// NCHW <-> NC1HWC0: for each (n, c1), the `cv <= c0` channel planes of `hw`
 /// elements and the block of `hw` rows of `c0` channels (pad channels zero).
 struct Blocks {
-    n: usize,
     c: usize,
     hw: usize,
     c0: usize,
 }
 
 impl Blocks {
-    /// Copy `x` into `out` (to NC1HWC0 if `to5`, else back to NCHW).
+    /// Copy block `t` (`n * c1 + cb`) of `x` into `out` (to NC1HWC0 if
+    /// `to5`, else back to NCHW).
     ///
     /// # Safety
-    /// `x` and `out` hold the two layouts of `[n, c, hw]` with elements of `T`.
-    unsafe fn convert<T: Copy + Default>(&self, to5: bool, x: *const u8, out: *mut u8) {
+    /// `x` and `out` hold the two layouts of `[n, c, hw]` with elements of
+    /// `T`, and `t < n * c1`.
+    unsafe fn convert<T: Copy + Default>(&self, to5: bool, t: usize, x: *const u8, out: *mut u8) {
         let (x, out) = (x as *const T, out as *mut T);
-        let Blocks { n, c, hw, c0 } = *self;
+        let Blocks { c, hw, c0 } = *self;
         let c1 = c.div_ceil(c0);
+        let (ni, cb) = (t / c1, t % c1);
+        let cv = c0.min(c - cb * c0);
+        let planes = (ni * c + cb * c0) * hw;
+        let block = t * hw * c0;
         // Tiles of TILE rows: the block's tile (TILE * c0 elements) stays in
         // L1 while each plane is read (or written) contiguously.
         const TILE: usize = 256;
-        for ni in 0..n {
-            for cb in 0..c1 {
-                let cv = c0.min(c - cb * c0);
-                let planes = x.add(if to5 { (ni * c + cb * c0) * hw } else { 0 });
-                let planes_out = out.add(if to5 { 0 } else { (ni * c + cb * c0) * hw });
-                let block = (ni * c1 + cb) * hw * c0;
-                for p0 in (0..hw).step_by(TILE) {
-                    let pe = (p0 + TILE).min(hw);
-                    for k in 0..cv {
-                        if to5 {
-                            let src = planes.add(k * hw);
-                            let dst = out.add(block + k);
-                            for p in p0..pe {
-                                dst.add(p * c0).write_unaligned(src.add(p).read_unaligned());
-                            }
-                        } else {
-                            let src = x.add(block + k);
-                            let dst = planes_out.add(k * hw);
-                            for p in p0..pe {
-                                dst.add(p).write_unaligned(src.add(p * c0).read_unaligned());
-                            }
-                        }
+        for p0 in (0..hw).step_by(TILE) {
+            let pe = (p0 + TILE).min(hw);
+            for k in 0..cv {
+                if to5 {
+                    let (src, dst) = (x.add(planes + k * hw), out.add(block + k));
+                    for p in p0..pe {
+                        dst.add(p * c0).write_unaligned(src.add(p).read_unaligned());
                     }
-                    if to5 && cv < c0 {
-                        for p in p0..pe {
-                            for k in cv..c0 {
-                                out.add(block + p * c0 + k).write_unaligned(T::default());
-                            }
-                        }
+                } else {
+                    let (src, dst) = (x.add(block + k), out.add(planes + k * hw));
+                    for p in p0..pe {
+                        dst.add(p).write_unaligned(src.add(p * c0).read_unaligned());
+                    }
+                }
+            }
+            if to5 && cv < c0 {
+                for p in p0..pe {
+                    for k in cv..c0 {
+                        out.add(block + p * c0 + k).write_unaligned(T::default());
                     }
                 }
             }
