@@ -1,7 +1,8 @@
 //! How the convolution kernel splits its work over the compute pool: column
 //! tiles of the output plane, and — when a plane is too small to give every
 //! thread a tile (ResNet's 7x7 stage) — blocks of output channels too.
-//! Every split is checked against the interpreter, on 1 and 2 threads.
+//! Every split is checked against the interpreter, on 1 and 2 threads, with
+//! and without Ascend formats (then the kernel writes NC1HWC0 blocks itself).
 
 mod common;
 use common::*;
@@ -16,6 +17,7 @@ fn row_and_column_splits_match_the_interpreter() {
         (1, 8, 6, 6, 64, 3, 1, 2),   // two groups of 32 output channels
         (2, 4, 9, 9, 40, 3, 0, 1),   // two batch planes
         (1, 3, 40, 40, 16, 3, 1, 1), // many column tiles, no row split
+        (2, 6, 8, 8, 20, 3, 1, 1),   // 20 channels: NC1HWC0 pad channels
     ];
     for (n, c, h, w, oc, k, pad, g) in cases {
         let (oh, ow) = (h + 2 * pad - k + 1, w + 2 * pad - k + 1);
@@ -46,5 +48,35 @@ fn row_and_column_splits_match_the_interpreter() {
                 );
             }
         }
+    }
+}
+
+/// A convolution whose result is converted to NC1HWC0 and returned: the
+/// kernel writes the blocks itself, pad channels (20 of 24) included.
+#[test]
+fn convolutions_write_nc1hwc0_blocks_with_zero_pad_channels() {
+    let (x, f, b) = (
+        "tensor<2x6x8x8xf32>",
+        "tensor<20x6x3x3xf32>",
+        "tensor<20xf32>",
+    );
+    let (y, y5) = (
+        "tensor<2x20x8x8xf32>",
+        "tensor<2x3x8x8x8xf32, #ge.format<NC1HWC0, origin = NCHW, origin_shape = [2, 20, 8, 8]>>",
+    );
+    let text = format!(
+        "graph.func @main(%x: {x}, %f: {f}, %b: {b}) -> {y5} {{\n  \
+         %y = graph.conv2d %x, %f, %b {{pads = [1, 1, 1, 1], activation = \"relu\"}} : ({x}, {f}, {b}) -> {y}\n  \
+         %z = data.transdata %y {{src_format = \"NCHW\", dst_format = \"NC1HWC0\"}} : ({y}) -> {y5}\n  \
+         graph.return %z : {y5}\n}}\n"
+    );
+    let (types, m) = signature(&text, "main");
+    let ins = random_inputs(&types, &[], 4);
+    let want = interpret(&m, "main", &ins);
+    // With Ascend formats the conversion joins the convolution's kernel.
+    let om = om_bytes("conv5", &text, &CompileOptions::default());
+    for threads in [1, 2] {
+        let got = run(&load(&om, threads), &ins);
+        assert_close(&got, &want, &format!("threads={threads}"));
     }
 }

@@ -2,7 +2,9 @@
 //! (the `gemm` crate), tiled over output columns so the im2col panel stays in
 //! cache and tiles run on the compute pool; 1x1 stride-1 convolutions use the
 //! input as the GEMM operand directly; depthwise convolutions have a direct
-//! kernel. Bias and the activation epilogue are applied per tile.
+//! kernel. Bias and the activation epilogue are applied per tile; a result
+//! the kernel converts to NC1HWC0 right away is written as blocks from the
+//! tile (`Conv::blocked_out`).
 
 use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
 use ge_ir::body::{Body, OpId};
@@ -17,6 +19,10 @@ pub struct Conv {
     pub group: usize,
     pub act: String,
     pub alpha: f32,
+    /// Write the result straight into NC1HWC0 blocks of this C0 (a following
+    /// NCHW -> NC1HWC0 transdata folded in by the kernel compiler): each tile
+    /// is converted while it is in cache instead of in a pass of its own.
+    pub blocked_out: Option<usize>,
 }
 
 fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
@@ -52,6 +58,7 @@ impl Conv {
                 .attr("activation_alpha")
                 .and_then(|a| a.as_float())
                 .unwrap_or(0.01) as f32,
+            blocked_out: None,
         })
     }
 
@@ -59,7 +66,17 @@ impl Conv {
         let (x, w) = (ins[0], ins[1]);
         let [n, c, h, wd] = dims4(&x.shape)?;
         let [oc, cg, kh, kw] = dims4(&w.shape)?;
-        let [on, ooc, oh, ow] = dims4(&out.shape)?;
+        let [on, ooc, oh, ow] = match (self.blocked_out, &out.shape[..]) {
+            (None, _) => dims4(&out.shape)?,
+            (Some(c0), &[on, c1, oh, ow, cc0]) if cc0 == c0 && c1 == oc.div_ceil(c0) => {
+                [on, oc, oh, ow]
+            }
+            (Some(c0), s) => {
+                return Err(format!(
+                    "conv2d: output {s:?} is not NC1HWC0 with C0 {c0} for {oc} channels"
+                ))
+            }
+        };
         let g = self.group;
         if on != n || ooc != oc || c != cg * g || oc % g != 0 {
             return Err(format!(
@@ -91,22 +108,40 @@ impl Conv {
             dh: self.dilations[0],
             dw: self.dilations[1],
         };
+        if let Some(c0) = self.blocked_out {
+            zero_pad_channels(op.p(), n, oc, p, c0);
+        }
         if cg == 1 && ocg == 1 {
             // Depthwise: one channel per task.
             par.run(n * g, n * g * p * kh * kw > 1 << 15, &|t| {
                 let (bi, ch) = (t / g, t % g);
-                // SAFETY: each task writes its own output plane.
+                // SAFETY: each task writes its own output plane (or its
+                // channel of the NC1HWC0 blocks).
                 unsafe {
                     let xs = xp.p().add((bi * c + ch) * h * wd);
                     let ws = wp.p().add(ch * kh * kw);
-                    let os = op.p().add((bi * oc + ch) * p);
-                    depthwise(&geo, xs, ws, os);
-                    let plane = std::slice::from_raw_parts_mut(os, p);
-                    if let Some(b) = bp {
-                        let bv = *b.p().add(ch);
-                        plane.iter_mut().for_each(|v| *v += bv);
-                    }
-                    activation(&self.act, self.alpha, plane);
+                    OUT_TILE.with(|tile| {
+                        let mut tile = tile.borrow_mut();
+                        let os = match self.blocked_out {
+                            None => op.p().add((bi * oc + ch) * p),
+                            Some(_) => {
+                                if tile.len() < p {
+                                    tile.resize(p, 0.0);
+                                }
+                                tile.as_mut_ptr()
+                            }
+                        };
+                        depthwise(&geo, xs, ws, os);
+                        let plane = std::slice::from_raw_parts_mut(os, p);
+                        if let Some(b) = bp {
+                            let bv = *b.p().add(ch);
+                            plane.iter_mut().for_each(|v| *v += bv);
+                        }
+                        activation(&self.act, self.alpha, plane);
+                        if let Some(c0) = self.blocked_out {
+                            scatter_row(op.p(), plane, oc, p, c0, bi, ch, 0);
+                        }
+                    });
                 }
                 Ok(())
             })?;
@@ -150,7 +185,16 @@ impl Conv {
             unsafe {
                 let xs = xp.p().add((bi * c + gi * cg) * h * wd);
                 let a = wp.p().add((gi * ocg + r0) * k);
-                let cdst = op.p().add((bi * oc + gi * ocg + r0) * p + j0);
+                let mut tile = OUT_TILE.with(|t| t.take());
+                // The GEMM's destination: the output, or a tile of rows x cols
+                // to be scattered into NC1HWC0 blocks.
+                let (cdst, rsc) = match self.blocked_out {
+                    None => (op.p().add((bi * oc + gi * ocg + r0) * p + j0), p),
+                    Some(_) => {
+                        tile.resize((r1 - r0) * cols, 0.0);
+                        (tile.as_mut_ptr(), cols)
+                    }
+                };
                 if pointwise {
                     sgemm(
                         r1 - r0,
@@ -165,7 +209,7 @@ impl Conv {
                         1,
                         0.0,
                         cdst,
-                        p as isize,
+                        rsc as isize,
                         1,
                     );
                 } else {
@@ -188,19 +232,23 @@ impl Conv {
                             1,
                             0.0,
                             cdst,
-                            p as isize,
+                            rsc as isize,
                             1,
                         );
                     });
                 }
                 for r in 0..r1 - r0 {
-                    let row = std::slice::from_raw_parts_mut(cdst.add(r * p), cols);
+                    let row = std::slice::from_raw_parts_mut(cdst.add(r * rsc), cols);
                     if let Some(b) = bp {
                         let bv = *b.p().add(gi * ocg + r0 + r);
                         row.iter_mut().for_each(|v| *v += bv);
                     }
                     activation(&self.act, self.alpha, row);
+                    if let Some(c0) = self.blocked_out {
+                        scatter_row(op.p(), row, oc, p, c0, bi, gi * ocg + r0 + r, j0);
+                    }
                 }
+                OUT_TILE.with(|t| t.replace(tile));
             }
             Ok(())
         })?;
@@ -209,8 +257,48 @@ impl Conv {
     }
 }
 
+/// Row `co` of a batch's output (columns `j0..`) into its NC1HWC0 blocks.
+///
+/// # Safety
+/// `out` holds `[_, ceil(oc/c0), p, c0]` floats and the columns lie in `p`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter_row(
+    out: *mut f32,
+    row: &[f32],
+    oc: usize,
+    p: usize,
+    c0: usize,
+    bi: usize,
+    co: usize,
+    j0: usize,
+) {
+    let c1 = oc.div_ceil(c0);
+    let base = out.add(((bi * c1 + co / c0) * p + j0) * c0 + co % c0);
+    for (j, &v) in row.iter().enumerate() {
+        *base.add(j * c0) = v;
+    }
+}
+
+/// Zero the pad channels `oc..c1*c0` of an NC1HWC0 output.
+fn zero_pad_channels(out: *mut f32, n: usize, oc: usize, p: usize, c0: usize) {
+    let c1 = oc.div_ceil(c0);
+    if oc == c1 * c0 {
+        return;
+    }
+    for bi in 0..n {
+        for j in 0..p {
+            for co in oc..c1 * c0 {
+                // SAFETY: inside the `[n, c1, p, c0]` output.
+                unsafe { *out.add(((bi * c1 + c1 - 1) * p + j) * c0 + co % c0) = 0.0 };
+            }
+        }
+    }
+}
+
 thread_local! {
     static PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// A tile of output rows on its way into NC1HWC0 blocks.
+    static OUT_TILE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// Zero-padded input plane of a depthwise channel.
     static PAD: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }

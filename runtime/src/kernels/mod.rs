@@ -417,6 +417,7 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         });
     }
     b.flush();
+    fold_blocked_conv_outputs(&mut b.steps, &results, &b.types);
     // Elementwise groups store the values used after them (or returned).
     let n = b.steps.len();
     for i in 0..n {
@@ -445,6 +446,42 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         fallback,
     };
     Ok(prog)
+}
+
+/// A convolution whose only reader is an NCHW -> NC1HWC0 transdata writes
+/// the blocks itself ([`conv::Conv::blocked_out`]): the transdata step goes,
+/// and the convolution's NCHW result is never stored.
+fn fold_blocked_conv_outputs(steps: &mut Vec<Step>, results: &[usize], types: &[Type]) {
+    use ge_ir::attributes::Format;
+    let mut i = 0;
+    while i < steps.len() {
+        let reader = match (&steps[i].op, &steps[i].outs[..]) {
+            (Op::Conv(c), &[v]) if c.blocked_out.is_none() && !results.contains(&v) => {
+                let readers: Vec<usize> = (i + 1..steps.len())
+                    .filter(|&j| steps[j].ins.contains(&v))
+                    .collect();
+                match readers[..] {
+                    [j] if steps[j].ins == [v]
+                        && matches!(&steps[j].op, Op::Transdata(t)
+                            if t.src == Format::NCHW && t.dst == Format::NC1HWC0) =>
+                    {
+                        Some(j)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let dtype = reader.and_then(|j| types[steps[j].outs[0]].dtype());
+        if let (Some(j), Some(dtype)) = (reader, dtype) {
+            let t = steps.remove(j);
+            if let Op::Conv(c) = &mut steps[i].op {
+                c.blocked_out = Some(Format::c0(dtype) as usize);
+            }
+            steps[i].outs = t.outs;
+        }
+        i += 1;
+    }
 }
 
 /// An input as f32: the slot's own memory when it is f32, else a converted copy.
