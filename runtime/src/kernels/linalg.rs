@@ -195,7 +195,14 @@ fn split_run(
         return Ok(());
     }
     let parts = t * 2;
-    if m >= parts * 4 {
+    // Split the longer side: every part packs the whole of the other operand
+    // (a row split re-packs all of B per part — BERT's [128 x 768] x
+    // [768 x 3072] would pack its weights four times).
+    let by_rows = match m >= n {
+        true => m >= parts * 4,
+        false => n < parts * 16 && m >= parts * 4,
+    };
+    if by_rows {
         let rb = m.div_ceil(parts);
         par.run(m.div_ceil(rb), true, &|i| {
             f(i * rb, ((i + 1) * rb).min(m), 0, n);
