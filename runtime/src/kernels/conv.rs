@@ -169,7 +169,11 @@ impl Conv {
             true => threads.div_ceil(n * g * tiles),
             false => 1,
         };
-        let rows = ocg.div_ceil(row_blocks).next_multiple_of(16).min(ocg).max(1);
+        let rows = ocg
+            .div_ceil(row_blocks)
+            .next_multiple_of(16)
+            .min(ocg)
+            .max(1);
         let row_blocks = ocg.div_ceil(rows);
         let flops = n * oc * p * k;
         par.run(n * g * tiles * row_blocks, flops > 1 << 18, &|t| {

@@ -472,7 +472,9 @@ fn fold_blocked_conv_outputs(steps: &mut Vec<Step>, results: &[usize], types: &[
             }
             _ => None,
         };
-        let dtype = reader.and_then(|j| types[steps[j].outs[0]].dtype());
+        let dtype = reader
+            .and_then(|j| steps[j].outs.first())
+            .and_then(|&v| types.get(v)?.dtype());
         if let (Some(j), Some(dtype)) = (reader, dtype) {
             let t = steps.remove(j);
             if let Op::Conv(c) = &mut steps[i].op {
