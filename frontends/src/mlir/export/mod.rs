@@ -13,7 +13,7 @@ mod nn;
 
 use super::types::{shape_dtype, tensor_type_text};
 use super::DiagnosticSink;
-use ge_ir::body::{Body, ValueId};
+use ge_ir::body::{BlockId, Body, ValueId};
 use ge_ir::tensor::Tensor;
 use ge_ir::{DType, Location, OpId};
 use melior::ir::attribute::{
@@ -653,18 +653,24 @@ fn case_chain<'c, 'a>(
     region_op(e, "tosa.cond_if", &[cond.v], outs, [then_r, else_r])
 }
 
+/// The body of isolated op `op` (`what`, for errors) and its entry block.
+fn isolated_entry<'a>(body: &'a Body, op: OpId, what: &str) -> Res<(&'a Body, BlockId)> {
+    let inner = body.inner(op).ok_or(format!("{what} has no body"))?;
+    let r = *inner
+        .root_regions()
+        .first()
+        .ok_or(format!("{what} has no region"))?;
+    let entry = inner
+        .entry_block(r)
+        .ok_or(format!("{what} has an empty body"))?;
+    Ok((inner, entry))
+}
+
 /// A `graph.fused` kernel is inlined: its body's ops are exported in place,
 /// its block arguments standing for the kernel's operands.
 fn fused<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Res<Vec<T<'c, 'a>>> {
     let body: &'a Body = e.body;
-    let inner = body.inner(op).ok_or("graph.fused has no body")?;
-    let r = *inner
-        .root_regions()
-        .first()
-        .ok_or("graph.fused has no region")?;
-    let entry = inner
-        .entry_block(r)
-        .ok_or("graph.fused has an empty body")?;
+    let (inner, entry) = isolated_entry(body, op, "graph.fused")?;
     let mut sub = Ex {
         ctx: e.ctx,
         block: e.block,
@@ -844,14 +850,7 @@ fn export_func<'c>(
         .attr("sym_name")
         .and_then(|a| a.as_str())
         .ok_or("no sym_name")?;
-    let inner = b.inner(f).ok_or("graph.func has no body")?;
-    let region_id = *inner
-        .root_regions()
-        .first()
-        .ok_or("graph.func has no region")?;
-    let entry = inner
-        .entry_block(region_id)
-        .ok_or("graph.func has an empty body")?;
+    let (inner, entry) = isolated_entry(b, f, "graph.func")?;
     let mut arg_tys = vec![];
     let mut arg_info = vec![];
     for &a in &inner.block(entry).args {
