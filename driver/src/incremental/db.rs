@@ -755,64 +755,81 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
             units,
         };
     };
-    let text: Arc<str> = Arc::from(text);
     let label = format!("{} (after per-function passes)", job.name(db));
-    let mut sm = SourceMap::new();
-    let f = sm.add(&label, text.clone());
-    let mut m = match ge_ir::parser::parse_module(&ctx, &label, f, &text, 0, 1) {
-        Ok(m) => m,
-        Err(d) => {
-            stderr.push_str(&sm.render(&d));
-            return fail(stderr, units);
-        }
-    };
-    let (diags, report, ok) =
-        run_text_pipeline(db.tools(), &ctx, &mut m, suffix, cfg.verify_each(db));
-    for d in &diags {
-        stderr.push_str(&sm.render(d));
-    }
-    stderr.push_str(&report);
-    if !ok {
-        return fail(stderr, units);
-    }
-    Output {
-        stdout: Arc::new(print_module(&m, print_options(db, cfg))),
+    compile_text(
+        db,
+        cfg,
+        &ctx,
+        &label,
+        Arc::from(text),
+        suffix,
         stderr,
-        failed: false,
         units,
-    }
+    )
 }
 
 /// The whole pipeline on the whole source, as plain ge-opt runs it.
 fn compile_whole(db: &dyn Db, job: Job, ctx: &Arc<Context>, units: usize) -> Output {
     let cfg = job.config(db);
-    let text = job.text(db);
-    let mut sm = SourceMap::new();
-    let f = sm.add(job.name(db), text.clone());
-    let fail = |stderr: String| Output {
-        stdout: Arc::default(),
-        stderr,
-        failed: true,
-        units,
-    };
-    let mut m = match ge_ir::parser::parse_module(ctx, job.name(db), f, text, 0, 1) {
-        Ok(m) => m,
-        Err(d) => return fail(sm.render(&d)),
-    };
     let Some(pipeline) = cfg.pipeline(db) else {
-        return fail("error: no pipeline to run\n".into());
+        return Output {
+            stdout: Arc::default(),
+            stderr: "error: no pipeline to run\n".into(),
+            failed: true,
+            units,
+        };
     };
-    let (diags, report, ok) =
-        run_text_pipeline(db.tools(), ctx, &mut m, pipeline, cfg.verify_each(db));
-    let mut stderr: String = diags.iter().map(|d| sm.render(d)).collect();
-    stderr.push_str(&report);
-    if !ok {
-        return fail(stderr);
-    }
+    let text = job.text(db).clone();
+    compile_text(
+        db,
+        cfg,
+        ctx,
+        job.name(db),
+        text,
+        pipeline,
+        String::new(),
+        units,
+    )
+}
+
+/// Parse `text` (named `label` in diagnostics), run `pipeline` on it and
+/// print the result; diagnostics are appended to `stderr`.
+#[allow(clippy::too_many_arguments)]
+fn compile_text(
+    db: &dyn Db,
+    cfg: Config,
+    ctx: &Arc<Context>,
+    label: &str,
+    text: Arc<str>,
+    pipeline: &str,
+    mut stderr: String,
+    units: usize,
+) -> Output {
+    let mut sm = SourceMap::new();
+    let f = sm.add(label, text.clone());
+    let mut m = match ge_ir::parser::parse_module(ctx, label, f, &text, 0, 1) {
+        Ok(m) => Some(m),
+        Err(d) => {
+            stderr.push_str(&sm.render(&d));
+            None
+        }
+    };
+    let ok = m.as_mut().is_some_and(|m| {
+        let (diags, report, ok) =
+            run_text_pipeline(db.tools(), ctx, m, pipeline, cfg.verify_each(db));
+        for d in &diags {
+            stderr.push_str(&sm.render(d));
+        }
+        stderr.push_str(&report);
+        ok
+    });
     Output {
-        stdout: Arc::new(print_module(&m, print_options(db, cfg))),
+        stdout: match (&m, ok) {
+            (Some(m), true) => Arc::new(print_module(m, print_options(db, cfg))),
+            _ => Arc::default(),
+        },
         stderr,
-        failed: false,
+        failed: !ok,
         units,
     }
 }

@@ -192,8 +192,8 @@ impl Session {
             self.par_each(&fresh, |db, s| {
                 slices::parse_slice(db, *s);
             });
-            if let Some(ctxs) = slices::slices_in_context(&self.db, cut) {
-                let fresh = Warmed::fresh(&mut self.warmed().in_context, &ctxs);
+            if let Some(ctxs) = slices::slices_in_context(&self.db, self.job) {
+                let fresh = Warmed::fresh(&mut self.warmed().in_context, ctxs);
                 self.par_each(&fresh, |db, s| {
                     slices::check_slice(db, *s);
                 });

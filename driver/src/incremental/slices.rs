@@ -236,7 +236,9 @@ pub fn check_slice(db: &dyn Db, s: SliceInContext) -> Option<CheckedSlice> {
 
 /// Each slice with the declarations it needs (in module order), or `None`
 /// if a slice does not parse on its own.
-pub fn slices_in_context(db: &dyn Db, c: &Cut) -> Option<Vec<SliceInContext>> {
+#[salsa::tracked(returns(ref))]
+pub fn slices_in_context(db: &dyn Db, job: Job) -> Option<Vec<SliceInContext>> {
+    let c = cut(db, job).as_ref()?;
     let outlines: Vec<&SliceOutline> = c
         .slices
         .iter()
@@ -277,7 +279,7 @@ fn sliced_units(db: &dyn Db, job: Job) -> Option<Parsed> {
     let (header, trailer) = prelude_frame(db, c.prelude).clone()?;
     let cfg = job.config(db);
     let mut keys = Vec::with_capacity(c.slices.len());
-    for (i, s) in slices_in_context(db, c)?.into_iter().enumerate() {
+    for (i, &s) in slices_in_context(db, job).as_ref()?.iter().enumerate() {
         let checked = check_slice(db, s).as_ref()?;
         keys.push(checked.unit.unwrap_or_else(|| {
             let name = units::unit_name(None, i);
