@@ -7,6 +7,7 @@ pub mod docgen;
 pub mod incremental;
 pub mod npy;
 pub mod opt;
+pub mod out_text;
 pub mod registry;
 pub mod run;
 pub mod translate;

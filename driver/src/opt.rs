@@ -1,6 +1,7 @@
 //! `ge-opt`: parse, verify, run a pass pipeline, print — mlir-opt's job.
 
 use crate::diag_verify;
+use crate::out_text::OutText;
 use clap::Parser as ClapParser;
 use ge_ir::diagnostics::{Diagnostic, Pos, SourceMap};
 use ge_ir::pass::{parse_pipeline, run_pipeline, Instrumentation, PassContext, PassManagerOptions};
@@ -112,7 +113,7 @@ pub struct OptArgs {
 /// Everything a run writes, so tests can look at it without a process.
 #[derive(Default, Debug)]
 pub struct OptOutput {
-    pub stdout: String,
+    pub stdout: OutText,
     pub stderr: String,
     pub code: i32,
 }
@@ -130,18 +131,19 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     ctx.allow_unregistered = args.allow_unregistered_dialect;
     ctx.threading = !args.disable_threading;
     if args.list_ops {
-        out.stdout = list_ops(ctx);
+        out.stdout = list_ops(ctx).into();
         return out;
     }
     if args.list_passes {
-        out.stdout = list_passes(ctx);
+        out.stdout = list_passes(ctx).into();
         return out;
     }
     if args.list_rule_helpers {
+        let mut s = String::new();
         for h in ge_rewrites::rr::helpers::HELPERS {
-            out.stdout
-                .push_str(&format!("{:<48} {}\n", h.signature, h.doc));
+            s.push_str(&format!("{:<48} {}\n", h.signature, h.doc));
         }
+        out.stdout = s.into();
         return out;
     }
     let mut sm = SourceMap::new();
@@ -312,7 +314,8 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         outputs.pop().unwrap_or_default()
     } else {
         outputs.join("// -----\n")
-    };
+    }
+    .into();
     if let (Some(m), false) = (&streamed, failed) {
         let t = Instant::now();
         if let Err(e) = write_output_with(&args.output, &mut |w| {

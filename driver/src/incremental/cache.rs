@@ -17,9 +17,11 @@
 //! place, so concurrent writers of one key (who write the same bytes) and
 //! readers never see half an entry.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::out_text::OutText;
 
 const MAGIC: &[u8; 8] = b"GECACHE1";
 const HEADER: usize = 8 + 32 + 8 + 32;
@@ -56,6 +58,37 @@ impl KeyBuilder {
         self.0.update(&(bytes.len() as u64).to_le_bytes());
         self.0.update(bytes);
         self
+    }
+    /// A field holding a file's contents, streamed through a small buffer: a
+    /// cache hit then never touches a fresh input-sized allocation, whose
+    /// page faults cost more than hashing it.
+    pub fn file_field(
+        &mut self,
+        label: &str,
+        path: impl AsRef<Path>,
+    ) -> std::io::Result<&mut Self> {
+        let mut f = std::fs::File::open(path)?;
+        let len = f.metadata()?.len();
+        self.0.update(&(label.len() as u64).to_le_bytes());
+        self.0.update(label.as_bytes());
+        self.0.update(&len.to_le_bytes());
+        let mut buf = vec![0u8; 64 << 10];
+        let mut seen = 0u64;
+        loop {
+            let n = match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            self.0.update(&buf[..n]);
+            seen += n as u64;
+        }
+        if seen != len {
+            // Written to while we read it: no key is right for it.
+            return Err(std::io::Error::other("file changed while it was hashed"));
+        }
+        Ok(self)
     }
     pub fn finish(&self) -> CacheKey {
         CacheKey(*self.0.finalize().as_bytes())
@@ -107,10 +140,46 @@ pub fn default_dir() -> Option<PathBuf> {
     env("HOME").map(|h| h.join(".cache").join("ge"))
 }
 
+/// A checked entry's payload. Mapped from disk when it can be, so a hit
+/// copies nothing: entries are only ever replaced by rename or removed,
+/// never written in place, so the mapping cannot change under us.
+pub struct Entry {
+    bytes: EntryBytes,
+}
+
+enum EntryBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for Entry {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        let all: &[u8] = match &self.bytes {
+            EntryBytes::Mapped(m) => m,
+            EntryBytes::Read(v) => v,
+        };
+        &all[HEADER..]
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        **self == **other
+    }
+}
+impl Eq for Entry {}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Entry({} bytes)", self.len())
+    }
+}
+
 /// What a lookup found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Lookup {
-    Hit(Vec<u8>),
+    Hit(Entry),
     Miss,
     /// An entry was there but failed its checks (and was removed).
     Corrupt(String),
@@ -140,17 +209,17 @@ impl CompileCache {
 
     pub fn get(&self, key: &CacheKey) -> Lookup {
         let path = self.entry_path(key);
-        let mut bytes = match std::fs::read(&path) {
+        let bytes = match read_entry(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return Lookup::Corrupt(format!("cannot read {}: {e}", path.display())),
         };
-        match check(key, &bytes) {
-            Ok(()) => {
-                // In place: no second buffer of the payload's size.
-                bytes.drain(..HEADER);
-                Lookup::Hit(bytes)
-            }
+        let all: &[u8] = match &bytes {
+            EntryBytes::Mapped(m) => m,
+            EntryBytes::Read(v) => v,
+        };
+        match check(key, all) {
+            Ok(()) => Lookup::Hit(Entry { bytes }),
             Err(why) => {
                 // Never used again; a concurrent writer may already have
                 // replaced it with a good entry, which we then remove — the
@@ -174,6 +243,23 @@ impl CompileCache {
         bytes.extend_from_slice(payload);
         write_unique_then_rename(&path, &bytes)
     }
+}
+
+/// An entry's bytes: mapped (no fresh buffer to fault in), or read where
+/// the file system cannot map files.
+fn read_entry(path: &Path) -> std::io::Result<EntryBytes> {
+    let f = std::fs::File::open(path)?;
+    if f.metadata()?.len() >= HEADER as u64 {
+        // SAFETY: entries are never modified in place (writers rename a new
+        // file over them, readers of a corrupt one unlink it), so the mapped
+        // bytes stay what they are while the mapping lives.
+        if let Ok(m) = unsafe { memmap2::Mmap::map(&f) } {
+            return Ok(EntryBytes::Mapped(m));
+        }
+    }
+    let mut v = Vec::new();
+    (&f).read_to_end(&mut v)?;
+    Ok(EntryBytes::Read(v))
 }
 
 fn check(key: &CacheKey, bytes: &[u8]) -> Result<(), String> {
@@ -237,31 +323,71 @@ pub fn encode_output(stdout: &str, stderr: &str) -> Vec<u8> {
     v
 }
 
-/// The payload of [`encode_output`] back as (stdout, stderr); stdout reuses
-/// the payload's buffer.
-pub fn decode_output(mut p: Vec<u8>) -> Option<(String, String)> {
-    let n = u64::from_le_bytes(p.get(..8)?.try_into().ok()?) as usize;
-    if p.len() - 8 < n {
-        return None;
-    }
-    let err = String::from_utf8(p.split_off(8 + n)).ok()?;
-    p.drain(..8);
-    Some((String::from_utf8(p).ok()?, err))
+/// The payload of [`encode_output`] back as (stdout, stderr); stdout stays
+/// in the entry's mapping.
+pub fn decode_output(e: Entry) -> Option<(OutText, String)> {
+    let n = u64::from_le_bytes(e.get(..8)?.try_into().ok()?) as usize;
+    let end = n.checked_add(8).filter(|&end| end <= e.len())?;
+    let err = std::str::from_utf8(&e[end..]).ok()?.to_string();
+    Some((OutText::from_entry(e, 8..end)?, err))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn entry(payload: &[u8]) -> Entry {
+        let mut v = vec![0; HEADER];
+        v.extend_from_slice(payload);
+        Entry {
+            bytes: EntryBytes::Read(v),
+        }
+    }
+
     #[test]
     fn output_payload_round_trips() {
         let p = encode_output("module {}\n", "warning\n");
-        assert_eq!(
-            decode_output(p.clone()),
-            Some(("module {}\n".to_string(), "warning\n".to_string()))
-        );
-        assert_eq!(decode_output(p[..5].to_vec()), None);
-        assert_eq!(decode_output(p[..12].to_vec()), None);
+        let (out, err) = decode_output(entry(&p)).expect("decodes");
+        assert_eq!((&*out, err.as_str()), ("module {}\n", "warning\n"));
+        assert!(decode_output(entry(&p[..5])).is_none());
+        assert!(decode_output(entry(&p[..12])).is_none());
+        let mut bad = p.clone();
+        bad[8] = 0xff;
+        assert!(decode_output(entry(&bad)).is_none(), "stdout not UTF-8");
+    }
+
+    #[test]
+    fn hits_are_mapped_and_equal_what_was_put() {
+        let dir = std::env::temp_dir().join(format!("ge-cache-unit-{}", std::process::id()));
+        let c = CompileCache::open(&dir).expect("open");
+        let k = KeyBuilder::new("t").field("x", b"1").finish();
+        c.put(&k, b"payload").expect("put");
+        match c.get(&k) {
+            Lookup::Hit(e) => {
+                assert!(matches!(e.bytes, EntryBytes::Mapped(_)));
+                assert_eq!(&*e, b"payload");
+            }
+            other => panic!("{other:?}"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn file_fields_hash_like_byte_fields() {
+        let dir = std::env::temp_dir().join(format!("ge-cache-field-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let p = dir.join("in.air");
+        // Longer than the read buffer, so several reads make one field.
+        let text: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &text).expect("write");
+        let mut a = KeyBuilder::new("t");
+        a.file_field("input", &p).expect("hash");
+        let b = KeyBuilder::new("t").field("input", &text).finish();
+        assert_eq!(a.finish(), b);
+        assert!(KeyBuilder::new("t")
+            .file_field("input", dir.join("missing"))
+            .is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub fn intercept(
         let (mut o, mut e) = (Vec::new(), Vec::new());
         let code = watch(args, &mut o, &mut e);
         return Some(OptOutput {
-            stdout: String::from_utf8_lossy(&o).into_owned(),
+            stdout: String::from_utf8_lossy(&o).into_owned().into(),
             stderr: String::from_utf8_lossy(&e).into_owned(),
             code,
         });
@@ -41,8 +41,8 @@ pub fn cache_dir(args: &OptArgs) -> Option<std::path::PathBuf> {
     }
 }
 
-/// Why a run cannot be served from the cache, if it cannot.
-fn not_cacheable(args: &OptArgs, ctx: &Context) -> Option<String> {
+/// Why a run cannot be served from the cache, judged from its flags alone.
+fn not_cacheable(args: &OptArgs) -> Option<String> {
     if args.input == "-" {
         return Some("input is stdin".into());
     }
@@ -55,6 +55,13 @@ fn not_cacheable(args: &OptArgs, ctx: &Context) -> Option<String> {
     if args.emit_om.is_some() {
         return Some("--emit-om writes a file".into());
     }
+    None
+}
+
+/// Why a run's result cannot be stored. Its pipeline is parsed only here, on
+/// a miss: a run that could not be stored has no entry to hit, so a hit
+/// needs no parse (canonicalize alone takes ~0.1 ms to set up).
+fn not_storable(args: &OptArgs, ctx: &Context) -> Option<String> {
     if let Some(p) = &args.pass_pipeline {
         if let Ok(p) = ge_ir::pass::parse_pipeline(&ctx.passes, p) {
             if super::pipeline::has_side_effects(&p) {
@@ -69,7 +76,7 @@ fn not_cacheable(args: &OptArgs, ctx: &Context) -> Option<String> {
 /// (then the normal path reports it).
 fn key_of(args: &OptArgs) -> Result<cache::CacheKey, ()> {
     let mut k = KeyBuilder::new(&cache::tool_version());
-    k.field("input", &std::fs::read(&args.input).map_err(|_| ())?);
+    k.file_field("input", &args.input).map_err(|_| ())?;
     // Every flag that can change the output, whatever flags are added
     // later: the arguments minus those that only say where things go.
     let mut a = args.clone();
@@ -105,7 +112,7 @@ fn with_cache(
             out.stderr.push_str(&format!("ge-opt: cache: {msg}\n"));
         }
     };
-    if let Some(why) = not_cacheable(args, ctx) {
+    if let Some(why) = not_cacheable(args) {
         let mut out = uncached(args.clone(), ctx);
         note(&mut out, format!("not used ({why})"));
         return out;
@@ -149,6 +156,11 @@ fn with_cache(
             prefix = format!("corrupt entry {} ({why}), recompiled", key.short());
         }
         Lookup::Miss => {}
+    }
+    if let Some(why) = not_storable(args, ctx) {
+        let mut out = uncached(args.clone(), ctx);
+        note(&mut out, format!("not used ({why})"));
+        return out;
     }
     let mut a = args.clone();
     a.output = "-".into();
