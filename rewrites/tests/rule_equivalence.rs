@@ -312,7 +312,7 @@ impl Gen<'_> {
                 }
             }
             (_, "activation") => {
-                Attribute::string(&pick(&mut self.rng, &["none", "relu", "sigmoid", "gelu"]))
+                Attribute::string(&pick(&mut self.rng, &["none", "relu", "relu6", "sigmoid", "gelu"]))
             }
             (_, "activation_alpha" | "alpha") => Attribute::f64(0.01),
             (_, "to") => {

@@ -9,6 +9,7 @@ use ge_ir::tensor::Tensor;
 pub const NAMES: &[&str] = &[
     "none",
     "relu",
+    "relu6",
     "leaky_relu",
     "sigmoid",
     "tanh",
@@ -20,7 +21,7 @@ pub const ACTIVATION: AttrDef = AttrDef::with_default(
     "activation",
     AttrKind::Enum(NAMES),
     "\"none\"",
-    "activation applied to the result (epilogue): none, relu, leaky_relu, sigmoid, tanh, gelu, silu",
+    "activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu",
 );
 
 pub const ALPHA: AttrDef = AttrDef::with_default(
@@ -36,6 +37,8 @@ pub fn function(name: &str, alpha: f64) -> Option<fn(f64, f64) -> f64> {
     Some(match name {
         "none" => |x, _| x,
         "relu" => |x, _| if x > 0.0 { x } else { 0.0 },
+        // As graph.clip: NaN stays NaN.
+        "relu6" => |x, _| x.clamp(0.0, 6.0),
         "leaky_relu" => |x, a| if x >= 0.0 { x } else { a * x },
         "sigmoid" => |x, _| 1.0 / (1.0 + (-x).exp()),
         "tanh" => |x, _| x.tanh(),

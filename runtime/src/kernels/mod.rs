@@ -630,6 +630,11 @@ pub unsafe fn sgemm(
 
 /// Apply a fused activation epilogue in place.
 pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
+    if name == "relu6" {
+        // As graph.clip: NaN stays NaN (clamp keeps it).
+        v.iter_mut().for_each(|x| *x = x.clamp(0.0, 6.0));
+        return;
+    }
     let code = match name {
         "relu" => ew::Code::Relu,
         "leaky_relu" => ew::Code::LeakyRelu(alpha),

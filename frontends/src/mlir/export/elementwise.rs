@@ -254,6 +254,7 @@ pub fn activation<'c, 'a>(
     Ok(match act.unwrap_or("none") {
         "none" => x,
         "relu" => clamp(e, &x, 0.0, dtype_max(x.dt))?,
+        "relu6" => clamp(e, &x, 0.0, 6.0)?,
         "leaky_relu" => leaky(e, &x, alpha)?,
         "sigmoid" => e.un("tosa.sigmoid", &x)?,
         "tanh" => e.un("tosa.tanh", &x)?,
