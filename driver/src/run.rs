@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// .air models: keep NCHW/ND layouts (no NC1HWC0 / FRACTAL formats)
     #[arg(long)]
     pub no_formats: bool,
+    /// Run activations in the NC1HWC0 blocks the model names even where only
+    /// convolutions read them (by default they stay NCHW between such kernels)
+    #[arg(long)]
+    pub keep_formats: bool,
     /// .air models: also write the compiled .om here
     #[arg(long, value_name = "FILE")]
     pub save_om: Option<String>,
@@ -367,6 +371,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
     let opts = ge_runtime::LoadOptions {
         threads: args.threads.max(1),
         soc: args.soc.clone(),
+        plain_layouts: !args.keep_formats,
         ..Default::default()
     };
     if path.ends_with(".air") || path.ends_with(".mlir") {
@@ -422,9 +427,10 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
             fb
         ));
         stdout.push_str(&format!(
-            "workspace {} bytes, weights {} bytes\n",
+            "workspace {} bytes, weights {} bytes; {} activations kept NCHW between kernels\n",
             model.workspace_bytes(),
-            model.weights_bytes()
+            model.weights_bytes(),
+            model.plain_buffers()
         ));
         for (n, t) in &ins {
             stdout.push_str(&format!("input {n}: {t}\n"));

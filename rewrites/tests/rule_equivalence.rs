@@ -311,9 +311,10 @@ impl Gen<'_> {
                     }]),
                 }
             }
-            (_, "activation") => {
-                Attribute::string(&pick(&mut self.rng, &["none", "relu", "relu6", "sigmoid", "gelu"]))
-            }
+            (_, "activation") => Attribute::string(&pick(
+                &mut self.rng,
+                &["none", "relu", "relu6", "sigmoid", "gelu"],
+            )),
             (_, "activation_alpha" | "alpha") => Attribute::f64(0.01),
             (_, "to") => {
                 let d = pick(&mut self.rng, &["f32", "f16", "f64"]);

@@ -402,6 +402,9 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                 for v in rt.folded.keys() {
                     places[*v] = Place::Folded;
                 }
+                for &(v, a) in &rt.alias {
+                    places[v] = places[a];
+                }
                 // Which step produces each value, and the last step reading each.
                 let mut producer: HashMap<usize, usize> = HashMap::new();
                 let mut last_read: HashMap<usize, usize> = HashMap::new();
@@ -418,7 +421,7 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                         }
                     }
                     for &v in &s.ins {
-                        last_read.insert(v, si);
+                        last_read.insert(crate::layouts::resolve(&rt.alias, v), si);
                     }
                 }
                 let mut off = 0usize;

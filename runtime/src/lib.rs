@@ -50,6 +50,7 @@ pub mod buffer;
 pub mod compile;
 pub mod exec;
 pub mod kernels;
+mod layouts;
 pub mod model;
 pub mod trace;
 

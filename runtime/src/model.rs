@@ -26,6 +26,9 @@ pub struct LoadOptions {
     pub fold_weights: bool,
     /// Largest number of concrete shapes whose plans are kept.
     pub plan_cache: usize,
+    /// Keep activations that only convolutions read in NCHW between kernels
+    /// instead of the NC1HWC0 blocks the model names (see `crate::layouts`).
+    pub plain_layouts: bool,
 }
 
 impl Default for LoadOptions {
@@ -35,6 +38,7 @@ impl Default for LoadOptions {
             soc: None,
             fold_weights: true,
             plan_cache: 8,
+            plain_layouts: true,
         }
     }
 }
@@ -62,8 +66,11 @@ pub(crate) struct TaskRt {
     pub kernel: Option<Arc<KernelProgram>>,
     /// For launches: values computed at load time (value → bytes).
     pub folded: HashMap<usize, Arc<AlignedBuf>>,
-    /// For launches: steps whose results were folded.
+    /// For launches: steps not run (results folded, or a conversion elided).
     pub skip: Vec<bool>,
+    /// For launches: (value, argument) — the value lives in the argument's
+    /// buffer (its conversion from blocks was elided, `crate::layouts`).
+    pub alias: Vec<(usize, usize)>,
     /// For waits: the record task (program index) it waits for.
     pub wait_for: Option<usize>,
     /// Runs on the compute pool (AICore / VectorCore) rather than a host thread.
@@ -107,6 +114,8 @@ pub(crate) struct Inner {
     pub fallback_ops: BTreeSet<String>,
     pub compute: Option<rayon::ThreadPool>,
     pub threads: usize,
+    /// Buffers kept in NCHW instead of NC1HWC0 (`crate::layouts`).
+    pub plain_buffers: usize,
     pub plans: Mutex<crate::exec::PlanCache>,
     pub contexts: Mutex<Vec<crate::exec::ExecContext>>,
 }
@@ -203,6 +212,7 @@ impl Model {
                 kernel: None,
                 folded: HashMap::new(),
                 skip: vec![],
+                alias: vec![],
                 wait_for: None,
                 compute: false,
                 dead: false,
@@ -344,15 +354,25 @@ impl Model {
             fallback_ops,
             compute,
             threads,
+            plain_buffers: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
             contexts: Mutex::new(vec![]),
         };
         if opts.fold_weights {
             fold(&mut inner)?;
         }
+        if opts.plain_layouts {
+            inner.plain_buffers = crate::layouts::elide(&mut inner);
+        }
         Ok(Model {
             inner: Arc::new(inner),
         })
+    }
+
+    /// How many activation buffers run in NCHW instead of the NC1HWC0 blocks
+    /// the model names, their conversions elided ([`LoadOptions::plain_layouts`]).
+    pub fn plain_buffers(&self) -> usize {
+        self.inner.plain_buffers
     }
 
     /// The model's name (from the header).

@@ -64,3 +64,33 @@ fn variants_of_resnet50_and_bert_agree() {
         }
     }
 }
+
+/// Activations kept NCHW between convolutions (`LoadOptions::plain_layouts`)
+/// change no output bit, on the zoo's convolution networks, and happen.
+#[test]
+fn plain_layouts_between_kernels_change_no_output() {
+    use ge_runtime::{LoadOptions, Model};
+    for name in ["mobilenet_v2", "resnet50", "squeezenet"] {
+        let text = read(&format!("testdata/models/{name}.air"));
+        let om = om_bytes(name, &text, &CompileOptions::default());
+        let load = |plain| {
+            let opts = LoadOptions {
+                threads: 2,
+                plain_layouts: plain,
+                ..Default::default()
+            };
+            Model::from_bytes(&om, &opts).unwrap_or_else(|e| panic!("load: {e}"))
+        };
+        let (plain, blocked) = (load(true), load(false));
+        assert!(plain.plain_buffers() > 0, "{name}: nothing kept NCHW");
+        assert_eq!(blocked.plain_buffers(), 0);
+        let (types, _) = signature(&text, "main");
+        for b in [1, 2] {
+            let ins = random_inputs(&types, &[("B", b)], 5 + b as u64);
+            let (p, k) = (run(&plain, &ins), run(&blocked, &ins));
+            for (i, (p, k)) in p.iter().zip(&k).enumerate() {
+                assert_eq!(p.to_f64(), k.to_f64(), "{name} B={b} output #{i}");
+            }
+        }
+    }
+}

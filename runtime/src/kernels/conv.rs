@@ -23,6 +23,9 @@ pub struct Conv {
     /// NCHW -> NC1HWC0 transdata folded in by the kernel compiler): each tile
     /// is converted while it is in cache instead of in a pass of its own.
     pub blocked_out: Option<usize>,
+    /// With `blocked_out`: the plain NCHW type of the result, so the loader
+    /// can undo the fold when nothing needs the blocks (`crate::layouts`).
+    pub plain_type: Option<ge_ir::Type>,
 }
 
 fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
@@ -59,6 +62,7 @@ impl Conv {
                 .and_then(|a| a.as_float())
                 .unwrap_or(0.01) as f32,
             blocked_out: None,
+            plain_type: None,
         })
     }
 

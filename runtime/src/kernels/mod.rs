@@ -106,7 +106,7 @@ pub struct Step {
 }
 
 /// A compiled kernel function.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct KernelProgram {
     pub name: String,
     /// Types of the function's values (local numbering).
@@ -477,8 +477,10 @@ fn fold_blocked_conv_outputs(steps: &mut Vec<Step>, results: &[usize], types: &[
             .and_then(|&v| types.get(v)?.dtype());
         if let (Some(j), Some(dtype)) = (reader, dtype) {
             let t = steps.remove(j);
+            let plain = steps[i].outs.first().and_then(|&v| types.get(v).copied());
             if let Op::Conv(c) = &mut steps[i].op {
                 c.blocked_out = Some(Format::c0(dtype) as usize);
+                c.plain_type = plain;
             }
             steps[i].outs = t.outs;
         }

@@ -1,0 +1,250 @@
+//! Plain layouts between kernels (load time).
+//!
+//! A model compiled for an Ascend SoC keeps activations in NC1HWC0 between
+//! its kernels: each convolution kernel converts its input to NCHW, computes,
+//! and converts its result back to blocks. On the CPU both conversions are
+//! pure cost when nothing else looks at the blocks. So for every buffer that
+//! a convolution writes as NC1HWC0 blocks and whose every reader converts it
+//! straight back to NCHW, the loader makes the producer write NCHW into the
+//! buffer (its storage is at least as large) and lets the readers use it as
+//! it is: both conversions go. Model outputs, buffers anything else reads
+//! (an elementwise add on the blocks, a copy, a partial read) and programs
+//! with control flow keep their formats.
+
+use crate::kernels::{KernelProgram, Op};
+use crate::model::{Inner, TaskRt};
+use ge_ir::attributes::Format;
+use ge_lowering::om::model::{Buffer, Operand, Task};
+use std::sync::Arc;
+
+/// A blocked result on its way to its readers.
+struct Candidate {
+    buffer: Buffer,
+    /// (task, result value) that writes it.
+    producer: (usize, usize),
+    /// (task, argument value, the NCHW value its conversion makes).
+    readers: Vec<(usize, usize, usize)>,
+    ok: bool,
+}
+
+fn overlaps(a: &Buffer, b: &Buffer) -> bool {
+    a.arena == b.arena
+        && a.offset < b.offset + b.bytes
+        && b.offset < a.offset + a.bytes
+        && a.bytes > 0
+        && b.bytes > 0
+}
+
+/// The step writing result `r` as blocks from a convolution that can write
+/// NCHW instead, if that is all that touches `r` in the kernel.
+fn blocked_conv_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<usize> {
+    if k.fallback.is_some()
+        || k.args.contains(&r)
+        || k.results.iter().filter(|&&x| x == r).count() != 1
+    {
+        return None;
+    }
+    if k.steps.iter().any(|s| s.ins.contains(&r)) {
+        return None;
+    }
+    let si = k.steps.iter().position(|s| s.outs.contains(&r))?;
+    match &k.steps[si].op {
+        Op::Conv(c) if c.blocked_out.is_some() && c.plain_type.is_some() && !skip[si] => Some(si),
+        _ => None,
+    }
+}
+
+/// The NCHW value argument `a` is converted to, if converting it is the
+/// only thing the kernel does with it.
+fn unblocked_arg(k: &KernelProgram, skip: &[bool], a: usize) -> Option<(usize, usize)> {
+    if k.fallback.is_some() || k.results.contains(&a) {
+        return None;
+    }
+    let readers: Vec<usize> = (0..k.steps.len())
+        .filter(|&si| k.steps[si].ins.contains(&a))
+        .collect();
+    let &[si] = readers.as_slice() else {
+        return None;
+    };
+    let s = &k.steps[si];
+    match (&s.op, s.ins.as_slice(), s.outs.as_slice()) {
+        (Op::Transdata(t), &[x], &[v])
+            if x == a && t.src == Format::NC1HWC0 && t.dst == Format::NCHW && !skip[si] =>
+        {
+            Some((si, v))
+        }
+        _ => None,
+    }
+}
+
+/// A buffer a task reads or writes, with the kernel value it is bound to.
+type Access = (Option<usize>, Buffer);
+
+/// What task `rt` reads and writes.
+fn accesses(rt: &TaskRt) -> (Vec<Access>, Vec<Access>) {
+    let buffers = |ops: &[Operand]| -> Vec<Buffer> {
+        ops.iter()
+            .filter_map(|o| match o {
+                Operand::Buffer(b) => Some(b.clone()),
+                Operand::Weight(_) => None,
+            })
+            .collect()
+    };
+    match (&rt.task, &rt.kernel) {
+        (Task::Launch { ins, outs, .. }, Some(k)) => (
+            k.args
+                .iter()
+                .zip(ins)
+                .filter_map(|(&a, o)| match o {
+                    Operand::Buffer(b) => Some((Some(a), b.clone())),
+                    Operand::Weight(_) => None,
+                })
+                .collect(),
+            k.results
+                .iter()
+                .zip(outs)
+                .map(|(&r, b)| (Some(r), b.clone()))
+                .collect(),
+        ),
+        (Task::Launch { ins, outs, .. }, None) => (
+            buffers(ins).into_iter().map(|b| (None, b)).collect(),
+            outs.iter().map(|b| (None, b.clone())).collect(),
+        ),
+        (Task::Memcpy { src, dst, .. }, _) => {
+            (vec![(None, src.clone())], vec![(None, dst.clone())])
+        }
+        _ => (vec![], vec![]),
+    }
+}
+
+/// Elide the conversions; returns how many buffers now stay plain.
+pub(crate) fn elide(inner: &mut Inner) -> usize {
+    let control_flow = inner.tasks.iter().any(|t| {
+        matches!(
+            t.task,
+            Task::Goto { .. } | Task::Switch { .. } | Task::Label { .. }
+        )
+    });
+    if control_flow {
+        // Program order is not execution order: readers cannot be told apart.
+        return 0;
+    }
+    let io_arenas: Vec<u32> = inner
+        .io
+        .outputs
+        .iter()
+        .chain(&inner.io.inputs)
+        .map(|t| t.buffer.arena)
+        .collect();
+    let mut live: Vec<Candidate> = vec![];
+    let mut done: Vec<Candidate> = vec![];
+    for ti in 0..inner.tasks.len() {
+        let rt = &inner.tasks[ti];
+        let (reads, writes) = accesses(rt);
+        // Reads first: a task reads the value written before it.
+        for (arg, b) in &reads {
+            for c in live.iter_mut().filter(|c| overlaps(&c.buffer, b)) {
+                let plain = match (arg, &rt.kernel) {
+                    (Some(a), Some(k))
+                        if *b == c.buffer && !rt.dead && !rt.folded.contains_key(a) =>
+                    {
+                        unblocked_arg(k, &rt.skip, *a)
+                    }
+                    _ => None,
+                };
+                match (plain, arg) {
+                    (Some((_, v)), Some(a)) => c.readers.push((ti, *a, v)),
+                    _ => c.ok = false,
+                }
+            }
+        }
+        // Writes end the values they overlap, then start new candidates.
+        let (ended, kept): (Vec<Candidate>, Vec<Candidate>) = live
+            .into_iter()
+            .partition(|c| writes.iter().any(|(_, w)| overlaps(&c.buffer, w)));
+        live = kept;
+        done.extend(ended);
+        if let (Some(k), false) = (&rt.kernel, rt.dead) {
+            for (r, b) in &writes {
+                let Some(r) = r else { continue };
+                if io_arenas.contains(&b.arena) || rt.folded.contains_key(r) {
+                    continue;
+                }
+                if blocked_conv_result(k, &rt.skip, *r).is_some() {
+                    live.push(Candidate {
+                        buffer: b.clone(),
+                        producer: (ti, *r),
+                        readers: vec![],
+                        ok: true,
+                    });
+                }
+            }
+        }
+    }
+    done.extend(live);
+    let mut plain = 0;
+    for c in done.into_iter().filter(|c| c.ok && !c.readers.is_empty()) {
+        let (pt, r) = c.producer;
+        let rt = &mut inner.tasks[pt];
+        let Some(k) = rt.kernel.as_mut() else {
+            continue;
+        };
+        let k = Arc::make_mut(k);
+        let Some(si) = blocked_conv_result(k, &rt.skip, r) else {
+            continue;
+        };
+        if let Op::Conv(conv) = &mut k.steps[si].op {
+            if let Some(t) = conv.plain_type.take() {
+                conv.blocked_out = None;
+                k.types[r] = t;
+            }
+        }
+        for (t, a, v) in c.readers {
+            let rt = &mut inner.tasks[t];
+            if let Some((si, _)) = rt
+                .kernel
+                .as_ref()
+                .and_then(|k| unblocked_arg(k, &rt.skip, a))
+            {
+                rt.skip[si] = true;
+                rt.alias.push((v, a));
+            }
+        }
+        plain += 1;
+    }
+    plain
+}
+
+/// Values of a task that live where another one does (`TaskRt::alias`).
+pub(crate) fn resolve(alias: &[(usize, usize)], v: usize) -> usize {
+    alias.iter().find(|(x, _)| *x == v).map_or(v, |&(_, a)| a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf(arena: u32, offset: u64, bytes: u64) -> Buffer {
+        Buffer {
+            arena,
+            offset,
+            bytes,
+            ty: String::new(),
+            id: 0,
+        }
+    }
+
+    #[test]
+    fn overlap_needs_shared_bytes_in_one_arena() {
+        assert!(overlaps(&buf(0, 0, 64), &buf(0, 32, 64)));
+        assert!(!overlaps(&buf(0, 0, 64), &buf(0, 64, 64)));
+        assert!(!overlaps(&buf(0, 0, 64), &buf(1, 0, 64)));
+        assert!(!overlaps(&buf(0, 0, 0), &buf(0, 0, 64)));
+    }
+
+    #[test]
+    fn aliases_resolve_to_their_argument() {
+        assert_eq!(resolve(&[(5, 1), (7, 2)], 7), 2);
+        assert_eq!(resolve(&[(5, 1)], 3), 3);
+    }
+}
