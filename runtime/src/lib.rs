@@ -52,6 +52,7 @@ pub mod exec;
 pub mod kernels;
 mod layouts;
 pub mod model;
+mod pool;
 pub mod trace;
 
 pub use buffer::HostTensor;

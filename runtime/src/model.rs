@@ -112,7 +112,7 @@ pub(crate) struct Inner {
     pub symbols: Vec<Ident>,
     pub bounds: HashMap<Ident, i64>,
     pub fallback_ops: BTreeSet<String>,
-    pub compute: Option<rayon::ThreadPool>,
+    pub compute: Option<crate::pool::Pool>,
     pub threads: usize,
     /// Buffers kept in NCHW instead of NC1HWC0 (`crate::layouts`).
     pub plain_buffers: usize,
@@ -324,10 +324,7 @@ impl Model {
         let threads = opts.threads.max(1);
         let compute = if threads > 1 {
             Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .thread_name(|i| format!("ge-compute-{i}"))
-                    .build()
+                crate::pool::Pool::new(threads)
                     .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?,
             )
         } else {

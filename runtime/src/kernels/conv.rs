@@ -162,9 +162,12 @@ impl Conv {
         // Column tiles: the im2col panel (k x tn floats) stays around 256 KiB.
         let threads = par.threads();
         let mut tn = (65536 / k.max(1)).clamp(32, 2048);
-        let jobs_per_plane = p.div_ceil(tn);
-        if n * g * jobs_per_plane < threads && p > 64 {
-            tn = p.div_ceil(threads.div_ceil(n * g)).max(16);
+        // A few tiles that do not divide among the threads (5 tiles on 2
+        // threads wait for the fifth): as many equal tiles as makes them do.
+        let units = n * g * p.div_ceil(tn);
+        if threads > 1 && p > 64 && !units.is_multiple_of(threads) && units < 4 * threads {
+            let per_plane = units.next_multiple_of(threads).div_ceil(n * g);
+            tn = p.div_ceil(per_plane).max(16);
         }
         let tiles = p.div_ceil(tn);
         // Too few column tiles for the threads (small planes, e.g. ResNet's

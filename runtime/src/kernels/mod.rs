@@ -43,12 +43,12 @@ impl Slot {
 /// Intra-op parallelism: the compute pool (AICore/VectorCore kernels) or
 /// none (host kernels, or one thread).
 pub struct Par<'a> {
-    pub pool: Option<&'a rayon::ThreadPool>,
+    pub pool: Option<&'a crate::pool::Pool>,
 }
 
 impl Par<'_> {
     pub fn threads(&self) -> usize {
-        self.pool.map_or(1, |p| p.current_num_threads())
+        self.pool.map_or(1, |p| p.threads())
     }
     /// Run `f(0..n)`, in parallel on the pool when `parallel` and it pays.
     pub fn run(
@@ -58,10 +58,7 @@ impl Par<'_> {
         f: &(dyn Fn(usize) -> Result<(), String> + Sync),
     ) -> Result<(), String> {
         match self.pool {
-            Some(pool) if parallel && n > 1 && pool.current_num_threads() > 1 => {
-                use rayon::prelude::*;
-                pool.install(|| (0..n).into_par_iter().try_for_each(f))
-            }
+            Some(pool) if parallel && n > 1 => pool.run(n, f),
             _ => (0..n).try_for_each(f),
         }
     }
