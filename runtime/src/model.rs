@@ -322,14 +322,6 @@ impl Model {
             .map(|(k, v)| (Ident::new(k), *v))
             .collect();
         let threads = opts.threads.max(1);
-        let compute = if threads > 1 {
-            Some(
-                crate::pool::Pool::new(threads)
-                    .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?,
-            )
-        } else {
-            None
-        };
         let mut inner = Inner {
             backing,
             weights_offset,
@@ -349,7 +341,7 @@ impl Model {
             symbols,
             bounds,
             fallback_ops,
-            compute,
+            compute: None,
             threads,
             plain_buffers: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
@@ -360,6 +352,28 @@ impl Model {
         }
         if opts.plain_layouts {
             inner.plain_buffers = crate::layouts::elide(&mut inner);
+        }
+        if threads > 1 {
+            // Workers spin between regions only when one stream runs kernels:
+            // with several, the streams' own threads need the cores.
+            let busy_streams = inner
+                .streams
+                .iter()
+                .filter(|s| {
+                    s.iter().any(|&t| {
+                        let rt = &inner.tasks[t];
+                        rt.kernel.is_some() && !rt.dead
+                    })
+                })
+                .count();
+            let spin = match busy_streams {
+                0 | 1 => crate::pool::SPIN,
+                _ => std::time::Duration::ZERO,
+            };
+            inner.compute = Some(
+                crate::pool::Pool::new(threads, spin)
+                    .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?,
+            );
         }
         Ok(Model {
             inner: Arc::new(inner),

@@ -5,9 +5,10 @@
 //! convolution of MobileNetV2 takes 0.1 ms). Between them rayon's workers go
 //! to sleep, and waking one costs about as much as such a region; so these
 //! workers spin for a while after each region (yielding their core now and
-//! then) and only park when nothing came for [`SPIN`]. A region started
-//! while another one holds the pool (two streams, or two sessions of one
-//! model) runs on its caller's thread instead of waiting.
+//! then) and only park when nothing came for [`SPIN`] — only when the model
+//! runs its kernels on one stream: with several, the streams' own threads
+//! need the cores. A region started while another one holds the pool (two
+//! streams, or two sessions of one model) runs on its caller's thread.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
@@ -15,8 +16,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long an idle worker spins before it parks.
-const SPIN: Duration = Duration::from_micros(500);
+/// How long an idle worker spins before it parks, when the model's kernels
+/// run on one stream (with several, other streams' threads want the cores).
+pub const SPIN: Duration = Duration::from_micros(500);
 
 type Body = dyn Fn(usize) -> Result<(), String> + Sync;
 
@@ -78,8 +80,9 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// A pool of `threads` (the caller included).
-    pub fn new(threads: usize) -> std::io::Result<Pool> {
+    /// A pool of `threads` (the caller included) whose idle workers spin
+    /// for `spin` before they park.
+    pub fn new(threads: usize, spin: Duration) -> std::io::Result<Pool> {
         let shared = Arc::new(Shared {
             epoch: AtomicU64::new(0),
             job: AtomicPtr::new(std::ptr::null_mut()),
@@ -98,7 +101,7 @@ impl Pool {
             let s = shared.clone();
             let h = std::thread::Builder::new()
                 .name(format!("ge-compute-{i}"))
-                .spawn(move || worker(&s))?;
+                .spawn(move || worker(&s, spin))?;
             pool.workers.push(h);
         }
         Ok(pool)
@@ -115,6 +118,7 @@ impl Pool {
         n: usize,
         f: &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
     ) -> Result<(), String> {
+        // Another stream's region holds the workers: run on this thread.
         let busy = match self.busy.try_lock() {
             Ok(g) if !self.workers.is_empty() && n > 1 => g,
             _ => return (0..n).try_for_each(f),
@@ -144,8 +148,16 @@ impl Pool {
             s.wake.notify_all();
         }
         job.work();
+        // Wait for the workers to leave the region; a worker may be off its
+        // core (other streams' threads), so give the core away while waiting.
+        let mut spins = 0u32;
         while s.active.load(Acquire) != 0 {
-            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(64) {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
         s.job.store(std::ptr::null_mut(), Relaxed);
         drop(busy);
@@ -171,7 +183,7 @@ impl Drop for Pool {
     }
 }
 
-fn worker(s: &Shared) {
+fn worker(s: &Shared, spin: Duration) {
     // The epoch the pool started with, not the current one: a region may
     // have begun before this thread got to run.
     let mut seen = 0;
@@ -182,7 +194,7 @@ fn worker(s: &Shared) {
         while s.epoch.load(Acquire) == seen {
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(64) {
-                if t0.elapsed() > SPIN {
+                if t0.elapsed() >= spin {
                     let mut g = match s.lock.lock() {
                         Ok(g) => g,
                         Err(p) => p.into_inner(),
@@ -222,7 +234,12 @@ mod tests {
 
     #[test]
     fn every_index_runs_once_on_each_region() {
-        let pool = Pool::new(3).expect("pool");
+        for (threads, spin) in [(3, SPIN), (2, Duration::ZERO)] {
+            every_index_once(&Pool::new(threads, spin).expect("pool"));
+        }
+    }
+
+    fn every_index_once(pool: &Pool) {
         for n in [0, 1, 2, 7, 1000] {
             let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
             pool.run(n, &|i| {
@@ -236,7 +253,7 @@ mod tests {
 
     #[test]
     fn errors_and_panics_come_back_as_errors() {
-        let pool = Pool::new(2).expect("pool");
+        let pool = Pool::new(2, SPIN).expect("pool");
         let e = pool.run(100, &|i| {
             if i == 37 {
                 Err("bad 37".into())
@@ -256,7 +273,7 @@ mod tests {
 
     #[test]
     fn parked_workers_wake_for_the_next_region() {
-        let pool = Pool::new(2).expect("pool");
+        let pool = Pool::new(2, SPIN).expect("pool");
         std::thread::sleep(SPIN * 4);
         let seen: Mutex<std::collections::HashSet<std::thread::ThreadId>> = Mutex::default();
         pool.run(64, &|_| {
@@ -276,7 +293,7 @@ mod tests {
 
     #[test]
     fn concurrent_callers_each_finish() {
-        let pool = Pool::new(2).expect("pool");
+        let pool = Pool::new(2, SPIN).expect("pool");
         let total = AtomicUsize::new(0);
         std::thread::scope(|sc| {
             for _ in 0..4 {
