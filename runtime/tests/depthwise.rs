@@ -1,6 +1,6 @@
 //! The depthwise convolution kernel (zero-padded plane; a fused 3x3 path)
 //! against the interpreter over strides, dilations, kernel sizes and
-//! asymmetric padding, with bias and an activation epilogue.
+//! asymmetric padding, with bias and an activation epilogue (relu, relu6).
 
 mod common;
 use common::*;
@@ -17,14 +17,18 @@ fn depthwise_variants_match_the_interpreter() {
         (5, 2, 1, [2, 1, 2, 3], 11, 7),
         (7, 1, 1, [3, 3, 3, 3], 6, 6),
         (1, 2, 1, [0, 0, 0, 0], 5, 5),
+        (3, 2, 2, [2, 2, 2, 2], 11, 9),
+        (3, 2, 1, [1, 1, 1, 1], 16, 17),
     ];
-    for (k, s, d, p, h, w) in cases {
+    for (i, (k, s, d, p, h, w)) in cases.into_iter().enumerate() {
+        // Both one-pass epilogues (bias + relu, bias + relu6).
+        let act = ["relu", "relu6"][i % 2];
         let c = 6;
         let oh = (h + p[0] + p[2] - d * (k - 1) - 1) / s + 1;
         let ow = (w + p[1] + p[3] - d * (k - 1) - 1) / s + 1;
         let text = format!(
             "graph.func @main(%x: tensor<2x{c}x{h}x{w}xf32>, %f: tensor<{c}x1x{k}x{k}xf32>, %b: tensor<{c}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32> {{\n  \
-             %y = graph.conv2d %x, %f, %b {{group = {c} : i64, strides = [{s}, {s}], dilations = [{d}, {d}], pads = [{}, {}, {}, {}], activation = \"relu\"}} : \
+             %y = graph.conv2d %x, %f, %b {{group = {c} : i64, strides = [{s}, {s}], dilations = [{d}, {d}], pads = [{}, {}, {}, {}], activation = \"{act}\"}} : \
              (tensor<2x{c}x{h}x{w}xf32>, tensor<{c}x1x{k}x{k}xf32>, tensor<{c}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32>\n  \
              graph.return %y : tensor<2x{c}x{oh}x{ow}xf32>\n}}\n",
             p[0], p[1], p[2], p[3]
@@ -43,7 +47,7 @@ fn depthwise_variants_match_the_interpreter() {
             assert_close(
                 &got,
                 &want,
-                &format!("k={k} s={s} d={d} pads={p:?} {h}x{w} formats={formats}"),
+                &format!("k={k} s={s} d={d} pads={p:?} {h}x{w} {act} formats={formats}"),
             );
         }
     }

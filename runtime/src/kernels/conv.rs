@@ -7,6 +7,22 @@
 //! tile (`Conv::blocked_out`).
 
 use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+
+/// Add a channel's bias, then apply the epilogue: one pass over the row for
+/// relu and relu6 (the common cases), two otherwise.
+fn bias_activation(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
+    let b = bias.unwrap_or(0.0);
+    match (bias.is_some(), act) {
+        // Same operations in the same order as the two passes below.
+        (true, "relu") => row.iter_mut().for_each(|v| *v = (*v + b).max(0.0)),
+        (true, "relu6") => row.iter_mut().for_each(|v| *v = (*v + b).clamp(0.0, 6.0)),
+        (true, _) => {
+            row.iter_mut().for_each(|v| *v += b);
+            activation(act, alpha, row);
+        }
+        (false, _) => activation(act, alpha, row),
+    }
+}
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
 
@@ -137,11 +153,8 @@ impl Conv {
                         };
                         depthwise(&geo, xs, ws, os);
                         let plane = std::slice::from_raw_parts_mut(os, p);
-                        if let Some(b) = bp {
-                            let bv = *b.p().add(ch);
-                            plane.iter_mut().for_each(|v| *v += bv);
-                        }
-                        activation(&self.act, self.alpha, plane);
+                        let bv = bp.map(|b| *b.p().add(ch));
+                        bias_activation(bv, &self.act, self.alpha, plane);
                         if let Some(c0) = self.blocked_out {
                             scatter_row(op.p(), plane, oc, p, c0, bi, ch, 0);
                         }
@@ -250,11 +263,8 @@ impl Conv {
                 }
                 for r in 0..r1 - r0 {
                     let row = std::slice::from_raw_parts_mut(cdst.add(r * rsc), cols);
-                    if let Some(b) = bp {
-                        let bv = *b.p().add(gi * ocg + r0 + r);
-                        row.iter_mut().for_each(|v| *v += bv);
-                    }
-                    activation(&self.act, self.alpha, row);
+                    let bv = bp.map(|b| *b.p().add(gi * ocg + r0 + r));
+                    bias_activation(bv, &self.act, self.alpha, row);
                     if let Some(c0) = self.blocked_out {
                         scatter_row(op.p(), row, oc, p, c0, bi, gi * ocg + r0 + r, j0);
                     }
@@ -423,6 +433,23 @@ unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
         }
         let w: Vec<f32> = (0..g.kh * g.kw).map(|i| *wt.add(i)).collect();
         let (s, ow) = (g.sw, g.ow);
+        // A 3x3 stride-2 filter reads every other column: split the padded
+        // plane into its even and odd columns once, so its rows vectorise.
+        let split = (g.kh == 3 && g.kw == 3 && g.dw == 1 && s == 2).then(|| {
+            let half = pw.div_ceil(2);
+            let mut ev = vec![0.0f32; ph * half];
+            let mut od = vec![0.0f32; ph * half];
+            for y in 0..ph {
+                let row = &pad[y * pw..(y + 1) * pw];
+                for (i, pair) in row.chunks(2).enumerate() {
+                    ev[y * half + i] = pair[0];
+                    if let Some(&v) = pair.get(1) {
+                        od[y * half + i] = v;
+                    }
+                }
+            }
+            (ev, od, half)
+        });
         for oy in 0..g.oh {
             let orow = std::slice::from_raw_parts_mut(o.add(oy * ow), ow);
             let row = |ki: usize| &pad[(oy * g.sh + ki * g.dh) * pw..][..pw];
@@ -448,6 +475,27 @@ unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
                             + w[6] * c0[ox]
                             + w[7] * c1[ox]
                             + w[8] * c2[ox];
+                    }
+                } else if let Some((ev, od, half)) = &split {
+                    // Stride 2 on the even/odd column planes: unit strides again.
+                    fn tap(p: &[f32], base: usize, d: usize, n: usize) -> &[f32] {
+                        &p[base + d..base + d + n]
+                    }
+                    let b = |ki: usize| (oy * g.sh + ki * g.dh) * half;
+                    let sl = |p, ki, d, n| tap(p, b(ki), d, n);
+                    let (e0, e0n, o0) = (sl(ev, 0, 0, ow), sl(ev, 0, 1, ow), sl(od, 0, 0, ow));
+                    let (e1, e1n, o1) = (sl(ev, 1, 0, ow), sl(ev, 1, 1, ow), sl(od, 1, 0, ow));
+                    let (e2, e2n, o2) = (sl(ev, 2, 0, ow), sl(ev, 2, 1, ow), sl(od, 2, 0, ow));
+                    for ox in 0..ow {
+                        orow[ox] = w[0] * e0[ox]
+                            + w[1] * o0[ox]
+                            + w[2] * e0n[ox]
+                            + w[3] * e1[ox]
+                            + w[4] * o1[ox]
+                            + w[5] * e1n[ox]
+                            + w[6] * e2[ox]
+                            + w[7] * o2[ox]
+                            + w[8] * e2n[ox];
                     }
                 } else {
                     for (ox, out) in orow.iter_mut().enumerate() {
