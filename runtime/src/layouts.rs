@@ -3,11 +3,12 @@
 //! A model compiled for an Ascend SoC keeps activations in NC1HWC0 between
 //! its kernels: each convolution kernel converts its input to NCHW, computes,
 //! and converts its result back to blocks. On the CPU both conversions are
-//! pure cost when nothing else looks at the blocks. So for every buffer that
-//! a convolution writes as NC1HWC0 blocks and whose every reader converts it
-//! straight back to NCHW, the loader makes the producer write NCHW into the
-//! buffer (its storage is at least as large) and lets the readers use it as
-//! it is: both conversions go. Model outputs, buffers anything else reads
+//! pure cost when nothing else looks at the blocks. So for every buffer
+//! whose producer could as well write NCHW (a convolution writing the blocks
+//! itself, or a conversion of an NCHW value — a residual sum, a model input)
+//! and whose every reader converts it straight back to NCHW, the loader makes
+//! the producer write NCHW into the buffer (its storage is at least as large)
+//! and lets the readers use it as it is: both conversions go. Model outputs, buffers anything else reads
 //! (an elementwise add on the blocks, a copy, a partial read) and programs
 //! with control flow keep their formats.
 
@@ -35,21 +36,37 @@ fn overlaps(a: &Buffer, b: &Buffer) -> bool {
         && b.bytes > 0
 }
 
-/// The step writing result `r` as blocks from a convolution that can write
-/// NCHW instead, if that is all that touches `r` in the kernel.
-fn blocked_conv_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<usize> {
+/// How a kernel writes a result as blocks that it could write as NCHW.
+#[derive(Clone, Copy)]
+enum Blocking {
+    /// A convolution writing the blocks itself (`Conv::blocked_out`).
+    Conv,
+    /// A conversion of NCHW value `u` (e.g. a residual add's result).
+    Convert(usize),
+}
+
+/// The step writing result `r` as blocks, if it could write NCHW instead
+/// and nothing else in the kernel touches `r`.
+fn blocked_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<(usize, Blocking)> {
     if k.fallback.is_some()
         || k.args.contains(&r)
         || k.results.iter().filter(|&&x| x == r).count() != 1
+        || k.steps.iter().any(|s| s.ins.contains(&r))
     {
         return None;
     }
-    if k.steps.iter().any(|s| s.ins.contains(&r)) {
+    let si = k.steps.iter().position(|s| s.outs.contains(&r))?;
+    if skip[si] {
         return None;
     }
-    let si = k.steps.iter().position(|s| s.outs.contains(&r))?;
-    match &k.steps[si].op {
-        Op::Conv(c) if c.blocked_out.is_some() && c.plain_type.is_some() && !skip[si] => Some(si),
+    let s = &k.steps[si];
+    match (&s.op, s.ins.as_slice()) {
+        (Op::Conv(c), _) if c.blocked_out.is_some() && c.plain_type.is_some() => {
+            Some((si, Blocking::Conv))
+        }
+        (Op::Transdata(t), &[u]) if t.src == Format::NCHW && t.dst == Format::NC1HWC0 => {
+            Some((si, Blocking::Convert(u)))
+        }
         _ => None,
     }
 }
@@ -170,7 +187,7 @@ pub(crate) fn elide(inner: &mut Inner) -> usize {
                 if io_arenas.contains(&b.arena) || rt.folded.contains_key(r) {
                     continue;
                 }
-                if blocked_conv_result(k, &rt.skip, *r).is_some() {
+                if blocked_result(k, &rt.skip, *r).is_some() {
                     live.push(Candidate {
                         buffer: b.clone(),
                         producer: (ti, *r),
@@ -190,14 +207,23 @@ pub(crate) fn elide(inner: &mut Inner) -> usize {
             continue;
         };
         let k = Arc::make_mut(k);
-        let Some(si) = blocked_conv_result(k, &rt.skip, r) else {
-            continue;
-        };
-        if let Op::Conv(conv) = &mut k.steps[si].op {
-            if let Some(t) = conv.plain_type.take() {
-                conv.blocked_out = None;
-                k.types[r] = t;
+        match blocked_result(k, &rt.skip, r) {
+            Some((si, Blocking::Conv)) => {
+                if let Op::Conv(conv) = &mut k.steps[si].op {
+                    if let Some(t) = conv.plain_type.take() {
+                        conv.blocked_out = None;
+                        k.types[r] = t;
+                    }
+                }
             }
+            Some((si, Blocking::Convert(u))) => {
+                // The kernel returns the NCHW value itself.
+                rt.skip[si] = true;
+                for x in k.results.iter_mut().filter(|x| **x == r) {
+                    *x = u;
+                }
+            }
+            None => continue,
         }
         for (t, a, v) in c.readers {
             let rt = &mut inner.tasks[t];
