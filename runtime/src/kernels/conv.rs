@@ -7,14 +7,34 @@
 //! tile (`Conv::blocked_out`).
 
 use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use ge_ir::body::{Body, OpId};
+use std::cell::RefCell;
 
 /// Add a channel's bias, then apply the epilogue: one pass over the row for
 /// relu and relu6 (the common cases), two otherwise.
 fn bias_activation(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
+    // As the depthwise loops: compiled again for AVX-512, picked at run time.
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F.
+        return unsafe { bias_activation_avx512(bias, act, alpha, row) };
+    }
+    bias_activation_row(bias, act, alpha, row)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn bias_activation_avx512(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
+    bias_activation_row(bias, act, alpha, row)
+}
+
+#[inline(always)]
+fn bias_activation_row(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
     let b = bias.unwrap_or(0.0);
     match (bias.is_some(), act) {
         // Same operations in the same order as the two passes below.
         (true, "relu") => row.iter_mut().for_each(|v| *v = (*v + b).max(0.0)),
+        // NaN stays NaN, as through graph.clip.
         (true, "relu6") => row.iter_mut().for_each(|v| *v = (*v + b).clamp(0.0, 6.0)),
         (true, _) => {
             row.iter_mut().for_each(|v| *v += b);
@@ -23,8 +43,6 @@ fn bias_activation(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
         (false, _) => activation(act, alpha, row),
     }
 }
-use ge_ir::body::{Body, OpId};
-use std::cell::RefCell;
 
 #[derive(Clone, Debug)]
 pub struct Conv {
@@ -420,10 +438,47 @@ fn valid_range(base: isize, sw: usize, w: usize, ow: usize) -> (usize, usize) {
 /// # Safety
 /// `x`: an `h x w` plane, `wt`: `kh x kw` taps, `o`: an `oh x ow` plane.
 unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
-    let ph = (g.h + g.pt).max((g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
-    let pw = (g.w + g.pl).max((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
     PAD.with(|buf| {
         let mut pad = buf.borrow_mut();
+        // The crate is built for baseline x86-64 (SSE2); these loops are
+        // compiled again for AVX-512 and AVX2 and picked at run time. No FMA
+        // contraction either way: results are the same bits on every CPU.
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return depthwise_avx512(g, x, wt, o, &mut pad);
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return depthwise_avx2(g, x, wt, o, &mut pad);
+            }
+        }
+        depthwise_plane(g, x, wt, o, &mut pad)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn depthwise_avx512(
+    g: &Geo,
+    x: *const f32,
+    wt: *const f32,
+    o: *mut f32,
+    pad: &mut Vec<f32>,
+) {
+    depthwise_plane(g, x, wt, o, pad)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn depthwise_avx2(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>) {
+    depthwise_plane(g, x, wt, o, pad)
+}
+
+#[inline(always)]
+unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>) {
+    let ph = (g.h + g.pt).max((g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
+    let pw = (g.w + g.pl).max((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+    {
         pad.clear();
         pad.resize(ph * pw, 0.0);
         for y in 0..g.h {
@@ -435,21 +490,25 @@ unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
         let (s, ow) = (g.sw, g.ow);
         // A 3x3 stride-2 filter reads every other column: split the padded
         // plane into its even and odd columns once, so its rows vectorise.
-        let split = (g.kh == 3 && g.kw == 3 && g.dw == 1 && s == 2).then(|| {
+        let split = if g.kh == 3 && g.kw == 3 && g.dw == 1 && s == 2 {
             let half = pw.div_ceil(2);
             let mut ev = vec![0.0f32; ph * half];
             let mut od = vec![0.0f32; ph * half];
             for y in 0..ph {
                 let row = &pad[y * pw..(y + 1) * pw];
-                for (i, pair) in row.chunks(2).enumerate() {
-                    ev[y * half + i] = pair[0];
-                    if let Some(&v) = pair.get(1) {
-                        od[y * half + i] = v;
-                    }
+                let (e, d) = (&mut ev[y * half..][..half], &mut od[y * half..][..half]);
+                for i in 0..pw / 2 {
+                    e[i] = row[2 * i];
+                    d[i] = row[2 * i + 1];
+                }
+                if pw % 2 == 1 {
+                    e[half - 1] = row[pw - 1];
                 }
             }
-            (ev, od, half)
-        });
+            Some((ev, od, half))
+        } else {
+            None
+        };
         for oy in 0..g.oh {
             let orow = std::slice::from_raw_parts_mut(o.add(oy * ow), ow);
             let row = |ki: usize| &pad[(oy * g.sh + ki * g.dh) * pw..][..pw];
@@ -531,5 +590,5 @@ unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
                 }
             }
         }
-    });
+    }
 }
