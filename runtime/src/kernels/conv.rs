@@ -196,7 +196,8 @@ impl Conv {
         // A few tiles that do not divide among the threads (5 tiles on 2
         // threads wait for the fifth): as many equal tiles as makes them do.
         let units = n * g * p.div_ceil(tn);
-        if threads > 1 && p > 64 && !units.is_multiple_of(threads) && units < 4 * threads {
+        if threads > 1 && p > 64 && units < 4 * threads {
+            // Equal tiles too: 512 + 272 columns on 2 threads wait for the 512.
             let per_plane = units.next_multiple_of(threads).div_ceil(n * g);
             tn = p.div_ceil(per_plane).max(16);
         }
