@@ -431,6 +431,30 @@ fn valid_range(base: isize, sw: usize, w: usize, ow: usize) -> (usize, usize) {
     (lo.min(ow), hi.min(ow).max(lo.min(ow)))
 }
 
+/// `out[i] = sum_k w[k] * taps[k][i]` over nine taps, summed in tap order.
+/// Each tap is cut to the output's length first, so the loop has no bounds
+/// checks left and vectorises.
+#[inline(always)]
+fn taps9(out: &mut [f32], w: &[f32], taps: [&[f32]; 9]) {
+    let n = out.len();
+    let w = &w[..9];
+    let [t0, t1, t2, t3, t4, t5, t6, t7, t8] = taps;
+    let (t0, t1, t2) = (&t0[..n], &t1[..n], &t2[..n]);
+    let (t3, t4, t5) = (&t3[..n], &t4[..n], &t5[..n]);
+    let (t6, t7, t8) = (&t6[..n], &t7[..n], &t8[..n]);
+    for i in 0..n {
+        out[i] = w[0] * t0[i]
+            + w[1] * t1[i]
+            + w[2] * t2[i]
+            + w[3] * t3[i]
+            + w[4] * t4[i]
+            + w[5] * t5[i]
+            + w[6] * t6[i]
+            + w[7] * t7[i]
+            + w[8] * t8[i];
+    }
+}
+
 /// One depthwise channel: `o[oh x ow] = sum x * w`. The plane is first
 /// copied into a zero-padded scratch plane so every tap reads in bounds:
 /// the loops have no range checks, and a 3x3 filter (the common case) sums
@@ -479,6 +503,11 @@ unsafe fn depthwise_avx2(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pa
 unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>) {
     let ph = (g.h + g.pt).max((g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
     let pw = (g.w + g.pl).max((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+    let (s, ow) = (g.sw, g.ow);
+    // A 3x3 stride-2 filter reads every other column: the padded plane is
+    // also split into its even and odd columns, so its rows vectorise.
+    let split = g.kh == 3 && g.kw == 3 && g.dw == 1 && s == 2;
+    let half = pw.div_ceil(2);
     {
         pad.clear();
         pad.resize(ph * pw, 0.0);
@@ -488,13 +517,9 @@ unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, p
             pad[at..at + g.w].copy_from_slice(src);
         }
         let w: Vec<f32> = (0..g.kh * g.kw).map(|i| *wt.add(i)).collect();
-        let (s, ow) = (g.sw, g.ow);
-        // A 3x3 stride-2 filter reads every other column: split the padded
-        // plane into its even and odd columns once, so its rows vectorise.
-        let split = if g.kh == 3 && g.kw == 3 && g.dw == 1 && s == 2 {
-            let half = pw.div_ceil(2);
-            let mut ev = vec![0.0f32; ph * half];
-            let mut od = vec![0.0f32; ph * half];
+        let (mut ev, mut od) = (vec![], vec![]);
+        if split {
+            (ev, od) = (vec![0.0f32; ph * half], vec![0.0f32; ph * half]);
             for y in 0..ph {
                 let row = &pad[y * pw..(y + 1) * pw];
                 let (e, d) = (&mut ev[y * half..][..half], &mut od[y * half..][..half]);
@@ -506,57 +531,38 @@ unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, p
                     e[half - 1] = row[pw - 1];
                 }
             }
-            Some((ev, od, half))
-        } else {
-            None
-        };
+        }
         for oy in 0..g.oh {
             let orow = std::slice::from_raw_parts_mut(o.add(oy * ow), ow);
             let row = |ki: usize| &pad[(oy * g.sh + ki * g.dh) * pw..][..pw];
             if g.kh == 3 && g.kw == 3 && g.dw == 1 {
                 let (r0, r1, r2) = (row(0), row(1), row(2));
                 if s == 1 {
-                    // Nine slices as long as the output row: no bounds checks
-                    // left in the loop, so it vectorises.
-                    fn sl(r: &[f32], d: usize, n: usize) -> &[f32] {
-                        &r[d..d + n]
-                    }
-                    let sl = |r, d| sl(r, d, ow);
-                    let (a0, a1, a2) = (sl(r0, 0), sl(r0, 1), sl(r0, 2));
-                    let (b0, b1, b2) = (sl(r1, 0), sl(r1, 1), sl(r1, 2));
-                    let (c0, c1, c2) = (sl(r2, 0), sl(r2, 1), sl(r2, 2));
-                    for ox in 0..ow {
-                        orow[ox] = w[0] * a0[ox]
-                            + w[1] * a1[ox]
-                            + w[2] * a2[ox]
-                            + w[3] * b0[ox]
-                            + w[4] * b1[ox]
-                            + w[5] * b2[ox]
-                            + w[6] * c0[ox]
-                            + w[7] * c1[ox]
-                            + w[8] * c2[ox];
-                    }
-                } else if let Some((ev, od, half)) = &split {
+                    taps9(
+                        orow,
+                        &w,
+                        [
+                            r0,
+                            &r0[1..],
+                            &r0[2..],
+                            r1,
+                            &r1[1..],
+                            &r1[2..],
+                            r2,
+                            &r2[1..],
+                            &r2[2..],
+                        ],
+                    );
+                } else if split {
                     // Stride 2 on the even/odd column planes: unit strides again.
-                    fn tap(p: &[f32], base: usize, d: usize, n: usize) -> &[f32] {
-                        &p[base + d..base + d + n]
-                    }
-                    let b = |ki: usize| (oy * g.sh + ki * g.dh) * half;
-                    let sl = |p, ki, d, n| tap(p, b(ki), d, n);
-                    let (e0, e0n, o0) = (sl(ev, 0, 0, ow), sl(ev, 0, 1, ow), sl(od, 0, 0, ow));
-                    let (e1, e1n, o1) = (sl(ev, 1, 0, ow), sl(ev, 1, 1, ow), sl(od, 1, 0, ow));
-                    let (e2, e2n, o2) = (sl(ev, 2, 0, ow), sl(ev, 2, 1, ow), sl(od, 2, 0, ow));
-                    for ox in 0..ow {
-                        orow[ox] = w[0] * e0[ox]
-                            + w[1] * o0[ox]
-                            + w[2] * e0n[ox]
-                            + w[3] * e1[ox]
-                            + w[4] * o1[ox]
-                            + w[5] * e1n[ox]
-                            + w[6] * e2[ox]
-                            + w[7] * o2[ox]
-                            + w[8] * e2n[ox];
-                    }
+                    let e = |ki: usize| &ev[(oy * g.sh + ki * g.dh) * half..][..half];
+                    let d = |ki: usize| &od[(oy * g.sh + ki * g.dh) * half..][..half];
+                    let (e0, e1, e2) = (e(0), e(1), e(2));
+                    taps9(
+                        orow,
+                        &w,
+                        [e0, d(0), &e0[1..], e1, d(1), &e1[1..], e2, d(2), &e2[1..]],
+                    );
                 } else {
                     for (ox, out) in orow.iter_mut().enumerate() {
                         let i = ox * s;
