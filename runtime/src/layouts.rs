@@ -99,37 +99,28 @@ type Access = (Option<usize>, Buffer);
 
 /// What task `rt` reads and writes.
 fn accesses(rt: &TaskRt) -> (Vec<Access>, Vec<Access>) {
-    let buffers = |ops: &[Operand]| -> Vec<Buffer> {
-        ops.iter()
-            .filter_map(|o| match o {
-                Operand::Buffer(b) => Some(b.clone()),
-                Operand::Weight(_) => None,
-            })
-            .collect()
+    let buffer = |o: &Operand| match o {
+        Operand::Buffer(b) => Some(b.clone()),
+        Operand::Weight(_) => None,
     };
-    match (&rt.task, &rt.kernel) {
-        (Task::Launch { ins, outs, .. }, Some(k)) => (
-            k.args
-                .iter()
-                .zip(ins)
-                .filter_map(|(&a, o)| match o {
-                    Operand::Buffer(b) => Some((Some(a), b.clone())),
-                    Operand::Weight(_) => None,
-                })
-                .collect(),
-            k.results
-                .iter()
-                .zip(outs)
-                .map(|(&r, b)| (Some(r), b.clone()))
-                .collect(),
-        ),
-        (Task::Launch { ins, outs, .. }, None) => (
-            buffers(ins).into_iter().map(|b| (None, b)).collect(),
-            outs.iter().map(|b| (None, b.clone())).collect(),
-        ),
-        (Task::Memcpy { src, dst, .. }, _) => {
-            (vec![(None, src.clone())], vec![(None, dst.clone())])
+    match &rt.task {
+        Task::Launch { ins, outs, .. } => {
+            // Kernel values when the kernel is known (a launch without one
+            // still reads and writes its buffers).
+            let arg = |i: usize| rt.kernel.as_ref().and_then(|k| k.args.get(i).copied());
+            let res = |i: usize| rt.kernel.as_ref().and_then(|k| k.results.get(i).copied());
+            (
+                ins.iter()
+                    .enumerate()
+                    .filter_map(|(i, o)| Some((arg(i), buffer(o)?)))
+                    .collect(),
+                outs.iter()
+                    .enumerate()
+                    .map(|(i, b)| (res(i), b.clone()))
+                    .collect(),
+            )
         }
+        Task::Memcpy { src, dst, .. } => (vec![(None, src.clone())], vec![(None, dst.clone())]),
         _ => (vec![], vec![]),
     }
 }

@@ -152,14 +152,20 @@ enum EntryBytes {
     Read(Vec<u8>),
 }
 
+impl EntryBytes {
+    /// The whole entry, header included.
+    fn all(&self) -> &[u8] {
+        match self {
+            EntryBytes::Mapped(m) => m,
+            EntryBytes::Read(v) => v,
+        }
+    }
+}
+
 impl std::ops::Deref for Entry {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        let all: &[u8] = match &self.bytes {
-            EntryBytes::Mapped(m) => m,
-            EntryBytes::Read(v) => v,
-        };
-        &all[HEADER..]
+        &self.bytes.all()[HEADER..]
     }
 }
 
@@ -214,11 +220,7 @@ impl CompileCache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return Lookup::Corrupt(format!("cannot read {}: {e}", path.display())),
         };
-        let all: &[u8] = match &bytes {
-            EntryBytes::Mapped(m) => m,
-            EntryBytes::Read(v) => v,
-        };
-        match check(key, all) {
+        match check(key, bytes.all()) {
             Ok(()) => Lookup::Hit(Entry { bytes }),
             Err(why) => {
                 // Never used again; a concurrent writer may already have
