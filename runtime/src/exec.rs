@@ -6,6 +6,7 @@
 use crate::buffer::{AlignedBuf, HostTensor};
 use crate::kernels::{concrete, Par, Slot};
 use crate::model::{Binding, Inner, Model, TaskRt};
+use crate::pool::Slots;
 use crate::trace::{Trace, TraceEvent};
 use crate::Error;
 use ge_ir::{DType, Dim, Ident};
@@ -123,6 +124,7 @@ struct Job {
     plan: Arc<ShapePlan>,
     bases: Arc<Vec<Ptr>>,
     events: Arc<Events>,
+    slots: Arc<Slots>,
     t0: Option<Instant>,
     done: mpsc::Sender<(usize, Result<(), Error>, Vec<TraceEvent>)>,
 }
@@ -145,6 +147,7 @@ impl Worker {
                         plan,
                         bases,
                         events,
+                        slots,
                         t0,
                         done,
                     } = job;
@@ -157,13 +160,14 @@ impl Worker {
                         &bases,
                         scratch.as_mut_ptr(),
                         &events,
+                        &slots,
                         t0.map(|t| (t, &mut tr)),
                     );
                     if r.is_err() {
                         events.abort();
                     }
                     // Let go of the model before replying (the caller may drop it next).
-                    drop((inner, plan, bases, events));
+                    drop((inner, plan, bases, events, slots));
                     let _ = done.send((s, r, tr));
                 }
             })
@@ -630,6 +634,8 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
         cv: Condvar::new(),
         abort: AtomicBool::new(false),
     });
+    // This run's compute slots: `threads` cores, shared by its streams.
+    let slots = Arc::new(Slots::new(inner.threads));
     let t0 = Instant::now();
     let ns = inner.streams.len();
     let mut traces: Vec<Vec<TraceEvent>> = vec![vec![]; ns];
@@ -645,6 +651,7 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
                 plan: plan.clone(),
                 bases: bases.clone(),
                 events: events.clone(),
+                slots: slots.clone(),
                 t0: opts.trace.then_some(t0),
                 done: done_tx.clone(),
             };
@@ -663,6 +670,7 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
             &bases,
             ctx.scratch.as_mut_ptr(),
             &events,
+            &slots,
             opts.trace.then_some((t0, &mut traces[0])),
         );
         if let Err(e) = r0 {
@@ -729,6 +737,7 @@ fn run_stream(
     bases: &[Ptr],
     scratch: *mut u8,
     events: &Events,
+    slots: &Slots,
     mut trace: Option<(Instant, &mut Vec<TraceEvent>)>,
 ) -> Result<(), Error> {
     let list = &inner.streams[s];
@@ -736,9 +745,8 @@ fn run_stream(
     let mut pc = 0;
     let mut steps = 0usize;
     let compute = Par {
-        pool: inner.compute.as_ref(),
+        pool: Some((&inner.compute, slots)),
     };
-    let host = Par { pool: None };
     while pc < list.len() {
         steps += 1;
         if steps > 10_000_000 {
@@ -752,12 +760,15 @@ fn run_stream(
         if rt.dead {
             continue;
         }
+        // A compute kernel runs while it holds one of the run's slots
+        // (taken before the trace clock starts: waiting is not running).
+        let (par, _slot) = match (&rt.task, rt.compute) {
+            (Task::Launch { .. }, true) => (&compute, compute.enter()),
+            _ => (&Par::NONE, None),
+        };
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), String> = match &rt.task {
-            Task::Launch { .. } => {
-                let par = if rt.compute { &compute } else { &host };
-                launch(inner, plan, ti, rt, bases, scratch, par)
-            }
+            Task::Launch { .. } => launch(inner, plan, ti, rt, bases, scratch, par),
             Task::Memcpy { src, dst, .. } => {
                 let n = plan.sizes[ti];
                 // SAFETY: sizes checked against the arenas in the plan.

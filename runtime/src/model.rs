@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 /// How a model is loaded.
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
-    /// Compute threads for AICore/VectorCore kernels (intra-op parallelism).
+    /// Compute threads for AICore/VectorCore kernels: at most this many
+    /// threads of a run compute at once, across all its streams.
     pub threads: usize,
     /// Refuse a model compiled for another SoC (`None`: accept any SoC this
     /// runtime knows).
@@ -112,7 +113,7 @@ pub(crate) struct Inner {
     pub symbols: Vec<Ident>,
     pub bounds: HashMap<Ident, i64>,
     pub fallback_ops: BTreeSet<String>,
-    pub compute: Option<crate::pool::Pool>,
+    pub compute: crate::pool::Pool,
     pub threads: usize,
     /// Buffers kept in NCHW instead of NC1HWC0 (`crate::layouts`).
     pub plain_buffers: usize,
@@ -322,6 +323,8 @@ impl Model {
             .map(|(k, v)| (Ident::new(k), *v))
             .collect();
         let threads = opts.threads.max(1);
+        let compute = crate::pool::Pool::new(threads, crate::pool::SPIN)
+            .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?;
         let mut inner = Inner {
             backing,
             weights_offset,
@@ -341,7 +344,7 @@ impl Model {
             symbols,
             bounds,
             fallback_ops,
-            compute: None,
+            compute,
             threads,
             plain_buffers: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
@@ -352,28 +355,6 @@ impl Model {
         }
         if opts.plain_layouts {
             inner.plain_buffers = crate::layouts::elide(&mut inner);
-        }
-        if threads > 1 {
-            // Workers spin between regions only when one stream runs kernels:
-            // with several, the streams' own threads need the cores.
-            let busy_streams = inner
-                .streams
-                .iter()
-                .filter(|s| {
-                    s.iter().any(|&t| {
-                        let rt = &inner.tasks[t];
-                        rt.kernel.is_some() && !rt.dead
-                    })
-                })
-                .count();
-            let spin = match busy_streams {
-                0 | 1 => crate::pool::SPIN,
-                _ => std::time::Duration::ZERO,
-            };
-            inner.compute = Some(
-                crate::pool::Pool::new(threads, spin)
-                    .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?,
-            );
         }
         Ok(Model {
             inner: Arc::new(inner),
@@ -606,7 +587,7 @@ fn fold(inner: &mut Inner) -> Result<(), Error> {
                         slots[v].ptr = b.as_mut_ptr();
                         bufs.push((v, b));
                     }
-                    s.run(&slots, &Par { pool: None }).map_err(|m| {
+                    s.run(&slots, &Par::NONE).map_err(|m| {
                         Error(format!("folding weights of task #{ti} ({}): {m}", s.name))
                     })?;
                     for (v, b) in bufs {

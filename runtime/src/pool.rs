@@ -1,14 +1,17 @@
 //! The compute pool: `threads - 1` workers plus the thread that asks, which
-//! all take indices of one parallel region at a time.
+//! all take indices of one parallel region at a time; and the compute
+//! [`Slots`] of a run, which keep the threads computing its kernels — the
+//! streams' own threads and the workers they recruit — at `threads`.
 //!
 //! An inference runs hundreds of short parallel regions (a pointwise
 //! convolution of MobileNetV2 takes 0.1 ms). Between them rayon's workers go
 //! to sleep, and waking one costs about as much as such a region; so these
 //! workers spin for a while after each region (yielding their core now and
-//! then) and only park when nothing came for [`SPIN`] — only when the model
-//! runs its kernels on one stream: with several, the streams' own threads
-//! need the cores. A region started while another one holds the pool (two
-//! streams, or two sessions of one model) runs on its caller's thread.
+//! then) and only park when nothing came for [`SPIN`], or when every thread
+//! the pool stands for is computing (the spinning would take a core from a
+//! stream's kernel). A region started while another one holds the workers
+//! (two sessions of one model), or when its run has no free slot, runs on
+//! its caller's thread alone.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
@@ -66,6 +69,13 @@ struct Shared {
     job: AtomicPtr<Job>,
     /// Workers still in the current region.
     active: AtomicUsize,
+    /// Places left in the current region: a worker that takes one works
+    /// on it (the others, beyond the run's free slots, stay out).
+    seats: AtomicUsize,
+    /// Threads computing kernels now (slot holders and the workers in a
+    /// region); idle workers stop spinning when it reaches `threads`.
+    computing: AtomicUsize,
+    threads: usize,
     stop: AtomicBool,
     sleeping: AtomicUsize,
     lock: Mutex<()>,
@@ -87,6 +97,9 @@ impl Pool {
             epoch: AtomicU64::new(0),
             job: AtomicPtr::new(std::ptr::null_mut()),
             active: AtomicUsize::new(0),
+            seats: AtomicUsize::new(0),
+            computing: AtomicUsize::new(0),
+            threads: threads.max(1),
             stop: AtomicBool::new(false),
             sleeping: AtomicUsize::new(0),
             lock: Mutex::new(()),
@@ -112,18 +125,35 @@ impl Pool {
         self.workers.len() + 1
     }
 
-    /// Run `f(0..n)` on the pool's threads and this one; the first error.
+    /// Take a compute slot of `slots` for the kernel this thread is about
+    /// to run (waiting while all are taken); it is given back on drop.
+    pub fn enter<'a>(&'a self, slots: &'a Slots) -> Permit<'a> {
+        slots.acquire();
+        self.shared.computing.fetch_add(1, SeqCst);
+        Permit { pool: self, slots }
+    }
+
+    /// Run `f(0..n)` on this thread and as many workers as `slots` has free
+    /// (the caller holds a slot of its own, from [`Pool::enter`]); the
+    /// first error.
     pub fn run<'f>(
         &self,
         n: usize,
         f: &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
+        slots: &Slots,
     ) -> Result<(), String> {
-        // Another stream's region holds the workers: run on this thread.
+        // Another region holds the workers, or the run has no slot to
+        // spare: run on this thread.
         let busy = match self.busy.try_lock() {
             Ok(g) if !self.workers.is_empty() && n > 1 => g,
             _ => return (0..n).try_for_each(f),
         };
-        // SAFETY (lifetime): workers use `f` only between the epoch bump
+        let helpers = slots.try_take(self.workers.len().min(n - 1));
+        if helpers == 0 {
+            drop(busy);
+            return (0..n).try_for_each(f);
+        }
+        // SAFETY (lifetime): workers use `f` only between taking a seat
         // below and their decrement of `active`, and this function returns
         // only after `active` is back to zero.
         let f: *const Body = unsafe {
@@ -134,14 +164,18 @@ impl Pool {
         };
         let job = Job {
             n,
-            chunk: n.div_ceil(2 * self.threads()).max(1),
+            chunk: n.div_ceil(2 * (helpers + 1)).max(1),
             f,
             next: AtomicUsize::new(0),
             err: Mutex::new(None),
         };
         let s = &*self.shared;
+        s.computing.fetch_add(helpers, SeqCst);
         s.job.store(&job as *const Job as *mut Job, Relaxed);
-        s.active.store(self.workers.len(), Relaxed);
+        s.active.store(helpers, Relaxed);
+        // The job is published before the seats: a worker that takes a seat
+        // sees this region's job.
+        s.seats.store(helpers, Release);
         s.epoch.fetch_add(1, SeqCst);
         if s.sleeping.load(SeqCst) > 0 {
             let _g = s.lock.lock();
@@ -160,6 +194,7 @@ impl Pool {
             }
         }
         s.job.store(std::ptr::null_mut(), Relaxed);
+        slots.release(helpers);
         drop(busy);
         match job.err.into_inner() {
             Ok(Some(e)) => Err(e),
@@ -194,7 +229,7 @@ fn worker(s: &Shared, spin: Duration) {
         while s.epoch.load(Acquire) == seen {
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(64) {
-                if t0.elapsed() >= spin {
+                if t0.elapsed() >= spin || s.computing.load(Relaxed) >= s.threads {
                     let mut g = match s.lock.lock() {
                         Ok(g) => g,
                         Err(p) => p.into_inner(),
@@ -218,12 +253,100 @@ fn worker(s: &Shared, spin: Duration) {
         if s.stop.load(SeqCst) {
             return;
         }
+        let seated = s
+            .seats
+            .fetch_update(AcqRel, Acquire, |k| k.checked_sub(1))
+            .is_ok();
+        if !seated {
+            continue;
+        }
         let job = s.job.load(Relaxed);
         if !job.is_null() {
-            // SAFETY: the job lives until `active` reaches zero.
+            // SAFETY: the job lives until `active` reaches zero, which
+            // waits for this seat.
             unsafe { (*job).work() };
         }
+        // Counted by the region's caller, given back as each worker leaves
+        // it (one done early may spin again, on a core now idle).
+        s.computing.fetch_sub(1, SeqCst);
         s.active.fetch_sub(1, Release);
+    }
+}
+
+/// The compute slots of one run: at most this many of its threads compute
+/// kernels at once — stream threads (one slot each, from [`Pool::enter`])
+/// and the workers their regions recruit — so `--threads N` means N cores
+/// however many streams the model has.
+pub struct Slots {
+    free: AtomicUsize,
+    waiting: AtomicUsize,
+    lock: Mutex<()>,
+    freed: Condvar,
+}
+
+impl Slots {
+    pub fn new(n: usize) -> Slots {
+        Slots {
+            free: AtomicUsize::new(n.max(1)),
+            waiting: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Take up to `max` free slots without waiting; how many were taken.
+    fn try_take(&self, max: usize) -> usize {
+        match self.free.fetch_update(SeqCst, SeqCst, |f| {
+            (f > 0 && max > 0).then(|| f - f.min(max))
+        }) {
+            Ok(f) => f.min(max),
+            Err(_) => 0,
+        }
+    }
+
+    /// Take one slot, waiting for one to be given back.
+    fn acquire(&self) {
+        if self.try_take(1) == 1 {
+            return;
+        }
+        let mut g = match self.lock.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        // Counted before the check: `release` adds to `free` before it reads
+        // `waiting`, so one of the two sees the other (no lost wake-up).
+        self.waiting.fetch_add(1, SeqCst);
+        while self.try_take(1) == 0 {
+            g = match self.freed.wait(g) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+        self.waiting.fetch_sub(1, SeqCst);
+    }
+
+    fn release(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.free.fetch_add(n, SeqCst);
+        if self.waiting.load(SeqCst) > 0 {
+            let _g = self.lock.lock();
+            self.freed.notify_all();
+        }
+    }
+}
+
+/// A compute slot held for one kernel ([`Pool::enter`]).
+pub struct Permit<'a> {
+    pool: &'a Pool,
+    slots: &'a Slots,
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.pool.shared.computing.fetch_sub(1, SeqCst);
+        self.slots.release(1);
     }
 }
 
@@ -235,17 +358,24 @@ mod tests {
     #[test]
     fn every_index_runs_once_on_each_region() {
         for (threads, spin) in [(3, SPIN), (2, Duration::ZERO)] {
-            every_index_once(&Pool::new(threads, spin).expect("pool"));
+            every_index_once(
+                &Pool::new(threads, spin).expect("pool"),
+                &Slots::new(threads),
+            );
         }
     }
 
-    fn every_index_once(pool: &Pool) {
+    fn every_index_once(pool: &Pool, slots: &Slots) {
         for n in [0, 1, 2, 7, 1000] {
             let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
-            pool.run(n, &|i| {
-                hits[i].fetch_add(1, Relaxed);
-                Ok(())
-            })
+            pool.run(
+                n,
+                &|i| {
+                    hits[i].fetch_add(1, Relaxed);
+                    Ok(())
+                },
+                slots,
+            )
             .expect("run");
             assert!(hits.iter().all(|h| h.load(Relaxed) == 1), "n = {n}");
         }
@@ -254,35 +384,51 @@ mod tests {
     #[test]
     fn errors_and_panics_come_back_as_errors() {
         let pool = Pool::new(2, SPIN).expect("pool");
-        let e = pool.run(100, &|i| {
-            if i == 37 {
-                Err("bad 37".into())
-            } else {
-                Ok(())
-            }
-        });
+        let slots = Slots::new(2);
+        let e = pool.run(
+            100,
+            &|i| {
+                if i == 37 {
+                    Err("bad 37".into())
+                } else {
+                    Ok(())
+                }
+            },
+            &slots,
+        );
         assert_eq!(e, Err("bad 37".to_string()));
-        let p = pool.run(100, &|i| {
-            assert!(i != 5, "boom");
-            Ok(())
-        });
+        let p = pool.run(
+            100,
+            &|i| {
+                assert!(i != 5, "boom");
+                Ok(())
+            },
+            &slots,
+        );
         assert!(p.is_err_and(|m| m.contains("panicked")));
-        // Still usable after both.
-        assert_eq!(pool.run(10, &|_| Ok(())), Ok(()));
+        // Still usable after both, with its slots given back.
+        assert_eq!(pool.run(10, &|_| Ok(()), &slots), Ok(()));
+        assert_eq!(slots.free.load(SeqCst), 2);
     }
 
     #[test]
     fn parked_workers_wake_for_the_next_region() {
         let pool = Pool::new(2, SPIN).expect("pool");
+        let slots = Slots::new(2);
         std::thread::sleep(SPIN * 4);
         let seen: Mutex<std::collections::HashSet<std::thread::ThreadId>> = Mutex::default();
-        pool.run(64, &|_| {
-            std::thread::sleep(Duration::from_millis(1));
-            if let Ok(mut s) = seen.lock() {
-                s.insert(std::thread::current().id());
-            }
-            Ok(())
-        })
+        let _slot = pool.enter(&slots);
+        pool.run(
+            64,
+            &|_| {
+                std::thread::sleep(Duration::from_millis(1));
+                if let Ok(mut s) = seen.lock() {
+                    s.insert(std::thread::current().id());
+                }
+                Ok(())
+            },
+            &slots,
+        )
         .expect("run");
         assert_eq!(
             seen.lock().map(|s| s.len()).unwrap_or(0),
@@ -298,16 +444,60 @@ mod tests {
         std::thread::scope(|sc| {
             for _ in 0..4 {
                 sc.spawn(|| {
+                    // Each caller its own run.
+                    let slots = Slots::new(2);
                     for _ in 0..50 {
-                        pool.run(16, &|_| {
-                            total.fetch_add(1, Relaxed);
-                            Ok(())
-                        })
+                        let _slot = pool.enter(&slots);
+                        pool.run(
+                            16,
+                            &|_| {
+                                total.fetch_add(1, Relaxed);
+                                Ok(())
+                            },
+                            &slots,
+                        )
                         .expect("run");
                     }
                 });
             }
         });
         assert_eq!(total.load(Relaxed), 4 * 50 * 16);
+    }
+
+    /// Four streams of one run, each running parallel regions: never more
+    /// threads in kernel code than the run has slots.
+    #[test]
+    fn a_run_computes_on_at_most_its_slots() {
+        for threads in [1, 2, 3] {
+            let pool = Pool::new(threads, SPIN).expect("pool");
+            let slots = Slots::new(threads);
+            let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let body = |_| {
+                let k = now.fetch_add(1, SeqCst) + 1;
+                most.fetch_max(k, SeqCst);
+                std::thread::sleep(Duration::from_micros(200));
+                now.fetch_sub(1, SeqCst);
+                Ok(())
+            };
+            std::thread::scope(|sc| {
+                for _ in 0..4 {
+                    sc.spawn(|| {
+                        for _ in 0..10 {
+                            let _slot = pool.enter(&slots);
+                            pool.run(6, &body, &slots).expect("run");
+                        }
+                    });
+                }
+            });
+            let most = most.load(SeqCst);
+            assert!(
+                most <= threads,
+                "{most} threads computed with {threads} slots"
+            );
+            if threads > 1 {
+                assert!(most > 1, "the workers never helped");
+            }
+            assert_eq!(slots.free.load(SeqCst), threads, "every slot given back");
+        }
     }
 }

@@ -71,6 +71,11 @@ impl Trace {
         }
     }
 
+    /// The engine a task ran on ("AICore", "AICPU", "DMA", "event", ...).
+    pub fn engine(&self, task: usize) -> Option<&str> {
+        self.names.get(task).map(|(_, e)| e.as_str())
+    }
+
     /// Busy time per stream (µs).
     pub fn busy_us(&self) -> Vec<f64> {
         let mut v = vec![0.0; self.streams];

@@ -18,7 +18,7 @@ use ge_ir::tensor::Tensor;
 use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
 use ge_lowering::om::OmModel;
 use ge_runtime::compile::{compile_text, CompileOptions};
-use ge_runtime::{HostTensor, LoadOptions, Model};
+use ge_runtime::{HostTensor, LoadOptions, Model, RunOptions};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 
@@ -70,6 +70,52 @@ fn multi_stream_and_single_stream_are_bitwise_identical() {
                     );
                 }
             }
+        }
+    }
+}
+
+// ---- --threads bounds the cores of a run, whatever its streams --------------------------
+
+/// The most compute-kernel slices of one traced run that overlap in time.
+fn most_concurrent_kernels(model: &Model, inputs: &[HostTensor]) -> usize {
+    let r = model
+        .session()
+        .run_with(inputs, &RunOptions { trace: true })
+        .unwrap_or_else(|e| panic!("run: {e}"));
+    let trace = r.trace.expect("a trace was asked for");
+    let mut edges: Vec<(f64, i32)> = vec![];
+    for e in &trace.events {
+        if matches!(trace.engine(e.task), Some("AICore" | "VectorCore")) {
+            edges.push((e.start_us, 1));
+            edges.push((e.end_us, -1));
+        }
+    }
+    // Ends before starts at the same instant: touching slices do not overlap.
+    edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    most as usize
+}
+
+#[test]
+fn streams_share_the_threads_of_a_run() {
+    // NasNet-A's cells put independent branches on many streams.
+    let text = read("testdata/models/nasnet_a.air");
+    let om = om_bytes("nasnet_a", &text, &CompileOptions::default());
+    let (types, _) = signature(&text, "main");
+    let ins = host(&random_inputs(&types, &[("B", 2)], 3));
+    for threads in [1, 2] {
+        let m = load(&om, threads);
+        assert!(m.num_streams() > 2, "the model should use several streams");
+        for _ in 0..5 {
+            let most = most_concurrent_kernels(&m, &ins);
+            assert!(
+                most <= threads,
+                "{most} kernels ran at once on {threads} thread(s)"
+            );
         }
     }
 }

@@ -335,10 +335,9 @@ impl MatMul {
             (ao * m * k, bo * k * n)
         };
         let parallel_batches = nb >= par.threads() && nb > 1;
-        let one = Par { pool: None };
         par.run(nb, parallel_batches && nb * m * n * k > 1 << 16, &|i| {
             let (ao, bo) = offs(i);
-            let inner = if parallel_batches { &one } else { par };
+            let inner = if parallel_batches { &Par::NONE } else { par };
             split_run(inner, m, n, k, &|r0, r1, c0, c1| unsafe {
                 sgemm(
                     r1 - r0,

@@ -40,15 +40,22 @@ impl Slot {
     }
 }
 
-/// Intra-op parallelism: the compute pool (AICore/VectorCore kernels) or
-/// none (host kernels, or one thread).
+/// Intra-op parallelism: the compute pool and the run's compute slots
+/// (AICore/VectorCore kernels), or none (host kernels, load-time folding).
 pub struct Par<'a> {
-    pub pool: Option<&'a crate::pool::Pool>,
+    pub pool: Option<(&'a crate::pool::Pool, &'a crate::pool::Slots)>,
 }
 
-impl Par<'_> {
+impl<'a> Par<'a> {
+    /// Everything on the calling thread.
+    pub const NONE: Par<'static> = Par { pool: None };
+
     pub fn threads(&self) -> usize {
-        self.pool.map_or(1, |p| p.threads())
+        self.pool.map_or(1, |(p, _)| p.threads())
+    }
+    /// Hold a compute slot while a kernel runs on this thread.
+    pub fn enter(&self) -> Option<crate::pool::Permit<'a>> {
+        self.pool.map(|(p, s)| p.enter(s))
     }
     /// Run `f(0..n)`, in parallel on the pool when `parallel` and it pays.
     pub fn run(
@@ -58,7 +65,7 @@ impl Par<'_> {
         f: &(dyn Fn(usize) -> Result<(), String> + Sync),
     ) -> Result<(), String> {
         match self.pool {
-            Some(pool) if parallel && n > 1 => pool.run(n, f),
+            Some((pool, slots)) if parallel && n > 1 => pool.run(n, f, slots),
             _ => (0..n).try_for_each(f),
         }
     }
