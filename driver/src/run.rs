@@ -88,8 +88,9 @@ pub struct RunArgs {
     /// .air models: keep NCHW/ND layouts (no NC1HWC0 / FRACTAL formats)
     #[arg(long)]
     pub no_formats: bool,
-    /// Run activations in the NC1HWC0 blocks the model names even where only
-    /// convolutions read them (by default they stay NCHW between such kernels)
+    /// Run activations in the NC1HWC0 / FRACTAL_NZ blocks the model names even
+    /// where only convolutions or matrix products read them (by default they
+    /// stay NCHW / ND between such kernels)
     #[arg(long)]
     pub keep_formats: bool,
     /// .air models: also write the compiled .om here
@@ -427,7 +428,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
             fb
         ));
         stdout.push_str(&format!(
-            "workspace {} bytes, weights {} bytes; {} activations kept NCHW between kernels\n",
+            "workspace {} bytes, weights {} bytes; {} activations kept plain (NCHW/ND) between kernels\n",
             model.workspace_bytes(),
             model.weights_bytes(),
             model.plain_buffers()

@@ -1,14 +1,16 @@
 //! Plain layouts between kernels (load time).
 //!
 //! A model compiled for an Ascend SoC keeps activations in NC1HWC0 between
-//! its kernels: each convolution kernel converts its input to NCHW, computes,
-//! and converts its result back to blocks. On the CPU both conversions are
-//! pure cost when nothing else looks at the blocks. So for every buffer
-//! whose producer could as well write NCHW (a convolution writing the blocks
-//! itself, or a conversion of an NCHW value — a residual sum, a model input)
-//! and whose every reader converts it straight back to NCHW, the loader makes
-//! the producer write NCHW into the buffer (its storage is at least as large)
-//! and lets the readers use it as it is: both conversions go. Model outputs, buffers anything else reads
+//! its convolutions and in FRACTAL_NZ between its matrix products: each such
+//! kernel converts its input to NCHW / ND, computes, and converts its result
+//! back to blocks. On the CPU both conversions are pure cost when nothing
+//! else looks at the blocks. So for every buffer whose producer could as
+//! well write the plain layout (a convolution writing the blocks itself, or
+//! a conversion of a plain value — a matrix product's result, a residual
+//! sum, a model input) and whose every reader converts it straight back, the
+//! loader makes the producer write the plain layout into the buffer (its
+//! storage is at least as large: blocks pad) and lets the readers use it as
+//! it is: both conversions go. Model outputs, buffers anything else reads
 //! (an elementwise add on the blocks, a copy, a partial read) and programs
 //! with control flow keep their formats.
 
@@ -23,7 +25,7 @@ struct Candidate {
     buffer: Buffer,
     /// (task, result value) that writes it.
     producer: (usize, usize),
-    /// (task, argument value, the NCHW value its conversion makes).
+    /// (task, argument value, the plain value its conversion makes).
     readers: Vec<(usize, usize, usize)>,
     ok: bool,
 }
@@ -36,16 +38,25 @@ fn overlaps(a: &Buffer, b: &Buffer) -> bool {
         && b.bytes > 0
 }
 
-/// How a kernel writes a result as blocks that it could write as NCHW.
+/// The plain layout a blocked activation format stands for.
+fn plain_of(blocked: Format) -> Option<Format> {
+    match blocked {
+        Format::NC1HWC0 => Some(Format::NCHW),
+        Format::FRACTAL_NZ => Some(Format::ND),
+        _ => None,
+    }
+}
+
+/// How a kernel writes a result as blocks that it could write plain.
 #[derive(Clone, Copy)]
 enum Blocking {
     /// A convolution writing the blocks itself (`Conv::blocked_out`).
     Conv,
-    /// A conversion of NCHW value `u` (e.g. a residual add's result).
+    /// A conversion of plain value `u` (e.g. a residual add's result).
     Convert(usize),
 }
 
-/// The step writing result `r` as blocks, if it could write NCHW instead
+/// The step writing result `r` as blocks, if it could write them plain instead
 /// and nothing else in the kernel touches `r`.
 fn blocked_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<(usize, Blocking)> {
     if k.fallback.is_some()
@@ -64,14 +75,14 @@ fn blocked_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<(usize, 
         (Op::Conv(c), _) if c.blocked_out.is_some() && c.plain_type.is_some() => {
             Some((si, Blocking::Conv))
         }
-        (Op::Transdata(t), &[u]) if t.src == Format::NCHW && t.dst == Format::NC1HWC0 => {
+        (Op::Transdata(t), &[u]) if plain_of(t.dst) == Some(t.src) => {
             Some((si, Blocking::Convert(u)))
         }
         _ => None,
     }
 }
 
-/// The NCHW value argument `a` is converted to, if converting it is the
+/// The plain value argument `a` is converted to, if converting it is the
 /// only thing the kernel does with it.
 fn unblocked_arg(k: &KernelProgram, skip: &[bool], a: usize) -> Option<(usize, usize)> {
     if k.fallback.is_some() || k.results.contains(&a) {
@@ -85,9 +96,7 @@ fn unblocked_arg(k: &KernelProgram, skip: &[bool], a: usize) -> Option<(usize, u
     };
     let s = &k.steps[si];
     match (&s.op, s.ins.as_slice(), s.outs.as_slice()) {
-        (Op::Transdata(t), &[x], &[v])
-            if x == a && t.src == Format::NC1HWC0 && t.dst == Format::NCHW && !skip[si] =>
-        {
+        (Op::Transdata(t), &[x], &[v]) if x == a && plain_of(t.src) == Some(t.dst) && !skip[si] => {
             Some((si, v))
         }
         _ => None,
@@ -208,7 +217,7 @@ pub(crate) fn elide(inner: &mut Inner) -> usize {
                 }
             }
             Some((si, Blocking::Convert(u))) => {
-                // The kernel returns the NCHW value itself.
+                // The kernel returns the plain value itself.
                 rt.skip[si] = true;
                 for x in k.results.iter_mut().filter(|x| **x == r) {
                     *x = u;

@@ -27,8 +27,9 @@ pub struct LoadOptions {
     pub fold_weights: bool,
     /// Largest number of concrete shapes whose plans are kept.
     pub plan_cache: usize,
-    /// Keep activations that only convolutions read in NCHW between kernels
-    /// instead of the NC1HWC0 blocks the model names (see `crate::layouts`).
+    /// Keep activations that only convolutions or matrix products read in
+    /// NCHW / ND between kernels instead of the NC1HWC0 / FRACTAL_NZ blocks
+    /// the model names (see `crate::layouts`).
     pub plain_layouts: bool,
 }
 
@@ -361,7 +362,7 @@ impl Model {
         })
     }
 
-    /// How many activation buffers run in NCHW instead of the NC1HWC0 blocks
+    /// How many activation buffers run in NCHW / ND instead of the blocks
     /// the model names, their conversions elided ([`LoadOptions::plain_layouts`]).
     pub fn plain_buffers(&self) -> usize {
         self.inner.plain_buffers

@@ -65,12 +65,19 @@ fn variants_of_resnet50_and_bert_agree() {
     }
 }
 
-/// Activations kept NCHW between convolutions (`LoadOptions::plain_layouts`)
-/// change no output bit, on the zoo's convolution networks, and happen.
+/// Activations kept NCHW between convolutions and ND between matrix products
+/// (`LoadOptions::plain_layouts`) change no output bit, on the zoo's
+/// convolution networks and transformers, and happen.
 #[test]
 fn plain_layouts_between_kernels_change_no_output() {
     use ge_runtime::{LoadOptions, Model};
-    for name in ["mobilenet_v2", "resnet50", "squeezenet"] {
+    for name in [
+        "mobilenet_v2",
+        "resnet50",
+        "squeezenet",
+        "bert_base",
+        "gpt2_small",
+    ] {
         let text = read(&format!("testdata/models/{name}.air"));
         let om = om_bytes(name, &text, &CompileOptions::default());
         let load = |plain| {
@@ -82,7 +89,7 @@ fn plain_layouts_between_kernels_change_no_output() {
             Model::from_bytes(&om, &opts).unwrap_or_else(|e| panic!("load: {e}"))
         };
         let (plain, blocked) = (load(true), load(false));
-        assert!(plain.plain_buffers() > 0, "{name}: nothing kept NCHW");
+        assert!(plain.plain_buffers() > 0, "{name}: nothing kept plain");
         assert_eq!(blocked.plain_buffers(), 0);
         let (types, _) = signature(&text, "main");
         for b in [1, 2] {

@@ -11,7 +11,7 @@
 //! each op, as the reference does); integers and booleans in i64, wrapped to
 //! their width after each op.
 
-use super::{Par, Slot};
+use super::{vmath, Par, Slot};
 use crate::buffer::{load_f32, load_i64, round_to, store_f32, store_i64, wrap_to, Class};
 use ge_ir::DType;
 
@@ -153,46 +153,6 @@ pub fn code_of(name: &str, attr: &dyn Fn(&str) -> Option<ge_ir::Attribute>) -> O
         "data.identity" => Code::Identity,
         _ => return None,
     })
-}
-
-/// erf in f32: fdlibm's rational form near 0, Numerical Recipes' erfc
-/// Chebyshev fit (relative error < 1.2e-7) elsewhere.
-#[inline]
-pub fn erf_f32(x: f32) -> f32 {
-    let a = x.abs();
-    let r = if a < 0.84375 {
-        let z = a * a;
-        let p = 1.283_791_7e-1_f32
-            + z * (-3.250_421e-1
-                + z * (-2.848_175e-2 + z * (-5.770_270_3e-3 + z * -2.376_301_7e-5)));
-        let q = 1.0
-            + z * (3.979_172e-1
-                + z * (6.502_225e-2
-                    + z * (5.081_306e-3 + z * (1.324_947_4e-4 + z * -3.960_228_3e-6))));
-        a + a * (p / q)
-    } else if a < 9.0 {
-        let z = a as f64;
-        let t = 1.0 / (1.0 + 0.5 * z);
-        let erfc = t
-            * (-z * z - 1.265_512_23
-                + t * (1.000_023_68
-                    + t * (0.374_091_96
-                        + t * (0.096_784_18
-                            + t * (-0.186_288_06
-                                + t * (0.278_868_07
-                                    + t * (-1.135_203_98
-                                        + t * (1.488_515_87
-                                            + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-                .exp();
-        (1.0 - erfc) as f32
-    } else {
-        1.0
-    };
-    if x < 0.0 {
-        -r
-    } else {
-        r
-    }
 }
 
 /// Broadcast load plan of one input for an output shape.
@@ -362,7 +322,39 @@ struct Tiles {
     i: Vec<Vec<i64>>,
 }
 
+/// `y = code(x)` for a float unary code (false: not one). The loops are
+/// compiled again for AVX-512 and AVX2 and picked at run time: with
+/// [`vmath`]'s branch-free `exp` and `erf` they vectorise.
 fn unary_f(code: Code, x: &[f32], y: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { unary_f_avx512(code, x, y) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { unary_f_avx2(code, x, y) };
+        }
+    }
+    unary_f_loops(code, x, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn unary_f_avx512(code: Code, x: &[f32], y: &mut [f32]) -> bool {
+    unary_f_loops(code, x, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn unary_f_avx2(code: Code, x: &[f32], y: &mut [f32]) -> bool {
+    unary_f_loops(code, x, y)
+}
+
+#[inline(always)]
+fn unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool {
     macro_rules! map {
         ($e:expr) => {{
             let g = $e;
@@ -374,22 +366,24 @@ fn unary_f(code: Code, x: &[f32], y: &mut [f32]) -> bool {
     match code {
         Code::Neg => map!(|v: f32| -v),
         Code::Abs => map!(|v: f32| v.abs()),
-        Code::Exp => map!(|v: f32| v.exp()),
+        Code::Exp => map!(vmath::exp),
         Code::Log => map!(|v: f32| v.ln()),
         Code::Sqrt => map!(|v: f32| v.sqrt()),
         Code::Rsqrt => map!(|v: f32| 1.0 / v.sqrt()),
         Code::Recip => map!(|v: f32| 1.0 / v),
         Code::Relu => map!(|v: f32| if v > 0.0 || v.is_nan() { v } else { 0.0 }),
         Code::LeakyRelu(a) => map!(|v: f32| if v >= 0.0 { v } else { a * v }),
-        Code::Sigmoid => map!(|v: f32| 1.0 / (1.0 + (-v).exp())),
+        Code::Sigmoid => map!(|v: f32| 1.0 / (1.0 + vmath::exp(-v))),
         Code::Tanh => map!(|v: f32| v.tanh()),
-        Code::Gelu => map!(|v: f32| 0.5 * v * (1.0 + erf_f32(v * std::f32::consts::FRAC_1_SQRT_2))),
+        Code::Gelu => {
+            map!(|v: f32| 0.5 * v * (1.0 + vmath::erf(v * std::f32::consts::FRAC_1_SQRT_2)))
+        }
         Code::GeluTanh => map!(|v: f32| {
             let k = (2.0f32 / std::f32::consts::PI).sqrt();
             0.5 * v * (1.0 + (k * (v + 0.044715 * v * v * v)).tanh())
         }),
-        Code::Silu => map!(|v: f32| v / (1.0 + (-v).exp())),
-        Code::Erf => map!(erf_f32),
+        Code::Silu => map!(|v: f32| v / (1.0 + vmath::exp(-v))),
+        Code::Erf => map!(vmath::erf),
         Code::Floor => map!(|v: f32| v.floor()),
         Code::Ceil => map!(|v: f32| v.ceil()),
         Code::Round => map!(|v: f32| v.round_ties_even()),

@@ -16,6 +16,7 @@ pub mod linalg;
 pub mod movement;
 pub mod norm;
 pub mod pool;
+pub mod vmath;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
 use ge_ir::body::{Body, OpId, ValueId};

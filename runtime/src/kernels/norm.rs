@@ -2,7 +2,7 @@
 //! reductions over arbitrary axes.
 
 use super::ew::Bcast;
-use super::{CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use super::{vmath, CPtrF, F32In, F32Out, Par, PtrF, Slot};
 use crate::buffer::{load_i64, store_i64};
 use ge_ir::body::{Body, OpId};
 
@@ -24,23 +24,24 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
     let mut o = F32Out::new(out);
     let (xp, op) = (CPtrF(xi.ptr()), PtrF(o.ptr()));
     par.run(outer, outer * len * inner > 1 << 15, &|r| {
-        let mut row = vec![0f32; len];
+        let mut row = vec![0f32; if inner == 1 { 0 } else { len }];
         for j in 0..inner {
-            // SAFETY: task r owns block r of the output.
+            // SAFETY: task r owns block r of the output; the input may be
+            // the output itself (in place), so it is read before written.
             unsafe {
                 let base = r * len * inner + j;
+                if inner == 1 {
+                    // A contiguous row: softmax in the output row itself.
+                    std::ptr::copy(xp.p().add(base), op.p().add(base), len);
+                    softmax_row(log, std::slice::from_raw_parts_mut(op.p().add(base), len));
+                    continue;
+                }
                 for (t, v) in row.iter_mut().enumerate() {
                     *v = *xp.p().add(base + t * inner);
                 }
-                let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-                let mut sum = 0f64;
-                for v in row.iter_mut() {
-                    *v = (*v - m).exp();
-                    sum += *v as f64;
-                }
-                let s = sum as f32;
+                softmax_row(log, &mut row);
                 for (t, v) in row.iter().enumerate() {
-                    *op.p().add(base + t * inner) = if log { (*v).ln() - s.ln() } else { v / s };
+                    *op.p().add(base + t * inner) = *v;
                 }
             }
         }
@@ -48,6 +49,75 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
     })?;
     o.finish();
     Ok(())
+}
+
+/// Softmax of one row in place; compiled again for AVX-512 and AVX2.
+fn softmax_row(log: bool, y: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { softmax_row_avx512(log, y) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { softmax_row_avx2(log, y) };
+        }
+    }
+    softmax_row_loops(log, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn softmax_row_avx512(log: bool, y: &mut [f32]) {
+    softmax_row_loops(log, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn softmax_row_avx2(log: bool, y: &mut [f32]) {
+    softmax_row_loops(log, y)
+}
+
+/// `exp(y - max)` summed in f64, then divided (or logged) by the sum. The
+/// max and the sum keep one partial per lane so that the loops vectorise
+/// without reassociating a float reduction.
+#[inline(always)]
+fn softmax_row_loops(log: bool, y: &mut [f32]) {
+    const L: usize = 16;
+    let mut lanes = [f32::NEG_INFINITY; L];
+    let mut chunks = y.chunks_exact(L);
+    for c in &mut chunks {
+        for (m, &v) in lanes.iter_mut().zip(c) {
+            *m = m.max(v);
+        }
+    }
+    let m = chunks
+        .remainder()
+        .iter()
+        .chain(&lanes)
+        .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let mut sums = [0f64; L];
+    let mut chunks = y.chunks_exact_mut(L);
+    for c in &mut chunks {
+        for (s, v) in sums.iter_mut().zip(c) {
+            *v = vmath::exp(*v - m);
+            *s += *v as f64;
+        }
+    }
+    let mut sum = 0f64;
+    for v in chunks.into_remainder() {
+        *v = vmath::exp(*v - m);
+        sum += *v as f64;
+    }
+    let s = (sum + sums.iter().sum::<f64>()) as f32;
+    if log {
+        let ls = s.ln();
+        y.iter_mut().for_each(|v| *v = v.ln() - ls);
+    } else {
+        y.iter_mut().for_each(|v| *v /= s);
+    }
 }
 
 /// Layer normalisation (or RMS normalisation) over the dims from `axis` on.
