@@ -72,37 +72,62 @@ impl PlanCache {
     }
 }
 
-/// Per-run event state: one counter per record task.
+/// Per-run event state: one counter per record task, and which stream
+/// waits for which record. A record wakes only the streams waiting for it:
+/// a model has dozens of streams mostly asleep on events, and waking all of
+/// them on every record costs more than the kernels of a small layer.
 struct Events {
-    counts: Mutex<HashMap<usize, u64>>,
-    cv: Condvar,
+    state: Mutex<EventState>,
+    /// One per stream: where that stream's thread sleeps.
+    wake: Vec<Condvar>,
     abort: AtomicBool,
 }
 
+#[derive(Default)]
+struct EventState {
+    counts: HashMap<usize, u64>,
+    /// record task → the streams waiting for it.
+    waiters: HashMap<usize, Vec<usize>>,
+}
+
 impl Events {
-    fn signal(&self, rec: usize) {
-        if let Ok(mut c) = self.counts.lock() {
-            *c.entry(rec).or_insert(0) += 1;
+    fn new(streams: usize) -> Events {
+        Events {
+            state: Mutex::new(EventState::default()),
+            wake: (0..streams).map(|_| Condvar::new()).collect(),
+            abort: AtomicBool::new(false),
         }
-        self.cv.notify_all();
     }
-    /// Block until record `rec` has fired at least `n` times (or the run aborts).
-    fn wait(&self, rec: usize, n: u64) -> Result<(), String> {
-        let mut c = self.counts.lock().map_err(|_| "event table poisoned")?;
+    fn signal(&self, rec: usize) {
+        if let Ok(mut st) = self.state.lock() {
+            *st.counts.entry(rec).or_insert(0) += 1;
+            for s in st.waiters.remove(&rec).unwrap_or_default() {
+                self.wake[s].notify_one();
+            }
+        }
+    }
+    /// Block stream `s` until record `rec` has fired at least `n` times
+    /// (or the run aborts).
+    fn wait(&self, s: usize, rec: usize, n: u64) -> Result<(), String> {
+        let mut st = self.state.lock().map_err(|_| "event table poisoned")?;
         loop {
             if self.abort.load(Ordering::Acquire) {
                 return Err("aborted".into());
             }
-            if c.get(&rec).copied().unwrap_or(0) >= n {
+            if st.counts.get(&rec).copied().unwrap_or(0) >= n {
                 return Ok(());
             }
-            c = self.cv.wait(c).map_err(|_| "event table poisoned")?;
+            let w = st.waiters.entry(rec).or_default();
+            if !w.contains(&s) {
+                w.push(s);
+            }
+            st = self.wake[s].wait(st).map_err(|_| "event table poisoned")?;
         }
     }
     fn abort(&self) {
         self.abort.store(true, Ordering::Release);
-        let _g = self.counts.lock();
-        self.cv.notify_all();
+        let _g = self.state.lock();
+        self.wake.iter().for_each(Condvar::notify_all);
     }
 }
 
@@ -629,11 +654,7 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
             }
         }
     }
-    let events = Arc::new(Events {
-        counts: Mutex::new(HashMap::new()),
-        cv: Condvar::new(),
-        abort: AtomicBool::new(false),
-    });
+    let events = Arc::new(Events::new(inner.streams.len()));
     // This run's compute slots: `threads` cores, shared by its streams.
     let slots = Arc::new(Slots::new(inner.threads));
     let t0 = Instant::now();
@@ -747,6 +768,8 @@ fn run_stream(
     let compute = Par {
         pool: Some((&inner.compute, slots)),
     };
+    // This thread wants a core while it runs the stream (not while it waits).
+    let _awake = inner.compute.awake();
     while pc < list.len() {
         steps += 1;
         if steps > 10_000_000 {
@@ -790,7 +813,7 @@ fn run_stream(
                     let n = waits_done.entry(ti).or_insert(0);
                     *n += 1;
                     let want = *n;
-                    events.wait(rec, want)
+                    inner.compute.asleep(|| events.wait(s, rec, want))
                 }
                 None => Err(format!("wait on event {event} with no record before it")),
             },

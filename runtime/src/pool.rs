@@ -1,26 +1,30 @@
 //! The compute pool: `threads - 1` workers plus the thread that asks, which
 //! all take indices of one parallel region at a time; and the compute
 //! [`Slots`] of a run, which keep the threads computing its kernels — the
-//! streams' own threads and the workers they recruit — at `threads`.
+//! streams' own threads and the workers that help them — at `threads`.
 //!
 //! An inference runs hundreds of short parallel regions (a pointwise
 //! convolution of MobileNetV2 takes 0.1 ms). Between them rayon's workers go
 //! to sleep, and waking one costs about as much as such a region; so these
 //! workers spin for a while after each region (yielding their core now and
-//! then) and only park when nothing came for [`SPIN`], or when every thread
-//! the pool stands for is computing (the spinning would take a core from a
-//! stream's kernel). A region started while another one holds the workers
-//! (two sessions of one model), or when its run has no free slot, runs on
-//! its caller's thread alone.
+//! then) and only park when nothing came for [`SPIN`], or as soon as every
+//! core is wanted: the pool counts the threads that want one (stream
+//! threads not blocked on an event or a slot, workers in a region), so a
+//! spinning worker never keeps a woken stream off its core.
+//!
+//! A worker joins a region only with a free slot of the region's run, and
+//! may join late: when a slot or a core comes free during a long region (a
+//! stream's kernel ends, a stream blocks), idle workers look again. A region
+//! started while another one holds the workers (two sessions of one model)
+//! runs on its caller's thread alone.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long an idle worker spins before it parks, when the model's kernels
-/// run on one stream (with several, other streams' threads want the cores).
+/// How long an idle worker spins (while a core is idle) before it parks.
 pub const SPIN: Duration = Duration::from_micros(500);
 
 type Body = dyn Fn(usize) -> Result<(), String> + Sync;
@@ -34,6 +38,8 @@ struct Job {
     chunk: usize,
     /// The region's body; the pointer outlives no use (see [`Pool::run`]).
     f: *const Body,
+    /// The run's slots: a worker computes on the region holding one.
+    slots: *const Slots,
     next: AtomicUsize,
     err: Mutex<Option<String>>,
 }
@@ -61,25 +67,74 @@ impl Job {
             }
         }
     }
+
+    fn exhausted(&self) -> bool {
+        self.next.load(Relaxed) >= self.n
+    }
 }
 
 struct Shared {
-    /// Bumped to start a region (and to stop).
+    /// Bumped when a region starts, when a core or slot may have come free
+    /// during one, and to stop: parked workers wait for it to move.
     epoch: AtomicU64,
+    /// The region in progress (null between regions).
     job: AtomicPtr<Job>,
-    /// Workers still in the current region.
+    /// Workers looking at or working on `job`.
     active: AtomicUsize,
-    /// Places left in the current region: a worker that takes one works
-    /// on it (the others, beyond the run's free slots, stay out).
-    seats: AtomicUsize,
-    /// Threads computing kernels now (slot holders and the workers in a
-    /// region); idle workers stop spinning when it reaches `threads`.
-    computing: AtomicUsize,
+    /// Threads that want a core now: stream threads not blocked (see
+    /// [`Pool::awake`]) and workers in a region.
+    awake: AtomicIsize,
     threads: usize,
     stop: AtomicBool,
     sleeping: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
+}
+
+impl Shared {
+    /// Make parked workers look again.
+    fn notify(&self) {
+        self.epoch.fetch_add(1, SeqCst);
+        if self.sleeping.load(SeqCst) > 0 {
+            let _g = self.lock.lock();
+            self.wake.notify_all();
+        }
+    }
+
+    /// A core or a slot may have come free: with a region in progress, idle
+    /// workers try to join it.
+    fn freed(&self) {
+        if !self.job.load(SeqCst).is_null() {
+            self.notify();
+        }
+    }
+
+    /// Help the region in progress, if it has work left and its run a free
+    /// slot; whether this worker did.
+    fn try_join(&self) -> bool {
+        if self.job.load(Acquire).is_null() {
+            return false;
+        }
+        // Counted in before `job` is read again: the region's caller clears
+        // `job` and then waits for `active` to drop to zero, so a job read
+        // here stays alive until the decrement below.
+        self.active.fetch_add(1, SeqCst);
+        let j = self.job.load(SeqCst);
+        let mut joined = false;
+        if !j.is_null() {
+            // SAFETY: see above; the slots outlive the region.
+            let (job, slots) = unsafe { (&*j, &*(*j).slots) };
+            if !job.exhausted() && slots.try_take(1) == 1 {
+                self.awake.fetch_add(1, SeqCst);
+                job.work();
+                self.awake.fetch_sub(1, SeqCst);
+                slots.release(1);
+                joined = true;
+            }
+        }
+        self.active.fetch_sub(1, Release);
+        joined
+    }
 }
 
 pub struct Pool {
@@ -97,8 +152,7 @@ impl Pool {
             epoch: AtomicU64::new(0),
             job: AtomicPtr::new(std::ptr::null_mut()),
             active: AtomicUsize::new(0),
-            seats: AtomicUsize::new(0),
-            computing: AtomicUsize::new(0),
+            awake: AtomicIsize::new(0),
             threads: threads.max(1),
             stop: AtomicBool::new(false),
             sleeping: AtomicUsize::new(0),
@@ -125,16 +179,34 @@ impl Pool {
         self.workers.len() + 1
     }
 
+    /// Count this thread as wanting a core until the guard drops (a stream
+    /// thread while it runs its stream).
+    pub fn awake(&self) -> Awake<'_> {
+        self.shared.awake.fetch_add(1, SeqCst);
+        Awake(&self.shared)
+    }
+
+    /// Run `f`, which blocks (an event wait), with this thread not counted
+    /// as wanting a core.
+    pub fn asleep<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.shared.awake.fetch_sub(1, SeqCst);
+        self.shared.freed();
+        let r = f();
+        self.shared.awake.fetch_add(1, SeqCst);
+        r
+    }
+
     /// Take a compute slot of `slots` for the kernel this thread is about
     /// to run (waiting while all are taken); it is given back on drop.
     pub fn enter<'a>(&'a self, slots: &'a Slots) -> Permit<'a> {
-        slots.acquire();
-        self.shared.computing.fetch_add(1, SeqCst);
+        if slots.try_take(1) == 0 {
+            self.asleep(|| slots.acquire());
+        }
         Permit { pool: self, slots }
     }
 
-    /// Run `f(0..n)` on this thread and as many workers as `slots` has free
-    /// (the caller holds a slot of its own, from [`Pool::enter`]); the
+    /// Run `f(0..n)` on this thread and the workers that get a free slot of
+    /// `slots` (the caller holds one of its own, from [`Pool::enter`]); the
     /// first error.
     pub fn run<'f>(
         &self,
@@ -142,20 +214,14 @@ impl Pool {
         f: &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
         slots: &Slots,
     ) -> Result<(), String> {
-        // Another region holds the workers, or the run has no slot to
-        // spare: run on this thread.
+        // Another region holds the workers: run on this thread.
         let busy = match self.busy.try_lock() {
             Ok(g) if !self.workers.is_empty() && n > 1 => g,
             _ => return (0..n).try_for_each(f),
         };
-        let helpers = slots.try_take(self.workers.len().min(n - 1));
-        if helpers == 0 {
-            drop(busy);
-            return (0..n).try_for_each(f);
-        }
-        // SAFETY (lifetime): workers use `f` only between taking a seat
-        // below and their decrement of `active`, and this function returns
-        // only after `active` is back to zero.
+        // SAFETY (lifetime): workers use `f` only while counted in `active`
+        // with `job` set, and this function clears `job` and waits for
+        // `active` to reach zero before it returns.
         let f: *const Body = unsafe {
             std::mem::transmute::<
                 &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
@@ -164,28 +230,21 @@ impl Pool {
         };
         let job = Job {
             n,
-            chunk: n.div_ceil(2 * (helpers + 1)).max(1),
+            chunk: n.div_ceil(2 * self.threads()).max(1),
             f,
+            slots,
             next: AtomicUsize::new(0),
             err: Mutex::new(None),
         };
         let s = &*self.shared;
-        s.computing.fetch_add(helpers, SeqCst);
-        s.job.store(&job as *const Job as *mut Job, Relaxed);
-        s.active.store(helpers, Relaxed);
-        // The job is published before the seats: a worker that takes a seat
-        // sees this region's job.
-        s.seats.store(helpers, Release);
-        s.epoch.fetch_add(1, SeqCst);
-        if s.sleeping.load(SeqCst) > 0 {
-            let _g = s.lock.lock();
-            s.wake.notify_all();
-        }
+        s.job.store(&job as *const Job as *mut Job, SeqCst);
+        s.notify();
         job.work();
+        s.job.store(std::ptr::null_mut(), SeqCst);
         // Wait for the workers to leave the region; a worker may be off its
-        // core (other streams' threads), so give the core away while waiting.
+        // core, so give the core away now and then while waiting.
         let mut spins = 0u32;
-        while s.active.load(Acquire) != 0 {
+        while s.active.load(SeqCst) != 0 {
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(64) {
                 std::thread::yield_now();
@@ -193,8 +252,6 @@ impl Pool {
                 std::hint::spin_loop();
             }
         }
-        s.job.store(std::ptr::null_mut(), Relaxed);
-        slots.release(helpers);
         drop(busy);
         match job.err.into_inner() {
             Ok(Some(e)) => Err(e),
@@ -207,9 +264,9 @@ impl Drop for Pool {
     fn drop(&mut self) {
         let s = &*self.shared;
         s.stop.store(true, SeqCst);
-        s.epoch.fetch_add(1, SeqCst);
         {
             let _g = s.lock.lock();
+            s.epoch.fetch_add(1, SeqCst);
             s.wake.notify_all();
         }
         for h in self.workers.drain(..) {
@@ -219,57 +276,57 @@ impl Drop for Pool {
 }
 
 fn worker(s: &Shared, spin: Duration) {
-    // The epoch the pool started with, not the current one: a region may
-    // have begun before this thread got to run.
-    let mut seen = 0;
+    let mut idle_since = Instant::now();
+    let mut spins = 0u32;
+    // The epoch of the last look at the region that did not let this
+    // worker in: no new look until something changed.
+    let mut refused: Option<u64> = None;
     loop {
-        // Spin (yielding now and then), then park until the epoch moves.
-        let t0 = Instant::now();
-        let mut spins = 0u32;
-        while s.epoch.load(Acquire) == seen {
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) {
-                if t0.elapsed() >= spin || s.computing.load(Relaxed) >= s.threads {
-                    let mut g = match s.lock.lock() {
-                        Ok(g) => g,
-                        Err(p) => p.into_inner(),
-                    };
-                    s.sleeping.fetch_add(1, SeqCst);
-                    while s.epoch.load(SeqCst) == seen {
-                        g = match s.wake.wait(g) {
-                            Ok(g) => g,
-                            Err(p) => p.into_inner(),
-                        };
-                    }
-                    s.sleeping.fetch_sub(1, SeqCst);
-                    break;
-                }
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-        seen = s.epoch.load(Acquire);
         if s.stop.load(SeqCst) {
             return;
         }
-        let seated = s
-            .seats
-            .fetch_update(AcqRel, Acquire, |k| k.checked_sub(1))
-            .is_ok();
-        if !seated {
+        let epoch = s.epoch.load(SeqCst);
+        if refused != Some(epoch) {
+            if s.try_join() {
+                idle_since = Instant::now();
+                refused = None;
+                continue;
+            }
+            refused = Some(epoch);
+        }
+        spins = spins.wrapping_add(1);
+        if !spins.is_multiple_of(64) {
+            std::hint::spin_loop();
             continue;
         }
-        let job = s.job.load(Relaxed);
-        if !job.is_null() {
-            // SAFETY: the job lives until `active` reaches zero, which
-            // waits for this seat.
-            unsafe { (*job).work() };
+        if idle_since.elapsed() < spin && s.awake.load(SeqCst) < s.threads as isize {
+            std::thread::yield_now();
+            continue;
         }
-        // Counted by the region's caller, given back as each worker leaves
-        // it (one done early may spin again, on a core now idle).
-        s.computing.fetch_sub(1, SeqCst);
-        s.active.fetch_sub(1, Release);
+        // Park until the epoch moves past the one looked at above.
+        let mut g = match s.lock.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        s.sleeping.fetch_add(1, SeqCst);
+        while s.epoch.load(SeqCst) == epoch && !s.stop.load(SeqCst) {
+            g = match s.wake.wait(g) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+        s.sleeping.fetch_sub(1, SeqCst);
+        idle_since = Instant::now();
+    }
+}
+
+/// A thread counted as wanting a core ([`Pool::awake`]).
+pub struct Awake<'a>(&'a Shared);
+
+impl Drop for Awake<'_> {
+    fn drop(&mut self) {
+        self.0.awake.fetch_sub(1, SeqCst);
+        self.0.freed();
     }
 }
 
@@ -345,8 +402,8 @@ pub struct Permit<'a> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.pool.shared.computing.fetch_sub(1, SeqCst);
         self.slots.release(1);
+        self.pool.shared.freed();
     }
 }
 
@@ -462,6 +519,42 @@ mod tests {
             }
         });
         assert_eq!(total.load(Relaxed), 4 * 50 * 16);
+    }
+
+    /// A region that starts while its run has no slot to spare gets help
+    /// as soon as one comes free (another stream's kernel ends).
+    #[test]
+    fn workers_join_a_region_late_when_a_slot_frees() {
+        let pool = Pool::new(2, SPIN).expect("pool");
+        let slots = Slots::new(2);
+        let seen: Mutex<std::collections::HashSet<std::thread::ThreadId>> = Mutex::default();
+        let (held, go) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                // Another stream's kernel: the run's second slot for 20 ms.
+                let _slot = pool.enter(&slots);
+                held.wait();
+                go.wait();
+                std::thread::sleep(Duration::from_millis(20));
+            });
+            held.wait();
+            let _slot = pool.enter(&slots);
+            go.wait();
+            pool.run(
+                80,
+                &|_| {
+                    std::thread::sleep(Duration::from_millis(1));
+                    if let Ok(mut s) = seen.lock() {
+                        s.insert(std::thread::current().id());
+                    }
+                    Ok(())
+                },
+                &slots,
+            )
+            .expect("run");
+        });
+        let threads = seen.lock().map(|s| s.len()).unwrap_or(0);
+        assert_eq!(threads, 2, "the worker never joined");
     }
 
     /// Four streams of one run, each running parallel regions: never more
