@@ -132,7 +132,6 @@ impl Conv {
         let k = cg * kh * kw;
         let p = oh * ow;
         let geo = Geo {
-            c: cg,
             h,
             w: wd,
             kh,
@@ -190,24 +189,40 @@ impl Conv {
             && self.pads == [0; 4]
             && oh == h
             && ow == wd;
-        // Column tiles: the im2col panel (k x tn floats) stays around 256 KiB.
         let threads = par.threads();
-        let mut tn = (65536 / k.max(1)).clamp(32, 2048);
-        // A few tiles that do not divide among the threads (5 tiles on 2
-        // threads wait for the fifth): as many equal tiles as makes them do.
-        let units = n * g * p.div_ceil(tn);
-        if threads > 1 && p > 64 && units < 4 * threads {
-            // Equal tiles too: 512 + 272 columns on 2 threads wait for the 512.
-            let per_plane = units.next_multiple_of(threads).div_ceil(n * g);
-            tn = p.div_ceil(per_plane).max(16);
+        let planes = n * g;
+        // Column tiles: the im2col panel (k x tn floats) around 256 KiB, in
+        // whole 64-column steps (gemm's kernel covers 64 columns at a time).
+        let mut tn = ((65536 / k.max(1) + 32) / 64 * 64).clamp(64, 2048);
+        // Few column tiles for the threads (ResNet's 14x14 and 7x7 stages:
+        // 49 columns are tiles of 32 and 17): whole planes, and the output
+        // channels split instead (when there are enough of them), in equal
+        // blocks of 16-row multiples; a 3x3 convolution's panel is then
+        // built once, shared by the blocks.
+        let whole = threads > 1
+            && planes * p.div_ceil(tn) < 4 * threads
+            && planes * ocg.div_ceil(16) >= 2 * threads
+            && (pointwise || planes * p * k <= 1 << 21);
+        let mut row_blocks = 1;
+        if whole {
+            tn = p;
+            row_blocks = (2 * threads).div_ceil(planes);
+        } else {
+            // A few tiles that do not divide among the threads (5 tiles on
+            // 2 threads wait for the fifth): as many equal tiles as makes
+            // them do.
+            let units = planes * p.div_ceil(tn);
+            if threads > 1 && p > 64 && units < 4 * threads {
+                let per_plane = units.next_multiple_of(threads).div_ceil(planes);
+                tn = p.div_ceil(per_plane).max(16);
+            }
+            // Too few column tiles for the threads: split the rows as well.
+            let tiles = p.div_ceil(tn);
+            if planes * tiles < threads && ocg >= 32 {
+                row_blocks = threads.div_ceil(planes * tiles);
+            }
         }
         let tiles = p.div_ceil(tn);
-        // Too few column tiles for the threads (small planes, e.g. ResNet's
-        // 7x7 stage): split the output channels as well, in multiples of 16 rows.
-        let row_blocks = match n * g * tiles < threads && ocg >= 32 {
-            true => threads.div_ceil(n * g * tiles),
-            false => 1,
-        };
         let rows = ocg
             .div_ceil(row_blocks)
             .next_multiple_of(16)
@@ -215,7 +230,41 @@ impl Conv {
             .max(1);
         let row_blocks = ocg.div_ceil(rows);
         let flops = n * oc * p * k;
-        par.run(n * g * tiles * row_blocks, flops > 1 << 18, &|t| {
+        let parallel = flops > 1 << 18;
+        // The shared panels of whole planes (3x3 and strided convolutions),
+        // filled in parallel by input-channel ranges.
+        let shared = whole && !pointwise;
+        let mut panels = match shared {
+            true => SHARED_PANEL.with(|b| b.take()),
+            false => vec![],
+        };
+        if shared {
+            panels.resize(planes * k * p, 0.0);
+            let pp = PtrF(panels.as_mut_ptr());
+            let parts = (2 * threads).min(cg);
+            let per = cg.div_ceil(parts);
+            par.run(planes * parts, parallel, &|t| {
+                let (plane, part) = (t / parts, t % parts);
+                let (c0, c1) = (part * per, ((part + 1) * per).min(cg));
+                if c0 >= c1 {
+                    return Ok(());
+                }
+                let (bi, gi) = (plane / g, plane % g);
+                let kk = kh * kw;
+                // SAFETY: each task fills its own rows of its plane's panel.
+                unsafe {
+                    let xs = xp.p().add((bi * c + gi * cg) * h * wd);
+                    let dst = std::slice::from_raw_parts_mut(
+                        pp.p().add((plane * k + c0 * kk) * p),
+                        (c1 - c0) * kk * p,
+                    );
+                    im2col(&geo, xs, c0..c1, 0, p, dst);
+                }
+                Ok(())
+            })?;
+        }
+        let panels_p = CPtrF(panels.as_ptr());
+        let r = par.run(planes * tiles * row_blocks, parallel, &|t| {
             let (t, rb) = (t / row_blocks, t % row_blocks);
             let (r0, r1) = (rb * rows, ((rb + 1) * rows).min(ocg));
             let (plane, tile) = (t / tiles, t % tiles);
@@ -238,7 +287,7 @@ impl Conv {
                         (tile.as_mut_ptr(), cols)
                     }
                 };
-                if pointwise {
+                let gemm = |b: *const f32, ldb: usize| {
                     sgemm(
                         r1 - r0,
                         k,
@@ -247,37 +296,27 @@ impl Conv {
                         a,
                         k as isize,
                         1,
-                        xs.add(j0),
-                        p as isize,
+                        b,
+                        ldb as isize,
                         1,
                         0.0,
                         cdst,
                         rsc as isize,
                         1,
-                    );
+                    )
+                };
+                if pointwise {
+                    gemm(xs.add(j0), p);
+                } else if shared {
+                    gemm(panels_p.p().add(plane * k * p + j0), p);
                 } else {
                     PANEL.with(|buf| {
                         let mut buf = buf.borrow_mut();
                         if buf.len() < k * cols {
                             buf.resize(k * cols, 0.0);
                         }
-                        im2col(&geo, xs, j0, j1, &mut buf[..k * cols]);
-                        sgemm(
-                            r1 - r0,
-                            k,
-                            cols,
-                            1.0,
-                            a,
-                            k as isize,
-                            1,
-                            buf.as_ptr(),
-                            cols as isize,
-                            1,
-                            0.0,
-                            cdst,
-                            rsc as isize,
-                            1,
-                        );
+                        im2col(&geo, xs, 0..cg, j0, j1, &mut buf[..k * cols]);
+                        gemm(buf.as_ptr(), cols);
                     });
                 }
                 for r in 0..r1 - r0 {
@@ -291,7 +330,11 @@ impl Conv {
                 OUT_TILE.with(|t| t.replace(tile));
             }
             Ok(())
-        })?;
+        });
+        if shared {
+            SHARED_PANEL.with(|b| b.replace(panels));
+        }
+        r?;
         o.finish();
         Ok(())
     }
@@ -337,6 +380,9 @@ fn zero_pad_channels(out: *mut f32, n: usize, oc: usize, p: usize, c0: usize) {
 
 thread_local! {
     static PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// Whole-plane panels shared by a convolution's row blocks (on the
+    /// thread that runs the kernel).
+    static SHARED_PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// A tile of output rows on its way into NC1HWC0 blocks.
     static OUT_TILE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// Zero-padded input plane of a depthwise channel.
@@ -352,7 +398,6 @@ pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
 
 /// Convolution geometry of one group.
 struct Geo {
-    c: usize,
     h: usize,
     w: usize,
     kh: usize,
@@ -367,14 +412,22 @@ struct Geo {
     dw: usize,
 }
 
-/// Columns `j0..j1` of the im2col matrix (rows: c, kh, kw) into `out` (row-major, j1-j0 wide).
+/// Columns `j0..j1` of the im2col matrix rows of input channels `chans`
+/// (rows: c, kh, kw) into `out` (row-major, j1-j0 wide).
 ///
 /// # Safety
 /// `x` points at `c` planes of `h x w` floats.
-unsafe fn im2col(g: &Geo, x: *const f32, j0: usize, j1: usize, out: &mut [f32]) {
+unsafe fn im2col(
+    g: &Geo,
+    x: *const f32,
+    chans: std::ops::Range<usize>,
+    j0: usize,
+    j1: usize,
+    out: &mut [f32],
+) {
     let cols = j1 - j0;
     let mut row = 0;
-    for ci in 0..g.c {
+    for ci in chans {
         let plane = x.add(ci * g.h * g.w);
         for ki in 0..g.kh {
             for kj in 0..g.kw {
