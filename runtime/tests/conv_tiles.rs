@@ -13,13 +13,15 @@ use ge_runtime::compile::CompileOptions;
 fn row_and_column_splits_match_the_interpreter() {
     // (batch, in channels, H, W, out channels, kernel, pad, group)
     let cases = [
-        // Whole planes split by output channels, sharing one im2col panel
-        // filled by input-channel ranges (on 2 threads):
-        (1, 16, 7, 7, 64, 3, 1, 1),  // 49 columns: 4 row blocks of 16
-        (1, 3, 12, 12, 64, 3, 1, 1), // 3 input channels: 3 panel parts
-        (1, 8, 6, 6, 64, 3, 1, 2),   // two groups of 32 output channels
-        (2, 4, 9, 9, 40, 3, 0, 1),   // two batch planes: blocks of 32 and 8
-        // Too few channels to split that way: column tiles, then rows.
+        // Whole planes (more output channels than columns) split by output
+        // channels, sharing one im2col panel filled by input-channel ranges
+        // (on 2 threads):
+        (1, 16, 7, 7, 64, 3, 1, 1), // 49 columns: 2 row blocks of 32
+        (1, 3, 6, 6, 64, 3, 1, 1),  // 3 input channels: 3 panel parts
+        (1, 8, 5, 5, 64, 3, 1, 2),  // two groups of 32 output channels
+        (2, 4, 8, 8, 40, 3, 0, 1),  // two batch planes, a block each
+        // Too few channels to split that way, or more columns than
+        // channels: column tiles, then rows.
         (1, 32, 5, 5, 48, 1, 0, 1),  // pointwise: row blocks of 32 and 16
         (1, 3, 40, 40, 16, 3, 1, 1), // many column tiles, no row split
         (2, 6, 8, 8, 20, 3, 1, 1),   // 20 channels: NC1HWC0 pad channels

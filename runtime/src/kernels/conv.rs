@@ -194,19 +194,21 @@ impl Conv {
         // Column tiles: the im2col panel (k x tn floats) around 256 KiB, in
         // whole 64-column steps (gemm's kernel covers 64 columns at a time).
         let mut tn = ((65536 / k.max(1) + 32) / 64 * 64).clamp(64, 2048);
-        // Few column tiles for the threads (ResNet's 14x14 and 7x7 stages:
-        // 49 columns are tiles of 32 and 17): whole planes, and the output
-        // channels split instead (when there are enough of them), in equal
-        // blocks of 16-row multiples; a 3x3 convolution's panel is then
-        // built once, shared by the blocks.
+        // Few column tiles for the threads and more output channels than
+        // columns (ResNet's 14x14 and 7x7 stages: 49 columns are tiles of 32
+        // and 17, and every tile packs all the weights): whole planes, and
+        // the output channels split instead, in even blocks of 16-row
+        // multiples; a 3x3 convolution's panel is then built once, shared
+        // by the blocks.
         let whole = threads > 1
+            && ocg > p
             && planes * p.div_ceil(tn) < 4 * threads
             && planes * ocg.div_ceil(16) >= 2 * threads
             && (pointwise || planes * p * k <= 1 << 21);
         let mut row_blocks = 1;
         if whole {
             tn = p;
-            row_blocks = (2 * threads).div_ceil(planes);
+            row_blocks = ocg.div_ceil(balanced_rows(ocg, planes, threads));
         } else {
             // A few tiles that do not divide among the threads (5 tiles on
             // 2 threads wait for the fifth): as many equal tiles as makes
@@ -376,6 +378,19 @@ fn zero_pad_channels(out: *mut f32, n: usize, oc: usize, p: usize, c0: usize) {
             }
         }
     }
+}
+
+/// Rows per block (a multiple of 16) that split `ocg` output channels of
+/// `planes` planes most evenly over `threads`: the fewest blocks among those
+/// that leave no thread more rows than another split would (96 channels on
+/// 2 threads: 2 x 48, not 3 x 32).
+fn balanced_rows(ocg: usize, planes: usize, threads: usize) -> usize {
+    let units = ocg.div_ceil(16);
+    let load = |rows: usize| (planes * ocg.div_ceil(rows)).div_ceil(threads) * rows;
+    (1..=units)
+        .map(|blocks| (units.div_ceil(blocks) * 16).min(ocg))
+        .min_by_key(|&rows| (load(rows), ocg.div_ceil(rows)))
+        .unwrap_or(ocg)
 }
 
 thread_local! {
@@ -650,5 +665,19 @@ unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, p
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn row_blocks_split_channels_evenly() {
+        // (channels, planes, threads) -> rows per block
+        assert_eq!(super::balanced_rows(96, 1, 2), 48);
+        assert_eq!(super::balanced_rows(144, 1, 2), 80); // 80 + 64: 9 units of 16
+        assert_eq!(super::balanced_rows(512, 1, 2), 256);
+        assert_eq!(super::balanced_rows(64, 2, 2), 64); // one block per plane
+        assert_eq!(super::balanced_rows(40, 1, 2), 32); // 32 + 8
+        assert_eq!(super::balanced_rows(960, 1, 3), 320);
     }
 }
