@@ -150,7 +150,8 @@ fn editing_one_of_200_functions_reruns_only_its_chain() {
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(c.stats.optimized, vec!["@f117".to_string()]);
-    assert_eq!(c.stats.count("unit_ir"), 1, "{:?}", c.stats);
+    // No rule files: nothing to select, so no `unit_ir` (one parse less).
+    assert_eq!(c.stats.count("unit_ir"), 0, "{:?}", c.stats);
     assert_eq!(c.stats.count("optimize_unit"), 1, "{:?}", c.stats);
     assert_eq!(c.stats.count("parse_slice"), 1, "{:?}", c.stats);
     assert_eq!(c.stats.count("check_slice"), 1, "{:?}", c.stats);

@@ -270,13 +270,45 @@ fn read(path: &str) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("error: cannot read '{path}': {e}\n"))
 }
 
+/// `path` read straight into the shared text the session keeps (one copy,
+/// from the kernel: a save re-reads the whole file, and copying it again
+/// into the session's `Arc` was a tenth of a re-compile).
+fn read_arc(path: &str) -> Result<Arc<str>, String> {
+    use std::io::Read;
+    let e = |e: std::io::Error| format!("error: cannot read '{path}': {e}\n");
+    let mut f = std::fs::File::open(path).map_err(e)?;
+    let len = f.metadata().map_err(e)?.len() as usize;
+    // Zeroed memory comes fresh from the allocator (no pass to clear it).
+    let mut bytes: Arc<[u8]> = unsafe { Arc::new_zeroed_slice(len).assume_init() };
+    let whole = match Arc::get_mut(&mut bytes) {
+        Some(dst) => f.read_exact(dst).is_ok() && f.read(&mut [0u8]).is_ok_and(|n| n == 0),
+        None => false,
+    };
+    if !whole {
+        // The file changed size while being read: read it the plain way.
+        let mut v = vec![];
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_to_end(&mut v))
+            .map_err(e)?;
+        bytes = Arc::from(v);
+    }
+    if std::str::from_utf8(&bytes).is_err() {
+        return Err(format!(
+            "error: cannot read '{path}': stream did not contain valid UTF-8\n"
+        ));
+    }
+    // SAFETY: `str` is `[u8]` that is valid UTF-8 (checked just above), with
+    // the same layout.
+    Ok(unsafe { Arc::from_raw(Arc::into_raw(bytes) as *const str) })
+}
+
 /// Read every watched file into the session's inputs.
 fn load(
     args: &OptArgs,
     session: &mut Option<Session>,
     settings: &mut Settings,
 ) -> Result<(), String> {
-    let text = read(&args.input)?;
+    let text = read_arc(&args.input)?;
     let mut rules = vec![];
     for r in &args.rewrite_rules {
         rules.push((r.clone(), read(r)?));
@@ -291,7 +323,7 @@ fn load(
     settings.socs = socs;
     match session {
         Some(s) => {
-            s.set_source(&text);
+            s.set_source_arc(text);
             s.set_settings(settings);
             s.set_rules(rules);
         }
@@ -336,10 +368,11 @@ pub fn watch(args: &OptArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
                 code = c.failed as i32;
                 if !c.failed {
+                    // The pieces as they are (no module-sized join).
                     if args.output == "-" {
-                        let _ = out.write_all(c.stdout.as_bytes());
+                        let _ = c.stdout.write_to(out);
                     } else if let Err(e) =
-                        crate::opt::write_output(&args.output, c.stdout.as_bytes())
+                        crate::opt::write_output_with(&args.output, &mut |w| c.stdout.write_to(w))
                     {
                         let _ = writeln!(err, "error: cannot write '{}': {e}", args.output);
                         code = 1;

@@ -459,11 +459,18 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
         Ok(p) => p.clone(),
         Err(e) => return fail(e.clone()),
     };
-    let ir = unit_ir(db, unit);
-    if let Some(e) = &ir.error {
-        return fail(e.clone());
-    }
     let rule_files = unit.rules(db);
+    let with_rules = has_rule_files(db, rule_files);
+    // The op names select the rules; without rule files the unit is parsed
+    // once, below (a parse error is reported there).
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    if with_rules {
+        let ir = unit_ir(db, unit);
+        if let Some(e) = &ir.error {
+            return fail(e.clone());
+        }
+        names = ir.op_names.clone();
+    }
     let Some(prefix) = &plan.prefix else {
         // Nothing runs per function: print the unit as it is.
         let ctx = db.tools().context(cfg.allow_unregistered(db), None);
@@ -476,8 +483,6 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
     // from the closure of its op names under the rules' replacements, run,
     // and widen if an op appeared (even transiently) whose rules were not
     // loaded — then the run is repeated with them.
-    let with_rules = has_rule_files(db, rule_files);
-    let mut names: BTreeSet<String> = ir.op_names.clone();
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -671,7 +676,7 @@ pub fn run_text_pipeline(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Output {
     /// (An `Arc<String>`: the assembled text moves in without a copy.)
-    pub stdout: Arc<String>,
+    pub stdout: super::text::Text,
     pub stderr: String,
     pub failed: bool,
     /// Number of units (top-level ops).
@@ -682,7 +687,7 @@ pub struct Output {
 pub fn module_output(db: &dyn Db, job: Job) -> Output {
     let cfg = job.config(db);
     let fail = |stderr: String, units: usize| Output {
-        stdout: Arc::default(),
+        stdout: Default::default(),
         stderr,
         failed: true,
         units,
@@ -732,24 +737,20 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
     // Each unit's op, then what the pipeline added to each (kernels), in
     // unit order — where module passes append them. One allocation of the
     // final size (a big buffer grown by doubling touches twice the pages).
-    let len = parsed.header.len()
-        + parsed.trailer.len()
-        + results
+    let mut pieces: Vec<Arc<str>> = Vec::with_capacity(2 * results.len() + 2);
+    pieces.push(Arc::from(parsed.header.as_str()));
+    pieces.extend(results.iter().map(|r| r.chunk.clone()));
+    pieces.extend(
+        results
             .iter()
-            .map(|r| r.chunk.len() + r.extra.len())
-            .sum::<usize>();
-    let mut text = String::with_capacity(len);
-    text.push_str(&parsed.header);
-    for r in &results {
-        text.push_str(&r.chunk);
-    }
-    for r in &results {
-        text.push_str(&r.extra);
-    }
-    text.push_str(&parsed.trailer);
+            .filter(|r| !r.extra.is_empty())
+            .map(|r| r.extra.clone()),
+    );
+    pieces.push(Arc::from(parsed.trailer.as_str()));
+    let text = super::text::Text::from_pieces(pieces);
     let Some(suffix) = &plan.suffix else {
         return Output {
-            stdout: Arc::new(text),
+            stdout: text,
             stderr,
             failed: false,
             units,
@@ -761,7 +762,7 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
         cfg,
         &ctx,
         &label,
-        Arc::from(text),
+        Arc::from(text.as_str()),
         suffix,
         stderr,
         units,
@@ -773,7 +774,7 @@ fn compile_whole(db: &dyn Db, job: Job, ctx: &Arc<Context>, units: usize) -> Out
     let cfg = job.config(db);
     let Some(pipeline) = cfg.pipeline(db) else {
         return Output {
-            stdout: Arc::default(),
+            stdout: Default::default(),
             stderr: "error: no pipeline to run\n".into(),
             failed: true,
             units,
@@ -825,8 +826,8 @@ fn compile_text(
     });
     Output {
         stdout: match (&m, ok) {
-            (Some(m), true) => Arc::new(print_module(m, print_options(db, cfg))),
-            _ => Arc::default(),
+            (Some(m), true) => print_module(m, print_options(db, cfg)).into(),
+            _ => Default::default(),
         },
         stderr,
         failed: !ok,

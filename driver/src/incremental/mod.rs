@@ -18,11 +18,12 @@ pub mod db;
 pub mod pipeline;
 pub mod rules;
 pub mod slices;
+pub mod text;
 pub mod units;
 
 pub use db::QueryStats;
 use db::{Config, IncrDb, Job, RuleFiles};
-use salsa::Setter;
+use salsa::{Durability, Setter};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -43,7 +44,7 @@ pub struct Settings {
 #[derive(Clone, Debug)]
 pub struct Compiled {
     /// The printed module (what ge-opt prints), empty on failure.
-    pub stdout: Arc<String>,
+    pub stdout: text::Text,
     /// Rendered diagnostics and pass reports.
     pub stderr: String,
     pub failed: bool,
@@ -84,8 +85,11 @@ impl Warmed {
 impl Session {
     pub fn new(name: &str, text: &str, settings: &Settings) -> Session {
         let db = IncrDb::default();
-        let config = Config::new(
-            &db,
+        // Settings and rules change seldom, the source on every save: as
+        // durable inputs, memos that read only them (`plan`, the rule
+        // index) are trusted after an edit without walking their
+        // dependencies again.
+        let config = Config::builder(
             settings.pipeline.clone(),
             settings.generic,
             settings.debuginfo,
@@ -93,9 +97,16 @@ impl Session {
             settings.verify_each,
             settings.allow_unregistered,
             settings.socs.clone(),
-        );
-        let rules = RuleFiles::new(&db, vec![]);
-        let job = Job::new(&db, name.to_string(), Arc::from(text), config, rules);
+        )
+        .durability(Durability::HIGH)
+        .new(&db);
+        let rules = RuleFiles::builder(vec![])
+            .durability(Durability::HIGH)
+            .new(&db);
+        let job = Job::builder(name.to_string(), Arc::from(text), config, rules)
+            .durability(Durability::HIGH)
+            .text_durability(Durability::LOW)
+            .new(&db);
         Session {
             db,
             job,
@@ -128,12 +139,22 @@ impl Session {
         }
     }
 
+    /// [`Session::set_source`] with text already in an `Arc` (no copy).
+    pub fn set_source_arc(&mut self, text: Arc<str>) {
+        if **self.job.text(&self.db) != *text {
+            self.job.set_text(&mut self.db).to(text);
+        }
+    }
+
     /// Replace the rule files: (path, text) in order.
     pub fn set_rules(&mut self, files: Vec<(String, String)>) {
         let files: Vec<(String, Arc<str>)> =
             files.into_iter().map(|(p, t)| (p, Arc::from(t))).collect();
         if *self.rules.files(&self.db) != files {
-            self.rules.set_files(&mut self.db).to(files);
+            self.rules
+                .set_files(&mut self.db)
+                .with_durability(Durability::HIGH)
+                .to(files);
             *self.warmed() = Warmed::default();
         }
     }
@@ -160,25 +181,39 @@ impl Session {
         *self.warmed() = Warmed::default();
         let (c, db) = (self.config, &mut self.db);
         if *c.pipeline(db) != s.pipeline {
-            c.set_pipeline(db).to(s.pipeline.clone());
+            c.set_pipeline(db)
+                .with_durability(Durability::HIGH)
+                .to(s.pipeline.clone());
         }
         if c.generic(db) != s.generic {
-            c.set_generic(db).to(s.generic);
+            c.set_generic(db)
+                .with_durability(Durability::HIGH)
+                .to(s.generic);
         }
         if c.debuginfo(db) != s.debuginfo {
-            c.set_debuginfo(db).to(s.debuginfo);
+            c.set_debuginfo(db)
+                .with_durability(Durability::HIGH)
+                .to(s.debuginfo);
         }
         if c.hex_over(db) != s.hex_over {
-            c.set_hex_over(db).to(s.hex_over);
+            c.set_hex_over(db)
+                .with_durability(Durability::HIGH)
+                .to(s.hex_over);
         }
         if c.verify_each(db) != s.verify_each {
-            c.set_verify_each(db).to(s.verify_each);
+            c.set_verify_each(db)
+                .with_durability(Durability::HIGH)
+                .to(s.verify_each);
         }
         if c.allow_unregistered(db) != s.allow_unregistered {
-            c.set_allow_unregistered(db).to(s.allow_unregistered);
+            c.set_allow_unregistered(db)
+                .with_durability(Durability::HIGH)
+                .to(s.allow_unregistered);
         }
         if *c.socs(db) != s.socs {
-            c.set_socs(db).to(s.socs.clone());
+            c.set_socs(db)
+                .with_durability(Durability::HIGH)
+                .to(s.socs.clone());
         }
     }
 
