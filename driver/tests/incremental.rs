@@ -102,7 +102,7 @@ fn tempdir(tag: &str) -> PathBuf {
 #[test]
 fn cold_compile_matches_ge_opt_and_runs_every_function_once() {
     let text = module(20, None);
-    let s = Session::new("m.air", &text, &settings(CSE));
+    let mut s = Session::new("m.air", &text, &settings(CSE));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(c.stdout.as_str(), reference(&text, CSE, &[]));
@@ -321,7 +321,7 @@ fn functions_are_parsed_alone_and_checked_against_their_callees() {
         )
         .replace("  }\n}\n", "  }\n")
         .replace("Bx16", "4x16");
-    let s = Session::new("bare.air", &bare, &settings(CSE));
+    let mut s = Session::new("bare.air", &bare, &settings(CSE));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(c.stats.count("parse"), 0, "{:?}", c.stats);
@@ -345,7 +345,7 @@ fn atc_kernels_named_like_another_function_compile_the_module_as_a_whole() {
         f("m", "neg"),
         f("m_t0_fused_neg", "relu")
     );
-    let s = Session::new("m.air", &text, &settings("atc"));
+    let mut s = Session::new("m.air", &text, &settings("atc"));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert!(c.stdout.contains("@m_t0_fused_neg_1("), "{}", c.stdout);
@@ -359,7 +359,7 @@ fn calls_and_resources_survive_the_cut_into_units() {
     )
     .expect("demo_block.air");
     for p in [CSE, "atc", "builtin.module(symbol-dce)"] {
-        let s = Session::new("demo_block.air", &text, &settings(p));
+        let mut s = Session::new("demo_block.air", &text, &settings(p));
         let c = s.compile();
         assert!(!c.failed, "{p}: {}", c.stderr);
         assert_eq!(c.stdout.as_str(), reference(&text, p, &[]), "{p}");
@@ -368,7 +368,7 @@ fn calls_and_resources_survive_the_cut_into_units() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/models/squeezenet.air"),
     )
     .expect("squeezenet.air");
-    let s = Session::new("squeezenet.air", &sq, &settings(CSE));
+    let mut s = Session::new("squeezenet.air", &sq, &settings(CSE));
     let c = s.compile();
     assert!(!c.failed, "{}", c.stderr);
     assert_eq!(c.stdout.as_str(), reference(&sq, CSE, &[]));
@@ -380,7 +380,7 @@ fn om_bytes_come_from_the_lowered_module() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/models/demo_block.air"),
     )
     .expect("demo_block.air");
-    let s = Session::new("demo_block.air", &text, &settings("atc"));
+    let mut s = Session::new("demo_block.air", &text, &settings("atc"));
     let om = s.om_bytes(None, "Ascend910B").expect("om");
     assert!(ge_lowering::om::parse(&om).is_ok());
     // Asking again is a memoized answer.

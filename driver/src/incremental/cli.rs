@@ -362,7 +362,7 @@ pub fn watch(args: &OptArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         let seen = stamp(&files);
         let t0 = Instant::now();
         let loaded = load(args, &mut session, &mut settings);
-        match (&loaded, &session) {
+        match (&loaded, &mut session) {
             (Ok(()), Some(s)) => {
                 let c = s.compile();
                 let ms = t0.elapsed().as_secs_f64() * 1e3;

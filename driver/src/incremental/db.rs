@@ -249,6 +249,10 @@ pub struct Job {
     pub text: Arc<str>,
     pub config: Config,
     pub rules: RuleFiles,
+    /// The text cut into slices, set by the session before each compile
+    /// (see [`super::slices::cut`]); `None`: parse the whole file.
+    #[returns(ref)]
+    pub layout: Option<crate::incremental::slices::Layout>,
 }
 
 pub fn print_options(db: &dyn Db, cfg: Config) -> PrintOptions {

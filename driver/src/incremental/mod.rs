@@ -103,9 +103,10 @@ impl Session {
         let rules = RuleFiles::builder(vec![])
             .durability(Durability::HIGH)
             .new(&db);
-        let job = Job::builder(name.to_string(), Arc::from(text), config, rules)
+        let job = Job::builder(name.to_string(), Arc::from(text), config, rules, None)
             .durability(Durability::HIGH)
             .text_durability(Durability::LOW)
+            .layout_durability(Durability::LOW)
             .new(&db);
         Session {
             db,
@@ -139,11 +140,11 @@ impl Session {
         }
     }
 
-    /// [`Session::set_source`] with text already in an `Arc` (no copy).
+    /// [`Session::set_source`] with text already in an `Arc` (no copy), and
+    /// without comparing it first: `--watch` calls it when the file was
+    /// saved, and an unchanged text costs only the cut's one comparison.
     pub fn set_source_arc(&mut self, text: Arc<str>) {
-        if **self.job.text(&self.db) != *text {
-            self.job.set_text(&mut self.db).to(text);
-        }
+        self.job.set_text(&mut self.db).to(text);
     }
 
     /// Replace the rule files: (path, text) in order.
@@ -217,23 +218,39 @@ impl Session {
         }
     }
 
-    /// Compile (units in parallel on `threads` threads), returning the output
-    /// and the queries that ran.
-    pub fn compile(&self) -> Compiled {
-        // Run what is new on threads first; the module's queries then find
-        // it memoized. (An edit of one function runs it on this thread.)
-        if let Some(cut) = slices::cut(&self.db, self.job) {
+    /// Cut the source into slices in context and hand the layout to the
+    /// queries. Done here, outside any query: what it interns (slices,
+    /// slices in context) then depends on no input, so the per-function
+    /// queries keyed by them read only durable inputs and salsa trusts
+    /// their memos after an edit without walking their dependencies —
+    /// a one-function edit costs that function, not 200 verifications.
+    fn refresh_layout(&mut self) {
+        // Run what is new on threads first; the queries then find it
+        // memoized. (An edit of one function runs it on this thread.)
+        let layout = slices::cut(&self.db, self.job).and_then(|cut| {
             let fresh = Warmed::fresh(&mut self.warmed().slices, &cut.slices);
             self.par_each(&fresh, |db, s| {
                 slices::parse_slice(db, *s);
             });
-            if let Some(ctxs) = slices::slices_in_context(&self.db, self.job) {
-                let fresh = Warmed::fresh(&mut self.warmed().in_context, ctxs);
-                self.par_each(&fresh, |db, s| {
-                    slices::check_slice(db, *s);
-                });
-            }
+            let contexts = slices::slices_in_context(&self.db, &cut)?;
+            let fresh = Warmed::fresh(&mut self.warmed().in_context, &contexts);
+            self.par_each(&fresh, |db, s| {
+                slices::check_slice(db, *s);
+            });
+            Some(slices::Layout {
+                prelude: cut.prelude,
+                contexts,
+            })
+        });
+        if *self.job.layout(&self.db) != layout {
+            self.job.set_layout(&mut self.db).to(layout);
         }
+    }
+
+    /// Compile (units in parallel on `threads` threads), returning the output
+    /// and the queries that ran.
+    pub fn compile(&mut self) -> Compiled {
+        self.refresh_layout();
         let parsed = slices::module_units(&self.db, self.job);
         if !parsed.failed {
             let fresh = Warmed::fresh(&mut self.warmed().units, &parsed.units);
@@ -274,7 +291,8 @@ impl Session {
 
     /// The `.om` of the compiled module (the pipeline must lower it, e.g.
     /// `atc`): `entry` picks the function when several were lowered.
-    pub fn om_bytes(&self, entry: Option<&str>, soc: &str) -> Result<Arc<[u8]>, String> {
+    pub fn om_bytes(&mut self, entry: Option<&str>, soc: &str) -> Result<Arc<[u8]>, String> {
+        self.refresh_layout();
         let e = db::OmEntry::new(&self.db, entry.map(str::to_string), soc.to_string());
         db::om_bytes(&self.db, self.job, e).clone()
     }

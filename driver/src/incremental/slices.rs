@@ -1,10 +1,14 @@
 //! Parsing a module function by function: the source text is cut lexically
 //! into its top-level ops ([`ge_ir::parser::split_module_text`]), each op is
 //! parsed in a query of its own keyed by its text, so an edit re-parses only
-//! the functions it touched.
+//! the functions it touched. The cut and the pairing with declarations
+//! ([`cut`], [`slices_in_context`]) are plain code the session runs outside
+//! any query, so the keys they intern depend on no input (see
+//! `Session::refresh_layout`); the result is the job's `layout`.
 //!
 //! Two queries per function: [`parse_slice`] parses the op alone and reports
-//! its symbol, its declaration and the symbols it refers to;
+//! its symbol, its declaration and the symbols it refers to (and, if it
+//! refers to none, verifies and prints it as its unit text);
 //! [`check_slice`] parses it again together with the declarations of those
 //! symbols, verifies it (calls are checked against their callees'
 //! signatures) and prints the unit text. Both ignore positions (a slice's
@@ -76,7 +80,9 @@ pub struct LastCut {
     digests: Vec<[u8; 16]>,
 }
 
-#[salsa::tracked(returns(ref))]
+/// Cut the job's text (plain code, run by [`super::Session`] outside any
+/// query: the slices it interns then carry no dependency on the text, so
+/// every query keyed by one is trusted after an edit without re-checking).
 pub fn cut(db: &dyn Db, job: Job) -> Option<Cut> {
     let cfg = job.config(db);
     if cfg.debuginfo(db) {
@@ -88,9 +94,13 @@ pub fn cut(db: &dyn Db, job: Job) -> Option<Cut> {
         Ok(l) => l,
         Err(p) => p.into_inner(),
     };
-    let top = match &*last {
-        Some(l) => ge_ir::parser::resplit_module_text(&ctx, &l.text, &l.top, text),
-        None => ge_ir::parser::split_module_text(&ctx, text),
+    // Where the texts differ: ops wholly outside it are the old ones.
+    let ends = last
+        .as_ref()
+        .map(|l| ge_ir::parser::common_ends(&l.text, text));
+    let top = match (&*last, ends) {
+        (Some(l), Some(e)) => ge_ir::parser::resplit_with_ends(&ctx, &l.text, &l.top, text, e),
+        _ => ge_ir::parser::split_module_text(&ctx, text),
     };
     let Some(top) = top.filter(|t| !text[t.suffix.clone()].contains("{-#")) else {
         *last = None;
@@ -111,7 +121,7 @@ pub fn cut(db: &dyn Db, job: Job) -> Option<Cut> {
         .ops
         .iter()
         .map(|r| {
-            old.and_then(|l| l.unchanged_digest(text, r.clone()))
+            old.and_then(|l| l.unchanged_digest(text, r.clone(), ends))
                 .unwrap_or_else(|| db.tools().add_slice_text(&text[r.clone()]))
         })
         .collect();
@@ -131,7 +141,29 @@ pub fn cut(db: &dyn Db, job: Job) -> Option<Cut> {
 impl LastCut {
     /// The digest of the old op with exactly the text of `new[r]`: the op
     /// that started at the same offset, or at the same offset from the end.
-    fn unchanged_digest(&self, new: &str, r: Range<usize>) -> Option<[u8; 16]> {
+    /// Outside the edit (`ends`: the texts' common prefix and suffix) the
+    /// text is known to be the same; inside it, it is compared.
+    fn unchanged_digest(
+        &self,
+        new: &str,
+        r: Range<usize>,
+        ends: Option<(usize, usize)>,
+    ) -> Option<[u8; 16]> {
+        let old_op = |start: usize| {
+            let i = self
+                .top
+                .ops
+                .binary_search_by_key(&start, |o| o.start)
+                .ok()?;
+            (self.top.ops[i].len() == r.len()).then(|| self.digests[i])
+        };
+        match ends {
+            Some((p, _)) if r.end <= p => return old_op(r.start),
+            Some((_, q)) if r.start >= new.len() - q => {
+                return old_op(r.start + self.text.len() - new.len())
+            }
+            _ => {}
+        }
         let piece = &new[r.clone()];
         let from_end = (r.start + self.text.len()).checked_sub(new.len());
         [Some(r.start), from_end]
@@ -169,6 +201,10 @@ pub struct SliceOutline {
     pub declaration: String,
     /// Symbols it refers to (any, resolved against the module later).
     pub refs: BTreeSet<String>,
+    /// With no symbol to refer to, the slice is its own context: its unit
+    /// text when it verifies alone (what [`check_slice`] would print), so
+    /// the slice is parsed once, not twice.
+    pub alone: Option<Arc<str>>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -186,6 +222,8 @@ pub fn parse_slice(db: &dyn Db, slice: Slice) -> Option<SliceOutline> {
     if !blobs.is_empty() {
         return None;
     }
+    let alone = (refs.is_empty() && ge_ir::verifier::verify_module(&m).is_empty())
+        .then(|| Arc::from(print_module(&m, print_options(db, cfg))));
     Some(SliceOutline {
         symbol: m
             .body()
@@ -195,6 +233,7 @@ pub fn parse_slice(db: &dyn Db, slice: Slice) -> Option<SliceOutline> {
             .map(str::to_string),
         declaration: units::declaration(&ctx, &m, o, print_options(db, cfg)),
         refs,
+        alone,
     })
 }
 
@@ -213,20 +252,27 @@ pub fn check_slice(db: &dyn Db, s: SliceInContext) -> Option<CheckedSlice> {
     let slice = s.slice(db);
     let p = slice.prelude(db);
     let cfg = p.config(db);
-    let ctx = db.tools().context(cfg.allow_unregistered(db), None);
-    let text = format!(
-        "{}\n{}{}\n{}",
-        p.prefix(db),
-        &*slice.text(db),
-        s.declarations(db),
-        p.suffix(db)
-    );
-    let m = parse_clean(&ctx, &text)?;
-    if !ge_ir::verifier::verify_module(&m).is_empty() {
-        return None;
-    }
-    let text: Arc<str> = Arc::from(print_module(&m, print_options(db, cfg)));
-    let symbol = parse_slice(db, slice).as_ref()?.symbol.as_deref();
+    let outline = parse_slice(db, slice).as_ref()?;
+    let text: Arc<str> = match outline.refs.is_empty() {
+        // Nothing to declare: the outline has the text (parsed once).
+        true => outline.alone.clone()?,
+        false => {
+            let ctx = db.tools().context(cfg.allow_unregistered(db), None);
+            let text = format!(
+                "{}\n{}{}\n{}",
+                p.prefix(db),
+                &*slice.text(db),
+                s.declarations(db),
+                p.suffix(db)
+            );
+            let m = parse_clean(&ctx, &text)?;
+            if !ge_ir::verifier::verify_module(&m).is_empty() {
+                return None;
+            }
+            Arc::from(print_module(&m, print_options(db, cfg)))
+        }
+    };
+    let symbol = outline.symbol.as_deref();
     let unit = symbol.map(|sym| {
         let name = units::unit_name(Some(sym), 0);
         UnitKey::new(db, name, text.clone(), cfg, p.rules(db))
@@ -235,10 +281,9 @@ pub fn check_slice(db: &dyn Db, s: SliceInContext) -> Option<CheckedSlice> {
 }
 
 /// Each slice with the declarations it needs (in module order), or `None`
-/// if a slice does not parse on its own.
-#[salsa::tracked(returns(ref))]
-pub fn slices_in_context(db: &dyn Db, job: Job) -> Option<Vec<SliceInContext>> {
-    let c = cut(db, job).as_ref()?;
+/// if a slice does not parse on its own. Plain code like [`cut`] (the
+/// outlines come from the `parse_slice` queries).
+pub fn slices_in_context(db: &dyn Db, c: &Cut) -> Option<Vec<SliceInContext>> {
     let outlines: Vec<&SliceOutline> = c
         .slices
         .iter()
@@ -249,6 +294,7 @@ pub fn slices_in_context(db: &dyn Db, job: Job) -> Option<Vec<SliceInContext>> {
         .enumerate()
         .filter_map(|(i, o)| o.symbol.as_deref().map(|s| (s, i)))
         .collect();
+    let none: Arc<str> = Arc::from("");
     let mut out = Vec::with_capacity(outlines.len());
     for (i, o) in outlines.iter().enumerate() {
         let mut used: Vec<usize> = o
@@ -258,13 +304,25 @@ pub fn slices_in_context(db: &dyn Db, job: Job) -> Option<Vec<SliceInContext>> {
             .filter(|&j| j != i)
             .collect();
         used.sort_unstable();
-        let decls: String = used
-            .iter()
-            .map(|&j| outlines[j].declaration.as_str())
-            .collect();
-        out.push(SliceInContext::new(db, c.slices[i], Arc::from(decls)));
+        let decls: Arc<str> = match used.is_empty() {
+            true => none.clone(),
+            false => used
+                .iter()
+                .map(|&j| outlines[j].declaration.as_str())
+                .collect::<String>()
+                .into(),
+        };
+        out.push(SliceInContext::new(db, c.slices[i], decls));
     }
     Some(out)
+}
+
+/// How the session cut the source: the prelude and each slice in context,
+/// or `None` when it could not (then the whole file is parsed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub prelude: Prelude,
+    pub contexts: Vec<SliceInContext>,
 }
 
 /// The module's units: from the slices when every one parses and verifies
@@ -275,11 +333,11 @@ pub fn module_units(db: &dyn Db, job: Job) -> Parsed {
 }
 
 fn sliced_units(db: &dyn Db, job: Job) -> Option<Parsed> {
-    let c = cut(db, job).as_ref()?;
-    let (header, trailer) = prelude_frame(db, c.prelude).clone()?;
+    let layout = job.layout(db).as_ref()?;
+    let (header, trailer) = prelude_frame(db, layout.prelude).clone()?;
     let cfg = job.config(db);
-    let mut keys = Vec::with_capacity(c.slices.len());
-    for (i, &s) in slices_in_context(db, job).as_ref()?.iter().enumerate() {
+    let mut keys = Vec::with_capacity(layout.contexts.len());
+    for (i, &s) in layout.contexts.iter().enumerate() {
         let checked = check_slice(db, s).as_ref()?;
         keys.push(checked.unit.unwrap_or_else(|| {
             let name = units::unit_name(None, i);

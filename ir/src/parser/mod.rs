@@ -27,7 +27,9 @@ mod op_parser;
 mod parallel;
 mod top_level;
 pub use parallel::parallel_ops_parsed;
-pub use top_level::{resplit_module_text, split_module_text, strip_trivia, TopLevel};
+pub use top_level::{
+    common_ends, resplit_module_text, resplit_with_ends, split_module_text, strip_trivia, TopLevel,
+};
 
 use literals::*;
 pub use op_parser::OpParser;

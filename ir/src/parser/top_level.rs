@@ -89,13 +89,34 @@ pub fn resplit_module_text(
     old_top: &TopLevel,
     new: &str,
 ) -> Option<TopLevel> {
+    resplit_with_ends(ctx, old, old_top, new, common_ends(old, new))
+}
+
+/// The lengths of the longest common prefix of `old` and `new`, and of the
+/// longest common suffix of what follows it in both: the edit is
+/// `old[p..old.len() - q]` replaced by `new[p..new.len() - q]`.
+pub fn common_ends(old: &str, new: &str) -> (usize, usize) {
     let (o, n) = (old.as_bytes(), new.as_bytes());
     let p = common_prefix(o, n);
+    let max_q = o.len().min(n.len()) - p;
+    (
+        p,
+        common_suffix(&o[o.len() - max_q..], &n[n.len() - max_q..]),
+    )
+}
+
+/// [`resplit_module_text`] with the edit's [`common_ends`] already known.
+pub fn resplit_with_ends(
+    ctx: &Context,
+    old: &str,
+    old_top: &TopLevel,
+    new: &str,
+    (p, q): (usize, usize),
+) -> Option<TopLevel> {
+    let (o, n) = (old.as_bytes(), new.as_bytes());
     if p == o.len() && p == n.len() {
         return Some(old_top.clone());
     }
-    let max_q = o.len().min(n.len()) - p;
-    let q = common_suffix(&o[o.len() - max_q..], &n[n.len() - max_q..]);
     // Edits of the prefix or suffix: cut from scratch.
     if p < old_top.prefix.end || o.len() - q > old_top.suffix.start {
         return split_module_text(ctx, new);
