@@ -73,6 +73,7 @@ struct Warmed {
     slices: HashSet<slices::Slice>,
     in_context: HashSet<slices::SliceInContext>,
     units: HashSet<db::UnitKey>,
+    outlines: slices::OutlineCache,
 }
 
 impl Warmed {
@@ -232,7 +233,7 @@ impl Session {
             self.par_each(&fresh, |db, s| {
                 slices::parse_slice(db, *s);
             });
-            let contexts = slices::slices_in_context(&self.db, &cut)?;
+            let contexts = slices::slices_in_context(&self.db, &cut, &mut self.warmed().outlines)?;
             let fresh = Warmed::fresh(&mut self.warmed().in_context, &contexts);
             self.par_each(&fresh, |db, s| {
                 slices::check_slice(db, *s);

@@ -280,39 +280,77 @@ pub fn check_slice(db: &dyn Db, s: SliceInContext) -> Option<CheckedSlice> {
     Some(CheckedSlice { text, unit })
 }
 
+/// What the session keeps of each slice's outline between compiles: the
+/// outline is a function of the slice and the settings, so it is kept
+/// until they change (the session then starts a new cache). Reading 200
+/// memoized outlines and re-interning 200 contexts on every save cost more
+/// than the edited function itself.
+#[derive(Default)]
+pub struct OutlineCache {
+    facts: HashMap<Slice, Option<Facts>>,
+    /// The context of each slice that refers to nothing (its own).
+    alone: HashMap<Slice, SliceInContext>,
+}
+
+struct Facts {
+    symbol: Option<String>,
+    declaration: String,
+    refs: Vec<String>,
+}
+
 /// Each slice with the declarations it needs (in module order), or `None`
 /// if a slice does not parse on its own. Plain code like [`cut`] (the
-/// outlines come from the `parse_slice` queries).
-pub fn slices_in_context(db: &dyn Db, c: &Cut) -> Option<Vec<SliceInContext>> {
-    let outlines: Vec<&SliceOutline> = c
+/// outlines come from the `parse_slice` queries, through `cache`).
+pub fn slices_in_context(
+    db: &dyn Db,
+    c: &Cut,
+    cache: &mut OutlineCache,
+) -> Option<Vec<SliceInContext>> {
+    for &s in &c.slices {
+        cache.facts.entry(s).or_insert_with(|| {
+            parse_slice(db, s).as_ref().map(|o| Facts {
+                symbol: o.symbol.clone(),
+                declaration: o.declaration.clone(),
+                refs: o.refs.iter().cloned().collect(),
+            })
+        });
+    }
+    let facts: Vec<&Facts> = c
         .slices
         .iter()
-        .map(|&s| parse_slice(db, s).as_ref())
+        .map(|s| cache.facts.get(s).and_then(Option::as_ref))
         .collect::<Option<_>>()?;
-    let defined: HashMap<&str, usize> = outlines
-        .iter()
-        .enumerate()
-        .filter_map(|(i, o)| o.symbol.as_deref().map(|s| (s, i)))
-        .collect();
-    let none: Arc<str> = Arc::from("");
-    let mut out = Vec::with_capacity(outlines.len());
-    for (i, o) in outlines.iter().enumerate() {
-        let mut used: Vec<usize> = o
+    let mut defined: HashMap<&str, usize> = HashMap::new();
+    if facts.iter().any(|f| !f.refs.is_empty()) {
+        defined = facts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.symbol.as_deref().map(|s| (s, i)))
+            .collect();
+    }
+    let mut out = Vec::with_capacity(facts.len());
+    for (i, f) in facts.iter().enumerate() {
+        let slice = c.slices[i];
+        if f.refs.is_empty() {
+            let ctx = *cache
+                .alone
+                .entry(slice)
+                .or_insert_with(|| SliceInContext::new(db, slice, Arc::from("")));
+            out.push(ctx);
+            continue;
+        }
+        let mut used: Vec<usize> = f
             .refs
             .iter()
             .filter_map(|r| defined.get(r.as_str()).copied())
             .filter(|&j| j != i)
             .collect();
         used.sort_unstable();
-        let decls: Arc<str> = match used.is_empty() {
-            true => none.clone(),
-            false => used
-                .iter()
-                .map(|&j| outlines[j].declaration.as_str())
-                .collect::<String>()
-                .into(),
-        };
-        out.push(SliceInContext::new(db, c.slices[i], decls));
+        let decls: String = used
+            .iter()
+            .map(|&j| facts[j].declaration.as_str())
+            .collect();
+        out.push(SliceInContext::new(db, slice, Arc::from(decls)));
     }
     Some(out)
 }
