@@ -63,7 +63,8 @@ pub struct RunArgs {
     /// Untimed runs before the timed ones
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub warmup: usize,
-    /// Compute threads for AICore/VectorCore kernels
+    /// Compute threads for AICore/VectorCore kernels: at most N threads compute at once,
+    /// whatever the number of streams
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
     /// Write a Chrome/Perfetto trace of the last run (one track per stream)
