@@ -1,7 +1,9 @@
 //! Max / average pooling (NCHW) and global pooling, one plane per task.
+//! Max pooling without dilation takes a vectorised path ([`max_plane`]).
 
 use super::{CPtrF, F32In, F32Out, Par, PtrF, Slot};
 use ge_ir::body::{Body, OpId};
+use std::cell::RefCell;
 
 #[derive(Clone, Debug)]
 pub struct Pool {
@@ -51,6 +53,24 @@ impl Pool {
         let (xp, op) = (CPtrF(xi.ptr()), PtrF(o.ptr()));
         let (h_, w_) = (h as isize, w as isize);
         let (hmax, wmax) = (h_ + self.pads[2], w_ + self.pads[3]);
+        if let Some(g) = self.max_geometry(h, w, oh, ow) {
+            par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
+                PHASES.with(|buf| {
+                    // SAFETY: one input and one output plane per task.
+                    unsafe {
+                        max_plane(
+                            &g,
+                            xp.p().add(pl * h * w),
+                            op.p().add(pl * oh * ow),
+                            &mut buf.borrow_mut(),
+                        )
+                    }
+                });
+                Ok(())
+            })?;
+            o.finish();
+            return Ok(());
+        }
         par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
             // SAFETY: one output plane per task.
             unsafe {
@@ -102,6 +122,135 @@ impl Pool {
         })?;
         o.finish();
         Ok(())
+    }
+}
+
+impl Pool {
+    /// The geometry of the vectorised max path: max pooling, no dilation,
+    /// non-negative pads and positive strides.
+    fn max_geometry(&self, h: usize, w: usize, oh: usize, ow: usize) -> Option<MaxGeo> {
+        let ok = !self.avg
+            && oh > 0
+            && ow > 0
+            && self.dilations == [1, 1]
+            && self.pads.iter().all(|&p| p >= 0)
+            && self.strides.iter().all(|&s| s > 0)
+            && self.kernel.iter().all(|&k| k > 0);
+        ok.then(|| MaxGeo {
+            h,
+            w,
+            oh,
+            ow,
+            kh: self.kernel[0] as usize,
+            kw: self.kernel[1] as usize,
+            sh: self.strides[0] as usize,
+            sw: self.strides[1] as usize,
+            pt: self.pads[0] as usize,
+            pl: self.pads[1] as usize,
+        })
+    }
+}
+
+/// Geometry of one max-pooled plane.
+struct MaxGeo {
+    h: usize,
+    w: usize,
+    oh: usize,
+    ow: usize,
+    kh: usize,
+    kw: usize,
+    sh: usize,
+    sw: usize,
+    pt: usize,
+    pl: usize,
+}
+
+thread_local! {
+    /// A plane padded with -inf, split into its column phases.
+    static PHASES: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Max pooling of one plane: the plane padded with -inf (a padded tap never
+/// wins, as a skipped one) and split into its `sw` column phases, so each
+/// tap of a window row reads a contiguous run and the loops vectorise —
+/// compiled again for AVX-512 and AVX2. NaN wins as in the generic loop.
+///
+/// # Safety
+/// `src` holds `h x w` floats, `dst` `oh x ow`.
+unsafe fn max_plane(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return max_plane_avx512(g, src, dst, buf);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return max_plane_avx2(g, src, dst, buf);
+        }
+    }
+    max_plane_loops(g, src, dst, buf)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn max_plane_avx512(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
+    max_plane_loops(g, src, dst, buf)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn max_plane_avx2(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
+    max_plane_loops(g, src, dst, buf)
+}
+
+#[inline(always)]
+unsafe fn max_plane_loops(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
+    // Rows and columns any window reads, padding included.
+    let ph = (g.h + g.pt).max((g.oh - 1) * g.sh + g.kh);
+    let pw = (g.w + g.pl).max((g.ow - 1) * g.sw + g.kw);
+    let qw = pw.div_ceil(g.sw);
+    buf.clear();
+    buf.resize(g.sw * ph * qw, f32::NEG_INFINITY);
+    for y in 0..g.h {
+        let row = std::slice::from_raw_parts(src.add(y * g.w), g.w);
+        for p in 0..g.sw {
+            // Phase p holds padded columns i*sw + p: input column i*sw + p - pl.
+            let dst = &mut buf[(p * ph + y + g.pt) * qw..][..qw];
+            let lo = g.pl.saturating_sub(p).div_ceil(g.sw);
+            let hi = (g.pl + g.w).saturating_sub(p).div_ceil(g.sw).min(qw);
+            for (i, d) in dst.iter_mut().enumerate().take(hi).skip(lo) {
+                *d = row[i * g.sw + p - g.pl];
+            }
+        }
+    }
+    // Sixteen outputs at a time in registers (a row of partial maxima in
+    // memory, updated tap by tap, stalls on its own stores).
+    const L: usize = 16;
+    let ow = g.ow;
+    let take = |a: f32, v: f32| if v > a || v.is_nan() { v } else { a };
+    for oy in 0..g.oh {
+        let out = std::slice::from_raw_parts_mut(dst.add(oy * ow), ow);
+        let tap_starts = (0..g.kh).flat_map(|ky| {
+            (0..g.kw).map(move |kx| ((kx % g.sw) * ph + oy * g.sh + ky) * qw + kx / g.sw)
+        });
+        let mut ox = 0;
+        while ox + L <= ow {
+            let mut acc = [f32::NEG_INFINITY; L];
+            for start in tap_starts.clone() {
+                let taps: &[f32; L] = buf[start + ox..start + ox + L]
+                    .try_into()
+                    .unwrap_or(&[0.0; L]);
+                for (a, &v) in acc.iter_mut().zip(taps) {
+                    *a = take(*a, v);
+                }
+            }
+            out[ox..ox + L].copy_from_slice(&acc);
+            ox += L;
+        }
+        for (i, o) in out.iter_mut().enumerate().skip(ox) {
+            *o = tap_starts
+                .clone()
+                .fold(f32::NEG_INFINITY, |a, start| take(a, buf[start + i]));
+        }
     }
 }
 
