@@ -468,15 +468,11 @@ mod tests {
         assert_eq!(slots.free.load(SeqCst), 2);
     }
 
-    #[test]
-    fn parked_workers_wake_for_the_next_region() {
-        let pool = Pool::new(2, SPIN).expect("pool");
-        let slots = Slots::new(2);
-        std::thread::sleep(SPIN * 4);
+    /// How many threads worked on a region of `n` 1 ms indices.
+    fn threads_that_worked(pool: &Pool, slots: &Slots, n: usize) -> usize {
         let seen: Mutex<std::collections::HashSet<std::thread::ThreadId>> = Mutex::default();
-        let _slot = pool.enter(&slots);
         pool.run(
-            64,
+            n,
             &|_| {
                 std::thread::sleep(Duration::from_millis(1));
                 if let Ok(mut s) = seen.lock() {
@@ -484,11 +480,21 @@ mod tests {
                 }
                 Ok(())
             },
-            &slots,
+            slots,
         )
         .expect("run");
+        let threads = seen.lock().map(|s| s.len()).unwrap_or(0);
+        threads
+    }
+
+    #[test]
+    fn parked_workers_wake_for_the_next_region() {
+        let pool = Pool::new(2, SPIN).expect("pool");
+        let slots = Slots::new(2);
+        std::thread::sleep(SPIN * 4);
+        let _slot = pool.enter(&slots);
         assert_eq!(
-            seen.lock().map(|s| s.len()).unwrap_or(0),
+            threads_that_worked(&pool, &slots, 64),
             2,
             "both threads worked"
         );
@@ -527,9 +533,8 @@ mod tests {
     fn workers_join_a_region_late_when_a_slot_frees() {
         let pool = Pool::new(2, SPIN).expect("pool");
         let slots = Slots::new(2);
-        let seen: Mutex<std::collections::HashSet<std::thread::ThreadId>> = Mutex::default();
         let (held, go) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
-        std::thread::scope(|sc| {
+        let threads = std::thread::scope(|sc| {
             sc.spawn(|| {
                 // Another stream's kernel: the run's second slot for 20 ms.
                 let _slot = pool.enter(&slots);
@@ -540,20 +545,8 @@ mod tests {
             held.wait();
             let _slot = pool.enter(&slots);
             go.wait();
-            pool.run(
-                80,
-                &|_| {
-                    std::thread::sleep(Duration::from_millis(1));
-                    if let Ok(mut s) = seen.lock() {
-                        s.insert(std::thread::current().id());
-                    }
-                    Ok(())
-                },
-                &slots,
-            )
-            .expect("run");
+            threads_that_worked(&pool, &slots, 80)
         });
-        let threads = seen.lock().map(|s| s.len()).unwrap_or(0);
         assert_eq!(threads, 2, "the worker never joined");
     }
 

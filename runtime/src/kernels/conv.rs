@@ -13,19 +13,7 @@ use std::cell::RefCell;
 /// Add a channel's bias, then apply the epilogue: one pass over the row for
 /// relu and relu6 (the common cases), two otherwise.
 fn bias_activation(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
-    // As the depthwise loops: compiled again for AVX-512, picked at run time.
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F.
-        return unsafe { bias_activation_avx512(bias, act, alpha, row) };
-    }
-    bias_activation_row(bias, act, alpha, row)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn bias_activation_avx512(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
-    bias_activation_row(bias, act, alpha, row)
+    by_cpu_features!(bias_activation_row(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]))
 }
 
 #[inline(always)]
@@ -532,39 +520,9 @@ fn taps9(out: &mut [f32], w: &[f32], taps: [&[f32]; 9]) {
 /// `x`: an `h x w` plane, `wt`: `kh x kw` taps, `o`: an `oh x ow` plane.
 unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
     PAD.with(|buf| {
-        let mut pad = buf.borrow_mut();
-        // The crate is built for baseline x86-64 (SSE2); these loops are
-        // compiled again for AVX-512 and AVX2 and picked at run time. No FMA
-        // contraction either way: results are the same bits on every CPU.
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                return depthwise_avx512(g, x, wt, o, &mut pad);
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                return depthwise_avx2(g, x, wt, o, &mut pad);
-            }
-        }
-        depthwise_plane(g, x, wt, o, &mut pad)
+        let pad: &mut Vec<f32> = &mut buf.borrow_mut();
+        by_cpu_features!(depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>))
     })
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn depthwise_avx512(
-    g: &Geo,
-    x: *const f32,
-    wt: *const f32,
-    o: *mut f32,
-    pad: &mut Vec<f32>,
-) {
-    depthwise_plane(g, x, wt, o, pad)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn depthwise_avx2(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>) {
-    depthwise_plane(g, x, wt, o, pad)
 }
 
 #[inline(always)]

@@ -326,31 +326,7 @@ struct Tiles {
 /// compiled again for AVX-512 and AVX2 and picked at run time: with
 /// [`vmath`]'s branch-free `exp` and `erf` they vectorise.
 fn unary_f(code: Code, x: &[f32], y: &mut [f32]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F.
-            return unsafe { unary_f_avx512(code, x, y) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has AVX2 and FMA.
-            return unsafe { unary_f_avx2(code, x, y) };
-        }
-    }
-    unary_f_loops(code, x, y)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn unary_f_avx512(code: Code, x: &[f32], y: &mut [f32]) -> bool {
-    unary_f_loops(code, x, y)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn unary_f_avx2(code: Code, x: &[f32], y: &mut [f32]) -> bool {
-    unary_f_loops(code, x, y)
+    by_cpu_features!(unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool)
 }
 
 #[inline(always)]

@@ -10,6 +10,43 @@
 //! [`KernelProgram::fallback`] names the op, and `Model::fallback_ops`
 //! reports them.
 
+/// The body of a function that runs `$body` — an `#[inline(always)]` fn of
+/// the given arguments — compiled again for AVX-512F and for AVX2 + FMA and
+/// picked by what the CPU has at run time: the crate is built for baseline
+/// x86-64, where the kernels' loops run four lanes wide. Rust never fuses
+/// `a * b + c` by itself, so every variant computes the same bits. The
+/// enclosing function upholds `$body`'s contract (it is `unsafe` when
+/// `$body` is).
+macro_rules! by_cpu_features {
+    ($body:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f")]
+            unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
+                #[allow(unused_unsafe)]
+                unsafe { $body($($arg),*) }
+            }
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                #[allow(unused_unsafe)]
+                unsafe { $body($($arg),*) }
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F.
+                return unsafe { avx512($($arg),*) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { avx2($($arg),*) };
+            }
+        }
+        #[allow(unused_unsafe)]
+        unsafe { $body($($arg),*) }
+    }};
+}
+
 pub mod conv;
 pub mod ew;
 pub mod linalg;

@@ -53,31 +53,7 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
 
 /// Softmax of one row in place; compiled again for AVX-512 and AVX2.
 fn softmax_row(log: bool, y: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F.
-            return unsafe { softmax_row_avx512(log, y) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has AVX2 and FMA.
-            return unsafe { softmax_row_avx2(log, y) };
-        }
-    }
-    softmax_row_loops(log, y)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn softmax_row_avx512(log: bool, y: &mut [f32]) {
-    softmax_row_loops(log, y)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn softmax_row_avx2(log: bool, y: &mut [f32]) {
-    softmax_row_loops(log, y)
+    by_cpu_features!(softmax_row_loops(log: bool, y: &mut [f32]))
 }
 
 /// `exp(y - max)` summed in f64, then divided (or logged) by the sum. The

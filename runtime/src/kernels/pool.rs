@@ -178,28 +178,7 @@ thread_local! {
 /// # Safety
 /// `src` holds `h x w` floats, `dst` `oh x ow`.
 unsafe fn max_plane(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            return max_plane_avx512(g, src, dst, buf);
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return max_plane_avx2(g, src, dst, buf);
-        }
-    }
-    max_plane_loops(g, src, dst, buf)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn max_plane_avx512(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
-    max_plane_loops(g, src, dst, buf)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn max_plane_avx2(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
-    max_plane_loops(g, src, dst, buf)
+    by_cpu_features!(max_plane_loops(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>))
 }
 
 #[inline(always)]
