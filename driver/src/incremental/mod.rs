@@ -137,7 +137,7 @@ impl Session {
     /// Replace the source text (a no-op if it is unchanged).
     pub fn set_source(&mut self, text: &str) {
         if &**self.job.text(&self.db) != text {
-            self.job.set_text(&mut self.db).to(Arc::from(text));
+            self.set_source_arc(Arc::from(text));
         }
     }
 
