@@ -577,7 +577,7 @@ pub fn main_with(args: ConformanceArgs) -> i32 {
     );
     if let Some(p) = &args.report {
         let text = report(&results, exec, &onnx_version(root));
-        if let Err(e) = ge_ir::fsutil::write_atomic(Path::new(p), text.as_bytes()) {
+        if let Err(e) = ge_ir::output::write(p, text.as_bytes()) {
             eprintln!("error: cannot write '{p}': {e}");
             return 1;
         }

@@ -137,7 +137,8 @@ fn write_vec<T: npyz::AutoSerialize>(shape: &[u64], data: Vec<T>) -> std::io::Re
     Ok(buf)
 }
 
-/// Write a tensor as `.npy` (bf16 is written as f32: numpy has no bf16), atomically.
+/// Write a tensor as `.npy` (bf16 is written as f32: numpy has no bf16) through
+/// [`ge_ir::output`].
 pub fn write_npy(path: &str, t: &Tensor) -> Result<(), String> {
     let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
     let bytes = match t.dtype {
@@ -160,5 +161,5 @@ pub fn write_npy(path: &str, t: &Tensor) -> Result<(), String> {
         DType::I1 => write_vec(&shape, t.to_i64().into_iter().map(|x| x != 0).collect()),
     }
     .map_err(|e| err(path, e))?;
-    ge_ir::fsutil::write_atomic(std::path::Path::new(path), &bytes).map_err(|e| err(path, e))
+    ge_ir::output::write(path, &bytes).map_err(|e| err(path, e))
 }

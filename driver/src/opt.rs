@@ -22,7 +22,8 @@ pub struct OptArgs {
     /// Input file ('-' for stdin)
     #[arg(default_value = "-")]
     pub input: String,
-    /// Output file ('-' for stdout); written atomically
+    /// Output file ('-' for stdout); a regular file is replaced atomically, a device,
+    /// FIFO or symlink is written through
     #[arg(short = 'o', long = "output", default_value = "-")]
     pub output: String,
     /// Pass pipeline in MLIR syntax, e.g. 'builtin.module(graph.func(cse))', or a named pipeline
@@ -318,7 +319,7 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     .into();
     if let (Some(m), false) = (&streamed, failed) {
         let t = Instant::now();
-        if let Err(e) = write_output_with(&args.output, &mut |w| {
+        if let Err(e) = ge_ir::output::write_with(&args.output, |w| {
             ge_ir::printer::write_module(m, popts, w)
         }) {
             out.stderr
@@ -327,7 +328,7 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         }
         timing.add("Output", t.elapsed());
     } else if args.output != "-" && !failed {
-        if let Err(e) = write_output(&args.output, out.stdout.as_bytes()) {
+        if let Err(e) = ge_ir::output::write(&args.output, out.stdout.as_bytes()) {
             out.stderr
                 .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
             failed = true;
@@ -468,28 +469,6 @@ fn count_passes(p: &ge_ir::pass::OpPipeline) -> usize {
             ge_ir::pass::PipelineElem::Nested(n) => count_passes(n),
         })
         .sum()
-}
-
-/// Write the output file: atomically (temporary file + rename) for regular files, directly
-/// for special files such as `/dev/null` or a pipe, which a rename would replace.
-pub(crate) fn write_output(path: &str, bytes: &[u8]) -> std::io::Result<()> {
-    write_output_with(path, &mut |w| w.write_all(bytes))
-}
-
-/// [`write_output`] with the contents produced into a buffered writer.
-pub(crate) fn write_output_with(
-    path: &str,
-    fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let p = std::path::Path::new(path);
-    match std::fs::metadata(p) {
-        Ok(m) if !m.is_file() && !m.is_dir() => {
-            let mut w = std::io::BufWriter::new(std::fs::OpenOptions::new().write(true).open(p)?);
-            fill(&mut w)?;
-            w.flush()
-        }
-        _ => ge_ir::fsutil::write_atomic_with(p, fill),
-    }
 }
 
 fn read_input(path: &str) -> std::io::Result<(String, String)> {

@@ -351,9 +351,18 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
 
 pub fn main() -> i32 {
     let args = RunArgs::parse();
+    // With data on stdout (`--output -`, `--trace -`, `--save-om -`) the report goes to stderr.
+    let data_on_stdout = args.outputs.iter().any(|o| o == "-")
+        || [&args.trace, &args.save_om]
+            .iter()
+            .any(|o| o.as_deref() == Some("-"));
     let mut ctx = crate::registry::full_context();
     let out = main_with(args, &mut ctx);
-    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    if data_on_stdout {
+        let _ = std::io::stderr().write_all(out.stdout.as_bytes());
+    } else {
+        let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    }
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     out.code
 }
@@ -396,7 +405,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         let om = ge_runtime::compile::compile_text(path, &text, &copts)?;
         let bytes = ge_runtime::compile::to_bytes(&om)?;
         if let Some(p) = &args.save_om {
-            ge_ir::fsutil::write_atomic(std::path::Path::new(p), &bytes)
+            ge_ir::output::write(p, &bytes)
                 .map_err(|e| format!("cannot write '{p}': {e}"))?;
         }
         return ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| format!("{path}: {e}"));
@@ -538,7 +547,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
     }
     let r = last.ok_or("no run")?;
     if let (Some(p), Some(tr)) = (&args.trace, &r.trace) {
-        ge_ir::fsutil::write_atomic(std::path::Path::new(p), tr.to_json().as_bytes())
+        ge_ir::output::write(p, tr.to_json().as_bytes())
             .map_err(|e| format!("cannot write '{p}': {e}"))?;
     }
     let results: Vec<Tensor> = r

@@ -118,7 +118,7 @@ fn write_text(args: &TranslateArgs, text: String) -> TranslateOutput {
             code: 0,
         };
     }
-    match ge_ir::fsutil::write_atomic(Path::new(&args.output), text.as_bytes()) {
+    match ge_ir::output::write(&args.output, text.as_bytes()) {
         Ok(()) => TranslateOutput {
             stdout: String::new(),
             stderr: String::new(),

@@ -6,6 +6,7 @@
 //! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax)
 //! - [`verifier`], [`diagnostics`]: checking and reporting
 //! - [`pass`], [`passes`]: the pass manager and the core passes
+//! - [`output`]: writing a user-named output path (never replacing a device, FIFO or link)
 
 pub mod attributes;
 pub mod body;
@@ -15,12 +16,12 @@ pub mod context;
 pub mod diagnostics;
 pub mod dim;
 pub mod format;
-pub mod fsutil;
 pub mod ident;
 pub mod interp;
 pub mod location;
 pub mod module;
 pub mod opdef;
+pub mod output;
 pub mod parser;
 pub mod pass;
 pub mod passes;

@@ -58,7 +58,7 @@ pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<String, String> {
         });
         serde_json::to_string_pretty(&v).map_err(error)? + "\n"
     };
-    ge_ir::fsutil::write_atomic(Path::new(out), text.as_bytes())
+    ge_ir::output::write(out, text.as_bytes())
         .map_err(|e| error(format!("cannot write '{out}': {e}")))?;
     Ok(format!("wrote {out} from {om_path}"))
 }

@@ -208,19 +208,19 @@ fn framework(args: &AtcArgs, model: &str) -> Result<Framework, String> {
     }
 }
 
-/// Write `bytes` to `path` atomically, creating missing parent folders.
+/// Write `bytes` to `path` (through `ge_ir::output`), creating missing parent folders.
 fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| error(format!("cannot create '{}': {e}", dir.display())))?;
     }
-    ge_ir::fsutil::write_atomic(path, bytes)
+    ge_ir::output::write(path, bytes)
         .map_err(|e| error(format!("cannot write '{}': {e}", path.display())))
 }
 
-/// The `.om` path for `--output` (ATC appends `.om`).
+/// The `.om` path for `--output` (ATC appends `.om`; `-` is stdout).
 fn om_path(output: &str) -> PathBuf {
-    if output.ends_with(".om") {
+    if output.ends_with(".om") || output == "-" {
         PathBuf::from(output)
     } else {
         PathBuf::from(format!("{output}.om"))
@@ -682,7 +682,10 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         return failed(&log, &error("--output is required"));
     };
     let t = Instant::now();
-    let name = out.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let name = out
+        .file_stem()
+        .filter(|s| *s != "-")
+        .map(|s| s.to_string_lossy().into_owned());
     let om = match ge_lowering::om::from_module(
         m.body(),
         Some(&m),
@@ -723,9 +726,17 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
 pub fn main() -> i32 {
     let args = AtcArgs::parse();
     let ctx = crate::registry::full_context();
+    // With the model on stdout (`--output -`, `--json -`) the summary goes to stderr.
+    let data_on_stdout = [&args.output, &args.json]
+        .iter()
+        .any(|o| o.as_deref() == Some("-"));
     let out = main_with(args, &ctx);
     // The log comes first: it tells what happened before the summary.
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
-    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    if data_on_stdout {
+        let _ = std::io::stderr().write_all(out.stdout.as_bytes());
+    } else {
+        let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    }
     out.code
 }

@@ -101,7 +101,7 @@ pub fn main() -> i32 {
             }
             continue;
         }
-        if let Err(e) = ge_ir::fsutil::write_atomic(&air, g.text.as_bytes()) {
+        if let Err(e) = ge_ir::output::write(&air, g.text.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", air.display());
             code = 1;
             continue;
@@ -112,7 +112,7 @@ pub fn main() -> i32 {
             g.text.len() / 1024
         );
         if !g.weights.is_empty() {
-            if let Err(e) = ge_ir::fsutil::write_atomic(Path::new(&weights_path), &g.weights) {
+            if let Err(e) = ge_ir::output::write(&weights_path, &g.weights) {
                 eprintln!("error: cannot write {weights_path}: {e}");
                 code = 1;
                 continue;

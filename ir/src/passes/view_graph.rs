@@ -96,7 +96,7 @@ impl Pass for ViewGraph {
             eprint!("{out}");
             Ok(())
         } else {
-            crate::fsutil::write_atomic(std::path::Path::new(&self.filename), out.as_bytes())
+            crate::output::write(&self.filename, out.as_bytes())
                 .map_err(|e| {
                     vec![crate::diagnostics::Diagnostic::error(
                         format!("cannot write '{}': {e}", self.filename),

@@ -194,10 +194,11 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, String> {
     serde_json::to_vec_pretty(v).map_err(|e| format!("cannot serialise the model: {e}"))
 }
 
-/// Write a model to `path` (a temporary file in the same directory, then a rename).
+/// Write a model to `path` (through [`ge_ir::output`]: a regular file is replaced
+/// atomically, a device, FIFO or link is written through).
 pub fn write(path: &std::path::Path, m: &OmModel) -> Result<(), String> {
     let bytes = to_bytes(m)?;
-    ge_ir::fsutil::write_atomic(path, &bytes)
+    ge_ir::output::write(path, &bytes)
         .map_err(|e| format!("cannot write '{}': {e}", path.display()))
 }
 
