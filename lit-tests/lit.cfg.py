@@ -2,7 +2,9 @@
 #   .venv/bin/lit -sv lit-tests
 import os
 import shutil
+import stat
 import subprocess
+import tempfile
 
 import lit.formats
 
@@ -42,3 +44,12 @@ if "mlir-bridge" in features:
 # ILP extraction for eqsat (cargo feature ge-rewrites/ilp, CBC): REQUIRES: ilp.
 if "ilp" in features:
     config.available_features.add("ilp")
+
+# Device nodes made under %t (`mknod %t.null c 1 3`, a second /dev/null) need root or
+# CAP_MKNOD: tests of writing into a device say REQUIRES: mknod.
+with tempfile.TemporaryDirectory() as d:
+    try:
+        os.mknod(os.path.join(d, "null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        config.available_features.add("mknod")
+    except OSError:
+        pass

@@ -57,7 +57,8 @@ pub struct TranslateArgs {
     #[cfg(feature = "mlir")]
     #[arg(long, group = "mode")]
     pub list_mlir_import_ops: bool,
-    /// Output file ('-' for stdout); written atomically
+    /// Output file ('-' for stdout); a regular file is replaced atomically, a device,
+    /// FIFO or symlink is written through
     #[arg(short = 'o', long = "output", default_value = "-")]
     pub output: String,
     /// Input shapes for TensorFlow placeholders, e.g. "x:1,224,224,3;y:1,10" (-1 or a name: symbolic)
