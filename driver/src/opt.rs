@@ -319,9 +319,9 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     .into();
     if let (Some(m), false) = (&streamed, failed) {
         let t = Instant::now();
-        if let Err(e) = ge_ir::output::write_with(&args.output, |w| {
-            ge_ir::printer::write_module(m, popts, w)
-        }) {
+        if let Err(e) =
+            ge_ir::output::write_with(&args.output, |w| ge_ir::printer::write_module(m, popts, w))
+        {
             out.stderr
                 .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
             failed = true;

@@ -405,8 +405,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         let om = ge_runtime::compile::compile_text(path, &text, &copts)?;
         let bytes = ge_runtime::compile::to_bytes(&om)?;
         if let Some(p) = &args.save_om {
-            ge_ir::output::write(p, &bytes)
-                .map_err(|e| format!("cannot write '{p}': {e}"))?;
+            ge_ir::output::write(p, &bytes).map_err(|e| format!("cannot write '{p}': {e}"))?;
         }
         return ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| format!("{path}: {e}"));
     }

@@ -79,7 +79,10 @@ enum Dest {
     /// One of this process's open descriptors (`-` is 1).
     Fd(RawFd),
     /// A device, a FIFO, or a `/proc` link of another process: written where it is.
-    InPlace { path: PathBuf, truncate: bool },
+    InPlace {
+        path: PathBuf,
+        truncate: bool,
+    },
     Socket(PathBuf),
     /// A regular file (`old` is its metadata) or nothing yet: a new file renamed over it.
     Replace {
@@ -128,9 +131,15 @@ fn resolve(path: &Path) -> io::Result<Dest> {
                 None => target,
             };
         } else if t.is_file() {
-            return Ok(Dest::Replace { path: p, old: Some(m) });
+            return Ok(Dest::Replace {
+                path: p,
+                old: Some(m),
+            });
         } else if t.is_dir() {
-            return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory",
+            ));
         } else if t.is_socket() {
             return Ok(Dest::Socket(p));
         } else {
@@ -169,7 +178,10 @@ fn proc_link(link: &Path) -> io::Result<Option<Dest>> {
     // Another process's descriptor: the kernel opens the file it names.
     let m = std::fs::metadata(link)?;
     if m.is_dir() {
-        return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
     }
     Ok(Some(Dest::InPlace {
         path: link.to_path_buf(),

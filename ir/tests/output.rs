@@ -6,7 +6,7 @@
 //! loop tests fail (tried once).
 
 use ge_ir::output;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -68,7 +68,11 @@ fn a_regular_file_is_replaced_by_rename_keeping_its_permissions() {
     output::write_with(&p, |w| w.write_all(b"new")).unwrap();
     let m = std::fs::metadata(&p).unwrap();
     assert_eq!(read(&p), "new");
-    assert_ne!(m.ino(), inode, "replaced by a new file (rename), not written in place");
+    assert_ne!(
+        m.ino(),
+        inode,
+        "replaced by a new file (rename), not written in place"
+    );
     assert_eq!(m.permissions().mode() & 0o7777, 0o640);
     assert_eq!(s.entries(), ["out.txt"]);
 }
@@ -266,7 +270,9 @@ fn an_open_descriptor_is_written_at_its_offset_through_proc_self_fd() {
 fn threads_writing_one_path_use_temporary_files_of_their_own() {
     let s = Scratch::new("threads");
     let p = s.path("out.txt");
-    let texts: Vec<String> = (0..8).map(|i| format!("writer {i} ").repeat(10_000)).collect();
+    let texts: Vec<String> = (0..8)
+        .map(|i| format!("writer {i} ").repeat(10_000))
+        .collect();
     std::thread::scope(|sc| {
         for t in &texts {
             let p = &p;

@@ -24,7 +24,14 @@ const ALLOWED: &[(&str, &str)] = &[(
 
 /// Directories never scanned: build output, tools' environments, and test code.
 const SKIP_DIRS: &[&str] = &[
-    "target", ".git", ".venv", "tests", "benches", "examples", "lit-tests", "testdata",
+    "target",
+    ".git",
+    ".venv",
+    "tests",
+    "benches",
+    "examples",
+    "lit-tests",
+    "testdata",
 ];
 
 /// `prefix :: name` paths that write a file.
@@ -153,7 +160,10 @@ fn module_files(file: &Path, name: &str) -> [PathBuf; 2] {
     } else {
         dir.join(stem)
     };
-    [dir.join(format!("{name}.rs")), dir.join(name).join("mod.rs")]
+    [
+        dir.join(format!("{name}.rs")),
+        dir.join(name).join("mod.rs"),
+    ]
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -180,7 +190,11 @@ fn only_ge_ir_output_writes_files() {
     rust_files(&root, &mut files);
     files.sort();
     // Not a test that passes because it saw nothing: the tools' writers are scanned.
-    for must in ["driver/src/opt.rs", "driver/src/run.rs", "lowering/src/om/format.rs"] {
+    for must in [
+        "driver/src/opt.rs",
+        "driver/src/run.rs",
+        "lowering/src/om/format.rs",
+    ] {
         assert!(
             files.iter().any(|f| f.ends_with(must)),
             "{must} not found under {}",
@@ -263,6 +277,7 @@ fn scanner_skips_comments_strings_reads_and_test_code() {
     let (hits, mods) = scan(text).unwrap();
     assert_eq!(hits, []);
     assert_eq!(mods, ["more"]);
-    let (hits, _) = scan("#![cfg(test)]\nfn g() { std::fs::write(\"a\", b\"\").unwrap(); }\n").unwrap();
+    let (hits, _) =
+        scan("#![cfg(test)]\nfn g() { std::fs::write(\"a\", b\"\").unwrap(); }\n").unwrap();
     assert_eq!(hits, []);
 }

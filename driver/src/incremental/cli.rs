@@ -407,8 +407,7 @@ pub fn watch(args: &OptArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
         if let Some(next) = edits.next() {
             // A simulated save: the next version replaces the input.
-            let r = std::fs::read(next)
-                .and_then(|b| ge_ir::output::write(&args.input, &b));
+            let r = std::fs::read(next).and_then(|b| ge_ir::output::write(&args.input, &b));
             if let Err(e) = r {
                 let _ = writeln!(err, "error: cannot apply simulated edit '{next}': {e}");
                 return 1;

@@ -96,13 +96,12 @@ impl Pass for ViewGraph {
             eprint!("{out}");
             Ok(())
         } else {
-            crate::output::write(&self.filename, out.as_bytes())
-                .map_err(|e| {
-                    vec![crate::diagnostics::Diagnostic::error(
-                        format!("cannot write '{}': {e}", self.filename),
-                        crate::diagnostics::Pos::Loc(op.loc),
-                    )]
-                })
+            crate::output::write(&self.filename, out.as_bytes()).map_err(|e| {
+                vec![crate::diagnostics::Diagnostic::error(
+                    format!("cannot write '{}': {e}", self.filename),
+                    crate::diagnostics::Pos::Loc(op.loc),
+                )]
+            })
         }
     }
 }
