@@ -41,7 +41,7 @@ pub struct ConformanceArgs {
     /// How to execute imported models
     #[arg(long, default_value = "runtime", value_parser = ["runtime", "interpreter"])]
     pub executor: String,
-    /// Write the Markdown report here (e.g. docs/conformance.md)
+    /// Write the Markdown report here (e.g. docs/conformance.md; '-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub report: Option<String>,
     /// Fail (exit 1) if the pass rate is below the percentage in this file

@@ -36,7 +36,7 @@ pub struct OptArgs {
     #[arg(long)]
     pub verify_diagnostics: bool,
     /// Write the lowered module as an .om offline model after the pipeline
-    /// (run `--pass-pipeline=atc` first)
+    /// (run `--pass-pipeline=atc` first; '-' for stdout)
     #[arg(long, value_name = "FILE.om")]
     pub emit_om: Option<String>,
     /// Print every op in MLIR's generic form

@@ -42,7 +42,7 @@ pub struct RunArgs {
     /// Value for a symbolic dim of random inputs, e.g. B=4 (default 1)
     #[arg(long = "bind", value_name = "SYM=N")]
     pub binds: Vec<String>,
-    /// Write output i to the i-th FILE.npy
+    /// Write output i to the i-th FILE.npy ('-' for stdout; the report then goes to stderr)
     #[arg(long = "output", value_name = "FILE")]
     pub outputs: Vec<String>,
     /// Compare output i with the i-th FILE.npy (numpy allclose); exit 1 on mismatch
@@ -67,7 +67,7 @@ pub struct RunArgs {
     /// whatever the number of streams
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
-    /// Write a Chrome/Perfetto trace of the last run (one track per stream)
+    /// Write a Chrome/Perfetto trace of the last run (one track per stream; '-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
     /// .om models: refuse a model compiled for another SoC; .air models: compile for this
@@ -94,7 +94,7 @@ pub struct RunArgs {
     /// stay NCHW / ND between such kernels)
     #[arg(long)]
     pub keep_formats: bool,
-    /// .air models: also write the compiled .om here
+    /// .air models: also write the compiled .om here ('-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub save_om: Option<String>,
 }

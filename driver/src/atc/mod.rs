@@ -40,7 +40,7 @@ pub struct AtcArgs {
     /// 3 = TensorFlow, 5 = ONNX (optional for .air models)
     #[arg(long, value_name = "N", value_parser = PossibleValuesParser::new(["0", "1", "3", "5"]))]
     pub framework: Option<String>,
-    /// Output path without extension: writes OUTPUT.om
+    /// Output path without extension: writes OUTPUT.om ('-' for stdout)
     #[arg(long, value_name = "PATH")]
     pub output: Option<String>,
     /// Target SoC: a shipped profile (Ascend910B, Ascend310P) or a .json profile
@@ -80,7 +80,7 @@ pub struct AtcArgs {
     /// --mode=1: the .om to convert
     #[arg(long, value_name = "FILE")]
     pub om: Option<String>,
-    /// --mode=1: where to write it (.json, or .air for the IR)
+    /// --mode=1: where to write it (.json, or .air for the IR; '-' for stdout as JSON)
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Log level of progress messages on stderr

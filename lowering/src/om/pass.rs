@@ -9,8 +9,9 @@ pub static INFO: PassInfo = PassInfo {
     name: "write-om",
     summary: "Write the lowered module to an .om offline model file",
     description: "Serialises the public function lowered by `emit-tasks` (its arenas, task \
-                  program, weights, kernel functions and I/O) to `file`, written to a temporary \
-                  file and renamed. `entry` picks the function when several were lowered. \
+                  program, weights, kernel functions and I/O) to `file` (through `ge_ir::output`: \
+                  a regular file is replaced atomically, a device, FIFO or symlink is written \
+                  through, `-` is stdout). `entry` picks the function when several were lowered. \
                   The IR is unchanged. Use after the `atc` pipeline: \
                   `--pass-pipeline='builtin.module(atc, write-om{file=m.om})'`.",
     anchor: Some("builtin.module"),
@@ -19,7 +20,7 @@ pub static INFO: PassInfo = PassInfo {
             name: "file",
             kind: OptKind::Str,
             default: "",
-            doc: "path of the .om to write (required)",
+            doc: "path of the .om to write (required; '-' for stdout)",
         },
         OptionDef {
             name: "entry",
