@@ -46,7 +46,18 @@ pub fn write_with(
 ) -> io::Result<()> {
     let path = path.as_ref();
     let dest = resolve(path)?;
-    let res = match &dest {
+    match (write_to(&dest, fill), dest.path()) {
+        // Through a link, say where the write went.
+        (Err(e), Some(target)) if target != path => Err(io::Error::new(
+            e.kind(),
+            format!("{e} (the link's target '{}')", target.display()),
+        )),
+        (res, _) => res,
+    }
+}
+
+fn write_to(dest: &Dest, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    match dest {
         Dest::Fd(1) => stream(io::stdout().lock(), fill),
         Dest::Fd(2) => stream(io::stderr().lock(), fill),
         Dest::Fd(n) => stream(File::from(dup(*n)?), fill),
@@ -63,14 +74,6 @@ pub fn write_with(
             s.shutdown(std::net::Shutdown::Write)
         }
         Dest::Replace { path, old } => replace(path, old.as_ref(), fill),
-    };
-    // Through a link, say where the write went.
-    match (&res, dest.path()) {
-        (Err(e), Some(target)) if target != path => Err(io::Error::new(
-            e.kind(),
-            format!("{e} (the link's target '{}')", target.display()),
-        )),
-        _ => res,
     }
 }
 
