@@ -69,7 +69,7 @@ fi
 step "lit tests"
 .venv/bin/lit -sv lit-tests
 
-step "ONNX conformance (pass rate vs tools/conformance/baseline.txt)"
+step "ONNX conformance (every case vs tools/conformance/expected.tsv)"
 tools/conformance/run.sh --check
 
 step "all tests passed"
