@@ -53,3 +53,19 @@ with tempfile.TemporaryDirectory() as d:
         config.available_features.add("mknod")
     except OSError:
         pass
+
+# A missing feature makes its tests UNSUPPORTED, silently. Where the features
+# must be there (CI: tools/test-all.sh with GE_INSTALL_MLIR=1 sets
+# GE_REQUIRE_LIT_FEATURES="mlir-opt mlir-bridge ilp"), a missing one stops the
+# run instead.
+required = os.environ.get("GE_REQUIRE_LIT_FEATURES", "").replace(",", " ").split()
+missing = [f for f in required if f not in config.available_features]
+if missing:
+    lit_config.fatal(
+        "GE_REQUIRE_LIT_FEATURES asks for %s, but %s %s not detected "
+        "(mlir-opt: mlir-opt-22 or mlir-opt on PATH; mlir-bridge and ilp: "
+        "`%s --list-features` of the ge-translate under test, built with "
+        "--features ge-driver/mlir,ge-rewrites/ilp)"
+        % (", ".join(required), ", ".join(missing), "is" if len(missing) == 1 else "are",
+           os.path.join(bin_dir, "ge-translate"))
+    )

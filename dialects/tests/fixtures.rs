@@ -124,15 +124,13 @@ fn interpreter_matches_numpy_fixtures() {
             Err(e) => failures.push(format!("{name}: {}", e.msg)),
             Ok(got) => {
                 for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    // Element type and shape exactly (no cast to numpy's
+                    // dtype), integers exactly, floats within the dtype's
+                    // tolerance.
                     let (rtol, atol) = Tensor::default_tolerance(w.dtype);
-                    let g = if g.dtype != w.dtype {
-                        g.cast(w.dtype)
-                    } else {
-                        g.clone()
-                    };
-                    if !g.allclose(w, rtol, atol) {
+                    if let Some(why) = g.mismatch(w, rtol, atol) {
                         failures.push(format!(
-                            "{name}: output #{i} differs from numpy:\n got  {:?}\n want {:?}",
+                            "{name}: output #{i} differs from numpy: {why}\n got  {:?}\n want {:?}",
                             &g.to_f64()[..g.len().min(8)],
                             &w.to_f64()[..w.len().min(8)]
                         ));

@@ -45,13 +45,14 @@ pub struct RunArgs {
     /// Write output i to the i-th FILE.npy ('-' for stdout; the report then goes to stderr)
     #[arg(long = "output", value_name = "FILE")]
     pub outputs: Vec<String>,
-    /// Compare output i with the i-th FILE.npy (numpy allclose); exit 1 on mismatch
+    /// Compare output i with the i-th FILE.npy: element type and shape exactly, integers
+    /// and bools exactly, floats within --rtol/--atol; exit 1 naming the first difference
     #[arg(long = "expect", value_name = "FILE")]
     pub expects: Vec<String>,
-    /// Relative tolerance for --expect (default: by dtype)
+    /// Relative tolerance for float outputs of --expect (default: by dtype)
     #[arg(long)]
     pub rtol: Option<f64>,
-    /// Absolute tolerance for --expect (default: by dtype)
+    /// Absolute tolerance for float outputs of --expect (default: by dtype)
     #[arg(long)]
     pub atol: Option<f64>,
     /// Accept unregistered dialects
@@ -80,6 +81,13 @@ pub struct RunArgs {
     /// Print the latency summary as one JSON line
     #[arg(long)]
     pub json: bool,
+    /// Fail (exit 1, before running) when a kernel would run on the reference
+    /// interpreter instead of a native kernel; the error names the ops
+    #[arg(long, conflicts_with = "interpret")]
+    pub native_only: bool,
+    /// With --native-only: this op may run on the interpreter (repeatable), e.g. graph.erf
+    #[arg(long = "allow-fallback", value_name = "OP", requires = "native_only")]
+    pub allow_fallback: Vec<String>,
     /// .air models: compile without kernel fusion
     #[arg(long)]
     pub no_fuse: bool,
@@ -299,41 +307,11 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
         return fail(format!("error: {e}\n"));
     }
     let mut stdout = String::new();
-    let mut mismatches = String::new();
-    for (i, (t, path)) in results.iter().zip(&args.expects).enumerate() {
-        let want = match read_npy(path) {
-            Ok(w) => w,
-            Err(e) => return fail(format!("error: {e}\n")),
-        };
-        let (rt, at) = Tensor::default_tolerance(t.dtype);
-        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
-        let got = if want.dtype != t.dtype {
-            t.cast(want.dtype)
-        } else {
-            t.clone()
-        };
-        if got.shape != want.shape {
-            mismatches.push_str(&format!(
-                "output #{i}: shape {:?} but {path} has {:?}\n",
-                t.shape, want.shape
-            ));
-        } else if !got.allclose(&want, rtol, atol) {
-            let worst = (0..got.len())
-                .map(|k| (k, (got.get_f(k) - want.get_f(k)).abs()))
-                .fold(
-                    (0, 0.0f64),
-                    |m, x| if x.1 > m.1 || x.1.is_nan() { x } else { m },
-                );
-            mismatches.push_str(&format!(
-                "output #{i}: differs from {path} (rtol={rtol}, atol={atol}): element {} is {} but expected {}\n",
-                worst.0,
-                got.get_f(worst.0),
-                want.get_f(worst.0)
-            ));
-        } else {
-            stdout.push_str(&format!("output #{i}: matches {path}\n"));
-        }
-    }
+    let mut stderr = String::new();
+    let matched = match check_expects(&args, &results, &mut stdout, &mut stderr) {
+        Ok(m) => m,
+        Err(e) => return fail(format!("error: {e}\n")),
+    };
     for (i, t) in results.iter().enumerate() {
         stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
         if let Some(p) = args.outputs.get(i) {
@@ -344,9 +322,46 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     }
     RunOutput {
         stdout,
-        stderr: String::new(),
-        code: 0,
+        stderr,
+        code: i32::from(!matched),
     }
+}
+
+/// What `write_npy` stores for `t`: numpy has no bf16 (stored as f32, exactly)
+/// and no index type (stored as i64).
+fn as_stored(t: &Tensor) -> Tensor {
+    match t.dtype {
+        ge_ir::DType::BF16 => t.cast(ge_ir::DType::F32),
+        ge_ir::DType::Index => t.cast(ge_ir::DType::I64),
+        _ => t.clone(),
+    }
+}
+
+/// Compare each result with its `--expect` file: element type and shape
+/// exactly, integers and bools exactly, floats within the dtype's tolerance
+/// (or --rtol/--atol). A match prints `output #i: matches FILE`; a mismatch an
+/// error naming the output and the first differing element with both values.
+/// Returns whether every output matched.
+fn check_expects(
+    args: &RunArgs,
+    results: &[Tensor],
+    stdout: &mut String,
+    stderr: &mut String,
+) -> Result<bool, String> {
+    let mut all = true;
+    for (i, (t, path)) in results.iter().zip(&args.expects).enumerate() {
+        let want = read_npy(path)?;
+        let (rt, at) = Tensor::default_tolerance(t.dtype);
+        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
+        match as_stored(t).mismatch(&want, rtol, atol) {
+            None => stdout.push_str(&format!("output #{i}: matches {path}\n")),
+            Some(why) => {
+                stderr.push_str(&format!("error: output #{i} differs from {path}: {why}\n"));
+                all = false;
+            }
+        }
+    }
+    Ok(all)
 }
 
 pub fn main() -> i32 {
@@ -455,6 +470,12 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
             stdout.push_str(&format!("fallback: {op}\n"));
         }
     }
+    if args.native_only {
+        let allowed: Vec<&str> = args.allow_fallback.iter().map(String::as_str).collect();
+        model
+            .require_native(&allowed)
+            .map_err(|e| format!("--native-only: {e}"))?;
+    }
     // Inputs.
     let mut given: Vec<Option<ge_ir::tensor::Tensor>> = vec![None; ins.len()];
     for (k, spec) in args.inputs.iter().enumerate() {
@@ -555,31 +576,8 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         .map(|t| t.to_tensor())
         .collect::<Result<_, _>>()?;
     check_file_counts(args, "the model", results.len())?;
-    let mut mismatch = false;
-    for (i, (t, p)) in results.iter().zip(&args.expects).enumerate() {
-        let want = read_npy(p)?;
-        let (rt, at) = Tensor::default_tolerance(t.dtype);
-        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
-        let got = if want.dtype != t.dtype {
-            t.cast(want.dtype)
-        } else {
-            t.clone()
-        };
-        if got.shape != want.shape {
-            stdout.push_str(&format!(
-                "output #{i}: shape {:?} but {p} has {:?}\n",
-                t.shape, want.shape
-            ));
-            mismatch = true;
-        } else if !got.allclose(&want, rtol, atol) {
-            stdout.push_str(&format!(
-                "output #{i}: differs from {p} (rtol={rtol}, atol={atol})\n"
-            ));
-            mismatch = true;
-        } else {
-            stdout.push_str(&format!("output #{i}: matches {p}\n"));
-        }
-    }
+    let mut stderr = String::new();
+    let matched = check_expects(args, &results, &mut stdout, &mut stderr)?;
     for (i, t) in results.iter().enumerate() {
         stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
         if let Some(p) = args.outputs.get(i) {
@@ -614,7 +612,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
     }
     Ok(RunOutput {
         stdout,
-        stderr: String::new(),
-        code: i32::from(mismatch),
+        stderr,
+        code: i32::from(!matched),
     })
 }

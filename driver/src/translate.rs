@@ -38,7 +38,8 @@ pub struct TranslateArgs {
     /// List the TensorFlow ops the importer supports
     #[arg(long, group = "mode")]
     pub list_tf_ops: bool,
-    /// List the optional features this build has (e.g. mlir-bridge)
+    /// List the optional features this build has: mlir-bridge, ilp (not when
+    /// GE_DISABLE_FEATURES=ilp switches it off)
     #[arg(long, group = "mode")]
     pub list_features: bool,
     /// Export an .air module to upstream MLIR (func + tosa), verified by MLIR
@@ -154,7 +155,7 @@ pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
         if cfg!(feature = "mlir") {
             f.push("mlir-bridge");
         }
-        if ge_rewrites::eqsat::ILP_AVAILABLE {
+        if ge_rewrites::eqsat::ilp_available() {
             f.push("ilp");
         }
         return TranslateOutput {

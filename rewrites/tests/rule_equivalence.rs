@@ -536,10 +536,11 @@ fn check_rule(ctx: &Context, rule: &Rule, seed: u64) -> Result<bool, String> {
         .run_function("main", inputs)
         .map_err(|e| e.msg)?;
     for (i, (a, b)) in before.iter().zip(&after).enumerate() {
+        // Element type and shape exactly, integers exactly.
         let (rtol, atol) = Tensor::default_tolerance(a.dtype);
-        if !a.allclose(b, rtol, atol) {
+        if let Some(why) = b.mismatch(a, rtol, atol) {
             return Err(format!(
-                "rule '{}' changed result #{i}: before {:?} after {:?}",
+                "rule '{}' changed result #{i} ({why}): before {:?} after {:?}",
                 rule.name,
                 a.to_f64(),
                 b.to_f64()

@@ -428,6 +428,29 @@ impl Model {
     pub fn fallback_ops(&self) -> Vec<String> {
         self.inner.fallback_ops.iter().cloned().collect()
     }
+    /// `Err` naming every op whose kernel runs on the reference interpreter,
+    /// except ops named in `allowed` (e.g. `graph.erf`): differential tests
+    /// call it so a test never compares the interpreter with itself unseen.
+    pub fn require_native(&self, allowed: &[&str]) -> Result<(), String> {
+        let bad: Vec<&str> = self
+            .inner
+            .fallback_ops
+            .iter()
+            .map(String::as_str)
+            .filter(|f| {
+                let op = f.split_whitespace().next().unwrap_or(f);
+                !allowed.contains(&op)
+            })
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "kernels run on the reference interpreter for: {}",
+                bad.join(", ")
+            ))
+        }
+    }
     /// Kernels that run natively / on the interpreter.
     pub fn kernel_counts(&self) -> (usize, usize) {
         let mut seen = BTreeSet::new();

@@ -96,9 +96,9 @@ pub fn same(a: &[Tensor], b: &[Tensor]) -> Result<(), String> {
             DType::F16 | DType::BF16 => (2e-2, 1e-2),
             _ => (1e-4, 1e-5),
         };
-        if !x.allclose(y, rt, at) {
+        if let Some(why) = y.mismatch(x, rt, at) {
             return Err(format!(
-                "output #{i} differs: {:?} vs {:?}",
+                "output #{i} differs ({why}): {:?} vs {:?}",
                 &x.to_f64()[..x.len().min(8)],
                 &y.to_f64()[..y.len().min(8)]
             ));

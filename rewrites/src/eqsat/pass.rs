@@ -47,7 +47,7 @@ struct Eqsat {
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Soc::load(o.str("soc"))?;
-    if o.str("extract") == "ilp" && !super::ILP_AVAILABLE {
+    if o.str("extract") == "ilp" && !super::ilp_available() {
         return Err("extract=ilp needs ge built with the ILP solver: \
                     `cargo build --features ge-rewrites/ilp` (Debian: coinor-libcbc-dev)"
             .into());

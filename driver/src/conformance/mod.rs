@@ -9,18 +9,27 @@
 //! graph with the reference interpreter (to tell importer bugs from compiler
 //! or runtime bugs).
 //!
-//! Inputs that an op needs as a compile-time constant (Reshape's shape,
-//! Slice's starts, …) but that the test feeds as graph inputs are bound to
-//! the test's values and the model is imported again (tract's runner does the
-//! same); such passes are counted separately in the report.
+//! Each case runs as a user would run the model: inputs fed by name, nothing
+//! bound. A graph input that an op needs as a compile-time constant (Reshape's
+//! shape, Slice's starts, …) stays an input, and the case is unsupported until
+//! the importer handles it. `--bind-constant-inputs` brings back the old mode
+//! (bind such inputs to the test's values and import again, as tract's runner
+//! does), for a look at what lies behind those cases.
+//!
+//! A pass whose compiled model ran any kernel on the reference interpreter
+//! is counted apart ("pass (interpreter kernels)"). Every case's status is
+//! checked against tools/conformance/expected.tsv ([`expected`]).
+
+pub mod expected;
+pub mod report;
 
 use clap::Parser as ClapParser;
+pub use expected::Status;
 use ge_frontends::onnx::{decode_model, decode_named_tensor, import_bytes, ImportOptions};
 use ge_frontends::ImportErrorKind;
 use ge_ir::interp::Interpreter;
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, Module};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,9 +53,17 @@ pub struct ConformanceArgs {
     /// Write the Markdown report here (e.g. docs/conformance.md; '-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub report: Option<String>,
-    /// Fail (exit 1) if the pass rate is below the percentage in this file
+    /// The expected status of every case (tools/conformance/expected.tsv): exit 1 when
+    /// any case is worse than it says (pass > pass-interp > unsupported > fail)
     #[arg(long, value_name = "FILE")]
-    pub baseline: Option<String>,
+    pub expected: Option<String>,
+    /// Rewrite the --expected file with this run's statuses (after an improvement)
+    #[arg(long, requires = "expected")]
+    pub update_expected: bool,
+    /// Bind graph inputs that an op needs as a constant (Reshape's shape, …) to the
+    /// test's values and import again; a user's model cannot do this (off by default)
+    #[arg(long)]
+    pub bind_constant_inputs: bool,
     /// Print every test's result
     #[arg(short, long)]
     pub verbose: bool,
@@ -58,10 +75,19 @@ pub struct ConformanceArgs {
     pub max_ops: usize,
 }
 
+/// What an executor gives back.
+pub struct Run {
+    pub outputs: Vec<Tensor>,
+    /// Ops whose kernels ran on the reference interpreter (compiled path).
+    pub interpreted: Vec<String>,
+    /// No kernel was native.
+    pub all_interpreted: bool,
+}
+
 /// Runs an imported model on input tensors (in function-argument order).
 pub trait Executor: Sync {
     fn name(&self) -> &'static str;
-    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Vec<Tensor>, String>;
+    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Run, String>;
 }
 
 /// The compiled path: the `atc` pipeline, the `.om` writer, the runtime.
@@ -71,7 +97,7 @@ impl Executor for RuntimeExecutor {
     fn name(&self) -> &'static str {
         "atc pipeline + runtime"
     }
-    fn run(&self, m: &Module, inputs: Vec<Tensor>, _max_ops: usize) -> Result<Vec<Tensor>, String> {
+    fn run(&self, m: &Module, inputs: Vec<Tensor>, _max_ops: usize) -> Result<Run, String> {
         use ge_runtime::compile::{compile_module, context, to_bytes, CompileOptions};
         let ctx = context();
         let mut m = m.clone();
@@ -85,7 +111,16 @@ impl Executor for RuntimeExecutor {
             .map(ge_runtime::HostTensor::from_tensor)
             .collect();
         let outs = model.session().run(&ins).map_err(|e| e.0)?;
-        outs.iter().map(|h| h.to_tensor()).collect()
+        let (native, _) = model.kernel_counts();
+        let interpreted = model.fallback_ops();
+        Ok(Run {
+            outputs: outs
+                .iter()
+                .map(|h| h.to_tensor())
+                .collect::<Result<_, _>>()?,
+            all_interpreted: native == 0 && !interpreted.is_empty(),
+            interpreted,
+        })
     }
 }
 
@@ -96,32 +131,35 @@ impl Executor for InterpreterExecutor {
     fn name(&self) -> &'static str {
         "reference interpreter"
     }
-    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Vec<Tensor>, String> {
+    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Run, String> {
         let mut interp = Interpreter::new(m);
         interp.max_ops = Some(max_ops);
-        interp
+        let outputs = interp
             .run_function("main", inputs)
-            .map_err(|e| format!("{} (at {})", e.msg, e.loc))
+            .map_err(|e| format!("{} (at {})", e.msg, e.loc))?;
+        // The interpreter is the executor here, not a fallback.
+        Ok(Run {
+            outputs,
+            interpreted: vec![],
+            all_interpreted: false,
+        })
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Outcome {
-    Pass,
-    Fail,
-    Unsupported,
 }
 
 #[derive(Clone, Debug)]
 pub struct CaseResult {
     pub name: String,
-    pub outcome: Outcome,
-    /// Why it failed or is unsupported (first line).
+    pub status: Status,
+    /// Why it failed or is unsupported, or which ops ran on the interpreter (first line).
     pub reason: String,
-    /// Graph inputs bound as constants to import it.
+    /// Graph inputs bound as constants to import it (--bind-constant-inputs).
     pub bound_inputs: Vec<String>,
     /// The ONNX op types the model uses.
     pub ops: Vec<String>,
+    /// Ops whose kernels ran on the reference interpreter.
+    pub interpreted: Vec<String>,
+    /// Every kernel ran on the interpreter.
+    pub all_interpreted: bool,
 }
 
 struct DataSet {
@@ -162,70 +200,53 @@ fn tolerances(dir: &Path) -> (f64, f64) {
     (num("rtol", 1e-3), num("atol", 1e-7))
 }
 
-fn first_line(s: &str) -> String {
-    let l = s.lines().next().unwrap_or("").trim();
-    if l.len() > 160 {
-        let mut cut = 160;
+/// A message on one line (its lines joined), at most 200 bytes: the report's
+/// and the expected file's reason.
+fn one_line(s: &str) -> String {
+    let l = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if l.len() > 200 {
+        let mut cut = 200;
         while !l.is_char_boundary(cut) {
             cut -= 1;
         }
         format!("{}…", &l[..cut])
     } else {
-        l.to_string()
+        l
     }
 }
 
-/// Compare one output; `None` when it matches.
+/// Compare one output; `None` when it matches: element type and shape
+/// exactly, integers and bools exactly, floats within the case's tolerance.
 fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64) -> Option<String> {
-    if got.dtype != want.dtype {
-        return Some(format!(
-            "element type {} but ONNX gives {}",
-            got.dtype, want.dtype
-        ));
-    }
-    if got.shape != want.shape {
-        return Some(format!(
-            "shape {:?} but ONNX gives {:?}",
-            got.shape, want.shape
-        ));
-    }
-    let (rtol, atol) = if got.dtype.is_float() {
-        (rtol, atol)
-    } else {
-        (0.0, 0.0)
-    };
-    if got.allclose(want, rtol, atol) {
-        return None;
-    }
-    let worst = (0..got.len())
-        .map(|k| (k, (got.get_f(k) - want.get_f(k)).abs()))
-        .fold((0, 0.0f64), |m, x| {
-            if x.1 > m.1 || (x.1.is_nan() && !m.1.is_nan()) {
-                x
-            } else {
-                m
-            }
-        });
-    Some(format!(
-        "element {} is {} but ONNX gives {} (rtol {rtol}, atol {atol})",
-        worst.0,
-        got.get_f(worst.0),
-        want.get_f(worst.0)
-    ))
+    got.mismatch(want, rtol, atol)
+        .map(|why| why.replace("but expected", "but ONNX gives"))
 }
 
 /// Run one case folder.
-pub fn run_case(ctx: &Context, dir: &Path, exec: &dyn Executor, max_ops: usize) -> CaseResult {
+pub fn run_case(
+    ctx: &Context,
+    dir: &Path,
+    exec: &dyn Executor,
+    max_ops: usize,
+    bind: bool,
+) -> CaseResult {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut res = CaseResult {
         name: name.clone(),
-        outcome: Outcome::Fail,
+        status: Status::Fail,
         reason: String::new(),
         bound_inputs: vec![],
         ops: vec![],
+        interpreted: vec![],
+        all_interpreted: false,
     };
     let model_path = dir.join("model.onnx");
     let bytes = match std::fs::read(&model_path) {
@@ -256,8 +277,8 @@ pub fn run_case(ctx: &Context, dir: &Path, exec: &dyn Executor, max_ops: usize) 
         match read_dataset(&d) {
             Ok(s) => sets.push(s),
             Err(e) => {
-                res.outcome = Outcome::Unsupported;
-                res.reason = format!("test data: {}", first_line(&e));
+                res.status = Status::Unsupported;
+                res.reason = format!("test data: {}", one_line(&e));
                 return res;
             }
         }
@@ -270,7 +291,8 @@ pub fn run_case(ctx: &Context, dir: &Path, exec: &dyn Executor, max_ops: usize) 
                 Ok(m) => break m,
                 Err(e) => match &e.kind {
                     ImportErrorKind::NotConstant(v)
-                        if !opts.constant_inputs.contains_key(v)
+                        if bind
+                            && !opts.constant_inputs.contains_key(v)
                             && set.inputs.iter().any(|(n, _)| n == v) =>
                     {
                         if let Some((_, t)) = set.inputs.iter().find(|(n, _)| n == v) {
@@ -281,12 +303,12 @@ pub fn run_case(ctx: &Context, dir: &Path, exec: &dyn Executor, max_ops: usize) 
                         }
                     }
                     ImportErrorKind::Unsupported | ImportErrorKind::NotConstant(_) => {
-                        res.outcome = Outcome::Unsupported;
-                        res.reason = format!("import: {}", first_line(&e.message));
+                        res.status = Status::Unsupported;
+                        res.reason = format!("import: {}", one_line(&e.message));
                         return res;
                     }
                     _ => {
-                        res.reason = format!("import: {}", first_line(&e.message));
+                        res.reason = format!("import: {}", one_line(&e.message));
                         return res;
                     }
                 },
@@ -312,13 +334,20 @@ pub fn run_case(ctx: &Context, dir: &Path, exec: &dyn Executor, max_ops: usize) 
                 }
             }
         }
-        let outs = match exec.run(&module, inputs, max_ops) {
+        let run = match exec.run(&module, inputs, max_ops) {
             Ok(o) => o,
             Err(e) => {
-                res.reason = format!("run: {}", first_line(&e));
+                res.reason = format!("run: {}", one_line(&e));
                 return res;
             }
         };
+        for op in run.interpreted {
+            if !res.interpreted.contains(&op) {
+                res.interpreted.push(op);
+            }
+        }
+        res.all_interpreted |= run.all_interpreted;
+        let outs = run.outputs;
         if outs.len() != set.outputs.len() {
             res.reason = format!(
                 "{} outputs but ONNX gives {}",
@@ -334,7 +363,20 @@ pub fn run_case(ctx: &Context, dir: &Path, exec: &dyn Executor, max_ops: usize) 
             }
         }
     }
-    res.outcome = Outcome::Pass;
+    if res.interpreted.is_empty() {
+        res.status = Status::Pass;
+    } else {
+        res.status = Status::PassInterpreted;
+        res.reason = one_line(&format!(
+            "{} on the interpreter: {}",
+            if res.all_interpreted {
+                "every kernel"
+            } else {
+                "kernels"
+            },
+            res.interpreted.join(", ")
+        ));
+    }
     res
 }
 
@@ -345,6 +387,7 @@ pub fn run_all(
     exec: &dyn Executor,
     jobs: usize,
     max_ops: usize,
+    bind: bool,
     verbose: bool,
 ) -> Result<Vec<CaseResult>, String> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
@@ -377,7 +420,7 @@ pub fn run_all(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(dir) = dirs.get(i) else { break };
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_case(&ctx, dir, exec, max_ops)
+                        run_case(&ctx, dir, exec, max_ops, bind)
                     }))
                     .unwrap_or_else(|p| {
                         let msg = p
@@ -390,19 +433,16 @@ pub fn run_all(
                                 .file_name()
                                 .map(|n| n.to_string_lossy().into_owned())
                                 .unwrap_or_default(),
-                            outcome: Outcome::Fail,
-                            reason: format!("panic: {}", first_line(&msg)),
+                            status: Status::Fail,
+                            reason: format!("panic: {}", one_line(&msg)),
                             bound_inputs: vec![],
                             ops: vec![],
+                            interpreted: vec![],
+                            all_interpreted: false,
                         }
                     });
                     if verbose {
-                        let tag = match r.outcome {
-                            Outcome::Pass => "PASS",
-                            Outcome::Fail => "FAIL",
-                            Outcome::Unsupported => "UNSUPPORTED",
-                        };
-                        eprintln!("{tag} {} {}", r.name, r.reason);
+                        eprintln!("{} {} {}", r.status.name().to_uppercase(), r.name, r.reason);
                     }
                     if let Ok(mut v) = results.lock() {
                         v.push(r);
@@ -417,116 +457,7 @@ pub fn run_all(
     Ok(v)
 }
 
-pub struct Summary {
-    pub total: usize,
-    pub pass: usize,
-    pub fail: usize,
-    pub unsupported: usize,
-    pub pass_bound: usize,
-}
-
-impl Summary {
-    pub fn of(results: &[CaseResult]) -> Summary {
-        let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
-        Summary {
-            total: results.len(),
-            pass: count(Outcome::Pass),
-            fail: count(Outcome::Fail),
-            unsupported: count(Outcome::Unsupported),
-            pass_bound: results
-                .iter()
-                .filter(|r| r.outcome == Outcome::Pass && !r.bound_inputs.is_empty())
-                .count(),
-        }
-    }
-    pub fn rate(&self) -> f64 {
-        if self.total == 0 {
-            0.0
-        } else {
-            100.0 * self.pass as f64 / self.total as f64
-        }
-    }
-}
-
-/// The Markdown report (docs/conformance.md).
-pub fn report(results: &[CaseResult], exec: &dyn Executor, onnx_version: &str) -> String {
-    let s = Summary::of(results);
-    let mut out = String::new();
-    out.push_str("# ONNX conformance\n\n");
-    out.push_str("<!-- Generated by tools/conformance/run.sh (ge-conformance --report); do not edit. -->\n\n");
-    out.push_str(&format!(
-        "The ONNX backend node tests of `onnx` {onnx_version} ({} cases), each imported with \
-         `ge-frontends` and run by the {}, every output compared with the case's tolerances \
-         (rtol 1e-3, atol 1e-7 unless the case says otherwise).\n\n",
-        s.total,
-        exec.name()
-    ));
-    out.push_str("```sh\ntools/conformance/run.sh          # generate the cases, run them, check the baseline\n```\n\n");
-    out.push_str("| result | tests | share |\n|---|---:|---:|\n");
-    let pct = |n: usize| {
-        if s.total == 0 {
-            0.0
-        } else {
-            100.0 * n as f64 / s.total as f64
-        }
-    };
-    out.push_str(&format!("| pass | {} | {:.1}% |\n", s.pass, pct(s.pass)));
-    out.push_str(&format!("| fail | {} | {:.1}% |\n", s.fail, pct(s.fail)));
-    out.push_str(&format!(
-        "| unsupported | {} | {:.1}% |\n\n",
-        s.unsupported,
-        pct(s.unsupported)
-    ));
-    out.push_str(&format!(
-        "**Pass rate: {:.1}%** ({} of {}). {} of the passes bind graph inputs that an op needs \
-         as a constant (a Reshape shape, Slice starts, …) to the test's values before import; \
-         the rest run every input through the executor.\n\n",
-        s.rate(),
-        s.pass,
-        s.total,
-        s.pass_bound
-    ));
-    out.push_str("## Per op\n\nA test counts for every op its model uses.\n\n");
-    out.push_str("| op | tests | pass | fail | unsupported |\n|---|---:|---:|---:|---:|\n");
-    let mut per_op: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
-    for r in results {
-        for op in &r.ops {
-            let e = per_op.entry(op.as_str()).or_default();
-            e[r.outcome as usize] += 1;
-        }
-    }
-    for (op, c) in &per_op {
-        out.push_str(&format!(
-            "| {op} | {} | {} | {} | {} |\n",
-            c[0] + c[1] + c[2],
-            c[0],
-            c[1],
-            c[2]
-        ));
-    }
-    for (title, o) in [
-        ("Failures", Outcome::Fail),
-        ("Unsupported", Outcome::Unsupported),
-    ] {
-        out.push_str(&format!("\n## {title}\n\n"));
-        let list: Vec<&CaseResult> = results.iter().filter(|r| r.outcome == o).collect();
-        if list.is_empty() {
-            out.push_str("None.\n");
-            continue;
-        }
-        out.push_str("| test | reason |\n|---|---|\n");
-        for r in list {
-            out.push_str(&format!(
-                "| {} | {} |\n",
-                r.name,
-                r.reason.replace('|', "\\|")
-            ));
-        }
-    }
-    out
-}
-
-fn onnx_version(root: &Path) -> String {
+pub(crate) fn onnx_version(root: &Path) -> String {
     std::fs::read_dir(root)
         .ok()
         .and_then(|mut it| it.find_map(|e| e.ok()))
@@ -550,6 +481,22 @@ pub fn main_with(args: ConformanceArgs) -> i32 {
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    // Read the expected file first: a bad one is an error before a long run.
+    let expected = match &args.expected {
+        Some(p) if !args.update_expected || Path::new(p).exists() => {
+            match std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read '{p}': {e}"))
+                .and_then(|t| expected::parse(&t, p))
+            {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return 1;
+                }
+            }
+        }
+        _ => None,
+    };
     let root = Path::new(&args.cases);
     let results = match run_all(
         root,
@@ -557,6 +504,7 @@ pub fn main_with(args: ConformanceArgs) -> i32 {
         exec,
         jobs,
         args.max_ops,
+        args.bind_constant_inputs,
         args.verbose,
     ) {
         Ok(r) => r,
@@ -565,46 +513,91 @@ pub fn main_with(args: ConformanceArgs) -> i32 {
             return 1;
         }
     };
-    let s = Summary::of(&results);
-    println!(
-        "{} passed, {} failed, {} unsupported of {} ONNX node tests: pass rate {:.1}% ({} passes bind constant inputs)",
-        s.pass,
-        s.fail,
-        s.unsupported,
-        s.total,
-        s.rate(),
-        s.pass_bound
-    );
+    let s = report::Summary::of(&results);
+    println!("{}", s.line(args.bind_constant_inputs));
     if let Some(p) = &args.report {
-        let text = report(&results, exec, &onnx_version(root));
-        if let Err(e) = ge_ir::output::write(p, text.as_bytes()) {
+        let text = report::report(
+            &results,
+            exec,
+            &onnx_version(root),
+            args.bind_constant_inputs,
+        );
+        if let Err(e) = ge_ir::output::write(Path::new(p), text.as_bytes()) {
             eprintln!("error: cannot write '{p}': {e}");
             return 1;
         }
     }
-    if let Some(b) = &args.baseline {
-        let want = match std::fs::read_to_string(b).map(|t| {
-            t.lines()
-                .find(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
-                .and_then(|l| l.trim().trim_end_matches('%').parse::<f64>().ok())
-        }) {
-            Ok(Some(v)) => v,
-            _ => {
-                eprintln!("error: '{b}' does not hold a pass rate (a percentage)");
+    let mut code = 0;
+    if let (Some(p), Some(exp)) = (&args.expected, &expected) {
+        code = check_expected(
+            &results,
+            exp,
+            p,
+            args.filter.is_none(),
+            args.update_expected,
+        );
+    }
+    if args.update_expected {
+        if let Some(p) = &args.expected {
+            if args.filter.is_some() {
+                eprintln!("error: --update-expected rewrites the whole file: run without --filter");
                 return 1;
             }
-        };
-        if s.rate() + 1e-9 < want {
-            eprintln!(
-                "error: the pass rate {:.1}% is below the baseline {want:.1}% in {b}",
-                s.rate()
-            );
-            return 1;
+            let text = expected::render(&results);
+            if let Err(e) = ge_ir::output::write(Path::new(p), text.as_bytes()) {
+                eprintln!("error: cannot write '{p}': {e}");
+                return 1;
+            }
+            println!("wrote {} case statuses to {p}", results.len());
         }
-        println!("pass rate {:.1}% >= baseline {want:.1}%", s.rate());
     }
     let _ = std::io::stdout().flush();
-    0
+    code
+}
+
+/// Report how the run differs from the expected file; 1 when a case got worse
+/// (0 when `accepting`, i.e. the file is being rewritten).
+fn check_expected(
+    results: &[CaseResult],
+    exp: &std::collections::BTreeMap<String, expected::Expected>,
+    path: &str,
+    all: bool,
+    accepting: bool,
+) -> i32 {
+    let d = expected::diff(results, exp, all);
+    let was = |w: &Option<Status>| w.map_or("not listed".to_string(), |s| s.name().to_string());
+    if !d.better.is_empty() || !d.gone.is_empty() {
+        println!(
+            "note: {} cases are better than {path} says{}:",
+            d.better.len(),
+            if d.gone.is_empty() {
+                String::new()
+            } else {
+                format!(" and {} listed cases did not run", d.gone.len())
+            }
+        );
+        for (n, w, now) in &d.better {
+            println!("  {n}: {} -> {now}", was(w));
+        }
+        for n in &d.gone {
+            println!("  {n}: listed, not run");
+        }
+        if !accepting {
+            println!(
+                "note: record them with `tools/conformance/run.sh --update-expected` (rewrites {path})"
+            );
+        }
+    }
+    if d.worse.is_empty() {
+        println!("no case is worse than {path} says");
+        return 0;
+    }
+    let tag = if accepting { "warning" } else { "error" };
+    eprintln!("{tag}: {} cases are worse than {path} says:", d.worse.len());
+    for (n, w, now, why) in &d.worse {
+        eprintln!("  {n}: {} -> {now}: {why}", was(w));
+    }
+    i32::from(!accepting)
 }
 
 pub fn main() -> i32 {
