@@ -12,6 +12,7 @@ pub mod data;
 pub mod es;
 pub mod graph;
 pub mod infer;
+pub mod interfaces;
 pub mod memory;
 pub mod stream;
 
