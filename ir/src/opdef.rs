@@ -325,18 +325,6 @@ pub struct InferCtx<'a> {
     pub op: Option<(&'a Body, OpId)>,
 }
 
-impl InferCtx<'_> {
-    pub fn attr(&self, name: &str) -> Option<Attribute> {
-        self.attrs.get(name)
-    }
-    pub fn i64_attr(&self, name: &str) -> Option<i64> {
-        self.attrs.get(name).and_then(|a| a.as_int())
-    }
-    pub fn i64_array(&self, name: &str) -> Option<Vec<i64>> {
-        self.attrs.get(name).and_then(|a| a.as_i64_array())
-    }
-}
-
 /// A folder's answer for one result: a constant or an existing value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FoldResult {

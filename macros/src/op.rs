@@ -117,6 +117,12 @@ fn unwrap_generic(tokens: Vec<TokenTree>) -> (Option<Ident>, TokenStream) {
 /// A type constraint: the variants of `TypeConstraint` may be named bare.
 fn constraint_tokens(ts: TokenStream) -> TokenStream {
     let tokens: Vec<TokenTree> = ts.clone().into_iter().collect();
+    // A fragment of a macro_rules expansion (`$c:expr`) arrives as an invisible group.
+    if let [TokenTree::Group(g)] = tokens.as_slice() {
+        if g.delimiter() == proc_macro2::Delimiter::None {
+            return constraint_tokens(g.stream());
+        }
+    }
     if let Some(TokenTree::Ident(i)) = tokens.first() {
         let bare = [
             "Any",
