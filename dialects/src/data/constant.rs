@@ -132,6 +132,7 @@ def_op! {
             PrecisionClass::Never,
             KernelFamily::Constant,
         ],
+        es(method = constant_attr),
     }
 }
 

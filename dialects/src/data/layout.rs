@@ -520,6 +520,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Transdata,
         ],
+        es,
     }
 }
 

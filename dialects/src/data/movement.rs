@@ -106,6 +106,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Transpose,
         ],
+        es,
     }
 }
 
@@ -193,6 +194,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -243,6 +245,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -318,6 +321,7 @@ def_op! {
             VECTOR_ENGINES,
             PrecisionClass::Gray,
         ],
+        es,
     }
 }
 
@@ -510,6 +514,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Slice,
         ],
+        es,
     }
 }
 
@@ -621,6 +626,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Concat,
         ],
+        es,
     }
 }
 
@@ -770,6 +776,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Split,
         ],
+        es,
     }
 }
 

@@ -182,6 +182,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Copy,
         ],
+        es,
     }
 }
 
@@ -293,6 +294,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Copy,
         ],
+        es,
     }
 }
 
@@ -356,6 +358,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Copy,
         ],
+        es,
     }
 }
 
@@ -387,6 +390,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 

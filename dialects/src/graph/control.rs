@@ -198,6 +198,7 @@ def_op! {
         traits [Pure, Terminator],
         format: "attr-dict (operands `:` type(operands))?",
         verify: verify_yield,
+        es(none = "terminator of the regions of graph.if/while/case/fused"),
     }
 }
 
@@ -235,6 +236,7 @@ def_op! {
         traits [Pure, Terminator],
         format: "operands attr-dict `:` type(operands)",
         verify: verify_condition,
+        es(none = "terminator of the condition region of graph.while"),
     }
 }
 
@@ -295,6 +297,7 @@ def_op! {
         interfaces [
             CPU_ENGINES,
         ],
+        es(none = "region op: its branches are nested blocks, not values an eager call can take"),
     }
 }
 
@@ -361,6 +364,7 @@ def_op! {
         interfaces [
             CPU_ENGINES,
         ],
+        es(none = "region op: its branches are nested blocks"),
     }
 }
 
@@ -447,6 +451,7 @@ def_op! {
         interfaces [
             CPU_ENGINES,
         ],
+        es(none = "region op: its condition and body are nested blocks"),
     }
 }
 
@@ -514,6 +519,7 @@ def_op! {
         format: "`ins` `(` operands `)` attr-dict `:` functional-type(operands, results) $body",
         verify: verify_fused,
         semantics: sem_fused,
+        es(none = "made by the fusion pass from existing ops, not written by hand"),
     }
 }
 

@@ -323,6 +323,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -345,6 +346,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -367,6 +369,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -390,6 +393,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -414,6 +418,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -437,6 +442,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -460,6 +466,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -490,6 +497,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es(method = mod_),
     }
 }
 
@@ -633,6 +641,7 @@ macro_rules! unary_op {
                     Layout::FollowsInputs,
                     KernelFamily::Elementwise,
                 ],
+                es,
             }
         }
     };
@@ -864,6 +873,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -892,6 +902,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -1054,6 +1065,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -1107,6 +1119,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 
@@ -1192,6 +1205,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es(method = where_),
     }
 }
 
@@ -1257,6 +1271,7 @@ macro_rules! bool_binary_op {
                     Layout::FollowsInputs,
                     KernelFamily::Elementwise,
                 ],
+                es,
             }
         }
     };
@@ -1354,6 +1369,7 @@ def_op! {
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],
+        es,
     }
 }
 

@@ -35,6 +35,9 @@ def_op! {
         interfaces [
             CPU_ENGINES,
         ],
+        es(
+            none = "a GraphBuilder builds one function: GraphBuilder::new names it, input() adds arguments"
+        ),
     }
 }
 
@@ -221,6 +224,7 @@ def_op! {
         operands { values: Variadic<Any> },
         traits [Pure, Terminator, ReturnLike],
         format: "attr-dict (operands `:` type(operands))?",
+        es(none = "built by GraphBuilder::output"),
     }
 }
 
@@ -241,6 +245,7 @@ def_op! {
         interfaces [
             CPU_ENGINES,
         ],
+        es(none = "needs a callee in the same module; a GraphBuilder builds a single function"),
     }
 }
 

@@ -133,6 +133,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Gather,
         ],
+        es,
     }
 }
 
@@ -248,6 +249,7 @@ def_op! {
             CPU_ENGINES,
             PrecisionClass::Gray,
         ],
+        es,
     }
 }
 
@@ -383,6 +385,7 @@ def_op! {
             CPU_ENGINES,
             PrecisionClass::Gray,
         ],
+        es,
     }
 }
 
@@ -441,6 +444,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Embedding,
         ],
+        es,
     }
 }
 
@@ -555,6 +559,7 @@ def_op! {
             CPU_ENGINES,
             PrecisionClass::Gray,
         ],
+        es(results = TopK),
     }
 }
 
@@ -793,6 +798,7 @@ def_op! {
             IMAGE_ENGINES,
             PrecisionClass::Gray,
         ],
+        es,
     }
 }
 
@@ -961,6 +967,7 @@ def_op! {
             VECTOR_ENGINES,
             PrecisionClass::Gray,
         ],
+        es,
     }
 }
 

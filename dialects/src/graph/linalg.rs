@@ -281,6 +281,7 @@ def_op! {
             FRACTAL_NZ_KERNEL,
             KernelFamily::MatMul,
         ],
+        es,
     }
 }
 
@@ -396,6 +397,7 @@ def_op! {
             FRACTAL_NZ_KERNEL,
             KernelFamily::MatMul,
         ],
+        es,
     }
 }
 
@@ -532,6 +534,7 @@ def_op! {
             FRACTAL_NZ_KERNEL,
             KernelFamily::Gemm,
         ],
+        es,
     }
 }
 

@@ -393,6 +393,7 @@ def_op! {
             CONV_KERNEL,
             KernelFamily::Conv,
         ],
+        es,
     }
 }
 
@@ -620,6 +621,7 @@ def_op! {
             PrecisionClass::White,
             NC1HWC0_KERNEL,
         ],
+        es,
     }
 }
 
@@ -841,6 +843,7 @@ def_op! {
             NC1HWC0_KERNEL,
             KernelFamily::Pool,
         ],
+        es,
     }
 }
 
@@ -881,6 +884,7 @@ def_op! {
             NC1HWC0_KERNEL,
             KernelFamily::Pool,
         ],
+        es,
     }
 }
 
@@ -962,6 +966,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::GlobalPool,
         ],
+        es,
     }
 }
 
@@ -985,6 +990,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::GlobalPool,
         ],
+        es,
     }
 }
 
@@ -1098,6 +1104,7 @@ def_op! {
             PrecisionClass::Black,
             Layout::FollowsInputs,
         ],
+        es,
     }
 }
 
@@ -1157,6 +1164,7 @@ def_op! {
             VECTOR_ENGINES,
             PrecisionClass::Black,
         ],
+        es,
     }
 }
 
@@ -1300,6 +1308,7 @@ def_op! {
             PrecisionClass::Black,
             KernelFamily::Norm,
         ],
+        es,
     }
 }
 
@@ -1329,6 +1338,7 @@ def_op! {
             PrecisionClass::Gray,
             KernelFamily::Norm,
         ],
+        es,
     }
 }
 
@@ -1423,6 +1433,7 @@ def_op! {
             PrecisionClass::Black,
             KernelFamily::Softmax,
         ],
+        es,
     }
 }
 
@@ -1449,6 +1460,7 @@ def_op! {
             PrecisionClass::Black,
             KernelFamily::Softmax,
         ],
+        es,
     }
 }
 
@@ -1613,6 +1625,7 @@ def_op! {
             CUBE_ENGINES,
             PrecisionClass::White,
         ],
+        es(attrs = AttentionAttrs),
     }
 }
 

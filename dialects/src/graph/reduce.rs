@@ -248,6 +248,7 @@ macro_rules! reduce_op {
                 results { reduced: NUMERIC },
                 attrs {
                     /// axes to reduce (negative counts from the back); empty: all axes
+                    #[es(positional)]
                     axes: I64Array = [],
                     /// 1: keep reduced axes as size 1; 0: drop them
                     keepdims: I64 = 1,
@@ -266,6 +267,7 @@ macro_rules! reduce_op {
                     $prec,
                     KernelFamily::Reduce,
                 ],
+                es,
             }
         }
     };
@@ -493,6 +495,7 @@ def_op! {
             VECTOR_ENGINES,
             PrecisionClass::Gray,
         ],
+        es,
     }
 }
 
@@ -522,6 +525,7 @@ def_op! {
             VECTOR_ENGINES,
             PrecisionClass::Gray,
         ],
+        es,
     }
 }
 
