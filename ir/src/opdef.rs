@@ -1,19 +1,35 @@
 //! Declarative op definitions: one `OpDef` per op drives parsing, printing,
 //! verification, building (defaults, result-type inference), folding and docs.
 //!
-//! Dialects declare ops as `static` values (usually through [`crate::op_def!`]):
+//! Dialects declare each op with [`crate::def_op!`], which also generates the
+//! op's typed handle and attribute accessors (docs/architecture.md, *Op
+//! definitions*):
 //!
 //! ```
-//! use ge_ir::opdef::*;
-//! pub static RELU: OpDef = OpDef {
-//!     name: "demo.relu",
-//!     summary: "Rectified linear unit",
-//!     operands: &[OperandDef::one("input", TypeConstraint::FloatTensor)],
-//!     results: &[ResultDef::one("output", TypeConstraint::FloatTensor)],
-//!     traits: &[Trait::Pure, Trait::Elementwise, Trait::SameOperandsAndResultType],
-//!     format: Some("$input attr-dict `:` functional-type(operands, results)"),
-//!     ..OpDef::DEFAULT
-//! };
+//! use ge_ir::def_op;
+//! use ge_ir::interfaces::FusionPattern;
+//!
+//! def_op! {
+//!     /// Rectified linear unit
+//!     ///
+//!     /// `max(x, alpha * x)` elementwise.
+//!     pub Relu = "demo.relu" {
+//!         operands { input: FloatTensor },
+//!         results { output: FloatTensor },
+//!         attrs {
+//!             /// slope below zero
+//!             alpha: F64 = 0.0,
+//!         },
+//!         traits [Pure, Elementwise, SameOperandsAndResultType],
+//!         format: "$input attr-dict `:` functional-type(operands, results)",
+//!         interfaces [FusionPattern::Elementwise],
+//!     }
+//! }
+//!
+//! assert_eq!(RELU.name, "demo.relu");
+//! assert_eq!(RELU.attrs[0].default, Some("0.0"));
+//! assert_eq!(Relu::attrs(&ge_ir::AttrDict::empty()).alpha(), 0.0);
+//! assert_eq!(Relu::DEF.interface::<FusionPattern>(), Some(&FusionPattern::Elementwise));
 //! ```
 
 use crate::attributes::{AttrData, AttrDict, Attribute};
