@@ -42,7 +42,7 @@ fn parse_module(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
 }
 
 fn print_module(pr: &mut OpPrinter<'_, '_>, op: OpId) {
-    if let Some(n) = pr.body.op(op).attr("sym_name").and_then(|a| a.as_str()) {
+    if let Some(n) = Module::attrs(pr.body.op(op)).sym_name() {
         pr.write(" ");
         pr.symbol_name(n);
     }
