@@ -303,99 +303,93 @@ fn verify_mod(body: &Body, op: OpId) -> Result<(), OpError> {
     Ok(())
 }
 
-def_op! {
-    /// Elementwise addition with broadcasting
-    ///
-    /// `%z = graph.add %x, %y : (T1, T2) -> T` computes `x + y` with numpy broadcasting (ONNX
-    /// Add). Integers wrap on overflow.
-    pub Add = "graph.add" {
-        operands { lhs: NUMERIC, rhs: NUMERIC },
-        results { output: AnyTensor },
-        traits: COMMUTATIVE_TRAITS,
-        format: COMPUTE_FORMAT,
-        infer: infer_binary,
-        semantics: sem_add,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Elementwise,
-            VECTOR_ENGINES,
-            PrecisionClass::Gray,
-            Layout::FollowsInputs,
-            KernelFamily::Elementwise,
-        ],
-        es,
-    }
+/// Arithmetic binary ops differ only in name, docs, traits, kernel and
+/// precision class.
+macro_rules! binary_op {
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $traits:expr, $sem:expr, $prec:expr) => {
+        def_op! {
+            #[doc = $summary]
+            #[doc = ""]
+            #[doc = $desc]
+            pub $ty = $name {
+                operands { lhs: NUMERIC, rhs: NUMERIC },
+                results { output: AnyTensor },
+                traits: $traits,
+                format: COMPUTE_FORMAT,
+                infer: infer_binary,
+                semantics: $sem,
+                interfaces [
+                    Cost::ELEMENTWISE,
+                    FusionPattern::Elementwise,
+                    VECTOR_ENGINES,
+                    $prec,
+                    Layout::FollowsInputs,
+                    KernelFamily::Elementwise,
+                ],
+                es,
+            }
+        }
+    };
 }
 
-def_op! {
-    /// Elementwise subtraction with broadcasting
-    ///
-    /// `x - y` with numpy broadcasting (ONNX Sub). Integers wrap on overflow.
-    pub Sub = "graph.sub" {
-        operands { lhs: NUMERIC, rhs: NUMERIC },
-        results { output: AnyTensor },
-        traits: BINARY_TRAITS,
-        format: COMPUTE_FORMAT,
-        infer: infer_binary,
-        semantics: sem_sub,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Elementwise,
-            VECTOR_ENGINES,
-            PrecisionClass::Gray,
-            Layout::FollowsInputs,
-            KernelFamily::Elementwise,
-        ],
-        es,
-    }
-}
-
-def_op! {
-    /// Elementwise multiplication with broadcasting
-    ///
-    /// `x * y` with numpy broadcasting (ONNX Mul). Integers wrap on overflow.
-    pub Mul = "graph.mul" {
-        operands { lhs: NUMERIC, rhs: NUMERIC },
-        results { output: AnyTensor },
-        traits: COMMUTATIVE_TRAITS,
-        format: COMPUTE_FORMAT,
-        infer: infer_binary,
-        semantics: sem_mul,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Elementwise,
-            VECTOR_ENGINES,
-            PrecisionClass::Gray,
-            Layout::FollowsInputs,
-            KernelFamily::Elementwise,
-        ],
-        es,
-    }
-}
-
-def_op! {
-    /// Elementwise division with broadcasting (integer division truncates)
-    ///
-    /// `x / y` with numpy broadcasting (ONNX Div). Integer division truncates toward zero; an
-    /// integer division by zero is a runtime error of the interpreter.
-    pub Div = "graph.div" {
-        operands { lhs: NUMERIC, rhs: NUMERIC },
-        results { output: AnyTensor },
-        traits: BINARY_TRAITS,
-        format: COMPUTE_FORMAT,
-        infer: infer_binary,
-        semantics: sem_div,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Elementwise,
-            VECTOR_ENGINES,
-            PrecisionClass::Black,
-            Layout::FollowsInputs,
-            KernelFamily::Elementwise,
-        ],
-        es,
-    }
-}
+binary_op!(
+    Add,
+    "graph.add",
+    "Elementwise addition with broadcasting",
+    "`%z = graph.add %x, %y : (T1, T2) -> T` computes `x + y` with numpy broadcasting (ONNX \
+     Add). Integers wrap on overflow.",
+    COMMUTATIVE_TRAITS,
+    sem_add,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Sub,
+    "graph.sub",
+    "Elementwise subtraction with broadcasting",
+    "`x - y` with numpy broadcasting (ONNX Sub). Integers wrap on overflow.",
+    BINARY_TRAITS,
+    sem_sub,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Mul,
+    "graph.mul",
+    "Elementwise multiplication with broadcasting",
+    "`x * y` with numpy broadcasting (ONNX Mul). Integers wrap on overflow.",
+    COMMUTATIVE_TRAITS,
+    sem_mul,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Div,
+    "graph.div",
+    "Elementwise division with broadcasting (integer division truncates)",
+    "`x / y` with numpy broadcasting (ONNX Div). Integer division truncates toward zero; an \
+     integer division by zero is a runtime error of the interpreter.",
+    BINARY_TRAITS,
+    sem_div,
+    PrecisionClass::Black
+);
+binary_op!(
+    Max,
+    "graph.max",
+    "Elementwise maximum with broadcasting",
+    "`max(x, y)` with numpy broadcasting (ONNX Max of two inputs). A NaN operand gives NaN, \
+     like numpy's `maximum`.",
+    COMMUTATIVE_TRAITS,
+    sem_max,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Min,
+    "graph.min",
+    "Elementwise minimum with broadcasting",
+    "`min(x, y)` with numpy broadcasting (ONNX Min of two inputs). A NaN operand gives NaN, \
+     like numpy's `minimum`.",
+    COMMUTATIVE_TRAITS,
+    sem_min,
+    PrecisionClass::Gray
+);
 
 def_op! {
     /// Elementwise power with broadcasting
@@ -415,54 +409,6 @@ def_op! {
             FusionPattern::Elementwise,
             VECTOR_ENGINES,
             PrecisionClass::Black,
-            Layout::FollowsInputs,
-            KernelFamily::Elementwise,
-        ],
-        es,
-    }
-}
-
-def_op! {
-    /// Elementwise maximum with broadcasting
-    ///
-    /// `max(x, y)` with numpy broadcasting (ONNX Max of two inputs). A NaN operand gives NaN,
-    /// like numpy's `maximum`.
-    pub Max = "graph.max" {
-        operands { lhs: NUMERIC, rhs: NUMERIC },
-        results { output: AnyTensor },
-        traits: COMMUTATIVE_TRAITS,
-        format: COMPUTE_FORMAT,
-        infer: infer_binary,
-        semantics: sem_max,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Elementwise,
-            VECTOR_ENGINES,
-            PrecisionClass::Gray,
-            Layout::FollowsInputs,
-            KernelFamily::Elementwise,
-        ],
-        es,
-    }
-}
-
-def_op! {
-    /// Elementwise minimum with broadcasting
-    ///
-    /// `min(x, y)` with numpy broadcasting (ONNX Min of two inputs). A NaN operand gives NaN,
-    /// like numpy's `minimum`.
-    pub Min = "graph.min" {
-        operands { lhs: NUMERIC, rhs: NUMERIC },
-        results { output: AnyTensor },
-        traits: COMMUTATIVE_TRAITS,
-        format: COMPUTE_FORMAT,
-        infer: infer_binary,
-        semantics: sem_min,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Elementwise,
-            VECTOR_ENGINES,
-            PrecisionClass::Gray,
             Layout::FollowsInputs,
             KernelFamily::Elementwise,
         ],

@@ -467,67 +467,61 @@ fn sem_argmin(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     arg_reduce(cx, x, false)
 }
 
-def_op! {
-    /// Index of the maximum along an axis (i64 result)
-    ///
-    /// ONNX ArgMax: `%i = graph.argmax %x {axis = 1 : i64, keepdims = 0 : i64} :
-    /// (tensor<Bx10xf32>) -> tensor<Bxi64>`. Ties pick the first index, or the last with
-    /// `select_last_index = 1`; a NaN counts as the maximum (numpy).
-    pub Argmax = "graph.argmax" {
-        operands { data: NUMERIC },
-        results { indices: TensorOf(&[DType::I64]) },
-        attrs {
-            /// the axis to search (negative counts from the back)
-            axis: I64 = 0,
-            /// 1: keep the axis as size 1; 0: drop it
-            keepdims: I64 = 1,
-            /// 1: on ties pick the last index instead of the first
-            select_last_index: I64 = 0,
-        },
-        traits [Pure],
-        format: COMPUTE_FORMAT,
-        verify: verify_argmax,
-        infer: infer_argmax,
-        semantics: sem_argmax,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Reduction,
-            VECTOR_ENGINES,
-            PrecisionClass::Gray,
-        ],
-        es,
-    }
+/// Argmax and argmin differ only in name, docs and hooks.
+macro_rules! arg_op {
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $verify:expr, $infer:expr, $sem:expr) => {
+        def_op! {
+            #[doc = $summary]
+            #[doc = ""]
+            #[doc = $desc]
+            pub $ty = $name {
+                operands { data: NUMERIC },
+                results { indices: TensorOf(&[DType::I64]) },
+                attrs {
+                    /// the axis to search (negative counts from the back)
+                    axis: I64 = 0,
+                    /// 1: keep the axis as size 1; 0: drop it
+                    keepdims: I64 = 1,
+                    /// 1: on ties pick the last index instead of the first
+                    select_last_index: I64 = 0,
+                },
+                traits [Pure],
+                format: COMPUTE_FORMAT,
+                verify: $verify,
+                infer: $infer,
+                semantics: $sem,
+                interfaces [
+                    Cost::ELEMENTWISE,
+                    FusionPattern::Reduction,
+                    VECTOR_ENGINES,
+                    PrecisionClass::Gray,
+                ],
+                es,
+            }
+        }
+    };
 }
 
-def_op! {
-    /// Index of the minimum along an axis (i64 result)
-    ///
-    /// ONNX ArgMin; attributes as for `graph.argmax`. A NaN counts as the minimum (numpy).
-    pub Argmin = "graph.argmin" {
-        operands { data: NUMERIC },
-        results { indices: TensorOf(&[DType::I64]) },
-        attrs {
-            /// the axis to search (negative counts from the back)
-            axis: I64 = 0,
-            /// 1: keep the axis as size 1; 0: drop it
-            keepdims: I64 = 1,
-            /// 1: on ties pick the last index instead of the first
-            select_last_index: I64 = 0,
-        },
-        traits [Pure],
-        format: COMPUTE_FORMAT,
-        verify: verify_argmin,
-        infer: infer_argmin,
-        semantics: sem_argmin,
-        interfaces [
-            Cost::ELEMENTWISE,
-            FusionPattern::Reduction,
-            VECTOR_ENGINES,
-            PrecisionClass::Gray,
-        ],
-        es,
-    }
-}
+arg_op!(
+    Argmax,
+    "graph.argmax",
+    "Index of the maximum along an axis (i64 result)",
+    "ONNX ArgMax: `%i = graph.argmax %x {axis = 1 : i64, keepdims = 0 : i64} : \
+     (tensor<Bx10xf32>) -> tensor<Bxi64>`. Ties pick the first index, or the last with \
+     `select_last_index = 1`; a NaN counts as the maximum (numpy).",
+    verify_argmax,
+    infer_argmax,
+    sem_argmax
+);
+arg_op!(
+    Argmin,
+    "graph.argmin",
+    "Index of the minimum along an axis (i64 result)",
+    "ONNX ArgMin; attributes as for `graph.argmax`. A NaN counts as the minimum (numpy).",
+    verify_argmin,
+    infer_argmin,
+    sem_argmin
+);
 
 pub static OPS: &[&OpDef] = &[
     &REDUCE_SUM,
