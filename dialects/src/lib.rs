@@ -6,12 +6,14 @@
 //! - [`es`]: the ES builder API — typed Rust methods generated from the op
 //!   definitions, so models are written as code
 //!
-//! Each op is one `static OpDef` in the module of its family.
+//! Each op is one `def_op!` declaration in the module of its family: its
+//! `OpDef`, typed handle, attribute accessors, interfaces and ES method.
 
 pub mod data;
 pub mod es;
 pub mod graph;
 pub mod infer;
+pub mod interfaces;
 pub mod memory;
 pub mod stream;
 

@@ -63,7 +63,7 @@ pub struct OptArgs {
     /// List registered passes and pipelines with their options
     #[arg(long)]
     pub list_passes: bool,
-    /// List registered ops
+    /// List registered ops with the op interfaces each implements
     #[arg(long)]
     pub list_ops: bool,
     /// Keep ops of unregistered dialects (generic form only)
@@ -494,6 +494,8 @@ fn read_input(path: &str) -> std::io::Result<(String, String)> {
     ))
 }
 
+/// Every registered op by dialect: name, summary and the op interfaces it
+/// implements.
 pub fn list_ops(ctx: &Context) -> String {
     let mut s = String::from("Registered operations:\n");
     for d in ctx.dialects() {
@@ -501,7 +503,14 @@ pub fn list_ops(ctx: &Context) -> String {
         let mut ops: Vec<_> = d.ops().collect();
         ops.sort_by_key(|o| o.name);
         for op in ops {
-            s.push_str(&format!("  {:<32} {}\n", op.name, op.summary));
+            // The op interfaces it implements (declared or registered at run time).
+            let ifaces = ctx.interface_names(op);
+            let ifaces = if ifaces.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", ifaces.join(" "))
+            };
+            s.push_str(&format!("  {:<32} {}{ifaces}\n", op.name, op.summary));
         }
     }
     s

@@ -37,8 +37,9 @@ impl InterpError {
     }
 }
 
-/// What a semantics function sees: the op, its attributes and a way to run
-/// its regions or call functions (for control flow and calls).
+/// What a semantics function sees: the op (its attributes through the op's
+/// typed accessors, `Conv2d::attrs(cx)`) and a way to run its regions or call
+/// functions (for control flow and calls).
 pub struct SemCtx<'a> {
     pub body: &'a Body,
     pub op: OpId,
@@ -48,21 +49,6 @@ pub struct SemCtx<'a> {
 }
 
 impl SemCtx<'_> {
-    pub fn attr(&self, name: &str) -> Option<crate::attributes::Attribute> {
-        self.body.op(self.op).attr(name)
-    }
-    pub fn i64_attr(&self, name: &str) -> Option<i64> {
-        self.attr(name).and_then(|a| a.as_int())
-    }
-    pub fn f64_attr(&self, name: &str) -> Option<f64> {
-        self.attr(name).and_then(|a| a.as_float())
-    }
-    pub fn i64_array(&self, name: &str) -> Option<Vec<i64>> {
-        self.attr(name).and_then(|a| a.as_i64_array())
-    }
-    pub fn str_attr(&self, name: &str) -> Option<&'static str> {
-        self.attr(name).and_then(|a| a.as_str())
-    }
     pub fn result_types(&self) -> Vec<Type> {
         self.body.result_types(self.op)
     }

@@ -3,10 +3,16 @@
 //! - [`body`]: arenas of ops, values, blocks and regions with `Copy` ids
 //! - [`types`], [`attributes`], [`location`], [`dim`]: interned IR data
 //! - [`opdef`], [`format`]: declarative op definitions and assembly formats
+//! - [`interfaces`]: op interfaces (cost, fusion, engines, precision, layout, kernel)
 //! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax)
 //! - [`verifier`], [`diagnostics`]: checking and reporting
 //! - [`pass`], [`passes`]: the pass manager and the core passes
 //! - [`output`]: writing a user-named output path (never replacing a device, FIFO or link)
+
+// The declaration macros name this crate `::ge_ir`, here as everywhere else.
+extern crate self as ge_ir;
+
+pub use ge_macros::{def_op, PassOptions};
 
 pub mod attributes;
 pub mod body;
@@ -17,6 +23,7 @@ pub mod diagnostics;
 pub mod dim;
 pub mod format;
 pub mod ident;
+pub mod interfaces;
 pub mod interp;
 pub mod location;
 pub mod module;

@@ -1,13 +1,13 @@
 //! `data.constant`: a tensor materialised from an elements attribute.
 
 use super::tensor_from_bytes;
+use crate::interfaces::*;
 use ge_ir::attributes::{AttrData, Attribute};
 use ge_ir::body::{Body, OpId};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
 use ge_ir::module::Module;
-use ge_ir::opdef::{
-    AttrDef, AttrKind, FoldResult, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
-};
+use ge_ir::opdef::{FoldResult, InferCtx, OpDef};
 use ge_ir::tensor::Tensor;
 use ge_ir::Type;
 
@@ -87,42 +87,53 @@ fn read_range(path: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
 }
 
 fn infer_constant(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    let v = cx
-        .attr("value")
+    let v = Constant::attrs(cx)
+        .value()
         .ok_or("requires attribute 'value' (elements)")?;
     Ok(vec![elements_type(v)?])
 }
 
 fn sem_constant(cx: &SemCtx, _: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let v = cx.attr("value").ok_or("has no 'value' attribute")?;
+    let v = Constant::attrs(cx)
+        .value()
+        .ok_or("has no 'value' attribute")?;
     Ok(vec![elements_tensor(v, Some(cx.module()))?])
 }
 
 fn fold_constant(body: &Body, op: OpId, _: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    body.op(op).attr("value").map(|v| vec![FoldResult::Attr(v)])
+    Constant::attrs(body.op(op))
+        .value()
+        .map(|v| vec![FoldResult::Attr(v)])
 }
 
-pub static CONSTANT: OpDef = OpDef {
-    name: "data.constant",
-    summary: "A constant tensor",
-    description: "`%c = data.constant dense<[1.0, 2.0]> : tensor<2xf32>` materialises the \
-                  elements attribute `value` — a `dense<…>` literal, a `dense_resource<name>` \
-                  blob of the module's `{-# dialect_resources #-}` section, or external weights \
-                  `#ge.external<\"file\", offset = N, length = N, type = T>`. The result type is the \
-                  attribute's type (it is not written twice). This is the op constant folding \
-                  materialises.",
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    attrs: &[AttrDef::required(
-        "value",
-        AttrKind::Elements,
-        "the tensor: dense<…>, dense_resource<…> or #ge.external<…>",
-    )],
-    traits: &[Trait::Pure, Trait::ConstantLike],
-    format: Some("$value attr-dict"),
-    infer: Some(infer_constant),
-    fold: Some(fold_constant),
-    semantics: Some(sem_constant),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// A constant tensor
+    ///
+    /// `%c = data.constant dense<[1.0, 2.0]> : tensor<2xf32>` materialises the elements
+    /// attribute `value` — a `dense<…>` literal, a `dense_resource<name>` blob of the module's
+    /// `{-# dialect_resources #-}` section, or external weights `#ge.external<"file", offset =
+    /// N, length = N, type = T>`. The result type is the attribute's type (it is not written
+    /// twice). This is the op constant folding materialises.
+    pub Constant = "data.constant" {
+        results { output: AnyTensor },
+        attrs {
+            /// the tensor: dense<…>, dense_resource<…> or #ge.external<…>
+            value: Elements,
+        },
+        traits [Pure, ConstantLike],
+        format: "$value attr-dict",
+        infer: infer_constant,
+        fold: fold_constant,
+        semantics: sem_constant,
+        interfaces [
+            Cost::FREE,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Never,
+            KernelFamily::Constant,
+        ],
+        es(method = constant_attr),
+    }
+}
 
 pub static OPS: &[&OpDef] = &[&CONSTANT];

@@ -170,11 +170,10 @@ pub struct Parser<'c, 's> {
     shallow: bool,
 }
 
-static FORWARD_REF: OpDef = OpDef {
-    name: "builtin.forward_ref",
-    summary: "Parser placeholder for a value used before its definition",
-    ..OpDef::DEFAULT
-};
+crate::def_op! {
+    /// Parser placeholder for a value used before its definition
+    ForwardRefOp = "builtin.forward_ref" {}
+}
 
 fn span_pos(file: usize, r: Range<usize>) -> Pos {
     Pos::Span { file, range: r }
@@ -345,7 +344,7 @@ impl<'c, 's> Parser<'c, 's> {
             bodies: vec![],
             resource_uses: vec![],
             resources: indexmap::IndexMap::new(),
-            forward_dummy: &FORWARD_REF,
+            forward_dummy: &FORWARD_REF_OP,
             parallel: false,
             serial_until: 0,
             last_line: 0,
@@ -962,7 +961,7 @@ impl<'c, 's> Parser<'c, 's> {
             }
             return Ok(fr.placeholder);
         }
-        let mut st = OpState::new(FORWARD_REF.name, Location::unknown());
+        let mut st = OpState::new(FORWARD_REF_OP.name, Location::unknown());
         st.def = Some(self.forward_dummy);
         st.result_types = vec![ty];
         let body = self.body();
