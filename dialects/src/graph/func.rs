@@ -219,7 +219,9 @@ pub static CALL: OpDef = OpDef {
     summary: "Call a function",
     description:
         "`graph.call @f(%a) : (T) -> T` calls the `graph.func` named `@f` in the enclosing module; \
-                  operand and result types must match the callee's signature.",
+                  operand and result types must match the callee's signature. Calls may not recurse, \
+                  directly or through other functions: the verifier rejects a cycle in the module's \
+                  call graph (nothing would bound its depth).",
     operands: &[OperandDef::variadic("args", TypeConstraint::Any)],
     results: &[OperandDef::variadic("results", TypeConstraint::Any)],
     attrs: &[AttrDef::required(
