@@ -97,6 +97,8 @@ pub struct RunArgs {
     /// .air models: also write the compiled .om here
     #[arg(long, value_name = "FILE")]
     pub save_om: Option<String>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 pub struct RunOutput {
@@ -155,6 +157,10 @@ fn random_tensor(
             }
         })
         .collect::<Result<_, _>>()?;
+    ge_ir::budget::check(
+        ge_ir::budget::bytes_of(shape.iter().map(|&d| d as u64), 8),
+        &format_args!("a random value of type '{ty}'"),
+    )?;
     let n: usize = shape.iter().product();
     let dt = tt.dtype;
     Ok(if dt.is_float() {
@@ -351,6 +357,11 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
 
 pub fn main() -> i32 {
     let args = RunArgs::parse();
+    let model = args.model.as_deref().or(args.interpret.as_deref());
+    if let Err(e) = args.limits.apply(model.unwrap_or("-")) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     let mut ctx = crate::registry::full_context();
     let out = main_with(args, &mut ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());

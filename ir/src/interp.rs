@@ -354,6 +354,15 @@ impl<'m> Interpreter<'m> {
                     next_block = Some(target);
                     break;
                 }
+                for (i, &r) in d.results().iter().enumerate() {
+                    let ty = body.value_type(r);
+                    crate::budget::check_reference_tensor(
+                        ty,
+                        &symbols,
+                        &format_args!("'{}' result #{i} of type '{ty}'", d.name),
+                    )
+                    .map_err(|m| InterpError::new(m, d.loc))?;
+                }
                 let results = self.eval_op(body, op, &operands, &env, &symbols)?;
                 for (i, (&v, t)) in d.results().iter().zip(results).enumerate() {
                     check_type(body.value_type(v), &t, &mut symbols).map_err(|m| {
@@ -458,6 +467,11 @@ pub fn fold_with_semantics(
     let sem = d.def?.semantics?;
     if !d.has_trait(Trait::Pure) || !d.regions().is_empty() {
         return None;
+    }
+    // Folding materialises the results: not beyond the memory budget.
+    let none = HashMap::new();
+    for &r in d.results() {
+        crate::budget::check_reference_tensor(body.value_type(r), &none, &"a folded value").ok()?;
     }
     let tensors: Vec<Tensor> = consts
         .iter()

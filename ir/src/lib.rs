@@ -6,14 +6,17 @@
 //! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax)
 //! - [`verifier`], [`diagnostics`]: checking and reporting
 //! - [`pass`], [`passes`]: the pass manager and the core passes
+//! - [`external`], [`budget`]: confined file access and the memory budget for untrusted models
 
 pub mod attributes;
 pub mod body;
+pub mod budget;
 pub mod builder;
 pub mod builtin;
 pub mod context;
 pub mod diagnostics;
 pub mod dim;
+pub mod external;
 pub mod format;
 pub mod fsutil;
 pub mod ident;
