@@ -438,6 +438,21 @@ def tf_models():
         f.write(g.SerializeToString())
     print("wrote testdata/tf bad files")
 
+    # A splat constant of 256 GiB (one float_val): ge keeps it a splat and
+    # refuses it at compile time, naming the node (lit-tests/atc/memory-budget.test).
+    g = graph_pb2.GraphDef()
+    node(g, "x", "Placeholder", dtype=("type", DT_FLOAT), shape=("shape", [1]))
+    n = node(g, "fill_256g", "Const", dtype=("type", DT_FLOAT))
+    t = n.attr["value"].tensor
+    t.dtype = DT_FLOAT
+    for d in (65536, 1024, 1024):
+        t.tensor_shape.dim.add().size = d
+    t.float_val.append(1.0)
+    node(g, "y", "Add", ["x", "fill_256g"], T=("type", DT_FLOAT))
+    with open(os.path.join(TF_DIR, "huge_splat.pb"), "wb") as f:
+        f.write(g.SerializeToString())
+    print("wrote testdata/tf/huge_splat.pb")
+
 
 def main():
     os.makedirs(ONNX_DIR, exist_ok=True)
