@@ -10,8 +10,10 @@
 //! the model's directory or an allowed one (itself canonical). So a
 //! symlinked directory (`dir -> /etc`), a file symlink pointing out, and an
 //! absolute path elsewhere are all refused, with a one-line error naming the
-//! file. An absolute path that lands inside the model's directory is
-//! harmless and accepted (the ONNX importer stores such paths).
+//! file. An absolute path is accepted when, as written and once resolved,
+//! it lies inside the model's directory or an allowed one (the ONNX importer
+//! stores canonical absolute paths); one elsewhere is refused before the
+//! file system is asked about it.
 //!
 //! Opening ([`Access::open`]) checks the canonical path is a regular file,
 //! opens it, and compares the opened file's device and inode with the
@@ -34,6 +36,9 @@ pub struct Access {
     base: PathBuf,
     /// Directories reads may reach, canonical: `base`, then the allowed ones.
     roots: Vec<PathBuf>,
+    /// The same directories as the user named them (made absolute, links
+    /// not resolved), for the check of absolute paths as written.
+    named: Vec<PathBuf>,
 }
 
 fn canonical_dir(dir: &Path, what: &str) -> Result<PathBuf, String> {
@@ -49,10 +54,12 @@ impl Access {
     pub fn new(model_dir: &Path, allowed: &[PathBuf]) -> Result<Access, String> {
         let base = canonical_dir(model_dir, "model directory")?;
         let mut roots = vec![base.clone()];
+        let mut named = vec![absolute(model_dir)];
         for d in allowed {
             roots.push(canonical_dir(d, "--allow-external-dir")?);
+            named.push(absolute(d));
         }
-        Ok(Access { base, roots })
+        Ok(Access { base, roots, named })
     }
 
     /// Reads confined to the directory of the model file `model` (the
@@ -76,7 +83,9 @@ impl Access {
         let base = canonical_dir(dir, "model directory")?;
         let mut roots = vec![base.clone()];
         roots.extend(self.roots.iter().skip(1).cloned());
-        Ok(Access { base, roots })
+        let mut named = vec![absolute(dir)];
+        named.extend(self.named.iter().skip(1).cloned());
+        Ok(Access { base, roots, named })
     }
 
     /// The model's directory (canonical).
@@ -92,6 +101,23 @@ impl Access {
                 "external file '{path}' is refused: '..' may not leave the model's directory"
             ));
         }
+        let dir = self.base.display();
+        let outside_abs = || {
+            format!(
+                "external file '{path}' is refused: an absolute path outside the model's directory '{dir}' (allow a directory with --allow-external-dir)"
+            )
+        };
+        // An absolute path must name an allowed directory as written: one
+        // elsewhere is refused without probing the file system for it.
+        if p.is_absolute()
+            && !self
+                .roots
+                .iter()
+                .chain(&self.named)
+                .any(|r| p.starts_with(r))
+        {
+            return Err(outside_abs());
+        }
         let joined = if p.is_absolute() {
             p.to_path_buf()
         } else {
@@ -102,11 +128,8 @@ impl Access {
         if self.roots.iter().any(|r| canon.starts_with(r)) {
             return Ok(canon);
         }
-        let dir = self.base.display();
         Err(if p.is_absolute() {
-            format!(
-                "external file '{path}' is refused: an absolute path outside the model's directory '{dir}' (allow a directory with --allow-external-dir)"
-            )
+            outside_abs()
         } else {
             format!(
                 "external file '{path}' is refused: it resolves to '{}', outside the model's directory '{dir}'",
@@ -138,6 +161,11 @@ impl Access {
         }
         Ok((f, opened.len()))
     }
+}
+
+/// `dir` made absolute against the working directory (links kept).
+fn absolute(dir: &Path) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
 #[cfg(unix)]
@@ -219,6 +247,15 @@ mod tests {
         assert!(b.open(secret.to_str().expect("utf-8")).is_ok());
         assert!(b.open("/etc/passwd").is_err());
         assert!(b.open("../outside/secret").is_err());
+        // A model directory named through a link: absolute paths as the
+        // user wrote them (through the link) and canonical ones both work.
+        symlink(&model, d.join("via")).expect("symlink");
+        let v = Access::new(&d.join("via"), &[]).expect("policy");
+        let through = d.join("via/w.bin");
+        assert!(v.open(through.to_str().expect("utf-8")).is_ok());
+        let canonical = std::fs::canonicalize(model.join("w.bin")).expect("canonical");
+        assert!(v.open(canonical.to_str().expect("utf-8")).is_ok());
+        assert!(v.open(secret.to_str().expect("utf-8")).is_err());
         // Another model directory keeps the allowed ones.
         let c = b.with_model_dir(&model.join("sub")).expect("policy");
         assert!(c.open("v.bin").is_ok());
