@@ -5,6 +5,7 @@ pub mod conformance;
 pub mod diag_verify;
 pub mod docgen;
 pub mod incremental;
+pub mod limits;
 pub mod npy;
 pub mod opt;
 pub mod out_text;

@@ -109,6 +109,8 @@ pub struct OptArgs {
     /// Do not use the compile cache (overrides --cache and --cache-dir)
     #[arg(long)]
     pub no_cache: bool,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 /// Everything a run writes, so tests can look at it without a process.
@@ -551,6 +553,10 @@ pub fn list_passes(ctx: &Context) -> String {
 /// Process entry point for the `ge-opt` binary.
 pub fn main() -> i32 {
     let args = OptArgs::parse();
+    if let Err(e) = args.limits.apply(&args.input) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     if args.watch {
         // Streams each compile's output as it happens.
         return crate::incremental::cli::watch_main(&args);

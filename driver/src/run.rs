@@ -105,6 +105,8 @@ pub struct RunArgs {
     /// .air models: also write the compiled .om here ('-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub save_om: Option<String>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 pub struct RunOutput {
@@ -163,6 +165,10 @@ fn random_tensor(
             }
         })
         .collect::<Result<_, _>>()?;
+    ge_ir::budget::check(
+        ge_ir::budget::bytes_of(shape.iter().map(|&d| d as u64), 8),
+        &format_args!("a random value of type '{ty}'"),
+    )?;
     let n: usize = shape.iter().product();
     let dt = tt.dtype;
     Ok(if dt.is_float() {
@@ -371,6 +377,11 @@ pub fn main() -> i32 {
         || [&args.trace, &args.save_om]
             .iter()
             .any(|o| o.as_deref() == Some("-"));
+    let model = args.model.as_deref().or(args.interpret.as_deref());
+    if let Err(e) = args.limits.apply(model.unwrap_or("-")) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     let mut ctx = crate::registry::full_context();
     let out = main_with(args, &mut ctx);
     if data_on_stdout {

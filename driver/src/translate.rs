@@ -83,6 +83,8 @@ pub struct TranslateArgs {
     /// Print dense literals with more than N elements as hex
     #[arg(long, value_name = "N")]
     pub print_elements_hex_over: Option<usize>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 pub struct TranslateOutput {
@@ -263,6 +265,15 @@ fn mlir_modes(args: &TranslateArgs, ctx: &Context) -> Option<TranslateOutput> {
 
 pub fn main() -> i32 {
     let args = TranslateArgs::parse();
+    let model = [&args.import_onnx, &args.import_tf, &args.om_to_air]
+        .into_iter()
+        .flatten()
+        .next()
+        .map_or("-", |m| m.as_str());
+    if let Err(e) = args.limits.apply(model) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     let ctx = crate::registry::full_context();
     let out = main_with(args, &ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());

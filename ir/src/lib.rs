@@ -8,6 +8,7 @@
 //! - [`verifier`], [`diagnostics`]: checking and reporting
 //! - [`pass`], [`passes`]: the pass manager and the core passes
 //! - [`output`]: writing a user-named output path (never replacing a device, FIFO or link)
+//! - [`external`], [`budget`]: confined file access and the memory budget for untrusted models
 
 // The declaration macros name this crate `::ge_ir`, here as everywhere else.
 extern crate self as ge_ir;
@@ -16,11 +17,13 @@ pub use ge_macros::{def_op, PassOptions};
 
 pub mod attributes;
 pub mod body;
+pub mod budget;
 pub mod builder;
 pub mod builtin;
 pub mod context;
 pub mod diagnostics;
 pub mod dim;
+pub mod external;
 pub mod format;
 pub mod ident;
 pub mod interfaces;

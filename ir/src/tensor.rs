@@ -246,6 +246,12 @@ impl Tensor {
             .into_iter()
             .map(|x| x as usize)
             .collect();
+        // A splat of any type is a few bytes in the attribute; expanded, it
+        // takes 8 bytes per element: not beyond the memory budget.
+        crate::budget::check(
+            crate::budget::bytes_of(shape.iter().map(|&d| d as u64), 8),
+            &format_args!("a dense constant of type '{}'", d.ty),
+        )?;
         let n = numel(&shape);
         let dt = t.dtype;
         Ok(if dt.is_float() {

@@ -89,12 +89,28 @@ pub fn context() -> ge_ir::Context {
     ctx
 }
 
-/// Compile a parsed module (lowered in place) to an `.om` model.
+/// What running a compiled model takes — its arenas and its weights — must
+/// fit the memory budget (`ge_ir::budget`): refused at compile time, not
+/// when the model is loaded.
+pub fn check_budget(om: &OmModel) -> Result<(), String> {
+    let need = om
+        .def
+        .arenas
+        .iter()
+        .try_fold(om.def.weights_size, |acc, a| acc.checked_add(a.size));
+    ge_ir::budget::check(need, &"the compiled model (arenas and weights)")
+}
+
+/// Compile a parsed module (lowered in place) to an `.om` model. Tensors
+/// the memory budget cannot hold are refused first, naming their op.
 pub fn compile_module(
     ctx: &ge_ir::Context,
     module: &mut ge_ir::Module,
     opts: &CompileOptions,
 ) -> Result<OmModel, String> {
+    if let Some(d) = ge_ir::budget::check_module(module).first() {
+        return Err(d.message.clone());
+    }
     // Weights held in dialect resources become foldable literals.
     module.inline_resources();
     let pm = ge_ir::pass::pipeline::parse_pipeline(&ctx.passes, &opts.pipeline())
@@ -110,7 +126,7 @@ pub fn compile_module(
                 .map(|d| d.message.clone())
                 .unwrap_or_else(|| "compilation failed".into())
         })?;
-    ge_lowering::om::from_module(
+    let om = ge_lowering::om::from_module(
         module.body(),
         Some(module),
         &OmOptions {
@@ -121,7 +137,9 @@ pub fn compile_module(
                 .map(|s| s.name)
                 .unwrap_or_else(|_| opts.soc.clone()),
         },
-    )
+    )?;
+    check_budget(&om)?;
+    Ok(om)
 }
 
 /// Parse, verify and compile `.air` text.

@@ -232,7 +232,9 @@ def_op! {
     /// Call a function
     ///
     /// `graph.call @f(%a) : (T) -> T` calls the `graph.func` named `@f` in the enclosing
-    /// module; operand and result types must match the callee's signature.
+    /// module; operand and result types must match the callee's signature. Calls may not
+    /// recurse, directly or through other functions: the verifier rejects a cycle in the
+    /// module's call graph (nothing would bound its depth).
     pub Call = "graph.call" {
         operands { args: Variadic<Any> },
         results { results: Variadic<Any> },

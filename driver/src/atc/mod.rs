@@ -92,6 +92,8 @@ pub struct AtcArgs {
     /// Compile cache directory (default: $GE_CACHE_DIR, else the user's cache dir)
     #[arg(long, value_name = "DIR")]
     pub op_compiler_cache_dir: Option<String>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 pub struct AtcOutput {
@@ -639,6 +641,13 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
             .collect();
         return failed(&log, &text);
     }
+    // Sizes come from the model: a tensor the budget cannot hold is refused
+    // now, naming its node, not when the compiled model runs.
+    let too_big = ge_ir::budget::check_module(&m);
+    if !too_big.is_empty() {
+        let text: String = too_big.iter().map(|d| sm.render(d)).collect();
+        return failed(&log, &text);
+    }
     let mut times: Vec<(&str, Duration)> = vec![("import", t.elapsed())];
     let ops_before = stages::count_ops(&m);
     let inputs = inputs_line(&m, args.input_format.as_deref());
@@ -698,6 +707,9 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Ok(om) => om,
         Err(e) => return failed(&log, &error(e)),
     };
+    if let Err(e) = ge_runtime::compile::check_budget(&om) {
+        return failed(&log, &error(e));
+    }
     let bytes = match ge_lowering::om::format::to_bytes(&om) {
         Ok(b) => b,
         Err(e) => return failed(&log, &error(e)),
@@ -725,6 +737,11 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
 
 pub fn main() -> i32 {
     let args = AtcArgs::parse();
+    let model = args.model.as_deref().or(args.om.as_deref()).unwrap_or("-");
+    if let Err(e) = args.limits.apply(model) {
+        eprintln!("{}\nATC run failed", error(e));
+        return 1;
+    }
     let ctx = crate::registry::full_context();
     // With the model on stdout (`--output -`, `--json -`) the summary goes to stderr.
     let data_on_stdout = [&args.output, &args.json]

@@ -75,7 +75,10 @@ pub fn main() -> i32 {
     for m in chosen {
         let air = Path::new(&out).join(format!("{}.air", m.name));
         let weights_path = format!("{out}/{}.weights", m.name);
-        let g = match generate(m, size, args.seed, &weights_path) {
+        // The text names the file next to it: external weights are read
+        // relative to the model's directory (ge_ir::external).
+        let weights_name = format!("{}.weights", m.name);
+        let g = match generate(m, size, args.seed, &weights_name) {
             Ok(g) => g,
             Err(e) => {
                 eprintln!("error: {}: {e}", m.name);
