@@ -382,7 +382,7 @@ fn om_bytes_come_from_the_lowered_module() {
     .expect("demo_block.air");
     let mut s = Session::new("demo_block.air", &text, &settings("atc"));
     let om = s.om_bytes(None, "Ascend910B").expect("om");
-    assert!(ge_lowering::om::parse(&om).is_ok());
+    assert!(ge_om::parse(&om).is_ok());
     // Asking again is a memoized answer.
     let _ = s.take_stats();
     let again = s.om_bytes(None, "Ascend910B").expect("om");

@@ -17,7 +17,7 @@ fn ctx() -> &'static ge_ir::Context {
 }
 
 fuzz_target!(|data: &[u8]| {
-    match ge_lowering::om::parse(data) {
+    match ge_om::parse(data) {
         Ok(om) => {
             // What the reader accepted validates, and converts without panicking.
             assert!(om.to_model().validate().is_ok());

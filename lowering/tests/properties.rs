@@ -72,8 +72,8 @@ proptest! {
         // And through an .om file and back.
         let om = ge_lowering::om::from_module(m.body(), Some(&m), &ge_lowering::om::OmOptions { soc: "Ascend910B".into(), ..Default::default() })
             .map_err(TestCaseError::fail)?;
-        let bytes = ge_lowering::om::format::to_bytes(&om).map_err(TestCaseError::fail)?;
-        let parsed = ge_lowering::om::parse(&bytes).map_err(|e| TestCaseError::fail(e.0))?;
+        let bytes = ge_om::format::to_bytes(&om).map_err(TestCaseError::fail)?;
+        let parsed = ge_om::parse(&bytes).map_err(|e| TestCaseError::fail(e.0))?;
         prop_assert_eq!(parsed.to_model(), om);
         let back = ge_lowering::om::to_module(ctx(), &parsed).map_err(TestCaseError::fail)?;
         let again = interpret(&back, inputs(&original, seed)).map_err(|e| TestCaseError::fail(format!("{e}\n{}", print(&back))))?;

@@ -4,7 +4,8 @@
 //! it; `ge-atc` is the converter for users.
 
 use ge_ir::pass::{manager::Instrumentation, PassContext, PassManagerOptions};
-use ge_lowering::om::{OmModel, OmOptions};
+use ge_lowering::om::OmOptions;
+use ge_om::OmModel;
 
 /// Largest constant (elements) the compile folds: every weight, so weight
 /// preparation (BatchNorm folding, layout conversion) happens once at compile
@@ -138,5 +139,5 @@ pub fn compile_text(name: &str, text: &str, opts: &CompileOptions) -> Result<OmM
 
 /// The `.om` bytes of a model.
 pub fn to_bytes(m: &OmModel) -> Result<Vec<u8>, String> {
-    ge_lowering::om::format::to_bytes(m)
+    ge_om::format::to_bytes(m)
 }

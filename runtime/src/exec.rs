@@ -10,7 +10,7 @@ use crate::pool::Slots;
 use crate::trace::{Trace, TraceEvent};
 use crate::Error;
 use ge_ir::{DType, Dim, Ident};
-use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
+use ge_om::model::{ArenaRole, Buffer, Operand, Task};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};

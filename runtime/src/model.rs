@@ -8,7 +8,7 @@ use crate::kernels::{self, KernelProgram, Op, Par, Slot};
 use crate::Error;
 use ge_ir::module::Module;
 use ge_ir::{DType, Ident, Type};
-use ge_lowering::om::model::{ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram};
+use ge_om::model::{ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -165,7 +165,7 @@ impl Model {
 
     fn from_backing(backing: Backing, opts: &LoadOptions) -> Result<Model, Error> {
         let bytes = backing.bytes();
-        let om = ge_lowering::om::parse(bytes).map_err(|e| Error(e.0))?;
+        let om = ge_om::parse(bytes).map_err(|e| Error(e.0))?;
         let known = supported_socs();
         if !known.contains(&om.soc.as_str()) {
             return Err(Error(format!(

@@ -15,8 +15,8 @@
 mod common;
 use common::*;
 use ge_ir::tensor::Tensor;
-use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
-use ge_lowering::om::OmModel;
+use ge_om::model::{ArenaRole, Buffer, Operand, Task};
+use ge_om::OmModel;
 use ge_runtime::compile::{compile_text, CompileOptions};
 use ge_runtime::{HostTensor, LoadOptions, Model, RunOptions};
 use rand::{Rng, SeedableRng};
@@ -250,7 +250,7 @@ fn move_buffer(om: &mut OmModel, id: i64, offset: u64) {
 }
 
 fn bytes_of(om: &OmModel) -> Vec<u8> {
-    ge_lowering::om::format::to_bytes_unchecked(om).expect("serialise")
+    ge_om::format::to_bytes_unchecked(om).expect("serialise")
 }
 
 #[test]

@@ -464,13 +464,13 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
 
 /// The summary of a compiled model.
 fn summary(
-    om: &ge_lowering::om::OmModel,
+    om: &ge_om::OmModel,
     inputs: &str,
     ops_before: usize,
     ops_after: usize,
     times: &[(&str, Duration)],
 ) -> String {
-    use ge_lowering::om::model::{ArenaRole, Task};
+    use ge_om::model::{ArenaRole, Task};
     let mut s = inputs.to_string();
     let (mut launches, mut copies) = (0, 0);
     for t in &om.program.tasks {
@@ -695,7 +695,7 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Ok(om) => om,
         Err(e) => return failed(&log, &error(e)),
     };
-    let bytes = match ge_lowering::om::format::to_bytes(&om) {
+    let bytes = match ge_om::format::to_bytes(&om) {
         Ok(b) => b,
         Err(e) => return failed(&log, &error(e)),
     };

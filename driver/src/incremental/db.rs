@@ -858,7 +858,7 @@ pub fn om_bytes(db: &dyn Db, job: Job, entry: OmEntry) -> Result<Arc<[u8]>, Stri
         soc: entry.soc(db).clone(),
     };
     let model = ge_lowering::om::from_module(m.body(), Some(&m), &opts)?;
-    let bytes = ge_lowering::om::format::to_bytes(&model)?;
+    let bytes = ge_om::format::to_bytes(&model)?;
     Ok(Arc::from(bytes))
 }
 

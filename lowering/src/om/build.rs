@@ -5,11 +5,6 @@
 //! `ge-translate --om-to-air` prints), with the weights as `dense_resource`
 //! blobs.
 
-use super::format::OmFile;
-use super::model::{
-    ArenaDef, ArenaRole, Buffer, IoDesc, IoTensor, KernelDef, ModelDef, OmModel, Operand, Task,
-    TaskProgram, WeightDef,
-};
 use crate::funcs::{func_block, func_name, is_private, Bounds};
 use crate::memory_plan::{BUFFER_ATTR, INDEX_ATTR, PLAN_ATTR, ROLE_ATTR, WEIGHT_ALIGN};
 use ge_dialects::data::constant::elements_tensor;
@@ -20,6 +15,11 @@ use ge_ir::body::{Body, OpId, OpState, ValueDef, ValueId, WalkOrder};
 use ge_ir::builder::Builder;
 use ge_ir::module::{Blob, Module};
 use ge_ir::{Attribute, Context, Ident, Location, Type};
+use ge_om::format::OmFile;
+use ge_om::model::{
+    ArenaDef, ArenaRole, Buffer, IoDesc, IoTensor, KernelDef, ModelDef, OmModel, Operand, Task,
+    TaskProgram, WeightDef,
+};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Settings of the `.om` writer.

@@ -73,7 +73,7 @@ impl Pass for WriteOm {
         };
         let m = from_module(body, None, &self.opts)
             .map_err(|m| error_at(op.loc, format!("write-om: {m}")))?;
-        super::format::write(std::path::Path::new(&self.file), &m)
+        ge_om::format::write(std::path::Path::new(&self.file), &m)
             .map_err(|m| error_at(op.loc, format!("write-om: {m}")))
     }
 }

@@ -30,7 +30,7 @@
 //! partition's checksum), then parses and validates the contents; anything
 //! wrong is one clear line in an [`OmError`], never a panic.
 
-use super::model::{IoDesc, ModelDef, OmModel, TaskProgram};
+use crate::model::{IoDesc, ModelDef, OmModel, TaskProgram};
 
 pub const MAGIC: [u8; 8] = *b"\x89GEOM\r\n\x1a";
 pub const VERSION: u32 = 1;
@@ -385,7 +385,7 @@ pub fn parse(bytes: &[u8]) -> Result<OmFile<'_>, OmError> {
             "the header and the model def disagree on the SoC or the model name",
         ));
     }
-    super::model::validate(
+    crate::validate::validate(
         &file.def,
         file.weights.len() as u64,
         &file.program,
