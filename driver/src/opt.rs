@@ -272,7 +272,7 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         }
         if let (Some(m), Some(path)) = (&result, &args.emit_om) {
             let opts = ge_lowering::om::OmOptions {
-                soc: ge_lowering::soc::DEFAULT_SOC.to_string(),
+                soc: ge_soc::DEFAULT_SOC.to_string(),
                 ..Default::default()
             };
             if let Err(e) = ge_lowering::om::write_module(m, std::path::Path::new(path), &opts) {

@@ -389,7 +389,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         if let Some(soc) = &args.soc {
             // Compile for that SoC (checks the name, reads a profile); the
             // header carries the profile's name.
-            ge_lowering::soc::Soc::load(soc)?;
+            ge_soc::Soc::load(soc)?;
             copts.soc = soc.clone();
         }
         let opts = ge_runtime::LoadOptions { soc: None, ..opts };

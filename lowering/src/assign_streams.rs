@@ -17,12 +17,12 @@ use crate::chain_cover::{assign, StreamOptions, StreamPlan};
 use crate::cost::{bytes, task_us};
 use crate::funcs::{error_at, for_each_function, func_block, Bounds};
 use crate::partition_engines::SOC_OPTION;
-use crate::soc::Soc;
 use crate::sync::{NUM_EVENTS_ATTR, NUM_STREAMS_ATTR, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::{prepare_outputs, Node, TaskGraph, COPY_ATTR};
 use ge_ir::body::{BlockId, Body, OpData, OpId};
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context};
+use ge_soc::Soc;
 use std::collections::HashMap;
 
 pub static INFO: PassInfo = PassInfo {

@@ -337,7 +337,7 @@ pub fn register_engine(ctx: &Context, e: EngineDef) {
 pub fn available(
     ctx: &Context,
     only: &[String],
-    soc: Option<&crate::soc::Soc>,
+    soc: Option<&ge_soc::Soc>,
 ) -> Result<Vec<EngineDef>, String> {
     let all = match ctx.extension::<EngineRegistry>() {
         Some(r) => r.engines(),

@@ -27,10 +27,10 @@ use crate::engines::available;
 use crate::funcs::{error_at, for_each_function, func_block, inputs_of};
 use crate::op_pattern::{op_pattern, Pattern};
 use crate::partition_engines::{engine_for, is_compute, ENGINES_OPTION, SOC_OPTION};
-use crate::soc::Soc;
 use ge_ir::body::{Body, OpData, OpId, ValueId};
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context};
+use ge_soc::Soc;
 use std::collections::{HashMap, HashSet};
 
 pub static INFO: PassInfo = PassInfo {

@@ -16,7 +16,7 @@
 //!
 //! The named pipeline `atc` runs them all after canonicalize and CSE.
 //! Supporting modules: [`taskgraph`] (tasks, views, dependencies), [`sync`]
-//! (happens-before across streams), [`cost`] and [`soc`] (the SoC cost model),
+//! (happens-before across streams), [`cost`] (the SoC cost model, on `ge_soc` profiles),
 //! [`funcs`] (walking and cloning).
 
 pub mod assign_streams;
@@ -32,7 +32,6 @@ pub mod op_pattern;
 pub mod partition_engines;
 pub mod precision;
 pub mod select_formats;
-pub mod soc;
 pub mod sync;
 pub mod taskgraph;
 pub mod verify_memory;

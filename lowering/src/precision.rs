@@ -17,12 +17,12 @@
 
 use crate::cost::Unit;
 use crate::funcs::{error_at, func_block};
-use crate::soc::Soc;
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::{Body, OpId, OpState};
 use ge_ir::opdef::OpDef;
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{DType, Ident, OpData, Type, ValueId};
+use ge_soc::Soc;
 use std::collections::HashMap;
 
 pub static INFO: PassInfo = PassInfo {

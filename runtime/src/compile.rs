@@ -118,7 +118,7 @@ pub fn compile_module(
             entry: opts.entry.clone(),
             name: None,
             // A profile path compiles for the profile's SoC name.
-            soc: ge_lowering::soc::Soc::load(&opts.soc)
+            soc: ge_soc::Soc::load(&opts.soc)
                 .map(|s| s.name)
                 .unwrap_or_else(|_| opts.soc.clone()),
         },

@@ -137,7 +137,7 @@ fn ty(s: &str) -> Result<Type, Error> {
 
 /// The SoCs this runtime can execute models for.
 pub fn supported_socs() -> Vec<&'static str> {
-    ge_lowering::soc::BUILTIN.iter().map(|(n, _)| *n).collect()
+    ge_soc::BUILTIN.iter().map(|(n, _)| *n).collect()
 }
 
 impl Model {

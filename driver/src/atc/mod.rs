@@ -248,8 +248,7 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
     if args.om.is_some() || args.json.is_some() {
         return Err(error("--om and --json are for --mode=1"));
     }
-    ge_lowering::soc::Soc::load(&args.soc_version)
-        .map_err(|e| error(format!("--soc_version: {e}")))?;
+    ge_soc::Soc::load(&args.soc_version).map_err(|e| error(format!("--soc_version: {e}")))?;
     let shapes = shapes::parse(
         args.input_shape.as_deref(),
         args.input_shape_range.as_deref(),
@@ -379,7 +378,7 @@ fn cache_key(args: &AtcArgs, p: &Plan, model_bytes: &[u8]) -> Result<cache::Cach
             }
         }
     }
-    let soc = ge_lowering::soc::Soc::load(&args.soc_version)?;
+    let soc = ge_soc::Soc::load(&args.soc_version)?;
     let mut k = KeyBuilder::new(&format!("ge-atc {}", cache::tool_version()));
     k.field("model", model_bytes)
         .field("framework", p.framework.name().as_bytes())

@@ -51,7 +51,7 @@ pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     if o.str("file").is_empty() {
         return Err("write-om needs a file: write-om{file=model.om}".into());
     }
-    let soc = crate::soc::Soc::load(o.str("soc"))?;
+    let soc = ge_soc::Soc::load(o.str("soc"))?;
     let opt = |k: &str| Some(o.str(k).to_string()).filter(|s| !s.is_empty());
     Ok(Box::new(WriteOm {
         file: o.str("file").to_string(),
