@@ -72,7 +72,7 @@ impl Executor for RuntimeExecutor {
         "atc pipeline + runtime"
     }
     fn run(&self, m: &Module, inputs: Vec<Tensor>, _max_ops: usize) -> Result<Vec<Tensor>, String> {
-        use ge_runtime::compile::{compile_module, context, to_bytes, CompileOptions};
+        use ge_compile::{compile_module, context, to_bytes, CompileOptions};
         let ctx = context();
         let mut m = m.clone();
         let om = compile_module(&ctx, &mut m, &CompileOptions::default())

@@ -379,7 +379,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
     if path.ends_with(".air") || path.ends_with(".mlir") {
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-        let mut copts = ge_runtime::compile::CompileOptions {
+        let mut copts = ge_compile::CompileOptions {
             fuse: !args.no_fuse,
             single_stream: args.single_stream,
             formats: !args.no_formats,
@@ -393,8 +393,8 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
             copts.soc = soc.clone();
         }
         let opts = ge_runtime::LoadOptions { soc: None, ..opts };
-        let om = ge_runtime::compile::compile_text(path, &text, &copts)?;
-        let bytes = ge_runtime::compile::to_bytes(&om)?;
+        let om = ge_compile::compile_text(path, &text, &copts)?;
+        let bytes = ge_compile::to_bytes(&om)?;
         if let Some(p) = &args.save_om {
             ge_ir::fsutil::write_atomic(std::path::Path::new(p), &bytes)
                 .map_err(|e| format!("cannot write '{p}': {e}"))?;

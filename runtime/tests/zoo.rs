@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 fn check(name: &str, opts: &CompileOptions, batches: &[i64]) {
     let text = read(&format!("testdata/models/{name}.air"));

@@ -2,9 +2,9 @@
 //! interpreter on the source, make random inputs, compare within tolerances.
 #![allow(dead_code)]
 
+use ge_compile::{compile_text, to_bytes, CompileOptions};
 use ge_ir::tensor::Tensor;
 use ge_ir::{DType, Dim, Ident};
-use ge_runtime::compile::{compile_text, to_bytes, CompileOptions};
 use ge_runtime::{HostTensor, LoadOptions, Model};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -35,7 +35,7 @@ pub fn load(bytes: &[u8], threads: usize) -> Model {
 
 /// The entry function's argument types, from the source.
 pub fn signature(text: &str, entry: &str) -> (Vec<ge_ir::Type>, ge_ir::Module) {
-    let ctx = ge_runtime::compile::context();
+    let ctx = ge_compile::context();
     let m = ge_ir::parser::parse_module(&ctx, "src", 0, text, 0, 1).unwrap();
     let ins = {
         let interp = ge_ir::interp::Interpreter::new(&m);
