@@ -137,8 +137,9 @@ pub fn compile_module(
 /// Parse, verify and compile `.air` text.
 pub fn compile_text(name: &str, text: &str, opts: &CompileOptions) -> Result<OmModel, String> {
     let ctx = context();
-    let mut m = ge_ir::parser::parse_module(&ctx, name, 0, text, 0, 1)
-        .map_err(|d| format!("{name}: {}", d.message))?;
+    let mut m =
+        ge_ir::parser::parse_module(&ctx, name, text, ge_ir::parser::ParseOptions::default())
+            .map_err(|d| format!("{name}: {}", d.message))?;
     let diags = ge_ir::verifier::verify_module(&m);
     if let Some(d) = diags.iter().find(|d| d.is_error()) {
         return Err(format!("{name}: {}", d.message));

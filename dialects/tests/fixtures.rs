@@ -95,7 +95,12 @@ fn interpreter_matches_numpy_fixtures() {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let text = std::fs::read_to_string(dir.join("main.air")).expect("main.air");
-        let m = match ge_ir::parser::parse_module(&ctx, "main.air", 0, &text, 0, 1) {
+        let m = match ge_ir::parser::parse_module(
+            &ctx,
+            "main.air",
+            &text,
+            ge_ir::parser::ParseOptions::default(),
+        ) {
             Ok(m) => m,
             Err(d) => {
                 failures.push(format!("{name}: parse error: {}", d.message));

@@ -97,8 +97,13 @@ fn hostile_attributes_never_panic() {
         let text = format!(
             "graph.func @main({args}) -> {ty} {{\n  %0 = {op}\n  graph.return %0 : {ty}\n}}\n"
         );
-        let m = ge_ir::parser::parse_module(&ctx, "t.air", 0, &text, 0, 1)
-            .unwrap_or_else(|d| panic!("{op}: parse error {}", d.message));
+        let m = ge_ir::parser::parse_module(
+            &ctx,
+            "t.air",
+            &text,
+            ge_ir::parser::ParseOptions::default(),
+        )
+        .unwrap_or_else(|d| panic!("{op}: parse error {}", d.message));
         // Whatever the verifier says, running must not panic either.
         let _ = ge_ir::verifier::verify_module(&m);
         let inputs = if two {
@@ -123,7 +128,9 @@ graph.func @main(%d: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf32>, 
   graph.return %0, %1, %2, %3 : tensor<2x2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<2x2x3xf32>
 }
 "#;
-    let m = ge_ir::parser::parse_module(&ctx, "t.air", 0, text, 0, 1).expect("parses");
+    let m =
+        ge_ir::parser::parse_module(&ctx, "t.air", text, ge_ir::parser::ParseOptions::default())
+            .expect("parses");
     assert!(ge_ir::verifier::verify_module(&m).is_empty());
     let d = Tensor::from_f64(vec![2, 3], DType::F32, vec![0.0; 6]);
     let u = Tensor::from_f64(vec![2, 2], DType::F32, vec![0.0; 4]);

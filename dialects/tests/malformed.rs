@@ -60,7 +60,12 @@ fn malformed_ops_are_diagnosed_not_panicked_on() {
     ge_dialects::register(&mut ctx);
     for op in OPS {
         for text in variants(op) {
-            let Ok(m) = ge_ir::parser::parse_module(&ctx, "m.air", 0, &text, 0, 1) else {
+            let Ok(m) = ge_ir::parser::parse_module(
+                &ctx,
+                "m.air",
+                &text,
+                ge_ir::parser::ParseOptions::default(),
+            ) else {
                 continue;
             };
             let diags = ge_ir::verifier::verify_module(&m);

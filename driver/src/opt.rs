@@ -420,8 +420,16 @@ fn process_chunk(
     timing: &mut TimingSteps,
 ) -> Option<ge_ir::Module> {
     let t = Instant::now();
-    let parsed =
-        ge_ir::parser::parse_module(ctx, name, file, chunk.text, chunk.offset, chunk.first_line);
+    let parsed = ge_ir::parser::parse_module(
+        ctx,
+        name,
+        chunk.text,
+        ge_ir::parser::ParseOptions {
+            file_id: file,
+            base: chunk.offset,
+            first_line: chunk.first_line,
+        },
+    );
     timing.add("Parser", t.elapsed());
     let mut m = match parsed {
         Ok(m) => m,

@@ -204,7 +204,12 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     };
     let mut sm = SourceMap::new();
     let file = sm.add(&path, Arc::from(text.as_str()));
-    let m = match ge_ir::parser::parse_module(ctx, &path, file, &text, 0, 1) {
+    let m = match ge_ir::parser::parse_module(
+        ctx,
+        &path,
+        &text,
+        ge_ir::parser::ParseOptions::file(file),
+    ) {
         Ok(m) => m,
         Err(d) => return fail(sm.render(&d)),
     };

@@ -207,7 +207,8 @@ pub fn load_air(ctx: &Context, path: &str) -> Result<Module, String> {
         std::fs::read_to_string(path).map_err(|e| format!("error: cannot read '{path}': {e}\n"))?;
     let mut sm = SourceMap::new();
     let file = sm.add(path, std::sync::Arc::from(text.as_str()));
-    let m = ge_ir::parser::parse_module(ctx, path, file, &text, 0, 1).map_err(|d| sm.render(&d))?;
+    let m = ge_ir::parser::parse_module(ctx, path, &text, ge_ir::parser::ParseOptions::file(file))
+        .map_err(|d| sm.render(&d))?;
     let diags = ge_ir::verifier::verify_module(&m);
     if diags.iter().any(|d| d.is_error()) {
         return Err(diags.iter().map(|d| sm.render(d)).collect());

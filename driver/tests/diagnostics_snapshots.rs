@@ -3,7 +3,7 @@
 //! in wording, position or label shows up in review (`cargo insta review`).
 
 use ge_ir::diagnostics::{Diagnostic, Pos, SourceMap};
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::pass::parse_pipeline;
 use ge_ir::verifier::verify_module;
 use std::sync::Arc;
@@ -13,10 +13,11 @@ fn render(src: &str) -> String {
     let ctx = ge_driver::registry::full_context();
     let mut sm = SourceMap::new();
     let file = sm.add("input.air", Arc::from(src));
-    let diags: Vec<Diagnostic> = match parse_module(&ctx, "input.air", file, src, 0, 1) {
-        Err(d) => vec![*d],
-        Ok(m) => verify_module(&m),
-    };
+    let diags: Vec<Diagnostic> =
+        match parse_module(&ctx, "input.air", src, ParseOptions::file(file)) {
+            Err(d) => vec![*d],
+            Ok(m) => verify_module(&m),
+        };
     assert!(!diags.is_empty(), "expected a diagnostic for:\n{src}");
     diags.iter().map(|d| sm.render(d)).collect()
 }

@@ -21,7 +21,7 @@ fn ctx() -> Context {
 }
 
 fn parse(ctx: &Context, text: &str) -> Module {
-    ge_ir::parser::parse_module(ctx, "t.air", 0, text, 0, 1)
+    ge_ir::parser::parse_module(ctx, "t.air", text, ge_ir::parser::ParseOptions::default())
         .unwrap_or_else(|d| panic!("{}", d.message))
 }
 

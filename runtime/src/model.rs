@@ -189,8 +189,13 @@ impl Model {
         let soc = om.soc.clone();
         let mut ctx = ge_ir::Context::new();
         ge_dialects::register(&mut ctx);
-        let kmodule = ge_ir::parser::parse_module(&ctx, "<kernels>", 0, om.kernels, 0, 1)
-            .map_err(|d| Error(format!("kernels partition: {}", d.message)))?;
+        let kmodule = ge_ir::parser::parse_module(
+            &ctx,
+            "<kernels>",
+            om.kernels,
+            ge_ir::parser::ParseOptions::default(),
+        )
+        .map_err(|d| Error(format!("kernels partition: {}", d.message)))?;
         drop(om);
         // Kernels.
         let mut kernels = vec![];

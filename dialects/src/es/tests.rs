@@ -203,7 +203,9 @@ fn builds_runs_and_round_trips() -> EsResult<()> {
     // The printed module parses back to the same text.
     let mut ctx = Context::new();
     crate::register(&mut ctx);
-    let back = ge_ir::parser::parse_module(&ctx, "es", 0, &text, 0, 1).expect("parses");
+    let back =
+        ge_ir::parser::parse_module(&ctx, "es", &text, ge_ir::parser::ParseOptions::default())
+            .expect("parses");
     assert_eq!(
         ge_ir::printer::print_module(&back, Default::default()),
         text

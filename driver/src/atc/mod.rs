@@ -330,7 +330,13 @@ fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String>
             let text = std::fs::read_to_string(path)
                 .map_err(|e| error(format!("cannot read '{}': {e}", p.model)))?;
             let file = sm.add(&p.model, Arc::from(text.as_str()));
-            ge_ir::parser::parse_module(ctx, &p.model, file, &text, 0, 1).map_err(|d| sm.render(&d))
+            ge_ir::parser::parse_module(
+                ctx,
+                &p.model,
+                &text,
+                ge_ir::parser::ParseOptions::file(file),
+            )
+            .map_err(|d| sm.render(&d))
         }
     }
 }

@@ -430,8 +430,13 @@ fn find_function(mbody: &Body, name: &str) -> Option<OpId> {
 /// Rebuild a module from a parsed `.om`: the kernel functions plus the entry
 /// function running the task program (weights as `dense_resource<wN>`).
 pub fn to_module(ctx: &Context, om: &OmFile) -> Result<Module, String> {
-    let kernels = ge_ir::parser::parse_module(ctx, "<om kernels>", 0, om.kernels, 0, 1)
-        .map_err(|d| format!("kernels partition: {}", d.message))?;
+    let kernels = ge_ir::parser::parse_module(
+        ctx,
+        "<om kernels>",
+        om.kernels,
+        ge_ir::parser::ParseOptions::default(),
+    )
+    .map_err(|d| format!("kernels partition: {}", d.message))?;
     let mut m = kernels;
     let ty = |s: &str| -> Result<Type, String> {
         ge_ir::parser::parse_type_str(ctx, s).map_err(|d| format!("bad type '{s}': {}", d.message))

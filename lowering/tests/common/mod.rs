@@ -22,7 +22,12 @@ pub fn ctx() -> &'static Context {
 }
 
 pub fn parse(text: &str) -> Module {
-    match ge_ir::parser::parse_module(ctx(), "<test>", 0, text, 0, 1) {
+    match ge_ir::parser::parse_module(
+        ctx(),
+        "<test>",
+        text,
+        ge_ir::parser::ParseOptions::default(),
+    ) {
         Ok(m) => m,
         Err(d) => panic!("generated IR does not parse: {}\n{text}", d.message),
     }

@@ -36,7 +36,8 @@ pub fn load(bytes: &[u8], threads: usize) -> Model {
 /// The entry function's argument types, from the source.
 pub fn signature(text: &str, entry: &str) -> (Vec<ge_ir::Type>, ge_ir::Module) {
     let ctx = ge_compile::context();
-    let m = ge_ir::parser::parse_module(&ctx, "src", 0, text, 0, 1).unwrap();
+    let m = ge_ir::parser::parse_module(&ctx, "src", text, ge_ir::parser::ParseOptions::default())
+        .unwrap();
     let ins = {
         let interp = ge_ir::interp::Interpreter::new(&m);
         interp.signature(entry).unwrap().0.to_vec()
