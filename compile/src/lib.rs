@@ -92,8 +92,7 @@ impl CompileOptions {
 
 /// A context with every dialect and every pass of the compiler registered.
 pub fn context() -> ge_ir::Context {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let mut ctx = ge_dialects::context();
     ge_rewrites::register(&mut ctx);
     ge_lowering::register(&mut ctx);
     ctx

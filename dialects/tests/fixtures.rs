@@ -79,8 +79,7 @@ fn read_npy(path: &Path) -> Tensor {
 #[test]
 fn interpreter_matches_numpy_fixtures() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures");
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let mut dirs: Vec<_> = std::fs::read_dir(&root)
         .expect("testdata/fixtures exists")
         .flatten()

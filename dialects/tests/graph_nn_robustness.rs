@@ -79,8 +79,7 @@ fn cases() -> Vec<(String, &'static str)> {
 
 #[test]
 fn hostile_attributes_never_panic() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let x = Tensor::from_f64(
         vec![1, 2, 4, 4],
         DType::F32,
@@ -117,8 +116,7 @@ fn hostile_attributes_never_panic() {
 
 #[test]
 fn out_of_range_indices_are_errors() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let text = r#"
 graph.func @main(%d: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf32>, %t: tensor<4x3xf32>) -> (tensor<2x2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<2x2x3xf32>) {
   %0 = graph.gather %d, %i : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<2x2x3xf32>

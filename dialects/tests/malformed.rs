@@ -56,8 +56,7 @@ fn variants(op: &str) -> Vec<String> {
 
 #[test]
 fn malformed_ops_are_diagnosed_not_panicked_on() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     for op in OPS {
         for text in variants(op) {
             let Ok(m) = ge_ir::parser::parse_module(

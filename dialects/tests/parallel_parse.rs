@@ -14,8 +14,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const FUNCS: usize = 300;
 
 fn context(threading: bool) -> Context {
-    let mut ctx = Context::new();
-    ge_dialects::register(&mut ctx);
+    let mut ctx = ge_dialects::context();
     ctx.allow_unregistered = true;
     ctx.threading = threading;
     ctx

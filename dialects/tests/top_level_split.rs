@@ -9,9 +9,7 @@ use ge_ir::Context;
 use proptest::prelude::*;
 
 fn context() -> Context {
-    let mut ctx = Context::new();
-    ge_dialects::register(&mut ctx);
-    ctx
+    ge_dialects::context()
 }
 
 fn function(i: usize) -> String {

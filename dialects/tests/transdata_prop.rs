@@ -131,8 +131,7 @@ proptest! {
 /// symbolic batch: NCHW -> dst -> NCHW returns the input.
 #[test]
 fn op_round_trip_through_the_interpreter() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(48));
     let strategy = (
         image_shape(),

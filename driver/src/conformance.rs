@@ -372,7 +372,7 @@ pub fn run_all(
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| {
-                let ctx = crate::registry::full_context();
+                let ctx = ge_compile::context();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(dir) = dirs.get(i) else { break };

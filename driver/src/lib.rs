@@ -8,7 +8,6 @@ pub mod incremental;
 pub mod npy;
 pub mod opt;
 pub mod out_text;
-pub mod registry;
 pub mod run;
 pub mod translate;
 pub mod zoo;

@@ -575,7 +575,7 @@ pub fn main() -> i32 {
         // Streams each compile's output as it happens.
         return crate::incremental::cli::watch_main(&args);
     }
-    let mut ctx = crate::registry::full_context();
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

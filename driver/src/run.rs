@@ -356,7 +356,7 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
 
 pub fn main() -> i32 {
     let args = RunArgs::parse();
-    let mut ctx = crate::registry::full_context();
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

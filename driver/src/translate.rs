@@ -262,7 +262,7 @@ fn mlir_modes(args: &TranslateArgs, ctx: &Context) -> Option<TranslateOutput> {
 
 pub fn main() -> i32 {
     let args = TranslateArgs::parse();
-    let ctx = crate::registry::full_context();
+    let ctx = ge_compile::context();
     let out = main_with(args, &ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

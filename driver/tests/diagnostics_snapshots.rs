@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// Parse and verify `src` as ge-opt does; render every diagnostic.
 fn render(src: &str) -> String {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let mut sm = SourceMap::new();
     let file = sm.add("input.air", Arc::from(src));
     let diags: Vec<Diagnostic> =
@@ -24,7 +24,7 @@ fn render(src: &str) -> String {
 
 /// A `--pass-pipeline` error, rendered against the pipeline text.
 fn render_pipeline(text: &str) -> String {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let e = match parse_pipeline(&ctx.passes, text) {
         Ok(_) => panic!("pipeline '{text}' should not parse"),
         Err(e) => e,

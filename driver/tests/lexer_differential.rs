@@ -41,7 +41,7 @@ fn fast_lexer_parses_like_pest() {
     files(&root.join("lit-tests"), &mut all);
     files(&root.join("testdata"), &mut all);
     all.sort();
-    let mut ctx = ge_driver::registry::full_context();
+    let mut ctx = ge_compile::context();
     ctx.allow_unregistered = true;
     let mut checked = 0;
     let mut diffs = vec![];

@@ -67,7 +67,7 @@ fn inputs(types: &[Type], batch: i64, seed: u64) -> Vec<Tensor> {
 
 #[test]
 fn committed_tiny_models_verify_and_run() {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     for m in MODELS {
         let path = models_dir().join(format!("{}.air", m.name));
         let text = std::fs::read_to_string(&path).expect("committed model");

@@ -9,8 +9,7 @@ use std::sync::OnceLock;
 fn ctx() -> &'static ge_ir::Context {
     static CTX: OnceLock<ge_ir::Context> = OnceLock::new();
     CTX.get_or_init(|| {
-        let mut c = ge_ir::Context::new();
-        ge_dialects::register(&mut c);
+        let mut c = ge_dialects::context();
         ge_lowering::register(&mut c);
         c
     })

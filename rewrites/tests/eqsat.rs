@@ -14,8 +14,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 fn ctx() -> Context {
-    let mut c = Context::new();
-    ge_dialects::register(&mut c);
+    let mut c = ge_dialects::context();
     ge_rewrites::register(&mut c);
     c
 }

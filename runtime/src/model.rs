@@ -187,8 +187,7 @@ impl Model {
         let (def, program, io) = (om.def.clone(), om.program.clone(), om.io.clone());
         let name = om.name.clone();
         let soc = om.soc.clone();
-        let mut ctx = ge_ir::Context::new();
-        ge_dialects::register(&mut ctx);
+        let ctx = ge_dialects::context();
         let kmodule = ge_ir::parser::parse_module(
             &ctx,
             "<kernels>",

@@ -727,7 +727,7 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
 
 pub fn main() -> i32 {
     let args = AtcArgs::parse();
-    let ctx = crate::registry::full_context();
+    let ctx = ge_compile::context();
     let out = main_with(args, &ctx);
     // The log comes first: it tells what happened before the summary.
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn flags_shape_the_stages() {
-        let ctx = crate::registry::full_context();
+        let ctx = ge_compile::context();
         let names = |s: &Settings| -> Vec<&'static str> {
             stages(&ctx, s).iter().map(|s| s.name).collect()
         };

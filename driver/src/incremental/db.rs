@@ -74,7 +74,7 @@ impl Tools {
         };
         map.entry(key)
             .or_insert_with(|| {
-                let mut ctx = crate::registry::full_context();
+                let mut ctx = ge_compile::context();
                 ctx.allow_unregistered = allow_unregistered;
                 if let Some(rs) = rules {
                     let mut list: Vec<_> = rs.iter().map(|r| r.rule.clone()).collect();

@@ -12,13 +12,7 @@ use std::sync::OnceLock;
 /// Every dialect and pass (what ge-opt has).
 pub fn ctx() -> &'static Context {
     static CTX: OnceLock<Context> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let mut c = Context::new();
-        ge_dialects::register(&mut c);
-        ge_rewrites::register(&mut c);
-        ge_lowering::register(&mut c);
-        c
-    })
+    CTX.get_or_init(ge_compile::context)
 }
 
 pub fn parse(text: &str) -> Module {
