@@ -31,7 +31,8 @@
 //! The result runs in the interpreter (tasks in program order, with its race
 //! check across streams) and is exactly what the `.om` writer serialises.
 
-use crate::funcs::{clone_op_into, error_at, func_block, func_name, inputs_of, is_private};
+use crate::error::{AtOp, LowerError, LowerResult};
+use crate::funcs::{clone_op_into, func_block, func_name, inputs_of, is_private};
 use crate::memory_plan::BUFFER_ATTR;
 use crate::sync::{NUM_EVENTS_ATTR, NUM_STREAMS_ATTR, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::COPY_ATTR;
@@ -112,7 +113,7 @@ impl Pass for EmitTasks {
                         module.append_op(mblock, k);
                     }
                 }
-                Err(m) => errors.extend(error_at(loc, format!("emit-tasks: {m}"))),
+                Err(e) => errors.push(e.diagnostic("emit-tasks", loc)),
             }
         }
         if errors.is_empty() {
@@ -161,7 +162,7 @@ fn outline(
     body: &Body,
     t: OpId,
     name: &str,
-) -> Result<OpId, String> {
+) -> LowerResult<OpId> {
     let d = body.op(t);
     let inputs = inputs_of(body, t);
     let in_types: Vec<Type> = inputs.iter().map(|&v| body.value_type(v)).collect();
@@ -184,7 +185,7 @@ fn outline(
     st.num_regions = 1;
     let f = module.create_op(st);
     let mut fb = module.take_inner(f).ok_or("graph.func has no body")?;
-    let res = (|| -> Result<(), String> {
+    let res = (|| -> LowerResult<()> {
         let r = *module
             .op(f)
             .regions()
@@ -236,7 +237,7 @@ fn outline(
         Ok(())
     })();
     module.put_inner(f, fb);
-    res?;
+    res.at_op(d.loc)?;
     Ok(f)
 }
 
@@ -257,14 +258,14 @@ fn emit_function(
     module: &mut Body,
     f: OpId,
     names: &mut Vec<String>,
-) -> Result<Vec<OpId>, String> {
+) -> LowerResult<Vec<OpId>> {
     let fname = func_name(module.op(f));
     let block = func_block(module.op(f)).ok_or("function has no body")?;
     let num_streams = module.op(f).attr(NUM_STREAMS_ATTR).and_then(|a| a.as_int());
     let num_events = module.op(f).attr(NUM_EVENTS_ATTR).and_then(|a| a.as_int());
     let mut body = module.take_inner(f).ok_or("function has no body")?;
     let mut kernels: Vec<OpId> = vec![];
-    let res = (|| -> Result<(), String> {
+    let res = (|| -> LowerResult<()> {
         let ops: Vec<OpId> = body.block_ops(block).collect();
         let is_task = |b: &Body, o: OpId| {
             let n = b.op(o).name.as_str();
@@ -290,10 +291,12 @@ fn emit_function(
                 && matches!(body.value(d.operands()[0]).def, ValueDef::BlockArg { .. })
             {
                 let root = ge_dialects::memory::arena_root(&body, d.operands()[1])
-                    .ok_or("store into an unknown arena")?;
+                    .ok_or("store into an unknown arena")
+                    .at_op(d.loc)?;
                 let k = *arena_index
                     .get(&root)
-                    .ok_or("a store into an arena outside the function")?;
+                    .ok_or("a store into an arena outside the function")
+                    .at_op(d.loc)?;
                 start[k] = d.results()[0];
                 pre_stores.push(o);
             }
@@ -328,7 +331,8 @@ fn emit_function(
                 ],
                 Some(vec![arena_type(); start.len()]),
                 1,
-            )?
+            )
+            .at_op(floc)?
         };
         let region = *body
             .op(prog)
@@ -361,7 +365,7 @@ fn emit_function(
                 .unwrap_or(0);
             let mut in_places = vec![];
             for v in inputs_of(&body, t) {
-                in_places.push(places.input(ctx, &mut body, v, tl)?);
+                in_places.push(places.input(ctx, &mut body, v, tl).at_op(tl)?);
             }
             // Outputs: where the stores of the task's results put them.
             let mut out_places = vec![];
@@ -371,7 +375,12 @@ fn emit_function(
                     .iter()
                     .map(|u| u.op)
                     .find(|&u| body.op(u).name.as_str() == "memory.store")
-                    .ok_or_else(|| format!("a result of '{}' is not stored", body.op(t).name))?;
+                    .ok_or_else(|| {
+                        LowerError::at(
+                            tl,
+                            format!("a result of '{}' is not stored", body.op(t).name),
+                        )
+                    })?;
                 let sd = body.op(store);
                 let (arena, off, id) = (
                     sd.operands()[1],
@@ -379,7 +388,11 @@ fn emit_function(
                     int_attr(sd, BUFFER_ATTR),
                 );
                 let rt = body.value_type(r);
-                out_places.push(places.view(ctx, &mut body, arena, off, rt, id, tl)?);
+                out_places.push(
+                    places
+                        .view(ctx, &mut body, arena, off, rt, id, tl)
+                        .at_op(tl)?,
+                );
             }
             let waits = crate::funcs::i64s(body.op(t).attr(WAIT_ATTR));
             let records = crate::funcs::i64s(body.op(t).attr(RECORD_ATTR));
@@ -400,7 +413,7 @@ fn emit_function(
             } else {
                 let base = format!("{fname}_t{i}_{}", short_name(&body, t));
                 let kname = unique_name(&base, names);
-                let kf = outline(ctx, module, &body, t, &kname)?;
+                let kf = outline(ctx, module, &body, t, &kname).at_op(tl)?;
                 let key = kernel_key(module, kf);
                 Some(match kernel_of_key.get(&key) {
                     Some(existing) => {
@@ -424,7 +437,8 @@ fn emit_function(
                 ]
             };
             for e in waits {
-                b.create("stream.wait", &[], ev(e), Some(vec![]), 0)?;
+                b.create("stream.wait", &[], ev(e), Some(vec![]), 0)
+                    .at_op(tl)?;
             }
             match kname {
                 None => {
@@ -434,7 +448,8 @@ fn emit_function(
                         vec![("stream", Attribute::i64(stream))],
                         Some(vec![]),
                         0,
-                    )?;
+                    )
+                    .at_op(tl)?;
                 }
                 Some(kname) => {
                     let mut operands = in_places.clone();
@@ -456,11 +471,13 @@ fn emit_function(
                         ],
                         Some(vec![]),
                         0,
-                    )?;
+                    )
+                    .at_op(tl)?;
                 }
             }
             for e in records {
-                b.create("stream.record", &[], ev(e), Some(vec![]), 0)?;
+                b.create("stream.record", &[], ev(e), Some(vec![]), 0)
+                    .at_op(tl)?;
             }
         }
         {
@@ -471,17 +488,26 @@ fn emit_function(
         // Outputs: views of the program's results.
         let results = body.op(prog).results().to_vec();
         let ret_operands = body.op(ret).operands().to_vec();
+        let rl = body.op(ret).loc;
         for (i, &v) in ret_operands.iter().enumerate() {
-            let def = body.defining_op(v).ok_or("a model output is not a view")?;
+            let def = body
+                .defining_op(v)
+                .ok_or("a model output is not a view")
+                .at_op(rl)?;
             let d = body.op(def);
             if d.name.as_str() != "memory.view" {
-                return Err(format!("model output #{i} is not a memory.view"));
+                return Err(LowerError::at(
+                    rl,
+                    format!("model output #{i} is not a memory.view"),
+                ));
             }
             let root = ge_dialects::memory::arena_root(&body, d.operands()[0])
-                .ok_or("view of an unknown arena")?;
+                .ok_or("view of an unknown arena")
+                .at_op(d.loc)?;
             let k = *arena_index
                 .get(&root)
-                .ok_or("an output viewed in an arena outside the function")?;
+                .ok_or("an output viewed in an arena outside the function")
+                .at_op(d.loc)?;
             let attrs: Vec<(&str, Attribute)> = vec![
                 ("offset", d.attr("offset").unwrap_or(Attribute::i64(0))),
                 (
@@ -490,10 +516,11 @@ fn emit_function(
                 ),
             ];
             let ty = body.value_type(v);
-            let rl = body.op(ret).loc;
             let mut b = Builder::before(ctx, &mut body, ret);
             b.loc = rl;
-            let nv = b.create("memory.view", &[results[k]], attrs, Some(vec![ty]), 0)?;
+            let nv = b
+                .create("memory.view", &[results[k]], attrs, Some(vec![ty]), 0)
+                .at_op(rl)?;
             let nv = body.result(nv, 0);
             body.set_operand(ret, i, nv);
         }

@@ -19,7 +19,8 @@
 //! module, `#ge.external` to a file) keep their origin format instead.
 //! Bare ops are wrapped in one-op kernels when their boundary changes.
 
-use crate::funcs::{error_at, for_each_function, func_block};
+use crate::error::{AtOp, LowerResult};
+use crate::funcs::{for_each_function, func_block};
 use crate::fuse_kernels::{build_kernel, Group};
 use crate::op_pattern::op_pattern;
 use crate::partition_engines::is_compute;
@@ -89,7 +90,7 @@ impl Pass for SelectFormats {
                 return Ok(());
             };
             self.run_block(cx.ctx, body, block)
-                .map_err(|m| error_at(loc, format!("select-formats: {m}")))
+                .map_err(|e| vec![e.diagnostic("select-formats", loc)])
         })
     }
 }
@@ -138,7 +139,7 @@ fn unpacked_from(body: &Body, v: ValueId) -> Option<Format> {
 }
 
 impl SelectFormats {
-    fn run_block(&self, ctx: &Context, body: &mut Body, block: BlockId) -> Result<(), String> {
+    fn run_block(&self, ctx: &Context, body: &mut Body, block: BlockId) -> LowerResult<()> {
         let ops: Vec<OpId> = body.block_ops(block).collect();
         for op in ops {
             if !body.op(op).is_alive() || !is_compute(body, op) || body.results_unused(op) {
@@ -152,6 +153,7 @@ impl SelectFormats {
             if wants.inputs.is_empty() && wants.outputs.is_empty() {
                 continue;
             }
+            let loc = body.op(op).loc;
             let (k, wants) = if body.op(op).name.as_str() == "graph.fused" {
                 (op, wants)
             } else {
@@ -174,10 +176,10 @@ impl SelectFormats {
                 if self.fold && value.is_some_and(|v| v.as_dense().is_none()) {
                     continue;
                 }
-                self.convert_input(ctx, body, k, i, f)?;
+                self.convert_input(ctx, body, k, i, f).at_op(loc)?;
             }
             for &(j, f) in &wants.outputs {
-                convert_output(ctx, body, k, j, f)?;
+                convert_output(ctx, body, k, j, f).at_op(loc)?;
             }
         }
         cancel_pairs(body, block);

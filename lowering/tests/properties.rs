@@ -51,7 +51,7 @@ proptest! {
         let body = fd.inner.as_deref().ok_or_else(|| TestCaseError::fail("no body"))?;
         let block = ge_lowering::funcs::func_block(fd).ok_or_else(|| TestCaseError::fail("no block"))?;
         let g = ge_lowering::taskgraph::TaskGraph::build(body, block, &Default::default())
-            .map_err(TestCaseError::fail)?;
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let sched: Schedule = ge_lowering::memory_plan::schedule_of(body, &g.tasks).map_err(TestCaseError::fail)?;
         for (t, deps) in g.deps.iter().enumerate() {
             for &p in deps {

@@ -36,7 +36,8 @@
 
 pub mod strategies;
 
-use crate::funcs::{bounds_attr, error_at, for_each_function, func_block, inputs_of, Bounds};
+use crate::error::{AtOp, LowerError, LowerResult};
+use crate::funcs::{bounds_attr, for_each_function, func_block, inputs_of, Bounds};
 use crate::op_pattern::op_pattern;
 use crate::sync::{Schedule, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::{prepare_outputs, Node, RootKind, TaskGraph};
@@ -184,7 +185,7 @@ impl Pass for PlanMemory {
                 return Ok(());
             };
             let stats = plan_block(cx.ctx, body, block, &bounds, &self.opts)
-                .map_err(|m| error_at(loc, format!("plan-memory: {m}")))?;
+                .map_err(|e| vec![e.diagnostic("plan-memory", loc)])?;
             f.attrs = f.attrs.with(Ident::new(PLAN_ATTR), stats.to_attr());
             if self.report {
                 let per: Vec<String> = stats
@@ -281,7 +282,7 @@ pub fn plan_block(
     block: BlockId,
     bounds: &Bounds,
     opts: &PlanOptions,
-) -> Result<PlanStats, String> {
+) -> LowerResult<PlanStats> {
     if body.block_ops(block).any(|o| {
         body.op(o).name.as_str().starts_with("memory.")
             || body.op(o).name.as_str() == "stream.program"
@@ -569,7 +570,7 @@ fn rewrite(
     unit_offset: &dyn Fn(ValueId) -> Option<u64>,
     workspace: u64,
     mut stats: PlanStats,
-) -> Result<PlanStats, String> {
+) -> LowerResult<PlanStats> {
     let block = g.block;
     let first = *g.ops.first().ok_or("empty function body")?;
     let args = body.block(block).args.clone();
@@ -590,7 +591,7 @@ fn rewrite(
     let loc = body.op(first).loc;
     let mut cur: HashMap<Arena, ValueId> = HashMap::new();
     let make_arena =
-        |body: &mut Body, size: u64, role: &str, index: Option<usize>| -> Result<ValueId, String> {
+        |body: &mut Body, size: u64, role: &str, index: Option<usize>| -> LowerResult<ValueId> {
             let mut attrs = vec![
                 ("size", Attribute::i64(size as i64)),
                 ("alignment", Attribute::i64(a as i64)),
@@ -604,7 +605,7 @@ fn rewrite(
             }
             let mut b = Builder::before(ctx, body, first);
             b.loc = loc;
-            b.create_value("memory.arena", &[], attrs)
+            b.create_value("memory.arena", &[], attrs).at_op(loc)
         };
     for (i, &x) in args.iter().enumerate() {
         let v = make_arena(body, align(g.size[&x], a), "input", Some(i))?;
@@ -622,14 +623,16 @@ fn rewrite(
         let arena = cur[&Arena::Input(i)];
         let mut b = Builder::before(ctx, body, first);
         b.loc = loc;
-        let s = b.create_value(
-            "memory.store",
-            &[x, arena],
-            vec![
-                ("offset", Attribute::i64(0)),
-                (BUFFER_ATTR, Attribute::i64(id)),
-            ],
-        )?;
+        let s = b
+            .create_value(
+                "memory.store",
+                &[x, arena],
+                vec![
+                    ("offset", Attribute::i64(0)),
+                    (BUFFER_ATTR, Attribute::i64(id)),
+                ],
+            )
+            .at_op(body.value(x).loc)?;
         cur.insert(Arena::Input(i), s);
     }
     // Weights.
@@ -647,22 +650,24 @@ fn rewrite(
         let l = d.loc;
         let mut b = Builder::before(ctx, body, o);
         b.loc = l;
-        let w = b.create_value(
-            "memory.weight",
-            &[],
-            vec![
-                ("offset", Attribute::i64(woff as i64)),
-                ("value", value),
-                ("alignment", Attribute::i64(WEIGHT_ALIGN as i64)),
-            ],
-        )?;
+        let w = b
+            .create_value(
+                "memory.weight",
+                &[],
+                vec![
+                    ("offset", Attribute::i64(woff as i64)),
+                    ("value", value),
+                    ("alignment", Attribute::i64(WEIGHT_ALIGN as i64)),
+                ],
+            )
+            .at_op(l)?;
         body.replace_all_uses(r, w);
         body.erase_op(o);
         woff += size.div_ceil(WEIGHT_ALIGN) * WEIGHT_ALIGN;
     }
     stats.weights = woff;
     // Where a value's bytes are.
-    let place_of = |body: &Body, v: ValueId| -> Result<(Arena, u64, ValueId), String> {
+    let place_of = |body: &Body, v: ValueId| -> LowerResult<(Arena, u64, ValueId)> {
         let (root, off) = g.place(v);
         let off = off.max(0) as u64;
         match g.root_kind(body, root) {
@@ -693,28 +698,30 @@ fn rewrite(
             if is_const {
                 continue;
             }
-            let (arena, off, root) = place_of(body, v)?;
+            let (arena, off, root) = place_of(body, v).at_op(tloc)?;
             let id = id_of(root);
             let vt = body.value_type(v);
             let mut b = Builder::before(ctx, body, t);
             b.loc = tloc;
-            let view = b.create(
-                "memory.view",
-                &[cur[&arena]],
-                vec![
-                    ("offset", Attribute::i64(off as i64)),
-                    (BUFFER_ATTR, Attribute::i64(id)),
-                ],
-                Some(vec![vt]),
-                0,
-            )?;
+            let view = b
+                .create(
+                    "memory.view",
+                    &[cur[&arena]],
+                    vec![
+                        ("offset", Attribute::i64(off as i64)),
+                        (BUFFER_ATTR, Attribute::i64(id)),
+                    ],
+                    Some(vec![vt]),
+                    0,
+                )
+                .at_op(tloc)?;
             let vv = body.result(view, 0);
             body.replace_uses_if(v, vv, |b, u| within(b, u.op, t));
         }
         let results = body.op(t).results().to_vec();
         let mut after = t;
         for r in results {
-            let (arena, off, root) = place_of(body, r)?;
+            let (arena, off, root) = place_of(body, r).at_op(tloc)?;
             let id = id_of(root);
             let st = {
                 let mut b = Builder::before(ctx, body, t);
@@ -728,7 +735,8 @@ fn rewrite(
                     ],
                     None,
                     0,
-                )?
+                )
+                .at_op(tloc)?
             };
             body.detach_op(st);
             body.insert_op_after(after, st);
@@ -739,21 +747,24 @@ fn rewrite(
     // Outputs: read back from the output arenas.
     if let Some(ret) = g.ret {
         for (i, &o) in outputs.iter().enumerate() {
-            let (arena, off, root) = place_of(body, o)?;
+            let rl = body.op(ret).loc;
+            let (arena, off, root) = place_of(body, o).at_op(rl)?;
             let id = id_of(root);
-            let (ot, rl) = (body.value_type(o), body.op(ret).loc);
+            let ot = body.value_type(o);
             let mut b = Builder::before(ctx, body, ret);
             b.loc = rl;
-            let view = b.create(
-                "memory.view",
-                &[cur[&arena]],
-                vec![
-                    ("offset", Attribute::i64(off as i64)),
-                    (BUFFER_ATTR, Attribute::i64(id)),
-                ],
-                Some(vec![ot]),
-                0,
-            )?;
+            let view = b
+                .create(
+                    "memory.view",
+                    &[cur[&arena]],
+                    vec![
+                        ("offset", Attribute::i64(off as i64)),
+                        (BUFFER_ATTR, Attribute::i64(id)),
+                    ],
+                    Some(vec![ot]),
+                    0,
+                )
+                .at_op(rl)?;
             let vv = body.result(view, 0);
             body.set_operand(ret, i, vv);
         }
@@ -792,9 +803,12 @@ fn rewrite(
             Some(Node::Alias { .. } | Node::ConcatView { .. } | Node::SplitView { .. })
         ) {
             if !body.results_unused(o) {
-                return Err(format!(
-                    "internal error: view op '{}' is still used after planning",
-                    body.op(o).name
+                return Err(LowerError::at(
+                    body.op(o).loc,
+                    format!(
+                        "internal error: view op '{}' is still used after planning",
+                        body.op(o).name
+                    ),
                 ));
             }
             body.erase_op(o);
