@@ -131,6 +131,7 @@ pub fn compile_module(
                 .unwrap_or_else(|_| opts.soc.clone()),
         },
     )
+    .map_err(String::from)
 }
 
 /// Parse, verify and compile `.air` text.

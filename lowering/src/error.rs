@@ -76,6 +76,17 @@ impl fmt::Display for LowerError {
 
 impl std::error::Error for LowerError {}
 
+/// One line for callers that report errors as text (the tools' `.om`
+/// writers): the message, after the op's `file:line:col` when known.
+impl From<LowerError> for String {
+    fn from(e: LowerError) -> String {
+        match e.loc.and_then(|l| l.file_line_col()) {
+            Some((file, line, col)) => format!("{file}:{line}:{col}: {}", e.message),
+            None => e.message,
+        }
+    }
+}
+
 /// Attach an op's location to the error of a result.
 pub trait AtOp<T> {
     /// The error at `loc` unless it already has a location ([`LowerError::or_at`]).

@@ -71,7 +71,7 @@ proptest! {
         same(&want, &got).map_err(|e| TestCaseError::fail(format!("{e}\n{text}\n{}", print(&m))))?;
         // And through an .om file and back.
         let om = ge_lowering::om::from_module(m.body(), Some(&m), &ge_lowering::om::OmOptions { soc: "Ascend910B".into(), ..Default::default() })
-            .map_err(TestCaseError::fail)?;
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let bytes = ge_om::format::to_bytes(&om).map_err(TestCaseError::fail)?;
         let parsed = ge_om::parse(&bytes).map_err(|e| TestCaseError::fail(e.0))?;
         prop_assert_eq!(parsed.to_model(), om);

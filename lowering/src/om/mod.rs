@@ -1,15 +1,17 @@
 //! The compiler's side of the `.om` offline model (the format, the model
 //! types and the reader are the `ge-om` crate):
 //!
-//! - [`build`]: IR → `.om` ([`build::from_module`]) and `.om` → IR
-//!   ([`build::to_module`], `ge-translate --om-to-air`);
+//! - [`from_ir`]: IR → `.om` ([`from_module`]), section by section;
+//! - [`to_ir`]: `.om` → IR ([`to_module`], `ge-translate --om-to-air`);
 //! - [`pass`]: the `write-om{file=...}` pass.
 
-pub mod build;
+pub mod from_ir;
 pub mod pass;
+pub mod to_ir;
 
-pub use build::{from_module, to_module, OmOptions};
+pub use from_ir::{from_module, OmOptions};
 use ge_om::OmModel;
+pub use to_ir::to_module;
 
 /// Lower-level entry point for tools: build the `.om` of a module's lowered
 /// entry function and write it atomically.
@@ -28,5 +30,5 @@ pub fn write_module(
 pub fn read_module(ctx: &ge_ir::Context, path: &std::path::Path) -> Result<ge_ir::Module, String> {
     let bytes = ge_om::read(path).map_err(|e| e.0)?;
     let om = ge_om::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    build::to_module(ctx, &om).map_err(|e| format!("{}: {e}", path.display()))
+    to_module(ctx, &om).map_err(|e| format!("{}: {e}", path.display()))
 }

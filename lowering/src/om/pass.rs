@@ -1,6 +1,6 @@
 //! `write-om{file=model.om}`: serialise the lowered module as an `.om`.
 
-use super::build::{from_module, OmOptions};
+use super::from_ir::{from_module, OmOptions};
 use crate::funcs::error_at;
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::OpData;
@@ -72,7 +72,7 @@ impl Pass for WriteOm {
             return Ok(());
         };
         let m = from_module(body, None, &self.opts)
-            .map_err(|m| error_at(op.loc, format!("write-om: {m}")))?;
+            .map_err(|e| vec![e.diagnostic("write-om", op.loc)])?;
         ge_om::format::write(std::path::Path::new(&self.file), &m)
             .map_err(|m| error_at(op.loc, format!("write-om: {m}")))
     }
