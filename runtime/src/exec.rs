@@ -7,6 +7,7 @@ use crate::buffer::{AlignedBuf, HostTensor};
 use crate::kernels::{concrete, Par, Slot};
 use crate::model::{Binding, Inner, Model, TaskRt};
 use crate::pool::Slots;
+use crate::shared::Shared;
 use crate::trace::{Trace, TraceEvent};
 use crate::Error;
 use ge_ir::{DType, Dim, Ident};
@@ -201,10 +202,8 @@ impl Worker {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Ptr(*mut u8);
-unsafe impl Send for Ptr {}
-unsafe impl Sync for Ptr {}
+/// An arena's base address, shared with the stream workers.
+type Ptr = Shared<*mut u8>;
 
 /// Options of one run.
 #[derive(Clone, Debug, Default)]
@@ -641,7 +640,7 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
             }
             _ => return Err(Error(format!("arena {a} is not bound"))),
         };
-        bases.push(Ptr(p));
+        bases.push(Shared(p));
     }
     // Copied inputs.
     for (i, t) in inner.io.inputs.iter().enumerate() {

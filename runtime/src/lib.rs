@@ -52,6 +52,7 @@ pub mod kernels;
 mod layouts;
 pub mod model;
 mod pool;
+pub mod shared;
 pub mod trace;
 
 pub use buffer::HostTensor;

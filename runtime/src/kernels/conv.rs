@@ -6,7 +6,8 @@
 //! the kernel converts to NC1HWC0 right away is written as blocks from the
 //! tile (`Conv::blocked_out`).
 
-use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use super::{activation, sgemm, F32In, F32Out, Par, Slot};
+use crate::shared::Shared;
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
 
@@ -114,8 +115,8 @@ impl Conv {
         let win = F32In::new(w);
         let bias = ins.get(2).map(|b| F32In::new(b));
         let mut o = F32Out::new(out);
-        let (xp, wp, op) = (CPtrF(xin.ptr()), CPtrF(win.ptr()), PtrF(o.ptr()));
-        let bp = bias.as_ref().map(|b| CPtrF(b.ptr()));
+        let (xp, wp, op) = (Shared(xin.ptr()), Shared(win.ptr()), Shared(o.ptr()));
+        let bp = bias.as_ref().map(|b| Shared(b.ptr()));
         let ocg = oc / g;
         let k = cg * kh * kw;
         let p = oh * ow;
@@ -230,7 +231,7 @@ impl Conv {
         };
         if shared {
             panels.resize(planes * k * p, 0.0);
-            let pp = PtrF(panels.as_mut_ptr());
+            let pp = Shared(panels.as_mut_ptr());
             let parts = (2 * threads).min(cg);
             let per = cg.div_ceil(parts);
             par.run(planes * parts, parallel, &|t| {
@@ -253,7 +254,7 @@ impl Conv {
                 Ok(())
             })?;
         }
-        let panels_p = CPtrF(panels.as_ptr());
+        let panels_p = Shared(panels.as_ptr());
         let r = par.run(planes * tiles * row_blocks, parallel, &|t| {
             let (t, rb) = (t / row_blocks, t % row_blocks);
             let (r0, r1) = (rb * rows, ((rb + 1) * rows).min(ocg));

@@ -13,6 +13,7 @@
 
 use super::{vmath, Par, Slot};
 use crate::buffer::{load_f32, load_i64, round_to, store_f32, store_i64, wrap_to, Class};
+use crate::shared::Shared;
 use ge_ir::DType;
 
 pub const TILE: usize = 2048;
@@ -708,14 +709,14 @@ impl Group {
                 s.ptr as *const u8,
             ));
         }
-        let stores: Vec<(DType, SendPtr)> = self
+        let stores: Vec<(DType, Shared<*mut u8>)> = self
             .outputs
             .iter()
-            .map(|&(_, v)| (slots[v].dtype, SendPtr(slots[v].ptr)))
+            .map(|&(_, v)| (slots[v].dtype, Shared(slots[v].ptr)))
             .collect();
-        let loads: Vec<(Bcast, DType, SendConst)> = loads
+        let loads: Vec<(Bcast, DType, Shared<*const u8>)> = loads
             .into_iter()
-            .map(|(b, d, p)| (b, d, SendConst(p)))
+            .map(|(b, d, p)| (b, d, Shared(p)))
             .collect();
         let nreg = self.regs.len();
         let chunk = TILE * 16;
@@ -741,9 +742,11 @@ impl Group {
                     })
                     .collect(),
             };
-            let l: Vec<(Bcast, DType, *const u8)> =
-                loads.iter().map(|(b, d, p)| (b.clone(), *d, p.0)).collect();
-            let s: Vec<(DType, *mut u8)> = stores.iter().map(|(d, p)| (*d, p.0)).collect();
+            let l: Vec<(Bcast, DType, *const u8)> = loads
+                .iter()
+                .map(|(b, d, p)| (b.clone(), *d, p.p()))
+                .collect();
+            let s: Vec<(DType, *mut u8)> = stores.iter().map(|(d, p)| (*d, p.p())).collect();
             let end = ((c + 1) * chunk).min(n);
             let mut start = c * chunk;
             while start < end {
@@ -755,17 +758,6 @@ impl Group {
         })
     }
 }
-
-/// A raw pointer that may cross to compute threads (kernels write disjoint ranges).
-#[derive(Clone, Copy)]
-pub struct SendPtr(pub *mut u8);
-unsafe impl Send for SendPtr {}
-unsafe impl Sync for SendPtr {}
-
-#[derive(Clone, Copy)]
-pub struct SendConst(pub *const u8);
-unsafe impl Send for SendConst {}
-unsafe impl Sync for SendConst {}
 
 /// A float unary op over a slice (activation epilogues).
 pub fn apply_unary(code: Code, x: &[f32], y: &mut [f32]) {

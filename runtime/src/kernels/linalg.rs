@@ -5,7 +5,8 @@
 //! split over the compute pool.
 
 use super::ew::Bcast;
-use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use super::{activation, sgemm, F32In, F32Out, Par, Slot};
+use crate::shared::Shared;
 use ge_ir::body::{Body, OpId};
 
 #[derive(Clone, Debug)]
@@ -72,7 +73,7 @@ impl Gemm {
         } else {
             (n as isize, 1)
         };
-        let (ap, bp, cp) = (CPtrF(ai.ptr()), CPtrF(bi.ptr()), PtrF(op));
+        let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(op));
         let alpha = self.alpha;
         split_run(par, m, n, k, &|r0, r1, c0, c1| {
             // SAFETY: disjoint output blocks per task.
@@ -282,7 +283,7 @@ impl MatMul {
         let ai = F32In::new(a);
         let bi = F32In::new(b);
         let mut o = F32Out::new(out);
-        let (ap, bp, cp) = (CPtrF(ai.ptr()), CPtrF(bi.ptr()), PtrF(o.ptr()));
+        let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(o.ptr()));
         let (rsa, csa) = if self.ta {
             (1, m as isize)
         } else {
@@ -297,6 +298,9 @@ impl MatMul {
         if bcount == 1 && !self.ta {
             // Fold the batch into the rows: one (nb*m) x k by k x n product.
             let rows = nb * m;
+            // SAFETY: split_run hands out disjoint blocks [r0, r1) x [c0, c1)
+            // of the (nb*m) x n output; A holds nb*m*k and B k*n floats (their
+            // slots have the shapes the kernel was built for).
             split_run(par, rows, n, k, &|r0, r1, c0, c1| unsafe {
                 sgemm(
                     r1 - r0,
@@ -338,6 +342,9 @@ impl MatMul {
         par.run(nb, parallel_batches && nb * m * n * k > 1 << 16, &|i| {
             let (ao, bo) = offs(i);
             let inner = if parallel_batches { &Par::NONE } else { par };
+            // SAFETY: batch i's m x k, k x n and m x n matrices start at the
+            // offsets `offs` computes inside their slots; split_run's blocks
+            // are disjoint within the batch and batches write disjoint outputs.
             split_run(inner, m, n, k, &|r0, r1, c0, c1| unsafe {
                 sgemm(
                     r1 - r0,
