@@ -228,52 +228,16 @@ pub struct MatMul {
 impl MatMul {
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
         let (a, b) = (ins[0], ins[1]);
-        // Promote rank-1 operands.
-        let mut ash = a.shape.clone();
-        let mut bsh = b.shape.clone();
-        if ash.len() == 1 {
-            ash.insert(0, 1);
-        }
-        if bsh.len() == 1 {
-            bsh.push(1);
-        }
-        let (ra, rb) = (ash.len(), bsh.len());
-        let (m, k) = if self.ta {
-            (ash[ra - 1], ash[ra - 2])
-        } else {
-            (ash[ra - 2], ash[ra - 1])
-        };
-        let (k2, n) = if self.tb {
-            (bsh[rb - 1], bsh[rb - 2])
-        } else {
-            (bsh[rb - 2], bsh[rb - 1])
-        };
-        if k != k2 {
-            return Err(format!(
-                "matmul: inner dims differ ({:?} x {:?})",
-                a.shape, b.shape
-            ));
-        }
-        let abatch = &ash[..ra - 2];
-        let bbatch = &bsh[..rb - 2];
-        let r = abatch.len().max(bbatch.len());
-        let pad = |s: &[usize]| {
-            let mut v = vec![1; r - s.len()];
-            v.extend_from_slice(s);
-            v
-        };
-        let (pa, pb) = (pad(abatch), pad(bbatch));
-        let mut obatch = vec![];
-        for (&x, &y) in pa.iter().zip(&pb) {
-            if x != y && x != 1 && y != 1 {
-                return Err(format!(
-                    "matmul: batch dims {:?} and {:?} do not broadcast",
-                    a.shape, b.shape
-                ));
-            }
-            obatch.push(x.max(y));
-        }
-        let nb: usize = obatch.iter().product();
+        let Dims {
+            m,
+            k,
+            n,
+            pa,
+            pb,
+            obatch,
+            nb,
+        } = self.dims(&a.shape, &b.shape)?;
+        let r = obatch.len();
         if out.numel() != nb * m * n {
             return Err(format!(
                 "matmul: result {:?} does not hold {nb} x {m} x {n}",
@@ -366,5 +330,76 @@ impl MatMul {
         })?;
         o.finish();
         Ok(())
+    }
+}
+
+/// The shapes of a (batched) matrix product: `m x k` by `k x n`, each
+/// operand's batch dims padded to the result's rank, the result's batch
+/// dims (broadcast) and their product.
+struct Dims {
+    m: usize,
+    k: usize,
+    n: usize,
+    pa: Vec<usize>,
+    pb: Vec<usize>,
+    obatch: Vec<usize>,
+    nb: usize,
+}
+
+impl MatMul {
+    fn dims(&self, a_shape: &[usize], b_shape: &[usize]) -> Result<Dims, String> {
+        // Promote rank-1 operands.
+        let mut ash = a_shape.to_vec();
+        let mut bsh = b_shape.to_vec();
+        if ash.len() == 1 {
+            ash.insert(0, 1);
+        }
+        if bsh.len() == 1 {
+            bsh.push(1);
+        }
+        let (ra, rb) = (ash.len(), bsh.len());
+        let (m, k) = if self.ta {
+            (ash[ra - 1], ash[ra - 2])
+        } else {
+            (ash[ra - 2], ash[ra - 1])
+        };
+        let (k2, n) = if self.tb {
+            (bsh[rb - 1], bsh[rb - 2])
+        } else {
+            (bsh[rb - 2], bsh[rb - 1])
+        };
+        if k != k2 {
+            return Err(format!(
+                "matmul: inner dims differ ({a_shape:?} x {b_shape:?})"
+            ));
+        }
+        let abatch = &ash[..ra - 2];
+        let bbatch = &bsh[..rb - 2];
+        let r = abatch.len().max(bbatch.len());
+        let pad = |s: &[usize]| {
+            let mut v = vec![1; r - s.len()];
+            v.extend_from_slice(s);
+            v
+        };
+        let (pa, pb) = (pad(abatch), pad(bbatch));
+        let mut obatch = vec![];
+        for (&x, &y) in pa.iter().zip(&pb) {
+            if x != y && x != 1 && y != 1 {
+                return Err(format!(
+                    "matmul: batch dims {a_shape:?} and {b_shape:?} do not broadcast"
+                ));
+            }
+            obatch.push(x.max(y));
+        }
+        let nb: usize = obatch.iter().product();
+        Ok(Dims {
+            m,
+            k,
+            n,
+            pa,
+            pb,
+            obatch,
+            nb,
+        })
     }
 }
