@@ -466,9 +466,7 @@ impl Units {
                         && !used_bases.contains(&ux)
                         && !operands.iter().any(|&y| {
                             y != x
-                                && unit_of
-                                    .get(&g.place(y).0)
-                                    .map(|&u| resolve(merged_into, u))
+                                && unit_of.get(&g.place(y).0).map(|&u| resolve(merged_into, u))
                                     == Some(ux)
                         })
                         && units[ux]
