@@ -5,6 +5,7 @@
 
 mod control;
 mod elementwise;
+mod legacy;
 mod nn;
 mod reduce;
 mod shape;
