@@ -371,6 +371,46 @@ def legacy_opsets():
     save_with_refs("legacy_opset8", m, [x], outs)
 
 
+def nd_indexing():
+    """GatherND (batch_dims 0 and 1, negative indices) and ScatterND with a
+    reduction, indices given as inputs (lit-tests/frontends/onnx-nd-index.test);
+    nd_index.bad_in1.npy has an index past its dim that still lands inside the
+    data when flattened (row 0, column 3 of 3 is element 3): it must be refused."""
+    nodes = [
+        helper.make_node("GatherND", ["x", "i0"], ["g0"], name="gnd0"),
+        helper.make_node("GatherND", ["x", "i1"], ["g1"], name="gnd1", batch_dims=1),
+        helper.make_node("ScatterND", ["x", "i2", "u"], ["s"], name="snd", reduction="add"),
+    ]
+    m = model(
+        nodes,
+        [
+            vi("x", [2, 3, 4]),
+            vi("i0", [2, 2], TensorProto.INT64),
+            vi("i1", [2, 1, 1], TensorProto.INT64),
+            vi("i2", [2, 1], TensorProto.INT64),
+            vi("u", [2, 3, 4]),
+        ],
+        [vi("g0", [2, 4]), vi("g1", [2, 1, 4]), vi("s", [2, 3, 4])],
+        opset=18,
+    )
+    ins = [
+        ("x", f32(2, 3, 4)),
+        ("i0", np.array([[1, -1], [0, 2]], np.int64)),
+        ("i1", np.array([[[2]], [[-3]]], np.int64)),
+        ("i2", np.array([[1], [1]], np.int64)),
+        ("u", f32(2, 3, 4)),
+    ]
+    save_onnx("nd_index", m, ins)
+    np.save(os.path.join(ONNX_DIR, "nd_index.bad_in1.npy"), np.array([[0, 3], [0, 0]], np.int64))
+    # Refused at import: batch_dims as large as the data's rank; updates of the wrong shape.
+    nodes = [helper.make_node("GatherND", ["x", "i"], ["y"], name="gnd", batch_dims=2)]
+    m = model(nodes, [vi("x", [2, 3]), vi("i", [2, 3, 1], TensorProto.INT64)], [vi("y", [2, 3])])
+    save_onnx("nd_index_bad_batch", m, check=False)
+    nodes = [helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="snd")]
+    ins = [vi("x", [2, 3]), vi("i", [2, 1], TensorProto.INT64), vi("u", [2, 2])]
+    save_onnx("nd_index_bad_updates", model(nodes, ins, [vi("y", [2, 3])]), check=False)
+
+
 # ---- TensorFlow ---------------------------------------------------------------------
 
 def tf_protos():
@@ -567,6 +607,7 @@ def main():
     tf_models()
     huge_models()
     legacy_opsets()
+    nd_indexing()
 
 
 if __name__ == "__main__":

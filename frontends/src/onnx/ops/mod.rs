@@ -6,6 +6,7 @@
 mod control;
 mod elementwise;
 mod legacy;
+mod nd;
 mod nn;
 mod reduce;
 mod shape;
@@ -139,6 +140,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Flatten", shape::flatten),
     ("Gather", shape::gather),
     ("GatherElements", shape::gather_elements),
+    ("GatherND", nd::gather_nd),
     ("NonZero", shape::non_zero),
     ("OneHot", shape::one_hot),
     ("Pad", shape::pad),
@@ -147,6 +149,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Resize", shape::resize),
     ("Scatter", shape::scatter_elements),
     ("ScatterElements", shape::scatter_elements),
+    ("ScatterND", nd::scatter_nd),
     ("Shape", shape::shape),
     ("Size", shape::size),
     ("Slice", shape::slice),
