@@ -43,7 +43,7 @@ def save_onnx(name, model, inputs=None, check=True):
         for i, (_, v) in enumerate(inputs):
             np.save(os.path.join(ONNX_DIR, f"{name}.in{i}.npy"), v)
         for i, v in enumerate(outs):
-            np.save(os.path.join(ONNX_DIR, f"{name}.out{i}.npy"), v)
+            np.save(os.path.join(ONNX_DIR, f"{name}.out{i}.npy"), np.ascontiguousarray(v))
     print("wrote", os.path.relpath(path, ROOT))
 
 
@@ -411,6 +411,29 @@ def nd_indexing():
     save_onnx("nd_index_bad_updates", model(nodes, ins, [vi("y", [2, 3])]), check=False)
 
 
+def einsum():
+    """Einsum forms (lit-tests/frontends/onnx-einsum.test): a batched matmul, a
+    diagonal, an implicit output with an ellipsis, three operands, a sum over two
+    axes (not a full sum: onnx.reference gives it shape [1], not []); one bad
+    equation."""
+    nodes = [
+        helper.make_node("Einsum", ["a", "b"], ["mm"], name="mm", equation="bij,bjk->bik"),
+        helper.make_node("Einsum", ["s"], ["diag"], name="diag", equation="ii->i"),
+        helper.make_node("Einsum", ["a", "b"], ["ell"], name="ell", equation="...ij,...jk"),
+        helper.make_node("Einsum", ["s", "s", "c"], ["three"], name="three", equation="ij,jk,kl->il"),
+        helper.make_node("Einsum", ["a"], ["all"], name="all", equation="bij->j"),
+    ]
+    m = model(
+        nodes,
+        [vi("a", [2, 3, 4]), vi("b", [2, 4, 5]), vi("s", [3, 3]), vi("c", [3, 2])],
+        [vi("mm", [2, 3, 5]), vi("diag", [3]), vi("ell", [2, 3, 5]), vi("three", [3, 2]), vi("all", [4])],
+        opset=18,
+    )
+    save_onnx("einsum", m, [("a", f32(2, 3, 4)), ("b", f32(2, 4, 5)), ("s", f32(3, 3)), ("c", f32(3, 2))])
+    nodes = [helper.make_node("Einsum", ["a"], ["y"], name="bad", equation="ij,jk->ik")]
+    save_onnx("einsum_bad", model(nodes, [vi("a", [2, 3])], [vi("y", [2, 3])], opset=18), check=False)
+
+
 # ---- TensorFlow ---------------------------------------------------------------------
 
 def tf_protos():
@@ -608,6 +631,7 @@ def main():
     huge_models()
     legacy_opsets()
     nd_indexing()
+    einsum()
 
 
 if __name__ == "__main__":

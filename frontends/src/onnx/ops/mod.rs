@@ -4,6 +4,7 @@
 //! To support a new op, add its function to a family file and one line here.
 
 mod control;
+mod einsum;
 mod elementwise;
 mod legacy;
 mod nd;
@@ -87,6 +88,8 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("ThresholdedRelu", elementwise::thresholded_relu),
     ("Where", elementwise::where_),
     ("Xor", elementwise::xor),
+    // einsum.rs
+    ("Einsum", einsum::einsum),
     // nn.rs
     ("Attention", nn::attention),
     ("AveragePool", nn::average_pool),
