@@ -1,6 +1,7 @@
 //! The `graph` dialect: the compute graph with ONNX semantics.
 
 pub mod activation;
+pub mod bitwise;
 pub mod control;
 pub mod elementwise;
 pub mod func;
@@ -9,6 +10,7 @@ pub mod linalg;
 pub mod nn;
 pub mod opkit;
 pub mod reduce;
+pub mod trig;
 
 use ge_ir::opdef::Dialect;
 
@@ -23,5 +25,7 @@ pub static DIALECT: Dialect = Dialect {
         nn::OPS,
         linalg::OPS,
         index::OPS,
+        bitwise::OPS,
+        trig::OPS,
     ],
 };

@@ -119,6 +119,27 @@ pub fn sign(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn sin(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     unary(cx, n, "graph.sin")
 }
+pub fn asin(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.asin")
+}
+pub fn acos(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.acos")
+}
+pub fn atan(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.atan")
+}
+pub fn bitwise_and(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    binary(cx, n, "graph.bitwise_and")
+}
+pub fn bitwise_or(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    binary(cx, n, "graph.bitwise_or")
+}
+pub fn bitwise_xor(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    binary(cx, n, "graph.bitwise_xor")
+}
+pub fn bitwise_not(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.bitwise_not")
+}
 pub fn cos(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     unary(cx, n, "graph.cos")
 }
