@@ -5,6 +5,7 @@ pub mod bitwise;
 pub mod control;
 pub mod elementwise;
 pub mod func;
+pub mod grid_sample;
 pub mod index;
 pub mod linalg;
 pub mod nn;
@@ -27,5 +28,6 @@ pub static DIALECT: Dialect = Dialect {
         index::OPS,
         bitwise::OPS,
         trig::OPS,
+        grid_sample::OPS,
     ],
 };

@@ -151,6 +151,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Gather", shape::gather),
     ("GatherElements", shape::gather_elements),
     ("GatherND", nd::gather_nd),
+    ("GridSample", shape::grid_sample),
     ("NonZero", shape::non_zero),
     ("OneHot", shape::one_hot),
     ("Pad", shape::pad),

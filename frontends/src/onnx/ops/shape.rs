@@ -787,3 +787,25 @@ pub fn space_to_depth(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 fn identity(cx: &mut Cx, v: ValueId) -> Res<ValueId> {
     op1(cx, "data.identity", v)
 }
+
+pub fn grid_sample(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, grid) = (n.input(0)?, n.input(1)?);
+    // Opsets 16-19 named the 2-D modes bilinear and bicubic.
+    let mode = match n.s("mode", "linear")?.as_str() {
+        "bilinear" => "linear".to_string(),
+        "bicubic" => "cubic".to_string(),
+        m => m.to_string(),
+    };
+    one(cx.e.op(
+        "graph.grid_sample",
+        &[x, grid],
+        vec![
+            ("mode", Attribute::string(&mode)),
+            (
+                "padding_mode",
+                Attribute::string(&n.s("padding_mode", "zeros")?),
+            ),
+            ("align_corners", Attribute::i64(n.i("align_corners", 0)?)),
+        ],
+    )?)
+}
