@@ -77,10 +77,7 @@ impl DimExpr {
         match self {
             DimExpr::Const(c) => (vec![], c),
             DimExpr::Add(ts, c) => (
-                ts.into_vec()
-                    .into_iter()
-                    .flat_map(|t| t.poly().0)
-                    .collect(),
+                ts.into_vec().into_iter().flat_map(|t| t.poly().0).collect(),
                 c,
             ),
             DimExpr::Mul(k, e) => (e.poly().0.into_iter().map(|(m, x)| (m, x * k)).collect(), 0),
@@ -119,7 +116,11 @@ impl DimExpr {
                 continue;
             }
             let m = DimExpr::monomial(m);
-            out.push(if k == 1 { m } else { DimExpr::Mul(k, Box::new(m)) });
+            out.push(if k == 1 {
+                m
+            } else {
+                DimExpr::Mul(k, Box::new(m))
+            });
         }
         match (out.len(), constant) {
             (0, c) => DimExpr::Const(c),
@@ -261,7 +262,10 @@ impl DimExpr {
     /// The minimum (`max = false`) or maximum of two expressions.
     fn extremum(self, other: DimExpr, max: bool) -> DimExpr {
         // Decided when the difference has a known sign.
-        let (lo, hi) = self.clone().sub(other.clone()).range(&|_| Some((0, SYM_MAX)));
+        let (lo, hi) = self
+            .clone()
+            .sub(other.clone())
+            .range(&|_| Some((0, SYM_MAX)));
         if hi <= 0 {
             return if max { other } else { self };
         }
@@ -284,7 +288,11 @@ impl DimExpr {
             })
             .collect();
         args.retain(|a| !matches!(a, DimExpr::Const(_)));
-        let pick = if max { consts.iter().max() } else { consts.iter().min() };
+        let pick = if max {
+            consts.iter().max()
+        } else {
+            consts.iter().min()
+        };
         if let Some(&c) = pick {
             args.push(DimExpr::Const(c));
         }
@@ -320,7 +328,10 @@ impl DimExpr {
                 b.saturating_mul(c),
                 b.saturating_mul(d),
             ];
-            (xs.iter().copied().min().unwrap_or(0), xs.iter().copied().max().unwrap_or(0))
+            (
+                xs.iter().copied().min().unwrap_or(0),
+                xs.iter().copied().max().unwrap_or(0),
+            )
         };
         match self {
             DimExpr::Sym(s) => sym(*s).unwrap_or((0, i64::MAX)),
@@ -336,14 +347,18 @@ impl DimExpr {
                 (a.div_euclid(*d), b.div_euclid(*d))
             }
             DimExpr::Mod(_, d) => (0, d - 1),
-            DimExpr::Min(xs) => xs.iter().map(|x| x.range(sym)).fold(
-                (i64::MAX, i64::MAX),
-                |(lo, hi), (a, b)| (lo.min(a), hi.min(b)),
-            ),
-            DimExpr::Max(xs) => xs.iter().map(|x| x.range(sym)).fold(
-                (i64::MIN, i64::MIN),
-                |(lo, hi), (a, b)| (lo.max(a), hi.max(b)),
-            ),
+            DimExpr::Min(xs) => xs
+                .iter()
+                .map(|x| x.range(sym))
+                .fold((i64::MAX, i64::MAX), |(lo, hi), (a, b)| {
+                    (lo.min(a), hi.min(b))
+                }),
+            DimExpr::Max(xs) => xs
+                .iter()
+                .map(|x| x.range(sym))
+                .fold((i64::MIN, i64::MIN), |(lo, hi), (a, b)| {
+                    (lo.max(a), hi.max(b))
+                }),
         }
     }
 
@@ -456,12 +471,20 @@ impl DimExpr {
                 let p = prec == 2;
                 open(f, p)?;
                 e.fmt_prec(f, 1)?;
-                let op = if matches!(self, DimExpr::Div(..)) { "/" } else { "%" };
+                let op = if matches!(self, DimExpr::Div(..)) {
+                    "/"
+                } else {
+                    "%"
+                };
                 write!(f, "{op}{d}")?;
                 close(f, p)
             }
             DimExpr::Min(xs) | DimExpr::Max(xs) => {
-                f.write_str(if matches!(self, DimExpr::Min(_)) { "min(" } else { "max(" })?;
+                f.write_str(if matches!(self, DimExpr::Min(_)) {
+                    "min("
+                } else {
+                    "max("
+                })?;
                 for (i, x) in xs.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
@@ -653,6 +676,27 @@ impl fmt::Display for Dim {
             },
         }
     }
+}
+
+/// Dims in the `x`-separated spelling of a tensor type (`Bx(S*12)x64`),
+/// as `#ge.dims<"…">` and the `sym_shape` attributes write them.
+pub fn format_dims(dims: &[Dim]) -> String {
+    dims.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+/// Parse dims written by [`format_dims`] (the empty string is rank 0).
+pub fn parse_dims(text: &str) -> Result<Vec<Dim>, String> {
+    if text.is_empty() {
+        return Ok(vec![]);
+    }
+    let t = crate::parser::parse_type_str(crate::context::bare(), &format!("tensor<{text}xi8>"))
+        .map_err(|d| format!("invalid dims '{text}': {}", d.message))?;
+    t.as_tensor()
+        .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
+        .ok_or_else(|| format!("invalid dims '{text}'"))
 }
 
 #[cfg(test)]

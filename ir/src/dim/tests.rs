@@ -53,8 +53,14 @@ fn exact_symbolic_division_cancels() {
 fn remainder_drops_multiples() {
     let s = Dim::sym("S");
     let four = Dim::Static(4);
-    assert_eq!(s.mul_const(8).add(Dim::Static(11)).rem(four), Dim::Static(3));
-    assert_eq!(s.mul_const(2).add(Dim::Static(5)).rem(four), s.mul_const(2).add(Dim::Static(1)).rem(four));
+    assert_eq!(
+        s.mul_const(8).add(Dim::Static(11)).rem(four),
+        Dim::Static(3)
+    );
+    assert_eq!(
+        s.mul_const(2).add(Dim::Static(5)).rem(four),
+        s.mul_const(2).add(Dim::Static(1)).rem(four)
+    );
     assert_eq!(s.rem(Dim::Static(8)).to_string(), "(S%8)");
 }
 
