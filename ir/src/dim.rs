@@ -298,6 +298,26 @@ impl DimExpr {
         }
         args.sort();
         args.dedup();
+        // Drop an argument another one dominates (`max(B, B+S)` is `B+S`).
+        let dominated = |a: &DimExpr, b: &DimExpr| {
+            let (lo, hi) = a.clone().sub(b.clone()).range(&|_| Some((0, SYM_MAX)));
+            if max {
+                hi <= 0
+            } else {
+                lo >= 0
+            }
+        };
+        let mut kept: Vec<DimExpr> = vec![];
+        for (i, a) in args.iter().enumerate() {
+            let beaten = args
+                .iter()
+                .enumerate()
+                .any(|(j, b)| j != i && dominated(a, b) && (!dominated(b, a) || j < i));
+            if !beaten {
+                kept.push(a.clone());
+            }
+        }
+        let mut args = kept;
         match args.len() {
             1 => args.pop().unwrap_or(DimExpr::Const(0)),
             _ if max => DimExpr::Max(args.into_boxed_slice()),

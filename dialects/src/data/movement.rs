@@ -245,7 +245,7 @@ def_op! {
     ///
     /// `data.expand %x {shape = [3, 1]}`: the result shape is the numpy broadcast of the input
     /// shape and `shape` (so a 1 in `shape` keeps the input dim, unlike `data.broadcast_to`).
-    /// A shape computed from symbolic dims is `sym_shape = "Bx(S)"` (spelled as in a tensor
+    /// A shape computed from symbolic dims is `sym_shape = "BxS"` (spelled as in a tensor
     /// type; `shape` is then `[]`).
     pub Expand = "data.expand" {
         operands { input: AnyTensor },
@@ -253,7 +253,7 @@ def_op! {
         attrs {
             /// the shape to broadcast with
             shape: I64Array,
-            /// a symbolic shape (`Bx(S)`), replacing `shape`
+            /// a symbolic shape (`BxS`), replacing `shape`
             sym_shape: Option<Str>,
         },
         traits [Pure, SameOperandsElementType],

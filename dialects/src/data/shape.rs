@@ -84,7 +84,12 @@ pub fn reshape_dims(input: &[Dim], shape: &[i64], allowzero: bool) -> Result<Vec
                     .filter(|(j, _)| *j != i)
                     .map(|(_, &d)| d)
                     .collect();
-                count(input).div(count(&others))
+                let q = count(input).div(count(&others));
+                if q.mul(count(&others)) == count(input) {
+                    q
+                } else {
+                    Dim::Unknown
+                }
             } else if in_k % out_k == 0 {
                 Dim::Static(in_k / out_k)
             } else if static_in {
@@ -140,7 +145,8 @@ fn sym_reshape_dims(input: &[Dim], text: &str) -> Result<Vec<Dim>, String> {
     let out = ge_ir::dim::parse_dims(text).map_err(|e| format!("attribute 'sym_shape': {e}"))?;
     let count = |ds: &[Dim]| ds.iter().fold(Dim::Static(1), |a, &d| a.mul(d));
     if let Some(diff) = count(input).sub(count(&out)).expr() {
-        let (lo, hi) = diff.range(&|_| Some((0, ge_ir::dim::SYM_MAX)));
+        // Contradictory when the counts differ for every positive size.
+        let (lo, hi) = diff.range(&|_| Some((1, ge_ir::dim::SYM_MAX)));
         if lo > 0 || hi < 0 {
             return Err(format!(
                 "cannot reshape {} into {}: the element counts differ",
@@ -470,7 +476,8 @@ def_op! {
         infer: infer_shape_of,
         fold: fold_shape_of,
         semantics: sem_shape_of,
-        interfaces [Cost::FREE],
+        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray],
+        es(none = "shapes are known to the builder; it never needs them as data"),
     }
 }
 
@@ -521,7 +528,8 @@ def_op! {
         format: "attr-dict `:` functional-type(operands, results)",
         infer: infer_iota,
         semantics: sem_iota,
-        interfaces [Cost::FREE],
+        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray],
+        es(none = "an importer op for ONNX Range over symbolic dims"),
     }
 }
 

@@ -317,7 +317,7 @@ pub fn resolve_reshape(input: &[Dim], target: &[Dim], allowzero: bool) -> Result
             .map(|(_, &d)| d)
             .collect();
         out[i] = count(input).div(count(&known));
-        if out[i] == Dim::Unknown {
+        if out[i] == Dim::Unknown || out[i].mul(count(&known)) != count(input) {
             return Err(format!(
                 "its -1 entry cannot be solved: {} elements are not a multiple of {}",
                 count(input),
