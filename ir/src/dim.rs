@@ -698,6 +698,30 @@ impl fmt::Display for Dim {
     }
 }
 
+/// The element count of a shape (`?` if a dim is).
+pub fn product(dims: &[Dim]) -> Dim {
+    dims.iter().fold(Dim::Static(1), |a, &d| a.mul(d))
+}
+
+/// The dim at `at` of a reshape target that makes its element count equal
+/// `input`'s (ONNX's `-1`): the count divided by the other dims, when that
+/// division is exact (`B*S*768 / (B*S*12)` is 64); else `?`.
+pub fn solve_reshape_dim(input: &[Dim], target: &[Dim], at: usize) -> Dim {
+    let others: Vec<Dim> = target
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != at)
+        .map(|(_, &d)| d)
+        .collect();
+    let (count, rest) = (product(input), product(&others));
+    let q = count.div(rest);
+    if q != Dim::Unknown && q.mul(rest) == count {
+        q
+    } else {
+        Dim::Unknown
+    }
+}
+
 /// Dims in the `x`-separated spelling of a tensor type (`Bx(S*12)x64`),
 /// as `#ge.dims<"…">` and the `sym_shape` attributes write them.
 pub fn format_dims(dims: &[Dim]) -> String {

@@ -75,21 +75,7 @@ pub fn reshape_dims(input: &[Dim], shape: &[i64], allowzero: bool) -> Result<Vec
                 ));
             }
             out[i] = if !static_in {
-                // Symbolic: the element count divided by the other dims,
-                // when that division is exact (`B*S*768 / (B*S*12)` is 64).
-                let count = |ds: &[Dim]| ds.iter().fold(Dim::Static(1), |a, &d| a.mul(d));
-                let others: Vec<Dim> = out
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .map(|(_, &d)| d)
-                    .collect();
-                let q = count(input).div(count(&others));
-                if q.mul(count(&others)) == count(input) {
-                    q
-                } else {
-                    Dim::Unknown
-                }
+                ge_ir::dim::solve_reshape_dim(input, &out, i)
             } else if in_k % out_k == 0 {
                 Dim::Static(in_k / out_k)
             } else if static_in {
@@ -143,7 +129,7 @@ fn check_reshape_attr(rank: usize, shape: &[i64], allowzero: bool) -> Result<(),
 /// the input's (equal as polynomials, or at least not provably different).
 fn sym_reshape_dims(input: &[Dim], text: &str) -> Result<Vec<Dim>, String> {
     let out = ge_ir::dim::parse_dims(text).map_err(|e| format!("attribute 'sym_shape': {e}"))?;
-    let count = |ds: &[Dim]| ds.iter().fold(Dim::Static(1), |a, &d| a.mul(d));
+    let count = ge_ir::dim::product;
     if let Some(diff) = count(input).sub(count(&out)).expr() {
         // Contradictory when the counts differ for every positive size.
         let (lo, hi) = diff.range(&|_| Some((1, ge_ir::dim::SYM_MAX)));

@@ -135,8 +135,7 @@ fn eval(cx: &Cx, n: &Node) -> Res<Option<SymVal>> {
             ))
         }
         "Size" => {
-            let dims = cx.e.dims(n.input(0)?)?;
-            let count = dims.iter().fold(Dim::Static(1), |a, &d| a.mul(d));
+            let count = ge_ir::dim::product(&cx.e.dims(n.input(0)?)?);
             (count != Dim::Unknown).then(|| SymVal {
                 shape: vec![],
                 elems: vec![count],
@@ -309,19 +308,11 @@ pub fn resolve_reshape(input: &[Dim], target: &[Dim], allowzero: bool) -> Result
         }
     }
     if let Some(i) = infer {
-        let count = |ds: &[Dim]| ds.iter().fold(Dim::Static(1), |a, &d| a.mul(d));
-        let known: Vec<Dim> = out
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, &d)| d)
-            .collect();
-        out[i] = count(input).div(count(&known));
-        if out[i] == Dim::Unknown || out[i].mul(count(&known)) != count(input) {
+        out[i] = ge_ir::dim::solve_reshape_dim(input, &out, i);
+        if out[i] == Dim::Unknown {
             return Err(format!(
-                "its -1 entry cannot be solved: {} elements are not a multiple of {}",
-                count(input),
-                count(&known)
+                "its -1 entry cannot be solved: the {} elements of the input are not a multiple of the other dims",
+                ge_ir::dim::product(input)
             ));
         }
     }
