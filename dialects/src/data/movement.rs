@@ -203,7 +203,7 @@ fn infer_expand(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let dims = ranked_dims(t, "operand 'input'")?;
     if let Some(text) = Expand::attrs(cx).sym_shape() {
         let target =
-            ge_ir::dim::parse_dims(&text).map_err(|e| format!("attribute 'sym_shape': {e}"))?;
+            ge_ir::dim::parse_dims(text).map_err(|e| format!("attribute 'sym_shape': {e}"))?;
         let out = broadcast_shapes(&dims, &target).map_err(|e| {
             format!(
                 "cannot expand {} by {}: {e}",

@@ -149,7 +149,7 @@ fn infer_reshape(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let dims = ranked_dims(t, "operand 'input'")?;
     let a = Reshape::attrs(cx);
     if let Some(text) = a.sym_shape() {
-        let out = sym_reshape_dims(&dims, &text)?;
+        let out = sym_reshape_dims(&dims, text)?;
         return Ok(vec![Type::tensor(&out, super::dtype_of(t)?)]);
     }
     let shape = a
