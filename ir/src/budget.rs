@@ -135,7 +135,12 @@ pub fn check_result_sizes(body: &Body, bounds: &HashMap<Ident, i64>) -> Vec<Diag
 /// dim is unknown or an unbounded symbol, `Some(None)` when it overflows.
 fn upper_bytes(t: Type, bounds: &HashMap<Ident, i64>) -> Option<Option<u64>> {
     let tt = t.as_tensor()?;
-    Some(bytes_of(dims_at(t, bounds)?, tt.dtype.byte_size() as u64))
+    let dims: Option<Vec<u64>> = tt
+        .shape()
+        .iter()
+        .map(|d| u64::try_from(d.upper_bound(bounds)?).ok())
+        .collect();
+    Some(bytes_of(dims?, tt.dtype.byte_size() as u64))
 }
 
 /// The dims of tensor type `t` with symbols from `symbols` (`None` when one

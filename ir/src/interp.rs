@@ -128,6 +128,10 @@ pub struct Interpreter<'m> {
     /// this is the second line of defence for IR that was not verified: a
     /// clear error instead of recursing until the stack cannot grow.
     pub max_call_depth: usize,
+    /// Symbol values known before the arguments bind any (a runtime kernel
+    /// whose shapes name symbols its own arguments do not carry, such as
+    /// `data.iota {count = "S"}`).
+    pub symbols: HashMap<Ident, i64>,
     executed: std::sync::atomic::AtomicUsize,
 }
 
@@ -181,6 +185,7 @@ impl<'m> Interpreter<'m> {
             module,
             max_ops: None,
             max_call_depth: MAX_CALL_DEPTH,
+            symbols: HashMap::new(),
             executed: Default::default(),
         }
     }
@@ -266,7 +271,7 @@ impl<'m> Interpreter<'m> {
         let mut block = body
             .entry_block(r)
             .ok_or_else(|| InterpError::new("region has no blocks", region_loc))?;
-        let mut symbols: HashMap<Ident, i64> = HashMap::new();
+        let mut symbols: HashMap<Ident, i64> = self.symbols.clone();
         let mut incoming = args;
         loop {
             let bargs = body.block(block).args.clone();

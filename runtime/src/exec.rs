@@ -975,7 +975,7 @@ fn launch(
         })
         .collect();
     if k.fallback.is_some() {
-        return fallback(inner, k, &slots, &tp.copies, bases);
+        return fallback(inner, plan, k, &slots, &tp.copies, bases);
     }
     for (si, s) in k.steps.iter().enumerate() {
         if rt.skip[si] {
@@ -997,6 +997,7 @@ fn launch(
 /// Run a kernel on the reference interpreter.
 fn fallback(
     inner: &Inner,
+    plan: &ShapePlan,
     k: &crate::kernels::KernelProgram,
     slots: &[Slot],
     copies: &[(usize, usize, usize, usize)],
@@ -1013,7 +1014,8 @@ fn fallback(
             s.dtype,
         )?);
     }
-    let interp = ge_ir::interp::Interpreter::new(&inner.kmodule);
+    let mut interp = ge_ir::interp::Interpreter::new(&inner.kmodule);
+    interp.symbols = plan.syms.clone();
     let res = interp.run_function(&k.name, args).map_err(|e| e.msg)?;
     if res.len() != k.results.len() {
         return Err(format!(

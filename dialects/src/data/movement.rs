@@ -201,6 +201,18 @@ def_op! {
 fn infer_expand(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
+    if let Some(text) = Expand::attrs(cx).sym_shape() {
+        let target =
+            ge_ir::dim::parse_dims(text).map_err(|e| format!("attribute 'sym_shape': {e}"))?;
+        let out = broadcast_shapes(&dims, &target).map_err(|e| {
+            format!(
+                "cannot expand {} by {}: {e}",
+                fmt_dims(&dims),
+                fmt_dims(&target)
+            )
+        })?;
+        return Ok(vec![Type::tensor(&out, dtype_of(t)?)]);
+    }
     let shape = Expand::attrs(cx)
         .shape()
         .ok_or("requires attribute 'shape' (array of integers)")?;
@@ -216,6 +228,12 @@ fn infer_expand(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_expand(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    if Expand::attrs(cx).sym_shape().is_some() {
+        let out = cx
+            .result_shape(0)
+            .ok_or("the symbolic target of the expand is not known at run time")?;
+        return Ok(vec![x[0].broadcast_to(&out)?]);
+    }
     let shape = Expand::attrs(cx).shape().ok_or("missing 'shape'")?;
     let target: Vec<usize> = shape.iter().map(|&s| s.max(0) as usize).collect();
     let out = broadcast_shape(&x[0].shape, &target)?;
@@ -227,12 +245,16 @@ def_op! {
     ///
     /// `data.expand %x {shape = [3, 1]}`: the result shape is the numpy broadcast of the input
     /// shape and `shape` (so a 1 in `shape` keeps the input dim, unlike `data.broadcast_to`).
+    /// A shape computed from symbolic dims is `sym_shape = "BxS"` (spelled as in a tensor
+    /// type; `shape` is then `[]`).
     pub Expand = "data.expand" {
         operands { input: AnyTensor },
         results { output: AnyTensor },
         attrs {
             /// the shape to broadcast with
             shape: I64Array,
+            /// a symbolic shape (`BxS`), replacing `shape`
+            sym_shape: Option<Str>,
         },
         traits [Pure, SameOperandsElementType],
         format: DATA_FORMAT,

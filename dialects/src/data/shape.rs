@@ -74,13 +74,10 @@ pub fn reshape_dims(input: &[Dim], shape: &[i64], allowzero: bool) -> Result<Vec
                     fmt_dims(input)
                 ));
             }
-            out[i] = if in_k % out_k == 0 {
-                let q = in_k / out_k;
-                match rest.as_slice() {
-                    [] => Dim::Static(q),
-                    [d @ Dim::Sym(_)] => d.mul_const(q),
-                    _ => Dim::Unknown,
-                }
+            out[i] = if !static_in {
+                ge_ir::dim::solve_reshape_dim(input, &out, i)
+            } else if in_k % out_k == 0 {
+                Dim::Static(in_k / out_k)
             } else if static_in {
                 return Err(format!(
                     "cannot reshape {} ({in_k} elements) into {shape:?}: {in_k} is not a multiple of {out_k}",
@@ -128,10 +125,33 @@ fn check_reshape_attr(rank: usize, shape: &[i64], allowzero: bool) -> Result<(),
     Ok(())
 }
 
+/// The symbolic target of a reshape: its element count must not contradict
+/// the input's (equal as polynomials, or at least not provably different).
+fn sym_reshape_dims(input: &[Dim], text: &str) -> Result<Vec<Dim>, String> {
+    let out = ge_ir::dim::parse_dims(text).map_err(|e| format!("attribute 'sym_shape': {e}"))?;
+    let count = ge_ir::dim::product;
+    if let Some(diff) = count(input).sub(count(&out)).expr() {
+        // Contradictory when the counts differ for every positive size.
+        let (lo, hi) = diff.range(&|_| Some((1, ge_ir::dim::SYM_MAX)));
+        if lo > 0 || hi < 0 {
+            return Err(format!(
+                "cannot reshape {} into {}: the element counts differ",
+                fmt_dims(input),
+                fmt_dims(&out)
+            ));
+        }
+    }
+    Ok(out)
+}
+
 fn infer_reshape(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
     let a = Reshape::attrs(cx);
+    if let Some(text) = a.sym_shape() {
+        let out = sym_reshape_dims(&dims, text)?;
+        return Ok(vec![Type::tensor(&out, super::dtype_of(t)?)]);
+    }
     let shape = a
         .shape()
         .ok_or("requires attribute 'shape' (array of integers)")?;
@@ -142,6 +162,12 @@ fn infer_reshape(cx: &InferCtx) -> Result<Vec<Type>, String> {
 
 fn sem_reshape(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let a = Reshape::attrs(cx);
+    if a.sym_shape().is_some() {
+        let out = cx
+            .result_shape(0)
+            .ok_or("the symbolic target of the reshape is not known at run time")?;
+        return Ok(vec![x[0].clone().reshape(out)?]);
+    }
     let shape = a.shape().ok_or("missing 'shape'")?;
     let allowzero = a.allowzero() != 0;
     let dims: Vec<Dim> = x[0].shape.iter().map(|&d| Dim::Static(d as i64)).collect();
@@ -161,7 +187,9 @@ def_op! {
     /// copies the input dim at that position (unless `allowzero = 1`, then it is a real 0) and
     /// one entry `-1` is inferred from the element count. Symbolic dims are supported: `-1` is
     /// solved when the symbols cancel (`[B, 3, 4]` with `[0, -1]` is `[B, 12]`), otherwise it
-    /// is `?` and checked at run time.
+    /// is `?` and checked at run time. A target computed from symbolic dims is
+    /// `sym_shape = "Bx(S*12)x64"` (the dims spelled as in a tensor type; `shape` is then
+    /// `[]`): its element count must not contradict the input's.
     pub Reshape = "data.reshape" {
         operands { input: AnyTensor },
         results { output: AnyTensor },
@@ -170,6 +198,8 @@ def_op! {
             shape: I64Array,
             /// 1: a 0 in `shape` is a real 0
             allowzero: I64 = 0,
+            /// a symbolic target (`Bx(S*12)x64`), replacing `shape`
+            sym_shape: Option<Str>,
         },
         traits [Pure, SameOperandsElementType],
         format: DATA_FORMAT,
@@ -394,7 +424,102 @@ def_op! {
     }
 }
 
-pub static OPS: &[&OpDef] = &[&RESHAPE, &SQUEEZE, &UNSQUEEZE, &IDENTITY];
+// ---- shape_of ----------------------------------------------------------------
+
+fn infer_shape_of(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let t = operand(cx, 0)?;
+    let dims = ranked_dims(t, "operand 'input'")?;
+    Ok(vec![Type::tensor(
+        &[Dim::Static(dims.len() as i64)],
+        ge_ir::DType::I64,
+    )])
+}
+
+fn sem_shape_of(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    let s: Vec<i64> = x[0].shape.iter().map(|&d| d as i64).collect();
+    Ok(vec![Tensor::from_i64(vec![s.len()], ge_ir::DType::I64, s)])
+}
+
+fn fold_shape_of(body: &Body, op: OpId, _: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let x = *body.op(op).operands().first()?;
+    let dims = body.value_type(x).as_tensor()?.dims.clone()?;
+    let s: Vec<i64> = dims.iter().map(|d| d.as_static()).collect::<Option<_>>()?;
+    let t = Tensor::from_i64(vec![s.len()], ge_ir::DType::I64, s);
+    Some(vec![FoldResult::Attr(Attribute::dense(t.to_dense()))])
+}
+
+def_op! {
+    /// The shape of a tensor as a 1-D i64 tensor (ONNX Shape)
+    ///
+    /// `data.shape_of %x : (tensor<Bx8xf32>) -> tensor<2xi64>` holds `[B, 8]` at run time.
+    /// The ONNX importer tracks such values symbolically and folds them when every dim
+    /// they read is static, so this op remains only where a shape is used as data.
+    pub ShapeOf = "data.shape_of" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        traits [Pure],
+        format: DATA_FORMAT,
+        infer: infer_shape_of,
+        fold: fold_shape_of,
+        semantics: sem_shape_of,
+        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray],
+        es(none = "shapes are known to the builder; it never needs them as data"),
+    }
+}
+
+// ---- iota ------------------------------------------------------------------
+
+fn infer_iota(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let text = Iota::attrs(cx)
+        .count()
+        .ok_or("requires attribute 'count' (a dim)")?;
+    let count = ge_ir::dim::parse_dims(text).map_err(|e| format!("attribute 'count': {e}"))?;
+    let [n] = count.as_slice() else {
+        return Err(format!(
+            "attribute 'count' must be one dim, not {}",
+            count.len()
+        ));
+    };
+    Ok(vec![Type::tensor(&[*n], ge_ir::DType::I64)])
+}
+
+fn sem_iota(cx: &SemCtx, _: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    let a = Iota::attrs(cx);
+    let n = cx
+        .result_shape(0)
+        .and_then(|s| s.first().copied())
+        .ok_or("the length of the iota is not known at run time")?;
+    let (start, delta) = (a.start(), a.delta());
+    let v: Vec<i64> = (0..n as i64).map(|i| start + i * delta).collect();
+    Ok(vec![Tensor::from_i64(vec![n], ge_ir::DType::I64, v)])
+}
+
+def_op! {
+    /// `start, start + delta, …` with a symbolic length (ONNX Range over a shape)
+    ///
+    /// `data.iota {count = "S", start = 0, delta = 1} : () -> tensor<Sxi64>`: the importer
+    /// emits it for a `Range` whose limit is a symbolic dim (position ids in transformers)
+    /// and for a `Slice` whose bounds are symbolic (a `graph.gather` of these indices).
+    pub Iota = "data.iota" {
+        results { output: AnyTensor },
+        attrs {
+            /// the length, a dim (`S`, `(S-1)`, `8`)
+            count: Str,
+            /// the first value
+            start: I64 = 0,
+            /// the step
+            delta: I64 = 1,
+        },
+        traits [Pure],
+        format: "attr-dict `:` functional-type(operands, results)",
+        infer: infer_iota,
+        semantics: sem_iota,
+        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray],
+        es(none = "an importer op for ONNX Range over symbolic dims"),
+    }
+}
+
+pub static OPS: &[&OpDef] = &[&RESHAPE, &SQUEEZE, &UNSQUEEZE, &IDENTITY, &SHAPE_OF, &IOTA];
 
 #[cfg(test)]
 mod tests {

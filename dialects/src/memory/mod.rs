@@ -158,7 +158,7 @@ pub fn byte_size_bound(t: Type, bounds: &HashMap<Ident, i64>) -> Result<i64, Str
                     "'{t}' has a dynamic dim '?': its size cannot be planned"
                 ))
             }
-            Dim::Sym(s) => d.eval(bounds).ok_or_else(|| {
+            Dim::Sym(s) => d.upper_bound(bounds).ok_or_else(|| {
                 let mut syms = vec![];
                 s.expr().symbols(&mut syms);
                 let missing: Vec<String> = syms

@@ -9,6 +9,7 @@
 //! `--op_compiler_cache_mode`/`--op_compiler_cache_dir`), keyed by the model,
 //! the flags and the tool version.
 
+mod bounds;
 pub mod dump;
 pub mod shapes;
 pub mod stages;
@@ -52,6 +53,15 @@ pub struct AtcArgs {
     /// Ranges of dynamic dims, e.g. "x:[1~8,3,224,224]"
     #[arg(long, value_name = "NAME:[DIMS][;...]")]
     pub input_shape_range: Option<String>,
+    /// Batch sizes (gears) for the -1 dims of --input_shape, e.g. "1,2,4,8"
+    #[arg(long, value_name = "N,N,...")]
+    pub dynamic_batch_size: Option<String>,
+    /// Image sizes (gears) for each input's two -1 dims of --input_shape, e.g. "224,224;448,448"
+    #[arg(long, value_name = "H,W;H,W...")]
+    pub dynamic_image_size: Option<String>,
+    /// Values (gears) of all -1 dims of --input_shape, one gear per ';', e.g. "1,16;4,64"
+    #[arg(long, value_name = "D,D;D,D...")]
+    pub dynamic_dims: Option<String>,
     /// Layout of the model inputs
     #[arg(long, value_name = "FORMAT", value_parser = PossibleValuesParser::new(["NCHW", "NHWC", "ND", "NCDHW", "NDHWC"]))]
     pub input_format: Option<String>,
@@ -251,9 +261,14 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
         return Err(error("--om and --json are for --mode=1"));
     }
     ge_soc::Soc::load(&args.soc_version).map_err(|e| error(format!("--soc_version: {e}")))?;
-    let shapes = shapes::parse(
+    let shapes = shapes::parse_with_gears(
         args.input_shape.as_deref(),
         args.input_shape_range.as_deref(),
+        shapes::Gears {
+            batch: args.dynamic_batch_size.as_deref(),
+            image: args.dynamic_image_size.as_deref(),
+            dims: args.dynamic_dims.as_deref(),
+        },
     )
     .map_err(error)?;
     let out_nodes = args
@@ -433,37 +448,9 @@ fn ms(d: Duration) -> String {
 
 /// `name: type` of the entry function's inputs, with the input format.
 fn inputs_line(m: &Module, format: Option<&str>) -> String {
-    let b = m.body();
-    let Some(f) = m.top_ops().into_iter().find(|&o| {
-        let d = b.op(o);
-        d.name.as_str() == "graph.func"
-            && d.attr("sym_visibility").and_then(|a| a.as_str()) != Some("private")
-    }) else {
-        return String::new();
-    };
-    let d = b.op(f);
-    let names: Vec<String> = d
-        .attr("ge.input_names")
-        .and_then(|a| {
-            a.as_array().map(|v| {
-                v.iter()
-                    .filter_map(|x| x.as_str().map(String::from))
-                    .collect()
-            })
-        })
-        .unwrap_or_default();
-    let types: Vec<ge_ir::Type> = d
-        .attr("function_type")
-        .and_then(|a| a.as_type())
-        .and_then(|t| t.as_function().map(|(i, _)| i.to_vec()))
-        .unwrap_or_default();
-    let parts: Vec<String> = types
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let n = names.get(i).cloned().unwrap_or_else(|| format!("arg{i}"));
-            format!("{n}: {t}")
-        })
+    let parts: Vec<String> = bounds::entry_inputs(m)
+        .into_iter()
+        .map(|(n, t)| format!("{n}: {t}"))
         .collect();
     let fmt = format.map(|f| format!(" ({f})")).unwrap_or_default();
     format!("  inputs       {}{fmt}\n", parts.join(", "))
@@ -632,6 +619,11 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Err(e) => return failed(&log, &e),
     };
     annotate(&mut m, &p, args.input_format.as_deref());
+    if p.framework != Framework::Air {
+        if let Some(msg) = bounds::missing_bounds(&m) {
+            return failed(&log, &error(msg));
+        }
+    }
     // Weights held in dialect resources become foldable literals.
     let inlined = m.inline_resources();
     if inlined > 0 {

@@ -5,6 +5,14 @@
 //! A ranged dim becomes a symbol named after its input and position
 //! (`X_D0`), bounded by the range's upper end; `-1` without a range is an
 //! error, since a model is planned for bounded shapes.
+//!
+//! ATC's gear flags bound the `-1` dims of `--input_shape` too:
+//! `--dynamic_batch_size "1,2,4,8"` (every `-1` is the batch, symbol `BATCH`),
+//! `--dynamic_image_size "224,224;448,448"` (each input's two `-1` dims are
+//! `HEIGHT` and `WIDTH`), `--dynamic_dims "1,16;4,64"` (gear `g` gives the
+//! `-1` dims in order, across inputs; symbols as for ranges). GE compiles
+//! one static graph per gear; ge plans one symbolic model whose memory is
+//! static up to the largest gear, so any size up to it runs.
 
 use ge_ir::Dim;
 use std::collections::BTreeMap;
@@ -104,11 +112,157 @@ fn symbol_for(input: &str, i: usize) -> String {
     format!("{s}_D{i}")
 }
 
+/// ATC's gear flags (at most one may be given).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Gears<'a> {
+    pub batch: Option<&'a str>,
+    pub image: Option<&'a str>,
+    pub dims: Option<&'a str>,
+}
+
+/// The gears of one flag: `;`-separated lists of positive integers, each
+/// `width` long (`None`: any width, one list).
+fn parse_gears(flag: &str, text: &str, width: Option<usize>) -> Result<Vec<Vec<i64>>, String> {
+    let mut out = vec![];
+    for g in text.split(';').map(str::trim).filter(|g| !g.is_empty()) {
+        let vals: Vec<i64> = g
+            .split(',')
+            .map(|v| {
+                v.trim()
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| format!("--{flag}: '{}' is not a positive integer", v.trim()))
+            })
+            .collect::<Result<_, _>>()?;
+        if let Some(w) = width {
+            if vals.len() != w {
+                return Err(format!(
+                    "--{flag}: the gear '{g}' has {} values but --input_shape has {w} -1 dims",
+                    vals.len()
+                ));
+            }
+        }
+        out.push(vals);
+    }
+    if out.is_empty() {
+        return Err(format!("--{flag}: no gears given"));
+    }
+    Ok(out)
+}
+
+/// Bind the `-1` dims of `shapes` to symbols bounded by the largest gear.
+fn apply_gears(
+    shapes: &mut [(String, Vec<Spec>)],
+    gears: Gears,
+    bounds: &mut BTreeMap<String, Vec<(usize, String)>>,
+    out: &mut BTreeMap<String, i64>,
+) -> Result<(), String> {
+    let given: Vec<&str> = [
+        ("dynamic_batch_size", gears.batch),
+        ("dynamic_image_size", gears.image),
+        ("dynamic_dims", gears.dims),
+    ]
+    .iter()
+    .filter(|(_, v)| v.is_some())
+    .map(|(n, _)| *n)
+    .collect();
+    let flag = match given.as_slice() {
+        [] => return Ok(()),
+        [f] => *f,
+        _ => return Err(format!("--{} cannot be combined", given.join(" and --"))),
+    };
+    let dynamic: Vec<(usize, usize)> = shapes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, sp))| {
+            sp.iter()
+                .enumerate()
+                .filter(|(_, s)| **s == Spec::Dynamic)
+                .map(move |(k, _)| (i, k))
+        })
+        .collect();
+    if dynamic.is_empty() {
+        return Err(format!(
+            "--{flag} needs --input_shape with -1 for the dynamic dims, e.g. \"x:-1,3,224,224\""
+        ));
+    }
+    // symbol per -1 dim (in order) and its values per gear.
+    let (syms, gears): (Vec<String>, Vec<Vec<i64>>) = match flag {
+        "dynamic_batch_size" => {
+            let g = parse_gears(flag, gears.batch.unwrap_or(""), None)?;
+            let vals: Vec<i64> = g.concat();
+            (
+                vec!["BATCH".to_string(); dynamic.len()],
+                vals.iter().map(|&v| vec![v; dynamic.len()]).collect(),
+            )
+        }
+        "dynamic_image_size" => {
+            let mut syms = vec![];
+            for (i, (name, sp)) in shapes.iter().enumerate() {
+                let n = dynamic.iter().filter(|(j, _)| *j == i).count();
+                if n != 0 && n != 2 {
+                    return Err(format!(
+                        "--dynamic_image_size: input '{name}' has {n} -1 dims in --input_shape; an image has two (height and width)"
+                    ));
+                }
+                if n == 2 && sp.len() < 2 {
+                    return Err(format!(
+                        "--dynamic_image_size: input '{name}' is not an image"
+                    ));
+                }
+                if n == 2 {
+                    syms.push("HEIGHT".to_string());
+                    syms.push("WIDTH".to_string());
+                }
+            }
+            let g = parse_gears(flag, gears.image.unwrap_or(""), Some(2))?;
+            let per_input = syms.len() / 2;
+            (syms, g.iter().map(|hw| hw.repeat(per_input)).collect())
+        }
+        _ => {
+            let syms = dynamic
+                .iter()
+                .map(|&(i, k)| symbol_for(&shapes[i].0, k))
+                .collect();
+            (
+                syms,
+                parse_gears(flag, gears.dims.unwrap_or(""), Some(dynamic.len()))?,
+            )
+        }
+    };
+    for (p, &(i, k)) in dynamic.iter().enumerate() {
+        let hi = gears.iter().map(|g| g[p]).max().unwrap_or(1);
+        let b = out.entry(syms[p].clone()).or_insert(hi);
+        *b = (*b).max(hi);
+        bounds
+            .entry(shapes[i].0.clone())
+            .or_default()
+            .push((k, syms[p].clone()));
+    }
+    Ok(())
+}
+
 /// Combine `--input_shape` and `--input_shape_range`.
 pub fn parse(shape: Option<&str>, range: Option<&str>) -> Result<InputShapes, String> {
-    let shapes = parse_list("input_shape", shape.unwrap_or(""), false)?;
+    parse_with_gears(shape, range, Gears::default())
+}
+
+/// Combine `--input_shape`, `--input_shape_range` and the gear flags.
+pub fn parse_with_gears(
+    shape: Option<&str>,
+    range: Option<&str>,
+    gears: Gears,
+) -> Result<InputShapes, String> {
+    let mut shapes = parse_list("input_shape", shape.unwrap_or(""), false)?;
     let ranges = parse_list("input_shape_range", range.unwrap_or(""), true)?;
     let mut out = InputShapes::default();
+    if (gears.batch.is_some() || gears.image.is_some() || gears.dims.is_some()) && range.is_some() {
+        return Err("--input_shape_range cannot be combined with --dynamic_batch_size, --dynamic_image_size or --dynamic_dims".into());
+    }
+    // (input, dim) -> symbol of the gear flags.
+    let mut geared: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+    apply_gears(&mut shapes, gears, &mut geared, &mut out.bounds)?;
     let mut names: Vec<&str> = shapes.iter().map(|(n, _)| n.as_str()).collect();
     for (n, _) in &ranges {
         if !names.contains(&n.as_str()) {
@@ -156,9 +310,15 @@ pub fn parse(shape: Option<&str>, range: Option<&str>) -> Result<InputShapes, St
                     out.bounds.insert(sym.clone(), hi);
                     Dim::sym(&sym)
                 }
+                Spec::Dynamic if geared.contains_key(name) => {
+                    match geared[name].iter().find(|(k, _)| *k == i) {
+                        Some((_, sym)) => Dim::sym(sym),
+                        None => Dim::Unknown,
+                    }
+                }
                 Spec::Dynamic => {
                     return Err(format!(
-                        "dim {i} of input '{name}' is -1: give its range with --input_shape_range \"{name}:[...]\" (ge plans memory for bounded shapes)"
+                        "dim {i} of input '{name}' is -1: give its range with --input_shape_range \"{name}:[...]\" or its gears with --dynamic_batch_size, --dynamic_image_size or --dynamic_dims (ge plans memory for bounded shapes)"
                     ))
                 }
             });

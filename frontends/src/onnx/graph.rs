@@ -213,6 +213,8 @@ pub struct Cx<'a> {
     /// Check computed values against the model's declared types (off when
     /// the caller overrides input shapes: the declarations describe the old ones).
     pub check_declared_types: bool,
+    /// Shape values known as dim expressions (`symbolic.rs`).
+    pub sym: HashMap<ValueId, super::symbolic::SymVal>,
 }
 
 impl<'a> Cx<'a> {
@@ -234,6 +236,7 @@ impl<'a> Cx<'a> {
             expanding: vec![],
             loc: Location::unknown(),
             check_declared_types: true,
+            sym: HashMap::new(),
         }
     }
 
@@ -517,7 +520,7 @@ impl<'a> Cx<'a> {
         self.loc = loc;
         self.e.set_loc(loc);
         let key = (domain.clone(), op_type.clone());
-        let results = if let Some(f) = self.model.functions.get(&key) {
+        let mut results = if let Some(f) = self.model.functions.get(&key) {
             self.expand_function(f, &node, &loc_name)
         } else if domain.is_empty() {
             match ops::lookup(&op_type) {
@@ -532,6 +535,10 @@ impl<'a> Cx<'a> {
             )))
         }
         .map_err(|e| e.context(&ctx_msg))?;
+        if domain.is_empty() {
+            super::symbolic::propagate(self, &node, &mut results)
+                .map_err(|e| e.context(&ctx_msg))?;
+        }
         for (k, out) in n.output.iter().enumerate() {
             if out.is_empty() {
                 continue;

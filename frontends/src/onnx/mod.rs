@@ -17,6 +17,7 @@
 
 pub mod graph;
 pub mod ops;
+pub mod symbolic;
 pub mod tensor;
 
 use crate::emit::Emitter;

@@ -302,18 +302,22 @@ impl<'c, 's> Parser<'c, 's> {
     fn build_dim_expr_rec(&self, p: Pair<'s, Rule>, span: &Range<usize>) -> PResult<DimExpr> {
         match p.as_rule() {
             Rule::dim_expr => {
-                let mut it = p.into_inner();
+                let mut it = p.into_inner().peekable();
+                let neg = it.next_if(|x| x.as_rule() == Rule::dim_neg).is_some();
                 let mut acc = self.build_dim_expr(
                     it.next()
                         .ok_or_else(|| self.err(span.clone(), "expected term"))?,
                     span,
                 )?;
+                if neg {
+                    acc = acc.mul(-1);
+                }
                 while let (Some(op), Some(t)) = (it.next(), it.next()) {
                     let t = self.build_dim_expr(t, span)?;
                     acc = if op.as_str() == "+" {
                         acc.add(t)
                     } else {
-                        acc.add(t.mul(-1))
+                        acc.sub(t)
                     };
                 }
                 Ok(acc)
@@ -327,14 +331,28 @@ impl<'c, 's> Parser<'c, 's> {
                 )?;
                 while let (Some(op), Some(f)) = (it.next(), it.next()) {
                     let f = self.build_dim_expr(f, span)?;
-                    acc = match (op.as_str(), &acc, &f) {
-                        ("*", _, DimExpr::Const(k)) => acc.mul(*k),
-                        ("*", DimExpr::Const(k), _) => f.mul(*k),
-                        ("/", _, DimExpr::Const(k)) if *k > 0 => acc.div(*k),
-                        _ => return Err(self.err(span.clone(), "symbolic dims allow only multiplication and floor division by positive constants")),
+                    let shown = f.to_string();
+                    acc = match op.as_str() {
+                        "*" => acc.mul_expr(f),
+                        "/" => acc.div_expr(f).ok_or_else(|| self.err(span.clone(), format!("floor division of a symbolic dim needs a positive constant or an exact divisor, not '{shown}'")))?,
+                        _ => acc.rem_expr(f).ok_or_else(|| self.err(span.clone(), format!("remainder of a symbolic dim needs a positive constant or an exact divisor, not '{shown}'")))?,
                     };
                 }
                 Ok(acc)
+            }
+            Rule::dim_func => {
+                let mut it = p.into_inner();
+                let max = it.next().is_some_and(|n| n.as_str() == "max");
+                let mut acc: Option<DimExpr> = None;
+                for a in it {
+                    let a = self.build_dim_expr(a, span)?;
+                    acc = Some(match acc {
+                        None => a,
+                        Some(x) if max => x.max(a),
+                        Some(x) => x.min(a),
+                    });
+                }
+                acc.ok_or_else(|| self.err(span.clone(), "expected arguments"))
             }
             Rule::dim_factor => {
                 let i = p

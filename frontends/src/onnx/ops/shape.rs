@@ -36,10 +36,11 @@ pub fn constant(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn constant_of_shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
-    let shape = cx.const_i64s(n.input(0)?, "shape")?;
-    if shape.iter().any(|&d| d < 0) {
-        return Err(invalid(n, format!("negative dim in shape {shape:?}")));
+    let dims = cx.sym_dims(n.input(0)?, "shape")?;
+    if dims.iter().any(|d| d.as_static().is_some_and(|v| v < 0)) {
+        return Err(invalid(n, format!("negative dim in shape {dims:?}")));
     }
+    let static_shape: Option<Vec<i64>> = dims.iter().map(|d| d.as_static()).collect();
     let (dt, v) = match n.tensor("value") {
         Some(t) => {
             let tv = tensor_value(t, &cx.model.base)?;
@@ -49,6 +50,16 @@ pub fn constant_of_shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             (tv.dtype, tv.get_f(0))
         }
         None => (DType::F32, 0.0),
+    };
+    let Some(shape) = static_shape else {
+        // A symbolic shape: the scalar broadcast to it.
+        let scalar = if dt.is_float() {
+            Tensor::from_f64(vec![], dt, vec![v])
+        } else {
+            Tensor::from_i64(vec![], dt, vec![v as i64])
+        };
+        let c = cx.e.constant(&scalar)?;
+        return one(sym_expand(cx, c, &dims)?);
     };
     // Materialised now (8 bytes per element in a reference tensor): the size
     // comes from the model, so it must fit the memory budget.
@@ -83,29 +94,110 @@ pub fn shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     } else {
         &[][..]
     };
-    let vals: Vec<i64> = part
+    if let Some(vals) = part
         .iter()
         .map(|d| d.as_static())
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            unsupported(
-                n,
-                format!("of a tensor with dynamic dims ('{}')", cx.e.ty(x)),
-            )
-        })?;
-    one(cx.e.i64_vector(&vals)?)
+        .collect::<Option<Vec<i64>>>()
+    {
+        return one(cx.e.i64_vector(&vals)?);
+    }
+    // Dynamic dims: the shape at run time (tracked symbolically by
+    // `symbolic.rs`, which folds whatever reads only static dims).
+    let s = cx.e.op("data.shape_of", &[x], vec![])?;
+    if (start, end) == (0, r as usize) {
+        return one(s);
+    }
+    one(cx.e.op(
+        "data.slice",
+        &[s],
+        vec![
+            ("starts", Attribute::i64_array(&[start as i64])),
+            ("ends", Attribute::i64_array(&[end.max(start) as i64])),
+        ],
+    )?)
+}
+
+/// `data.expand` of `x` to a shape with symbolic dims.
+pub fn sym_expand(cx: &mut Cx, x: ValueId, dims: &[Dim]) -> Res<ValueId> {
+    Ok(cx.e.op(
+        "data.expand",
+        &[x],
+        vec![
+            ("shape", Attribute::i64_array(&[])),
+            (
+                "sym_shape",
+                Attribute::string(&ge_ir::dim::format_dims(dims)),
+            ),
+        ],
+    )?)
 }
 
 pub fn size(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let shape = static_shape(cx, n, x, "an input")?;
-    let count: i64 = shape.iter().product();
-    one(cx
-        .e
-        .constant(&Tensor::from_i64(vec![], DType::I64, vec![count]))?)
+    if let Some(shape) = cx.e.static_shape(x) {
+        let count: i64 = shape.iter().product();
+        return one(cx
+            .e
+            .constant(&Tensor::from_i64(vec![], DType::I64, vec![count]))?);
+    }
+    let s = cx.e.op("data.shape_of", &[x], vec![])?;
+    one(super::reduce(cx, "graph.reduce_prod", s, &[], false)?)
+}
+
+/// `data.iota`: `start, start + delta, …`, `count` elements (a dim).
+fn iota(cx: &mut Cx, count: Dim, start: i64, delta: i64) -> Res<ValueId> {
+    Ok(cx.e.op(
+        "data.iota",
+        &[],
+        vec![
+            (
+                "count",
+                Attribute::string(&ge_ir::dim::format_dims(&[count])),
+            ),
+            ("start", Attribute::i64(start)),
+            ("delta", Attribute::i64(delta)),
+        ],
+    )?)
+}
+
+/// Range whose limit is a symbolic dim (start and delta are constants).
+fn symbolic_range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let scalar = |cx: &Cx, i: usize, what: &str| -> Res<Dim> {
+        let v = n.input(i)?;
+        match cx.sym_value(v).map(|s| s.elems) {
+            Some(e) if e.len() == 1 => Ok(e[0]),
+            _ => Err(cx.not_constant(v, what)),
+        }
+    };
+    let limit = scalar(cx, 1, "limit")?;
+    let start = scalar(cx, 0, "start")?;
+    let delta = scalar(cx, 2, "delta")?;
+    let (Some(start), Some(delta)) = (start.as_static(), delta.as_static()) else {
+        return Err(unsupported(n, "with a symbolic start or delta"));
+    };
+    if delta == 0 {
+        return Err(invalid(n, "delta must not be zero"));
+    }
+    // ceil((limit - start) / delta), at least 0.
+    let span = if delta > 0 {
+        limit.sub(Dim::Static(start))
+    } else {
+        Dim::Static(start).sub(limit)
+    };
+    let step = delta.abs();
+    let count = span
+        .add(Dim::Static(step - 1))
+        .div(Dim::Static(step))
+        .max(Dim::Static(0));
+    let r = iota(cx, count, start, delta)?;
+    let dt = cx.e.dtype(n.input(0)?)?;
+    one(cast(cx, r, dt)?)
 }
 
 pub fn range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if cx.e.const_value(n.input(1)?).is_none() {
+        return symbolic_range(cx, n);
+    }
     let start = cx.const_tensor(n.input(0)?, "start")?;
     let limit = cx.const_tensor(n.input(1)?, "limit")?;
     let delta = cx.const_tensor(n.input(2)?, "delta")?;
@@ -189,13 +281,39 @@ pub fn reshape_op(cx: &mut Cx, n: &Node, shape: Vec<i64>) -> Res<Vec<ValueId>> {
 }
 
 pub fn reshape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
-    let shape = match n.opt_input(1) {
-        Some(s) => cx.const_i64s(s, "shape")?,
+    let target = match n.opt_input(1) {
+        Some(s) => cx.sym_dims(s, "shape")?,
         None => n
             .ints("shape")
-            .ok_or_else(|| invalid(n, "requires a shape"))?,
+            .ok_or_else(|| invalid(n, "requires a shape"))?
+            .into_iter()
+            .map(Dim::Static)
+            .collect(),
     };
-    reshape_op(cx, n, shape)
+    if let Some(shape) = target.iter().map(|d| d.as_static()).collect() {
+        return reshape_op(cx, n, shape);
+    }
+    // A target computed from symbolic dims.
+    let x = n.input(0)?;
+    let input = cx.e.dims(x)?;
+    let allowzero = n.i("allowzero", 0)? != 0;
+    let out = crate::onnx::symbolic::resolve_reshape(&input, &target, allowzero).map_err(|m| {
+        invalid(
+            n,
+            format!("target {}: {m}", ge_ir::dim::format_dims(&target)),
+        )
+    })?;
+    one(cx.e.op(
+        "data.reshape",
+        &[x],
+        vec![
+            ("shape", Attribute::i64_array(&[])),
+            (
+                "sym_shape",
+                Attribute::string(&ge_ir::dim::format_dims(&out)),
+            ),
+        ],
+    )?)
 }
 
 pub fn flatten(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
@@ -325,7 +443,14 @@ pub fn unsqueeze(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn expand(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let shape = cx.const_i64s(n.input(1)?, "shape")?;
+    let dims = cx.sym_dims(n.input(1)?, "shape")?;
+    let Some(shape) = dims
+        .iter()
+        .map(|d| d.as_static())
+        .collect::<Option<Vec<i64>>>()
+    else {
+        return one(sym_expand(cx, x, &dims)?);
+    };
     one(cx.e.op(
         "data.expand",
         &[x],
@@ -356,8 +481,60 @@ pub fn tile(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     )?)
 }
 
+/// Slice with symbolic starts or ends (step 1): a gather of an iota of
+/// the indices along each axis.
+fn symbolic_slice(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let mut x = n.input(0)?;
+    let starts = cx.sym_dims(n.input(1)?, "starts")?;
+    let ends = cx.sym_dims(n.input(2)?, "ends")?;
+    let rank = cx.e.rank(x)?;
+    let axes = match n.opt_input(3) {
+        Some(a) => cx.const_i64s(a, "axes")?,
+        None => (0..starts.len() as i64).collect(),
+    };
+    if let Some(st) = n.opt_input(4) {
+        if cx.const_i64s(st, "steps")?.iter().any(|&s| s != 1) {
+            return Err(unsupported(
+                n,
+                "with symbolic bounds and a step other than 1",
+            ));
+        }
+    }
+    if starts.len() != ends.len() || axes.len() != starts.len() {
+        return Err(invalid(n, "starts, ends and axes differ in length"));
+    }
+    for ((&s, &e), &a) in starts.iter().zip(&ends).zip(&axes) {
+        let a = norm_axis(n, a, rank)?;
+        let d = cx.e.dims(x)?[a];
+        // Negative static bounds count from the end; then clamp to [0, d].
+        let norm = |v: Dim| match v.as_static() {
+            Some(k) if k < 0 => d.add(Dim::Static(k)).max(Dim::Static(0)),
+            _ => v.min(d),
+        };
+        let (s, e) = (norm(s), norm(e));
+        let Some(s0) = s.as_static() else {
+            return Err(unsupported(n, "with a symbolic start"));
+        };
+        let count = e.sub(s).max(Dim::Static(0));
+        let idx = iota(cx, count, s0, 1)?;
+        x = cx.e.op(
+            "graph.gather",
+            &[x, idx],
+            vec![("axis", Attribute::i64(a as i64))],
+        )?;
+    }
+    one(x)
+}
+
 pub fn slice(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
+    if n.opset >= 10
+        && [1, 2]
+            .iter()
+            .any(|&i| n.opt_input(i).is_some_and(|v| cx.sym.contains_key(&v)))
+    {
+        return symbolic_slice(cx, n);
+    }
     let (starts, ends, axes, steps) = if n.opset >= 10 {
         let starts = cx.const_i64s(n.input(1)?, "starts")?;
         let ends = cx.const_i64s(n.input(2)?, "ends")?;

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Generate small ONNX models with dynamic axes, as PyTorch exports them with
+`dynamic_axes`, into testdata/onnx/dynamic/ — with inputs and reference outputs
+at three sizes each (<model>.<size>.in<i>.npy / .out<i>.npy).
+
+    .venv/bin/pip install -r tools/frontends/requirements.txt   # onnx
+    .venv/bin/python tools/models/gen_dynamic_models.py
+
+References come from onnxruntime when it is installed, else from
+`onnx.reference.ReferenceEvaluator` (numpy). Everything is seeded, so reruns
+give the same bytes. lit-tests/dynamic/*.test run these models.
+
+- bert_dyn: a one-layer BERT-style encoder over input_ids [batch, seq]: word
+  and position embeddings (positions by Shape -> Gather -> Range, token
+  types by Shape -> Slice -> ConstantOfShape), layer norm, multi-head
+  self-attention whose head split/merge reshapes take their targets from
+  Shape -> Gather -> Unsqueeze -> Concat (as torch.onnx exports `x.view(b, s,
+  h, d)`), a GELU MLP; output [batch, seq, hidden].
+- cnn_dyn: a CNN over x [batch, 3, height, width]: conv, relu, pool, conv,
+  global average pool, Flatten and a Reshape to (Shape[0], -1), then Gemm.
+"""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "testdata", "onnx", "dynamic")
+rng = np.random.default_rng(15)
+
+
+def f32(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def const(name, value):
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def reference(model):
+    try:
+        import onnxruntime as ort  # noqa: PLC0415
+
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return lambda feeds: sess.run(None, feeds)
+    except ImportError:
+        from onnx.reference import ReferenceEvaluator  # noqa: PLC0415
+
+        ev = ReferenceEvaluator(model)
+        return lambda feeds: ev.run(None, feeds)
+
+
+def save(name, model, cases):
+    onnx.checker.check_model(model, full_check=True)
+    os.makedirs(OUT, exist_ok=True)
+    onnx.save(model, os.path.join(OUT, name + ".onnx"))
+    run = reference(model)
+    for size, feeds in cases:
+        outs = run(dict(feeds))
+        for i, (_, v) in enumerate(feeds):
+            np.save(os.path.join(OUT, f"{name}.{size}.in{i}.npy"), v)
+        for i, v in enumerate(outs):
+            np.save(os.path.join(OUT, f"{name}.{size}.out{i}.npy"), v)
+    print("wrote", os.path.relpath(os.path.join(OUT, name + ".onnx"), ROOT))
+
+
+def model(nodes, inputs, outputs, inits, opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    return helper.make_model(
+        g,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="ge tools/models/gen_dynamic_models.py",
+        ir_version=10,
+    )
+
+
+def node(op, ins, outs, **attrs):
+    return helper.make_node(op, ins, outs, name=outs[0], **attrs)
+
+
+def layer_norm(x, out, gamma, beta):
+    return [node("LayerNormalization", [x, gamma, beta], [out], axis=-1, epsilon=1e-5)]
+
+
+def bert_dyn():
+    vocab, maxpos, hidden, heads = 50, 64, 32, 4
+    hd = hidden // heads
+    inits = [
+        const("word_emb", f32(vocab, hidden, scale=0.5)),
+        const("pos_emb", f32(maxpos, hidden, scale=0.5)),
+        const("type_emb", f32(2, hidden, scale=0.5)),
+        const("ln0_g", 1 + f32(hidden, scale=0.1)),
+        const("ln0_b", f32(hidden, scale=0.1)),
+        const("ln1_g", 1 + f32(hidden, scale=0.1)),
+        const("ln1_b", f32(hidden, scale=0.1)),
+        const("wq", f32(hidden, hidden, scale=0.2)),
+        const("wk", f32(hidden, hidden, scale=0.2)),
+        const("wv", f32(hidden, hidden, scale=0.2)),
+        const("wo", f32(hidden, hidden, scale=0.2)),
+        const("w1", f32(hidden, 2 * hidden, scale=0.2)),
+        const("w2", f32(2 * hidden, hidden, scale=0.2)),
+        const("i0", np.array(0, np.int64)),
+        const("i1", np.array(1, np.int64)),
+        const("ax0", np.array([0], np.int64)),
+        const("ax1", np.array([1], np.int64)),
+        const("heads", np.array([heads], np.int64)),
+        const("hd", np.array([hd], np.int64)),
+        const("hid", np.array([hidden], np.int64)),
+        const("scale", np.array(1.0 / np.sqrt(hd), np.float32)),
+        const("half", np.array(0.5, np.float32)),
+        const("one", np.array(1.0, np.float32)),
+        const("rsqrt2", np.array(1.0 / np.sqrt(2.0), np.float32)),
+    ]
+    n = [
+        # Shapes, as torch.onnx exports input_ids.size(0), .size(1).
+        node("Shape", ["input_ids"], ["shp"]),
+        node("Gather", ["shp", "i0"], ["batch"], axis=0),
+        node("Gather", ["shp", "i1"], ["seq"], axis=0),
+        node("Unsqueeze", ["batch", "ax0"], ["batch1"]),
+        node("Unsqueeze", ["seq", "ax0"], ["seq1"]),
+        # Embeddings: word + position (Range over seq) + token type 0.
+        node("Gather", ["word_emb", "input_ids"], ["we"], axis=0),
+        node("Range", ["i0", "seq", "i1"], ["pos"]),
+        node("Gather", ["pos_emb", "pos"], ["pe"], axis=0),
+        node("Slice", ["shp", "ax0", "const_2"], ["bs"]),
+        node("ConstantOfShape", ["bs"], ["tt"], value=helper.make_tensor("v", TensorProto.INT64, [1], [0])),
+        node("Gather", ["type_emb", "tt"], ["te"], axis=0),
+        node("Add", ["we", "pe"], ["e0"]),
+        node("Add", ["e0", "te"], ["e1"]),
+        *layer_norm("e1", "h0", "ln0_g", "ln0_b"),
+        # Self-attention: split heads with a computed target (b, s, heads, hd).
+        node("Concat", ["batch1", "seq1", "heads", "hd"], ["split_shape"], axis=0),
+        node("MatMul", ["h0", "wq"], ["q0"]),
+        node("MatMul", ["h0", "wk"], ["k0"]),
+        node("MatMul", ["h0", "wv"], ["v0"]),
+        node("Reshape", ["q0", "split_shape"], ["q1"]),
+        node("Reshape", ["k0", "split_shape"], ["k1"]),
+        node("Reshape", ["v0", "split_shape"], ["v1"]),
+        node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+        node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+        node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+        node("MatMul", ["q", "kt"], ["s0"]),
+        node("Mul", ["s0", "scale"], ["s1"]),
+        node("Softmax", ["s1"], ["p"], axis=-1),
+        node("MatMul", ["p", "v"], ["c0"]),
+        node("Transpose", ["c0"], ["c1"], perm=[0, 2, 1, 3]),
+        # Merge heads: Shape(c1)[:2] ++ [hidden].
+        node("Shape", ["c1"], ["cshp"]),
+        node("Slice", ["cshp", "ax0", "const_2"], ["cbs"]),
+        node("Concat", ["cbs", "hid"], ["merge_shape"], axis=0),
+        node("Reshape", ["c1", "merge_shape"], ["c2"]),
+        node("MatMul", ["c2", "wo"], ["o"]),
+        node("Add", ["o", "h0"], ["r0"]),
+        *layer_norm("r0", "h1", "ln1_g", "ln1_b"),
+        # MLP with exact GELU.
+        node("MatMul", ["h1", "w1"], ["m0"]),
+        node("Mul", ["m0", "rsqrt2"], ["g0"]),
+        node("Erf", ["g0"], ["g1"]),
+        node("Add", ["g1", "one"], ["g2"]),
+        node("Mul", ["m0", "g2"], ["g3"]),
+        node("Mul", ["g3", "half"], ["m1"]),
+        node("MatMul", ["m1", "w2"], ["m2"]),
+        node("Add", ["m2", "h1"], ["y"]),
+    ]
+    inits.append(const("const_2", np.array([2], np.int64)))
+    m = model(
+        n,
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence", hidden])],
+        inits,
+    )
+    cases = []
+    for b, s in [(1, 5), (2, 16), (3, 33)]:
+        ids = rng.integers(0, vocab, size=(b, s), dtype=np.int64)
+        cases.append((f"b{b}s{s}", [("input_ids", ids)]))
+    save("bert_dyn", m, cases)
+
+
+def cnn_dyn():
+    inits = [
+        const("w1", f32(8, 3, 3, 3, scale=0.4)),
+        const("b1", f32(8, scale=0.1)),
+        const("w2", f32(16, 8, 3, 3, scale=0.3)),
+        const("b2", f32(16, scale=0.1)),
+        const("fc_w", f32(10, 16, scale=0.3)),
+        const("fc_b", f32(10, scale=0.1)),
+        const("i0", np.array([0], np.int64)),
+        const("m1", np.array([-1], np.int64)),
+    ]
+    n = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        node("Relu", ["c1"], ["r1"]),
+        node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        node("Relu", ["c2"], ["r2"]),
+        node("GlobalAveragePool", ["r2"], ["g"]),
+        # torch's x.view(x.size(0), -1)
+        node("Shape", ["g"], ["gs"]),
+        node("Gather", ["gs", "i0"], ["gb"], axis=0),
+        node("Concat", ["gb", "m1"], ["flat_shape"], axis=0),
+        node("Reshape", ["g", "flat_shape"], ["f"]),
+        node("Gemm", ["f", "fc_w", "fc_b"], ["y"], transB=1),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
+        inits,
+    )
+    cases = []
+    for b, h, w in [(1, 8, 8), (2, 12, 10), (4, 17, 9)]:
+        cases.append((f"b{b}h{h}w{w}", [("x", f32(b, 3, h, w))]))
+    save("cnn_dyn", m, cases)
+
+
+if __name__ == "__main__":
+    bert_dyn()
+    cnn_dyn()
