@@ -442,16 +442,7 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
         return String::new();
     };
     let d = b.op(f);
-    let names: Vec<String> = d
-        .attr("ge.input_names")
-        .and_then(|a| {
-            a.as_array().map(|v| {
-                v.iter()
-                    .filter_map(|x| x.as_str().map(String::from))
-                    .collect()
-            })
-        })
-        .unwrap_or_default();
+    let (names, _) = ge_dialects::graph::func::io_names_or_default(d);
     let types: Vec<ge_ir::Type> = d
         .attr("function_type")
         .and_then(|a| a.as_type())
@@ -479,6 +470,7 @@ fn summary(
 ) -> String {
     use ge_om::model::{ArenaRole, Task};
     let mut s = inputs.to_string();
+    s.push_str(&dump::io_line("outputs", &om.io.outputs));
     let (mut launches, mut copies) = (0, 0);
     for t in &om.program.tasks {
         match t {
@@ -551,10 +543,10 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
     let mut log = Log::new(&args.log);
     if args.mode == "1" {
         return match dump::om_to_file(ctx, &args) {
-            Ok(msg) => {
+            Ok((msg, summary)) => {
                 log.info(&msg);
                 AtcOutput {
-                    stdout: SUCCESS.into(),
+                    stdout: summary + SUCCESS,
                     stderr: log.text,
                     code: 0,
                 }
