@@ -18,14 +18,14 @@
 //! # let dir = std::env::temp_dir().join(format!("ge-runtime-doc-{}", std::process::id()));
 //! # std::fs::create_dir_all(&dir)?;
 //! # std::env::set_current_dir(&dir)?;
-//! # let air = "module attributes {ge.symbol_bounds = {B = 8 : i64}} {
+//! # let air = r#"module attributes {ge.symbol_bounds = {B = 8 : i64}} {
 //! #   graph.func @main(%x: tensor<Bx4xf32> {ge.name = "x"}, %s: tensor<4xf32> {ge.name = "scale"})
 //! #       -> (tensor<Bx4xf32> {ge.name = "y"}) {
 //! #     %0 = graph.mul %x, %s : (tensor<Bx4xf32>, tensor<4xf32>) -> tensor<Bx4xf32>
 //! #     %1 = graph.sigmoid %0 : (tensor<Bx4xf32>) -> tensor<Bx4xf32>
 //! #     graph.return %1 : tensor<Bx4xf32>
 //! #   }
-//! # }";
+//! # }"#;
 //! # let om = ge_compile::compile_text("m", air, &Default::default())?;
 //! # std::fs::write("model.om", ge_compile::to_bytes(&om)?)?;
 //! use ge_runtime::{HostTensor, LoadOptions, Model};
