@@ -434,6 +434,30 @@ def einsum():
     save_onnx("einsum_bad", model(nodes, [vi("a", [2, 3])], [vi("y", [2, 3])], opset=18), check=False)
 
 
+def named_io():
+    """Inputs and outputs addressed by name. The names are deliberately the
+    default names of *other* positions (input #0 is called "arg1", output #0
+    "out1"), so a tool that confuses a name with a position gets it wrong."""
+    nodes = [
+        helper.make_node("Sub", ["arg1", "arg0"], ["out1"], name="sub"),
+        helper.make_node("Relu", ["arg0"], ["out0"], name="relu"),
+    ]
+    m = model(nodes, [vi("arg1", [2, 3]), vi("arg0", [3])], [vi("out1", [2, 3]), vi("out0", [3])])
+    save_onnx("named_io", m, [("arg1", f32(2, 3)), ("arg0", f32(3))])
+    # Untrusted names: the importer refuses each with one line.
+    nodes = [helper.make_node("Add", ["x", "x"], ["y"], name="add")]
+    m = model(nodes, [vi("x", [2]), vi("x", [2])], [vi("y", [2])])
+    save_onnx("duplicate_input_names", m, check=False)
+    long = "x" * 1100
+    nodes = [helper.make_node("Relu", [long], ["y"], name="relu")]
+    save_onnx("long_input_name", model(nodes, [vi(long, [2])], [vi("y", [2])]), check=False)
+    # "x\u00e9" with its second byte broken: not UTF-8 (protobuf strings must be).
+    nodes = [helper.make_node("Relu", ["x\u00e9"], ["y"], name="relu")]
+    data = model(nodes, [vi("x\u00e9", [2])], [vi("y", [2])]).SerializeToString()
+    with open(os.path.join(ONNX_DIR, "non_utf8_name.onnx"), "wb") as f:
+        f.write(data.replace(b"x\xc3\xa9", b"x\xc3\x28"))
+
+
 # ---- TensorFlow ---------------------------------------------------------------------
 
 def tf_protos():
@@ -632,6 +656,7 @@ def main():
     legacy_opsets()
     nd_indexing()
     einsum()
+    named_io()
 
 
 if __name__ == "__main__":

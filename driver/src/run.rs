@@ -30,7 +30,8 @@ pub struct RunArgs {
     /// Function to run (default: `main`, else the first public function)
     #[arg(long)]
     pub function: Option<String>,
-    /// Input as NAME=FILE.npy or FILE.npy (positional order); NAME is `argN` or the argument index
+    /// Input as NAME=FILE.npy (NAME: the model's input name, `argN` or an index) or
+    /// FILE.npy (the next input in order); `--info` lists the names
     #[arg(long = "input", value_name = "[NAME=]FILE")]
     pub inputs: Vec<String>,
     /// Fill missing inputs with seeded random values
@@ -42,12 +43,14 @@ pub struct RunArgs {
     /// Value for a symbolic dim of random inputs, e.g. B=4 (default 1)
     #[arg(long = "bind", value_name = "SYM=N")]
     pub binds: Vec<String>,
-    /// Write output i to the i-th FILE.npy ('-' for stdout; the report then goes to stderr)
-    #[arg(long = "output", value_name = "FILE")]
+    /// Write an output to FILE.npy: NAME=FILE (NAME: the model's output name, `outN` or an
+    /// index) or FILE (output i to the i-th file; '-' for stdout, the report then goes to stderr)
+    #[arg(long = "output", value_name = "[NAME=]FILE")]
     pub outputs: Vec<String>,
-    /// Compare output i with the i-th FILE.npy: element type and shape exactly, integers
-    /// and bools exactly, floats within --rtol/--atol; exit 1 naming the first difference
-    #[arg(long = "expect", value_name = "FILE")]
+    /// Compare an output with FILE.npy (NAME=FILE, or output i with the i-th FILE): element
+    /// type and shape exactly, integers and bools exactly, floats within --rtol/--atol;
+    /// exit 1 naming the first difference
+    #[arg(long = "expect", value_name = "[NAME=]FILE")]
     pub expects: Vec<String>,
     /// Relative tolerance for float outputs of --expect (default: by dtype)
     #[arg(long)]
@@ -115,17 +118,104 @@ pub struct RunOutput {
     pub code: i32,
 }
 
-/// `--output` and `--expect`, when given, name one file per result of `what`.
-fn check_file_counts(args: &RunArgs, what: &str, results: usize) -> Result<(), String> {
-    for (flag, files) in [("--output", &args.outputs), ("--expect", &args.expects)] {
-        if !files.is_empty() && files.len() != results {
-            return Err(format!(
-                "{what} has {results} outputs but {} {flag} files were given",
-                files.len()
-            ));
+/// The model's inputs or outputs, by name, for `--input` / `--output` /
+/// `--expect` specs.
+struct IoNames<'a> {
+    /// `input` or `output`.
+    kind: &'static str,
+    /// `arg` or `out`: `argN` / `outN` is position N.
+    prefix: &'static str,
+    names: &'a [String],
+    /// `'@f'` or `the model`, for messages.
+    what: &'a str,
+}
+
+impl IoNames<'_> {
+    fn list(&self) -> String {
+        self.names.join(", ")
+    }
+
+    /// The position and file of a `NAME=FILE` spec, `None` for a plain
+    /// `FILE`. NAME is the longest name the spec starts with followed by `=`
+    /// (names may hold `=` themselves), else `argN`/`outN` or an index.
+    fn named<'s>(&self, flag: &str, spec: &'s str) -> Result<Option<(usize, &'s str)>, String> {
+        let by_name = self
+            .names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| {
+                spec.strip_prefix(n.as_str())
+                    .is_some_and(|r| r.starts_with('='))
+            })
+            .max_by_key(|(_, n)| n.len());
+        if let Some((i, n)) = by_name {
+            return Ok(Some((i, &spec[n.len() + 1..])));
+        }
+        let Some((n, file)) = spec.split_once('=') else {
+            return Ok(None);
+        };
+        match n.strip_prefix(self.prefix).unwrap_or(n).parse::<usize>() {
+            Ok(i) if i < self.names.len() => Ok(Some((i, file))),
+            Ok(_) => Err(format!(
+                "{flag} {spec}: {} has only {} {}s ({})",
+                self.what,
+                self.names.len(),
+                self.kind,
+                self.list()
+            )),
+            Err(_) => Err(format!(
+                "{flag} {spec}: {} has no {} '{n}' ({}s: {})",
+                self.what,
+                self.kind,
+                self.kind,
+                self.list()
+            )),
         }
     }
-    Ok(())
+
+    /// One file (or none) per input/output from `specs`: `NAME=FILE` goes to
+    /// that name, a plain `FILE` to the position it is given at. Plain files
+    /// only (the old form) must name every output when `exact`.
+    fn assign(
+        &self,
+        flag: &str,
+        specs: &[String],
+        exact: bool,
+    ) -> Result<Vec<Option<String>>, String> {
+        let n = self.names.len();
+        let parsed: Vec<Option<(usize, &str)>> = specs
+            .iter()
+            .map(|s| self.named(flag, s))
+            .collect::<Result<_, _>>()?;
+        if exact && parsed.iter().all(Option::is_none) && !specs.is_empty() && specs.len() != n {
+            return Err(format!(
+                "{} has {n} {}s ({}) but {} {flag} files were given",
+                self.what,
+                self.kind,
+                self.list(),
+                specs.len()
+            ));
+        }
+        let mut slots: Vec<Option<String>> = vec![None; n];
+        for (k, (spec, p)) in specs.iter().zip(parsed).enumerate() {
+            let (i, file) = p.unwrap_or((k, spec.as_str()));
+            if i >= n {
+                return Err(format!(
+                    "{flag} {spec}: {} has only {n} {}s ({})",
+                    self.what,
+                    self.kind,
+                    self.list()
+                ));
+            }
+            if slots[i].replace(file.to_string()).is_some() {
+                return Err(format!(
+                    "{flag} {spec}: {} #{i} '{}' is given more than once",
+                    self.kind, self.names[i]
+                ));
+            }
+        }
+        Ok(slots)
+    }
 }
 
 fn fail(stderr: String) -> RunOutput {
@@ -258,31 +348,34 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     let Some((ins, _)) = interp.signature(&name) else {
         return fail(format!("error: no function named '@{name}'\n"));
     };
+    let (in_names, out_names) = m
+        .lookup_symbol(&name)
+        .map(|f| ge_dialects::graph::func::io_names_or_default(m.body().op(f)))
+        .unwrap_or_default();
+    let what = format!("'@{name}'");
+    let in_io = IoNames {
+        kind: "input",
+        prefix: "arg",
+        names: &in_names,
+        what: &what,
+    };
+    let out_io = IoNames {
+        kind: "output",
+        prefix: "out",
+        names: &out_names,
+        what: &what,
+    };
+    let files = match in_io.assign("--input", &args.inputs, false) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("error: {e}\n")),
+    };
     let mut given: Vec<Option<Tensor>> = vec![None; ins.len()];
-    for (k, spec) in args.inputs.iter().enumerate() {
-        let (slot, path) = match spec.split_once('=') {
-            Some((n, p)) => {
-                let idx = n.strip_prefix("arg").unwrap_or(n).parse::<usize>();
-                match idx {
-                    Ok(i) => (i, p),
-                    Err(_) => {
-                        return fail(format!(
-                            "error: --input {spec}: name must be argN or an index\n"
-                        ))
-                    }
-                }
+    for (slot, path) in files.iter().enumerate() {
+        if let Some(p) = path {
+            match read_npy(p) {
+                Ok(t) => given[slot] = Some(t),
+                Err(e) => return fail(format!("error: input '{}': {e}\n", in_names[slot])),
             }
-            None => (k, spec.as_str()),
-        };
-        if slot >= ins.len() {
-            return fail(format!(
-                "error: --input {spec}: '@{name}' has only {} inputs\n",
-                ins.len()
-            ));
-        }
-        match read_npy(path) {
-            Ok(t) => given[slot] = Some(t),
-            Err(e) => return fail(format!("error: {e}\n")),
         }
     }
     let mut binds: HashMap<Ident, i64> = HashMap::new();
@@ -297,39 +390,46 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
     let mut inputs = vec![];
     for (i, (g, &ty)) in given.into_iter().zip(ins).enumerate() {
+        let iname = &in_names[i];
         match g {
             Some(t) => inputs.push(t),
             None if args.random_inputs => match random_tensor(ty, &binds, &mut rng) {
                 Ok(t) => inputs.push(t),
-                Err(e) => return fail(format!("error: input #{i}: {e}\n")),
+                Err(e) => return fail(format!("error: input #{i} '{iname}': {e}\n")),
             },
             None => {
                 return fail(format!(
-                    "error: missing input #{i} of type '{ty}' (give --input or --random-inputs)\n"
+                    "error: missing input #{i} '{iname}' of type '{ty}' (give --input {iname}=FILE.npy or --random-inputs)\n"
                 ))
             }
         }
     }
+    let (outs, expects) = match out_io
+        .assign("--output", &args.outputs, true)
+        .and_then(|o| Ok((o, out_io.assign("--expect", &args.expects, true)?)))
+    {
+        Ok(x) => x,
+        Err(e) => return fail(format!("error: {e}\n")),
+    };
     let results = match interp.run_function(&name, inputs) {
         Ok(r) => r,
         Err(e) => return fail(sm.render(&e.to_diagnostic())),
     };
-    if let Err(e) = check_file_counts(&args, &format!("'@{name}'"), results.len()) {
-        return fail(format!("error: {e}\n"));
-    }
     let mut stdout = String::new();
     let mut stderr = String::new();
-    let matched = match check_expects(&args, &results, &mut stdout, &mut stderr) {
+    let matched = match check_expects(
+        &args,
+        &out_names,
+        &results,
+        &expects,
+        &mut stdout,
+        &mut stderr,
+    ) {
         Ok(m) => m,
         Err(e) => return fail(format!("error: {e}\n")),
     };
-    for (i, t) in results.iter().enumerate() {
-        stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
-        if let Some(p) = args.outputs.get(i) {
-            if let Err(e) = write_npy(p, t) {
-                return fail(format!("error: {e}\n"));
-            }
-        }
+    if let Err(e) = write_outputs(&out_names, &results, &outs, &mut stdout) {
+        return fail(format!("error: {e}\n"));
     }
     RunOutput {
         stdout,
@@ -348,31 +448,54 @@ fn as_stored(t: &Tensor) -> Tensor {
     }
 }
 
-/// Compare each result with its `--expect` file: element type and shape
-/// exactly, integers and bools exactly, floats within the dtype's tolerance
-/// (or --rtol/--atol). A match prints `output #i: matches FILE`; a mismatch an
-/// error naming the output and the first differing element with both values.
-/// Returns whether every output matched.
+/// Compare each result with its `--expect` file (`expects[i]`, if any):
+/// element type and shape exactly, integers and bools exactly, floats within
+/// the dtype's tolerance (or --rtol/--atol). A match prints `output #i 'NAME':
+/// matches FILE`; a mismatch an error naming the output and the first
+/// differing element with both values. Returns whether every output matched.
 fn check_expects(
     args: &RunArgs,
+    names: &[String],
     results: &[Tensor],
+    expects: &[Option<String>],
     stdout: &mut String,
     stderr: &mut String,
 ) -> Result<bool, String> {
     let mut all = true;
-    for (i, (t, path)) in results.iter().zip(&args.expects).enumerate() {
-        let want = read_npy(path)?;
+    for (i, (t, path)) in results.iter().zip(expects).enumerate() {
+        let Some(path) = path else { continue };
+        let name = names.get(i).map_or("", String::as_str);
+        let want = read_npy(path).map_err(|e| format!("output #{i} '{name}': {e}"))?;
         let (rt, at) = Tensor::default_tolerance(t.dtype);
         let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
         match as_stored(t).mismatch(&want, rtol, atol) {
             None => stdout.push_str(&format!("output #{i}: matches {path}\n")),
             Some(why) => {
-                stderr.push_str(&format!("error: output #{i} differs from {path}: {why}\n"));
+                stderr.push_str(&format!(
+                    "error: output #{i} '{name}' differs from {path}: {why}\n"
+                ));
                 all = false;
             }
         }
     }
     Ok(all)
+}
+
+/// Print every result and write those with an `--output` file (`files[i]`).
+fn write_outputs(
+    names: &[String],
+    results: &[Tensor],
+    files: &[Option<String>],
+    stdout: &mut String,
+) -> Result<(), String> {
+    for (i, t) in results.iter().enumerate() {
+        let name = names.get(i).map_or("", String::as_str);
+        stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
+        if let Some(Some(p)) = files.get(i) {
+            write_npy(p, t).map_err(|e| format!("output #{i} '{name}': {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 pub fn main() -> i32 {
@@ -492,35 +615,33 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
             .require_native(&allowed)
             .map_err(|e| format!("--native-only: {e}"))?;
     }
-    // Inputs.
+    // Inputs, and the files of the outputs (checked before running).
+    let in_names: Vec<String> = ins.iter().map(|(n, _)| n.clone()).collect();
+    let out_names: Vec<String> = model.outputs().into_iter().map(|(n, _)| n).collect();
+    let in_io = IoNames {
+        kind: "input",
+        prefix: "arg",
+        names: &in_names,
+        what: "the model",
+    };
+    let out_io = IoNames {
+        kind: "output",
+        prefix: "out",
+        names: &out_names,
+        what: "the model",
+    };
+    let outs = out_io.assign("--output", &args.outputs, true)?;
+    let expects = out_io.assign("--expect", &args.expects, true)?;
     let mut given: Vec<Option<ge_ir::tensor::Tensor>> = vec![None; ins.len()];
-    for (k, spec) in args.inputs.iter().enumerate() {
-        let (slot, file) = match spec.split_once('=') {
-            Some((n, p)) => {
-                let i = ins
-                    .iter()
-                    .position(|(name, _)| name == n)
-                    .or_else(|| n.strip_prefix("arg").unwrap_or(n).parse::<usize>().ok())
-                    .ok_or_else(|| {
-                        format!(
-                            "--input {spec}: the model has no input '{n}' (inputs: {})",
-                            ins.iter()
-                                .map(|(n, _)| n.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    })?;
-                (i, p)
-            }
-            None => (k, spec.as_str()),
-        };
-        if slot >= ins.len() {
-            return Err(format!(
-                "--input {spec}: the model has only {} inputs",
-                ins.len()
-            ));
+    for (slot, file) in in_io
+        .assign("--input", &args.inputs, false)?
+        .iter()
+        .enumerate()
+    {
+        if let Some(f) = file {
+            given[slot] =
+                Some(read_npy(f).map_err(|e| format!("input '{}': {e}", in_names[slot]))?);
         }
-        given[slot] = Some(read_npy(file)?);
     }
     let mut binds: HashMap<Ident, i64> = HashMap::new();
     for b in &args.binds {
@@ -591,15 +712,16 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         .iter()
         .map(|t| t.to_tensor())
         .collect::<Result<_, _>>()?;
-    check_file_counts(args, "the model", results.len())?;
     let mut stderr = String::new();
-    let matched = check_expects(args, &results, &mut stdout, &mut stderr)?;
-    for (i, t) in results.iter().enumerate() {
-        stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
-        if let Some(p) = args.outputs.get(i) {
-            write_npy(p, t)?;
-        }
-    }
+    let matched = check_expects(
+        args,
+        &out_names,
+        &results,
+        &expects,
+        &mut stdout,
+        &mut stderr,
+    )?;
+    write_outputs(&out_names, &results, &outs, &mut stdout)?;
     if n > 1 || args.json {
         let mut s = times.clone();
         s.sort_by(|a, b| a.total_cmp(b));

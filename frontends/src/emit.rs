@@ -189,6 +189,23 @@ pub fn new_function<'m>(
     Ok((func, inner, entry))
 }
 
+/// Name a new function's inputs and outputs (`ge.name` argument/result
+/// attributes) after the model's, which are untrusted: a name that is empty,
+/// too long, holds a control character or occurs twice is an error.
+pub fn set_io_names(
+    body: &mut Body,
+    func: OpId,
+    inputs: &[String],
+    outputs: &[String],
+) -> Result<(), crate::ImportError> {
+    use ge_dialects::graph::func::check_io_names;
+    check_io_names("graph input", inputs.iter().map(String::as_str))
+        .and_then(|()| check_io_names("graph output", outputs.iter().map(String::as_str)))
+        .map_err(crate::ImportError::invalid)?;
+    ge_dialects::graph::func::set_io_names(body, func, inputs, outputs);
+    Ok(())
+}
+
 /// Erase constants nothing uses (initializers of unused inputs, operands of
 /// folded ops), repeatedly.
 pub fn remove_unused_constants(body: &mut Body) {

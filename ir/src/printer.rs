@@ -499,10 +499,16 @@ impl OpPrinter<'_, '_> {
 
     /// `%arg0: T` (with the location under `--print-debuginfo`).
     pub fn arg_decl(&mut self, v: ValueId) {
+        self.arg_decl_with_attrs(v, None);
+    }
+
+    /// `%arg0: T {attrs}`: an argument with MLIR's argument attributes.
+    pub fn arg_decl_with_attrs(&mut self, v: ValueId, attrs: Option<AttrDict>) {
         self.value(v);
         self.p.out.push_str(": ");
         let t = self.body.value_type(v);
         self.ty(t);
+        self.arg_attrs(attrs);
         if self.p.opts.debuginfo {
             let loc = self.body.value(v).loc;
             let _ = write!(self.p.out, " {loc}");
@@ -656,8 +662,21 @@ impl OpPrinter<'_, '_> {
             .unwrap_or_default()
     }
 
+    /// ` {attrs}` after an argument's or result's type; nothing when empty.
+    pub fn arg_attrs(&mut self, attrs: Option<AttrDict>) {
+        if let Some(a) = attrs.filter(|a| !a.entries().is_empty()) {
+            self.p.out.push(' ');
+            self.p.attr_dict_entries(a, &[]);
+        }
+    }
+
     /// Print `%arg0: T, ...` of the op's entry block (function signatures).
     pub fn entry_arg_decls(&mut self, op: OpId) {
+        self.entry_arg_decls_with_attrs(op, &[]);
+    }
+
+    /// [`Self::entry_arg_decls`] with argument `i`'s attributes `attrs[i]`.
+    pub fn entry_arg_decls_with_attrs(&mut self, op: OpId, attrs: &[Option<AttrDict>]) {
         let d = self.body.op(op);
         let args = self.entry_args(op);
         match d.inner.as_deref() {
@@ -672,7 +691,7 @@ impl OpPrinter<'_, '_> {
                     if i > 0 {
                         sub.write(", ");
                     }
-                    sub.arg_decl(a);
+                    sub.arg_decl_with_attrs(a, attrs.get(i).copied().flatten());
                 }
             }
             None => {
@@ -680,7 +699,7 @@ impl OpPrinter<'_, '_> {
                     if i > 0 {
                         self.write(", ");
                     }
-                    self.arg_decl(a);
+                    self.arg_decl_with_attrs(a, attrs.get(i).copied().flatten());
                 }
             }
         }

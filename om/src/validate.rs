@@ -235,12 +235,14 @@ fn check_launch(
     Ok(())
 }
 
-/// Inputs and outputs lie in arenas of their role.
+/// Inputs and outputs lie in arenas of their role, and their names (which
+/// callers address them by) are well-formed and distinct.
 fn check_io(d: &ModelDef, io: &IoDesc) -> Result<(), String> {
     for (k, list, role) in [
         ("input", &io.inputs, ArenaRole::Input),
         ("output", &io.outputs, ArenaRole::Output),
     ] {
+        ge_dialects::graph::func::check_io_names(k, list.iter().map(|t| t.name.as_str()))?;
         for (i, t) in list.iter().enumerate() {
             check_buffer(d, &format!("{k} #{i} '{}'", t.name), &t.buffer)?;
             // check_buffer proved the arena exists.

@@ -180,6 +180,23 @@ fn broken_references_are_one_line_errors() {
             |m| m.def.symbol_bounds.clear(),
             "symbol B of 'tensor<Bx8xf32>' has no upper bound",
         ),
+        // Names are what callers address inputs and outputs by.
+        (
+            |m| m.io.inputs[0].name.clear(),
+            "input #0 has an empty name",
+        ),
+        (
+            |m| m.io.outputs[0].name = "y".repeat(1025),
+            "output #0's name ('yyyy",
+        ),
+        (
+            |m| m.io.inputs[0].name = "x\u{1b}[2J".into(),
+            "input #0's name \"x\\u{1b}[2J\" contains a control character",
+        ),
+        (
+            |m| m.io.outputs.push(m.io.outputs[0].clone()),
+            "output name 'y' occurs more than once",
+        ),
     ];
     for (edit, want) in cases {
         let mut m = model();
@@ -215,4 +232,42 @@ fn damaged_containers_are_refused() {
     flipped[last] ^= 1;
     let e = ge_om::parse(&flipped).expect_err("checksum").0;
     assert!(e.contains("CRC") || e.contains("checksum"), "{e}");
+}
+
+/// Names that are not UTF-8 are refused by the reader (the I/O partition is
+/// JSON, which holds UTF-8 only), with one line.
+#[test]
+fn non_utf8_names_are_refused() {
+    let mut m = model();
+    m.io.inputs[0].name = "x\u{e9}".into();
+    let mut bytes = ge_om::to_bytes(&m).expect("valid");
+    // Make the name's 'é' (c3 a9) the invalid byte sequence c3 28, then
+    // refresh the checksums so only the bad text is wrong.
+    let at = bytes
+        .windows(2)
+        .position(|w| w == [0xc3, 0xa9])
+        .expect("the name's bytes");
+    bytes[at + 1] = 0x28;
+    reseal(&mut bytes);
+    let e = ge_om::format::parse(&bytes).expect_err("not UTF-8").0;
+    assert!(e.contains("I/O"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
+
+/// Recompute every partition's CRC and the header's two, after an edit.
+fn reseal(b: &mut [u8]) {
+    use ge_om::format::{ENTRY_SIZE, HEADER_SIZE};
+    let word = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+    let n = u32::from_le_bytes(b[32..36].try_into().expect("4 bytes")) as usize;
+    for i in 0..n {
+        let e = HEADER_SIZE + i * ENTRY_SIZE;
+        let (off, len) = (word(b, e + 8) as usize, word(b, e + 16) as usize);
+        let crc = crc32fast::hash(&b[off..off + len]);
+        b[e + 24..e + 28].copy_from_slice(&crc.to_le_bytes());
+    }
+    let body = crc32fast::hash(&b[HEADER_SIZE..]);
+    b[24..28].copy_from_slice(&body.to_le_bytes());
+    b[28..32].fill(0);
+    let header = crc32fast::hash(&b[..HEADER_SIZE]);
+    b[28..32].copy_from_slice(&header.to_le_bytes());
 }

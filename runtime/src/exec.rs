@@ -244,6 +244,28 @@ impl Session {
         run(&self.model.inner, inputs, opts)
     }
 
+    /// Run on inputs given by name, in any order (`[("input_ids", ids),
+    /// ("attention_mask", mask)]`), as onnxruntime takes them; returns the
+    /// outputs with their names, in the model's output order. Every input is
+    /// given exactly once; an unknown, repeated or missing name is an error
+    /// listing the model's inputs.
+    pub fn run_named<N: AsRef<str>>(
+        &self,
+        inputs: impl IntoIterator<Item = (N, HostTensor)>,
+    ) -> Result<Vec<(String, HostTensor)>, Error> {
+        let ordered = self.model.order_inputs(inputs)?;
+        let outs = self.run(&ordered)?;
+        Ok(self
+            .model
+            .inner
+            .io
+            .outputs
+            .iter()
+            .map(|t| t.name.clone())
+            .zip(outs)
+            .collect())
+    }
+
     /// How many shape plans were built so far (a plan is built once per
     /// concrete shape and kept in a bounded cache).
     pub fn plans_built(&self) -> usize {
@@ -266,6 +288,69 @@ impl Model {
     /// Run once on a fresh session.
     pub fn run(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>, Error> {
         self.session().run(inputs)
+    }
+
+    /// Run once on a fresh session, inputs by name ([`Session::run_named`]).
+    pub fn run_named<N: AsRef<str>>(
+        &self,
+        inputs: impl IntoIterator<Item = (N, HostTensor)>,
+    ) -> Result<Vec<(String, HostTensor)>, Error> {
+        self.session().run_named(inputs)
+    }
+
+    /// The position of the input called `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inner.io.inputs.iter().position(|t| t.name == name)
+    }
+
+    /// The position of the output called `name`.
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.inner.io.outputs.iter().position(|t| t.name == name)
+    }
+
+    /// `name, name, ...` of the inputs (or outputs), for messages.
+    pub fn io_name_list(&self, outputs: bool) -> String {
+        let io = &self.inner.io;
+        let list = if outputs { &io.outputs } else { &io.inputs };
+        list.iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Named inputs in the model's input order.
+    fn order_inputs<N: AsRef<str>>(
+        &self,
+        inputs: impl IntoIterator<Item = (N, HostTensor)>,
+    ) -> Result<Vec<HostTensor>, Error> {
+        let mut slots: Vec<Option<HostTensor>> = vec![None; self.inner.io.inputs.len()];
+        for (n, t) in inputs {
+            let n = n.as_ref();
+            let i = self.input_index(n).ok_or_else(|| {
+                Error(format!(
+                    "the model has no input '{n}' (inputs: {})",
+                    self.io_name_list(false)
+                ))
+            })?;
+            if slots[i].replace(t).is_some() {
+                return Err(Error(format!("input '{n}' is given more than once")));
+            }
+        }
+        let missing: Vec<&str> = slots
+            .iter()
+            .zip(&self.inner.io.inputs)
+            .filter(|(s, _)| s.is_none())
+            .map(|(_, t)| t.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error(format!(
+                "missing input{} '{}' (inputs: {})",
+                if missing.len() > 1 { "s" } else { "" },
+                missing.join("', '"),
+                self.io_name_list(false)
+            )));
+        }
+        Ok(slots.into_iter().flatten().collect())
     }
 }
 

@@ -18,13 +18,14 @@
 //! # let dir = std::env::temp_dir().join(format!("ge-runtime-doc-{}", std::process::id()));
 //! # std::fs::create_dir_all(&dir)?;
 //! # std::env::set_current_dir(&dir)?;
-//! # let air = "module attributes {ge.symbol_bounds = {B = 8 : i64}} {
-//! #   graph.func @main(%x: tensor<Bx4xf32>, %s: tensor<4xf32>) -> tensor<Bx4xf32> {
+//! # let air = r#"module attributes {ge.symbol_bounds = {B = 8 : i64}} {
+//! #   graph.func @main(%x: tensor<Bx4xf32> {ge.name = "x"}, %s: tensor<4xf32> {ge.name = "scale"})
+//! #       -> (tensor<Bx4xf32> {ge.name = "y"}) {
 //! #     %0 = graph.mul %x, %s : (tensor<Bx4xf32>, tensor<4xf32>) -> tensor<Bx4xf32>
 //! #     %1 = graph.sigmoid %0 : (tensor<Bx4xf32>) -> tensor<Bx4xf32>
 //! #     graph.return %1 : tensor<Bx4xf32>
 //! #   }
-//! # }";
+//! # }"#;
 //! # let om = ge_compile::compile_text("m", air, &Default::default())?;
 //! # std::fs::write("model.om", ge_compile::to_bytes(&om)?)?;
 //! use ge_runtime::{HostTensor, LoadOptions, Model};
@@ -32,15 +33,18 @@
 //! // Load a compiled model: the file is memory-mapped, weights are used in place.
 //! let model = Model::load_with("model.om", &LoadOptions { threads: 2, ..Default::default() })?;
 //! for (name, ty) in model.inputs() {
-//!     println!("input {name}: {ty}"); // input arg0: tensor<Bx4xf32>, ...
+//!     println!("input {name}: {ty}"); // input x: tensor<Bx4xf32>, input scale: tensor<4xf32>
 //! }
 //! // Sessions are cheap; `run` may be called from many threads at once.
 //! let session = model.session();
 //! let x = HostTensor::from_f32(&[2, 4], &[0.5, -1.0, 2.0, 0.0, 1.0, 1.0, 1.0, 1.0])?;
 //! let scale = HostTensor::from_f32(&[4], &[1.0, 2.0, 3.0, 4.0])?;
-//! let outputs = session.run(&[x, scale])?; // B = 2, bound from x's shape
+//! let outputs = session.run(&[x.clone(), scale.clone()])?; // by position; B = 2, from x's shape
 //! assert_eq!(outputs[0].shape, vec![2, 4]);
 //! println!("{:?}", outputs[0].to_f32_vec());
+//! // Or by name, in any order (as onnxruntime takes them); the outputs come back named.
+//! let named = session.run_named([("scale", scale), ("x", x)])?;
+//! assert_eq!(named[0].0, "y");
 //! # std::env::set_current_dir(std::env::temp_dir())?;
 //! # std::fs::remove_dir_all(&dir)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())

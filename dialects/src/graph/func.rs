@@ -1,8 +1,8 @@
 //! Functions, returns and calls.
 
 use crate::interfaces::*;
-use ge_ir::attributes::Attribute;
-use ge_ir::body::{Body, OpId};
+use ge_ir::attributes::{AttrDict, Attribute};
+use ge_ir::body::{Body, OpData, OpId};
 use ge_ir::def_op;
 use ge_ir::opdef::{CustomSyntax, OpDef, OpError, Trait};
 use ge_ir::parser::{OpParser, PResult};
@@ -16,6 +16,12 @@ def_op! {
     /// block arguments are the inputs; `graph.return` gives the outputs. Without a body
     /// (`graph.func private @f(T) -> T`) it declares an external function. Functions are
     /// isolated from above and processed in parallel by the pass manager.
+    ///
+    /// Arguments and results carry attribute dictionaries as MLIR's functions do
+    /// (`%x: T {ge.name = "input_ids"}`, `-> (T {ge.name = "logits"})`; in the generic
+    /// form the `arg_attrs` / `res_attrs` arrays). `ge.name` is the model's name of an
+    /// input or output (the ONNX graph input, the TensorFlow `node:port`): the `.om`
+    /// records it and the runtime addresses inputs and outputs by it.
     pub Func = "graph.func" {
         attrs {
             /// the function's symbol name
@@ -24,6 +30,10 @@ def_op! {
             function_type: Type,
             /// symbol visibility
             sym_visibility: Option<Enum(&["public", "private", "nested"])>,
+            /// one attribute dictionary per argument (MLIR's `arg_attrs`)
+            arg_attrs: Option<Any>,
+            /// one attribute dictionary per result (MLIR's `res_attrs`)
+            res_attrs: Option<Any>,
         },
         regions {
             /// the function body (empty for declarations)
@@ -55,14 +65,17 @@ fn parse_func(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
     p.expect_punct("(")?;
     let mut args = vec![];
     let mut inputs = vec![];
+    let mut in_attrs = vec![];
     if !p.try_punct(")") {
         loop {
             if p.peek_operand() {
                 let a = p.parse_arg_decl()?;
                 inputs.push(a.ty);
+                in_attrs.push(a.attrs);
                 args.push(a);
             } else {
                 inputs.push(p.parse_type()?);
+                in_attrs.push(p.parse_optional_arg_attrs());
             }
             if !p.try_punct(",") {
                 break;
@@ -73,20 +86,34 @@ fn parse_func(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
     if !args.is_empty() && args.len() != inputs.len() {
         return Err(p.error_at(span, "function arguments must all be named or all be types"));
     }
-    let results = if p.try_punct("->") {
-        if p.peek_punct("(") {
-            p.parse_paren_type_list()?
+    let mut results = vec![];
+    let mut out_attrs = vec![];
+    if p.try_punct("->") {
+        if p.try_punct("(") {
+            if !p.try_punct(")") {
+                loop {
+                    results.push(p.parse_type()?);
+                    out_attrs.push(p.parse_optional_arg_attrs());
+                    if !p.try_punct(",") {
+                        break;
+                    }
+                }
+                p.expect_punct(")")?;
+            }
         } else {
-            vec![p.parse_type()?]
+            results.push(p.parse_type()?);
         }
-    } else {
-        vec![]
-    };
+    }
     p.add_attr(
         "function_type",
         Attribute::ty(Type::function(&inputs, &results)),
         span.clone(),
     )?;
+    for (key, list) in [(ARG_ATTRS, in_attrs), (RES_ATTRS, out_attrs)] {
+        if let Some(a) = attr_array(&list) {
+            p.add_attr(key, a, span.clone())?;
+        }
+    }
     p.parse_optional_attr_dict_with_keyword()?;
     if p.peek_region() {
         if args.is_empty() && !inputs.is_empty() {
@@ -120,28 +147,213 @@ fn print_func(pr: &mut OpPrinter<'_, '_>, op: OpId) {
         .regions()
         .first()
         .is_some_and(|&r| !region_body.region(r).blocks.is_empty());
+    let (in_attrs, out_attrs) = (dicts(d.attr(ARG_ATTRS)), dicts(d.attr(RES_ATTRS)));
+    // Printed inline only when they fit the signature; otherwise (bad IR
+    // being printed for a diagnostic) they stay in the attribute dictionary.
+    let inline_in = in_attrs.as_ref().is_some_and(|a| a.len() == inputs.len());
+    let inline_out = out_attrs.as_ref().is_some_and(|a| a.len() == results.len());
+    let in_attrs = in_attrs.filter(|_| inline_in).unwrap_or_default();
+    let out_attrs = out_attrs.filter(|_| inline_out).unwrap_or_default();
     if has_body {
-        pr.entry_arg_decls(op);
+        pr.entry_arg_decls_with_attrs(op, &in_attrs);
     } else {
-        pr.type_list(inputs);
+        for (i, &t) in inputs.iter().enumerate() {
+            if i > 0 {
+                pr.write(", ");
+            }
+            pr.ty(t);
+            pr.arg_attrs(in_attrs.get(i).copied().flatten());
+        }
     }
     pr.write(")");
     if !results.is_empty() {
         pr.write(" -> ");
-        if results.len() == 1 && results[0].as_function().is_none() {
+        if results.len() == 1 && results[0].as_function().is_none() && out_attrs.is_empty() {
             pr.ty(results[0]);
         } else {
             pr.write("(");
-            pr.type_list(results);
+            for (i, &t) in results.iter().enumerate() {
+                if i > 0 {
+                    pr.write(", ");
+                }
+                pr.ty(t);
+                pr.arg_attrs(out_attrs.get(i).copied().flatten());
+            }
             pr.write(")");
         }
     }
-    pr.attr_dict(op, &["sym_name", "function_type", "sym_visibility"], true);
+    let mut skip = vec!["sym_name", "function_type", "sym_visibility"];
+    if inline_in {
+        skip.push(ARG_ATTRS);
+    }
+    if inline_out {
+        skip.push(RES_ATTRS);
+    }
+    pr.attr_dict(op, &skip, true);
     if has_body {
         pr.write(" ");
         let r = pr.body.op(op).regions()[0];
         pr.region(op, r, false);
     }
+}
+
+/// MLIR's attribute of a function holding its arguments' attribute dictionaries.
+pub const ARG_ATTRS: &str = "arg_attrs";
+/// MLIR's attribute of a function holding its results' attribute dictionaries.
+pub const RES_ATTRS: &str = "res_attrs";
+/// The argument/result attribute naming a model input or output.
+pub const NAME_ATTR: &str = "ge.name";
+/// The longest input or output name accepted (bytes): names come from
+/// untrusted model files and end up in every message about an input.
+pub const MAX_IO_NAME_BYTES: usize = 1024;
+
+/// `[{...}, {}, ...]` from per-position dictionaries; `None` when all are empty
+/// (MLIR leaves the attribute out then).
+fn attr_array(list: &[Option<AttrDict>]) -> Option<Attribute> {
+    if list.iter().all(|d| d.is_none_or(|d| d.is_empty())) {
+        return None;
+    }
+    Some(Attribute::array(
+        list.iter()
+            .map(|d| Attribute::dict(d.unwrap_or_else(AttrDict::empty)))
+            .collect(),
+    ))
+}
+
+/// The dictionaries of an `arg_attrs` / `res_attrs` value (`None` when it is
+/// absent or not an array of dictionaries).
+fn dicts(a: Option<Attribute>) -> Option<Vec<Option<AttrDict>>> {
+    a?.as_array()?
+        .iter()
+        .map(|x| x.as_dict().map(Some))
+        .collect()
+}
+
+/// The names (`ge.name`) of a function's inputs and outputs, `None` where a
+/// position has none.
+pub fn io_names(d: &OpData) -> (Vec<Option<String>>, Vec<Option<String>>) {
+    let (n_in, n_out) = Func::attrs(d)
+        .function_type()
+        .and_then(|t| t.as_function())
+        .map_or((0, 0), |(i, o)| (i.len(), o.len()));
+    let names = |key: &str, n: usize| -> Vec<Option<String>> {
+        let ds = dicts(d.attr(key)).unwrap_or_default();
+        (0..n)
+            .map(|i| {
+                ds.get(i)
+                    .copied()
+                    .flatten()
+                    .and_then(|x| x.get(NAME_ATTR))
+                    .and_then(|a| a.as_str())
+                    .map(str::to_string)
+            })
+            .collect()
+    };
+    (names(ARG_ATTRS, n_in), names(RES_ATTRS, n_out))
+}
+
+/// The names of a function's inputs and outputs, unnamed positions called
+/// `argN` / `outN` (what an `.om` of a function without names records).
+pub fn io_names_or_default(d: &OpData) -> (Vec<String>, Vec<String>) {
+    let (i, o) = io_names(d);
+    let fill = |v: Vec<Option<String>>, prefix: &str| -> Vec<String> {
+        v.into_iter()
+            .enumerate()
+            .map(|(k, n)| n.unwrap_or_else(|| format!("{prefix}{k}")))
+            .collect()
+    };
+    (fill(i, "arg"), fill(o, "out"))
+}
+
+/// Set the `ge.name` of every input and output of function `f` (keeping the
+/// other argument/result attributes). An empty slice leaves that side alone.
+pub fn set_io_names(body: &mut Body, f: OpId, inputs: &[String], outputs: &[String]) {
+    for (key, names) in [(ARG_ATTRS, inputs), (RES_ATTRS, outputs)] {
+        if names.is_empty() {
+            continue;
+        }
+        let old = dicts(body.op(f).attr(key)).unwrap_or_default();
+        let list: Vec<Option<AttrDict>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let d = old
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .unwrap_or_else(AttrDict::empty);
+                Some(d.with(ge_ir::Ident::new(NAME_ATTR), Attribute::string(n)))
+            })
+            .collect();
+        if let Some(a) = attr_array(&list) {
+            body.set_attr(f, key, a);
+        }
+    }
+}
+
+/// Check the input (or output, as `kind` says) names of a model: each one
+/// non-empty, at most [`MAX_IO_NAME_BYTES`] bytes, free of control
+/// characters, and no two the same. The error names the offending one.
+pub fn check_io_names<'a>(
+    kind: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, n) in names.into_iter().enumerate() {
+        if n.is_empty() {
+            return Err(format!("{kind} #{i} has an empty name"));
+        }
+        if n.len() > MAX_IO_NAME_BYTES {
+            let mut cut = 40;
+            while !n.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            return Err(format!(
+                "{kind} #{i}'s name ('{}…') is {} bytes, more than the {MAX_IO_NAME_BYTES} allowed",
+                &n[..cut],
+                n.len()
+            ));
+        }
+        if n.chars().any(char::is_control) {
+            return Err(format!(
+                "{kind} #{i}'s name {n:?} contains a control character"
+            ));
+        }
+        if !seen.insert(n) {
+            return Err(format!("{kind} name '{n}' occurs more than once"));
+        }
+    }
+    Ok(())
+}
+
+/// `arg_attrs` / `res_attrs`: an array of dictionaries, one per input /
+/// output, with well-formed, distinct `ge.name`s.
+fn verify_io_attrs(d: &OpData, n_in: usize, n_out: usize) -> Result<(), OpError> {
+    for (key, n, kind) in [(ARG_ATTRS, n_in, "input"), (RES_ATTRS, n_out, "output")] {
+        let Some(a) = d.attr(key) else { continue };
+        let Some(list) = dicts(Some(a)) else {
+            return Err(format!("'{key}' must be an array of dictionaries").into());
+        };
+        if list.len() != n {
+            return Err(format!(
+                "'{key}' has {} entries but the function has {n} {kind}s",
+                list.len()
+            )
+            .into());
+        }
+        let mut names = vec![];
+        for (i, dict) in list.iter().enumerate() {
+            match dict.and_then(|x| x.get(NAME_ATTR)).map(|a| a.as_str()) {
+                None => {}
+                Some(Some(s)) => names.push(s),
+                Some(None) => {
+                    return Err(format!("{kind} #{i}: '{NAME_ATTR}' must be a string").into())
+                }
+            }
+        }
+        check_io_names(kind, names)?;
+    }
+    Ok(())
 }
 
 /// The input and output types of a function-like op.
@@ -154,6 +366,7 @@ fn verify_func(body: &Body, op: OpId) -> Result<(), OpError> {
     let Some((inputs, results)) = function_signature(body, op) else {
         return Err("attribute 'function_type' must be a function type".into());
     };
+    verify_io_attrs(d, inputs.len(), results.len())?;
     let inner = d.region_body(body);
     let Some(&region) = d.regions().first() else {
         return Ok(());

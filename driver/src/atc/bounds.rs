@@ -18,16 +18,7 @@ pub fn entry_inputs(m: &Module) -> Vec<(String, Type)> {
         return vec![];
     };
     let d = b.op(f);
-    let names: Vec<String> = d
-        .attr("ge.input_names")
-        .and_then(|a| {
-            a.as_array().map(|v| {
-                v.iter()
-                    .filter_map(|x| x.as_str().map(String::from))
-                    .collect()
-            })
-        })
-        .unwrap_or_default();
+    let (names, _) = ge_dialects::graph::func::io_names_or_default(d);
     let types: Vec<Type> = d
         .attr("function_type")
         .and_then(|a| a.as_type())

@@ -11,8 +11,19 @@ fn error(msg: impl std::fmt::Display) -> String {
     format!("error: {msg}")
 }
 
-/// Convert `--om` into `--json`; returns a progress message.
-pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<String, String> {
+/// `  inputs       x: tensor<...>, ...`: a summary line naming a model's
+/// inputs or outputs as callers address them.
+pub fn io_line(what: &str, list: &[ge_om::model::IoTensor]) -> String {
+    let parts: Vec<String> = list
+        .iter()
+        .map(|t| format!("{}: {}", t.name, t.buffer.ty))
+        .collect();
+    format!("  {what:<13}{}\n", parts.join(", "))
+}
+
+/// Convert `--om` into `--json`; returns a progress message and the summary
+/// (the model's inputs and outputs).
+pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<(String, String), String> {
     let om_path = args
         .om
         .as_deref()
@@ -59,5 +70,8 @@ pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<String, String> {
     };
     ge_ir::output::write(out, text.as_bytes())
         .map_err(|e| error(format!("cannot write '{out}': {e}")))?;
-    Ok(format!("wrote {out} from {om_path}"))
+    Ok((
+        format!("wrote {out} from {om_path}"),
+        io_line("inputs", &om.io.inputs) + &io_line("outputs", &om.io.outputs),
+    ))
 }

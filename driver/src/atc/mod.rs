@@ -466,6 +466,7 @@ fn summary(
 ) -> String {
     use ge_om::model::{ArenaRole, Task};
     let mut s = inputs.to_string();
+    s.push_str(&dump::io_line("outputs", &om.io.outputs));
     let (mut launches, mut copies) = (0, 0);
     for t in &om.program.tasks {
         match t {
@@ -538,10 +539,10 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
     let mut log = Log::new(&args.log);
     if args.mode == "1" {
         return match dump::om_to_file(ctx, &args) {
-            Ok(msg) => {
+            Ok((msg, summary)) => {
                 log.info(&msg);
                 AtcOutput {
-                    stdout: SUCCESS.into(),
+                    stdout: summary + SUCCESS,
                     stderr: log.text,
                     code: 0,
                 }

@@ -89,10 +89,12 @@ pub struct Run {
     pub all_interpreted: bool,
 }
 
-/// Runs an imported model on input tensors (in function-argument order).
+/// Runs an imported model on input tensors given by name (the graph input
+/// names the model's `main` keeps as `ge.name`), as onnxruntime takes them.
 pub trait Executor: Sync {
     fn name(&self) -> &'static str;
-    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Run, String>;
+    fn run(&self, m: &Module, inputs: Vec<(String, Tensor)>, max_ops: usize)
+        -> Result<Run, String>;
 }
 
 /// The compiled path: the `atc` pipeline, the `.om` writer, the runtime.
@@ -102,7 +104,12 @@ impl Executor for RuntimeExecutor {
     fn name(&self) -> &'static str {
         "atc pipeline + runtime"
     }
-    fn run(&self, m: &Module, inputs: Vec<Tensor>, _max_ops: usize) -> Result<Run, String> {
+    fn run(
+        &self,
+        m: &Module,
+        inputs: Vec<(String, Tensor)>,
+        _max_ops: usize,
+    ) -> Result<Run, String> {
         use ge_compile::{compile_module, context, to_bytes, CompileOptions};
         let ctx = context();
         let mut m = m.clone();
@@ -111,11 +118,16 @@ impl Executor for RuntimeExecutor {
         let bytes = to_bytes(&om).map_err(|e| format!("compile: {e}"))?;
         let model = ge_runtime::Model::from_bytes(&bytes, &ge_runtime::LoadOptions::default())
             .map_err(|e| format!("load: {e}"))?;
-        let ins: Vec<ge_runtime::HostTensor> = inputs
+        let ins = inputs
             .iter()
-            .map(ge_runtime::HostTensor::from_tensor)
+            .map(|(n, t)| (n, ge_runtime::HostTensor::from_tensor(t)));
+        let outs: Vec<ge_runtime::HostTensor> = model
+            .session()
+            .run_named(ins)
+            .map_err(|e| e.0)?
+            .into_iter()
+            .map(|(_, t)| t)
             .collect();
-        let outs = model.session().run(&ins).map_err(|e| e.0)?;
         let (native, _) = model.kernel_counts();
         let interpreted = model.fallback_ops();
         Ok(Run {
@@ -136,7 +148,26 @@ impl Executor for InterpreterExecutor {
     fn name(&self) -> &'static str {
         "reference interpreter"
     }
-    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Run, String> {
+    fn run(
+        &self,
+        m: &Module,
+        inputs: Vec<(String, Tensor)>,
+        max_ops: usize,
+    ) -> Result<Run, String> {
+        let names = m
+            .lookup_symbol("main")
+            .map(|f| ge_dialects::graph::func::io_names_or_default(m.body().op(f)).0)
+            .unwrap_or_default();
+        let inputs = names
+            .iter()
+            .map(|n| {
+                inputs
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, t)| t.clone())
+                    .ok_or_else(|| format!("missing input '{n}' (inputs: {})", names.join(", ")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut interp = Interpreter::new(m);
         interp.max_ops = Some(max_ops);
         let outputs = interp
@@ -333,26 +364,27 @@ pub fn run_case(
                 },
             }
         };
-        let arg_names: Vec<String> = module
+        // Every test input by its name, as onnxruntime takes them (a nameless
+        // one is the model's input at its position, as ONNX's backend runner
+        // passes a list); inputs bound as constants are no longer inputs.
+        let (arg_names, _) = module
             .lookup_symbol("main")
-            .and_then(|f| module.body().op(f).attr("ge.input_names"))
-            .and_then(|a| a.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
+            .map(|f| ge_dialects::graph::func::io_names_or_default(module.body().op(f)))
             .unwrap_or_default();
-        let mut inputs = vec![];
-        for n in &arg_names {
-            match set.inputs.iter().find(|(m, _)| m == n) {
-                Some((_, t)) => inputs.push(t.clone()),
-                None => {
-                    res.reason = format!("no test data for input '{n}'");
-                    return res;
-                }
-            }
-        }
+        let inputs: Vec<(String, Tensor)> = set
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (n, _))| !opts.constant_inputs.contains_key(n))
+            .map(|(i, (n, t))| {
+                let n = if n.is_empty() {
+                    arg_names.get(i).cloned().unwrap_or_default()
+                } else {
+                    n.clone()
+                };
+                (n, t.clone())
+            })
+            .collect();
         let run = match exec.run(&module, inputs, max_ops) {
             Ok(o) => o,
             Err(e) => {

@@ -398,9 +398,7 @@ pub fn import_bytes(
         "function_type",
         Attribute::ty(Type::function(&in_types, &out_types)),
     );
-    let strs = |v: &[String]| Attribute::array(v.iter().map(|s| Attribute::string(s)).collect());
-    body.set_attr(func, "ge.input_names", strs(&in_names));
-    body.set_attr(func, "ge.output_names", strs(&out_names));
+    crate::emit::set_io_names(body, func, &in_names, &out_names)?;
     if !symbols.map.is_empty() {
         let entries: Vec<(Ident, Attribute)> = symbols
             .map

@@ -991,9 +991,14 @@ pub fn import_bytes(
         "function_type",
         Attribute::ty(Type::function(&in_types, &out_types)),
     );
-    let strs = |v: &[String]| Attribute::array(v.iter().map(|s| Attribute::string(s)).collect());
-    body.set_attr(func, "ge.input_names", strs(&in_names));
-    body.set_attr(func, "ge.output_names", strs(&outputs));
+    // TensorFlow names tensors `node:port`: a placeholder's value is port 0.
+    let port = |o: &String| {
+        let (n, k) = parse_input(o).unwrap_or((o, 0));
+        format!("{n}:{k}")
+    };
+    let in_names: Vec<String> = in_names.iter().map(port).collect();
+    let out_names: Vec<String> = outputs.iter().map(port).collect();
+    crate::emit::set_io_names(body, func, &in_names, &out_names)?;
     body.set_attr(func, "ge.data_format", Attribute::string("NHWC"));
     crate::error::verified(m)
 }

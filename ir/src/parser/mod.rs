@@ -91,12 +91,15 @@ pub struct OperandRef<'s> {
     pub span: Range<usize>,
 }
 
-/// A block argument declared in op syntax (`%x: T loc(...)`).
+/// A block argument declared in op syntax (`%x: T {attrs} loc(...)`).
 #[derive(Clone, Debug)]
 pub struct ArgDecl<'s> {
     pub name: &'s str,
     pub span: Range<usize>,
     pub ty: Type,
+    /// MLIR's argument attributes (`{ge.name = "x"}`), as function
+    /// signatures write them between the type and the location.
+    pub attrs: Option<AttrDict>,
     pub loc: Option<Location>,
 }
 

@@ -488,6 +488,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         }
         self.expect_punct(":")?;
         let ty = self.parse_type()?;
+        let attrs = self.parse_optional_arg_attrs();
         let loc = match self.peek().cloned() {
             Some(Item {
                 kind: ItemKind::Loc(l),
@@ -502,8 +503,26 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             name: r.name,
             span: r.span,
             ty,
+            attrs,
             loc,
         })
+    }
+
+    /// An argument's or result's attribute dictionary after its type
+    /// (`tensor<4xf32> {ge.name = "x"}`). A dictionary that is the op's last
+    /// item is left alone: it may be a region (`{ graph.return }`).
+    pub fn parse_optional_arg_attrs(&mut self) -> Option<AttrDict> {
+        match self.peek() {
+            Some(Item {
+                kind: ItemKind::Dict(d),
+                ..
+            }) if self.idx + 1 < self.items.len() => {
+                let d = *d;
+                self.idx += 1;
+                Some(d)
+            }
+            _ => None,
+        }
     }
 
     // ---- regions and successors ------------------------------------------

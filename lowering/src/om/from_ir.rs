@@ -78,7 +78,7 @@ pub fn from_module(
         .find(|&o| body.op(o).name.as_str() == "stream.program")
         .ok_or_else(|| LowerError::at(fd.loc, "the entry function has no stream.program"))?;
     let arenas = Arenas::of_program(body, prog)?;
-    let io = io_desc(body, block, prog, &arenas)?;
+    let io = io_desc(body, block, prog, &arenas, fd)?;
     let mut w = ProgramWriter::new(body, module, &arenas);
     w.program_of(prog)?;
     let ProgramWriter {
@@ -223,8 +223,16 @@ impl Arenas {
 }
 
 /// Inputs: where the function stores its arguments; outputs: the views of
-/// the program's results it returns.
-fn io_desc(body: &Body, block: BlockId, prog: OpId, arenas: &Arenas) -> LowerResult<IoDesc> {
+/// the program's results it returns. Each is named as the function `fd`
+/// names it (`argN` / `outN` where it does not).
+fn io_desc(
+    body: &Body,
+    block: BlockId,
+    prog: OpId,
+    arenas: &Arenas,
+    fd: &ge_ir::OpData,
+) -> LowerResult<IoDesc> {
+    let (in_names, out_names) = ge_dialects::graph::func::io_names_or_default(fd);
     let mut io = IoDesc::default();
     for (i, &a) in body.block(block).args.iter().enumerate() {
         let at = body.value(a).loc;
@@ -249,7 +257,7 @@ fn io_desc(body: &Body, block: BlockId, prog: OpId, arenas: &Arenas) -> LowerRes
             })
             .at_op(sd.loc)?;
         io.inputs.push(IoTensor {
-            name: format!("arg{i}"),
+            name: in_names.get(i).cloned().unwrap_or_default(),
             buffer,
         });
     }
@@ -282,7 +290,7 @@ fn io_desc(body: &Body, block: BlockId, prog: OpId, arenas: &Arenas) -> LowerRes
             )
             .at_op(body.op(view).loc)?;
         io.outputs.push(IoTensor {
-            name: format!("out{i}"),
+            name: out_names.get(i).cloned().unwrap_or_default(),
             buffer,
         });
     }

@@ -43,6 +43,10 @@ pub fn to_module(ctx: &Context, om: &OmFile) -> Result<Module, String> {
     ]);
     st.num_regions = 1;
     let f = mbody.create_op(st);
+    let names = |ts: &[ge_om::model::IoTensor]| -> Vec<String> {
+        ts.iter().map(|t| t.name.clone()).collect()
+    };
+    ge_dialects::graph::func::set_io_names(mbody, f, &names(&om.io.inputs), &names(&om.io.outputs));
     match first {
         Some(o) => mbody.insert_op_before(o, f),
         None => mbody.append_op(block, f),
