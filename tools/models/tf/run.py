@@ -63,8 +63,13 @@ def check(bins, d, meta, form, work, timeout):
     n_in = len(meta["inputs"])
     n_out = len(meta["signature_outputs"])
     cmd = [os.path.join(bins, "ge-run"), om + ".om", "--rtol", RTOL, "--atol", ATOL]
-    for i, name in enumerate(meta["inputs"]):
-        # Frozen graphs name their inputs by placeholder; SavedModels by signature key.
+    order = list(range(n_in))
+    if form == "saved":
+        # A SavedModel's arguments are its signature keys in sorted order
+        # (TensorFlow's order of keyword arguments); frozen graphs keep the
+        # placeholders' graph order.
+        order.sort(key=lambda i: meta["inputs"][i])
+    for i in order:
         cmd += ["--input", os.path.join(d, f"in{i}.npy")]
     for i in range(n_out):
         cmd += ["--expect", os.path.join(d, f"out{i}.npy")]
@@ -72,7 +77,6 @@ def check(bins, d, meta, form, work, timeout):
     if rc != 0:
         return "run-fail", first_error(out)
     interp = "interpreter" in out and "fallback" in out
-    del n_in
     return "pass", ("some ops on the interpreter" if interp else "")
 
 
