@@ -246,7 +246,8 @@ def h_bilstm_conv1d():
 
 
 @model("t_image_ops", {"tiny", "full"}, "tuned",
-       note="tf.image.resize bilinear + nearest, concat, depthwise conv, mean")
+       note="tf.image.resize bilinear + nearest, concat, depthwise conv, mean; "
+            "TF1 bicubic resizes (align_corners, legacy coordinates)")
 def t_image_ops():
     class Net(keras.Model):
         def __init__(self):
@@ -257,7 +258,9 @@ def t_image_ops():
             a = tf.image.resize(x, [12, 12], method="bilinear")
             b = tf.image.resize(x, [12, 12], method="nearest")
             y = self.dw(tf.concat([a, b], axis=-1))
-            return tf.reduce_mean(y, axis=[1, 2])
+            c1 = tf.compat.v1.image.resize_bicubic(x, [13, 9], align_corners=True)
+            c2 = tf.compat.v1.image.resize_bicubic(x, [5, 11])
+            return [tf.reduce_mean(y, axis=[1, 2]), c1, c2]
 
     m = Net()
     m(tf.zeros([1, 8, 8, 3]))

@@ -6,6 +6,7 @@ use super::{invalid, one, unsupported, Res, TfCx, TfNode};
 use crate::error::ImportError;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
+use ge_ir::tensor::Tensor;
 
 pub fn softmax(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
@@ -501,21 +502,14 @@ fn resize(cx: &mut TfCx, n: &TfNode, mode: &str) -> Res<Vec<ValueId>> {
         };
         attrs.push(("nearest_mode", Attribute::string(nm)));
     }
-    if mode == "cubic" {
-        attrs.push((
-            "cubic_coeff_a",
-            Attribute::f64(if hp { -0.5 } else { -0.75 }),
-        ));
-    }
-    let y = cx.op("graph.resize", &[x], attrs)?;
-    // TensorFlow resizes integer images to float32 (bilinear/bicubic).
+    // TensorFlow resizes integer images to float32 (bilinear).
     if mode != "nearest" && !cx.e.dtype(x)?.is_float() {
         return Err(ImportError::unsupported(format!(
             "{} of integer images",
             n.op
         )));
     }
-    one(y)
+    one(cx.op("graph.resize", &[x], attrs)?)
 }
 
 pub fn resize_bilinear(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
@@ -524,6 +518,116 @@ pub fn resize_bilinear(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
 pub fn resize_nearest(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     resize(cx, n, "nearest")
 }
+
+/// ResizeBicubic as two products with constant interpolation matrices
+/// (`[out_h, in_h]` over the rows, `[in_w, out_w]` over the columns) whose
+/// entries are TensorFlow's own taps: Keys' cubic (a = -0.75, or -0.5 with
+/// half-pixel centres) read from its 1024-entry table, edge indices clamped
+/// (with half-pixel centres: taps outside the image dropped and the rest
+/// renormalised), as `resize_bicubic_op.cc` does — so results match
+/// TensorFlow's, which differ from an exact cubic by the table's step.
 pub fn resize_bicubic(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    resize(cx, n, "cubic")
+    let x = n.input(0)?;
+    let size = cx.const_i64s(n.input(1)?, "the resize size")?;
+    let shape = cx.shape_of(n, x)?;
+    if shape.len() != 4 || size.len() != 2 || size.iter().chain(&shape[1..3]).any(|&s| s <= 0) {
+        return Err(invalid(
+            n,
+            "needs a 4-D NHWC image and a positive [height, width]",
+        ));
+    }
+    let dt = cx.e.dtype(x)?;
+    if !dt.is_float() {
+        return Err(unsupported(n, "of integer images"));
+    }
+    let (ac, hp) = (
+        n.b("align_corners", false),
+        n.b("half_pixel_centers", false),
+    );
+    if ac && hp {
+        return Err(invalid(
+            n,
+            "align_corners and half_pixel_centers are exclusive",
+        ));
+    }
+    let (in_h, in_w) = (shape[1] as usize, shape[2] as usize);
+    let (out_h, out_w) = (size[0] as usize, size[1] as usize);
+    for (i, o) in [(in_h, out_h), (in_w, out_w)] {
+        ge_ir::budget::check(
+            ge_ir::budget::bytes_of([i as u64, o as u64], 8),
+            &"ResizeBicubic's interpolation matrix",
+        )
+        .map_err(ImportError::invalid)?;
+    }
+    let rows = cubic_matrix(in_h, out_h, ac, hp);
+    let mut cols_t = vec![0.0; in_w * out_w];
+    for (k, w) in cubic_matrix(in_w, out_w, ac, hp).into_iter().enumerate() {
+        let (o, i) = (k / in_w, k % in_w);
+        cols_t[i * out_w + o] = w;
+    }
+    let rows =
+        cx.e.constant(&Tensor::from_f64(vec![out_h, in_h], dt, rows))?;
+    let cols =
+        cx.e.constant(&Tensor::from_f64(vec![in_w, out_w], dt, cols_t))?;
+    // NHWC -> NCHW, rows x image x columns, back to NHWC.
+    let y = cx.nhwc_to_nchw(x)?;
+    let y = cx.op2("graph.matmul", rows, y)?;
+    let y = cx.op2("graph.matmul", y, cols)?;
+    one(cx.nchw_to_nhwc(y)?)
+}
+
+/// The `[out, in]` matrix of TensorFlow's bicubic taps along one axis.
+fn cubic_matrix(in_len: usize, out_len: usize, align_corners: bool, half_pixel: bool) -> Vec<f64> {
+    const TABLE: i64 = 1 << 10;
+    let a = if half_pixel { -0.5 } else { -0.75 };
+    // Keys' kernel at distance i/TABLE (near) or 1 + i/TABLE (far), as f32.
+    let coeff = |i: i64, far: bool| -> f32 {
+        let x = i as f64 / TABLE as f64;
+        if far {
+            let x = x + 1.0;
+            (((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a) as f32
+        } else {
+            (((a + 2.0) * x - (a + 3.0)) * x * x + 1.0) as f32
+        }
+    };
+    let scale = if align_corners && out_len > 1 {
+        (in_len as f32 - 1.0) / (out_len as f32 - 1.0)
+    } else {
+        in_len as f32 / out_len as f32
+    };
+    let last = in_len as i64 - 1;
+    let mut m = vec![0.0f64; out_len * in_len];
+    for o in 0..out_len {
+        let f = if half_pixel {
+            (o as f32 + 0.5) * scale - 0.5
+        } else {
+            o as f32 * scale
+        };
+        let base = f.floor() as i64;
+        let off = ((f - base as f32) * TABLE as f32).round_ties_even() as i64;
+        let taps = [
+            (base - 1, coeff(off, true)),
+            (base, coeff(off, false)),
+            (base + 1, coeff(TABLE - off, false)),
+            (base + 2, coeff(TABLE - off, true)),
+        ];
+        let mut w: Vec<(usize, f32)> = taps
+            .iter()
+            .map(|&(i, wt)| {
+                let b = i.clamp(0, last);
+                (b as usize, if half_pixel && b != i { 0.0 } else { wt })
+            })
+            .collect();
+        if half_pixel {
+            let sum: f32 = w.iter().map(|t| t.1).sum();
+            if sum.abs() >= 1000.0 * f32::MIN_POSITIVE {
+                let inv = 1.0 / sum;
+                w.iter_mut().for_each(|t| t.1 *= inv);
+            }
+        }
+        for (i, wt) in w {
+            m[o * in_len + i] += wt as f64;
+        }
+    }
+    m
 }
