@@ -52,6 +52,9 @@ step "test tools (.venv: $(grep -v '^#' tools/requirements-test.txt | tr '\n' ' 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+step "crate boundaries (the runtime links no compiler)"
+tools/check-deps.sh
+
 step "cargo clippy"
 cargo clippy --workspace --all-targets ${FEATURES[@]+"${FEATURES[@]}"} --quiet -- -D warnings
 

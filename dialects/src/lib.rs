@@ -19,6 +19,16 @@ pub mod stream;
 
 use ge_ir::Context;
 
+/// A context with every dialect registered: what reading, verifying and
+/// interpreting IR of these dialects needs (the runtime's kernels, the
+/// importers, the ES builder). The one constructor of such a context;
+/// `ge_compile::context` adds every pass of the compiler to it.
+pub fn context() -> Context {
+    let mut ctx = Context::new();
+    register(&mut ctx);
+    ctx
+}
+
 /// Register every dialect of this crate.
 pub fn register(ctx: &mut Context) {
     ctx.constant_op = Some("data.constant");

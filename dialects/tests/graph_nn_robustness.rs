@@ -155,7 +155,7 @@ fn module(ctx: &ge_ir::Context, op: &str) -> ge_ir::Module {
     };
     let text =
         format!("graph.func @main({args}) -> {ty} {{\n  %0 = {op}\n  graph.return %0 : {ty}\n}}\n");
-    ge_ir::parser::parse_module(ctx, "t.air", 0, &text, 0, 1)
+    ge_ir::parser::parse_module(ctx, "t.air", &text, ge_ir::parser::ParseOptions::default())
         .unwrap_or_else(|d| panic!("{op}: parse error {}", d.message))
 }
 
@@ -164,8 +164,7 @@ fn module(ctx: &ge_ir::Context, op: &str) -> ge_ir::Module {
 /// never a panic. The valid cases run and equal the op without the attribute.
 #[test]
 fn hostile_attributes_are_diagnosed_never_panic() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let x = Tensor::from_f64(
         vec![1, 2, 4, 4],
         DType::F32,
@@ -235,8 +234,7 @@ fn without_attrs(op: &str) -> String {
 
 #[test]
 fn out_of_range_indices_are_errors() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let text = r#"
 graph.func @main(%d: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf32>, %t: tensor<4x3xf32>) -> (tensor<2x2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<2x2x3xf32>) {
   %0 = graph.gather %d, %i : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<2x2x3xf32>
@@ -246,7 +244,9 @@ graph.func @main(%d: tensor<2x3xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf32>, 
   graph.return %0, %1, %2, %3 : tensor<2x2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<2x2x3xf32>
 }
 "#;
-    let m = ge_ir::parser::parse_module(&ctx, "t.air", 0, text, 0, 1).expect("parses");
+    let m =
+        ge_ir::parser::parse_module(&ctx, "t.air", text, ge_ir::parser::ParseOptions::default())
+            .expect("parses");
     assert!(ge_ir::verifier::verify_module(&m).is_empty());
     let d = Tensor::from_f64(vec![2, 3], DType::F32, vec![0.0; 6]);
     let u = Tensor::from_f64(vec![2, 2], DType::F32, vec![0.0; 4]);

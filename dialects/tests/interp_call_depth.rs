@@ -33,7 +33,13 @@ fn inputs(cond: i64) -> Vec<Tensor> {
 #[test]
 fn unbounded_recursion_stops_at_the_call_depth_limit() {
     let ctx = ctx();
-    let m = ge_ir::parser::parse_module(&ctx, "t.air", 0, RECURSIVE, 0, 1).expect("parses");
+    let m = ge_ir::parser::parse_module(
+        &ctx,
+        "t.air",
+        RECURSIVE,
+        ge_ir::parser::ParseOptions::default(),
+    )
+    .expect("parses");
     // The verifier refuses it; the interpreter is the second line of defence.
     let diags = ge_ir::verifier::verify_module(&m);
     assert!(

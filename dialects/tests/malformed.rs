@@ -66,13 +66,17 @@ const VALID: &[(&str, usize)] = &[("data.identity", 2), ("data.tile", 2), ("data
 
 #[test]
 fn malformed_ops_are_diagnosed_not_panicked_on() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let mut valid = vec![];
     for op in OPS {
         for (k, text) in variants(op).into_iter().enumerate() {
-            let m = ge_ir::parser::parse_module(&ctx, "m.air", 0, &text, 0, 1)
-                .unwrap_or_else(|d| panic!("{op} #{k}: the generic form parses: {}", d.message));
+            let m = ge_ir::parser::parse_module(
+                &ctx,
+                "m.air",
+                &text,
+                ge_ir::parser::ParseOptions::default(),
+            )
+            .unwrap_or_else(|d| panic!("{op} #{k}: the generic form parses: {}", d.message));
             let diags = ge_ir::verifier::verify_module(&m);
             // Every diagnostic is an error about this op, at its line (2:3).
             for d in &diags {
@@ -106,8 +110,13 @@ fn malformed_ops_are_diagnosed_not_panicked_on() {
                     ..PrintOptions::default()
                 },
             );
-            let back = ge_ir::parser::parse_module(&ctx, "m.air", 0, &generic, 0, 1)
-                .unwrap_or_else(|d| panic!("{op} #{k}: generic form reads back: {}", d.message));
+            let back = ge_ir::parser::parse_module(
+                &ctx,
+                "m.air",
+                &generic,
+                ge_ir::parser::ParseOptions::default(),
+            )
+            .unwrap_or_else(|d| panic!("{op} #{k}: generic form reads back: {}", d.message));
             let messages = |ds: &[ge_ir::diagnostics::Diagnostic]| {
                 ds.iter().map(|d| d.message.clone()).collect::<Vec<_>>()
             };

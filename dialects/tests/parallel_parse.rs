@@ -2,7 +2,7 @@
 //! `parallel` module) give exactly what the serial parser gives: the same IR,
 //! locations included, and the same first diagnostic when a function is broken.
 
-use ge_ir::parser::{parallel_ops_parsed, parse_module};
+use ge_ir::parser::{parallel_ops_parsed, parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::Context;
 use proptest::prelude::*;
@@ -14,8 +14,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const FUNCS: usize = 300;
 
 fn context(threading: bool) -> Context {
-    let mut ctx = Context::new();
-    ge_dialects::register(&mut ctx);
+    let mut ctx = ge_dialects::context();
     ctx.allow_unregistered = true;
     ctx.threading = threading;
     ctx
@@ -71,7 +70,7 @@ fn parse(text: &str, threading: bool) -> (Result<String, String>, usize) {
         .build()
         .expect("pool");
     let before = parallel_ops_parsed();
-    let r = pool.install(|| parse_module(&ctx, "m.air", 0, text, 0, 1));
+    let r = pool.install(|| parse_module(&ctx, "m.air", text, ParseOptions::default()));
     let parallel = parallel_ops_parsed() - before;
     let opts = PrintOptions {
         debuginfo: true,
@@ -104,7 +103,7 @@ fn big_modules_parse_in_parallel_to_the_same_ir() {
 
         // The generic form of the same module takes the same path.
         let ctx = context(false);
-        let m = parse_module(&ctx, "m.air", 0, &text, 0, 1).expect("valid");
+        let m = parse_module(&ctx, "m.air", &text, ParseOptions::default()).expect("valid");
         let opts = PrintOptions {
             generic: true,
             debuginfo: true,

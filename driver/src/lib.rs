@@ -9,7 +9,6 @@ pub mod limits;
 pub mod npy;
 pub mod opt;
 pub mod out_text;
-pub mod registry;
 pub mod run;
 pub mod translate;
 pub mod zoo;

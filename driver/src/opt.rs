@@ -275,7 +275,7 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         }
         if let (Some(m), Some(path)) = (&result, &args.emit_om) {
             let opts = ge_lowering::om::OmOptions {
-                soc: ge_lowering::soc::DEFAULT_SOC.to_string(),
+                soc: ge_soc::DEFAULT_SOC.to_string(),
                 ..Default::default()
             };
             if let Err(e) = ge_lowering::om::write_module(m, std::path::Path::new(path), &opts) {
@@ -423,8 +423,16 @@ fn process_chunk(
     timing: &mut TimingSteps,
 ) -> Option<ge_ir::Module> {
     let t = Instant::now();
-    let parsed =
-        ge_ir::parser::parse_module(ctx, name, file, chunk.text, chunk.offset, chunk.first_line);
+    let parsed = ge_ir::parser::parse_module(
+        ctx,
+        name,
+        chunk.text,
+        ge_ir::parser::ParseOptions {
+            file_id: file,
+            base: chunk.offset,
+            first_line: chunk.first_line,
+        },
+    );
     timing.add("Parser", t.elapsed());
     let mut m = match parsed {
         Ok(m) => m,
@@ -561,7 +569,7 @@ pub fn main() -> i32 {
         // Streams each compile's output as it happens.
         return crate::incremental::cli::watch_main(&args);
     }
-    let mut ctx = crate::registry::full_context();
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

@@ -218,7 +218,12 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     };
     let mut sm = SourceMap::new();
     let file = sm.add(&path, Arc::from(text.as_str()));
-    let m = match ge_ir::parser::parse_module(ctx, &path, file, &text, 0, 1) {
+    let m = match ge_ir::parser::parse_module(
+        ctx,
+        &path,
+        &text,
+        ge_ir::parser::ParseOptions::file(file),
+    ) {
         Ok(m) => m,
         Err(d) => return fail(sm.render(&d)),
     };
@@ -382,7 +387,7 @@ pub fn main() -> i32 {
         eprintln!("error: {e}");
         return 1;
     }
-    let mut ctx = crate::registry::full_context();
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
     if data_on_stdout {
         let _ = std::io::stderr().write_all(out.stdout.as_bytes());
@@ -414,7 +419,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
     if path.ends_with(".air") || path.ends_with(".mlir") {
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-        let mut copts = ge_runtime::compile::CompileOptions {
+        let mut copts = ge_compile::CompileOptions {
             fuse: !args.no_fuse,
             single_stream: args.single_stream,
             formats: !args.no_formats,
@@ -424,12 +429,12 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         if let Some(soc) = &args.soc {
             // Compile for that SoC (checks the name, reads a profile); the
             // header carries the profile's name.
-            ge_lowering::soc::Soc::load(soc)?;
+            ge_soc::Soc::load(soc)?;
             copts.soc = soc.clone();
         }
         let opts = ge_runtime::LoadOptions { soc: None, ..opts };
-        let om = ge_runtime::compile::compile_text(path, &text, &copts)?;
-        let bytes = ge_runtime::compile::to_bytes(&om)?;
+        let om = ge_compile::compile_text(path, &text, &copts)?;
+        let bytes = ge_compile::to_bytes(&om)?;
         if let Some(p) = &args.save_om {
             ge_ir::output::write(p, &bytes).map_err(|e| format!("cannot write '{p}': {e}"))?;
         }

@@ -211,7 +211,8 @@ pub fn load_air(ctx: &Context, path: &str) -> Result<Module, String> {
         std::fs::read_to_string(path).map_err(|e| format!("error: cannot read '{path}': {e}\n"))?;
     let mut sm = SourceMap::new();
     let file = sm.add(path, std::sync::Arc::from(text.as_str()));
-    let m = ge_ir::parser::parse_module(ctx, path, file, &text, 0, 1).map_err(|d| sm.render(&d))?;
+    let m = ge_ir::parser::parse_module(ctx, path, &text, ge_ir::parser::ParseOptions::file(file))
+        .map_err(|d| sm.render(&d))?;
     let diags = ge_ir::verifier::verify_module(&m);
     if diags.iter().any(|d| d.is_error()) {
         return Err(diags.iter().map(|d| sm.render(d)).collect());
@@ -274,7 +275,7 @@ pub fn main() -> i32 {
         eprintln!("error: {e}");
         return 1;
     }
-    let ctx = crate::registry::full_context();
+    let ctx = ge_compile::context();
     let out = main_with(args, &ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

@@ -4,7 +4,7 @@
 //! These run on the test harness's small (2 MiB) thread stacks on purpose: the
 //! parser, verifier, printer and `Drop` must not depend on a big main stack.
 
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::verifier::verify_module;
 use ge_ir::{Context, Module};
@@ -32,7 +32,7 @@ fn print(m: &Module, generic: bool) -> String {
 /// with a position inside the input. Returns the parse error message, if any.
 fn parse_or_diagnose(src: &str, reparse: bool) -> Option<String> {
     let c = ctx();
-    match parse_module(&c, "deep.air", 0, src, 0, 1) {
+    match parse_module(&c, "deep.air", src, ParseOptions::default()) {
         Ok(m) => {
             let diags = verify_module(&m);
             assert!(
@@ -43,7 +43,7 @@ fn parse_or_diagnose(src: &str, reparse: bool) -> Option<String> {
             for generic in [false, true] {
                 let out = print(&m, generic);
                 if reparse {
-                    let again = match parse_module(&c, "out.air", 0, &out, 0, 1) {
+                    let again = match parse_module(&c, "out.air", &out, ParseOptions::default()) {
                         Ok(a) => a,
                         Err(d) => panic!("printed deep IR does not parse: {}", d.message),
                     };
@@ -72,7 +72,7 @@ fn nested_regions(depth: usize) -> String {
 fn ten_thousand_nested_regions_parse_verify_and_print() {
     let c = ctx();
     let src = nested_regions(DEPTH);
-    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "deep.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -97,7 +97,7 @@ fn ten_thousand_nested_isolated_modules() {
     // which exercises the verifier's and `Drop`'s recursion over bodies.
     let src = "module {\n".repeat(DEPTH) + &"}\n".repeat(DEPTH);
     let c = ctx();
-    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "deep.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -181,7 +181,7 @@ fn ten_thousand_nested_name_locations() {
     let loc = "\"n\"(".repeat(DEPTH) + "\"f\":1:2" + &")".repeat(DEPTH);
     let src = format!("\"x.op\"() : () -> () loc({loc})\n");
     let c = ctx();
-    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "deep.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -267,7 +267,7 @@ fn hundred_megabyte_input_parses() {
     let src = large_input(100 << 20);
     assert!(src.len() >= 100 << 20);
     let c = ctx();
-    let m = match parse_module(&c, "big.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "big.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -294,7 +294,7 @@ fn error_at_the_end_of_a_hundred_megabyte_input_has_the_right_line() {
     let lines = src.lines().count();
     src.push_str("\"x.bad\"(%nope) : (i32) -> ()\n");
     let c = ctx();
-    let d = match parse_module(&c, "big.air", 0, &src, 0, 1) {
+    let d = match parse_module(&c, "big.air", &src, ParseOptions::default()) {
         Ok(_) => panic!("the undefined value must be reported"),
         Err(d) => d,
     };
@@ -330,7 +330,7 @@ fn million_op_module_parses() {
     }
     assert!(s.len() > 100 << 20);
     let c = ctx();
-    let m = match parse_module(&c, "big.air", 0, &s, 0, 1) {
+    let m = match parse_module(&c, "big.air", &s, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };

@@ -14,14 +14,13 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 fn ctx() -> Context {
-    let mut c = Context::new();
-    ge_dialects::register(&mut c);
+    let mut c = ge_dialects::context();
     ge_rewrites::register(&mut c);
     c
 }
 
 fn parse(ctx: &Context, text: &str) -> Module {
-    ge_ir::parser::parse_module(ctx, "t.air", 0, text, 0, 1)
+    ge_ir::parser::parse_module(ctx, "t.air", text, ge_ir::parser::ParseOptions::default())
         .unwrap_or_else(|d| panic!("{}", d.message))
 }
 

@@ -99,8 +99,9 @@ fn eqsat_preserves_every_testdata_file() {
             .display()
             .to_string();
         let text = std::fs::read_to_string(path).expect("readable");
-        let mut m = ge_ir::parser::parse_module(&ctx, &name, 0, &text, 0, 1)
-            .unwrap_or_else(|d| panic!("{name}: {}", d.message));
+        let mut m =
+            ge_ir::parser::parse_module(&ctx, &name, &text, ge_ir::parser::ParseOptions::default())
+                .unwrap_or_else(|d| panic!("{name}: {}", d.message));
         let sig = Interpreter::new(&m)
             .signature("main")
             .map(|(i, _)| i.to_vec());

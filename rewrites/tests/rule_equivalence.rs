@@ -19,8 +19,7 @@ use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 
 fn ctx() -> Context {
-    let mut c = Context::new();
-    ge_dialects::register(&mut c);
+    let mut c = ge_dialects::context();
     ge_rewrites::register(&mut c);
     c
 }

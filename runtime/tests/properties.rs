@@ -14,10 +14,10 @@
 
 mod common;
 use common::*;
+use ge_compile::{compile_text, CompileOptions};
 use ge_ir::tensor::Tensor;
-use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
-use ge_lowering::om::OmModel;
-use ge_runtime::compile::{compile_text, CompileOptions};
+use ge_om::model::{ArenaRole, Buffer, Operand, Task};
+use ge_om::OmModel;
 use ge_runtime::{HostTensor, LoadOptions, Model, RunOptions};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -250,7 +250,7 @@ fn move_buffer(om: &mut OmModel, id: i64, offset: u64) {
 }
 
 fn bytes_of(om: &OmModel) -> Vec<u8> {
-    ge_lowering::om::format::to_bytes_unchecked(om).expect("serialise")
+    ge_om::format::to_bytes_unchecked(om).expect("serialise")
 }
 
 #[test]
@@ -447,7 +447,7 @@ fn random_graphs_match_the_interpreter() {
         };
         let om = compile_text("random", &text, &opts)
             .unwrap_or_else(|e| panic!("seed {seed} {opts:?}: compile: {e}\n{text}"));
-        let bytes = ge_runtime::compile::to_bytes(&om).expect("serialise");
+        let bytes = ge_compile::to_bytes(&om).expect("serialise");
         let threads = rng.random_range(1..=2);
         let model = load(&bytes, threads);
         let (types, m) = signature(&text, "main");

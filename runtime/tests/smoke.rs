@@ -1,6 +1,6 @@
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 #[test]
 fn demo_block_matches_the_interpreter() {

@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 /// The ops a zoo model still runs on the interpreter (every other kernel
 /// must be native, or the test fails).

@@ -328,8 +328,7 @@ pub struct GraphBuilder {
 impl GraphBuilder {
     /// A builder for a public function `@name` in a new module.
     pub fn new(name: &str) -> GraphBuilder {
-        let mut ctx = Context::new();
-        crate::register(&mut ctx);
+        let ctx = crate::context();
         let mut module = Module::new(&ctx, Location::unknown());
         let mblock = module.block();
         let mut st = OpState::new("graph.func", Location::unknown());

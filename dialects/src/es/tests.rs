@@ -93,9 +93,10 @@ fn builds_runs_and_round_trips() -> EsResult<()> {
     assert!(text.contains("ge.symbol_bounds = {B = 64 : i64}"), "{text}");
     assert!(text.contains("dense_resource<w>"), "{text}");
     // The printed module parses back to the same text.
-    let mut ctx = Context::new();
-    crate::register(&mut ctx);
-    let back = ge_ir::parser::parse_module(&ctx, "es", 0, &text, 0, 1).expect("parses");
+    let ctx = crate::context();
+    let back =
+        ge_ir::parser::parse_module(&ctx, "es", &text, ge_ir::parser::ParseOptions::default())
+            .expect("parses");
     assert_eq!(
         ge_ir::printer::print_module(&back, Default::default()),
         text

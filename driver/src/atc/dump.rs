@@ -26,9 +26,8 @@ pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<String, String> {
             "--mode=1 reads --om and writes --json; --model and --output are for --mode=0",
         ));
     }
-    let bytes = ge_lowering::om::format::read(Path::new(om_path)).map_err(|e| error(e.0))?;
-    let om =
-        ge_lowering::om::format::parse(&bytes).map_err(|e| error(format!("{om_path}: {e}")))?;
+    let bytes = ge_om::format::read(Path::new(om_path)).map_err(|e| error(e.0))?;
+    let om = ge_om::format::parse(&bytes).map_err(|e| error(format!("{om_path}: {e}")))?;
     let text = if out.ends_with(".air") {
         let m =
             ge_lowering::om::to_module(ctx, &om).map_err(|e| error(format!("{om_path}: {e}")))?;

@@ -254,8 +254,7 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
     if args.om.is_some() || args.json.is_some() {
         return Err(error("--om and --json are for --mode=1"));
     }
-    ge_lowering::soc::Soc::load(&args.soc_version)
-        .map_err(|e| error(format!("--soc_version: {e}")))?;
+    ge_soc::Soc::load(&args.soc_version).map_err(|e| error(format!("--soc_version: {e}")))?;
     let shapes = shapes::parse(
         args.input_shape.as_deref(),
         args.input_shape_range.as_deref(),
@@ -339,7 +338,13 @@ fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String>
             let text = std::fs::read_to_string(path)
                 .map_err(|e| error(format!("cannot read '{}': {e}", p.model)))?;
             let file = sm.add(&p.model, Arc::from(text.as_str()));
-            ge_ir::parser::parse_module(ctx, &p.model, file, &text, 0, 1).map_err(|d| sm.render(&d))
+            ge_ir::parser::parse_module(
+                ctx,
+                &p.model,
+                &text,
+                ge_ir::parser::ParseOptions::file(file),
+            )
+            .map_err(|d| sm.render(&d))
         }
     }
 }
@@ -390,7 +395,7 @@ fn cache_key(args: &AtcArgs, p: &Plan, model_bytes: &[u8]) -> Result<cache::Cach
             }
         }
     }
-    let soc = ge_lowering::soc::Soc::load(&args.soc_version)?;
+    let soc = ge_soc::Soc::load(&args.soc_version)?;
     let mut k = KeyBuilder::new(&format!("ge-atc {}", cache::tool_version()));
     k.field("model", model_bytes)
         .field("framework", p.framework.name().as_bytes())
@@ -476,13 +481,13 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
 
 /// The summary of a compiled model.
 fn summary(
-    om: &ge_lowering::om::OmModel,
+    om: &ge_om::OmModel,
     inputs: &str,
     ops_before: usize,
     ops_after: usize,
     times: &[(&str, Duration)],
 ) -> String {
-    use ge_lowering::om::model::{ArenaRole, Task};
+    use ge_om::model::{ArenaRole, Task};
     let mut s = inputs.to_string();
     let (mut launches, mut copies) = (0, 0);
     for t in &om.program.tasks {
@@ -723,10 +728,10 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Ok(om) => om,
         Err(e) => return failed(&log, &error(e)),
     };
-    if let Err(e) = ge_runtime::compile::check_budget(&om) {
+    if let Err(e) = ge_compile::check_budget(&om) {
         return failed(&log, &error(e));
     }
-    let bytes = match ge_lowering::om::format::to_bytes(&om) {
+    let bytes = match ge_om::format::to_bytes(&om) {
         Ok(b) => b,
         Err(e) => return failed(&log, &error(e)),
     };
@@ -758,7 +763,7 @@ pub fn main() -> i32 {
         eprintln!("{}\nATC run failed", error(e));
         return 1;
     }
-    let ctx = crate::registry::full_context();
+    let ctx = ge_compile::context();
     // With the model on stdout (`--output -`, `--json -`) the summary goes to stderr.
     let data_on_stdout = [&args.output, &args.json]
         .iter()

@@ -1,6 +1,6 @@
 //! Writes docs/dialects/*.md from the op definitions.
 fn main() {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "docs/dialects".to_string());

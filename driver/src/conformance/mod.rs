@@ -98,7 +98,7 @@ impl Executor for RuntimeExecutor {
         "atc pipeline + runtime"
     }
     fn run(&self, m: &Module, inputs: Vec<Tensor>, _max_ops: usize) -> Result<Run, String> {
-        use ge_runtime::compile::{compile_module, context, to_bytes, CompileOptions};
+        use ge_compile::{compile_module, context, to_bytes, CompileOptions};
         let ctx = context();
         let mut m = m.clone();
         let om = compile_module(&ctx, &mut m, &CompileOptions::default())
@@ -415,7 +415,7 @@ pub fn run_all(
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| {
-                let ctx = crate::registry::full_context();
+                let ctx = ge_compile::context();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(dir) = dirs.get(i) else { break };

@@ -412,5 +412,5 @@ fn sliced_units(db: &dyn Db, job: Job) -> Option<Parsed> {
 
 /// `text` parsed as a module, if the parse reports nothing.
 fn parse_clean(ctx: &Context, text: &str) -> Option<Module> {
-    ge_ir::parser::parse_module(ctx, "<slice>", 0, text, 0, 1).ok()
+    ge_ir::parser::parse_module(ctx, "<slice>", text, ge_ir::parser::ParseOptions::default()).ok()
 }

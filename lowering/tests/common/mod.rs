@@ -12,17 +12,16 @@ use std::sync::OnceLock;
 /// Every dialect and pass (what ge-opt has).
 pub fn ctx() -> &'static Context {
     static CTX: OnceLock<Context> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let mut c = Context::new();
-        ge_dialects::register(&mut c);
-        ge_rewrites::register(&mut c);
-        ge_lowering::register(&mut c);
-        c
-    })
+    CTX.get_or_init(ge_compile::context)
 }
 
 pub fn parse(text: &str) -> Module {
-    match ge_ir::parser::parse_module(ctx(), "<test>", 0, text, 0, 1) {
+    match ge_ir::parser::parse_module(
+        ctx(),
+        "<test>",
+        text,
+        ge_ir::parser::ParseOptions::default(),
+    ) {
         Ok(m) => m,
         Err(d) => panic!("generated IR does not parse: {}\n{text}", d.message),
     }

@@ -6,9 +6,9 @@
 
 use super::analysis::Graph;
 use super::lang::Node;
-use crate::soc::Soc;
 use egg::Id;
 use ge_ir::{DType, Dim, Ident, Type};
+use ge_soc::Soc;
 use std::collections::HashMap;
 
 pub struct CostModel {

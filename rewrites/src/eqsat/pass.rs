@@ -6,10 +6,10 @@ use super::cost::CostModel;
 use super::extract::{acyclic, dag_cost, greedy_dag};
 use crate::library::library_rules;
 use crate::rr::Rule;
-use crate::soc::Soc;
 use ge_ir::diagnostics::{Diagnostic, Pos, Severity};
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Ident, OpData};
+use ge_soc::Soc;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 

@@ -2,9 +2,9 @@
 //! interpreter on the source, make random inputs, compare within tolerances.
 #![allow(dead_code)]
 
+use ge_compile::{compile_text, to_bytes, CompileOptions};
 use ge_ir::tensor::Tensor;
 use ge_ir::{DType, Dim, Ident};
-use ge_runtime::compile::{compile_text, to_bytes, CompileOptions};
 use ge_runtime::{HostTensor, LoadOptions, Model};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -59,8 +59,9 @@ pub fn assert_native(model: &Model, allowed: &[&str]) {
 
 /// The entry function's argument types, from the source.
 pub fn signature(text: &str, entry: &str) -> (Vec<ge_ir::Type>, ge_ir::Module) {
-    let ctx = ge_runtime::compile::context();
-    let m = ge_ir::parser::parse_module(&ctx, "src", 0, text, 0, 1).unwrap();
+    let ctx = ge_compile::context();
+    let m = ge_ir::parser::parse_module(&ctx, "src", text, ge_ir::parser::ParseOptions::default())
+        .unwrap();
     let ins = {
         let interp = ge_ir::interp::Interpreter::new(&m);
         interp.signature(entry).unwrap().0.to_vec()

@@ -1,17 +1,19 @@
-//! SoC profiles: the performance numbers of a target chip, kept in data files
-//! (`soc/<name>.json` at the repository root) rather than code.
+//! ge-soc: SoC profiles, the performance numbers of a target chip, kept in
+//! data files (`soc/profiles/<name>.json`) rather than code.
 //!
 //! The shipped profiles are compiled in (so the tools work from any
 //! directory); `Soc::load` also accepts a path to a user's own profile with the
-//! same fields. The eqsat cost model (`eqsat/cost.rs`) and the lowering
-//! stages' cost model (ge-lowering's `cost.rs`, which re-exports this module
-//! as `ge_lowering::soc`) read these numbers; engines listed in `engines` are the ones the
-//! partitioner may use on this chip.
+//! same fields. The eqsat cost model (ge-rewrites' `eqsat/cost.rs`), the
+//! lowering stages (ge-lowering's `cost.rs`, engine partition, fusion,
+//! precision, streams) and the runtime (which SoCs it executes) read them;
+//! engines listed in `engines` are the ones the partitioner may use on this
+//! chip. A crate of its own so that the runtime needs no compiler crate to
+//! know the SoCs.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One SoC profile (see `soc/Ascend910B.json`).
+/// One SoC profile (see `soc/profiles/Ascend910B.json`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Soc {
@@ -54,8 +56,8 @@ pub struct Soc {
 
 /// The profiles shipped with ge.
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("Ascend910B", include_str!("../../soc/Ascend910B.json")),
-    ("Ascend310P", include_str!("../../soc/Ascend310P.json")),
+    ("Ascend910B", include_str!("../profiles/Ascend910B.json")),
+    ("Ascend310P", include_str!("../profiles/Ascend310P.json")),
 ];
 
 /// The SoC used when none is named.

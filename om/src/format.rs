@@ -30,7 +30,7 @@
 //! partition's checksum), then parses and validates the contents; anything
 //! wrong is one clear line in an [`OmError`], never a panic.
 
-use super::model::{IoDesc, ModelDef, OmModel, TaskProgram};
+use crate::model::{IoDesc, ModelDef, OmModel, TaskProgram};
 
 pub const MAGIC: [u8; 8] = *b"\x89GEOM\r\n\x1a";
 pub const VERSION: u32 = 1;
@@ -226,8 +226,47 @@ fn str_at(b: &[u8], what: &str) -> Result<String, OmError> {
         .map_err(|_| bad(format!("header: {what} is not UTF-8")))
 }
 
-/// Parse and validate an `.om` image.
+/// Parse and validate an `.om` image: the header, the partition table, the
+/// partitions' contents, then the model ([`crate::validate`]).
 pub fn parse(bytes: &[u8]) -> Result<OmFile<'_>, OmError> {
+    let h = header(bytes)?;
+    let parts = partitions(bytes, &h)?;
+    let file = contents(bytes, h, parts)?;
+    let mut soc_field = [0u8; SOC_LEN];
+    put_str(&mut soc_field, &file.def.soc);
+    let mut name_field = [0u8; NAME_LEN];
+    put_str(&mut name_field, &file.def.name);
+    if soc_field[..] != bytes[48..48 + SOC_LEN] || name_field[..] != bytes[80..80 + NAME_LEN] {
+        return Err(bad(
+            "the header and the model def disagree on the SoC or the model name",
+        ));
+    }
+    crate::validate::validate(
+        &file.def,
+        file.weights.len() as u64,
+        &file.program,
+        file.kernels,
+        &file.io,
+    )
+    .map_err(OmError)?;
+    Ok(file)
+}
+
+/// What the header says, checked.
+struct Header {
+    version: u32,
+    /// Number of partitions.
+    count: u32,
+    /// Offset of the partition table and of its end.
+    table: u64,
+    table_end: u64,
+    soc: String,
+    name: String,
+}
+
+/// The header: magic, version, size, total length, both checksums, the
+/// partition table's place, the SoC and model names.
+fn header(bytes: &[u8]) -> Result<Header, OmError> {
     if bytes.len() < HEADER_SIZE {
         if bytes.len() >= 8 && bytes[..8] != MAGIC {
             return Err(bad("not a ge .om model (bad magic)"));
@@ -286,11 +325,22 @@ pub fn parse(bytes: &[u8]) -> Result<OmFile<'_>, OmError> {
         .and_then(|n| n.checked_add(table))
         .filter(|&e| table >= HEADER_SIZE as u64 && e <= bytes.len() as u64)
         .ok_or_else(|| bad("the partition table lies outside the file"))?;
-    let soc = str_at(&bytes[48..48 + SOC_LEN], "the SoC name")?;
-    let name = str_at(&bytes[80..80 + NAME_LEN], "the model name")?;
+    Ok(Header {
+        version,
+        count,
+        table,
+        table_end,
+        soc: str_at(&bytes[48..48 + SOC_LEN], "the SoC name")?,
+        name: str_at(&bytes[80..80 + NAME_LEN], "the model name")?,
+    })
+}
+
+/// The partition table: every entry of a known kind, once, inside the file
+/// after the table, aligned, overlapping no other, with its checksum.
+fn partitions(bytes: &[u8], h: &Header) -> Result<Vec<Partition>, OmError> {
     let mut parts: Vec<Partition> = vec![];
-    for i in 0..count as usize {
-        let e = table as usize + i * ENTRY_SIZE;
+    for i in 0..h.count as usize {
+        let e = h.table as usize + i * ENTRY_SIZE;
         let raw = u32_at(bytes, e);
         let kind = Kind::from_u32(raw)
             .ok_or_else(|| bad(format!("partition #{i} has unknown kind {raw}")))?;
@@ -307,7 +357,7 @@ pub fn parse(bytes: &[u8]) -> Result<OmFile<'_>, OmError> {
                     bytes.len()
                 ))
             })?;
-        if offset < table_end {
+        if offset < h.table_end {
             return Err(bad(format!(
                 "{} partition overlaps the header or partition table",
                 kind.name()
@@ -345,6 +395,12 @@ pub fn parse(bytes: &[u8]) -> Result<OmFile<'_>, OmError> {
             checksum,
         });
     }
+    Ok(parts)
+}
+
+/// The partitions' contents: the JSON ones deserialised, the kernels as
+/// text, the weights in place.
+fn contents(bytes: &[u8], h: Header, parts: Vec<Partition>) -> Result<OmFile<'_>, OmError> {
     let get = |k: Kind| -> Result<&[u8], OmError> {
         let p = parts
             .iter()
@@ -365,10 +421,10 @@ pub fn parse(bytes: &[u8]) -> Result<OmFile<'_>, OmError> {
         .iter()
         .find(|p| p.kind == Kind::Weights)
         .map_or(0, |p| p.offset);
-    let file = OmFile {
-        version,
-        soc,
-        name,
+    Ok(OmFile {
+        version: h.version,
+        soc: h.soc,
+        name: h.name,
         partitions: parts,
         def,
         program,
@@ -376,25 +432,7 @@ pub fn parse(bytes: &[u8]) -> Result<OmFile<'_>, OmError> {
         kernels,
         weights,
         weights_offset,
-    };
-    let mut soc_field = [0u8; SOC_LEN];
-    put_str(&mut soc_field, &file.def.soc);
-    let mut name_field = [0u8; NAME_LEN];
-    put_str(&mut name_field, &file.def.name);
-    if soc_field[..] != bytes[48..48 + SOC_LEN] || name_field[..] != bytes[80..80 + NAME_LEN] {
-        return Err(bad(
-            "the header and the model def disagree on the SoC or the model name",
-        ));
-    }
-    super::model::validate(
-        &file.def,
-        file.weights.len() as u64,
-        &file.program,
-        file.kernels,
-        &file.io,
-    )
-    .map_err(OmError)?;
-    Ok(file)
+    })
 }
 
 /// Read and validate an `.om` file.

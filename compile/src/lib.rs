@@ -1,10 +1,20 @@
-//! Compiling `.air` to an `.om` in process: the `atc` pipeline with a few
-//! switches (fusion, streams, storage formats) followed by the `.om` writer.
-//! `ge-run model.air` (compile and run), the tests and the benchmarks use
-//! it; `ge-atc` is the converter for users.
+//! ge-compile: the compiler as a library.
+//!
+//! - [`context`]: the one constructor of a context with every dialect and
+//!   every pass of the compiler registered (the tools' registry);
+//! - [`compile_text`] / [`compile_module`]: `.air` to an `.om` in process —
+//!   the `atc` pipeline with a few switches ([`CompileOptions`]: fusion,
+//!   streams, storage formats) followed by the `.om` writer. `ge-run
+//!   model.air` (compile and run), the conformance runner, the runtime's tests
+//!   and the benchmarks use it; `ge-atc` is the converter for users.
+//!
+//! A crate of its own, on top of ge-rewrites and ge-lowering, so that the
+//! runtime (which only reads `.om` files, through ge-om) does not link the
+//! compiler; its tests dev-depend on this crate to compile their models.
 
 use ge_ir::pass::{manager::Instrumentation, PassContext, PassManagerOptions};
-use ge_lowering::om::{OmModel, OmOptions};
+use ge_lowering::om::OmOptions;
+pub use ge_om::{to_bytes, OmModel};
 
 /// Largest constant (elements) the compile folds: every weight, so weight
 /// preparation (BatchNorm folding, layout conversion) happens once at compile
@@ -80,10 +90,9 @@ impl CompileOptions {
     }
 }
 
-/// A context with every dialect and pass the compile needs.
+/// A context with every dialect and every pass of the compiler registered.
 pub fn context() -> ge_ir::Context {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let mut ctx = ge_dialects::context();
     ge_rewrites::register(&mut ctx);
     ge_lowering::register(&mut ctx);
     ctx
@@ -133,11 +142,12 @@ pub fn compile_module(
             entry: opts.entry.clone(),
             name: None,
             // A profile path compiles for the profile's SoC name.
-            soc: ge_lowering::soc::Soc::load(&opts.soc)
+            soc: ge_soc::Soc::load(&opts.soc)
                 .map(|s| s.name)
                 .unwrap_or_else(|_| opts.soc.clone()),
         },
-    )?;
+    )
+    .map_err(String::from)?;
     check_budget(&om)?;
     Ok(om)
 }
@@ -145,8 +155,9 @@ pub fn compile_module(
 /// Parse, verify and compile `.air` text.
 pub fn compile_text(name: &str, text: &str, opts: &CompileOptions) -> Result<OmModel, String> {
     let ctx = context();
-    let mut m = ge_ir::parser::parse_module(&ctx, name, 0, text, 0, 1)
-        .map_err(|d| format!("{name}: {}", d.message))?;
+    let mut m =
+        ge_ir::parser::parse_module(&ctx, name, text, ge_ir::parser::ParseOptions::default())
+            .map_err(|d| format!("{name}: {}", d.message))?;
     let diags = ge_ir::verifier::verify_module(&m);
     if let Some(d) = diags.iter().find(|d| d.is_error()) {
         return Err(format!("{name}: {}", d.message));
@@ -154,7 +165,37 @@ pub fn compile_text(name: &str, text: &str, opts: &CompileOptions) -> Result<OmM
     compile_module(&ctx, &mut m, opts).map_err(|e| format!("{name}: {e}"))
 }
 
-/// The `.om` bytes of a model.
-pub fn to_bytes(m: &OmModel) -> Result<Vec<u8>, String> {
-    ge_lowering::om::format::to_bytes(m)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODEL: &str = "graph.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = graph.sigmoid %x : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  graph.return %0 : tensor<2x4xf32>
+}";
+
+    #[test]
+    fn a_model_compiles_to_an_om_the_reader_accepts() {
+        let opts = CompileOptions {
+            soc: "Ascend310P".into(),
+            ..Default::default()
+        };
+        let om = compile_text("m.air", MODEL, &opts).expect("compiles");
+        let bytes = to_bytes(&om).expect("valid");
+        let back = ge_om::parse(&bytes).expect("reads");
+        assert_eq!(back.soc, "Ascend310P");
+        assert_eq!(back.def.entry, "main");
+    }
+
+    #[test]
+    fn errors_name_the_input() {
+        let e = compile_text("m.air", "graph.func @main(", &Default::default()).unwrap_err();
+        assert!(e.starts_with("m.air: "), "{e}");
+        let opts = CompileOptions {
+            soc: "Ascend999".into(),
+            ..Default::default()
+        };
+        let e = compile_text("m.air", MODEL, &opts).unwrap_err();
+        assert!(e.starts_with("m.air: ") && e.contains("Ascend999"), "{e}");
+    }
 }
