@@ -126,9 +126,20 @@ def main():
                 if f not in res:
                     return "—"
                 st, detail = res[f]
+                # The innermost node of a nested call chain says what failed.
+                if "node '" in detail:
+                    detail = detail[detail.rfind("node '"):]
+                detail = detail.removeprefix("error: ")
                 return st if not detail else f"{st}: {detail}"
             print(f"| {meta['name']} | {meta['kind']} | {cell('frozen')} | {cell('frozen_fn')} | "
                   f"{cell('saved')} | {meta['note']} |")
+    for kind in ("tuned", "heldout"):
+        forms_ = [st for m, r in rows if m["kind"] == kind for st, _ in r.values()]
+        models = [r for m, r in rows if m["kind"] == kind]
+        if forms_:
+            whole = sum(1 for r in models if all(st == "pass" for st, _ in r.values()))
+            print(f"{kind}: {forms_.count('pass')} of {len(forms_)} forms pass; "
+                  f"{whole} of {len(models)} models pass in every form")
     total = sum(len(r) for _, r in rows)
     passed = sum(1 for _, r in rows for st, _ in r.values() if st == "pass")
     print(f"{passed} passed, {total - passed} failed")
