@@ -267,6 +267,15 @@ def t_image_ops():
     return m, [spec([1, 8, 8, 3])]
 
 
+@model("t_grouped_conv", {"tiny", "full"}, "tuned",
+       note="Conv2D with groups (ConvNeXt's depthwise conv in Keras 3: a grouped Conv2D)")
+def t_grouped_conv():
+    x0 = keras.Input((8, 8, 8), name="x")
+    y = layers.Conv2D(8, 3, padding="same", groups=8)(x0)
+    y = layers.Conv2D(12, 1, groups=4)(y)
+    return keras.Model(x0, y), [spec([1, 8, 8, 8])]
+
+
 @model("h_image_misc", {"tiny", "full"}, "heldout",
        note="flip, grayscale, bicubic/align_corners resizes, central crop, crop (Cropping2D), "
             "per-image standardisation")

@@ -131,8 +131,14 @@ fn conv_common(cx: &mut TfCx, n: &TfNode, depthwise: bool) -> Res<Vec<ValueId>> 
         )?;
         (cx.transpose(r, &[3, 2, 0, 1])?, c)
     } else {
-        // HWIO → OIHW
-        (cx.transpose(w, &[3, 2, 0, 1])?, 1)
+        // HWIO → OIHW. TensorFlow's Conv2D is grouped when the filter's I
+        // divides the input's channels (Keras 3 emits depthwise convs so).
+        let cin = cx.e.dims(xc)?.get(1).and_then(|d| d.as_static());
+        let group = match (cin, wd[2].as_static()) {
+            (Some(c), Some(i)) if i > 0 && c != i && c % i == 0 => c / i,
+            _ => 1,
+        };
+        (cx.transpose(w, &[3, 2, 0, 1])?, group)
     };
     let strides = hw(n, "strides", nhwc);
     let dilations = hw(n, "dilations", nhwc);
