@@ -10,6 +10,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/tensorflow/tensor.proto",
         "proto/tensorflow/tensor_shape.proto",
         "proto/tensorflow/types.proto",
+        "proto/tensorflow/function.proto",
+        "proto/tensorflow/saved_model.proto",
+        "proto/tensorflow/tensor_bundle.proto",
     ];
     for f in &files {
         println!("cargo:rerun-if-changed={f}");

@@ -165,6 +165,58 @@ impl<'a> Emitter<'a> {
     pub fn i64_vector(&mut self, v: &[i64]) -> Result<ValueId, String> {
         self.constant(&Tensor::from_i64(vec![v.len()], DType::I64, v.to_vec()))
     }
+
+    /// A cumulative sum along `axis` (of static length `len`), as a product
+    /// with a triangular 0/1 matrix along that axis (moved last and back):
+    /// `exclusive` drops the diagonal, `reverse` sums from the end (ONNX
+    /// CumSum and TensorFlow Cumsum alike).
+    pub fn cumsum(
+        &mut self,
+        x: ValueId,
+        axis: usize,
+        len: usize,
+        exclusive: bool,
+        reverse: bool,
+    ) -> Result<ValueId, String> {
+        let rank = self.rank(x)?;
+        let dt = self.dtype(x)?;
+        let tri: Vec<i64> = (0..len * len)
+            .map(|k| {
+                let (i, j) = (k / len, k % len);
+                (match (reverse, exclusive) {
+                    (false, false) => i <= j,
+                    (false, true) => i < j,
+                    (true, false) => i >= j,
+                    (true, true) => i > j,
+                }) as i64
+            })
+            .collect();
+        let t = self.constant(&Tensor::from_i64(vec![len, len], dt, tri))?;
+        let mut perm: Vec<i64> = (0..rank as i64).filter(|&d| d != axis as i64).collect();
+        perm.push(axis as i64);
+        let last = axis + 1 == rank;
+        let perm_attr = |p: &[i64]| vec![("perm", Attribute::i64_array(p))];
+        let axes0 = || vec![("axes", Attribute::i64_array(&[0]))];
+        let mut y = x;
+        if !last {
+            y = self.op("data.transpose", &[y], perm_attr(&perm))?;
+        }
+        if rank == 1 {
+            y = self.op("data.unsqueeze", &[y], axes0())?;
+        }
+        y = self.op("graph.matmul", &[y, t], vec![])?;
+        if rank == 1 {
+            y = self.op("data.squeeze", &[y], axes0())?;
+        }
+        if last {
+            return Ok(y);
+        }
+        let mut inv = vec![0i64; rank];
+        for (k, &p) in perm.iter().enumerate() {
+            inv[p as usize] = k as i64;
+        }
+        self.op("data.transpose", &[y], perm_attr(&inv))
+    }
 }
 
 /// A new `graph.func` appended to `m`, with an empty entry block: the op, its

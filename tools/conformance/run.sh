@@ -35,5 +35,16 @@ if [[ $check == 0 ]]; then
   .venv/bin/python tools/conformance/onnxruntime_status.py tools/conformance/cases tools/conformance/onnxruntime.tsv
 fi
 cargo build -q -p ge-driver --bin ge-conformance
+# The page's TensorFlow section (from tools/models/tf/run.py --markdown) is not
+# this generator's: kept as it is when the ONNX part is rewritten.
+tf_section=""
+if [[ ${#report[@]} -gt 0 && -f docs/conformance.md ]]; then
+  tf_section=$(sed -n '/^# TensorFlow model set/,$p' docs/conformance.md)
+fi
+rc=0
 target/debug/ge-conformance tools/conformance/cases --expected tools/conformance/expected.tsv \
-  ${report[@]+"${report[@]}"} ${extra[@]+"${extra[@]}"}
+  ${report[@]+"${report[@]}"} ${extra[@]+"${extra[@]}"} || rc=$?
+if [[ -n "$tf_section" ]]; then
+  printf '\n%s\n' "$tf_section" >> docs/conformance.md
+fi
+exit $rc

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
     rename_all = "snake_case"
 )]
 pub struct AtcArgs {
-    /// The model file: .onnx, a frozen TensorFlow .pb, or .air
+    /// The model file: .onnx, a frozen TensorFlow .pb, a TensorFlow SavedModel directory, or .air
     #[arg(long, value_name = "FILE")]
     pub model: Option<String>,
     /// 3 = TensorFlow, 5 = ONNX (optional for .air models)
@@ -68,6 +68,9 @@ pub struct AtcArgs {
     /// Model outputs as node:index, e.g. "conv1:0;fc:0" (default: the model's outputs)
     #[arg(long, value_name = "NODE:INDEX[;...]")]
     pub out_nodes: Option<String>,
+    /// TensorFlow SavedModel (a directory given as --model): the signature to import
+    #[arg(long, value_name = "KEY", default_value = "serving_default")]
+    pub signature: String,
     /// Compute precision (ATC's default is force_fp16; ge keeps the model's types)
     #[arg(long, value_name = "MODE", default_value = "must_keep_origin_dtype",
           value_parser = PossibleValuesParser::new(["force_fp16", "allow_mix_precision", "must_keep_origin_dtype", "allow_fp32_to_fp16"]))]
@@ -245,6 +248,7 @@ struct Plan {
     model: String,
     shapes: shapes::InputShapes,
     out_nodes: Option<Vec<(String, usize)>>,
+    signature: String,
     settings: stages::Settings,
 }
 
@@ -310,6 +314,7 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
         model,
         shapes,
         out_nodes,
+        signature: args.signature.clone(),
         settings: stages::Settings {
             soc: args.soc_version.clone(),
             precision: args.precision_mode.clone(),
@@ -340,6 +345,7 @@ fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String>
                     .as_ref()
                     .map(|o| o.iter().map(|(n, i)| format!("{n}:{i}")).collect()),
                 func_name: "main".into(),
+                signature: Some(p.signature.clone()),
             };
             ge_frontends::tf::import_file(ctx, path, &opts).map_err(|e| error(e.message))
         }
@@ -389,6 +395,9 @@ fn annotate(m: &mut Module, p: &Plan, input_format: Option<&str>) {
 
 /// The cache key of a compile, or why it cannot be cached.
 fn cache_key(args: &AtcArgs, p: &Plan, model_bytes: &[u8]) -> Result<cache::CacheKey, String> {
+    if p.framework == Framework::Tf && Path::new(&p.model).is_dir() {
+        return Err("the model is a SavedModel directory".into());
+    }
     if p.framework == Framework::Onnx {
         if let Ok(mp) = ge_frontends::onnx::decode_model(model_bytes, &p.model) {
             let external = mp
@@ -409,6 +418,7 @@ fn cache_key(args: &AtcArgs, p: &Plan, model_bytes: &[u8]) -> Result<cache::Cach
         .field("settings", format!("{:?}", p.settings).as_bytes())
         .field("shapes", format!("{:?}", p.shapes).as_bytes())
         .field("out_nodes", format!("{:?}", p.out_nodes).as_bytes())
+        .field("signature", p.signature.as_bytes())
         .field(
             "input_format",
             args.input_format.as_deref().unwrap_or("").as_bytes(),
@@ -555,9 +565,15 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Err(e) => return failed(&log, &e),
     };
     let t0 = Instant::now();
-    let model_bytes = match std::fs::read(&p.model) {
-        Ok(b) => b,
-        Err(e) => return failed(&log, &error(format!("cannot read '{}': {e}", p.model))),
+    // A TensorFlow SavedModel is a directory: the importer reads its files
+    // (and the compile cache, keyed by the model's bytes, is not used).
+    let saved_model = p.framework == Framework::Tf && Path::new(&p.model).is_dir();
+    let model_bytes = match saved_model {
+        true => Vec::new(),
+        false => match std::fs::read(&p.model) {
+            Ok(b) => b,
+            Err(e) => return failed(&log, &error(format!("cannot read '{}': {e}", p.model))),
+        },
     };
     let out_path = args.output.as_deref().map(om_path);
     // The cache.

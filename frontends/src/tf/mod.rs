@@ -1,77 +1,50 @@
-//! The TensorFlow GraphDef importer (frozen inference graphs).
+//! The TensorFlow importer: frozen GraphDefs and SavedModels.
 //!
-//! Placeholders become function arguments (shapes from the graph or from
-//! `--input-shape`), `Const` nodes `data.constant`s, and each op is mapped by
-//! its function in [`TABLE`]. TensorFlow's NHWC layout stays the origin
-//! format: tensors keep their NHWC shapes, and around each graph op that
-//! wants NCHW (conv2d, pooling) the importer inserts `data.transpose`s
-//! (NHWC→NCHW before, NCHW→NHWC after; filters HWIO→OIHW are folded into the
-//! constant). The function carries `ge.data_format = "NHWC"`. Layout passes
-//! may later cancel transpose pairs or pick `#ge.format` storage.
+//! Placeholders (or a SavedModel signature's inputs) become function
+//! arguments (shapes from the graph or from `--input-shape`), `Const` nodes
+//! `data.constant`s, and each op is mapped by its function in
+//! [`ops::TABLE`]; control flow (v1 frames and functional While/If), calls of
+//! the function library, variables and TensorLists are evaluated by
+//! [`import`] (see there). TensorFlow's NHWC layout stays the origin format:
+//! tensors keep their NHWC shapes, and around each graph op that wants NCHW
+//! (conv2d, pooling) the importer inserts `data.transpose`s (NHWC→NCHW
+//! before, NCHW→NHWC after; filters HWIO→OIHW are folded into the constant).
+//! The function carries `ge.data_format = "NHWC"`. Layout passes may later
+//! cancel transpose pairs or pick `#ge.format` storage.
+//!
+//! Names: each argument and result carries its TensorFlow name as
+//! `ge.name` in the function's `arg_attrs`/`res_attrs` (MLIR's function
+//! argument attributes): `node:port` for a GraphDef, the signature key for a
+//! SavedModel (`crate::emit::set_io_names`, which refuses empty, overlong,
+//! control-character and duplicate names).
+
+mod bundle;
+mod graph;
+mod import;
+mod ops;
+mod saved_model;
 
 use crate::emit::Emitter;
 use crate::error::{ImportError, ImportErrorKind};
-use crate::proto::tensorflow::{attr_value, AttrValue, DataType, GraphDef, NodeDef, TensorProto};
+use crate::proto::tensorflow::{
+    attr_value, AttrValue, DataType, FunctionDef, GraphDef, TensorProto, TensorShapeProto,
+};
 use ge_ir::attributes::{write_element, Attribute, DenseElements, Element};
 use ge_ir::body::ValueId;
-use ge_ir::tensor::Tensor;
 use ge_ir::{Context, DType, Dim, Location, Module, Type};
+use graph::Graph;
+use import::{Importer, V};
 use prost::Message;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+pub use bundle::{read_table, Bundle};
+pub use ops::{TfMapFn, STRUCTURAL, TABLE};
+
 type Res<T> = Result<T, ImportError>;
 
-/// A mapping function: the node (inputs resolved) to its output values.
-pub type TfMapFn = fn(&mut TfCx, &TfNode) -> Res<Vec<ValueId>>;
-
-/// Every supported TensorFlow op and its mapping function.
-pub static TABLE: &[(&str, TfMapFn)] = &[
-    ("Add", add),
-    ("AddV2", add),
-    ("AvgPool", avg_pool),
-    ("BiasAdd", bias_add),
-    ("Cast", cast),
-    ("Concat", concat_v1),
-    ("ConcatV2", concat_v2),
-    ("Const", konst),
-    ("Conv2D", conv2d),
-    ("DepthwiseConv2dNative", depthwise_conv2d),
-    ("Exp", exp),
-    ("ExpandDims", expand_dims),
-    ("FusedBatchNorm", fused_batch_norm),
-    ("FusedBatchNormV2", fused_batch_norm),
-    ("FusedBatchNormV3", fused_batch_norm),
-    ("Identity", identity),
-    ("MatMul", matmul),
-    ("Max", reduce_max),
-    ("Maximum", maximum),
-    ("MaxPool", max_pool),
-    ("Mean", mean),
-    ("Minimum", minimum),
-    ("Mul", mul),
-    ("Neg", neg),
-    ("Pad", pad),
-    ("PadV2", pad),
-    ("Placeholder", placeholder),
-    ("RealDiv", real_div),
-    ("Relu", relu),
-    ("Relu6", relu6),
-    ("Reshape", reshape),
-    ("Rsqrt", rsqrt),
-    ("Sigmoid", sigmoid),
-    ("Softmax", softmax),
-    ("Sqrt", sqrt),
-    ("Squeeze", squeeze),
-    ("StopGradient", identity),
-    ("Sub", sub),
-    ("Sum", sum),
-    ("Tanh", tanh),
-    ("Transpose", transpose),
-];
-
 fn lookup(op: &str) -> Option<TfMapFn> {
-    TABLE.iter().find(|(n, _)| *n == op).map(|(_, f)| *f)
+    ops::lookup(op)
 }
 
 /// Import options: placeholder shapes, output nodes, function name.
@@ -80,6 +53,8 @@ pub struct TfOptions {
     pub input_shapes: HashMap<String, Vec<Dim>>,
     pub outputs: Option<Vec<String>>,
     pub func_name: String,
+    /// SavedModel: the signature to import (default `serving_default`).
+    pub signature: Option<String>,
 }
 
 impl TfOptions {
@@ -137,6 +112,7 @@ impl TfOptions {
             } else {
                 func_name.into()
             },
+            signature: None,
         })
     }
 }
@@ -322,7 +298,6 @@ impl TfNode {
 /// The conversion context of the TensorFlow importer.
 pub struct TfCx<'a> {
     pub e: Emitter<'a>,
-    opts: &'a TfOptions,
 }
 
 impl TfCx<'_> {
@@ -343,6 +318,9 @@ impl TfCx<'_> {
         Ok(self.e.op(name, operands, attrs)?)
     }
     fn transpose(&mut self, x: ValueId, perm: &[i64]) -> Res<ValueId> {
+        if perm.iter().enumerate().all(|(i, &p)| p == i as i64) {
+            return Ok(x);
+        }
         self.op(
             "data.transpose",
             &[x],
@@ -361,442 +339,213 @@ impl TfCx<'_> {
     }
 }
 
-fn one(v: ValueId) -> Res<Vec<ValueId>> {
-    Ok(vec![v])
+/// One argument of the imported function.
+struct InputSpec {
+    node: usize,
+    /// `ge.name` of the argument.
+    name: String,
+    /// Names `--input-shape` may use for it.
+    aliases: Vec<String>,
+    dtype: i32,
+    shape: Option<Vec<Dim>>,
 }
 
-fn unary(cx: &mut TfCx, n: &TfNode, name: &str) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    one(cx.op(name, &[x], vec![])?)
+/// One result: a node output and its `ge.name`.
+struct OutputSpec {
+    node: usize,
+    port: usize,
+    name: String,
+    /// As the user listed it (`--outputs`, or the signature key); named in errors.
+    listed: String,
 }
 
-fn binary(cx: &mut TfCx, n: &TfNode, name: &str) -> Res<Vec<ValueId>> {
-    let (a, b) = (n.input(0)?, n.input(1)?);
-    one(cx.op(name, &[a, b], vec![])?)
-}
-
-fn add(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    binary(cx, n, "graph.add")
-}
-fn sub(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    binary(cx, n, "graph.sub")
-}
-fn mul(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    binary(cx, n, "graph.mul")
-}
-fn real_div(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    binary(cx, n, "graph.div")
-}
-fn maximum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    binary(cx, n, "graph.max")
-}
-fn minimum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    binary(cx, n, "graph.min")
-}
-fn relu(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "graph.relu")
-}
-fn sigmoid(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "graph.sigmoid")
-}
-fn tanh(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "graph.tanh")
-}
-fn exp(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "graph.exp")
-}
-fn neg(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "graph.neg")
-}
-fn sqrt(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "graph.sqrt")
-}
-fn rsqrt(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "graph.rsqrt")
-}
-fn identity(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    unary(cx, n, "data.identity")
-}
-
-fn softmax(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    one(cx.op("graph.softmax", &[x], vec![("axis", Attribute::i64(-1))])?)
-}
-
-fn relu6(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let lo = cx.scalar_like(x, 0.0)?;
-    let hi = cx.scalar_like(x, 6.0)?;
-    one(cx.op(
-        "graph.clip",
-        &[x, lo, hi],
-        vec![("operand_segment_sizes", Attribute::i64_array(&[1, 1, 1]))],
-    )?)
-}
-
-fn cast(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let to = n.dtype("DstT")?;
-    one(cx.op(
-        "graph.cast",
-        &[x],
-        vec![("to", Attribute::ty(Type::scalar(to)))],
-    )?)
-}
-
-fn konst(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let t = match n.attr("value") {
-        Some(attr_value::Value::Tensor(t)) => t,
-        _ => return Err(ImportError::invalid("Const has no tensor 'value'")),
-    };
-    one(cx.e.constant_attr(tensor_attr(t)?)?)
-}
-
-fn placeholder(_: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    Err(ImportError::invalid(format!(
-        "placeholder '{}' is handled as a function argument",
-        n.name
-    )))
-}
-
-fn bias_add(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let (x, b) = (n.input(0)?, n.input(1)?);
-    let b = if n.nhwc()? {
-        b
-    } else {
-        let r = cx.e.rank(x)?;
-        let mut shape = vec![-1i64];
-        shape.extend(std::iter::repeat_n(1, r.saturating_sub(2)));
-        cx.op(
-            "data.reshape",
-            &[b],
-            vec![("shape", Attribute::i64_array(&shape))],
-        )?
-    };
-    one(cx.op("graph.add", &[x, b], vec![])?)
-}
-
-/// TensorFlow's padding: SAME pads the total need, the larger half at the end.
-fn tf_pads(
-    cx: &TfCx,
-    n: &TfNode,
-    x_nchw: ValueId,
-    kernel: &[i64],
-    strides: &[i64],
-    dilations: &[i64],
-) -> Res<Vec<i64>> {
-    match n.s("padding", "VALID").as_str() {
-        "VALID" => Ok(vec![0; 4]),
-        "SAME" => {
-            let dims = cx.e.dims(x_nchw)?;
-            let mut pads = vec![0i64; 4];
-            for i in 0..2 {
-                let size = dims.get(2 + i).and_then(|d| d.as_static()).ok_or_else(|| {
-                    ImportError::unsupported(format!(
-                        "{} with SAME padding on a dynamic spatial size",
-                        n.op
-                    ))
-                })?;
-                let s = strides[i].max(1);
-                let out = (size + s - 1) / s;
-                let total = ((out - 1) * s + (kernel[i] - 1) * dilations[i] + 1 - size).max(0);
-                pads[i] = total / 2;
-                pads[2 + i] = total - total / 2;
-            }
-            Ok(pads)
+/// Ops reachable from `outputs` (data inputs, and every node of each
+/// function a function attribute names, recursively): what must be supported.
+fn reachable_ops(
+    g: &Graph,
+    library: &HashMap<&str, &FunctionDef>,
+    outputs: &[usize],
+) -> Vec<(String, String)> {
+    let mut out = vec![];
+    let mut seen_fn: HashSet<String> = HashSet::new();
+    let mut work: Vec<String> = vec![];
+    let mut seen = vec![false; g.nodes.len()];
+    let mut stack: Vec<usize> = outputs.to_vec();
+    while let Some(n) = stack.pop() {
+        if std::mem::replace(&mut seen[n], true) {
+            continue;
         }
-        "EXPLICIT" => {
-            let p = n.ints("explicit_paddings").unwrap_or_default();
-            // NHWC order: [[0,0],[t,b],[l,r],[0,0]].
-            if p.len() != 8 {
-                return Err(ImportError::invalid("explicit_paddings needs 8 values"));
+        stack.extend(g.nodes[n].inputs.iter().map(|x| x.0));
+    }
+    // In graph order, so that messages list the nodes as the file does.
+    for (node, _) in g.nodes.iter().zip(&seen).filter(|(_, &s)| s) {
+        out.push((node.name.clone(), node.op.clone()));
+        for f in func_names(&node.attrs) {
+            if seen_fn.insert(f.clone()) {
+                work.push(f);
             }
-            let (t, b, l, r) = if n.nhwc()? {
-                (p[2], p[3], p[4], p[5])
-            } else {
-                (p[4], p[5], p[6], p[7])
+        }
+    }
+    while let Some(f) = work.pop() {
+        let Some(fd) = library.get(f.as_str()) else {
+            out.push((format!("{f} (function)"), "<missing function>".into()));
+            continue;
+        };
+        for n in &fd.node_def {
+            out.push((format!("{f}/{}", n.name), n.op.clone()));
+            for g2 in func_names(&n.attr) {
+                if seen_fn.insert(g2.clone()) {
+                    work.push(g2);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn func_names(attrs: &HashMap<String, AttrValue>) -> Vec<String> {
+    let mut v = vec![];
+    for a in attrs.values() {
+        match &a.value {
+            Some(attr_value::Value::Func(f)) => v.push(f.name.clone()),
+            Some(attr_value::Value::List(l)) => v.extend(l.func.iter().map(|f| f.name.clone())),
+            _ => {}
+        }
+    }
+    v
+}
+
+fn supported(op: &str) -> bool {
+    lookup(op).is_some() || STRUCTURAL.contains(&op) || op == "_Arg"
+}
+
+/// Check every op, then build `@main`.
+#[allow(clippy::too_many_arguments)]
+fn build(
+    ctx: &Context,
+    name: &str,
+    main: Graph,
+    library: Vec<FunctionDef>,
+    opts: &TfOptions,
+    inputs: Vec<InputSpec>,
+    outputs: Vec<OutputSpec>,
+    variables: HashMap<String, Attribute>,
+) -> Result<Module, ImportError> {
+    {
+        let lib: HashMap<&str, &FunctionDef> = library
+            .iter()
+            .filter_map(|f| Some((f.signature.as_ref()?.name.as_str(), f)))
+            .collect();
+        let outs: Vec<usize> = outputs.iter().map(|o| o.node).collect();
+        let bad: Vec<String> = reachable_ops(&main, &lib, &outs)
+            .into_iter()
+            .filter(|(_, op)| !supported(op))
+            .map(|(n, op)| format!("  node '{n}': {op}"))
+            .collect();
+        if !bad.is_empty() {
+            return Err(ImportError::unsupported(format!(
+                "'{name}' uses {} unsupported operator{}:\n{}",
+                bad.len(),
+                if bad.len() == 1 { "" } else { "s" },
+                bad.join("\n")
+            )));
+        }
+    }
+    let file_loc = Location::file(name, 0, 0);
+    let mut m = Module::new(ctx, file_loc);
+    let (func, inner, entry) = crate::emit::new_function(ctx, &mut m, file_loc)?;
+    let (in_types, out_types) = {
+        let cx = TfCx {
+            e: Emitter::new(ctx, inner, entry),
+        };
+        let mut imp = Importer::new(cx, main, library, file_loc);
+        imp.variables = variables;
+        let mut in_types = vec![];
+        for spec in &inputs {
+            let g = imp.main();
+            let node = &g.nodes[spec.node];
+            let ctx_msg = format!("node '{}' ({})", node.name, node.op);
+            let dt = dtype_from_tf(spec.dtype).map_err(|e| e.context(&ctx_msg))?;
+            let given = spec
+                .aliases
+                .iter()
+                .find_map(|a| opts.input_shapes.get(a))
+                .cloned();
+            let dims = match given.or_else(|| spec.shape.clone()) {
+                Some(d) => d,
+                None => {
+                    return Err(ImportError::invalid(format!(
+                        "{ctx_msg}: the placeholder's shape is unknown; give it with --input-shape {}:DIMS",
+                        spec.aliases.first().unwrap_or(&spec.name)
+                    )))
+                }
             };
-            Ok(vec![t, l, b, r])
+            let ty = Type::tensor(&dims, dt);
+            let loc = Location::name(&node.name, Some(file_loc));
+            let v = imp.cx.e.b.body.add_block_arg(entry, ty, loc);
+            imp.bind(spec.node, 0, V::T(v));
+            in_types.push(ty);
         }
-        other => Err(ImportError::unsupported(format!(
-            "{} with padding {other} is not supported",
-            n.op
-        ))),
-    }
-}
-
-/// The H and W entries of an NHWC/NCHW 4-vector attribute.
-fn hw(n: &TfNode, name: &str, nhwc: bool) -> Vec<i64> {
-    let v = n.ints(name).unwrap_or_else(|| vec![1, 1, 1, 1]);
-    if v.len() != 4 {
-        return vec![1, 1];
-    }
-    if nhwc {
-        vec![v[1], v[2]]
-    } else {
-        vec![v[2], v[3]]
-    }
-}
-
-fn conv_common(cx: &mut TfCx, n: &TfNode, depthwise: bool) -> Res<Vec<ValueId>> {
-    let (x, w) = (n.input(0)?, n.input(1)?);
-    let nhwc = n.nhwc()?;
-    let xc = if nhwc { cx.nhwc_to_nchw(x)? } else { x };
-    let wd = cx.e.dims(w)?;
-    if wd.len() != 4 {
-        return Err(ImportError::invalid(format!(
-            "{} needs a 4-D filter, not '{}'",
-            n.op,
-            cx.e.ty(w)
-        )));
-    }
-    let kernel: Vec<i64> = wd
-        .iter()
-        .take(2)
-        .map(|d| d.as_static())
-        .collect::<Option<_>>()
-        .ok_or_else(|| ImportError::unsupported("a filter with dynamic dims"))?;
-    let (filter, group) = if depthwise {
-        // [H, W, C, M] → [C*M, 1, H, W], one group per input channel.
-        let c = wd[2]
-            .as_static()
-            .ok_or_else(|| ImportError::unsupported("a filter with dynamic dims"))?;
-        let m = wd[3].as_static().unwrap_or(1);
-        let r = cx.op(
-            "data.reshape",
-            &[w],
-            vec![(
-                "shape",
-                Attribute::i64_array(&[kernel[0], kernel[1], 1, c * m]),
-            )],
-        )?;
-        (cx.transpose(r, &[3, 2, 0, 1])?, c)
-    } else {
-        // HWIO → OIHW
-        (cx.transpose(w, &[3, 2, 0, 1])?, 1)
-    };
-    let strides = hw(n, "strides", nhwc);
-    let dilations = hw(n, "dilations", nhwc);
-    let pads = tf_pads(cx, n, xc, &kernel, &strides, &dilations)?;
-    let y = cx.op(
-        "graph.conv2d",
-        &[xc, filter],
-        vec![
-            ("strides", Attribute::i64_array(&strides)),
-            ("pads", Attribute::i64_array(&pads)),
-            ("dilations", Attribute::i64_array(&dilations)),
-            ("group", Attribute::i64(group)),
-        ],
-    )?;
-    one(if nhwc { cx.nchw_to_nhwc(y)? } else { y })
-}
-
-fn conv2d(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    conv_common(cx, n, false)
-}
-
-fn depthwise_conv2d(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    conv_common(cx, n, true)
-}
-
-fn pool(cx: &mut TfCx, n: &TfNode, name: &str) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let nhwc = n.nhwc()?;
-    let xc = if nhwc { cx.nhwc_to_nchw(x)? } else { x };
-    let kernel = hw(n, "ksize", nhwc);
-    let strides = hw(n, "strides", nhwc);
-    let pads = tf_pads(cx, n, xc, &kernel, &strides, &[1, 1])?;
-    let y = cx.op(
-        name,
-        &[xc],
-        vec![
-            ("kernel_shape", Attribute::i64_array(&kernel)),
-            ("strides", Attribute::i64_array(&strides)),
-            ("pads", Attribute::i64_array(&pads)),
-        ],
-    )?;
-    one(if nhwc { cx.nchw_to_nhwc(y)? } else { y })
-}
-
-fn max_pool(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    pool(cx, n, "graph.max_pool2d")
-}
-
-fn avg_pool(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    pool(cx, n, "graph.avg_pool2d")
-}
-
-fn matmul(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let (a, b) = (n.input(0)?, n.input(1)?);
-    one(cx.op(
-        "graph.gemm",
-        &[a, b],
-        vec![
-            ("transA", Attribute::i64(n.b("transpose_a", false) as i64)),
-            ("transB", Attribute::i64(n.b("transpose_b", false) as i64)),
-        ],
-    )?)
-}
-
-/// y = x * k + (offset - mean * k) with k = scale / sqrt(var + eps): the
-/// per-channel vectors broadcast along the last (NHWC) dim, and fold.
-fn fused_batch_norm(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    if n.b("is_training", false) {
-        return Err(ImportError::unsupported(format!(
-            "{} in training mode is not supported",
-            n.op
-        )));
-    }
-    let x = n.input(0)?;
-    let (scale, offset, mean, var) = (n.input(1)?, n.input(2)?, n.input(3)?, n.input(4)?);
-    let eps = cx.scalar_like(var, n.f("epsilon", 1e-3) as f64)?;
-    let ve = cx.op("graph.add", &[var, eps], vec![])?;
-    let inv = cx.op("graph.rsqrt", &[ve], vec![])?;
-    let k = cx.op("graph.mul", &[scale, inv], vec![])?;
-    let mk = cx.op("graph.mul", &[mean, k], vec![])?;
-    let shift = cx.op("graph.sub", &[offset, mk], vec![])?;
-    let (k, shift) = if n.nhwc()? {
-        (k, shift)
-    } else {
-        let shape = Attribute::i64_array(&[-1, 1, 1]);
-        (
-            cx.op("data.reshape", &[k], vec![("shape", shape)])?,
-            cx.op("data.reshape", &[shift], vec![("shape", shape)])?,
-        )
-    };
-    let xk = cx.op("graph.mul", &[x, k], vec![])?;
-    one(cx.op("graph.add", &[xk, shift], vec![])?)
-}
-
-fn concat_v2(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let (axis, values) = n
-        .inputs
-        .split_last()
-        .ok_or_else(|| ImportError::invalid("ConcatV2 needs inputs"))?;
-    let axis = cx.const_i64s(*axis, "ConcatV2 axis")?;
-    one(cx.op(
-        "data.concat",
-        values,
-        vec![("axis", Attribute::i64(axis.first().copied().unwrap_or(0)))],
-    )?)
-}
-
-fn concat_v1(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let (axis, values) = n
-        .inputs
-        .split_first()
-        .ok_or_else(|| ImportError::invalid("Concat needs inputs"))?;
-    let axis = cx.const_i64s(*axis, "Concat axis")?;
-    one(cx.op(
-        "data.concat",
-        values,
-        vec![("axis", Attribute::i64(axis.first().copied().unwrap_or(0)))],
-    )?)
-}
-
-fn reshape(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let shape = cx.const_i64s(n.input(1)?, "Reshape shape")?;
-    one(cx.op(
-        "data.reshape",
-        &[x],
-        vec![("shape", Attribute::i64_array(&shape))],
-    )?)
-}
-
-fn squeeze(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let attrs = match n.ints("squeeze_dims") {
-        Some(d) if !d.is_empty() => vec![("axes", Attribute::i64_array(&d))],
-        _ => vec![],
-    };
-    one(cx.op("data.squeeze", &[x], attrs)?)
-}
-
-fn expand_dims(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let axis = cx.const_i64s(n.input(1)?, "ExpandDims axis")?;
-    one(cx.op(
-        "data.unsqueeze",
-        &[x],
-        vec![("axes", Attribute::i64_array(&axis))],
-    )?)
-}
-
-fn transpose(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let perm = cx.const_i64s(n.input(1)?, "Transpose perm")?;
-    one(cx.transpose(x, &perm)?)
-}
-
-fn pad(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let p = cx.const_i64s(n.input(1)?, "Pad paddings")?;
-    let value = match n.inputs.get(2) {
-        Some(&v) => {
-            cx.e.const_value(v)
-                .map(|t| t.get_f(0))
-                .ok_or_else(|| ImportError::unsupported("PadV2 with a computed value"))?
+        let wanted: Vec<(usize, usize)> = outputs.iter().map(|o| (o.node, o.port)).collect();
+        let vals = imp.eval(0, &wanted)?;
+        let mut outs = vec![];
+        for (o, v) in outputs.iter().zip(vals) {
+            outs.push(match v {
+                V::T(t) => t,
+                V::Res(a) => imp.cx.e.constant_attr(a)?,
+                V::Dead => {
+                    return Err(ImportError::invalid(format!(
+                        "output '{}' is a dead value (the untaken output of a Switch)",
+                        o.listed
+                    )))
+                }
+            });
         }
-        None => 0.0,
+        let out_types: Vec<Type> = outs.iter().map(|&v| imp.cx.e.ty(v)).collect();
+        imp.cx.e.set_loc(file_loc);
+        imp.cx
+            .e
+            .b
+            .create("graph.return", &outs, vec![], Some(vec![]), 0)?;
+        drop(imp);
+        crate::emit::remove_unused_constants(inner);
+        (in_types, out_types)
     };
-    let r = p.len() / 2;
-    let mut pads: Vec<i64> = (0..r).map(|i| p[2 * i]).collect();
-    pads.extend((0..r).map(|i| p[2 * i + 1]));
-    one(cx.op(
-        "graph.pad",
-        &[x],
-        vec![
-            ("pads", Attribute::i64_array(&pads)),
-            ("value", Attribute::f64(value)),
-        ],
-    )?)
+    let body = m.body_mut();
+    body.set_attr(func, "sym_name", Attribute::string(&opts.func_name));
+    body.set_attr(
+        func,
+        "function_type",
+        Attribute::ty(Type::function(&in_types, &out_types)),
+    );
+    let in_names: Vec<String> = inputs.iter().map(|s| s.name.clone()).collect();
+    let out_names: Vec<String> = outputs.iter().map(|o| o.name.clone()).collect();
+    crate::emit::set_io_names(body, func, &in_names, &out_names)?;
+    body.set_attr(func, "ge.data_format", Attribute::string("NHWC"));
+    crate::error::verified(m)
 }
 
-fn reduction(cx: &mut TfCx, n: &TfNode, name: &str) -> Res<Vec<ValueId>> {
-    let x = n.input(0)?;
-    let axes = cx.const_i64s(n.input(1)?, "reduction indices")?;
-    let keep = n.b("keep_dims", false);
-    one(cx.op(
-        name,
-        &[x],
-        vec![
-            ("axes", Attribute::i64_array(&axes)),
-            ("keepdims", Attribute::i64(keep as i64)),
-        ],
-    )?)
-}
-
-fn mean(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    reduction(cx, n, "graph.reduce_mean")
-}
-fn sum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    reduction(cx, n, "graph.reduce_sum")
-}
-fn reduce_max(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
-    reduction(cx, n, "graph.reduce_max")
-}
-
-/// Split `name:idx` / `^ctrl` input references.
-fn parse_input(s: &str) -> Option<(&str, usize)> {
-    if s.starts_with('^') {
-        return None;
-    }
-    match s.rsplit_once(':') {
-        Some((n, i)) if i.chars().all(|c| c.is_ascii_digit()) && !i.is_empty() => {
-            Some((n, i.parse().unwrap_or(0)))
-        }
-        _ => Some((s, 0)),
-    }
-}
-
-/// Import a frozen GraphDef file.
+/// Import a frozen GraphDef file, or a SavedModel directory.
 pub fn import_file(ctx: &Context, path: &Path, opts: &TfOptions) -> Result<Module, ImportError> {
+    if path.is_dir() {
+        return saved_model::import_dir(ctx, path, opts);
+    }
     let bytes = std::fs::read(path)
         .map_err(|e| ImportError::io(format!("cannot read '{}': {e}", path.display())))?;
     import_bytes(ctx, &bytes, &path.display().to_string(), opts)
 }
 
+/// The `(node, port)` of an output reference `node` or `node:port`.
+fn output_ref(g: &Graph, o: &str) -> Res<(usize, usize)> {
+    let (_, node, port) = graph::parse_graph_input(o);
+    let &n = g
+        .by_name
+        .get(node)
+        .ok_or_else(|| ImportError::invalid(format!("output node '{node}' is not in the graph")))?;
+    Ok((n, port))
+}
+
+/// Import a frozen GraphDef (the bytes of a `.pb`).
 pub fn import_bytes(
     ctx: &Context,
     bytes: &[u8],
@@ -815,196 +564,113 @@ pub fn import_bytes(
             "'{name}' is not a TensorFlow GraphDef (no nodes, or nodes without name or op)"
         )));
     }
-    let bad: Vec<String> = g
-        .node
-        .iter()
-        .filter(|n| lookup(&n.op).is_none() && n.op != "NoOp")
-        .map(|n| format!("  node '{}': {}", n.name, n.op))
-        .collect();
-    if !bad.is_empty() {
-        return Err(ImportError::unsupported(format!(
-            "'{name}' uses {} unsupported operator{}:\n{}",
-            bad.len(),
-            if bad.len() == 1 { "" } else { "s" },
-            bad.join("\n")
-        )));
-    }
-    let by_name: HashMap<&str, &NodeDef> = g.node.iter().map(|n| (n.name.as_str(), n)).collect();
-    // Outputs: as given, else every non-constant node nothing consumes.
-    let consumed: HashSet<&str> = g
-        .node
-        .iter()
-        .flat_map(|n| n.input.iter().filter_map(|i| parse_input(i).map(|p| p.0)))
-        .collect();
-    let outputs: Vec<String> = match &opts.outputs {
+    let main = Graph::from_nodes(&format!("'{name}'"), &g.node)?;
+    // Outputs: as given, else every node nothing consumes (data or control)
+    // that computes something.
+    let listed: Vec<String> = match &opts.outputs {
         Some(o) => o.clone(),
-        None => g
-            .node
-            .iter()
-            .filter(|n| {
-                !consumed.contains(n.name.as_str())
-                    && !matches!(n.op.as_str(), "Const" | "NoOp" | "Placeholder")
+        None => (0..main.nodes.len())
+            .filter(|&i| {
+                main.consumers(i).is_empty()
+                    && !matches!(
+                        main.nodes[i].op.as_str(),
+                        "Const" | "NoOp" | "Placeholder" | "Assert" | "VarHandleOp"
+                    )
             })
-            .map(|n| n.name.clone())
+            .map(|i| main.nodes[i].name.clone())
             .collect(),
     };
-    if outputs.is_empty() {
+    if listed.is_empty() {
         return Err(ImportError::invalid(format!(
             "'{name}' has no output nodes"
         )));
     }
-    // Topological order from the outputs (GraphDefs need not be sorted).
-    let mut order: Vec<&NodeDef> = vec![];
-    let mut state: HashMap<&str, u8> = HashMap::new();
-    let mut stack: Vec<(&str, bool)> = vec![];
-    for o in &outputs {
-        let (oname, _) = parse_input(o).unwrap_or((o, 0));
-        if !by_name.contains_key(oname) {
-            return Err(ImportError::invalid(format!(
-                "output node '{oname}' is not in the graph"
-            )));
-        }
-        stack.push((oname, false));
+    let mut outputs = vec![];
+    for o in &listed {
+        let (n, port) = output_ref(&main, o)?;
+        outputs.push(OutputSpec {
+            node: n,
+            port,
+            name: format!("{}:{port}", main.nodes[n].name),
+            listed: o.clone(),
+        });
     }
-    stack.reverse();
-    while let Some((nm, done)) = stack.pop() {
-        let node = by_name.get(nm).ok_or_else(|| {
-            ImportError::invalid(format!("input '{nm}' is not a node of the graph"))
-        })?;
-        if done {
-            state.insert(nm, 2);
-            order.push(node);
-            continue;
-        }
-        match state.get(nm) {
-            Some(2) => continue,
-            Some(1) => {
-                return Err(ImportError::unsupported(format!(
-                    "'{name}' has a cycle through node '{nm}' (control flow is not supported)"
-                )))
-            }
-            _ => {}
-        }
-        state.insert(nm, 1);
-        stack.push((nm, true));
-        for i in node.input.iter().rev() {
-            if let Some((src, _)) = parse_input(i) {
-                if state.get(src) != Some(&2) {
-                    stack.push((src, false));
-                }
-            }
-        }
-    }
-    let file_loc = Location::file(name, 0, 0);
-    let mut m = Module::new(ctx, file_loc);
-    let (func, inner, entry) = crate::emit::new_function(ctx, &mut m, file_loc)?;
-    let (in_types, out_types, in_names) = {
-        let mut cx = TfCx {
-            e: Emitter::new(ctx, inner, entry),
-            opts,
-        };
-        let mut values: HashMap<(String, usize), ValueId> = HashMap::new();
-        let mut in_types = vec![];
-        let mut in_names = vec![];
-        for node in &order {
-            let loc = Location::name(&node.name, Some(file_loc));
-            cx.e.set_loc(loc);
-            let ctx_msg = format!("node '{}' ({})", node.name, node.op);
-            if node.op == "NoOp" {
-                continue;
-            }
-            if node.op == "Placeholder" {
-                let dt = match node.attr.get("dtype").and_then(|a| a.value.as_ref()) {
-                    Some(attr_value::Value::Type(t)) => dtype_from_tf(*t),
-                    _ => Err(ImportError::invalid("placeholder without a dtype")),
-                }
-                .map_err(|e| e.context(&ctx_msg))?;
-                let dims = match cx.opts.input_shapes.get(&node.name) {
-                    Some(d) => d.clone(),
-                    None => match node.attr.get("shape").and_then(|a| a.value.as_ref()) {
-                        Some(attr_value::Value::Shape(s)) if !s.unknown_rank => s
-                            .dim
-                            .iter()
-                            .map(|d| if d.size < 0 { Dim::Unknown } else { Dim::Static(d.size) })
-                            .collect(),
-                        _ => {
-                            return Err(ImportError::invalid(format!(
-                                "{ctx_msg}: the placeholder's shape is unknown; give it with --input-shape {}:DIMS",
-                                node.name
-                            )))
-                        }
-                    },
-                };
-                let ty = Type::tensor(&dims, dt);
-                let v = cx.e.b.body.add_block_arg(entry, ty, loc);
-                values.insert((node.name.clone(), 0), v);
-                in_types.push(ty);
-                in_names.push(node.name.clone());
-                continue;
-            }
-            let mut inputs = vec![];
-            for i in &node.input {
-                if let Some((src, k)) = parse_input(i) {
-                    let v = values.get(&(src.to_string(), k)).copied().ok_or_else(|| {
-                        ImportError::invalid(format!(
-                            "{ctx_msg}: input '{i}' is not produced by any node"
-                        ))
-                    })?;
-                    inputs.push(v);
-                }
-            }
-            let tn = TfNode {
-                name: node.name.clone(),
-                op: node.op.clone(),
-                inputs,
-                attrs: node.attr.clone(),
-            };
-            let map = lookup(&node.op).ok_or_else(|| {
-                ImportError::unsupported(format!("{ctx_msg}: unsupported operator"))
-            })?;
-            let outs = map(&mut cx, &tn).map_err(|e| e.context(&ctx_msg))?;
-            for (k, v) in outs.into_iter().enumerate() {
-                values.insert((node.name.clone(), k), v);
-            }
-        }
-        let mut outs = vec![];
-        for o in &outputs {
-            let (oname, k) = parse_input(o).unwrap_or((o, 0));
-            outs.push(
-                *values
-                    .get(&(oname.to_string(), k))
-                    .ok_or_else(|| ImportError::invalid(format!("output '{o}' has no value")))?,
-            );
-        }
-        let out_types: Vec<Type> = outs.iter().map(|&v| cx.e.ty(v)).collect();
-        cx.e.set_loc(file_loc);
-        cx.e.b
-            .create("graph.return", &outs, vec![], Some(vec![]), 0)?;
-        let _ = cx;
-        crate::emit::remove_unused_constants(inner);
-        (in_types, out_types, in_names)
-    };
-    let body = m.body_mut();
-    body.set_attr(func, "sym_name", Attribute::string(&opts.func_name));
-    body.set_attr(
-        func,
-        "function_type",
-        Attribute::ty(Type::function(&in_types, &out_types)),
-    );
-    // TensorFlow names tensors `node:port`: a placeholder's value is port 0.
-    let port = |o: &String| {
-        let (n, k) = parse_input(o).unwrap_or((o, 0));
-        format!("{n}:{k}")
-    };
-    let in_names: Vec<String> = in_names.iter().map(port).collect();
-    let out_names: Vec<String> = outputs.iter().map(port).collect();
-    crate::emit::set_io_names(body, func, &in_names, &out_names)?;
-    body.set_attr(func, "ge.data_format", Attribute::string("NHWC"));
-    crate::error::verified(m)
+    // Inputs: the placeholders the outputs depend on, in graph order.
+    let inputs = placeholders(&main, &outputs)?;
+    let library = g.library.map(|l| l.function).unwrap_or_default();
+    build(
+        ctx,
+        name,
+        main,
+        library,
+        opts,
+        inputs,
+        outputs,
+        HashMap::new(),
+    )
 }
 
-#[allow(dead_code)]
-fn tensor_of(t: &TensorProto) -> Res<Tensor> {
-    let a = tensor_attr(t)?;
-    ge_dialects::data::constant::elements_tensor(a, None).map_err(ImportError::invalid)
+/// The placeholders reachable from the outputs (data edges), in node order.
+fn placeholders(g: &Graph, outputs: &[OutputSpec]) -> Res<Vec<InputSpec>> {
+    let mut seen = vec![false; g.nodes.len()];
+    let mut stack: Vec<usize> = outputs.iter().map(|o| o.node).collect();
+    while let Some(n) = stack.pop() {
+        if std::mem::replace(&mut seen[n], true) {
+            continue;
+        }
+        stack.extend(g.nodes[n].inputs.iter().map(|x| x.0));
+    }
+    let mut v = vec![];
+    for (i, node) in g.nodes.iter().enumerate() {
+        if !seen[i] || node.op != "Placeholder" {
+            continue;
+        }
+        let dtype = match node.attrs.get("dtype").and_then(|a| a.value.as_ref()) {
+            Some(attr_value::Value::Type(t)) => *t,
+            _ => {
+                return Err(ImportError::invalid(format!(
+                    "node '{}' (Placeholder): placeholder without a dtype",
+                    node.name
+                )))
+            }
+        };
+        v.push(InputSpec {
+            node: i,
+            name: format!("{}:0", node.name),
+            aliases: vec![node.name.clone()],
+            dtype,
+            shape: shape_attr(node.attrs.get("shape")),
+        });
+    }
+    Ok(v)
+}
+
+/// A `shape` attribute's dims (None for an unknown rank or no attribute).
+fn shape_attr(a: Option<&AttrValue>) -> Option<Vec<Dim>> {
+    match a.and_then(|a| a.value.as_ref()) {
+        Some(attr_value::Value::Shape(s)) => shape_dims(s),
+        _ => None,
+    }
+}
+
+/// The dims of a shape (`-1` unknown), None for an unknown rank.
+fn shape_dims(s: &TensorShapeProto) -> Option<Vec<Dim>> {
+    let dim = |size: i64| match size {
+        n if n < 0 => Dim::Unknown,
+        n => Dim::Static(n),
+    };
+    (!s.unknown_rank).then(|| s.dim.iter().map(|d| dim(d.size)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_table_is_sorted_and_disjoint_from_the_structural_ops() {
+        for w in super::TABLE.windows(2) {
+            assert!(w[0].0 < w[1].0, "{} >= {}", w[0].0, w[1].0);
+        }
+        for (n, _) in super::TABLE {
+            assert!(!super::STRUCTURAL.contains(n), "{n}");
+        }
+    }
 }

@@ -1,9 +1,8 @@
 //! Reductions, arg-reductions and cumulative sums.
 
-use super::{norm_axis, one, op1, op2, transpose, unsupported, Cx, Node, Res};
+use super::{norm_axis, one, op1, op2, unsupported, Cx, Node, Res};
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
-use ge_ir::tensor::Tensor;
 
 /// The reduced axes: an input from `input_since` on, an attribute before.
 fn axes(cx: &Cx, n: &Node, input_since: i64) -> Res<Vec<i64>> {
@@ -134,8 +133,7 @@ pub fn arg_min(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     arg(cx, n, "graph.argmin")
 }
 
-/// CumSum as a matrix product with a triangular 0/1 matrix along the axis
-/// (moved last and back).
+/// CumSum ([`crate::emit::Emitter::cumsum`]).
 pub fn cum_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let axis = cx.const_i64s(n.input(1)?, "axis")?;
@@ -147,44 +145,5 @@ pub fn cum_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         .ok_or_else(|| unsupported(n, "along a dynamic axis"))? as usize;
     let exclusive = n.i("exclusive", 0)? != 0;
     let reverse = n.i("reverse", 0)? != 0;
-    let dt = cx.e.dtype(x)?;
-    let mut tri = vec![0i64; len * len];
-    for i in 0..len {
-        for j in 0..len {
-            let on = match (reverse, exclusive) {
-                (false, false) => i <= j,
-                (false, true) => i < j,
-                (true, false) => i >= j,
-                (true, true) => i > j,
-            };
-            tri[i * len + j] = on as i64;
-        }
-    }
-    let t = cx.e.constant(&Tensor::from_i64(vec![len, len], dt, tri))?;
-    let mut perm: Vec<i64> = (0..rank as i64).filter(|&d| d != a as i64).collect();
-    perm.push(a as i64);
-    let moved = if a + 1 == rank {
-        x
-    } else {
-        transpose(cx, x, &perm)?
-    };
-    let (moved, squeezed) = if rank == 1 {
-        (super::unsqueeze(cx, moved, &[0])?, true)
-    } else {
-        (moved, false)
-    };
-    let y = op2(cx, "graph.matmul", moved, t)?;
-    let y = if squeezed {
-        super::squeeze(cx, y, &[0])?
-    } else {
-        y
-    };
-    if a + 1 == rank {
-        return one(y);
-    }
-    let mut inv = vec![0i64; rank];
-    for (k, &p) in perm.iter().enumerate() {
-        inv[p as usize] = k as i64;
-    }
-    one(transpose(cx, y, &inv)?)
+    one(cx.e.cumsum(x, a, len, exclusive, reverse)?)
 }
