@@ -157,7 +157,7 @@ fn task(m: &OmModel, u: &mut Bytes) -> Task {
         id: 1000,
     };
     let label = u.u8() as u32 % 4;
-    let event = u.u8() as u32 % (m.def.num_events + 1);
+    let event = u.u8() as u32 % m.def.num_events.saturating_add(1);
     match u.u8() % 8 {
         0 => Task::Memcpy {
             stream,
