@@ -193,7 +193,7 @@ fn only_ge_ir_output_writes_files() {
     for must in [
         "driver/src/opt.rs",
         "driver/src/run.rs",
-        "lowering/src/om/format.rs",
+        "om/src/format.rs",
     ] {
         assert!(
             files.iter().any(|f| f.ends_with(must)),
