@@ -126,6 +126,20 @@ def zero_copy_overrun(m):
     )
 
 
+def misaligned_buffer(m):
+    """An f32 result at an odd offset of the workspace (typed f32 accesses
+    through a misaligned pointer: undefined behaviour, found by the
+    hostile-model proptest)."""
+    ws = workspace(m)
+    m["def"]["arenas"][ws]["size"] += 64
+    for l in launches(m):
+        for o in l["outs"]:
+            if o["arena"] == ws:
+                o["offset"] += 1
+                return
+    raise SystemExit("misaligned_buffer: no result in the workspace")
+
+
 def switch_empty_value(m):
     """A switch reading 8 bytes of a 0-byte value."""
     ws = workspace(m)
@@ -200,6 +214,7 @@ ATTACKS = {
         small_weight,
         small_buffer,
         zero_copy_overrun,
+        misaligned_buffer,
         switch_empty_value,
         huge_arena,
         arena_1e15,

@@ -684,8 +684,8 @@ fn plan_launch(
     ))
 }
 
-/// Every value placed outside scratch has its bytes at this shape where it
-/// lives: inside its arena's real length, its weight, its folded buffer or
+/// Every value placed outside scratch has its bytes at this shape, aligned
+/// to its element size, where it lives: inside its arena's real length, its weight, its folded buffer or
 /// its kernel constant. (Scratch places are carved from a buffer of exactly
 /// the summed sizes.) The native steps read and write `sizes[v]` bytes at
 /// each value's pointer: this is their bounds proof.
@@ -699,7 +699,20 @@ fn check_places(
 ) -> Result<(), String> {
     for (v, (p, &n)) in places.iter().zip(sizes).enumerate() {
         let (have, what) = match *p {
-            Place::Arena(a, off) => (lens[a].saturating_sub(off), "its arena"),
+            Place::Arena(a, off) => {
+                // Kernels read and write typed elements (`*const f32`):
+                // the arena base is 64-byte aligned, so the offset must be a
+                // multiple of the element size (found by the hostile-model
+                // proptest: an f32 read at an odd offset).
+                let elem = k.types[v].dtype().map_or(1, |d| d.byte_size());
+                if off % elem != 0 {
+                    return Err(format!(
+                        "value {v} of type '{}' lies at offset {off}, not a multiple of its {elem}-byte elements",
+                        k.types[v]
+                    ));
+                }
+                (lens[a].saturating_sub(off), "its arena")
+            }
             Place::Weight(w) => (inner.weight_bytes(w), "its weight"),
             Place::Folded => (rt.folded.get(&v).map_or(0, |b| b.len()), "its folded value"),
             Place::Const(i) => (k.consts.get(i).map_or(0, |c| c.1.len()), "its constant"),
