@@ -108,6 +108,14 @@ pub struct RunArgs {
     /// .air models: also write the compiled .om here ('-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub save_om: Option<String>,
+    /// Most tasks one stream may run in one run (every iteration of a loop in
+    /// the task program counts); beyond it the run fails
+    #[arg(long, value_name = "N", default_value_t = ge_runtime::DEFAULT_MAX_STEPS)]
+    pub max_steps: u64,
+    /// Fail a run that takes longer than SECONDS (time blocked on events
+    /// included; a deadlock fails at once without it)
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
     #[command(flatten)]
     pub limits: crate::limits::LimitArgs,
 }
@@ -533,10 +541,20 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Load (or compile and load) the model of `path`.
 fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
+    let timeout = match args.timeout {
+        Some(t) => Some(
+            std::time::Duration::try_from_secs_f64(t)
+                .map_err(|_| format!("--timeout {t}: expected a number of seconds >= 0"))?,
+        ),
+        None => None,
+    };
     let opts = ge_runtime::LoadOptions {
         threads: args.threads.max(1),
         soc: args.soc.clone(),
         plain_layouts: !args.keep_formats,
+        max_memory: args.limits.max_memory,
+        max_steps: args.max_steps,
+        timeout,
         ..Default::default()
     };
     if path.ends_with(".air") || path.ends_with(".mlir") {

@@ -63,7 +63,16 @@ fn mem_available(meminfo: &str) -> Option<u64> {
 /// `Ok` if `bytes` (`None`: too large to count) fit in the budget; else a
 /// one-line error about `what` ("'data.expand' result", "input #0").
 pub fn check(bytes: Option<u64>, what: &dyn std::fmt::Display) -> Result<(), String> {
-    let max = max_memory();
+    check_within(max_memory(), bytes, what)
+}
+
+/// [`check`] against budget `max` (a library caller's own limit, e.g. the
+/// runtime's `LoadOptions::max_memory`) instead of the process's.
+pub fn check_within(
+    max: u64,
+    bytes: Option<u64>,
+    what: &dyn std::fmt::Display,
+) -> Result<(), String> {
     match bytes {
         Some(b) if b <= max => Ok(()),
         Some(b) => Err(format!(
@@ -108,6 +117,15 @@ pub fn check_module(m: &Module) -> Vec<Diagnostic> {
 /// (ge-atc) runs this so a model whose tensors cannot exist is refused at
 /// compile time, not at run time.
 pub fn check_result_sizes(body: &Body, bounds: &HashMap<Ident, i64>) -> Vec<Diagnostic> {
+    check_result_sizes_within(max_memory(), body, bounds)
+}
+
+/// [`check_result_sizes`] against budget `max` (see [`check_within`]).
+pub fn check_result_sizes_within(
+    max: u64,
+    body: &Body,
+    bounds: &HashMap<Ident, i64>,
+) -> Vec<Diagnostic> {
     let mut out = vec![];
     body.walk_deep(WalkOrder::Pre, &mut |b, o| {
         let d = b.op(o);
@@ -122,7 +140,7 @@ pub fn check_result_sizes(body: &Body, bounds: &HashMap<Ident, i64>) -> Vec<Diag
                 }
                 _ => format!("'{}' result #{i} of type '{ty}'", d.name),
             };
-            if let Err(m) = check(bytes, &what) {
+            if let Err(m) = check_within(max, bytes, &what) {
                 out.push(Diagnostic::at_loc(Severity::Error, m, d.loc));
                 break;
             }

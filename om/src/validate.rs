@@ -6,11 +6,26 @@
 //! Each check is one function per part of the model (the model def, the
 //! weights, the task program, the I/O description, the kernels), run in
 //! that order; the first failure is the error, one line naming the item.
+//!
+//! Counts that size something a runtime creates (stream threads, event
+//! tables, arenas) are bounded ([`MAX_STREAMS`], [`MAX_EVENTS`],
+//! [`MAX_ARENAS`]), and every offset + size is checked arithmetic. What
+//! needs the compiled kernels (operand counts against kernel signatures,
+//! weights against kernel argument types) or the concrete shapes of a run
+//! (zero-copy I/O tensors at their actual size) the runtime's loader and
+//! planner check on top of this (`ge_runtime`'s `proof` module).
 
 use crate::model::{
     type_bytes, ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram, WeightDef,
 };
 use std::collections::HashSet;
+
+/// At most this many streams (a runtime starts one worker thread per stream).
+pub const MAX_STREAMS: u32 = 1024;
+/// At most this many events.
+pub const MAX_EVENTS: u32 = 1 << 20;
+/// At most this many arenas.
+pub const MAX_ARENAS: usize = 1 << 16;
 
 /// Check every reference and range of a model's parts.
 pub fn validate(
@@ -31,6 +46,27 @@ pub fn validate(
 fn check_def(d: &ModelDef, weights_len: u64) -> Result<(), String> {
     if d.num_streams == 0 {
         return Err("model def: num_streams must be at least 1".into());
+    }
+    if d.num_streams > MAX_STREAMS {
+        return Err(format!(
+            "model def: num_streams {} is more than {MAX_STREAMS}",
+            d.num_streams
+        ));
+    }
+    if d.num_events > MAX_EVENTS {
+        return Err(format!(
+            "model def: num_events {} is more than {MAX_EVENTS}",
+            d.num_events
+        ));
+    }
+    if d.arenas.len() > MAX_ARENAS {
+        return Err(format!(
+            "model def: {} arenas is more than {MAX_ARENAS}",
+            d.arenas.len()
+        ));
+    }
+    if let Some((s, b)) = d.symbol_bounds.iter().find(|(_, &b)| b < 0) {
+        return Err(format!("model def: symbol {s} has a negative bound {b}"));
     }
     if d.weights_size != weights_len {
         return Err(format!(
@@ -179,6 +215,7 @@ fn check_tasks(d: &ModelDef, program: &TaskProgram) -> Result<(), String> {
                 targets,
             } => {
                 check_buffer(d, &what, value)?;
+                check_switch_value(&what, value)?;
                 for l in targets {
                     jump(&what, *l, *stream)?;
                 }
@@ -188,6 +225,26 @@ fn check_tasks(d: &ModelDef, program: &TaskProgram) -> Result<(), String> {
     }
     if !ended {
         return Err("the task program has no end task".into());
+    }
+    Ok(())
+}
+
+/// A switch reads one element of an integer or boolean type: its type has
+/// static dims, all 1 (the runtime reads exactly that element).
+fn check_switch_value(what: &str, value: &Buffer) -> Result<(), String> {
+    use ge_ir::Dim;
+    let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), &value.ty)
+        .map_err(|d| format!("{what}: bad type '{}': {}", value.ty, d.message))?;
+    let one = t
+        .as_tensor()
+        .and_then(|tt| tt.dims.as_ref())
+        .is_some_and(|dims| dims.iter().all(|d| matches!(d, Dim::Static(1))));
+    let int = t.dtype().is_some_and(|d| !d.is_float());
+    if !one || !int {
+        return Err(format!(
+            "{what}: a switch reads one integer or boolean element, not '{}'",
+            value.ty
+        ));
     }
     Ok(())
 }

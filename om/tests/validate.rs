@@ -197,6 +197,34 @@ fn broken_references_are_one_line_errors() {
             |m| m.io.outputs.push(m.io.outputs[0].clone()),
             "output name 'y' occurs more than once",
         ),
+        // Counts that size what a runtime creates are bounded (before:
+        // num_streams = 4e9 aborted the loader allocating stream lists).
+        (
+            |m| m.def.num_streams = 4_000_000_000,
+            "num_streams 4000000000 is more than 1024",
+        ),
+        (
+            |m| m.def.num_events = u32::MAX,
+            "num_events 4294967295 is more than 1048576",
+        ),
+        (
+            |m| m.def.symbol_bounds.insert("B".into(), -3).map_or((), drop),
+            "symbol B has a negative bound -3",
+        ),
+        // A switch reads exactly one integer element (before: a 0-byte
+        // value was read as 8 bytes).
+        (
+            |m| m.program.tasks[1] = switch("tensor<0xi64>", 0),
+            "task #1: a switch reads one integer or boolean element, not 'tensor<0xi64>'",
+        ),
+        (
+            |m| m.program.tasks[1] = switch("tensor<2xi32>", 8),
+            "a switch reads one integer or boolean element, not 'tensor<2xi32>'",
+        ),
+        (
+            |m| m.program.tasks[1] = switch("tensor<1xf32>", 4),
+            "a switch reads one integer or boolean element, not 'tensor<1xf32>'",
+        ),
     ];
     for (edit, want) in cases {
         let mut m = model();
@@ -208,6 +236,22 @@ fn broken_references_are_one_line_errors() {
         let bytes = ge_om::format::to_bytes_unchecked(&m).expect("serialises");
         let e = ge_om::parse(&bytes).expect_err(want).0;
         assert!(e.contains(want), "reader: expected '{want}', got '{e}'");
+    }
+}
+
+/// A switch on stream 0 reading a value of type `ty` (`bytes` long) at the
+/// start of the input arena, with no targets.
+fn switch(ty: &str, bytes: u64) -> Task {
+    Task::Switch {
+        value: Buffer {
+            arena: 0,
+            offset: 0,
+            ty: ty.into(),
+            bytes,
+            id: 9,
+        },
+        stream: 0,
+        targets: vec![],
     }
 }
 

@@ -77,26 +77,63 @@ impl PlanCache {
 /// waits for which record. A record wakes only the streams waiting for it:
 /// a model has dozens of streams mostly asleep on events, and waking all of
 /// them on every record costs more than the kernels of a small layer.
+///
+/// A run must end (issue 18): a stream blocks only while another stream
+/// can still record what it waits for. `running` counts the streams neither
+/// blocked nor finished; when it drops to 0 while every blocked stream's
+/// record is still short of its count, nothing can ever record again — a
+/// deadlock (e.g. a wait inside a `goto` loop whose record is outside it),
+/// reported at once by every blocked stream instead of hanging. Waits also
+/// end at the run's deadline ([`LoadOptions::timeout`](crate::LoadOptions::timeout)).
 struct Events {
     state: Mutex<EventState>,
     /// One per stream: where that stream's thread sleeps.
     wake: Vec<Condvar>,
     abort: AtomicBool,
+    deadline: Option<Instant>,
+    /// The limit the deadline came from (for messages).
+    timeout: Option<std::time::Duration>,
 }
 
-#[derive(Default)]
 struct EventState {
     counts: HashMap<usize, u64>,
     /// record task → the streams waiting for it.
     waiters: HashMap<usize, Vec<usize>>,
+    /// Streams neither blocked in a wait nor finished.
+    running: usize,
+    /// Per stream: the (record, count) it is blocked on.
+    blocked: Vec<Option<(usize, u64)>>,
+    /// Set when no stream can make progress any more.
+    deadlock: bool,
+}
+
+impl EventState {
+    /// No stream runs and every blocked one still waits for a record.
+    fn stuck(&self) -> bool {
+        self.running == 0
+            && self.blocked.iter().flatten().any(|_| true)
+            && self
+                .blocked
+                .iter()
+                .flatten()
+                .all(|&(rec, n)| self.counts.get(&rec).copied().unwrap_or(0) < n)
+    }
 }
 
 impl Events {
-    fn new(streams: usize) -> Events {
+    fn new(streams: usize, timeout: Option<std::time::Duration>) -> Events {
         Events {
-            state: Mutex::new(EventState::default()),
+            state: Mutex::new(EventState {
+                counts: HashMap::new(),
+                waiters: HashMap::new(),
+                running: streams,
+                blocked: vec![None; streams],
+                deadlock: false,
+            }),
             wake: (0..streams).map(|_| Condvar::new()).collect(),
             abort: AtomicBool::new(false),
+            deadline: timeout.map(|t| Instant::now() + t),
+            timeout,
         }
     }
     fn signal(&self, rec: usize) {
@@ -107,28 +144,85 @@ impl Events {
             }
         }
     }
+    /// Mark everything stuck: every blocked stream wakes and fails.
+    fn declare_deadlock(&self, st: &mut EventState) {
+        st.deadlock = true;
+        self.abort.store(true, Ordering::Release);
+        self.wake.iter().for_each(Condvar::notify_all);
+    }
     /// Block stream `s` until record `rec` has fired at least `n` times
-    /// (or the run aborts).
+    /// (or the run aborts, deadlocks or passes its deadline).
     fn wait(&self, s: usize, rec: usize, n: u64) -> Result<(), String> {
         let mut st = self.state.lock().map_err(|_| "event table poisoned")?;
-        loop {
+        let mut blocked = false;
+        let result = loop {
+            if st.deadlock {
+                break Err(format!(
+                    "deadlock: waits for the record of task #{rec} (fired {} of {n} times), but every stream is waiting or finished",
+                    st.counts.get(&rec).copied().unwrap_or(0)
+                ));
+            }
             if self.abort.load(Ordering::Acquire) {
-                return Err("aborted".into());
+                break Err("aborted".into());
             }
             if st.counts.get(&rec).copied().unwrap_or(0) >= n {
-                return Ok(());
+                break Ok(());
+            }
+            if !blocked {
+                blocked = true;
+                st.running -= 1;
+                st.blocked[s] = Some((rec, n));
+                if st.stuck() {
+                    self.declare_deadlock(&mut st);
+                    continue;
+                }
             }
             let w = st.waiters.entry(rec).or_default();
             if !w.contains(&s) {
                 w.push(s);
             }
-            st = self.wake[s].wait(st).map_err(|_| "event table poisoned")?;
+            st = match self.deadline {
+                None => self.wake[s].wait(st).map_err(|_| "event table poisoned")?,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break Err(self.timeout_message());
+                    }
+                    self.wake[s]
+                        .wait_timeout(st, left)
+                        .map_err(|_| "event table poisoned")?
+                        .0
+                }
+            };
+        };
+        if blocked {
+            st.running += 1;
+            st.blocked[s] = None;
+        }
+        result
+    }
+    /// Stream `s` has finished (or failed): it will record nothing more.
+    fn finish(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.running -= 1;
+            if st.stuck() {
+                self.declare_deadlock(&mut st);
+            }
         }
     }
     fn abort(&self) {
         self.abort.store(true, Ordering::Release);
         let _g = self.state.lock();
         self.wake.iter().for_each(Condvar::notify_all);
+    }
+}
+
+impl Events {
+    fn timeout_message(&self) -> String {
+        format!(
+            "the run passed its deadline (--timeout {}s)",
+            self.timeout.unwrap_or_default().as_secs_f64()
+        )
     }
 }
 
@@ -192,6 +286,7 @@ impl Worker {
                     if r.is_err() {
                         events.abort();
                     }
+                    events.finish();
                     // Let go of the model before replying (the caller may drop it next).
                     drop((inner, plan, bases, events, slots));
                     let _ = done.send((s, r, tr));
@@ -448,11 +543,18 @@ fn bind(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Err
     Ok(syms)
 }
 
-fn bytes_of(ty: &str, syms: &HashMap<Ident, i64>) -> Result<usize, String> {
+/// The bytes of type `ty` at concrete symbol values (checked arithmetic).
+pub(crate) fn bytes_of(ty: &str, syms: &HashMap<Ident, i64>) -> Result<usize, String> {
     let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
         .map_err(|d| format!("bad type '{ty}': {}", d.message))?;
     let s = concrete(t, syms)?;
-    Ok(s.iter().product::<usize>() * t.dtype().map_or(1, |d| d.byte_size()))
+    checked_bytes(&s, t.dtype().map_or(1, |d| d.byte_size()))
+        .ok_or_else(|| format!("'{ty}' is too large to address at this shape"))
+}
+
+/// `product(shape) * elem`, `None` on overflow.
+pub(crate) fn checked_bytes(shape: &[usize], elem: usize) -> Option<usize> {
+    shape.iter().try_fold(elem, |acc, &d| acc.checked_mul(d))
 }
 
 fn overlap(a: (usize, usize, usize), b: (usize, usize, usize)) -> bool {
@@ -462,6 +564,7 @@ fn overlap(a: (usize, usize, usize), b: (usize, usize, usize)) -> bool {
 /// Build the plan of one concrete shape.
 fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Error> {
     let ns = inner.streams.len();
+    let lens = crate::proof::arena_lengths(&inner.def, &inner.io, &inner.bindings, &syms)?;
     let mut scratch = vec![0usize; ns];
     let mut tasks = vec![];
     let mut sizes = vec![0usize; inner.tasks.len()];
@@ -475,7 +578,7 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                     tasks.push(None);
                     continue;
                 };
-                let (plan, bytes) = plan_launch(inner, rt, k, ins, outs, &syms, &what)?;
+                let (plan, bytes) = plan_launch(inner, &lens, rt, k, ins, outs, &syms, &what)?;
                 let st = *stream as usize;
                 scratch[st] = scratch[st].max(bytes);
                 tasks.push(Some(plan));
@@ -483,26 +586,47 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
             Task::Memcpy { src, dst, .. } => {
                 let n = bytes_of(&src.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
                 let m = bytes_of(&dst.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check_in_arena(inner, &what, src, n)?;
-                check_in_arena(inner, &what, dst, m)?;
+                check_in_arena(&lens, &what, src, n)?;
+                check_in_arena(&lens, &what, dst, m)?;
                 sizes[ti] = n.min(m);
                 tasks.push(None);
             }
             Task::Switch { value, .. } => {
                 let n = bytes_of(&value.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check_in_arena(inner, &what, value, n)?;
+                check_in_arena(&lens, &what, value, n)?;
+                // ge-om proved one element of an integer type: `n` is the
+                // element's size, the bytes `switch_label` reads.
+                if switch_dtype(value).map(|d| d.byte_size()) != Some(n) {
+                    return Err(Error(format!(
+                        "{what}: a switch reads one element, but '{}' is {n} bytes here",
+                        value.ty
+                    )));
+                }
                 sizes[ti] = n;
                 tasks.push(None);
             }
             _ => tasks.push(None),
         }
     }
-    let out_shapes = inner
+    let out_shapes: Vec<Vec<usize>> = inner
         .out_types
         .iter()
         .map(|&t| concrete(t, &syms))
         .collect::<Result<_, _>>()
         .map_err(Error)?;
+    // What a run allocates besides the context's arenas (checked at load):
+    // scratch of every stream and the output tensors.
+    let mut total: Option<usize> = scratch.iter().try_fold(0usize, |a, &b| a.checked_add(b));
+    for (s, t) in out_shapes.iter().zip(&inner.out_types) {
+        let n = checked_bytes(s, t.dtype().map_or(1, |d| d.byte_size()));
+        total = total.zip(n).and_then(|(a, b)| a.checked_add(b));
+    }
+    ge_ir::budget::check_within(
+        inner.limits.max_memory,
+        total.map(|n| n as u64),
+        &"a run's scratch and outputs at this shape",
+    )
+    .map_err(Error)?;
     Ok(ShapePlan {
         syms,
         tasks,
@@ -512,12 +636,22 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
     })
 }
 
-/// `n` bytes of buffer `b` at the concrete shape lie inside its arena.
-fn check_in_arena(inner: &Inner, what: &str, b: &Buffer, n: usize) -> Result<(), Error> {
-    let size = inner.def.arenas[b.arena as usize].size as usize;
-    if b.offset as usize + n > size {
+/// The element type a switch reads.
+fn switch_dtype(value: &Buffer) -> Option<DType> {
+    ge_ir::parser::parse_type_str(ge_ir::context::bare(), &value.ty)
+        .ok()?
+        .dtype()
+}
+
+/// `n` bytes of buffer `b` at the concrete shape lie inside its arena as
+/// long as it really is in this run (`lens`, from `proof::arena_lengths`:
+/// a zero-copy arena is the caller's tensor at its actual shape).
+fn check_in_arena(lens: &[usize], what: &str, b: &Buffer, n: usize) -> Result<(), Error> {
+    // ge-om's validation proved the arena id in range.
+    let len = lens[b.arena as usize];
+    if !crate::proof::in_range(b.offset, n, len) {
         return Err(Error(format!(
-            "{what}: {n} bytes at offset {} overflow arena {} ({size} bytes)",
+            "{what}: {n} bytes at offset {} overflow arena {}, which is {len} bytes at this shape",
             b.offset, b.arena
         )));
     }
@@ -528,8 +662,10 @@ fn check_in_arena(inner: &Inner, what: &str, b: &Buffer, n: usize) -> Result<(),
 /// kernel lives (an arena buffer, a weight, a kernel constant, a folded
 /// value, or the stream's scratch) and which results are copied out after
 /// the kernel; with the scratch bytes it needs.
+#[allow(clippy::too_many_arguments)]
 fn plan_launch(
     inner: &Inner,
+    lens: &[usize],
     rt: &TaskRt,
     k: &KernelProgram,
     ins: &[Operand],
@@ -543,15 +679,24 @@ fn plan_launch(
         .map(|&t| concrete(t, syms))
         .collect::<Result<_, _>>()
         .map_err(|m| Error(format!("{what} (kernel @{}): {m}", k.name)))?;
-    let nbytes = |v: usize| {
-        shapes[v].iter().product::<usize>() * k.types[v].dtype().map_or(1, |d| d.byte_size())
-    };
+    let sizes: Vec<usize> = shapes
+        .iter()
+        .zip(&k.types)
+        .map(|(s, t)| checked_bytes(s, t.dtype().map_or(1, |d| d.byte_size())))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            Error(format!(
+                "{what} (kernel @{}): a value is too large to address at this shape",
+                k.name
+            ))
+        })?;
+    let nbytes = |v: usize| sizes[v];
     let mut places = vec![Place::None; k.types.len()];
     let mut in_ranges = vec![];
     for (&a, o) in k.args.iter().zip(ins) {
         places[a] = match o {
             Operand::Buffer(b) => {
-                check_in_arena(inner, what, b, nbytes(a))?;
+                check_in_arena(lens, what, b, nbytes(a))?;
                 in_ranges.push((a, (b.arena as usize, b.offset as usize, nbytes(a))));
                 Place::Arena(b.arena as usize, b.offset as usize)
             }
@@ -574,7 +719,7 @@ fn plan_launch(
     let mut direct: HashMap<usize, (usize, usize)> = HashMap::new();
     for (&r, b) in k.results.iter().zip(outs) {
         let n = nbytes(r);
-        check_in_arena(inner, what, b, n)?;
+        check_in_arena(lens, what, b, n)?;
         let range = (b.arena as usize, b.offset as usize, n);
         let ok = match producer.get(&r).copied() {
             None => false,
@@ -596,6 +741,8 @@ fn plan_launch(
             copies.push((r, range.0, range.1, n));
         }
     }
+    check_places(inner, lens, rt, k, &places, &sizes)
+        .map_err(|m| Error(format!("{what} (kernel @{}): {m}", k.name)))?;
     // Everything else that a step writes lives in scratch.
     let mut off = 0usize;
     for (si, s) in k.steps.iter().enumerate() {
@@ -605,7 +752,10 @@ fn plan_launch(
         for &v in &s.outs {
             if matches!(places[v], Place::None) {
                 places[v] = Place::Scratch(off);
-                off += nbytes(v).div_ceil(64) * 64;
+                off = nbytes(v)
+                    .checked_next_multiple_of(64)
+                    .and_then(|n| off.checked_add(n))
+                    .ok_or_else(|| Error(format!("{what}: scratch too large to address")))?;
             }
         }
     }
@@ -617,6 +767,50 @@ fn plan_launch(
         },
         off,
     ))
+}
+
+/// Every value placed outside scratch has its bytes at this shape, aligned
+/// to its element size, where it lives: inside its arena's real length, its weight, its folded buffer or
+/// its kernel constant. (Scratch places are carved from a buffer of exactly
+/// the summed sizes.) The native steps read and write `sizes[v]` bytes at
+/// each value's pointer: this is their bounds proof.
+fn check_places(
+    inner: &Inner,
+    lens: &[usize],
+    rt: &TaskRt,
+    k: &KernelProgram,
+    places: &[Place],
+    sizes: &[usize],
+) -> Result<(), String> {
+    for (v, (p, &n)) in places.iter().zip(sizes).enumerate() {
+        let (have, what) = match *p {
+            Place::Arena(a, off) => {
+                // Kernels read and write typed elements (`*const f32`):
+                // the arena base is 64-byte aligned, so the offset must be a
+                // multiple of the element size (found by the hostile-model
+                // proptest: an f32 read at an odd offset).
+                let elem = k.types[v].dtype().map_or(1, |d| d.byte_size());
+                if off % elem != 0 {
+                    return Err(format!(
+                        "value {v} of type '{}' lies at offset {off}, not a multiple of its {elem}-byte elements",
+                        k.types[v]
+                    ));
+                }
+                (lens[a].saturating_sub(off), "its arena")
+            }
+            Place::Weight(w) => (inner.weight_bytes(w), "its weight"),
+            Place::Folded => (rt.folded.get(&v).map_or(0, |b| b.len()), "its folded value"),
+            Place::Const(i) => (k.consts.get(i).map_or(0, |c| c.1.len()), "its constant"),
+            Place::Scratch(_) | Place::None => continue,
+        };
+        if n > have {
+            return Err(format!(
+                "value {v} of type '{}' is {n} bytes at this shape, but {what} has {have}",
+                k.types[v]
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Which step produces each value of a launch's kernel, and the last step
@@ -722,10 +916,13 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
     ctx.scratch
         .ensure(plan.scratch.first().copied().unwrap_or(0));
     let bases = arena_bases(inner, &mut ctx, inputs, &mut outputs)?;
-    copy_inputs(inner, &mut ctx, inputs);
-    let (result, traces) = run_streams(inner, &mut ctx, &plan, Arc::new(bases), opts);
+    let mut result = copy_inputs(inner, &mut ctx, inputs);
+    let mut traces = vec![];
     if result.is_ok() {
-        copy_outputs(inner, &ctx, &mut outputs);
+        (result, traces) = run_streams(inner, &mut ctx, &plan, Arc::new(bases), opts);
+    }
+    if result.is_ok() {
+        result = copy_outputs(inner, &ctx, &mut outputs);
     }
     if let Ok(mut pool) = inner.contexts.lock() {
         pool.push(ctx);
@@ -780,34 +977,50 @@ fn arena_bases(
     Ok(bases)
 }
 
+/// The bytes `[offset, offset + n)` of a context arena, checked (a symbolic
+/// size at a run's shape need not be below its size at the bounds).
+fn arena_range(
+    t: &ge_om::model::IoTensor,
+    n: usize,
+    len: usize,
+) -> Result<std::ops::Range<usize>, Error> {
+    let off = t.buffer.offset as usize;
+    match off.checked_add(n) {
+        Some(end) if end <= len => Ok(off..end),
+        _ => Err(Error(format!(
+            "'{}': {n} bytes at offset {off} overflow its {len}-byte arena at this shape",
+            t.name
+        ))),
+    }
+}
+
 /// Inputs whose arena is not the caller's tensor are copied into it.
-fn copy_inputs(inner: &Inner, ctx: &mut ExecContext, inputs: &[HostTensor]) {
+fn copy_inputs(inner: &Inner, ctx: &mut ExecContext, inputs: &[HostTensor]) -> Result<(), Error> {
     for (i, t) in inner.io.inputs.iter().enumerate() {
         let a = t.buffer.arena as usize;
         if inner.bindings[a] == Binding::Copy {
             if let Some(buf) = &mut ctx.arenas[a] {
-                let off = t.buffer.offset as usize;
                 let b = inputs[i].bytes();
-                buf.as_mut_slice()[off..off + b.len()].copy_from_slice(b);
+                let r = arena_range(t, b.len(), buf.len())?;
+                buf.as_mut_slice()[r].copy_from_slice(b);
             }
         }
     }
+    Ok(())
 }
 
 /// Outputs whose arena is not the caller's tensor are copied out of it.
-fn copy_outputs(inner: &Inner, ctx: &ExecContext, outputs: &mut [HostTensor]) {
+fn copy_outputs(inner: &Inner, ctx: &ExecContext, outputs: &mut [HostTensor]) -> Result<(), Error> {
     for (i, t) in inner.io.outputs.iter().enumerate() {
         let a = t.buffer.arena as usize;
         if inner.bindings[a] == Binding::Copy {
             if let Some(buf) = &ctx.arenas[a] {
-                let off = t.buffer.offset as usize;
-                let n = outputs[i].bytes().len();
-                outputs[i]
-                    .bytes_mut()
-                    .copy_from_slice(&buf.as_slice()[off..off + n]);
+                let r = arena_range(t, outputs[i].bytes().len(), buf.len())?;
+                outputs[i].bytes_mut().copy_from_slice(&buf.as_slice()[r]);
             }
         }
     }
+    Ok(())
 }
 
 /// Run every stream: 1.. on the context's workers, 0 on this thread; wait
@@ -820,7 +1033,7 @@ fn run_streams(
     bases: Arc<Vec<Ptr>>,
     opts: &RunOptions,
 ) -> (Result<(), Error>, Vec<Vec<TraceEvent>>) {
-    let events = Arc::new(Events::new(inner.streams.len()));
+    let events = Arc::new(Events::new(inner.streams.len(), inner.limits.timeout));
     // This run's compute slots: `threads` cores, shared by its streams.
     let slots = Arc::new(Slots::new(inner.threads));
     let t0 = Instant::now();
@@ -860,6 +1073,7 @@ fn run_streams(
         events.abort();
         errors.push(e);
     }
+    events.finish();
     for _ in 0..sent {
         match done_rx.recv() {
             Ok((s, r, tr)) => {
@@ -897,18 +1111,22 @@ fn run_stream(
     let list = &inner.streams[s];
     let mut waits_done: HashMap<usize, u64> = HashMap::new();
     let mut pc = 0;
-    let mut steps = 0usize;
+    let mut steps = 0u64;
     let compute = Par {
         pool: Some((&inner.compute, slots)),
     };
     // This thread wants a core while it runs the stream (not while it waits).
     let _awake = inner.compute.awake();
+    let max_steps = inner.limits.max_steps;
     while pc < list.len() {
         steps += 1;
-        if steps > 10_000_000 {
+        if steps > max_steps {
             return Err(Error(format!(
-                "stream {s} ran 10,000,000 tasks: does a loop never exit?"
+                "stream {s} ran {max_steps} tasks, its step budget (--max-steps): does a loop never exit?"
             )));
+        }
+        if events.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Error(format!("stream {s}: {}", events.timeout_message())));
         }
         let ti = list[pc];
         pc += 1;
@@ -944,9 +1162,11 @@ fn run_stream(
             },
             Task::Label { .. } => Ok(()),
             Task::Goto { label, .. } => jump(inner, s, *label).map(|p| pc = p),
-            Task::Switch { value, targets, .. } => switch_label(bases, value, targets)
-                .and_then(|l| jump(inner, s, l))
-                .map(|p| pc = p),
+            Task::Switch { value, targets, .. } => {
+                switch_label(bases, value, plan.sizes[ti], targets)
+                    .and_then(|l| jump(inner, s, l))
+                    .map(|p| pc = p)
+            }
             Task::End => break,
         };
         if let Err(m) = res {
@@ -973,7 +1193,11 @@ fn run_stream(
 
 /// Copy `n` bytes of buffer `src` to buffer `dst` (a memcpy task).
 fn memcpy(bases: &[Ptr], src: &Buffer, dst: &Buffer, n: usize) {
-    // SAFETY: sizes checked against the arenas in the plan.
+    // SAFETY: `n` is `ShapePlan::sizes` of this task, and `build_plan`
+    // proved `[offset, offset + n)` of both buffers inside their arenas'
+    // real lengths at this shape (`proof::arena_lengths`: a zero-copy arena
+    // is the caller's tensor at its actual size), which `bases` point to.
+    // `ptr::copy` allows the ranges to overlap.
     unsafe {
         std::ptr::copy(
             bases[src.arena as usize].0.add(src.offset as usize),
@@ -992,20 +1216,16 @@ fn jump(inner: &Inner, s: usize, label: u32) -> Result<usize, String> {
 }
 
 /// The label a switch jumps to: `targets[value]`.
-fn switch_label(bases: &[Ptr], value: &Buffer, targets: &[u32]) -> Result<u32, String> {
-    let ty = ge_ir::parser::parse_type_str(ge_ir::context::bare(), &value.ty)
-        .ok()
-        .and_then(|t| t.dtype())
-        .unwrap_or(DType::I64);
+fn switch_label(bases: &[Ptr], value: &Buffer, n: usize, targets: &[u32]) -> Result<u32, String> {
+    let ty = switch_dtype(value)
+        .filter(|d| d.byte_size() == n)
+        .ok_or("a switch value that is not one element")?;
     let mut v = [0i64];
-    crate::buffer::load_i64(
-        ty,
-        bases[value.arena as usize]
-            .0
-            .add_checked(value.offset as usize),
-        0,
-        &mut v,
-    );
+    // SAFETY: `build_plan` proved `n` bytes at the value's offset inside its
+    // arena at this shape and `n` the size of one `ty` element, which is
+    // all `load_i64` reads for one output.
+    let p = unsafe { bases[value.arena as usize].0.add(value.offset as usize) };
+    crate::buffer::load_i64(ty, p, 0, &mut v);
     usize::try_from(v[0])
         .ok()
         .and_then(|k| targets.get(k))
@@ -1017,15 +1237,6 @@ fn switch_label(bases: &[Ptr], value: &Buffer, targets: &[u32]) -> Result<u32, S
                 targets.len()
             )
         })
-}
-
-trait AddChecked {
-    fn add_checked(self, n: usize) -> *mut u8;
-}
-impl AddChecked for *mut u8 {
-    fn add_checked(self, n: usize) -> *mut u8 {
-        self.wrapping_add(n)
-    }
 }
 
 fn launch(
@@ -1052,6 +1263,10 @@ fn launch(
             Place::None => std::ptr::null_mut(),
         }
     };
+    // Each slot's pointer is valid for `slot.bytes()` bytes: `check_places`
+    // proved it for arena, weight, folded and constant places at this shape,
+    // and scratch places are carved from this stream's scratch of the
+    // plan's size. The native steps rely on exactly that (`Step::run`).
     let slots: Vec<Slot> = (0..k.types.len())
         .map(|v| Slot {
             ptr: ptr_of(v, tp.places[v]),
@@ -1059,6 +1274,11 @@ fn launch(
             dtype: k.types[v].dtype().unwrap_or(DType::U8),
         })
         .collect();
+    if let Some(v) =
+        (0..slots.len()).find(|&v| slots[v].ptr.is_null() && !matches!(tp.places[v], Place::None))
+    {
+        return Err(format!("value {v} has no memory"));
+    }
     if k.fallback.is_some() {
         return fallback(inner, plan, k, &slots, &tp.copies, bases);
     }
@@ -1073,7 +1293,9 @@ fn launch(
         if src.is_null() {
             return Err(format!("result value {v} was not computed"));
         }
-        // SAFETY: n bytes of the value, checked destination range.
+        // SAFETY: `n` is the value's size at this shape (`plan_launch`),
+        // which its slot holds (see `slots` above); `plan_launch` proved
+        // `[off, off + n)` inside arena `a`'s real length (`check_in_arena`).
         unsafe { std::ptr::copy(src, bases[a].0.add(off), n) };
     }
     Ok(())
@@ -1091,7 +1313,9 @@ fn fallback(
     let mut args = vec![];
     for &a in &k.args {
         let s = &slots[a];
-        // SAFETY: argument slots point at valid buffers of their size.
+        // SAFETY: an argument's slot is placed (never `Place::None`: the
+        // loader proved one operand per argument) and valid for its
+        // `bytes()` (`check_places`).
         let bytes = unsafe { std::slice::from_raw_parts(s.ptr as *const u8, s.bytes()) };
         args.push(ge_dialects::data::tensor_from_bytes(
             bytes,
@@ -1134,7 +1358,10 @@ fn fallback(
                 slots[r].ptr
             }
         };
-        // SAFETY: checked sizes.
+        // SAFETY: `b.len()` was checked equal to the result's planned size,
+        // which its out range (a copy entry proved inside its arena) or its
+        // slot (`check_places`) holds; `b` is a fresh vector, so they
+        // cannot overlap.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len()) };
     }
     Ok(())

@@ -56,12 +56,13 @@ pub mod kernels;
 mod layouts;
 pub mod model;
 mod pool;
+mod proof;
 pub mod shared;
 pub mod trace;
 
 pub use buffer::HostTensor;
 pub use exec::{RunOptions, RunResult, Session};
-pub use model::{supported_socs, LoadOptions, Model};
+pub use model::{supported_socs, LoadOptions, Model, DEFAULT_MAX_STEPS};
 pub use trace::Trace;
 
 /// A runtime error: one line saying what went wrong.

@@ -31,7 +31,23 @@ pub struct LoadOptions {
     /// NCHW / ND between kernels instead of the NC1HWC0 / FRACTAL_NZ blocks
     /// the model names (see `crate::layouts`).
     pub plain_layouts: bool,
+    /// Memory budget in bytes for everything the model or a run's inputs
+    /// size (kernel values at the symbols' bounds, the arenas of an
+    /// execution context, scratch and outputs of a run), checked before it
+    /// is allocated. `None`: the process's budget (`ge_ir::budget`, ge-run's
+    /// `--max-memory`; by default the machine's available memory).
+    pub max_memory: Option<u64>,
+    /// Most tasks one stream may run in one run (loops in the task program
+    /// count every iteration); beyond it the run fails.
+    pub max_steps: u64,
+    /// Wall-clock limit of one run, time blocked on events included; `None`:
+    /// none. (A run where every stream waits for an event no running
+    /// stream can record fails at once as a deadlock, with or without it.)
+    pub timeout: Option<std::time::Duration>,
 }
+
+/// The default [`LoadOptions::max_steps`].
+pub const DEFAULT_MAX_STEPS: u64 = 10_000_000;
 
 impl Default for LoadOptions {
     fn default() -> LoadOptions {
@@ -41,8 +57,19 @@ impl Default for LoadOptions {
             fold_weights: true,
             plan_cache: 8,
             plain_layouts: true,
+            max_memory: None,
+            max_steps: DEFAULT_MAX_STEPS,
+            timeout: None,
         }
     }
+}
+
+/// The limits a run is held to (from [`LoadOptions`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub max_memory: u64,
+    pub max_steps: u64,
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The bytes of the file: an mmap (normal case) or an owned image.
@@ -120,6 +147,7 @@ pub(crate) struct Inner {
     pub plain_buffers: usize,
     pub plans: Mutex<crate::exec::PlanCache>,
     pub contexts: Mutex<Vec<crate::exec::ExecContext>>,
+    pub limits: Limits,
 }
 
 /// A loaded model. Cheap to clone (shared); `Send + Sync`: any number of
@@ -184,13 +212,21 @@ impl Model {
         )
         .map_err(|d| Error(format!("kernels partition: {}", d.message)))?;
         drop(om);
+        let bounds: HashMap<Ident, i64> = def
+            .symbol_bounds
+            .iter()
+            .map(|(k, v)| (Ident::new(k), *v))
+            .collect();
+        let max_memory = crate::proof::budget(opts);
+        crate::proof::check_kernels_module(&kmodule, &bounds, max_memory)?;
         let (kernels, fallback_ops) = compile_kernels(&kmodule, &program)?;
+        let bindings = arena_bindings(&def, &program, &io);
+        crate::proof::check_model(&def, &program, &kernels, &bounds, &bindings, max_memory)?;
         let Streams {
             tasks,
             streams,
             labels,
         } = Streams::of(&def, &program, &kernels);
-        let bindings = arena_bindings(&def, &program, &io);
         let in_types: Vec<Type> = io
             .inputs
             .iter()
@@ -202,11 +238,6 @@ impl Model {
             .map(|t| ty(&t.buffer.ty))
             .collect::<Result<_, _>>()?;
         let symbols = input_symbols(&in_types);
-        let bounds = def
-            .symbol_bounds
-            .iter()
-            .map(|(k, v)| (Ident::new(k), *v))
-            .collect();
         let threads = opts.threads.max(1);
         let compute = crate::pool::Pool::new(threads, crate::pool::SPIN)
             .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?;
@@ -234,6 +265,11 @@ impl Model {
             plain_buffers: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
             contexts: Mutex::new(vec![]),
+            limits: Limits {
+                max_memory,
+                max_steps: opts.max_steps,
+                timeout: opts.timeout,
+            },
         };
         if opts.fold_weights {
             fold(&mut inner)?;
@@ -532,12 +568,26 @@ fn input_symbols(in_types: &[Type]) -> Vec<Ident> {
 }
 
 impl Inner {
-    /// Pointer to weight `w` in the mapped file.
+    /// Pointer to weight `w` in the mapped file, valid for its `bytes`
+    /// (checked again here, in checked arithmetic, though ge-om's
+    /// validation proved the weight inside the weights partition).
     pub(crate) fn weight_ptr(&self, w: u32) -> Option<*mut u8> {
         let wd = self.program.weights.get(w as usize)?;
-        let off = self.weights_offset + wd.offset as usize;
+        let off = usize::try_from(wd.offset)
+            .ok()?
+            .checked_add(self.weights_offset)?;
+        let end = off.checked_add(usize::try_from(wd.bytes).ok()?)?;
         let b = self.backing.bytes();
-        (off + wd.bytes as usize <= b.len()).then(|| b[off..].as_ptr() as *mut u8)
+        // A read-only mapping: kernels never write through weight pointers
+        // (weights are operands, never out buffers).
+        b.get(off..end).map(|s| s.as_ptr() as *mut u8)
+    }
+    /// The bytes of weight `w`.
+    pub(crate) fn weight_bytes(&self, w: u32) -> usize {
+        self.program
+            .weights
+            .get(w as usize)
+            .map_or(0, |wd| wd.bytes as usize)
     }
 }
 
@@ -667,7 +717,21 @@ fn const_args(
                 if let (Some(k), Task::Launch { ins, .. }) = (kernel, task) {
                     for (&a, o) in k.args.iter().zip(ins) {
                         if matches!(o, Operand::Buffer(b) if b == r) {
-                            arg_consts.insert(a, c.data.clone());
+                            // The argument reads at most the folded bytes
+                            // (its type is static here; the plan checks
+                            // again at every shape).
+                            let fits = kernels::concrete(k.types[a], &HashMap::new())
+                                .ok()
+                                .and_then(|s| {
+                                    let dt = k.types[a].dtype()?.byte_size();
+                                    crate::exec::checked_bytes(&s, dt)
+                                })
+                                .is_some_and(|n| n <= c.data.len());
+                            if fits {
+                                arg_consts.insert(a, c.data.clone());
+                            } else {
+                                c.readers_ok = false;
+                            }
                         }
                     }
                 }
@@ -754,7 +818,8 @@ fn fold_launch(
         let data = if let Some(d) = folded.get(&r) {
             Some(d.clone())
         } else if let Some(&(p, n)) = weights.get(&r) {
-            // SAFETY: the weight's bytes in the mapped file.
+            // SAFETY: `p` is `weight_ptr`'s pointer, valid for the weight's
+            // `n` bytes inside the mapped file (checked there).
             Some(Arc::new(AlignedBuf::from_bytes(unsafe {
                 std::slice::from_raw_parts(p, n)
             })))

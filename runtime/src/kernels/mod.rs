@@ -691,6 +691,18 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
 
 impl Step {
     /// Run on the kernel's value slots.
+    ///
+    /// The contract every `unsafe` block of the native kernels relies on:
+    /// each slot this step reads or writes points at `slot.bytes()` valid
+    /// bytes (`shape` and `dtype` are the value's at this run's shape). The
+    /// runtime proves it before any step runs — the loader (`crate::proof`:
+    /// one operand per kernel argument, each weight and buffer at least its
+    /// argument's size, the kernels partition verified, so operand and
+    /// result shapes of each op agree) and the plan of each concrete shape
+    /// (`exec.rs`'s `check_places`: every place inside the real buffer it
+    /// indexes, zero-copy caller tensors at their actual shape). Within that,
+    /// each kernel checks what relates its operands' shapes to each other
+    /// before it indexes by them.
     pub fn run(&self, slots: &[Slot], par: &Par) -> Result<(), String> {
         let ins: Vec<&Slot> = self.ins.iter().map(|&i| &slots[i]).collect();
         let outs: Vec<&Slot> = self.outs.iter().map(|&i| &slots[i]).collect();

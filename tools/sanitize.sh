@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# AddressSanitizer over the runtime's unsafe code: the kernels' unit tests,
+# the kernel tests that run compiled models (conv tiles, depthwise, GEMV,
+# split matmul, max pool, mixed dtypes, transdata), the executor's smoke
+# tests and the hostile-.om property test. Rust's default global allocator
+# is the system allocator (malloc), which ASan intercepts: every arena,
+# scratch buffer and tensor is checked. Needs the nightly toolchain
+# (`rustup toolchain install nightly`); builds into target/asan.
+#
+# Not part of tools/test-all.sh: a second build of the compiler and runtime
+# with ASan does not fit CI's 45-minute budget on 2 cores. Run it by hand
+# or in a nightly job:
+#
+#   tools/sanitize.sh                 # every test named above
+#   tools/sanitize.sh hostile_om      # one test target
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGET=$(rustc +nightly -vV | sed -n 's/^host: //p')
+export RUSTFLAGS="-Zsanitizer=address ${RUSTFLAGS:-}"
+export RUSTDOCFLAGS="-Zsanitizer=address"
+# Leaks are not what this run looks for (stream workers live as long as
+# the model's context pool); out-of-bounds and use-after-free are.
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:${ASAN_OPTIONS:-}"
+
+TESTS=(smoke conv_tiles depthwise gemv matmul_split max_pool mixed_dtypes transdata hostile_om)
+if [[ $# -gt 0 ]]; then TESTS=("$@"); fi
+ARGS=(--lib)
+for t in "${TESTS[@]}"; do ARGS+=(--test "$t"); done
+
+cargo +nightly test -p ge-runtime --target "$TARGET" --target-dir target/asan "${ARGS[@]}"
