@@ -93,7 +93,7 @@ impl Pass for FuseKernels {
                 return Ok(());
             };
             let groups = plan_groups(body, block, self.max_size, |b, o| {
-                engine_for(&engines, b, o).ok()
+                engine_for(cx.ctx, &engines, b, o).ok()
             })
             .map_err(|m| error_at(loc, format!("fuse-kernels: {m}")))?;
             for g in groups {

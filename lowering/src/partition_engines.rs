@@ -12,7 +12,7 @@ use ge_ir::body::{Body, OpData, OpId};
 use ge_ir::diagnostics::Diagnostic;
 use ge_ir::opdef::Trait;
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
-use ge_ir::Attribute;
+use ge_ir::{Attribute, Context};
 use ge_soc::Soc;
 
 pub const SOC_OPTION: OptionDef = OptionDef {
@@ -79,7 +79,12 @@ pub fn unsupported(body: &Body, op: OpId, why: &[(String, String)]) -> String {
 
 /// The engine of `op`: its `engine` attribute if that engine supports it,
 /// else the best available one.
-pub fn engine_for(engines: &[EngineDef], body: &Body, op: OpId) -> Result<String, String> {
+pub fn engine_for(
+    ctx: &Context,
+    engines: &[EngineDef],
+    body: &Body,
+    op: OpId,
+) -> Result<String, String> {
     if let Some(e) = body.op(op).attr("engine").and_then(|a| a.as_str()) {
         let def = engines.iter().find(|d| d.name == e).ok_or_else(|| {
             format!(
@@ -87,7 +92,7 @@ pub fn engine_for(engines: &[EngineDef], body: &Body, op: OpId) -> Result<String
                 body.op(op).name
             )
         })?;
-        def.supports(body, op).map_err(|m| {
+        def.supports(ctx, body, op).map_err(|m| {
             format!(
                 "'{}' is pinned to engine '{e}', which cannot run it: {m}",
                 body.op(op).name
@@ -95,7 +100,7 @@ pub fn engine_for(engines: &[EngineDef], body: &Body, op: OpId) -> Result<String
         })?;
         return Ok(e.to_string());
     }
-    choose(engines, body, op)
+    choose(ctx, engines, body, op)
         .map(|d| d.name.clone())
         .map_err(|why| unsupported(body, op, &why))
 }
@@ -120,7 +125,7 @@ impl Pass for PartitionEngines {
                 if !is_compute(body, o) {
                     continue;
                 }
-                match engine_for(&engines, body, o) {
+                match engine_for(cx.ctx, &engines, body, o) {
                     Ok(e) => body.set_attr(o, "engine", Attribute::string(&e)),
                     Err(m) => errors.extend(error_at(body.op(o).loc, m)),
                 }
