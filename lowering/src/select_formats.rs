@@ -31,7 +31,7 @@ use ge_dialects::graph::control::Fused;
 use ge_ir::attributes::{DenseElements, Format};
 use ge_ir::body::{BlockId, Body, OpData, OpId, ValueId};
 use ge_ir::interfaces::Layout;
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context, DType, Type};
 
 pub static INFO: PassInfo = PassInfo {
@@ -44,27 +44,21 @@ pub static INFO: PassInfo = PassInfo {
                   adopt it; inverse transdata pairs cancel; transdata of constants is evaluated at \
                   compile time.",
     anchor: None,
-    options: &[
-        OptionDef {
-            name: "nc1hwc0",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "use NC1HWC0 / FRACTAL_Z for convolution and pooling kernels",
-        },
-        OptionDef {
-            name: "fractal-nz",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "use FRACTAL_NZ for matmul kernels",
-        },
-        OptionDef {
-            name: "fold-weights",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "convert constant weights at compile time",
-        },
-    ],
+    options: SelectFormatsOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct SelectFormatsOptions {
+    /// use NC1HWC0 / FRACTAL_Z for convolution and pooling kernels
+    #[option("nc1hwc0", default = true)]
+    nc1hwc0: bool,
+    /// use FRACTAL_NZ for matmul kernels
+    #[option("fractal-nz", default = true)]
+    fractal_nz: bool,
+    /// convert constant weights at compile time
+    #[option("fold-weights", default = true)]
+    fold_weights: bool,
+}
 
 struct SelectFormats {
     nc1hwc0: bool,
@@ -73,10 +67,11 @@ struct SelectFormats {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let o = SelectFormatsOptions::from_options(o);
     Ok(Box::new(SelectFormats {
-        nc1hwc0: o.bool("nc1hwc0"),
-        nz: o.bool("fractal-nz"),
-        fold: o.bool("fold-weights"),
+        nc1hwc0: o.nc1hwc0,
+        nz: o.fractal_nz,
+        fold: o.fold_weights,
     }))
 }
 

@@ -17,6 +17,7 @@ pub mod switches;
 use crate::incremental::cache::{self, CompileCache, KeyBuilder, Lookup};
 use clap::builder::PossibleValuesParser;
 use clap::Parser as ClapParser;
+use ge_dialects::graph::func::Func;
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::diagnostics::SourceMap;
 use ge_ir::{Context, Ident, Module};
@@ -364,7 +365,7 @@ fn annotate(m: &mut Module, p: &Plan, input_format: Option<&str>) {
         let funcs: Vec<_> = body
             .all_ops(ge_ir::body::WalkOrder::Pre)
             .into_iter()
-            .filter(|&o| body.op(o).name.as_str() == "graph.func")
+            .filter(|&o| Func::is(body.op(o)))
             .collect();
         for o in funcs {
             body.set_attr(o, "ge.input_format", Attribute::string(f));
@@ -436,8 +437,7 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
     let b = m.body();
     let Some(f) = m.top_ops().into_iter().find(|&o| {
         let d = b.op(o);
-        d.name.as_str() == "graph.func"
-            && d.attr("sym_visibility").and_then(|a| a.as_str()) != Some("private")
+        Func::is(d) && d.attr("sym_visibility").and_then(|a| a.as_str()) != Some("private")
     }) else {
         return String::new();
     };
