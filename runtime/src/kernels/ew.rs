@@ -42,6 +42,7 @@ pub enum Code {
     Sign,
     Sin,
     Cos,
+    Square,
     Identity,
     // binary (both classes)
     Add,
@@ -319,6 +320,7 @@ fn unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool {
         }),
         Code::Sin => map!(|v: f32| v.sin()),
         Code::Cos => map!(|v: f32| v.cos()),
+        Code::Square => map!(|v: f32| v * v),
         Code::Identity | Code::Cast => y.copy_from_slice(x),
         _ => return false,
     }

@@ -85,6 +85,7 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         Relu => Code::Relu, Sigmoid => Code::Sigmoid, Tanh => Code::Tanh,
         Silu => Code::Silu, Erf => Code::Erf, Floor => Code::Floor, Ceil => Code::Ceil,
         Round => Code::Round, Sign => Code::Sign, Sin => Code::Sin, Cos => Code::Cos,
+        Square => Code::Square,
         Add => Code::Add, Sub => Code::Sub, Mul => Code::Mul, Div => Code::Div,
         Pow => Code::Pow, Max => Code::Max, Min => Code::Min,
         Equal => Code::Eq, Less => Code::Lt, Greater => Code::Gt,
