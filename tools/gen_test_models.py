@@ -43,7 +43,7 @@ def save_onnx(name, model, inputs=None, check=True):
         for i, (_, v) in enumerate(inputs):
             np.save(os.path.join(ONNX_DIR, f"{name}.in{i}.npy"), v)
         for i, v in enumerate(outs):
-            np.save(os.path.join(ONNX_DIR, f"{name}.out{i}.npy"), v)
+            np.save(os.path.join(ONNX_DIR, f"{name}.out{i}.npy"), np.ascontiguousarray(v))
     print("wrote", os.path.relpath(path, ROOT))
 
 
@@ -267,8 +267,171 @@ def bad_files(cnn):
     nodes = [helper.make_node("Identity", ["x"], ["y"], name="id")]
     m = model(nodes, [vi("x", [2], TensorProto.COMPLEX64)], [vi("y", [2], TensorProto.COMPLEX64)])
     save_onnx("unsupported_dtype", m, check=False)
+    # No ai.onnx opset imported at all (only a custom domain), yet ai.onnx ops used.
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
-    save_onnx("old_opset", model(nodes, [vi("x", [2])], [vi("y", [2])], opset=6), check=False)
+    m = model(nodes, [vi("x", [2])], [vi("y", [2])])
+    del m.opset_import[:]
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    save_onnx("no_opset", m, check=False)
+
+
+def save_with_refs(name, m, inputs, outputs):
+    """Save a model whose references are computed here (numpy), for old opsets
+    that onnx's ReferenceEvaluator does not implement."""
+    path = os.path.join(ONNX_DIR, name + ".onnx")
+    onnx.save(m, path)
+    for i, v in enumerate(inputs):
+        np.save(os.path.join(ONNX_DIR, f"{name}.in{i}.npy"), v)
+    for i, v in enumerate(outputs):
+        np.save(os.path.join(ONNX_DIR, f"{name}.out{i}.npy"), v)
+    print("wrote", os.path.relpath(path, ROOT))
+
+
+def legacy_opsets():
+    """Old-opset forms the importer maps as the onnx version converter does
+    (lit-tests/frontends/onnx-legacy-opsets.test); references with numpy."""
+    # Opset 1: Pad's `paddings`, Concat without axis (1), Tile(input, tiles,
+    # axis), Split with the sizes as an input, Cast to a type name, Reshape's
+    # `shape` attribute, Upsample's height_scale/width_scale.
+    x = f32(1, 2, 3, 2)
+    nodes = [
+        helper.make_node("Pad", ["x"], ["pad"], paddings=[0, 0, 1, 0, 0, 0, 0, 1], value=2.0),
+        helper.make_node("Concat", ["x", "x"], ["cat"]),
+        helper.make_node("Tile", ["x", "tiles", "axis"], ["tile"]),
+        helper.make_node("Split", ["x", "sizes"], ["s0", "s1"], axis=2),
+        helper.make_node("Cast", ["x"], ["cast"], to="INT32"),
+        helper.make_node("Reshape", ["x"], ["resh"], shape=[2, 6]),
+        helper.make_node("Upsample", ["x"], ["up"], height_scale=2.0, width_scale=3.0),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(3, np.int64), "tiles"),
+        numpy_helper.from_array(np.array(3, np.int64), "axis"),
+        numpy_helper.from_array(np.array([1, 2], np.int64), "sizes"),
+    ]
+    outs = [
+        np.pad(x, [(0, 0), (0, 0), (1, 0), (0, 1)], constant_values=2.0),
+        np.concatenate([x, x], axis=1),
+        np.tile(x, (1, 1, 1, 3)),
+        x[:, :, :1],
+        x[:, :, 1:],
+        x.astype(np.int32),
+        x.reshape(2, 6),
+        x.repeat(2, axis=2).repeat(3, axis=3),
+    ]
+    names = ["pad", "cat", "tile", "s0", "s1", "cast", "resh", "up"]
+    m = model(
+        nodes,
+        [vi("x", list(x.shape))],
+        [vi(n, list(o.shape), helper.np_dtype_to_tensor_dtype(o.dtype)) for n, o in zip(names, outs)],
+        inits,
+        opset=1,
+    )
+    save_with_refs("legacy_opset1", m, [x], outs)
+    # Opset 6: binary ops' broadcast/axis, PRelu's per-channel slope.
+    a, b, c, slope = f32(2, 3, 4, 5), f32(3, 4), f32(5), f32(3)
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["add"], broadcast=1, axis=1),
+        helper.make_node("Mul", ["a", "c"], ["mul"], broadcast=1),
+        helper.make_node("Sub", ["a", "a"], ["sub"]),
+        helper.make_node("PRelu", ["a", "slope"], ["prelu"]),
+    ]
+    outs = [
+        a + b[:, :, None],
+        a * c,
+        a - a,
+        np.where(a < 0, a * slope[:, None, None], a),
+    ]
+    m = model(
+        nodes,
+        [vi("a", [2, 3, 4, 5]), vi("b", [3, 4]), vi("c", [5]), vi("slope", [3])],
+        [vi(n, [2, 3, 4, 5]) for n in ["add", "mul", "sub", "prelu"]],
+        opset=6,
+    )
+    save_with_refs("legacy_opset6", m, [a, b, c, slope], outs)
+    # Opset 8: BatchNormalization with spatial = 0 (per-activation statistics),
+    # Softmax's coercion to 2-D at `axis`.
+    x = f32(2, 3, 4)
+    scale, bias, mean = f32(3, 4), f32(3, 4), f32(3, 4)
+    var = (np.abs(f32(3, 4)) + 0.5).astype(np.float32)
+    flat = x.reshape(2, 12)
+    e = np.exp(flat - flat.max(axis=1, keepdims=True))
+    nodes = [
+        helper.make_node(
+            "BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["bn"], spatial=0, epsilon=1e-3
+        ),
+        helper.make_node("Softmax", ["x"], ["sm"], axis=1),
+    ]
+    outs = [
+        ((x - mean) / np.sqrt(var + 1e-3) * scale + bias).astype(np.float32),
+        (e / e.sum(axis=1, keepdims=True)).reshape(2, 3, 4).astype(np.float32),
+    ]
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             [("scale", scale), ("bias", bias), ("mean", mean), ("var", var)]]
+    m = model(nodes, [vi("x", [2, 3, 4])], [vi("bn", [2, 3, 4]), vi("sm", [2, 3, 4])], inits, opset=8)
+    save_with_refs("legacy_opset8", m, [x], outs)
+
+
+def nd_indexing():
+    """GatherND (batch_dims 0 and 1, negative indices) and ScatterND with a
+    reduction, indices given as inputs (lit-tests/frontends/onnx-nd-index.test);
+    nd_index.bad_in1.npy has an index past its dim that still lands inside the
+    data when flattened (row 0, column 3 of 3 is element 3): it must be refused."""
+    nodes = [
+        helper.make_node("GatherND", ["x", "i0"], ["g0"], name="gnd0"),
+        helper.make_node("GatherND", ["x", "i1"], ["g1"], name="gnd1", batch_dims=1),
+        helper.make_node("ScatterND", ["x", "i2", "u"], ["s"], name="snd", reduction="add"),
+    ]
+    m = model(
+        nodes,
+        [
+            vi("x", [2, 3, 4]),
+            vi("i0", [2, 2], TensorProto.INT64),
+            vi("i1", [2, 1, 1], TensorProto.INT64),
+            vi("i2", [2, 1], TensorProto.INT64),
+            vi("u", [2, 3, 4]),
+        ],
+        [vi("g0", [2, 4]), vi("g1", [2, 1, 4]), vi("s", [2, 3, 4])],
+        opset=18,
+    )
+    ins = [
+        ("x", f32(2, 3, 4)),
+        ("i0", np.array([[1, -1], [0, 2]], np.int64)),
+        ("i1", np.array([[[2]], [[-3]]], np.int64)),
+        ("i2", np.array([[1], [1]], np.int64)),
+        ("u", f32(2, 3, 4)),
+    ]
+    save_onnx("nd_index", m, ins)
+    np.save(os.path.join(ONNX_DIR, "nd_index.bad_in1.npy"), np.array([[0, 3], [0, 0]], np.int64))
+    # Refused at import: batch_dims as large as the data's rank; updates of the wrong shape.
+    nodes = [helper.make_node("GatherND", ["x", "i"], ["y"], name="gnd", batch_dims=2)]
+    m = model(nodes, [vi("x", [2, 3]), vi("i", [2, 3, 1], TensorProto.INT64)], [vi("y", [2, 3])])
+    save_onnx("nd_index_bad_batch", m, check=False)
+    nodes = [helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="snd")]
+    ins = [vi("x", [2, 3]), vi("i", [2, 1], TensorProto.INT64), vi("u", [2, 2])]
+    save_onnx("nd_index_bad_updates", model(nodes, ins, [vi("y", [2, 3])]), check=False)
+
+
+def einsum():
+    """Einsum forms (lit-tests/frontends/onnx-einsum.test): a batched matmul, a
+    diagonal, an implicit output with an ellipsis, three operands, a sum over two
+    axes (not a full sum: onnx.reference gives it shape [1], not []); one bad
+    equation."""
+    nodes = [
+        helper.make_node("Einsum", ["a", "b"], ["mm"], name="mm", equation="bij,bjk->bik"),
+        helper.make_node("Einsum", ["s"], ["diag"], name="diag", equation="ii->i"),
+        helper.make_node("Einsum", ["a", "b"], ["ell"], name="ell", equation="...ij,...jk"),
+        helper.make_node("Einsum", ["s", "s", "c"], ["three"], name="three", equation="ij,jk,kl->il"),
+        helper.make_node("Einsum", ["a"], ["all"], name="all", equation="bij->j"),
+    ]
+    m = model(
+        nodes,
+        [vi("a", [2, 3, 4]), vi("b", [2, 4, 5]), vi("s", [3, 3]), vi("c", [3, 2])],
+        [vi("mm", [2, 3, 5]), vi("diag", [3]), vi("ell", [2, 3, 5]), vi("three", [3, 2]), vi("all", [4])],
+        opset=18,
+    )
+    save_onnx("einsum", m, [("a", f32(2, 3, 4)), ("b", f32(2, 4, 5)), ("s", f32(3, 3)), ("c", f32(3, 2))])
+    nodes = [helper.make_node("Einsum", ["a"], ["y"], name="bad", equation="ij,jk->ik")]
+    save_onnx("einsum_bad", model(nodes, [vi("a", [2, 3])], [vi("y", [2, 3])], opset=18), check=False)
 
 
 # ---- TensorFlow ---------------------------------------------------------------------
@@ -466,6 +629,9 @@ def main():
     bad_files(cnn)
     tf_models()
     huge_models()
+    legacy_opsets()
+    nd_indexing()
+    einsum()
 
 
 if __name__ == "__main__":

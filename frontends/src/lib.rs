@@ -1,7 +1,7 @@
 //! ge-frontends: model importers that build `graph`/`data` dialect IR.
 //!
-//! - [`onnx`]: ONNX models (opsets 7–21 and newer where the semantics did not
-//!   change): initializers (external data too), symbolic dims, If/Loop,
+//! - [`onnx`]: ONNX models (ai.onnx opsets 1–23; old forms mapped as the onnx
+//!   version converter maps them): initializers (external data too), symbolic dims, If/Loop,
 //!   model-local functions; one mapping function per ONNX op in
 //!   [`onnx::ops::TABLE`].
 //! - [`tf`]: frozen TensorFlow GraphDefs (the common inference ops), NHWC kept

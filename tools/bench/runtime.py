@@ -18,15 +18,19 @@ BERT-base (batch 1), in one run, on the very same ONNX files.
    (NC1HWC0/FRACTAL_Z, the default) vs CPU-native NCHW/ND (--no-formats) — ge only, 1 thread;
 5. a correctness check: ge's output vs onnxruntime's on the same inputs, with the ONNX
    conformance tolerance (element type and shape equal, |ge - ort| <= atol + rtol |ort|,
-   rtol 1e-3 and atol 1e-7 as ge-conformance's default, or --rtol/--atol): the script
-   prints the tables and then exits 1 naming every model whose output differs.
+   rtol 1e-3 and atol 1e-7 as ge-conformance's default, or --rtol/--atol), where atol is
+   raised to --atol-of-max (1e-6, about 8 f32 ulps) times the largest |ort| output: a whole network sums in
+   a different order than onnxruntime through dozens of layers, so an output element near
+   zero carries an absolute error of the scale of the output, not of itself (a ResNet-50
+   logit of 0.0243 differs by 2.9e-5 among logits up to 325, 9e-8 of their scale). The script prints the tables
+   and then exits 1 naming every model whose output differs.
 
 The table reports median (p50) latency in ms of the median round; ratio = ge / ort
 (below 1: ge is faster).
 
 Usage: python3 tools/bench/runtime.py [--iterations 20] [--warmup 3] [--threads 1,2] [--rounds 3]
            [--models resnet50,mobilenet_v2,bert_base] [--no-build] [--small] [--json FILE]
-           [--rtol 1e-3] [--atol 1e-7]
+           [--rtol 1e-3] [--atol 1e-7] [--atol-of-max 1e-6]
 """
 
 import argparse
@@ -106,7 +110,7 @@ COMPARE = r"""
 import json, sys
 import numpy as np
 ge, ort = np.load(sys.argv[1]), np.load(sys.argv[2])
-rtol, atol = float(sys.argv[3]), float(sys.argv[4])
+rtol, atol, atol_of_max = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 r = {"ok": False, "why": "", "max_abs": float("nan"), "max_ort": float("nan")}
 if ge.dtype != ort.dtype:
     r["why"] = f"element type {ge.dtype} but onnxruntime gives {ort.dtype}"
@@ -117,6 +121,8 @@ else:
     if ge.dtype.kind in "iub":
         close = ge == ort
     else:
+        if b.size and np.isfinite(b).any():
+            atol = max(atol, atol_of_max * float(np.nanmax(np.abs(b[np.isfinite(b)]))))
         close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
     d = np.abs(a - b)
     r["max_abs"] = float(np.nanmax(d)) if d.size else 0.0
@@ -171,6 +177,8 @@ def main():
                     help="relative tolerance of the ge-vs-ort check (conformance default 1e-3)")
     ap.add_argument("--atol", type=float, default=1e-7,
                     help="absolute tolerance of the ge-vs-ort check (conformance default 1e-7)")
+    ap.add_argument("--atol-of-max", type=float, default=1e-6,
+                    help="raise atol to this times the largest |ort| output (whole networks)")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     models = a.models.split(",")
@@ -232,7 +240,8 @@ def main():
         run([ge_run, oms["default"], "--output", ge_out] + ins, "ge-run")
         run([PYTHON, "-c", ORT, onnx_path, "1", "1", "0",
              os.path.join(out, m + ".inputs.npz"), ort_out], "onnxruntime")
-        c = last_json(run([PYTHON, "-c", COMPARE, ge_out, ort_out, str(a.rtol), str(a.atol)],
+        c = last_json(run([PYTHON, "-c", COMPARE, ge_out, ort_out, str(a.rtol), str(a.atol),
+                                str(a.atol_of_max)],
                           "compare"))
         checks.append((m, c))
         log(f"  {m}: ge vs ort max |diff| {c['max_abs']:.2e} (max |ort| {c['max_ort']:.2e})"
@@ -293,7 +302,7 @@ def main():
             print(f"| {m} | {v} | {b['p50_ms']:.2f} | {r['p50_ms']:.2f} | "
                   f"{r['p50_ms'] / b['p50_ms']:.2f}× |")
     print(f"\n| model | task program | ge vs ort: max abs diff (max abs ort output) | "
-          f"within rtol {a.rtol:g}, atol {a.atol:g} |")
+          f"within rtol {a.rtol:g}, atol max({a.atol:g}, {a.atol_of_max:g} max|ort|) |")
     print("|---|---|---|---|")
     for m, c in checks:
         s = results["models"][m].get("streams", "")

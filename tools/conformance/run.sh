@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# ONNX conformance: install the pinned `onnx` into ./.venv, write its backend node
-# tests to tools/conformance/cases (git-ignored), run every case through import and
-# the executor with ge-conformance, and compare each case's status with
+# ONNX conformance: install the pinned `onnx` into ./.venv, write its backend tests
+# (the node tests and the pytorch-converted, pytorch-operator and simple suites) to
+# tools/conformance/cases (git-ignored), run every case through import and the
+# executor with ge-conformance, and compare each case's status with
 # tools/conformance/expected.tsv (pass > pass-interp > unsupported > fail): any
 # case that got worse fails the run; improvements are listed with a reminder.
+#
+# The report mode (no --check) also installs the pinned onnxruntime into ./.venv,
+# runs the same cases on it (tools/conformance/onnxruntime_status.py, rewriting the
+# checked-in tools/conformance/onnxruntime.tsv) and shows its result beside ge's.
 #
 #   tools/conformance/run.sh                    # also rewrites docs/conformance.md
 #   tools/conformance/run.sh --check            # CI: check expected.tsv, leave the docs alone
@@ -12,11 +17,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-report=(--report docs/conformance.md)
+report=(--report docs/conformance.md --onnxruntime tools/conformance/onnxruntime.tsv)
+check=0
 extra=()
 for a in "$@"; do
   case "$a" in
-    --check) report=() ;;
+    --check) report=(); check=1 ;;
     *) extra+=("$a") ;;
   esac
 done
@@ -24,6 +30,10 @@ done
 [[ -x .venv/bin/python ]] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r tools/conformance/requirements.txt
 .venv/bin/python tools/conformance/generate.py tools/conformance/cases
+if [[ $check == 0 ]]; then
+  .venv/bin/pip install -q --disable-pip-version-check -r tools/conformance/requirements-onnxruntime.txt
+  .venv/bin/python tools/conformance/onnxruntime_status.py tools/conformance/cases tools/conformance/onnxruntime.tsv
+fi
 cargo build -q -p ge-driver --bin ge-conformance
 target/debug/ge-conformance tools/conformance/cases --expected tools/conformance/expected.tsv \
   ${report[@]+"${report[@]}"} ${extra[@]+"${extra[@]}"}

@@ -132,7 +132,7 @@ fn bool_bin(
     )?])
 }
 
-fn unary_f(x: &[&Tensor], f: impl Fn(f64) -> f64) -> Result<Vec<Tensor>, String> {
+pub(crate) fn unary_f(x: &[&Tensor], f: impl Fn(f64) -> f64) -> Result<Vec<Tensor>, String> {
     Ok(vec![arg(x, 0)?.map_f(f)])
 }
 

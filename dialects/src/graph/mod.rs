@@ -1,14 +1,17 @@
 //! The `graph` dialect: the compute graph with ONNX semantics.
 
 pub mod activation;
+pub mod bitwise;
 pub mod control;
 pub mod elementwise;
 pub mod func;
+pub mod grid_sample;
 pub mod index;
 pub mod linalg;
 pub mod nn;
 pub mod opkit;
 pub mod reduce;
+pub mod trig;
 
 use ge_ir::opdef::Dialect;
 
@@ -23,5 +26,8 @@ pub static DIALECT: Dialect = Dialect {
         nn::OPS,
         linalg::OPS,
         index::OPS,
+        bitwise::OPS,
+        trig::OPS,
+        grid_sample::OPS,
     ],
 };

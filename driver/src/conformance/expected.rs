@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// A case's result, worst first (the order is "better than").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Status {
     /// Wrong results, a crash, or an error from a model ge claims to handle.
+    #[default]
     Fail,
     /// A clear refusal: an op, type or form ge does not handle yet.
     Unsupported,
@@ -71,7 +72,8 @@ pub struct Expected {
 }
 
 const HEADER: &str = "\
-# ONNX node tests, case by case: the status each had when this file was last updated.
+# ONNX backend tests (node tests; SUITE/NAME for the pytorch-converted, pytorch-operator
+# and simple suites), case by case: the status each had when this file was last updated.
 # tools/conformance/run.sh --check (CI) fails when any case gets worse:
 #   pass > pass-interp > unsupported > fail
 # (pass-interp: right results, but some kernel ran on the reference interpreter;
@@ -169,10 +171,7 @@ mod tests {
             name: name.into(),
             status,
             reason: format!("why {name}"),
-            bound_inputs: vec![],
-            ops: vec![],
-            interpreted: vec![],
-            all_interpreted: false,
+            ..CaseResult::default()
         }
     }
 

@@ -22,6 +22,7 @@
 
 pub mod expected;
 pub mod report;
+pub mod scope;
 
 use clap::Parser as ClapParser;
 pub use expected::Status;
@@ -60,6 +61,10 @@ pub struct ConformanceArgs {
     /// Rewrite the --expected file with this run's statuses (after an improvement)
     #[arg(long, requires = "expected")]
     pub update_expected: bool,
+    /// onnxruntime's status per case (tools/conformance/onnxruntime.tsv, written by
+    /// tools/conformance/onnxruntime_status.py): the report shows it beside ge's
+    #[arg(long, value_name = "FILE")]
+    pub onnxruntime: Option<String>,
     /// Bind graph inputs that an op needs as a constant (Reshape's shape, …) to the
     /// test's values and import again; a user's model cannot do this (off by default)
     #[arg(long)]
@@ -146,9 +151,15 @@ impl Executor for InterpreterExecutor {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct CaseResult {
+    /// `test_abs` for a node test, `SUITE/NAME` for the other suites.
     pub name: String,
+    /// `node`, `pytorch-converted`, `pytorch-operator` or `simple`.
+    pub suite: String,
+    /// Why the case is out of ge's scope (training, sequences, optionals,
+    /// strings: [`scope`]), if it is.
+    pub out_of_scope: Option<String>,
     pub status: Status,
     /// Why it failed or is unsupported, or which ops ran on the interpreter (first line).
     pub reason: String,
@@ -227,26 +238,33 @@ fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64) -> Option<String> 
         .map(|why| why.replace("but expected", "but ONNX gives"))
 }
 
+/// One case folder to run.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub dir: PathBuf,
+    /// `test_abs` for a node test, `SUITE/NAME` for the other suites.
+    pub name: String,
+    pub suite: String,
+}
+
+/// The suite of the cases written directly under the root.
+pub const NODE_SUITE: &str = "node";
+
 /// Run one case folder.
 pub fn run_case(
     ctx: &Context,
-    dir: &Path,
+    case: &Case,
     exec: &dyn Executor,
     max_ops: usize,
     bind: bool,
 ) -> CaseResult {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let dir = case.dir.as_path();
+    let name = case.name.clone();
     let mut res = CaseResult {
         name: name.clone(),
+        suite: case.suite.clone(),
         status: Status::Fail,
-        reason: String::new(),
-        bound_inputs: vec![],
-        ops: vec![],
-        interpreted: vec![],
-        all_interpreted: false,
+        ..CaseResult::default()
     };
     let model_path = dir.join("model.onnx");
     let bytes = match std::fs::read(&model_path) {
@@ -267,6 +285,7 @@ pub fn run_case(
             });
         }
         res.ops = ops;
+        res.out_of_scope = scope::out_of_scope(&m);
     }
     let mut sets = vec![];
     for k in 0.. {
@@ -380,7 +399,58 @@ pub fn run_case(
     res
 }
 
-/// Run every case folder under `root` on `jobs` threads.
+/// The sub-folders of `dir`, sorted.
+fn sub_dirs(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| {
+            format!(
+                "cannot read '{}': {e} (run tools/conformance/run.sh to generate the cases)",
+                dir.display()
+            )
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The cases under `root`: folders holding a `model.onnx` are node tests;
+/// other folders are suites whose sub-folders are cases (`SUITE/NAME`).
+pub fn find_cases(root: &Path, filter: Option<&str>) -> Result<Vec<Case>, String> {
+    let mut cases = vec![];
+    for d in sub_dirs(root)? {
+        if d.join("model.onnx").exists() {
+            cases.push(Case {
+                name: file_name(&d),
+                suite: NODE_SUITE.into(),
+                dir: d,
+            });
+            continue;
+        }
+        let suite = file_name(&d);
+        for c in sub_dirs(&d)? {
+            if c.join("model.onnx").exists() {
+                cases.push(Case {
+                    name: format!("{suite}/{}", file_name(&c)),
+                    suite: suite.clone(),
+                    dir: c,
+                });
+            }
+        }
+    }
+    cases.retain(|c| filter.is_none_or(|f| c.name.contains(f)));
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(cases)
+}
+
+/// Run every case under `root` ([`find_cases`]) on `jobs` threads.
 pub fn run_all(
     root: &Path,
     filter: Option<&str>,
@@ -390,23 +460,7 @@ pub fn run_all(
     bind: bool,
     verbose: bool,
 ) -> Result<Vec<CaseResult>, String> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .map_err(|e| {
-            format!(
-                "cannot read '{}': {e} (run tools/conformance/run.sh to generate the cases)",
-                root.display()
-            )
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("model.onnx").exists())
-        .filter(|p| {
-            filter.is_none_or(|f| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().contains(f))
-            })
-        })
-        .collect();
-    dirs.sort();
+    let dirs = find_cases(root, filter)?;
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<CaseResult>> = Mutex::new(vec![]);
     // Panics inside op kernels are reported as failures, quietly.
@@ -429,16 +483,11 @@ pub fn run_all(
                             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                             .unwrap_or_default();
                         CaseResult {
-                            name: dir
-                                .file_name()
-                                .map(|n| n.to_string_lossy().into_owned())
-                                .unwrap_or_default(),
+                            name: dir.name.clone(),
+                            suite: dir.suite.clone(),
                             status: Status::Fail,
                             reason: format!("panic: {}", one_line(&msg)),
-                            bound_inputs: vec![],
-                            ops: vec![],
-                            interpreted: vec![],
-                            all_interpreted: false,
+                            ..CaseResult::default()
                         }
                     });
                     if verbose {
@@ -458,10 +507,10 @@ pub fn run_all(
 }
 
 pub(crate) fn onnx_version(root: &Path) -> String {
-    std::fs::read_dir(root)
+    find_cases(root, None)
         .ok()
-        .and_then(|mut it| it.find_map(|e| e.ok()))
-        .and_then(|e| std::fs::read_to_string(e.path().join("meta.json")).ok())
+        .and_then(|c| c.into_iter().next())
+        .and_then(|c| std::fs::read_to_string(c.dir.join("meta.json")).ok())
         .and_then(|t| {
             regex::Regex::new(r#""onnx":\s*"([^"]+)""#)
                 .ok()?
@@ -469,6 +518,23 @@ pub(crate) fn onnx_version(root: &Path) -> String {
                 .map(|c| c[1].to_string())
         })
         .unwrap_or_else(|| "?".into())
+}
+
+/// "onnxruntime 1.32.0" from the status file's header comment.
+fn onnxruntime_version(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .filter(|l| l.starts_with('#'))
+                .find_map(|l| l.split_once("# onnxruntime ").map(|(_, v)| v.to_string()))
+        })
+        .and_then(|v| {
+            v.split(',')
+                .next()
+                .map(|v| format!("onnxruntime {}", v.trim()))
+        })
+        .unwrap_or_else(|| "onnxruntime".into())
 }
 
 pub fn main_with(args: ConformanceArgs) -> i32 {
@@ -497,6 +563,22 @@ pub fn main_with(args: ConformanceArgs) -> i32 {
         }
         _ => None,
     };
+    let ort = match &args.onnxruntime {
+        None => None,
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read '{p}': {e}"))
+            .and_then(|t| expected::parse(&t, p))
+        {
+            Ok(e) => Some(report::Peer {
+                name: onnxruntime_version(p),
+                status: e,
+            }),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 1;
+            }
+        },
+    };
     let root = Path::new(&args.cases);
     let results = match run_all(
         root,
@@ -513,14 +595,17 @@ pub fn main_with(args: ConformanceArgs) -> i32 {
             return 1;
         }
     };
-    let s = report::Summary::of(&results);
-    println!("{}", s.line(args.bind_constant_inputs));
+    for (suite, rs) in report::by_suite(&results) {
+        let s = report::Summary::of(&rs);
+        println!("{}", s.line(&suite, args.bind_constant_inputs));
+    }
     if let Some(p) = &args.report {
         let text = report::report(
             &results,
             exec,
             &onnx_version(root),
             args.bind_constant_inputs,
+            ort.as_ref(),
         );
         if let Err(e) = ge_ir::output::write(Path::new(p), text.as_bytes()) {
             eprintln!("error: cannot write '{p}': {e}");

@@ -30,8 +30,9 @@ use prost::Message;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// The oldest default-domain opset the importer accepts.
-pub const MIN_OPSET: i64 = 7;
+/// The oldest default-domain opset the importer accepts: every ai.onnx opset,
+/// old forms mapped as the onnx version converter maps them (`ops::legacy`).
+pub const MIN_OPSET: i64 = 1;
 
 /// How to import.
 #[derive(Clone, Debug)]
@@ -127,6 +128,17 @@ fn opsets(m: &ModelProto) -> HashMap<String, i64> {
         );
     }
     out
+}
+
+/// Whether any node of the graph (or its subgraphs) is in the default domain.
+fn uses_default_domain(m: &ModelProto) -> bool {
+    let mut any = false;
+    if let Some(g) = &m.graph {
+        walk_nodes(g, &mut |n| {
+            any |= norm_domain(n.domain.as_deref().unwrap_or("")).is_empty();
+        });
+    }
+    any
 }
 
 /// Every node whose op the importer cannot convert, listed in one error.
@@ -260,9 +272,9 @@ pub fn import_bytes(
     let model = decode_model(bytes, name)?;
     let sets = opsets(&model);
     let ver = sets.get("").copied().unwrap_or(0);
-    if ver < MIN_OPSET {
-        return Err(ImportError::unsupported(format!(
-            "'{name}' uses ai.onnx opset {ver}; opsets {MIN_OPSET} and newer are supported"
+    if ver < MIN_OPSET && uses_default_domain(&model) {
+        return Err(ImportError::invalid(format!(
+            "'{name}' uses ai.onnx operators but imports no ai.onnx opset"
         )));
     }
     check_supported(&model, name)?;

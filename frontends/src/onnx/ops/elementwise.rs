@@ -2,7 +2,6 @@
 //! activations (those without a graph op of their own are composed).
 
 use super::{fattr, invalid, one, op1, op2, scalar_like, unsupported, Cx, Node, Res};
-use crate::onnx::tensor::dtype_from_onnx;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
 
@@ -11,8 +10,10 @@ fn unary(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
     one(op1(cx, name, x)?)
 }
 
+/// A binary op; before opset 7, `broadcast`/`axis` say how `B` broadcasts.
 fn binary(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
     let (a, b) = (n.input(0)?, n.input(1)?);
+    let b = super::legacy::broadcast_operand(cx, n, a, b)?;
     one(op2(cx, name, a, b)?)
 }
 
@@ -118,6 +119,27 @@ pub fn sign(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn sin(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     unary(cx, n, "graph.sin")
 }
+pub fn asin(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.asin")
+}
+pub fn acos(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.acos")
+}
+pub fn atan(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.atan")
+}
+pub fn bitwise_and(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    binary(cx, n, "graph.bitwise_and")
+}
+pub fn bitwise_or(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    binary(cx, n, "graph.bitwise_or")
+}
+pub fn bitwise_xor(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    binary(cx, n, "graph.bitwise_xor")
+}
+pub fn bitwise_not(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    unary(cx, n, "graph.bitwise_not")
+}
 pub fn cos(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     unary(cx, n, "graph.cos")
 }
@@ -180,7 +202,7 @@ pub fn bit_shift(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn cast(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let to = dtype_from_onnx(n.i("to", 0)? as i32)?;
+    let to = super::legacy::cast_target(n)?;
     if n.i("saturate", 1)? == 0 {
         return Err(unsupported(n, "with saturate = 0"));
     }
@@ -382,6 +404,7 @@ pub fn swish(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn prelu(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, slope) = (n.input(0)?, n.input(1)?);
+    let slope = super::legacy::prelu_slope(cx, n, x, slope)?;
     let neg = op2(cx, "graph.mul", x, slope)?;
     let c = lt_zero(cx, x)?;
     one(select(cx, c, neg, x)?)

@@ -4,7 +4,10 @@
 //! To support a new op, add its function to a family file and one line here.
 
 mod control;
+mod einsum;
 mod elementwise;
+mod legacy;
+mod nd;
 mod nn;
 mod reduce;
 mod shape;
@@ -23,12 +26,19 @@ pub type MapFn = fn(&mut Cx, &Node) -> Res<Vec<ValueId>>;
 pub static TABLE: &[(&str, MapFn)] = &[
     // elementwise.rs
     ("Abs", elementwise::abs),
+    ("Acos", elementwise::acos),
     ("Acosh", elementwise::acosh),
     ("Add", elementwise::add),
     ("And", elementwise::and),
+    ("Asin", elementwise::asin),
     ("Asinh", elementwise::asinh),
+    ("Atan", elementwise::atan),
     ("Atanh", elementwise::atanh),
     ("BitShift", elementwise::bit_shift),
+    ("BitwiseAnd", elementwise::bitwise_and),
+    ("BitwiseNot", elementwise::bitwise_not),
+    ("BitwiseOr", elementwise::bitwise_or),
+    ("BitwiseXor", elementwise::bitwise_xor),
     ("Cast", elementwise::cast),
     ("CastLike", elementwise::cast_like),
     ("Ceil", elementwise::ceil),
@@ -85,6 +95,8 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("ThresholdedRelu", elementwise::thresholded_relu),
     ("Where", elementwise::where_),
     ("Xor", elementwise::xor),
+    // einsum.rs
+    ("Einsum", einsum::einsum),
     // nn.rs
     ("Attention", nn::attention),
     ("AveragePool", nn::average_pool),
@@ -138,6 +150,8 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Flatten", shape::flatten),
     ("Gather", shape::gather),
     ("GatherElements", shape::gather_elements),
+    ("GatherND", nd::gather_nd),
+    ("GridSample", shape::grid_sample),
     ("NonZero", shape::non_zero),
     ("OneHot", shape::one_hot),
     ("Pad", shape::pad),
@@ -146,6 +160,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Resize", shape::resize),
     ("Scatter", shape::scatter_elements),
     ("ScatterElements", shape::scatter_elements),
+    ("ScatterND", nd::scatter_nd),
     ("Shape", shape::shape),
     ("Size", shape::size),
     ("Slice", shape::slice),

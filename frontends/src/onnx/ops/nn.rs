@@ -301,6 +301,22 @@ pub fn batch_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         operands.push(cast(cx, v, dt)?);
     }
     let eps = n.f("epsilon", 1e-5)?;
+    if n.opset < 9 && n.i("spatial", 1)? == 0 {
+        // spatial = 0 (before opset 9): statistics per activation — the
+        // parameters have the shape of one sample, `x.shape[1:]`.
+        let x = operands[0];
+        let p: Vec<ValueId> = operands[1..]
+            .iter()
+            .map(|&v| unsqueeze(cx, v, &[0]))
+            .collect::<Res<_>>()?;
+        let d = op2(cx, "graph.sub", x, p[2])?;
+        let e = scalar_like(cx, p[3], eps as f64)?;
+        let ve = op2(cx, "graph.add", p[3], e)?;
+        let inv = op1(cx, "graph.rsqrt", ve)?;
+        let y = op2(cx, "graph.mul", d, inv)?;
+        let y = op2(cx, "graph.mul", y, p[0])?;
+        return one(op2(cx, "graph.add", y, p[1])?);
+    }
     one(cx.e.op(
         "graph.batch_norm",
         &operands,
@@ -455,7 +471,11 @@ pub fn lp_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         }
         _ => return Err(invalid(n, format!("p must be 1 or 2, not {p}"))),
     };
-    one(op2(cx, "graph.div", x, norm)?)
+    // A zero vector stays zero (the reference's `where(norm == 0, 0, x / norm)`).
+    let q = op2(cx, "graph.div", x, norm)?;
+    let z = scalar_like(cx, norm, 0.0)?;
+    let is0 = op2(cx, "graph.equal", norm, z)?;
+    one(cx.e.op("graph.where", &[is0, z, q], vec![])?)
 }
 
 pub fn lrn(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {

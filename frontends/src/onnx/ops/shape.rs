@@ -234,9 +234,12 @@ pub fn transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn concat(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let xs = n.present_inputs();
-    let axis = n
-        .opt_i("axis")?
-        .ok_or_else(|| invalid(n, "requires attribute 'axis'"))?;
+    // Concat's axis was optional (default 1) before opset 4.
+    let axis = match n.opt_i("axis")? {
+        Some(a) => a,
+        None if n.opset < 4 => 1,
+        None => return Err(invalid(n, "requires attribute 'axis'")),
+    };
     one(cx
         .e
         .op("data.concat", &xs, vec![("axis", Attribute::i64(axis))])?)
@@ -247,7 +250,8 @@ pub fn split(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let axis = n.i("axis", 0)?;
     let rank = cx.e.rank(x)?;
     let a = norm_axis(n, axis, rank)?;
-    let split = if n.opset >= 13 {
+    // Split opset 1 took the sizes as an attribute or a second input.
+    let split = if n.opset >= 13 || (n.opset < 2 && n.opt_input(1).is_some()) {
         match n.opt_input(1) {
             Some(s) => Some(cx.const_i64s(s, "split")?),
             None => None,
@@ -331,7 +335,20 @@ pub fn expand(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn tile(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let repeats = cx.const_i64s(n.input(1)?, "repeats")?;
+    let repeats = if n.opset < 6 {
+        // Tile-1: (input, tiles, axis): `tiles` copies along one axis.
+        let tiles = cx.const_i64s(n.input(1)?, "tiles")?;
+        let axis = cx.const_i64s(n.input(2)?, "axis")?;
+        let rank = cx.e.rank(x)?;
+        let (Some(&t), Some(&a)) = (tiles.first(), axis.first()) else {
+            return Err(invalid(n, "tiles and axis must be scalars"));
+        };
+        let mut r = vec![1i64; rank];
+        r[norm_axis(n, a, rank)?] = t;
+        r
+    } else {
+        cx.const_i64s(n.input(1)?, "repeats")?
+    };
     one(cx.e.op(
         "data.tile",
         &[x],
@@ -442,8 +459,11 @@ pub fn pad(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         };
         (pads, value, axes)
     } else {
+        // Pad-1 called the pads `paddings`.
         (
-            n.ints("pads").unwrap_or_default(),
+            n.ints("pads")
+                .or_else(|| n.ints("paddings"))
+                .unwrap_or_default(),
             n.f("value", 0.0)? as f64,
             None,
         )
@@ -605,12 +625,17 @@ pub fn upsample(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let scales = match n.opt_input(1) {
         Some(s) => cx.const_f64s(s, "scales")?,
-        None => n
-            .floats("scales")
-            .ok_or_else(|| invalid(n, "requires scales"))?
-            .iter()
-            .map(|&v| v as f64)
-            .collect(),
+        None => match n.floats("scales") {
+            Some(s) => s.iter().map(|&v| v as f64).collect(),
+            // Upsample-1 (NCHW): height_scale and width_scale.
+            None if n.has("height_scale") || n.has("width_scale") => vec![
+                1.0,
+                1.0,
+                n.f("height_scale", 1.0)? as f64,
+                n.f("width_scale", 1.0)? as f64,
+            ],
+            None => return Err(invalid(n, "requires scales")),
+        },
     };
     let mode = n.s("mode", "nearest")?;
     // Upsample's nearest picks floor(x / scale); linear is asymmetric too.
@@ -761,4 +786,26 @@ pub fn space_to_depth(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 #[allow(dead_code)]
 fn identity(cx: &mut Cx, v: ValueId) -> Res<ValueId> {
     op1(cx, "data.identity", v)
+}
+
+pub fn grid_sample(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, grid) = (n.input(0)?, n.input(1)?);
+    // Opsets 16-19 named the 2-D modes bilinear and bicubic.
+    let mode = match n.s("mode", "linear")?.as_str() {
+        "bilinear" => "linear".to_string(),
+        "bicubic" => "cubic".to_string(),
+        m => m.to_string(),
+    };
+    one(cx.e.op(
+        "graph.grid_sample",
+        &[x, grid],
+        vec![
+            ("mode", Attribute::string(&mode)),
+            (
+                "padding_mode",
+                Attribute::string(&n.s("padding_mode", "zeros")?),
+            ),
+            ("align_corners", Attribute::i64(n.i("align_corners", 0)?)),
+        ],
+    )?)
 }
