@@ -42,7 +42,7 @@ struct WriteOm {
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     let o = WriteOmOptions::from_options(o);
-    if o.file.as_str().is_empty() {
+    if o.file.is_empty() {
         return Err("write-om needs a file: write-om{file=model.om}".into());
     }
     let soc = ge_soc::Soc::load(o.soc.as_str())?;
