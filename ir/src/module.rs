@@ -32,8 +32,8 @@ impl Module {
         let mut outer = Body::new();
         let root = outer.new_region(None);
         let top = outer.add_block(root);
-        let mut st = OpState::new("builtin.module", loc);
-        st.def = ctx.op_def("builtin.module");
+        let mut st = OpState::new(crate::builtin::Module::NAME, loc);
+        st.def = ctx.op_def(crate::builtin::Module::NAME);
         st.num_regions = 1;
         let op = outer.create_op(st);
         outer.append_op(top, op);

@@ -17,11 +17,10 @@ use crate::chain_cover::{assign, StreamOptions, StreamPlan};
 use crate::cost::{bytes, task_us};
 use crate::error::LowerResult;
 use crate::funcs::{error_at, for_each_function, func_block, Bounds};
-use crate::partition_engines::SOC_OPTION;
 use crate::sync::{NUM_EVENTS_ATTR, NUM_STREAMS_ATTR, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::{prepare_outputs, Node, TaskGraph, COPY_ATTR};
 use ge_ir::body::{BlockId, Body, OpData, OpId};
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context};
 use ge_soc::Soc;
 use std::collections::HashMap;
@@ -37,29 +36,24 @@ pub static INFO: PassInfo = PassInfo {
                   `ge.num_events` on the function; reorders ops into program order. Model outputs \
                   that cannot be written in place get a copy task first.",
     anchor: None,
-    options: &[
-        OptionDef {
-            name: "max-streams",
-            kind: OptKind::Int,
-            default: "0",
-            doc: "use at most this many streams (0: as many as the chain cover needs)",
-        },
-        OptionDef {
-            name: "single-stream",
-            kind: OptKind::Bool,
-            default: "false",
-            doc: "put every task on stream 0 (GE's --enable-single-stream)",
-        },
-        SOC_OPTION,
-        OptionDef {
-            name: "report",
-            kind: OptKind::Bool,
-            default: "false",
-            doc:
-                "print stream statistics (streams, events, chain-cover minimum, makespan) on stderr",
-        },
-    ],
+    options: AssignStreamsOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct AssignStreamsOptions {
+    /// use at most this many streams (0: as many as the chain cover needs)
+    #[option("max-streams", default = 0)]
+    max_streams: i64,
+    /// put every task on stream 0 (GE's --enable-single-stream)
+    #[option("single-stream", default = false)]
+    single_stream: bool,
+    /// SoC profile (a shipped name or a .json path): its engines are the ones used
+    #[option("soc", default = "Ascend910B")]
+    soc: String,
+    /// print stream statistics (streams, events, chain-cover minimum, makespan) on stderr
+    #[option("report", default = false)]
+    report: bool,
+}
 
 struct AssignStreams {
     opts: StreamOptions,
@@ -68,21 +62,22 @@ struct AssignStreams {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let m = o.int("max-streams");
+    let o = AssignStreamsOptions::from_options(o);
+    let m = o.max_streams;
     if m < 0 {
         return Err(format!(
             "option 'max-streams' must not be negative, got {m}"
         ));
     }
-    Soc::load(o.str("soc"))?;
+    Soc::load(&o.soc)?;
     Ok(Box::new(AssignStreams {
         opts: StreamOptions {
             max_streams: m as usize,
-            single_stream: o.bool("single-stream"),
+            single_stream: o.single_stream,
             event_us: 0.0,
         },
-        soc: o.str("soc").to_string(),
-        report: o.bool("report"),
+        soc: o.soc,
+        report: o.report,
     }))
 }
 

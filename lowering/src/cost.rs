@@ -5,7 +5,10 @@
 //! with it; symbolic dims count at their upper bounds.
 
 use crate::funcs::{for_each_nested, Bounds};
+use ge_dialects::graph::control::Fused;
 use ge_ir::body::{Body, OpId};
+pub use ge_ir::interfaces::Unit;
+use ge_ir::interfaces::{Cost, CostCtx};
 use ge_ir::{Dim, Type};
 use ge_soc::Soc;
 
@@ -27,72 +30,25 @@ pub fn bytes(t: Type, bounds: &Bounds) -> f64 {
     elements(t, bounds) * t.dtype().map_or(0, |d| d.byte_size()) as f64
 }
 
-/// Which unit of an AI Core an op mostly uses.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Unit {
-    Cube,
-    Vector,
-}
-
-/// FLOPs of one op (not counting nested ops) and the unit doing them.
+/// FLOPs of one op (not counting nested ops) and the unit doing them: the
+/// op's [`Cost`] interface (the model eqsat's extraction uses too); an op
+/// without one counts one vector operation per element.
 pub fn op_flops(body: &Body, op: OpId, bounds: &Bounds) -> (f64, Unit) {
     let d = body.op(op);
-    let out = d.results().first().map(|&r| body.value_type(r));
-    let out_elems = out.map_or(0.0, |t| elements(t, bounds));
-    let dims = |v: usize| -> Vec<f64> {
-        d.operands()
-            .get(v)
-            .and_then(|&x| body.value_type(x).as_tensor())
-            .map(|t| {
-                t.shape()
-                    .iter()
-                    .map(|d| d.eval(bounds).unwrap_or(1) as f64)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    match d.name.as_str() {
-        "graph.conv2d" | "graph.conv_transpose2d" => {
-            // 2 · out elements · (C_in / groups) · kH · kW
-            let w = dims(1);
-            let per: f64 = w.iter().skip(1).product();
-            (2.0 * out_elems * per, Unit::Cube)
-        }
-        "graph.matmul" | "graph.batch_matmul" | "graph.gemm" => {
-            let a = dims(0);
-            let k = match d.name.as_str() {
-                "graph.gemm" if d.attr("transA").and_then(|a| a.as_int()).unwrap_or(0) != 0 => {
-                    a.first().copied().unwrap_or(1.0)
-                }
-                _ => a.last().copied().unwrap_or(1.0),
-            };
-            (2.0 * out_elems * k, Unit::Cube)
-        }
-        "graph.scaled_dot_product_attention" => {
-            let q = dims(0);
-            let s = dims(1);
-            let l = q.iter().rev().nth(1).copied().unwrap_or(1.0);
-            let e = q.last().copied().unwrap_or(1.0);
-            let sk = s.iter().rev().nth(1).copied().unwrap_or(1.0);
-            let batch: f64 = q.iter().rev().skip(2).product();
-            (4.0 * batch * l * sk * e, Unit::Cube)
-        }
-        "graph.avg_pool2d" | "graph.max_pool2d" => {
-            let k: f64 = crate::funcs::i64s(d.attr("kernel_shape"))
-                .iter()
-                .map(|&x| x as f64)
-                .product();
-            (out_elems * k.max(1.0), Unit::Vector)
-        }
-        _ => {
-            let in_elems: f64 = d
-                .operands()
-                .iter()
-                .map(|&v| elements(body.value_type(v), bounds))
-                .fold(0.0, f64::max);
-            (out_elems.max(in_elems), Unit::Vector)
-        }
-    }
+    let cost = d
+        .def
+        .and_then(|def| def.interface::<Cost>())
+        .copied()
+        .unwrap_or(Cost::ELEMENTWISE);
+    let operand_types = body.operand_types(op);
+    let result_types = body.result_types(op);
+    let c = cost.eval(&CostCtx {
+        operand_types: &operand_types,
+        result_types: &result_types,
+        attrs: d.attrs,
+        symbols: bounds,
+    });
+    (c.flops, c.unit)
 }
 
 /// Estimated duration of a task in microseconds on `engine`.
@@ -113,7 +69,7 @@ pub fn task_us(body: &Body, op: OpId, engine: &str, soc: &Soc, bounds: &Bounds) 
             Unit::Vector => vector += f,
         }
     };
-    if d.name.as_str() == "graph.fused" || !d.regions().is_empty() {
+    if Fused::is(d) || !d.regions().is_empty() {
         for_each_nested(body, op, &mut |b, o| add(b, o));
     } else {
         add(body, op);

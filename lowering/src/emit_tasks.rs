@@ -36,9 +36,16 @@ use crate::funcs::{clone_op_into, func_block, func_name, inputs_of, is_private};
 use crate::memory_plan::BUFFER_ATTR;
 use crate::sync::{NUM_EVENTS_ATTR, NUM_STREAMS_ATTR, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::COPY_ATTR;
+use ge_dialects::data::constant::Constant;
+use ge_dialects::data::layout::Transdata;
+use ge_dialects::graph::control::{Fused, Yield};
+use ge_dialects::graph::func::{Func, Return};
 use ge_dialects::memory::arena_type;
+use ge_dialects::memory::ops as mem_ops;
+use ge_dialects::stream::ops as stream_ops;
 use ge_ir::body::{Body, OpData, OpId, OpState, ValueDef, ValueId};
 use ge_ir::builder::Builder;
+use ge_ir::builtin::Module;
 use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context, Ident, Location, Type};
 use std::collections::HashMap;
@@ -51,7 +58,7 @@ pub static INFO: PassInfo = PassInfo {
                   the function's arenas: `stream.launch` per task (copies: `stream.memcpy`), \
                   `stream.wait`/`stream.record` from `assign-streams`, `stream.end`. Runs on the \
                   module (it adds functions).",
-    anchor: Some("builtin.module"),
+    anchor: Some(Module::NAME),
     options: &[],
 };
 
@@ -90,17 +97,14 @@ impl Pass for EmitTasks {
         let mut errors = vec![];
         for f in funcs {
             let d = module.op(f);
-            if d.name.as_str() != "graph.func" || is_private(d) {
+            if !Func::is(d) || is_private(d) {
                 continue;
             }
             let planned = func_block(d).is_some_and(|b| {
                 let inner = d.inner.as_deref();
                 inner.is_some_and(|i| {
-                    i.block_ops(b)
-                        .any(|o| i.op(o).name.as_str() == "memory.arena")
-                        && !i
-                            .block_ops(b)
-                            .any(|o| i.op(o).name.as_str() == "stream.program")
+                    i.block_ops(b).any(|o| mem_ops::Arena::is(i.op(o)))
+                        && !i.block_ops(b).any(|o| stream_ops::Program::is(i.op(o)))
                 })
             });
             if !planned {
@@ -139,13 +143,13 @@ fn unique_name(base: &str, names: &mut Vec<String>) -> String {
 fn short_name(body: &Body, t: OpId) -> String {
     let d = body.op(t);
     let last = |n: &str| n.rsplit('.').next().unwrap_or(n).to_string();
-    if d.name.as_str() == "graph.fused" {
+    if Fused::is(d) {
         if let Some(inner) = d.inner.as_deref() {
             let anchor = inner
                 .all_ops(ge_ir::body::WalkOrder::Pre)
                 .into_iter()
                 .map(|o| inner.op(o).name.as_str())
-                .find(|n| !matches!(*n, "graph.yield" | "data.transdata" | "data.constant"));
+                .find(|n| !matches!(*n, Yield::NAME | Transdata::NAME | Constant::NAME));
             if let Some(a) = anchor {
                 return format!("fused_{}", last(a));
             }
@@ -167,8 +171,8 @@ fn outline(
     let inputs = inputs_of(body, t);
     let in_types: Vec<Type> = inputs.iter().map(|&v| body.value_type(v)).collect();
     let out_types = body.result_types(t);
-    let mut st = OpState::new("graph.func", d.loc);
-    st.def = ctx.op_def("graph.func");
+    let mut st = OpState::new(Func::NAME, d.loc);
+    st.def = Some(Func::DEF);
     let mut attrs = vec![
         (Ident::new("sym_name"), Attribute::string(name)),
         (
@@ -178,7 +182,7 @@ fn outline(
         (Ident::new("sym_visibility"), Attribute::string("private")),
     ];
     // The fusion pattern travels with the kernel (the .om records it).
-    if let Some(k) = d.attr("kind").filter(|_| d.name.as_str() == "graph.fused") {
+    if let Some(k) = d.attr("kind").filter(|_| Fused::is(d)) {
         attrs.push((Ident::new("ge.kind"), k));
     }
     st.attrs = ge_ir::AttrDict::new(attrs);
@@ -201,7 +205,7 @@ fn outline(
             map.insert(v, a);
         }
         let results: Vec<ValueId> = match d.inner.as_deref() {
-            Some(kb) if d.name.as_str() == "graph.fused" => {
+            Some(kb) if Fused::is(d) => {
                 let kr = *d.regions().first().ok_or("kernel has no region")?;
                 let kblk = kb.entry_block(kr).ok_or("kernel has no block")?;
                 let mut kmap: HashMap<ValueId, ValueId> = HashMap::new();
@@ -210,7 +214,7 @@ fn outline(
                 }
                 let mut yielded = vec![];
                 for o in kb.block_ops(kblk) {
-                    if kb.op(o).name.as_str() == "graph.yield" {
+                    if Yield::is(kb.op(o)) {
                         yielded = kb
                             .op(o)
                             .operands()
@@ -233,7 +237,7 @@ fn outline(
         };
         let mut b = Builder::at_end(ctx, &mut fb, blk);
         b.loc = d.loc;
-        b.create("graph.return", &results, vec![], Some(vec![]), 0)?;
+        b.create(Return::NAME, &results, vec![], Some(vec![]), 0)?;
         Ok(())
     })();
     module.put_inner(f, fb);
@@ -277,7 +281,7 @@ fn emit_function(
         let is_task = |b: &Body, o: OpId| {
             let n = b.op(o).name.as_str();
             !(n.starts_with("memory.")
-                || n == "data.constant"
+                || n == Constant::NAME
                 || b.op(o).has_trait(ge_ir::opdef::Trait::ReturnLike))
         };
         let tasks: Vec<OpId> = ops.iter().copied().filter(|&o| is_task(&body, o)).collect();
@@ -312,13 +316,13 @@ fn emit_function(
             let floc = body.op(first_task).loc;
             let mut b = Builder::at_end(ctx, &mut body, places.pblk);
             b.loc = floc;
-            b.create("stream.end", &[], vec![], Some(vec![]), 0)?;
+            b.create(stream_ops::End::NAME, &[], vec![], Some(vec![]), 0)?;
         }
         return_program_results(ctx, &mut body, prog, ret, &start.arena_index)?;
         // Erase the graph-level tasks, views, stores and weights.
         for &o in ops.iter().rev() {
             let n = body.op(o).name.as_str();
-            let keep = n == "memory.arena"
+            let keep = n == mem_ops::Arena::NAME
                 || start.pre_stores.contains(&o)
                 || body.op(o).has_trait(ge_ir::opdef::Trait::ReturnLike);
             if !keep {
@@ -351,7 +355,7 @@ impl ProgramStart {
         let arenas: Vec<OpId> = ops
             .iter()
             .copied()
-            .filter(|&o| body.op(o).name.as_str() == "memory.arena")
+            .filter(|&o| mem_ops::Arena::is(body.op(o)))
             .collect();
         let arena_index: HashMap<OpId, usize> =
             arenas.iter().enumerate().map(|(i, &a)| (a, i)).collect();
@@ -359,7 +363,7 @@ impl ProgramStart {
         let mut pre_stores = vec![];
         for &o in ops {
             let d = body.op(o);
-            if d.name.as_str() == "memory.store"
+            if mem_ops::Store::is(d)
                 && matches!(body.value(d.operands()[0]).def, ValueDef::BlockArg { .. })
             {
                 let root = ge_dialects::memory::arena_root(body, d.operands()[1])
@@ -396,7 +400,7 @@ fn create_program(
         let mut b = Builder::before(ctx, body, first_task);
         b.loc = floc;
         b.create(
-            "stream.program",
+            stream_ops::Program::NAME,
             &start.values,
             vec![
                 ("num_streams", Attribute::i64(streams.max(1))),
@@ -490,7 +494,7 @@ fn emit_task(
             .uses(r)
             .iter()
             .map(|u| u.op)
-            .find(|&u| body.op(u).name.as_str() == "memory.store")
+            .find(|&u| mem_ops::Store::is(body.op(u)))
             .ok_or_else(|| {
                 LowerError::at(
                     tl,
@@ -514,7 +518,7 @@ fn emit_task(
         && out_places.len() == 1
         && body
             .defining_op(in_places[0])
-            .is_some_and(|o| body.op(o).name.as_str() == "memory.view");
+            .is_some_and(|o| mem_ops::View::is(body.op(o)));
     let engine = d
         .attr("engine")
         .and_then(|a| a.as_str())
@@ -533,13 +537,13 @@ fn emit_task(
         ]
     };
     for e in waits {
-        b.create("stream.wait", &[], ev(e), Some(vec![]), 0)
+        b.create(stream_ops::Wait::NAME, &[], ev(e), Some(vec![]), 0)
             .at_op(tl)?;
     }
     match kname {
         None => {
             b.create(
-                "stream.memcpy",
+                stream_ops::Memcpy::NAME,
                 &[in_places[0], out_places[0]],
                 vec![("stream", Attribute::i64(stream))],
                 Some(vec![]),
@@ -552,7 +556,7 @@ fn emit_task(
             operands.extend(out_places.iter().copied());
             let sizes = [in_places.len() as i64, out_places.len() as i64];
             b.create(
-                "stream.launch",
+                stream_ops::Launch::NAME,
                 &operands,
                 vec![
                     ("kernel", Attribute::symbol(&kname)),
@@ -567,7 +571,7 @@ fn emit_task(
         }
     }
     for e in records {
-        b.create("stream.record", &[], ev(e), Some(vec![]), 0)
+        b.create(stream_ops::Record::NAME, &[], ev(e), Some(vec![]), 0)
             .at_op(tl)?;
     }
     Ok(())
@@ -591,7 +595,7 @@ fn return_program_results(
             .ok_or("a model output is not a view")
             .at_op(rl)?;
         let d = body.op(def);
-        if d.name.as_str() != "memory.view" {
+        if !mem_ops::View::is(d) {
             return Err(LowerError::at(
                 rl,
                 format!("model output #{i} is not a memory.view"),
@@ -615,7 +619,7 @@ fn return_program_results(
         let mut b = Builder::before(ctx, body, ret);
         b.loc = rl;
         let nv = b
-            .create("memory.view", &[results[k]], attrs, Some(vec![ty]), 0)
+            .create(mem_ops::View::NAME, &[results[k]], attrs, Some(vec![ty]), 0)
             .at_op(rl)?;
         let nv = body.result(nv, 0);
         body.set_operand(ret, i, nv);
@@ -661,7 +665,7 @@ impl Places {
         let mut b = Builder::at_end(ctx, body, self.pblk);
         b.loc = loc;
         let v = b.create(
-            "memory.view",
+            mem_ops::View::NAME,
             &[self.pargs[k]],
             vec![
                 ("offset", Attribute::i64(off)),
@@ -688,7 +692,7 @@ impl Places {
             .ok_or("a task reads a value that is not a view or a weight")?;
         let d = body.op(def);
         match d.name.as_str() {
-            "memory.weight" | "data.constant" => {
+            mem_ops::Weight::NAME | Constant::NAME => {
                 if let Some(&w) = self.weights.get(&v) {
                     return Ok(w);
                 }
@@ -711,7 +715,7 @@ impl Places {
                 self.weights.insert(v, wv);
                 Ok(wv)
             }
-            "memory.view" => {
+            mem_ops::View::NAME => {
                 let (arena, off, id) = (
                     d.operands()[0],
                     int_attr(d, "offset"),

@@ -1,7 +1,10 @@
 //! The engine registry: which compute engine can run which op.
 //!
-//! An engine declares the ops it runs (exact names, or `dialect.*`), the
-//! element types and the storage formats it accepts, and a priority. The
+//! An engine declares the ops it runs, the element types and the storage
+//! formats it accepts, and a priority. A built-in engine ([`BuiltinEngine`])
+//! runs the ops whose [`EngineSupport`] interface names it — the op's
+//! declaration says so, or a run-time `Context::register_interface` — and a
+//! plugin engine lists op names (exact, or `dialect.*`). The
 //! partitioner gives each op (or `graph.fused` kernel) the highest-priority
 //! engine that supports it — GE's order: AICore before VectorCore before
 //! AICPU before HostCPU; DVPP and HCCL are special-purpose engines that only
@@ -17,9 +20,12 @@
 //! register_engine(&ctx, EngineDef::new("MyNPU", 200, &["graph.relu"], &[ge_ir::DType::F16]));
 //! ```
 
+use ge_dialects::graph::control::Fused;
 use ge_ir::attributes::Format;
 use ge_ir::body::{Body, OpId};
-use ge_ir::{Context, DType, Type};
+use ge_ir::interfaces::{BuiltinEngine, EngineSupport};
+use ge_ir::opdef::Trait;
+use ge_ir::{Context, DType, OpData, Type};
 use std::sync::{Arc, RwLock};
 
 /// One engine's declaration.
@@ -28,7 +34,9 @@ pub struct EngineDef {
     pub name: String,
     /// Higher wins when several engines support an op.
     pub priority: i32,
-    /// Op names, or `dialect.*` for every op of a dialect.
+    /// A built-in engine runs the ops whose `EngineSupport` interface names it.
+    pub builtin: Option<BuiltinEngine>,
+    /// Op names, or `dialect.*` for every op of a dialect (plugin engines).
     pub ops: Vec<String>,
     /// Ops excluded even if `ops` matches them.
     pub except: Vec<String>,
@@ -46,11 +54,25 @@ impl EngineDef {
         EngineDef {
             name: name.into(),
             priority,
+            builtin: None,
             ops: ops.iter().map(|s| s.to_string()).collect(),
             except: vec![],
             dtypes: dtypes.to_vec(),
             formats: PLAIN.to_vec(),
             summary: String::new(),
+        }
+    }
+
+    /// Whether the engine claims the op: by its `EngineSupport` interface
+    /// for a built-in engine (a run-time registration wins), by name for a
+    /// plugin engine.
+    fn claims(&self, ctx: &Context, d: &OpData) -> bool {
+        match self.builtin {
+            Some(e) => d
+                .def
+                .and_then(|def| ctx.op_interface::<EngineSupport>(def))
+                .is_some_and(|s| s.contains(e)),
+            None => self.matches_name(d.name.as_str()),
         }
     }
 
@@ -81,14 +103,14 @@ impl EngineDef {
 
     /// Whether this engine can run one op (its own operands and results;
     /// not what is nested in it). `Err` says why not.
-    fn supports_one(&self, body: &Body, op: OpId) -> Result<(), String> {
+    fn supports_one(&self, ctx: &Context, body: &Body, op: OpId) -> Result<(), String> {
         let d = body.op(op);
         let name = d.name.as_str();
-        if matches!(name, "graph.yield" | "graph.condition" | "graph.return") {
+        if d.has_trait(Trait::Terminator) {
             return Ok(());
         }
         // A kernel is supported when everything inside it is.
-        if name != "graph.fused" && !self.matches_name(name) {
+        if !Fused::is(d) && !self.claims(ctx, d) {
             return Err(format!("'{name}' is not one of its ops"));
         }
         for &v in d.operands().iter().chain(d.results()) {
@@ -100,12 +122,12 @@ impl EngineDef {
 
     /// Whether this engine can run `op` and every op nested in it (a kernel's
     /// body, the branches of a `graph.if`). `Err` says why not.
-    pub fn supports(&self, body: &Body, op: OpId) -> Result<(), String> {
-        self.supports_one(body, op)?;
+    pub fn supports(&self, ctx: &Context, body: &Body, op: OpId) -> Result<(), String> {
+        self.supports_one(ctx, body, op)?;
         let mut why = Ok(());
         crate::funcs::for_each_nested(body, op, &mut |b, o| {
             if why.is_ok() {
-                why = self.supports_one(b, o);
+                why = self.supports_one(ctx, b, o);
             }
         });
         why
@@ -123,102 +145,6 @@ pub const PLAIN: &[Format] = &[
 
 const ALL_DTYPES: &[DType] = &DType::ALL;
 
-const ELEMENTWISE: &[&str] = &[
-    "graph.add",
-    "graph.sub",
-    "graph.mul",
-    "graph.div",
-    "graph.pow",
-    "graph.max",
-    "graph.min",
-    "graph.mod",
-    "graph.neg",
-    "graph.abs",
-    "graph.exp",
-    "graph.log",
-    "graph.sqrt",
-    "graph.rsqrt",
-    "graph.reciprocal",
-    "graph.relu",
-    "graph.leaky_relu",
-    "graph.sigmoid",
-    "graph.tanh",
-    "graph.gelu",
-    "graph.silu",
-    "graph.erf",
-    "graph.clip",
-    "graph.cast",
-    "graph.where",
-    "graph.equal",
-    "graph.less",
-    "graph.less_equal",
-    "graph.greater",
-    "graph.greater_equal",
-    "graph.not",
-    "graph.and",
-    "graph.or",
-    "graph.xor",
-    "graph.floor",
-    "graph.ceil",
-    "graph.round",
-    "graph.sign",
-    "graph.sin",
-    "graph.cos",
-];
-
-const REDUCE_NORM: &[&str] = &[
-    "graph.reduce_sum",
-    "graph.reduce_mean",
-    "graph.reduce_max",
-    "graph.reduce_min",
-    "graph.reduce_prod",
-    "graph.argmax",
-    "graph.argmin",
-    "graph.softmax",
-    "graph.log_softmax",
-    "graph.layer_norm",
-    "graph.rms_norm",
-    "graph.batch_norm",
-    "graph.instance_norm",
-    "graph.global_avg_pool",
-    "graph.global_max_pool",
-];
-
-const CUBE: &[&str] = &[
-    "graph.conv2d",
-    "graph.conv_transpose2d",
-    "graph.matmul",
-    "graph.batch_matmul",
-    "graph.gemm",
-    "graph.avg_pool2d",
-    "graph.max_pool2d",
-    "graph.scaled_dot_product_attention",
-];
-
-const MOVEMENT: &[&str] = &[
-    "data.transdata",
-    "data.transpose",
-    "data.reshape",
-    "data.squeeze",
-    "data.unsqueeze",
-    "data.identity",
-    "data.concat",
-    "data.split",
-    "data.slice",
-    "data.broadcast_to",
-    "data.expand",
-    "data.tile",
-    "data.constant",
-    "graph.pad",
-];
-
-fn list(groups: &[&[&str]]) -> Vec<String> {
-    groups
-        .iter()
-        .flat_map(|g| g.iter().map(|s| s.to_string()))
-        .collect()
-}
-
 /// The six engines of an Ascend SoC as ge models them.
 pub fn builtin_engines() -> Vec<EngineDef> {
     use DType::*;
@@ -227,7 +153,8 @@ pub fn builtin_engines() -> Vec<EngineDef> {
         EngineDef {
             name: "AICore".into(),
             priority: 100,
-            ops: list(&[ELEMENTWISE, REDUCE_NORM, CUBE, MOVEMENT]),
+            builtin: Some(BuiltinEngine::AiCore),
+            ops: vec![],
             except: vec![],
             dtypes: vec![F16, BF16, F32, I8, U8, I32, I1],
             formats: all_formats.clone(),
@@ -238,8 +165,9 @@ pub fn builtin_engines() -> Vec<EngineDef> {
         EngineDef {
             name: "VectorCore".into(),
             priority: 90,
-            ops: list(&[ELEMENTWISE, REDUCE_NORM, MOVEMENT]),
-            except: vec!["data.transdata".into()],
+            builtin: Some(BuiltinEngine::VectorCore),
+            ops: vec![],
+            except: vec![],
             dtypes: vec![F16, BF16, F32, I8, U8, I32, I1],
             formats: [PLAIN, &[Format::NC1HWC0, Format::FRACTAL_NZ]].concat(),
             summary: "vector-only cores: elementwise, reductions, normalisation".into(),
@@ -247,7 +175,8 @@ pub fn builtin_engines() -> Vec<EngineDef> {
         EngineDef {
             name: "DVPP".into(),
             priority: 70,
-            ops: vec!["graph.resize".into()],
+            builtin: Some(BuiltinEngine::Dvpp),
+            ops: vec![],
             except: vec![],
             dtypes: vec![U8],
             formats: PLAIN.to_vec(),
@@ -256,7 +185,8 @@ pub fn builtin_engines() -> Vec<EngineDef> {
         EngineDef {
             name: "HCCL".into(),
             priority: 70,
-            ops: vec!["hccl.*".into()],
+            builtin: Some(BuiltinEngine::Hccl),
+            ops: vec![],
             except: vec![],
             dtypes: ALL_DTYPES.to_vec(),
             formats: PLAIN.to_vec(),
@@ -265,7 +195,8 @@ pub fn builtin_engines() -> Vec<EngineDef> {
         EngineDef {
             name: "AICPU".into(),
             priority: 50,
-            ops: vec!["graph.*".into(), "data.*".into()],
+            builtin: Some(BuiltinEngine::AiCpu),
+            ops: vec![],
             except: vec![],
             dtypes: vec![
                 F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, I1, Index,
@@ -276,7 +207,8 @@ pub fn builtin_engines() -> Vec<EngineDef> {
         EngineDef {
             name: "HostCPU".into(),
             priority: 10,
-            ops: vec!["graph.*".into(), "data.*".into()],
+            builtin: Some(BuiltinEngine::HostCpu),
+            ops: vec![],
             except: vec![],
             dtypes: ALL_DTYPES.to_vec(),
             formats: PLAIN.to_vec(),
@@ -364,22 +296,20 @@ pub fn available(
 }
 
 fn is_builtin(name: &str) -> bool {
-    matches!(
-        name,
-        "AICore" | "VectorCore" | "AICPU" | "DVPP" | "HCCL" | "HostCPU"
-    )
+    BuiltinEngine::from_name(name).is_some()
 }
 
 /// The best engine for `op` among `engines` (sorted by priority), or the
 /// reasons each one refused it.
 pub fn choose<'e>(
+    ctx: &Context,
     engines: &'e [EngineDef],
     body: &Body,
     op: OpId,
 ) -> Result<&'e EngineDef, Vec<(String, String)>> {
     let mut why = vec![];
     for e in engines {
-        match e.supports(body, op) {
+        match e.supports(ctx, body, op) {
             Ok(()) => return Ok(e),
             Err(m) => why.push((e.name.clone(), m)),
         }

@@ -9,6 +9,7 @@
 //! as they are.
 
 use crate::error::{LowerError, LowerResult};
+use ge_dialects::graph::func::Func;
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::{BlockId, Body, OpData, OpId, OpState, RegionId, ValueId, WalkOrder};
 use ge_ir::diagnostics::{Diagnostic, Pos};
@@ -91,7 +92,7 @@ pub fn for_each_function(
         }
         Ok(())
     };
-    if op.name.as_str() == "graph.func" {
+    if Func::is(op) {
         if func_block(op).is_none() {
             return Ok(());
         }
@@ -112,7 +113,7 @@ pub fn for_each_function(
             for o in inner.block_ops(b) {
                 let d = inner.op(o);
                 let private = d.attr("sym_visibility").and_then(|a| a.as_str()) == Some("private");
-                if d.name.as_str() == "graph.func" && !private && func_block(d).is_some() {
+                if Func::is(d) && !private && func_block(d).is_some() {
                     funcs.push(o);
                 }
             }

@@ -27,9 +27,11 @@ use crate::engines::available;
 use crate::error::{AtOp, LowerResult};
 use crate::funcs::{error_at, for_each_function, func_block, inputs_of};
 use crate::op_pattern::{op_pattern, Pattern};
-use crate::partition_engines::{engine_for, is_compute, ENGINES_OPTION, SOC_OPTION};
+use crate::partition_engines::{engine_for, is_compute};
+use ge_dialects::data::movement::{Concat, Split};
+use ge_dialects::graph::control::{Fused, Yield};
 use ge_ir::body::{Body, OpData, OpId, ValueId};
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context};
 use ge_soc::Soc;
 use std::collections::{HashMap, HashSet};
@@ -44,17 +46,21 @@ pub static INFO: PassInfo = PassInfo {
                   kernel stays within `max-kernel-size` ops. Opaque ops, concat and split stay \
                   alone. Kernels get `kind` (the group's pattern) and `engine`.",
     anchor: None,
-    options: &[
-        OptionDef {
-            name: "max-kernel-size",
-            kind: OptKind::Int,
-            default: "32",
-            doc: "largest number of ops in one kernel",
-        },
-        SOC_OPTION,
-        ENGINES_OPTION,
-    ],
+    options: FuseKernelsOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct FuseKernelsOptions {
+    /// largest number of ops in one kernel
+    #[option("max-kernel-size", default = 32)]
+    max_kernel_size: i64,
+    /// SoC profile (a shipped name or a .json path): its engines are the ones used
+    #[option("soc", default = "Ascend910B")]
+    soc: String,
+    /// use only these engines (comma-separated names; default: all the SoC has)
+    #[option("engines")]
+    engines: Vec<String>,
+}
 
 struct FuseKernels {
     max_size: usize,
@@ -63,17 +69,18 @@ struct FuseKernels {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let n = o.int("max-kernel-size");
+    let o = FuseKernelsOptions::from_options(o);
+    let n = o.max_kernel_size;
     if n < 1 {
         return Err(format!(
             "option 'max-kernel-size' must be at least 1, got {n}"
         ));
     }
-    Soc::load(o.str("soc"))?;
+    Soc::load(&o.soc)?;
     Ok(Box::new(FuseKernels {
         max_size: n as usize,
-        soc: o.str("soc").to_string(),
-        only: o.list("engines"),
+        soc: o.soc,
+        only: o.engines,
     }))
 }
 
@@ -93,7 +100,7 @@ impl Pass for FuseKernels {
                 return Ok(());
             };
             let groups = plan_groups(body, block, self.max_size, |b, o| {
-                engine_for(&engines, b, o).ok()
+                engine_for(cx.ctx, &engines, b, o).ok()
             })
             .map_err(|m| error_at(loc, format!("fuse-kernels: {m}")))?;
             for g in groups {
@@ -130,9 +137,9 @@ pub fn composes(p: Pattern, c: Pattern) -> Option<Pattern> {
 fn fusable(body: &Body, op: OpId) -> bool {
     let name = body.op(op).name.as_str();
     is_compute(body, op)
-        && name != "graph.fused"
-        && name != "data.concat"
-        && name != "data.split"
+        && name != Fused::NAME
+        && name != Concat::NAME
+        && name != Split::NAME
         && body.op(op).attr(crate::taskgraph::COPY_ATTR).is_none()
 }
 
@@ -311,7 +318,7 @@ pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> LowerResult<Op
     let mut b = ge_ir::builder::Builder::before(ctx, body, last);
     b.loc = loc;
     let k = b
-        .create("graph.fused", &inputs, attrs, Some(result_types), 1)
+        .create(Fused::NAME, &inputs, attrs, Some(result_types), 1)
         .at_op(loc)?;
     // The kernel body: a block whose arguments are the inputs, the ops cloned, a yield.
     let mut inner = body
@@ -350,7 +357,7 @@ pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> LowerResult<Op
     {
         let mut yb = ge_ir::builder::Builder::at_end(ctx, &mut inner, blk);
         yb.loc = loc;
-        yb.create("graph.yield", &yielded, vec![], Some(vec![]), 0)
+        yb.create(Yield::NAME, &yielded, vec![], Some(vec![]), 0)
             .at_op(loc)?;
     }
     body.put_inner(k, inner);

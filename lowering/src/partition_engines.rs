@@ -11,23 +11,19 @@ use crate::funcs::{error_at, for_each_function, func_block};
 use ge_ir::body::{Body, OpData, OpId};
 use ge_ir::diagnostics::Diagnostic;
 use ge_ir::opdef::Trait;
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
-use ge_ir::Attribute;
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::{Attribute, Context};
 use ge_soc::Soc;
 
-pub const SOC_OPTION: OptionDef = OptionDef {
-    name: "soc",
-    kind: OptKind::Str,
-    default: "Ascend910B",
-    doc: "SoC profile (a shipped name or a .json path): its engines are the ones used",
-};
-
-pub const ENGINES_OPTION: OptionDef = OptionDef {
-    name: "engines",
-    kind: OptKind::List,
-    default: "",
-    doc: "use only these engines (comma-separated names; default: all the SoC has)",
-};
+#[derive(ge_ir::PassOptions)]
+struct PartitionEnginesOptions {
+    /// SoC profile (a shipped name or a .json path): its engines are the ones used
+    #[option("soc", default = "Ascend910B")]
+    soc: String,
+    /// use only these engines (comma-separated names; default: all the SoC has)
+    #[option("engines")]
+    engines: Vec<String>,
+}
 
 pub static INFO: PassInfo = PassInfo {
     name: "partition-engines",
@@ -38,7 +34,7 @@ pub static INFO: PassInfo = PassInfo {
                   An existing `engine` is kept when that engine supports the op. An op no engine \
                   supports is an error naming the op.",
     anchor: None,
-    options: &[SOC_OPTION, ENGINES_OPTION],
+    options: PartitionEnginesOptions::DEFS,
 };
 
 struct PartitionEngines {
@@ -47,10 +43,11 @@ struct PartitionEngines {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Soc::load(o.str("soc"))?;
+    let o = PartitionEnginesOptions::from_options(o);
+    Soc::load(&o.soc)?;
     Ok(Box::new(PartitionEngines {
-        soc: o.str("soc").to_string(),
-        only: o.list("engines"),
+        soc: o.soc,
+        only: o.engines,
     }))
 }
 
@@ -79,7 +76,12 @@ pub fn unsupported(body: &Body, op: OpId, why: &[(String, String)]) -> String {
 
 /// The engine of `op`: its `engine` attribute if that engine supports it,
 /// else the best available one.
-pub fn engine_for(engines: &[EngineDef], body: &Body, op: OpId) -> Result<String, String> {
+pub fn engine_for(
+    ctx: &Context,
+    engines: &[EngineDef],
+    body: &Body,
+    op: OpId,
+) -> Result<String, String> {
     if let Some(e) = body.op(op).attr("engine").and_then(|a| a.as_str()) {
         let def = engines.iter().find(|d| d.name == e).ok_or_else(|| {
             format!(
@@ -87,7 +89,7 @@ pub fn engine_for(engines: &[EngineDef], body: &Body, op: OpId) -> Result<String
                 body.op(op).name
             )
         })?;
-        def.supports(body, op).map_err(|m| {
+        def.supports(ctx, body, op).map_err(|m| {
             format!(
                 "'{}' is pinned to engine '{e}', which cannot run it: {m}",
                 body.op(op).name
@@ -95,7 +97,7 @@ pub fn engine_for(engines: &[EngineDef], body: &Body, op: OpId) -> Result<String
         })?;
         return Ok(e.to_string());
     }
-    choose(engines, body, op)
+    choose(ctx, engines, body, op)
         .map(|d| d.name.clone())
         .map_err(|why| unsupported(body, op, &why))
 }
@@ -120,7 +122,7 @@ impl Pass for PartitionEngines {
                 if !is_compute(body, o) {
                     continue;
                 }
-                match engine_for(&engines, body, o) {
+                match engine_for(cx.ctx, &engines, body, o) {
                     Ok(e) => body.set_attr(o, "engine", Attribute::string(&e)),
                     Err(m) => errors.extend(error_at(body.op(o).loc, m)),
                 }

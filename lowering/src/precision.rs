@@ -15,14 +15,15 @@
 //! pairs. Constants are left to folding (canonicalize, or the runtime's
 //! load-time constant propagation for large weights).
 
-use crate::cost::Unit;
 use crate::error::{AtOp, LowerResult};
 use crate::funcs::func_block;
+use ge_dialects::graph::elementwise::Cast;
+use ge_dialects::graph::func::Func;
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::{Body, OpId, OpState};
-use ge_ir::opdef::OpDef;
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
-use ge_ir::{DType, Ident, OpData, Type, ValueId};
+use ge_ir::interfaces::{Cost, PrecisionClass, Unit};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::{Context, DType, Ident, OpData, Type, ValueId};
 use ge_soc::Soc;
 use std::collections::HashMap;
 
@@ -36,72 +37,8 @@ pub static INFO: PassInfo = PassInfo {
                   nothing. Converted ops read casts of their operands and are cast back, so the \
                   function signature is unchanged.",
     anchor: None,
-    options: &[
-        OptionDef {
-            name: "mode",
-            kind: OptKind::Enum(&[
-                "must_keep_origin_dtype",
-                "force_fp16",
-                "allow_fp32_to_fp16",
-                "allow_mix_precision",
-            ]),
-            default: "must_keep_origin_dtype",
-            doc: "which ops run in the low-precision type",
-        },
-        OptionDef {
-            name: "type",
-            kind: OptKind::Enum(&["f16", "bf16"]),
-            default: "f16",
-            doc: "the low-precision type",
-        },
-        OptionDef {
-            name: "soc",
-            kind: OptKind::Str,
-            default: "Ascend910B",
-            doc: "SoC profile (name or .json path) for allow_fp32_to_fp16",
-        },
-    ],
+    options: ConvertPrecisionOptions::DEFS,
 };
-
-/// Ops that keep f32 under `allow_mix_precision` (numerically sensitive).
-const BLACK_LIST: &[&str] = &[
-    "graph.softmax",
-    "graph.log_softmax",
-    "graph.exp",
-    "graph.log",
-    "graph.pow",
-    "graph.sqrt",
-    "graph.reciprocal",
-    "graph.erf",
-    "graph.reduce_sum",
-    "graph.reduce_mean",
-    "graph.reduce_prod",
-    "graph.reduce_l2",
-    "graph.reduce_sum_square",
-    "graph.reduce_log_sum_exp",
-    "graph.batch_norm",
-    "graph.layer_norm",
-    "graph.instance_norm",
-    "graph.div",
-];
-
-/// Ops never converted: structure, casts, calls and ops with regions.
-fn never(name: &str) -> bool {
-    matches!(
-        name,
-        "graph.func"
-            | "graph.return"
-            | "graph.cast"
-            | "graph.call"
-            | "graph.fused"
-            | "graph.if"
-            | "graph.while"
-            | "graph.case"
-            | "graph.yield"
-            | "graph.condition"
-            | "data.constant"
-    ) || !(name.starts_with("graph.") || name.starts_with("data."))
-}
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Mode {
@@ -111,21 +48,44 @@ enum Mode {
     Mix,
 }
 
+#[derive(ge_ir::PassOptions)]
+struct ConvertPrecisionOptions {
+    /// which ops run in the low-precision type
+    #[option(
+        "mode",
+        default = "must_keep_origin_dtype",
+        one_of = [
+            "must_keep_origin_dtype",
+            "force_fp16",
+            "allow_fp32_to_fp16",
+            "allow_mix_precision"
+        ]
+    )]
+    mode: String,
+    /// the low-precision type
+    #[option("type", default = "f16", one_of = ["f16", "bf16"])]
+    low: String,
+    /// SoC profile (name or .json path) for allow_fp32_to_fp16
+    #[option("soc", default = "Ascend910B")]
+    soc: String,
+}
+
 struct ConvertPrecision {
     mode: Mode,
     low: DType,
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let low = match o.str("type") {
+    let o = ConvertPrecisionOptions::from_options(o);
+    let low = match o.low.as_str() {
         "bf16" => DType::BF16,
         _ => DType::F16,
     };
-    let mode = match o.str("mode") {
+    let mode = match o.mode.as_str() {
         "force_fp16" => Mode::Force,
         "allow_mix_precision" => Mode::Mix,
         "allow_fp32_to_fp16" => {
-            let soc = Soc::load(o.str("soc"))?;
+            let soc = Soc::load(&o.soc)?;
             Mode::Fp32ToFp16 {
                 cube_f32: soc.cube_tflops.contains_key("f32"),
                 vector_f32: soc.vector_tflops.contains_key("f32"),
@@ -144,10 +104,9 @@ impl Pass for ConvertPrecision {
         if self.mode == Mode::Keep {
             return Ok(());
         }
-        let cast_def = cx.ctx.op_def("graph.cast");
         // Every function with a body, private ones too (callees compute as well).
-        if op.name.as_str() == "graph.func" {
-            return self.convert_function(op, cast_def);
+        if Func::is(op) {
+            return self.convert_function(op, cx.ctx);
         }
         let Some(inner) = op.inner.as_deref_mut() else {
             return Ok(());
@@ -155,17 +114,17 @@ impl Pass for ConvertPrecision {
         let funcs: Vec<OpId> = inner
             .all_ops(ge_ir::body::WalkOrder::Pre)
             .into_iter()
-            .filter(|&o| inner.op(o).name.as_str() == "graph.func")
+            .filter(|&o| Func::is(inner.op(o)))
             .collect();
         for f in funcs {
-            self.convert_function(inner.op_mut(f), cast_def)?;
+            self.convert_function(inner.op_mut(f), cx.ctx)?;
         }
         Ok(())
     }
 }
 
 impl ConvertPrecision {
-    fn convert_function(&self, f: &mut OpData, cast_def: Option<&'static OpDef>) -> PassResult {
+    fn convert_function(&self, f: &mut OpData, ctx: &Context) -> PassResult {
         let loc = f.loc;
         let Some(block) = func_block(f) else {
             return Ok(());
@@ -176,11 +135,10 @@ impl ConvertPrecision {
         let ops: Vec<OpId> = body.block_ops(block).collect();
         let mut conv = Converter {
             low: self.low,
-            cast_def,
             casts: HashMap::new(),
         };
         for o in ops {
-            if self.wants(body, o, &conv) {
+            if self.wants(ctx, body, o, &conv) {
                 conv.convert(body, o)
                     .map_err(|e| vec![e.diagnostic("convert-precision", loc)])?;
             }
@@ -195,10 +153,16 @@ fn is_f32(t: Type) -> bool {
 
 impl ConvertPrecision {
     /// Whether `op` should run in the low type.
-    fn wants(&self, body: &Body, op: OpId, conv: &Converter) -> bool {
+    fn wants(&self, ctx: &Context, body: &Body, op: OpId, conv: &Converter) -> bool {
         let d = body.op(op);
-        let name = d.name.as_str();
-        if never(name) || !d.regions().is_empty() || d.inner.is_some() {
+        let Some(def) = d.def else {
+            return false;
+        };
+        let class = ctx
+            .op_interface::<PrecisionClass>(def)
+            .copied()
+            .unwrap_or(PrecisionClass::Never);
+        if class == PrecisionClass::Never || !d.regions().is_empty() || d.inner.is_some() {
             return false;
         }
         // Only ops computing in f32 (and nothing else floating).
@@ -217,7 +181,9 @@ impl ConvertPrecision {
         if !any_f32 || !body.result_types(op).into_iter().any(is_f32) {
             return false;
         }
-        let unit = unit_of(name);
+        let unit = ctx
+            .op_interface::<Cost>(def)
+            .map_or(Unit::Vector, |c| c.unit);
         match self.mode {
             Mode::Keep => false,
             Mode::Force => true,
@@ -228,37 +194,20 @@ impl ConvertPrecision {
                 Unit::Cube => !cube_f32,
                 Unit::Vector => !vector_f32,
             },
-            Mode::Mix => {
-                if unit == Unit::Cube {
-                    return true;
-                }
-                if BLACK_LIST.contains(&name) {
-                    return false;
-                }
-                d.operands()
+            Mode::Mix => match class {
+                PrecisionClass::White => true,
+                PrecisionClass::Black | PrecisionClass::Never => false,
+                PrecisionClass::Gray => d
+                    .operands()
                     .iter()
-                    .any(|&v| conv.low_source(body, v).is_some())
-            }
+                    .any(|&v| conv.low_source(body, v).is_some()),
+            },
         }
-    }
-}
-
-/// Which unit an op runs on (the cost model's classification).
-fn unit_of(name: &str) -> Unit {
-    match name {
-        "graph.conv2d"
-        | "graph.conv_transpose2d"
-        | "graph.matmul"
-        | "graph.batch_matmul"
-        | "graph.gemm"
-        | "graph.scaled_dot_product_attention" => Unit::Cube,
-        _ => Unit::Vector,
     }
 }
 
 struct Converter {
     low: DType,
-    cast_def: Option<&'static OpDef>,
     /// f32 value -> its cast to the low type (one cast per value).
     casts: HashMap<ValueId, ValueId>,
 }
@@ -268,7 +217,7 @@ impl Converter {
     fn low_source(&self, body: &Body, v: ValueId) -> Option<ValueId> {
         let def = body.defining_op(v)?;
         let d = body.op(def);
-        if d.name.as_str() != "graph.cast" || !is_f32(body.value_type(v)) {
+        if !Cast::is(d) || !is_f32(body.value_type(v)) {
             return None;
         }
         let src = *d.operands().first()?;
@@ -282,8 +231,8 @@ impl Converter {
         to: DType,
         loc: ge_ir::Location,
     ) -> Result<OpId, String> {
-        let mut st = OpState::new("graph.cast", loc);
-        st.def = Some(self.cast_def.ok_or("the graph dialect is not registered")?);
+        let mut st = OpState::new(Cast::NAME, loc);
+        st.def = Some(Cast::DEF);
         st.operands = vec![v];
         st.result_types = vec![body.value_type(v).with_dtype(to)];
         st.attrs = AttrDict::new(vec![(Ident::new("to"), Attribute::ty(Type::scalar(to)))]);

@@ -24,10 +24,14 @@ use crate::funcs::{for_each_function, func_block};
 use crate::fuse_kernels::{build_kernel, Group};
 use crate::op_pattern::op_pattern;
 use crate::partition_engines::is_compute;
+use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::transdata_type;
+use ge_dialects::data::layout::Transdata;
+use ge_dialects::graph::control::Fused;
 use ge_ir::attributes::{DenseElements, Format};
 use ge_ir::body::{BlockId, Body, OpData, OpId, ValueId};
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::interfaces::Layout;
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context, DType, Type};
 
 pub static INFO: PassInfo = PassInfo {
@@ -40,27 +44,21 @@ pub static INFO: PassInfo = PassInfo {
                   adopt it; inverse transdata pairs cancel; transdata of constants is evaluated at \
                   compile time.",
     anchor: None,
-    options: &[
-        OptionDef {
-            name: "nc1hwc0",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "use NC1HWC0 / FRACTAL_Z for convolution and pooling kernels",
-        },
-        OptionDef {
-            name: "fractal-nz",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "use FRACTAL_NZ for matmul kernels",
-        },
-        OptionDef {
-            name: "fold-weights",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "convert constant weights at compile time",
-        },
-    ],
+    options: SelectFormatsOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct SelectFormatsOptions {
+    /// use NC1HWC0 / FRACTAL_Z for convolution and pooling kernels
+    #[option("nc1hwc0", default = true)]
+    nc1hwc0: bool,
+    /// use FRACTAL_NZ for matmul kernels
+    #[option("fractal-nz", default = true)]
+    fractal_nz: bool,
+    /// convert constant weights at compile time
+    #[option("fold-weights", default = true)]
+    fold_weights: bool,
+}
 
 struct SelectFormats {
     nc1hwc0: bool,
@@ -69,10 +67,11 @@ struct SelectFormats {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let o = SelectFormatsOptions::from_options(o);
     Ok(Box::new(SelectFormats {
-        nc1hwc0: o.bool("nc1hwc0"),
-        nz: o.bool("fractal-nz"),
-        fold: o.bool("fold-weights"),
+        nc1hwc0: o.nc1hwc0,
+        nz: o.fractal_nz,
+        fold: o.fold_weights,
     }))
 }
 
@@ -132,10 +131,10 @@ fn origin_of(target: Format) -> Format {
 fn unpacked_from(body: &Body, v: ValueId) -> Option<Format> {
     let op = body.defining_op(v)?;
     let d = body.op(op);
-    if d.name.as_str() != "data.transdata" {
+    if !Transdata::is(d) {
         return None;
     }
-    Format::parse(d.attr("src_format")?.as_str()?)
+    Format::parse(Transdata::attrs(d).src_format()?)
 }
 
 impl SelectFormats {
@@ -154,7 +153,7 @@ impl SelectFormats {
                 continue;
             }
             let loc = body.op(op).loc;
-            let (k, wants) = if body.op(op).name.as_str() == "graph.fused" {
+            let (k, wants) = if Fused::is(body.op(op)) {
                 (op, wants)
             } else {
                 let g = Group {
@@ -186,28 +185,23 @@ impl SelectFormats {
         Ok(())
     }
 
-    /// The formats `op` (a kernel or a bare op) should use at its boundary.
+    /// The formats `op` (a kernel or a bare op) should use at its boundary:
+    /// the first enabled blocked format one of its ops' `Layout` asks for
+    /// (on AICore), else its inputs' format if it is pointwise.
     fn wants(&self, body: &Body, op: OpId, aicore: bool) -> Wants {
         let Some(b) = Boundary::of(body, op) else {
             return Wants::default();
         };
-        let conv_like = aicore
-            && self.nc1hwc0
-            && b.has(&[
-                "graph.conv2d",
-                "graph.conv_transpose2d",
-                "graph.max_pool2d",
-                "graph.avg_pool2d",
-            ]);
-        let mm_like =
-            aicore && self.nz && b.has(&["graph.matmul", "graph.batch_matmul", "graph.gemm"]);
-        if conv_like {
-            conv_wants(&b)
-        } else if mm_like {
-            matmul_wants(&b)
-        } else {
-            pointwise_wants(body, op, &b)
+        let enabled = [
+            (self.nc1hwc0, Format::NC1HWC0),
+            (self.nz, Format::FRACTAL_NZ),
+        ];
+        for (on, format) in enabled {
+            if aicore && on && b.ops.iter().any(|l| blocked_format(l) == Some(format)) {
+                return blocked_wants(&b, format);
+            }
         }
+        pointwise_wants(body, op, &b)
     }
 
     /// Make kernel `k` read operand `i` in format `f`.
@@ -241,7 +235,7 @@ impl SelectFormats {
             let mut bl = ge_ir::builder::Builder::before(ctx, &mut inner, first);
             bl.loc = loc;
             let back = bl.create_value(
-                "data.transdata",
+                Transdata::NAME,
                 &[arg],
                 vec![
                     ("src_format", Attribute::string(f.name())),
@@ -263,30 +257,44 @@ struct Boundary<'a> {
     inner: &'a Body,
     /// The values standing for the operands there.
     args: Vec<ValueId>,
-    /// Names of the ops computed (nested ones for a kernel).
-    ops: Vec<String>,
+    /// The layouts of the ops computed (nested ones for a kernel).
+    ops: Vec<Layout>,
     in_types: Vec<Type>,
     out_types: Vec<Type>,
+}
+
+/// An op's declared layout (plain when it declares none).
+fn layout_of(d: &OpData) -> Layout {
+    d.def
+        .and_then(|def| def.interface::<Layout>())
+        .copied()
+        .unwrap_or(Layout::Plain)
+}
+
+fn blocked_format(l: &Layout) -> Option<Format> {
+    match l {
+        Layout::Blocked { format, .. } => Some(*format),
+        _ => None,
+    }
 }
 
 impl<'a> Boundary<'a> {
     fn of(body: &'a Body, op: OpId) -> Option<Boundary<'a>> {
         let d = body.op(op);
+        let fused = Fused::is(d);
         let (inner, args): (&Body, Vec<ValueId>) = match d.inner.as_deref() {
-            Some(inner) if d.name.as_str() == "graph.fused" => {
+            Some(inner) if fused => {
                 let b = inner.entry_block(*d.regions().first()?)?;
                 (inner, inner.block(b).args.clone())
             }
             _ => (body, d.operands().to_vec()),
         };
-        let ops: Vec<String> = if d.name.as_str() == "graph.fused" {
+        let ops: Vec<Layout> = if fused {
             let mut v = vec![];
-            crate::funcs::for_each_nested(body, op, &mut |b, o| {
-                v.push(b.op(o).name.as_str().to_string())
-            });
+            crate::funcs::for_each_nested(body, op, &mut |b, o| v.push(layout_of(b.op(o))));
             v
         } else {
-            vec![d.name.as_str().to_string()]
+            vec![layout_of(d)]
         };
         Some(Boundary {
             inner,
@@ -297,88 +305,58 @@ impl<'a> Boundary<'a> {
         })
     }
 
-    /// Whether one of the ops is named one of `names`.
-    fn has(&self, names: &[&str]) -> bool {
-        self.ops.iter().any(|n| names.contains(&n.as_str()))
-    }
-
-    /// The uses of operand `i` inside: (op name, operand index, op).
-    fn users(&self, i: usize) -> Vec<(String, usize, OpId)> {
+    /// The uses of operand `i` inside: (the user's layout, operand index, user).
+    fn users(&self, i: usize) -> Vec<(Layout, usize, OpId)> {
         let mut out = vec![];
         if let Some(&a) = self.args.get(i) {
             for u in self.inner.uses(a) {
-                out.push((
-                    self.inner.op(u.op).name.as_str().to_string(),
-                    u.operand as usize,
-                    u.op,
-                ));
+                out.push((layout_of(self.inner.op(u.op)), u.operand as usize, u.op));
             }
         }
         out
     }
 }
 
-/// Convolutions and pooling: filters of ungrouped convolutions FRACTAL_Z,
-/// data (and full-size pass-through values) and results NC1HWC0.
-fn conv_wants(b: &Boundary) -> Wants {
+/// Whether a value of type `t` can be stored in the blocked `format`:
+/// 4-D float images for NC1HWC0 and FRACTAL_Z, matrices for FRACTAL_NZ.
+fn fits_format(format: Format, t: Type) -> bool {
+    match format {
+        Format::FRACTAL_NZ => matrix(t),
+        _ => float4(t),
+    }
+}
+
+/// Kernels on blocked storage (convolution and pooling in NC1HWC0, matrix
+/// products in FRACTAL_NZ): the operands their ops read as blocked data
+/// (and full-size pass-through values) and the results in `format`, and
+/// weight operands in the weight's own format (FRACTAL_Z filters of dense
+/// convolutions) where the op's `when` holds.
+fn blocked_wants(b: &Boundary, format: Format) -> Wants {
     let mut w = Wants::default();
     for (i, &t) in b.in_types.iter().enumerate() {
         let us = b.users(i);
-        let filter = us.iter().any(|(n, k, o)| {
-            n == "graph.conv2d"
-                && *k == 1
-                && b.inner
-                    .op(*o)
-                    .attr("group")
-                    .and_then(|a| a.as_int())
-                    .unwrap_or(1)
-                    == 1
+        let weight = us.iter().find_map(|(l, k, o)| match l {
+            Layout::Blocked {
+                weight: Some(bw), ..
+            } if bw.operand == *k && (bw.when)(b.inner.op(*o).attrs) => Some(bw.format),
+            _ => None,
         });
-        let data = us.iter().any(|(n, k, _)| {
-            *k == 0
-                && matches!(
-                    n.as_str(),
-                    "graph.conv2d"
-                        | "graph.conv_transpose2d"
-                        | "graph.max_pool2d"
-                        | "graph.avg_pool2d"
-                )
+        let data = us.iter().any(|(l, k, _)| match l {
+            Layout::Blocked {
+                format: f, data, ..
+            } => *f == format && data.contains(k),
+            _ => false,
         });
         let full = b.out_types.contains(&t);
-        if float4(t) && filter && !data {
-            w.inputs.push((i, Format::FRACTAL_Z));
-        } else if float4(t) && (data || full) {
-            w.inputs.push((i, Format::NC1HWC0));
+        match weight {
+            Some(wf) if !data && fits_format(wf, t) => w.inputs.push((i, wf)),
+            _ if (data || full) && fits_format(format, t) => w.inputs.push((i, format)),
+            _ => {}
         }
     }
     for (j, &t) in b.out_types.iter().enumerate() {
-        if float4(t) {
-            w.outputs.push((j, Format::NC1HWC0));
-        }
-    }
-    w
-}
-
-/// Matrix products: matrix operands (and full-size pass-through values) and
-/// results FRACTAL_NZ.
-fn matmul_wants(b: &Boundary) -> Wants {
-    let mut w = Wants::default();
-    for (i, &t) in b.in_types.iter().enumerate() {
-        let operand = b.users(i).iter().any(|(n, k, _)| {
-            *k <= 1
-                && matches!(
-                    n.as_str(),
-                    "graph.matmul" | "graph.batch_matmul" | "graph.gemm"
-                )
-        });
-        let full = b.out_types.contains(&t);
-        if matrix(t) && (operand || full) {
-            w.inputs.push((i, Format::FRACTAL_NZ));
-        }
-    }
-    for (j, &t) in b.out_types.iter().enumerate() {
-        if matrix(t) {
-            w.outputs.push((j, Format::FRACTAL_NZ));
+        if fits_format(format, t) {
+            w.outputs.push((j, format));
         }
     }
     w
@@ -428,7 +406,7 @@ fn transdata_before(
     let mut b = ge_ir::builder::Builder::before(ctx, body, before);
     b.loc = loc;
     b.create_value(
-        "data.transdata",
+        Transdata::NAME,
         &[x],
         vec![
             ("src_format", Attribute::string(from.name())),
@@ -464,7 +442,7 @@ fn convert_output(
         let mut bl = ge_ir::builder::Builder::before(ctx, &mut inner, y);
         bl.loc = loc;
         let packed = bl.create_value(
-            "data.transdata",
+            Transdata::NAME,
             &[v],
             vec![
                 ("src_format", Attribute::string(to.name())),
@@ -484,7 +462,7 @@ fn convert_output(
     let mut b = ge_ir::builder::Builder::before(ctx, body, next);
     b.loc = loc;
     let unpacked = b.create_value(
-        "data.transdata",
+        Transdata::NAME,
         &[r],
         vec![
             ("src_format", Attribute::string(f.name())),
@@ -523,7 +501,7 @@ pub fn fold_constant(ctx: &Context, body: &mut Body, td: OpId) -> Result<bool, S
     let mut b = ge_ir::builder::Builder::before(ctx, body, td);
     b.loc = loc;
     let nc = b.create(
-        "data.constant",
+        Constant::NAME,
         &[],
         vec![("value", Attribute::dense(dense))],
         None,
@@ -552,14 +530,14 @@ pub fn cancel_pairs(body: &mut Body, block: BlockId) -> usize {
             .map(str::to_string)
     };
     for &o in &ops {
-        if !body.op(o).is_alive() || body.op(o).name.as_str() != "data.transdata" {
+        if !body.op(o).is_alive() || !Transdata::is(body.op(o)) {
             continue;
         }
         let y = body.operand(o, 0);
         let Some(p) = body.defining_op(y) else {
             continue;
         };
-        if body.op(p).name.as_str() != "data.transdata" {
+        if !Transdata::is(body.op(p)) {
             continue;
         }
         let x = body.operand(p, 0);
@@ -576,10 +554,7 @@ pub fn cancel_pairs(body: &mut Body, block: BlockId) -> usize {
         }
     }
     for &o in ops.iter().rev() {
-        if body.op(o).is_alive()
-            && body.op(o).name.as_str() == "data.transdata"
-            && body.results_unused(o)
-        {
+        if body.op(o).is_alive() && Transdata::is(body.op(o)) && body.results_unused(o) {
             body.erase_op(o);
         }
     }

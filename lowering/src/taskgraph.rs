@@ -22,6 +22,8 @@
 
 use crate::error::{AtOp, LowerResult};
 use crate::funcs::{inputs_of, Bounds};
+use ge_dialects::data::movement::{Concat, Split};
+use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
 use ge_dialects::memory::byte_size_bound;
 use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
 use ge_ir::opdef::Trait;
@@ -221,7 +223,7 @@ impl TaskGraph {
     ) -> Option<Node> {
         let d = body.op(op);
         match name {
-            "data.reshape" | "data.squeeze" | "data.unsqueeze" | "data.identity" => {
+            Reshape::NAME | Squeeze::NAME | Unsqueeze::NAME | Identity::NAME => {
                 if d.attr(COPY_ATTR).is_some() {
                     return None;
                 }
@@ -233,7 +235,7 @@ impl TaskGraph {
                     && self.root_kind(body, root) != RootKind::Constant;
                 ok.then_some(Node::Alias { src })
             }
-            "data.concat" => {
+            Concat::NAME => {
                 let r = *d.results().first()?;
                 let rt = body.value_type(r);
                 let axis = axis_attr(body, op, rt.as_tensor()?.rank()?)?;
@@ -264,7 +266,7 @@ impl TaskGraph {
                     parts: d.operands().to_vec(),
                 })
             }
-            "data.split" => {
+            Split::NAME => {
                 let src = *d.operands().first()?;
                 let st = body.value_type(src);
                 let axis = axis_attr(body, op, st.as_tensor()?.rank()?)?;
@@ -408,7 +410,7 @@ pub fn prepare_outputs(
         b.loc = loc;
         let c = b
             .create(
-                "data.identity",
+                Identity::NAME,
                 &[v],
                 vec![(COPY_ATTR, ge_ir::Attribute::unit())],
                 None,

@@ -17,7 +17,10 @@
 use crate::funcs::{error_at, for_each_function, func_block, Bounds};
 use crate::memory_plan::BUFFER_ATTR;
 use crate::sync::{Schedule, Step};
+use ge_dialects::data::constant::Constant;
+use ge_dialects::memory::ops as mem_ops;
 use ge_dialects::memory::{arena_info_of_op, arena_root, byte_size_bound};
+use ge_dialects::stream::ops as stream_ops;
 use ge_ir::body::{BlockId, Body, OpData, OpId, ValueDef, ValueId};
 use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::Location;
@@ -225,9 +228,9 @@ fn is_task(body: &Body, op: OpId) -> bool {
     let d = body.op(op);
     let n = d.name.as_str();
     !(n.starts_with("memory.")
-        || n == "data.constant"
+        || n == Constant::NAME
         || d.has_trait(ge_ir::opdef::Trait::ReturnLike)
-        || n == "stream.program")
+        || n == stream_ops::Program::NAME)
 }
 
 /// Extract the accesses of a planned function: `None` if it has no plan.
@@ -237,10 +240,7 @@ pub fn trace_of(body: &Body, block: BlockId, bounds: &Bounds) -> Result<Option<T
     if at.index.is_empty() {
         return Ok(None);
     }
-    if let Some(&p) = ops
-        .iter()
-        .find(|&&o| body.op(o).name.as_str() == "stream.program")
-    {
+    if let Some(&p) = ops.iter().find(|&&o| stream_ops::Program::is(body.op(o))) {
         return program_trace(body, &ops, p, &at).map(Some);
     }
     graph_trace(body, block, &ops, &at).map(Some)
@@ -262,7 +262,7 @@ impl ArenaTable {
             bounds: vec![],
         };
         for &o in ops {
-            if body.op(o).name.as_str() != "memory.arena" {
+            if !mem_ops::Arena::is(body.op(o)) {
                 continue;
             }
             at.index.insert(o, at.index.len());
@@ -318,7 +318,7 @@ fn graph_trace(
     for &o in ops {
         let d = body.op(o);
         match d.name.as_str() {
-            "memory.store" => {
+            mem_ops::Store::NAME => {
                 let v = d.operands()[0];
                 let arena = at.arena_of(body, d.operands()[1], o)?;
                 let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
@@ -344,7 +344,7 @@ fn graph_trace(
                     desc: describe(body, blame),
                 });
             }
-            "memory.view" => {
+            mem_ops::View::NAME => {
                 let arena = at.arena_of(body, d.operands()[0], o)?;
                 let r = d.results()[0];
                 let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
@@ -428,7 +428,7 @@ fn program_trace(
             .unwrap_or(0)
             .max(0) as usize;
         match d.name.as_str() {
-            "memory.view" => {
+            mem_ops::View::NAME => {
                 let a = d.operands()[0];
                 let k = args.iter().position(|&x| x == a).ok_or_else(|| {
                     err(
@@ -453,11 +453,11 @@ fn program_trace(
                     })?;
                 place.insert(d.results()[0], (arena, lo, hi, id));
             }
-            "stream.launch" | "stream.memcpy" => {
+            stream_ops::Launch::NAME | stream_ops::Memcpy::NAME => {
                 let t = tasks.len();
                 tasks.push(o);
                 steps.push((stream, Step::Task));
-                let n_in = if d.name.as_str() == "stream.memcpy" {
+                let n_in = if stream_ops::Memcpy::is(d) {
                     1
                 } else {
                     crate::funcs::i64s(d.attr("operand_segment_sizes"))
@@ -486,11 +486,11 @@ fn program_trace(
                     }
                 }
             }
-            "stream.record" | "stream.wait" => {
+            stream_ops::Record::NAME | stream_ops::Wait::NAME => {
                 let e = d.attr("event").and_then(|a| a.as_int()).unwrap_or(0);
                 steps.push((
                     stream,
-                    if d.name.as_str() == "stream.record" {
+                    if stream_ops::Record::is(d) {
                         Step::Record(e)
                     } else {
                         Step::Wait(e)
@@ -521,7 +521,7 @@ fn caller_accesses(
     for &o in ops {
         let d = body.op(o);
         match d.name.as_str() {
-            "memory.store" => {
+            mem_ops::Store::NAME => {
                 let v = d.operands()[0];
                 let arena = at.arena_of(body, d.operands()[1], o)?;
                 let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
@@ -536,7 +536,7 @@ fn caller_accesses(
                     desc: describe(body, o),
                 });
             }
-            "memory.view" => {
+            mem_ops::View::NAME => {
                 let arena = at.arena_of(body, d.operands()[0], o)?;
                 let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
                 let hi = lo + bytes_of(body, d.results()[0], &at.bounds[arena], o)?;

@@ -3,6 +3,7 @@
 
 use crate::pattern::{FnPattern, Pattern};
 use crate::rewriter::Rewriter;
+use ge_dialects::data::movement::{Concat, Split};
 use ge_ir::body::OpId;
 use std::sync::Arc;
 
@@ -26,9 +27,7 @@ fn split_concat(op: OpId, rw: &mut Rewriter) -> Result<bool, String> {
     let Some(split) = rw.body.defining_op(*first) else {
         return Ok(false);
     };
-    if rw.body.op(split).name.as_str() != "data.split"
-        || rw.body.op(split).results() != operands.as_slice()
-    {
+    if !Split::is(rw.body.op(split)) || rw.body.op(split).results() != operands.as_slice() {
         return Ok(false);
     }
     let input = rw.body.operand(split, 0);
@@ -68,7 +67,7 @@ fn flatten_concat(op: OpId, rw: &mut Rewriter) -> Result<bool, String> {
     for v in operands {
         match rw.body.defining_op(v) {
             Some(inner)
-                if rw.body.op(inner).name.as_str() == "data.concat"
+                if Concat::is(rw.body.op(inner))
                     && axis_of(rw, inner) == Some(axis)
                     && rw.body.users(v) == [op] =>
             {
@@ -90,14 +89,14 @@ pub fn canonical() -> Vec<Arc<dyn Pattern>> {
     vec![
         Arc::new(FnPattern {
             name: "split_concat",
-            root: Some("data.concat"),
+            root: Some(Concat::NAME),
             benefit: 2,
             labels: vec!["canonical".into()],
             f: split_concat,
         }),
         Arc::new(FnPattern {
             name: "flatten_concat",
-            root: Some("data.concat"),
+            root: Some(Concat::NAME),
             benefit: 1,
             labels: vec!["canonical".into()],
             f: flatten_concat,

@@ -555,6 +555,10 @@ fn sem_cos(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     unary_f(x, f64::cos)
 }
 
+fn sem_square(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    unary_f(x, |v| v * v)
+}
+
 fn verify_leaky_relu(body: &Body, op: OpId) -> Result<(), OpError> {
     let a = LeakyRelu::attrs(body.op(op)).alpha();
     if a.is_finite() {
@@ -790,6 +794,17 @@ unary_op!(
     C::FloatTensor,
     UNARY_TRAITS,
     sem_cos,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
+);
+unary_op!(
+    Square,
+    "graph.square",
+    "x * x elementwise",
+    "TensorFlow's Square on floating-point tensors (rounded once, as `graph.mul %x, %x`).",
+    C::FloatTensor,
+    UNARY_TRAITS,
+    sem_square,
     Cost::ELEMENTWISE,
     PrecisionClass::Gray
 );
@@ -1348,6 +1363,7 @@ pub static OPS: &[&OpDef] = &[
     &SIGN,
     &SIN,
     &COS,
+    &SQUARE,
     &CLIP,
     &CAST,
     &WHERE,

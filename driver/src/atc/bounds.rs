@@ -12,7 +12,7 @@ pub fn entry_inputs(m: &Module) -> Vec<(String, Type)> {
     let b = m.body();
     let Some(f) = m.top_ops().into_iter().find(|&o| {
         let d = b.op(o);
-        d.name.as_str() == "graph.func"
+        ge_dialects::graph::func::Func::is(d)
             && d.attr("sym_visibility").and_then(|a| a.as_str()) != Some("private")
     }) else {
         return vec![];

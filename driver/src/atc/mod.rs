@@ -18,6 +18,7 @@ pub mod switches;
 use crate::incremental::cache::{self, CompileCache, KeyBuilder, Lookup};
 use clap::builder::PossibleValuesParser;
 use clap::Parser as ClapParser;
+use ge_dialects::graph::func::Func;
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::diagnostics::SourceMap;
 use ge_ir::{Context, Ident, Module};
@@ -385,7 +386,7 @@ fn annotate(m: &mut Module, p: &Plan, input_format: Option<&str>) {
         let funcs: Vec<_> = body
             .all_ops(ge_ir::body::WalkOrder::Pre)
             .into_iter()
-            .filter(|&o| body.op(o).name.as_str() == "graph.func")
+            .filter(|&o| Func::is(body.op(o)))
             .collect();
         for o in funcs {
             body.set_attr(o, "ge.input_format", Attribute::string(f));

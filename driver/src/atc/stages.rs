@@ -3,6 +3,8 @@
 //! off, the precision mode, single stream, no memory reuse.
 
 use super::switches::Switches;
+use ge_dialects::graph::func::Func;
+use ge_ir::builtin::Module as ModuleOp;
 use ge_ir::pass::{manager::Instrumentation, PassContext, PassManagerOptions};
 use ge_ir::{Context, Module};
 use ge_rewrites::library::library_rules;
@@ -147,7 +149,7 @@ pub fn count_ops(m: &Module) -> usize {
     m.body()
         .walk_deep(ge_ir::body::WalkOrder::Pre, &mut |b, o| {
             let name = b.op(o).name.as_str();
-            if name != "graph.func" && name != "builtin.module" {
+            if name != Func::NAME && name != ModuleOp::NAME {
                 n += 1;
             }
         });

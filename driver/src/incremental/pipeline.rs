@@ -10,6 +10,7 @@
 //! [`FUNCTION_LOCAL_MODULE_PASSES`]). Everything from the first other element
 //! on (e.g. `symbol-dce`, `write-om`) runs once on the assembled module.
 
+use ge_ir::builtin::Module;
 use ge_ir::pass::{OpPipeline, OptKind, PassInfo, PassOptions, PipelineElem};
 
 /// Module passes that transform each public function independently of the
@@ -46,7 +47,7 @@ pub fn split_pipeline(p: &OpPipeline, soc_hash: [u8; 32]) -> Plan {
     let mut prefix: Vec<String> = vec![];
     let mut suffix: Vec<String> = vec![];
     let all_rules = names_rules(p);
-    if p.anchor != "builtin.module" {
+    if p.anchor != Module::NAME {
         // Let the pass manager report the anchor mismatch.
         return Plan {
             prefix: None,
@@ -58,7 +59,7 @@ pub fn split_pipeline(p: &OpPipeline, soc_hash: [u8; 32]) -> Plan {
     for e in &p.elems {
         let local = suffix.is_empty()
             && match e {
-                PipelineElem::Nested(n) => n.anchor != "builtin.module",
+                PipelineElem::Nested(n) => n.anchor != Module::NAME,
                 PipelineElem::Pass { pass, .. } => {
                     FUNCTION_LOCAL_MODULE_PASSES.contains(&pass.info().name)
                 }

@@ -24,7 +24,9 @@ pub mod nasrnn;
 pub mod net;
 pub mod transformer;
 
+use ge_dialects::data::constant::Constant;
 use ge_dialects::es::{EsResult, GraphBuilder, Tensor, WeightStorage};
+use ge_dialects::graph::func::Return;
 use ge_ir::printer::{print_module, PrintOptions};
 use net::Net;
 
@@ -164,8 +166,8 @@ pub fn generate(m: &ModelDef, size: Size, seed: u64, weights_path: &str) -> EsRe
             if let Some(entry) = body.entry_block(r) {
                 for o in body.block_ops(entry) {
                     match body.op(o).name.as_str() {
-                        "graph.return" => {}
-                        "data.constant" => {
+                        Return::NAME => {}
+                        Constant::NAME => {
                             ops += 1;
                             consts += 1
                         }

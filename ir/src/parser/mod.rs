@@ -584,7 +584,7 @@ impl<'c, 's> Parser<'c, 's> {
         }
         let top = self.bodies.pop().expect("top body");
         let ops: Vec<OpId> = top.block_ops(block).collect();
-        let is_module = ops.len() == 1 && top.op(ops[0]).name.as_str() == "builtin.module";
+        let is_module = ops.len() == 1 && crate::builtin::Module::is(top.op(ops[0]));
         let mut module = if is_module {
             let mut top = top;
             // A generic `"builtin.module"() ({})` still gets its one block.
@@ -600,8 +600,11 @@ impl<'c, 's> Parser<'c, 's> {
             let mut outer = Body::new();
             let r = outer.new_region(None);
             let b = outer.add_block(r);
-            let mut st = OpState::new("builtin.module", self.loc_at(first_op_pos.unwrap_or(0)));
-            st.def = self.ctx.op_def("builtin.module");
+            let mut st = OpState::new(
+                crate::builtin::Module::NAME,
+                self.loc_at(first_op_pos.unwrap_or(0)),
+            );
+            st.def = Some(crate::builtin::Module::DEF);
             let op = outer.create_op_with_regions(st, vec![root], Some(Box::new(top)));
             outer.append_op(b, op);
             Module::from_parts(outer, op)

@@ -71,7 +71,7 @@ pub fn parse_pipeline(reg: &PassRegistry, text: &str) -> Result<OpPipeline, Pipe
     // `builtin.module(...)` at the top is the module pipeline itself.
     if elems.len() == 1 {
         if let PipelineElem::Nested(p) = &elems[0] {
-            if p.anchor == "builtin.module" {
+            if p.anchor == crate::builtin::Module::NAME {
                 if let Some(PipelineElem::Nested(p)) = elems.into_iter().next() {
                     return Ok(p);
                 }
@@ -80,7 +80,7 @@ pub fn parse_pipeline(reg: &PassRegistry, text: &str) -> Result<OpPipeline, Pipe
         }
     }
     Ok(OpPipeline {
-        anchor: "builtin.module".into(),
+        anchor: crate::builtin::Module::NAME.into(),
         elems,
     })
 }
@@ -143,7 +143,7 @@ fn build_list(
             None => {
                 if let Some(text) = reg.pipeline(name) {
                     let p = parse_pipeline(reg, text)?;
-                    if p.anchor == "builtin.module" {
+                    if p.anchor == crate::builtin::Module::NAME {
                         out.extend(p.elems);
                     } else {
                         out.push(PipelineElem::Nested(p));

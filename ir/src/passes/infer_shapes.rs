@@ -106,9 +106,9 @@ fn infer_op(body: &mut Body, op: OpId, errors: &mut Vec<Diagnostic>) {
     }
 }
 
-/// A `graph.func`'s declared results from the types its entry block returns.
+/// A function's declared results from the types its entry block returns.
 fn refine_signature(f: &mut OpData) {
-    if f.name.as_str() != "graph.func" {
+    if !f.has_trait(crate::opdef::Trait::FunctionLike) {
         return;
     }
     let Some(ft) = f.attr("function_type").and_then(|a| a.as_type()) else {

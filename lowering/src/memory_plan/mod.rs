@@ -41,10 +41,12 @@ use crate::funcs::{bounds_attr, for_each_function, func_block, inputs_of, Bounds
 use crate::op_pattern::op_pattern;
 use crate::sync::{Schedule, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::{prepare_outputs, Node, RootKind, TaskGraph};
+use ge_dialects::memory::ops as mem_ops;
+use ge_dialects::stream::ops as stream_ops;
 use ge_ir::attributes::AttrDict;
 use ge_ir::body::{BlockId, Body, OpData, OpId, ValueId};
 use ge_ir::builder::Builder;
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context, Ident};
 use std::collections::{HashMap, HashSet};
 use strategies::{load_bound, Problem};
@@ -70,47 +72,27 @@ pub static INFO: PassInfo = PassInfo {
                   local search over placement orders and keeps the smallest arena. Symbolic dims are planned at `ge.symbol_bounds`. \
                   Tasks then read `memory.view`s and `memory.store` their results.",
     anchor: None,
-    options: &[
-        OptionDef {
-            name: "alignment",
-            kind: OptKind::Int,
-            default: "64",
-            doc: "byte alignment of every buffer offset and size (a power of two)",
-        },
-        OptionDef {
-            name: "strategy",
-            kind: OptKind::Enum(&[
-                "best",
-                "greedy-by-size",
-                "greedy-by-breadth",
-                "greedy-by-lifetime",
-                "first-fit",
-                "order-search",
-                "no-reuse",
-            ]),
-            default: "best",
-            doc: "offset assignment strategy (best: run all, keep the smallest arena; no-reuse: every buffer its own bytes)",
-        },
-        OptionDef {
-            name: "in-place",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "let pointwise tasks overwrite a dying input",
-        },
-        OptionDef {
-            name: "symbol-bounds",
-            kind: OptKind::List,
-            default: "",
-            doc: "upper bounds of symbolic dims, e.g. B=64,S=512 (added to ge.symbol_bounds)",
-        },
-        OptionDef {
-            name: "report",
-            kind: OptKind::Bool,
-            default: "false",
-            doc: "print the plan's sizes (arena, LOAD bound, no-reuse, per strategy) on stderr",
-        },
-    ],
+    options: MemoryPlanOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct MemoryPlanOptions {
+    /// byte alignment of every buffer offset and size (a power of two)
+    #[option("alignment", default = 64)]
+    alignment: i64,
+    /// offset assignment strategy (best: run all, keep the smallest arena; no-reuse: every buffer its own bytes)
+    #[option("strategy", default = "best", one_of = ["best", "greedy-by-size", "greedy-by-breadth", "greedy-by-lifetime", "first-fit", "order-search", "no-reuse"])]
+    strategy: String,
+    /// let pointwise tasks overwrite a dying input
+    #[option("in-place", default = true)]
+    in_place: bool,
+    /// upper bounds of symbolic dims, e.g. B=64,S=512 (added to ge.symbol_bounds)
+    #[option("symbol-bounds")]
+    symbol_bounds: Vec<String>,
+    /// print the plan's sizes (arena, LOAD bound, no-reuse, per strategy) on stderr
+    #[option("report", default = false)]
+    report: bool,
+}
 
 struct PlanMemory {
     opts: PlanOptions,
@@ -138,14 +120,15 @@ impl Default for PlanOptions {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let a = o.int("alignment");
+    let o = MemoryPlanOptions::from_options(o);
+    let a = o.alignment;
     if a <= 0 || (a & (a - 1)) != 0 {
         return Err(format!(
             "option 'alignment' must be a power of two, got {a}"
         ));
     }
     let mut extra = Bounds::new();
-    for kv in o.list("symbol-bounds") {
+    for kv in o.symbol_bounds.clone() {
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| format!("option 'symbol-bounds' expects SYM=N entries, got '{kv}'"))?;
@@ -160,11 +143,11 @@ pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Ok(Box::new(PlanMemory {
         opts: PlanOptions {
             alignment: a as u64,
-            strategy: o.str("strategy").to_string(),
-            in_place: o.bool("in-place"),
+            strategy: o.strategy.as_str().to_string(),
+            in_place: o.in_place,
             extra_bounds: extra,
         },
-        report: o.bool("report"),
+        report: o.report,
     }))
 }
 
@@ -284,8 +267,7 @@ pub fn plan_block(
     opts: &PlanOptions,
 ) -> LowerResult<PlanStats> {
     if body.block_ops(block).any(|o| {
-        body.op(o).name.as_str().starts_with("memory.")
-            || body.op(o).name.as_str() == "stream.program"
+        body.op(o).name.as_str().starts_with("memory.") || stream_ops::Program::is(body.op(o))
     }) {
         return Err("the function is already planned (it has memory/stream ops)".into());
     }
@@ -729,7 +711,7 @@ impl Rewrite<'_> {
             }
             let mut b = Builder::before(ctx, body, first);
             b.loc = loc;
-            b.create_value("memory.arena", &[], attrs).at_op(loc)
+            b.create_value(mem_ops::Arena::NAME, &[], attrs).at_op(loc)
         };
         for (i, &x) in args.iter().enumerate() {
             let v = make_arena(body, align(g.size[&x], a), "input", Some(i))?;
@@ -749,7 +731,7 @@ impl Rewrite<'_> {
             b.loc = loc;
             let s = b
                 .create_value(
-                    "memory.store",
+                    mem_ops::Store::NAME,
                     &[x, arena],
                     vec![
                         ("offset", Attribute::i64(0)),
@@ -782,7 +764,7 @@ impl Rewrite<'_> {
             b.loc = l;
             let w = b
                 .create_value(
-                    "memory.weight",
+                    mem_ops::Weight::NAME,
                     &[],
                     vec![
                         ("offset", Attribute::i64(woff as i64)),
@@ -827,7 +809,7 @@ impl Rewrite<'_> {
         b.loc = loc;
         let view = b
             .create(
-                "memory.view",
+                mem_ops::View::NAME,
                 &[self.cur[&arena]],
                 vec![
                     ("offset", Attribute::i64(off as i64)),
@@ -851,7 +833,7 @@ impl Rewrite<'_> {
             let (root, _) = g.place(v);
             let is_const = body
                 .defining_op(v)
-                .is_some_and(|d| body.op(d).name.as_str() == "memory.weight")
+                .is_some_and(|d| mem_ops::Weight::is(body.op(d)))
                 || g.root_kind(body, root) == RootKind::Constant;
             if is_const {
                 continue;
@@ -868,7 +850,7 @@ impl Rewrite<'_> {
                 let mut b = Builder::before(self.ctx, body, t);
                 b.loc = tloc;
                 b.create(
-                    "memory.store",
+                    mem_ops::Store::NAME,
                     &[r, self.cur[&arena]],
                     vec![
                         ("offset", Attribute::i64(off as i64)),
@@ -907,8 +889,8 @@ fn set_arena_alignments(body: &mut Body, block: BlockId, a: u64) {
     for o in body.block_ops(block).collect::<Vec<_>>() {
         let d = body.op(o);
         let arena = match d.name.as_str() {
-            "memory.view" => d.operands()[0],
-            "memory.store" => d.operands()[1],
+            mem_ops::View::NAME => d.operands()[0],
+            mem_ops::Store::NAME => d.operands()[1],
             _ => continue,
         };
         let off = d

@@ -9,8 +9,12 @@ use crate::error::{AtOp, LowerError, LowerResult};
 use crate::funcs::{func_block, func_name, i64s, is_private, Bounds};
 use crate::memory_plan::{BUFFER_ATTR, INDEX_ATTR, PLAN_ATTR, ROLE_ATTR, WEIGHT_ALIGN};
 use ge_dialects::data::constant::elements_tensor;
+use ge_dialects::data::constant::Constant;
 use ge_dialects::data::tensor_to_bytes;
+use ge_dialects::graph::func::Func;
+use ge_dialects::memory::ops as mem_ops;
 use ge_dialects::memory::{arena_info_of_op, arena_root, byte_size_bound};
+use ge_dialects::stream::ops as stream_ops;
 use ge_ir::attributes::AttrData;
 use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId, WalkOrder};
 use ge_ir::module::Module;
@@ -42,14 +46,13 @@ pub fn lowered_functions(mbody: &Body) -> Vec<OpId> {
         for &b in &mbody.region(r).blocks {
             for f in mbody.block_ops(b) {
                 let d = mbody.op(f);
-                if d.name.as_str() != "graph.func" || is_private(d) {
+                if !Func::is(d) || is_private(d) {
                     continue;
                 }
                 let has = func_block(d).is_some_and(|blk| {
-                    d.inner.as_deref().is_some_and(|i| {
-                        i.block_ops(blk)
-                            .any(|o| i.op(o).name.as_str() == "stream.program")
-                    })
+                    d.inner
+                        .as_deref()
+                        .is_some_and(|i| i.block_ops(blk).any(|o| stream_ops::Program::is(i.op(o))))
                 });
                 if has {
                     out.push(f);
@@ -75,7 +78,7 @@ pub fn from_module(
     let block = func_block(fd).ok_or_else(no_body)?;
     let prog = body
         .block_ops(block)
-        .find(|&o| body.op(o).name.as_str() == "stream.program")
+        .find(|&o| stream_ops::Program::is(body.op(o)))
         .ok_or_else(|| LowerError::at(fd.loc, "the entry function has no stream.program"))?;
     let arenas = Arenas::of_program(body, prog)?;
     let io = io_desc(body, block, prog, &arenas, fd)?;
@@ -240,7 +243,7 @@ fn io_desc(
             .uses(a)
             .iter()
             .map(|u| u.op)
-            .find(|&o| body.op(o).name.as_str() == "memory.store")
+            .find(|&o| mem_ops::Store::is(body.op(o)))
             .ok_or_else(|| {
                 LowerError::at(at, format!("input #{i} is not stored into an input arena"))
             })?;
@@ -275,7 +278,7 @@ fn io_desc(
         };
         let view = body
             .defining_op(v)
-            .filter(|&o| body.op(o).name.as_str() == "memory.view")
+            .filter(|&o| mem_ops::View::is(body.op(o)))
             .ok_or_else(not_a_view)?;
         let k = match body.value(body.op(view).operands()[0]).def {
             ValueDef::Result { op, index } if op == prog => index,
@@ -355,7 +358,7 @@ impl<'a> ProgramWriter<'a> {
         let event = || int(body, o, "event").max(0) as u32;
         let label = || int(body, o, "label").max(0) as u32;
         let task = match d.name.as_str() {
-            "memory.view" => {
+            mem_ops::View::NAME => {
                 let a = d.operands()[0];
                 let k = pargs
                     .iter()
@@ -372,30 +375,30 @@ impl<'a> ProgramWriter<'a> {
                 self.places.insert(r, buffer);
                 return Ok(());
             }
-            "memory.weight" | "data.constant" => return self.weight(o),
-            "stream.launch" => self.launch(o, stream)?,
-            "stream.memcpy" => Task::Memcpy {
+            mem_ops::Weight::NAME | Constant::NAME => return self.weight(o),
+            stream_ops::Launch::NAME => self.launch(o, stream)?,
+            stream_ops::Memcpy::NAME => Task::Memcpy {
                 stream,
                 src: self.place(d.operands()[0])?,
                 dst: self.place(d.operands()[1])?,
             },
-            "stream.record" => Task::Record {
+            stream_ops::Record::NAME => Task::Record {
                 event: event(),
                 stream,
             },
-            "stream.wait" => Task::Wait {
+            stream_ops::Wait::NAME => Task::Wait {
                 event: event(),
                 stream,
             },
-            "stream.label" => Task::Label {
+            stream_ops::Label::NAME => Task::Label {
                 label: label(),
                 stream,
             },
-            "stream.goto" => Task::Goto {
+            stream_ops::Goto::NAME => Task::Goto {
                 label: label(),
                 stream,
             },
-            "stream.switch" => Task::Switch {
+            stream_ops::Switch::NAME => Task::Switch {
                 value: self.place(d.operands()[0])?,
                 stream,
                 targets: i64s(d.attr("targets"))
@@ -403,7 +406,7 @@ impl<'a> ProgramWriter<'a> {
                     .map(|t| t.max(0) as u32)
                     .collect(),
             },
-            "stream.end" => Task::End,
+            stream_ops::End::NAME => Task::End,
             other => return Err(format!("'{other}' cannot be serialised in a task program")),
         };
         self.program.tasks.push(task);

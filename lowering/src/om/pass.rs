@@ -2,7 +2,8 @@
 
 use super::from_ir::{from_module, OmOptions};
 use crate::funcs::error_at;
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::builtin::Module;
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::OpData;
 
 pub static INFO: PassInfo = PassInfo {
@@ -14,34 +15,25 @@ pub static INFO: PassInfo = PassInfo {
                   through, `-` is stdout). `entry` picks the function when several were lowered. \
                   The IR is unchanged. Use after the `atc` pipeline: \
                   `--pass-pipeline='builtin.module(atc, write-om{file=m.om})'`.",
-    anchor: Some("builtin.module"),
-    options: &[
-        OptionDef {
-            name: "file",
-            kind: OptKind::Str,
-            default: "",
-            doc: "path of the .om to write (required; '-' for stdout)",
-        },
-        OptionDef {
-            name: "entry",
-            kind: OptKind::Str,
-            default: "",
-            doc: "function to export (default: the only lowered one)",
-        },
-        OptionDef {
-            name: "name",
-            kind: OptKind::Str,
-            default: "",
-            doc: "model name in the header (default: the function name)",
-        },
-        OptionDef {
-            name: "soc",
-            kind: OptKind::Str,
-            default: "Ascend910B",
-            doc: "SoC the model is compiled for (recorded in the header)",
-        },
-    ],
+    anchor: Some(Module::NAME),
+    options: WriteOmOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct WriteOmOptions {
+    /// path of the .om to write (required; '-' for stdout)
+    #[option("file")]
+    file: String,
+    /// function to export (default: the only lowered one)
+    #[option("entry")]
+    entry: String,
+    /// model name in the header (default: the function name)
+    #[option("name")]
+    name: String,
+    /// SoC the model is compiled for (recorded in the header)
+    #[option("soc", default = "Ascend910B")]
+    soc: String,
+}
 
 struct WriteOm {
     file: String,
@@ -49,16 +41,17 @@ struct WriteOm {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    if o.str("file").is_empty() {
+    let o = WriteOmOptions::from_options(o);
+    if o.file.is_empty() {
         return Err("write-om needs a file: write-om{file=model.om}".into());
     }
-    let soc = ge_soc::Soc::load(o.str("soc"))?;
-    let opt = |k: &str| Some(o.str(k).to_string()).filter(|s| !s.is_empty());
+    let soc = ge_soc::Soc::load(o.soc.as_str())?;
+    let opt = |s: String| Some(s).filter(|s| !s.is_empty());
     Ok(Box::new(WriteOm {
-        file: o.str("file").to_string(),
+        file: o.file,
         opts: OmOptions {
-            entry: opt("entry"),
-            name: opt("name"),
+            entry: opt(o.entry),
+            name: opt(o.name),
             soc: soc.name,
         },
     }))

@@ -7,7 +7,10 @@
 //! by its reader, so every index in it is in range; errors are one line.
 
 use crate::memory_plan::{BUFFER_ATTR, INDEX_ATTR, ROLE_ATTR, WEIGHT_ALIGN};
+use ge_dialects::graph::func::{Func, Return};
 use ge_dialects::memory::arena_type;
+use ge_dialects::memory::ops as mem_ops;
+use ge_dialects::stream::ops as stream_ops;
 use ge_ir::attributes::{AttrData, AttrDict};
 use ge_ir::body::{BlockId, Body, OpId, OpState, ValueId};
 use ge_ir::builder::Builder;
@@ -32,8 +35,8 @@ pub fn to_module(ctx: &Context, om: &OmFile) -> Result<Module, String> {
     let block = m.block();
     let first = m.body().block_first_op(block);
     let mbody = m.body_mut();
-    let mut st = OpState::new("graph.func", Location::unknown());
-    st.def = ctx.op_def("graph.func");
+    let mut st = OpState::new(Func::NAME, Location::unknown());
+    st.def = Some(Func::DEF);
     st.attrs = AttrDict::new(vec![
         (Ident::new("sym_name"), Attribute::string(&om.def.entry)),
         (
@@ -132,13 +135,13 @@ fn entry_block(
     });
     let mut cur = vec![];
     for a in &om.def.arenas {
-        cur.push(b.create_value("memory.arena", &[], arena_attrs(a, bounds))?);
+        cur.push(b.create_value(mem_ops::Arena::NAME, &[], arena_attrs(a, bounds))?);
     }
     for (t, &a) in om.io.inputs.iter().zip(args) {
         let k = t.buffer.arena as usize;
         let arena = *cur.get(k).ok_or("an input in a missing arena")?;
         cur[k] = b.create_value(
-            "memory.store",
+            mem_ops::Store::NAME,
             &[a, arena],
             vec![
                 ("offset", Attribute::i64(t.buffer.offset as i64)),
@@ -147,7 +150,7 @@ fn entry_block(
         )?;
     }
     let prog = b.create(
-        "stream.program",
+        stream_ops::Program::NAME,
         &cur,
         vec![
             ("num_streams", Attribute::i64(om.def.num_streams as i64)),
@@ -169,14 +172,14 @@ fn entry_block(
             parse_type(ctx, &t.buffer.ty)?,
         )?);
     }
-    b.create("graph.return", &outs, vec![], Some(vec![]), 0)?;
+    b.create(Return::NAME, &outs, vec![], Some(vec![]), 0)?;
     Ok(prog)
 }
 
 /// `memory.view` of `buf` in arena value `arena`.
 fn view_op(b: &mut Builder, arena: ValueId, buf: &Buffer, ty: Type) -> Result<ValueId, String> {
     let v = b.create(
-        "memory.view",
+        mem_ops::View::NAME,
         &[arena],
         vec![
             ("offset", Attribute::i64(buf.offset as i64)),
@@ -252,7 +255,7 @@ impl<'a> ProgramBuilder<'a> {
                 ty: t,
             });
             let v = self.b.create_value(
-                "memory.weight",
+                mem_ops::Weight::NAME,
                 &[],
                 vec![
                     ("offset", Attribute::i64(w.offset as i64)),
@@ -310,7 +313,7 @@ impl<'a> ProgramBuilder<'a> {
                 let kernel = &self.om.program.kernels[*kernel as usize].name;
                 let sizes = [ins.len() as i64, outs.len() as i64];
                 self.op(
-                    "stream.launch",
+                    stream_ops::Launch::NAME,
                     &operands,
                     vec![
                         ("kernel", Attribute::symbol(kernel)),
@@ -322,20 +325,24 @@ impl<'a> ProgramBuilder<'a> {
             }
             Task::Memcpy { stream, src, dst } => {
                 let operands = [self.view(src)?, self.view(dst)?];
-                self.op("stream.memcpy", &operands, vec![("stream", i64a(*stream))])
+                self.op(
+                    stream_ops::Memcpy::NAME,
+                    &operands,
+                    vec![("stream", i64a(*stream))],
+                )
             }
             Task::Record { event, stream } | Task::Wait { event, stream } => {
                 let name = match t {
-                    Task::Record { .. } => "stream.record",
-                    _ => "stream.wait",
+                    Task::Record { .. } => stream_ops::Record::NAME,
+                    _ => stream_ops::Wait::NAME,
                 };
                 let attrs = vec![("event", i64a(*event)), ("stream", i64a(*stream))];
                 self.op(name, &[], attrs)
             }
             Task::Label { label, stream } | Task::Goto { label, stream } => {
                 let name = match t {
-                    Task::Label { .. } => "stream.label",
-                    _ => "stream.goto",
+                    Task::Label { .. } => stream_ops::Label::NAME,
+                    _ => stream_ops::Goto::NAME,
                 };
                 let attrs = vec![("label", i64a(*label)), ("stream", i64a(*stream))];
                 self.op(name, &[], attrs)
@@ -351,9 +358,9 @@ impl<'a> ProgramBuilder<'a> {
                     ("stream", i64a(*stream)),
                     ("targets", Attribute::i64_array(&ts)),
                 ];
-                self.op("stream.switch", &[v], attrs)
+                self.op(stream_ops::Switch::NAME, &[v], attrs)
             }
-            Task::End => self.op("stream.end", &[], vec![]),
+            Task::End => self.op(stream_ops::End::NAME, &[], vec![]),
         }
     }
 }

@@ -13,6 +13,7 @@ use egg::{
     Applier, ENodeOrVar, Id, Language, MultiPattern, Pattern, PatternAst, RecExpr, Rewrite, Subst,
     Var,
 };
+use ge_dialects::data::constant::Constant;
 use ge_ir::attributes::Attribute;
 use ge_ir::opdef::OpDef;
 use ge_ir::{Context, Ident, Type};
@@ -293,7 +294,7 @@ impl RuleApplier {
                     ));
                     let leaf = out.len() - 1;
                     let node = Node::op(
-                        Ident::new("data.constant"),
+                        Ident::new(Constant::NAME),
                         vec![Ident::new("value")],
                         vec![Id::from(leaf)],
                     );

@@ -7,7 +7,10 @@
 use super::analysis::Graph;
 use super::lang::Node;
 use egg::Id;
-use ge_ir::{DType, Dim, Ident, Type};
+use ge_dialects::data::movement::{Concat, Slice, Split};
+use ge_ir::interfaces::{Cost, CostCtx, Unit};
+use ge_ir::opdef::OpDef;
+use ge_ir::{AttrDict, DType, Dim, Ident, Type};
 use ge_soc::Soc;
 use std::collections::HashMap;
 
@@ -16,22 +19,6 @@ pub struct CostModel {
     /// Values for symbolic dims (their upper bounds).
     pub symbols: HashMap<Ident, i64>,
 }
-
-const FREE: &[&str] = &[
-    "data.reshape",
-    "data.squeeze",
-    "data.unsqueeze",
-    "data.identity",
-    "data.constant",
-];
-const CUBE: &[&str] = &[
-    "graph.conv2d",
-    "graph.conv_transpose2d",
-    "graph.matmul",
-    "graph.batch_matmul",
-    "graph.gemm",
-    "graph.scaled_dot_product_attention",
-];
 
 impl CostModel {
     pub fn new(soc: Soc, symbols: HashMap<Ident, i64>) -> CostModel {
@@ -60,50 +47,29 @@ impl CostModel {
         self.numel(t) * t.dtype().map_or(4, |d| d.byte_size()) as f64
     }
 
-    /// Floating-point operations of an op (multiply-add = 2).
-    fn flops(&self, name: &str, ins: &[Type], out: Type) -> f64 {
-        let o = self.numel(out);
-        match name {
-            "graph.matmul" | "graph.batch_matmul" | "graph.gemm" => {
-                let k = ins
-                    .first()
-                    .map(|&t| self.dims(t))
-                    .and_then(|d| d.last().copied())
-                    .unwrap_or(1) as f64;
-                2.0 * o * k
-            }
-            "graph.conv2d" | "graph.conv_transpose2d" => {
-                let w = ins.get(1).map(|&t| self.dims(t)).unwrap_or_default();
-                let per = w.iter().skip(1).product::<i64>().max(1) as f64;
-                2.0 * o * per
-            }
-            "graph.exp" | "graph.log" | "graph.tanh" | "graph.sigmoid" | "graph.erf"
-            | "graph.gelu" | "graph.silu" | "graph.softmax" | "graph.log_softmax" => 8.0 * o,
-            "graph.layer_norm" | "graph.rms_norm" | "graph.batch_norm" => 6.0 * o,
-            _ => {
-                // Reductions read their input once; elementwise ops touch each output once.
-                let i = ins.first().map(|&t| self.numel(t)).unwrap_or(o);
-                i.max(o)
-            }
-        }
+    /// The attributes of an op node (its attribute children).
+    fn node_attrs(eg: &Graph, node: &Node) -> AttrDict {
+        let Node::Op {
+            attrs, children, ..
+        } = node
+        else {
+            return AttrDict::empty();
+        };
+        let first = children.len() - attrs.len();
+        AttrDict::new(
+            attrs
+                .iter()
+                .zip(&children[first..])
+                .filter_map(|(k, &c)| Some((*k, eg[c].data.attr?)))
+                .collect(),
+        )
     }
 
     /// A slice or concat along an axis with only unit dims before it touches one
     /// contiguous chunk: memory planning makes it a view, so it costs nothing.
-    fn is_view(&self, eg: &Graph, class: Id, node: &Node) -> bool {
-        let Node::Op {
-            name,
-            attrs,
-            children,
-        } = node
-        else {
+    fn is_view(&self, eg: &Graph, class: Id, node: &Node, def: &OpDef, attrs: AttrDict) -> bool {
+        let Node::Op { children, .. } = node else {
             return false;
-        };
-        let attr = |k: &str| {
-            attrs
-                .iter()
-                .position(|a| a.as_str() == k)
-                .and_then(|i| eg[children[children.len() - attrs.len() + i]].data.attr)
         };
         let outer_unit = |t: Type, axis: i64| {
             let d = self.dims(t);
@@ -114,28 +80,27 @@ impl CostModel {
             };
             a >= 0 && d.iter().take(a as usize).all(|&x| x == 1)
         };
-        match name.as_str() {
-            "data.slice" => {
-                let Some(&input) = children.first().and_then(|&c| eg[c].data.types.first()) else {
-                    return false;
-                };
-                let axes = attr("axes")
-                    .and_then(|a| a.as_i64_array())
-                    .unwrap_or_default();
-                let steps_ok = attr("steps")
-                    .and_then(|a| a.as_i64_array())
-                    .is_none_or(|s| s.iter().all(|&x| x == 1));
-                axes.len() == 1 && steps_ok && outer_unit(input, axes[0])
-            }
-            "data.concat" | "data.split" => {
-                let axis = attr("axis").and_then(|a| a.as_int()).unwrap_or(0);
-                eg[class]
-                    .data
-                    .types
-                    .first()
-                    .is_some_and(|&t| outer_unit(t, axis))
-            }
-            _ => false,
+        let along = |axis: i64| {
+            eg[class]
+                .data
+                .types
+                .first()
+                .is_some_and(|&t| outer_unit(t, axis))
+        };
+        if std::ptr::eq(def, Slice::DEF) {
+            let Some(&input) = children.first().and_then(|&c| eg[c].data.types.first()) else {
+                return false;
+            };
+            let a = Slice::attrs(&attrs);
+            let axes = a.axes().unwrap_or_default();
+            let steps_ok = a.steps().is_none_or(|s| s.iter().all(|&x| x == 1));
+            axes.len() == 1 && steps_ok && outer_unit(input, axes[0])
+        } else if std::ptr::eq(def, Concat::DEF) {
+            along(Concat::attrs(&attrs).axis().unwrap_or(0))
+        } else if std::ptr::eq(def, Split::DEF) {
+            along(Split::attrs(&attrs).axis())
+        } else {
+            false
         }
     }
 
@@ -154,13 +119,21 @@ impl CostModel {
                 aic + bytes / self.soc.bytes_per_us()
             }
             Node::Op { name, .. } => {
-                let n = name.as_str();
-                if FREE.contains(&n) || self.is_view(eg, class, node) {
+                let Some(&def) = eg.analysis.defs.get(name) else {
+                    return f64::INFINITY;
+                };
+                // The op's cost model (the one lowering's roofline uses too).
+                let model = def
+                    .interface::<Cost>()
+                    .copied()
+                    .unwrap_or(Cost::ELEMENTWISE);
+                let attrs = Self::node_attrs(eg, node);
+                if model.free || self.is_view(eg, class, node, def, attrs) {
                     return 0.0;
                 }
                 // A strided slice is read in place by its consumer (a strided
                 // load fused into the next kernel): memory traffic, no launch.
-                if n == "data.slice" {
+                if std::ptr::eq(def, Slice::DEF) {
                     let out = data.types.first().map_or(0.0, |&t| self.bytes(t));
                     return out / self.soc.bytes_per_us();
                 }
@@ -181,13 +154,18 @@ impl CostModel {
                     DType::U8 => "i8",
                     d => d.name(),
                 };
-                let tflops = if CUBE.contains(&n) {
-                    self.soc.cube(dt)
-                } else {
-                    self.soc.vector(dt)
+                let cost = model.eval(&CostCtx {
+                    operand_types: &ins,
+                    result_types: &data.types,
+                    attrs,
+                    symbols: &self.symbols,
+                });
+                let tflops = match cost.unit {
+                    Unit::Cube => self.soc.cube(dt),
+                    Unit::Vector => self.soc.vector(dt),
                 }
                 .max(1e-6);
-                let compute_us = self.flops(n, &ins, out) / (tflops * 1e6);
+                let compute_us = cost.flops / (tflops * 1e6);
                 let bytes: f64 = ins.iter().map(|&t| self.bytes(t)).sum::<f64>()
                     + data.types.iter().map(|&t| self.bytes(t)).sum::<f64>();
                 let mem_us = bytes / self.soc.bytes_per_us();

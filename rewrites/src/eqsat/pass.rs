@@ -6,8 +6,9 @@ use super::cost::CostModel;
 use super::extract::{acyclic, dag_cost, greedy_dag};
 use crate::library::library_rules;
 use crate::rr::Rule;
+use ge_dialects::graph::func::Func;
 use ge_ir::diagnostics::{Diagnostic, Pos, Severity};
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Ident, OpData};
 use ge_soc::Soc;
 use std::collections::HashMap;
@@ -22,37 +23,62 @@ pub static INFO: PassInfo = PassInfo {
                   extraction). The function is only replaced if the extracted cost is lower. \
                   `report=true` (or `ge-opt --eqsat-report`) prints iterations, e-graph size, stop \
                   reason, cost before/after and time per function.",
-    anchor: Some("graph.func"),
-    options: &[
-        OptionDef { name: "node-limit", kind: OptKind::Int, default: "50000", doc: "stop when the e-graph has this many e-nodes" },
-        OptionDef { name: "iter-limit", kind: OptKind::Int, default: "30", doc: "saturation iterations" },
-        OptionDef { name: "time-limit-ms", kind: OptKind::Int, default: "1000", doc: "saturation time budget per function" },
-        OptionDef { name: "multi-iters", kind: OptKind::Int, default: "2", doc: "iterations that also apply multi-root rules (TENSAT's k_multi): their matches multiply, so they run first and briefly" },
-        OptionDef { name: "extract", kind: OptKind::Enum(&["greedy", "tree", "ilp"]), default: "greedy", doc: "extraction: DAG-aware greedy, egg's tree-cost extractor, or optimal ILP (needs the `ilp` build feature and CBC)" },
-        OptionDef { name: "ilp-time-limit-ms", kind: OptKind::Int, default: "10000", doc: "time limit of the ILP solver per function (extract=ilp)" },
-        OptionDef { name: "rules", kind: OptKind::List, default: "", doc: "only these rules or labels (default: the whole library)" },
-        OptionDef { name: "soc", kind: OptKind::Str, default: "Ascend910B", doc: "SoC profile (name or JSON path) for the cost model" },
-        OptionDef { name: "symbol-values", kind: OptKind::List, default: "", doc: "values of symbolic dims for costing, e.g. B=64 (default 1)" },
-        OptionDef { name: "report", kind: OptKind::Bool, default: "false", doc: "print a report per function" },
-    ],
+    anchor: Some(Func::NAME),
+    options: EqsatOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct EqsatOptions {
+    /// stop when the e-graph has this many e-nodes
+    #[option("node-limit", default = 50000)]
+    node_limit: i64,
+    /// saturation iterations
+    #[option("iter-limit", default = 30)]
+    iter_limit: i64,
+    /// saturation time budget per function
+    #[option("time-limit-ms", default = 1000)]
+    time_limit_ms: i64,
+    /// iterations that also apply multi-root rules (TENSAT's k_multi): their matches multiply, so they run first and briefly
+    #[option("multi-iters", default = 2)]
+    multi_iters: i64,
+    /// extraction: DAG-aware greedy, egg's tree-cost extractor, or optimal ILP (needs the `ilp` build feature and CBC)
+    #[option("extract", default = "greedy", one_of = ["greedy", "tree", "ilp"])]
+    extract: String,
+    /// time limit of the ILP solver per function (extract=ilp)
+    #[cfg_attr(not(feature = "ilp"), allow(dead_code))]
+    #[option("ilp-time-limit-ms", default = 10000)]
+    ilp_time_limit_ms: i64,
+    /// only these rules or labels (default: the whole library)
+    #[option("rules")]
+    rules: Vec<String>,
+    /// SoC profile (name or JSON path) for the cost model
+    #[option("soc", default = "Ascend910B")]
+    soc: String,
+    /// values of symbolic dims for costing, e.g. B=64 (default 1)
+    #[option("symbol-values")]
+    symbol_values: Vec<String>,
+    /// print a report per function
+    #[option("report", default = false)]
+    report: bool,
+}
 
 /// `ge-opt --eqsat-report` turns on reporting for every eqsat pass.
 #[derive(Debug, Default)]
 pub struct ReportAll;
 
 struct Eqsat {
-    o: PassOptions,
+    o: EqsatOptions,
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Soc::load(o.str("soc"))?;
-    if o.str("extract") == "ilp" && !super::ilp_available() {
+    let o = EqsatOptions::from_options(o);
+    Soc::load(o.soc.as_str())?;
+    if o.extract.as_str() == "ilp" && !super::ilp_available() {
         return Err("extract=ilp needs ge built with the ILP solver: \
                     `cargo build --features ge-rewrites/ilp` (Debian: coinor-libcbc-dev)"
             .into());
     }
-    Ok(Box::new(Eqsat { o: o.clone() }))
+    Ok(Box::new(Eqsat { o }))
 }
 
 /// The rules eqsat uses: library rules (all labels), filtered by names/labels.
@@ -82,9 +108,9 @@ impl Pass for Eqsat {
             .unwrap_or("?")
             .to_string();
         let fail = |m: String| vec![Diagnostic::error(format!("eqsat: {m}"), Pos::Loc(op.loc))];
-        let soc = Soc::load(self.o.str("soc")).map_err(fail)?;
+        let soc = Soc::load(self.o.soc.as_str()).map_err(fail)?;
         let mut symbols: HashMap<Ident, i64> = HashMap::new();
-        for kv in self.o.list("symbol-values") {
+        for kv in self.o.symbol_values.clone() {
             match kv.split_once('=').map(|(k, v)| (k, v.parse::<i64>())) {
                 Some((k, Ok(v))) => {
                     symbols.insert(Ident::new(k), v);
@@ -97,7 +123,7 @@ impl Pass for Eqsat {
         let Some(body) = op.inner.as_deref_mut() else {
             return Ok(());
         };
-        let report = self.o.bool("report") || cx.ctx.extension::<ReportAll>().is_some();
+        let report = self.o.report || cx.ctx.extension::<ReportAll>().is_some();
         let t = match to_egraph(cx.ctx, body) {
             Ok(t) => t,
             Err(why) => {
@@ -109,7 +135,7 @@ impl Pass for Eqsat {
                 return Ok(());
             }
         };
-        let selected = eqsat_rules(cx.ctx, &self.o.list("rules"));
+        let selected = eqsat_rules(cx.ctx, &self.o.rules.clone());
         let compiled = |keep: &dyn Fn(&Rule) -> bool| -> Vec<_> {
             selected
                 .iter()
@@ -124,10 +150,10 @@ impl Pass for Eqsat {
             let choice = t.original_choice();
             dag_cost(&t.egraph, &cost, &choice, &t.extraction_roots())
         };
-        let node_limit = self.o.int("node-limit").max(1) as usize;
-        let iter_limit = self.o.int("iter-limit").max(1) as usize;
-        let time_limit = Duration::from_millis(self.o.int("time-limit-ms").max(1) as u64);
-        let multi_iters = (self.o.int("multi-iters").max(0) as usize).min(iter_limit);
+        let node_limit = self.o.node_limit.max(1) as usize;
+        let iter_limit = self.o.iter_limit.max(1) as usize;
+        let time_limit = Duration::from_millis(self.o.time_limit_ms.max(1) as u64);
+        let multi_iters = (self.o.multi_iters.max(0) as usize).min(iter_limit);
         // Phase 1: every rule, for `multi-iters` iterations; phase 2: single-root rules.
         let mut runner = egg::Runner::default()
             .with_egraph(t.egraph)
@@ -173,11 +199,11 @@ impl Pass for Eqsat {
             ..t
         };
         let roots = t.extraction_roots();
-        let (choice, _) = match self.o.str("extract") {
+        let (choice, _) = match self.o.extract.as_str() {
             "tree" => (tree_choice(&t.egraph, &cost, &roots), 0.0),
             #[cfg(feature = "ilp")]
             "ilp" => {
-                let limit = self.o.int("ilp-time-limit-ms").max(1) as f64 / 1e3;
+                let limit = self.o.ilp_time_limit_ms.max(1) as f64 / 1e3;
                 let choice = super::ilp::ilp_dag(&t.egraph, &cost, &roots, limit).map_err(fail)?;
                 (choice, 0.0)
             }

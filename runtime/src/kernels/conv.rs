@@ -8,6 +8,7 @@
 
 use super::{activation, sgemm, F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
+use ge_dialects::graph::nn::Conv2d;
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
 
@@ -61,29 +62,20 @@ fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
 
 impl Conv {
     pub fn from_op(b: &Body, o: OpId) -> Option<Conv> {
-        let d = b.op(o);
-        let arr = |k: &str| d.attr(k).and_then(|a| a.as_i64_array());
-        let pads = match arr("pads").as_deref() {
-            None => [0; 4],
-            Some([t, l, bo, r]) if [*t, *l, *bo, *r].iter().all(|&x| x >= 0) => {
-                [*t as usize, *l as usize, *bo as usize, *r as usize]
+        let a = Conv2d::attrs(b.op(o));
+        let pads = match a.pads()[..] {
+            [t, l, bo, r] if [t, l, bo, r].iter().all(|&x| x >= 0) => {
+                [t as usize, l as usize, bo as usize, r as usize]
             }
             _ => return None,
         };
         Some(Conv {
-            strides: pair(arr("strides"), 1)?,
+            strides: pair(Some(a.strides()), 1)?,
             pads,
-            dilations: pair(arr("dilations"), 1)?,
-            group: d.attr("group").and_then(|a| a.as_int()).unwrap_or(1).max(1) as usize,
-            act: d
-                .attr("activation")
-                .and_then(|a| a.as_str())
-                .unwrap_or("none")
-                .to_string(),
-            alpha: d
-                .attr("activation_alpha")
-                .and_then(|a| a.as_float())
-                .unwrap_or(0.01) as f32,
+            dilations: pair(Some(a.dilations()), 1)?,
+            group: a.group().max(1) as usize,
+            act: a.activation().to_string(),
+            alpha: a.activation_alpha() as f32,
             blocked_out: None,
             plain_type: None,
         })

@@ -42,6 +42,7 @@ pub enum Code {
     Sign,
     Sin,
     Cos,
+    Square,
     Identity,
     // binary (both classes)
     Add,
@@ -100,60 +101,6 @@ pub struct Group {
     pub defs: Vec<(usize, usize)>,
     /// Op names (for traces and reports).
     pub names: Vec<&'static str>,
-}
-
-/// Map a graph op to an instruction code (None: not a fusable elementwise op).
-pub fn code_of(name: &str, attr: &dyn Fn(&str) -> Option<ge_ir::Attribute>) -> Option<Code> {
-    let f = |k: &str, d: f64| attr(k).and_then(|a| a.as_float()).unwrap_or(d);
-    Some(match name {
-        "graph.neg" => Code::Neg,
-        "graph.abs" => Code::Abs,
-        "graph.exp" => Code::Exp,
-        "graph.log" => Code::Log,
-        "graph.sqrt" => Code::Sqrt,
-        "graph.rsqrt" => Code::Rsqrt,
-        "graph.reciprocal" => Code::Recip,
-        "graph.relu" => Code::Relu,
-        "graph.leaky_relu" => Code::LeakyRelu(f("alpha", 0.01) as f32),
-        "graph.sigmoid" => Code::Sigmoid,
-        "graph.tanh" => Code::Tanh,
-        "graph.gelu" => {
-            if attr("approximate").and_then(|a| a.as_str()) == Some("tanh") {
-                Code::GeluTanh
-            } else {
-                Code::Gelu
-            }
-        }
-        "graph.silu" => Code::Silu,
-        "graph.erf" => Code::Erf,
-        "graph.floor" => Code::Floor,
-        "graph.ceil" => Code::Ceil,
-        "graph.round" => Code::Round,
-        "graph.sign" => Code::Sign,
-        "graph.sin" => Code::Sin,
-        "graph.cos" => Code::Cos,
-        "graph.add" => Code::Add,
-        "graph.sub" => Code::Sub,
-        "graph.mul" => Code::Mul,
-        "graph.div" => Code::Div,
-        "graph.pow" => Code::Pow,
-        "graph.max" => Code::Max,
-        "graph.min" => Code::Min,
-        "graph.mod" => Code::Mod(attr("fmod").and_then(|a| a.as_int()).unwrap_or(0) != 0),
-        "graph.equal" => Code::Eq,
-        "graph.less" => Code::Lt,
-        "graph.greater" => Code::Gt,
-        "graph.less_equal" => Code::Le,
-        "graph.greater_equal" => Code::Ge,
-        "graph.and" => Code::And,
-        "graph.or" => Code::Or,
-        "graph.xor" => Code::Xor,
-        "graph.not" => Code::Not,
-        "graph.where" => Code::Where,
-        "graph.cast" => Code::Cast,
-        "data.identity" => Code::Identity,
-        _ => return None,
-    })
 }
 
 /// Broadcast load plan of one input for an output shape.
@@ -373,6 +320,7 @@ fn unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool {
         }),
         Code::Sin => map!(|v: f32| v.sin()),
         Code::Cos => map!(|v: f32| v.cos()),
+        Code::Square => map!(|v: f32| v * v),
         Code::Identity | Code::Cast => y.copy_from_slice(x),
         _ => return false,
     }

@@ -7,6 +7,7 @@
 use super::ew::Bcast;
 use super::{activation, sgemm, F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
+use ge_dialects::graph::linalg::Gemm as GemmOp;
 use ge_ir::body::{Body, OpId};
 
 #[derive(Clone, Debug)]
@@ -21,20 +22,14 @@ pub struct Gemm {
 
 impl Gemm {
     pub fn from_op(b: &Body, o: OpId) -> Gemm {
-        let d = b.op(o);
-        let f = |k: &str, v: f64| d.attr(k).and_then(|a| a.as_float()).unwrap_or(v) as f32;
-        let i = |k: &str| d.attr(k).and_then(|a| a.as_int()).unwrap_or(0) != 0;
+        let a = GemmOp::attrs(b.op(o));
         Gemm {
-            alpha: f("alpha", 1.0),
-            beta: f("beta", 1.0),
-            ta: i("transA"),
-            tb: i("transB"),
-            act: d
-                .attr("activation")
-                .and_then(|a| a.as_str())
-                .unwrap_or("none")
-                .to_string(),
-            act_alpha: f("activation_alpha", 0.01),
+            alpha: a.alpha() as f32,
+            beta: a.beta() as f32,
+            ta: a.trans_a() != 0,
+            tb: a.trans_b() != 0,
+            act: a.activation().to_string(),
+            act_alpha: a.activation_alpha() as f32,
         }
     }
 

@@ -55,9 +55,12 @@ pub mod linalg;
 pub mod movement;
 pub mod norm;
 pub mod pool;
+pub mod registry;
 pub mod vmath;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
+use ge_dialects::data::constant::Constant;
+use ge_dialects::graph::func::Return;
 use ge_ir::body::{Body, OpId, ValueId};
 use ge_ir::module::Module;
 use ge_ir::{DType, Dim, Ident, Type};
@@ -200,14 +203,6 @@ pub fn concrete(t: Type, syms: &HashMap<Ident, i64>) -> Result<Vec<usize>, Strin
         .collect()
 }
 
-fn int_attr(b: &Body, o: OpId, k: &str, d: i64) -> i64 {
-    b.op(o).attr(k).and_then(|a| a.as_int()).unwrap_or(d)
-}
-
-fn ints_attr(b: &Body, o: OpId, k: &str) -> Option<Vec<i64>> {
-    b.op(o).attr(k).and_then(|a| a.as_i64_array())
-}
-
 struct Builder<'b> {
     body: &'b Body,
     ids: HashMap<ValueId, usize>,
@@ -335,14 +330,14 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         .collect();
     let mut results = vec![];
     if let Some(ret) = body.block_ops(blk).last() {
-        if body.op(ret).name.as_str() == "graph.return" {
+        if Return::is(body.op(ret)) {
             let rs: Vec<ValueId> = body.op(ret).operands().to_vec();
             results = rs.into_iter().map(|v| b.id(v)).collect();
         }
     }
     let mut fallback = None;
     for o in body.block_ops(blk) {
-        if body.op(o).name.as_str() == "graph.return" {
+        if Return::is(body.op(o)) {
             break;
         }
         fallback = b.op(module, o)?;
@@ -378,26 +373,32 @@ impl Builder<'_> {
         {
             return Ok(Some(opname.to_string()));
         }
-        if opname == "data.constant" {
-            self.flush();
-            let value = d.attr("value").ok_or("constant without value")?;
-            let t = ge_dialects::data::constant::elements_tensor(value, Some(module))?;
-            let id = self.id(d.results()[0]);
-            self.consts.push((
-                id,
-                AlignedBuf::from_bytes(&ge_dialects::data::tensor_to_bytes(&t)),
-            ));
-            return Ok(None);
-        }
-        if let Some(code) = ew_code(body, o).filter(|_| d.results().len() == 1) {
-            return Ok(self.ew(o, code).err().map(|m| format!("{opname} ({m})")));
-        }
+        let native = d
+            .def
+            .and_then(registry::kernel_of)
+            .and_then(|make| make(body, o));
+        let op = match native {
+            None => return Ok(Some(opname.to_string())),
+            Some(registry::Native::Constant) => {
+                self.flush();
+                let value = Constant::attrs(d).value().ok_or("constant without value")?;
+                let t = ge_dialects::data::constant::elements_tensor(value, Some(module))?;
+                let id = self.id(d.results()[0]);
+                self.consts.push((
+                    id,
+                    AlignedBuf::from_bytes(&ge_dialects::data::tensor_to_bytes(&t)),
+                ));
+                return Ok(None);
+            }
+            Some(registry::Native::Ew(code)) if d.results().len() == 1 => {
+                return Ok(self.ew(o, code).err().map(|m| format!("{opname} ({m})")));
+            }
+            Some(registry::Native::Ew(_)) => return Ok(Some(opname.to_string())),
+            Some(registry::Native::Step(op)) => op,
+        };
         self.flush();
         let ins: Vec<usize> = d.operands().iter().map(|&v| self.id(v)).collect();
         let outs: Vec<usize> = d.results().iter().map(|&v| self.id(v)).collect();
-        let Some(op) = native_op(body, o) else {
-            return Ok(Some(opname.to_string()));
-        };
         // Compute ops run on floats (f32/f16/bf16); data movement on any dtype.
         let non_float =
             |&v: &usize| class_of(self.types[v].dtype().unwrap_or(DType::F64)) != Some(Class::F);
@@ -411,76 +412,6 @@ impl Builder<'_> {
             name: opname.to_string(),
         });
         Ok(None)
-    }
-}
-
-/// The elementwise instruction of op `o`, if it is one.
-fn ew_code(body: &Body, o: OpId) -> Option<ew::Code> {
-    let d = body.op(o);
-    match d.name.as_str() {
-        "data.broadcast_to" | "data.expand" => Some(ew::Code::Identity),
-        "graph.clip" => {
-            let seg = ints_attr(body, o, "operand_segment_sizes");
-            let n = d.operands().len();
-            let (lo, hi) = match seg.as_deref() {
-                Some([1, a, c]) => (*a == 1, *c == 1),
-                _ => (n >= 2, n >= 3),
-            };
-            Some(ew::Code::Clip(lo, hi))
-        }
-        name => ew::code_of(name, &|k: &str| d.attr(k)),
-    }
-}
-
-/// The native step of a non-elementwise op, if there is one.
-fn native_op(body: &Body, o: OpId) -> Option<Op> {
-    let d = body.op(o);
-    let opname = d.name.as_str();
-    let flag = |k: &str| d.attr(k).and_then(|a| a.as_bool()).unwrap_or(false);
-    match opname {
-        "graph.conv2d" => conv::Conv::from_op(body, o).map(Op::Conv),
-        "graph.gemm" => Some(Op::Gemm(linalg::Gemm::from_op(body, o))),
-        "graph.matmul" => Some(Op::MatMul(linalg::MatMul {
-            ta: false,
-            tb: false,
-        })),
-        "graph.batch_matmul" => Some(Op::MatMul(linalg::MatMul {
-            ta: flag("transpose_a"),
-            tb: flag("transpose_b"),
-        })),
-        "graph.max_pool2d" | "graph.avg_pool2d" => Some(Op::Pool(pool::Pool::from_op(body, o))),
-        "graph.global_avg_pool" => Some(Op::GlobalPool { max: false }),
-        "graph.global_max_pool" => Some(Op::GlobalPool { max: true }),
-        "graph.softmax" | "graph.log_softmax" => Some(Op::Softmax {
-            axis: int_attr(body, o, "axis", -1),
-            log: opname == "graph.log_softmax",
-        }),
-        "graph.layer_norm" | "graph.rms_norm" => Some(Op::Norm(norm::Norm {
-            axis: int_attr(body, o, "axis", -1),
-            eps: d.attr("epsilon").and_then(|a| a.as_float()).unwrap_or(1e-5) as f32,
-            rms: opname == "graph.rms_norm",
-        })),
-        "graph.reduce_sum" | "graph.reduce_mean" | "graph.reduce_max" | "graph.reduce_min"
-        | "graph.reduce_prod" => norm::Reduce::from_op(body, o).map(Op::Reduce),
-        "data.reshape" | "data.squeeze" | "data.unsqueeze" => Some(Op::Copy),
-        "data.transpose" => {
-            let rank = body
-                .value_type(d.operands()[0])
-                .as_tensor()
-                .and_then(|t| t.rank())
-                .unwrap_or(0);
-            let perm = ints_attr(body, o, "perm")
-                .map(|p| p.into_iter().map(|x| x.max(0) as usize).collect())
-                .unwrap_or_else(|| (0..rank).rev().collect());
-            Some(Op::Transpose(perm))
-        }
-        "data.transdata" => movement::Transdata::from_op(body, o).map(Op::Transdata),
-        "data.concat" => Some(Op::Concat(int_attr(body, o, "axis", 0))),
-        "data.split" => Some(Op::Split(int_attr(body, o, "axis", 0))),
-        "data.slice" => Some(Op::Slice(movement::Slice::from_op(body, o))),
-        "graph.gather" => Some(Op::Gather(int_attr(body, o, "axis", 0))),
-        "graph.embedding" => Some(Op::Embedding),
-        _ => None,
     }
 }
 

@@ -2,7 +2,9 @@
 //! split, slice, gather and embedding lookups — strided byte copies.
 
 use super::Slot;
+use ge_dialects::data::layout::Transdata as TransdataOp;
 use ge_dialects::data::layout::{is_padded, plain_logical, Layout};
+use ge_dialects::data::movement::Slice as SliceOp;
 use ge_ir::attributes::Format;
 use ge_ir::body::{Body, OpId};
 
@@ -140,9 +142,11 @@ pub struct Transdata {
 
 impl Transdata {
     pub fn from_op(b: &Body, o: OpId) -> Option<Transdata> {
-        let d = b.op(o);
-        let f = |k: &str| d.attr(k).and_then(|a| a.as_str()).and_then(Format::parse);
-        let (src, dst) = (f("src_format")?, f("dst_format")?);
+        let a = TransdataOp::attrs(b.op(o));
+        let (src, dst) = (
+            Format::parse(a.src_format()?)?,
+            Format::parse(a.dst_format()?)?,
+        );
         // One side must be plain (the logical shape comes from it).
         (!is_padded(src) || !is_padded(dst)).then_some(Transdata { src, dst })
     }
@@ -378,12 +382,11 @@ pub struct Slice {
 
 impl Slice {
     pub fn from_op(b: &Body, o: OpId) -> Slice {
-        let d = b.op(o);
-        let arr = |k: &str| d.attr(k).and_then(|a| a.as_i64_array());
+        let a = SliceOp::attrs(b.op(o));
         Slice {
-            starts: arr("starts").unwrap_or_default(),
-            axes: arr("axes"),
-            steps: arr("steps"),
+            starts: a.starts().unwrap_or_default(),
+            axes: a.axes(),
+            steps: a.steps(),
         }
     }
 

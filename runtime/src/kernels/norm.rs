@@ -5,7 +5,6 @@ use super::ew::Bcast;
 use super::{vmath, F32In, F32Out, Par, Slot};
 use crate::buffer::{load_i64, store_i64};
 use crate::shared::Shared;
-use ge_ir::body::{Body, OpId};
 
 fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
     let a = if axis < 0 { axis + rank as i64 } else { axis };
@@ -181,30 +180,6 @@ pub struct Reduce {
 }
 
 impl Reduce {
-    pub fn from_op(b: &Body, o: OpId) -> Option<Reduce> {
-        let d = b.op(o);
-        let kind = match d.name.as_str() {
-            "graph.reduce_sum" => RedKind::Sum,
-            "graph.reduce_mean" => RedKind::Mean,
-            "graph.reduce_max" => RedKind::Max,
-            "graph.reduce_min" => RedKind::Min,
-            "graph.reduce_prod" => RedKind::Prod,
-            _ => return None,
-        };
-        Some(Reduce {
-            kind,
-            axes: d
-                .attr("axes")
-                .and_then(|a| a.as_i64_array())
-                .unwrap_or_default(),
-            noop_empty: d
-                .attr("noop_with_empty_axes")
-                .and_then(|a| a.as_int())
-                .unwrap_or(0)
-                != 0,
-        })
-    }
-
     pub fn run(&self, x: &Slot, out: &Slot) -> Result<(), String> {
         let rank = x.shape.len();
         let mut red = vec![false; rank];

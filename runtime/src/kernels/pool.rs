@@ -3,7 +3,7 @@
 
 use super::{F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
-use ge_ir::body::{Body, OpId};
+use ge_dialects::graph::nn::{AvgPool2dAttrView, MaxPool2dAttrView};
 use std::cell::RefCell;
 
 #[derive(Clone, Debug)]
@@ -17,32 +17,52 @@ pub struct Pool {
 }
 
 impl Pool {
-    pub fn from_op(b: &Body, o: OpId) -> Pool {
-        let d = b.op(o);
-        let arr = |k: &str, def: &[i64]| {
-            d.attr(k)
-                .and_then(|a| a.as_i64_array())
-                .unwrap_or_else(|| def.to_vec())
-        };
+    /// A max pool from its attributes.
+    pub fn max(a: MaxPool2dAttrView) -> Pool {
+        Pool::new(
+            false,
+            a.kernel_shape(),
+            a.strides(),
+            a.pads(),
+            a.dilations(),
+            false,
+        )
+    }
+
+    /// An average pool from its attributes.
+    pub fn avg(a: AvgPool2dAttrView) -> Pool {
+        Pool::new(
+            true,
+            a.kernel_shape(),
+            a.strides(),
+            a.pads(),
+            a.dilations(),
+            a.count_include_pad() != 0,
+        )
+    }
+
+    fn new(
+        avg: bool,
+        kernel: Option<Vec<i64>>,
+        strides: Vec<i64>,
+        p: Vec<i64>,
+        dilations: Vec<i64>,
+        include_pad: bool,
+    ) -> Pool {
         let two = |v: Vec<i64>| {
             [
                 v.first().copied().unwrap_or(1) as isize,
                 v.get(1).copied().unwrap_or(1) as isize,
             ]
         };
-        let p = arr("pads", &[0, 0, 0, 0]);
         let pg = |i: usize| p.get(i).copied().unwrap_or(0) as isize;
         Pool {
-            avg: d.name.as_str() == "graph.avg_pool2d",
-            kernel: two(arr("kernel_shape", &[1, 1])),
-            strides: two(arr("strides", &[1, 1])),
+            avg,
+            kernel: two(kernel.unwrap_or_else(|| vec![1, 1])),
+            strides: two(strides),
             pads: [pg(0), pg(1), pg(2), pg(3)],
-            dilations: two(arr("dilations", &[1, 1])),
-            include_pad: d
-                .attr("count_include_pad")
-                .and_then(|a| a.as_int())
-                .unwrap_or(0)
-                != 0,
+            dilations: two(dilations),
+            include_pad,
         }
     }
 

@@ -1,0 +1,274 @@
+//! The kernel registry: which native kernel runs an op, keyed by the op's
+//! definition ([`OpKey`]), never by its name (onnxruntime's kernel registry
+//! in spirit).
+//!
+//! An op opts into a native kernel by declaring the `KernelFamily`
+//! interface; the entry here builds the kernel's step from the op's typed
+//! attributes. `kernel_registry_matches_kernel_families` (in this crate's
+//! tests) checks that the two agree op by op, so an op that declares a
+//! family without a kernel — or a kernel for an op that declares none — is a
+//! test failure, not a silent fallback to the interpreter. A plugin adds a
+//! kernel at run time with [`register_kernel`]; such a registration wins.
+
+use super::ew::Code;
+use super::norm::{Norm, RedKind, Reduce};
+use super::{conv, linalg, movement, pool, Op};
+use ge_dialects::data::constant::Constant;
+use ge_dialects::data::layout::Transdata;
+use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Transpose};
+use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
+use ge_dialects::graph::elementwise::*;
+use ge_dialects::graph::index::{Embedding, Gather};
+use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
+use ge_dialects::graph::nn::{
+    AvgPool2d, Conv2d, GlobalAvgPool, GlobalMaxPool, LayerNorm, LogSoftmax, MaxPool2d, RmsNorm,
+    Softmax,
+};
+use ge_dialects::graph::reduce::{ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum};
+use ge_ir::body::{Body, OpId};
+use ge_ir::interfaces::OpKey;
+use ge_ir::opdef::OpDef;
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
+
+/// What runs an op natively.
+pub enum Native {
+    /// An instruction of a fused elementwise loop.
+    Ew(Code),
+    /// A step of its own.
+    Step(Op),
+    /// A constant, written at load time.
+    Constant,
+}
+
+/// Builds the native kernel of op `o` from its attributes; `None` when this
+/// instance is outside what the kernel handles (the interpreter runs it).
+pub type MakeKernel = fn(&Body, OpId) -> Option<Native>;
+
+fn ew(c: Code) -> Option<Native> {
+    Some(Native::Ew(c))
+}
+
+fn step(op: Op) -> Option<Native> {
+    Some(Native::Step(op))
+}
+
+/// A reduction kernel of op `$op` reducing with `$kind`.
+macro_rules! reduce {
+    ($op:ident, $kind:expr) => {
+        (
+            $op::DEF,
+            (|b, o| {
+                let a = $op::attrs(b.op(o));
+                step(Op::Reduce(Reduce {
+                    kind: $kind,
+                    axes: a.axes(),
+                    noop_empty: a.noop_with_empty_axes() != 0,
+                }))
+            }) as MakeKernel,
+        )
+    };
+}
+
+/// A unary or binary elementwise op without attributes.
+macro_rules! ew_ops {
+    ($($op:ident => $code:expr),* $(,)?) => {
+        [$(($op::DEF, (|_, _| ew($code)) as MakeKernel)),*]
+    };
+}
+
+/// The kernels compiled into ge.
+fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
+    let mut v: Vec<(&'static OpDef, MakeKernel)> = ew_ops![
+        Neg => Code::Neg, Abs => Code::Abs, Exp => Code::Exp, Log => Code::Log,
+        Sqrt => Code::Sqrt, Rsqrt => Code::Rsqrt, Reciprocal => Code::Recip,
+        Relu => Code::Relu, Sigmoid => Code::Sigmoid, Tanh => Code::Tanh,
+        Silu => Code::Silu, Erf => Code::Erf, Floor => Code::Floor, Ceil => Code::Ceil,
+        Round => Code::Round, Sign => Code::Sign, Sin => Code::Sin, Cos => Code::Cos,
+        Square => Code::Square,
+        Add => Code::Add, Sub => Code::Sub, Mul => Code::Mul, Div => Code::Div,
+        Pow => Code::Pow, Max => Code::Max, Min => Code::Min,
+        Equal => Code::Eq, Less => Code::Lt, Greater => Code::Gt,
+        LessEqual => Code::Le, GreaterEqual => Code::Ge,
+        And => Code::And, Or => Code::Or, Xor => Code::Xor, Not => Code::Not,
+        Where => Code::Where, Cast => Code::Cast,
+        Identity => Code::Identity, BroadcastTo => Code::Identity, Expand => Code::Identity,
+    ]
+    .to_vec();
+    v.extend([
+        (
+            LeakyRelu::DEF,
+            (|b, o| ew(Code::LeakyRelu(LeakyRelu::attrs(b.op(o)).alpha() as f32))) as MakeKernel,
+        ),
+        (Gelu::DEF, |b, o| {
+            ew(match Gelu::attrs(b.op(o)).approximate() {
+                "tanh" => Code::GeluTanh,
+                _ => Code::Gelu,
+            })
+        }),
+        (Mod::DEF, |b, o| {
+            ew(Code::Mod(Mod::attrs(b.op(o)).fmod() != 0))
+        }),
+        (Clip::DEF, |b, o| {
+            let c = Clip::matches(b, o)?;
+            ew(Code::Clip(c.min().is_some(), c.max().is_some()))
+        }),
+        (Constant::DEF, |_, _| Some(Native::Constant)),
+        (Conv2d::DEF, |b, o| {
+            conv::Conv::from_op(b, o).map(|c| Native::Step(Op::Conv(c)))
+        }),
+        (Gemm::DEF, |b, o| {
+            step(Op::Gemm(linalg::Gemm::from_op(b, o)))
+        }),
+        (Matmul::DEF, |_, _| {
+            step(Op::MatMul(linalg::MatMul {
+                ta: false,
+                tb: false,
+            }))
+        }),
+        (BatchMatmul::DEF, |b, o| {
+            let a = BatchMatmul::attrs(b.op(o));
+            step(Op::MatMul(linalg::MatMul {
+                ta: a.transpose_a(),
+                tb: a.transpose_b(),
+            }))
+        }),
+        (MaxPool2d::DEF, |b, o| {
+            step(Op::Pool(pool::Pool::max(MaxPool2d::attrs(b.op(o)))))
+        }),
+        (AvgPool2d::DEF, |b, o| {
+            step(Op::Pool(pool::Pool::avg(AvgPool2d::attrs(b.op(o)))))
+        }),
+        (GlobalAvgPool::DEF, |_, _| {
+            step(Op::GlobalPool { max: false })
+        }),
+        (GlobalMaxPool::DEF, |_, _| {
+            step(Op::GlobalPool { max: true })
+        }),
+        (Softmax::DEF, |b, o| {
+            step(Op::Softmax {
+                axis: Softmax::attrs(b.op(o)).axis(),
+                log: false,
+            })
+        }),
+        (LogSoftmax::DEF, |b, o| {
+            step(Op::Softmax {
+                axis: LogSoftmax::attrs(b.op(o)).axis(),
+                log: true,
+            })
+        }),
+        (LayerNorm::DEF, |b, o| {
+            let a = LayerNorm::attrs(b.op(o));
+            step(Op::Norm(Norm {
+                axis: a.axis(),
+                eps: a.epsilon() as f32,
+                rms: false,
+            }))
+        }),
+        (RmsNorm::DEF, |b, o| {
+            let a = RmsNorm::attrs(b.op(o));
+            step(Op::Norm(Norm {
+                axis: a.axis(),
+                eps: a.epsilon() as f32,
+                rms: true,
+            }))
+        }),
+        reduce!(ReduceSum, RedKind::Sum),
+        reduce!(ReduceMean, RedKind::Mean),
+        reduce!(ReduceMax, RedKind::Max),
+        reduce!(ReduceMin, RedKind::Min),
+        reduce!(ReduceProd, RedKind::Prod),
+        (Reshape::DEF, |_, _| step(Op::Copy)),
+        (Squeeze::DEF, |_, _| step(Op::Copy)),
+        (Unsqueeze::DEF, |_, _| step(Op::Copy)),
+        (Transpose::DEF, |b, o| {
+            let rank = b
+                .value_type(*b.op(o).operands().first()?)
+                .as_tensor()
+                .and_then(|t| t.rank())
+                .unwrap_or(0);
+            let perm = Transpose::attrs(b.op(o))
+                .perm()
+                .map(|p| p.into_iter().map(|x| x.max(0) as usize).collect())
+                .unwrap_or_else(|| (0..rank).rev().collect());
+            step(Op::Transpose(perm))
+        }),
+        (Transdata::DEF, |b, o| {
+            movement::Transdata::from_op(b, o).map(|t| Native::Step(Op::Transdata(t)))
+        }),
+        (Concat::DEF, |b, o| {
+            step(Op::Concat(Concat::attrs(b.op(o)).axis().unwrap_or(0)))
+        }),
+        (Split::DEF, |b, o| {
+            step(Op::Split(Split::attrs(b.op(o)).axis()))
+        }),
+        (Slice::DEF, |b, o| {
+            step(Op::Slice(movement::Slice::from_op(b, o)))
+        }),
+        (Gather::DEF, |b, o| {
+            step(Op::Gather(Gather::attrs(b.op(o)).axis()))
+        }),
+        (Embedding::DEF, |_, _| step(Op::Embedding)),
+    ]);
+    v
+}
+
+fn table() -> &'static RwLock<HashMap<OpKey, MakeKernel>> {
+    static TABLE: OnceLock<RwLock<HashMap<OpKey, MakeKernel>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        RwLock::new(
+            builtin()
+                .into_iter()
+                .map(|(def, make)| (def.key(), make))
+                .collect(),
+        )
+    })
+}
+
+/// Register (or replace) the native kernel of op `def` at run time.
+pub fn register_kernel(def: &'static OpDef, make: MakeKernel) {
+    if let Ok(mut t) = table().write() {
+        t.insert(def.key(), make);
+    }
+}
+
+/// The native kernel builder of op `def`, if it has one.
+pub fn kernel_of(def: &'static OpDef) -> Option<MakeKernel> {
+    table().read().ok()?.get(&def.key()).copied()
+}
+
+/// The ops with a native kernel, by name.
+pub fn kernel_ops() -> Vec<&'static OpDef> {
+    let mut v: Vec<&'static OpDef> = table()
+        .read()
+        .map(|t| t.keys().map(|k| k.def()).collect())
+        .unwrap_or_default();
+    v.sort_by_key(|d| d.name);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ge_ir::interfaces::KernelFamily;
+
+    /// Every op that declares a kernel family has a kernel here, and every
+    /// kernel here belongs to an op that declares one. (Fails when an entry
+    /// is removed from `builtin` — tried once with `Embedding`.)
+    #[test]
+    fn kernel_registry_matches_kernel_families() {
+        let ctx = ge_dialects::context();
+        let mut bad = vec![];
+        for d in ctx.ops() {
+            let declared = d.interface::<KernelFamily>().is_some();
+            let registered = kernel_of(d).is_some();
+            if declared != registered {
+                bad.push(format!(
+                    "{}: declares a kernel family: {declared}, has a kernel: {registered}",
+                    d.name
+                ));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+}
