@@ -74,6 +74,11 @@ pub struct OpData {
     pub def: Option<&'static OpDef>,
     pub loc: Location,
     pub attrs: AttrDict,
+    /// The properties of an *unregistered* op (`<{...}>` in the generic form),
+    /// kept opaque as MLIR does. A registered op has none: its inherent
+    /// attributes (those its definition declares) live in `attrs` and are its
+    /// properties (see [`OpDef::is_inherent_attr`]).
+    pub props: Option<Attribute>,
     operands: SmallVec<[ValueId; 2]>,
     results: SmallVec<[ValueId; 1]>,
     /// Regions; they live in `inner` when the op is isolated from above.
@@ -146,6 +151,8 @@ pub struct OpState {
     pub operands: Vec<ValueId>,
     pub result_types: Vec<Type>,
     pub attrs: AttrDict,
+    /// Properties of an unregistered op (see [`OpData::props`]).
+    pub props: Option<Attribute>,
     pub num_regions: usize,
     pub successors: Vec<BlockId>,
 }
@@ -159,6 +166,24 @@ impl OpState {
             operands: vec![],
             result_types: vec![],
             attrs: AttrDict::empty(),
+            props: None,
+            num_regions: 0,
+            successors: vec![],
+        }
+    }
+
+    /// The shape of an existing op without its operands, results, regions
+    /// and successors: name, definition, location, attributes, properties.
+    /// Every copy of an op starts here, so no part of it is forgotten.
+    pub fn like(d: &OpData) -> OpState {
+        OpState {
+            name: d.name,
+            def: d.def,
+            loc: d.loc,
+            operands: vec![],
+            result_types: vec![],
+            attrs: d.attrs,
+            props: d.props,
             num_regions: 0,
             successors: vec![],
         }
@@ -390,6 +415,7 @@ impl Body {
             def: st.def,
             loc: st.loc,
             attrs: st.attrs,
+            props: st.props,
             operands: st.operands.into(),
             results,
             regions,
@@ -825,6 +851,7 @@ impl Body {
         let r = b.new_region(None);
         let blk = b.add_block(r);
         let taken = std::mem::replace(op, OpData::placeholder());
+        let st = OpState::like(&taken);
         let saved = ScratchSaved {
             operands: taken.operands,
             results: taken.results,
@@ -833,9 +860,6 @@ impl Body {
             prev: taken.prev,
             next: taken.next,
         };
-        let mut st = OpState::new(taken.name.as_str(), taken.loc);
-        st.def = taken.def;
-        st.attrs = taken.attrs;
         let id = b.create_op_with_regions(st, taken.regions.to_vec(), taken.inner);
         b.append_op(blk, id);
         (b, id, saved)
@@ -861,6 +885,7 @@ impl OpData {
             def: None,
             loc: Location::unknown(),
             attrs: AttrDict::empty(),
+            props: None,
             operands: SmallVec::new(),
             results: SmallVec::new(),
             regions: Box::new([]),

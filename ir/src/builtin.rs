@@ -10,7 +10,10 @@ pub static MODULE: OpDef = OpDef {
     summary: "A top-level container of functions and globals",
     description: "A module holds one block of ops (functions, globals) and a symbol table: \
                   symbol names inside are unique. Printed as `module @name attributes {...} { ... }`.",
-    attrs: &[AttrDef::optional("sym_name", AttrKind::Str, "optional module name")],
+    attrs: &[
+        AttrDef::optional("sym_name", AttrKind::Str, "optional module name"),
+        AttrDef::optional("sym_visibility", AttrKind::Str, "symbol visibility (as MLIR's module has)"),
+    ],
     regions: &[RegionDef { name: "body", doc: "the module's ops" }],
     traits: &[Trait::IsolatedFromAbove, Trait::SymbolTable, Trait::NoTerminator, Trait::SingleBlock],
     syntax: Some(CustomSyntax { parse: parse_module, print: print_module }),

@@ -505,6 +505,15 @@ impl OpDef {
         self.attrs.iter().find(|a| a.name == name)
     }
 
+    /// Whether `name` is an inherent attribute of this op — one its definition
+    /// declares, or the operand segment sizes of an op with several optional
+    /// operand groups. Inherent attributes are the op's *properties*: the
+    /// generic form prints them in `<{...}>`, the others (discardable,
+    /// e.g. `ge.stream`) in `{...}`, as MLIR does.
+    pub fn is_inherent_attr(&self, name: &str) -> bool {
+        name == OPERAND_SEGMENT_SIZES || self.attr_def(name).is_some()
+    }
+
     /// Default values of the attributes (parsed once).
     pub fn default_values(&'static self) -> &'static [Option<Attribute>] {
         self.defaults.get_or_init(|| {
@@ -587,6 +596,9 @@ impl OpDef {
         }
     }
 }
+
+/// ge's name for MLIR's `operandSegmentSizes` property.
+pub const OPERAND_SEGMENT_SIZES: &str = "operand_segment_sizes";
 
 /// A dialect: a namespace and its ops, in groups (one per op family module).
 pub struct Dialect {

@@ -2,8 +2,8 @@
 //! formats/custom syntax, or MLIR's generic form (`--print-op-generic`), which
 //! real `mlir-opt --allow-unregistered-dialect` accepts.
 
-use crate::attributes::{AttrData, AttrDict, Attribute, DenseElements, Element};
-use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId};
+use crate::attributes::{AttrData, AttrDict, Attribute, DenseElements, Element, NamedAttr};
+use crate::body::{BlockId, Body, OpData, OpId, RegionId, ValueDef, ValueId};
 use crate::dim::Dim;
 use crate::location::Location;
 use crate::module::Module;
@@ -282,7 +282,10 @@ impl Printer {
     fn module_header(&mut self, m: &Module, empty: bool) {
         let mop = m.outer.op(m.op);
         if self.opts.generic {
-            self.out.push_str("\"builtin.module\"() ({");
+            self.out.push_str("\"builtin.module\"()");
+            let (props, _) = split_properties(mop);
+            self.properties(props);
+            self.out.push_str(" ({");
             if empty {
                 // The module's one block, even when empty (see `region_in_body`).
                 self.out.push_str("\n^bb0:");
@@ -308,9 +311,10 @@ impl Printer {
         self.out.push_str("\n}");
         if self.opts.generic {
             self.out.push(')');
-            if !mop.attrs.is_empty() {
+            let (_, rest) = split_properties(mop);
+            if !rest.is_empty() {
                 self.out.push(' ');
-                self.attr_dict_entries(mop.attrs, &[]);
+                self.attr_dict_entries(rest, &[]);
             }
             self.out.push_str(" : () -> ()");
         }
@@ -335,6 +339,16 @@ impl Printer {
                 self.out.push('\n');
             }
             self.out.push_str("    }\n  }\n#-}\n");
+        }
+    }
+
+    /// ` <...>`: an unregistered op's opaque properties, or a registered op's
+    /// inherent attributes (nothing when there are none).
+    fn properties(&mut self, props: Option<Attribute>) {
+        if let Some(p) = props {
+            self.out.push_str(" <");
+            let _ = write_attr_mode(&mut self.out, p, AttrStyle::of(&self.opts), false);
+            self.out.push('>');
         }
     }
 
@@ -397,6 +411,26 @@ pub fn print_op(body: &Body, op: OpId, opts: PrintOptions) -> String {
     p.print_op(body, &names, op);
     p.out.push('\n');
     p.out
+}
+
+/// An op's properties and its other (discardable) attributes, as the generic
+/// form prints them: an unregistered op's opaque properties and all its
+/// attributes; a registered op's inherent attributes as a dictionary (none
+/// when it has none) and the rest.
+pub fn split_properties(d: &OpData) -> (Option<Attribute>, AttrDict) {
+    let Some(def) = d.def else {
+        return (d.props, d.attrs);
+    };
+    let entries = d.attrs.entries();
+    if !entries.iter().any(|(k, _)| def.is_inherent_attr(k)) {
+        return (None, d.attrs);
+    }
+    let (inherent, rest): (Vec<NamedAttr>, Vec<NamedAttr>) =
+        entries.iter().partition(|(k, _)| def.is_inherent_attr(k));
+    (
+        Some(Attribute::dict(AttrDict::new(inherent))),
+        AttrDict::new(rest),
+    )
 }
 
 fn short_name(name: &str) -> &str {
@@ -623,6 +657,8 @@ impl OpPrinter<'_, '_> {
             }
             self.p.out.push(']');
         }
+        let (props, rest) = split_properties(d);
+        self.p.properties(props);
         let regions = d.regions().to_vec();
         if !regions.is_empty() {
             self.p.out.push_str(" (");
@@ -634,10 +670,9 @@ impl OpPrinter<'_, '_> {
             }
             self.p.out.push(')');
         }
-        let d = self.body.op(op);
-        if !d.attrs.is_empty() {
+        if !rest.is_empty() {
             self.p.out.push(' ');
-            self.p.attr_dict_entries(d.attrs, &[]);
+            self.p.attr_dict_entries(rest, &[]);
         }
         self.p.out.push_str(" : ");
         let ins = self.body.operand_types(op);

@@ -231,14 +231,9 @@ fn clone_detached(
         })
         .collect::<Result<_, _>>()?;
     let st = OpState {
-        name: d.name,
-        def: d.def,
-        loc: d.loc,
         operands,
         result_types: src.result_types(op),
-        attrs: d.attrs,
-        num_regions: 0,
-        successors: vec![],
+        ..OpState::like(d)
     };
     let new = match d.inner.as_deref() {
         Some(inner) => {

@@ -180,14 +180,14 @@ def emit_ge(w, fi, ops, with_consts):
 
 
 def emit_ge_generic(w, fi, ops):
-    w.w(f'  "graph.func"() ({{\n  ^bb0({ARGS}):\n')
+    w.w(f'  "graph.func"() <{{function_type = {FN_T}, sym_name = "f{fi}"}}> ({{\n  ^bb0({ARGS}):\n')
     for r, op, xs in ops:
         if len(xs) == 2:
             w.w(f'    %{r} = "graph.{op}"({v(xs[0])}, {v(xs[1])}) : {BIN_T}\n')
         else:
             w.w(f'    %{r} = "graph.{op}"({v(xs[0])}) : {UN_T}\n')
     w.w(f'    "graph.return"({v(ops[-1][0])}) : ({T}) -> ()\n')
-    w.w(f'  }}) {{function_type = {FN_T}, sym_name = "f{fi}"}} : () -> ()\n')
+    w.w("  }) : () -> ()\n")
 
 
 def emit_mlir(w, fi, ops, with_consts):

@@ -152,9 +152,7 @@ fn empty_like(ctx: &Context, m: &Module) -> Module {
 /// as a declaration (same attributes, an empty region).
 fn copy_op(dst: &mut Module, body: &Body, o: OpId, with_body: bool) {
     let d = body.op(o);
-    let mut st = OpState::new(d.name.as_str(), d.loc);
-    st.def = d.def;
-    st.attrs = d.attrs;
+    let mut st = OpState::like(d);
     let block = dst.block();
     let mb = dst.body_mut();
     let id = if with_body {

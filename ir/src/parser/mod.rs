@@ -740,6 +740,7 @@ impl<'c, 's> Parser<'c, 's> {
             operands: vec![],
             result_types: None,
             attrs: vec![],
+            props: None,
             regions: vec![],
             successors: vec![],
             inner: None,

@@ -18,6 +18,8 @@ pub struct OpParser<'a, 'c, 's> {
     /// Result types, once known.
     pub result_types: Option<Vec<Type>>,
     pub attrs: Vec<NamedAttr>,
+    /// Properties of an unregistered op (`<...>` in the generic form).
+    pub(super) props: Option<Attribute>,
     pub(super) regions: Vec<RegionId>,
     pub(super) successors: Vec<BlockId>,
     pub(super) inner: Option<Box<Body>>,
@@ -649,11 +651,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             self.expect_punct("]")?;
         }
         if self.try_punct("<") {
-            if !self.peek_attr_dict() {
-                return Err(self.expected("properties dictionary"));
-            }
-            self.parse_optional_attr_dict()?;
-            self.expect_punct(">")?;
+            self.parse_properties()?;
         }
         if self.peek_punct("(") {
             self.idx += 1;
@@ -676,6 +674,68 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         let (ins, outs) = self.parse_functional_type()?;
         self.operands = self.resolve_operands(&refs, &ins)?;
         self.result_types = Some(outs);
+        Ok(())
+    }
+
+    /// The properties after `<` (and the closing `>`). An unregistered op
+    /// keeps them as one opaque attribute; a registered op's properties are
+    /// its inherent attributes, so they must be a dictionary of those.
+    fn parse_properties(&mut self) -> PResult<()> {
+        let span = self.here();
+        let mut value = self.parse_attr_value(AttrKind::Any)?;
+        // A typed number (`<5 : i32>`): items read the number and its type apart.
+        if self.peek_punct(":")
+            && matches!(value.data(), AttrData::Int { .. } | AttrData::Float { .. })
+        {
+            self.idx += 1;
+            let ty_span = self.here();
+            let ty = self.parse_type()?;
+            let is_int = matches!(value.data(), AttrData::Int { .. });
+            let fits = match (ty.data(), is_int) {
+                (crate::types::TypeData::Scalar(d), true) => d.is_int() || *d == DType::Index,
+                (crate::types::TypeData::Scalar(d), false) => d.is_float(),
+                _ => false,
+            };
+            if !fits {
+                let what = if is_int { "an integer" } else { "a float" };
+                return Err(self
+                    .p
+                    .err(ty_span, format!("expected {what} type, found '{ty}'")));
+            }
+            value = match value.data() {
+                AttrData::Int { value, .. } => Attribute::int(*value, ty),
+                _ => Attribute::float(value.as_float().unwrap_or_default(), ty),
+            };
+        }
+        let span = span.start..self.here().start.max(span.end);
+        self.expect_punct(">")?;
+        let Some(def) = self.def else {
+            self.props = Some(value);
+            return Ok(());
+        };
+        let Some(dict) = value.as_dict() else {
+            return Err(self.p.err(
+                span,
+                format!(
+                    "the properties of '{}' must be a dictionary of its inherent attributes, found {} '{value}'",
+                    def.name,
+                    value.kind_name()
+                ),
+            ));
+        };
+        for (k, v) in dict.entries() {
+            if !def.is_inherent_attr(k) {
+                return Err(self.p.err(
+                    span,
+                    format!(
+                        "'{k}' is not an inherent attribute of '{}', so it cannot be a property; \
+                         discardable attributes go in the attribute dictionary '{{...}}'",
+                        def.name
+                    ),
+                ));
+            }
+            self.add_attr(k, *v, span.clone())?;
+        }
         Ok(())
     }
 
@@ -739,6 +799,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             operands: std::mem::take(&mut self.operands),
             result_types,
             attrs: AttrDict::new(std::mem::take(&mut self.attrs)),
+            props: self.props.take(),
             num_regions: 0,
             successors: std::mem::take(&mut self.successors),
         };

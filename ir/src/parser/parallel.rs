@@ -80,10 +80,7 @@ impl<'c, 's> Parser<'c, 's> {
             let body = self.body();
             let inner = body.take_inner(op);
             let d = body.op(op);
-            let mut state = OpState::new("", d.loc);
-            state.name = d.name;
-            state.def = d.def;
-            state.attrs = d.attrs;
+            let state = OpState::like(d);
             out.push(Parsed {
                 state,
                 regions: d.regions().to_vec(),
