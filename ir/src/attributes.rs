@@ -146,6 +146,25 @@ impl DenseElements {
     pub fn elements(&self) -> impl Iterator<Item = Element> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
+    /// The one representation MLIR gives these elements: a splat when there
+    /// are several and all are equal (bit for bit), so `dense<[1, 1]>` and
+    /// `dense<1>` are one attribute.
+    pub fn canonical(self) -> DenseElements {
+        let w = self.dtype().byte_size().max(1);
+        if self.splat || self.bytes.len() <= w || !self.bytes.len().is_multiple_of(w) {
+            return self;
+        }
+        let first = &self.bytes[..w];
+        if !self.bytes.chunks(w).all(|c| c == first) {
+            return self;
+        }
+        DenseElements {
+            splat: true,
+            bytes: first.into(),
+            ty: self.ty,
+        }
+    }
+
     /// Build from elements, encoding each in `ty`'s dtype.
     pub fn from_elements(ty: Type, elems: &[Element]) -> DenseElements {
         let dt = ty.dtype().unwrap_or(DType::F32);
@@ -174,9 +193,12 @@ pub fn read_element(dt: DType, b: &[u8]) -> Element {
     };
     match dt {
         DType::F64 => Element::Float(f64::from_le_bytes(arr8(b))),
-        DType::F32 => Element::Float(f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64),
-        DType::F16 => Element::Float(half::f16::from_le_bytes([b[0], b[1]]).to_f64()),
-        DType::BF16 => Element::Float(half::bf16::from_le_bytes([b[0], b[1]]).to_f64()),
+        DType::F32 => {
+            Element::Float(dt.float_from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64))
+        }
+        DType::F16 | DType::BF16 => {
+            Element::Float(dt.float_from_bits(u16::from_le_bytes([b[0], b[1]]) as u64))
+        }
         DType::I1 => Element::Bool(b[0] != 0),
         DType::I8 => Element::Int(b[0] as i8 as i64),
         DType::I16 => Element::Int(i16::from_le_bytes([b[0], b[1]]) as i64),
@@ -201,9 +223,8 @@ pub fn write_element(dt: DType, e: Element, out: &mut Vec<u8>) {
     let i = e.as_i64();
     match dt {
         DType::F64 => out.extend_from_slice(&f.to_le_bytes()),
-        DType::F32 => out.extend_from_slice(&(f as f32).to_le_bytes()),
-        DType::F16 => out.extend_from_slice(&half::f16::from_f64(f).to_le_bytes()),
-        DType::BF16 => out.extend_from_slice(&half::bf16::from_f64(f).to_le_bytes()),
+        DType::F32 => out.extend_from_slice(&(dt.float_bits(f) as u32).to_le_bytes()),
+        DType::F16 | DType::BF16 => out.extend_from_slice(&(dt.float_bits(f) as u16).to_le_bytes()),
         DType::I1 => out.push((i != 0) as u8),
         DType::I8 | DType::U8 => out.push(i as u8),
         DType::I16 | DType::U16 => out.extend_from_slice(&(i as i16).to_le_bytes()),
@@ -377,7 +398,12 @@ impl Attribute {
     /// A float of type `ty`, rounded to what that type holds (as MLIR's
     /// `FloatAttr` does), so `1.0e-5 : f32` and `9.99999974E-6 : f32` are equal.
     pub fn float(v: f64, ty: Type) -> Attribute {
-        let v = ty.dtype().map_or(v, |d| crate::tensor::round_f(d, v));
+        let v = match ty.dtype() {
+            // Bit for bit: a signalling NaN must stay one.
+            Some(d) if v.is_nan() && d.is_float() => d.float_from_bits(d.float_bits(v)),
+            Some(d) => crate::tensor::round_f(d, v),
+            None => v,
+        };
         Attribute::new(AttrData::Float {
             bits: v.to_bits(),
             ty,
@@ -402,7 +428,7 @@ impl Attribute {
         Attribute::new(AttrData::Type(t))
     }
     pub fn dense(d: DenseElements) -> Attribute {
-        Attribute::new(AttrData::Dense(d))
+        Attribute::new(AttrData::Dense(d.canonical()))
     }
     pub fn format(f: FormatAttr) -> Attribute {
         Attribute::new(AttrData::Format(f))

@@ -15,7 +15,14 @@ pub static MODULE: OpDef = OpDef {
         AttrDef::optional("sym_visibility", AttrKind::Str, "symbol visibility (as MLIR's module has)"),
     ],
     regions: &[RegionDef { name: "body", doc: "the module's ops" }],
-    traits: &[Trait::IsolatedFromAbove, Trait::SymbolTable, Trait::NoTerminator, Trait::SingleBlock],
+    traits: &[
+        Trait::IsolatedFromAbove,
+        Trait::SymbolTable,
+        Trait::NoTerminator,
+        Trait::SingleBlock,
+        // As in MLIR: ops of a module may use values defined after them.
+        Trait::GraphRegion,
+    ],
     syntax: Some(CustomSyntax { parse: parse_module, print: print_module }),
     ..OpDef::DEFAULT
 };

@@ -3,7 +3,7 @@
 //! - [`body`]: arenas of ops, values, blocks and regions with `Copy` ids
 //! - [`types`], [`attributes`], [`location`], [`dim`]: interned IR data
 //! - [`opdef`], [`format`]: declarative op definitions and assembly formats
-//! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax)
+//! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax); [`mlir_float`]: MLIR's float spelling
 //! - [`verifier`], [`diagnostics`]: checking and reporting
 //! - [`pass`], [`passes`]: the pass manager and the core passes
 
@@ -19,6 +19,7 @@ pub mod fsutil;
 pub mod ident;
 pub mod interp;
 pub mod location;
+pub mod mlir_float;
 pub mod module;
 pub mod opdef;
 pub mod parser;

@@ -28,9 +28,81 @@ pub struct PrintOptions {
 pub struct Names {
     values: Vec<ValName>,
     blocks: Vec<u32>,
-    /// The next free `%N` and `%argN` after this body.
-    next: u32,
-    next_arg: u32,
+}
+
+/// The generic form's names of every body of a module, numbered as MLIR's
+/// generic printer numbers them (`SSANameState` with unique ids): one
+/// counter for the whole module, a region's own values (block arguments, op
+/// results) before the regions nested in its ops, and those nested regions
+/// from the last to the first (a stack) — isolated ops included, so a
+/// reader that does not know an op is isolated (mlir-opt with an
+/// unregistered dialect) never sees a name defined twice, and the text is
+/// the one mlir-opt prints.
+pub struct NameTable {
+    names: Vec<Names>,
+    /// A body's address (bodies do not move while borrowed for printing) → its names.
+    index: HashMap<usize, usize>,
+}
+
+impl NameTable {
+    /// Number `body`'s root regions and everything nested in them.
+    pub fn build(body: &Body) -> NameTable {
+        let mut t = NameTable {
+            names: vec![],
+            index: HashMap::default(),
+        };
+        let (mut next, mut next_arg) = (0u32, 0u32);
+        let mut stack: Vec<(&Body, RegionId)> =
+            body.root_regions().into_iter().map(|r| (body, r)).collect();
+        while let Some((b, r)) = stack.pop() {
+            let i = *t.index.entry(b as *const Body as usize).or_insert_with(|| {
+                t.names.push(Names::empty(b));
+                t.names.len() - 1
+            });
+            let names = &mut t.names[i];
+            let blocks = &b.region(r).blocks;
+            for (bi, &blk) in blocks.iter().enumerate() {
+                names.number_block(b, blk, bi, &mut next, &mut next_arg);
+            }
+            for &blk in blocks {
+                for op in b.block_ops(blk) {
+                    let d = b.op(op);
+                    let rb = d.region_body(b);
+                    stack.extend(d.regions().iter().map(|&r| (rb, r)));
+                }
+            }
+        }
+        t
+    }
+
+    /// The names of `body` (none if it was not numbered: values print as unknown).
+    fn names_of(&self, body: &Body) -> &Names {
+        static NONE: Names = Names {
+            values: Vec::new(),
+            blocks: Vec::new(),
+        };
+        self.index
+            .get(&(body as *const Body as usize))
+            .map_or(&NONE, |&i| &self.names[i])
+    }
+}
+
+/// The names an op prints with: its body's, and in the generic form the
+/// table holding every nested body's.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    names: &'a Names,
+    table: Option<&'a NameTable>,
+}
+
+impl<'a> Scope<'a> {
+    /// `body`'s names: from the table if there is one, else `names`.
+    fn of(names: &'a Names, table: Option<&'a NameTable>, body: &Body) -> Scope<'a> {
+        Scope {
+            names: table.map_or(names, |t| t.names_of(body)),
+            table,
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -43,68 +115,31 @@ enum ValName {
 impl Names {
     /// Number values in print order: entry-block arguments are `%argN`, other
     /// values `%N`; blocks `^bbN` per region.
+    /// Nested non-isolated regions are numbered where they occur (custom
+    /// form; the generic form numbers as MLIR does, see [`NameTable`]).
     pub fn compute(body: &Body) -> Names {
-        Names::compute_from(body, 0, 0)
-    }
-
-    /// Number starting at `%next` and `%arg{next_arg}`. The generic form
-    /// continues the enclosing body's numbers inside nested isolated ops:
-    /// a reader that does not know the op is isolated (mlir-opt with an
-    /// unregistered dialect) would otherwise see a name defined twice.
-    pub fn compute_from(body: &Body, mut next: u32, mut next_arg: u32) -> Names {
-        let mut names = Names {
-            values: vec![ValName::Unnamed; body.value_capacity()],
-            blocks: vec![0; body.block_capacity()],
-            next: 0,
-            next_arg: 0,
-        };
+        let mut names = Names::empty(body);
+        let (mut next, mut next_arg) = (0, 0);
         for r in body.root_regions() {
             names.number_region(body, r, &mut next, &mut next_arg);
         }
-        names.next = next;
-        names.next_arg = next_arg;
         names
     }
 
-    /// Names for a nested isolated body printed by `p`.
-    fn nested(&self, inner: &Body, generic: bool) -> Names {
-        if generic {
-            Names::compute_from(inner, self.next, self.next_arg)
-        } else {
-            Names::compute(inner)
+    fn empty(body: &Body) -> Names {
+        Names {
+            values: vec![ValName::Unnamed; body.value_capacity()],
+            blocks: vec![0; body.block_capacity()],
         }
     }
 
     fn number_region(&mut self, body: &Body, r: RegionId, next: &mut u32, next_arg: &mut u32) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             for (bi, &b) in body.region(r).blocks.iter().enumerate() {
-                self.blocks[b.index()] = bi as u32;
-                for &a in &body.block(b).args {
-                    if bi == 0 {
-                        self.values[a.index()] = ValName::Arg(*next_arg);
-                        *next_arg += 1;
-                    } else {
-                        self.values[a.index()] = ValName::Result {
-                            n: *next,
-                            idx: 0,
-                            group: 1,
-                        };
-                        *next += 1;
-                    }
-                }
+                self.number_args(body, b, bi, next, next_arg);
                 for op in body.block_ops(b) {
+                    self.number_results(body, op, next);
                     let d = body.op(op);
-                    let group = d.results().len() as u32;
-                    if group > 0 {
-                        for (i, &v) in d.results().iter().enumerate() {
-                            self.values[v.index()] = ValName::Result {
-                                n: *next,
-                                idx: i as u32,
-                                group,
-                            };
-                        }
-                        *next += 1;
-                    }
                     if d.inner.is_none() {
                         for &r in d.regions() {
                             self.number_region(body, r, next, next_arg);
@@ -113,6 +148,62 @@ impl Names {
                 }
             }
         })
+    }
+
+    /// Block `b` is block `bi` of its region: its arguments (`%argN` in an
+    /// entry block, else `%N`) and its ops' results, not what is nested.
+    fn number_block(
+        &mut self,
+        body: &Body,
+        b: BlockId,
+        bi: usize,
+        next: &mut u32,
+        next_arg: &mut u32,
+    ) {
+        self.number_args(body, b, bi, next, next_arg);
+        for op in body.block_ops(b) {
+            self.number_results(body, op, next);
+        }
+    }
+
+    fn number_args(
+        &mut self,
+        body: &Body,
+        b: BlockId,
+        bi: usize,
+        next: &mut u32,
+        next_arg: &mut u32,
+    ) {
+        self.blocks[b.index()] = bi as u32;
+        for &a in &body.block(b).args {
+            self.values[a.index()] = if bi == 0 {
+                *next_arg += 1;
+                ValName::Arg(*next_arg - 1)
+            } else {
+                *next += 1;
+                ValName::Result {
+                    n: *next - 1,
+                    idx: 0,
+                    group: 1,
+                }
+            };
+        }
+    }
+
+    /// `%N` (or `%N#i` of `%N:k`) for the results of `op`.
+    fn number_results(&mut self, body: &Body, op: OpId, next: &mut u32) {
+        let results = body.op(op).results();
+        let group = results.len() as u32;
+        if group > 0 {
+            for (i, &v) in results.iter().enumerate() {
+                self.values[v.index()] = ValName::Result {
+                    n: *next,
+                    idx: i as u32,
+                    group,
+                };
+            }
+            *next += 1;
+        }
     }
 
     /// The group name of a result (`%3` for `%3:2`).
@@ -207,17 +298,17 @@ impl Printer {
     }
 
     /// Print one op (with nested regions) at the current indentation.
-    pub fn print_op(&mut self, body: &Body, names: &Names, op: OpId) {
+    pub fn print_op(&mut self, body: &Body, scope: Scope<'_>, op: OpId) {
         stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
-            self.print_op_inner(body, names, op)
+            self.print_op_inner(body, scope, op)
         })
     }
 
-    fn print_op_inner(&mut self, body: &Body, names: &Names, op: OpId) {
+    fn print_op_inner(&mut self, body: &Body, scope: Scope<'_>, op: OpId) {
         let d = body.op(op);
         let results = d.results();
         if !results.is_empty() {
-            names.write_def(&mut self.out, results[0]);
+            scope.names.write_def(&mut self.out, results[0]);
             if results.len() > 1 {
                 self.out.push(':');
                 push_u32(&mut self.out, results.len() as u32);
@@ -227,7 +318,8 @@ impl Printer {
         let custom = if self.opts.generic { None } else { d.def };
         let mut pr = OpPrinter {
             body,
-            names,
+            names: scope.names,
+            table: scope.table,
             p: self,
         };
         match custom {
@@ -254,8 +346,9 @@ impl Printer {
     /// Print a whole module; top-level ops are printed in parallel.
     pub fn print_module(&mut self, m: &Module) {
         let top: Vec<OpId> = m.top_ops();
-        let names = Names::compute(m.body());
-        let chunks = self.top_level_chunks(m, &names, &top);
+        let (names, table) = self.names_for(m.body());
+        let scope = Scope::of(&names, table.as_ref(), m.body());
+        let chunks = self.top_level_chunks(m, scope, &top);
         self.module_header(m, top.is_empty());
         for c in chunks {
             self.out.push_str(&c);
@@ -264,7 +357,7 @@ impl Printer {
     }
 
     /// The text of each of `ops` (top-level ops of `m`), printed in parallel.
-    fn top_level_chunks(&self, m: &Module, names: &Names, ops: &[OpId]) -> Vec<String> {
+    fn top_level_chunks(&self, m: &Module, scope: Scope<'_>, ops: &[OpId]) -> Vec<String> {
         let body = m.body();
         let opts = self.opts;
         ops.par_iter()
@@ -272,10 +365,26 @@ impl Printer {
                 let mut p = Printer::new(opts);
                 p.indent = 2;
                 p.newline();
-                p.print_op(body, names, o);
+                p.print_op(body, scope, o);
                 p.out
             })
             .collect()
+    }
+
+    /// Names of `body` for this printer's form: per body in the custom form,
+    /// a table of every nested body's in the generic form.
+    fn names_for(&self, body: &Body) -> (Names, Option<NameTable>) {
+        if self.opts.generic {
+            (
+                Names {
+                    values: vec![],
+                    blocks: vec![],
+                },
+                Some(NameTable::build(body)),
+            )
+        } else {
+            (Names::compute(body), None)
+        }
     }
 
     /// `module attributes {...} {` (or the generic form's opening).
@@ -383,13 +492,14 @@ pub fn write_module(
 ) -> std::io::Result<()> {
     const BATCH: usize = 64;
     let top: Vec<OpId> = m.top_ops();
-    let names = Names::compute(m.body());
     let mut p = Printer::new(opts);
+    let (names, table) = p.names_for(m.body());
+    let scope = Scope::of(&names, table.as_ref(), m.body());
     p.module_header(m, top.is_empty());
     w.write_all(p.out.as_bytes())?;
     p.out.clear();
     for batch in top.chunks(BATCH) {
-        for c in p.top_level_chunks(m, &names, batch) {
+        for c in p.top_level_chunks(m, scope, batch) {
             w.write_all(c.as_bytes())?;
         }
     }
@@ -406,9 +516,9 @@ pub fn print_module(m: &Module, opts: PrintOptions) -> String {
 
 /// Print one op of `body` (e.g. a function) to text.
 pub fn print_op(body: &Body, op: OpId, opts: PrintOptions) -> String {
-    let names = Names::compute(body);
     let mut p = Printer::new(opts);
-    p.print_op(body, &names, op);
+    let (names, table) = p.names_for(body);
+    p.print_op(body, Scope::of(&names, table.as_ref(), body), op);
     p.out.push('\n');
     p.out
 }
@@ -441,6 +551,8 @@ fn short_name(name: &str) -> &str {
 pub struct OpPrinter<'a, 'p> {
     pub body: &'a Body,
     names: &'a Names,
+    /// Every body's names, in the generic form.
+    table: Option<&'a NameTable>,
     p: &'p mut Printer,
 }
 
@@ -576,10 +688,18 @@ impl OpPrinter<'_, '_> {
         let d = self.body.op(op);
         match d.inner.as_deref() {
             Some(inner) => {
-                let names = self.names.nested(inner, self.p.opts.generic);
+                let owned;
+                let names = match self.table {
+                    Some(t) => t.names_of(inner),
+                    None => {
+                        owned = Names::compute(inner);
+                        &owned
+                    }
+                };
                 let mut sub = OpPrinter {
                     body: inner,
-                    names: &names,
+                    names,
+                    table: self.table,
                     p: &mut *self.p,
                 };
                 sub.region_in_body(r, print_entry_args);
@@ -593,6 +713,7 @@ impl OpPrinter<'_, '_> {
         let blocks = &body.region(r).blocks;
         self.p.out.push('{');
         let base = self.p.indent;
+        let mut preds: Option<HashMap<BlockId, Vec<u32>>> = None;
         for (bi, &b) in blocks.iter().enumerate() {
             let args = &body.block(b).args;
             // An empty entry block is labelled so it is not read back as an
@@ -602,16 +723,60 @@ impl OpPrinter<'_, '_> {
             if label {
                 self.p.newline();
                 self.block_label(b);
+                let preds = preds.get_or_insert_with(|| self.predecessors(r));
+                let empty = vec![];
+                self.pred_comment(bi, preds.get(&b).unwrap_or(&empty));
             }
             self.p.indent = base + 2;
             for op in body.block_ops(b) {
                 self.p.newline();
-                self.p.print_op(body, self.names, op);
+                let scope = Scope {
+                    names: self.names,
+                    table: self.table,
+                };
+                self.p.print_op(body, scope, op);
             }
             self.p.indent = base;
         }
         self.p.newline();
         self.p.out.push('}');
+    }
+
+    /// For each block of `r`, the indices of the blocks branching to it, one
+    /// per branch, in block order.
+    fn predecessors(&self, r: RegionId) -> HashMap<BlockId, Vec<u32>> {
+        let mut preds: HashMap<BlockId, Vec<u32>> = HashMap::default();
+        for (bi, &b) in self.body.region(r).blocks.iter().enumerate() {
+            for op in self.body.block_ops(b) {
+                for &s in self.body.op(op).successors() {
+                    preds.entry(s).or_default().push(bi as u32);
+                }
+            }
+        }
+        preds
+    }
+
+    /// MLIR's comment after a block label: `// pred: ^bb0`,
+    /// `// 2 preds: ^bb1, ^bb2`, or `// no predecessors` (not for an entry block).
+    fn pred_comment(&mut self, bi: usize, preds: &[u32]) {
+        match preds {
+            [] if bi == 0 => {}
+            [] => self.p.out.push_str("  // no predecessors"),
+            [one] => {
+                self.p.out.push_str("  // pred: ^bb");
+                push_u32(&mut self.p.out, *one);
+            }
+            many => {
+                let _ = write!(self.p.out, "  // {} preds: ", many.len());
+                for (i, &pb) in many.iter().enumerate() {
+                    if i > 0 {
+                        self.p.out.push_str(", ");
+                    }
+                    self.p.out.push_str("^bb");
+                    push_u32(&mut self.p.out, pb);
+                }
+            }
+        }
     }
 
     fn block_label(&mut self, b: BlockId) {
@@ -697,10 +862,18 @@ impl OpPrinter<'_, '_> {
         let args = self.entry_args(op);
         match d.inner.as_deref() {
             Some(inner) => {
-                let names = self.names.nested(inner, self.p.opts.generic);
+                let owned;
+                let names = match self.table {
+                    Some(t) => t.names_of(inner),
+                    None => {
+                        owned = Names::compute(inner);
+                        &owned
+                    }
+                };
                 let mut sub = OpPrinter {
                     body: inner,
-                    names: &names,
+                    names,
+                    table: self.table,
                     p: &mut *self.p,
                 };
                 for (i, &a) in args.iter().enumerate() {
@@ -836,11 +1009,16 @@ pub fn fmt_float(v: f64, dt: DType) -> String {
 
 /// MLIR's hex spelling of a float's bits (used for inf and nan).
 fn fmt_float_bits(v: f64, dt: DType) -> String {
-    match dt {
-        DType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
-        DType::F16 => format!("0x{:04X}", half::f16::from_f64(v).to_bits()),
-        DType::BF16 => format!("0x{:04X}", half::bf16::from_f64(v).to_bits()),
-        _ => format!("0x{:016X}", v.to_bits()),
+    crate::mlir_float::hex_bits(v, dt)
+}
+
+/// A float as the style prints it: MLIR's exact spelling in the generic
+/// form (`1.500000e+00`), the shortest that reads back otherwise (`1.5`).
+fn float_text(v: f64, dt: DType, style: AttrStyle) -> String {
+    if style.generic {
+        crate::mlir_float::mlir_float(v, dt)
+    } else {
+        fmt_float(v, dt)
     }
 }
 
@@ -920,8 +1098,10 @@ fn write_attr_mode_rec(
         }
         AttrData::Float { bits, ty } => {
             let dt = ty.dtype().unwrap_or(DType::F64);
-            f.write_str(&fmt_float(f64::from_bits(*bits), dt))?;
-            if elide && dt == DType::F64 {
+            let text = float_text(f64::from_bits(*bits), dt, style);
+            f.write_str(&text)?;
+            // A hex f64 keeps its type (MLIR could not tell it from an integer).
+            if elide && dt == DType::F64 && !(style.generic && text.starts_with("0x")) {
                 return Ok(());
             }
             write_typed_suffix(f, *ty, generic)
@@ -942,7 +1122,7 @@ fn write_attr_mode_rec(
             for (i, v) in values.iter().enumerate() {
                 f.write_str(if i == 0 { ": " } else { ", " })?;
                 if dtype.is_float() {
-                    f.write_str(&fmt_float(f64::from_bits(*v as u64), *dtype))?;
+                    f.write_str(&float_text(f64::from_bits(*v as u64), *dtype, style))?;
                 } else if *dtype == DType::I1 {
                     f.write_str(if *v != 0 { "true" } else { "false" })?;
                 } else {
@@ -982,7 +1162,7 @@ fn write_attr_mode_rec(
         AttrData::Type(t) => write_type(f, *t, generic),
         AttrData::Dense(d) => {
             f.write_str("dense<")?;
-            write_dense_body(f, d, style.hex_over)?;
+            write_dense_body_styled(f, d, style)?;
             f.write_str(">")?;
             write_typed_suffix(f, d.ty, generic)
         }
@@ -1039,21 +1219,64 @@ pub fn write_dense_body(
     d: &DenseElements,
     hex_over: Option<usize>,
 ) -> fmt::Result {
+    write_dense_body_styled(
+        f,
+        d,
+        AttrStyle {
+            generic: false,
+            hex_over,
+        },
+    )
+}
+
+/// Elements MLIR prints as hex by default (`dense<"0x...">`) when there are
+/// more of them than this.
+const MLIR_HEX_ELEMENTS_OVER: usize = 100;
+
+/// [`write_dense_body`] in a style. The generic form spells it as MLIR does:
+/// elements all equal print as a splat, more than 100 elements as hex (unless
+/// the options say otherwise), `i1` hex bit-packed, floats in MLIR's spelling.
+fn write_dense_body_styled(
+    f: &mut dyn fmt::Write,
+    d: &DenseElements,
+    style: AttrStyle,
+) -> fmt::Result {
     let dt = d.dtype();
     let elem = |f: &mut dyn fmt::Write, e: Element| -> fmt::Result {
         match e {
             Element::Bool(b) => f.write_str(if b { "true" } else { "false" }),
-            Element::Float(x) => f.write_str(&fmt_float(x, dt)),
+            Element::Float(x) => f.write_str(&float_text(x, dt, style)),
             Element::Int(i) => write!(f, "{i}"),
             Element::UInt(u) => write!(f, "{u}"),
         }
     };
-    if d.splat {
+    let w = dt.byte_size().max(1);
+    // MLIR: several equal elements, or a single one, are a splat.
+    let all_equal = || d.bytes.chunks(w).all(|c| c == &d.bytes[..w]);
+    if d.splat || (style.generic && (d.len() == 1 || (d.len() > 1 && all_equal()))) {
         return elem(f, d.get(0));
     }
+    let hex_over = match style.hex_over {
+        None if style.generic => Some(MLIR_HEX_ELEMENTS_OVER),
+        h => h,
+    };
     if hex_over.is_some_and(|n| d.len() > n) {
         let mut s = String::from("\"0x");
-        push_hex(&mut s, &d.bytes);
+        if dt == DType::I1 {
+            // MLIR keeps booleans one bit each, least significant first.
+            let packed: Vec<u8> = d
+                .bytes
+                .chunks(8)
+                .map(|c| {
+                    c.iter()
+                        .enumerate()
+                        .fold(0u8, |a, (i, &b)| a | ((b & 1) << i))
+                })
+                .collect();
+            push_hex(&mut s, &packed);
+        } else {
+            push_hex(&mut s, &d.bytes);
+        }
         s.push('"');
         return f.write_str(&s);
     }
@@ -1107,19 +1330,19 @@ fn push_hex(out: &mut String, bytes: &[u8]) {
     out.push_str(std::str::from_utf8(&hex).unwrap_or_default());
 }
 
+/// A string's contents as MLIR (LLVM's `printEscapedString`) writes them:
+/// printable ASCII as is, `\\` doubled, anything else (quotes, newlines,
+/// UTF-8 bytes) as `\\XX`.
 pub fn escape(s: &str) -> String {
     let plain = |b: u8| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\';
     if s.bytes().all(plain) {
         return s.to_string();
     }
-    let mut out = String::with_capacity(s.len());
+    let mut out = String::with_capacity(s.len() + 8);
     for b in s.bytes() {
         match b {
-            b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            0x20..=0x7e => out.push(b as char),
+            b if plain(b) => out.push(b as char),
             _ => {
                 let _ = write!(out, "\\{b:02X}");
             }

@@ -40,15 +40,18 @@ pub fn verify_op(body: &Body, op: OpId) -> Vec<Diagnostic> {
 }
 
 fn verify_op_rec(body: &Body, op: OpId) -> Vec<Diagnostic> {
-    verify_tree(body, &[op])
+    // Whose body this is is not known here: check dominance as in a function
+    // (a module's own body is verified through `verify_inner`, which knows).
+    verify_tree(body, &[op], false)
 }
 
 /// Verify `ops` of `body` and everything nested in them, with one verifier
 /// (and one block-order cache) for the whole body; nested isolated bodies
 /// are verified independently, in parallel.
-fn verify_tree(body: &Body, ops: &[OpId]) -> Vec<Diagnostic> {
+fn verify_tree(body: &Body, ops: &[OpId], root_graph: bool) -> Vec<Diagnostic> {
     let mut v = Verifier {
         body,
+        root_graph,
         out: vec![],
         order: HashMap::default(),
     };
@@ -95,6 +98,7 @@ pub fn verify_data(op: &mut crate::body::OpData) -> Vec<Diagnostic> {
         {
             let mut v = Verifier {
                 body: b,
+                root_graph: true,
                 out: vec![],
                 order: HashMap::default(),
             };
@@ -116,9 +120,13 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
             top.extend(inner.block_ops(b));
         }
     }
-    let mut out = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || verify_tree(inner, &top));
+    let root_graph = may_be_graph_region(d);
+    let mut out = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
+        verify_tree(inner, &top, root_graph)
+    });
     let mut v = Verifier {
         body: inner,
+        root_graph,
         out: vec![],
         order: HashMap::default(),
     };
@@ -129,6 +137,9 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
 
 struct Verifier<'a> {
     body: &'a Body,
+    /// Whether the body's root regions are graph regions (no dominance
+    /// between ops of a block): their owner, outside the body, says.
+    root_graph: bool,
     out: Vec<Diagnostic>,
     /// Position of each op within its block (filled per block on demand).
     order: HashMap<BlockId, HashMap<OpId, usize>>,
@@ -564,9 +575,10 @@ impl<'a> Verifier<'a> {
     }
 
     fn in_graph_region(&self, b: BlockId) -> bool {
-        self.body
-            .block_parent_op(b)
-            .is_some_and(|p| self.body.op(p).has_trait(Trait::GraphRegion))
+        match self.body.block_parent_op(b) {
+            Some(p) => may_be_graph_region(self.body.op(p)),
+            None => self.root_graph,
+        }
     }
 
     fn block_dominates(&self, r: RegionId, a: BlockId, b: BlockId) -> bool {
@@ -596,6 +608,13 @@ impl<'a> Verifier<'a> {
             None => true,
         }
     }
+}
+
+/// Whether `op`'s regions may be graph regions, where an op may use a value
+/// defined after it in its block: as in MLIR, those of ops with the
+/// `GraphRegion` trait (modules) and of every unregistered op.
+fn may_be_graph_region(op: &crate::body::OpData) -> bool {
+    op.def.is_none() || op.has_trait(Trait::GraphRegion)
 }
 
 /// Visit every op nested in `regions` whose nearest symbol table is the op

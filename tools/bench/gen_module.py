@@ -179,14 +179,17 @@ def emit_ge(w, fi, ops, with_consts):
     w.w(f"    graph.return {v(ops[-1][0])} : {T}\n  }}\n")
 
 
-def emit_ge_generic(w, fi, ops):
-    w.w(f'  "graph.func"() <{{function_type = {FN_T}, sym_name = "f{fi}"}}> ({{\n  ^bb0({ARGS}):\n')
+def emit_ge_generic(w, fi, F, ops):
+    # Numbered as mlir-opt numbers the generic form (see emit_mlir_generic).
+    off = (F - 1 - fi) * len(ops)
+    aoff = (F - 1 - fi) * 2
+    w.w(f'  "graph.func"() <{{function_type = {FN_T}, sym_name = "f{fi}"}}> ({{\n')
+    w.w(f"  ^bb0(%arg{aoff}: {T}, %arg{aoff + 1}: {T}):\n")
     for r, op, xs in ops:
-        if len(xs) == 2:
-            w.w(f'    %{r} = "graph.{op}"({v(xs[0])}, {v(xs[1])}) : {BIN_T}\n')
-        else:
-            w.w(f'    %{r} = "graph.{op}"({v(xs[0])}) : {UN_T}\n')
-    w.w(f'    "graph.return"({v(ops[-1][0])}) : ({T}) -> ()\n')
+        ty = BIN_T if len(xs) == 2 else UN_T
+        operands = ", ".join(v(x, off, aoff) for x in xs)
+        w.w(f'    %{r + off} = "graph.{op}"({operands}) : {ty}\n')
+    w.w(f'    "graph.return"({v(ops[-1][0], off, aoff)}) : ({T}) -> ()\n')
     w.w("  }) : () -> ()\n")
 
 
@@ -232,7 +235,7 @@ def generate(out_dir, F, N, seed, redundant, redundancy, quiet=False):
     for fi in range(F):
         ops = gen_function(rng, N, 0.0)
         emit_ge(ws["ge"], fi, ops, False)
-        emit_ge_generic(ws["ge-generic"], fi, ops)
+        emit_ge_generic(ws["ge-generic"], fi, F, ops)
         emit_mlir(ws["mlir"], fi, ops, False)
         emit_mlir_generic(ws["mlir-generic"], fi, F, ops)
     ws["ge"].w("}\n")

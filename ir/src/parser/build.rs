@@ -25,7 +25,7 @@ impl<'c, 's> Parser<'c, 's> {
                 ItemKind::Value { name, index }
             }
             Rule::caret_id => ItemKind::Caret(p.as_str()),
-            Rule::symbol_ref => ItemKind::Symbol(self.build_symbol(p)),
+            Rule::symbol_ref => ItemKind::Symbol(self.build_symbol(p, span.clone())?),
             Rule::dict_attr => ItemKind::Dict(self.build_dict(p, base)?),
             Rule::dense_attr
             | Rule::dense_resource_attr
@@ -39,7 +39,10 @@ impl<'c, 's> Parser<'c, 's> {
                 parse_int(p.as_str())
                     .ok_or_else(|| self.err(span.clone(), "integer literal out of range"))?,
             ),
-            Rule::string => ItemKind::Str(unescape(&p.as_str()[1..p.as_str().len() - 1])),
+            Rule::string => ItemKind::Str(
+                unescape(&p.as_str()[1..p.as_str().len() - 1])
+                    .ok_or_else(|| self.err(span.clone(), NOT_UTF8))?,
+            ),
             Rule::simple_type => ItemKind::Type(self.build_type_at(p, base)?),
             Rule::keyword => ItemKind::Keyword(p.as_str()),
             Rule::punct => ItemKind::Punct(p.as_str()),
@@ -449,7 +452,10 @@ impl<'c, 's> Parser<'c, 's> {
                 let mut it = p.into_inner();
                 let s = it.next().map(|x| x.as_str()).unwrap_or("\"\"");
                 let _ = self.typed_suffix(&mut it)?;
-                Attribute::string(&unescape(&s[1..s.len() - 1]))
+                Attribute::string(
+                    &unescape(&s[1..s.len() - 1])
+                        .ok_or_else(|| self.err(span.clone(), NOT_UTF8))?,
+                )
             }
             Rule::array_attr => {
                 let mut items = vec![];
@@ -459,7 +465,7 @@ impl<'c, 's> Parser<'c, 's> {
                 Attribute::array(items)
             }
             Rule::dict_attr => Attribute::dict(self.build_dict(p, base)?),
-            Rule::symbol_ref => self.build_symbol(p),
+            Rule::symbol_ref => self.build_symbol(p, span.clone())?,
             Rule::type_ => Attribute::ty(self.build_type(p)?),
             Rule::hash_attr => {
                 let mut it = p.into_inner();
@@ -526,7 +532,7 @@ impl<'c, 's> Parser<'c, 's> {
                         hex(s)
                             .or_else(|| parse_float(s))
                             .or_else(|| parse_int(s).map(|i| i as f64))
-                            .map(|f| crate::tensor::round_f(dtype, f).to_bits() as i64)
+                            .map(|f| dtype.float_from_bits(dtype.float_bits(f)).to_bits() as i64)
                     } else if s == "true" || s == "false" {
                         Some((s == "true") as i64)
                     } else {
@@ -548,19 +554,21 @@ impl<'c, 's> Parser<'c, 's> {
         })
     }
 
-    pub(super) fn build_symbol(&self, p: Pair<'s, Rule>) -> Attribute {
+    pub(super) fn build_symbol(&self, p: Pair<'s, Rule>, span: Range<usize>) -> PResult<Attribute> {
         let parts: Vec<Ident> = p
             .into_inner()
             .map(|s| {
                 let t = &s.as_str()[1..];
                 if t.starts_with('"') {
-                    Ident::new(&unescape(&t[1..t.len() - 1]))
+                    unescape(&t[1..t.len() - 1])
+                        .map(|n| Ident::new(&n))
+                        .ok_or_else(|| self.err(span.clone(), NOT_UTF8))
                 } else {
-                    Ident::new(t)
+                    Ok(Ident::new(t))
                 }
             })
-            .collect();
-        Attribute::new(AttrData::Symbol(parts.into()))
+            .collect::<PResult<_>>()?;
+        Ok(Attribute::new(AttrData::Symbol(parts.into_boxed_slice())))
     }
 
     pub(super) fn build_dict(&mut self, p: Pair<'s, Rule>, base: usize) -> PResult<AttrDict> {
@@ -572,7 +580,7 @@ impl<'c, 's> Parser<'c, 's> {
             let mut it = e.into_inner();
             let k = it.next().map(|x| x.as_str()).unwrap_or("");
             let key = if k.starts_with('"') {
-                unescape(&k[1..k.len() - 1])
+                unescape(&k[1..k.len() - 1]).ok_or_else(|| self.err(sp.clone(), NOT_UTF8))?
             } else {
                 k.to_string()
             };
@@ -659,7 +667,8 @@ impl<'c, 's> Parser<'c, 's> {
                         "expected #ge.external<\"file\", offset = N, length = N, type = T>",
                     ));
                 }
-                let path = unescape(&path[1..path.len() - 1]);
+                let path = unescape(&path[1..path.len() - 1])
+                    .ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
                 let (mut offset, mut length, mut ty) = (None, None, None);
                 for kv in parts {
                     let (k, v) = kv
@@ -735,8 +744,11 @@ impl<'c, 's> Parser<'c, 's> {
             });
         };
         if let Some(hex) = text.strip_prefix("\"0x").and_then(|t| t.strip_suffix('"')) {
-            let bytes = decode_hex(hex)
+            let mut bytes = decode_hex(hex)
                 .ok_or_else(|| self.err(bspan.clone(), "invalid hex in dense literal"))?;
+            if dt == DType::I1 {
+                bytes = unpack_i1_hex(bytes, n);
+            }
             let w = dt.byte_size() as i64;
             let splat = bytes.len() as i64 == w && n != 1;
             if !splat && bytes.len() as i64 != n * w {
@@ -753,7 +765,8 @@ impl<'c, 's> Parser<'c, 's> {
                 ty,
                 splat,
                 bytes: bytes.into(),
-            });
+            }
+            .canonical());
         }
         let (elems, lit_shape) =
             scan_dense_typed(text, Some(dt)).map_err(|m| self.err(bspan.clone(), m))?;
@@ -775,7 +788,8 @@ impl<'c, 's> Parser<'c, 's> {
                 ty,
                 splat: n != 1,
                 bytes: bytes.into(),
-            }),
+            }
+            .canonical()),
             Some(s) => {
                 if s != shape {
                     return Err(self.err(
@@ -793,7 +807,8 @@ impl<'c, 's> Parser<'c, 's> {
                     ty,
                     splat: false,
                     bytes: bytes.into(),
-                })
+                }
+                .canonical())
             }
         }
     }
@@ -827,7 +842,9 @@ impl<'c, 's> Parser<'c, 's> {
                 let f = it.next().map(|x| x.as_str()).unwrap_or("\"\"");
                 let line = it.next().and_then(|x| x.as_str().parse().ok()).unwrap_or(0);
                 let col = it.next().and_then(|x| x.as_str().parse().ok()).unwrap_or(0);
-                Ok(Location::file(&unescape(&f[1..f.len() - 1]), line, col))
+                let f =
+                    unescape(&f[1..f.len() - 1]).ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
+                Ok(Location::file(&f, line, col))
             }
             Rule::loc_name => {
                 let mut it = p.into_inner();
@@ -836,7 +853,9 @@ impl<'c, 's> Parser<'c, 's> {
                     Some(c) => Some(self.build_loc(c, base)?),
                     None => None,
                 };
-                Ok(Location::name(&unescape(&n[1..n.len() - 1]), child))
+                let n =
+                    unescape(&n[1..n.len() - 1]).ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
+                Ok(Location::name(&n, child))
             }
             Rule::loc_callsite => {
                 let mut it = p.into_inner();
@@ -875,5 +894,20 @@ impl<'c, 's> Parser<'c, 's> {
             }
             _ => Err(self.err(span, "expected location")),
         }
+    }
+}
+
+/// `i1` elements of a hex dense literal as MLIR writes them: one bit each,
+/// least significant first (`ceil(n/8)` bytes), or one byte `0x00`/`0xFF`
+/// for a splat. Returned one byte per element as ge stores them; other
+/// lengths (one byte per element, older ge output) are left for the caller.
+fn unpack_i1_hex(bytes: Vec<u8>, n: i64) -> Vec<u8> {
+    let n = n.max(0) as usize;
+    match bytes.as_slice() {
+        [b @ (0 | 0xFF)] if n != 1 => vec![b & 1],
+        _ if bytes.len() == n.div_ceil(8) && (n != 1 || bytes[0] <= 1) => {
+            (0..n).map(|i| (bytes[i / 8] >> (i % 8)) & 1).collect()
+        }
+        _ => bytes,
     }
 }

@@ -308,7 +308,8 @@ impl<'c, 's> Parser<'c, 's> {
                 return None;
             }
             (
-                std::borrow::Cow::Owned(unescape(&self.src[i + 1..i + l - 1])),
+                // Not UTF-8: left to the grammar's path, which reports it.
+                std::borrow::Cow::Owned(unescape(&self.src[i + 1..i + l - 1])?),
                 true,
                 i..i + l,
             )
@@ -401,7 +402,9 @@ impl<'c, 's> Parser<'c, 's> {
                     if l == 0 {
                         None
                     } else {
-                        simple(ItemKind::Str(unescape(&self.src[i + 1..i + l - 1])), l)
+                        // Not UTF-8: left to the grammar's path, which reports it.
+                        unescape(&self.src[i + 1..i + l - 1])
+                            .and_then(|s| simple(ItemKind::Str(s), l))
                     }
                 }
                 b'0'..=b'9' | b'-' => {

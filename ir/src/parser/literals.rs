@@ -39,19 +39,19 @@ pub fn parse_float(s: &str) -> Option<f64> {
 
 /// A float given by its bit pattern in `dt` (MLIR's hex float spelling).
 pub fn float_from_bits(dt: DType, bits: u64) -> f64 {
-    match dt {
-        DType::F64 => f64::from_bits(bits),
-        DType::F32 => f32::from_bits(bits as u32) as f64,
-        DType::F16 => half::f16::from_bits(bits as u16).to_f64(),
-        DType::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
-        _ => bits as f64,
+    if dt.is_float() {
+        dt.float_from_bits(bits)
+    } else {
+        bits as f64
     }
 }
 
 /// MLIR string escapes: `\"`, `\\`, `\n`, `\t`, and `\XX` hex bytes.
-pub fn unescape(s: &str) -> String {
+/// `None` when the bytes the escapes spell are not UTF-8: ge keeps strings
+/// as text, and a replacement character would lose the bytes silently.
+pub fn unescape(s: &str) -> Option<String> {
     if !s.contains('\\') {
-        return s.to_string();
+        return Some(s.to_string());
     }
     let b = s.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
@@ -80,14 +80,18 @@ pub fn unescape(s: &str) -> String {
             i += 1;
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).ok()
 }
 
-pub fn unquote_key(s: &str) -> String {
+/// The message for a string whose escapes are not UTF-8 (see [`unescape`]).
+pub const NOT_UTF8: &str =
+    "string escapes spell bytes that are not UTF-8 text, which ge cannot keep";
+
+pub fn unquote_key(s: &str) -> Option<String> {
     if s.starts_with('"') && s.len() >= 2 {
         unescape(&s[1..s.len() - 1])
     } else {
-        s.to_string()
+        Some(s.to_string())
     }
 }
 
@@ -296,6 +300,8 @@ mod tests {
 
     #[test]
     fn escapes_follow_mlir() {
-        assert_eq!(unescape(r#"a\"b\n\41"#), "a\"b\nA");
+        assert_eq!(unescape(r#"a\"b\n\41"#).as_deref(), Some("a\"b\nA"));
+        assert_eq!(unescape(r#"\C3\A9"#).as_deref(), Some("é"));
+        assert_eq!(unescape(r#"\FF"#), None);
     }
 }

@@ -642,8 +642,8 @@ impl<'c, 's> Parser<'c, 's> {
                     let mut e = entry.into_inner();
                     let key = e
                         .next()
-                        .map(|p| unquote_key(p.as_str()))
-                        .unwrap_or_default();
+                        .map_or(Some(String::new()), |p| unquote_key(p.as_str()))
+                        .ok_or_else(|| self.err(sp.clone(), NOT_UTF8))?;
                     let val = e.next().map(|p| p.as_str()).unwrap_or("");
                     if kind == "dialect_resources" && dname == "builtin" {
                         let blob = parse_hex_blob(val)
@@ -709,7 +709,9 @@ impl<'c, 's> Parser<'c, 's> {
         let inner_name = name_pair.into_inner().next();
         let (name, generic): (String, bool) = match inner_name {
             Some(n) if n.as_rule() == Rule::string => {
-                (unescape(&n.as_str()[1..n.as_str().len() - 1]), true)
+                let n = unescape(&n.as_str()[1..n.as_str().len() - 1])
+                    .ok_or_else(|| self.err(name_span.clone(), NOT_UTF8))?;
+                (n, true)
             }
             Some(n) => (n.as_str().to_string(), false),
             None => return Err(self.err(name_span, "expected operation name")),
