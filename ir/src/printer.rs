@@ -51,7 +51,7 @@ impl NameTable {
             names: vec![],
             index: HashMap::default(),
         };
-        let (mut next, mut next_arg) = (0u32, 0u32);
+        let mut c = Counters::default();
         let mut stack: Vec<(&Body, RegionId)> =
             body.root_regions().into_iter().map(|r| (body, r)).collect();
         while let Some((b, r)) = stack.pop() {
@@ -62,7 +62,7 @@ impl NameTable {
             let names = &mut t.names[i];
             let blocks = &b.region(r).blocks;
             for (bi, &blk) in blocks.iter().enumerate() {
-                names.number_block(b, blk, bi, &mut next, &mut next_arg);
+                names.number_block(b, blk, bi, &mut c);
             }
             for &blk in blocks {
                 for op in b.block_ops(blk) {
@@ -105,6 +105,13 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// The next free `%N` and `%argN`.
+#[derive(Default)]
+struct Counters {
+    next: u32,
+    next_arg: u32,
+}
+
 #[derive(Clone, Copy)]
 enum ValName {
     Unnamed,
@@ -119,9 +126,9 @@ impl Names {
     /// form; the generic form numbers as MLIR does, see [`NameTable`]).
     pub fn compute(body: &Body) -> Names {
         let mut names = Names::empty(body);
-        let (mut next, mut next_arg) = (0, 0);
+        let mut c = Counters::default();
         for r in body.root_regions() {
-            names.number_region(body, r, &mut next, &mut next_arg);
+            names.number_region(body, r, &mut c);
         }
         names
     }
@@ -133,16 +140,16 @@ impl Names {
         }
     }
 
-    fn number_region(&mut self, body: &Body, r: RegionId, next: &mut u32, next_arg: &mut u32) {
+    fn number_region(&mut self, body: &Body, r: RegionId, c: &mut Counters) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             for (bi, &b) in body.region(r).blocks.iter().enumerate() {
-                self.number_args(body, b, bi, next, next_arg);
+                self.number_args(body, b, bi, c);
                 for op in body.block_ops(b) {
-                    self.number_results(body, op, next);
+                    self.number_results(body, op, &mut c.next);
                     let d = body.op(op);
                     if d.inner.is_none() {
                         for &r in d.regions() {
-                            self.number_region(body, r, next, next_arg);
+                            self.number_region(body, r, c);
                         }
                     }
                 }
@@ -152,37 +159,23 @@ impl Names {
 
     /// Block `b` is block `bi` of its region: its arguments (`%argN` in an
     /// entry block, else `%N`) and its ops' results, not what is nested.
-    fn number_block(
-        &mut self,
-        body: &Body,
-        b: BlockId,
-        bi: usize,
-        next: &mut u32,
-        next_arg: &mut u32,
-    ) {
-        self.number_args(body, b, bi, next, next_arg);
+    fn number_block(&mut self, body: &Body, b: BlockId, bi: usize, c: &mut Counters) {
+        self.number_args(body, b, bi, c);
         for op in body.block_ops(b) {
-            self.number_results(body, op, next);
+            self.number_results(body, op, &mut c.next);
         }
     }
 
-    fn number_args(
-        &mut self,
-        body: &Body,
-        b: BlockId,
-        bi: usize,
-        next: &mut u32,
-        next_arg: &mut u32,
-    ) {
+    fn number_args(&mut self, body: &Body, b: BlockId, bi: usize, c: &mut Counters) {
         self.blocks[b.index()] = bi as u32;
         for &a in &body.block(b).args {
             self.values[a.index()] = if bi == 0 {
-                *next_arg += 1;
-                ValName::Arg(*next_arg - 1)
+                c.next_arg += 1;
+                ValName::Arg(c.next_arg - 1)
             } else {
-                *next += 1;
+                c.next += 1;
                 ValName::Result {
-                    n: *next - 1,
+                    n: c.next - 1,
                     idx: 0,
                     group: 1,
                 }
@@ -685,27 +678,29 @@ impl OpPrinter<'_, '_> {
     /// Print a region. Entry-block arguments are printed unless the op's
     /// syntax already declared them (`print_entry_args = false`).
     pub fn region(&mut self, op: OpId, r: RegionId, print_entry_args: bool) {
-        let d = self.body.op(op);
-        match d.inner.as_deref() {
-            Some(inner) => {
-                let owned;
-                let names = match self.table {
-                    Some(t) => t.names_of(inner),
-                    None => {
-                        owned = Names::compute(inner);
-                        &owned
-                    }
-                };
-                let mut sub = OpPrinter {
-                    body: inner,
-                    names,
-                    table: self.table,
-                    p: &mut *self.p,
-                };
-                sub.region_in_body(r, print_entry_args);
+        self.in_region_body(op, |p| p.region_in_body(r, print_entry_args));
+    }
+
+    /// Run `f` with a printer for the body holding `op`'s regions (its own,
+    /// named as the form names nested bodies, if `op` is isolated).
+    fn in_region_body(&mut self, op: OpId, f: impl FnOnce(&mut OpPrinter<'_, '_>)) {
+        let Some(inner) = self.body.op(op).inner.as_deref() else {
+            return f(self);
+        };
+        let owned;
+        let names = match self.table {
+            Some(t) => t.names_of(inner),
+            None => {
+                owned = Names::compute(inner);
+                &owned
             }
-            None => self.region_in_body(r, print_entry_args),
-        }
+        };
+        f(&mut OpPrinter {
+            body: inner,
+            names,
+            table: self.table,
+            p: &mut *self.p,
+        })
     }
 
     fn region_in_body(&mut self, r: RegionId, print_entry_args: bool) {
@@ -858,40 +853,15 @@ impl OpPrinter<'_, '_> {
 
     /// Print `%arg0: T, ...` of the op's entry block (function signatures).
     pub fn entry_arg_decls(&mut self, op: OpId) {
-        let d = self.body.op(op);
         let args = self.entry_args(op);
-        match d.inner.as_deref() {
-            Some(inner) => {
-                let owned;
-                let names = match self.table {
-                    Some(t) => t.names_of(inner),
-                    None => {
-                        owned = Names::compute(inner);
-                        &owned
-                    }
-                };
-                let mut sub = OpPrinter {
-                    body: inner,
-                    names,
-                    table: self.table,
-                    p: &mut *self.p,
-                };
-                for (i, &a) in args.iter().enumerate() {
-                    if i > 0 {
-                        sub.write(", ");
-                    }
-                    sub.arg_decl(a);
+        self.in_region_body(op, |p| {
+            for (i, &a) in args.iter().enumerate() {
+                if i > 0 {
+                    p.write(", ");
                 }
+                p.arg_decl(a);
             }
-            None => {
-                for (i, &a) in args.iter().enumerate() {
-                    if i > 0 {
-                        self.write(", ");
-                    }
-                    self.arg_decl(a);
-                }
-            }
-        }
+        });
     }
 
     pub fn has_trait(&self, op: OpId, t: Trait) -> bool {
