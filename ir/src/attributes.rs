@@ -358,6 +358,9 @@ pub enum AttrData {
         name: Ident,
         body: Box<str>,
     },
+    /// A builtin MLIR attribute ge does not model (`affine_map<…>`,
+    /// `affine_set<…>`, `strided<…>`), kept as written, aliases resolved.
+    Verbatim(Box<str>),
 }
 
 /// An interned attribute handle.
@@ -429,6 +432,11 @@ impl Attribute {
     }
     pub fn dense(d: DenseElements) -> Attribute {
         Attribute::new(AttrData::Dense(d.canonical()))
+    }
+    /// A builtin attribute ge does not model, kept as `text`.
+    pub fn verbatim(text: &str) -> Attribute {
+        crate::affine_alias::note_verbatim(text);
+        Attribute::new(AttrData::Verbatim(text.into()))
     }
     pub fn format(f: FormatAttr) -> Attribute {
         Attribute::new(AttrData::Format(f))
@@ -524,6 +532,16 @@ impl Attribute {
             _ => None,
         }
     }
+    /// This attribute and every attribute nested in it — elements, entries,
+    /// the encodings of the types it holds — in print order.
+    pub fn for_each_nested(self, f: &mut dyn FnMut(Attribute)) {
+        walk_nested(Nested::Attr(self), &mut |n| {
+            if let Nested::Attr(a) = n {
+                f(a)
+            }
+        })
+    }
+
     /// The type an attribute carries (ints, floats, elements, type attrs).
     pub fn value_type(self) -> Option<Type> {
         match self.data() {
@@ -552,6 +570,50 @@ impl Attribute {
             AttrData::External { .. } => "external weights",
             AttrData::Format(_) => "format",
             AttrData::Opaque { .. } => "opaque dialect attribute",
+            AttrData::Verbatim(_) => "builtin attribute",
+        }
+    }
+}
+
+/// An attribute or a type met by [`walk_nested`].
+#[derive(Clone, Copy, Debug)]
+pub enum Nested {
+    Attr(Attribute),
+    Type(Type),
+}
+
+/// `start` and every attribute and type nested in it (array elements,
+/// dictionary values, the types of typed values, tensor encodings, function
+/// type parts), depth first in print order, with an explicit stack:
+/// attributes and types nest as deep as their text.
+pub fn walk_nested(start: Nested, f: &mut dyn FnMut(Nested)) {
+    let mut stack = vec![start];
+    while let Some(item) = stack.pop() {
+        f(item);
+        match item {
+            Nested::Attr(a) => match a.data() {
+                AttrData::Array(xs) => stack.extend(xs.iter().rev().map(|x| Nested::Attr(*x))),
+                AttrData::Dict(d) => {
+                    stack.extend(d.entries().iter().rev().map(|(_, v)| Nested::Attr(*v)))
+                }
+                AttrData::Type(t) => stack.push(Nested::Type(*t)),
+                AttrData::Dense(d) => stack.push(Nested::Type(d.ty)),
+                AttrData::DenseResource { ty, .. } | AttrData::External { ty, .. } => {
+                    stack.push(Nested::Type(*ty))
+                }
+                _ => {}
+            },
+            Nested::Type(t) => match t.data() {
+                TypeData::Tensor(tt) => stack.extend(tt.encoding.map(Nested::Attr)),
+                TypeData::Function { inputs, results } => stack.extend(
+                    inputs
+                        .iter()
+                        .chain(results.iter())
+                        .rev()
+                        .map(|t| Nested::Type(*t)),
+                ),
+                _ => {}
+            },
         }
     }
 }

@@ -731,30 +731,12 @@ impl Body {
     /// Visit `op` and every op nested in it in this body (not inside nested
     /// isolated bodies), pre- or post-order.
     pub fn walk(&self, op: OpId, order: WalkOrder, f: &mut dyn FnMut(OpId)) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            if order == WalkOrder::Pre {
-                f(op);
-            }
-            let d = self.op(op);
-            if d.inner.is_none() {
-                for &r in d.regions.iter() {
-                    self.walk_region(r, order, f);
-                }
-            }
-            if order == WalkOrder::Post {
-                f(op);
-            }
-        })
+        walk_ops(vec![(self, op)], false, order, &mut |_, o| f(o));
     }
 
+    /// [`Body::walk`] for every op of region `r`.
     pub fn walk_region(&self, r: RegionId, order: WalkOrder, f: &mut dyn FnMut(OpId)) {
-        for &b in &self.regions[r.index()].blocks {
-            let mut cur = self.blocks[b.index()].first;
-            while let Some(o) = cur {
-                cur = self.ops[o.index()].next;
-                self.walk(o, order, f);
-            }
-        }
+        walk_ops(self.region_ops(r), false, order, &mut |_, o| f(o));
     }
 
     /// Every op in this body, in textual pre-order (root regions first).
@@ -768,45 +750,79 @@ impl Body {
 
     /// Visit every op here and in nested isolated bodies, with the body it lives in.
     pub fn walk_deep(&self, order: WalkOrder, f: &mut dyn FnMut(&Body, OpId)) {
+        let mut ops = vec![];
         for r in self.root_regions() {
-            self.walk_region_deep(r, order, f);
+            ops.extend(self.region_ops(r));
         }
+        walk_ops(ops, true, order, f);
     }
 
-    fn walk_region_deep(&self, r: RegionId, order: WalkOrder, f: &mut dyn FnMut(&Body, OpId)) {
+    /// The ops of region `r`, in order, with this body.
+    fn region_ops(&self, r: RegionId) -> Vec<(&Body, OpId)> {
+        let mut out = vec![];
         for &b in &self.regions[r.index()].blocks {
-            for o in self.block_ops(b) {
-                stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-                    if order == WalkOrder::Pre {
-                        f(self, o);
-                    }
-                    let d = self.op(o);
-                    match d.inner.as_deref() {
-                        Some(inner) => inner.walk_deep(order, f),
-                        None => {
-                            for &r in d.regions.iter() {
-                                self.walk_region_deep(r, order, f);
-                            }
-                        }
-                    }
-                    if order == WalkOrder::Post {
-                        f(self, o);
-                    }
-                });
-            }
+            out.extend(self.block_ops(b).map(|o| (self, o)));
         }
+        out
     }
 
     /// Total live ops here and in nested bodies.
     pub fn deep_op_count(&self) -> usize {
-        self.live_ops
-            + self
-                .ops
-                .iter()
-                .filter(|o| o.alive)
-                .filter_map(|o| o.inner.as_deref())
-                .map(|b| b.deep_op_count())
-                .sum::<usize>()
+        let mut n = 0;
+        let mut stack = vec![self];
+        while let Some(b) = stack.pop() {
+            n += b.live_ops;
+            stack.extend(
+                b.ops
+                    .iter()
+                    .filter(|o| o.alive)
+                    .filter_map(|o| o.inner.as_deref()),
+            );
+        }
+        n
+    }
+}
+
+/// Visit `roots` (ops with the body each lives in) and everything nested in
+/// them — into nested isolated bodies if `deep` — pre- or post-order, with an
+/// explicit stack: IR nests as deep as its text, and a recursive walk would
+/// put that depth on the thread's stack.
+fn walk_ops<'a>(
+    roots: Vec<(&'a Body, OpId)>,
+    deep: bool,
+    order: WalkOrder,
+    f: &mut dyn FnMut(&Body, OpId),
+) {
+    // (body, op, children pushed?) — an op is visited post-order when it is
+    // met again after its children.
+    let mut stack: Vec<(&'a Body, OpId, bool)> = roots
+        .into_iter()
+        .rev()
+        .map(|(b, o)| (b, o, false))
+        .collect();
+    while let Some((b, o, expanded)) = stack.pop() {
+        if expanded {
+            f(b, o);
+            continue;
+        }
+        if order == WalkOrder::Pre {
+            f(b, o);
+        } else {
+            stack.push((b, o, true));
+        }
+        let d = b.op(o);
+        let inner = match d.inner.as_deref() {
+            Some(_) if !deep => continue,
+            Some(inner) => inner,
+            None => b,
+        };
+        let at = stack.len();
+        for &r in d.regions.iter() {
+            for &blk in &inner.regions[r.index()].blocks {
+                stack.extend(inner.block_ops(blk).map(|c| (inner, c, false)));
+            }
+        }
+        stack[at..].reverse();
     }
 }
 

@@ -7,6 +7,7 @@
 //! - [`verifier`], [`diagnostics`]: checking and reporting
 //! - [`pass`], [`passes`]: the pass manager and the core passes
 
+pub mod affine_alias;
 pub mod attributes;
 pub mod body;
 pub mod builder;

@@ -2,11 +2,12 @@
 //! formats/custom syntax, or MLIR's generic form (`--print-op-generic`), which
 //! real `mlir-opt --allow-unregistered-dialect` accepts.
 
+use crate::affine_alias::AffineAliases;
 use crate::attributes::{AttrData, AttrDict, Attribute, DenseElements, Element, NamedAttr};
 use crate::body::{BlockId, Body, OpData, OpId, RegionId, ValueDef, ValueId};
 use crate::dim::Dim;
 use crate::location::Location;
-use crate::module::Module;
+use crate::module::{Module, ResourceValue};
 use crate::opdef::Trait;
 use crate::types::{DType, Type, TypeData};
 use rayon::prelude::*;
@@ -250,12 +251,20 @@ fn push_u32(out: &mut String, mut n: u32) {
     out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
 }
 
+/// A resource entry's value to print: a builtin blob or an external value.
+enum Res<'a> {
+    Blob(&'a crate::module::Blob),
+    Value(&'a ResourceValue),
+}
+
 /// Printer state: output buffer, indentation and caches.
 pub struct Printer {
     pub opts: PrintOptions,
     pub out: String,
     indent: usize,
     type_cache: HashMap<Type, String>,
+    /// The generic form's `#map`/`#set` aliases of the module being printed.
+    aliases: Option<std::sync::Arc<AffineAliases>>,
 }
 
 impl Printer {
@@ -265,6 +274,22 @@ impl Printer {
             out: String::new(),
             indent: 0,
             type_cache: HashMap::default(),
+            aliases: None,
+        }
+    }
+
+    fn style(&self) -> AttrStyle<'_> {
+        AttrStyle::new(&self.opts, &self.aliases)
+    }
+
+    /// Give the generic form of `m` its `#map`/`#set` aliases and print
+    /// their definitions (they come before the module, as in mlir-opt).
+    fn start_module(&mut self, m: &Module) {
+        if self.opts.generic {
+            self.aliases = AffineAliases::collect(m).map(std::sync::Arc::new);
+            if let Some(a) = &self.aliases {
+                a.write_defs(&mut self.out);
+            }
         }
     }
 
@@ -285,7 +310,7 @@ impl Printer {
             return;
         }
         let mut s = String::new();
-        let _ = write_type(&mut s, t, self.opts.generic);
+        let _ = write_type_styled(&mut s, t, self.style());
         self.out.push_str(&s);
         self.type_cache.insert(t, s);
     }
@@ -341,6 +366,7 @@ impl Printer {
         let top: Vec<OpId> = m.top_ops();
         let (names, table) = self.names_for(m.body());
         let scope = Scope::of(&names, table.as_ref(), m.body());
+        self.start_module(m);
         let chunks = self.top_level_chunks(m, scope, &top);
         self.module_header(m, top.is_empty());
         for c in chunks {
@@ -356,6 +382,7 @@ impl Printer {
         ops.par_iter()
             .map(|&o| {
                 let mut p = Printer::new(opts);
+                p.aliases = self.aliases.clone();
                 p.indent = 2;
                 p.newline();
                 p.print_op(body, scope, o);
@@ -424,23 +451,139 @@ impl Printer {
             let _ = write!(self.out, " {}", mop.loc);
         }
         self.out.push('\n');
-        if !m.resources.is_empty() {
+        self.resource_section(m);
+    }
+
+    /// `{-# dialect_resources: ..., external_resources: ... #-}` as MLIR
+    /// prints it: the builtin blobs the IR refers to (an unreferenced blob is
+    /// dead, and MLIR drops it too), then the external resources as read.
+    fn resource_section(&mut self, m: &Module) {
+        let blobs: Vec<_> = if m.resources.is_empty() {
+            vec![]
+        } else {
+            self.resources_in_print_order(m)
+                .into_iter()
+                .filter_map(|n| m.resources.get_key_value(n.as_str()))
+                .collect()
+        };
+        if blobs.is_empty() && m.external_resources.is_empty() {
+            return;
+        }
+        self.out.push_str("\n{-#\n");
+        if !blobs.is_empty() {
             self.out
-                .push_str("\n{-#\n  dialect_resources: {\n    builtin: {\n");
-            let n = m.resources.len();
-            for (i, (k, b)) in m.resources.iter().enumerate() {
-                self.out.push_str("      ");
-                write_resource_key(&mut self.out, k);
-                self.out.push_str(": \"0x");
-                push_hex(&mut self.out, &b.alignment.to_le_bytes());
-                push_hex(&mut self.out, &b.data);
-                self.out.push('"');
-                if i + 1 < n {
-                    self.out.push(',');
-                }
-                self.out.push('\n');
+                .push_str("  dialect_resources: {\n    builtin: {\n");
+            self.resource_entries(
+                blobs
+                    .iter()
+                    .map(|(k, b)| (k.as_str(), Res::Blob(b)))
+                    .collect(),
+            );
+            self.out.push_str("    }\n  }");
+        }
+        if !m.external_resources.is_empty() {
+            if !blobs.is_empty() {
+                self.out.push_str(",\n");
             }
-            self.out.push_str("    }\n  }\n#-}\n");
+            self.out.push_str("  external_resources: {\n");
+            let n = m.external_resources.len();
+            for (i, (group, entries)) in m.external_resources.iter().enumerate() {
+                self.out.push_str("    ");
+                write_resource_key(&mut self.out, group);
+                self.out.push_str(": {\n");
+                let entries = entries.iter().map(|(k, v)| (k.as_str(), Res::Value(v)));
+                self.resource_entries(entries.collect());
+                self.out
+                    .push_str(if i + 1 < n { "    },\n" } else { "    }\n" });
+            }
+            self.out.push_str("  }");
+        }
+        self.out.push_str("\n#-}\n");
+    }
+
+    /// The `dense_resource` names the text refers to, in the order the
+    /// printer meets them (MLIR lists the blobs in that order): an op's
+    /// properties, then — in the generic form — what is nested in its
+    /// regions and after that its attributes; in the custom form its
+    /// attributes come first.
+    fn resources_in_print_order(&self, m: &Module) -> Vec<crate::ident::Ident> {
+        enum Step<'a> {
+            Op(&'a Body, OpId),
+            Attrs(Vec<Attribute>),
+        }
+        let mut seen = indexmap::IndexSet::new();
+        let mut note = |a: Attribute| {
+            a.for_each_nested(&mut |x| {
+                if let AttrData::DenseResource { name, .. } = x.data() {
+                    seen.insert(*name);
+                }
+            })
+        };
+        let (generic, debuginfo) = (self.opts.generic, self.opts.debuginfo);
+        let mut stack = vec![Step::Op(&m.outer, m.op)];
+        while let Some(step) = stack.pop() {
+            let (b, o) = match step {
+                Step::Attrs(xs) => {
+                    xs.into_iter().for_each(&mut note);
+                    continue;
+                }
+                Step::Op(b, o) => (b, o),
+            };
+            let d = b.op(o);
+            d.props.into_iter().for_each(&mut note);
+            // An op's location prints after everything else of it.
+            let mut locs = vec![];
+            if debuginfo {
+                d.loc.for_each_metadata(&mut |a| locs.push(a));
+            }
+            let after = d.attrs.entries().iter().map(|(_, a)| *a);
+            if generic {
+                stack.push(Step::Attrs(after.chain(locs).collect()));
+            } else {
+                after.for_each(&mut note);
+                stack.push(Step::Attrs(locs));
+            }
+            let rb = d.region_body(b);
+            let at = stack.len();
+            for &r in d.regions() {
+                for &blk in &rb.region(r).blocks {
+                    let mut arg_locs = vec![];
+                    if debuginfo {
+                        for &a in &rb.block(blk).args {
+                            rb.value(a).loc.for_each_metadata(&mut |m| arg_locs.push(m));
+                        }
+                    }
+                    stack.push(Step::Attrs(arg_locs));
+                    stack.extend(rb.block_ops(blk).map(|c| Step::Op(rb, c)));
+                }
+            }
+            stack[at..].reverse();
+        }
+        seen.into_iter().collect()
+    }
+
+    /// `      key: value` lines, comma-separated.
+    fn resource_entries(&mut self, entries: Vec<(&str, Res<'_>)>) {
+        let n = entries.len();
+        for (i, (k, v)) in entries.into_iter().enumerate() {
+            self.out.push_str("      ");
+            write_resource_key(&mut self.out, k);
+            self.out.push_str(": ");
+            match v {
+                Res::Blob(b) | Res::Value(ResourceValue::Blob(b)) => {
+                    self.out.push_str("\"0x");
+                    push_hex(&mut self.out, &b.alignment.to_le_bytes());
+                    push_hex(&mut self.out, &b.data);
+                    self.out.push('"');
+                }
+                Res::Value(ResourceValue::String(s)) => {
+                    let _ = write_string_literal(&mut self.out, s);
+                }
+                Res::Value(ResourceValue::Bool(b)) => {
+                    self.out.push_str(if *b { "true" } else { "false" })
+                }
+            }
+            self.out.push_str(if i + 1 < n { ",\n" } else { "\n" });
         }
     }
 
@@ -449,7 +592,12 @@ impl Printer {
     fn properties(&mut self, props: Option<Attribute>) {
         if let Some(p) = props {
             self.out.push_str(" <");
-            let _ = write_attr_mode(&mut self.out, p, AttrStyle::of(&self.opts), false);
+            let _ = write_attr_mode(
+                &mut self.out,
+                p,
+                AttrStyle::new(&self.opts, &self.aliases),
+                false,
+            );
             self.out.push('>');
         }
     }
@@ -468,7 +616,12 @@ impl Printer {
             write_attr_key(&mut self.out, k);
             if !matches!(v.data(), AttrData::Unit) {
                 self.out.push_str(" = ");
-                let _ = write_attr_mode(&mut self.out, *v, AttrStyle::of(&self.opts), false);
+                let _ = write_attr_mode(
+                    &mut self.out,
+                    *v,
+                    AttrStyle::new(&self.opts, &self.aliases),
+                    false,
+                );
             }
         }
         self.out.push('}');
@@ -488,6 +641,7 @@ pub fn write_module(
     let mut p = Printer::new(opts);
     let (names, table) = p.names_for(m.body());
     let scope = Scope::of(&names, table.as_ref(), m.body());
+    p.start_module(m);
     p.module_header(m, top.is_empty());
     w.write_all(p.out.as_bytes())?;
     p.out.clear();
@@ -622,12 +776,12 @@ impl OpPrinter<'_, '_> {
 
     /// An attribute as it appears in a format (`[1, 1]`, `2`, `"AICore"`).
     pub fn attr_value(&mut self, a: Attribute) {
-        let style = AttrStyle::of(&self.p.opts);
+        let style = AttrStyle::new(&self.p.opts, &self.p.aliases);
         let _ = write_attr_mode(&mut self.p.out, a, style, true);
     }
 
     pub fn attr(&mut self, a: Attribute) {
-        let style = AttrStyle::of(&self.p.opts);
+        let style = AttrStyle::new(&self.p.opts, &self.p.aliases);
         let _ = write_attr_mode(&mut self.p.out, a, style, false);
     }
 
@@ -876,11 +1030,16 @@ impl OpPrinter<'_, '_> {
 // ---- types and attributes -------------------------------------------------
 
 pub fn write_type(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
-    // Types nest (function types, encodings): deep nesting must not overflow the stack.
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_type_rec(f, t, generic))
+    write_type_styled(f, t, AttrStyle::plain(generic))
 }
 
-fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
+fn write_type_styled(f: &mut dyn fmt::Write, t: Type, style: AttrStyle<'_>) -> fmt::Result {
+    // Types nest (function types, encodings): deep nesting must not overflow the stack.
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_type_rec(f, t, style))
+}
+
+fn write_type_rec(f: &mut dyn fmt::Write, t: Type, style: AttrStyle<'_>) -> fmt::Result {
+    let generic = style.generic;
     match t.data() {
         TypeData::Scalar(d) => f.write_str(d.name()),
         TypeData::None => f.write_str("none"),
@@ -911,12 +1070,12 @@ fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result
                 f.write_str("\"")?;
                 if let Some(e) = tt.encoding {
                     f.write_str(", ")?;
-                    write_attr(f, e, generic)?;
+                    write_attr_mode(f, e, style, false)?;
                 }
                 f.write_str(">")?;
             } else if let Some(e) = tt.encoding {
                 f.write_str(", ")?;
-                write_attr(f, e, generic)?;
+                write_attr_mode(f, e, style, false)?;
             }
             f.write_str(">")
         }
@@ -926,22 +1085,23 @@ fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                write_type(f, *t, generic)?;
+                write_type_styled(f, *t, style)?;
             }
             f.write_str(") -> ")?;
             if results.len() == 1 && !matches!(results[0].data(), TypeData::Function { .. }) {
-                write_type(f, results[0], generic)
+                write_type_styled(f, results[0], style)
             } else {
                 f.write_str("(")?;
                 for (i, t) in results.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write_type(f, *t, generic)?;
+                    write_type_styled(f, *t, style)?;
                 }
                 f.write_str(")")
             }
         }
+        TypeData::Verbatim(text) => style.verbatim(f, text),
         TypeData::Opaque {
             dialect,
             name,
@@ -984,7 +1144,7 @@ fn fmt_float_bits(v: f64, dt: DType) -> String {
 
 /// A float as the style prints it: MLIR's exact spelling in the generic
 /// form (`1.500000e+00`), the shortest that reads back otherwise (`1.5`).
-fn float_text(v: f64, dt: DType, style: AttrStyle) -> String {
+fn float_text(v: f64, dt: DType, style: AttrStyle<'_>) -> String {
     if style.generic {
         crate::mlir_float::mlir_float(v, dt)
     } else {
@@ -992,9 +1152,9 @@ fn float_text(v: f64, dt: DType, style: AttrStyle) -> String {
     }
 }
 
-fn write_typed_suffix(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
+fn write_typed_suffix(f: &mut dyn fmt::Write, t: Type, style: AttrStyle<'_>) -> fmt::Result {
     f.write_str(" : ")?;
-    write_type(f, t, generic)
+    write_type_styled(f, t, style)
 }
 
 /// An attribute in full (`1 : i64`, `2.5 : f32`).
@@ -1007,24 +1167,38 @@ pub fn write_attr_elided(f: &mut dyn fmt::Write, a: Attribute, generic: bool) ->
     write_attr_mode(f, a, AttrStyle::plain(generic), true)
 }
 
-/// How attributes print: generic types, and dense literals as hex past a size.
+/// How attributes and types print: generic spellings, dense literals as hex
+/// past a size, affine maps and sets by their aliases.
 #[derive(Clone, Copy)]
-struct AttrStyle {
+struct AttrStyle<'a> {
     generic: bool,
     hex_over: Option<usize>,
+    aliases: Option<&'a AffineAliases>,
 }
 
-impl AttrStyle {
-    fn plain(generic: bool) -> AttrStyle {
-        AttrStyle {
-            generic,
-            hex_over: None,
-        }
-    }
-    fn of(opts: &PrintOptions) -> AttrStyle {
+impl<'a> AttrStyle<'a> {
+    /// From a printer's fields (apart, so its output can be written meanwhile).
+    fn new(opts: &PrintOptions, aliases: &'a Option<std::sync::Arc<AffineAliases>>) -> Self {
         AttrStyle {
             generic: opts.generic,
             hex_over: opts.hex_elements_over,
+            aliases: aliases.as_deref(),
+        }
+    }
+
+    fn plain(generic: bool) -> AttrStyle<'static> {
+        AttrStyle {
+            generic,
+            hex_over: None,
+            aliases: None,
+        }
+    }
+
+    /// Verbatim text, affine maps and sets written as their aliases.
+    fn verbatim(self, f: &mut dyn fmt::Write, text: &str) -> fmt::Result {
+        match self.aliases {
+            Some(a) => a.write_substituted(f, text),
+            None => f.write_str(text),
         }
     }
 }
@@ -1032,7 +1206,7 @@ impl AttrStyle {
 fn write_attr_mode(
     f: &mut dyn fmt::Write,
     a: Attribute,
-    style: AttrStyle,
+    style: AttrStyle<'_>,
     elide: bool,
 ) -> fmt::Result {
     // Arrays and dictionaries nest arbitrarily deep.
@@ -1044,10 +1218,9 @@ fn write_attr_mode(
 fn write_attr_mode_rec(
     f: &mut dyn fmt::Write,
     a: Attribute,
-    style: AttrStyle,
+    style: AttrStyle<'_>,
     elide: bool,
 ) -> fmt::Result {
-    let generic = style.generic;
     match a.data() {
         AttrData::Unit => f.write_str("unit"),
         AttrData::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
@@ -1064,7 +1237,7 @@ fn write_attr_mode_rec(
             {
                 return Ok(());
             }
-            write_typed_suffix(f, *ty, generic)
+            write_typed_suffix(f, *ty, style)
         }
         AttrData::Float { bits, ty } => {
             let dt = ty.dtype().unwrap_or(DType::F64);
@@ -1074,7 +1247,7 @@ fn write_attr_mode_rec(
             if elide && dt == DType::F64 && !(style.generic && text.starts_with("0x")) {
                 return Ok(());
             }
-            write_typed_suffix(f, *ty, generic)
+            write_typed_suffix(f, *ty, style)
         }
         AttrData::String(s) => write_string_literal(f, s),
         AttrData::Array(xs) => {
@@ -1129,16 +1302,16 @@ fn write_attr_mode_rec(
             }
             Ok(())
         }
-        AttrData::Type(t) => write_type(f, *t, generic),
+        AttrData::Type(t) => write_type_styled(f, *t, style),
         AttrData::Dense(d) => {
             f.write_str("dense<")?;
             write_dense_body_styled(f, d, style)?;
             f.write_str(">")?;
-            write_typed_suffix(f, d.ty, generic)
+            write_typed_suffix(f, d.ty, style)
         }
         AttrData::DenseResource { name, ty } => {
             write!(f, "dense_resource<{name}>")?;
-            write_typed_suffix(f, *ty, generic)
+            write_typed_suffix(f, *ty, style)
         }
         AttrData::External {
             path,
@@ -1149,7 +1322,7 @@ fn write_attr_mode_rec(
             f.write_str("#ge.external<")?;
             write_string_literal(f, path)?;
             write!(f, ", offset = {offset}, length = {length}, type = ")?;
-            write_type(f, *ty, generic)?;
+            write_type_styled(f, *ty, style)?;
             f.write_str(">")
         }
         AttrData::Format(fa) => {
@@ -1169,6 +1342,7 @@ fn write_attr_mode_rec(
             }
             f.write_str(">")
         }
+        AttrData::Verbatim(text) => style.verbatim(f, text),
         AttrData::Opaque {
             dialect,
             name,
@@ -1195,6 +1369,7 @@ pub fn write_dense_body(
         AttrStyle {
             generic: false,
             hex_over,
+            aliases: None,
         },
     )
 }
@@ -1209,7 +1384,7 @@ const MLIR_HEX_ELEMENTS_OVER: usize = 100;
 fn write_dense_body_styled(
     f: &mut dyn fmt::Write,
     d: &DenseElements,
-    style: AttrStyle,
+    style: AttrStyle<'_>,
 ) -> fmt::Result {
     let dt = d.dtype();
     let elem = |f: &mut dyn fmt::Write, e: Element| -> fmt::Result {

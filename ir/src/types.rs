@@ -220,6 +220,9 @@ pub enum TypeData {
         name: Ident,
         body: Box<str>,
     },
+    /// A builtin MLIR type ge does not model (`memref<…>`, `vector<…>`,
+    /// `complex<…>`, `tuple<…>`), kept as written, aliases resolved.
+    Verbatim(Box<str>),
 }
 
 /// An interned type handle.
@@ -266,6 +269,11 @@ impl Type {
     }
     pub fn none() -> Type {
         Type::new(TypeData::None)
+    }
+    /// A builtin type ge does not model, kept as `text`.
+    pub fn verbatim(text: &str) -> Type {
+        crate::affine_alias::note_verbatim(text);
+        Type::new(TypeData::Verbatim(text.into()))
     }
     pub fn function(inputs: &[Type], results: &[Type]) -> Type {
         Type::new(TypeData::Function {

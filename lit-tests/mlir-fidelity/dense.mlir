@@ -1,10 +1,12 @@
 // MLIR fidelity: dense elements attributes
 // ge-opt's generic form is mlir-opt-22's, byte for byte: the CHECK lines are
-// mlir-opt-22's output for this file (checked everywhere), and where
-// mlir-opt-22 is installed the two outputs are compared whole.
+// mlir-opt-22's output for this file (checked everywhere), where mlir-opt-22
+// is installed the two outputs are compared whole, and ge-opt reads its own
+// output back to the same text.
 // RUN: ge-opt --allow-unregistered-dialect --print-op-generic %s > %t
 // RUN: filecheck %s --input-file=%t --match-full-lines
-// RUN: %if mlir-opt %{ %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic %s | sed '$d' | diff %t - %}
+// RUN: ge-opt --allow-unregistered-dialect --print-op-generic %t | diff %t -
+// RUN: %if mlir-opt %{ %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic %s | sed '${/^$/d;}' | diff %t - %}
 
 // CHECK:      "builtin.module"() ({
 // CHECK-NEXT:   "x.dense"() {a = dense<[1, 2]> : tensor<2xi32>, b = dense<1.000000e+00> : tensor<4xf32>, c = dense<[1, 2, 3, 4]> : tensor<4xi8>, d = dense<> : tensor<0xf32>, e = dense<{{\[\[}}1, 2], [3, 4]]> : tensor<2x2xi32>, f = dense<[true, false]> : tensor<2xi1>, g = dense<5> : tensor<3xi16>, h = dense<-1> : tensor<i64>, i = dense<1.500000e+00> : tensor<1x1x1xf16>, j = dense<1.000000e+00> : tensor<2xf32>, k = dense<255> : tensor<2xui8>, l = dense<[1, 2]> : tensor<2xindex>} : () -> ()

@@ -1,10 +1,12 @@
 // MLIR fidelity: float spelling
 // ge-opt's generic form is mlir-opt-22's, byte for byte: the CHECK lines are
-// mlir-opt-22's output for this file (checked everywhere), and where
-// mlir-opt-22 is installed the two outputs are compared whole.
+// mlir-opt-22's output for this file (checked everywhere), where mlir-opt-22
+// is installed the two outputs are compared whole, and ge-opt reads its own
+// output back to the same text.
 // RUN: ge-opt --allow-unregistered-dialect --print-op-generic %s > %t
 // RUN: filecheck %s --input-file=%t --match-full-lines
-// RUN: %if mlir-opt %{ %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic %s | sed '$d' | diff %t - %}
+// RUN: ge-opt --allow-unregistered-dialect --print-op-generic %t | diff %t -
+// RUN: %if mlir-opt %{ %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic %s | sed '${/^$/d;}' | diff %t - %}
 
 // CHECK:      "builtin.module"() ({
 // CHECK-NEXT:   "x.floats"() {a = 1.500000e+00 : f32, b = 1.000000e-01 : f32, c = 1.000000e-01 : f64, d = 3.14159265358979 : f64, e = 1.2345678899999999 : f64, f = -0.000000e+00 : f32, g = 0.000000e+00 : f64, h = 6.550400e+04 : f16, i = 3.004060e+38 : bf16, j = 1.000000e-300 : f64, k = 9.999940e-41 : f32, l = 0x4B800000 : f32, m = 0x419D6F3454000000 : f64, n = 2.500000e+00 : f64, o = [1.500000e+00, 2.500000e+00 : f32, 9218868437227405312]} : () -> ()

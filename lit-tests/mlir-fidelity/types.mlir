@@ -1,10 +1,12 @@
 // MLIR fidelity: builtin types ge models
 // ge-opt's generic form is mlir-opt-22's, byte for byte: the CHECK lines are
-// mlir-opt-22's output for this file (checked everywhere), and where
-// mlir-opt-22 is installed the two outputs are compared whole.
+// mlir-opt-22's output for this file (checked everywhere), where mlir-opt-22
+// is installed the two outputs are compared whole, and ge-opt reads its own
+// output back to the same text.
 // RUN: ge-opt --allow-unregistered-dialect --print-op-generic %s > %t
 // RUN: filecheck %s --input-file=%t --match-full-lines
-// RUN: %if mlir-opt %{ %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic %s | sed '$d' | diff %t - %}
+// RUN: ge-opt --allow-unregistered-dialect --print-op-generic %t | diff %t -
+// RUN: %if mlir-opt %{ %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic %s | sed '${/^$/d;}' | diff %t - %}
 
 // CHECK:      "builtin.module"() ({
 // CHECK-NEXT:   %0 = "x.t"() : () -> i1

@@ -168,6 +168,7 @@ fn copy_op(dst: &mut Module, body: &Body, o: OpId, with_body: bool) {
 pub fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> (String, String) {
     let mut shell = empty_like(ctx, m);
     shell.resources = m.resources.clone();
+    shell.external_resources = m.external_resources.clone();
     let block = shell.block();
     let b = shell.body_mut();
     let p = b.create_op(OpState::new(PLACEHOLDER, Location::unknown()));

@@ -139,12 +139,59 @@ impl<'c, 's> Parser<'c, 's> {
                     }),
                 }
             }
+            Rule::verbatim_type => Type::verbatim(&self.resolve_verbatim(text, span)?),
             r => return Err(self.err(span, format!("expected type, found {r:?}"))),
         };
         if cacheable {
             self.type_cache.insert(text, t);
         }
         Ok(t)
+    }
+
+    /// The text of a verbatim type or attribute with the aliases it names
+    /// (`#map`, `!t`; not dialect names such as `#foo.bar`) written out: the
+    /// text is kept, and must not depend on definitions that are not.
+    fn resolve_verbatim(&self, text: &str, span: Range<usize>) -> PResult<String> {
+        let b = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let (mut i, mut copied) = (0, 0);
+        while i < b.len() {
+            if b[i] == b'"' {
+                i += lex::string_len(&b[i..]).max(1);
+                continue;
+            }
+            if !matches!(b[i], b'#' | b'!') {
+                i += 1;
+                continue;
+            }
+            let n = b[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
+                .count();
+            let id = &text[i + 1..i + 1 + n];
+            if n == 0 || id.contains('.') {
+                i += 1;
+                continue;
+            }
+            let mut spelled = String::new();
+            if b[i] == b'#' {
+                let a = self.attr_aliases.get(id).ok_or_else(|| {
+                    self.err(span.clone(), format!("undefined attribute alias '#{id}'"))
+                })?;
+                let _ = crate::printer::write_attr(&mut spelled, *a, true);
+            } else {
+                let t = self.type_aliases.get(id).ok_or_else(|| {
+                    self.err(span.clone(), format!("undefined type alias '!{id}'"))
+                })?;
+                let _ = crate::printer::write_type(&mut spelled, *t, true);
+            }
+            out.push_str(&text[copied..i]);
+            out.push_str(&spelled);
+            i += 1 + n;
+            copied = i;
+        }
+        out.push_str(&text[copied..]);
+        Ok(out)
     }
 
     pub(super) fn build_dtype(&self, text: &str, span: Range<usize>) -> PResult<DType> {
@@ -467,6 +514,7 @@ impl<'c, 's> Parser<'c, 's> {
             Rule::dict_attr => Attribute::dict(self.build_dict(p, base)?),
             Rule::symbol_ref => self.build_symbol(p, span.clone())?,
             Rule::type_ => Attribute::ty(self.build_type(p)?),
+            Rule::verbatim_attr => Attribute::verbatim(&self.resolve_verbatim(p.as_str(), span)?),
             Rule::hash_attr => {
                 let mut it = p.into_inner();
                 let id = it.next().map(|x| &x.as_str()[1..]).unwrap_or("");
@@ -886,11 +934,14 @@ impl<'c, 's> Parser<'c, 's> {
                 }))
             }
             Rule::loc_alias => {
+                // mlir-opt defines most location aliases after the module:
+                // an alias not seen yet is resolved when the parse ends.
                 let id = &p.as_str()[1..];
-                Err(self.err(
-                    span,
-                    format!("location alias '#{id}' is not supported; inline the location"),
-                ))
+                if let Some(&l) = self.loc_aliases.get(id) {
+                    return Ok(l);
+                }
+                self.loc_alias_uses.push((id, span));
+                Ok(Location::new(LocData::Alias(Ident::new(id))))
             }
             _ => Err(self.err(span, "expected location")),
         }

@@ -58,7 +58,7 @@ fn bare_id_len(s: &[u8]) -> usize {
 }
 
 /// Length of a string literal at the start of `s` (0 if unterminated or none).
-pub(super) fn string_len(s: &[u8]) -> usize {
+pub(crate) fn string_len(s: &[u8]) -> usize {
     if s.first() != Some(&b'"') {
         return 0;
     }
@@ -183,6 +183,8 @@ fn at_boundary(s: &[u8]) -> bool {
             }
             s.starts_with(b"module") && !s.get(6).is_some_and(|&c| is_id_char(c))
         }
+        // An alias definition (mlir-opt puts location aliases after the module).
+        Some(b'#' | b'!') => is_alias_def(s),
         _ => false,
     }
 }
@@ -518,6 +520,11 @@ impl<'c, 's> Parser<'c, 's> {
                     Rule::dense_resource_attr
                 };
                 if let Some(r) = self.pest_item(rule, i)? {
+                    return Ok(Some(r));
+                }
+            }
+            "memref" | "vector" | "complex" | "tuple" if next == Some(b'<') => {
+                if let Some(r) = self.pest_item(Rule::simple_type, i)? {
                     return Ok(Some(r));
                 }
             }

@@ -152,6 +152,10 @@ pub struct Parser<'c, 's> {
     pos: usize,
     type_aliases: HashMap<&'s str, Type>,
     attr_aliases: HashMap<&'s str, Attribute>,
+    /// `#loc3 = loc(...)` definitions.
+    loc_aliases: HashMap<&'s str, Location>,
+    /// Uses of location aliases not defined when met (resolved at the end).
+    loc_alias_uses: Vec<(&'s str, Range<usize>)>,
     type_cache: HashMap<&'s str, Type>,
     /// Resolved op names → interned name and definition ([custom form, generic form]).
     op_names: [HashMap<String, (Ident, Option<&'static OpDef>)>; 2],
@@ -159,6 +163,7 @@ pub struct Parser<'c, 's> {
     bodies: Vec<Body>,
     resource_uses: Vec<(String, Range<usize>)>,
     resources: indexmap::IndexMap<String, Blob>,
+    external_resources: crate::module::ExternalResources,
     forward_dummy: &'static OpDef,
     /// Parse runs of functions on rayon's threads (see `parallel`).
     parallel: bool,
@@ -339,12 +344,15 @@ impl<'c, 's> Parser<'c, 's> {
             pos: 0,
             type_aliases: HashMap::default(),
             attr_aliases: HashMap::default(),
+            loc_aliases: HashMap::default(),
+            loc_alias_uses: vec![],
             type_cache: HashMap::default(),
             op_names: Default::default(),
             frames: vec![],
             bodies: vec![],
             resource_uses: vec![],
             resources: indexmap::IndexMap::new(),
+            external_resources: indexmap::IndexMap::new(),
             forward_dummy: &FORWARD_REF,
             parallel: false,
             serial_until: 0,
@@ -547,6 +555,7 @@ impl<'c, 's> Parser<'c, 's> {
             self.bodies[0].append_op(block, op);
         }
         self.pop_frame()?;
+        self.resolve_loc_aliases()?;
         for (name, span) in std::mem::take(&mut self.resource_uses) {
             if !self.resources.contains_key(&name) {
                 return Err(self.err(
@@ -573,6 +582,8 @@ impl<'c, 's> Parser<'c, 's> {
             let mut outer = Body::new();
             let r = outer.new_region(None);
             let b = outer.add_block(r);
+            // At its first op, so that module-level diagnostics point into the
+            // file (mlir-opt says `file:0:0`, which points nowhere).
             let mut st = OpState::new("builtin.module", self.loc_at(first_op_pos.unwrap_or(0)));
             st.def = self.ctx.op_def("builtin.module");
             let op = outer.create_op_with_regions(st, vec![root], Some(Box::new(top)));
@@ -580,7 +591,69 @@ impl<'c, 's> Parser<'c, 's> {
             Module::from_parts(outer, op)
         };
         module.resources = std::mem::take(&mut self.resources);
+        module.external_resources = std::mem::take(&mut self.external_resources);
         Ok(module)
+    }
+
+    /// Replace the location aliases used before their definitions, in every
+    /// op's and block argument's location, once all definitions are read.
+    fn resolve_loc_aliases(&mut self) -> PResult<()> {
+        if self.loc_alias_uses.is_empty() {
+            return Ok(());
+        }
+        // Each alias resolved once; a cycle (`#a = loc(#b)`, `#b = loc(#a)`) is an error.
+        let mut done: HashMap<Ident, Option<Location>> = HashMap::default();
+        let defs: HashMap<Ident, Location> = self
+            .loc_aliases
+            .iter()
+            .map(|(k, v)| (Ident::new(k), *v))
+            .collect();
+        fn resolve(
+            name: Ident,
+            defs: &HashMap<Ident, Location>,
+            done: &mut HashMap<Ident, Option<Location>>,
+        ) -> Option<Location> {
+            if let Some(r) = done.get(&name) {
+                return *r;
+            }
+            done.insert(name, None);
+            let r = defs
+                .get(&name)
+                .and_then(|l| l.resolve_aliases(&mut |n| resolve(n, defs, done)).ok());
+            done.insert(name, r);
+            r
+        }
+        for (name, span) in std::mem::take(&mut self.loc_alias_uses) {
+            if resolve(Ident::new(name), &defs, &mut done).is_none() {
+                let why = if defs.contains_key(&Ident::new(name)) {
+                    "is defined in terms of itself"
+                } else {
+                    "is not defined"
+                };
+                return Err(self.err(span, format!("location alias '#{name}' {why}")));
+            }
+        }
+        let mut lookup = |n: Ident| done.get(&n).copied().flatten();
+        let mut stack: Vec<&mut Body> = self.bodies.iter_mut().collect();
+        while let Some(body) = stack.pop() {
+            for v in 0..body.value_capacity() {
+                let v = ValueId(v as u32);
+                let l = body.value(v).loc;
+                if l.has_alias() {
+                    let l = l.resolve_aliases(&mut lookup).unwrap_or_default();
+                    body.set_value_loc(v, l);
+                }
+            }
+            for d in Body::ops_mut(body) {
+                if d.loc.has_alias() {
+                    d.loc = d.loc.resolve_aliases(&mut lookup).unwrap_or_default();
+                }
+                if let Some(inner) = d.inner.as_deref_mut() {
+                    stack.push(inner);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn is_alias_def(&self) -> bool {
@@ -616,8 +689,25 @@ impl<'c, 's> Parser<'c, 's> {
             let attr_pair = it
                 .next()
                 .ok_or_else(|| self.err(start..start + 1, "expected attribute"))?;
-            let attr = self.build_attr_at(attr_pair, start)?;
-            if self.attr_aliases.insert(name, attr).is_some() {
+            let loc = attr_pair
+                .clone()
+                .into_inner()
+                .next()
+                .filter(|p| p.as_rule() == Rule::location_attr)
+                .and_then(|p| p.into_inner().next());
+            let redefined = match loc {
+                Some(l) => {
+                    let loc = self.build_loc(l, start)?;
+                    self.loc_aliases.insert(name, loc).is_some()
+                        || self.attr_aliases.contains_key(name)
+                }
+                None => {
+                    let attr = self.build_attr_at(attr_pair, start)?;
+                    self.attr_aliases.insert(name, attr).is_some()
+                        || self.loc_aliases.contains_key(name)
+                }
+            };
+            if redefined {
                 return Err(self.err(
                     start..start + name.len() + 1,
                     format!("redefinition of attribute alias '#{name}'"),
@@ -628,15 +718,33 @@ impl<'c, 's> Parser<'c, 's> {
         Ok(())
     }
 
+    /// `{-# dialect_resources: {...}, external_resources: {...} #-}`. The
+    /// builtin dialect's resources are `dense_resource` blobs; external ones
+    /// are kept as read and printed back. Anything else (other dialects'
+    /// resources, other sections) is an error, never dropped.
     fn parse_resources(&mut self) -> PResult<()> {
         let start = self.pos;
         let pair = self.run(Rule::resource_section)?;
         for group in pair.clone().into_inner() {
+            let gspan = Self::pspan(&group, start);
             let mut g = group.into_inner();
             let kind = g.next().map(|p| p.as_str()).unwrap_or("");
+            if kind != "dialect_resources" && kind != "external_resources" {
+                return Err(self.err(
+                    gspan,
+                    format!("unknown resource section '{kind}' (expected 'dialect_resources' or 'external_resources')"),
+                ));
+            }
             for dialect in g {
+                let dspan = Self::pspan(&dialect, start);
                 let mut d = dialect.into_inner();
                 let dname = d.next().map(|p| p.as_str()).unwrap_or("");
+                if kind == "dialect_resources" && dname != "builtin" {
+                    return Err(self.err(
+                        dspan,
+                        format!("resources of dialect '{dname}' cannot be kept: ge reads the builtin dialect's (dense_resource blobs) only"),
+                    ));
+                }
                 for entry in d {
                     let sp = Self::pspan(&entry, start);
                     let mut e = entry.into_inner();
@@ -645,10 +753,37 @@ impl<'c, 's> Parser<'c, 's> {
                         .map_or(Some(String::new()), |p| unquote_key(p.as_str()))
                         .ok_or_else(|| self.err(sp.clone(), NOT_UTF8))?;
                     let val = e.next().map(|p| p.as_str()).unwrap_or("");
-                    if kind == "dialect_resources" && dname == "builtin" {
-                        let blob = parse_hex_blob(val)
-                            .ok_or_else(|| self.err(sp.clone(), format!("resource '{key}' is not a valid hex blob (\"0x\" + 4-byte alignment + data)")))?;
-                        self.resources.insert(key, blob);
+                    let blob = || {
+                        parse_hex_blob(val).ok_or_else(|| {
+                            self.err(sp.clone(), format!("resource '{key}' is not a valid hex blob (\"0x\" + 4-byte alignment + data)"))
+                        })
+                    };
+                    let dup = if kind == "dialect_resources" {
+                        let b = blob()?;
+                        self.resources.insert(key.clone(), b).is_some()
+                    } else {
+                        let value = if val.starts_with("\"0x") {
+                            crate::module::ResourceValue::Blob(blob()?)
+                        } else if let Some(q) =
+                            val.strip_prefix('"').and_then(|v| v.strip_suffix('"'))
+                        {
+                            crate::module::ResourceValue::String(
+                                unescape(q).ok_or_else(|| self.err(sp.clone(), NOT_UTF8))?,
+                            )
+                        } else {
+                            crate::module::ResourceValue::Bool(val == "true")
+                        };
+                        self.external_resources
+                            .entry(dname.to_string())
+                            .or_default()
+                            .insert(key.clone(), value)
+                            .is_some()
+                    };
+                    if dup {
+                        return Err(self.err(
+                            sp,
+                            format!("resource '{key}' of '{dname}' is defined twice"),
+                        ));
                     }
                 }
             }

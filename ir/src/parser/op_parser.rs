@@ -682,31 +682,35 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
     /// its inherent attributes, so they must be a dictionary of those.
     fn parse_properties(&mut self) -> PResult<()> {
         let span = self.here();
-        let mut value = self.parse_attr_value(AttrKind::Any)?;
-        // A typed number (`<5 : i32>`): items read the number and its type apart.
-        if self.peek_punct(":")
-            && matches!(value.data(), AttrData::Int { .. } | AttrData::Float { .. })
-        {
-            self.idx += 1;
-            let ty_span = self.here();
-            let ty = self.parse_type()?;
-            let is_int = matches!(value.data(), AttrData::Int { .. });
-            let fits = match (ty.data(), is_int) {
-                (crate::types::TypeData::Scalar(d), true) => d.is_int() || *d == DType::Index,
-                (crate::types::TypeData::Scalar(d), false) => d.is_float(),
-                _ => false,
-            };
-            if !fits {
-                let what = if is_int { "an integer" } else { "a float" };
-                return Err(self
-                    .p
-                    .err(ty_span, format!("expected {what} type, found '{ty}'")));
+        let value = match self.peek() {
+            // Nearly always a dictionary, already an item.
+            Some(Item {
+                kind: ItemKind::Dict(d),
+                ..
+            }) => {
+                let d = *d;
+                self.idx += 1;
+                Attribute::dict(d)
             }
-            value = match value.data() {
-                AttrData::Int { value, .. } => Attribute::int(*value, ty),
-                _ => Attribute::float(value.as_float().unwrap_or_default(), ty),
-            };
-        }
+            // Any other attribute: read whole from the text by the grammar
+            // (items split `5 : i32` or `[() -> ()]` apart), then step over
+            // the items it covers.
+            Some(_) => {
+                let at = span.start;
+                let text = &self.p.src[at..];
+                let pair = run_pest(self.p.shallow, Rule::attribute, text)
+                    .map_err(|e| self.p.pest_error(e, at))?
+                    .next()
+                    .ok_or_else(|| self.expected("properties"))?;
+                let end = at + pair.as_span().end();
+                let value = self.p.build_attr_at(pair, at)?;
+                while self.peek().is_some_and(|i| i.span.start < end) {
+                    self.idx += 1;
+                }
+                value
+            }
+            None => return Err(self.expected("properties")),
+        };
         let span = span.start..self.here().start.max(span.end);
         self.expect_punct(">")?;
         let Some(def) = self.def else {

@@ -32,8 +32,13 @@ struct Parsed {
     inner: Option<Box<Body>>,
 }
 
-/// What a worker returns for a batch: its ops and the resources they use.
-type BatchResult = (Vec<Parsed>, Vec<(String, Range<usize>)>);
+/// What a worker returns for a batch: its ops, the resources they use, the
+/// location aliases they use before their definitions.
+type BatchResult<'s> = (
+    Vec<Parsed>,
+    Vec<(String, Range<usize>)>,
+    Vec<(&'s str, Range<usize>)>,
+);
 
 impl<'c, 's> Parser<'c, 's> {
     /// A parser for a batch: this one's source, line table and aliases, with
@@ -43,6 +48,8 @@ impl<'c, 's> Parser<'c, 's> {
             pos: 0,
             type_aliases: self.type_aliases.clone(),
             attr_aliases: self.attr_aliases.clone(),
+            loc_aliases: self.loc_aliases.clone(),
+            loc_alias_uses: vec![],
             type_cache: HashMap::default(),
             op_names: Default::default(),
             frames: vec![Frame {
@@ -52,6 +59,7 @@ impl<'c, 's> Parser<'c, 's> {
             bodies: vec![Body::new()],
             resource_uses: vec![],
             resources: indexmap::IndexMap::new(),
+            external_resources: indexmap::IndexMap::new(),
             line_starts: self.line_starts.clone(),
             parallel: false,
             serial_until: 0,
@@ -61,7 +69,7 @@ impl<'c, 's> Parser<'c, 's> {
     }
 
     /// Parse `segs` in order; `None` if an op fails or ends elsewhere than cut.
-    fn parse_batch(mut self, segs: &[Range<usize>]) -> Option<BatchResult> {
+    fn parse_batch(mut self, segs: &[Range<usize>]) -> Option<BatchResult<'s>> {
         // Worker threads have small stacks: deep nesting is left to the
         // serial parse on its big stack.
         let text = &self.src[segs.first()?.start..segs.last()?.end];
@@ -87,7 +95,7 @@ impl<'c, 's> Parser<'c, 's> {
                 inner,
             });
         }
-        Some((out, self.resource_uses))
+        Some((out, self.resource_uses, self.loc_alias_uses))
     }
     /// At the start of an op in `block`: when a long run of independent ops
     /// starts here, parse it on rayon's threads, append its ops to `block` and
@@ -125,7 +133,7 @@ impl<'c, 's> Parser<'c, 's> {
             self.serial_until = at.max(self.pos + 1);
             return false;
         }
-        let results: Mutex<Vec<(usize, Option<BatchResult>)>> = Mutex::new(vec![]);
+        let results: Mutex<Vec<(usize, Option<BatchResult<'s>>)>> = Mutex::new(vec![]);
         rayon::scope(|scope| {
             let mut segs = first;
             for index in 0.. {
@@ -149,7 +157,7 @@ impl<'c, 's> Parser<'c, 's> {
         let Some(parsed) = results.into_iter().map(|r| r.1).collect::<Option<Vec<_>>>() else {
             return false;
         };
-        for (ops, uses) in parsed {
+        for (ops, uses, loc_uses) in parsed {
             PARALLEL_OPS.fetch_add(ops.len(), Ordering::Relaxed);
             for p in ops {
                 let body = self.body();
@@ -157,6 +165,7 @@ impl<'c, 's> Parser<'c, 's> {
                 body.append_op(block, op);
             }
             self.resource_uses.extend(uses);
+            self.loc_alias_uses.extend(loc_uses);
         }
         self.pos = at;
         true
