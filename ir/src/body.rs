@@ -191,13 +191,27 @@ impl OpState {
 }
 
 /// Arena of everything inside one isolated-from-above op.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Body {
     ops: Vec<OpData>,
     values: Vec<ValueData>,
     blocks: Vec<BlockData>,
     regions: Vec<RegionData>,
     live_ops: usize,
+}
+
+impl Clone for Body {
+    /// Nested isolated ops' bodies are cloned with their op: one level of
+    /// recursion per nesting level, off the thread's stack limit.
+    fn clone(&self) -> Body {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || Body {
+            ops: self.ops.clone(),
+            values: self.values.clone(),
+            blocks: self.blocks.clone(),
+            regions: self.regions.clone(),
+            live_ops: self.live_ops,
+        })
+    }
 }
 
 impl Drop for Body {
@@ -816,13 +830,16 @@ fn walk_ops<'a>(
             Some(inner) => inner,
             None => b,
         };
-        let at = stack.len();
-        for &r in d.regions.iter() {
-            for &blk in &inner.regions[r.index()].blocks {
-                stack.extend(inner.block_ops(blk).map(|c| (inner, c, false)));
+        // Children pushed last to first, so the first is visited next.
+        for &r in d.regions.iter().rev() {
+            for &blk in inner.regions[r.index()].blocks.iter().rev() {
+                let mut cur = inner.blocks[blk.index()].last;
+                while let Some(c) = cur {
+                    stack.push((inner, c, false));
+                    cur = inner.ops[c.index()].prev;
+                }
             }
         }
-        stack[at..].reverse();
     }
 }
 

@@ -251,6 +251,10 @@ fn push_u32(out: &mut String, mut n: u32) {
     out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
 }
 
+/// The deepest indentation printed: 64 levels of regions (MLIR's text up
+/// to there; deeper ops line up at this column).
+const MAX_INDENT: usize = 2 * 64;
+
 /// A resource entry's value to print: a builtin blob or an external value.
 enum Res<'a> {
     Blob(&'a crate::module::Blob),
@@ -296,7 +300,9 @@ impl Printer {
     fn newline(&mut self) {
         const SPACES: &str = "                                                                ";
         self.out.push('\n');
-        let mut n = self.indent;
+        // Indentation stops growing past `MAX_INDENT`: the text of n nested
+        // regions would otherwise grow with n² (23 GB for 100,000 levels).
+        let mut n = self.indent.min(MAX_INDENT);
         while n > 0 {
             let k = n.min(SPACES.len());
             self.out.push_str(&SPACES[..k]);

@@ -267,7 +267,9 @@ fn clone_region(
             map.insert(a, na);
         }
         for o in src.block_ops(b) {
-            let no = clone_detached(src, o, dst, map)?;
+            // Regions nest as deep as the text: grow the stack, not overflow it.
+            let no =
+                stacker::maybe_grow(64 * 1024, 1024 * 1024, || clone_detached(src, o, dst, map))?;
             dst.append_op(nb, no);
         }
     }

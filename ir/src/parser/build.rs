@@ -5,6 +5,9 @@ use super::*;
 
 /// Longest type spelling the parser's type cache keeps.
 const TYPE_CACHE_MAX_LEN: usize = 256;
+/// The deepest a symbolic dimension expression may nest operators
+/// (`((B+1)/2+1)/2 ...`); dims are hashed, evaluated and printed recursively.
+pub const MAX_DIM_DEPTH: usize = 1024;
 
 impl<'c, 's> Parser<'c, 's> {
     // ---- items -------------------------------------------------------------
@@ -336,50 +339,65 @@ impl<'c, 's> Parser<'c, 's> {
                     .map_err(|_| self.err(span.clone(), "dimension out of range"))?,
             ),
             Rule::sym_dim => Dim::sym(inner.as_str()),
-            Rule::dim_expr => Dim::from_expr(self.build_dim_expr(inner, &span)?),
+            Rule::dim_expr => Dim::from_expr(self.build_dim_expr(inner, &span, 0)?),
             _ => return Err(self.err(span, "expected dimension")),
         })
     }
 
+    /// A dimension expression; `depth` counts the operators it sits under:
+    /// each makes the expression tree one level deeper, and everything
+    /// recursive over dims (hashing, evaluating, printing) walks that tree.
     pub(super) fn build_dim_expr(
         &self,
         p: Pair<'s, Rule>,
         span: &Range<usize>,
+        depth: usize,
     ) -> PResult<DimExpr> {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.build_dim_expr_rec(p, span))
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            self.build_dim_expr_rec(p, span, depth)
+        })
     }
 
-    fn build_dim_expr_rec(&self, p: Pair<'s, Rule>, span: &Range<usize>) -> PResult<DimExpr> {
-        match p.as_rule() {
-            Rule::dim_expr => {
-                let mut it = p.into_inner();
-                let mut acc = self.build_dim_expr(
-                    it.next()
-                        .ok_or_else(|| self.err(span.clone(), "expected term"))?,
-                    span,
-                )?;
-                while let (Some(op), Some(t)) = (it.next(), it.next()) {
-                    let t = self.build_dim_expr(t, span)?;
-                    acc = if op.as_str() == "+" {
-                        acc.add(t)
-                    } else {
-                        acc.add(t.mul(-1))
-                    };
+    fn build_dim_expr_rec(
+        &self,
+        p: Pair<'s, Rule>,
+        span: &Range<usize>,
+        depth: usize,
+    ) -> PResult<DimExpr> {
+        let (rule, text) = (p.as_rule(), p.as_str());
+        let mut it = p.into_inner();
+        match rule {
+            Rule::dim_expr | Rule::dim_term => {
+                // Operands of an operator sit one level deeper.
+                let depth = if it.clone().count() > 1 {
+                    depth + 1
+                } else {
+                    depth
+                };
+                if depth > MAX_DIM_DEPTH {
+                    return Err(self.err(
+                        span.clone(),
+                        format!(
+                            "dimension expression nested more than {MAX_DIM_DEPTH} operators deep"
+                        ),
+                    ));
                 }
-                Ok(acc)
-            }
-            Rule::dim_term => {
-                let mut it = p.into_inner();
-                let mut acc = self.build_dim_expr(
-                    it.next()
-                        .ok_or_else(|| self.err(span.clone(), "expected factor"))?,
-                    span,
-                )?;
-                while let (Some(op), Some(f)) = (it.next(), it.next()) {
-                    let f = self.build_dim_expr(f, span)?;
-                    acc = match (op.as_str(), &acc, &f) {
+                let what = if rule == Rule::dim_expr {
+                    "term"
+                } else {
+                    "factor"
+                };
+                let first = it
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), format!("expected {what}")))?;
+                let mut acc = self.build_dim_expr(first, span, depth)?;
+                while let (Some(op), Some(t)) = (it.next(), it.next()) {
+                    let t = self.build_dim_expr(t, span, depth)?;
+                    acc = match (op.as_str(), &acc, &t) {
+                        ("+", _, _) => acc.add(t),
+                        ("-", _, _) => acc.add(t.mul(-1)),
                         ("*", _, DimExpr::Const(k)) => acc.mul(*k),
-                        ("*", DimExpr::Const(k), _) => f.mul(*k),
+                        ("*", DimExpr::Const(k), _) => t.mul(*k),
                         ("/", _, DimExpr::Const(k)) if *k > 0 => acc.div(*k),
                         _ => return Err(self.err(span.clone(), "symbolic dims allow only multiplication and floor division by positive constants")),
                     };
@@ -387,18 +405,17 @@ impl<'c, 's> Parser<'c, 's> {
                 Ok(acc)
             }
             Rule::dim_factor => {
-                let i = p
-                    .into_inner()
+                let i = it
                     .next()
                     .ok_or_else(|| self.err(span.clone(), "expected factor"))?;
-                self.build_dim_expr(i, span)
+                self.build_dim_expr(i, span, depth)
             }
             Rule::static_dim => {
-                Ok(DimExpr::Const(p.as_str().parse().map_err(|_| {
+                Ok(DimExpr::Const(text.parse().map_err(|_| {
                     self.err(span.clone(), "number out of range")
                 })?))
             }
-            Rule::sym_dim => Ok(DimExpr::sym(p.as_str())),
+            Rule::sym_dim => Ok(DimExpr::sym(text)),
             _ => Err(self.err(span.clone(), "expected dimension expression")),
         }
     }

@@ -23,6 +23,7 @@ use std::ops::Range;
 mod build;
 pub mod lex;
 pub mod literals;
+pub mod nesting;
 mod op_parser;
 mod parallel;
 mod top_level;
@@ -198,6 +199,11 @@ pub fn parse_module(
     first_line: usize,
 ) -> PResult<Module> {
     let mut p = Parser::new(ctx, file_name, file_id, src, base, first_line);
+    // Every recursion below goes a bracket deeper: bound them all at once.
+    if let Some(at) = nesting::scan(src, nesting::MAX_NESTING).too_deep_at {
+        let (span, msg) = nesting::too_deep(at);
+        return Err(p.err(span, msg));
+    }
     p.parallel = ctx.threading && rayon::current_num_threads() > 1;
     if p.shallow {
         // A small input with a few levels of nesting (the usual unit of
@@ -206,10 +212,9 @@ pub fn parse_module(
         // TLB shootdowns on munmap, per parse).
         return p.parse_top();
     }
-    // Big or deeply nested input: one large (lazily committed) stack for the whole parse:
-    // pest's own stack guard then fails deep nesting with a diagnostic long
-    // after any sane input, and per-op `maybe_grow` calls below never need a
-    // new segment.
+    // Big or deeply nested input: one large (lazily committed) stack for the
+    // whole parse, enough for `MAX_NESTING` levels, so that per-op
+    // `maybe_grow` calls below never need a new segment.
     stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || p.parse_top())
 }
 
@@ -222,33 +227,7 @@ const SHALLOW_SCAN_MAX: usize = 1 << 20;
 
 /// Whether `src` nests brackets no deeper than [`SHALLOW_NESTING`].
 fn is_shallow(src: &str) -> bool {
-    let s = src.as_bytes();
-    let (mut depth, mut i) = (0usize, 0usize);
-    while i < s.len() {
-        match s[i] {
-            b'(' | b'[' | b'{' | b'<' => {
-                depth += 1;
-                if depth > SHALLOW_NESTING {
-                    return false;
-                }
-            }
-            // `->` (function types) closes nothing.
-            b'>' if i > 0 && s[i - 1] == b'-' => {}
-            b')' | b']' | b'}' | b'>' => depth = depth.saturating_sub(1),
-            b'"' => {
-                i += 1;
-                while i < s.len() && s[i] != b'"' {
-                    i += if s[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'/' if s.get(i + 1) == Some(&b'/') => {
-                i += memchr::memchr(b'\n', &s[i..]).unwrap_or(s.len() - i);
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    true
+    nesting::scan(src, SHALLOW_NESTING).too_deep_at.is_none()
 }
 
 /// Run a pest rule: on the caller's stack for shallow inputs (with a guard
@@ -277,7 +256,12 @@ const PARSE_STACK: usize = 256 * 1024 * 1024;
 /// Parse a type from text (used for attribute defaults and tests).
 pub fn parse_type_str(ctx: &Context, text: &str) -> PResult<Type> {
     let mut p = Parser::new(ctx, "<string>", 0, text, 0, 1);
-    let pairs = AirGrammar::parse(Rule::type_only, text).map_err(|e| p.pest_error(e, 0))?;
+    if let Some(at) = nesting::scan(text, nesting::MAX_NESTING).too_deep_at {
+        let (span, msg) = nesting::too_deep(at);
+        return Err(p.err(span, msg));
+    }
+    let pairs =
+        run_pest(is_shallow(text), Rule::type_only, text).map_err(|e| p.pest_error(e, 0))?;
     let pair = pairs.into_iter().next().and_then(|x| x.into_inner().next());
     match pair {
         Some(pr) => p.build_type(pr),
@@ -288,7 +272,12 @@ pub fn parse_type_str(ctx: &Context, text: &str) -> PResult<Type> {
 /// Parse an attribute from text (used for attribute defaults and tests).
 pub fn parse_attr_str(ctx: &Context, text: &str) -> PResult<Attribute> {
     let mut p = Parser::new(ctx, "<string>", 0, text, 0, 1);
-    let pairs = AirGrammar::parse(Rule::attribute_only, text).map_err(|e| p.pest_error(e, 0))?;
+    if let Some(at) = nesting::scan(text, nesting::MAX_NESTING).too_deep_at {
+        let (span, msg) = nesting::too_deep(at);
+        return Err(p.err(span, msg));
+    }
+    let pairs =
+        run_pest(is_shallow(text), Rule::attribute_only, text).map_err(|e| p.pest_error(e, 0))?;
     let pair = pairs.into_iter().next().and_then(|x| x.into_inner().next());
     match pair {
         Some(pr) => p.build_attr(pr),

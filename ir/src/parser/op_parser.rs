@@ -230,7 +230,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         let saved = self.p.pos;
         // Run the strict type rule at `at` to find where it breaks.
         let text = &self.p.src[at..];
-        match AirGrammar::parse(Rule::type_, text) {
+        match run_pest(self.p.shallow, Rule::type_, text) {
             Err(e) => self.p.pest_error(e, at),
             Ok(_) => {
                 let _ = saved;
@@ -256,7 +256,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         if !text.starts_with('"') {
             return None;
         }
-        AirGrammar::parse(Rule::string, text)
+        run_pest(self.p.shallow, Rule::string, text)
             .err()
             .map(|e| self.p.pest_error(e, at))
     }
@@ -289,7 +289,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         if !text.starts_with('{') || text.starts_with("{-#") {
             return None;
         }
-        AirGrammar::parse(Rule::dict_attr, text)
+        run_pest(self.p.shallow, Rule::dict_attr, text)
             .err()
             .map(|e| self.p.pest_error(e, at))
     }
@@ -762,7 +762,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         }) = self.peek()
         {
             // `loc` not followed by a valid location: say what is wrong with it.
-            if let Err(e) = AirGrammar::parse(Rule::location, &self.p.src[span.start..]) {
+            if let Err(e) = run_pest(self.p.shallow, Rule::location, &self.p.src[span.start..]) {
                 return Err(self.p.pest_error(e, span.start));
             }
         }
