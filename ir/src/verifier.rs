@@ -2,7 +2,7 @@
 //! dominance, symbol uniqueness, single blocks) plus each op's own verifier
 //! and result-type inference check. Reports every problem it finds.
 
-use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId, WalkOrder};
+use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId};
 use crate::diagnostics::{Diagnostic, Pos, Severity};
 use crate::module::Module;
 use crate::opdef::{Arity, OpDef, Trait};
@@ -49,23 +49,36 @@ fn verify_op_rec(body: &Body, op: OpId) -> Vec<Diagnostic> {
 /// (and one block-order cache) for the whole body; nested isolated bodies
 /// are verified independently, in parallel.
 fn verify_tree(body: &Body, ops: &[OpId], root_graph: bool) -> Vec<Diagnostic> {
-    let mut v = Verifier {
-        body,
-        root_graph,
-        out: vec![],
-        order: HashMap::default(),
+    let check = |ops: &[OpId]| {
+        let mut v = Verifier {
+            body,
+            root_graph,
+            out: vec![],
+            order: HashMap::default(),
+            isolated: vec![],
+        };
+        for &op in ops {
+            v.check_op(op);
+        }
+        (v.out, v.isolated)
     };
-    for &op in ops {
-        v.check_op(op);
-    }
-    let mut out = v.out;
+    // Ops holding regions (functions of an unregistered dialect, say) are
+    // checked on several threads; a function's own ops are not worth it.
+    let with_regions = ops
+        .iter()
+        .filter(|&&o| !body.op(o).regions().is_empty())
+        .take(2)
+        .count();
+    let parts: Vec<(Vec<Diagnostic>, Vec<OpId>)> = if with_regions > 1 {
+        ops.par_chunks(4).map(check).collect()
+    } else {
+        vec![check(ops)]
+    };
+    let mut out = vec![];
     let mut isolated = vec![];
-    for &op in ops {
-        body.walk(op, WalkOrder::Pre, &mut |o| {
-            if body.op(o).inner.is_some() {
-                isolated.push(o);
-            }
-        });
+    for (d, i) in parts {
+        out.extend(d);
+        isolated.extend(i);
     }
     let nested: Vec<Diagnostic> = if isolated.len() > 1 {
         isolated
@@ -98,6 +111,7 @@ pub fn verify_data(op: &mut crate::body::OpData) -> Vec<Diagnostic> {
         {
             let mut v = Verifier {
                 body: b,
+                isolated: vec![],
                 root_graph: true,
                 out: vec![],
                 order: HashMap::default(),
@@ -126,6 +140,7 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
     });
     let mut v = Verifier {
         body: inner,
+        isolated: vec![],
         root_graph,
         out: vec![],
         order: HashMap::default(),
@@ -137,6 +152,8 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
 
 struct Verifier<'a> {
     body: &'a Body,
+    /// Isolated ops met, whose bodies are verified after this one.
+    isolated: Vec<OpId>,
     /// Whether the body's root regions are graph regions (no dominance
     /// between ops of a block): their owner, outside the body, says.
     root_graph: bool,
@@ -165,7 +182,9 @@ impl<'a> Verifier<'a> {
             self.check_def(op, def);
         }
         self.check_dominance(op);
-        if d.inner.is_none() {
+        if d.inner.is_some() {
+            self.isolated.push(op);
+        } else {
             let regions = d.regions().to_vec();
             self.check_regions_of(op, &regions, body);
             for r in regions {

@@ -157,6 +157,9 @@ pub struct Parser<'c, 's> {
     loc_aliases: HashMap<&'s str, Location>,
     /// Uses of location aliases not defined when met (resolved at the end).
     loc_alias_uses: Vec<(&'s str, Range<usize>)>,
+    /// A worker parsing ops whose regions are not isolated records every
+    /// value name it defines here (see `parallel`).
+    defined_names: Option<Vec<&'s str>>,
     type_cache: HashMap<&'s str, Type>,
     /// Resolved op names → interned name and definition ([custom form, generic form]).
     op_names: [HashMap<String, (Ident, Option<&'static OpDef>)>; 2],
@@ -335,6 +338,7 @@ impl<'c, 's> Parser<'c, 's> {
             attr_aliases: HashMap::default(),
             loc_aliases: HashMap::default(),
             loc_alias_uses: vec![],
+            defined_names: None,
             type_cache: HashMap::default(),
             op_names: Default::default(),
             frames: vec![],
@@ -1045,6 +1049,9 @@ impl<'c, 's> Parser<'c, 's> {
                 body.replace_all_uses(fr.placeholder, v);
                 body.erase_op(fr.dummy);
             }
+        }
+        if let Some(d) = &mut self.defined_names {
+            d.push(name);
         }
         let top = self.frames.last_mut().expect("frame");
         top.names.insert(name, ValueDefEntry { values, span });
