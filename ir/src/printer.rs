@@ -1232,10 +1232,21 @@ fn write_attr_mode_rec(
         AttrData::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
         AttrData::Int { value, ty } => {
             match ty.data() {
-                TypeData::Scalar(DType::U64) => write!(f, "{}", *value as u64)?,
                 TypeData::Scalar(DType::I1) => {
                     write!(f, "{}", if *value != 0 { "true" } else { "false" })?
                 }
+                // The low bits of the type's width, read as MLIR prints them
+                // (and the parser keeps them): unsigned types zero-extended,
+                // signless ones sign-extended.
+                TypeData::Scalar(d) if d.bit_width() < 64 => {
+                    let shift = 64 - d.bit_width();
+                    if d.is_unsigned_int() {
+                        write!(f, "{}", ((*value as u64) << shift) >> shift)?
+                    } else {
+                        write!(f, "{}", (*value << shift) >> shift)?
+                    }
+                }
+                TypeData::Scalar(DType::U64) => write!(f, "{}", *value as u64)?,
                 _ => write!(f, "{value}")?,
             }
             if matches!(ty.data(), TypeData::Scalar(DType::I1))
@@ -1543,5 +1554,27 @@ pub fn describe_value(body: &Body, v: ValueId) -> String {
     match body.value(v).def {
         ValueDef::Result { op, index } => format!("result #{index} of '{}'", body.op(op).name),
         ValueDef::BlockArg { index, .. } => format!("block argument #{index}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attributes::Attribute;
+
+    #[test]
+    fn integers_print_the_bits_of_their_width() {
+        // Built by code, not parsed: printed as MLIR reads them back.
+        let s = |v: i64, d: DType| {
+            let mut out = String::new();
+            write_attr(&mut out, Attribute::int(v, Type::scalar(d)), true).unwrap_or_default();
+            out
+        };
+        assert_eq!(s(255, DType::I8), "-1 : i8");
+        assert_eq!(s(-1, DType::U8), "255 : ui8");
+        assert_eq!(s(-1, DType::U32), "4294967295 : ui32");
+        assert_eq!(s(-1, DType::U64), "18446744073709551615 : ui64");
+        assert_eq!(s(-5, DType::I16), "-5 : i16");
+        assert_eq!(s(i64::MIN, DType::I64), "-9223372036854775808 : i64");
     }
 }

@@ -9,10 +9,18 @@
 
 // -----
 
-// Element types ge does not model.
+// Element types ge does not model (kept as written outside tensors:
+// scalars-verbatim.mlir).
 // CHECK: error: unsupported element type 'si8'
-// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:22
-"x.a"() {t = i8, u = si8} : () -> ()
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:32
+"x.a"() {t = si8, u = tensor<2xsi8>} : () -> ()
+
+// -----
+
+// Float values of float types ge does not model.
+// CHECK: error: ge cannot keep float attributes of type 'f80': it models f16, bf16, f32 and f64
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {f = 1.0 : f80} : () -> ()
 
 // -----
 
@@ -64,3 +72,34 @@
 // CHECK: error: undefined attribute alias '#nope'
 // CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
 "x.a"() {m = memref<4xf32, #nope>} : () -> ()
+
+// -----
+
+// Builtin attributes ge does not read yet: an error at the attribute.
+// CHECK: error: expected attribute
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = sparse<[[0, 0]], [1.0]> : tensor<2x2xf32>} : () -> ()
+
+// -----
+
+// CHECK: error: expected attribute
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = distinct[0]<unit>} : () -> ()
+
+// -----
+
+// CHECK: error: locations are not attributes here
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = loc("x":1:2)} : () -> ()
+
+// -----
+
+// CHECK: error: expected element type
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:41
+"x.a"() {a = dense<(1.0, 2.0)> : tensor<complex<f32>>} : () -> ()
+
+// -----
+
+// CHECK: error: expected dense literal
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:20
+"x.a"() {a = dense<["a"]> : tensor<1x!x.str>} : () -> ()

@@ -90,7 +90,15 @@ impl<'c, 's> Parser<'c, 's> {
                     .ok_or_else(|| self.err(span.clone(), "expected type"))?;
                 return self.build_type(inner);
             }
-            Rule::scalar_type => Type::scalar(self.build_dtype(text, span)?),
+            Rule::scalar_type => match DType::parse(text) {
+                Some(d) => Type::scalar(d),
+                // Builtin scalar types ge does not model (`i3`, `si8`,
+                // `f80`) are kept as written, outside tensors.
+                None if int_type_name(text).is_some() || matches!(text, "f80" | "f128") => {
+                    Type::verbatim(text)
+                }
+                None => Type::scalar(self.build_dtype(text, span)?),
+            },
             Rule::none_type => Type::none(),
             Rule::tensor_type => self.build_tensor(p)?,
             Rule::function_type => {
@@ -469,6 +477,12 @@ impl<'c, 's> Parser<'c, 's> {
                 let ty = self
                     .typed_suffix(&mut it)?
                     .unwrap_or(Type::scalar(DType::F64));
+                if let TypeData::Verbatim(name) = ty.data() {
+                    return Err(self.err(
+                        span,
+                        format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32 and f64"),
+                    ));
+                }
                 if !ty.dtype().is_some_and(|d| d.is_float()) {
                     return Err(self.err(span, format!("float literal with non-float type '{ty}'")));
                 }
@@ -494,16 +508,35 @@ impl<'c, 's> Parser<'c, 's> {
                         Attribute::float(v, ty)
                     }
                     TypeData::Scalar(DType::I1) => {
-                        let v = parse_int(text).ok_or_else(|| {
-                            self.err(span.clone(), "integer literal out of range")
-                        })?;
-                        Attribute::int(v & 1, ty)
+                        let v = int_literal_value(text, 1, IntKind::Signless)
+                            .map_err(|e| self.err(span.clone(), e))?;
+                        Attribute::int(i64::from(v != num_bigint::BigInt::from(0)), ty)
                     }
-                    TypeData::Scalar(_) => {
-                        let v = parse_int(text).ok_or_else(|| {
-                            self.err(span.clone(), "integer literal out of range")
-                        })?;
+                    TypeData::Scalar(d) => {
+                        // MLIR's range rules; the value kept is the one it
+                        // prints (signless: signed, `255 : i8` is `-1 : i8`).
+                        let kind = if d.is_unsigned_int() {
+                            IntKind::Unsigned
+                        } else if *d == DType::Index {
+                            IntKind::Signed
+                        } else {
+                            IntKind::Signless
+                        };
+                        let v = int_literal_value(text, d.bit_width(), kind)
+                            .map_err(|e| self.err(span.clone(), e))?;
+                        // Unsigned 64-bit values keep their bits.
+                        let v = i64::try_from(&v)
+                            .or_else(|_| u64::try_from(&v).map(|u| u as i64))
+                            .map_err(|_| self.err(span.clone(), "integer literal out of range"))?;
                         Attribute::int(v, ty)
+                    }
+                    // Integer types ge does not model (`i3`, `si8`, `i128`):
+                    // kept as MLIR prints them.
+                    TypeData::Verbatim(name) if int_type_name(name).is_some() => {
+                        let (kind, width) = int_type_name(name).unwrap_or((IntKind::Signless, 0));
+                        let v = int_literal_value(text, width, kind)
+                            .map_err(|e| self.err(span.clone(), e))?;
+                        Attribute::verbatim(&format!("{v} : {name}"))
                     }
                     _ => {
                         return Err(
@@ -515,11 +548,20 @@ impl<'c, 's> Parser<'c, 's> {
             Rule::string_attr => {
                 let mut it = p.into_inner();
                 let s = it.next().map(|x| x.as_str()).unwrap_or("\"\"");
-                let _ = self.typed_suffix(&mut it)?;
-                Attribute::string(
-                    &unescape(&s[1..s.len() - 1])
-                        .ok_or_else(|| self.err(span.clone(), NOT_UTF8))?,
-                )
+                let text =
+                    unescape(&s[1..s.len() - 1]).ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
+                match self.typed_suffix(&mut it)? {
+                    // A typed string (`"s" : i32`, rare) is kept as MLIR
+                    // prints it; ge's string attributes have no type.
+                    Some(ty) => {
+                        let mut t = String::new();
+                        let _ = crate::printer::write_string_literal(&mut t, &text);
+                        t.push_str(" : ");
+                        let _ = crate::printer::write_type(&mut t, ty, true);
+                        Attribute::verbatim(&t)
+                    }
+                    None => Attribute::string(&text),
+                }
             }
             Rule::array_attr => {
                 let mut items = vec![];

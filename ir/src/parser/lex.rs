@@ -560,6 +560,12 @@ impl<'c, 's> Parser<'c, 's> {
                     i + n,
                 )))
             }
+            "tf32" | "f8E4M3B11FNUZ" | "f8E4M3FNUZ" | "f8E5M2FNUZ" | "f8E8M0FNU" | "f8E4M3FN"
+            | "f8E4M3" | "f8E5M2" | "f8E3M4" | "f6E2M3FN" | "f6E3M2FN" | "f4E2M1FN" => {
+                if let Some(r) = self.pest_item(Rule::simple_type, i)? {
+                    return Ok(Some(r));
+                }
+            }
             w if scalar_type_name(w) => {
                 if let Some(&t) = self.type_cache.get(w) {
                     return Ok(Some((

@@ -276,9 +276,130 @@ fn scalar(t: &str) -> Result<Element, String> {
     }
 }
 
+/// How an integer type reads a literal (MLIR's signedness semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntKind {
+    /// `iN`: any N-bit pattern, printed as its signed value.
+    Signless,
+    /// `siN` and `index`: positive literals must leave the sign bit clear.
+    Signed,
+    /// `uiN`: no negative literals.
+    Unsigned,
+}
+
+/// The widest integer type MLIR has (`IntegerType::kMaxWidth`).
+pub const MAX_INT_WIDTH: u32 = 16_777_215;
+
+/// The kind and width of an MLIR integer type name (`i3`, `si8`, `ui1024`),
+/// `None` for anything else or a width past [`MAX_INT_WIDTH`].
+pub fn int_type_name(name: &str) -> Option<(IntKind, u32)> {
+    let (kind, digits) = if let Some(d) = name.strip_prefix("si") {
+        (IntKind::Signed, d)
+    } else if let Some(d) = name.strip_prefix("ui") {
+        (IntKind::Unsigned, d)
+    } else {
+        (IntKind::Signless, name.strip_prefix('i')?)
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|&w| w <= MAX_INT_WIDTH)
+        .map(|w| (kind, w))
+}
+
+/// The value an integer literal (decimal or `0x` hex, optionally negative)
+/// denotes in a `width`-bit integer type, by MLIR's rules
+/// (`buildAttributeAPInt`): the magnitude must fit in `width` bits, a
+/// negative literal must be representable in two's complement, a positive
+/// one in a signed type must leave the sign bit clear, and unsigned types
+/// take no negative literal. The value returned is the one MLIR prints:
+/// signed for signless and signed types, unsigned for unsigned ones.
+pub fn int_literal_value(
+    text: &str,
+    width: u32,
+    kind: IntKind,
+) -> Result<num_bigint::BigInt, &'static str> {
+    use num_bigint::{BigInt, BigUint};
+    const OUT_OF_RANGE: &str = "integer constant out of range for attribute";
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text),
+    };
+    let mag = match body.strip_prefix("0x") {
+        Some(h) => BigUint::parse_bytes(h.as_bytes(), 16),
+        None => BigUint::parse_bytes(body.as_bytes(), 10),
+    }
+    .ok_or("invalid integer literal")?;
+    if neg && kind == IntKind::Unsigned {
+        return Err("negative integer literal not valid for unsigned integer type");
+    }
+    if mag.bits() > u64::from(width) {
+        return Err(OUT_OF_RANGE);
+    }
+    let sign_bit = |m: &BigUint| width > 0 && m.bit(u64::from(width) - 1);
+    if width == 0 {
+        return if neg {
+            Err(OUT_OF_RANGE)
+        } else {
+            Ok(BigInt::from(0))
+        };
+    }
+    let modulus = BigUint::from(1u8) << width;
+    // Two's-complement bits of the value.
+    let bits = if neg {
+        let b = (&modulus - &mag) % &modulus;
+        // Negating must give a set sign bit (MLIR: `-0` overflows too).
+        if !sign_bit(&b) {
+            return Err(OUT_OF_RANGE);
+        }
+        b
+    } else {
+        if kind == IntKind::Signed && sign_bit(&mag) {
+            return Err(OUT_OF_RANGE);
+        }
+        mag
+    };
+    Ok(if kind != IntKind::Unsigned && sign_bit(&bits) {
+        BigInt::from(bits) - BigInt::from(modulus)
+    } else {
+        BigInt::from(bits)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_literals_follow_mlirs_range_rules() {
+        let v = |t: &str, w, k| int_literal_value(t, w, k).map(|x| x.to_string());
+        use IntKind::*;
+        assert_eq!(v("255", 8, Signless).as_deref(), Ok("-1"));
+        assert_eq!(v("0xFF", 8, Signless).as_deref(), Ok("-1"));
+        assert_eq!(v("-128", 8, Signless).as_deref(), Ok("-128"));
+        assert_eq!(v("255", 8, Unsigned).as_deref(), Ok("255"));
+        assert_eq!(v("127", 8, Signed).as_deref(), Ok("127"));
+        assert_eq!(v("0", 0, Signless).as_deref(), Ok("0"));
+        let big = "340282366920938463463374607431768211455";
+        assert_eq!(v(big, 128, Signless).as_deref(), Ok("-1"));
+        for (t, w, k) in [
+            ("256", 8, Signless),
+            ("-129", 8, Signless),
+            ("128", 8, Signed),
+            ("-0", 8, Signless),
+            ("2", 1, Signless),
+            ("-1", 0, Signless),
+        ] {
+            assert!(v(t, w, k).is_err(), "{t} : {k:?}{w}");
+        }
+        assert!(v("-1", 8, Unsigned).unwrap_err().contains("negative"));
+        assert_eq!(int_type_name("si8"), Some((Signed, 8)));
+        assert_eq!(int_type_name("i16777216"), None);
+        assert_eq!(int_type_name("index"), None);
+    }
 
     #[test]
     fn dense_bodies_report_their_shape() {
@@ -305,3 +426,4 @@ mod tests {
         assert_eq!(unescape(r#"\FF"#), None);
     }
 }
+
