@@ -508,9 +508,9 @@ impl<'c, 's> Parser<'c, 's> {
                         Attribute::float(v, ty)
                     }
                     TypeData::Scalar(DType::I1) => {
-                        let v = int_literal_value(text, 1, IntKind::Signless)
+                        let v = int_literal_i64(text, 1, IntKind::Signless)
                             .map_err(|e| self.err(span.clone(), e))?;
-                        Attribute::int(i64::from(v != num_bigint::BigInt::from(0)), ty)
+                        Attribute::int(i64::from(v != 0), ty)
                     }
                     TypeData::Scalar(d) => {
                         // MLIR's range rules; the value kept is the one it
@@ -522,12 +522,8 @@ impl<'c, 's> Parser<'c, 's> {
                         } else {
                             IntKind::Signless
                         };
-                        let v = int_literal_value(text, d.bit_width(), kind)
+                        let v = int_literal_i64(text, d.bit_width(), kind)
                             .map_err(|e| self.err(span.clone(), e))?;
-                        // Unsigned 64-bit values keep their bits.
-                        let v = i64::try_from(&v)
-                            .or_else(|_| u64::try_from(&v).map(|u| u as i64))
-                            .map_err(|_| self.err(span.clone(), "integer literal out of range"))?;
                         Attribute::int(v, ty)
                     }
                     // Integer types ge does not model (`i3`, `si8`, `i128`):

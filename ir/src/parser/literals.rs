@@ -290,6 +290,53 @@ pub enum IntKind {
 /// The widest integer type MLIR has (`IntegerType::kMaxWidth`).
 pub const MAX_INT_WIDTH: u32 = 16_777_215;
 
+const OUT_OF_RANGE: &str = "integer constant out of range for attribute";
+const NEGATIVE_UNSIGNED: &str = "negative integer literal not valid for unsigned integer type";
+
+/// [`int_literal_value`] for widths of 1 to 64 bits, without big integers
+/// (the types ge models, whose attributes a big module holds by the
+/// million). The value is an `i64`; an unsigned one above `i64::MAX` keeps
+/// its bits.
+pub fn int_literal_i64(text: &str, width: u32, kind: IntKind) -> Result<i64, &'static str> {
+    let width = width.clamp(1, 64);
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text),
+    };
+    if neg && kind == IntKind::Unsigned {
+        return Err(NEGATIVE_UNSIGNED);
+    }
+    // Past u128 is past any 64-bit type (the grammar admits only digits).
+    let mag = match body.strip_prefix("0x") {
+        Some(h) => u128::from_str_radix(h, 16),
+        None => body.parse::<u128>(),
+    }
+    .map_err(|_| OUT_OF_RANGE)?;
+    let modulus = 1u128 << width;
+    if mag >= modulus {
+        return Err(OUT_OF_RANGE);
+    }
+    let sign_bit = |m: u128| m >> (width - 1) & 1 == 1;
+    let bits = if neg {
+        let b = (modulus - mag) % modulus;
+        if !sign_bit(b) {
+            return Err(OUT_OF_RANGE);
+        }
+        b
+    } else {
+        if kind == IntKind::Signed && sign_bit(mag) {
+            return Err(OUT_OF_RANGE);
+        }
+        mag
+    };
+    let v = if kind != IntKind::Unsigned && sign_bit(bits) {
+        bits as i128 - modulus as i128
+    } else {
+        bits as i128
+    };
+    Ok(v as i64)
+}
+
 /// The kind and width of an MLIR integer type name (`i3`, `si8`, `ui1024`),
 /// `None` for anything else or a width past [`MAX_INT_WIDTH`].
 pub fn int_type_name(name: &str) -> Option<(IntKind, u32)> {
@@ -323,7 +370,12 @@ pub fn int_literal_value(
     kind: IntKind,
 ) -> Result<num_bigint::BigInt, &'static str> {
     use num_bigint::{BigInt, BigUint};
-    const OUT_OF_RANGE: &str = "integer constant out of range for attribute";
+    if (1..=64).contains(&width) {
+        return int_literal_i64(text, width, kind).map(|v| match kind {
+            IntKind::Unsigned => BigInt::from(v as u64),
+            _ => BigInt::from(v),
+        });
+    }
     let (neg, body) = match text.strip_prefix('-') {
         Some(b) => (true, b),
         None => (false, text),
@@ -334,7 +386,7 @@ pub fn int_literal_value(
     }
     .ok_or("invalid integer literal")?;
     if neg && kind == IntKind::Unsigned {
-        return Err("negative integer literal not valid for unsigned integer type");
+        return Err(NEGATIVE_UNSIGNED);
     }
     if mag.bits() > u64::from(width) {
         return Err(OUT_OF_RANGE);
@@ -426,4 +478,3 @@ mod tests {
         assert_eq!(unescape(r#"\FF"#), None);
     }
 }
-
