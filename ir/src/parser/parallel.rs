@@ -31,6 +31,11 @@ pub fn parallel_ops_parsed() -> usize {
 const MIN_PARALLEL_BYTES: usize = 256 * 1024;
 /// Bytes of source per batch handed to a worker.
 const BATCH_BYTES: usize = 256 * 1024;
+/// Runs are looked for only this many regions deep. Finding one scans the
+/// ops ahead to their ends; at every level of a deep nest that would rescan
+/// the rest of the nest (quadratic: 10,000 nested ops of an unregistered
+/// dialect took a minute). Real runs (functions) sit a few levels deep.
+const MAX_PARALLEL_DEPTH: usize = 8;
 
 /// What a worker returns for a batch.
 struct Batch<'s> {
@@ -130,7 +135,8 @@ impl<'c, 's> Parser<'c, 's> {
     /// starts here, parse it on rayon's threads, append its ops to `block` and
     /// return true; false (nothing consumed) to let the caller parse serially.
     pub(super) fn parse_parallel_run(&mut self, block: BlockId) -> bool {
-        if !self.parallel || self.pos < self.serial_until {
+        if !self.parallel || self.pos < self.serial_until || self.frames.len() > MAX_PARALLEL_DEPTH
+        {
             return false;
         }
         let ctx = self.ctx;
