@@ -133,6 +133,35 @@ def external_data():
     print("wrote", os.path.relpath(path, ROOT), "+ external_data.bin")
 
 
+def huge_models():
+    """Models whose sizes come from attributes and initializers: 256 GiB
+    results of Expand, Tile and ConstantOfShape, and a 200 GiB external weight
+    (lit-tests/frontends/onnx-memory-budget.test makes the sparse .bin file).
+    ge must refuse them at compile time, naming the node. No reference run:
+    it would need the memory."""
+    big = [65536, 1024, 1024]  # 2^36 f32 elements = 256 GiB
+    shape = numpy_helper.from_array(np.array(big, np.int64), "shape")
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["y"], name="expand_256g")]
+    save_onnx("huge_expand", model(nodes, [vi("x", [1])], [vi("y", big)], [shape]))
+    repeats = numpy_helper.from_array(np.array([65536, 1, 1], np.int64), "repeats")
+    nodes = [helper.make_node("Tile", ["x", "repeats"], ["y"], name="tile_256g")]
+    save_onnx("huge_tile", model(nodes, [vi("x", [1, 1024, 1024])], [vi("y", big)], [repeats]))
+    value = numpy_helper.from_array(np.array([1.0], np.float32), "value")
+    nodes = [
+        helper.make_node("ConstantOfShape", ["shape"], ["c"], name="fill_256g", value=value),
+        helper.make_node("Add", ["c", "x"], ["y"], name="add"),
+    ]
+    save_onnx("huge_constant_of_shape", model(nodes, [vi("x", [1])], [vi("y", big)], [shape]))
+    w = TensorProto(name="w_200g", data_type=TensorProto.FLOAT, dims=[50, 1024, 1024, 1024])
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in [("location", "huge_external.bin"), ("offset", "0"), ("length", str(200 << 30))]:
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    nodes = [helper.make_node("Mul", ["w_200g", "x"], ["y"], name="scale")]
+    m = model(nodes, [vi("x", [1])], [vi("y", [50, 1024, 1024, 1024])], [w])
+    save_onnx("huge_external", m, check=False)
+
+
 def control_flow():
     # If: y = cond ? x * 2 : x - 1
     then_g = helper.make_graph(
@@ -409,6 +438,21 @@ def tf_models():
         f.write(g.SerializeToString())
     print("wrote testdata/tf bad files")
 
+    # A splat constant of 256 GiB (one float_val): ge keeps it a splat and
+    # refuses it at compile time, naming the node (lit-tests/atc/memory-budget.test).
+    g = graph_pb2.GraphDef()
+    node(g, "x", "Placeholder", dtype=("type", DT_FLOAT), shape=("shape", [1]))
+    n = node(g, "fill_256g", "Const", dtype=("type", DT_FLOAT))
+    t = n.attr["value"].tensor
+    t.dtype = DT_FLOAT
+    for d in (65536, 1024, 1024):
+        t.tensor_shape.dim.add().size = d
+    t.float_val.append(1.0)
+    node(g, "y", "Add", ["x", "fill_256g"], T=("type", DT_FLOAT))
+    with open(os.path.join(TF_DIR, "huge_splat.pb"), "wb") as f:
+        f.write(g.SerializeToString())
+    print("wrote testdata/tf/huge_splat.pb")
+
 
 def main():
     os.makedirs(ONNX_DIR, exist_ok=True)
@@ -421,6 +465,7 @@ def main():
     many_ops()
     bad_files(cnn)
     tf_models()
+    huge_models()
 
 
 if __name__ == "__main__":

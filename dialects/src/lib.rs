@@ -6,16 +6,28 @@
 //! - [`es`]: the ES builder API — typed Rust methods generated from the op
 //!   definitions, so models are written as code
 //!
-//! Each op is one `static OpDef` in the module of its family.
+//! Each op is one `def_op!` declaration in the module of its family: its
+//! `OpDef`, typed handle, attribute accessors, interfaces and ES method.
 
 pub mod data;
 pub mod es;
 pub mod graph;
 pub mod infer;
+pub mod interfaces;
 pub mod memory;
 pub mod stream;
 
 use ge_ir::Context;
+
+/// A context with every dialect registered: what reading, verifying and
+/// interpreting IR of these dialects needs (the runtime's kernels, the
+/// importers, the ES builder). The one constructor of such a context;
+/// `ge_compile::context` adds every pass of the compiler to it.
+pub fn context() -> Context {
+    let mut ctx = Context::new();
+    register(&mut ctx);
+    ctx
+}
 
 /// Register every dialect of this crate.
 pub fn register(ctx: &mut Context) {

@@ -79,8 +79,7 @@ fn read_npy(path: &Path) -> Tensor {
 #[test]
 fn interpreter_matches_numpy_fixtures() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures");
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let mut dirs: Vec<_> = std::fs::read_dir(&root)
         .expect("testdata/fixtures exists")
         .flatten()
@@ -95,7 +94,12 @@ fn interpreter_matches_numpy_fixtures() {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let text = std::fs::read_to_string(dir.join("main.air")).expect("main.air");
-        let m = match ge_ir::parser::parse_module(&ctx, "main.air", 0, &text, 0, 1) {
+        let m = match ge_ir::parser::parse_module(
+            &ctx,
+            "main.air",
+            &text,
+            ge_ir::parser::ParseOptions::default(),
+        ) {
             Ok(m) => m,
             Err(d) => {
                 failures.push(format!("{name}: parse error: {}", d.message));
@@ -124,15 +128,13 @@ fn interpreter_matches_numpy_fixtures() {
             Err(e) => failures.push(format!("{name}: {}", e.msg)),
             Ok(got) => {
                 for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    // Element type and shape exactly (no cast to numpy's
+                    // dtype), integers exactly, floats within the dtype's
+                    // tolerance.
                     let (rtol, atol) = Tensor::default_tolerance(w.dtype);
-                    let g = if g.dtype != w.dtype {
-                        g.cast(w.dtype)
-                    } else {
-                        g.clone()
-                    };
-                    if !g.allclose(w, rtol, atol) {
+                    if let Some(why) = g.mismatch(w, rtol, atol) {
                         failures.push(format!(
-                            "{name}: output #{i} differs from numpy:\n got  {:?}\n want {:?}",
+                            "{name}: output #{i} differs from numpy: {why}\n got  {:?}\n want {:?}",
                             &g.to_f64()[..g.len().min(8)],
                             &w.to_f64()[..w.len().min(8)]
                         ));

@@ -253,10 +253,9 @@ proptest! {
 
     #[test]
     fn inferred_types_are_the_interpreters_shapes(case in cases()) {
-        let mut ctx = ge_ir::Context::new();
-        ge_dialects::register(&mut ctx);
+        let ctx = ge_dialects::context();
         let text = case.text();
-        let mut m = ge_ir::parser::parse_module(&ctx, "case.air", 0, &text, 0, 1)
+        let mut m = ge_ir::parser::parse_module(&ctx, "case.air", &text, ge_ir::parser::ParseOptions::default())
             .map_err(|d| TestCaseError::fail(format!("{}\n{text}", d.message)))?;
         let diags = ge_ir::verifier::verify_module(&m);
         prop_assume!(!diags.iter().any(|d| d.is_error()), "not a valid case: {:?}", diags.first().map(|d| &d.message));

@@ -2,7 +2,7 @@
 //! `parallel` module) give exactly what the serial parser gives: the same IR,
 //! locations included, and the same first diagnostic when a function is broken.
 
-use ge_ir::parser::{parallel_ops_parsed, parse_module};
+use ge_ir::parser::{parallel_ops_parsed, parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::Context;
 use proptest::prelude::*;
@@ -14,8 +14,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const FUNCS: usize = 300;
 
 fn context(threading: bool) -> Context {
-    let mut ctx = Context::new();
-    ge_dialects::register(&mut ctx);
+    let mut ctx = ge_dialects::context();
     ctx.allow_unregistered = true;
     ctx.threading = threading;
     ctx
@@ -71,7 +70,7 @@ fn parse(text: &str, threading: bool) -> (Result<String, String>, usize) {
         .build()
         .expect("pool");
     let before = parallel_ops_parsed();
-    let r = pool.install(|| parse_module(&ctx, "m.air", 0, text, 0, 1));
+    let r = pool.install(|| parse_module(&ctx, "m.air", text, ParseOptions::default()));
     let parallel = parallel_ops_parsed() - before;
     let opts = PrintOptions {
         debuginfo: true,
@@ -104,7 +103,7 @@ fn big_modules_parse_in_parallel_to_the_same_ir() {
 
         // The generic form of the same module takes the same path.
         let ctx = context(false);
-        let m = parse_module(&ctx, "m.air", 0, &text, 0, 1).expect("valid");
+        let m = parse_module(&ctx, "m.air", &text, ParseOptions::default()).expect("valid");
         let opts = PrintOptions {
             generic: true,
             debuginfo: true,
@@ -131,18 +130,53 @@ fn breakage(kind: usize, f: String) -> String {
     }
 }
 
+/// The serial and the parallel parser's first diagnostic for function `at`
+/// broken in way `kind`.
+fn diagnostics(
+    at: usize,
+    kind: usize,
+    wrap: bool,
+) -> (Result<String, String>, Result<String, String>) {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = module(wrap, |i, f| if i == at { breakage(kind, f) } else { f });
+    let (serial, _) = parse(&text, false);
+    let (parallel, _) = parse(&text, true);
+    (serial, parallel)
+}
+
+/// Every breakage, wrapped and not, in the first, a middle and the last
+/// function (the batches' edges): 14 cases, always all of them.
+#[test]
+fn every_breakage_gives_the_serial_diagnostic() {
+    for kind in 0..7 {
+        for wrap in [false, true] {
+            let at = [0, FUNCS / 2 + kind, FUNCS - 1][(2 * kind + usize::from(wrap)) % 3];
+            let (serial, parallel) = diagnostics(at, kind, wrap);
+            assert!(serial.is_err(), "breakage {kind} must be an error");
+            assert_eq!(parallel, serial, "breakage {kind} at f{at} (wrap {wrap})");
+        }
+    }
+}
+
+/// Cases: `PROPTEST_CASES` when set, else `default` (each case parses a
+/// 450 KB module twice, ~0.5-1 s in a debug build; the sweep above already
+/// covers every kind).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
 
     #[test]
     fn a_broken_function_gives_the_serial_diagnostic(
         at in 0..FUNCS, kind in 0usize..7, wrap: bool,
     ) {
-        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let text = module(wrap, |i, f| if i == at { breakage(kind, f) } else { f });
-        let (serial, _) = parse(&text, false);
+        let (serial, parallel) = diagnostics(at, kind, wrap);
         prop_assert!(serial.is_err(), "breakage {kind} must be an error");
-        let (parallel, _) = parse(&text, true);
         prop_assert_eq!(parallel, serial);
     }
 }

@@ -3,15 +3,13 @@
 //! as exactly the op the whole-module parse has at that place, and re-cutting
 //! after an edit (`resplit_module_text`) equals cutting from scratch.
 
-use ge_ir::parser::{parse_module, resplit_module_text, split_module_text, TopLevel};
+use ge_ir::parser::{parse_module, resplit_module_text, split_module_text, ParseOptions, TopLevel};
 use ge_ir::printer::{print_op, PrintOptions};
 use ge_ir::Context;
 use proptest::prelude::*;
 
 fn context() -> Context {
-    let mut ctx = Context::new();
-    ge_dialects::register(&mut ctx);
-    ctx
+    ge_dialects::context()
 }
 
 fn function(i: usize) -> String {
@@ -54,7 +52,7 @@ fn every_piece_is_the_op_the_whole_parse_has_there() {
         assert_eq!(t.ops.len(), 7);
         assert_eq!(t.prefix.start, 0);
         assert_eq!(t.suffix.end, src.len());
-        let whole = parse_module(&ctx, "m.air", 0, &src, 0, 1).expect("parse");
+        let whole = parse_module(&ctx, "m.air", &src, ParseOptions::default()).expect("parse");
         let opts = PrintOptions::default();
         for (piece, &o) in pieces(&src, &t).iter().zip(&whole.top_ops()) {
             let text = format!(
@@ -62,7 +60,8 @@ fn every_piece_is_the_op_the_whole_parse_has_there() {
                 &src[t.prefix.clone()],
                 &src[t.suffix.clone()]
             );
-            let alone = parse_module(&ctx, "piece.air", 0, &text, 0, 1).expect("piece parses");
+            let alone = parse_module(&ctx, "piece.air", &text, ParseOptions::default())
+                .expect("piece parses");
             let &[a] = alone.top_ops().as_slice() else {
                 panic!("one op per piece: {piece}");
             };

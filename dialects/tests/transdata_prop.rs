@@ -131,8 +131,7 @@ proptest! {
 /// symbolic batch: NCHW -> dst -> NCHW returns the input.
 #[test]
 fn op_round_trip_through_the_interpreter() {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
+    let ctx = ge_dialects::context();
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(48));
     let strategy = (
         image_shape(),
@@ -164,7 +163,7 @@ fn op_round_trip_through_the_interpreter() {
                    graph.return %1 : {src_t}\n\
                  }}\n"
             );
-            let m = ge_ir::parser::parse_module(&ctx, "prop.air", 0, &text, 0, 1)
+            let m = ge_ir::parser::parse_module(&ctx, "prop.air", &text, ge_ir::parser::ParseOptions::default())
                 .map_err(|d| TestCaseError::fail(format!("{text}\n{}", d.message)))?;
             let diags = ge_ir::verifier::verify_module(&m);
             prop_assert!(diags.is_empty(), "{text}\n{:?}", diags.iter().map(|d| &d.message).collect::<Vec<_>>());

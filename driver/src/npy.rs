@@ -8,8 +8,54 @@ fn err(path: &str, m: impl std::fmt::Display) -> String {
 }
 
 /// Read a C-order `.npy` file into a tensor.
+/// The shape an `.npy` header declares (`None` if it cannot be read here;
+/// npyz then reports the problem).
+fn declared_shape(bytes: &[u8]) -> Option<Vec<u64>> {
+    let rest = bytes.strip_prefix(b"\x93NUMPY")?;
+    let (&major, rest) = rest.split_first()?;
+    let rest = rest.get(1..)?;
+    let (len, rest) = if major == 1 {
+        (
+            u16::from_le_bytes(rest.get(..2)?.try_into().ok()?) as usize,
+            rest.get(2..)?,
+        )
+    } else {
+        (
+            u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize,
+            rest.get(4..)?,
+        )
+    };
+    let header = std::str::from_utf8(rest.get(..len)?).ok()?;
+    let at = header.find("'shape'")?;
+    let open = at + header[at..].find('(')?;
+    let close = open + header[open..].find(')')?;
+    header[open + 1..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| d.trim_end_matches('L').parse().ok())
+        .collect()
+}
+
+/// The header's shape is untrusted: the elements it declares must be in the
+/// file, and the tensor they make (8 bytes per element) must fit the memory
+/// budget, before anything is allocated for them.
 pub fn read_npy(path: &str) -> Result<Tensor, String> {
+    let size = std::fs::metadata(path).map_err(|e| err(path, e))?.len();
+    ge_ir::budget::check(Some(size), &format_args!("input file '{path}'"))?;
     let bytes = std::fs::read(path).map_err(|e| err(path, e))?;
+    // npyz multiplies the header's dims unchecked: every element takes at
+    // least a byte, so more elements than the file has bytes is refused first.
+    if let Some(dims) = declared_shape(&bytes) {
+        if ge_ir::budget::bytes_of(dims.iter().copied(), 1).is_none_or(|n| n > size) {
+            return Err(err(
+                path,
+                format!(
+                    "the header declares shape {dims:?}, more data than the file's {size} bytes"
+                ),
+            ));
+        }
+    }
     let npy = npyz::NpyFile::new(&bytes[..])
         .map_err(|e| err(path, format!("not a valid .npy file ({e})")))?;
     if npy.order() == npyz::Order::Fortran {
@@ -18,12 +64,30 @@ pub fn read_npy(path: &str) -> Result<Tensor, String> {
             "Fortran-order arrays are not supported; save with np.ascontiguousarray",
         ));
     }
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let ts = match npy.dtype() {
         npyz::DType::Plain(ts) => ts.to_string(),
         other => return Err(err(path, format!("unsupported numpy dtype {other:?}"))),
     };
     let code = ts.trim_start_matches(['<', '>', '|', '=']);
+    let item: u64 = code.get(1..).and_then(|n| n.parse().ok()).unwrap_or(1);
+    let dims = npy.shape().to_vec();
+    let data = ge_ir::budget::bytes_of(dims.iter().copied(), item);
+    if data.is_none_or(|n| n > size) {
+        return Err(err(
+            path,
+            format!(
+                "the header declares shape {dims:?} of '{ts}', more data than the file's {size} bytes"
+            ),
+        ));
+    }
+    ge_ir::budget::check(
+        ge_ir::budget::bytes_of(dims.iter().copied(), 8),
+        &format_args!("input '{path}' of shape {dims:?}"),
+    )?;
+    let shape: Vec<usize> = dims
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| err(path, "a dim is too large")))
+        .collect::<Result<_, _>>()?;
     let bad = |e: std::io::Error| err(path, e);
     Ok(match code {
         "f8" => Tensor::from_f64(shape, DType::F64, npy.into_vec::<f64>().map_err(bad)?),
@@ -137,7 +201,8 @@ fn write_vec<T: npyz::AutoSerialize>(shape: &[u64], data: Vec<T>) -> std::io::Re
     Ok(buf)
 }
 
-/// Write a tensor as `.npy` (bf16 is written as f32: numpy has no bf16), atomically.
+/// Write a tensor as `.npy` (bf16 is written as f32: numpy has no bf16) through
+/// [`ge_ir::output`].
 pub fn write_npy(path: &str, t: &Tensor) -> Result<(), String> {
     let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
     let bytes = match t.dtype {
@@ -160,5 +225,5 @@ pub fn write_npy(path: &str, t: &Tensor) -> Result<(), String> {
         DType::I1 => write_vec(&shape, t.to_i64().into_iter().map(|x| x != 0).collect()),
     }
     .map_err(|e| err(path, e))?;
-    ge_ir::fsutil::write_atomic(std::path::Path::new(path), &bytes).map_err(|e| err(path, e))
+    ge_ir::output::write(path, &bytes).map_err(|e| err(path, e))
 }

@@ -22,7 +22,8 @@ pub struct OptArgs {
     /// Input file ('-' for stdin)
     #[arg(default_value = "-")]
     pub input: String,
-    /// Output file ('-' for stdout); written atomically
+    /// Output file ('-' for stdout); a regular file is replaced atomically, a device,
+    /// FIFO or symlink is written through
     #[arg(short = 'o', long = "output", default_value = "-")]
     pub output: String,
     /// Pass pipeline in MLIR syntax, e.g. 'builtin.module(graph.func(cse))', or a named pipeline
@@ -35,7 +36,7 @@ pub struct OptArgs {
     #[arg(long)]
     pub verify_diagnostics: bool,
     /// Write the lowered module as an .om offline model after the pipeline
-    /// (run `--pass-pipeline=atc` first)
+    /// (run `--pass-pipeline=atc` first; '-' for stdout)
     #[arg(long, value_name = "FILE.om")]
     pub emit_om: Option<String>,
     /// Print every op in MLIR's generic form
@@ -62,7 +63,7 @@ pub struct OptArgs {
     /// List registered passes and pipelines with their options
     #[arg(long)]
     pub list_passes: bool,
-    /// List registered ops
+    /// List registered ops with the op interfaces each implements
     #[arg(long)]
     pub list_ops: bool,
     /// Keep ops of unregistered dialects (generic form only)
@@ -108,6 +109,8 @@ pub struct OptArgs {
     /// Do not use the compile cache (overrides --cache and --cache-dir)
     #[arg(long)]
     pub no_cache: bool,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 /// Everything a run writes, so tests can look at it without a process.
@@ -272,7 +275,7 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         }
         if let (Some(m), Some(path)) = (&result, &args.emit_om) {
             let opts = ge_lowering::om::OmOptions {
-                soc: ge_lowering::soc::DEFAULT_SOC.to_string(),
+                soc: ge_soc::DEFAULT_SOC.to_string(),
                 ..Default::default()
             };
             if let Err(e) = ge_lowering::om::write_module(m, std::path::Path::new(path), &opts) {
@@ -318,16 +321,16 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     .into();
     if let (Some(m), false) = (&streamed, failed) {
         let t = Instant::now();
-        if let Err(e) = write_output_with(&args.output, &mut |w| {
-            ge_ir::printer::write_module(m, popts, w)
-        }) {
+        if let Err(e) =
+            ge_ir::output::write_with(&args.output, |w| ge_ir::printer::write_module(m, popts, w))
+        {
             out.stderr
                 .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
             failed = true;
         }
         timing.add("Output", t.elapsed());
     } else if args.output != "-" && !failed {
-        if let Err(e) = write_output(&args.output, out.stdout.as_bytes()) {
+        if let Err(e) = ge_ir::output::write(&args.output, out.stdout.as_bytes()) {
             out.stderr
                 .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
             failed = true;
@@ -420,8 +423,16 @@ fn process_chunk(
     timing: &mut TimingSteps,
 ) -> Option<ge_ir::Module> {
     let t = Instant::now();
-    let parsed =
-        ge_ir::parser::parse_module(ctx, name, file, chunk.text, chunk.offset, chunk.first_line);
+    let parsed = ge_ir::parser::parse_module(
+        ctx,
+        name,
+        chunk.text,
+        ge_ir::parser::ParseOptions {
+            file_id: file,
+            base: chunk.offset,
+            first_line: chunk.first_line,
+        },
+    );
     timing.add("Parser", t.elapsed());
     let mut m = match parsed {
         Ok(m) => m,
@@ -470,28 +481,6 @@ fn count_passes(p: &ge_ir::pass::OpPipeline) -> usize {
         .sum()
 }
 
-/// Write the output file: atomically (temporary file + rename) for regular files, directly
-/// for special files such as `/dev/null` or a pipe, which a rename would replace.
-pub(crate) fn write_output(path: &str, bytes: &[u8]) -> std::io::Result<()> {
-    write_output_with(path, &mut |w| w.write_all(bytes))
-}
-
-/// [`write_output`] with the contents produced into a buffered writer.
-pub(crate) fn write_output_with(
-    path: &str,
-    fill: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let p = std::path::Path::new(path);
-    match std::fs::metadata(p) {
-        Ok(m) if !m.is_file() && !m.is_dir() => {
-            let mut w = std::io::BufWriter::new(std::fs::OpenOptions::new().write(true).open(p)?);
-            fill(&mut w)?;
-            w.flush()
-        }
-        _ => ge_ir::fsutil::write_atomic_with(p, fill),
-    }
-}
-
 fn read_input(path: &str) -> std::io::Result<(String, String)> {
     let mut bytes = vec![];
     if path == "-" {
@@ -515,6 +504,8 @@ fn read_input(path: &str) -> std::io::Result<(String, String)> {
     ))
 }
 
+/// Every registered op by dialect: name, summary and the op interfaces it
+/// implements.
 pub fn list_ops(ctx: &Context) -> String {
     let mut s = String::from("Registered operations:\n");
     for d in ctx.dialects() {
@@ -522,7 +513,14 @@ pub fn list_ops(ctx: &Context) -> String {
         let mut ops: Vec<_> = d.ops().collect();
         ops.sort_by_key(|o| o.name);
         for op in ops {
-            s.push_str(&format!("  {:<32} {}\n", op.name, op.summary));
+            // The op interfaces it implements (declared or registered at run time).
+            let ifaces = ctx.interface_names(op);
+            let ifaces = if ifaces.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", ifaces.join(" "))
+            };
+            s.push_str(&format!("  {:<32} {}{ifaces}\n", op.name, op.summary));
         }
     }
     s
@@ -563,11 +561,15 @@ pub fn list_passes(ctx: &Context) -> String {
 /// Process entry point for the `ge-opt` binary.
 pub fn main() -> i32 {
     let args = OptArgs::parse();
+    if let Err(e) = args.limits.apply(&args.input) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     if args.watch {
         // Streams each compile's output as it happens.
         return crate::incremental::cli::watch_main(&args);
     }
-    let mut ctx = crate::registry::full_context();
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

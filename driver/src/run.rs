@@ -42,16 +42,17 @@ pub struct RunArgs {
     /// Value for a symbolic dim of random inputs, e.g. B=4 (default 1)
     #[arg(long = "bind", value_name = "SYM=N")]
     pub binds: Vec<String>,
-    /// Write output i to the i-th FILE.npy
+    /// Write output i to the i-th FILE.npy ('-' for stdout; the report then goes to stderr)
     #[arg(long = "output", value_name = "FILE")]
     pub outputs: Vec<String>,
-    /// Compare output i with the i-th FILE.npy (numpy allclose); exit 1 on mismatch
+    /// Compare output i with the i-th FILE.npy: element type and shape exactly, integers
+    /// and bools exactly, floats within --rtol/--atol; exit 1 naming the first difference
     #[arg(long = "expect", value_name = "FILE")]
     pub expects: Vec<String>,
-    /// Relative tolerance for --expect (default: by dtype)
+    /// Relative tolerance for float outputs of --expect (default: by dtype)
     #[arg(long)]
     pub rtol: Option<f64>,
-    /// Absolute tolerance for --expect (default: by dtype)
+    /// Absolute tolerance for float outputs of --expect (default: by dtype)
     #[arg(long)]
     pub atol: Option<f64>,
     /// Accept unregistered dialects
@@ -67,7 +68,7 @@ pub struct RunArgs {
     /// whatever the number of streams
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
-    /// Write a Chrome/Perfetto trace of the last run (one track per stream)
+    /// Write a Chrome/Perfetto trace of the last run (one track per stream; '-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
     /// .om models: refuse a model compiled for another SoC; .air models: compile for this
@@ -80,6 +81,13 @@ pub struct RunArgs {
     /// Print the latency summary as one JSON line
     #[arg(long)]
     pub json: bool,
+    /// Fail (exit 1, before running) when a kernel would run on the reference
+    /// interpreter instead of a native kernel; the error names the ops
+    #[arg(long, conflicts_with = "interpret")]
+    pub native_only: bool,
+    /// With --native-only: this op may run on the interpreter (repeatable), e.g. graph.erf
+    #[arg(long = "allow-fallback", value_name = "OP", requires = "native_only")]
+    pub allow_fallback: Vec<String>,
     /// .air models: compile without kernel fusion
     #[arg(long)]
     pub no_fuse: bool,
@@ -94,9 +102,11 @@ pub struct RunArgs {
     /// stay NCHW / ND between such kernels)
     #[arg(long)]
     pub keep_formats: bool,
-    /// .air models: also write the compiled .om here
+    /// .air models: also write the compiled .om here ('-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub save_om: Option<String>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 pub struct RunOutput {
@@ -155,6 +165,10 @@ fn random_tensor(
             }
         })
         .collect::<Result<_, _>>()?;
+    ge_ir::budget::check(
+        ge_ir::budget::bytes_of(shape.iter().map(|&d| d as u64), 8),
+        &format_args!("a random value of type '{ty}'"),
+    )?;
     let n: usize = shape.iter().product();
     let dt = tt.dtype;
     Ok(if dt.is_float() {
@@ -204,7 +218,12 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     };
     let mut sm = SourceMap::new();
     let file = sm.add(&path, Arc::from(text.as_str()));
-    let m = match ge_ir::parser::parse_module(ctx, &path, file, &text, 0, 1) {
+    let m = match ge_ir::parser::parse_module(
+        ctx,
+        &path,
+        &text,
+        ge_ir::parser::ParseOptions::file(file),
+    ) {
         Ok(m) => m,
         Err(d) => return fail(sm.render(&d)),
     };
@@ -299,41 +318,11 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
         return fail(format!("error: {e}\n"));
     }
     let mut stdout = String::new();
-    let mut mismatches = String::new();
-    for (i, (t, path)) in results.iter().zip(&args.expects).enumerate() {
-        let want = match read_npy(path) {
-            Ok(w) => w,
-            Err(e) => return fail(format!("error: {e}\n")),
-        };
-        let (rt, at) = Tensor::default_tolerance(t.dtype);
-        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
-        let got = if want.dtype != t.dtype {
-            t.cast(want.dtype)
-        } else {
-            t.clone()
-        };
-        if got.shape != want.shape {
-            mismatches.push_str(&format!(
-                "output #{i}: shape {:?} but {path} has {:?}\n",
-                t.shape, want.shape
-            ));
-        } else if !got.allclose(&want, rtol, atol) {
-            let worst = (0..got.len())
-                .map(|k| (k, (got.get_f(k) - want.get_f(k)).abs()))
-                .fold(
-                    (0, 0.0f64),
-                    |m, x| if x.1 > m.1 || x.1.is_nan() { x } else { m },
-                );
-            mismatches.push_str(&format!(
-                "output #{i}: differs from {path} (rtol={rtol}, atol={atol}): element {} is {} but expected {}\n",
-                worst.0,
-                got.get_f(worst.0),
-                want.get_f(worst.0)
-            ));
-        } else {
-            stdout.push_str(&format!("output #{i}: matches {path}\n"));
-        }
-    }
+    let mut stderr = String::new();
+    let matched = match check_expects(&args, &results, &mut stdout, &mut stderr) {
+        Ok(m) => m,
+        Err(e) => return fail(format!("error: {e}\n")),
+    };
     for (i, t) in results.iter().enumerate() {
         stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
         if let Some(p) = args.outputs.get(i) {
@@ -344,16 +333,67 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     }
     RunOutput {
         stdout,
-        stderr: String::new(),
-        code: 0,
+        stderr,
+        code: i32::from(!matched),
     }
+}
+
+/// What `write_npy` stores for `t`: numpy has no bf16 (stored as f32, exactly)
+/// and no index type (stored as i64).
+fn as_stored(t: &Tensor) -> Tensor {
+    match t.dtype {
+        ge_ir::DType::BF16 => t.cast(ge_ir::DType::F32),
+        ge_ir::DType::Index => t.cast(ge_ir::DType::I64),
+        _ => t.clone(),
+    }
+}
+
+/// Compare each result with its `--expect` file: element type and shape
+/// exactly, integers and bools exactly, floats within the dtype's tolerance
+/// (or --rtol/--atol). A match prints `output #i: matches FILE`; a mismatch an
+/// error naming the output and the first differing element with both values.
+/// Returns whether every output matched.
+fn check_expects(
+    args: &RunArgs,
+    results: &[Tensor],
+    stdout: &mut String,
+    stderr: &mut String,
+) -> Result<bool, String> {
+    let mut all = true;
+    for (i, (t, path)) in results.iter().zip(&args.expects).enumerate() {
+        let want = read_npy(path)?;
+        let (rt, at) = Tensor::default_tolerance(t.dtype);
+        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
+        match as_stored(t).mismatch(&want, rtol, atol) {
+            None => stdout.push_str(&format!("output #{i}: matches {path}\n")),
+            Some(why) => {
+                stderr.push_str(&format!("error: output #{i} differs from {path}: {why}\n"));
+                all = false;
+            }
+        }
+    }
+    Ok(all)
 }
 
 pub fn main() -> i32 {
     let args = RunArgs::parse();
-    let mut ctx = crate::registry::full_context();
+    // With data on stdout (`--output -`, `--trace -`, `--save-om -`) the report goes to stderr.
+    let data_on_stdout = args.outputs.iter().any(|o| o == "-")
+        || [&args.trace, &args.save_om]
+            .iter()
+            .any(|o| o.as_deref() == Some("-"));
+    let model = args.model.as_deref().or(args.interpret.as_deref());
+    if let Err(e) = args.limits.apply(model.unwrap_or("-")) {
+        eprintln!("error: {e}");
+        return 1;
+    }
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
-    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    if data_on_stdout {
+        let _ = std::io::stderr().write_all(out.stdout.as_bytes());
+    } else {
+        let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    }
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     out.code
 }
@@ -379,7 +419,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
     if path.ends_with(".air") || path.ends_with(".mlir") {
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-        let mut copts = ge_runtime::compile::CompileOptions {
+        let mut copts = ge_compile::CompileOptions {
             fuse: !args.no_fuse,
             single_stream: args.single_stream,
             formats: !args.no_formats,
@@ -389,15 +429,14 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         if let Some(soc) = &args.soc {
             // Compile for that SoC (checks the name, reads a profile); the
             // header carries the profile's name.
-            ge_lowering::soc::Soc::load(soc)?;
+            ge_soc::Soc::load(soc)?;
             copts.soc = soc.clone();
         }
         let opts = ge_runtime::LoadOptions { soc: None, ..opts };
-        let om = ge_runtime::compile::compile_text(path, &text, &copts)?;
-        let bytes = ge_runtime::compile::to_bytes(&om)?;
+        let om = ge_compile::compile_text(path, &text, &copts)?;
+        let bytes = ge_compile::to_bytes(&om)?;
         if let Some(p) = &args.save_om {
-            ge_ir::fsutil::write_atomic(std::path::Path::new(p), &bytes)
-                .map_err(|e| format!("cannot write '{p}': {e}"))?;
+            ge_ir::output::write(p, &bytes).map_err(|e| format!("cannot write '{p}': {e}"))?;
         }
         return ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| format!("{path}: {e}"));
     }
@@ -446,6 +485,12 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         for op in model.fallback_ops() {
             stdout.push_str(&format!("fallback: {op}\n"));
         }
+    }
+    if args.native_only {
+        let allowed: Vec<&str> = args.allow_fallback.iter().map(String::as_str).collect();
+        model
+            .require_native(&allowed)
+            .map_err(|e| format!("--native-only: {e}"))?;
     }
     // Inputs.
     let mut given: Vec<Option<ge_ir::tensor::Tensor>> = vec![None; ins.len()];
@@ -538,7 +583,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
     }
     let r = last.ok_or("no run")?;
     if let (Some(p), Some(tr)) = (&args.trace, &r.trace) {
-        ge_ir::fsutil::write_atomic(std::path::Path::new(p), tr.to_json().as_bytes())
+        ge_ir::output::write(p, tr.to_json().as_bytes())
             .map_err(|e| format!("cannot write '{p}': {e}"))?;
     }
     let results: Vec<Tensor> = r
@@ -547,31 +592,8 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         .map(|t| t.to_tensor())
         .collect::<Result<_, _>>()?;
     check_file_counts(args, "the model", results.len())?;
-    let mut mismatch = false;
-    for (i, (t, p)) in results.iter().zip(&args.expects).enumerate() {
-        let want = read_npy(p)?;
-        let (rt, at) = Tensor::default_tolerance(t.dtype);
-        let (rtol, atol) = (args.rtol.unwrap_or(rt), args.atol.unwrap_or(at));
-        let got = if want.dtype != t.dtype {
-            t.cast(want.dtype)
-        } else {
-            t.clone()
-        };
-        if got.shape != want.shape {
-            stdout.push_str(&format!(
-                "output #{i}: shape {:?} but {p} has {:?}\n",
-                t.shape, want.shape
-            ));
-            mismatch = true;
-        } else if !got.allclose(&want, rtol, atol) {
-            stdout.push_str(&format!(
-                "output #{i}: differs from {p} (rtol={rtol}, atol={atol})\n"
-            ));
-            mismatch = true;
-        } else {
-            stdout.push_str(&format!("output #{i}: matches {p}\n"));
-        }
-    }
+    let mut stderr = String::new();
+    let matched = check_expects(args, &results, &mut stdout, &mut stderr)?;
     for (i, t) in results.iter().enumerate() {
         stdout.push_str(&format!("output #{i}: {}\n", summarize(t)));
         if let Some(p) = args.outputs.get(i) {
@@ -606,7 +628,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
     }
     Ok(RunOutput {
         stdout,
-        stderr: String::new(),
-        code: i32::from(mismatch),
+        stderr,
+        code: i32::from(!matched),
     })
 }

@@ -38,7 +38,8 @@ pub struct TranslateArgs {
     /// List the TensorFlow ops the importer supports
     #[arg(long, group = "mode")]
     pub list_tf_ops: bool,
-    /// List the optional features this build has (e.g. mlir-bridge)
+    /// List the optional features this build has: mlir-bridge, ilp (not when
+    /// GE_DISABLE_FEATURES=ilp switches it off)
     #[arg(long, group = "mode")]
     pub list_features: bool,
     /// Export an .air module to upstream MLIR (func + tosa), verified by MLIR
@@ -57,7 +58,8 @@ pub struct TranslateArgs {
     #[cfg(feature = "mlir")]
     #[arg(long, group = "mode")]
     pub list_mlir_import_ops: bool,
-    /// Output file ('-' for stdout); written atomically
+    /// Output file ('-' for stdout); a regular file is replaced atomically, a device,
+    /// FIFO or symlink is written through
     #[arg(short = 'o', long = "output", default_value = "-")]
     pub output: String,
     /// Input shapes for TensorFlow placeholders, e.g. "x:1,224,224,3;y:1,10" (-1 or a name: symbolic)
@@ -81,6 +83,8 @@ pub struct TranslateArgs {
     /// Print dense literals with more than N elements as hex
     #[arg(long, value_name = "N")]
     pub print_elements_hex_over: Option<usize>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 pub struct TranslateOutput {
@@ -118,7 +122,7 @@ fn write_text(args: &TranslateArgs, text: String) -> TranslateOutput {
             code: 0,
         };
     }
-    match ge_ir::fsutil::write_atomic(Path::new(&args.output), text.as_bytes()) {
+    match ge_ir::output::write(&args.output, text.as_bytes()) {
         Ok(()) => TranslateOutput {
             stdout: String::new(),
             stderr: String::new(),
@@ -153,7 +157,7 @@ pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
         if cfg!(feature = "mlir") {
             f.push("mlir-bridge");
         }
-        if ge_rewrites::eqsat::ILP_AVAILABLE {
+        if ge_rewrites::eqsat::ilp_available() {
             f.push("ilp");
         }
         return TranslateOutput {
@@ -207,7 +211,8 @@ pub fn load_air(ctx: &Context, path: &str) -> Result<Module, String> {
         std::fs::read_to_string(path).map_err(|e| format!("error: cannot read '{path}': {e}\n"))?;
     let mut sm = SourceMap::new();
     let file = sm.add(path, std::sync::Arc::from(text.as_str()));
-    let m = ge_ir::parser::parse_module(ctx, path, file, &text, 0, 1).map_err(|d| sm.render(&d))?;
+    let m = ge_ir::parser::parse_module(ctx, path, &text, ge_ir::parser::ParseOptions::file(file))
+        .map_err(|d| sm.render(&d))?;
     let diags = ge_ir::verifier::verify_module(&m);
     if diags.iter().any(|d| d.is_error()) {
         return Err(diags.iter().map(|d| sm.render(d)).collect());
@@ -261,7 +266,16 @@ fn mlir_modes(args: &TranslateArgs, ctx: &Context) -> Option<TranslateOutput> {
 
 pub fn main() -> i32 {
     let args = TranslateArgs::parse();
-    let ctx = crate::registry::full_context();
+    let model = [&args.import_onnx, &args.import_tf, &args.om_to_air]
+        .into_iter()
+        .flatten()
+        .next()
+        .map_or("-", |m| m.as_str());
+    if let Err(e) = args.limits.apply(model) {
+        eprintln!("error: {e}");
+        return 1;
+    }
+    let ctx = ge_compile::context();
     let out = main_with(args, &ctx);
     let _ = std::io::stdout().write_all(out.stdout.as_bytes());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

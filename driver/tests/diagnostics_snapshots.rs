@@ -3,27 +3,28 @@
 //! in wording, position or label shows up in review (`cargo insta review`).
 
 use ge_ir::diagnostics::{Diagnostic, Pos, SourceMap};
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::pass::parse_pipeline;
 use ge_ir::verifier::verify_module;
 use std::sync::Arc;
 
 /// Parse and verify `src` as ge-opt does; render every diagnostic.
 fn render(src: &str) -> String {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let mut sm = SourceMap::new();
     let file = sm.add("input.air", Arc::from(src));
-    let diags: Vec<Diagnostic> = match parse_module(&ctx, "input.air", file, src, 0, 1) {
-        Err(d) => vec![*d],
-        Ok(m) => verify_module(&m),
-    };
+    let diags: Vec<Diagnostic> =
+        match parse_module(&ctx, "input.air", src, ParseOptions::file(file)) {
+            Err(d) => vec![*d],
+            Ok(m) => verify_module(&m),
+        };
     assert!(!diags.is_empty(), "expected a diagnostic for:\n{src}");
     diags.iter().map(|d| sm.render(d)).collect()
 }
 
 /// A `--pass-pipeline` error, rendered against the pipeline text.
 fn render_pipeline(text: &str) -> String {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let e = match parse_pipeline(&ctx.passes, text) {
         Ok(_) => panic!("pipeline '{text}' should not parse"),
         Err(e) => e,

@@ -2,7 +2,7 @@
 
 #[test]
 fn dialect_docs_are_generated_from_current_definitions() {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/dialects");
     let mut stale = vec![];
     for (name, text) in ge_driver::docgen::all_pages(&ctx) {

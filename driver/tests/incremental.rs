@@ -81,7 +81,7 @@ fn reference(text: &str, pipeline: &str, rules: &[(&str, &str)]) -> String {
         argv.push(format!("--rewrite-rules={}", p.display()));
     }
     let args = OptArgs::try_parse_from(argv).expect("args");
-    let mut ctx = ge_driver::registry::full_context();
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
     assert_eq!(out.code, 0, "{}", out.stderr);
     out.stdout.to_string()
@@ -382,7 +382,7 @@ fn om_bytes_come_from_the_lowered_module() {
     .expect("demo_block.air");
     let mut s = Session::new("demo_block.air", &text, &settings("atc"));
     let om = s.om_bytes(None, "Ascend910B").expect("om");
-    assert!(ge_lowering::om::parse(&om).is_ok());
+    assert!(ge_om::parse(&om).is_ok());
     // Asking again is a memoized answer.
     let _ = s.take_stats();
     let again = s.om_bytes(None, "Ascend910B").expect("om");
@@ -412,7 +412,7 @@ fn watch_recompiles_each_simulated_save() {
         "--incremental-stats".into(),
     ])
     .expect("args");
-    let mut ctx = ge_driver::registry::full_context();
+    let mut ctx = ge_compile::context();
     let out = main_with(args, &mut ctx);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let lines: Vec<&str> = out
@@ -449,7 +449,7 @@ fn watch_recompiles_each_simulated_save() {
 fn watch_rejects_flags_it_cannot_honour() {
     let args = OptArgs::try_parse_from(["ge-opt", "x.air", "--watch", "--split-input-file"])
         .expect("args");
-    let out = main_with(args, &mut ge_driver::registry::full_context());
+    let out = main_with(args, &mut ge_compile::context());
     assert_eq!(out.code, 1);
     assert!(out
         .stderr
@@ -462,7 +462,7 @@ fn opt(args: &[String]) -> ge_driver::opt::OptOutput {
     let mut argv = vec!["ge-opt".to_string()];
     argv.extend(args.iter().cloned());
     let args = OptArgs::try_parse_from(argv).expect("args");
-    main_with(args, &mut ge_driver::registry::full_context())
+    main_with(args, &mut ge_compile::context())
 }
 
 #[test]

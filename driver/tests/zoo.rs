@@ -67,12 +67,17 @@ fn inputs(types: &[Type], batch: i64, seed: u64) -> Vec<Tensor> {
 
 #[test]
 fn committed_tiny_models_verify_and_run() {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     for m in MODELS {
         let path = models_dir().join(format!("{}.air", m.name));
         let text = std::fs::read_to_string(&path).expect("committed model");
-        let module = ge_ir::parser::parse_module(&ctx, m.name, 0, &text, 0, 1)
-            .unwrap_or_else(|d| panic!("{}: {}", m.name, d.message));
+        let module = ge_ir::parser::parse_module(
+            &ctx,
+            m.name,
+            &text,
+            ge_ir::parser::ParseOptions::default(),
+        )
+        .unwrap_or_else(|d| panic!("{}: {}", m.name, d.message));
         let diags = ge_ir::verifier::verify_module(&module);
         assert!(
             !diags.iter().any(|d| d.is_error()),

@@ -32,10 +32,3 @@ pub mod proto {
         include!(concat!(env!("OUT_DIR"), "/tensorflow.rs"));
     }
 }
-
-/// A context with the dialects importers emit (graph, data, …) registered.
-pub fn context() -> ge_ir::Context {
-    let mut ctx = ge_ir::Context::new();
-    ge_dialects::register(&mut ctx);
-    ctx
-}

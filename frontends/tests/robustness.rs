@@ -36,7 +36,7 @@ fn variants(data: &[u8]) -> Vec<Vec<u8>> {
 
 #[test]
 fn onnx_import_never_panics() {
-    let ctx = ge_frontends::context();
+    let ctx = ge_dialects::context();
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/onnx");
     for model in [
         "small_cnn.onnx",
@@ -52,7 +52,7 @@ fn onnx_import_never_panics() {
 
 #[test]
 fn tf_import_never_panics() {
-    let ctx = ge_frontends::context();
+    let ctx = ge_dialects::context();
     let opts = TfOptions::parse(None, None, "main").expect("options");
     for model in ["small_cnn.pb", "shapes.pb"] {
         for v in variants(&testdata(&format!("tf/{model}"))) {
@@ -63,7 +63,7 @@ fn tf_import_never_panics() {
 
 #[test]
 fn good_models_import_and_verify() {
-    let ctx = ge_frontends::context();
+    let ctx = ge_dialects::context();
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/onnx");
     for model in [
         "small_cnn.onnx",

@@ -5,8 +5,8 @@
 //! runtime could not execute safely, and never panic.
 #![no_main]
 
-use ge_lowering::om::format::{parse, to_bytes_unchecked};
-use ge_lowering::om::model::OmModel;
+use ge_om::format::{parse, to_bytes_unchecked};
+use ge_om::model::OmModel;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

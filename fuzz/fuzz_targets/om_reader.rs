@@ -9,15 +9,14 @@ use std::sync::OnceLock;
 fn ctx() -> &'static ge_ir::Context {
     static CTX: OnceLock<ge_ir::Context> = OnceLock::new();
     CTX.get_or_init(|| {
-        let mut c = ge_ir::Context::new();
-        ge_dialects::register(&mut c);
+        let mut c = ge_dialects::context();
         ge_lowering::register(&mut c);
         c
     })
 }
 
 fuzz_target!(|data: &[u8]| {
-    match ge_lowering::om::parse(data) {
+    match ge_om::parse(data) {
         Ok(om) => {
             // What the reader accepted validates, and converts without panicking.
             assert!(om.to_model().validate().is_ok());

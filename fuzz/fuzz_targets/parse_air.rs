@@ -5,7 +5,7 @@
 #![no_main]
 
 use ge_ir::diagnostics::SourceMap;
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::verifier::verify_module;
 use libfuzzer_sys::fuzz_target;
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let ctx = ge_ir::context::bare();
     let mut sm = SourceMap::new();
     let file = sm.add("fuzz.air", Arc::from(text));
-    let m = match parse_module(ctx, "fuzz.air", file, text, 0, 1) {
+    let m = match parse_module(ctx, "fuzz.air", text, ParseOptions::file(file)) {
         Ok(m) => m,
         Err(d) => {
             let _ = sm.render(&d);
@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         };
         let out = print_module(&m, opts);
         if diags.is_empty() {
-            if let Err(d) = parse_module(ctx, "printed.air", 0, &out, 0, 1) {
+            if let Err(d) = parse_module(ctx, "printed.air", &out, ParseOptions::default()) {
                 panic!("printed module does not parse: {}\n{out}", d.message);
             }
         }

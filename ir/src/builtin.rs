@@ -1,31 +1,31 @@
 //! The builtin dialect: `builtin.module` (printed as `module`).
 
 use crate::body::OpId;
-use crate::opdef::{AttrDef, AttrKind, CustomSyntax, Dialect, OpDef, RegionDef, Trait};
+use crate::opdef::{CustomSyntax, Dialect};
 use crate::parser::{OpParser, PResult};
 use crate::printer::OpPrinter;
 
-pub static MODULE: OpDef = OpDef {
-    name: "builtin.module",
-    summary: "A top-level container of functions and globals",
-    description: "A module holds one block of ops (functions, globals) and a symbol table: \
-                  symbol names inside are unique. Printed as `module @name attributes {...} { ... }`.",
-    attrs: &[
-        AttrDef::optional("sym_name", AttrKind::Str, "optional module name"),
-        AttrDef::optional("sym_visibility", AttrKind::Str, "symbol visibility (as MLIR's module has)"),
-    ],
-    regions: &[RegionDef { name: "body", doc: "the module's ops" }],
-    traits: &[
-        Trait::IsolatedFromAbove,
-        Trait::SymbolTable,
-        Trait::NoTerminator,
-        Trait::SingleBlock,
+crate::def_op! {
+    /// A top-level container of functions and globals
+    ///
+    /// A module holds one block of ops (functions, globals) and a symbol table: symbol names
+    /// inside are unique. Printed as `module @name attributes {...} { ... }`.
+    pub Module = "builtin.module" {
+        attrs {
+            /// optional module name
+            sym_name: Option<Str>,
+            /// symbol visibility (as MLIR's module has)
+            sym_visibility: Option<Str>,
+        },
+        regions {
+            /// the module's ops
+            body,
+        },
         // As in MLIR: ops of a module may use values defined after them.
-        Trait::GraphRegion,
-    ],
-    syntax: Some(CustomSyntax { parse: parse_module, print: print_module }),
-    ..OpDef::DEFAULT
-};
+        traits [IsolatedFromAbove, SymbolTable, NoTerminator, SingleBlock, GraphRegion],
+        syntax: CustomSyntax { parse: parse_module, print: print_module },
+    }
+}
 
 fn parse_module(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
     if p.peek_symbol() {
@@ -45,7 +45,7 @@ fn parse_module(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
 }
 
 fn print_module(pr: &mut OpPrinter<'_, '_>, op: OpId) {
-    if let Some(n) = pr.body.op(op).attr("sym_name").and_then(|a| a.as_str()) {
+    if let Some(n) = Module::attrs(pr.body.op(op)).sym_name() {
         pr.write(" ");
         pr.symbol_name(n);
     }

@@ -1,6 +1,7 @@
 //! The registry a tool is built from: dialects and their ops, passes and named
 //! pipelines. Built once at start-up, then shared read-only (it is `Sync`).
 
+use crate::interfaces::{InterfaceTable, OpInterface};
 use crate::opdef::{Dialect, OpDef};
 use crate::pass::PassRegistry;
 use std::collections::HashMap;
@@ -19,6 +20,8 @@ pub struct Context {
     pub constant_op: Option<&'static str>,
     /// Data other crates attach (e.g. rule files loaded with `--rewrite-rules`).
     pub extensions: Vec<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+    /// Op interfaces registered at run time (plugins), by op.
+    pub interfaces: InterfaceTable,
 }
 
 impl Default for Context {
@@ -39,6 +42,7 @@ pub fn bare() -> &'static Context {
             passes: PassRegistry::default(),
             constant_op: None,
             extensions: vec![],
+            interfaces: InterfaceTable::default(),
         };
         c.register_dialect(&crate::builtin::BUILTIN);
         c
@@ -56,6 +60,7 @@ impl Context {
             passes: PassRegistry::default(),
             constant_op: None,
             extensions: vec![],
+            interfaces: InterfaceTable::default(),
         };
         c.register_dialect(&crate::builtin::BUILTIN);
         crate::passes::register_core_passes(&mut c.passes);
@@ -70,6 +75,31 @@ impl Context {
             self.ops.insert(op.name, op);
         }
         self.dialects.push(d);
+    }
+
+    /// Attach interface `iface` to op `def` at run time (a plugin extending
+    /// an op); it wins over an interface of the same type in the declaration.
+    pub fn register_interface(&self, def: &'static OpDef, iface: Box<dyn OpInterface>) {
+        self.interfaces.register(def, iface);
+    }
+
+    /// Interface `T` of op `def`: a run-time registration, else the declaration's.
+    pub fn op_interface<T: OpInterface>(&self, def: &'static OpDef) -> Option<&'static T> {
+        self.interfaces
+            .get::<T>(def)
+            .or_else(|| def.interface::<T>())
+    }
+
+    /// The names of the interfaces op `def` implements, declared and registered.
+    pub fn interface_names(&self, def: &'static OpDef) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> =
+            def.interfaces.iter().map(|i| i.interface_name()).collect();
+        for i in self.interfaces.of(def) {
+            if !names.contains(&i.interface_name()) {
+                names.push(i.interface_name());
+            }
+        }
+        names
     }
 
     /// The first extension of type `T`.

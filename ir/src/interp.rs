@@ -37,8 +37,9 @@ impl InterpError {
     }
 }
 
-/// What a semantics function sees: the op, its attributes and a way to run
-/// its regions or call functions (for control flow and calls).
+/// What a semantics function sees: the op (its attributes through the op's
+/// typed accessors, `Conv2d::attrs(cx)`) and a way to run its regions or call
+/// functions (for control flow and calls).
 pub struct SemCtx<'a> {
     pub body: &'a Body,
     pub op: OpId,
@@ -48,21 +49,6 @@ pub struct SemCtx<'a> {
 }
 
 impl SemCtx<'_> {
-    pub fn attr(&self, name: &str) -> Option<crate::attributes::Attribute> {
-        self.body.op(self.op).attr(name)
-    }
-    pub fn i64_attr(&self, name: &str) -> Option<i64> {
-        self.attr(name).and_then(|a| a.as_int())
-    }
-    pub fn f64_attr(&self, name: &str) -> Option<f64> {
-        self.attr(name).and_then(|a| a.as_float())
-    }
-    pub fn i64_array(&self, name: &str) -> Option<Vec<i64>> {
-        self.attr(name).and_then(|a| a.as_i64_array())
-    }
-    pub fn str_attr(&self, name: &str) -> Option<&'static str> {
-        self.attr(name).and_then(|a| a.as_str())
-    }
     pub fn result_types(&self) -> Vec<Type> {
         self.body.result_types(self.op)
     }
@@ -138,7 +124,55 @@ pub struct Interpreter<'m> {
     pub module: &'m Module,
     /// Limit on executed ops (guards against runaway loops); `None` = unlimited.
     pub max_ops: Option<usize>,
+    /// Limit on nested function calls. The verifier rejects recursive calls;
+    /// this is the second line of defence for IR that was not verified: a
+    /// clear error instead of recursing until the stack cannot grow.
+    pub max_call_depth: usize,
     executed: std::sync::atomic::AtomicUsize,
+}
+
+/// Default [`Interpreter::max_call_depth`].
+pub const MAX_CALL_DEPTH: usize = 256;
+
+/// How an error from exceeding the call depth starts; callers do not wrap it
+/// once per level (it would repeat "in call to" hundreds of times).
+const CALL_DEPTH_ERROR: &str = "call depth limit";
+
+/// An error from inside an op (`context`: "'graph.if'", "in call to '@f'"),
+/// except the call-depth error, which would otherwise grow by one prefix
+/// per level of recursion.
+fn op_error(context: &str, msg: String, loc: Location) -> InterpError {
+    if msg.starts_with(CALL_DEPTH_ERROR) {
+        InterpError::new(msg, loc)
+    } else {
+        InterpError::new(format!("{context}: {msg}"), loc)
+    }
+}
+
+thread_local! {
+    /// Calls active on this thread (every interpreter: one stack).
+    static CALL_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of call depth, released on drop.
+struct DepthGuard;
+
+impl DepthGuard {
+    fn enter(limit: usize) -> Option<DepthGuard> {
+        CALL_DEPTH.with(|d| {
+            let n = d.get();
+            (n < limit).then(|| {
+                d.set(n + 1);
+                DepthGuard
+            })
+        })
+    }
+}
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        CALL_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
 }
 
 impl<'m> Interpreter<'m> {
@@ -146,6 +180,7 @@ impl<'m> Interpreter<'m> {
         Interpreter {
             module,
             max_ops: None,
+            max_call_depth: MAX_CALL_DEPTH,
             executed: Default::default(),
         }
     }
@@ -182,6 +217,15 @@ impl<'m> Interpreter<'m> {
                 fd.loc,
             ));
         }
+        let Some(_depth) = DepthGuard::enter(self.max_call_depth) else {
+            return Err(InterpError::new(
+                format!(
+                    "{CALL_DEPTH_ERROR} ({}) exceeded calling '@{name}': the calls recurse",
+                    self.max_call_depth
+                ),
+                fd.loc,
+            ));
+        };
         let out = self.run_region(inner, r, args, &Env::new(inner))?;
         Ok(out
             .into_iter()
@@ -286,7 +330,7 @@ impl<'m> Interpreter<'m> {
                         symbols: &symbols,
                     };
                     let out = sem(&cx, &refs)
-                        .map_err(|m| InterpError::new(format!("'{}': {m}", d.name), d.loc))?;
+                        .map_err(|m| op_error(&format!("'{}'", d.name), m, d.loc))?;
                     let k = out.first().map(|t| t.get_i(0) as usize).unwrap_or(0);
                     let target = *d
                         .successors()
@@ -295,6 +339,15 @@ impl<'m> Interpreter<'m> {
                     incoming = out.into_iter().skip(1).collect();
                     next_block = Some(target);
                     break;
+                }
+                for (i, &r) in d.results().iter().enumerate() {
+                    let ty = body.value_type(r);
+                    crate::budget::check_reference_tensor(
+                        ty,
+                        &symbols,
+                        &format_args!("'{}' result #{i} of type '{ty}'", d.name),
+                    )
+                    .map_err(|m| InterpError::new(m, d.loc))?;
                 }
                 let results = self.eval_op(body, op, &operands, &env, &symbols)?;
                 for (i, (&v, t)) in d.results().iter().zip(results).enumerate() {
@@ -326,9 +379,9 @@ impl<'m> Interpreter<'m> {
                 .and_then(|a| a.as_symbol())
                 .ok_or_else(|| InterpError::new("call without callee", d.loc))?;
             let args = operands.iter().map(|t| (**t).clone()).collect();
-            return self.run_function(&callee, args).map_err(|e| {
-                InterpError::new(format!("in call to '@{callee}': {}", e.msg), d.loc)
-            });
+            return self
+                .run_function(&callee, args)
+                .map_err(|e| op_error(&format!("in call to '@{callee}'"), e.msg, d.loc));
         }
         let sem = d.def.and_then(|x| x.semantics).ok_or_else(|| {
             InterpError::new(format!("'{}' has no reference semantics", d.name), d.loc)
@@ -341,8 +394,7 @@ impl<'m> Interpreter<'m> {
             interp: self,
             symbols,
         };
-        let out =
-            sem(&cx, &refs).map_err(|m| InterpError::new(format!("'{}': {m}", d.name), d.loc))?;
+        let out = sem(&cx, &refs).map_err(|m| op_error(&format!("'{}'", d.name), m, d.loc))?;
         if out.len() != d.results().len() {
             return Err(InterpError::new(
                 format!(
@@ -401,6 +453,11 @@ pub fn fold_with_semantics(
     let sem = d.def?.semantics?;
     if !d.has_trait(Trait::Pure) || !d.regions().is_empty() {
         return None;
+    }
+    // Folding materialises the results: not beyond the memory budget.
+    let none = HashMap::new();
+    for &r in d.results() {
+        crate::budget::check_reference_tensor(body.value_type(r), &none, &"a folded value").ok()?;
     }
     let tensors: Vec<Tensor> = consts
         .iter()

@@ -1,24 +1,41 @@
 //! Declarative op definitions: one `OpDef` per op drives parsing, printing,
 //! verification, building (defaults, result-type inference), folding and docs.
 //!
-//! Dialects declare ops as `static` values (usually through [`crate::op_def!`]):
+//! Dialects declare each op with [`crate::def_op!`], which also generates the
+//! op's typed handle and attribute accessors (docs/architecture.md, *Op
+//! definitions*):
 //!
 //! ```
-//! use ge_ir::opdef::*;
-//! pub static RELU: OpDef = OpDef {
-//!     name: "demo.relu",
-//!     summary: "Rectified linear unit",
-//!     operands: &[OperandDef::one("input", TypeConstraint::FloatTensor)],
-//!     results: &[ResultDef::one("output", TypeConstraint::FloatTensor)],
-//!     traits: &[Trait::Pure, Trait::Elementwise, Trait::SameOperandsAndResultType],
-//!     format: Some("$input attr-dict `:` functional-type(operands, results)"),
-//!     ..OpDef::DEFAULT
-//! };
+//! use ge_ir::def_op;
+//! use ge_ir::interfaces::FusionPattern;
+//!
+//! def_op! {
+//!     /// Rectified linear unit
+//!     ///
+//!     /// `max(x, alpha * x)` elementwise.
+//!     pub Relu = "demo.relu" {
+//!         operands { input: FloatTensor },
+//!         results { output: FloatTensor },
+//!         attrs {
+//!             /// slope below zero
+//!             alpha: F64 = 0.0,
+//!         },
+//!         traits [Pure, Elementwise, SameOperandsAndResultType],
+//!         format: "$input attr-dict `:` functional-type(operands, results)",
+//!         interfaces [FusionPattern::Elementwise],
+//!     }
+//! }
+//!
+//! assert_eq!(RELU.name, "demo.relu");
+//! assert_eq!(RELU.attrs[0].default, Some("0.0"));
+//! assert_eq!(Relu::attrs(&ge_ir::AttrDict::empty()).alpha(), 0.0);
+//! assert_eq!(Relu::DEF.interface::<FusionPattern>(), Some(&FusionPattern::Elementwise));
 //! ```
 
 use crate::attributes::{AttrData, AttrDict, Attribute};
 use crate::body::{Body, OpId, ValueId};
 use crate::format::CompiledFormat;
+use crate::interfaces::{OpInterface, OpKey};
 use crate::types::{DType, Type, TypeData};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -324,18 +341,6 @@ pub struct InferCtx<'a> {
     pub op: Option<(&'a Body, OpId)>,
 }
 
-impl InferCtx<'_> {
-    pub fn attr(&self, name: &str) -> Option<Attribute> {
-        self.attrs.get(name)
-    }
-    pub fn i64_attr(&self, name: &str) -> Option<i64> {
-        self.attrs.get(name).and_then(|a| a.as_int())
-    }
-    pub fn i64_array(&self, name: &str) -> Option<Vec<i64>> {
-        self.attrs.get(name).and_then(|a| a.as_i64_array())
-    }
-}
-
 /// A folder's answer for one result: a constant or an existing value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FoldResult {
@@ -410,6 +415,8 @@ pub struct OpDef {
     pub fold: Option<FoldFn>,
     /// Reference semantics: what the interpreter runs (and constant folding reuses).
     pub semantics: Option<SemanticsFn>,
+    /// The op interfaces the op implements (see [`crate::interfaces`]).
+    pub interfaces: &'static [&'static dyn OpInterface],
     /// Compiled `format`, built on first use.
     pub compiled: LazyCell<Result<CompiledFormat, String>>,
     /// Parsed attribute defaults (index-aligned with `attrs`), built on first use.
@@ -470,6 +477,12 @@ impl<T> std::fmt::Debug for LazyCell<T> {
     }
 }
 
+impl std::fmt::Debug for dyn OpInterface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.interface_name())
+    }
+}
+
 impl OpDef {
     /// The base of every definition (`..OpDef::DEFAULT`). Its lazy caches are
     /// null pointers copied into each static, never shared state.
@@ -489,12 +502,26 @@ impl OpDef {
         infer: None,
         fold: None,
         semantics: None,
+        interfaces: &[],
         compiled: LazyCell::new(),
         defaults: LazyCell::new(),
     };
 
     pub fn has_trait(&self, t: Trait) -> bool {
         self.traits.contains(&t)
+    }
+
+    /// The op's identity, for side tables keyed by op.
+    pub fn key(&'static self) -> OpKey {
+        OpKey(self)
+    }
+
+    /// Interface `T` as the op's declaration implements it (run-time
+    /// registrations: [`crate::Context::op_interface`]).
+    pub fn interface<T: OpInterface>(&'static self) -> Option<&'static T> {
+        self.interfaces
+            .iter()
+            .find_map(|i| i.as_any().downcast_ref::<T>())
     }
 
     pub fn dialect(&self) -> &'static str {
@@ -599,6 +626,113 @@ impl OpDef {
 
 /// ge's name for MLIR's `operandSegmentSizes` property.
 pub const OPERAND_SEGMENT_SIZES: &str = "operand_segment_sizes";
+
+impl OpDef {
+    /// The operand indices of operand group `i` of op `d` (`None` when the
+    /// op's operands do not fit the definition).
+    pub fn operand_range(
+        &self,
+        d: &crate::body::OpData,
+        i: usize,
+    ) -> Option<std::ops::Range<usize>> {
+        let seg = || {
+            d.attr("operand_segment_sizes")
+                .and_then(|a| a.as_i64_array())
+        };
+        self.group_range(self.operands, d.operands().len(), seg, i)
+    }
+
+    /// The result indices of result group `i` of op `d`.
+    pub fn result_range(
+        &self,
+        d: &crate::body::OpData,
+        i: usize,
+    ) -> Option<std::ops::Range<usize>> {
+        self.group_range(self.results, d.results().len(), || None, i)
+    }
+
+    /// Group `i` of `n` values split over `groups`; segment sizes are read
+    /// only when several groups are optional or variadic.
+    fn group_range(
+        &self,
+        groups: &[OperandDef],
+        n: usize,
+        segments: impl Fn() -> Option<Vec<i64>>,
+        i: usize,
+    ) -> Option<std::ops::Range<usize>> {
+        let flexible = groups.iter().filter(|g| g.arity != Arity::One).count();
+        if flexible <= 1 {
+            return group_range_simple(groups, n, i);
+        }
+        let sizes = self.group_sizes(groups, n, segments().as_deref())?;
+        let start: usize = sizes.get(..i)?.iter().sum();
+        Some(start..start + sizes.get(i)?)
+    }
+
+    /// Whether op `d`'s operand and result counts fit the definition (what
+    /// a typed handle checks before its accessors index).
+    pub fn fits(&self, d: &crate::body::OpData) -> bool {
+        (0..self.operands.len()).all(|i| self.operand_range(d, i).is_some())
+            && (0..self.results.len()).all(|i| self.result_range(d, i).is_some())
+    }
+}
+
+/// Group `i` of `n` values split over `groups` with at most one flexible group.
+fn group_range_simple(groups: &[OperandDef], n: usize, i: usize) -> Option<std::ops::Range<usize>> {
+    let fixed = groups.iter().filter(|g| g.arity == Arity::One).count();
+    let rest = n.checked_sub(fixed)?;
+    let flex = groups.iter().position(|g| g.arity != Arity::One);
+    match flex {
+        None if rest != 0 => return None,
+        Some(f) if groups[f].arity == Arity::Optional && rest > 1 => return None,
+        _ => {}
+    }
+    let size = |j: usize| if Some(j) == flex { rest } else { 1 };
+    let start: usize = (0..i).map(size).sum();
+    (i < groups.len()).then(|| start..start + size(i))
+}
+
+/// Where typed attribute accessors read attributes from: an op, an
+/// attribute dictionary, or the context of an inference or semantics hook.
+pub trait AttrSource {
+    fn attr_dict(&self) -> AttrDict;
+}
+
+impl AttrSource for AttrDict {
+    fn attr_dict(&self) -> AttrDict {
+        *self
+    }
+}
+
+impl AttrSource for crate::body::OpData {
+    fn attr_dict(&self) -> AttrDict {
+        self.attrs
+    }
+}
+
+impl AttrSource for InferCtx<'_> {
+    fn attr_dict(&self) -> AttrDict {
+        self.attrs
+    }
+}
+
+impl AttrSource for crate::interp::SemCtx<'_> {
+    fn attr_dict(&self) -> AttrDict {
+        self.body.op(self.op).attrs
+    }
+}
+
+impl AttrSource for crate::interfaces::CostCtx<'_> {
+    fn attr_dict(&self) -> AttrDict {
+        self.attrs
+    }
+}
+
+impl<T: AttrSource + ?Sized> AttrSource for &T {
+    fn attr_dict(&self) -> AttrDict {
+        (**self).attr_dict()
+    }
+}
 
 /// A dialect: a namespace and its ops, in groups (one per op family module).
 pub struct Dialect {

@@ -246,6 +246,12 @@ impl Tensor {
             .into_iter()
             .map(|x| x as usize)
             .collect();
+        // A splat of any type is a few bytes in the attribute; expanded, it
+        // takes 8 bytes per element: not beyond the memory budget.
+        crate::budget::check(
+            crate::budget::bytes_of(shape.iter().map(|&d| d as u64), 8),
+            &format_args!("a dense constant of type '{}'", d.ty),
+        )?;
         let n = numel(&shape);
         let dt = t.dtype;
         Ok(if dt.is_float() {
@@ -296,6 +302,66 @@ impl Tensor {
             let (a, b) = (self.get_f(i), other.get_f(i));
             (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs()
         })
+    }
+
+    /// How `self` (a result) differs from `want` (its reference), or `None` when
+    /// it does not: the dtypes and shapes must be equal (no cast), integer and
+    /// bool elements equal exactly (as i64, never through f64), float elements
+    /// within `|got - want| <= atol + rtol * |want|` (NaN matches only NaN,
+    /// infinities only themselves). The message names the first differing
+    /// element — flat and multi-dimensional index — with both values.
+    pub fn mismatch(&self, want: &Tensor, rtol: f64, atol: f64) -> Option<String> {
+        if self.dtype != want.dtype {
+            return Some(format!(
+                "element type {} but expected {}",
+                self.dtype, want.dtype
+            ));
+        }
+        if self.shape != want.shape {
+            return Some(format!(
+                "shape {:?} but expected {:?}",
+                self.shape, want.shape
+            ));
+        }
+        let differs = |k: usize| match (&self.data, &want.data) {
+            (Data::I(a), Data::I(b)) => a[k] != b[k],
+            _ => {
+                let (a, b) = (self.get_f(k), want.get_f(k));
+                !((a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs())
+            }
+        };
+        let k = (0..self.len()).find(|&k| differs(k))?;
+        let tol = if self.dtype.is_float() {
+            format!(" (rtol {rtol}, atol {atol})")
+        } else {
+            " (integers compare exactly)".to_string()
+        };
+        Some(format!(
+            "element {k} {:?} is {} but expected {}{tol}",
+            self.index_of(k),
+            self.elem_string(k),
+            want.elem_string(k)
+        ))
+    }
+
+    /// The multi-dimensional index of flat element `k` (row-major).
+    pub fn index_of(&self, k: usize) -> Vec<usize> {
+        strides(&self.shape)
+            .iter()
+            .zip(&self.shape)
+            .map(|(&s, &d)| (k / s.max(1)) % d.max(1))
+            .collect()
+    }
+
+    /// Element `k` printed in its dtype (f32/f16/bf16 as their shortest f32
+    /// spelling, u64 unsigned).
+    pub fn elem_string(&self, k: usize) -> String {
+        match (&self.data, self.dtype) {
+            (Data::I(v), DType::U64) => (v[k] as u64).to_string(),
+            (Data::I(v), _) => v[k].to_string(),
+            (Data::F(v), DType::F64) => v[k].to_string(),
+            (Data::F(v), _) => (v[k] as f32).to_string(),
+        }
     }
 
     /// Tolerance suited to the dtype (for comparing reference results).
@@ -428,6 +494,61 @@ mod tests {
         assert_eq!(t.get_f(0), half::f16::from_f64(0.1).to_f64());
         let i = Tensor::from_i64(vec![1], DType::I8, vec![200]);
         assert_eq!(i.get_i(0), -56);
+    }
+
+    #[test]
+    fn mismatch_is_exact_for_integers_and_dtypes() {
+        let big = Tensor::from_i64(vec![2], DType::I64, vec![1 << 60, 7]);
+        // 2^60 and 2^60 + 1 are the same f64: compared as i64 they differ.
+        let off = Tensor::from_i64(vec![2], DType::I64, vec![(1 << 60) + 1, 7]);
+        assert!(big.allclose(&off, 0.0, 0.0), "f64 cannot tell them apart");
+        let m = big.mismatch(&off, 0.0, 0.0).unwrap();
+        assert!(
+            m.starts_with("element 0 [0] is 1152921504606846976 but expected 1152921504606846977"),
+            "{m}"
+        );
+        assert_eq!(big.mismatch(&big, 0.0, 0.0), None);
+        // Same values, another dtype: a mismatch (no cast).
+        let as_i32 = Tensor::from_i64(vec![2], DType::I32, vec![3, 7]);
+        let as_i64 = Tensor::from_i64(vec![2], DType::I64, vec![3, 7]);
+        assert_eq!(
+            as_i32.mismatch(&as_i64, 0.0, 0.0).as_deref(),
+            Some("element type i32 but expected i64")
+        );
+        let t = Tensor::from_i64(vec![2, 1], DType::I64, vec![3, 7]);
+        assert_eq!(
+            t.mismatch(&as_i64, 0.0, 0.0).as_deref(),
+            Some("shape [2, 1] but expected [2]")
+        );
+    }
+
+    #[test]
+    fn mismatch_floats_within_tolerance_nan_only_nan() {
+        let a = Tensor::from_f64(vec![2, 2], DType::F32, vec![1.0, 2.0, f64::NAN, 4.0]);
+        let b = Tensor::from_f64(vec![2, 2], DType::F32, vec![1.0, 2.000001, f64::NAN, 4.0]);
+        assert_eq!(a.mismatch(&b, 1e-5, 1e-6), None);
+        let c = Tensor::from_f64(vec![2, 2], DType::F32, vec![1.0, 2.5, 0.0, 4.0]);
+        let m = a.mismatch(&c, 1e-5, 1e-6).unwrap();
+        assert!(
+            m.starts_with("element 1 [0, 1] is 2 but expected 2.5 (rtol"),
+            "{m}"
+        );
+        let m = c.mismatch(&a, 1e-5, 1e-6).unwrap();
+        assert!(
+            m.starts_with("element 1 [0, 1] is 2.5 but expected 2"),
+            "{m}"
+        );
+        let m = a
+            .mismatch(
+                &Tensor::from_f64(vec![2, 2], DType::F32, vec![1.0, 2.0, 3.0, 4.0]),
+                1.0,
+                1.0,
+            )
+            .unwrap();
+        assert!(
+            m.starts_with("element 2 [1, 0] is NaN but expected 3"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -195,8 +195,12 @@ impl TensorType {
         self.dims.as_ref()?.iter().map(|d| d.as_static()).collect()
     }
     /// Element count when the shape is static.
+    /// The element count of a static shape (`None` when a dim is not
+    /// static, or the count overflows: such a tensor cannot exist).
     pub fn num_elements(&self) -> Option<i64> {
-        self.static_shape().map(|s| s.iter().product::<i64>())
+        self.static_shape()?
+            .iter()
+            .try_fold(1i64, |acc, &d| acc.checked_mul(d))
     }
     pub fn has_symbolic_dims(&self) -> bool {
         self.shape().iter().any(|d| matches!(d, Dim::Sym(_)))

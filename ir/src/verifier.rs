@@ -317,6 +317,94 @@ impl<'a> Verifier<'a> {
         };
         for_each_in_symbol_table(body, regions, &mut check);
         self.out.extend(calls);
+        self.check_call_cycles(regions, &seen);
+    }
+
+    /// Calls may not recurse, directly or through other functions: nothing
+    /// bounds the depth (the interpreter and the runtime would recurse until
+    /// they run out of stack). The call graph of the table's symbols must be
+    /// acyclic; each cycle is reported once, at its first call in the text,
+    /// with the cycle spelled out.
+    fn check_call_cycles(&mut self, regions: &[RegionId], symbols: &HashMap<&str, OpId>) {
+        let body = self.body;
+        let mut graph: DiGraph<&'a str, ()> = DiGraph::new();
+        let mut node: HashMap<&'a str, NodeIndex> = HashMap::default();
+        let mut index = |g: &mut DiGraph<&'a str, ()>, name: &'a str| {
+            *node.entry(name).or_insert_with(|| g.add_node(name))
+        };
+        // (caller, callee, the call's body and op), in text order.
+        let mut calls: Vec<(NodeIndex, NodeIndex, &Body, OpId)> = vec![];
+        for &r in regions {
+            for &blk in &body.region(r).blocks {
+                for f in body.block_ops(blk) {
+                    let fd = body.op(f);
+                    let Some(caller) = fd.attr("sym_name").and_then(|a| a.as_str()) else {
+                        continue;
+                    };
+                    if fd.has_trait(Trait::SymbolTable) {
+                        continue;
+                    }
+                    let from = index(&mut graph, caller);
+                    for_each_in_symbol_table(fd.region_body(body), fd.regions(), &mut |b, o| {
+                        let d = b.op(o);
+                        if !d.has_trait(Trait::CallLike) {
+                            return;
+                        }
+                        let Some(callee) = d.attr("callee").and_then(|a| a.as_symbol()) else {
+                            return;
+                        };
+                        if !symbols.contains_key(callee.as_str()) {
+                            return;
+                        }
+                        let to = index(&mut graph, callee.as_str());
+                        graph.add_edge(from, to, ());
+                        calls.push((from, to, b, o));
+                    });
+                }
+            }
+        }
+        if calls.is_empty() {
+            return;
+        }
+        let mut component = vec![usize::MAX; graph.node_count()];
+        for (k, scc) in petgraph::algo::tarjan_scc(&graph).iter().enumerate() {
+            for n in scc {
+                component[n.index()] = k;
+            }
+        }
+        let mut reported = std::collections::HashSet::new();
+        for &(from, to, b, o) in &calls {
+            let k = component[from.index()];
+            if component[to.index()] != k || !reported.insert(k) {
+                continue;
+            }
+            // The shortest way back from the callee to the caller, inside the cycle.
+            let back = petgraph::algo::astar(
+                &petgraph::visit::NodeFiltered::from_fn(&graph, |n| component[n.index()] == k),
+                to,
+                |n| n == from,
+                |_| 1,
+                |_| 0,
+            )
+            .map(|(_, path)| path)
+            .unwrap_or_default();
+            let mut names = vec![format!("@{}", graph[from])];
+            names.extend(back.iter().map(|n| format!("@{}", graph[*n])));
+            if back.is_empty() {
+                names.push(format!("@{}", graph[to]));
+            }
+            let d = b.op(o);
+            self.out.push(err(
+                b,
+                o,
+                format!(
+                    "'{}' to '@{}' is recursive: {}; recursive calls are not supported",
+                    d.name,
+                    graph[to],
+                    names.join(" -> ")
+                ),
+            ));
+        }
     }
 
     fn check_symbol_dups<'b>(&mut self, regions: &[RegionId], seen: &mut HashMap<&'b str, OpId>)

@@ -3,14 +3,14 @@
 //! (ops of other dialects in the generic form). Review changes with
 //! `cargo insta review` (or `INSTA_UPDATE=always cargo test` and `git diff`).
 
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::Context;
 
 fn print_with(src: &str, opts: PrintOptions) -> String {
     let mut ctx = Context::new();
     ctx.allow_unregistered = true;
-    let m = match parse_module(&ctx, "snap.air", 0, src, 0, 1) {
+    let m = match parse_module(&ctx, "snap.air", src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -18,7 +18,7 @@ fn print_with(src: &str, opts: PrintOptions) -> String {
     assert!(diags.is_empty(), "{:?}", diags.first());
     let out = print_module(&m, opts);
     // Whatever we print must read back to the same text.
-    let again = match parse_module(&ctx, "again.air", 0, &out, 0, 1) {
+    let again = match parse_module(&ctx, "again.air", &out, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("printed text does not parse: {}\n{out}", d.message),
     };

@@ -5,7 +5,7 @@
 //! parser, verifier, printer and `Drop` must not depend on a big main stack.
 
 use ge_ir::parser::nesting::MAX_NESTING;
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::verifier::verify_module;
 use ge_ir::{Context, Module};
@@ -33,7 +33,7 @@ fn print(m: &Module, generic: bool) -> String {
 /// with a position inside the input. Returns the parse error message, if any.
 fn parse_or_diagnose(src: &str, reparse: bool) -> Option<String> {
     let c = ctx();
-    match parse_module(&c, "deep.air", 0, src, 0, 1) {
+    match parse_module(&c, "deep.air", src, ParseOptions::default()) {
         Ok(m) => {
             let diags = verify_module(&m);
             assert!(
@@ -44,7 +44,7 @@ fn parse_or_diagnose(src: &str, reparse: bool) -> Option<String> {
             for generic in [false, true] {
                 let out = print(&m, generic);
                 if reparse {
-                    let again = match parse_module(&c, "out.air", 0, &out, 0, 1) {
+                    let again = match parse_module(&c, "out.air", &out, ParseOptions::default()) {
                         Ok(a) => a,
                         Err(d) => panic!("printed deep IR does not parse: {}", d.message),
                     };
@@ -73,7 +73,7 @@ fn nested_regions(depth: usize) -> String {
 fn ten_thousand_nested_regions_parse_verify_and_print() {
     let c = ctx();
     let src = nested_regions(DEPTH);
-    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "deep.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -98,7 +98,7 @@ fn ten_thousand_nested_isolated_modules() {
     // which exercises the verifier's and `Drop`'s recursion over bodies.
     let src = "module {\n".repeat(DEPTH) + &"}\n".repeat(DEPTH);
     let c = ctx();
-    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "deep.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -182,7 +182,7 @@ fn ten_thousand_nested_name_locations() {
     let loc = "\"n\"(".repeat(DEPTH) + "\"f\":1:2" + &")".repeat(DEPTH);
     let src = format!("\"x.op\"() : () -> () loc({loc})\n");
     let c = ctx();
-    let m = match parse_module(&c, "deep.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "deep.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -214,7 +214,7 @@ fn ten_thousand_nested_dialect_bodies() {
 /// the line and column it points at (1-based, as printed).
 fn too_deep(src: &str) -> (String, usize, usize) {
     let c = ctx();
-    let d = match parse_module(&c, "deep.air", 0, src, 0, 1) {
+    let d = match parse_module(&c, "deep.air", src, ParseOptions::default()) {
         Ok(_) => panic!("nesting past the limit must be refused"),
         Err(d) => d,
     };
@@ -368,7 +368,7 @@ fn hundred_megabyte_input_parses() {
     let src = large_input(100 << 20);
     assert!(src.len() >= 100 << 20);
     let c = ctx();
-    let m = match parse_module(&c, "big.air", 0, &src, 0, 1) {
+    let m = match parse_module(&c, "big.air", &src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -395,7 +395,7 @@ fn error_at_the_end_of_a_hundred_megabyte_input_has_the_right_line() {
     let lines = src.lines().count();
     src.push_str("\"x.bad\"(%nope) : (i32) -> ()\n");
     let c = ctx();
-    let d = match parse_module(&c, "big.air", 0, &src, 0, 1) {
+    let d = match parse_module(&c, "big.air", &src, ParseOptions::default()) {
         Ok(_) => panic!("the undefined value must be reported"),
         Err(d) => d,
     };
@@ -431,7 +431,7 @@ fn million_op_module_parses() {
     }
     assert!(s.len() > 100 << 20);
     let c = ctx();
-    let m = match parse_module(&c, "big.air", 0, &s, 0, 1) {
+    let m = match parse_module(&c, "big.air", &s, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{}", d.message),
     };
@@ -445,8 +445,13 @@ fn printing_deep_nesting_grows_linearly() {
     // number of ops, not with their square (100,000 levels printed 23 GB).
     let size = |depth: usize| {
         let c = ctx();
-        let m = parse_module(&c, "deep.air", 0, &nested_regions(depth), 0, 1)
-            .unwrap_or_else(|d| panic!("{}", d.message));
+        let m = parse_module(
+            &c,
+            "deep.air",
+            &nested_regions(depth),
+            ParseOptions::default(),
+        )
+        .unwrap_or_else(|d| panic!("{}", d.message));
         (print(&m, false).len(), print(&m, true).len())
     };
     let (small, small_g) = size(1_000);
@@ -468,8 +473,8 @@ fn every_walk_survives_ten_thousand_nested_modules() {
         + &"}\n".repeat(DEPTH)
         + "{-#\n  dialect_resources: {\n    builtin: {\n      blob: \"0x010000000102\",\n      kept: \"0x01000000030405\"\n    }\n  }\n#-}\n";
     let c = ctx();
-    let mut m =
-        parse_module(&c, "deep.air", 0, &src, 0, 1).unwrap_or_else(|d| panic!("{}", d.message));
+    let mut m = parse_module(&c, "deep.air", &src, ParseOptions::default())
+        .unwrap_or_else(|d| panic!("{}", d.message));
     assert_eq!(m.op_count(), DEPTH + 1);
     let copy = m.clone();
     let mut n = 0;

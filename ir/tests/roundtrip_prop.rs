@@ -18,7 +18,7 @@
 
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::{Body, OpId, WalkOrder};
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::verifier::verify_module;
 use ge_ir::{Context, Ident, Location, Module, Type};
@@ -677,7 +677,7 @@ fn ctx() -> Context {
 }
 
 fn parse(ctx: &Context, name: &str, text: &str) -> Result<Module, String> {
-    let m = parse_module(ctx, name, 0, text, 0, 1)
+    let m = parse_module(ctx, name, text, ParseOptions::default())
         .map_err(|d| format!("{name}: parse error: {}\n{text}", d.message))?;
     let diags = verify_module(&m);
     if let Some(d) = diags.first() {

@@ -1,11 +1,11 @@
-use ge_ir::parser::parse_module;
+use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::Context;
 
 fn roundtrip(src: &str, generic: bool) -> String {
     let mut ctx = Context::new();
     ctx.allow_unregistered = true;
-    let m = match parse_module(&ctx, "t.air", 0, src, 0, 1) {
+    let m = match parse_module(&ctx, "t.air", src, ParseOptions::default()) {
         Ok(m) => m,
         Err(d) => panic!("{d:?}"),
     };

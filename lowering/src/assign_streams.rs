@@ -15,14 +15,15 @@
 
 use crate::chain_cover::{assign, StreamOptions, StreamPlan};
 use crate::cost::{bytes, task_us};
+use crate::error::LowerResult;
 use crate::funcs::{error_at, for_each_function, func_block, Bounds};
 use crate::partition_engines::SOC_OPTION;
-use crate::soc::Soc;
 use crate::sync::{NUM_EVENTS_ATTR, NUM_STREAMS_ATTR, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::{prepare_outputs, Node, TaskGraph, COPY_ATTR};
 use ge_ir::body::{BlockId, Body, OpData, OpId};
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context};
+use ge_soc::Soc;
 use std::collections::HashMap;
 
 pub static INFO: PassInfo = PassInfo {
@@ -105,7 +106,7 @@ impl Pass for AssignStreams {
                 return Ok(());
             };
             let plan = assign_block(cx.ctx, body, block, bounds, &soc, &opts)
-                .map_err(|m| error_at(loc, format!("assign-streams: {m}")))?;
+                .map_err(|e| vec![e.diagnostic("assign-streams", loc)])?;
             f.attrs = f
                 .attrs
                 .with(
@@ -166,7 +167,7 @@ pub fn assign_block(
     bounds: &Bounds,
     soc: &Soc,
     opts: &StreamOptions,
-) -> Result<StreamPlan, String> {
+) -> LowerResult<StreamPlan> {
     prepare_outputs(ctx, body, block, bounds)?;
     let g = TaskGraph::build(body, block, bounds)?;
     let dur = durations(body, &g, soc, bounds);

@@ -219,7 +219,9 @@ pub fn prefer_critical_edges(
 }
 
 /// Assign streams, order and events to tasks with dependencies `deps`
-/// (predecessors, all earlier in the list) and durations `dur` (µs).
+/// (predecessors, all earlier in the list) and durations `dur` (µs): chains
+/// from a maximum matching of the transitive reduction, chains packed onto
+/// streams, list scheduling, then the fewest events the vector clocks need.
 pub fn assign(
     deps: &[Vec<usize>],
     dur: &[f64],
@@ -237,9 +239,43 @@ pub fn assign(
     let mut next = max_matching(&succ);
     prefer_critical_edges(&succ, &preds, dur, &mut next);
     let matched = next.iter().filter(|x| x.is_some()).count();
-    let min_streams = n - matched;
-    let min_syncs = reduced_edges - matched;
-    // Chains: follow matched edges from chain heads.
+    let (chain, chains) = chains_of(&next);
+    let (stream, num_streams) = streams_of_chains(&chain, &chains, dur, opts);
+    let (order, makespan) = if num_streams == 1 {
+        // A single stream: the given order.
+        ((0..n).collect(), dur.iter().sum())
+    } else {
+        list_schedule(deps, dur, &stream, num_streams, opts.event_us)?
+    };
+    let ev = events(&order, &preds, &stream, num_streams);
+    // Critical path.
+    let mut longest = vec![0.0f64; n];
+    for t in 0..n {
+        let start = deps[t].iter().map(|&p| longest[p]).fold(0.0, f64::max);
+        longest[t] = start + dur[t];
+    }
+    Ok(StreamPlan {
+        stream,
+        num_streams,
+        order,
+        waits: ev.waits,
+        records: ev.records,
+        num_events: ev.num_events,
+        syncs: ev.syncs,
+        recorded: ev.recorded,
+        min_streams: n - matched,
+        min_syncs: reduced_edges - matched,
+        reduced_edges,
+        makespan_us: makespan,
+        critical_path_us: longest.iter().copied().fold(0.0, f64::max),
+        serial_us: dur.iter().sum(),
+    })
+}
+
+/// Chains: follow matched edges (`next`) from the chain heads. Returns each
+/// task's chain and the chains' tasks.
+fn chains_of(next: &[Option<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let n = next.len();
     let mut has_prev = vec![false; n];
     for v in next.iter().flatten() {
         has_prev[*v] = true;
@@ -260,7 +296,17 @@ pub fn assign(
         }
         chains.push(c);
     }
-    // Streams.
+    (chain, chains)
+}
+
+/// Each task's stream: one per chain, or the chains packed by cost onto
+/// the allowed number of streams; streams numbered by their first task.
+fn streams_of_chains(
+    chain: &[usize],
+    chains: &[Vec<usize>],
+    dur: &[f64],
+    opts: &StreamOptions,
+) -> (Vec<usize>, usize) {
     let limit = if opts.single_stream {
         1
     } else if opts.max_streams == 0 {
@@ -282,7 +328,7 @@ pub fn assign(
             stream_of_chain[c] = s;
         }
     }
-    let mut stream: Vec<usize> = (0..n).map(|t| stream_of_chain[chain[t]]).collect();
+    let mut stream: Vec<usize> = chain.iter().map(|&c| stream_of_chain[c]).collect();
     // Number streams by their first task.
     let mut renum: Vec<Option<usize>> = vec![None; limit.max(chains.len())];
     let mut count = 0;
@@ -293,66 +339,84 @@ pub fn assign(
         });
         *s = r;
     }
-    let num_streams = count.max(1);
-    // Program order: list scheduling (single stream: the given order).
+    (stream, count.max(1))
+}
+
+/// Program order by list scheduling on the streams: the ready task that can
+/// start earliest (its stream free, its predecessors finished, `event_us`
+/// for each cross-stream one) goes next. Returns the order and the makespan.
+fn list_schedule(
+    deps: &[Vec<usize>],
+    dur: &[f64],
+    stream: &[usize],
+    num_streams: usize,
+    event_us: f64,
+) -> Result<(Vec<usize>, f64), String> {
+    let n = deps.len();
     let mut finish = vec![0.0f64; n];
     let mut order = Vec::with_capacity(n);
     let mut makespan: f64 = 0.0;
-    if num_streams == 1 {
-        let mut t_free = 0.0;
-        for t in 0..n {
-            t_free += dur[t];
-            finish[t] = t_free;
-            order.push(t);
-        }
-        makespan = t_free;
-    } else {
-        let mut remaining: Vec<usize> = deps.iter().map(|d| d.len()).collect();
-        let mut dependents = vec![vec![]; n];
-        for (t, ds) in deps.iter().enumerate() {
-            for &p in ds {
-                dependents[p].push(t);
-            }
-        }
-        let mut ready: Vec<usize> = (0..n).filter(|&t| remaining[t] == 0).collect();
-        let mut free = vec![0.0f64; num_streams];
-        while !ready.is_empty() {
-            let est = |t: usize| -> f64 {
-                let mut e = free[stream[t]];
-                for &p in &deps[t] {
-                    let sync = if stream[p] != stream[t] {
-                        opts.event_us
-                    } else {
-                        0.0
-                    };
-                    e = e.max(finish[p] + sync);
-                }
-                e
-            };
-            let (k, _) = ready
-                .iter()
-                .enumerate()
-                .map(|(k, &t)| (k, (est(t), t)))
-                .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.1 .1.cmp(&b.1 .1)))
-                .unwrap_or((0, (0.0, 0)));
-            let t = ready.swap_remove(k);
-            let start = est(t);
-            finish[t] = start + dur[t];
-            free[stream[t]] = finish[t];
-            makespan = makespan.max(finish[t]);
-            order.push(t);
-            for &d in &dependents[t] {
-                remaining[d] -= 1;
-                if remaining[d] == 0 {
-                    ready.push(d);
-                }
-            }
-        }
-        if order.len() != n {
-            return Err("the task graph has a cycle".into());
+    let mut remaining: Vec<usize> = deps.iter().map(|d| d.len()).collect();
+    let mut dependents = vec![vec![]; n];
+    for (t, ds) in deps.iter().enumerate() {
+        for &p in ds {
+            dependents[p].push(t);
         }
     }
-    // Events, over the program order.
+    let mut ready: Vec<usize> = (0..n).filter(|&t| remaining[t] == 0).collect();
+    let mut free = vec![0.0f64; num_streams];
+    while !ready.is_empty() {
+        let est = |t: usize| -> f64 {
+            let mut e = free[stream[t]];
+            for &p in &deps[t] {
+                let sync = if stream[p] != stream[t] {
+                    event_us
+                } else {
+                    0.0
+                };
+                e = e.max(finish[p] + sync);
+            }
+            e
+        };
+        let (k, _) = ready
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| (k, (est(t), t)))
+            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.1 .1.cmp(&b.1 .1)))
+            .unwrap_or((0, (0.0, 0)));
+        let t = ready.swap_remove(k);
+        let start = est(t);
+        finish[t] = start + dur[t];
+        free[stream[t]] = finish[t];
+        makespan = makespan.max(finish[t]);
+        order.push(t);
+        for &d in &dependents[t] {
+            remaining[d] -= 1;
+            if remaining[d] == 0 {
+                ready.push(d);
+            }
+        }
+    }
+    if order.len() != n {
+        return Err("the task graph has a cycle".into());
+    }
+    Ok((order, makespan))
+}
+
+/// The waits and records of each task, and their counts.
+struct Events {
+    waits: Vec<Vec<i64>>,
+    records: Vec<Vec<i64>>,
+    num_events: usize,
+    syncs: usize,
+    recorded: usize,
+}
+
+/// Events over the program order: a task waits for a predecessor on
+/// another stream unless the vector clocks already order them; an event id
+/// is reused once every wait of its latest record happened before.
+fn events(order: &[usize], preds: &[Vec<usize>], stream: &[usize], num_streams: usize) -> Events {
+    let n = order.len();
     let mut pos = vec![0usize; n];
     for (i, &t) in order.iter().enumerate() {
         pos[t] = i;
@@ -363,7 +427,7 @@ pub fn assign(
     // For each task that records: the tasks waiting for that record.
     let mut waiters: Vec<Vec<usize>> = vec![vec![]; n];
     let mut wait_on: Vec<Vec<usize>> = vec![vec![]; n];
-    for &t in &order {
+    for &t in order {
         let s = stream[t];
         let mut ps = preds[t].clone();
         ps.sort_by_key(|&p| std::cmp::Reverse(pos[p]));
@@ -384,7 +448,7 @@ pub fn assign(
     // Event ids: reuse an id once all waits of its last record happened before.
     let mut ids: Vec<Vec<usize>> = vec![]; // id -> waiting tasks of its latest record
     let mut event_of = vec![None; n];
-    for &u in &order {
+    for &u in order {
         if waiters[u].is_empty() {
             continue;
         }
@@ -403,44 +467,26 @@ pub fn assign(
         };
         event_of[u] = Some(id as i64);
     }
-    let mut waits = vec![vec![]; n];
-    let mut records = vec![vec![]; n];
-    let mut syncs = 0;
-    let mut recorded = 0;
+    let mut ev = Events {
+        waits: vec![vec![]; n],
+        records: vec![vec![]; n],
+        num_events: ids.len(),
+        syncs: 0,
+        recorded: 0,
+    };
     for t in 0..n {
         if let Some(e) = event_of[t] {
-            records[t].push(e);
-            recorded += 1;
+            ev.records[t].push(e);
+            ev.recorded += 1;
         }
         for &p in &wait_on[t] {
             if let Some(e) = event_of[p] {
-                waits[t].push(e);
-                syncs += 1;
+                ev.waits[t].push(e);
+                ev.syncs += 1;
             }
         }
     }
-    // Critical path.
-    let mut longest = vec![0.0f64; n];
-    for t in 0..n {
-        let start = deps[t].iter().map(|&p| longest[p]).fold(0.0, f64::max);
-        longest[t] = start + dur[t];
-    }
-    Ok(StreamPlan {
-        stream,
-        num_streams,
-        order,
-        waits,
-        records,
-        num_events: ids.len(),
-        syncs,
-        recorded,
-        min_streams,
-        min_syncs,
-        reduced_edges,
-        makespan_us: makespan,
-        critical_path_us: longest.iter().copied().fold(0.0, f64::max),
-        serial_us: dur.iter().sum(),
-    })
+    ev
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 //! with it; symbolic dims count at their upper bounds.
 
 use crate::funcs::{for_each_nested, Bounds};
-use crate::soc::Soc;
 use ge_ir::body::{Body, OpId};
 use ge_ir::{Dim, Type};
+use ge_soc::Soc;
 
 /// Elements of a tensor type with symbols at their bounds (unknown dims count as 1).
 pub fn elements(t: Type, bounds: &Bounds) -> f64 {

@@ -31,7 +31,8 @@
 //! The result runs in the interpreter (tasks in program order, with its race
 //! check across streams) and is exactly what the `.om` writer serialises.
 
-use crate::funcs::{clone_op_into, error_at, func_block, func_name, inputs_of, is_private};
+use crate::error::{AtOp, LowerError, LowerResult};
+use crate::funcs::{clone_op_into, func_block, func_name, inputs_of, is_private};
 use crate::memory_plan::BUFFER_ATTR;
 use crate::sync::{NUM_EVENTS_ATTR, NUM_STREAMS_ATTR, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::COPY_ATTR;
@@ -112,7 +113,7 @@ impl Pass for EmitTasks {
                         module.append_op(mblock, k);
                     }
                 }
-                Err(m) => errors.extend(error_at(loc, format!("emit-tasks: {m}"))),
+                Err(e) => errors.push(e.diagnostic("emit-tasks", loc)),
             }
         }
         if errors.is_empty() {
@@ -161,7 +162,7 @@ fn outline(
     body: &Body,
     t: OpId,
     name: &str,
-) -> Result<OpId, String> {
+) -> LowerResult<OpId> {
     let d = body.op(t);
     let inputs = inputs_of(body, t);
     let in_types: Vec<Type> = inputs.iter().map(|&v| body.value_type(v)).collect();
@@ -184,7 +185,7 @@ fn outline(
     st.num_regions = 1;
     let f = module.create_op(st);
     let mut fb = module.take_inner(f).ok_or("graph.func has no body")?;
-    let res = (|| -> Result<(), String> {
+    let res = (|| -> LowerResult<()> {
         let r = *module
             .op(f)
             .regions()
@@ -236,7 +237,7 @@ fn outline(
         Ok(())
     })();
     module.put_inner(f, fb);
-    res?;
+    res.at_op(d.loc)?;
     Ok(f)
 }
 
@@ -257,14 +258,21 @@ fn emit_function(
     module: &mut Body,
     f: OpId,
     names: &mut Vec<String>,
-) -> Result<Vec<OpId>, String> {
+) -> LowerResult<Vec<OpId>> {
     let fname = func_name(module.op(f));
     let block = func_block(module.op(f)).ok_or("function has no body")?;
     let num_streams = module.op(f).attr(NUM_STREAMS_ATTR).and_then(|a| a.as_int());
     let num_events = module.op(f).attr(NUM_EVENTS_ATTR).and_then(|a| a.as_int());
     let mut body = module.take_inner(f).ok_or("function has no body")?;
-    let mut kernels: Vec<OpId> = vec![];
-    let res = (|| -> Result<(), String> {
+    let mut k = Kernels {
+        ctx,
+        module,
+        fname,
+        names,
+        of_key: HashMap::new(),
+        new: vec![],
+    };
+    let res = (|| -> LowerResult<()> {
         let ops: Vec<OpId> = body.block_ops(block).collect();
         let is_task = |b: &Body, o: OpId| {
             let n = b.op(o).name.as_str();
@@ -274,234 +282,44 @@ fn emit_function(
         };
         let tasks: Vec<OpId> = ops.iter().copied().filter(|&o| is_task(&body, o)).collect();
         let ret = *ops.last().ok_or("empty function")?;
-        // Arenas and their values at program start.
-        let arenas: Vec<OpId> = ops
-            .iter()
-            .copied()
-            .filter(|&o| body.op(o).name.as_str() == "memory.arena")
-            .collect();
-        let arena_index: HashMap<OpId, usize> =
-            arenas.iter().enumerate().map(|(i, &a)| (a, i)).collect();
-        let mut start: Vec<ValueId> = arenas.iter().map(|&a| body.result(a, 0)).collect();
-        let mut pre_stores = vec![];
-        for &o in &ops {
-            let d = body.op(o);
-            if d.name.as_str() == "memory.store"
-                && matches!(body.value(d.operands()[0]).def, ValueDef::BlockArg { .. })
-            {
-                let root = ge_dialects::memory::arena_root(&body, d.operands()[1])
-                    .ok_or("store into an unknown arena")?;
-                let k = *arena_index
-                    .get(&root)
-                    .ok_or("a store into an arena outside the function")?;
-                start[k] = d.results()[0];
-                pre_stores.push(o);
-            }
-        }
+        let start = ProgramStart::of(&body, &ops)?;
         let first_task = tasks.first().copied().unwrap_or(ret);
-        // The program.
-        let streams = num_streams.unwrap_or_else(|| {
-            tasks
-                .iter()
-                .filter_map(|&t| body.op(t).attr(STREAM_ATTR).and_then(|a| a.as_int()))
-                .max()
-                .unwrap_or(0)
-                + 1
-        });
-        let events = num_events.unwrap_or_else(|| {
-            tasks
-                .iter()
-                .flat_map(|&t| crate::funcs::i64s(body.op(t).attr(RECORD_ATTR)))
-                .max()
-                .map_or(0, |m| m + 1)
-        });
-        let floc = body.op(first_task).loc;
-        let prog = {
-            let mut b = Builder::before(ctx, &mut body, first_task);
-            b.loc = floc;
-            b.create(
-                "stream.program",
-                &start,
-                vec![
-                    ("num_streams", Attribute::i64(streams.max(1))),
-                    ("num_events", Attribute::i64(events.max(0))),
-                ],
-                Some(vec![arena_type(); start.len()]),
-                1,
-            )?
-        };
-        let region = *body
-            .op(prog)
-            .regions()
-            .first()
-            .ok_or("stream.program has no region")?;
-        let pblk = body.add_block(region);
-        let pargs: Vec<ValueId> = (0..start.len())
-            .map(|_| body.add_block_arg(pblk, arena_type(), floc))
-            .collect();
-        // Values inside the program.
-        let mut places = Places {
-            views: HashMap::new(),
-            weights: HashMap::new(),
-            pblk,
-            pargs: pargs.clone(),
-            arena_index: arena_index.clone(),
-        };
-        let mut kernel_of_key: HashMap<String, String> = HashMap::new();
-        for (i, &t) in tasks.iter().enumerate() {
-            if body.op(t).results().is_empty() {
-                // Nothing observable: no task.
-                continue;
-            }
-            let tl = body.op(t).loc;
-            let stream = body
-                .op(t)
-                .attr(STREAM_ATTR)
-                .and_then(|a| a.as_int())
-                .unwrap_or(0);
-            let mut in_places = vec![];
-            for v in inputs_of(&body, t) {
-                in_places.push(places.input(ctx, &mut body, v, tl)?);
-            }
-            // Outputs: where the stores of the task's results put them.
-            let mut out_places = vec![];
-            for r in body.op(t).results().to_vec() {
-                let store = body
-                    .uses(r)
+        let counts = (
+            num_streams.unwrap_or_else(|| {
+                tasks
                     .iter()
-                    .map(|u| u.op)
-                    .find(|&u| body.op(u).name.as_str() == "memory.store")
-                    .ok_or_else(|| format!("a result of '{}' is not stored", body.op(t).name))?;
-                let sd = body.op(store);
-                let (arena, off, id) = (
-                    sd.operands()[1],
-                    int_attr(sd, "offset"),
-                    int_attr(sd, BUFFER_ATTR),
-                );
-                let rt = body.value_type(r);
-                out_places.push(places.view(ctx, &mut body, arena, off, rt, id, tl)?);
-            }
-            let waits = crate::funcs::i64s(body.op(t).attr(WAIT_ATTR));
-            let records = crate::funcs::i64s(body.op(t).attr(RECORD_ATTR));
-            let d = body.op(t);
-            let is_copy = d.attr(COPY_ATTR).is_some()
-                && in_places.len() == 1
-                && out_places.len() == 1
-                && body
-                    .defining_op(in_places[0])
-                    .is_some_and(|o| body.op(o).name.as_str() == "memory.view");
-            let engine = d
-                .attr("engine")
-                .and_then(|a| a.as_str())
-                .unwrap_or("AICore")
-                .to_string();
-            let kname = if is_copy {
-                None
-            } else {
-                let base = format!("{fname}_t{i}_{}", short_name(&body, t));
-                let kname = unique_name(&base, names);
-                let kf = outline(ctx, module, &body, t, &kname)?;
-                let key = kernel_key(module, kf);
-                Some(match kernel_of_key.get(&key) {
-                    Some(existing) => {
-                        module.erase_op(kf);
-                        names.retain(|n| n != &kname);
-                        existing.clone()
-                    }
-                    None => {
-                        kernel_of_key.insert(key, kname.clone());
-                        kernels.push(kf);
-                        kname
-                    }
-                })
-            };
-            let mut b = Builder::at_end(ctx, &mut body, pblk);
-            b.loc = tl;
-            let ev = |e: i64| {
-                vec![
-                    ("event", Attribute::i64(e)),
-                    ("stream", Attribute::i64(stream)),
-                ]
-            };
-            for e in waits {
-                b.create("stream.wait", &[], ev(e), Some(vec![]), 0)?;
-            }
-            match kname {
-                None => {
-                    b.create(
-                        "stream.memcpy",
-                        &[in_places[0], out_places[0]],
-                        vec![("stream", Attribute::i64(stream))],
-                        Some(vec![]),
-                        0,
-                    )?;
-                }
-                Some(kname) => {
-                    let mut operands = in_places.clone();
-                    operands.extend(out_places.iter().copied());
-                    b.create(
-                        "stream.launch",
-                        &operands,
-                        vec![
-                            ("kernel", Attribute::symbol(&kname)),
-                            ("stream", Attribute::i64(stream)),
-                            ("engine", Attribute::string(&engine)),
-                            (
-                                "operand_segment_sizes",
-                                Attribute::i64_array(&[
-                                    in_places.len() as i64,
-                                    out_places.len() as i64,
-                                ]),
-                            ),
-                        ],
-                        Some(vec![]),
-                        0,
-                    )?;
-                }
-            }
-            for e in records {
-                b.create("stream.record", &[], ev(e), Some(vec![]), 0)?;
+                    .filter_map(|&t| body.op(t).attr(STREAM_ATTR).and_then(|a| a.as_int()))
+                    .max()
+                    .unwrap_or(0)
+                    + 1
+            }),
+            num_events.unwrap_or_else(|| {
+                tasks
+                    .iter()
+                    .flat_map(|&t| crate::funcs::i64s(body.op(t).attr(RECORD_ATTR)))
+                    .max()
+                    .map_or(0, |m| m + 1)
+            }),
+        );
+        let (prog, mut places) = create_program(ctx, &mut body, first_task, &start, counts)?;
+        for (i, &t) in tasks.iter().enumerate() {
+            // A task with no results does nothing observable: no task.
+            if !body.op(t).results().is_empty() {
+                emit_task(&mut k, &mut body, &mut places, i, t)?;
             }
         }
         {
-            let mut b = Builder::at_end(ctx, &mut body, pblk);
+            let floc = body.op(first_task).loc;
+            let mut b = Builder::at_end(ctx, &mut body, places.pblk);
             b.loc = floc;
             b.create("stream.end", &[], vec![], Some(vec![]), 0)?;
         }
-        // Outputs: views of the program's results.
-        let results = body.op(prog).results().to_vec();
-        let ret_operands = body.op(ret).operands().to_vec();
-        for (i, &v) in ret_operands.iter().enumerate() {
-            let def = body.defining_op(v).ok_or("a model output is not a view")?;
-            let d = body.op(def);
-            if d.name.as_str() != "memory.view" {
-                return Err(format!("model output #{i} is not a memory.view"));
-            }
-            let root = ge_dialects::memory::arena_root(&body, d.operands()[0])
-                .ok_or("view of an unknown arena")?;
-            let k = *arena_index
-                .get(&root)
-                .ok_or("an output viewed in an arena outside the function")?;
-            let attrs: Vec<(&str, Attribute)> = vec![
-                ("offset", d.attr("offset").unwrap_or(Attribute::i64(0))),
-                (
-                    BUFFER_ATTR,
-                    d.attr(BUFFER_ATTR).unwrap_or(Attribute::i64(-1)),
-                ),
-            ];
-            let ty = body.value_type(v);
-            let rl = body.op(ret).loc;
-            let mut b = Builder::before(ctx, &mut body, ret);
-            b.loc = rl;
-            let nv = b.create("memory.view", &[results[k]], attrs, Some(vec![ty]), 0)?;
-            let nv = body.result(nv, 0);
-            body.set_operand(ret, i, nv);
-        }
+        return_program_results(ctx, &mut body, prog, ret, &start.arena_index)?;
         // Erase the graph-level tasks, views, stores and weights.
         for &o in ops.iter().rev() {
             let n = body.op(o).name.as_str();
             let keep = n == "memory.arena"
-                || pre_stores.contains(&o)
+                || start.pre_stores.contains(&o)
                 || body.op(o).has_trait(ge_ir::opdef::Trait::ReturnLike);
             if !keep {
                 body.erase_op(o);
@@ -509,11 +327,300 @@ fn emit_function(
         }
         Ok(())
     })();
+    let kernels = std::mem::take(&mut k.new);
+    drop(k);
     module.put_inner(f, body);
     res?;
     module.remove_attr(f, NUM_STREAMS_ATTR);
     module.remove_attr(f, NUM_EVENTS_ATTR);
     Ok(kernels)
+}
+
+/// The arenas of a planned function and their values when the program
+/// starts (after the stores of the function's arguments).
+struct ProgramStart {
+    arena_index: HashMap<OpId, usize>,
+    /// Per arena: its value at program start.
+    values: Vec<ValueId>,
+    /// The stores of the arguments (they stay before the program).
+    pre_stores: Vec<OpId>,
+}
+
+impl ProgramStart {
+    fn of(body: &Body, ops: &[OpId]) -> LowerResult<ProgramStart> {
+        let arenas: Vec<OpId> = ops
+            .iter()
+            .copied()
+            .filter(|&o| body.op(o).name.as_str() == "memory.arena")
+            .collect();
+        let arena_index: HashMap<OpId, usize> =
+            arenas.iter().enumerate().map(|(i, &a)| (a, i)).collect();
+        let mut values: Vec<ValueId> = arenas.iter().map(|&a| body.result(a, 0)).collect();
+        let mut pre_stores = vec![];
+        for &o in ops {
+            let d = body.op(o);
+            if d.name.as_str() == "memory.store"
+                && matches!(body.value(d.operands()[0]).def, ValueDef::BlockArg { .. })
+            {
+                let root = ge_dialects::memory::arena_root(body, d.operands()[1])
+                    .ok_or("store into an unknown arena")
+                    .at_op(d.loc)?;
+                let k = *arena_index
+                    .get(&root)
+                    .ok_or("a store into an arena outside the function")
+                    .at_op(d.loc)?;
+                values[k] = d.results()[0];
+                pre_stores.push(o);
+            }
+        }
+        Ok(ProgramStart {
+            arena_index,
+            values,
+            pre_stores,
+        })
+    }
+}
+
+/// The `stream.program` over the arenas (before the first task), with an
+/// empty block whose arguments are the arenas; `counts` = (streams, events).
+fn create_program(
+    ctx: &Context,
+    body: &mut Body,
+    first_task: OpId,
+    start: &ProgramStart,
+    (streams, events): (i64, i64),
+) -> LowerResult<(OpId, Places)> {
+    let floc = body.op(first_task).loc;
+    let n = start.values.len();
+    let prog = {
+        let mut b = Builder::before(ctx, body, first_task);
+        b.loc = floc;
+        b.create(
+            "stream.program",
+            &start.values,
+            vec![
+                ("num_streams", Attribute::i64(streams.max(1))),
+                ("num_events", Attribute::i64(events.max(0))),
+            ],
+            Some(vec![arena_type(); n]),
+            1,
+        )
+        .at_op(floc)?
+    };
+    let region = *body
+        .op(prog)
+        .regions()
+        .first()
+        .ok_or("stream.program has no region")?;
+    let pblk = body.add_block(region);
+    let pargs: Vec<ValueId> = (0..n)
+        .map(|_| body.add_block_arg(pblk, arena_type(), floc))
+        .collect();
+    let places = Places {
+        views: HashMap::new(),
+        weights: HashMap::new(),
+        pblk,
+        pargs,
+        arena_index: start.arena_index.clone(),
+    };
+    Ok((prog, places))
+}
+
+/// The kernel functions of a function being lowered: outlined per task,
+/// identical ones shared.
+struct Kernels<'a> {
+    ctx: &'a Context,
+    module: &'a mut Body,
+    /// The function's name (kernels are named after it).
+    fname: String,
+    names: &'a mut Vec<String>,
+    /// Kernel text (without its name) → kernel name.
+    of_key: HashMap<String, String>,
+    /// The kernels made so far (to append to the module).
+    new: Vec<OpId>,
+}
+
+impl Kernels<'_> {
+    /// The kernel of task `t` (number `i`): a new function, or an identical
+    /// one made before.
+    fn kernel_for(&mut self, body: &Body, i: usize, t: OpId) -> LowerResult<String> {
+        let base = format!("{}_t{i}_{}", self.fname, short_name(body, t));
+        let kname = unique_name(&base, self.names);
+        let kf = outline(self.ctx, self.module, body, t, &kname)?;
+        let key = kernel_key(self.module, kf);
+        Ok(match self.of_key.get(&key) {
+            Some(existing) => {
+                self.module.erase_op(kf);
+                self.names.retain(|n| n != &kname);
+                existing.clone()
+            }
+            None => {
+                self.of_key.insert(key, kname.clone());
+                self.new.push(kf);
+                kname
+            }
+        })
+    }
+}
+
+/// Task `t` (number `i`) as program ops: its waits, a `stream.launch` of its
+/// kernel (a `stream.memcpy` for a copy), its records.
+fn emit_task(
+    k: &mut Kernels,
+    body: &mut Body,
+    places: &mut Places,
+    i: usize,
+    t: OpId,
+) -> LowerResult<()> {
+    let ctx = k.ctx;
+    let tl = body.op(t).loc;
+    let stream = body
+        .op(t)
+        .attr(STREAM_ATTR)
+        .and_then(|a| a.as_int())
+        .unwrap_or(0);
+    let mut in_places = vec![];
+    for v in inputs_of(body, t) {
+        in_places.push(places.input(ctx, body, v, tl).at_op(tl)?);
+    }
+    // Outputs: where the stores of the task's results put them.
+    let mut out_places = vec![];
+    for r in body.op(t).results().to_vec() {
+        let store = body
+            .uses(r)
+            .iter()
+            .map(|u| u.op)
+            .find(|&u| body.op(u).name.as_str() == "memory.store")
+            .ok_or_else(|| {
+                LowerError::at(
+                    tl,
+                    format!("a result of '{}' is not stored", body.op(t).name),
+                )
+            })?;
+        let sd = body.op(store);
+        let (arena, off, id) = (
+            sd.operands()[1],
+            int_attr(sd, "offset"),
+            int_attr(sd, BUFFER_ATTR),
+        );
+        let rt = body.value_type(r);
+        out_places.push(places.view(ctx, body, arena, off, rt, id, tl).at_op(tl)?);
+    }
+    let waits = crate::funcs::i64s(body.op(t).attr(WAIT_ATTR));
+    let records = crate::funcs::i64s(body.op(t).attr(RECORD_ATTR));
+    let d = body.op(t);
+    let is_copy = d.attr(COPY_ATTR).is_some()
+        && in_places.len() == 1
+        && out_places.len() == 1
+        && body
+            .defining_op(in_places[0])
+            .is_some_and(|o| body.op(o).name.as_str() == "memory.view");
+    let engine = d
+        .attr("engine")
+        .and_then(|a| a.as_str())
+        .unwrap_or("AICore")
+        .to_string();
+    let kname = match is_copy {
+        true => None,
+        false => Some(k.kernel_for(body, i, t).at_op(tl)?),
+    };
+    let mut b = Builder::at_end(ctx, body, places.pblk);
+    b.loc = tl;
+    let ev = |e: i64| {
+        vec![
+            ("event", Attribute::i64(e)),
+            ("stream", Attribute::i64(stream)),
+        ]
+    };
+    for e in waits {
+        b.create("stream.wait", &[], ev(e), Some(vec![]), 0)
+            .at_op(tl)?;
+    }
+    match kname {
+        None => {
+            b.create(
+                "stream.memcpy",
+                &[in_places[0], out_places[0]],
+                vec![("stream", Attribute::i64(stream))],
+                Some(vec![]),
+                0,
+            )
+            .at_op(tl)?;
+        }
+        Some(kname) => {
+            let mut operands = in_places.clone();
+            operands.extend(out_places.iter().copied());
+            let sizes = [in_places.len() as i64, out_places.len() as i64];
+            b.create(
+                "stream.launch",
+                &operands,
+                vec![
+                    ("kernel", Attribute::symbol(&kname)),
+                    ("stream", Attribute::i64(stream)),
+                    ("engine", Attribute::string(&engine)),
+                    ("operand_segment_sizes", Attribute::i64_array(&sizes)),
+                ],
+                Some(vec![]),
+                0,
+            )
+            .at_op(tl)?;
+        }
+    }
+    for e in records {
+        b.create("stream.record", &[], ev(e), Some(vec![]), 0)
+            .at_op(tl)?;
+    }
+    Ok(())
+}
+
+/// The function returns views of the program's results (its outputs'
+/// arenas after the program) instead of the graph-level views.
+fn return_program_results(
+    ctx: &Context,
+    body: &mut Body,
+    prog: OpId,
+    ret: OpId,
+    arena_index: &HashMap<OpId, usize>,
+) -> LowerResult<()> {
+    let results = body.op(prog).results().to_vec();
+    let ret_operands = body.op(ret).operands().to_vec();
+    let rl = body.op(ret).loc;
+    for (i, &v) in ret_operands.iter().enumerate() {
+        let def = body
+            .defining_op(v)
+            .ok_or("a model output is not a view")
+            .at_op(rl)?;
+        let d = body.op(def);
+        if d.name.as_str() != "memory.view" {
+            return Err(LowerError::at(
+                rl,
+                format!("model output #{i} is not a memory.view"),
+            ));
+        }
+        let root = ge_dialects::memory::arena_root(body, d.operands()[0])
+            .ok_or("view of an unknown arena")
+            .at_op(d.loc)?;
+        let k = *arena_index
+            .get(&root)
+            .ok_or("an output viewed in an arena outside the function")
+            .at_op(d.loc)?;
+        let attrs: Vec<(&str, Attribute)> = vec![
+            ("offset", d.attr("offset").unwrap_or(Attribute::i64(0))),
+            (
+                BUFFER_ATTR,
+                d.attr(BUFFER_ATTR).unwrap_or(Attribute::i64(-1)),
+            ),
+        ];
+        let ty = body.value_type(v);
+        let mut b = Builder::before(ctx, body, ret);
+        b.loc = rl;
+        let nv = b
+            .create("memory.view", &[results[k]], attrs, Some(vec![ty]), 0)
+            .at_op(rl)?;
+        let nv = body.result(nv, 0);
+        body.set_operand(ret, i, nv);
+    }
+    Ok(())
 }
 
 fn int_attr(d: &OpData, name: &str) -> i64 {

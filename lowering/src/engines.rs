@@ -11,8 +11,7 @@
 //! an engine with one call, exactly as the built-in engines are added:
 //!
 //! ```
-//! # let mut ctx = ge_ir::Context::new();
-//! # ge_dialects::register(&mut ctx);
+//! # let mut ctx = ge_dialects::context();
 //! # ge_lowering::register(&mut ctx);
 //! use ge_lowering::engines::{register_engine, EngineDef};
 //! register_engine(&ctx, EngineDef::new("MyNPU", 200, &["graph.relu"], &[ge_ir::DType::F16]));
@@ -337,7 +336,7 @@ pub fn register_engine(ctx: &Context, e: EngineDef) {
 pub fn available(
     ctx: &Context,
     only: &[String],
-    soc: Option<&crate::soc::Soc>,
+    soc: Option<&ge_soc::Soc>,
 ) -> Result<Vec<EngineDef>, String> {
     let all = match ctx.extension::<EngineRegistry>() {
         Some(r) => r.engines(),

@@ -8,6 +8,7 @@
 //! any, gives the bounds). Private functions are callees of kernels and stay
 //! as they are.
 
+use crate::error::{LowerError, LowerResult};
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::{BlockId, Body, OpData, OpId, OpState, RegionId, ValueId, WalkOrder};
 use ge_ir::diagnostics::{Diagnostic, Pos};
@@ -202,7 +203,7 @@ pub fn clone_op_into(
     dst: &mut Body,
     block: BlockId,
     map: &mut HashMap<ValueId, ValueId>,
-) -> Result<OpId, String> {
+) -> LowerResult<OpId> {
     let new = clone_detached(src, op, dst, map)?;
     dst.append_op(block, new);
     Ok(new)
@@ -213,19 +214,25 @@ fn clone_detached(
     op: OpId,
     dst: &mut Body,
     map: &mut HashMap<ValueId, ValueId>,
-) -> Result<OpId, String> {
+) -> LowerResult<OpId> {
     let d = src.op(op);
     if !d.successors().is_empty() {
-        return Err(format!("cannot clone '{}': it has successors", d.name));
+        return Err(LowerError::at(
+            d.loc,
+            format!("cannot clone '{}': it has successors", d.name),
+        ));
     }
     let operands: Vec<ValueId> = d
         .operands()
         .iter()
         .map(|v| {
             map.get(v).copied().ok_or_else(|| {
-                format!(
-                    "cloning '{}': operand defined outside the cloned ops",
-                    d.name
+                LowerError::at(
+                    d.loc,
+                    format!(
+                        "cloning '{}': operand defined outside the cloned ops",
+                        d.name
+                    ),
                 )
             })
         })
@@ -258,7 +265,7 @@ fn clone_region(
     r: RegionId,
     dst: &mut Body,
     map: &mut HashMap<ValueId, ValueId>,
-) -> Result<RegionId, String> {
+) -> LowerResult<RegionId> {
     let nr = dst.new_region(None);
     for &b in &src.region(r).blocks {
         let nb = dst.add_block(nr);

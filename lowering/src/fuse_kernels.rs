@@ -24,13 +24,14 @@
 //! memory planner turns them into views.
 
 use crate::engines::available;
+use crate::error::{AtOp, LowerResult};
 use crate::funcs::{error_at, for_each_function, func_block, inputs_of};
 use crate::op_pattern::{op_pattern, Pattern};
 use crate::partition_engines::{engine_for, is_compute, ENGINES_OPTION, SOC_OPTION};
-use crate::soc::Soc;
 use ge_ir::body::{Body, OpData, OpId, ValueId};
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context};
+use ge_soc::Soc;
 use std::collections::{HashMap, HashSet};
 
 pub static INFO: PassInfo = PassInfo {
@@ -97,7 +98,7 @@ impl Pass for FuseKernels {
             .map_err(|m| error_at(loc, format!("fuse-kernels: {m}")))?;
             for g in groups {
                 build_kernel(cx.ctx, body, &g)
-                    .map_err(|m| error_at(loc, format!("fuse-kernels: {m}")))?;
+                    .map_err(|e| vec![e.diagnostic("fuse-kernels", loc)])?;
             }
             Ok(())
         })
@@ -257,8 +258,11 @@ pub fn plan_groups(
     Ok(out)
 }
 
-/// Replace the ops of `g` by one `graph.fused` kernel placed at the last of them.
-pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> Result<OpId, String> {
+/// Replace the ops of `g` by one `graph.fused` kernel placed at the last of
+/// them (errors are at that op unless a cloned op has its own).
+pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> LowerResult<OpId> {
+    let last = *g.ops.last().ok_or("empty group")?;
+    let loc = body.op(last).loc;
     let set: HashSet<OpId> = g.ops.iter().copied().collect();
     let inside = |body: &Body, o: OpId| -> bool {
         let mut cur = o;
@@ -292,7 +296,6 @@ pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> Result<OpId, S
             }
         }
     }
-    let last = *g.ops.last().ok_or("empty group")?;
     if outputs.is_empty() {
         // Dead code: nothing would read the kernel; leave the ops alone.
         return Ok(last);
@@ -305,17 +308,22 @@ pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> Result<OpId, S
         attrs.push(("engine", Attribute::string(e)));
     }
     let result_types: Vec<_> = outputs.iter().map(|&v| body.value_type(v)).collect();
-    let loc = body.op(last).loc;
     let mut b = ge_ir::builder::Builder::before(ctx, body, last);
     b.loc = loc;
-    let k = b.create("graph.fused", &inputs, attrs, Some(result_types), 1)?;
+    let k = b
+        .create("graph.fused", &inputs, attrs, Some(result_types), 1)
+        .at_op(loc)?;
     // The kernel body: a block whose arguments are the inputs, the ops cloned, a yield.
-    let mut inner = body.take_inner(k).ok_or("graph.fused has no body")?;
+    let mut inner = body
+        .take_inner(k)
+        .ok_or("graph.fused has no body")
+        .at_op(loc)?;
     let region = *body
         .op(k)
         .regions()
         .first()
-        .ok_or("graph.fused has no region")?;
+        .ok_or("graph.fused has no region")
+        .at_op(loc)?;
     let blk = inner.add_block(region);
     let mut map = HashMap::new();
     for &v in &inputs {
@@ -337,11 +345,13 @@ pub fn build_kernel(ctx: &Context, body: &mut Body, g: &Group) -> Result<OpId, S
     let yielded: Vec<ValueId> = outputs
         .iter()
         .map(|v| map.get(v).copied().ok_or("kernel output was not cloned"))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .at_op(loc)?;
     {
         let mut yb = ge_ir::builder::Builder::at_end(ctx, &mut inner, blk);
         yb.loc = loc;
-        yb.create("graph.yield", &yielded, vec![], Some(vec![]), 0)?;
+        yb.create("graph.yield", &yielded, vec![], Some(vec![]), 0)
+            .at_op(loc)?;
     }
     body.put_inner(k, inner);
     let results = body.op(k).results().to_vec();

@@ -16,14 +16,15 @@
 //!
 //! The named pipeline `atc` runs them all after canonicalize and CSE.
 //! Supporting modules: [`taskgraph`] (tasks, views, dependencies), [`sync`]
-//! (happens-before across streams), [`cost`] and [`soc`] (the SoC cost model),
-//! [`funcs`] (walking and cloning).
+//! (happens-before across streams), [`cost`] (the SoC cost model, on `ge_soc` profiles),
+//! [`funcs`] (walking and cloning), [`error`] (errors located at the op they are about).
 
 pub mod assign_streams;
 pub mod chain_cover;
 pub mod cost;
 pub mod emit_tasks;
 pub mod engines;
+pub mod error;
 pub mod funcs;
 pub mod fuse_kernels;
 pub mod memory_plan;
@@ -32,7 +33,6 @@ pub mod op_pattern;
 pub mod partition_engines;
 pub mod precision;
 pub mod select_formats;
-pub mod soc;
 pub mod sync;
 pub mod taskgraph;
 pub mod verify_memory;

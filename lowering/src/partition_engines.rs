@@ -8,12 +8,12 @@
 
 use crate::engines::{available, choose, EngineDef};
 use crate::funcs::{error_at, for_each_function, func_block};
-use crate::soc::Soc;
 use ge_ir::body::{Body, OpData, OpId};
 use ge_ir::diagnostics::Diagnostic;
 use ge_ir::opdef::Trait;
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::Attribute;
+use ge_soc::Soc;
 
 pub const SOC_OPTION: OptionDef = OptionDef {
     name: "soc",

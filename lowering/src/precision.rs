@@ -16,13 +16,14 @@
 //! load-time constant propagation for large weights).
 
 use crate::cost::Unit;
-use crate::funcs::{error_at, func_block};
-use crate::soc::Soc;
+use crate::error::{AtOp, LowerResult};
+use crate::funcs::func_block;
 use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::{Body, OpId, OpState};
 use ge_ir::opdef::OpDef;
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{DType, Ident, OpData, Type, ValueId};
+use ge_soc::Soc;
 use std::collections::HashMap;
 
 pub static INFO: PassInfo = PassInfo {
@@ -181,7 +182,7 @@ impl ConvertPrecision {
         for o in ops {
             if self.wants(body, o, &conv) {
                 conv.convert(body, o)
-                    .map_err(|m| error_at(loc, format!("convert-precision: {m}")))?;
+                    .map_err(|e| vec![e.diagnostic("convert-precision", loc)])?;
             }
         }
         Ok(())
@@ -289,7 +290,8 @@ impl Converter {
         Ok(body.create_op(st))
     }
 
-    fn convert(&mut self, body: &mut Body, op: OpId) -> Result<(), String> {
+    /// Run `op` in the low type (errors are at `op`).
+    fn convert(&mut self, body: &mut Body, op: OpId) -> LowerResult<()> {
         let loc = body.op(op).loc;
         let operands: Vec<ValueId> = body.op(op).operands().to_vec();
         for (i, v) in operands.into_iter().enumerate() {
@@ -300,7 +302,7 @@ impl Converter {
                 (Some(src), _) => src,
                 (None, Some(&c)) => c,
                 (None, None) => {
-                    let c = self.cast(body, v, self.low, loc)?;
+                    let c = self.cast(body, v, self.low, loc).at_op(loc)?;
                     body.insert_op_before(op, c);
                     let r = body.result(c, 0);
                     self.casts.insert(v, r);
@@ -317,7 +319,7 @@ impl Converter {
                 continue;
             }
             body.set_value_type(r, t.with_dtype(self.low));
-            let back = self.cast(body, r, DType::F32, loc)?;
+            let back = self.cast(body, r, DType::F32, loc).at_op(loc)?;
             body.insert_op_after(after, back);
             after = back;
             let y = body.result(back, 0);

@@ -19,7 +19,8 @@
 //! module, `#ge.external` to a file) keep their origin format instead.
 //! Bare ops are wrapped in one-op kernels when their boundary changes.
 
-use crate::funcs::{error_at, for_each_function, func_block};
+use crate::error::{AtOp, LowerResult};
+use crate::funcs::{for_each_function, func_block};
 use crate::fuse_kernels::{build_kernel, Group};
 use crate::op_pattern::op_pattern;
 use crate::partition_engines::is_compute;
@@ -89,7 +90,7 @@ impl Pass for SelectFormats {
                 return Ok(());
             };
             self.run_block(cx.ctx, body, block)
-                .map_err(|m| error_at(loc, format!("select-formats: {m}")))
+                .map_err(|e| vec![e.diagnostic("select-formats", loc)])
         })
     }
 }
@@ -138,7 +139,7 @@ fn unpacked_from(body: &Body, v: ValueId) -> Option<Format> {
 }
 
 impl SelectFormats {
-    fn run_block(&self, ctx: &Context, body: &mut Body, block: BlockId) -> Result<(), String> {
+    fn run_block(&self, ctx: &Context, body: &mut Body, block: BlockId) -> LowerResult<()> {
         let ops: Vec<OpId> = body.block_ops(block).collect();
         for op in ops {
             if !body.op(op).is_alive() || !is_compute(body, op) || body.results_unused(op) {
@@ -152,6 +153,7 @@ impl SelectFormats {
             if wants.inputs.is_empty() && wants.outputs.is_empty() {
                 continue;
             }
+            let loc = body.op(op).loc;
             let (k, wants) = if body.op(op).name.as_str() == "graph.fused" {
                 (op, wants)
             } else {
@@ -174,10 +176,10 @@ impl SelectFormats {
                 if self.fold && value.is_some_and(|v| v.as_dense().is_none()) {
                     continue;
                 }
-                self.convert_input(ctx, body, k, i, f)?;
+                self.convert_input(ctx, body, k, i, f).at_op(loc)?;
             }
             for &(j, f) in &wants.outputs {
-                convert_output(ctx, body, k, j, f)?;
+                convert_output(ctx, body, k, j, f).at_op(loc)?;
             }
         }
         cancel_pairs(body, block);
@@ -186,140 +188,26 @@ impl SelectFormats {
 
     /// The formats `op` (a kernel or a bare op) should use at its boundary.
     fn wants(&self, body: &Body, op: OpId, aicore: bool) -> Wants {
-        let mut w = Wants::default();
-        let d = body.op(op);
-        // Roles of the op's operands: which inner ops use them how.
-        let (inner, args): (&Body, Vec<ValueId>) = match d.inner.as_deref() {
-            Some(inner) if d.name.as_str() == "graph.fused" => {
-                let Some(&r) = d.regions().first() else {
-                    return w;
-                };
-                let Some(b) = inner.entry_block(r) else {
-                    return w;
-                };
-                (inner, inner.block(b).args.clone())
-            }
-            _ => (body, d.operands().to_vec()),
+        let Some(b) = Boundary::of(body, op) else {
+            return Wants::default();
         };
-        let users = |i: usize| -> Vec<(String, usize, OpId)> {
-            let mut out = vec![];
-            if let Some(&a) = args.get(i) {
-                for u in inner.uses(a) {
-                    out.push((
-                        inner.op(u.op).name.as_str().to_string(),
-                        u.operand as usize,
-                        u.op,
-                    ));
-                }
-            }
-            out
-        };
-        let inner_ops: Vec<String> = if d.name.as_str() == "graph.fused" {
-            let mut v = vec![];
-            crate::funcs::for_each_nested(body, op, &mut |b, o| {
-                v.push(b.op(o).name.as_str().to_string())
-            });
-            v
-        } else {
-            vec![d.name.as_str().to_string()]
-        };
-        let has = |names: &[&str]| inner_ops.iter().any(|n| names.contains(&n.as_str()));
-        let out_types = body.result_types(op);
-        let in_types = body.operand_types(op);
         let conv_like = aicore
             && self.nc1hwc0
-            && has(&[
+            && b.has(&[
                 "graph.conv2d",
                 "graph.conv_transpose2d",
                 "graph.max_pool2d",
                 "graph.avg_pool2d",
             ]);
         let mm_like =
-            aicore && self.nz && has(&["graph.matmul", "graph.batch_matmul", "graph.gemm"]);
+            aicore && self.nz && b.has(&["graph.matmul", "graph.batch_matmul", "graph.gemm"]);
         if conv_like {
-            for (i, &t) in in_types.iter().enumerate() {
-                let us = users(i);
-                let filter = us.iter().any(|(n, k, o)| {
-                    n == "graph.conv2d"
-                        && *k == 1
-                        && inner
-                            .op(*o)
-                            .attr("group")
-                            .and_then(|a| a.as_int())
-                            .unwrap_or(1)
-                            == 1
-                });
-                let data = us.iter().any(|(n, k, _)| {
-                    *k == 0
-                        && matches!(
-                            n.as_str(),
-                            "graph.conv2d"
-                                | "graph.conv_transpose2d"
-                                | "graph.max_pool2d"
-                                | "graph.avg_pool2d"
-                        )
-                });
-                let full = out_types.contains(&t);
-                if float4(t) && filter && !data {
-                    w.inputs.push((i, Format::FRACTAL_Z));
-                } else if float4(t) && (data || full) {
-                    w.inputs.push((i, Format::NC1HWC0));
-                }
-            }
-            for (j, &t) in out_types.iter().enumerate() {
-                if float4(t) {
-                    w.outputs.push((j, Format::NC1HWC0));
-                }
-            }
-            return w;
+            conv_wants(&b)
+        } else if mm_like {
+            matmul_wants(&b)
+        } else {
+            pointwise_wants(body, op, &b)
         }
-        if mm_like {
-            for (i, &t) in in_types.iter().enumerate() {
-                let us = users(i);
-                let operand = us.iter().any(|(n, k, _)| {
-                    *k <= 1
-                        && matches!(
-                            n.as_str(),
-                            "graph.matmul" | "graph.batch_matmul" | "graph.gemm"
-                        )
-                });
-                let full = out_types.contains(&t);
-                if matrix(t) && (operand || full) {
-                    w.inputs.push((i, Format::FRACTAL_NZ));
-                }
-            }
-            for (j, &t) in out_types.iter().enumerate() {
-                if matrix(t) {
-                    w.outputs.push((j, Format::FRACTAL_NZ));
-                }
-            }
-            return w;
-        }
-        // Pointwise kernels keep the format their full-size inputs arrive in.
-        if op_pattern(body, op).is_pointwise() && !out_types.is_empty() {
-            for target in [Format::NC1HWC0, Format::FRACTAL_NZ] {
-                let shaped = |t: Type| match target {
-                    Format::NC1HWC0 => float4(t),
-                    _ => matrix(t),
-                };
-                let full: Vec<usize> = (0..in_types.len())
-                    .filter(|&i| out_types.contains(&in_types[i]) && shaped(in_types[i]))
-                    .collect();
-                let all_packed = !full.is_empty()
-                    && full
-                        .iter()
-                        .all(|&i| unpacked_from(body, d.operands()[i]) == Some(target));
-                if all_packed {
-                    w.inputs = full.iter().map(|&i| (i, target)).collect();
-                    w.outputs = (0..out_types.len())
-                        .filter(|&j| shaped(out_types[j]) && in_types.contains(&out_types[j]))
-                        .map(|j| (j, target))
-                        .collect();
-                    return w;
-                }
-            }
-        }
-        w
     }
 
     /// Make kernel `k` read operand `i` in format `f`.
@@ -367,6 +255,164 @@ impl SelectFormats {
         body.put_inner(k, inner);
         res
     }
+}
+
+/// What the formats of a kernel's (or a bare op's) boundary depend on.
+struct Boundary<'a> {
+    /// The body holding the ops that use the operands (the kernel's own).
+    inner: &'a Body,
+    /// The values standing for the operands there.
+    args: Vec<ValueId>,
+    /// Names of the ops computed (nested ones for a kernel).
+    ops: Vec<String>,
+    in_types: Vec<Type>,
+    out_types: Vec<Type>,
+}
+
+impl<'a> Boundary<'a> {
+    fn of(body: &'a Body, op: OpId) -> Option<Boundary<'a>> {
+        let d = body.op(op);
+        let (inner, args): (&Body, Vec<ValueId>) = match d.inner.as_deref() {
+            Some(inner) if d.name.as_str() == "graph.fused" => {
+                let b = inner.entry_block(*d.regions().first()?)?;
+                (inner, inner.block(b).args.clone())
+            }
+            _ => (body, d.operands().to_vec()),
+        };
+        let ops: Vec<String> = if d.name.as_str() == "graph.fused" {
+            let mut v = vec![];
+            crate::funcs::for_each_nested(body, op, &mut |b, o| {
+                v.push(b.op(o).name.as_str().to_string())
+            });
+            v
+        } else {
+            vec![d.name.as_str().to_string()]
+        };
+        Some(Boundary {
+            inner,
+            args,
+            ops,
+            in_types: body.operand_types(op),
+            out_types: body.result_types(op),
+        })
+    }
+
+    /// Whether one of the ops is named one of `names`.
+    fn has(&self, names: &[&str]) -> bool {
+        self.ops.iter().any(|n| names.contains(&n.as_str()))
+    }
+
+    /// The uses of operand `i` inside: (op name, operand index, op).
+    fn users(&self, i: usize) -> Vec<(String, usize, OpId)> {
+        let mut out = vec![];
+        if let Some(&a) = self.args.get(i) {
+            for u in self.inner.uses(a) {
+                out.push((
+                    self.inner.op(u.op).name.as_str().to_string(),
+                    u.operand as usize,
+                    u.op,
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Convolutions and pooling: filters of ungrouped convolutions FRACTAL_Z,
+/// data (and full-size pass-through values) and results NC1HWC0.
+fn conv_wants(b: &Boundary) -> Wants {
+    let mut w = Wants::default();
+    for (i, &t) in b.in_types.iter().enumerate() {
+        let us = b.users(i);
+        let filter = us.iter().any(|(n, k, o)| {
+            n == "graph.conv2d"
+                && *k == 1
+                && b.inner
+                    .op(*o)
+                    .attr("group")
+                    .and_then(|a| a.as_int())
+                    .unwrap_or(1)
+                    == 1
+        });
+        let data = us.iter().any(|(n, k, _)| {
+            *k == 0
+                && matches!(
+                    n.as_str(),
+                    "graph.conv2d"
+                        | "graph.conv_transpose2d"
+                        | "graph.max_pool2d"
+                        | "graph.avg_pool2d"
+                )
+        });
+        let full = b.out_types.contains(&t);
+        if float4(t) && filter && !data {
+            w.inputs.push((i, Format::FRACTAL_Z));
+        } else if float4(t) && (data || full) {
+            w.inputs.push((i, Format::NC1HWC0));
+        }
+    }
+    for (j, &t) in b.out_types.iter().enumerate() {
+        if float4(t) {
+            w.outputs.push((j, Format::NC1HWC0));
+        }
+    }
+    w
+}
+
+/// Matrix products: matrix operands (and full-size pass-through values) and
+/// results FRACTAL_NZ.
+fn matmul_wants(b: &Boundary) -> Wants {
+    let mut w = Wants::default();
+    for (i, &t) in b.in_types.iter().enumerate() {
+        let operand = b.users(i).iter().any(|(n, k, _)| {
+            *k <= 1
+                && matches!(
+                    n.as_str(),
+                    "graph.matmul" | "graph.batch_matmul" | "graph.gemm"
+                )
+        });
+        let full = b.out_types.contains(&t);
+        if matrix(t) && (operand || full) {
+            w.inputs.push((i, Format::FRACTAL_NZ));
+        }
+    }
+    for (j, &t) in b.out_types.iter().enumerate() {
+        if matrix(t) {
+            w.outputs.push((j, Format::FRACTAL_NZ));
+        }
+    }
+    w
+}
+
+/// Pointwise kernels keep the format their full-size inputs arrive in.
+fn pointwise_wants(body: &Body, op: OpId, b: &Boundary) -> Wants {
+    let (in_types, out_types) = (&b.in_types, &b.out_types);
+    if !op_pattern(body, op).is_pointwise() || out_types.is_empty() {
+        return Wants::default();
+    }
+    for target in [Format::NC1HWC0, Format::FRACTAL_NZ] {
+        let shaped = |t: Type| match target {
+            Format::NC1HWC0 => float4(t),
+            _ => matrix(t),
+        };
+        let full: Vec<usize> = (0..in_types.len())
+            .filter(|&i| out_types.contains(&in_types[i]) && shaped(in_types[i]))
+            .collect();
+        let all_packed = !full.is_empty()
+            && full
+                .iter()
+                .all(|&i| unpacked_from(body, body.op(op).operands()[i]) == Some(target));
+        if all_packed {
+            return Wants {
+                inputs: full.iter().map(|&i| (i, target)).collect(),
+                outputs: (0..out_types.len())
+                    .filter(|&j| shaped(out_types[j]) && in_types.contains(&out_types[j]))
+                    .map(|j| (j, target))
+                    .collect(),
+            };
+        }
+    }
+    Wants::default()
 }
 
 /// `data.transdata x {from → to}` right before `before`; engine AICore.

@@ -20,6 +20,7 @@
 //! *root* value that owns the allocation (a task result, a model input, or a
 //! constant). The memory planner places roots; everything else follows.
 
+use crate::error::{AtOp, LowerResult};
 use crate::funcs::{inputs_of, Bounds};
 use ge_dialects::memory::byte_size_bound;
 use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
@@ -116,7 +117,7 @@ fn outer_is_one(t: Type, axis: usize) -> bool {
 
 impl TaskGraph {
     /// Analyse the single block `block` of a function body.
-    pub fn build(body: &Body, block: BlockId, bounds: &Bounds) -> Result<TaskGraph, String> {
+    pub fn build(body: &Body, block: BlockId, bounds: &Bounds) -> LowerResult<TaskGraph> {
         let ops: Vec<OpId> = body.block_ops(block).collect();
         let mut g = TaskGraph {
             block,
@@ -145,7 +146,8 @@ impl TaskGraph {
             })
         };
         for &a in &body.block(block).args {
-            let s = size_of(a)?;
+            // An argument's error is at its declaration.
+            let s = size_of(a).at_op(body.value(a).loc)?;
             g.size.insert(a, s);
         }
         // Concat parts already claimed by a concat view.
@@ -153,7 +155,7 @@ impl TaskGraph {
         for &op in &ops {
             let d = body.op(op);
             for &r in d.results() {
-                let s = size_of(r)?;
+                let s = size_of(r).at_op(d.loc)?;
                 g.size.insert(r, s);
             }
             let name = d.name.as_str();
@@ -382,7 +384,7 @@ pub fn prepare_outputs(
     body: &mut Body,
     block: BlockId,
     bounds: &Bounds,
-) -> Result<bool, String> {
+) -> LowerResult<bool> {
     let g = TaskGraph::build(body, block, bounds)?;
     let Some(ret) = g.ret else {
         return Ok(false);
@@ -401,15 +403,18 @@ pub fn prepare_outputs(
         if ok {
             continue;
         }
+        let loc = body.op(ret).loc;
         let mut b = ge_ir::builder::Builder::before(ctx, body, ret);
-        b.loc = b.body.op(ret).loc;
-        let c = b.create(
-            "data.identity",
-            &[v],
-            vec![(COPY_ATTR, ge_ir::Attribute::unit())],
-            None,
-            0,
-        )?;
+        b.loc = loc;
+        let c = b
+            .create(
+                "data.identity",
+                &[v],
+                vec![(COPY_ATTR, ge_ir::Attribute::unit())],
+                None,
+                0,
+            )
+            .at_op(loc)?;
         let cv = body.result(c, 0);
         body.set_operand(ret, i, cv);
         changed = true;

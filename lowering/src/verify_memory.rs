@@ -233,12 +233,39 @@ fn is_task(body: &Body, op: OpId) -> bool {
 /// Extract the accesses of a planned function: `None` if it has no plan.
 pub fn trace_of(body: &Body, block: BlockId, bounds: &Bounds) -> Result<Option<Trace>, CheckError> {
     let ops: Vec<OpId> = body.block_ops(block).collect();
-    let mut arenas: HashMap<OpId, usize> = HashMap::new();
-    let mut arena_names = vec![];
-    let mut arena_bounds: Vec<Bounds> = vec![];
-    for &o in &ops {
-        if body.op(o).name.as_str() == "memory.arena" {
-            arenas.insert(o, arenas.len());
+    let at = ArenaTable::of(body, &ops, bounds);
+    if at.index.is_empty() {
+        return Ok(None);
+    }
+    if let Some(&p) = ops
+        .iter()
+        .find(|&&o| body.op(o).name.as_str() == "stream.program")
+    {
+        return program_trace(body, &ops, p, &at).map(Some);
+    }
+    graph_trace(body, block, &ops, &at).map(Some)
+}
+
+/// The arenas of a planned function: their order, names (`input #0`, `workspace`)
+/// and symbol bounds.
+struct ArenaTable {
+    index: HashMap<OpId, usize>,
+    names: Vec<String>,
+    bounds: Vec<Bounds>,
+}
+
+impl ArenaTable {
+    fn of(body: &Body, ops: &[OpId], bounds: &Bounds) -> ArenaTable {
+        let mut at = ArenaTable {
+            index: HashMap::new(),
+            names: vec![],
+            bounds: vec![],
+        };
+        for &o in ops {
+            if body.op(o).name.as_str() != "memory.arena" {
+                continue;
+            }
+            at.index.insert(o, at.index.len());
             let d = body.op(o);
             let role = d
                 .attr(crate::memory_plan::ROLE_ATTR)
@@ -251,47 +278,51 @@ pub fn trace_of(body: &Body, block: BlockId, bounds: &Bounds) -> Result<Option<T
                 Some(i) => format!("{role} #{i}"),
                 None => role.to_string(),
             };
-            arena_names.push(name);
+            at.names.push(name);
             let mut b = bounds.clone();
             if let Some(info) = arena_info_of_op(body, o) {
                 b.extend(info.bounds);
             }
-            arena_bounds.push(b);
+            at.bounds.push(b);
         }
+        at
     }
-    if arenas.is_empty() {
-        return Ok(None);
-    }
-    let arena_of = |v: ValueId, at: OpId| -> Result<usize, CheckError> {
+
+    /// The arena arena value `v` (used by op `at`) is in.
+    fn arena_of(&self, body: &Body, v: ValueId, at: OpId) -> Result<usize, CheckError> {
         arena_root(body, v)
-            .and_then(|a| arenas.get(&a).copied())
+            .and_then(|a| self.index.get(&a).copied())
             .ok_or_else(|| {
                 (
                     body.op(at).loc,
                     "verify-memory: cannot tell which arena an access is in".to_string(),
                 )
             })
-    };
-    if let Some(&p) = ops
-        .iter()
-        .find(|&&o| body.op(o).name.as_str() == "stream.program")
-    {
-        return program_trace(body, &ops, p, &arena_of, arena_names, &arena_bounds).map(Some);
     }
+}
+
+/// The accesses of a planned function whose tasks are still graph ops
+/// (after `plan-memory`, before `emit-tasks`).
+fn graph_trace(
+    body: &Body,
+    block: BlockId,
+    ops: &[OpId],
+    at: &ArenaTable,
+) -> Result<Trace, CheckError> {
     let tasks: Vec<OpId> = ops.iter().copied().filter(|&o| is_task(body, o)).collect();
     let index: HashMap<OpId, usize> = tasks.iter().enumerate().map(|(i, &o)| (o, i)).collect();
     let sched = crate::memory_plan::schedule_of(body, &tasks)
         .map_err(|m| (body.op(ops[0]).loc, format!("verify-memory: {m}")))?;
     let mut reads = vec![];
     let mut writes = vec![];
-    for &o in &ops {
+    for &o in ops {
         let d = body.op(o);
         match d.name.as_str() {
             "memory.store" => {
                 let v = d.operands()[0];
-                let arena = arena_of(d.operands()[1], o)?;
+                let arena = at.arena_of(body, d.operands()[1], o)?;
                 let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
-                let hi = lo + bytes_of(body, v, &arena_bounds[arena], o)?;
+                let hi = lo + bytes_of(body, v, &at.bounds[arena], o)?;
                 let who = match body.value(v).def {
                     ValueDef::BlockArg { .. } => Who::Pre,
                     ValueDef::Result { op, .. } => match index.get(&op) {
@@ -314,10 +345,10 @@ pub fn trace_of(body: &Body, block: BlockId, bounds: &Bounds) -> Result<Option<T
                 });
             }
             "memory.view" => {
-                let arena = arena_of(d.operands()[0], o)?;
+                let arena = at.arena_of(body, d.operands()[0], o)?;
                 let r = d.results()[0];
                 let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
-                let hi = lo + bytes_of(body, r, &arena_bounds[arena], o)?;
+                let hi = lo + bytes_of(body, r, &at.bounds[arena], o)?;
                 let id = buffer_id(body, o)?;
                 for user in body.users(r) {
                     let mut u = user;
@@ -352,13 +383,13 @@ pub fn trace_of(body: &Body, block: BlockId, bounds: &Bounds) -> Result<Option<T
             _ => {}
         }
     }
-    Ok(Some(Trace {
+    Ok(Trace {
         reads,
         writes,
         sched,
-        arena_names,
+        arena_names: at.names.clone(),
         tasks,
-    }))
+    })
 }
 
 /// The accesses of a function whose tasks are a `stream.program`.
@@ -366,16 +397,14 @@ fn program_trace(
     body: &Body,
     ops: &[OpId],
     prog: OpId,
-    arena_of: &dyn Fn(ValueId, OpId) -> Result<usize, CheckError>,
-    arena_names: Vec<String>,
-    arena_bounds: &[Bounds],
+    at: &ArenaTable,
 ) -> Result<Trace, CheckError> {
     let pd = body.op(prog);
     let err = |o: OpId, m: &str| (body.op(o).loc, format!("verify-memory: {m}"));
     let operand_arena: Vec<usize> = pd
         .operands()
         .iter()
-        .map(|&v| arena_of(v, prog))
+        .map(|&v| at.arena_of(body, v, prog))
         .collect::<Result<_, _>>()?;
     let inner = pd.region_body(body);
     let r = *pd
@@ -386,44 +415,7 @@ fn program_trace(
         .entry_block(r)
         .ok_or_else(|| err(prog, "stream.program has no block"))?;
     let args = inner.block(entry).args.clone();
-    let mut reads = vec![];
-    let mut writes = vec![];
-    // Outside the program: the caller's writes before, reads after.
-    for &o in ops {
-        let d = body.op(o);
-        match d.name.as_str() {
-            "memory.store" => {
-                let v = d.operands()[0];
-                let arena = arena_of(d.operands()[1], o)?;
-                let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
-                let hi = lo + bytes_of(body, v, &arena_bounds[arena], o)?;
-                writes.push(Access {
-                    arena,
-                    lo,
-                    hi,
-                    buffer: buffer_id(body, o)?,
-                    who: Who::Pre,
-                    loc: d.loc,
-                    desc: describe(body, o),
-                });
-            }
-            "memory.view" => {
-                let arena = arena_of(d.operands()[0], o)?;
-                let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
-                let hi = lo + bytes_of(body, d.results()[0], &arena_bounds[arena], o)?;
-                reads.push(Access {
-                    arena,
-                    lo,
-                    hi,
-                    buffer: buffer_id(body, o)?,
-                    who: Who::Post,
-                    loc: d.loc,
-                    desc: describe(body, o),
-                });
-            }
-            _ => {}
-        }
-    }
+    let (mut reads, mut writes) = caller_accesses(body, ops, at)?;
     // Inside: views are places; launches and copies access them.
     let mut place: HashMap<ValueId, (usize, i64, i64, i64)> = HashMap::new();
     let mut steps = vec![];
@@ -447,7 +439,7 @@ fn program_trace(
                 let arena = operand_arena[k];
                 let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
                 let hi = lo
-                    + byte_size_bound(inner.value_type(d.results()[0]), &arena_bounds[arena])
+                    + byte_size_bound(inner.value_type(d.results()[0]), &at.bounds[arena])
                         .map_err(|m| (inner.op(o).loc, format!("verify-memory: {m}")))?;
                 let id = inner
                     .op(o)
@@ -513,7 +505,53 @@ fn program_trace(
         reads,
         writes,
         sched,
-        arena_names,
+        arena_names: at.names.clone(),
         tasks,
     })
+}
+
+/// Outside a program: the caller's writes (stores) before it, its reads
+/// (views) after.
+fn caller_accesses(
+    body: &Body,
+    ops: &[OpId],
+    at: &ArenaTable,
+) -> Result<(Vec<Access>, Vec<Access>), CheckError> {
+    let (mut reads, mut writes) = (vec![], vec![]);
+    for &o in ops {
+        let d = body.op(o);
+        match d.name.as_str() {
+            "memory.store" => {
+                let v = d.operands()[0];
+                let arena = at.arena_of(body, d.operands()[1], o)?;
+                let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
+                let hi = lo + bytes_of(body, v, &at.bounds[arena], o)?;
+                writes.push(Access {
+                    arena,
+                    lo,
+                    hi,
+                    buffer: buffer_id(body, o)?,
+                    who: Who::Pre,
+                    loc: d.loc,
+                    desc: describe(body, o),
+                });
+            }
+            "memory.view" => {
+                let arena = at.arena_of(body, d.operands()[0], o)?;
+                let lo = d.attr("offset").and_then(|a| a.as_int()).unwrap_or(0);
+                let hi = lo + bytes_of(body, d.results()[0], &at.bounds[arena], o)?;
+                reads.push(Access {
+                    arena,
+                    lo,
+                    hi,
+                    buffer: buffer_id(body, o)?,
+                    who: Who::Post,
+                    loc: d.loc,
+                    desc: describe(body, o),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok((reads, writes))
 }

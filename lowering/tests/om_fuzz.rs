@@ -5,9 +5,10 @@
 mod common;
 
 use common::*;
-use ge_lowering::om::format::{parse as parse_om, to_bytes, to_bytes_unchecked};
-use ge_lowering::om::model::{Operand, Task};
-use ge_lowering::om::{from_module, OmModel, OmOptions};
+use ge_lowering::om::{from_module, OmOptions};
+use ge_om::format::{parse as parse_om, to_bytes, to_bytes_unchecked};
+use ge_om::model::{Operand, Task};
+use ge_om::OmModel;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 

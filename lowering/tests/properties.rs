@@ -51,7 +51,7 @@ proptest! {
         let body = fd.inner.as_deref().ok_or_else(|| TestCaseError::fail("no body"))?;
         let block = ge_lowering::funcs::func_block(fd).ok_or_else(|| TestCaseError::fail("no block"))?;
         let g = ge_lowering::taskgraph::TaskGraph::build(body, block, &Default::default())
-            .map_err(TestCaseError::fail)?;
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let sched: Schedule = ge_lowering::memory_plan::schedule_of(body, &g.tasks).map_err(TestCaseError::fail)?;
         for (t, deps) in g.deps.iter().enumerate() {
             for &p in deps {
@@ -71,9 +71,9 @@ proptest! {
         same(&want, &got).map_err(|e| TestCaseError::fail(format!("{e}\n{text}\n{}", print(&m))))?;
         // And through an .om file and back.
         let om = ge_lowering::om::from_module(m.body(), Some(&m), &ge_lowering::om::OmOptions { soc: "Ascend910B".into(), ..Default::default() })
-            .map_err(TestCaseError::fail)?;
-        let bytes = ge_lowering::om::format::to_bytes(&om).map_err(TestCaseError::fail)?;
-        let parsed = ge_lowering::om::parse(&bytes).map_err(|e| TestCaseError::fail(e.0))?;
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let bytes = ge_om::format::to_bytes(&om).map_err(TestCaseError::fail)?;
+        let parsed = ge_om::parse(&bytes).map_err(|e| TestCaseError::fail(e.0))?;
         prop_assert_eq!(parsed.to_model(), om);
         let back = ge_lowering::om::to_module(ctx(), &parsed).map_err(TestCaseError::fail)?;
         let again = interpret(&back, inputs(&original, seed)).map_err(|e| TestCaseError::fail(format!("{e}\n{}", print(&back))))?;

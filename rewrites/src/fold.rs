@@ -31,9 +31,10 @@ pub fn try_fold(rw: &mut Rewriter, op: OpId, size_limit: usize) -> Result<bool, 
                 .map(|t| {
                     t.as_tensor()
                         .and_then(|t| t.num_elements())
-                        .unwrap_or(i64::MAX) as usize
+                        .and_then(|n| usize::try_from(n).ok())
+                        .unwrap_or(usize::MAX)
                 })
-                .sum();
+                .fold(0usize, usize::saturating_add);
             if out_elems > size_limit {
                 return Ok(false);
             }

@@ -11,7 +11,6 @@ pub mod passes;
 pub mod pattern;
 pub mod rewriter;
 pub mod rr;
-pub mod soc;
 
 use ge_ir::Context;
 

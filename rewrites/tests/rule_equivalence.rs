@@ -19,8 +19,7 @@ use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 
 fn ctx() -> Context {
-    let mut c = Context::new();
-    ge_dialects::register(&mut c);
+    let mut c = ge_dialects::context();
     ge_rewrites::register(&mut c);
     c
 }
@@ -536,10 +535,11 @@ fn check_rule(ctx: &Context, rule: &Rule, seed: u64) -> Result<bool, String> {
         .run_function("main", inputs)
         .map_err(|e| e.msg)?;
     for (i, (a, b)) in before.iter().zip(&after).enumerate() {
+        // Element type and shape exactly, integers exactly.
         let (rtol, atol) = Tensor::default_tolerance(a.dtype);
-        if !a.allclose(b, rtol, atol) {
+        if let Some(why) = b.mismatch(a, rtol, atol) {
             return Err(format!(
-                "rule '{}' changed result #{i}: before {:?} after {:?}",
+                "rule '{}' changed result #{i} ({why}): before {:?} after {:?}",
                 rule.name,
                 a.to_f64(),
                 b.to_f64()

@@ -4,13 +4,14 @@
 //! and traces.
 
 use crate::buffer::{AlignedBuf, HostTensor};
-use crate::kernels::{concrete, Par, Slot};
+use crate::kernels::{concrete, KernelProgram, Par, Slot};
 use crate::model::{Binding, Inner, Model, TaskRt};
 use crate::pool::Slots;
+use crate::shared::Shared;
 use crate::trace::{Trace, TraceEvent};
 use crate::Error;
 use ge_ir::{DType, Dim, Ident};
-use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
+use ge_om::model::{ArenaRole, Buffer, Operand, Task};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -201,10 +202,8 @@ impl Worker {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Ptr(*mut u8);
-unsafe impl Send for Ptr {}
-unsafe impl Sync for Ptr {}
+/// An arena's base address, shared with the stream workers.
+type Ptr = Shared<*mut u8>;
 
 /// Options of one run.
 #[derive(Clone, Debug, Default)]
@@ -381,18 +380,6 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
     let mut scratch = vec![0usize; ns];
     let mut tasks = vec![];
     let mut sizes = vec![0usize; inner.tasks.len()];
-    let arena_size = |a: usize| inner.def.arenas[a].size as usize;
-    let check = |what: &str, b: &Buffer, n: usize| -> Result<(), Error> {
-        if b.offset as usize + n > arena_size(b.arena as usize) {
-            return Err(Error(format!(
-                "{what}: {n} bytes at offset {} overflow arena {} ({} bytes)",
-                b.offset,
-                b.arena,
-                arena_size(b.arena as usize)
-            )));
-        }
-        Ok(())
-    };
     for (ti, rt) in inner.tasks.iter().enumerate() {
         let what = format!("task #{ti}");
         match &rt.task {
@@ -403,122 +390,22 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                     tasks.push(None);
                     continue;
                 };
-                let shapes: Vec<Vec<usize>> = k
-                    .types
-                    .iter()
-                    .map(|&t| concrete(t, &syms))
-                    .collect::<Result<_, _>>()
-                    .map_err(|m| Error(format!("{what} (kernel @{}): {m}", k.name)))?;
-                let nbytes = |v: usize| {
-                    shapes[v].iter().product::<usize>()
-                        * k.types[v].dtype().map_or(1, |d| d.byte_size())
-                };
-                let mut places = vec![Place::None; k.types.len()];
-                let mut in_ranges = vec![];
-                for (&a, o) in k.args.iter().zip(ins) {
-                    places[a] = match o {
-                        Operand::Buffer(b) => {
-                            check(&what, b, nbytes(a))?;
-                            in_ranges.push((a, (b.arena as usize, b.offset as usize, nbytes(a))));
-                            Place::Arena(b.arena as usize, b.offset as usize)
-                        }
-                        Operand::Weight(w) => Place::Weight(*w),
-                    };
-                }
-                for (i, (v, _)) in k.consts.iter().enumerate() {
-                    places[*v] = Place::Const(i);
-                }
-                for v in rt.folded.keys() {
-                    places[*v] = Place::Folded;
-                }
-                for &(v, a) in &rt.alias {
-                    places[v] = places[a];
-                }
-                // Which step produces each value, and the last step reading each.
-                let mut producer: HashMap<usize, usize> = HashMap::new();
-                let mut last_read: HashMap<usize, usize> = HashMap::new();
-                for (si, s) in k.steps.iter().enumerate() {
-                    if rt.skip.get(si).copied().unwrap_or(false) {
-                        continue;
-                    }
-                    for &v in &s.outs {
-                        producer.insert(v, si);
-                    }
-                    if let crate::kernels::Op::Ew(g) = &s.op {
-                        for &(_, v) in &g.defs {
-                            producer.entry(v).or_insert(si);
-                        }
-                    }
-                    for &v in &s.ins {
-                        last_read.insert(crate::layouts::resolve(&rt.alias, v), si);
-                    }
-                }
-                let mut off = 0usize;
-                let mut alloc = |n: usize| {
-                    let o = off;
-                    off += n.div_ceil(64) * 64;
-                    o
-                };
-                let mut copies = vec![];
-                let mut direct: HashMap<usize, (usize, usize)> = HashMap::new();
-                for (&r, b) in k.results.iter().zip(outs) {
-                    let n = nbytes(r);
-                    check(&what, b, n)?;
-                    let range = (b.arena as usize, b.offset as usize, n);
-                    let produced = producer.get(&r).copied();
-                    let ok = match produced {
-                        None => false,
-                        Some(si) => {
-                            let step = &k.steps[si];
-                            !direct.contains_key(&r)
-                                && in_ranges.iter().all(|&(a, ir)| {
-                                    !overlap(ir, range)
-                                        || (step.in_place_safe()
-                                            && ir == range
-                                            && last_read.get(&a).is_none_or(|&lr| lr <= si))
-                                })
-                        }
-                    };
-                    if ok {
-                        places[r] = Place::Arena(range.0, range.1);
-                        direct.insert(r, (range.0, range.1));
-                    } else {
-                        copies.push((r, range.0, range.1, n));
-                    }
-                }
-                // Everything else that a step writes lives in scratch.
-                for s in k
-                    .steps
-                    .iter()
-                    .enumerate()
-                    .filter(|(si, _)| !rt.skip[*si])
-                    .map(|(_, s)| s)
-                {
-                    for &v in &s.outs {
-                        if matches!(places[v], Place::None) {
-                            places[v] = Place::Scratch(alloc(nbytes(v)));
-                        }
-                    }
-                }
+                let (plan, bytes) = plan_launch(inner, rt, k, ins, outs, &syms, &what)?;
                 let st = *stream as usize;
-                scratch[st] = scratch[st].max(off);
-                tasks.push(Some(TaskPlan {
-                    shapes,
-                    places,
-                    copies,
-                }));
+                scratch[st] = scratch[st].max(bytes);
+                tasks.push(Some(plan));
             }
             Task::Memcpy { src, dst, .. } => {
                 let n = bytes_of(&src.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
                 let m = bytes_of(&dst.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check(&what, src, n)?;
-                check(&what, dst, m)?;
+                check_in_arena(inner, &what, src, n)?;
+                check_in_arena(inner, &what, dst, m)?;
                 sizes[ti] = n.min(m);
                 tasks.push(None);
             }
             Task::Switch { value, .. } => {
                 let n = bytes_of(&value.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check(&what, value, n)?;
+                check_in_arena(inner, &what, value, n)?;
                 sizes[ti] = n;
                 tasks.push(None);
             }
@@ -538,6 +425,140 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
         scratch,
         out_shapes,
     })
+}
+
+/// `n` bytes of buffer `b` at the concrete shape lie inside its arena.
+fn check_in_arena(inner: &Inner, what: &str, b: &Buffer, n: usize) -> Result<(), Error> {
+    let size = inner.def.arenas[b.arena as usize].size as usize;
+    if b.offset as usize + n > size {
+        return Err(Error(format!(
+            "{what}: {n} bytes at offset {} overflow arena {} ({size} bytes)",
+            b.offset, b.arena
+        )));
+    }
+    Ok(())
+}
+
+/// The plan of one launch at concrete shapes: where each value of its
+/// kernel lives (an arena buffer, a weight, a kernel constant, a folded
+/// value, or the stream's scratch) and which results are copied out after
+/// the kernel; with the scratch bytes it needs.
+fn plan_launch(
+    inner: &Inner,
+    rt: &TaskRt,
+    k: &KernelProgram,
+    ins: &[Operand],
+    outs: &[Buffer],
+    syms: &HashMap<Ident, i64>,
+    what: &str,
+) -> Result<(TaskPlan, usize), Error> {
+    let shapes: Vec<Vec<usize>> = k
+        .types
+        .iter()
+        .map(|&t| concrete(t, syms))
+        .collect::<Result<_, _>>()
+        .map_err(|m| Error(format!("{what} (kernel @{}): {m}", k.name)))?;
+    let nbytes = |v: usize| {
+        shapes[v].iter().product::<usize>() * k.types[v].dtype().map_or(1, |d| d.byte_size())
+    };
+    let mut places = vec![Place::None; k.types.len()];
+    let mut in_ranges = vec![];
+    for (&a, o) in k.args.iter().zip(ins) {
+        places[a] = match o {
+            Operand::Buffer(b) => {
+                check_in_arena(inner, what, b, nbytes(a))?;
+                in_ranges.push((a, (b.arena as usize, b.offset as usize, nbytes(a))));
+                Place::Arena(b.arena as usize, b.offset as usize)
+            }
+            Operand::Weight(w) => Place::Weight(*w),
+        };
+    }
+    for (i, (v, _)) in k.consts.iter().enumerate() {
+        places[*v] = Place::Const(i);
+    }
+    for v in rt.folded.keys() {
+        places[*v] = Place::Folded;
+    }
+    for &(v, a) in &rt.alias {
+        places[v] = places[a];
+    }
+    let (producer, last_read) = producers_and_last_reads(rt, k);
+    // A result is written straight into its buffer unless that could clobber
+    // an input still to be read (or it is returned twice): then it is copied.
+    let mut copies = vec![];
+    let mut direct: HashMap<usize, (usize, usize)> = HashMap::new();
+    for (&r, b) in k.results.iter().zip(outs) {
+        let n = nbytes(r);
+        check_in_arena(inner, what, b, n)?;
+        let range = (b.arena as usize, b.offset as usize, n);
+        let ok = match producer.get(&r).copied() {
+            None => false,
+            Some(si) => {
+                let step = &k.steps[si];
+                !direct.contains_key(&r)
+                    && in_ranges.iter().all(|&(a, ir)| {
+                        !overlap(ir, range)
+                            || (step.in_place_safe()
+                                && ir == range
+                                && last_read.get(&a).is_none_or(|&lr| lr <= si))
+                    })
+            }
+        };
+        if ok {
+            places[r] = Place::Arena(range.0, range.1);
+            direct.insert(r, (range.0, range.1));
+        } else {
+            copies.push((r, range.0, range.1, n));
+        }
+    }
+    // Everything else that a step writes lives in scratch.
+    let mut off = 0usize;
+    for (si, s) in k.steps.iter().enumerate() {
+        if rt.skip[si] {
+            continue;
+        }
+        for &v in &s.outs {
+            if matches!(places[v], Place::None) {
+                places[v] = Place::Scratch(off);
+                off += nbytes(v).div_ceil(64) * 64;
+            }
+        }
+    }
+    Ok((
+        TaskPlan {
+            shapes,
+            places,
+            copies,
+        },
+        off,
+    ))
+}
+
+/// Which step produces each value of a launch's kernel, and the last step
+/// reading each (skipped steps left out).
+fn producers_and_last_reads(
+    rt: &TaskRt,
+    k: &KernelProgram,
+) -> (HashMap<usize, usize>, HashMap<usize, usize>) {
+    let mut producer: HashMap<usize, usize> = HashMap::new();
+    let mut last_read: HashMap<usize, usize> = HashMap::new();
+    for (si, s) in k.steps.iter().enumerate() {
+        if rt.skip.get(si).copied().unwrap_or(false) {
+            continue;
+        }
+        for &v in &s.outs {
+            producer.insert(v, si);
+        }
+        if let crate::kernels::Op::Ew(g) = &s.op {
+            for &(_, v) in &g.defs {
+                producer.entry(v).or_insert(si);
+            }
+        }
+        for &v in &s.ins {
+            last_read.insert(crate::layouts::resolve(&rt.alias, v), si);
+        }
+    }
+    (producer, last_read)
 }
 
 fn plan_for(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<Arc<ShapePlan>, Error> {
@@ -615,7 +636,35 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
     .map_or_else(|| new_context(inner), Ok)?;
     ctx.scratch
         .ensure(plan.scratch.first().copied().unwrap_or(0));
-    // Arena base pointers.
+    let bases = arena_bases(inner, &mut ctx, inputs, &mut outputs)?;
+    copy_inputs(inner, &mut ctx, inputs);
+    let (result, traces) = run_streams(inner, &mut ctx, &plan, Arc::new(bases), opts);
+    if result.is_ok() {
+        copy_outputs(inner, &ctx, &mut outputs);
+    }
+    if let Ok(mut pool) = inner.contexts.lock() {
+        pool.push(ctx);
+    }
+    result?;
+    let trace = opts.trace.then(|| Trace::new(inner, traces));
+    let mut symbols: Vec<(String, i64)> =
+        plan.syms.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    symbols.sort();
+    Ok(RunResult {
+        outputs,
+        symbols,
+        trace,
+    })
+}
+
+/// The base address of every arena of this run: the context's own, or the
+/// caller's tensor for a zero-copy input or output.
+fn arena_bases(
+    inner: &Inner,
+    ctx: &mut ExecContext,
+    inputs: &[HostTensor],
+    outputs: &mut [HostTensor],
+) -> Result<Vec<Ptr>, Error> {
     let mut bases: Vec<Ptr> = vec![];
     for (a, arena) in inner.def.arenas.iter().enumerate() {
         let p = match (arena.role, inner.bindings[a], &mut ctx.arenas[a]) {
@@ -641,9 +690,13 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
             }
             _ => return Err(Error(format!("arena {a} is not bound"))),
         };
-        bases.push(Ptr(p));
+        bases.push(Shared(p));
     }
-    // Copied inputs.
+    Ok(bases)
+}
+
+/// Inputs whose arena is not the caller's tensor are copied into it.
+fn copy_inputs(inner: &Inner, ctx: &mut ExecContext, inputs: &[HostTensor]) {
     for (i, t) in inner.io.inputs.iter().enumerate() {
         let a = t.buffer.arena as usize;
         if inner.bindings[a] == Binding::Copy {
@@ -654,99 +707,94 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
             }
         }
     }
+}
+
+/// Outputs whose arena is not the caller's tensor are copied out of it.
+fn copy_outputs(inner: &Inner, ctx: &ExecContext, outputs: &mut [HostTensor]) {
+    for (i, t) in inner.io.outputs.iter().enumerate() {
+        let a = t.buffer.arena as usize;
+        if inner.bindings[a] == Binding::Copy {
+            if let Some(buf) = &ctx.arenas[a] {
+                let off = t.buffer.offset as usize;
+                let n = outputs[i].bytes().len();
+                outputs[i]
+                    .bytes_mut()
+                    .copy_from_slice(&buf.as_slice()[off..off + n]);
+            }
+        }
+    }
+}
+
+/// Run every stream: 1.. on the context's workers, 0 on this thread; wait
+/// for all of them. The first real error (not a stream that stopped because
+/// another failed), and each stream's trace events.
+fn run_streams(
+    inner: &Arc<Inner>,
+    ctx: &mut ExecContext,
+    plan: &Arc<ShapePlan>,
+    bases: Arc<Vec<Ptr>>,
+    opts: &RunOptions,
+) -> (Result<(), Error>, Vec<Vec<TraceEvent>>) {
     let events = Arc::new(Events::new(inner.streams.len()));
     // This run's compute slots: `threads` cores, shared by its streams.
     let slots = Arc::new(Slots::new(inner.threads));
     let t0 = Instant::now();
-    let ns = inner.streams.len();
-    let mut traces: Vec<Vec<TraceEvent>> = vec![vec![]; ns];
-    let bases = Arc::new(bases);
-    let result: Result<(), Error> = {
-        // Streams 1.. on the context's workers, stream 0 here.
-        let (done_tx, done_rx) = mpsc::channel();
-        let mut sent = 0;
-        let mut errors: Vec<Error> = vec![];
-        for w in &ctx.workers {
-            let job = Job {
-                inner: inner.clone(),
-                plan: plan.clone(),
-                bases: bases.clone(),
-                events: events.clone(),
-                slots: slots.clone(),
-                t0: opts.trace.then_some(t0),
-                done: done_tx.clone(),
-            };
-            if w.tx.send(job).is_ok() {
-                sent += 1;
-            } else {
-                events.abort();
-                errors.push(Error("a stream worker has stopped".into()));
-            }
-        }
-        drop(done_tx);
-        let r0 = run_stream(
-            inner,
-            &plan,
-            0,
-            &bases,
-            ctx.scratch.as_mut_ptr(),
-            &events,
-            &slots,
-            opts.trace.then_some((t0, &mut traces[0])),
-        );
-        if let Err(e) = r0 {
+    let mut traces: Vec<Vec<TraceEvent>> = vec![vec![]; inner.streams.len()];
+    let (done_tx, done_rx) = mpsc::channel();
+    let mut sent = 0;
+    let mut errors: Vec<Error> = vec![];
+    for w in &ctx.workers {
+        let job = Job {
+            inner: inner.clone(),
+            plan: plan.clone(),
+            bases: bases.clone(),
+            events: events.clone(),
+            slots: slots.clone(),
+            t0: opts.trace.then_some(t0),
+            done: done_tx.clone(),
+        };
+        if w.tx.send(job).is_ok() {
+            sent += 1;
+        } else {
             events.abort();
-            errors.push(e);
+            errors.push(Error("a stream worker has stopped".into()));
         }
-        for _ in 0..sent {
-            match done_rx.recv() {
-                Ok((s, r, tr)) => {
-                    traces[s] = tr;
-                    if let Err(e) = r {
-                        errors.push(e);
-                    }
-                }
-                Err(_) => {
-                    errors.push(Error("a stream worker panicked".into()));
-                    break;
+    }
+    drop(done_tx);
+    let r0 = run_stream(
+        inner,
+        plan,
+        0,
+        &bases,
+        ctx.scratch.as_mut_ptr(),
+        &events,
+        &slots,
+        opts.trace.then_some((t0, &mut traces[0])),
+    );
+    if let Err(e) = r0 {
+        events.abort();
+        errors.push(e);
+    }
+    for _ in 0..sent {
+        match done_rx.recv() {
+            Ok((s, r, tr)) => {
+                traces[s] = tr;
+                if let Err(e) = r {
+                    errors.push(e);
                 }
             }
+            Err(_) => {
+                errors.push(Error("a stream worker panicked".into()));
+                break;
+            }
         }
-        // The first real error (not a stream that stopped because another failed).
-        errors.sort_by_key(|e| e.0.ends_with(": aborted"));
-        match errors.into_iter().next() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+    }
+    errors.sort_by_key(|e| e.0.ends_with(": aborted"));
+    let result = match errors.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
     };
-    // Copied outputs.
-    if result.is_ok() {
-        for (i, t) in inner.io.outputs.iter().enumerate() {
-            let a = t.buffer.arena as usize;
-            if inner.bindings[a] == Binding::Copy {
-                if let Some(buf) = &ctx.arenas[a] {
-                    let off = t.buffer.offset as usize;
-                    let n = outputs[i].bytes().len();
-                    outputs[i]
-                        .bytes_mut()
-                        .copy_from_slice(&buf.as_slice()[off..off + n]);
-                }
-            }
-        }
-    }
-    if let Ok(mut pool) = inner.contexts.lock() {
-        pool.push(ctx);
-    }
-    result?;
-    let trace = opts.trace.then(|| Trace::new(inner, traces));
-    let mut symbols: Vec<(String, i64)> =
-        plan.syms.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    symbols.sort();
-    Ok(RunResult {
-        outputs,
-        symbols,
-        trace,
-    })
+    (result, traces)
 }
 
 /// Run the tasks of stream `s` in order.
@@ -793,15 +841,7 @@ fn run_stream(
         let res: Result<(), String> = match &rt.task {
             Task::Launch { .. } => launch(inner, plan, ti, rt, bases, scratch, par),
             Task::Memcpy { src, dst, .. } => {
-                let n = plan.sizes[ti];
-                // SAFETY: sizes checked against the arenas in the plan.
-                unsafe {
-                    std::ptr::copy(
-                        bases[src.arena as usize].0.add(src.offset as usize),
-                        bases[dst.arena as usize].0.add(dst.offset as usize),
-                        n,
-                    )
-                };
+                memcpy(bases, src, dst, plan.sizes[ti]);
                 Ok(())
             }
             Task::Record { .. } => {
@@ -818,42 +858,10 @@ fn run_stream(
                 None => Err(format!("wait on event {event} with no record before it")),
             },
             Task::Label { .. } => Ok(()),
-            Task::Goto { label, .. } => match inner.labels[s].get(label) {
-                Some(&p) => {
-                    pc = p;
-                    Ok(())
-                }
-                None => Err(format!("jump to missing label {label}")),
-            },
-            Task::Switch { value, targets, .. } => {
-                let ty = ge_ir::parser::parse_type_str(ge_ir::context::bare(), &value.ty)
-                    .ok()
-                    .and_then(|t| t.dtype())
-                    .unwrap_or(DType::I64);
-                let mut v = [0i64];
-                crate::buffer::load_i64(
-                    ty,
-                    bases[value.arena as usize]
-                        .0
-                        .add_checked(value.offset as usize),
-                    0,
-                    &mut v,
-                );
-                match usize::try_from(v[0]).ok().and_then(|k| targets.get(k)) {
-                    Some(l) => match inner.labels[s].get(l) {
-                        Some(&p) => {
-                            pc = p;
-                            Ok(())
-                        }
-                        None => Err(format!("jump to missing label {l}")),
-                    },
-                    None => Err(format!(
-                        "switch read {}, outside its {} targets",
-                        v[0],
-                        targets.len()
-                    )),
-                }
-            }
+            Task::Goto { label, .. } => jump(inner, s, *label).map(|p| pc = p),
+            Task::Switch { value, targets, .. } => switch_label(bases, value, targets)
+                .and_then(|l| jump(inner, s, l))
+                .map(|p| pc = p),
             Task::End => break,
         };
         if let Err(m) = res {
@@ -876,6 +884,54 @@ fn run_stream(
         }
     }
     Ok(())
+}
+
+/// Copy `n` bytes of buffer `src` to buffer `dst` (a memcpy task).
+fn memcpy(bases: &[Ptr], src: &Buffer, dst: &Buffer, n: usize) {
+    // SAFETY: sizes checked against the arenas in the plan.
+    unsafe {
+        std::ptr::copy(
+            bases[src.arena as usize].0.add(src.offset as usize),
+            bases[dst.arena as usize].0.add(dst.offset as usize),
+            n,
+        )
+    };
+}
+
+/// The position of `label` in stream `s`'s task list.
+fn jump(inner: &Inner, s: usize, label: u32) -> Result<usize, String> {
+    inner.labels[s]
+        .get(&label)
+        .copied()
+        .ok_or_else(|| format!("jump to missing label {label}"))
+}
+
+/// The label a switch jumps to: `targets[value]`.
+fn switch_label(bases: &[Ptr], value: &Buffer, targets: &[u32]) -> Result<u32, String> {
+    let ty = ge_ir::parser::parse_type_str(ge_ir::context::bare(), &value.ty)
+        .ok()
+        .and_then(|t| t.dtype())
+        .unwrap_or(DType::I64);
+    let mut v = [0i64];
+    crate::buffer::load_i64(
+        ty,
+        bases[value.arena as usize]
+            .0
+            .add_checked(value.offset as usize),
+        0,
+        &mut v,
+    );
+    usize::try_from(v[0])
+        .ok()
+        .and_then(|k| targets.get(k))
+        .copied()
+        .ok_or_else(|| {
+            format!(
+                "switch read {}, outside its {} targets",
+                v[0],
+                targets.len()
+            )
+        })
 }
 
 trait AddChecked {

@@ -17,7 +17,7 @@
 use crate::kernels::{KernelProgram, Op};
 use crate::model::{Inner, TaskRt};
 use ge_ir::attributes::Format;
-use ge_lowering::om::model::{Buffer, Operand, Task};
+use ge_om::model::{Buffer, Operand, Task};
 use std::sync::Arc;
 
 /// A blocked result on its way to its readers.

@@ -1,6 +1,6 @@
 //! ge-runtime: loads `.om` offline models and runs them on the CPU "device".
 //!
-//! - [`Model::load`] maps the file, validates it with the lowering crate's
+//! - [`Model::load`] maps the file, validates it with ge-om's
 //!   reader, checks the SoC, binds the weights in place, compiles every
 //!   kernel function to native steps ([`kernels`]) and prepares the task
 //!   program (one task list per stream, event pairings).
@@ -25,8 +25,8 @@
 //! #     graph.return %1 : tensor<Bx4xf32>
 //! #   }
 //! # }";
-//! # let om = ge_runtime::compile::compile_text("m", air, &Default::default())?;
-//! # std::fs::write("model.om", ge_runtime::compile::to_bytes(&om)?)?;
+//! # let om = ge_compile::compile_text("m", air, &Default::default())?;
+//! # std::fs::write("model.om", ge_compile::to_bytes(&om)?)?;
 //! use ge_runtime::{HostTensor, LoadOptions, Model};
 //!
 //! // Load a compiled model: the file is memory-mapped, weights are used in place.
@@ -47,12 +47,12 @@
 //! ```
 
 pub mod buffer;
-pub mod compile;
 pub mod exec;
 pub mod kernels;
 mod layouts;
 pub mod model;
 mod pool;
+pub mod shared;
 pub mod trace;
 
 pub use buffer::HostTensor;

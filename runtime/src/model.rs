@@ -1,4 +1,4 @@
-//! Loading an `.om`: map the file, validate it with the lowering crate's
+//! Loading an `.om`: map the file, validate it with ge-om's
 //! reader, check the SoC, bind the weights in place, compile the kernels,
 //! fold weight-only kernel subexpressions, and prepare the per-stream task
 //! lists and event pairings the executor runs.
@@ -8,7 +8,7 @@ use crate::kernels::{self, KernelProgram, Op, Par, Slot};
 use crate::Error;
 use ge_ir::module::Module;
 use ge_ir::{DType, Ident, Type};
-use ge_lowering::om::model::{ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram};
+use ge_om::model::{ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -137,7 +137,7 @@ fn ty(s: &str) -> Result<Type, Error> {
 
 /// The SoCs this runtime can execute models for.
 pub fn supported_socs() -> Vec<&'static str> {
-    ge_lowering::soc::BUILTIN.iter().map(|(n, _)| *n).collect()
+    ge_soc::BUILTIN.iter().map(|(n, _)| *n).collect()
 }
 
 impl Model {
@@ -163,138 +163,34 @@ impl Model {
         Model::from_backing(Backing::Owned(AlignedBuf::from_bytes(bytes)), opts)
     }
 
+    /// Load: validate ([`ge_om::parse`]), check the SoC, compile the
+    /// kernels, lay out the streams, bind the I/O arenas, then fold weights
+    /// and elide layout conversions.
     fn from_backing(backing: Backing, opts: &LoadOptions) -> Result<Model, Error> {
         let bytes = backing.bytes();
-        let om = ge_lowering::om::parse(bytes).map_err(|e| Error(e.0))?;
-        let known = supported_socs();
-        if !known.contains(&om.soc.as_str()) {
-            return Err(Error(format!(
-                "the model was compiled for SoC '{}', which this runtime cannot execute (it runs {})",
-                om.soc,
-                known.join(", ")
-            )));
-        }
-        if let Some(want) = &opts.soc {
-            if *want != om.soc {
-                return Err(Error(format!(
-                    "SoC mismatch: the model was compiled for '{}' but '{want}' was requested",
-                    om.soc
-                )));
-            }
-        }
+        let om = ge_om::parse(bytes).map_err(|e| Error(e.0))?;
+        check_soc(&om.soc, opts)?;
         let weights_offset = om.weights_offset as usize;
         let weights_len = om.weights.len();
         let (def, program, io) = (om.def.clone(), om.program.clone(), om.io.clone());
         let name = om.name.clone();
         let soc = om.soc.clone();
-        let mut ctx = ge_ir::Context::new();
-        ge_dialects::register(&mut ctx);
-        let kmodule = ge_ir::parser::parse_module(&ctx, "<kernels>", 0, om.kernels, 0, 1)
-            .map_err(|d| Error(format!("kernels partition: {}", d.message)))?;
+        let ctx = ge_dialects::context();
+        let kmodule = ge_ir::parser::parse_module(
+            &ctx,
+            "<kernels>",
+            om.kernels,
+            ge_ir::parser::ParseOptions::default(),
+        )
+        .map_err(|d| Error(format!("kernels partition: {}", d.message)))?;
         drop(om);
-        // Kernels.
-        let mut kernels = vec![];
-        let mut fallback_ops = BTreeSet::new();
-        for k in &program.kernels {
-            let p = kernels::compile(&kmodule, &k.name).map_err(Error)?;
-            if let Some(op) = &p.fallback {
-                fallback_ops.insert(op.clone());
-            }
-            kernels.push(Arc::new(p));
-        }
-        // Streams, labels, events.
-        let ns = def.num_streams as usize;
-        let mut streams = vec![vec![]; ns];
-        let mut labels = vec![HashMap::new(); ns];
-        let mut last_record: HashMap<u32, usize> = HashMap::new();
-        let mut tasks = vec![];
-        for (i, t) in program.tasks.iter().enumerate() {
-            let mut rt = TaskRt {
-                task: t.clone(),
-                kernel: None,
-                folded: HashMap::new(),
-                skip: vec![],
-                alias: vec![],
-                wait_for: None,
-                compute: false,
-                dead: false,
-            };
-            let stream = match t {
-                Task::Launch {
-                    kernel,
-                    stream,
-                    engine,
-                    ..
-                } => {
-                    let k = kernels[*kernel as usize].clone();
-                    rt.skip = vec![false; k.steps.len()];
-                    rt.kernel = Some(k);
-                    rt.compute = matches!(engine.as_str(), "AICore" | "VectorCore");
-                    Some(*stream)
-                }
-                Task::Memcpy { stream, .. } => Some(*stream),
-                Task::Record { event, stream } => {
-                    last_record.insert(*event, i);
-                    Some(*stream)
-                }
-                Task::Wait { event, stream } => {
-                    rt.wait_for = last_record.get(event).copied();
-                    Some(*stream)
-                }
-                Task::Label { label, stream } => {
-                    labels[*stream as usize].insert(*label, streams[*stream as usize].len());
-                    Some(*stream)
-                }
-                Task::Goto { stream, .. } | Task::Switch { stream, .. } => Some(*stream),
-                Task::End => None,
-            };
-            if let Some(s) = stream {
-                streams[s as usize].push(i);
-            }
-            tasks.push(rt);
-        }
-        // Arena bindings: zero copy when the arena holds exactly its I/O
-        // buffer at offset 0 and (for inputs) no task writes into it.
-        let mut bindings = vec![Binding::Copy; def.arenas.len()];
-        let mut refs: Vec<Vec<(u64, bool)>> = vec![vec![]; def.arenas.len()];
-        for t in &program.tasks {
-            let mut note = |b: &Buffer, w: bool| refs[b.arena as usize].push((b.offset, w));
-            match t {
-                Task::Launch { ins, outs, .. } => {
-                    for o in ins {
-                        if let Operand::Buffer(b) = o {
-                            note(b, false);
-                        }
-                    }
-                    outs.iter().for_each(|b| note(b, true));
-                }
-                Task::Memcpy { src, dst, .. } => {
-                    note(src, false);
-                    note(dst, true);
-                }
-                Task::Switch { value, .. } => note(value, false),
-                _ => {}
-            }
-        }
-        for (list, role) in [
-            (&io.inputs, ArenaRole::Input),
-            (&io.outputs, ArenaRole::Output),
-        ] {
-            for t in list {
-                let a = t.buffer.arena as usize;
-                let shared = list
-                    .iter()
-                    .filter(|u| u.buffer.arena == t.buffer.arena)
-                    .count()
-                    > 1;
-                let only_self = refs[a]
-                    .iter()
-                    .all(|&(off, w)| off == t.buffer.offset && (role == ArenaRole::Output || !w));
-                if !shared && t.buffer.offset == 0 && only_self {
-                    bindings[a] = Binding::ZeroCopy;
-                }
-            }
-        }
+        let (kernels, fallback_ops) = compile_kernels(&kmodule, &program)?;
+        let Streams {
+            tasks,
+            streams,
+            labels,
+        } = Streams::of(&def, &program, &kernels);
+        let bindings = arena_bindings(&def, &program, &io);
         let in_types: Vec<Type> = io
             .inputs
             .iter()
@@ -305,19 +201,7 @@ impl Model {
             .iter()
             .map(|t| ty(&t.buffer.ty))
             .collect::<Result<_, _>>()?;
-        let mut syms: BTreeSet<String> = BTreeSet::new();
-        for t in &in_types {
-            if let Some(tt) = t.as_tensor() {
-                for d in tt.shape() {
-                    if let ge_ir::Dim::Sym(s) = d {
-                        let mut v = vec![];
-                        s.expr().symbols(&mut v);
-                        syms.extend(v.iter().map(|x| x.to_string()));
-                    }
-                }
-            }
-        }
-        let symbols: Vec<Ident> = syms.iter().map(|s| Ident::new(s)).collect();
+        let symbols = input_symbols(&in_types);
         let bounds = def
             .symbol_bounds
             .iter()
@@ -428,6 +312,29 @@ impl Model {
     pub fn fallback_ops(&self) -> Vec<String> {
         self.inner.fallback_ops.iter().cloned().collect()
     }
+    /// `Err` naming every op whose kernel runs on the reference interpreter,
+    /// except ops named in `allowed` (e.g. `graph.erf`): differential tests
+    /// call it so a test never compares the interpreter with itself unseen.
+    pub fn require_native(&self, allowed: &[&str]) -> Result<(), String> {
+        let bad: Vec<&str> = self
+            .inner
+            .fallback_ops
+            .iter()
+            .map(String::as_str)
+            .filter(|f| {
+                let op = f.split_whitespace().next().unwrap_or(f);
+                !allowed.contains(&op)
+            })
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "kernels run on the reference interpreter for: {}",
+                bad.join(", ")
+            ))
+        }
+    }
     /// Kernels that run natively / on the interpreter.
     pub fn kernel_counts(&self) -> (usize, usize) {
         let mut seen = BTreeSet::new();
@@ -453,6 +360,175 @@ impl Model {
     pub fn session(&self) -> crate::Session {
         crate::Session::new(self)
     }
+}
+
+/// The model's SoC is one this runtime executes, and the one asked for.
+fn check_soc(soc: &str, opts: &LoadOptions) -> Result<(), Error> {
+    let known = supported_socs();
+    if !known.contains(&soc) {
+        return Err(Error(format!(
+            "the model was compiled for SoC '{soc}', which this runtime cannot execute (it runs {})",
+            known.join(", ")
+        )));
+    }
+    if let Some(want) = &opts.soc {
+        if want != soc {
+            return Err(Error(format!(
+                "SoC mismatch: the model was compiled for '{soc}' but '{want}' was requested"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every kernel of the program compiled to native steps (in kernel order),
+/// and the ops that made some fall back to the interpreter.
+fn compile_kernels(
+    kmodule: &Module,
+    program: &TaskProgram,
+) -> Result<(Vec<Arc<KernelProgram>>, BTreeSet<String>), Error> {
+    let mut kernels = vec![];
+    let mut fallback_ops = BTreeSet::new();
+    for k in &program.kernels {
+        let p = kernels::compile(kmodule, &k.name).map_err(Error)?;
+        if let Some(op) = &p.fallback {
+            fallback_ops.insert(op.clone());
+        }
+        kernels.push(Arc::new(p));
+    }
+    Ok((kernels, fallback_ops))
+}
+
+/// The program laid out for the stream workers.
+struct Streams {
+    /// Every task with what the executor needs (kernel, record it waits for).
+    tasks: Vec<TaskRt>,
+    /// Program task indices of each stream, in order.
+    streams: Vec<Vec<usize>>,
+    /// label → position in the stream's list, per stream.
+    labels: Vec<HashMap<u32, usize>>,
+}
+
+impl Streams {
+    fn of(def: &ModelDef, program: &TaskProgram, kernels: &[Arc<KernelProgram>]) -> Streams {
+        let ns = def.num_streams as usize;
+        let mut out = Streams {
+            tasks: vec![],
+            streams: vec![vec![]; ns],
+            labels: vec![HashMap::new(); ns],
+        };
+        let mut last_record: HashMap<u32, usize> = HashMap::new();
+        for (i, t) in program.tasks.iter().enumerate() {
+            let mut rt = TaskRt {
+                task: t.clone(),
+                kernel: None,
+                folded: HashMap::new(),
+                skip: vec![],
+                alias: vec![],
+                wait_for: None,
+                compute: false,
+                dead: false,
+            };
+            let stream = match t {
+                Task::Launch {
+                    kernel,
+                    stream,
+                    engine,
+                    ..
+                } => {
+                    let k = kernels[*kernel as usize].clone();
+                    rt.skip = vec![false; k.steps.len()];
+                    rt.kernel = Some(k);
+                    rt.compute = matches!(engine.as_str(), "AICore" | "VectorCore");
+                    Some(*stream)
+                }
+                Task::Memcpy { stream, .. } => Some(*stream),
+                Task::Record { event, stream } => {
+                    last_record.insert(*event, i);
+                    Some(*stream)
+                }
+                Task::Wait { event, stream } => {
+                    rt.wait_for = last_record.get(event).copied();
+                    Some(*stream)
+                }
+                Task::Label { label, stream } => {
+                    let s = *stream as usize;
+                    out.labels[s].insert(*label, out.streams[s].len());
+                    Some(*stream)
+                }
+                Task::Goto { stream, .. } | Task::Switch { stream, .. } => Some(*stream),
+                Task::End => None,
+            };
+            if let Some(s) = stream {
+                out.streams[s as usize].push(i);
+            }
+            out.tasks.push(rt);
+        }
+        out
+    }
+}
+
+/// Arena bindings: zero copy when the arena holds exactly its I/O buffer at
+/// offset 0 and (for inputs) no task writes into it.
+fn arena_bindings(def: &ModelDef, program: &TaskProgram, io: &IoDesc) -> Vec<Binding> {
+    let mut bindings = vec![Binding::Copy; def.arenas.len()];
+    let mut refs: Vec<Vec<(u64, bool)>> = vec![vec![]; def.arenas.len()];
+    for t in &program.tasks {
+        let mut note = |b: &Buffer, w: bool| refs[b.arena as usize].push((b.offset, w));
+        match t {
+            Task::Launch { ins, outs, .. } => {
+                for o in ins {
+                    if let Operand::Buffer(b) = o {
+                        note(b, false);
+                    }
+                }
+                outs.iter().for_each(|b| note(b, true));
+            }
+            Task::Memcpy { src, dst, .. } => {
+                note(src, false);
+                note(dst, true);
+            }
+            Task::Switch { value, .. } => note(value, false),
+            _ => {}
+        }
+    }
+    for (list, role) in [
+        (&io.inputs, ArenaRole::Input),
+        (&io.outputs, ArenaRole::Output),
+    ] {
+        for t in list {
+            let a = t.buffer.arena as usize;
+            let shared = list
+                .iter()
+                .filter(|u| u.buffer.arena == t.buffer.arena)
+                .count()
+                > 1;
+            let only_self = refs[a]
+                .iter()
+                .all(|&(off, w)| off == t.buffer.offset && (role == ArenaRole::Output || !w));
+            if !shared && t.buffer.offset == 0 && only_self {
+                bindings[a] = Binding::ZeroCopy;
+            }
+        }
+    }
+    bindings
+}
+
+/// The symbols of the input types, sorted by name (the plan-cache key order).
+fn input_symbols(in_types: &[Type]) -> Vec<Ident> {
+    let mut syms: BTreeSet<String> = BTreeSet::new();
+    for t in in_types {
+        if let Some(tt) = t.as_tensor() {
+            for d in tt.shape() {
+                if let ge_ir::Dim::Sym(s) = d {
+                    let mut v = vec![];
+                    s.expr().symbols(&mut v);
+                    syms.extend(v.iter().map(|x| x.to_string()));
+                }
+            }
+        }
+    }
+    syms.iter().map(|s| Ident::new(s)).collect()
 }
 
 impl Inner {
@@ -492,7 +568,6 @@ fn overlaps(a: &Buffer, off: u64, bytes: u64, arena: u32) -> bool {
 /// constant buffers that later launches take as folded arguments, and a
 /// launch whose every reader did so is not run at all.
 fn fold(inner: &mut Inner) -> Result<(), Error> {
-    let empty = HashMap::new();
     let mut consts: Vec<ConstBuf> = vec![];
     let mut dead: Vec<usize> = vec![];
     let io_arenas: Vec<u32> = inner.io.outputs.iter().map(|t| t.buffer.arena).collect();
@@ -503,131 +578,15 @@ fn fold(inner: &mut Inner) -> Result<(), Error> {
     };
     for ti in 0..inner.tasks.len() {
         let task = inner.tasks[ti].task.clone();
-        // Reads of constant buffers.
-        let mut arg_consts: HashMap<usize, Arc<AlignedBuf>> = HashMap::new();
-        let reads: Vec<Buffer> = match &task {
-            Task::Launch { ins, .. } => ins
-                .iter()
-                .filter_map(|o| match o {
-                    Operand::Buffer(b) => Some(b.clone()),
-                    _ => None,
-                })
-                .collect(),
-            Task::Memcpy { src, .. } => vec![src.clone()],
-            Task::Switch { value, .. } => vec![value.clone()],
-            _ => vec![],
-        };
         let kernel = inner.tasks[ti].kernel.clone();
         let native = kernel.as_ref().is_some_and(|k| k.fallback.is_none());
-        for r in &reads {
-            for c in consts.iter_mut() {
-                if !overlaps(r, c.offset, c.bytes, c.arena) {
-                    continue;
-                }
-                let exact = c.offset == r.offset && c.ty == r.ty && c.arena == r.arena;
-                if exact && native {
-                    if let (Some(k), Task::Launch { ins, .. }) = (&kernel, &task) {
-                        for (&a, o) in k.args.iter().zip(ins) {
-                            if matches!(o, Operand::Buffer(b) if b == r) {
-                                arg_consts.insert(a, c.data.clone());
-                            }
-                        }
-                    }
-                } else {
-                    c.readers_ok = false;
-                }
+        let arg_consts = const_args(&task, kernel.as_deref(), native, &mut consts);
+        let fully_const = match (&kernel, &task) {
+            (Some(k), Task::Launch { ins, outs, .. }) if native => {
+                fold_launch(inner, ti, k, ins, outs, arg_consts)?
             }
-        }
-        let mut fully_const: Vec<(Buffer, Arc<AlignedBuf>)> = vec![];
-        if let (Some(k), Task::Launch { ins, outs, .. }) = (&kernel, &task) {
-            if native {
-                let mut known: HashMap<usize, *mut u8> = HashMap::new();
-                let mut weights: HashMap<usize, (*mut u8, usize)> = HashMap::new();
-                for (a, o) in k.args.iter().zip(ins) {
-                    if let Operand::Weight(w) = o {
-                        if let Some(p) = inner.weight_ptr(*w) {
-                            known.insert(*a, p);
-                            let n = inner.program.weights[*w as usize].bytes as usize;
-                            weights.insert(*a, (p, n));
-                        }
-                    }
-                }
-                for (v, b) in &arg_consts {
-                    known.insert(*v, b.as_ptr() as *mut u8);
-                }
-                for (v, b) in &k.consts {
-                    known.insert(*v, b.as_ptr() as *mut u8);
-                }
-                let mut folded: HashMap<usize, Arc<AlignedBuf>> = arg_consts.clone();
-                let mut skip = vec![false; k.steps.len()];
-                let shapes: Option<Vec<Vec<usize>>> = (0..k.types.len())
-                    .map(|v| kernels::concrete(k.types[v], &empty).ok())
-                    .collect();
-                for (si, s) in k.steps.iter().enumerate() {
-                    let Some(shapes) = &shapes else { break };
-                    if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
-                        continue;
-                    }
-                    if matches!(s.op, Op::Ew(_)) && s.outs.is_empty() {
-                        skip[si] = true;
-                        continue;
-                    }
-                    let mut slots: Vec<Slot> = (0..k.types.len())
-                        .map(|v| Slot {
-                            ptr: std::ptr::null_mut(),
-                            shape: shapes[v].clone(),
-                            dtype: k.types[v].dtype().unwrap_or(DType::U8),
-                        })
-                        .collect();
-                    for (&v, &p) in &known {
-                        slots[v].ptr = p;
-                    }
-                    let mut bufs = vec![];
-                    for &v in &s.outs {
-                        let mut b = AlignedBuf::zeroed(slots[v].bytes());
-                        slots[v].ptr = b.as_mut_ptr();
-                        bufs.push((v, b));
-                    }
-                    s.run(&slots, &Par::NONE).map_err(|m| {
-                        Error(format!("folding weights of task #{ti} ({}): {m}", s.name))
-                    })?;
-                    for (v, b) in bufs {
-                        let b = Arc::new(b);
-                        known.insert(v, b.as_ptr() as *mut u8);
-                        folded.insert(v, b);
-                    }
-                    skip[si] = true;
-                }
-                // A launch is constant when every result is known.
-                let mut all = skip.iter().all(|&x| x);
-                let mut results = vec![];
-                for (&r, b) in k.results.iter().zip(outs) {
-                    let data = if let Some(d) = folded.get(&r) {
-                        Some(d.clone())
-                    } else if let Some(&(p, n)) = weights.get(&r) {
-                        // SAFETY: the weight's bytes in the mapped file.
-                        Some(Arc::new(AlignedBuf::from_bytes(unsafe {
-                            std::slice::from_raw_parts(p, n)
-                        })))
-                    } else {
-                        k.consts
-                            .iter()
-                            .find(|(v, _)| *v == r)
-                            .map(|(_, b)| Arc::new(b.clone()))
-                    };
-                    match data {
-                        Some(d) => results.push((b.clone(), d)),
-                        None => all = false,
-                    }
-                }
-                if all && shapes.is_some() {
-                    fully_const = results;
-                }
-                let t = &mut inner.tasks[ti];
-                t.folded = folded;
-                t.skip = skip;
-            }
-        }
+            _ => vec![],
+        };
         // Writes end the life of overlapping constants.
         let writes: Vec<Buffer> = match &task {
             Task::Launch { outs, .. } => outs.clone(),
@@ -674,4 +633,148 @@ fn fold(inner: &mut Inner) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// The constant buffers a task reads, as folded kernel arguments (value →
+/// bytes) when a native kernel reads one exactly; a constant read any other
+/// way keeps its producer alive (`readers_ok = false`).
+fn const_args(
+    task: &Task,
+    kernel: Option<&KernelProgram>,
+    native: bool,
+    consts: &mut [ConstBuf],
+) -> HashMap<usize, Arc<AlignedBuf>> {
+    let mut arg_consts: HashMap<usize, Arc<AlignedBuf>> = HashMap::new();
+    let reads: Vec<Buffer> = match task {
+        Task::Launch { ins, .. } => ins
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Buffer(b) => Some(b.clone()),
+                _ => None,
+            })
+            .collect(),
+        Task::Memcpy { src, .. } => vec![src.clone()],
+        Task::Switch { value, .. } => vec![value.clone()],
+        _ => vec![],
+    };
+    for r in &reads {
+        for c in consts.iter_mut() {
+            if !overlaps(r, c.offset, c.bytes, c.arena) {
+                continue;
+            }
+            let exact = c.offset == r.offset && c.ty == r.ty && c.arena == r.arena;
+            if exact && native {
+                if let (Some(k), Task::Launch { ins, .. }) = (kernel, task) {
+                    for (&a, o) in k.args.iter().zip(ins) {
+                        if matches!(o, Operand::Buffer(b) if b == r) {
+                            arg_consts.insert(a, c.data.clone());
+                        }
+                    }
+                }
+            } else {
+                c.readers_ok = false;
+            }
+        }
+    }
+    arg_consts
+}
+
+/// Run the steps of launch `ti` whose inputs are all known (weights,
+/// kernel constants, folded arguments) once, recording what it may skip;
+/// returns its results when every one of them is constant.
+fn fold_launch(
+    inner: &mut Inner,
+    ti: usize,
+    k: &KernelProgram,
+    ins: &[Operand],
+    outs: &[Buffer],
+    arg_consts: HashMap<usize, Arc<AlignedBuf>>,
+) -> Result<Vec<(Buffer, Arc<AlignedBuf>)>, Error> {
+    let empty = HashMap::new();
+    let mut known: HashMap<usize, *mut u8> = HashMap::new();
+    let mut weights: HashMap<usize, (*mut u8, usize)> = HashMap::new();
+    for (a, o) in k.args.iter().zip(ins) {
+        if let Operand::Weight(w) = o {
+            if let Some(p) = inner.weight_ptr(*w) {
+                known.insert(*a, p);
+                let n = inner.program.weights[*w as usize].bytes as usize;
+                weights.insert(*a, (p, n));
+            }
+        }
+    }
+    for (v, b) in &arg_consts {
+        known.insert(*v, b.as_ptr() as *mut u8);
+    }
+    for (v, b) in &k.consts {
+        known.insert(*v, b.as_ptr() as *mut u8);
+    }
+    let mut folded: HashMap<usize, Arc<AlignedBuf>> = arg_consts;
+    let mut skip = vec![false; k.steps.len()];
+    let shapes: Option<Vec<Vec<usize>>> = (0..k.types.len())
+        .map(|v| kernels::concrete(k.types[v], &empty).ok())
+        .collect();
+    for (si, s) in k.steps.iter().enumerate() {
+        let Some(shapes) = &shapes else { break };
+        if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
+            continue;
+        }
+        if matches!(s.op, Op::Ew(_)) && s.outs.is_empty() {
+            skip[si] = true;
+            continue;
+        }
+        let mut slots: Vec<Slot> = (0..k.types.len())
+            .map(|v| Slot {
+                ptr: std::ptr::null_mut(),
+                shape: shapes[v].clone(),
+                dtype: k.types[v].dtype().unwrap_or(DType::U8),
+            })
+            .collect();
+        for (&v, &p) in &known {
+            slots[v].ptr = p;
+        }
+        let mut bufs = vec![];
+        for &v in &s.outs {
+            let mut b = AlignedBuf::zeroed(slots[v].bytes());
+            slots[v].ptr = b.as_mut_ptr();
+            bufs.push((v, b));
+        }
+        s.run(&slots, &Par::NONE)
+            .map_err(|m| Error(format!("folding weights of task #{ti} ({}): {m}", s.name)))?;
+        for (v, b) in bufs {
+            let b = Arc::new(b);
+            known.insert(v, b.as_ptr() as *mut u8);
+            folded.insert(v, b);
+        }
+        skip[si] = true;
+    }
+    // A launch is constant when every result is known.
+    let mut all = skip.iter().all(|&x| x);
+    let mut results = vec![];
+    for (&r, b) in k.results.iter().zip(outs) {
+        let data = if let Some(d) = folded.get(&r) {
+            Some(d.clone())
+        } else if let Some(&(p, n)) = weights.get(&r) {
+            // SAFETY: the weight's bytes in the mapped file.
+            Some(Arc::new(AlignedBuf::from_bytes(unsafe {
+                std::slice::from_raw_parts(p, n)
+            })))
+        } else {
+            k.consts
+                .iter()
+                .find(|(v, _)| *v == r)
+                .map(|(_, b)| Arc::new(b.clone()))
+        };
+        match data {
+            Some(d) => results.push((b.clone(), d)),
+            None => all = false,
+        }
+    }
+    let t = &mut inner.tasks[ti];
+    t.folded = folded;
+    t.skip = skip;
+    Ok(if all && shapes.is_some() {
+        results
+    } else {
+        vec![]
+    })
 }

@@ -3,7 +3,7 @@
 //! the JSON in ui.perfetto.dev or chrome://tracing).
 
 use crate::model::Inner;
-use ge_lowering::om::model::{Operand, Task};
+use ge_om::model::{Operand, Task};
 use serde_json::{json, Value};
 
 /// One executed task.

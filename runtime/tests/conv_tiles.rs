@@ -7,7 +7,7 @@
 
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 #[test]
 fn row_and_column_splits_match_the_interpreter() {

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 #[test]
 fn depthwise_variants_match_the_interpreter() {

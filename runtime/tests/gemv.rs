@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 #[test]
 fn one_row_gemm_matches_the_interpreter() {

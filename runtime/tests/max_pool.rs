@@ -5,8 +5,8 @@
 
 mod common;
 use common::*;
+use ge_compile::CompileOptions;
 use ge_ir::tensor::Tensor;
-use ge_runtime::compile::CompileOptions;
 
 fn pool_text(
     k: usize,

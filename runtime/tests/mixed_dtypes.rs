@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 #[test]
 fn pow_with_mixed_operand_types() {

@@ -14,10 +14,10 @@
 
 mod common;
 use common::*;
+use ge_compile::{compile_text, CompileOptions};
 use ge_ir::tensor::Tensor;
-use ge_lowering::om::model::{ArenaRole, Buffer, Operand, Task};
-use ge_lowering::om::OmModel;
-use ge_runtime::compile::{compile_text, CompileOptions};
+use ge_om::model::{ArenaRole, Buffer, Operand, Task};
+use ge_om::OmModel;
 use ge_runtime::{HostTensor, LoadOptions, Model, RunOptions};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -250,7 +250,7 @@ fn move_buffer(om: &mut OmModel, id: i64, offset: u64) {
 }
 
 fn bytes_of(om: &OmModel) -> Vec<u8> {
-    ge_lowering::om::format::to_bytes_unchecked(om).expect("serialise")
+    ge_om::format::to_bytes_unchecked(om).expect("serialise")
 }
 
 #[test]
@@ -305,6 +305,7 @@ fn a_corrupted_memory_plan_gives_wrong_answers() {
             move_buffer(&mut bad, b.id, a.offset);
             let model = Model::from_bytes(&bytes_of(&bad), &LoadOptions::default())
                 .expect("the corrupted plan is structurally valid");
+            assert_native(&model, &[]);
             match model.session().run(&host(&inputs)) {
                 Err(_) => {}
                 Ok(out) => assert!(
@@ -325,6 +326,7 @@ fn a_corrupted_memory_plan_gives_wrong_answers() {
             move_buffer(&mut bad, l.id, 0);
         }
         let model = Model::from_bytes(&bytes_of(&bad), &LoadOptions::default()).expect("load");
+        assert_native(&model, &[]);
         if let Ok(out) = model.session().run(&host(&inputs)) {
             assert!(
                 out != good_host,
@@ -445,7 +447,7 @@ fn random_graphs_match_the_interpreter() {
         };
         let om = compile_text("random", &text, &opts)
             .unwrap_or_else(|e| panic!("seed {seed} {opts:?}: compile: {e}\n{text}"));
-        let bytes = ge_runtime::compile::to_bytes(&om).expect("serialise");
+        let bytes = ge_compile::to_bytes(&om).expect("serialise");
         let threads = rng.random_range(1..=2);
         let model = load(&bytes, threads);
         let (types, m) = signature(&text, "main");
@@ -470,7 +472,11 @@ fn random_graphs_match_the_interpreter() {
 #[test]
 fn inputs_above_a_symbol_bound_are_refused() {
     let text = read("testdata/models/demo_block.air");
-    let model = load(&om_bytes("demo", &text, &CompileOptions::default()), 1);
+    let model = load_allowing(
+        &om_bytes("demo", &text, &CompileOptions::default()),
+        1,
+        DEMO_BLOCK_INTERPRETED,
+    );
     assert_eq!(model.symbol_bounds(), vec![("B".to_string(), 64)]);
     let (types, m) = signature(&text, "main");
     // At the bound: fine.
@@ -511,6 +517,7 @@ fn the_plan_cache_is_bounded() {
         },
     )
     .expect("load");
+    assert_native(&model, DEMO_BLOCK_INTERPRETED);
     let session = model.session();
     let (types, m) = signature(&text, "main");
     let step = |b: i64, built: usize| {

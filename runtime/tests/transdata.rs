@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use ge_runtime::compile::CompileOptions;
+use ge_compile::CompileOptions;
 
 fn blocked(n: usize, c: usize, h: usize, w: usize, c0: usize, ty: &str) -> String {
     format!(

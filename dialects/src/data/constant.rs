@@ -1,15 +1,15 @@
 //! `data.constant`: a tensor materialised from an elements attribute.
 
 use super::tensor_from_bytes;
+use crate::interfaces::*;
 use ge_ir::attributes::{AttrData, Attribute};
 use ge_ir::body::{Body, OpId};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
 use ge_ir::module::Module;
-use ge_ir::opdef::{
-    AttrDef, AttrKind, FoldResult, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
-};
+use ge_ir::opdef::{FoldResult, InferCtx, OpDef};
 use ge_ir::tensor::Tensor;
-use ge_ir::Type;
+use ge_ir::{budget, external, Type};
 
 /// The tensor type an elements attribute (`dense`, `dense_resource`,
 /// `#ge.external`) carries.
@@ -28,7 +28,10 @@ pub fn elements_type(a: Attribute) -> Result<Type, String> {
 
 /// The value of an elements attribute as a tensor. `dense_resource` blobs
 /// come from `module`'s resource table; `#ge.external` weights are read from
-/// their file (a path relative to the working directory).
+/// their file through the process's confined file access
+/// ([`ge_ir::external`]: inside the model's directory, or an allowed one).
+/// Sizes come from the model, so the tensor's size is checked against the
+/// memory budget ([`ge_ir::budget`]) before anything is allocated or read.
 pub fn elements_tensor(a: Attribute, module: Option<&Module>) -> Result<Tensor, String> {
     let ty = elements_type(a)?;
     let tt = ty
@@ -40,15 +43,21 @@ pub fn elements_tensor(a: Attribute, module: Option<&Module>) -> Result<Tensor, 
         .into_iter()
         .map(|d| d.max(0) as usize)
         .collect();
-    let n: usize = shape.iter().product();
-    let want = n * tt.dtype.byte_size();
+    let dims = || shape.iter().map(|&d| d as u64);
+    // The reference tensor holds 8 bytes per element, at least what the type says.
+    budget::check(
+        budget::bytes_of(dims(), 8),
+        &format_args!("constant of type '{ty}'"),
+    )?;
+    let want = budget::bytes_of(dims(), tt.dtype.byte_size() as u64)
+        .ok_or_else(|| format!("constant of type '{ty}' is too large"))?;
     match a.data() {
         AttrData::Dense(d) => Tensor::from_dense(d),
         AttrData::DenseResource { name, .. } => {
             let blob = module
                 .and_then(|m| m.resources.get(name.as_str()))
                 .ok_or_else(|| format!("no dialect resource named '{name}' in the module"))?;
-            if blob.data.len() != want {
+            if blob.data.len() as u64 != want {
                 return Err(format!(
                     "resource '{name}' has {} bytes but '{ty}' needs {want}",
                     blob.data.len()
@@ -62,7 +71,7 @@ pub fn elements_tensor(a: Attribute, module: Option<&Module>) -> Result<Tensor, 
             length,
             ..
         } => {
-            if *length as usize != want {
+            if *length != want {
                 return Err(format!(
                     "external weights '{path}' give {length} bytes but '{ty}' needs {want}"
                 ));
@@ -74,55 +83,76 @@ pub fn elements_tensor(a: Attribute, module: Option<&Module>) -> Result<Tensor, 
     }
 }
 
+/// `length` bytes at `offset` of external file `path`, opened under the
+/// process's file-access policy; the range must lie in the file (checked
+/// before allocating) and fit the memory budget.
 fn read_range(path: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| format!("cannot open external weights '{path}': {e}"))?;
+    let (mut f, size) = external::policy()?.open(path)?;
+    if offset.checked_add(length).is_none_or(|end| end > size) {
+        return Err(format!(
+            "external weights '{path}' has {size} bytes, but offset {offset} + length {length} are needed"
+        ));
+    }
+    budget::check(Some(length), &format_args!("external weights '{path}'"))?;
+    let len =
+        usize::try_from(length).map_err(|_| format!("external weights '{path}' are too large"))?;
     f.seek(SeekFrom::Start(offset))
         .map_err(|e| format!("cannot seek in '{path}': {e}"))?;
-    let mut buf = vec![0u8; length as usize];
+    let mut buf = vec![0u8; len];
     f.read_exact(&mut buf)
         .map_err(|e| format!("cannot read {length} bytes at offset {offset} of '{path}': {e}"))?;
     Ok(buf)
 }
 
 fn infer_constant(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    let v = cx
-        .attr("value")
+    let v = Constant::attrs(cx)
+        .value()
         .ok_or("requires attribute 'value' (elements)")?;
     Ok(vec![elements_type(v)?])
 }
 
 fn sem_constant(cx: &SemCtx, _: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let v = cx.attr("value").ok_or("has no 'value' attribute")?;
+    let v = Constant::attrs(cx)
+        .value()
+        .ok_or("has no 'value' attribute")?;
     Ok(vec![elements_tensor(v, Some(cx.module()))?])
 }
 
 fn fold_constant(body: &Body, op: OpId, _: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    body.op(op).attr("value").map(|v| vec![FoldResult::Attr(v)])
+    Constant::attrs(body.op(op))
+        .value()
+        .map(|v| vec![FoldResult::Attr(v)])
 }
 
-pub static CONSTANT: OpDef = OpDef {
-    name: "data.constant",
-    summary: "A constant tensor",
-    description: "`%c = data.constant dense<[1.0, 2.0]> : tensor<2xf32>` materialises the \
-                  elements attribute `value` — a `dense<…>` literal, a `dense_resource<name>` \
-                  blob of the module's `{-# dialect_resources #-}` section, or external weights \
-                  `#ge.external<\"file\", offset = N, length = N, type = T>`. The result type is the \
-                  attribute's type (it is not written twice). This is the op constant folding \
-                  materialises.",
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    attrs: &[AttrDef::required(
-        "value",
-        AttrKind::Elements,
-        "the tensor: dense<…>, dense_resource<…> or #ge.external<…>",
-    )],
-    traits: &[Trait::Pure, Trait::ConstantLike],
-    format: Some("$value attr-dict"),
-    infer: Some(infer_constant),
-    fold: Some(fold_constant),
-    semantics: Some(sem_constant),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// A constant tensor
+    ///
+    /// `%c = data.constant dense<[1.0, 2.0]> : tensor<2xf32>` materialises the elements
+    /// attribute `value` — a `dense<…>` literal, a `dense_resource<name>` blob of the module's
+    /// `{-# dialect_resources #-}` section, or external weights `#ge.external<"file", offset =
+    /// N, length = N, type = T>`. The result type is the attribute's type (it is not written
+    /// twice). This is the op constant folding materialises.
+    pub Constant = "data.constant" {
+        results { output: AnyTensor },
+        attrs {
+            /// the tensor: dense<…>, dense_resource<…> or #ge.external<…>
+            value: Elements,
+        },
+        traits [Pure, ConstantLike],
+        format: "$value attr-dict",
+        infer: infer_constant,
+        fold: fold_constant,
+        semantics: sem_constant,
+        interfaces [
+            Cost::FREE,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Never,
+            KernelFamily::Constant,
+        ],
+        es(method = constant_attr),
+    }
+}
 
 pub static OPS: &[&OpDef] = &[&CONSTANT];

@@ -27,9 +27,11 @@
 //! `#ge.format<NC1HWC0, origin = NCHW, origin_shape = [8, 3, 224, 224]>`.
 
 use super::{dtype_of, fmt_dims, operand, ranked_dims, DATA_FORMAT};
+use crate::interfaces::*;
 use ge_ir::attributes::{Attribute, Format, FormatAttr};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{AttrDef, AttrKind, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C};
+use ge_ir::opdef::{InferCtx, OpDef};
 use ge_ir::tensor::{strides, Data, Tensor};
 use ge_ir::{DType, Dim, Type};
 
@@ -341,10 +343,8 @@ pub fn transdata(
 
 // ---- the op ------------------------------------------------------------------------
 
-fn format_attr(name: &str, v: Option<Attribute>) -> Result<Format, String> {
-    let s = v
-        .and_then(|a| a.as_str())
-        .ok_or_else(|| format!("requires attribute '{name}' (a format name)"))?;
+fn format_attr(name: &str, v: Option<&str>) -> Result<Format, String> {
+    let s = v.ok_or_else(|| format!("requires attribute '{name}' (a format name)"))?;
     let f = Format::parse(s).ok_or_else(|| {
         format!(
             "attribute '{name}' is '{s}', which is not a format (expected one of {})",
@@ -452,14 +452,16 @@ pub fn transdata_type(t: Type, src: Format, dst: Format) -> Result<Type, String>
 
 fn infer_transdata(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
-    let src = format_attr("src_format", cx.attr("src_format"))?;
-    let dst = format_attr("dst_format", cx.attr("dst_format"))?;
+    let a = Transdata::attrs(cx);
+    let src = format_attr("src_format", a.src_format())?;
+    let dst = format_attr("dst_format", a.dst_format())?;
     Ok(vec![transdata_type(t, src, dst)?])
 }
 
 fn sem_transdata(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let src = format_attr("src_format", cx.attr("src_format"))?;
-    let dst = format_attr("dst_format", cx.attr("dst_format"))?;
+    let a = Transdata::attrs(cx);
+    let src = format_attr("src_format", a.src_format())?;
+    let dst = format_attr("dst_format", a.dst_format())?;
     let logical: Vec<usize> = if is_padded(src) {
         // The logical shape comes from the operand type's encoding; its
         // symbols were bound when the operand was produced.
@@ -480,35 +482,47 @@ fn sem_transdata(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     Ok(vec![transdata(x[0], src, dst, &logical)?])
 }
 
-pub static TRANSDATA: OpDef = OpDef {
-    name: "data.transdata",
-    summary: "Change the storage format (Ascend TransData)",
-    description: "`data.transdata %x {src_format = \"NCHW\", dst_format = \"NC1HWC0\"}` re-lays out \
-                  a tensor between ND, NCHW, NHWC, HWCN, CHWN, NC1HWC0, FRACTAL_Z and FRACTAL_NZ \
-                  with GE's exact layouts (C0 = 16 for 16-bit types, 32 for 8-bit, 8 for 32-bit; \
-                  padding is zeros):\n\n\
-                  - NC1HWC0: `[N, ceil(C/C0), H, W, C0]`, `[n, c1, h, w, c0] = x[n, c1*C0+c0, h, w]`\n\
-                  - FRACTAL_Z (conv weights OIHW): `[ceil(C/C0)*H*W, ceil(N/16), 16, C0]`, \
-                  `[c1*H*W + h*W + w, n1, n0, c0] = x[n1*16+n0, c1*C0+c0, h, w]`\n\
-                  - FRACTAL_NZ (matrices `[..., M, N]`): `[..., ceil(N/C0), ceil(M/16), 16, C0]`, \
-                  `[..., n1, m1, m0, n0] = x[..., m1*16+m0, n1*C0+n0]`\n\n\
-                  Image formats (NCHW, NHWC, HWCN, CHWN, NC1HWC0, FRACTAL_Z) convert among \
-                  themselves, matrix formats (ND, FRACTAL_NZ) among themselves. A padded result \
-                  type carries `#ge.format<DST, origin = SRC, origin_shape = [...]>`, and a padded \
-                  operand must carry it: that is how the inverse transdata knows the shape to \
-                  restore, so `NCHW → NC1HWC0 → NCHW` is the identity.",
-    operands: &[OperandDef::one("input", C::AnyTensor)],
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    attrs: &[
-        AttrDef::required("src_format", AttrKind::Enum(FORMAT_NAMES), "the operand's storage format"),
-        AttrDef::required("dst_format", AttrKind::Enum(FORMAT_NAMES), "the result's storage format"),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_transdata),
-    semantics: Some(sem_transdata),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Change the storage format (Ascend TransData)
+    ///
+    /// `data.transdata %x {src_format = "NCHW", dst_format = "NC1HWC0"}` re-lays out a tensor
+    /// between ND, NCHW, NHWC, HWCN, CHWN, NC1HWC0, FRACTAL_Z and FRACTAL_NZ with GE's exact
+    /// layouts (C0 = 16 for 16-bit types, 32 for 8-bit, 8 for 32-bit; padding is zeros):
+    ///
+    /// - NC1HWC0: `[N, ceil(C/C0), H, W, C0]`, `[n, c1, h, w, c0] = x[n, c1*C0+c0, h, w]`
+    /// - FRACTAL_Z (conv weights OIHW): `[ceil(C/C0)*H*W, ceil(N/16), 16, C0]`,
+    ///   `[c1*H*W + h*W + w, n1, n0, c0] = x[n1*16+n0, c1*C0+c0, h, w]`
+    /// - FRACTAL_NZ (matrices `[..., M, N]`): `[..., ceil(N/C0), ceil(M/16), 16, C0]`,
+    ///   `[..., n1, m1, m0, n0] = x[..., m1*16+m0, n1*C0+n0]`
+    ///
+    /// Image formats (NCHW, NHWC, HWCN, CHWN, NC1HWC0, FRACTAL_Z) convert among themselves,
+    /// matrix formats (ND, FRACTAL_NZ) among themselves. A padded result type carries
+    /// `#ge.format<DST, origin = SRC, origin_shape = [...]>`, and a padded operand must carry
+    /// it: that is how the inverse transdata knows the shape to restore, so `NCHW → NC1HWC0 →
+    /// NCHW` is the identity.
+    pub Transdata = "data.transdata" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the operand's storage format
+            src_format: Enum(FORMAT_NAMES),
+            /// the result's storage format
+            dst_format: Enum(FORMAT_NAMES),
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_transdata,
+        semantics: sem_transdata,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            CUBE_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Transdata,
+        ],
+        es,
+    }
+}
 
 pub static OPS: &[&OpDef] = &[&TRANSDATA];
 

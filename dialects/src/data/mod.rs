@@ -120,13 +120,17 @@ pub fn tensor_to_bytes(t: &Tensor) -> Vec<u8> {
 
 /// Decode little-endian storage bytes into a tensor of `shape` and `dtype`.
 pub fn tensor_from_bytes(bytes: &[u8], shape: Vec<usize>, dtype: DType) -> Result<Tensor, String> {
-    let n: usize = shape.iter().product();
     let w = dtype.byte_size();
-    if bytes.len() < n * w {
+    // The shape may come from a file: the bytes must be there, in checked arithmetic.
+    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let need = n.and_then(|n| n.checked_mul(w));
+    let (Some(n), Some(need)) = (n, need) else {
+        return Err(format!("shape {shape:?} of {dtype} is too large"));
+    };
+    if bytes.len() < need {
         return Err(format!(
-            "{} bytes are too few for {n} elements of {dtype} ({} bytes)",
+            "{} bytes are too few for {n} elements of {dtype} ({need} bytes)",
             bytes.len(),
-            n * w
         ));
     }
     let elems = (0..n).map(|i| read_element(dtype, &bytes[i * w..i * w + w]));

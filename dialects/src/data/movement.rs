@@ -3,13 +3,12 @@
 
 use super::{dtype_of, fmt_dims, norm_axis, operand, ranked_dims, take_flat, DATA_FORMAT};
 use crate::infer::broadcast_shapes;
+use crate::interfaces::*;
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{AttrDef, AttrKind, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C};
+use ge_ir::opdef::{InferCtx, OpDef};
 use ge_ir::tensor::{broadcast_shape, strides, Tensor};
 use ge_ir::{Dim, Type};
-
-const IN: &[OperandDef] = &[OperandDef::one("input", C::AnyTensor)];
-const OUT: &[OperandDef] = &[OperandDef::one("output", C::AnyTensor)];
 
 /// For every element of `out_shape` (row-major), the flat source index
 /// `src(index)`, walking the multi-index incrementally.
@@ -64,7 +63,7 @@ fn perm_of(perm: Option<Vec<i64>>, rank: usize) -> Result<Vec<usize>, String> {
 fn infer_transpose(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let perm = perm_of(cx.i64_array("perm"), dims.len())?;
+    let perm = perm_of(Transpose::attrs(cx).perm(), dims.len())?;
     let out: Vec<Dim> = perm.iter().map(|&p| dims[p]).collect();
     Ok(vec![Type::tensor(&out, dtype_of(t)?)])
 }
@@ -79,28 +78,37 @@ pub fn transpose(x: &Tensor, perm: &[usize]) -> Tensor {
 }
 
 fn sem_transpose(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let perm = perm_of(cx.i64_array("perm"), x[0].rank())?;
+    let perm = perm_of(Transpose::attrs(cx).perm(), x[0].rank())?;
     Ok(vec![transpose(x[0], &perm)])
 }
 
-pub static TRANSPOSE: OpDef = OpDef {
-    name: "data.transpose",
-    summary: "Permute dims (ONNX Transpose)",
-    description: "`data.transpose %x {perm = [0, 2, 3, 1]}`: result dim `i` is input dim \
-                  `perm[i]`. Without `perm` the dims are reversed.",
-    operands: IN,
-    results: OUT,
-    attrs: &[AttrDef::optional(
-        "perm",
-        AttrKind::I64Array,
-        "a permutation of the input dims (default: reversed)",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_transpose),
-    semantics: Some(sem_transpose),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Permute dims (ONNX Transpose)
+    ///
+    /// `data.transpose %x {perm = [0, 2, 3, 1]}`: result dim `i` is input dim `perm[i]`.
+    /// Without `perm` the dims are reversed.
+    pub Transpose = "data.transpose" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// a permutation of the input dims (default: reversed)
+            #[es(positional)]
+            perm: Option<I64Array>,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_transpose,
+        semantics: sem_transpose,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Transpose,
+        ],
+        es,
+    }
+}
 
 // ---- broadcast_to / expand ---------------------------------------------------
 
@@ -146,8 +154,8 @@ fn broadcast_to_dims(input: &[Dim], shape: &[i64]) -> Result<Vec<Dim>, String> {
 fn infer_broadcast_to(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let shape = cx
-        .i64_array("shape")
+    let shape = BroadcastTo::attrs(cx)
+        .shape()
         .ok_or("requires attribute 'shape' (array of integers)")?;
     Ok(vec![Type::tensor(
         &broadcast_to_dims(&dims, &shape)?,
@@ -156,38 +164,45 @@ fn infer_broadcast_to(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_broadcast_to(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let shape = cx.i64_array("shape").ok_or("missing 'shape'")?;
+    let shape = BroadcastTo::attrs(cx).shape().ok_or("missing 'shape'")?;
     let dims: Vec<Dim> = x[0].shape.iter().map(|&d| Dim::Static(d as i64)).collect();
     let out = static_usize(&broadcast_to_dims(&dims, &shape)?).ok_or("shape is not static")?;
     Ok(vec![x[0].broadcast_to(&out)?])
 }
 
-pub static BROADCAST_TO: OpDef = OpDef {
-    name: "data.broadcast_to",
-    summary: "Broadcast to a given shape (numpy broadcast_to)",
-    description: "`data.broadcast_to %x {shape = [4, 3]}`: the result has exactly `shape`; input \
-                  dims align from the right and must be 1 or equal to the target dim. An entry \
-                  `-1` keeps the input dim (so symbolic dims pass through: `[B, 1]` to \
-                  `[-1, 8]` is `[B, 8]`).",
-    operands: IN,
-    results: OUT,
-    attrs: &[AttrDef::required(
-        "shape",
-        AttrKind::I64Array,
-        "the result shape (-1 = keep the input dim)",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_broadcast_to),
-    semantics: Some(sem_broadcast_to),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Broadcast to a given shape (numpy broadcast_to)
+    ///
+    /// `data.broadcast_to %x {shape = [4, 3]}`: the result has exactly `shape`; input dims
+    /// align from the right and must be 1 or equal to the target dim. An entry `-1` keeps the
+    /// input dim (so symbolic dims pass through: `[B, 1]` to `[-1, 8]` is `[B, 8]`).
+    pub BroadcastTo = "data.broadcast_to" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the result shape (-1 = keep the input dim)
+            shape: I64Array,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_broadcast_to,
+        semantics: sem_broadcast_to,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
 fn infer_expand(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let shape = cx
-        .i64_array("shape")
+    let shape = Expand::attrs(cx)
+        .shape()
         .ok_or("requires attribute 'shape' (array of integers)")?;
     if let Some(bad) = shape.iter().find(|&&s| s < 0) {
         return Err(format!(
@@ -201,31 +216,38 @@ fn infer_expand(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_expand(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let shape = cx.i64_array("shape").ok_or("missing 'shape'")?;
+    let shape = Expand::attrs(cx).shape().ok_or("missing 'shape'")?;
     let target: Vec<usize> = shape.iter().map(|&s| s.max(0) as usize).collect();
     let out = broadcast_shape(&x[0].shape, &target)?;
     Ok(vec![x[0].broadcast_to(&out)?])
 }
 
-pub static EXPAND: OpDef = OpDef {
-    name: "data.expand",
-    summary: "Broadcast input and shape against each other (ONNX Expand)",
-    description: "`data.expand %x {shape = [3, 1]}`: the result shape is the numpy broadcast of \
-                  the input shape and `shape` (so a 1 in `shape` keeps the input dim, unlike \
-                  `data.broadcast_to`).",
-    operands: IN,
-    results: OUT,
-    attrs: &[AttrDef::required(
-        "shape",
-        AttrKind::I64Array,
-        "the shape to broadcast with",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_expand),
-    semantics: Some(sem_expand),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Broadcast input and shape against each other (ONNX Expand)
+    ///
+    /// `data.expand %x {shape = [3, 1]}`: the result shape is the numpy broadcast of the input
+    /// shape and `shape` (so a 1 in `shape` keeps the input dim, unlike `data.broadcast_to`).
+    pub Expand = "data.expand" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the shape to broadcast with
+            shape: I64Array,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_expand,
+        semantics: sem_expand,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
 // ---- tile ----------------------------------------------------------------------
 
@@ -245,8 +267,8 @@ fn check_repeats(reps: &[i64], rank: usize) -> Result<(), String> {
 fn infer_tile(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let reps = cx
-        .i64_array("repeats")
+    let reps = Tile::attrs(cx)
+        .repeats()
         .ok_or("requires attribute 'repeats' (array of integers)")?;
     check_repeats(&reps, dims.len())?;
     let out: Vec<Dim> = dims
@@ -258,7 +280,7 @@ fn infer_tile(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_tile(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let reps = cx.i64_array("repeats").ok_or("missing 'repeats'")?;
+    let reps = Tile::attrs(cx).repeats().ok_or("missing 'repeats'")?;
     check_repeats(&reps, x[0].rank())?;
     let sh = &x[0].shape;
     let st = strides(sh);
@@ -277,24 +299,31 @@ fn sem_tile(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     Ok(vec![take_flat(x[0], out_shape, &idx)])
 }
 
-pub static TILE: OpDef = OpDef {
-    name: "data.tile",
-    summary: "Repeat the input along each dim (ONNX Tile)",
-    description: "`data.tile %x {repeats = [2, 1]}`: result dim `i` is `dim_i * repeats[i]`, the \
-                  input repeated `repeats[i]` times along dim `i`.",
-    operands: IN,
-    results: OUT,
-    attrs: &[AttrDef::required(
-        "repeats",
-        AttrKind::I64Array,
-        "how often to repeat along each dim",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_tile),
-    semantics: Some(sem_tile),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Repeat the input along each dim (ONNX Tile)
+    ///
+    /// `data.tile %x {repeats = [2, 1]}`: result dim `i` is `dim_i * repeats[i]`, the input
+    /// repeated `repeats[i]` times along dim `i`.
+    pub Tile = "data.tile" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// how often to repeat along each dim
+            repeats: I64Array,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_tile,
+        semantics: sem_tile,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+        ],
+        es,
+    }
+}
 
 // ---- slice ------------------------------------------------------------------------
 
@@ -407,17 +436,14 @@ fn slice_spec(
     Ok(out)
 }
 
-fn slice_spec_ctx(
-    rank: usize,
-    get: impl Fn(&str) -> Option<Vec<i64>>,
-) -> Result<SliceSpec, String> {
-    slice_spec(rank, get("starts"), get("ends"), get("axes"), get("steps"))
+fn slice_spec_of(rank: usize, a: SliceAttrView) -> Result<SliceSpec, String> {
+    slice_spec(rank, a.starts(), a.ends(), a.axes(), a.steps())
 }
 
 fn infer_slice(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let spec = slice_spec_ctx(dims.len(), |n| cx.i64_array(n))?;
+    let spec = slice_spec_of(dims.len(), Slice::attrs(cx))?;
     let mut out = dims.clone();
     for (a, s, e, st) in spec {
         out[a] = match dims[a] {
@@ -430,7 +456,7 @@ fn infer_slice(cx: &InferCtx) -> Result<Vec<Type>, String> {
 
 fn sem_slice(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let sh = &x[0].shape;
-    let spec = slice_spec_ctx(sh.len(), |n| cx.i64_array(n))?;
+    let spec = slice_spec_of(sh.len(), Slice::attrs(cx))?;
     let mut per_axis: Vec<AxisSlice> = sh
         .iter()
         .map(|&d| AxisSlice {
@@ -454,43 +480,51 @@ fn sem_slice(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     Ok(vec![take_flat(x[0], out_shape, &idx)])
 }
 
-pub static SLICE: OpDef = OpDef {
-    name: "data.slice",
-    summary: "Strided slice (ONNX Slice)",
-    description: "`data.slice %x {starts = [1], ends = [-1], axes = [1], steps = [1]}` takes \
-                  `start, start+step, …` up to (excluding) `end` on each listed axis. Negative \
-                  starts/ends count from the end of the axis; both are then clamped (to `[0, dim]` \
-                  for positive steps, `[0, dim-1]` and `[-1, dim-1]` for negative ones). `axes` \
-                  defaults to `[0, 1, …]`, `steps` to all 1. On a symbolic dim the result size \
-                  is symbolic for positive steps when `end` is \"to the end\" (≥ 2^31-1) or \
-                  negative (`[1:]` of `B` is `B-1`, `[1:-1]` is `B-2`, assuming the dim is large \
-                  enough; the interpreter checks it), else `?`.",
-    operands: IN,
-    results: OUT,
-    attrs: &[
-        AttrDef::required("starts", AttrKind::I64Array, "first index on each axis"),
-        AttrDef::required(
-            "ends",
-            AttrKind::I64Array,
-            "end index (exclusive) on each axis",
-        ),
-        AttrDef::optional("axes", AttrKind::I64Array, "the axes sliced (default 0..n)"),
-        AttrDef::optional("steps", AttrKind::I64Array, "step on each axis (default 1)"),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_slice),
-    semantics: Some(sem_slice),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Strided slice (ONNX Slice)
+    ///
+    /// `data.slice %x {starts = [1], ends = [-1], axes = [1], steps = [1]}` takes `start,
+    /// start+step, …` up to (excluding) `end` on each listed axis. Negative starts/ends count
+    /// from the end of the axis; both are then clamped (to `[0, dim]` for positive steps, `[0,
+    /// dim-1]` and `[-1, dim-1]` for negative ones). `axes` defaults to `[0, 1, …]`, `steps` to
+    /// all 1. On a symbolic dim the result size is symbolic for positive steps when `end` is
+    /// "to the end" (≥ 2^31-1) or negative (`[1:]` of `B` is `B-1`, `[1:-1]` is `B-2`, assuming
+    /// the dim is large enough; the interpreter checks it), else `?`.
+    pub Slice = "data.slice" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// first index on each axis
+            starts: I64Array,
+            /// end index (exclusive) on each axis
+            ends: I64Array,
+            /// the axes sliced (default 0..n)
+            axes: Option<I64Array>,
+            /// step on each axis (default 1)
+            steps: Option<I64Array>,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_slice,
+        semantics: sem_slice,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Slice,
+        ],
+        es,
+    }
+}
 
 // ---- concat -------------------------------------------------------------------------
 
 fn infer_concat(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let first = operand(cx, 0)?;
     let mut out = ranked_dims(first, "operand 'inputs' #0")?;
-    let axis = cx
-        .i64_attr("axis")
+    let axis = Concat::attrs(cx)
+        .axis()
         .ok_or("requires attribute 'axis' (integer)")?;
     let a = norm_axis(axis, out.len(), "attribute 'axis'")?;
     for (k, &t) in cx.operand_types.iter().enumerate().skip(1) {
@@ -524,7 +558,11 @@ fn infer_concat(cx: &InferCtx) -> Result<Vec<Type>, String> {
 fn sem_concat(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let first = x.first().ok_or("needs at least one input")?;
     let rank = first.rank();
-    let a = norm_axis(cx.i64_attr("axis").unwrap_or(0), rank, "attribute 'axis'")?;
+    let a = norm_axis(
+        Concat::attrs(cx).axis().unwrap_or(0),
+        rank,
+        "attribute 'axis'",
+    )?;
     let mut out_shape = first.shape.clone();
     out_shape[a] = 0;
     for t in x {
@@ -564,25 +602,33 @@ fn sem_concat(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     }])
 }
 
-pub static CONCAT: OpDef = OpDef {
-    name: "data.concat",
-    summary: "Concatenate along an axis (ONNX Concat)",
-    description: "`data.concat %a, %b {axis = 1}`: inputs have the same rank and the same dims \
-                  except on `axis` (negative counts from the end); the result's `axis` dim is the \
-                  sum (symbolic sums allowed: `B` and `B` give `2*B`).",
-    operands: &[OperandDef::variadic("inputs", C::AnyTensor)],
-    results: OUT,
-    attrs: &[AttrDef::required(
-        "axis",
-        AttrKind::I64,
-        "the concatenation axis",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_concat),
-    semantics: Some(sem_concat),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Concatenate along an axis (ONNX Concat)
+    ///
+    /// `data.concat %a, %b {axis = 1}`: inputs have the same rank and the same dims except on
+    /// `axis` (negative counts from the end); the result's `axis` dim is the sum (symbolic sums
+    /// allowed: `B` and `B` give `2*B`).
+    pub Concat = "data.concat" {
+        operands { inputs: Variadic<AnyTensor> },
+        results { output: AnyTensor },
+        attrs {
+            /// the concatenation axis
+            axis: I64,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_concat,
+        semantics: sem_concat,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Concat,
+        ],
+        es,
+    }
+}
 
 // ---- split ------------------------------------------------------------------------------
 
@@ -657,13 +703,10 @@ fn split_params(
 fn infer_split(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let (a, sizes) = split_params(
-        dims.len(),
-        cx.i64_attr("axis").unwrap_or(0),
-        cx.i64_array("split"),
-        cx.i64_attr("num_outputs"),
-        |a| dims[a],
-    )?;
+    let at = Split::attrs(cx);
+    let (a, sizes) = split_params(dims.len(), at.axis(), at.split(), at.num_outputs(), |a| {
+        dims[a]
+    })?;
     let dt = dtype_of(t)?;
     Ok(sizes
         .into_iter()
@@ -677,13 +720,10 @@ fn infer_split(cx: &InferCtx) -> Result<Vec<Type>, String> {
 
 fn sem_split(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let sh = &x[0].shape;
-    let (a, sizes) = split_params(
-        sh.len(),
-        cx.i64_attr("axis").unwrap_or(0),
-        cx.i64_array("split"),
-        cx.i64_attr("num_outputs"),
-        |a| Dim::Static(sh[a] as i64),
-    )?;
+    let at = Split::attrs(cx);
+    let (a, sizes) = split_params(sh.len(), at.axis(), at.split(), at.num_outputs(), |a| {
+        Dim::Static(sh[a] as i64)
+    })?;
     let sizes: Vec<usize> = static_usize(&sizes).ok_or("split sizes are not static")?;
     if sizes.iter().sum::<usize>() != sh[a] {
         return Err(format!(
@@ -708,26 +748,37 @@ fn sem_split(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     Ok(out)
 }
 
-pub static SPLIT: OpDef = OpDef {
-    name: "data.split",
-    summary: "Split along an axis into several results (ONNX Split)",
-    description: "`%a:2 = data.split %x {axis = 1, split = [2, 3]}` cuts `axis` into parts of the \
-                  given sizes (which must add up to the dim); `{num_outputs = 3}` instead cuts it \
-                  into equal parts of `ceil(dim / n)` with a smaller last part (ONNX opset 18). \
-                  One result per part.",
-    operands: IN,
-    results: &[OperandDef::variadic("outputs", C::AnyTensor)],
-    attrs: &[
-        AttrDef::with_default("axis", AttrKind::I64, "0", "the split axis"),
-        AttrDef::optional("split", AttrKind::I64Array, "the size of each part"),
-        AttrDef::optional("num_outputs", AttrKind::I64, "the number of equal parts"),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_split),
-    semantics: Some(sem_split),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Split along an axis into several results (ONNX Split)
+    ///
+    /// `%a:2 = data.split %x {axis = 1, split = [2, 3]}` cuts `axis` into parts of the given
+    /// sizes (which must add up to the dim); `{num_outputs = 3}` instead cuts it into equal
+    /// parts of `ceil(dim / n)` with a smaller last part (ONNX opset 18). One result per part.
+    pub Split = "data.split" {
+        operands { input: AnyTensor },
+        results { outputs: Variadic<AnyTensor> },
+        attrs {
+            /// the split axis
+            axis: I64 = 0,
+            /// the size of each part
+            split: Option<I64Array>,
+            /// the number of equal parts
+            num_outputs: Option<I64>,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_split,
+        semantics: sem_split,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Split,
+        ],
+        es,
+    }
+}
 
 pub static OPS: &[&OpDef] = &[
     &TRANSPOSE,

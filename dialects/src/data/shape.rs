@@ -2,17 +2,14 @@
 //! squeeze, unsqueeze, identity.
 
 use super::{fmt_dims, norm_axis, operand, ranked_dims, DATA_FORMAT};
+use crate::interfaces::*;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::{Body, OpId};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{
-    AttrDef, AttrKind, FoldResult, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
-};
+use ge_ir::opdef::{FoldResult, InferCtx, OpDef};
 use ge_ir::tensor::Tensor;
 use ge_ir::{Dim, Type};
-
-const IN: &[OperandDef] = &[OperandDef::one("input", C::AnyTensor)];
-const OUT: &[OperandDef] = &[OperandDef::one("output", C::AnyTensor)];
 
 // ---- reshape ---------------------------------------------------------------
 
@@ -134,17 +131,19 @@ fn check_reshape_attr(rank: usize, shape: &[i64], allowzero: bool) -> Result<(),
 fn infer_reshape(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let shape = cx
-        .i64_array("shape")
+    let a = Reshape::attrs(cx);
+    let shape = a
+        .shape()
         .ok_or("requires attribute 'shape' (array of integers)")?;
-    let allowzero = cx.i64_attr("allowzero").unwrap_or(0) != 0;
+    let allowzero = a.allowzero() != 0;
     let out = reshape_dims(&dims, &shape, allowzero)?;
     Ok(vec![Type::tensor(&out, super::dtype_of(t)?)])
 }
 
 fn sem_reshape(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let shape = cx.i64_array("shape").ok_or("missing 'shape'")?;
-    let allowzero = cx.i64_attr("allowzero").unwrap_or(0) != 0;
+    let a = Reshape::attrs(cx);
+    let shape = a.shape().ok_or("missing 'shape'")?;
+    let allowzero = a.allowzero() != 0;
     let dims: Vec<Dim> = x[0].shape.iter().map(|&d| Dim::Static(d as i64)).collect();
     let out = reshape_dims(&dims, &shape, allowzero)?;
     let out: Vec<usize> = out
@@ -155,35 +154,37 @@ fn sem_reshape(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     Ok(vec![x[0].clone().reshape(out)?])
 }
 
-pub static RESHAPE: OpDef = OpDef {
-    name: "data.reshape",
-    summary: "Reshape without moving elements (ONNX Reshape)",
-    description: "`data.reshape %x {shape = [0, -1]}`: the result has `len(shape)` dims; an entry \
-                  `0` copies the input dim at that position (unless `allowzero = 1`, then it is a \
-                  real 0) and one entry `-1` is inferred from the element count. Symbolic dims \
-                  are supported: `-1` is solved when the symbols cancel (`[B, 3, 4]` with \
-                  `[0, -1]` is `[B, 12]`), otherwise it is `?` and checked at run time.",
-    operands: IN,
-    results: OUT,
-    attrs: &[
-        AttrDef::required(
-            "shape",
-            AttrKind::I64Array,
-            "the new shape (0 = copy, -1 = infer)",
-        ),
-        AttrDef::with_default(
-            "allowzero",
-            AttrKind::I64,
-            "0",
-            "1: a 0 in `shape` is a real 0",
-        ),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_reshape),
-    semantics: Some(sem_reshape),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Reshape without moving elements (ONNX Reshape)
+    ///
+    /// `data.reshape %x {shape = [0, -1]}`: the result has `len(shape)` dims; an entry `0`
+    /// copies the input dim at that position (unless `allowzero = 1`, then it is a real 0) and
+    /// one entry `-1` is inferred from the element count. Symbolic dims are supported: `-1` is
+    /// solved when the symbols cancel (`[B, 3, 4]` with `[0, -1]` is `[B, 12]`), otherwise it
+    /// is `?` and checked at run time.
+    pub Reshape = "data.reshape" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the new shape (0 = copy, -1 = infer)
+            shape: I64Array,
+            /// 1: a 0 in `shape` is a real 0
+            allowzero: I64 = 0,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_reshape,
+        semantics: sem_reshape,
+        interfaces [
+            Cost::FREE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Copy,
+        ],
+        es,
+    }
+}
 
 // ---- squeeze / unsqueeze -------------------------------------------------
 
@@ -229,7 +230,7 @@ fn squeeze_axes(dims: &[Dim], axes: Option<&[i64]>) -> Result<Vec<usize>, String
 fn infer_squeeze(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let axes = cx.i64_array("axes");
+    let axes = Squeeze::attrs(cx).axes();
     let ax = squeeze_axes(&dims, axes.as_deref())?;
     let out: Vec<Dim> = dims
         .iter()
@@ -249,7 +250,7 @@ fn sem_squeeze(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
         .and_then(|t| t.as_tensor())
         .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
         .unwrap_or_else(|| x[0].shape.iter().map(|&d| Dim::Static(d as i64)).collect());
-    let axes = cx.i64_array("axes");
+    let axes = Squeeze::attrs(cx).axes();
     let ax = squeeze_axes(&decl_dims, axes.as_deref())?;
     for &a in &ax {
         if x[0].shape.get(a) != Some(&1) {
@@ -269,26 +270,33 @@ fn sem_squeeze(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     Ok(vec![x[0].clone().reshape(out)?])
 }
 
-pub static SQUEEZE: OpDef = OpDef {
-    name: "data.squeeze",
-    summary: "Remove size-1 dims (ONNX Squeeze)",
-    description:
-        "`data.squeeze %x {axes = [0, -1]}` removes the listed dims, which must have size \
-                  1 (negative axes count from the end). Without `axes` it removes every dim that \
-                  is statically 1 in the operand's type.",
-    operands: IN,
-    results: OUT,
-    attrs: &[AttrDef::optional(
-        "axes",
-        AttrKind::I64Array,
-        "dims to remove (default: every static 1)",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_squeeze),
-    semantics: Some(sem_squeeze),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Remove size-1 dims (ONNX Squeeze)
+    ///
+    /// `data.squeeze %x {axes = [0, -1]}` removes the listed dims, which must have size 1
+    /// (negative axes count from the end). Without `axes` it removes every dim that is
+    /// statically 1 in the operand's type.
+    pub Squeeze = "data.squeeze" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// dims to remove (default: every static 1)
+            axes: Option<I64Array>,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_squeeze,
+        semantics: sem_squeeze,
+        interfaces [
+            Cost::FREE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Copy,
+        ],
+        es,
+    }
+}
 
 fn unsqueeze_dims(dims: &[Dim], axes: &[i64]) -> Result<Vec<Dim>, String> {
     let rank = dims.len() + axes.len();
@@ -308,8 +316,8 @@ fn unsqueeze_dims(dims: &[Dim], axes: &[i64]) -> Result<Vec<Dim>, String> {
 fn infer_unsqueeze(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = operand(cx, 0)?;
     let dims = ranked_dims(t, "operand 'input'")?;
-    let axes = cx
-        .i64_array("axes")
+    let axes = Unsqueeze::attrs(cx)
+        .axes()
         .ok_or("requires attribute 'axes' (array of integers)")?;
     Ok(vec![Type::tensor(
         &unsqueeze_dims(&dims, &axes)?,
@@ -318,7 +326,7 @@ fn infer_unsqueeze(cx: &InferCtx) -> Result<Vec<Type>, String> {
 }
 
 fn sem_unsqueeze(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let axes = cx.i64_array("axes").ok_or("missing 'axes'")?;
+    let axes = Unsqueeze::attrs(cx).axes().ok_or("missing 'axes'")?;
     let dims: Vec<Dim> = x[0].shape.iter().map(|&d| Dim::Static(d as i64)).collect();
     let out = unsqueeze_dims(&dims, &axes)?
         .iter()
@@ -327,24 +335,32 @@ fn sem_unsqueeze(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     Ok(vec![x[0].clone().reshape(out)?])
 }
 
-pub static UNSQUEEZE: OpDef = OpDef {
-    name: "data.unsqueeze",
-    summary: "Insert size-1 dims (ONNX Unsqueeze)",
-    description: "`data.unsqueeze %x {axes = [0, 3]}` inserts a dim of size 1 at each listed \
-                  position of the *result* (negative axes count from the end of the result).",
-    operands: IN,
-    results: OUT,
-    attrs: &[AttrDef::required(
-        "axes",
-        AttrKind::I64Array,
-        "positions of the new dims in the result",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(DATA_FORMAT),
-    infer: Some(infer_unsqueeze),
-    semantics: Some(sem_unsqueeze),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Insert size-1 dims (ONNX Unsqueeze)
+    ///
+    /// `data.unsqueeze %x {axes = [0, 3]}` inserts a dim of size 1 at each listed position of
+    /// the *result* (negative axes count from the end of the result).
+    pub Unsqueeze = "data.unsqueeze" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// positions of the new dims in the result
+            axes: I64Array,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: DATA_FORMAT,
+        infer: infer_unsqueeze,
+        semantics: sem_unsqueeze,
+        interfaces [
+            Cost::FREE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Copy,
+        ],
+        es,
+    }
+}
 
 // ---- identity ----------------------------------------------------------------
 
@@ -356,18 +372,27 @@ fn fold_identity(body: &Body, op: OpId, _: &[Option<Attribute>]) -> Option<Vec<F
     Some(vec![FoldResult::Value(*body.op(op).operands().first()?)])
 }
 
-pub static IDENTITY: OpDef = OpDef {
-    name: "data.identity",
-    summary: "Return the input unchanged",
-    description: "`data.identity %x` is `%x` (ONNX Identity); it folds away.",
-    operands: IN,
-    results: OUT,
-    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-    format: Some(DATA_FORMAT),
-    fold: Some(fold_identity),
-    semantics: Some(sem_identity),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Return the input unchanged
+    ///
+    /// `data.identity %x` is `%x` (ONNX Identity); it folds away.
+    pub Identity = "data.identity" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        traits [Pure, SameOperandsAndResultType],
+        format: DATA_FORMAT,
+        fold: fold_identity,
+        semantics: sem_identity,
+        interfaces [
+            Cost::FREE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
 pub static OPS: &[&OpDef] = &[&RESHAPE, &SQUEEZE, &UNSQUEEZE, &IDENTITY];
 

@@ -2,7 +2,8 @@
 //!
 //! In the spirit of GE's ES API, every compute op of the `graph` and `data`
 //! dialects is a typed method of [`GraphBuilder`], generated from the op's
-//! definition by the `es_ops!` macro (`es/macros.rs`, list in `es/ops.rs`):
+//! declaration by `def_op!` (its `es` entry; an op without a method says why
+//! with `es(none = "...")`):
 //! operands are [`Tensor`] handles (`Option<Tensor>` for optional operands,
 //! `&[Tensor]` for variadic ones), required attributes are positional
 //! arguments, the others live in an `XxxAttrs` struct whose `Default` holds
@@ -51,18 +52,31 @@
 //! [`GraphBuilder::finish_with_weights`]).
 
 pub mod attr;
-#[macro_use]
-mod macros;
-mod ops;
 #[cfg(test)]
 mod tests;
 
-pub use ops::*;
+// The attribute and result structs the declarations generate, in one place
+// for users of the builder.
+pub use crate::data::movement::{SliceAttrs, SplitAttrs};
+pub use crate::data::shape::{ReshapeAttrs, SqueezeAttrs};
+pub use crate::graph::elementwise::{GeluAttrs, LeakyReluAttrs, ModAttrs};
+pub use crate::graph::index::{
+    GatherAttrs, GatherElementsAttrs, PadAttrs, ResizeAttrs, ScatterElementsAttrs, TopK, TopkAttrs,
+};
+pub use crate::graph::linalg::{BatchMatmulAttrs, GemmAttrs};
+pub use crate::graph::nn::{
+    AttentionAttrs, AvgPool2dAttrs, BatchNormAttrs, Conv2dAttrs, ConvTranspose2dAttrs,
+    InstanceNormAttrs, LayerNormAttrs, LogSoftmaxAttrs, MaxPool2dAttrs, RmsNormAttrs, SoftmaxAttrs,
+};
+pub use crate::graph::reduce::{
+    ArgmaxAttrs, ArgminAttrs, ReduceMaxAttrs, ReduceMeanAttrs, ReduceMinAttrs, ReduceProdAttrs,
+    ReduceSumAttrs,
+};
 
 use ge_ir::attributes::{AttrData, AttrDict, Attribute};
 use ge_ir::body::{BlockId, Body, OpId, OpState, ValueId};
 use ge_ir::builder::Builder;
-use ge_ir::opdef::{Arity, AttrKind, OpDef};
+use ge_ir::opdef::{Arity, OpDef};
 use ge_ir::tensor::Tensor as HostTensor;
 use ge_ir::{Context, DType, Dim, Ident, Location, Module, Type};
 use std::cell::RefCell;
@@ -177,12 +191,12 @@ pub enum Group<'a, 'g> {
     Many(&'a [Tensor<'g>]),
 }
 
-/// What the macro generated for one op (see [`ES_OPS`]).
+/// An op's ES method, as its declaration generated it: an op interface
+/// (`def.interface::<EsOp>()`), read by `ge-docgen` and tools.
 #[derive(Debug)]
 pub struct EsOp {
     /// The op name (`graph.conv2d`).
     pub op: &'static str,
-    pub def: &'static OpDef,
     /// The `GraphBuilder` method.
     pub method: &'static str,
     /// Operand parameters: name and arity, in order.
@@ -195,6 +209,14 @@ pub struct EsOp {
     pub results: EsResults,
 }
 
+ge_ir::op_interface!(EsOp, "es");
+
+/// Why an op has no ES method (an op interface, like [`EsOp`]).
+#[derive(Debug)]
+pub struct EsExcluded(pub &'static str);
+
+ge_ir::op_interface!(EsExcluded, "no-es");
+
 /// An attribute parameter or field of an ES method.
 #[derive(Debug)]
 pub struct EsAttrInfo {
@@ -203,12 +225,6 @@ pub struct EsAttrInfo {
     /// The Rust parameter or field name.
     pub rust_name: &'static str,
     pub rust_type: &'static str,
-    /// Whether an attribute of a kind can hold the Rust type.
-    pub kind_ok: fn(AttrKind) -> bool,
-    /// The Rust type is an `Option` (absent = not set).
-    pub is_option: bool,
-    /// For struct fields: whether the Rust type reads a given default.
-    pub parses_default: Option<fn(Attribute) -> bool>,
 }
 
 /// What an ES method returns.
@@ -223,10 +239,6 @@ pub enum EsResults {
         name: &'static str,
         fields: &'static [&'static str],
     },
-}
-
-fn clean_type(t: &str) -> String {
-    t.split_whitespace().collect::<String>().replace(',', ", ")
 }
 
 impl EsOp {
@@ -245,7 +257,7 @@ impl EsOp {
         params.extend(
             self.positional
                 .iter()
-                .map(|p| format!("{}: {}", p.rust_name, clean_type(p.rust_type))),
+                .map(|p| format!("{}: {}", p.rust_name, p.rust_type)),
         );
         if let Some(s) = self.attrs_struct {
             params.push(s.to_string());
@@ -259,48 +271,33 @@ impl EsOp {
     }
 }
 
-/// The ES method of op `name`, if it has one.
-pub fn es_op(name: &str) -> Option<&'static EsOp> {
-    ES_OPS.iter().find(|e| e.op == name)
+/// The ops the ES API covers: the `graph` and `data` dialects.
+fn es_dialect_ops() -> impl Iterator<Item = &'static OpDef> {
+    [&crate::graph::DIALECT, &crate::data::DIALECT]
+        .into_iter()
+        .flat_map(|d| d.ops())
 }
 
-/// Graph and data ops the ES API does not expose as methods, and why.
-pub static EXCLUDED: &[(&str, &str)] = &[
-    (
-        "graph.func",
-        "a GraphBuilder builds one function: GraphBuilder::new names it, input() adds arguments",
-    ),
-    ("graph.return", "built by GraphBuilder::output"),
-    (
-        "graph.call",
-        "needs a callee in the same module; a GraphBuilder builds a single function",
-    ),
-    (
-        "graph.if",
-        "region op: its branches are nested blocks, not values an eager call can take",
-    ),
-    (
-        "graph.while",
-        "region op: its condition and body are nested blocks",
-    ),
-    ("graph.case", "region op: its branches are nested blocks"),
-    (
-        "graph.yield",
-        "terminator of the regions of graph.if/while/case/fused",
-    ),
-    (
-        "graph.condition",
-        "terminator of the condition region of graph.while",
-    ),
-    (
-        "graph.fused",
-        "made by the fusion pass from existing ops, not written by hand",
-    ),
-];
+/// Every ES method, in dialect order.
+pub fn es_ops() -> Vec<&'static EsOp> {
+    es_dialect_ops()
+        .filter_map(|d| d.interface::<EsOp>())
+        .collect()
+}
+
+/// The ES method of op `name`, if it has one.
+pub fn es_op(name: &str) -> Option<&'static EsOp> {
+    es_dialect_ops()
+        .find(|d| d.name == name)
+        .and_then(|d| d.interface::<EsOp>())
+}
 
 /// Why op `name` has no ES method, if it is excluded.
 pub fn exclusion_reason(name: &str) -> Option<&'static str> {
-    EXCLUDED.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
+    es_dialect_ops()
+        .find(|d| d.name == name)
+        .and_then(|d| d.interface::<EsExcluded>())
+        .map(|e| e.0)
 }
 
 struct State {
@@ -331,8 +328,7 @@ pub struct GraphBuilder {
 impl GraphBuilder {
     /// A builder for a public function `@name` in a new module.
     pub fn new(name: &str) -> GraphBuilder {
-        let mut ctx = Context::new();
-        crate::register(&mut ctx);
+        let ctx = crate::context();
         let mut module = Module::new(&ctx, Location::unknown());
         let mblock = module.block();
         let mut st = OpState::new("graph.func", Location::unknown());

@@ -2,10 +2,9 @@
 //! op applies the activation to its result, so conv + bias + relu is one
 //! kernel. Epilogue formation (rewrites/rules/epilogue.rr) fills it in.
 
-use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{AttrDef, AttrKind};
 use ge_ir::tensor::Tensor;
 
+/// The values of the `activation` attribute.
 pub const NAMES: &[&str] = &[
     "none",
     "relu",
@@ -16,20 +15,6 @@ pub const NAMES: &[&str] = &[
     "gelu",
     "silu",
 ];
-
-pub const ACTIVATION: AttrDef = AttrDef::with_default(
-    "activation",
-    AttrKind::Enum(NAMES),
-    "\"none\"",
-    "activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu",
-);
-
-pub const ALPHA: AttrDef = AttrDef::with_default(
-    "activation_alpha",
-    AttrKind::F64,
-    "0.01",
-    "slope of leaky_relu when it is the epilogue",
-);
 
 /// The activation as a function on f64 (gelu is the exact erf form).
 pub fn function(name: &str, alpha: f64) -> Option<fn(f64, f64) -> f64> {
@@ -48,13 +33,12 @@ pub fn function(name: &str, alpha: f64) -> Option<fn(f64, f64) -> f64> {
     })
 }
 
-/// Apply the op's epilogue to its result.
-pub fn apply(cx: &SemCtx, t: Tensor) -> Result<Tensor, String> {
-    let name = cx.str_attr("activation").unwrap_or("none");
+/// Apply an op's epilogue (its `activation` and `activation_alpha`
+/// attributes) to its result.
+pub fn apply(name: &str, alpha: f64, t: Tensor) -> Result<Tensor, String> {
     if name == "none" {
         return Ok(t);
     }
-    let alpha = cx.f64_attr("activation_alpha").unwrap_or(0.01);
     let f = function(name, alpha).ok_or_else(|| format!("unknown activation '{name}'"))?;
     Ok(t.map_f(|x| f(x, alpha)))
 }

@@ -5,11 +5,11 @@
 //! terminator; the reference semantics run regions through
 //! [`SemCtx::run_region`].
 
+use crate::interfaces::*;
 use ge_ir::body::{Body, OpId};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{
-    AttrDef, AttrKind, OpDef, OpError, OperandDef, RegionDef, Trait, TypeConstraint as C,
-};
+use ge_ir::opdef::{OpDef, OpError, Trait};
 use ge_ir::tensor::Tensor;
 use ge_ir::verifier::types_compatible;
 use ge_ir::Type;
@@ -187,18 +187,20 @@ fn verify_yield(body: &Body, op: OpId) -> Result<(), OpError> {
     Ok(())
 }
 
-pub static YIELD: OpDef = OpDef {
-    name: "graph.yield",
-    summary: "Yield values from a region of graph.if/while/case/fused",
-    description: "`graph.yield %a, %b : T, T` ends a region of `graph.if`, `graph.case`, \
-                  `graph.fused` and the `do` region of `graph.while`; its operands are the \
-                  region's results (for `graph.while`: the next loop-carried values).",
-    operands: &[OperandDef::variadic("values", C::Any)],
-    traits: &[Trait::Pure, Trait::Terminator],
-    format: Some("attr-dict (operands `:` type(operands))?"),
-    verify: Some(verify_yield),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Yield values from a region of graph.if/while/case/fused
+    ///
+    /// `graph.yield %a, %b : T, T` ends a region of `graph.if`, `graph.case`, `graph.fused` and
+    /// the `do` region of `graph.while`; its operands are the region's results (for
+    /// `graph.while`: the next loop-carried values).
+    pub Yield = "graph.yield" {
+        operands { values: Variadic<Any> },
+        traits [Pure, Terminator],
+        format: "attr-dict (operands `:` type(operands))?",
+        verify: verify_yield,
+        es(none = "terminator of the regions of graph.if/while/case/fused"),
+    }
+}
 
 fn verify_condition(body: &Body, op: OpId) -> Result<(), OpError> {
     check_single_operand(body, op, "cond")?;
@@ -222,22 +224,21 @@ fn verify_condition(body: &Body, op: OpId) -> Result<(), OpError> {
     Ok(())
 }
 
-pub static CONDITION: OpDef = OpDef {
-    name: "graph.condition",
-    summary: "End the condition region of graph.while",
-    description: "`graph.condition %c, %a, %b : tensor<i1>, T, U` ends the condition region of \
-                  `graph.while` (MLIR's `scf.condition`): when the single-element `i1` operand \
-                  `%c` is true the remaining operands are passed to the `do` region, otherwise \
-                  they become the results of the loop.",
-    operands: &[
-        OperandDef::one("cond", C::BoolTensor),
-        OperandDef::variadic("args", C::Any),
-    ],
-    traits: &[Trait::Pure, Trait::Terminator],
-    format: Some("operands attr-dict `:` type(operands)"),
-    verify: Some(verify_condition),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// End the condition region of graph.while
+    ///
+    /// `graph.condition %c, %a, %b : tensor<i1>, T, U` ends the condition region of
+    /// `graph.while` (MLIR's `scf.condition`): when the single-element `i1` operand `%c` is
+    /// true the remaining operands are passed to the `do` region, otherwise they become the
+    /// results of the loop.
+    pub Condition = "graph.condition" {
+        operands { cond: BoolTensor, args: Variadic<Any> },
+        traits [Pure, Terminator],
+        format: "operands attr-dict `:` type(operands)",
+        verify: verify_condition,
+        es(none = "terminator of the condition region of graph.while"),
+    }
+}
 
 // ---- graph.if -----------------------------------------------------------------------
 
@@ -263,41 +264,42 @@ fn sem_if(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     cx.run_region(if c != 0 { 0 } else { 1 }, vec![])
 }
 
-pub static IF: OpDef = OpDef {
-    name: "graph.if",
-    summary: "If-then-else with regions",
-    description: "ONNX If / MLIR `scf.if`:\n\n\
-                  ```\n\
-                  %r = graph.if %cond : (tensor<i1>) -> tensor<4xf32> {\n\
-                  \x20 graph.yield %a : tensor<4xf32>\n\
-                  } else {\n\
-                  \x20 graph.yield %b : tensor<4xf32>\n\
-                  }\n\
-                  ```\n\n\
-                  `cond` is a single-element `i1` tensor. Exactly one region runs; its \
-                  `graph.yield` operands become the results, whose declared types both branches \
-                  must match (a `?` dim accepts branches of different sizes). The regions may use \
-                  values from the enclosing function.",
-    operands: &[OperandDef::one("cond", C::BoolTensor)],
-    results: &[OperandDef::variadic("results", C::Any)],
-    regions: &[
-        RegionDef {
-            name: "then_branch",
-            doc: "runs when the condition is true",
+def_op! {
+    /// If-then-else with regions
+    ///
+    /// ONNX If / MLIR `scf.if`:
+    ///
+    /// ```
+    /// %r = graph.if %cond : (tensor<i1>) -> tensor<4xf32> {
+    ///   graph.yield %a : tensor<4xf32>
+    /// } else {
+    ///   graph.yield %b : tensor<4xf32>
+    /// }
+    /// ```
+    ///
+    /// `cond` is a single-element `i1` tensor. Exactly one region runs; its `graph.yield`
+    /// operands become the results, whose declared types both branches must match (a `?` dim
+    /// accepts branches of different sizes). The regions may use values from the enclosing
+    /// function.
+    pub If = "graph.if" {
+        operands { cond: BoolTensor },
+        results { results: Variadic<Any> },
+        regions {
+            /// runs when the condition is true
+            then_branch,
+            /// runs when the condition is false
+            else_branch,
         },
-        RegionDef {
-            name: "else_branch",
-            doc: "runs when the condition is false",
-        },
-    ],
-    traits: &[Trait::SingleBlock],
-    format: Some(
-        "$cond attr-dict `:` functional-type(operands, results) $then_branch `else` $else_branch",
-    ),
-    verify: Some(verify_if),
-    semantics: Some(sem_if),
-    ..OpDef::DEFAULT
-};
+        traits [SingleBlock],
+        format: "$cond attr-dict `:` functional-type(operands, results) $then_branch `else` $else_branch",
+        verify: verify_if,
+        semantics: sem_if,
+        interfaces [
+            CPU_ENGINES,
+        ],
+        es(none = "region op: its branches are nested blocks, not values an eager call can take"),
+    }
+}
 
 // ---- graph.case -----------------------------------------------------------------------
 
@@ -332,32 +334,39 @@ fn sem_case(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     cx.run_region(k, vec![])
 }
 
-pub static CASE: OpDef = OpDef {
-    name: "graph.case",
-    summary: "Run one of N regions selected by an index",
-    description: "TensorFlow Case / MLIR `scf.index_switch`:\n\n\
-                  ```\n\
-                  %r = graph.case %i : (tensor<i32>) -> tensor<f32> {\n\
-                  \x20 graph.yield %a : tensor<f32>\n\
-                  }, {\n\
-                  \x20 graph.yield %b : tensor<f32>\n\
-                  }\n\
-                  ```\n\n\
-                  `index` is a single-element i32/i64 tensor; region `index` runs, and an index \
-                  out of range runs the last region (the default branch, as in TensorFlow). \
-                  Every region ends in `graph.yield` with the result types.",
-    operands: &[OperandDef::one("index", C::IndexTensor)],
-    results: &[OperandDef::variadic("results", C::Any)],
-    regions: &[RegionDef {
-        name: "branches",
-        doc: "one or more branches; the last is also the default",
-    }],
-    traits: &[Trait::SingleBlock, Trait::VariadicRegions],
-    format: Some("$index attr-dict `:` functional-type(operands, results) regions"),
-    verify: Some(verify_case),
-    semantics: Some(sem_case),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Run one of N regions selected by an index
+    ///
+    /// TensorFlow Case / MLIR `scf.index_switch`:
+    ///
+    /// ```
+    /// %r = graph.case %i : (tensor<i32>) -> tensor<f32> {
+    ///   graph.yield %a : tensor<f32>
+    /// }, {
+    ///   graph.yield %b : tensor<f32>
+    /// }
+    /// ```
+    ///
+    /// `index` is a single-element i32/i64 tensor; region `index` runs, and an index out of
+    /// range runs the last region (the default branch, as in TensorFlow). Every region ends in
+    /// `graph.yield` with the result types.
+    pub Case = "graph.case" {
+        operands { index: IndexTensor },
+        results { results: Variadic<Any> },
+        regions {
+            /// one or more branches; the last is also the default
+            branches,
+        },
+        traits [SingleBlock, VariadicRegions],
+        format: "$index attr-dict `:` functional-type(operands, results) regions",
+        verify: verify_case,
+        semantics: sem_case,
+        interfaces [
+            CPU_ENGINES,
+        ],
+        es(none = "region op: its branches are nested blocks"),
+    }
+}
 
 // ---- graph.while -----------------------------------------------------------------------
 
@@ -402,47 +411,49 @@ fn sem_while(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     }
 }
 
-pub static WHILE: OpDef = OpDef {
-    name: "graph.while",
-    summary: "While loop with loop-carried values",
-    description: "MLIR `scf.while` (TensorFlow While):\n\n\
-                  ```\n\
-                  %r:2 = graph.while %i0, %s0 : (tensor<i64>, tensor<f32>) -> (tensor<i64>, tensor<f32>) {\n\
-                  ^bb0(%i: tensor<i64>, %s: tensor<f32>):\n\
-                  \x20 %c = graph.less %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>\n\
-                  \x20 graph.condition %c, %i, %s : tensor<i1>, tensor<i64>, tensor<f32>\n\
-                  } do {\n\
-                  ^bb0(%j: tensor<i64>, %t: tensor<f32>):\n\
-                  \x20 ...\n\
-                  \x20 graph.yield %j1, %t1 : tensor<i64>, tensor<f32>\n\
-                  }\n\
-                  ```\n\n\
-                  The operands are the initial loop-carried values. The condition region receives \
-                  the loop-carried values as its entry block arguments and ends in \
-                  `graph.condition`: while its `i1` operand is true, the values it forwards enter \
-                  the `do` region, whose `graph.yield` gives the next loop-carried values; when it \
-                  is false the forwarded values are the results. Types: the condition region's \
-                  arguments and the `do` region's yield match the operands; the forwarded values \
-                  and the `do` region's arguments match the results (`?` dims allow shapes that \
-                  change between iterations).",
-    operands: &[OperandDef::variadic("inits", C::Any)],
-    results: &[OperandDef::variadic("results", C::Any)],
-    regions: &[
-        RegionDef {
-            name: "cond",
-            doc: "computes the loop condition from the loop-carried values",
+def_op! {
+    /// While loop with loop-carried values
+    ///
+    /// MLIR `scf.while` (TensorFlow While):
+    ///
+    /// ```
+    /// %r:2 = graph.while %i0, %s0 : (tensor<i64>, tensor<f32>) -> (tensor<i64>, tensor<f32>) {
+    /// ^bb0(%i: tensor<i64>, %s: tensor<f32>):
+    ///   %c = graph.less %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    ///   graph.condition %c, %i, %s : tensor<i1>, tensor<i64>, tensor<f32>
+    /// } do {
+    /// ^bb0(%j: tensor<i64>, %t: tensor<f32>):
+    ///   ...
+    ///   graph.yield %j1, %t1 : tensor<i64>, tensor<f32>
+    /// }
+    /// ```
+    ///
+    /// The operands are the initial loop-carried values. The condition region receives the
+    /// loop-carried values as its entry block arguments and ends in `graph.condition`: while
+    /// its `i1` operand is true, the values it forwards enter the `do` region, whose
+    /// `graph.yield` gives the next loop-carried values; when it is false the forwarded values
+    /// are the results. Types: the condition region's arguments and the `do` region's yield
+    /// match the operands; the forwarded values and the `do` region's arguments match the
+    /// results (`?` dims allow shapes that change between iterations).
+    pub While = "graph.while" {
+        operands { inits: Variadic<Any> },
+        results { results: Variadic<Any> },
+        regions {
+            /// computes the loop condition from the loop-carried values
+            cond,
+            /// computes the next loop-carried values
+            body,
         },
-        RegionDef {
-            name: "body",
-            doc: "computes the next loop-carried values",
-        },
-    ],
-    traits: &[Trait::SingleBlock],
-    format: Some("operands attr-dict `:` functional-type(operands, results) $cond `do` $body"),
-    verify: Some(verify_while),
-    semantics: Some(sem_while),
-    ..OpDef::DEFAULT
-};
+        traits [SingleBlock],
+        format: "operands attr-dict `:` functional-type(operands, results) $cond `do` $body",
+        verify: verify_while,
+        semantics: sem_while,
+        interfaces [
+            CPU_ENGINES,
+        ],
+        es(none = "region op: its condition and body are nested blocks"),
+    }
+}
 
 // ---- graph.fused -----------------------------------------------------------------------
 
@@ -466,48 +477,50 @@ fn sem_fused(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     cx.run_region(0, x.iter().map(|t| (*t).clone()).collect())
 }
 
-pub static FUSED: OpDef = OpDef {
-    name: "graph.fused",
-    summary: "A kernel: a region of graph ops that runs as one task",
-    description: "The unit operator fusion produces and the engine partitioner places:\n\n\
-                  ```\n\
-                  %r = graph.fused ins(%a, %b) {kind = \"elementwise\"} : (T, T) -> T {\n\
-                  ^bb0(%x: T, %y: T):\n\
-                  \x20 %s = graph.add %x, %y : (T, T) -> T\n\
-                  \x20 %t = graph.relu %s : (T) -> T\n\
-                  \x20 graph.yield %t : T\n\
-                  }\n\
-                  ```\n\n\
-                  The op is isolated from above: the operands arrive as the entry block's \
-                  arguments (same count and types) and the body may use nothing else from \
-                  outside. `graph.yield` gives the results. `kind` records the TVM-style fusion \
-                  pattern (elementwise, broadcast, injective, reduction, out_elementwise_fusable); \
-                  `engine` the engine chosen for the kernel (e.g. \"AICore\").",
-    operands: &[OperandDef::variadic("inputs", C::Any)],
-    results: &[OperandDef::variadic("results", C::Any)],
-    attrs: &[
-        AttrDef::optional(
-            "kind",
-            AttrKind::Enum(&[
+def_op! {
+    /// A kernel: a region of graph ops that runs as one task
+    ///
+    /// The unit operator fusion produces and the engine partitioner places:
+    ///
+    /// ```
+    /// %r = graph.fused ins(%a, %b) {kind = "elementwise"} : (T, T) -> T {
+    /// ^bb0(%x: T, %y: T):
+    ///   %s = graph.add %x, %y : (T, T) -> T
+    ///   %t = graph.relu %s : (T) -> T
+    ///   graph.yield %t : T
+    /// }
+    /// ```
+    ///
+    /// The op is isolated from above: the operands arrive as the entry block's arguments (same
+    /// count and types) and the body may use nothing else from outside. `graph.yield` gives the
+    /// results. `kind` records the TVM-style fusion pattern (elementwise, broadcast, injective,
+    /// reduction, out_elementwise_fusable); `engine` the engine chosen for the kernel (e.g.
+    /// "AICore").
+    pub Fused = "graph.fused" {
+        operands { inputs: Variadic<Any> },
+        results { results: Variadic<Any> },
+        attrs {
+            /// the fusion pattern of the kernel
+            kind: Option<Enum(&[
                 "elementwise",
                 "broadcast",
                 "injective",
                 "reduction",
                 "out_elementwise_fusable",
-            ]),
-            "the fusion pattern of the kernel",
-        ),
-        AttrDef::optional("engine", AttrKind::Str, "the engine that runs the kernel"),
-    ],
-    regions: &[RegionDef {
-        name: "body",
-        doc: "the kernel body; entry block arguments are the operands",
-    }],
-    traits: &[Trait::IsolatedFromAbove, Trait::SingleBlock],
-    format: Some("`ins` `(` operands `)` attr-dict `:` functional-type(operands, results) $body"),
-    verify: Some(verify_fused),
-    semantics: Some(sem_fused),
-    ..OpDef::DEFAULT
-};
+            ])>,
+            /// the engine that runs the kernel
+            engine: Option<Str>,
+        },
+        regions {
+            /// the kernel body; entry block arguments are the operands
+            body,
+        },
+        traits [IsolatedFromAbove, SingleBlock],
+        format: "`ins` `(` operands `)` attr-dict `:` functional-type(operands, results) $body",
+        verify: verify_fused,
+        semantics: sem_fused,
+        es(none = "made by the fusion pass from existing ops, not written by hand"),
+    }
+}
 
 pub static OPS: &[&OpDef] = &[&IF, &WHILE, &CASE, &YIELD, &CONDITION, &FUSED];

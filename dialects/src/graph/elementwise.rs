@@ -6,13 +6,12 @@
 //! tensors in the verifier.
 
 use crate::infer::{broadcast_result, same_as_first};
+use crate::interfaces::*;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::{Body, OpId};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{
-    AttrDef, AttrKind, CustomSyntax, InferCtx, OpDef, OpError, OperandDef, Trait,
-    TypeConstraint as C,
-};
+use ge_ir::opdef::{CustomSyntax, InferCtx, OpDef, OpError, Trait, TypeConstraint as C};
 use ge_ir::parser::{OpParser, PResult};
 use ge_ir::printer::OpPrinter;
 use ge_ir::tensor::{binary, broadcast_index, broadcast_shape, Tensor};
@@ -53,24 +52,6 @@ const SIGNED_DTYPES: &[DType] = &[
 pub const NUMERIC: C = C::TensorOf(NUMERIC_DTYPES);
 /// Tensors of floats or signed integers.
 pub const SIGNED: C = C::TensorOf(SIGNED_DTYPES);
-
-const BINARY: &[OperandDef] = &[
-    OperandDef::one("lhs", NUMERIC),
-    OperandDef::one("rhs", NUMERIC),
-];
-const COMPARE: &[OperandDef] = &[
-    OperandDef::one("lhs", C::AnyTensor),
-    OperandDef::one("rhs", C::AnyTensor),
-];
-const LOGICAL: &[OperandDef] = &[
-    OperandDef::one("lhs", C::BoolTensor),
-    OperandDef::one("rhs", C::BoolTensor),
-];
-const SIGNED_UNARY: &[OperandDef] = &[OperandDef::one("input", SIGNED)];
-const NUMERIC_UNARY: &[OperandDef] = &[OperandDef::one("input", NUMERIC)];
-const FLOAT_UNARY: &[OperandDef] = &[OperandDef::one("input", C::FloatTensor)];
-const OUT: &[OperandDef] = &[OperandDef::one("output", C::AnyTensor)];
-const BOOL_OUT: &[OperandDef] = &[OperandDef::one("output", C::BoolTensor)];
 
 const BINARY_TRAITS: &[Trait] = &[
     Trait::Pure,
@@ -276,7 +257,7 @@ fn sem_min(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
 
 fn sem_mod(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     int_div_check(arg(x, 1)?, "modulo")?;
-    if cx.i64_attr("fmod").unwrap_or(0) != 0 {
+    if Mod::attrs(cx).fmod() != 0 {
         // C fmod: the sign of the dividend.
         bin(cx, x, |a, b| a % b, i64::wrapping_rem)
     } else {
@@ -306,7 +287,7 @@ fn sem_mod(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
 
 fn verify_mod(body: &Body, op: OpId) -> Result<(), OpError> {
     let d = body.op(op);
-    let fmod = d.attr("fmod").and_then(|a| a.as_int()).unwrap_or(0);
+    let fmod = Mod::attrs(d).fmod();
     if fmod != 0 && fmod != 1 {
         return Err(format!("attribute 'fmod' must be 0 or 1, but got {fmod}").into());
     }
@@ -322,130 +303,149 @@ fn verify_mod(body: &Body, op: OpId) -> Result<(), OpError> {
     Ok(())
 }
 
-pub static ADD: OpDef = OpDef {
-    name: "graph.add",
-    summary: "Elementwise addition with broadcasting",
-    description:
-        "`%z = graph.add %x, %y : (T1, T2) -> T` computes `x + y` with numpy broadcasting \
-                  (ONNX Add). Integers wrap on overflow.",
-    operands: BINARY,
-    results: OUT,
-    traits: COMMUTATIVE_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_binary),
-    semantics: Some(sem_add),
-    ..OpDef::DEFAULT
-};
+/// Arithmetic binary ops differ only in name, docs, traits, kernel and
+/// precision class.
+macro_rules! binary_op {
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $traits:expr, $sem:expr, $prec:expr) => {
+        def_op! {
+            #[doc = $summary]
+            #[doc = ""]
+            #[doc = $desc]
+            pub $ty = $name {
+                operands { lhs: NUMERIC, rhs: NUMERIC },
+                results { output: AnyTensor },
+                traits: $traits,
+                format: COMPUTE_FORMAT,
+                infer: infer_binary,
+                semantics: $sem,
+                interfaces [
+                    Cost::ELEMENTWISE,
+                    FusionPattern::Elementwise,
+                    VECTOR_ENGINES,
+                    $prec,
+                    Layout::FollowsInputs,
+                    KernelFamily::Elementwise,
+                ],
+                es,
+            }
+        }
+    };
+}
 
-pub static SUB: OpDef = OpDef {
-    name: "graph.sub",
-    summary: "Elementwise subtraction with broadcasting",
-    description: "`x - y` with numpy broadcasting (ONNX Sub). Integers wrap on overflow.",
-    operands: BINARY,
-    results: OUT,
-    traits: BINARY_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_binary),
-    semantics: Some(sem_sub),
-    ..OpDef::DEFAULT
-};
+binary_op!(
+    Add,
+    "graph.add",
+    "Elementwise addition with broadcasting",
+    "`%z = graph.add %x, %y : (T1, T2) -> T` computes `x + y` with numpy broadcasting (ONNX \
+     Add). Integers wrap on overflow.",
+    COMMUTATIVE_TRAITS,
+    sem_add,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Sub,
+    "graph.sub",
+    "Elementwise subtraction with broadcasting",
+    "`x - y` with numpy broadcasting (ONNX Sub). Integers wrap on overflow.",
+    BINARY_TRAITS,
+    sem_sub,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Mul,
+    "graph.mul",
+    "Elementwise multiplication with broadcasting",
+    "`x * y` with numpy broadcasting (ONNX Mul). Integers wrap on overflow.",
+    COMMUTATIVE_TRAITS,
+    sem_mul,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Div,
+    "graph.div",
+    "Elementwise division with broadcasting (integer division truncates)",
+    "`x / y` with numpy broadcasting (ONNX Div). Integer division truncates toward zero; an \
+     integer division by zero is a runtime error of the interpreter.",
+    BINARY_TRAITS,
+    sem_div,
+    PrecisionClass::Black
+);
+binary_op!(
+    Max,
+    "graph.max",
+    "Elementwise maximum with broadcasting",
+    "`max(x, y)` with numpy broadcasting (ONNX Max of two inputs). A NaN operand gives NaN, \
+     like numpy's `maximum`.",
+    COMMUTATIVE_TRAITS,
+    sem_max,
+    PrecisionClass::Gray
+);
+binary_op!(
+    Min,
+    "graph.min",
+    "Elementwise minimum with broadcasting",
+    "`min(x, y)` with numpy broadcasting (ONNX Min of two inputs). A NaN operand gives NaN, \
+     like numpy's `minimum`.",
+    COMMUTATIVE_TRAITS,
+    sem_min,
+    PrecisionClass::Gray
+);
 
-pub static MUL: OpDef = OpDef {
-    name: "graph.mul",
-    summary: "Elementwise multiplication with broadcasting",
-    description: "`x * y` with numpy broadcasting (ONNX Mul). Integers wrap on overflow.",
-    operands: BINARY,
-    results: OUT,
-    traits: COMMUTATIVE_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_binary),
-    semantics: Some(sem_mul),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Elementwise power with broadcasting
+    ///
+    /// `x ^ y` with numpy broadcasting (ONNX Pow). The exponent may have another number type
+    /// than the base; the result has the base's type. Integer bases with negative integer
+    /// exponents are an error (as in numpy).
+    pub Pow = "graph.pow" {
+        operands { base: NUMERIC, exponent: NUMERIC },
+        results { output: AnyTensor },
+        traits [Pure, Elementwise, Broadcastable],
+        format: COMPUTE_FORMAT,
+        infer: infer_binary,
+        semantics: sem_pow,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Black,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
-pub static DIV: OpDef = OpDef {
-    name: "graph.div",
-    summary: "Elementwise division with broadcasting (integer division truncates)",
-    description: "`x / y` with numpy broadcasting (ONNX Div). Integer division truncates toward \
-                  zero; an integer division by zero is a runtime error of the interpreter.",
-    operands: BINARY,
-    results: OUT,
-    traits: BINARY_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_binary),
-    semantics: Some(sem_div),
-    ..OpDef::DEFAULT
-};
-
-pub static POW: OpDef = OpDef {
-    name: "graph.pow",
-    summary: "Elementwise power with broadcasting",
-    description:
-        "`x ^ y` with numpy broadcasting (ONNX Pow). The exponent may have another number \
-                  type than the base; the result has the base's type. Integer bases with negative \
-                  integer exponents are an error (as in numpy).",
-    operands: &[
-        OperandDef::one("base", NUMERIC),
-        OperandDef::one("exponent", NUMERIC),
-    ],
-    results: OUT,
-    traits: &[Trait::Pure, Trait::Elementwise, Trait::Broadcastable],
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_binary),
-    semantics: Some(sem_pow),
-    ..OpDef::DEFAULT
-};
-
-pub static MAX: OpDef = OpDef {
-    name: "graph.max",
-    summary: "Elementwise maximum with broadcasting",
-    description: "`max(x, y)` with numpy broadcasting (ONNX Max of two inputs). A NaN operand \
-                  gives NaN, like numpy's `maximum`.",
-    operands: BINARY,
-    results: OUT,
-    traits: COMMUTATIVE_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_binary),
-    semantics: Some(sem_max),
-    ..OpDef::DEFAULT
-};
-
-pub static MIN: OpDef = OpDef {
-    name: "graph.min",
-    summary: "Elementwise minimum with broadcasting",
-    description: "`min(x, y)` with numpy broadcasting (ONNX Min of two inputs). A NaN operand \
-                  gives NaN, like numpy's `minimum`.",
-    operands: BINARY,
-    results: OUT,
-    traits: COMMUTATIVE_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_binary),
-    semantics: Some(sem_min),
-    ..OpDef::DEFAULT
-};
-
-pub static MOD: OpDef = OpDef {
-    name: "graph.mod",
-    summary: "Elementwise remainder with broadcasting",
-    description: "ONNX Mod. With `fmod = 0` (the default, integers only) the result takes the sign \
-                  of the divisor, like Python's `%` and numpy's `mod`; with `fmod = 1` it takes the \
-                  sign of the dividend, like C's `fmod` (required for floating-point operands). \
-                  An integer modulo by zero is a runtime error of the interpreter.",
-    operands: BINARY,
-    results: OUT,
-    attrs: &[AttrDef::with_default(
-        "fmod",
-        AttrKind::I64,
-        "0",
-        "0: sign of the divisor (integers only); 1: sign of the dividend (C fmod)",
-    )],
-    traits: BINARY_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_mod),
-    infer: Some(infer_binary),
-    semantics: Some(sem_mod),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Elementwise remainder with broadcasting
+    ///
+    /// ONNX Mod. With `fmod = 0` (the default, integers only) the result takes the sign of the
+    /// divisor, like Python's `%` and numpy's `mod`; with `fmod = 1` it takes the sign of the
+    /// dividend, like C's `fmod` (required for floating-point operands). An integer modulo by
+    /// zero is a runtime error of the interpreter.
+    pub Mod = "graph.mod" {
+        operands { lhs: NUMERIC, rhs: NUMERIC },
+        results { output: AnyTensor },
+        attrs {
+            /// 0: sign of the divisor (integers only); 1: sign of the dividend (C fmod)
+            fmod: I64 = 0,
+        },
+        traits: BINARY_TRAITS,
+        format: COMPUTE_FORMAT,
+        verify: verify_mod,
+        infer: infer_binary,
+        semantics: sem_mod,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es(method = mod_),
+    }
+}
 
 // ---- unary ---------------------------------------------------------------------
 
@@ -482,7 +482,7 @@ fn sem_relu(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
 }
 
 fn sem_leaky_relu(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let alpha = cx.f64_attr("alpha").unwrap_or(0.01);
+    let alpha = LeakyRelu::attrs(cx).alpha();
     unary_f(x, |v| if v >= 0.0 { v } else { alpha * v })
 }
 
@@ -495,7 +495,7 @@ fn sem_tanh(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
 }
 
 fn sem_gelu(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    match cx.str_attr("approximate").unwrap_or("none") {
+    match Gelu::attrs(cx).approximate() {
         "none" => unary_f(x, |v| 0.5 * v * (1.0 + erf(v / std::f64::consts::SQRT_2))),
         "tanh" => {
             let k = (2.0 / std::f64::consts::PI).sqrt();
@@ -556,238 +556,301 @@ fn sem_cos(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
 }
 
 fn verify_leaky_relu(body: &Body, op: OpId) -> Result<(), OpError> {
-    match body.op(op).attr("alpha").and_then(|a| a.as_float()) {
-        Some(a) if !a.is_finite() => {
-            Err(format!("attribute 'alpha' must be finite, but got {a}").into())
-        }
-        _ => Ok(()),
+    let a = LeakyRelu::attrs(body.op(op)).alpha();
+    if a.is_finite() {
+        Ok(())
+    } else {
+        Err(format!("attribute 'alpha' must be finite, but got {a}").into())
     }
 }
 
-/// Unary op definitions differ only in name, docs, constraint, traits and kernel.
+/// Unary op definitions differ only in name, docs, constraint, traits,
+/// kernel, cost and precision class.
 macro_rules! unary_op {
-    ($id:ident, $name:literal, $summary:literal, $desc:literal, $operands:expr, $traits:expr, $sem:expr) => {
-        pub static $id: OpDef = OpDef {
-            name: $name,
-            summary: $summary,
-            description: $desc,
-            operands: $operands,
-            results: OUT,
-            traits: $traits,
-            format: Some(COMPUTE_FORMAT),
-            infer: Some(same_as_first),
-            semantics: Some($sem),
-            ..OpDef::DEFAULT
-        };
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $input:expr, $traits:expr, $sem:expr, $cost:expr, $prec:expr) => {
+        def_op! {
+            #[doc = $summary]
+            #[doc = ""]
+            #[doc = $desc]
+            pub $ty = $name {
+                operands { input: $input },
+                results { output: AnyTensor },
+                traits: $traits,
+                format: COMPUTE_FORMAT,
+                infer: same_as_first,
+                semantics: $sem,
+                interfaces [
+                    $cost,
+                    FusionPattern::Elementwise,
+                    VECTOR_ENGINES,
+                    $prec,
+                    Layout::FollowsInputs,
+                    KernelFamily::Elementwise,
+                ],
+                es,
+            }
+        }
     };
 }
 
 unary_op!(
-    NEG,
+    Neg,
     "graph.neg",
     "-x elementwise",
     "ONNX Neg on floats and signed integers (integers wrap: -MIN = MIN).",
-    SIGNED_UNARY,
+    SIGNED,
     INVOLUTION_TRAITS,
-    sem_neg
+    sem_neg,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    ABS,
+    Abs,
     "graph.abs",
     "|x| elementwise",
     "ONNX Abs on any number type (integers wrap: |MIN| = MIN).",
-    NUMERIC_UNARY,
+    NUMERIC,
     IDEMPOTENT_TRAITS,
-    sem_abs
+    sem_abs,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    EXP,
+    Exp,
     "graph.exp",
     "e^x elementwise",
     "ONNX Exp on floating-point tensors.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_exp
+    sem_exp,
+    Cost::TRANSCENDENTAL,
+    PrecisionClass::Black
 );
 unary_op!(
-    LOG,
+    Log,
     "graph.log",
     "Natural logarithm elementwise",
     "ONNX Log: ln(x) on floating-point tensors; log(0) = -inf, log(x < 0) = NaN.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_log
+    sem_log,
+    Cost::TRANSCENDENTAL,
+    PrecisionClass::Black
 );
 unary_op!(
-    SQRT,
+    Sqrt,
     "graph.sqrt",
     "Square root elementwise",
     "ONNX Sqrt on floating-point tensors; sqrt(x < 0) = NaN.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_sqrt
+    sem_sqrt,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Black
 );
 unary_op!(
-    RSQRT,
+    Rsqrt,
     "graph.rsqrt",
     "Reciprocal square root elementwise",
     "1 / sqrt(x) on floating-point tensors (Ascend's Rsqrt; ONNX spells it Reciprocal(Sqrt)).",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_rsqrt
+    sem_rsqrt,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    RECIPROCAL,
+    Reciprocal,
     "graph.reciprocal",
     "1/x elementwise",
     "ONNX Reciprocal on floating-point tensors; 1/0 = inf.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_reciprocal
+    sem_reciprocal,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Black
 );
 unary_op!(
-    RELU,
+    Relu,
     "graph.relu",
     "max(x, 0) elementwise",
     "ONNX Relu on floats and signed integers.",
-    SIGNED_UNARY,
+    SIGNED,
     IDEMPOTENT_TRAITS,
-    sem_relu
+    sem_relu,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    SIGMOID,
+    Sigmoid,
     "graph.sigmoid",
     "Logistic sigmoid elementwise",
     "ONNX Sigmoid: 1 / (1 + e^-x) on floating-point tensors.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_sigmoid
+    sem_sigmoid,
+    Cost::TRANSCENDENTAL,
+    PrecisionClass::Gray
 );
 unary_op!(
-    TANH,
+    Tanh,
     "graph.tanh",
     "Hyperbolic tangent elementwise",
     "ONNX Tanh on floating-point tensors.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_tanh
+    sem_tanh,
+    Cost::TRANSCENDENTAL,
+    PrecisionClass::Gray
 );
 unary_op!(
-    SILU,
+    Silu,
     "graph.silu",
     "SiLU (swish) elementwise",
     "x * sigmoid(x) on floating-point tensors (PyTorch SiLU; ONNX spells it Mul(x, Sigmoid(x))).",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_silu
+    sem_silu,
+    Cost::TRANSCENDENTAL,
+    PrecisionClass::Gray
 );
 unary_op!(
-    ERF,
+    Erf,
     "graph.erf",
     "Gauss error function elementwise",
     "ONNX Erf on floating-point tensors. The reference kernel is accurate to about 1e-15 \
-     before rounding to the element type.",
-    FLOAT_UNARY,
+         before rounding to the element type.",
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_erf
+    sem_erf,
+    Cost::TRANSCENDENTAL,
+    PrecisionClass::Black
 );
 unary_op!(
-    FLOOR,
+    Floor,
     "graph.floor",
     "Round down elementwise",
     "ONNX Floor on floating-point tensors.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     IDEMPOTENT_TRAITS,
-    sem_floor
+    sem_floor,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    CEIL,
+    Ceil,
     "graph.ceil",
     "Round up elementwise",
     "ONNX Ceil on floating-point tensors.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     IDEMPOTENT_TRAITS,
-    sem_ceil
+    sem_ceil,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    ROUND,
+    Round,
     "graph.round",
     "Round half to even elementwise",
     "ONNX Round on floating-point tensors: halves round to the nearest even integer \
-     (numpy `round`).",
-    FLOAT_UNARY,
+         (numpy `round`).",
+    C::FloatTensor,
     IDEMPOTENT_TRAITS,
-    sem_round
+    sem_round,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    SIGN,
+    Sign,
     "graph.sign",
     "Sign elementwise (-1, 0 or 1)",
     "ONNX Sign on any number type; sign(NaN) = NaN.",
-    NUMERIC_UNARY,
+    NUMERIC,
     IDEMPOTENT_TRAITS,
-    sem_sign
+    sem_sign,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    SIN,
+    Sin,
     "graph.sin",
     "Sine elementwise",
     "ONNX Sin on floating-point tensors.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_sin
+    sem_sin,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 unary_op!(
-    COS,
+    Cos,
     "graph.cos",
     "Cosine elementwise",
     "ONNX Cos on floating-point tensors.",
-    FLOAT_UNARY,
+    C::FloatTensor,
     UNARY_TRAITS,
-    sem_cos
+    sem_cos,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
 );
 
-pub static LEAKY_RELU: OpDef = OpDef {
-    name: "graph.leaky_relu",
-    summary: "Leaky rectified linear unit elementwise",
-    description: "ONNX LeakyRelu: `x` for x >= 0, `alpha * x` otherwise, on floating-point \
-                  tensors. `%y = graph.leaky_relu %x {alpha = 0.2 : f32} : (T) -> T`.",
-    operands: FLOAT_UNARY,
-    results: OUT,
-    attrs: &[AttrDef::with_default(
-        "alpha",
-        AttrKind::F64,
-        "0.01",
-        "slope for negative inputs",
-    )],
-    traits: UNARY_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_leaky_relu),
-    infer: Some(same_as_first),
-    semantics: Some(sem_leaky_relu),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Leaky rectified linear unit elementwise
+    ///
+    /// ONNX LeakyRelu: `x` for x >= 0, `alpha * x` otherwise, on floating-point tensors. `%y =
+    /// graph.leaky_relu %x {alpha = 0.2 : f32} : (T) -> T`.
+    pub LeakyRelu = "graph.leaky_relu" {
+        operands { input: FloatTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// slope for negative inputs
+            alpha: F64 = 0.01,
+        },
+        traits: UNARY_TRAITS,
+        format: COMPUTE_FORMAT,
+        verify: verify_leaky_relu,
+        infer: same_as_first,
+        semantics: sem_leaky_relu,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
-pub static GELU: OpDef = OpDef {
-    name: "graph.gelu",
-    summary: "Gaussian error linear unit elementwise",
-    description: "ONNX Gelu (opset 20) on floating-point tensors. `approximate = \"none\"` (the \
-                  default): `0.5 x (1 + erf(x / sqrt 2))`; `approximate = \"tanh\"`: \
-                  `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.",
-    operands: FLOAT_UNARY,
-    results: OUT,
-    attrs: &[AttrDef::with_default(
-        "approximate",
-        AttrKind::Enum(&["none", "tanh"]),
-        "\"none\"",
-        "\"none\" (exact, with erf) or \"tanh\" (the tanh approximation)",
-    )],
-    traits: UNARY_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(same_as_first),
-    semantics: Some(sem_gelu),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Gaussian error linear unit elementwise
+    ///
+    /// ONNX Gelu (opset 20) on floating-point tensors. `approximate = "none"` (the default):
+    /// `0.5 x (1 + erf(x / sqrt 2))`; `approximate = "tanh"`: `0.5 x (1 + tanh(sqrt(2/pi) (x +
+    /// 0.044715 x^3)))`.
+    pub Gelu = "graph.gelu" {
+        operands { input: FloatTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// "none" (exact, with erf) or "tanh" (the tanh approximation)
+            approximate: Enum(&["none", "tanh"]) = "none",
+        },
+        traits: UNARY_TRAITS,
+        format: COMPUTE_FORMAT,
+        infer: same_as_first,
+        semantics: sem_gelu,
+        interfaces [
+            Cost::TRANSCENDENTAL,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
 // ---- clip ------------------------------------------------------------------------
 
@@ -921,39 +984,42 @@ fn print_clip(pr: &mut OpPrinter<'_, '_>, op: OpId) {
     pr.functional_type(&ins, &outs);
 }
 
-pub static CLIP: OpDef = OpDef {
-    name: "graph.clip",
-    summary: "Clamp elementwise to optional scalar bounds",
-    description: "ONNX Clip (opset 13): `min(max(x, lo), hi)` where the bounds are optional \
-                  rank-0 operands of the input's element type; a missing bound does not clip. \
-                  Syntax: `%y = graph.clip %x min %lo max %hi : (T, tensor<f32>, tensor<f32>) -> T`; \
-                  either `min %lo` or `max %hi` may be left out (the generic form records which \
-                  in `operand_segment_sizes`). NaN inputs stay NaN.",
-    operands: &[
-        OperandDef::one("input", NUMERIC),
-        OperandDef::optional("min", NUMERIC),
-        OperandDef::optional("max", NUMERIC),
-    ],
-    results: OUT,
-    traits: &[Trait::Pure, Trait::Elementwise],
-    syntax: Some(CustomSyntax {
-        parse: parse_clip,
-        print: print_clip,
-    }),
-    verify: Some(verify_clip),
-    infer: Some(same_as_first),
-    semantics: Some(sem_clip),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Clamp elementwise to optional scalar bounds
+    ///
+    /// ONNX Clip (opset 13): `min(max(x, lo), hi)` where the bounds are optional rank-0
+    /// operands of the input's element type; a missing bound does not clip. Syntax: `%y =
+    /// graph.clip %x min %lo max %hi : (T, tensor<f32>, tensor<f32>) -> T`; either `min %lo` or
+    /// `max %hi` may be left out (the generic form records which in `operand_segment_sizes`).
+    /// NaN inputs stay NaN.
+    pub Clip = "graph.clip" {
+        operands { input: NUMERIC, min: Option<NUMERIC>, max: Option<NUMERIC> },
+        results { output: AnyTensor },
+        traits [Pure, Elementwise],
+        syntax: CustomSyntax {
+            parse: parse_clip,
+            print: print_clip,
+        },
+        verify: verify_clip,
+        infer: same_as_first,
+        semantics: sem_clip,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
 // ---- cast ------------------------------------------------------------------------
 
 /// The element type named by `to` (a scalar type, or a tensor type's element type).
-fn cast_target(a: Option<Attribute>) -> Result<DType, String> {
-    let a = a.ok_or("requires attribute 'to' (the target element type)")?;
-    let t = a
-        .as_type()
-        .ok_or_else(|| format!("attribute 'to' must be a type, but got '{a}'"))?;
+fn cast_target(t: Option<Type>) -> Result<DType, String> {
+    let t = t.ok_or("requires attribute 'to' (the target element type)")?;
     match t.data() {
         ge_ir::TypeData::Scalar(d) => Ok(*d),
         _ => Err(format!(
@@ -963,40 +1029,45 @@ fn cast_target(a: Option<Attribute>) -> Result<DType, String> {
 }
 
 fn infer_cast(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    let to = cast_target(cx.attr("to"))?;
+    let to = cast_target(Cast::attrs(cx).to())?;
     let t = *cx.operand_types.first().ok_or("expects an operand")?;
     Ok(vec![t.with_dtype(to)])
 }
 
 fn sem_cast(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let to = cast_target(cx.attr("to"))?;
+    let to = cast_target(Cast::attrs(cx).to())?;
     Ok(vec![arg(x, 0)?.cast(to)])
 }
 
-pub static CAST: OpDef = OpDef {
-    name: "graph.cast",
-    summary: "Convert elements to another type",
-    description: "ONNX Cast: `%y = graph.cast %x {to = f16} : (tensor<4xf32>) -> tensor<4xf16>`. \
-                  Conversions follow numpy's `astype`: floats round to the nearest representable \
-                  value, float to integer truncates toward zero (NaN becomes 0), integers wrap to \
-                  the target width, and anything to `i1` is `x != 0`.",
-    operands: &[OperandDef::one("input", C::AnyTensor)],
-    results: OUT,
-    attrs: &[AttrDef::required(
-        "to",
-        AttrKind::Type,
-        "the target element type",
-    )],
-    traits: &[
-        Trait::Pure,
-        Trait::Elementwise,
-        Trait::SameOperandsAndResultShape,
-    ],
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(infer_cast),
-    semantics: Some(sem_cast),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Convert elements to another type
+    ///
+    /// ONNX Cast: `%y = graph.cast %x {to = f16} : (tensor<4xf32>) -> tensor<4xf16>`.
+    /// Conversions follow numpy's `astype`: floats round to the nearest representable value,
+    /// float to integer truncates toward zero (NaN becomes 0), integers wrap to the target
+    /// width, and anything to `i1` is `x != 0`.
+    pub Cast = "graph.cast" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the target element type
+            to: Type,
+        },
+        traits [Pure, Elementwise, SameOperandsAndResultShape],
+        format: COMPUTE_FORMAT,
+        infer: infer_cast,
+        semantics: sem_cast,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Never,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
 // ---- where -----------------------------------------------------------------------
 
@@ -1059,24 +1130,30 @@ fn sem_where(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     }])
 }
 
-pub static WHERE: OpDef = OpDef {
-    name: "graph.where",
-    summary: "Select elements from two tensors by a condition",
-    description: "ONNX Where: `%z = graph.where %cond, %x, %y : (tensor<..xi1>, T, T) -> T` picks \
-                  `x` where `cond` is true and `y` elsewhere; all three broadcast numpy-style.",
-    operands: &[
-        OperandDef::one("cond", C::BoolTensor),
-        OperandDef::one("x", C::AnyTensor),
-        OperandDef::one("y", C::AnyTensor),
-    ],
-    results: OUT,
-    traits: &[Trait::Pure, Trait::Elementwise, Trait::Broadcastable],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_where),
-    infer: Some(infer_where),
-    semantics: Some(sem_where),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Select elements from two tensors by a condition
+    ///
+    /// ONNX Where: `%z = graph.where %cond, %x, %y : (tensor<..xi1>, T, T) -> T` picks `x`
+    /// where `cond` is true and `y` elsewhere; all three broadcast numpy-style.
+    pub Where = "graph.where" {
+        operands { cond: BoolTensor, x: AnyTensor, y: AnyTensor },
+        results { output: AnyTensor },
+        traits [Pure, Elementwise, Broadcastable],
+        format: COMPUTE_FORMAT,
+        verify: verify_where,
+        infer: infer_where,
+        semantics: sem_where,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es(method = where_),
+    }
+}
 
 // ---- comparisons and logic ---------------------------------------------------------
 
@@ -1117,109 +1194,130 @@ fn sem_not(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     )])
 }
 
-/// Comparison and binary logic definitions differ only in name, docs and kernel.
+/// Comparison and binary logic definitions differ only in name, docs,
+/// operand constraint, traits and kernel.
 macro_rules! bool_binary_op {
-    ($id:ident, $name:literal, $summary:literal, $desc:literal, $operands:expr, $traits:expr, $sem:expr) => {
-        pub static $id: OpDef = OpDef {
-            name: $name,
-            summary: $summary,
-            description: $desc,
-            operands: $operands,
-            results: BOOL_OUT,
-            traits: $traits,
-            format: Some(COMPUTE_FORMAT),
-            infer: Some(infer_bool_binary),
-            semantics: Some($sem),
-            ..OpDef::DEFAULT
-        };
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $operand:expr, $traits:expr, $sem:expr) => {
+        def_op! {
+            #[doc = $summary]
+            #[doc = ""]
+            #[doc = $desc]
+            pub $ty = $name {
+                operands { lhs: $operand, rhs: $operand },
+                results { output: BoolTensor },
+                traits: $traits,
+                format: COMPUTE_FORMAT,
+                infer: infer_bool_binary,
+                semantics: $sem,
+                interfaces [
+                    Cost::ELEMENTWISE,
+                    FusionPattern::Elementwise,
+                    VECTOR_ENGINES,
+                    PrecisionClass::Gray,
+                    Layout::FollowsInputs,
+                    KernelFamily::Elementwise,
+                ],
+                es,
+            }
+        }
     };
 }
 
 bool_binary_op!(
-    EQUAL,
+    Equal,
     "graph.equal",
     "x == y elementwise (i1 result)",
     "ONNX Equal with numpy broadcasting; operands share one element type. NaN == NaN is false.",
-    COMPARE,
+    C::AnyTensor,
     COMMUTATIVE_TRAITS,
     sem_equal
 );
 bool_binary_op!(
-    LESS,
+    Less,
     "graph.less",
     "x < y elementwise (i1 result)",
     "ONNX Less with numpy broadcasting; operands share one element type.",
-    COMPARE,
+    C::AnyTensor,
     BINARY_TRAITS,
     sem_less
 );
 bool_binary_op!(
-    LESS_EQUAL,
+    LessEqual,
     "graph.less_equal",
     "x <= y elementwise (i1 result)",
     "ONNX LessOrEqual with numpy broadcasting; operands share one element type.",
-    COMPARE,
+    C::AnyTensor,
     BINARY_TRAITS,
     sem_less_equal
 );
 bool_binary_op!(
-    GREATER,
+    Greater,
     "graph.greater",
     "x > y elementwise (i1 result)",
     "ONNX Greater with numpy broadcasting; operands share one element type.",
-    COMPARE,
+    C::AnyTensor,
     BINARY_TRAITS,
     sem_greater
 );
 bool_binary_op!(
-    GREATER_EQUAL,
+    GreaterEqual,
     "graph.greater_equal",
     "x >= y elementwise (i1 result)",
     "ONNX GreaterOrEqual with numpy broadcasting; operands share one element type.",
-    COMPARE,
+    C::AnyTensor,
     BINARY_TRAITS,
     sem_greater_equal
 );
 bool_binary_op!(
-    AND,
+    And,
     "graph.and",
     "Logical and of i1 tensors",
     "ONNX And with numpy broadcasting.",
-    LOGICAL,
+    C::BoolTensor,
     COMMUTATIVE_TRAITS,
     sem_and
 );
 bool_binary_op!(
-    OR,
+    Or,
     "graph.or",
     "Logical or of i1 tensors",
     "ONNX Or with numpy broadcasting.",
-    LOGICAL,
+    C::BoolTensor,
     COMMUTATIVE_TRAITS,
     sem_or
 );
 bool_binary_op!(
-    XOR,
+    Xor,
     "graph.xor",
     "Logical exclusive or of i1 tensors",
     "ONNX Xor with numpy broadcasting.",
-    LOGICAL,
+    C::BoolTensor,
     COMMUTATIVE_TRAITS,
     sem_xor
 );
 
-pub static NOT: OpDef = OpDef {
-    name: "graph.not",
-    summary: "Logical negation of an i1 tensor",
-    description: "ONNX Not: `%y = graph.not %x : (tensor<4xi1>) -> tensor<4xi1>`.",
-    operands: &[OperandDef::one("input", C::BoolTensor)],
-    results: BOOL_OUT,
-    traits: INVOLUTION_TRAITS,
-    format: Some(COMPUTE_FORMAT),
-    infer: Some(same_as_first),
-    semantics: Some(sem_not),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Logical negation of an i1 tensor
+    ///
+    /// ONNX Not: `%y = graph.not %x : (tensor<4xi1>) -> tensor<4xi1>`.
+    pub Not = "graph.not" {
+        operands { input: BoolTensor },
+        results { output: BoolTensor },
+        traits: INVOLUTION_TRAITS,
+        format: COMPUTE_FORMAT,
+        infer: same_as_first,
+        semantics: sem_not,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Elementwise,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            Layout::FollowsInputs,
+            KernelFamily::Elementwise,
+        ],
+        es,
+    }
+}
 
 pub static OPS: &[&OpDef] = &[
     &ADD,

@@ -1,32 +1,45 @@
 //! Functions, returns and calls.
 
+use crate::interfaces::*;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::{Body, OpId};
-use ge_ir::opdef::{
-    AttrDef, AttrKind, CustomSyntax, OpDef, OpError, OperandDef, RegionDef, Trait, TypeConstraint,
-};
+use ge_ir::def_op;
+use ge_ir::opdef::{CustomSyntax, OpDef, OpError, Trait};
 use ge_ir::parser::{OpParser, PResult};
 use ge_ir::printer::OpPrinter;
 use ge_ir::types::Type;
 
-pub static FUNC: OpDef = OpDef {
-    name: "graph.func",
-    summary: "A function: a named graph with typed inputs and outputs",
-    description: "`graph.func @name(%x: T, ...) -> (T, ...) attributes {...} { ... }`. The body's \
-                  entry block arguments are the inputs; `graph.return` gives the outputs. Without a \
-                  body (`graph.func private @f(T) -> T`) it declares an external function. \
-                  Functions are isolated from above and processed in parallel by the pass manager.",
-    attrs: &[
-        AttrDef::required("sym_name", AttrKind::Str, "the function's symbol name"),
-        AttrDef::required("function_type", AttrKind::Type, "input and output types"),
-        AttrDef::optional("sym_visibility", AttrKind::Enum(&["public", "private", "nested"]), "symbol visibility"),
-    ],
-    regions: &[RegionDef { name: "body", doc: "the function body (empty for declarations)" }],
-    traits: &[Trait::IsolatedFromAbove, Trait::Symbol, Trait::FunctionLike],
-    syntax: Some(CustomSyntax { parse: parse_func, print: print_func }),
-    verify: Some(verify_func),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// A function: a named graph with typed inputs and outputs
+    ///
+    /// `graph.func @name(%x: T, ...) -> (T, ...) attributes {...} { ... }`. The body's entry
+    /// block arguments are the inputs; `graph.return` gives the outputs. Without a body
+    /// (`graph.func private @f(T) -> T`) it declares an external function. Functions are
+    /// isolated from above and processed in parallel by the pass manager.
+    pub Func = "graph.func" {
+        attrs {
+            /// the function's symbol name
+            sym_name: Str,
+            /// input and output types
+            function_type: Type,
+            /// symbol visibility
+            sym_visibility: Option<Enum(&["public", "private", "nested"])>,
+        },
+        regions {
+            /// the function body (empty for declarations)
+            body,
+        },
+        traits [IsolatedFromAbove, Symbol, FunctionLike],
+        syntax: CustomSyntax { parse: parse_func, print: print_func },
+        verify: verify_func,
+        interfaces [
+            CPU_ENGINES,
+        ],
+        es(
+            none = "a GraphBuilder builds one function: GraphBuilder::new names it, input() adds arguments"
+        ),
+    }
+}
 
 fn parse_func(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
     for vis in ["private", "public", "nested"] {
@@ -89,16 +102,16 @@ fn parse_func(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
 
 fn print_func(pr: &mut OpPrinter<'_, '_>, op: OpId) {
     let d = pr.body.op(op);
-    if let Some(v) = d.attr("sym_visibility").and_then(|a| a.as_str()) {
+    let a = Func::attrs(d);
+    if let Some(v) = a.sym_visibility() {
         pr.write(" ");
         pr.write(v);
     }
-    let name = d.attr("sym_name").and_then(|a| a.as_str()).unwrap_or("");
+    let name = a.sym_name().unwrap_or("");
     pr.write(" ");
     pr.symbol_name(name);
-    let (inputs, results) = d
-        .attr("function_type")
-        .and_then(|a| a.as_type())
+    let (inputs, results) = a
+        .function_type()
         .and_then(|t| t.as_function())
         .unwrap_or((&[], &[]));
     pr.write("(");
@@ -133,7 +146,7 @@ fn print_func(pr: &mut OpPrinter<'_, '_>, op: OpId) {
 
 /// The input and output types of a function-like op.
 pub fn function_signature(body: &Body, op: OpId) -> Option<(&'static [Type], &'static [Type])> {
-    body.op(op).attr("function_type")?.as_type()?.as_function()
+    Func::attrs(body.op(op)).function_type()?.as_function()
 }
 
 fn verify_func(body: &Body, op: OpId) -> Result<(), OpError> {
@@ -203,33 +216,39 @@ fn verify_func(body: &Body, op: OpId) -> Result<(), OpError> {
     Ok(())
 }
 
-pub static RETURN: OpDef = OpDef {
-    name: "graph.return",
-    summary: "Return values from a function",
-    description:
-        "`graph.return %a, %b : T, T` ends a function body; the values become its outputs.",
-    operands: &[OperandDef::variadic("values", TypeConstraint::Any)],
-    traits: &[Trait::Pure, Trait::Terminator, Trait::ReturnLike],
-    format: Some("attr-dict (operands `:` type(operands))?"),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Return values from a function
+    ///
+    /// `graph.return %a, %b : T, T` ends a function body; the values become its outputs.
+    pub Return = "graph.return" {
+        operands { values: Variadic<Any> },
+        traits [Pure, Terminator, ReturnLike],
+        format: "attr-dict (operands `:` type(operands))?",
+        es(none = "built by GraphBuilder::output"),
+    }
+}
 
-pub static CALL: OpDef = OpDef {
-    name: "graph.call",
-    summary: "Call a function",
-    description:
-        "`graph.call @f(%a) : (T) -> T` calls the `graph.func` named `@f` in the enclosing module; \
-                  operand and result types must match the callee's signature.",
-    operands: &[OperandDef::variadic("args", TypeConstraint::Any)],
-    results: &[OperandDef::variadic("results", TypeConstraint::Any)],
-    attrs: &[AttrDef::required(
-        "callee",
-        AttrKind::Symbol,
-        "the function to call",
-    )],
-    traits: &[Trait::CallLike],
-    format: Some("$callee `(` operands `)` attr-dict `:` functional-type(operands, results)"),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Call a function
+    ///
+    /// `graph.call @f(%a) : (T) -> T` calls the `graph.func` named `@f` in the enclosing
+    /// module; operand and result types must match the callee's signature. Calls may not
+    /// recurse, directly or through other functions: the verifier rejects a cycle in the
+    /// module's call graph (nothing would bound its depth).
+    pub Call = "graph.call" {
+        operands { args: Variadic<Any> },
+        results { results: Variadic<Any> },
+        attrs {
+            /// the function to call
+            callee: Symbol,
+        },
+        traits [CallLike],
+        format: "$callee `(` operands `)` attr-dict `:` functional-type(operands, results)",
+        interfaces [
+            CPU_ENGINES,
+        ],
+        es(none = "needs a callee in the same module; a GraphBuilder builds a single function"),
+    }
+}
 
 pub static OPS: &[&OpDef] = &[&FUNC, &RETURN, &CALL];

@@ -4,10 +4,10 @@
 
 use super::elementwise::COMPUTE_FORMAT;
 use super::opkit::*;
+use crate::interfaces::*;
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{
-    AttrDef, AttrKind as K, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
-};
+use ge_ir::opdef::{InferCtx, OpDef, TypeConstraint as C};
 use ge_ir::tensor::{numel, strides, Data, Tensor};
 use ge_ir::{DType, Dim, Type};
 
@@ -71,7 +71,7 @@ fn index_dtype_ok(t: Type, name: &str) -> Result<(), String> {
 fn infer_gather(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let (td, ti) = (cx.operand_types[0], cx.operand_types[1]);
     let dt = dtype_of(td)?;
-    let axis = int_attr(cx, "axis", 0)?;
+    let axis = Gather::attrs(cx).axis();
     let (Some(d), Some(i)) = (dims(td, "input")?, dims(ti, "indices")?) else {
         if let Some(d) = dims(td, "input")? {
             norm_axis(axis, d.len(), "attribute 'axis'")?;
@@ -88,7 +88,7 @@ fn infer_gather(cx: &InferCtx) -> Result<Vec<Type>, String> {
 fn sem_gather(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 2)?;
     let (d, ind) = (t[0], t[1]);
-    let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
+    let ax = norm_axis(Gather::attrs(cx).axis(), d.rank(), "attribute 'axis'")?;
     let (outer, n, inner) = split_at_axis(&d.shape, ax);
     let ids = ind
         .to_i64()
@@ -108,31 +108,34 @@ fn sem_gather(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![take(d, &idx, shape)?])
 }
 
-pub static GATHER: OpDef = OpDef {
-    name: "graph.gather",
-    summary: "Take slices along an axis at the given indices (ONNX Gather)",
-    description: "For `input` of shape `D0 x ... x Dr-1` and `indices` of shape `I`, the \
-                  result has shape `D[:axis] + I + D[axis+1:]`: the slices of `input` along \
-                  `axis` picked by each index. Negative indices count from the end; an index \
-                  out of range is an error at run time.",
-    operands: &[
-        OperandDef::one("input", C::AnyTensor),
-        OperandDef::one("indices", C::IndexTensor),
-    ],
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    attrs: &[AttrDef::with_default(
-        "axis",
-        K::I64,
-        "0",
-        "the gathered axis (negative counts from the end)",
-    )],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_gather),
-    semantics: Some(sem_gather),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Take slices along an axis at the given indices (ONNX Gather)
+    ///
+    /// For `input` of shape `D0 x ... x Dr-1` and `indices` of shape `I`, the result has shape
+    /// `D[:axis] + I + D[axis+1:]`: the slices of `input` along `axis` picked by each index.
+    /// Negative indices count from the end; an index out of range is an error at run time.
+    pub Gather = "graph.gather" {
+        operands { input: AnyTensor, indices: IndexTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the gathered axis (negative counts from the end)
+            axis: I64 = 0,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_gather,
+        semantics: sem_gather,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            CPU_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Gather,
+        ],
+        es,
+    }
+}
 
 // ---- gather_elements / scatter_elements ---------------------------------------
 
@@ -173,7 +176,7 @@ fn check_elementwise_indices(
 
 fn infer_gather_elements(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let (td, ti) = (cx.operand_types[0], cx.operand_types[1]);
-    let (_, i) = check_elementwise_indices(td, ti, int_attr(cx, "axis", 0)?)?;
+    let (_, i) = check_elementwise_indices(td, ti, GatherElements::attrs(cx).axis())?;
     Ok(vec![tensor_type(i.as_deref(), dtype_of(td)?)])
 }
 
@@ -213,50 +216,57 @@ fn element_targets(d: &Tensor, ind: &Tensor, ax: usize) -> Result<Vec<usize>, St
 fn sem_gather_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 2)?;
     let (d, ind) = (t[0], t[1]);
-    let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
+    let ax = norm_axis(
+        GatherElements::attrs(cx).axis(),
+        d.rank(),
+        "attribute 'axis'",
+    )?;
     let idx = element_targets(d, ind, ax)?;
     Ok(vec![take(d, &idx, ind.shape.clone())?])
 }
 
-pub static GATHER_ELEMENTS: OpDef = OpDef {
-    name: "graph.gather_elements",
-    summary: "Gather single elements along an axis (ONNX GatherElements)",
-    description: "`indices` has the rank of `input`; the result has the shape of `indices` \
-                  and `out[i0, .., ik, ..] = input[i0, .., indices[i0, .., ik, ..], ..]` with \
-                  the index replacing the coordinate along `axis`. Negative indices count from \
-                  the end.",
-    operands: &[
-        OperandDef::one("input", C::AnyTensor),
-        OperandDef::one("indices", C::IndexTensor),
-    ],
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    attrs: &[AttrDef::with_default(
-        "axis",
-        K::I64,
-        "0",
-        "the indexed axis (negative counts from the end)",
-    )],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_gather_elements),
-    semantics: Some(sem_gather_elements),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Gather single elements along an axis (ONNX GatherElements)
+    ///
+    /// `indices` has the rank of `input`; the result has the shape of `indices` and `out[i0,
+    /// .., ik, ..] = input[i0, .., indices[i0, .., ik, ..], ..]` with the index replacing the
+    /// coordinate along `axis`. Negative indices count from the end.
+    pub GatherElements = "graph.gather_elements" {
+        operands { input: AnyTensor, indices: IndexTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the indexed axis (negative counts from the end)
+            axis: I64 = 0,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_gather_elements,
+        semantics: sem_gather_elements,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            CPU_ENGINES,
+            PrecisionClass::Gray,
+        ],
+        es,
+    }
+}
 
 const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];
 
 fn infer_scatter_elements(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let ts = cx.operand_types;
     let (td, ti, tu) = (ts[0], ts[1], ts[2]);
-    let r = str_attr(cx, "reduction", "none")?;
+    let at = ScatterElements::attrs(cx);
+    let r = at.reduction();
     if !REDUCTIONS.contains(&r) {
         return Err(format!(
             "attribute 'reduction' must be one of {}, but got '{r}'",
             REDUCTIONS.join(", ")
         ));
     }
-    let (_, i) = check_elementwise_indices(td, ti, int_attr(cx, "axis", 0)?)?;
+    let (_, i) = check_elementwise_indices(td, ti, at.axis())?;
     if td.dtype() != tu.dtype() {
         return Err(format!(
             "operand 'updates' '{tu}' must have the element type of 'input' '{td}'"
@@ -276,7 +286,8 @@ fn infer_scatter_elements(cx: &InferCtx) -> Result<Vec<Type>, String> {
 fn sem_scatter_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 3)?;
     let (d, ind, upd) = (t[0], t[1], t[2]);
-    let ax = norm_axis(int_attr(cx, "axis", 0)?, d.rank(), "attribute 'axis'")?;
+    let at = ScatterElements::attrs(cx);
+    let ax = norm_axis(at.axis(), d.rank(), "attribute 'axis'")?;
     if upd.shape != ind.shape {
         return Err(format!(
             "updates shape {:?} differs from indices shape {:?}",
@@ -284,7 +295,7 @@ fn sem_scatter_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
         ));
     }
     let targets = element_targets(d, ind, ax)?;
-    let red = str_attr(cx, "reduction", "none")?;
+    let red = at.reduction();
     fn apply<T: Copy + PartialOrd>(
         out: &mut [T],
         targets: &[usize],
@@ -347,41 +358,36 @@ fn sem_scatter_elements(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![out])
 }
 
-pub static SCATTER_ELEMENTS: OpDef = OpDef {
-    name: "graph.scatter_elements",
-    summary: "Write single elements along an axis (ONNX ScatterElements)",
-    description: "A copy of `input` where, for each position `p` of `indices`, the element \
-                  at `p` with the `axis` coordinate replaced by `indices[p]` becomes \
-                  `updates[p]` (`reduction = \"none\"`), or is combined with it (`add`, `mul`, \
-                  `max`, `min`). `updates` has the shape of `indices`. With `none` and \
-                  duplicate indices the last update wins.",
-    operands: &[
-        OperandDef::one("input", C::AnyTensor),
-        OperandDef::one("indices", C::IndexTensor),
-        OperandDef::one("updates", C::AnyTensor),
-    ],
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    attrs: &[
-        AttrDef::with_default(
-            "axis",
-            K::I64,
-            "0",
-            "the indexed axis (negative counts from the end)",
-        ),
-        AttrDef::with_default(
-            "reduction",
-            K::Enum(REDUCTIONS),
-            "\"none\"",
-            "how an update combines with the existing element",
-        ),
-    ],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_scatter_elements),
-    semantics: Some(sem_scatter_elements),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Write single elements along an axis (ONNX ScatterElements)
+    ///
+    /// A copy of `input` where, for each position `p` of `indices`, the element at `p` with the
+    /// `axis` coordinate replaced by `indices[p]` becomes `updates[p]` (`reduction = "none"`),
+    /// or is combined with it (`add`, `mul`, `max`, `min`). `updates` has the shape of
+    /// `indices`. With `none` and duplicate indices the last update wins.
+    pub ScatterElements = "graph.scatter_elements" {
+        operands { input: AnyTensor, indices: IndexTensor, updates: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// the indexed axis (negative counts from the end)
+            axis: I64 = 0,
+            /// how an update combines with the existing element
+            reduction: Enum(REDUCTIONS) = "none",
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_scatter_elements,
+        semantics: sem_scatter_elements,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            CPU_ENGINES,
+            PrecisionClass::Gray,
+        ],
+        es,
+    }
+}
 
 // ---- embedding ----------------------------------------------------------------
 
@@ -417,40 +423,44 @@ fn sem_embedding(_: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![take(table, &idx, shape)?])
 }
 
-pub static EMBEDDING: OpDef = OpDef {
-    name: "graph.embedding",
-    summary: "Look up rows of an embedding table",
-    description: "`table` is `vocab x dim`; the result has shape `ids.shape + [dim]` with \
-                  row `ids[p]` of the table at each position `p`. Ids must lie in \
-                  `0..vocab` (negative ids are an error, unlike `gather`). Word, position \
-                  and token-type embeddings of BERT and GPT-2.",
-    operands: &[
-        OperandDef::one("table", C::AnyTensor),
-        OperandDef::one("ids", C::IndexTensor),
-    ],
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_embedding),
-    semantics: Some(sem_embedding),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Look up rows of an embedding table
+    ///
+    /// `table` is `vocab x dim`; the result has shape `ids.shape + [dim]` with row `ids[p]` of
+    /// the table at each position `p`. Ids must lie in `0..vocab` (negative ids are an error,
+    /// unlike `gather`). Word, position and token-type embeddings of BERT and GPT-2.
+    pub Embedding = "graph.embedding" {
+        operands { table: AnyTensor, ids: IndexTensor },
+        results { output: AnyTensor },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_embedding,
+        semantics: sem_embedding,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            CPU_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Embedding,
+        ],
+        es,
+    }
+}
 
 // ---- topk -----------------------------------------------------------------
 
 fn infer_topk(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = cx.operand_types[0];
     let dt = dtype_of(t)?;
-    let Some(k) = cx.i64_attr("k") else {
+    let at = Topk::attrs(cx);
+    let Some(k) = at.k() else {
         return Err("requires attribute 'k' (integer)".into());
     };
     if k < 0 {
         return Err(format!("attribute 'k' must be >= 0, but got {k}"));
     }
-    let axis = int_attr(cx, "axis", -1)?;
-    int_attr(cx, "largest", 1)?;
-    int_attr(cx, "sorted", 1)?;
+    let axis = at.axis();
     let Some(mut d) = dims(t, "input")? else {
         return Ok(vec![Type::unranked(dt), Type::unranked(DType::I64)]);
     };
@@ -469,9 +479,10 @@ fn infer_topk(cx: &InferCtx) -> Result<Vec<Type>, String> {
 fn sem_topk(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 1)?;
     let x = t[0];
-    let k = int_attr(cx, "k", 0)?;
-    let ax = norm_axis(int_attr(cx, "axis", -1)?, x.rank(), "attribute 'axis'")?;
-    let largest = int_attr(cx, "largest", 1)? != 0;
+    let at = Topk::attrs(cx);
+    let k = at.k().unwrap_or(0);
+    let ax = norm_axis(at.axis(), x.rank(), "attribute 'axis'")?;
+    let largest = at.largest() != 0;
     let (outer, n, inner) = split_at_axis(&x.shape, ax);
     if k < 0 || k as usize > n {
         return Err(format!("k = {k} is out of range for an axis of size {n}"));
@@ -516,40 +527,41 @@ fn sem_topk(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![values, Tensor::from_i64(shape, idt, ids)])
 }
 
-pub static TOPK: OpDef = OpDef {
-    name: "graph.topk",
-    summary: "The k largest (or smallest) elements along an axis and their indices (ONNX TopK)",
-    description: "Results: `values` (the input's element type) and `indices` (i64), both \
-                  with the input's shape except `k` along `axis`. `k` is an attribute \
-                  (importers fold ONNX's constant `K` operand into it). Equal values are \
-                  ordered by lower index first; NaN counts as the largest value. Results are \
-                  always sorted, also with `sorted = 0` (ONNX leaves that order unspecified).",
-    operands: &[OperandDef::one(
-        "input",
-        C::TensorOf(super::linalg::NUMERIC),
-    )],
-    results: &[
-        OperandDef::one("values", C::TensorOf(super::linalg::NUMERIC)),
-        OperandDef::one("indices", C::TensorOf(&[DType::I64])),
-    ],
-    attrs: &[
-        AttrDef::required("k", K::I64, "how many elements to keep"),
-        AttrDef::with_default("axis", K::I64, "-1", "the searched axis"),
-        AttrDef::with_default(
-            "largest",
-            K::I64,
-            "1",
-            "1: the largest elements, 0: the smallest",
-        ),
-        AttrDef::with_default("sorted", K::I64, "1", "results are always sorted"),
-    ],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_topk),
-    semantics: Some(sem_topk),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// The k largest (or smallest) elements along an axis and their indices (ONNX TopK)
+    ///
+    /// Results: `values` (the input's element type) and `indices` (i64), both with the input's
+    /// shape except `k` along `axis`. `k` is an attribute (importers fold ONNX's constant `K`
+    /// operand into it). Equal values are ordered by lower index first; NaN counts as the
+    /// largest value. Results are always sorted, also with `sorted = 0` (ONNX leaves that order
+    /// unspecified).
+    pub Topk = "graph.topk" {
+        operands { input: TensorOf(super::linalg::NUMERIC) },
+        results { values: TensorOf(super::linalg::NUMERIC), indices: TensorOf(&[DType::I64]) },
+        attrs {
+            /// how many elements to keep
+            k: I64,
+            /// the searched axis
+            axis: I64 = -1,
+            /// 1: the largest elements, 0: the smallest
+            largest: I64 = 1,
+            /// results are always sorted
+            sorted: I64 = 1,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_topk,
+        semantics: sem_topk,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            CPU_ENGINES,
+            PrecisionClass::Gray,
+        ],
+        es(results = TopK),
+    }
+}
 
 // ---- resize ---------------------------------------------------------------
 
@@ -563,20 +575,12 @@ const COORD_MODES: &[&str] = &[
 const NEAREST_MODES: &[&str] = &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"];
 
 /// The output shape and per-axis scales of a resize.
-fn resize_plan(
-    src: &dyn AttrSource,
-    input: &[Dim],
-) -> Result<(Vec<Dim>, Option<Vec<f64>>), String> {
+fn resize_plan(a: ResizeAttrView, input: &[Dim]) -> Result<(Vec<Dim>, Option<Vec<f64>>), String> {
     let r = input.len();
-    let scales = src.get_attr("scales");
-    let sizes = src.get_attr("sizes");
-    match (scales, sizes) {
+    match (a.scales(), a.sizes()) {
         (Some(_), Some(_)) => Err("takes either 'scales' or 'sizes', not both".into()),
         (None, None) => Err("requires attribute 'scales' or 'sizes'".into()),
         (Some(s), None) => {
-            let s = s.as_f64_array().ok_or_else(|| {
-                format!("attribute 'scales' must be an array of floats, but got '{s}'")
-            })?;
             if s.len() != r {
                 return Err(format!(
                     "attribute 'scales' must have one entry per input dim ({r}), but has {}",
@@ -601,9 +605,6 @@ fn resize_plan(
             Ok((out, Some(s)))
         }
         (None, Some(z)) => {
-            let z = z.as_i64_array().ok_or_else(|| {
-                format!("attribute 'sizes' must be an array of integers, but got '{z}'")
-            })?;
             if z.len() != r {
                 return Err(format!(
                     "attribute 'sizes' must have one entry per input dim ({r}), but has {}",
@@ -616,12 +617,10 @@ fn resize_plan(
     }
 }
 
-fn resize_modes(
-    src: &dyn AttrSource,
-) -> Result<(&'static str, &'static str, &'static str), String> {
-    let m = str_attr(src, "mode", "nearest")?;
-    let c = str_attr(src, "coordinate_transformation_mode", "half_pixel")?;
-    let n = str_attr(src, "nearest_mode", "round_prefer_floor")?;
+fn resize_modes(a: ResizeAttrView) -> Result<(&'static str, &'static str, &'static str), String> {
+    let m = a.mode();
+    let c = a.coordinate_transformation_mode();
+    let n = a.nearest_mode();
     for (name, v, all) in [
         ("mode", m, RESIZE_MODES),
         ("coordinate_transformation_mode", c, COORD_MODES),
@@ -638,13 +637,14 @@ fn resize_modes(
 }
 
 fn infer_resize(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    resize_modes(cx)?;
+    let at = Resize::attrs(cx);
+    resize_modes(at)?;
     let t = cx.operand_types[0];
     let dt = dtype_of(t)?;
     let Some(d) = dims(t, "input")? else {
         return Ok(vec![Type::unranked(dt)]);
     };
-    let (out, _) = resize_plan(cx, &d)?;
+    let (out, _) = resize_plan(at, &d)?;
     if let Some(z) = out.iter().find(|d| d.as_static().is_some_and(|n| n < 1)) {
         return Err(format!("the output would have an empty dim ({z})"));
     }
@@ -698,9 +698,10 @@ fn resize_taps(
 fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 1)?;
     let x = t[0];
-    let modes = resize_modes(cx)?;
+    let at = Resize::attrs(cx);
+    let modes = resize_modes(at)?;
     let in_dims: Vec<Dim> = x.shape.iter().map(|&n| Dim::Static(n as i64)).collect();
-    let (out_dims, scales) = resize_plan(cx, &in_dims)?;
+    let (out_dims, scales) = resize_plan(at, &in_dims)?;
     let out_shape: Vec<usize> = out_dims
         .iter()
         .map(|d| match d.as_static() {
@@ -761,71 +762,52 @@ fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![Tensor::from_f64(out_shape, dt, out)])
 }
 
-pub static RESIZE: OpDef = OpDef {
-    name: "graph.resize",
-    summary: "Resample a tensor by nearest or (multi-)linear interpolation (ONNX Resize)",
-    description: "Exactly one of `scales` (floats, one per dim; output dim = \
-                  `floor(in * scale)`) or `sizes` (integers) gives the output shape. \
-                  `mode`: `nearest` (rounded per `nearest_mode`) or `linear` (interpolation \
-                  along every dim, edge values beyond the input). Output coordinate `x` maps to \
-                  the input per `coordinate_transformation_mode`: `half_pixel` \
-                  `(x + 0.5)/scale - 0.5`, `pytorch_half_pixel` (the same, 0 for length-1 \
-                  outputs), `align_corners` `x*(in-1)/(out-1)`, `asymmetric` `x/scale`. ONNX's \
-                  `roi`, `cubic` mode, `antialias`, `axes` and `keep_aspect_ratio_policy` are \
-                  not supported.",
-    operands: &[OperandDef::one(
-        "input",
-        C::TensorOf(super::linalg::NUMERIC),
-    )],
-    results: &[OperandDef::one(
-        "output",
-        C::TensorOf(super::linalg::NUMERIC),
-    )],
-    attrs: &[
-        AttrDef::with_default(
-            "mode",
-            K::Enum(RESIZE_MODES),
-            "\"nearest\"",
-            "interpolation mode",
-        ),
-        AttrDef::optional(
-            "scales",
-            K::F64Array,
-            "scale per dim (exclusive with sizes)",
-        ),
-        AttrDef::optional("sizes", K::I64Array, "output shape (exclusive with scales)"),
-        AttrDef::with_default(
-            "coordinate_transformation_mode",
-            K::Enum(COORD_MODES),
-            "\"half_pixel\"",
-            "how output coordinates map to input coordinates",
-        ),
-        AttrDef::with_default(
-            "nearest_mode",
-            K::Enum(NEAREST_MODES),
-            "\"round_prefer_floor\"",
-            "rounding of the source coordinate in nearest mode",
-        ),
-    ],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_resize),
-    semantics: Some(sem_resize),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Resample a tensor by nearest or (multi-)linear interpolation (ONNX Resize)
+    ///
+    /// Exactly one of `scales` (floats, one per dim; output dim = `floor(in * scale)`) or
+    /// `sizes` (integers) gives the output shape. `mode`: `nearest` (rounded per
+    /// `nearest_mode`) or `linear` (interpolation along every dim, edge values beyond the
+    /// input). Output coordinate `x` maps to the input per `coordinate_transformation_mode`:
+    /// `half_pixel` `(x + 0.5)/scale - 0.5`, `pytorch_half_pixel` (the same, 0 for length-1
+    /// outputs), `align_corners` `x*(in-1)/(out-1)`, `asymmetric` `x/scale`. ONNX's `roi`,
+    /// `cubic` mode, `antialias`, `axes` and `keep_aspect_ratio_policy` are not supported.
+    pub Resize = "graph.resize" {
+        operands { input: TensorOf(super::linalg::NUMERIC) },
+        results { output: TensorOf(super::linalg::NUMERIC) },
+        attrs {
+            /// interpolation mode
+            mode: Enum(RESIZE_MODES) = "nearest",
+            /// scale per dim (exclusive with sizes)
+            scales: Option<F64Array>,
+            /// output shape (exclusive with scales)
+            sizes: Option<I64Array>,
+            /// how output coordinates map to input coordinates
+            coordinate_transformation_mode: Enum(COORD_MODES) = "half_pixel",
+            /// rounding of the source coordinate in nearest mode
+            nearest_mode: Enum(NEAREST_MODES) = "round_prefer_floor",
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_resize,
+        semantics: sem_resize,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            IMAGE_ENGINES,
+            PrecisionClass::Gray,
+        ],
+        es,
+    }
+}
 
 // ---- pad --------------------------------------------------------------------
 
 const PAD_MODES: &[&str] = &["constant", "reflect", "edge", "wrap"];
 
-fn pad_attrs(src: &dyn AttrSource, rank: usize) -> Result<(Vec<i64>, &'static str, f64), String> {
-    let Some(p) = src.get_attr("pads") else {
-        return Err("requires attribute 'pads'".into());
-    };
-    let pads = p
-        .as_i64_array()
-        .ok_or_else(|| format!("attribute 'pads' must be an array of integers, but got '{p}'"))?;
+fn pad_attrs(a: PadAttrView, rank: usize) -> Result<(Vec<i64>, &'static str, f64), String> {
+    let pads = a.pads().ok_or("requires attribute 'pads'")?;
     if pads.len() != 2 * rank {
         return Err(format!(
             "attribute 'pads' must have 2 x rank = {} entries (all begins, then all ends), but has {}",
@@ -833,14 +815,14 @@ fn pad_attrs(src: &dyn AttrSource, rank: usize) -> Result<(Vec<i64>, &'static st
             pads.len()
         ));
     }
-    let mode = str_attr(src, "mode", "constant")?;
+    let mode = a.mode();
     if !PAD_MODES.contains(&mode) {
         return Err(format!(
             "attribute 'mode' must be one of {}, but got '{mode}'",
             PAD_MODES.join(", ")
         ));
     }
-    let value = float_attr(src, "value", 0.0)?;
+    let value = a.value();
     Ok((pads, mode, value))
 }
 
@@ -848,10 +830,9 @@ fn infer_pad(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = cx.operand_types[0];
     let dt = dtype_of(t)?;
     let Some(d) = dims(t, "input")? else {
-        str_attr(cx, "mode", "constant")?;
         return Ok(vec![Type::unranked(dt)]);
     };
-    let (pads, mode, _) = pad_attrs(cx, d.len())?;
+    let (pads, mode, _) = pad_attrs(Pad::attrs(cx), d.len())?;
     let r = d.len();
     let mut out = Vec::with_capacity(r);
     for a in 0..r {
@@ -876,7 +857,7 @@ fn sem_pad(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 1)?;
     let x = t[0];
     let r = x.rank();
-    let (pads, mode, value) = pad_attrs(cx, r)?;
+    let (pads, mode, value) = pad_attrs(Pad::attrs(cx), r)?;
     let mut out_shape = Vec::with_capacity(r);
     for a in 0..r {
         let n = x.shape[a] as i64;
@@ -956,38 +937,39 @@ fn sem_pad(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![out])
 }
 
-pub static PAD: OpDef = OpDef {
-    name: "graph.pad",
-    summary: "Pad (or crop, with negative pads) a tensor (ONNX Pad)",
-    description: "`pads` lists the amount added at the beginning of every dim, then at the \
-                  end of every dim (`[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`); \
-                  negative amounts remove elements. `mode`: `constant` fills with `value`, \
-                  `reflect` mirrors without repeating the edge, `edge` repeats the edge, \
-                  `wrap` wraps around. ONNX's `pads`, `constant_value` and `axes` operands \
-                  become attributes (importers fold the constants).",
-    operands: &[OperandDef::one("input", C::AnyTensor)],
-    results: &[OperandDef::one("output", C::AnyTensor)],
-    attrs: &[
-        AttrDef::required(
-            "pads",
-            K::I64Array,
-            "begin amounts of every dim, then end amounts",
-        ),
-        AttrDef::with_default(
-            "mode",
-            K::Enum(PAD_MODES),
-            "\"constant\"",
-            "how padded elements are filled",
-        ),
-        AttrDef::with_default("value", K::F64, "0.0", "fill value of constant mode"),
-    ],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_pad),
-    semantics: Some(sem_pad),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Pad (or crop, with negative pads) a tensor (ONNX Pad)
+    ///
+    /// `pads` lists the amount added at the beginning of every dim, then at the end of every
+    /// dim (`[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`); negative amounts remove
+    /// elements. `mode`: `constant` fills with `value`, `reflect` mirrors without repeating the
+    /// edge, `edge` repeats the edge, `wrap` wraps around. ONNX's `pads`, `constant_value` and
+    /// `axes` operands become attributes (importers fold the constants).
+    pub Pad = "graph.pad" {
+        operands { input: AnyTensor },
+        results { output: AnyTensor },
+        attrs {
+            /// begin amounts of every dim, then end amounts
+            pads: I64Array,
+            /// how padded elements are filled
+            mode: Enum(PAD_MODES) = "constant",
+            /// fill value of constant mode
+            value: F64 = 0.0,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_pad,
+        semantics: sem_pad,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Injective,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+        ],
+        es,
+    }
+}
 
 pub static OPS: &[&OpDef] = &[
     &GATHER,

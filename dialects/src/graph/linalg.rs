@@ -4,10 +4,11 @@
 use super::elementwise::COMPUTE_FORMAT;
 use super::opkit::*;
 use crate::infer::broadcast_shapes;
+use crate::interfaces::*;
+use ge_ir::attributes::Format;
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{
-    AttrDef, AttrKind as K, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
-};
+use ge_ir::opdef::{InferCtx, OpDef};
 use ge_ir::tensor::{broadcast_index, broadcast_shape, Data, Tensor};
 use ge_ir::{DType, Dim, Type};
 
@@ -257,32 +258,39 @@ fn sem_matmul(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![out])
 }
 
-pub static MATMUL: OpDef = OpDef {
-    name: "graph.matmul",
-    summary: "Matrix product with numpy semantics (ONNX MatMul)",
-    description: "numpy `matmul`: the last two dims are multiplied (`... x M x K` by \
-                  `... x K x N` gives `... x M x N`), leading batch dims broadcast. A 1-D \
-                  `lhs` is a row vector and a 1-D `rhs` a column vector whose added dim is \
-                  removed from the result. Integer products wrap like numpy's.",
-    operands: &[
-        OperandDef::one("lhs", C::TensorOf(NUMERIC)),
-        OperandDef::one("rhs", C::TensorOf(NUMERIC)),
-    ],
-    results: &[OperandDef::one("output", C::TensorOf(NUMERIC))],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_matmul),
-    semantics: Some(sem_matmul),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Matrix product with numpy semantics (ONNX MatMul)
+    ///
+    /// numpy `matmul`: the last two dims are multiplied (`... x M x K` by `... x K x N` gives
+    /// `... x M x N`), leading batch dims broadcast. A 1-D `lhs` is a row vector and a 1-D
+    /// `rhs` a column vector whose added dim is removed from the result. Integer products wrap
+    /// like numpy's.
+    pub Matmul = "graph.matmul" {
+        operands { lhs: TensorOf(NUMERIC), rhs: TensorOf(NUMERIC) },
+        results { output: TensorOf(NUMERIC) },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_matmul,
+        semantics: sem_matmul,
+        interfaces [
+            Cost::cube(matmul_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::White,
+            FRACTAL_NZ_KERNEL,
+            KernelFamily::MatMul,
+        ],
+        es,
+    }
+}
 
 // ---- batch_matmul ------------------------------------------------------------
 
 fn infer_batch_matmul(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let (ta, tb) = (cx.operand_types[0], cx.operand_types[1]);
-    let tra = bool_attr(cx, "transpose_a", false)?;
-    let trb = bool_attr(cx, "transpose_b", false)?;
+    let at = BatchMatmul::attrs(cx);
+    let (tra, trb) = (at.transpose_a(), at.transpose_b());
     let dt = dtype_of(ta)?;
     let a = dims_min_rank(ta, "lhs", 3, "batch... x M x K")?;
     let b = dims_min_rank(tb, "rhs", 3, "batch... x K x N")?;
@@ -320,8 +328,8 @@ fn infer_batch_matmul(cx: &InferCtx) -> Result<Vec<Type>, String> {
 fn sem_batch_matmul(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 2)?;
     let (a, b) = (t[0], t[1]);
-    let tra = bool_attr(cx, "transpose_a", false)?;
-    let trb = bool_attr(cx, "transpose_b", false)?;
+    let at = BatchMatmul::attrs(cx);
+    let (tra, trb) = (at.transpose_a(), at.transpose_b());
     let r = a.rank();
     if r < 3 || b.rank() != r {
         return Err(format!(
@@ -360,48 +368,45 @@ fn sem_batch_matmul(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![out])
 }
 
-pub static BATCH_MATMUL: OpDef = OpDef {
-    name: "graph.batch_matmul",
-    summary: "Batched matrix product with optional transposed operands",
-    description: "`lhs` is `batch... x M x K` (`batch... x K x M` with `transpose_a`), `rhs` \
-                  is `batch... x K x N` (`batch... x N x K` with `transpose_b`); both have the \
-                  same rank >= 3 and their batch dims broadcast. The result is \
-                  `batch... x M x N`. `transpose_b` makes the attention score `q · kᵀ` one op.",
-    operands: &[
-        OperandDef::one("lhs", C::TensorOf(NUMERIC)),
-        OperandDef::one("rhs", C::TensorOf(NUMERIC)),
-    ],
-    results: &[OperandDef::one("output", C::TensorOf(NUMERIC))],
-    attrs: &[
-        AttrDef::with_default(
-            "transpose_a",
-            K::Bool,
-            "false",
-            "use the transpose of each lhs matrix",
-        ),
-        AttrDef::with_default(
-            "transpose_b",
-            K::Bool,
-            "false",
-            "use the transpose of each rhs matrix",
-        ),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_batch_matmul),
-    semantics: Some(sem_batch_matmul),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Batched matrix product with optional transposed operands
+    ///
+    /// `lhs` is `batch... x M x K` (`batch... x K x M` with `transpose_a`), `rhs` is `batch...
+    /// x K x N` (`batch... x N x K` with `transpose_b`); both have the same rank >= 3 and their
+    /// batch dims broadcast. The result is `batch... x M x N`. `transpose_b` makes the
+    /// attention score `q · kᵀ` one op.
+    pub BatchMatmul = "graph.batch_matmul" {
+        operands { lhs: TensorOf(NUMERIC), rhs: TensorOf(NUMERIC) },
+        results { output: TensorOf(NUMERIC) },
+        attrs {
+            /// use the transpose of each lhs matrix
+            transpose_a: Bool = false,
+            /// use the transpose of each rhs matrix
+            transpose_b: Bool = false,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_batch_matmul,
+        semantics: sem_batch_matmul,
+        interfaces [
+            Cost::cube(batch_matmul_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::White,
+            FRACTAL_NZ_KERNEL,
+            KernelFamily::MatMul,
+        ],
+        es,
+    }
+}
 
 // ---- gemm -----------------------------------------------------------------
 
 fn infer_gemm(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let ts = cx.operand_types;
-    let tra = int_attr(cx, "transA", 0)? != 0;
-    let trb = int_attr(cx, "transB", 0)? != 0;
-    float_attr(cx, "alpha", 1.0)?;
-    float_attr(cx, "beta", 1.0)?;
+    let at = Gemm::attrs(cx);
+    let (tra, trb) = (at.trans_a() != 0, at.trans_b() != 0);
     let dt = dtype_of(ts[0])?;
     let a = dims_rank(ts[0], "a", 2, "M x K, or K x M with transA")?;
     let b = dims_rank(ts[1], "b", 2, "K x N, or N x K with transB")?;
@@ -441,10 +446,9 @@ fn infer_gemm(cx: &InferCtx) -> Result<Vec<Type>, String> {
 fn sem_gemm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 2)?;
     let (a, b) = (t[0], t[1]);
-    let tra = int_attr(cx, "transA", 0)? != 0;
-    let trb = int_attr(cx, "transB", 0)? != 0;
-    let alpha = float_attr(cx, "alpha", 1.0)?;
-    let beta = float_attr(cx, "beta", 1.0)?;
+    let at = Gemm::attrs(cx);
+    let (tra, trb) = (at.trans_a() != 0, at.trans_b() != 0);
+    let (alpha, beta) = (at.alpha(), at.beta());
     expect_rank(a, "a", 2)?;
     expect_rank(b, "b", 2)?;
     let (m, k) = if tra {
@@ -485,36 +489,83 @@ fn sem_gemm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     }
     let dt = result_dtype(cx, 0, a.dtype);
     let out = Tensor::from_f64(vec![m, n], dt, out);
-    Ok(vec![super::activation::apply(cx, out)?])
+    Ok(vec![super::activation::apply(
+        at.activation(),
+        at.activation_alpha(),
+        out,
+    )?])
 }
 
-pub static GEMM: OpDef = OpDef {
-    name: "graph.gemm",
-    summary: "General matrix multiply (ONNX Gemm): alpha·A'·B' + beta·C",
-    description: "`A'` is `a` (`M x K`) or its transpose when `transA = 1`; `B'` is `b` \
-                  (`K x N`) or its transpose when `transB = 1`. The optional `c` broadcasts \
-                  unidirectionally to `M x N`. The fully-connected layer of CNN classifiers. \
-                  `activation` is a fused epilogue applied to the result.",
-    operands: &[
-        OperandDef::one("a", C::TensorOf(NUMERIC)),
-        OperandDef::one("b", C::TensorOf(NUMERIC)),
-        OperandDef::optional("c", C::TensorOf(NUMERIC)),
-    ],
-    results: &[OperandDef::one("output", C::TensorOf(NUMERIC))],
-    attrs: &[
-        AttrDef::with_default("alpha", K::F64, "1.0 : f32", "scale of A'·B'"),
-        AttrDef::with_default("beta", K::F64, "1.0 : f32", "scale of C"),
-        AttrDef::with_default("transA", K::I64, "0", "1: use the transpose of a"),
-        AttrDef::with_default("transB", K::I64, "0", "1: use the transpose of b"),
-        super::activation::ACTIVATION,
-        super::activation::ALPHA,
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_gemm),
-    semantics: Some(sem_gemm),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// General matrix multiply (ONNX Gemm): alpha·A'·B' + beta·C
+    ///
+    /// `A'` is `a` (`M x K`) or its transpose when `transA = 1`; `B'` is `b` (`K x N`) or its
+    /// transpose when `transB = 1`. The optional `c` broadcasts unidirectionally to `M x N`.
+    /// The fully-connected layer of CNN classifiers. `activation` is a fused epilogue applied
+    /// to the result.
+    pub Gemm = "graph.gemm" {
+        operands { a: TensorOf(NUMERIC), b: TensorOf(NUMERIC), c: Option<TensorOf(NUMERIC)> },
+        results { output: TensorOf(NUMERIC) },
+        attrs {
+            /// scale of A'·B'
+            alpha: F64 = 1.0_f32,
+            /// scale of C
+            beta: F64 = 1.0_f32,
+            /// 1: use the transpose of a
+            transA: I64 = 0,
+            /// 1: use the transpose of b
+            transB: I64 = 0,
+            /// activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]),
+            /// leaky_relu, sigmoid, tanh, gelu, silu
+            activation: Enum(super::activation::NAMES) = "none",
+            /// slope of leaky_relu when it is the epilogue
+            activation_alpha: F64 = 0.01,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_gemm,
+        semantics: sem_gemm,
+        interfaces [
+            Cost::cube(gemm_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::White,
+            FRACTAL_NZ_KERNEL,
+            KernelFamily::Gemm,
+        ],
+        es,
+    }
+}
 
 pub static OPS: &[&OpDef] = &[&MATMUL, &BATCH_MATMUL, &GEMM];
+
+// ---- interfaces -------------------------------------------------------------
+
+/// Matrix kernels on AI Core read both operands and write their result in
+/// FRACTAL_NZ.
+const FRACTAL_NZ_KERNEL: Layout = Layout::Blocked {
+    format: Format::FRACTAL_NZ,
+    data: &[0, 1],
+    weight: None,
+};
+
+/// `2 · out elements · k`, the contracted dim `k` from `lhs` (`k_dim` from its end).
+fn contracted_flops(cx: &CostCtx, k_dim: usize) -> f64 {
+    let a = cx.operand_dims(0);
+    let k = a.iter().rev().nth(k_dim).copied().unwrap_or(1.0);
+    2.0 * cx.out_elements() * k
+}
+
+fn matmul_flops(cx: &CostCtx) -> f64 {
+    contracted_flops(cx, 0)
+}
+
+fn batch_matmul_flops(cx: &CostCtx) -> f64 {
+    contracted_flops(cx, BatchMatmul::attrs(cx).transpose_a() as usize)
+}
+
+/// With `transA` the contracted dim of `a` (2-D) is its first.
+fn gemm_flops(cx: &CostCtx) -> f64 {
+    contracted_flops(cx, (Gemm::attrs(cx).trans_a() != 0) as usize)
+}

@@ -9,10 +9,11 @@ use super::linalg::batched;
 use super::opkit::*;
 use crate::infer::broadcast_shapes;
 use crate::infer::same_as_first;
+use crate::interfaces::*;
+use ge_ir::attributes::{AttrDict, Format};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{
-    AttrDef, AttrKind as K, InferCtx, OpDef, OperandDef, Trait, TypeConstraint as C,
-};
+use ge_ir::opdef::{AttrSource, InferCtx, OpDef};
 use ge_ir::tensor::{broadcast_index, numel, Tensor};
 use ge_ir::{DType, Dim, Type};
 
@@ -118,11 +119,36 @@ struct ConvAttrs {
     group: i64,
 }
 
-fn conv_attrs(src: &dyn AttrSource) -> Result<ConvAttrs, String> {
-    let strides = ints_attr_len(src, "strides", &[1, 1], 2, "H, W")?;
-    let pads = ints_attr_len(src, "pads", &[0, 0, 0, 0], 4, "top, left, bottom, right")?;
-    let dilations = ints_attr_len(src, "dilations", &[1, 1], 2, "H, W")?;
-    let group = int_attr(src, "group", 1)?;
+impl ConvAttrs {
+    fn of(src: &impl AttrSource, transposed: bool) -> Result<ConvAttrs, String> {
+        if transposed {
+            let a = ConvTranspose2d::attrs(src);
+            ConvAttrs::check(a.strides(), a.pads(), a.dilations(), a.group())
+        } else {
+            let a = Conv2d::attrs(src);
+            ConvAttrs::check(a.strides(), a.pads(), a.dilations(), a.group())
+        }
+    }
+
+    fn check(
+        strides: Vec<i64>,
+        pads: Vec<i64>,
+        dilations: Vec<i64>,
+        group: i64,
+    ) -> Result<ConvAttrs, String> {
+        let strides = check_len("strides", strides, 2, "H, W")?;
+        let pads = check_len("pads", pads, 4, "top, left, bottom, right")?;
+        let dilations = check_len("dilations", dilations, 2, "H, W")?;
+        check_conv(strides, pads, dilations, group)
+    }
+}
+
+fn check_conv(
+    strides: Vec<i64>,
+    pads: Vec<i64>,
+    dilations: Vec<i64>,
+    group: i64,
+) -> Result<ConvAttrs, String> {
     check_min("strides", &strides, 1)?;
     check_min("pads", &pads, 0)?;
     check_min("dilations", &dilations, 1)?;
@@ -138,7 +164,7 @@ fn conv_attrs(src: &dyn AttrSource) -> Result<ConvAttrs, String> {
 }
 
 fn infer_conv2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    let a = conv_attrs(cx)?;
+    let a = ConvAttrs::of(cx, false)?;
     let ts = cx.operand_types;
     let x = dims_rank(ts[0], "input", 4, "NCHW")?;
     let w = dims_rank(ts[1], "filter", 4, "OIHW")?;
@@ -233,7 +259,7 @@ fn axpy_window(out: &mut [f64], inp: &[f64], w: f64, stride: usize, off: isize) 
 
 fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 2)?;
-    let a = conv_attrs(cx)?;
+    let a = ConvAttrs::of(cx, false)?;
     let (x, w) = (t[0], t[1]);
     expect_rank(x, "input", 4)?;
     expect_rank(w, "filter", 4)?;
@@ -318,71 +344,68 @@ fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     }
     let dt = result_dtype(cx, 0, x.dtype);
     let out = Tensor::from_f64(vec![n, m, oh, ow], dt, out);
-    Ok(vec![super::activation::apply(cx, out)?])
+    let epilogue = Conv2d::attrs(cx);
+    Ok(vec![super::activation::apply(
+        epilogue.activation(),
+        epilogue.activation_alpha(),
+        out,
+    )?])
 }
 
-const CONV_ATTRS: &[AttrDef] = &[
-    AttrDef::with_default("strides", K::I64Array, "[1, 1]", "stride along H and W"),
-    AttrDef::with_default(
-        "pads",
-        K::I64Array,
-        "[0, 0, 0, 0]",
-        "zero padding [top, left, bottom, right] (ONNX begin/end order)",
-    ),
-    AttrDef::with_default(
-        "dilations",
-        K::I64Array,
-        "[1, 1]",
-        "filter dilation along H and W",
-    ),
-    AttrDef::with_default(
-        "group",
-        K::I64,
-        "1",
-        "number of channel groups (group = C = O gives a depthwise convolution)",
-    ),
-];
-
-pub static CONV2D: OpDef = OpDef {
-    name: "graph.conv2d",
-    summary: "2-D convolution (NCHW input, OIHW filter, optional bias)",
-    description: "ONNX `Conv` for 2-D images. `input` is `N x C x H x W`, `filter` is \
-                  `O x C/group x kH x kW`, `bias` (optional) has `O` entries. The output is \
-                  `N x O x OH x OW` with `OH = (H + pad_top + pad_bottom - dil_h*(kH-1) - 1) / \
-                  stride_h + 1` (floor; likewise OW). Symbolic batch and spatial dims flow \
-                  through inference. `group` splits channels into independent groups; \
-                  `group = C` with `O = C` is a depthwise convolution. `auto_pad` is not \
-                  supported: importers turn it into explicit `pads`. `activation` is a fused \
-                  epilogue applied to the result (conv + bias + relu in one kernel).",
-    operands: &[
-        OperandDef::one("input", C::FloatTensor),
-        OperandDef::one("filter", C::FloatTensor),
-        OperandDef::optional("bias", C::FloatTensor),
-    ],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: CONV2D_ATTRS,
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_conv2d),
-    semantics: Some(sem_conv2d),
-    ..OpDef::DEFAULT
-};
-
-/// conv2d's attributes: the convolution's plus a fused activation epilogue.
-const CONV2D_ATTRS: &[AttrDef] = &[
-    CONV_ATTRS[0],
-    CONV_ATTRS[1],
-    CONV_ATTRS[2],
-    CONV_ATTRS[3],
-    super::activation::ACTIVATION,
-    super::activation::ALPHA,
-];
+def_op! {
+    /// 2-D convolution (NCHW input, OIHW filter, optional bias)
+    ///
+    /// ONNX `Conv` for 2-D images. `input` is `N x C x H x W`, `filter` is `O x C/group x kH x
+    /// kW`, `bias` (optional) has `O` entries. The output is `N x O x OH x OW` with `OH = (H +
+    /// pad_top + pad_bottom - dil_h*(kH-1) - 1) / stride_h + 1` (floor; likewise OW). Symbolic
+    /// batch and spatial dims flow through inference. `group` splits channels into independent
+    /// groups; `group = C` with `O = C` is a depthwise convolution. `auto_pad` is not
+    /// supported: importers turn it into explicit `pads`. `activation` is a fused epilogue
+    /// applied to the result (conv + bias + relu in one kernel).
+    pub Conv2d = "graph.conv2d" {
+        operands { input: FloatTensor, filter: FloatTensor, bias: Option<FloatTensor> },
+        results { output: FloatTensor },
+        attrs {
+            /// stride along H and W
+            strides: I64Array = [1, 1],
+            /// zero padding [top, left, bottom, right] (ONNX begin/end order)
+            pads: I64Array = [0, 0, 0, 0],
+            /// filter dilation along H and W
+            dilations: I64Array = [1, 1],
+            /// number of channel groups (group = C = O gives a depthwise convolution)
+            group: I64 = 1,
+            /// activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]),
+            /// leaky_relu, sigmoid, tanh, gelu, silu
+            activation: Enum(super::activation::NAMES) = "none",
+            /// slope of leaky_relu when it is the epilogue
+            activation_alpha: F64 = 0.01,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_conv2d,
+        semantics: sem_conv2d,
+        interfaces [
+            Cost::cube(conv_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::White,
+            CONV_KERNEL,
+            KernelFamily::Conv,
+        ],
+        es,
+    }
+}
 
 // ---- conv_transpose2d ---------------------------------------------------
 
-fn conv_transpose_extra(src: &dyn AttrSource, a: &ConvAttrs) -> Result<Vec<i64>, String> {
-    let op = ints_attr_len(src, "output_padding", &[0, 0], 2, "H, W")?;
+fn conv_transpose_extra(src: &impl AttrSource, a: &ConvAttrs) -> Result<Vec<i64>, String> {
+    let op = check_len(
+        "output_padding",
+        ConvTranspose2d::attrs(src).output_padding(),
+        2,
+        "H, W",
+    )?;
     check_min("output_padding", &op, 0)?;
     for i in 0..2 {
         if op[i] >= a.strides[i].max(a.dilations[i]) {
@@ -426,7 +449,7 @@ fn transpose_out(
 }
 
 fn infer_conv_transpose2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    let a = conv_attrs(cx)?;
+    let a = ConvAttrs::of(cx, true)?;
     let op = conv_transpose_extra(cx, &a)?;
     let ts = cx.operand_types;
     let x = dims_rank(ts[0], "input", 4, "NCHW")?;
@@ -477,7 +500,7 @@ fn infer_conv_transpose2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
 
 fn sem_conv_transpose2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 2)?;
-    let a = conv_attrs(cx)?;
+    let a = ConvAttrs::of(cx, true)?;
     let opad = conv_transpose_extra(cx, &a)?;
     let (x, w) = (t[0], t[1]);
     expect_rank(x, "input", 4)?;
@@ -562,51 +585,45 @@ fn sem_conv_transpose2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![Tensor::from_f64(vec![n, m, oh, ow], dt, out)])
 }
 
-pub static CONV_TRANSPOSE2D: OpDef = OpDef {
-    name: "graph.conv_transpose2d",
-    summary: "2-D transposed convolution (ONNX ConvTranspose)",
-    description: "The gradient of `conv2d` with respect to its input, used for upsampling. \
-                  `input` is `N x C x H x W`, `filter` is `C x O/group x kH x kW`, `bias` \
-                  (optional) has `O` entries. The output is `N x O x OH x OW` with \
-                  `OH = stride_h*(H-1) + output_padding_h + dil_h*(kH-1) + 1 - pad_top - \
-                  pad_bottom` (likewise OW). `output_padding` must be smaller than the stride \
-                  or the dilation. ONNX's `output_shape` and `auto_pad` are not supported: \
-                  importers turn them into `pads`.",
-    operands: &[
-        OperandDef::one("input", C::FloatTensor),
-        OperandDef::one("filter", C::FloatTensor),
-        OperandDef::optional("bias", C::FloatTensor),
-    ],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[
-        AttrDef::with_default("strides", K::I64Array, "[1, 1]", "stride along H and W"),
-        AttrDef::with_default(
-            "pads",
-            K::I64Array,
-            "[0, 0, 0, 0]",
-            "[top, left, bottom, right] removed from the full output",
-        ),
-        AttrDef::with_default(
-            "dilations",
-            K::I64Array,
-            "[1, 1]",
-            "filter dilation along H and W",
-        ),
-        AttrDef::with_default("group", K::I64, "1", "number of channel groups"),
-        AttrDef::with_default(
-            "output_padding",
-            K::I64Array,
-            "[0, 0]",
-            "extra size added at the bottom/right of the output",
-        ),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_conv_transpose2d),
-    semantics: Some(sem_conv_transpose2d),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// 2-D transposed convolution (ONNX ConvTranspose)
+    ///
+    /// The gradient of `conv2d` with respect to its input, used for upsampling. `input` is `N x
+    /// C x H x W`, `filter` is `C x O/group x kH x kW`, `bias` (optional) has `O` entries. The
+    /// output is `N x O x OH x OW` with `OH = stride_h*(H-1) + output_padding_h + dil_h*(kH-1) +
+    /// 1 - pad_top - pad_bottom` (likewise OW). `output_padding` must be smaller than the
+    /// stride or the dilation. ONNX's `output_shape` and `auto_pad` are not supported:
+    /// importers turn them into `pads`.
+    pub ConvTranspose2d = "graph.conv_transpose2d" {
+        operands { input: FloatTensor, filter: FloatTensor, bias: Option<FloatTensor> },
+        results { output: FloatTensor },
+        attrs {
+            /// stride along H and W
+            strides: I64Array = [1, 1],
+            /// [top, left, bottom, right] removed from the full output
+            pads: I64Array = [0, 0, 0, 0],
+            /// filter dilation along H and W
+            dilations: I64Array = [1, 1],
+            /// number of channel groups
+            group: I64 = 1,
+            /// extra size added at the bottom/right of the output
+            output_padding: I64Array = [0, 0],
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_conv_transpose2d,
+        semantics: sem_conv_transpose2d,
+        interfaces [
+            Cost::cube(conv_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::White,
+            NC1HWC0_KERNEL,
+        ],
+        es,
+    }
+}
 
 // ---- pooling ------------------------------------------------------------
 
@@ -618,15 +635,43 @@ struct PoolAttrs {
     ceil: bool,
 }
 
-fn pool_attrs(src: &dyn AttrSource) -> Result<PoolAttrs, String> {
-    if src.get_attr("kernel_shape").is_none() {
-        return Err("requires attribute 'kernel_shape'".into());
+impl PoolAttrs {
+    fn of(src: &impl AttrSource, avg: bool) -> Result<PoolAttrs, String> {
+        if avg {
+            let a = AvgPool2d::attrs(src);
+            pool_attrs(
+                a.kernel_shape(),
+                a.strides(),
+                a.pads(),
+                a.dilations(),
+                a.ceil_mode(),
+            )
+        } else {
+            let a = MaxPool2d::attrs(src);
+            pool_attrs(
+                a.kernel_shape(),
+                a.strides(),
+                a.pads(),
+                a.dilations(),
+                a.ceil_mode(),
+            )
+        }
     }
-    let kernel = ints_attr_len(src, "kernel_shape", &[], 2, "kH, kW")?;
-    let strides = ints_attr_len(src, "strides", &[1, 1], 2, "H, W")?;
-    let pads = ints_attr_len(src, "pads", &[0, 0, 0, 0], 4, "top, left, bottom, right")?;
-    let dilations = ints_attr_len(src, "dilations", &[1, 1], 2, "H, W")?;
-    let ceil = int_attr(src, "ceil_mode", 0)? != 0;
+}
+
+fn pool_attrs(
+    kernel: Option<Vec<i64>>,
+    strides: Vec<i64>,
+    pads: Vec<i64>,
+    dilations: Vec<i64>,
+    ceil_mode: i64,
+) -> Result<PoolAttrs, String> {
+    let kernel = kernel.ok_or("requires attribute 'kernel_shape'")?;
+    let kernel = check_len("kernel_shape", kernel, 2, "kH, kW")?;
+    let strides = check_len("strides", strides, 2, "H, W")?;
+    let pads = check_len("pads", pads, 4, "top, left, bottom, right")?;
+    let dilations = check_len("dilations", dilations, 2, "H, W")?;
+    let ceil = ceil_mode != 0;
     check_min("kernel_shape", &kernel, 1)?;
     check_min("strides", &strides, 1)?;
     check_min("pads", &pads, 0)?;
@@ -649,8 +694,15 @@ fn pool_attrs(src: &dyn AttrSource) -> Result<PoolAttrs, String> {
     })
 }
 
-fn infer_pool2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    let a = pool_attrs(cx)?;
+fn infer_max_pool2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    infer_pool2d(cx, PoolAttrs::of(cx, false)?)
+}
+
+fn infer_avg_pool2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    infer_pool2d(cx, PoolAttrs::of(cx, true)?)
+}
+
+fn infer_pool2d(cx: &InferCtx, a: PoolAttrs) -> Result<Vec<Type>, String> {
     let t = cx.operand_types[0];
     let x = dims_rank(t, "input", 4, "NCHW")?;
     let mut out = vec![opt_dim(&x, 0), opt_dim(&x, 1)];
@@ -671,8 +723,8 @@ fn infer_pool2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
 
 /// Shared pooling loop: `reduce(values in window, count_in_padded_extent)`.
 fn pool2d(cx: &SemCtx, x: &Tensor, avg: bool) -> SemResult {
-    let a = pool_attrs(cx)?;
-    let include_pad = int_attr(cx, "count_include_pad", 0)? != 0;
+    let a = PoolAttrs::of(cx, avg)?;
+    let include_pad = avg && AvgPool2d::attrs(cx).count_include_pad() != 0;
     expect_rank(x, "input", 4)?;
     let (n, c, h, w) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3]);
     let size = |i: usize, len: usize| {
@@ -756,76 +808,85 @@ fn sem_avg_pool2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     pool2d(cx, t[0], true)
 }
 
-const POOL_ATTRS_COMMON: [AttrDef; 5] = [
-    AttrDef::required("kernel_shape", K::I64Array, "window size [kH, kW]"),
-    AttrDef::with_default("strides", K::I64Array, "[1, 1]", "stride along H and W"),
-    AttrDef::with_default(
-        "pads",
-        K::I64Array,
-        "[0, 0, 0, 0]",
-        "padding [top, left, bottom, right]; each smaller than the kernel extent",
-    ),
-    AttrDef::with_default(
-        "dilations",
-        K::I64Array,
-        "[1, 1]",
-        "window dilation along H and W",
-    ),
-    AttrDef::with_default(
-        "ceil_mode",
-        K::I64,
-        "0",
-        "1: round the output size up (a window must still start inside the input or the begin pad)",
-    ),
-];
+def_op! {
+    /// 2-D max pooling (ONNX MaxPool, NCHW)
+    ///
+    /// The maximum over each `kH x kW` window (dilated by `dilations`) of an `N x C x H x W`
+    /// input; padded cells never win. Output size as for `conv2d`, or rounded up with
+    /// `ceil_mode = 1`. ONNX's optional `Indices` result and `storage_order` are not supported.
+    pub MaxPool2d = "graph.max_pool2d" {
+        operands { input: FloatTensor },
+        results { output: FloatTensor },
+        attrs {
+            /// window size [kH, kW]
+            kernel_shape: I64Array,
+            /// stride along H and W
+            strides: I64Array = [1, 1],
+            /// padding [top, left, bottom, right]; each smaller than the kernel extent
+            pads: I64Array = [0, 0, 0, 0],
+            /// window dilation along H and W
+            dilations: I64Array = [1, 1],
+            /// 1: round the output size up (a window must still start inside the input or the
+            /// begin pad)
+            ceil_mode: I64 = 0,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_max_pool2d,
+        semantics: sem_max_pool2d,
+        interfaces [
+            Cost::vector(max_pool_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::Gray,
+            NC1HWC0_KERNEL,
+            KernelFamily::Pool,
+        ],
+        es,
+    }
+}
 
-pub static MAX_POOL2D: OpDef = OpDef {
-    name: "graph.max_pool2d",
-    summary: "2-D max pooling (ONNX MaxPool, NCHW)",
-    description: "The maximum over each `kH x kW` window (dilated by `dilations`) of an \
-                  `N x C x H x W` input; padded cells never win. Output size as for \
-                  `conv2d`, or rounded up with `ceil_mode = 1`. ONNX's optional `Indices` \
-                  result and `storage_order` are not supported.",
-    operands: &[OperandDef::one("input", C::FloatTensor)],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &POOL_ATTRS_COMMON,
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_pool2d),
-    semantics: Some(sem_max_pool2d),
-    ..OpDef::DEFAULT
-};
-
-pub static AVG_POOL2D: OpDef = OpDef {
-    name: "graph.avg_pool2d",
-    summary: "2-D average pooling (ONNX AveragePool, NCHW)",
-    description: "The mean over each `kH x kW` window of an `N x C x H x W` input. With \
-                  `count_include_pad = 0` (the default) the divisor counts only cells inside \
-                  the input; with 1 it counts padded cells too (but never cells past the \
-                  padding that `ceil_mode` windows reach).",
-    operands: &[OperandDef::one("input", C::FloatTensor)],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[
-        POOL_ATTRS_COMMON[0],
-        POOL_ATTRS_COMMON[1],
-        POOL_ATTRS_COMMON[2],
-        POOL_ATTRS_COMMON[3],
-        POOL_ATTRS_COMMON[4],
-        AttrDef::with_default(
-            "count_include_pad",
-            K::I64,
-            "0",
-            "1: padded cells count in the divisor",
-        ),
-    ],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_pool2d),
-    semantics: Some(sem_avg_pool2d),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// 2-D average pooling (ONNX AveragePool, NCHW)
+    ///
+    /// The mean over each `kH x kW` window of an `N x C x H x W` input. With `count_include_pad
+    /// = 0` (the default) the divisor counts only cells inside the input; with 1 it counts
+    /// padded cells too (but never cells past the padding that `ceil_mode` windows reach).
+    pub AvgPool2d = "graph.avg_pool2d" {
+        operands { input: FloatTensor },
+        results { output: FloatTensor },
+        attrs {
+            /// window size [kH, kW]
+            kernel_shape: I64Array,
+            /// stride along H and W
+            strides: I64Array = [1, 1],
+            /// padding [top, left, bottom, right]; each smaller than the kernel extent
+            pads: I64Array = [0, 0, 0, 0],
+            /// window dilation along H and W
+            dilations: I64Array = [1, 1],
+            /// 1: round the output size up (a window must still start inside the input or the
+            /// begin pad)
+            ceil_mode: I64 = 0,
+            /// 1: padded cells count in the divisor
+            count_include_pad: I64 = 0,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_avg_pool2d,
+        semantics: sem_avg_pool2d,
+        interfaces [
+            Cost::vector(avg_pool_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::Gray,
+            NC1HWC0_KERNEL,
+            KernelFamily::Pool,
+        ],
+        es,
+    }
+}
 
 fn infer_global_pool(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let t = cx.operand_types[0];
@@ -885,40 +946,57 @@ fn sem_global_max_pool(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     global_pool(cx, t[0], false)
 }
 
-pub static GLOBAL_AVG_POOL: OpDef = OpDef {
-    name: "graph.global_avg_pool",
-    summary: "Mean over all spatial dims (ONNX GlobalAveragePool)",
-    description: "`N x C x D1 x ... x Dk` to `N x C x 1 x ... x 1`: the mean of each \
-                  channel's spatial values.",
-    operands: &[OperandDef::one("input", C::FloatTensor)],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_global_pool),
-    semantics: Some(sem_global_avg_pool),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Mean over all spatial dims (ONNX GlobalAveragePool)
+    ///
+    /// `N x C x D1 x ... x Dk` to `N x C x 1 x ... x 1`: the mean of each channel's spatial
+    /// values.
+    pub GlobalAvgPool = "graph.global_avg_pool" {
+        operands { input: FloatTensor },
+        results { output: FloatTensor },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_global_pool,
+        semantics: sem_global_avg_pool,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Reduction,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::GlobalPool,
+        ],
+        es,
+    }
+}
 
-pub static GLOBAL_MAX_POOL: OpDef = OpDef {
-    name: "graph.global_max_pool",
-    summary: "Maximum over all spatial dims (ONNX GlobalMaxPool)",
-    description: "`N x C x D1 x ... x Dk` to `N x C x 1 x ... x 1`: the maximum of each \
-                  channel's spatial values.",
-    operands: &[OperandDef::one("input", C::FloatTensor)],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_global_pool),
-    semantics: Some(sem_global_max_pool),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Maximum over all spatial dims (ONNX GlobalMaxPool)
+    ///
+    /// `N x C x D1 x ... x Dk` to `N x C x 1 x ... x 1`: the maximum of each channel's spatial
+    /// values.
+    pub GlobalMaxPool = "graph.global_max_pool" {
+        operands { input: FloatTensor },
+        results { output: FloatTensor },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_global_pool,
+        semantics: sem_global_max_pool,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Reduction,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::GlobalPool,
+        ],
+        es,
+    }
+}
 
 // ---- normalisation ----------------------------------------------------------
 
-fn check_epsilon(src: &dyn AttrSource) -> Result<f64, String> {
-    let eps = float_attr(src, "epsilon", 1e-5)?;
+fn check_epsilon(eps: f64) -> Result<f64, String> {
     if eps.is_nan() || eps < 0.0 {
         return Err(format!("attribute 'epsilon' must be >= 0, but got {eps}"));
     }
@@ -942,7 +1020,7 @@ fn check_per_channel(cx: &InferCtx, names: &[&str], channels: Dim) -> Result<(),
 }
 
 fn infer_batch_norm(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    check_epsilon(cx)?;
+    check_epsilon(BatchNorm::attrs(cx).epsilon())?;
     let t = cx.operand_types[0];
     let x = dims_min_rank(t, "input", 2, "N x C x ...")?;
     check_per_channel(cx, &["scale", "bias", "mean", "var"], opt_dim(&x, 1))?;
@@ -977,7 +1055,7 @@ fn per_channel(x: &Tensor, params: &[&Tensor], names: &[&str]) -> Result<PerChan
 
 fn sem_batch_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 5)?;
-    let eps = check_epsilon(cx)?;
+    let eps = check_epsilon(BatchNorm::attrs(cx).epsilon())?;
     let x = t[0];
     let (p, n, c, inner) = per_channel(x, &t[1..5], &["scale", "bias", "mean", "var"])?;
     let xs = x.to_f64();
@@ -995,37 +1073,43 @@ fn sem_batch_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![Tensor::from_f64(x.shape.clone(), dt, out)])
 }
 
-pub static BATCH_NORM: OpDef = OpDef {
-    name: "graph.batch_norm",
-    summary: "Batch normalisation, inference form (ONNX BatchNormalization)",
-    description: "`y = (x - mean) / sqrt(var + epsilon) * scale + bias` per channel of an \
-                  `N x C x ...` input; `scale`, `bias`, `mean` and `var` have `C` entries. \
-                  Only the inference form (one result, running statistics as operands) is \
-                  defined; training-mode outputs are not.",
-    operands: &[
-        OperandDef::one("input", C::FloatTensor),
-        OperandDef::one("scale", C::FloatTensor),
-        OperandDef::one("bias", C::FloatTensor),
-        OperandDef::one("mean", C::FloatTensor),
-        OperandDef::one("var", C::FloatTensor),
-    ],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[AttrDef::with_default(
-        "epsilon",
-        K::F64,
-        "1.0e-05 : f32",
-        "added to the variance before the square root",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_batch_norm),
-    semantics: Some(sem_batch_norm),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Batch normalisation, inference form (ONNX BatchNormalization)
+    ///
+    /// `y = (x - mean) / sqrt(var + epsilon) * scale + bias` per channel of an `N x C x ...`
+    /// input; `scale`, `bias`, `mean` and `var` have `C` entries. Only the inference form (one
+    /// result, running statistics as operands) is defined; training-mode outputs are not.
+    pub BatchNorm = "graph.batch_norm" {
+        operands {
+            input: FloatTensor,
+            scale: FloatTensor,
+            bias: FloatTensor,
+            mean: FloatTensor,
+            var: FloatTensor,
+        },
+        results { output: FloatTensor },
+        attrs {
+            /// added to the variance before the square root
+            epsilon: F64 = 1.0e-05_f32,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_batch_norm,
+        semantics: sem_batch_norm,
+        interfaces [
+            Cost::NORMALIZATION,
+            FusionPattern::Broadcast,
+            VECTOR_ENGINES,
+            PrecisionClass::Black,
+            Layout::FollowsInputs,
+        ],
+        es,
+    }
+}
 
 fn infer_instance_norm(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    check_epsilon(cx)?;
+    check_epsilon(InstanceNorm::attrs(cx).epsilon())?;
     let t = cx.operand_types[0];
     let x = dims_min_rank(t, "input", 3, "N x C x spatial...")?;
     check_per_channel(cx, &["scale", "bias"], opt_dim(&x, 1))?;
@@ -1034,7 +1118,7 @@ fn infer_instance_norm(cx: &InferCtx) -> Result<Vec<Type>, String> {
 
 fn sem_instance_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 3)?;
-    let eps = check_epsilon(cx)?;
+    let eps = check_epsilon(InstanceNorm::attrs(cx).epsilon())?;
     let x = t[0];
     let (p, n, c, inner) = per_channel(x, &t[1..3], &["scale", "bias"])?;
     if inner == 0 {
@@ -1056,31 +1140,33 @@ fn sem_instance_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![Tensor::from_f64(x.shape.clone(), dt, out)])
 }
 
-pub static INSTANCE_NORM: OpDef = OpDef {
-    name: "graph.instance_norm",
-    summary: "Instance normalisation (ONNX InstanceNormalization)",
-    description: "For each sample and channel of an `N x C x spatial...` input: \
-                  `y = (x - mean) / sqrt(var + epsilon) * scale[c] + bias[c]`, with mean and \
-                  (population) variance over the spatial dims.",
-    operands: &[
-        OperandDef::one("input", C::FloatTensor),
-        OperandDef::one("scale", C::FloatTensor),
-        OperandDef::one("bias", C::FloatTensor),
-    ],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[AttrDef::with_default(
-        "epsilon",
-        K::F64,
-        "1.0e-05 : f32",
-        "added to the variance before the square root",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_instance_norm),
-    semantics: Some(sem_instance_norm),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Instance normalisation (ONNX InstanceNormalization)
+    ///
+    /// For each sample and channel of an `N x C x spatial...` input: `y = (x - mean) / sqrt(var +
+    /// epsilon) * scale[c] + bias[c]`, with mean and (population) variance over the spatial
+    /// dims.
+    pub InstanceNorm = "graph.instance_norm" {
+        operands { input: FloatTensor, scale: FloatTensor, bias: FloatTensor },
+        results { output: FloatTensor },
+        attrs {
+            /// added to the variance before the square root
+            epsilon: F64 = 1.0e-05_f32,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_instance_norm,
+        semantics: sem_instance_norm,
+        interfaces [
+            Cost::ELEMENTWISE,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Black,
+        ],
+        es,
+    }
+}
 
 /// `param` (named `name`) must broadcast unidirectionally to `trailing`.
 fn check_trailing_param(t: Type, name: &str, trailing: &[Dim]) -> Result<(), String> {
@@ -1102,10 +1188,21 @@ fn check_trailing_param(t: Type, name: &str, trailing: &[Dim]) -> Result<(), Str
     Ok(())
 }
 
-fn infer_norm_over_axis(cx: &InferCtx, params: &[&str]) -> Result<Vec<Type>, String> {
-    check_epsilon(cx)?;
+/// The `(axis, epsilon)` of layer norm or RMS norm.
+fn norm_axis_eps(src: &impl AttrSource, rms: bool) -> (i64, f64) {
+    if rms {
+        let a = RmsNorm::attrs(src);
+        (a.axis(), a.epsilon())
+    } else {
+        let a = LayerNorm::attrs(src);
+        (a.axis(), a.epsilon())
+    }
+}
+
+fn infer_norm_over_axis(cx: &InferCtx, params: &[&str], rms: bool) -> Result<Vec<Type>, String> {
+    let (axis, eps) = norm_axis_eps(cx, rms);
+    check_epsilon(eps)?;
     let t = cx.operand_types[0];
-    let axis = int_attr(cx, "axis", -1)?;
     if let Some(x) = dims(t, "input")? {
         let ax = norm_axis(axis, x.len(), "attribute 'axis'")?;
         for (i, name) in params.iter().enumerate() {
@@ -1118,20 +1215,21 @@ fn infer_norm_over_axis(cx: &InferCtx, params: &[&str]) -> Result<Vec<Type>, Str
 }
 
 fn infer_layer_norm(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    infer_norm_over_axis(cx, &["scale", "bias"])
+    infer_norm_over_axis(cx, &["scale", "bias"], false)
 }
 
 fn infer_rms_norm(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    infer_norm_over_axis(cx, &["scale"])
+    infer_norm_over_axis(cx, &["scale"], true)
 }
 
 /// Normalise each row over dims `axis..`: `y = (x - mu) / sqrt(s + eps) * scale + bias`
 /// where for layer norm `mu` is the mean and `s` the variance, for RMS norm
 /// `mu = 0` and `s` the mean square.
 fn norm_rows(cx: &SemCtx, t: &[&Tensor], rms: bool) -> SemResult {
-    let eps = check_epsilon(cx)?;
+    let (axis, eps) = norm_axis_eps(cx, rms);
+    let eps = check_epsilon(eps)?;
     let x = t[0];
-    let axis = norm_axis(int_attr(cx, "axis", -1)?, x.rank(), "attribute 'axis'")?;
+    let axis = norm_axis(axis, x.rank(), "attribute 'axis'")?;
     let trailing = &x.shape[axis..];
     let row: usize = trailing.iter().product();
     let param = |i: usize| -> Result<Option<Vec<f64>>, String> {
@@ -1181,82 +1279,83 @@ fn sem_rms_norm(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     norm_rows(cx, t, true)
 }
 
-pub static LAYER_NORM: OpDef = OpDef {
-    name: "graph.layer_norm",
-    summary: "Layer normalisation (ONNX LayerNormalization-17)",
-    description: "Normalises over the dims from `axis` to the last: \
-                  `y = (x - mean) / sqrt(var + epsilon) * scale + bias`, mean and population \
-                  variance per row. `scale` and the optional `bias` broadcast to the \
-                  normalised dims (usually they have exactly those dims). Only the `Y` \
-                  result of ONNX is produced (not `Mean`/`InvStdDev`); computation is in \
-                  f64 whatever `stash_type` would say.",
-    operands: &[
-        OperandDef::one("input", C::FloatTensor),
-        OperandDef::one("scale", C::FloatTensor),
-        OperandDef::optional("bias", C::FloatTensor),
-    ],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[
-        AttrDef::with_default(
-            "axis",
-            K::I64,
-            "-1",
-            "first normalised dim (negative counts from the end)",
-        ),
-        AttrDef::with_default(
-            "epsilon",
-            K::F64,
-            "1.0e-05 : f32",
-            "added to the variance before the square root",
-        ),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_layer_norm),
-    semantics: Some(sem_layer_norm),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Layer normalisation (ONNX LayerNormalization-17)
+    ///
+    /// Normalises over the dims from `axis` to the last: `y = (x - mean) / sqrt(var + epsilon) *
+    /// scale + bias`, mean and population variance per row. `scale` and the optional `bias`
+    /// broadcast to the normalised dims (usually they have exactly those dims). Only the `Y`
+    /// result of ONNX is produced (not `Mean`/`InvStdDev`); computation is in f64 whatever
+    /// `stash_type` would say.
+    pub LayerNorm = "graph.layer_norm" {
+        operands { input: FloatTensor, scale: FloatTensor, bias: Option<FloatTensor> },
+        results { output: FloatTensor },
+        attrs {
+            /// first normalised dim (negative counts from the end)
+            axis: I64 = -1,
+            /// added to the variance before the square root
+            epsilon: F64 = 1.0e-05_f32,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_layer_norm,
+        semantics: sem_layer_norm,
+        interfaces [
+            Cost::NORMALIZATION,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Black,
+            KernelFamily::Norm,
+        ],
+        es,
+    }
+}
 
-pub static RMS_NORM: OpDef = OpDef {
-    name: "graph.rms_norm",
-    summary: "Root-mean-square normalisation (ONNX RMSNormalization)",
-    description: "Normalises over the dims from `axis` to the last: \
-                  `y = x / sqrt(mean(x^2) + epsilon) * scale`; `scale` broadcasts to the \
-                  normalised dims.",
-    operands: &[
-        OperandDef::one("input", C::FloatTensor),
-        OperandDef::one("scale", C::FloatTensor),
-    ],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[
-        AttrDef::with_default(
-            "axis",
-            K::I64,
-            "-1",
-            "first normalised dim (negative counts from the end)",
-        ),
-        AttrDef::with_default(
-            "epsilon",
-            K::F64,
-            "1.0e-05 : f32",
-            "added to the mean square before the square root",
-        ),
-    ],
-    traits: &[Trait::Pure, Trait::SameOperandsElementType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_rms_norm),
-    semantics: Some(sem_rms_norm),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Root-mean-square normalisation (ONNX RMSNormalization)
+    ///
+    /// Normalises over the dims from `axis` to the last: `y = x / sqrt(mean(x^2) + epsilon) *
+    /// scale`; `scale` broadcasts to the normalised dims.
+    pub RmsNorm = "graph.rms_norm" {
+        operands { input: FloatTensor, scale: FloatTensor },
+        results { output: FloatTensor },
+        attrs {
+            /// first normalised dim (negative counts from the end)
+            axis: I64 = -1,
+            /// added to the mean square before the square root
+            epsilon: F64 = 1.0e-05_f32,
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_rms_norm,
+        semantics: sem_rms_norm,
+        interfaces [
+            Cost::NORMALIZATION,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Norm,
+        ],
+        es,
+    }
+}
 
 // ---- softmax ------------------------------------------------------------
 
 fn infer_softmax(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    infer_softmax_axis(cx, Softmax::attrs(cx).axis())
+}
+
+fn infer_log_softmax(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    infer_softmax_axis(cx, LogSoftmax::attrs(cx).axis())
+}
+
+fn infer_softmax_axis(cx: &InferCtx, axis: i64) -> Result<Vec<Type>, String> {
     let t = cx.operand_types[0];
     if let Some(x) = dims(t, "input")? {
-        norm_axis(int_attr(cx, "axis", -1)?, x.len(), "attribute 'axis'")?;
+        norm_axis(axis, x.len(), "attribute 'axis'")?;
     }
     same_as_first(cx)
 }
@@ -1287,7 +1386,12 @@ pub fn softmax_along(xs: &mut [f64], outer: usize, n: usize, inner: usize, log: 
 }
 
 fn softmax_sem(cx: &SemCtx, x: &Tensor, log: bool) -> SemResult {
-    let axis = norm_axis(int_attr(cx, "axis", -1)?, x.rank(), "attribute 'axis'")?;
+    let axis = if log {
+        LogSoftmax::attrs(cx).axis()
+    } else {
+        Softmax::attrs(cx).axis()
+    };
+    let axis = norm_axis(axis, x.rank(), "attribute 'axis'")?;
     let (outer, n, inner) = split_at_axis(&x.shape, axis);
     let mut xs = x.to_f64();
     softmax_along(&mut xs, outer, n, inner, log);
@@ -1305,55 +1409,66 @@ fn sem_log_softmax(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     softmax_sem(cx, t[0], true)
 }
 
-pub static SOFTMAX: OpDef = OpDef {
-    name: "graph.softmax",
-    summary: "Softmax along one axis (ONNX Softmax-13)",
-    description: "`y = exp(x - max) / sum(exp(x - max))` along `axis` (default the last; \
-                  negative counts from the end). Opset-13 semantics: one axis, not the \
-                  flattened 2-D view of older opsets.",
-    operands: &[OperandDef::one("input", C::FloatTensor)],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[AttrDef::with_default(
-        "axis",
-        K::I64,
-        "-1",
-        "the normalised axis",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_softmax),
-    semantics: Some(sem_softmax),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Softmax along one axis (ONNX Softmax-13)
+    ///
+    /// `y = exp(x - max) / sum(exp(x - max))` along `axis` (default the last; negative counts
+    /// from the end). Opset-13 semantics: one axis, not the flattened 2-D view of older opsets.
+    pub Softmax = "graph.softmax" {
+        operands { input: FloatTensor },
+        results { output: FloatTensor },
+        attrs {
+            /// the normalised axis
+            axis: I64 = -1,
+        },
+        traits [Pure, SameOperandsAndResultType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_softmax,
+        semantics: sem_softmax,
+        interfaces [
+            Cost::TRANSCENDENTAL,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Black,
+            KernelFamily::Softmax,
+        ],
+        es,
+    }
+}
 
-pub static LOG_SOFTMAX: OpDef = OpDef {
-    name: "graph.log_softmax",
-    summary: "Log of softmax along one axis (ONNX LogSoftmax-13)",
-    description: "`y = x - max - log(sum(exp(x - max)))` along `axis` (default the last).",
-    operands: &[OperandDef::one("input", C::FloatTensor)],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[AttrDef::with_default(
-        "axis",
-        K::I64,
-        "-1",
-        "the normalised axis",
-    )],
-    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_softmax),
-    semantics: Some(sem_log_softmax),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Log of softmax along one axis (ONNX LogSoftmax-13)
+    ///
+    /// `y = x - max - log(sum(exp(x - max)))` along `axis` (default the last).
+    pub LogSoftmax = "graph.log_softmax" {
+        operands { input: FloatTensor },
+        results { output: FloatTensor },
+        attrs {
+            /// the normalised axis
+            axis: I64 = -1,
+        },
+        traits [Pure, SameOperandsAndResultType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_log_softmax,
+        semantics: sem_log_softmax,
+        interfaces [
+            Cost::TRANSCENDENTAL,
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Black,
+            KernelFamily::Softmax,
+        ],
+        es,
+    }
+}
 
 // ---- attention ------------------------------------------------------------
 
 fn infer_sdpa(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let ts = cx.operand_types;
     let (tq, tk, tv) = (ts[0], ts[1], ts[2]);
-    float_attr(cx, "scale", 1.0)?;
-    bool_attr(cx, "causal", false)?;
     let dt = dtype_of(tq)?;
     for (t, name) in [(tk, "key"), (tv, "value")] {
         if t.dtype() != Some(dt) {
@@ -1437,8 +1552,9 @@ fn sem_sdpa(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
             q.shape, k.shape, v.shape
         ));
     }
-    let scale = float_attr(cx, "scale", 1.0 / (d.max(1) as f64).sqrt())?;
-    let causal = bool_attr(cx, "causal", false)?;
+    let at = ScaledDotProductAttention::attrs(cx);
+    let scale = at.scale().unwrap_or(1.0 / (d.max(1) as f64).sqrt());
+    let causal = at.causal();
     let (qb, kb, vb) = (&q.shape[..r - 2], &k.shape[..r - 2], &v.shape[..r - 2]);
     let (sb, mut scores) = batched(&q.to_f64(), qb, &k.to_f64(), kb, (sq, d, sk), false, true)?;
     scores.iter_mut().for_each(|s| *s *= scale);
@@ -1475,39 +1591,103 @@ fn sem_sdpa(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![Tensor::from_f64(shape, dt, out)])
 }
 
-pub static SCALED_DOT_PRODUCT_ATTENTION: OpDef = OpDef {
-    name: "graph.scaled_dot_product_attention",
-    summary: "softmax(q·kᵀ·scale + mask)·v — the attention core of BERT and GPT-2",
-    description: "`query` is `batch... x Sq x D`, `key` `batch... x Sk x D`, `value` \
-                  `batch... x Sk x Dv` (same rank, batch dims broadcast, e.g. `B x heads`); \
-                  the result is `batch... x Sq x Dv`. `scale` defaults to `1/sqrt(D)`. The \
-                  optional `mask` broadcasts to the scores `batch... x Sq x Sk`: a float mask \
-                  is added, an i1 mask keeps the positions that are true. `causal = true` also \
-                  hides key positions after the query position (`j > i`, top-left aligned). \
-                  A row with every position hidden gives NaN, as in PyTorch.",
-    operands: &[
-        OperandDef::one("query", C::FloatTensor),
-        OperandDef::one("key", C::FloatTensor),
-        OperandDef::one("value", C::FloatTensor),
-        OperandDef::optional("mask", C::AnyTensor),
-    ],
-    results: &[OperandDef::one("output", C::FloatTensor)],
-    attrs: &[
-        AttrDef::optional("scale", K::F64, "factor of q·kᵀ (default 1/sqrt(D))"),
-        AttrDef::with_default(
-            "causal",
-            K::Bool,
-            "false",
-            "hide keys after the query position",
-        ),
-    ],
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_by_infer),
-    infer: Some(infer_sdpa),
-    semantics: Some(sem_sdpa),
-    ..OpDef::DEFAULT
+def_op! {
+    /// softmax(q·kᵀ·scale + mask)·v — the attention core of BERT and GPT-2
+    ///
+    /// `query` is `batch... x Sq x D`, `key` `batch... x Sk x D`, `value` `batch... x Sk x Dv`
+    /// (same rank, batch dims broadcast, e.g. `B x heads`); the result is `batch... x Sq x Dv`.
+    /// `scale` defaults to `1/sqrt(D)`. The optional `mask` broadcasts to the scores `batch...
+    /// x Sq x Sk`: a float mask is added, an i1 mask keeps the positions that are true. `causal
+    /// = true` also hides key positions after the query position (`j > i`, top-left aligned). A
+    /// row with every position hidden gives NaN, as in PyTorch.
+    pub ScaledDotProductAttention = "graph.scaled_dot_product_attention" {
+        operands {
+            query: FloatTensor,
+            key: FloatTensor,
+            value: FloatTensor,
+            mask: Option<AnyTensor>,
+        },
+        results { output: FloatTensor },
+        attrs {
+            /// factor of q·kᵀ (default 1/sqrt(D))
+            scale: Option<F64>,
+            /// hide keys after the query position
+            causal: Bool = false,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_sdpa,
+        semantics: sem_sdpa,
+        interfaces [
+            Cost::cube(attention_flops),
+            FusionPattern::Opaque,
+            CUBE_ENGINES,
+            PrecisionClass::White,
+        ],
+        es(attrs = AttentionAttrs),
+    }
+}
+
+// ---- interfaces -------------------------------------------------------------
+
+/// Pooling and transposed-convolution kernels on AI Core read and write
+/// activations in NC1HWC0.
+const NC1HWC0_KERNEL: Layout = Layout::Blocked {
+    format: Format::NC1HWC0,
+    data: &[0],
+    weight: None,
 };
+
+/// Convolution kernels also read a dense (`group = 1`) filter in FRACTAL_Z.
+const CONV_KERNEL: Layout = Layout::Blocked {
+    format: Format::NC1HWC0,
+    data: &[0],
+    weight: Some(BlockedWeight {
+        operand: 1,
+        format: Format::FRACTAL_Z,
+        when: dense_filter,
+    }),
+};
+
+fn dense_filter(a: AttrDict) -> bool {
+    Conv2d::attrs(&a).group() == 1
+}
+
+/// `2 · out elements · C_in/group · kH · kW` (the filter's dims after the first).
+fn conv_flops(cx: &CostCtx) -> f64 {
+    let per: f64 = cx.operand_dims(1).iter().skip(1).product();
+    2.0 * cx.out_elements() * per
+}
+
+/// One operation per window cell of each output element.
+fn window_flops(cx: &CostCtx, kernel: Option<Vec<i64>>) -> f64 {
+    let k: f64 = kernel
+        .unwrap_or_default()
+        .iter()
+        .map(|&x| x as f64)
+        .product();
+    cx.out_elements() * k.max(1.0)
+}
+
+fn max_pool_flops(cx: &CostCtx) -> f64 {
+    window_flops(cx, MaxPool2d::attrs(cx).kernel_shape())
+}
+
+fn avg_pool_flops(cx: &CostCtx) -> f64 {
+    window_flops(cx, AvgPool2d::attrs(cx).kernel_shape())
+}
+
+/// Two products of `batch · L · S · E` multiply-adds (`q·kᵀ` and the weighted sum of `v`).
+fn attention_flops(cx: &CostCtx) -> f64 {
+    let q = cx.operand_dims(0);
+    let k = cx.operand_dims(1);
+    let l = q.iter().rev().nth(1).copied().unwrap_or(1.0);
+    let e = q.last().copied().unwrap_or(1.0);
+    let s = k.iter().rev().nth(1).copied().unwrap_or(1.0);
+    let batch: f64 = q.iter().rev().skip(2).product();
+    4.0 * batch * l * s * e
+}
 
 pub static OPS: &[&OpDef] = &[
     &CONV2D,

@@ -1,96 +1,16 @@
 //! Helpers shared by the compute-op definitions of the graph dialect (`nn`,
-//! `linalg`, `index`): attribute access with defaults, operand shape checks with
+//! `linalg`, `index`): attribute value checks, operand shape checks with
 //! uniform messages, axis handling, and running an op's inference as its
 //! verifier so that `verify` and `infer-shapes` can never disagree.
 
-use ge_ir::attributes::Attribute;
 use ge_ir::body::{Body, OpId};
 use ge_ir::interp::SemCtx;
 use ge_ir::opdef::{InferCtx, OpError};
 use ge_ir::tensor::Tensor;
 use ge_ir::{DType, Dim, Type};
 
-/// Attribute lookup shared by inference (`InferCtx`) and semantics (`SemCtx`).
-pub trait AttrSource {
-    fn get_attr(&self, name: &str) -> Option<Attribute>;
-}
-
-impl AttrSource for InferCtx<'_> {
-    fn get_attr(&self, name: &str) -> Option<Attribute> {
-        self.attr(name)
-    }
-}
-
-impl AttrSource for SemCtx<'_> {
-    fn get_attr(&self, name: &str) -> Option<Attribute> {
-        self.attr(name)
-    }
-}
-
-/// An integer attribute (bools count as 0/1), or `default` when absent.
-pub fn int_attr(src: &dyn AttrSource, name: &str, default: i64) -> Result<i64, String> {
-    match src.get_attr(name) {
-        None => Ok(default),
-        Some(a) => a
-            .as_int()
-            .ok_or_else(|| format!("attribute '{name}' must be an integer, but got '{a}'")),
-    }
-}
-
-/// A float attribute, or `default` when absent.
-pub fn float_attr(src: &dyn AttrSource, name: &str, default: f64) -> Result<f64, String> {
-    match src.get_attr(name) {
-        None => Ok(default),
-        Some(a) => a
-            .as_float()
-            .ok_or_else(|| format!("attribute '{name}' must be a float, but got '{a}'")),
-    }
-}
-
-/// A bool attribute (integers 0/1 accepted), or `default` when absent.
-pub fn bool_attr(src: &dyn AttrSource, name: &str, default: bool) -> Result<bool, String> {
-    match src.get_attr(name) {
-        None => Ok(default),
-        Some(a) => a
-            .as_bool()
-            .or_else(|| a.as_int().map(|v| v != 0))
-            .ok_or_else(|| format!("attribute '{name}' must be a bool, but got '{a}'")),
-    }
-}
-
-/// A string attribute, or `default` when absent.
-pub fn str_attr(
-    src: &dyn AttrSource,
-    name: &str,
-    default: &'static str,
-) -> Result<&'static str, String> {
-    match src.get_attr(name) {
-        None => Ok(default),
-        Some(a) => a
-            .as_str()
-            .ok_or_else(|| format!("attribute '{name}' must be a string, but got '{a}'")),
-    }
-}
-
-/// An integer-array attribute, or `default` when absent.
-pub fn ints_attr(src: &dyn AttrSource, name: &str, default: &[i64]) -> Result<Vec<i64>, String> {
-    match src.get_attr(name) {
-        None => Ok(default.to_vec()),
-        Some(a) => a.as_i64_array().ok_or_else(|| {
-            format!("attribute '{name}' must be an array of integers, but got '{a}'")
-        }),
-    }
-}
-
-/// An integer-array attribute that must have exactly `len` entries.
-pub fn ints_attr_len(
-    src: &dyn AttrSource,
-    name: &str,
-    default: &[i64],
-    len: usize,
-    what: &str,
-) -> Result<Vec<i64>, String> {
-    let v = ints_attr(src, name, default)?;
+/// An integer-array attribute's value, which must have exactly `len` entries.
+pub fn check_len(name: &str, v: Vec<i64>, len: usize, what: &str) -> Result<Vec<i64>, String> {
     if v.len() != len {
         return Err(format!(
             "attribute '{name}' must have {len} entries ({what}), but has {}: {v:?}",

@@ -2,9 +2,11 @@
 //! argmax/argmin along one `axis`. Negative axes count from the back.
 
 use crate::graph::elementwise::NUMERIC;
+use crate::interfaces::*;
 use ge_ir::body::{Body, OpId};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{AttrDef, AttrKind, InferCtx, OpDef, OpError, OperandDef, Trait};
+use ge_ir::opdef::{InferCtx, OpDef, OpError};
 use ge_ir::tensor::{strides, Tensor};
 use ge_ir::{DType, Dim, Type};
 
@@ -49,19 +51,20 @@ struct ReduceAttrs {
     noop: bool,
 }
 
-fn reduce_attrs(attr: impl Fn(&str) -> Option<ge_ir::Attribute>) -> Result<ReduceAttrs, String> {
-    let axes = match attr("axes") {
-        None => vec![],
-        Some(a) => a.as_i64_array().ok_or_else(|| {
-            format!("attribute 'axes' must be an array of integers, but got '{a}'")
-        })?,
-    };
-    let int = |n: &str, d: i64| attr(n).and_then(|a| a.as_int()).unwrap_or(d);
+fn reduce_attrs(axes: Vec<i64>, keepdims: i64, noop: i64) -> Result<ReduceAttrs, String> {
     Ok(ReduceAttrs {
         axes,
-        keepdims: flag("keepdims", int("keepdims", 1))?,
-        noop: flag("noop_with_empty_axes", int("noop_with_empty_axes", 0))?,
+        keepdims: flag("keepdims", keepdims)?,
+        noop: flag("noop_with_empty_axes", noop)?,
     })
+}
+
+/// The checked attributes of reduction op `$op` from an attribute source.
+macro_rules! reduce_attrs {
+    ($op:ident, $src:expr) => {{
+        let a = $op::attrs($src);
+        reduce_attrs(a.axes(), a.keepdims(), a.noop_with_empty_axes())
+    }};
 }
 
 /// Which axes a reduction reduces (`None`: none at all, the identity).
@@ -76,9 +79,8 @@ fn reduced_axes(a: &ReduceAttrs, rank: usize, t: Type) -> Result<Option<Vec<usiz
     normalize_axes(&a.axes, rank, t).map(Some)
 }
 
-fn infer_reduce(cx: &InferCtx) -> Result<Vec<Type>, String> {
+fn infer_reduce(cx: &InferCtx, a: ReduceAttrs) -> Result<Vec<Type>, String> {
     let t = *cx.operand_types.first().ok_or("expects an operand")?;
-    let a = reduce_attrs(|n| cx.attr(n))?;
     let tt = t
         .as_tensor()
         .ok_or_else(|| format!("operand 'data' must be a tensor, but got '{t}'"))?;
@@ -100,12 +102,12 @@ fn infer_reduce(cx: &InferCtx) -> Result<Vec<Type>, String> {
     Ok(vec![Type::tensor(&out, tt.dtype)])
 }
 
-fn verify_reduce(body: &Body, op: OpId) -> Result<(), OpError> {
+fn verify_reduce(body: &Body, op: OpId, a: Result<ReduceAttrs, String>) -> Result<(), OpError> {
     let d = body.op(op);
     if d.attr("axes").is_some_and(|a| a.as_i64_array().is_none()) {
         return Ok(()); // the attribute-kind check reports it
     }
-    let a = reduce_attrs(|n| d.attr(n))?;
+    let a = a?;
     if let Some(&v) = d.operands().first() {
         let t = body.value_type(v);
         if let Some(rank) = t.as_tensor().and_then(|tt| tt.rank()) {
@@ -154,9 +156,8 @@ fn output_index(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
     (kept, out)
 }
 
-fn reduce(cx: &SemCtx, x: &[&Tensor], kind: Red) -> Result<Vec<Tensor>, String> {
+fn reduce(x: &[&Tensor], kind: Red, a: ReduceAttrs) -> Result<Vec<Tensor>, String> {
     let t = *x.first().ok_or("expects an operand")?;
-    let a = reduce_attrs(|n| cx.attr(n))?;
     let Some(axes) = reduced_axes(&a, t.rank(), t.ty())? else {
         return Ok(vec![t.clone()]);
     };
@@ -234,107 +235,90 @@ fn reduce(cx: &SemCtx, x: &[&Tensor], kind: Red) -> Result<Vec<Tensor>, String> 
     }
 }
 
-fn sem_reduce_sum(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    reduce(cx, x, Red::Sum)
-}
-fn sem_reduce_mean(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    reduce(cx, x, Red::Mean)
-}
-fn sem_reduce_max(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    reduce(cx, x, Red::Max)
-}
-fn sem_reduce_min(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    reduce(cx, x, Red::Min)
-}
-fn sem_reduce_prod(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    reduce(cx, x, Red::Prod)
-}
-
-const REDUCE_ATTRS: &[AttrDef] = &[
-    AttrDef::with_default(
-        "axes",
-        AttrKind::I64Array,
-        "[]",
-        "axes to reduce (negative counts from the back); empty: all axes",
-    ),
-    AttrDef::with_default(
-        "keepdims",
-        AttrKind::I64,
-        "1",
-        "1: keep reduced axes as size 1; 0: drop them",
-    ),
-    AttrDef::with_default(
-        "noop_with_empty_axes",
-        AttrKind::I64,
-        "0",
-        "1: empty `axes` means no reduction (the identity) instead of all axes",
-    ),
-];
-const DATA: &[OperandDef] = &[OperandDef::one("data", NUMERIC)];
-const REDUCED: &[OperandDef] = &[OperandDef::one("reduced", NUMERIC)];
-
+/// Reductions differ only in name, docs, kernel and interfaces; each reads
+/// its own attributes.
 macro_rules! reduce_op {
-    ($id:ident, $name:literal, $summary:literal, $desc:literal, $sem:expr) => {
-        pub static $id: OpDef = OpDef {
-            name: $name,
-            summary: $summary,
-            description: $desc,
-            operands: DATA,
-            results: REDUCED,
-            attrs: REDUCE_ATTRS,
-            traits: &[Trait::Pure],
-            format: Some(COMPUTE_FORMAT),
-            verify: Some(verify_reduce),
-            infer: Some(infer_reduce),
-            semantics: Some($sem),
-            ..OpDef::DEFAULT
-        };
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $red:expr, $prec:expr) => {
+        def_op! {
+            #[doc = $summary]
+            #[doc = ""]
+            #[doc = $desc]
+            pub $ty = $name {
+                operands { data: NUMERIC },
+                results { reduced: NUMERIC },
+                attrs {
+                    /// axes to reduce (negative counts from the back); empty: all axes
+                    #[es(positional)]
+                    axes: I64Array = [],
+                    /// 1: keep reduced axes as size 1; 0: drop them
+                    keepdims: I64 = 1,
+                    /// 1: empty `axes` means no reduction (the identity) instead of all axes
+                    noop_with_empty_axes: I64 = 0,
+                },
+                traits [Pure],
+                format: COMPUTE_FORMAT,
+                verify: |body, op| verify_reduce(body, op, reduce_attrs!($ty, body.op(op))),
+                infer: |cx| infer_reduce(cx, reduce_attrs!($ty, cx)?),
+                semantics: |cx, x| reduce(x, $red, reduce_attrs!($ty, cx)?),
+                interfaces [
+                    Cost::ELEMENTWISE,
+                    FusionPattern::Reduction,
+                    VECTOR_ENGINES,
+                    $prec,
+                    KernelFamily::Reduce,
+                ],
+                es,
+            }
+        }
     };
 }
 
 reduce_op!(
-    REDUCE_SUM,
+    ReduceSum,
     "graph.reduce_sum",
     "Sum over axes",
     "ONNX ReduceSum with `axes` as an attribute: \
      `%y = graph.reduce_sum %x {axes = [1], keepdims = 0 : i64} : (tensor<Bx8xf32>) -> tensor<Bxf32>`. \
      Empty `axes` reduces every axis (unless `noop_with_empty_axes = 1`). Integers wrap.",
-    sem_reduce_sum
+    Red::Sum,
+    PrecisionClass::Black
 );
 reduce_op!(
-    REDUCE_MEAN,
+    ReduceMean,
     "graph.reduce_mean",
     "Arithmetic mean over axes",
     "ONNX ReduceMean with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
      Integer means truncate toward zero; a float mean over an empty axis is NaN.",
-    sem_reduce_mean
+    Red::Mean,
+    PrecisionClass::Black
 );
 reduce_op!(
-    REDUCE_MAX,
+    ReduceMax,
     "graph.reduce_max",
     "Maximum over axes",
     "ONNX ReduceMax with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
      NaN propagates; a float maximum over an empty axis is -inf.",
-    sem_reduce_max
+    Red::Max,
+    PrecisionClass::Gray
 );
 reduce_op!(
-    REDUCE_MIN,
+    ReduceMin,
     "graph.reduce_min",
     "Minimum over axes",
     "ONNX ReduceMin with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
      NaN propagates; a float minimum over an empty axis is +inf.",
-    sem_reduce_min
+    Red::Min,
+    PrecisionClass::Gray
 );
 reduce_op!(
-    REDUCE_PROD,
+    ReduceProd,
     "graph.reduce_prod",
     "Product over axes",
     "ONNX ReduceProd with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
      Integers wrap.",
-    sem_reduce_prod
+    Red::Prod,
+    PrecisionClass::Black
 );
-
-// ---- argmax / argmin ----------------------------------------------------------------
 
 struct ArgAttrs {
     axis: i64,
@@ -342,18 +326,33 @@ struct ArgAttrs {
     last: bool,
 }
 
-fn arg_attrs(attr: impl Fn(&str) -> Option<ge_ir::Attribute>) -> Result<ArgAttrs, String> {
-    let int = |n: &str, d: i64| attr(n).and_then(|a| a.as_int()).unwrap_or(d);
-    Ok(ArgAttrs {
-        axis: int("axis", 0),
-        keepdims: flag("keepdims", int("keepdims", 1))?,
-        last: flag("select_last_index", int("select_last_index", 0))?,
-    })
+impl ArgAttrs {
+    fn of(src: &impl ge_ir::opdef::AttrSource, max: bool) -> Result<ArgAttrs, String> {
+        let (axis, keepdims, last) = if max {
+            let a = Argmax::attrs(src);
+            (a.axis(), a.keepdims(), a.select_last_index())
+        } else {
+            let a = Argmin::attrs(src);
+            (a.axis(), a.keepdims(), a.select_last_index())
+        };
+        Ok(ArgAttrs {
+            axis,
+            keepdims: flag("keepdims", keepdims)?,
+            last: flag("select_last_index", last)?,
+        })
+    }
 }
 
-fn infer_arg(cx: &InferCtx) -> Result<Vec<Type>, String> {
+fn infer_argmax(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    infer_arg(cx, ArgAttrs::of(cx, true)?)
+}
+
+fn infer_argmin(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    infer_arg(cx, ArgAttrs::of(cx, false)?)
+}
+
+fn infer_arg(cx: &InferCtx, a: ArgAttrs) -> Result<Vec<Type>, String> {
     let t = *cx.operand_types.first().ok_or("expects an operand")?;
-    let a = arg_attrs(|n| cx.attr(n))?;
     let tt = t
         .as_tensor()
         .ok_or_else(|| format!("operand 'data' must be a tensor, but got '{t}'"))?;
@@ -373,9 +372,16 @@ fn infer_arg(cx: &InferCtx) -> Result<Vec<Type>, String> {
     Ok(vec![Type::tensor(&out, DType::I64)])
 }
 
-fn verify_arg(body: &Body, op: OpId) -> Result<(), OpError> {
+fn verify_argmax(body: &Body, op: OpId) -> Result<(), OpError> {
+    verify_arg(body, op, ArgAttrs::of(body.op(op), true)?)
+}
+
+fn verify_argmin(body: &Body, op: OpId) -> Result<(), OpError> {
+    verify_arg(body, op, ArgAttrs::of(body.op(op), false)?)
+}
+
+fn verify_arg(body: &Body, op: OpId, a: ArgAttrs) -> Result<(), OpError> {
     let d = body.op(op);
-    let a = arg_attrs(|n| d.attr(n))?;
     if let Some(&v) = d.operands().first() {
         let t = body.value_type(v);
         if let Some(rank) = t.as_tensor().and_then(|tt| tt.rank()) {
@@ -390,7 +396,7 @@ fn verify_arg(body: &Body, op: OpId) -> Result<(), OpError> {
 
 fn arg_reduce(cx: &SemCtx, x: &[&Tensor], max: bool) -> Result<Vec<Tensor>, String> {
     let t = *x.first().ok_or("expects an operand")?;
-    let a = arg_attrs(|n| cx.attr(n))?;
+    let a = ArgAttrs::of(cx, max)?;
     if t.rank() == 0 {
         return Err("operand 'data' must have rank >= 1".into());
     }
@@ -461,63 +467,61 @@ fn sem_argmin(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     arg_reduce(cx, x, false)
 }
 
-const ARG_ATTRS: &[AttrDef] = &[
-    AttrDef::with_default(
-        "axis",
-        AttrKind::I64,
-        "0",
-        "the axis to search (negative counts from the back)",
-    ),
-    AttrDef::with_default(
-        "keepdims",
-        AttrKind::I64,
-        "1",
-        "1: keep the axis as size 1; 0: drop it",
-    ),
-    AttrDef::with_default(
-        "select_last_index",
-        AttrKind::I64,
-        "0",
-        "1: on ties pick the last index instead of the first",
-    ),
-];
-const INDICES: &[OperandDef] = &[OperandDef::one(
-    "indices",
-    ge_ir::opdef::TypeConstraint::TensorOf(&[DType::I64]),
-)];
+/// Argmax and argmin differ only in name, docs and hooks.
+macro_rules! arg_op {
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $verify:expr, $infer:expr, $sem:expr) => {
+        def_op! {
+            #[doc = $summary]
+            #[doc = ""]
+            #[doc = $desc]
+            pub $ty = $name {
+                operands { data: NUMERIC },
+                results { indices: TensorOf(&[DType::I64]) },
+                attrs {
+                    /// the axis to search (negative counts from the back)
+                    axis: I64 = 0,
+                    /// 1: keep the axis as size 1; 0: drop it
+                    keepdims: I64 = 1,
+                    /// 1: on ties pick the last index instead of the first
+                    select_last_index: I64 = 0,
+                },
+                traits [Pure],
+                format: COMPUTE_FORMAT,
+                verify: $verify,
+                infer: $infer,
+                semantics: $sem,
+                interfaces [
+                    Cost::ELEMENTWISE,
+                    FusionPattern::Reduction,
+                    VECTOR_ENGINES,
+                    PrecisionClass::Gray,
+                ],
+                es,
+            }
+        }
+    };
+}
 
-pub static ARGMAX: OpDef = OpDef {
-    name: "graph.argmax",
-    summary: "Index of the maximum along an axis (i64 result)",
-    description: "ONNX ArgMax: `%i = graph.argmax %x {axis = 1 : i64, keepdims = 0 : i64} : \
-                  (tensor<Bx10xf32>) -> tensor<Bxi64>`. Ties pick the first index, or the last \
-                  with `select_last_index = 1`; a NaN counts as the maximum (numpy).",
-    operands: DATA,
-    results: INDICES,
-    attrs: ARG_ATTRS,
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_arg),
-    infer: Some(infer_arg),
-    semantics: Some(sem_argmax),
-    ..OpDef::DEFAULT
-};
-
-pub static ARGMIN: OpDef = OpDef {
-    name: "graph.argmin",
-    summary: "Index of the minimum along an axis (i64 result)",
-    description: "ONNX ArgMin; attributes as for `graph.argmax`. A NaN counts as the minimum \
-                  (numpy).",
-    operands: DATA,
-    results: INDICES,
-    attrs: ARG_ATTRS,
-    traits: &[Trait::Pure],
-    format: Some(COMPUTE_FORMAT),
-    verify: Some(verify_arg),
-    infer: Some(infer_arg),
-    semantics: Some(sem_argmin),
-    ..OpDef::DEFAULT
-};
+arg_op!(
+    Argmax,
+    "graph.argmax",
+    "Index of the maximum along an axis (i64 result)",
+    "ONNX ArgMax: `%i = graph.argmax %x {axis = 1 : i64, keepdims = 0 : i64} : \
+     (tensor<Bx10xf32>) -> tensor<Bxi64>`. Ties pick the first index, or the last with \
+     `select_last_index = 1`; a NaN counts as the maximum (numpy).",
+    verify_argmax,
+    infer_argmax,
+    sem_argmax
+);
+arg_op!(
+    Argmin,
+    "graph.argmin",
+    "Index of the minimum along an axis (i64 result)",
+    "ONNX ArgMin; attributes as for `graph.argmax`. A NaN counts as the minimum (numpy).",
+    verify_argmin,
+    infer_argmin,
+    sem_argmin
+);
 
 pub static OPS: &[&OpDef] = &[
     &REDUCE_SUM,

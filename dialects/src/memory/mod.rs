@@ -92,12 +92,12 @@ pub struct ArenaInfo {
 /// The size/alignment/bounds attributes of a `memory.arena` op.
 pub fn arena_info_of_op(body: &Body, op: ge_ir::OpId) -> Option<ArenaInfo> {
     let d = body.op(op);
-    if d.name.as_str() != "memory.arena" {
+    if !ops::Arena::is(d) {
         return None;
     }
-    let bounds = d
-        .attr("symbol_bounds")
-        .and_then(|a| a.as_dict())
+    let a = ops::Arena::attrs(d);
+    let bounds = a
+        .symbol_bounds()
         .map(|dict| {
             dict.entries()
                 .iter()
@@ -106,9 +106,9 @@ pub fn arena_info_of_op(body: &Body, op: ge_ir::OpId) -> Option<ArenaInfo> {
         })
         .unwrap_or_default();
     Some(ArenaInfo {
-        size: d.attr("size")?.as_int()?,
-        alignment: d.attr("alignment").and_then(|a| a.as_int()).unwrap_or(32),
-        space: d.attr("space").and_then(|a| a.as_str()).unwrap_or("device"),
+        size: a.size()?,
+        alignment: a.alignment(),
+        space: a.space(),
         bounds,
     })
 }

@@ -1,7 +1,7 @@
 //! Reference semantics of `stream.program`: run the tasks in program order
 //! on the arena bytes, with a vector-clock race check between streams.
 
-use super::ops::at_line;
+use super::ops::{at_line, Launch, Program, Switch};
 use crate::data::constant::elements_tensor;
 use crate::memory::{
     arena_bytes, arena_value, concrete_shape, nth_operand, nth_result, read_place, write_place,
@@ -231,11 +231,7 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let body = d.region_body(cx.body);
     let region = *d.regions().first().ok_or("has no region")?;
     let entry = body.entry_block(region).ok_or("has an empty region")?;
-    let streams = d
-        .attr("num_streams")
-        .and_then(|a| a.as_int())
-        .unwrap_or(1)
-        .max(1) as usize;
+    let streams = Program::attrs(d).num_streams().max(1) as usize;
     let args = body.block(entry).args.clone();
     if args.len() != x.len() {
         return Err(format!(
@@ -308,9 +304,8 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
                     .and_then(|v| v.first().copied())
                     .unwrap_or(0)
                     .max(0) as usize;
-                let kernel = od
-                    .attr("kernel")
-                    .and_then(|a| a.as_symbol())
+                let kernel = Launch::attrs(od)
+                    .kernel()
                     .ok_or("launch without a kernel symbol")?;
                 let (ins, outs) = od.operands().split_at(n_in.min(od.operands().len()));
                 let mut args = Vec::with_capacity(ins.len());
@@ -376,10 +371,7 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
                     ));
                 }
                 let k = v.get_i(0);
-                let targets = od
-                    .attr("targets")
-                    .and_then(|a| a.as_i64_array())
-                    .unwrap_or_default();
+                let targets = Switch::attrs(od).targets().unwrap_or_default();
                 let l = usize::try_from(k)
                     .ok()
                     .and_then(|k| targets.get(k))

@@ -1,16 +1,15 @@
 //! The ops of the `stream` dialect.
 
+use crate::memory::ops::View;
 use crate::memory::{
     arena_info, arena_type, byte_size_bound, check_place, is_arena, nth_operand, nth_result,
     ArenaInfo,
 };
 use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
+use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
 use ge_ir::location::Location;
-use ge_ir::opdef::{
-    AttrDef, AttrKind, CustomSyntax, InferCtx, OpDef, OpError, OperandDef, RegionDef, Trait,
-    TypeConstraint as C,
-};
+use ge_ir::opdef::{AttrKind, CustomSyntax, InferCtx, OpDef, OpError, Trait};
 use ge_ir::parser::{OpParser, PResult};
 use ge_ir::printer::OpPrinter;
 use ge_ir::tensor::Tensor;
@@ -25,15 +24,17 @@ pub(crate) fn at_line(l: Location) -> String {
     }
 }
 
-/// An integer attribute; `None` when missing or mistyped (the generic
-/// attribute check reports that, so op verifiers just skip their checks).
-fn int_attr(body: &Body, op: OpId, name: &str) -> Option<i64> {
-    body.op(op).attr(name).and_then(|a| a.as_int())
+/// The stream a task op runs on (`stream`, which every task op but
+/// `stream.end` has); `None` when missing or mistyped.
+fn stream_of(d: &ge_ir::OpData) -> Option<i64> {
+    d.attr("stream").and_then(|a| a.as_int())
 }
 
-fn non_negative(body: &Body, op: OpId, names: &[&str]) -> Result<(), OpError> {
-    for n in names {
-        let Some(v) = int_attr(body, op, n) else {
+/// Check that id attributes (`None`: missing or mistyped, which the generic
+/// attribute check reports) are not negative.
+fn non_negative(ids: &[(&str, Option<i64>)]) -> Result<(), OpError> {
+    for &(n, v) in ids {
+        let Some(v) = v else {
             continue;
         };
         if v < 0 {
@@ -74,8 +75,8 @@ fn parse_program(p: &mut OpParser<'_, '_, '_>) -> PResult<()> {
 fn print_program(pr: &mut OpPrinter<'_, '_>, op: OpId) {
     let d = pr.body.op(op);
     let operands = d.operands().to_vec();
-    let ns = d.attr("num_streams").and_then(|a| a.as_int()).unwrap_or(1);
-    let ne = d.attr("num_events").and_then(|a| a.as_int()).unwrap_or(0);
+    let a = Program::attrs(d);
+    let (ns, ne) = (a.num_streams(), a.num_events());
     pr.write("(");
     pr.value_list(&operands);
     pr.write(&format!(") streams {ns} events {ne}"));
@@ -139,12 +140,8 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
         )
         .into());
     }
-    let (Some(ns), Some(ne)) = (
-        int_attr(body, op, "num_streams"),
-        int_attr(body, op, "num_events"),
-    ) else {
-        return Ok(());
-    };
+    let a = Program::attrs(d);
+    let (ns, ne) = (a.num_streams(), a.num_events());
     if ns < 1 {
         return Err(format!("num_streams must be at least 1, but is {ns}").into());
     }
@@ -169,7 +166,8 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
     }
     let infos: Vec<Option<ArenaInfo>> = d.operands().iter().map(|&v| arena_info(body, v)).collect();
     let ops: Vec<OpId> = inner.block_ops(entry).collect();
-    let stream_of = |o: OpId| inner.op(o).attr("stream").and_then(|a| a.as_int());
+    let stream_of = |o: OpId| stream_of(inner.op(o));
+    let event_of = |o: OpId| inner.op(o).attr("event").and_then(|a| a.as_int());
     let at = |o: OpId, msg: String| OpError {
         msg,
         loc: Some(inner.op(o).loc),
@@ -178,7 +176,7 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
     let mut labels: HashMap<i64, (usize, i64)> = HashMap::new();
     for (pos, &o) in ops.iter().enumerate() {
         if inner.op(o).name.as_str() == "stream.label" {
-            let Some(id) = int_attr(inner, o, "label") else {
+            let Some(id) = Label::attrs(inner.op(o)).label() else {
                 continue;
             };
             let s = stream_of(o).unwrap_or(0);
@@ -198,8 +196,7 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
         let od = inner.op(o);
         let name = od.name.as_str();
         // Negative ids are the op's own verifier's business.
-        if stream_of(o).is_some_and(|s| s < 0) || int_attr(inner, o, "event").is_some_and(|e| e < 0)
-        {
+        if stream_of(o).is_some_and(|s| s < 0) || event_of(o).is_some_and(|e| e < 0) {
             continue;
         }
         if let Some(s) = stream_of(o) {
@@ -220,7 +217,7 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
                     ));
                 };
                 if let Some(info) = &infos[k] {
-                    let off = int_attr(inner, o, "offset").unwrap_or(0);
+                    let off = View::attrs(od).offset().unwrap_or(0);
                     if let Some(r) = nth_result(inner, o, 0) {
                         let t = inner.value_type(r);
                         check_place("view", t, off, info).map_err(|m| at(o, m))?;
@@ -267,7 +264,7 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
                 }
             }
             "stream.record" | "stream.wait" => {
-                let Some(e) = int_attr(inner, o, "event") else {
+                let Some(e) = event_of(o) else {
                     continue;
                 };
                 let s = stream_of(o).unwrap_or(0);
@@ -300,11 +297,8 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
                     }
                 }
                 let targets = match name {
-                    "stream.goto" => int_attr(inner, o, "label").into_iter().collect(),
-                    _ => od
-                        .attr("targets")
-                        .and_then(|a| a.as_i64_array())
-                        .unwrap_or_default(),
+                    "stream.goto" => Goto::attrs(od).label().into_iter().collect(),
+                    _ => Switch::attrs(od).targets().unwrap_or_default(),
                 };
                 for t in targets {
                     let Some(&(lp, ls)) = labels.get(&t) else {
@@ -351,49 +345,49 @@ fn infer_program(cx: &InferCtx) -> Result<Vec<ge_ir::Type>, String> {
     Ok(vec![arena_type(); cx.operand_types.len()])
 }
 
-pub static PROGRAM: OpDef = OpDef {
-    name: "stream.program",
-    summary: "The task program: tasks on streams in program order",
-    description: "`%a1 = stream.program(%a0) streams 2 events 1 { ^bb0(%arena: !memory.arena): … \
-                  stream.end }` holds the tasks of a model. The operands are the arenas the tasks \
-                  work on; inside, they are the entry block's arguments and `memory.view`s of \
-                  them are the buffers tasks read and write. The results are the arenas' final \
-                  contents. The verifier checks stream ids < `num_streams`, event ids < \
-                  `num_events`, that every `stream.wait` follows a `stream.record` of its event \
-                  on another stream in program order, and that jumps stay on one stream. The \
-                  interpreter runs the tasks in program order (a valid schedule by those rules) \
-                  and reports data races: accesses to the same bytes from two streams that no \
-                  record/wait chain orders.",
-    operands: &[OperandDef::variadic("arenas", C::Any)],
-    results: &[OperandDef::variadic("results", C::Any)],
-    attrs: &[
-        AttrDef::with_default("num_streams", AttrKind::I64, "1", "number of streams"),
-        AttrDef::with_default("num_events", AttrKind::I64, "0", "number of events"),
-    ],
-    regions: &[RegionDef {
-        name: "tasks",
-        doc: "the task list (arena arguments, views, constants, tasks, stream.end)",
-    }],
-    traits: &[Trait::SingleBlock],
-    syntax: Some(CustomSyntax {
-        parse: parse_program,
-        print: print_program,
-    }),
-    infer: Some(infer_program),
-    verify: Some(verify_program),
-    semantics: Some(super::exec::sem_program),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// The task program: tasks on streams in program order
+    ///
+    /// `%a1 = stream.program(%a0) streams 2 events 1 { ^bb0(%arena: !memory.arena): …
+    /// stream.end }` holds the tasks of a model. The operands are the arenas the tasks work on;
+    /// inside, they are the entry block's arguments and `memory.view`s of them are the buffers
+    /// tasks read and write. The results are the arenas' final contents. The verifier checks
+    /// stream ids < `num_streams`, event ids < `num_events`, that every `stream.wait` follows a
+    /// `stream.record` of its event on another stream in program order, and that jumps stay on
+    /// one stream. The interpreter runs the tasks in program order (a valid schedule by those
+    /// rules) and reports data races: accesses to the same bytes from two streams that no
+    /// record/wait chain orders.
+    pub Program = "stream.program" {
+        operands { arenas: Variadic<Any> },
+        results { results: Variadic<Any> },
+        attrs {
+            /// number of streams
+            num_streams: I64 = 1,
+            /// number of events
+            num_events: I64 = 0,
+        },
+        regions {
+            /// the task list (arena arguments, views, constants, tasks, stream.end)
+            tasks,
+        },
+        traits [SingleBlock],
+        syntax: CustomSyntax {
+            parse: parse_program,
+            print: print_program,
+        },
+        verify: verify_program,
+        infer: infer_program,
+        semantics: super::exec::sem_program,
+    }
+}
 
 // ---- stream.launch -----------------------------------------------------------------------
 
 fn verify_launch(body: &Body, op: OpId) -> Result<(), OpError> {
-    non_negative(body, op, &["stream"])?;
     let d = body.op(op);
-    if d.attr("engine")
-        .and_then(|a| a.as_str())
-        .is_none_or(|e| e.is_empty())
-    {
+    let a = Launch::attrs(d);
+    non_negative(&[("stream", a.stream())])?;
+    if a.engine().is_none_or(|e| e.is_empty()) {
         return Err("needs a non-empty engine name".into());
     }
     let segs = d
@@ -406,77 +400,74 @@ fn verify_launch(body: &Body, op: OpId) -> Result<(), OpError> {
     Ok(())
 }
 
-pub static LAUNCH: OpDef = OpDef {
-    name: "stream.launch",
-    summary: "Launch a kernel on a stream and engine",
-    description: "`stream.launch @conv_relu_3 on 0 engine \"AICore\" ins(%b0, %w1 : T0, T1) \
-                  outs(%b3 : T3)` runs kernel function `@conv_relu_3` (a function of the module \
-                  taking the `ins` types and returning the `outs` types) on stream 0 of engine \
-                  AICore: it reads the tensors in the `ins` buffers and writes its results into \
-                  the `outs` buffers.",
-    operands: &[
-        OperandDef::variadic("ins", C::AnyTensor),
-        OperandDef::variadic("outs", C::AnyTensor),
-    ],
-    attrs: &[
-        AttrDef::required("kernel", AttrKind::Symbol, "the kernel function"),
-        AttrDef::required("stream", AttrKind::I64, "the stream id"),
-        AttrDef::required(
-            "engine",
-            AttrKind::Str,
-            "the engine: AICore, VectorCore, AICPU, …",
-        ),
-    ],
-    format: Some(
-        "$kernel `on` $stream `engine` $engine `ins` `(` ($ins `:` type($ins))? `)` \
-         `outs` `(` ($outs `:` type($outs))? `)` attr-dict",
-    ),
-    verify: Some(verify_launch),
-    semantics: Some(sem_task),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Launch a kernel on a stream and engine
+    ///
+    /// `stream.launch @conv_relu_3 on 0 engine "AICore" ins(%b0, %w1 : T0, T1) outs(%b3 : T3)`
+    /// runs kernel function `@conv_relu_3` (a function of the module taking the `ins` types and
+    /// returning the `outs` types) on stream 0 of engine AICore: it reads the tensors in the
+    /// `ins` buffers and writes its results into the `outs` buffers.
+    pub Launch = "stream.launch" {
+        operands { ins: Variadic<AnyTensor>, outs: Variadic<AnyTensor> },
+        attrs {
+            /// the kernel function
+            kernel: Symbol,
+            /// the stream id
+            stream: I64,
+            /// the engine: AICore, VectorCore, AICPU, …
+            engine: Str,
+        },
+        traits [],
+        format: "$kernel `on` $stream `engine` $engine `ins` `(` ($ins `:` type($ins))? `)` `outs` `(` ($outs `:` type($outs))? `)` attr-dict",
+        verify: verify_launch,
+        semantics: sem_task,
+    }
+}
 
 // ---- stream.record / stream.wait -----------------------------------------------------------
 
-fn verify_event(body: &Body, op: OpId) -> Result<(), OpError> {
-    non_negative(body, op, &["event", "stream"])
+def_op! {
+    /// Record an event on a stream
+    ///
+    /// `stream.record 2 on 0`: event 2 fires once every earlier task of stream 0 has finished.
+    /// Event ids may be reused after the event was waited for.
+    pub Record = "stream.record" {
+        attrs {
+            /// the event id
+            event: I64,
+            /// the stream id
+            stream: I64,
+        },
+        traits [],
+        format: "$event `on` $stream attr-dict",
+        verify: |body, op| non_negative(&[("event", Record::attrs(body.op(op)).event()), ("stream", Record::attrs(body.op(op)).stream())]),
+        semantics: sem_task,
+    }
 }
 
-pub static RECORD: OpDef = OpDef {
-    name: "stream.record",
-    summary: "Record an event on a stream",
-    description: "`stream.record 2 on 0`: event 2 fires once every earlier task of stream 0 has \
-                  finished. Event ids may be reused after the event was waited for.",
-    attrs: &[
-        AttrDef::required("event", AttrKind::I64, "the event id"),
-        AttrDef::required("stream", AttrKind::I64, "the stream id"),
-    ],
-    format: Some("$event `on` $stream attr-dict"),
-    verify: Some(verify_event),
-    semantics: Some(sem_task),
-    ..OpDef::DEFAULT
-};
-
-pub static WAIT: OpDef = OpDef {
-    name: "stream.wait",
-    summary: "Make a stream wait for an event",
-    description:
-        "`stream.wait 2 on 1`: later tasks of stream 1 start only after event 2 (recorded \
-                  on another stream, earlier in program order) has fired.",
-    attrs: &[
-        AttrDef::required("event", AttrKind::I64, "the event id"),
-        AttrDef::required("stream", AttrKind::I64, "the stream id"),
-    ],
-    format: Some("$event `on` $stream attr-dict"),
-    verify: Some(verify_event),
-    semantics: Some(sem_task),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Make a stream wait for an event
+    ///
+    /// `stream.wait 2 on 1`: later tasks of stream 1 start only after event 2 (recorded on
+    /// another stream, earlier in program order) has fired.
+    pub Wait = "stream.wait" {
+        attrs {
+            /// the event id
+            event: I64,
+            /// the stream id
+            stream: I64,
+        },
+        traits [],
+        format: "$event `on` $stream attr-dict",
+        verify: |body, op| non_negative(&[("event", Wait::attrs(body.op(op)).event()), ("stream", Wait::attrs(body.op(op)).stream())]),
+        semantics: sem_task,
+    }
+}
 
 // ---- stream.memcpy ---------------------------------------------------------------------------
 
 fn verify_memcpy(body: &Body, op: OpId) -> Result<(), OpError> {
-    non_negative(body, op, &["stream"])?;
+    non_negative(&[("stream", Memcpy::attrs(body.op(op)).stream())])?;
     let (Some(s), Some(d)) = (nth_operand(body, op, 0), nth_operand(body, op, 1)) else {
         return Ok(());
     };
@@ -498,50 +489,51 @@ fn verify_memcpy(body: &Body, op: OpId) -> Result<(), OpError> {
     }
 }
 
-pub static MEMCPY: OpDef = OpDef {
-    name: "stream.memcpy",
-    summary: "Copy a buffer on a stream",
-    description:
-        "`stream.memcpy %src to %dst on 0 : tensor<4xf32>, tensor<4xf32>` copies the bytes \
-                  of buffer `%src` into `%dst` (same byte size) as a task of stream 0 — a \
-                  host/device transfer when the views are of arenas in different spaces.",
-    operands: &[
-        OperandDef::one("source", C::AnyTensor),
-        OperandDef::one("dest", C::AnyTensor),
-    ],
-    attrs: &[AttrDef::required("stream", AttrKind::I64, "the stream id")],
-    format: Some("$source `to` $dest `on` $stream attr-dict `:` type($source) `,` type($dest)"),
-    verify: Some(verify_memcpy),
-    semantics: Some(sem_task),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Copy a buffer on a stream
+    ///
+    /// `stream.memcpy %src to %dst on 0 : tensor<4xf32>, tensor<4xf32>` copies the bytes of
+    /// buffer `%src` into `%dst` (same byte size) as a task of stream 0 — a host/device
+    /// transfer when the views are of arenas in different spaces.
+    pub Memcpy = "stream.memcpy" {
+        operands { source: AnyTensor, dest: AnyTensor },
+        attrs {
+            /// the stream id
+            stream: I64,
+        },
+        traits [],
+        format: "$source `to` $dest `on` $stream attr-dict `:` type($source) `,` type($dest)",
+        verify: verify_memcpy,
+        semantics: sem_task,
+    }
+}
 
 // ---- control flow ------------------------------------------------------------------------------
 
-fn verify_label(body: &Body, op: OpId) -> Result<(), OpError> {
-    non_negative(body, op, &["label", "stream"])
+def_op! {
+    /// A jump target on a stream
+    ///
+    /// `stream.label 3 on 0` marks a position in stream 0's task list that `stream.switch` and
+    /// `stream.goto` on stream 0 jump to. Label ids are unique in a program.
+    pub Label = "stream.label" {
+        attrs {
+            /// the label id
+            label: I64,
+            /// the stream id
+            stream: I64,
+        },
+        traits [],
+        format: "$label `on` $stream attr-dict",
+        verify: |body, op| non_negative(&[("label", Label::attrs(body.op(op)).label()), ("stream", Label::attrs(body.op(op)).stream())]),
+        semantics: sem_task,
+    }
 }
-
-pub static LABEL: OpDef = OpDef {
-    name: "stream.label",
-    summary: "A jump target on a stream",
-    description: "`stream.label 3 on 0` marks a position in stream 0's task list that \
-                  `stream.switch` and `stream.goto` on stream 0 jump to. Label ids are unique in \
-                  a program.",
-    attrs: &[
-        AttrDef::required("label", AttrKind::I64, "the label id"),
-        AttrDef::required("stream", AttrKind::I64, "the stream id"),
-    ],
-    format: Some("$label `on` $stream attr-dict"),
-    verify: Some(verify_label),
-    semantics: Some(sem_task),
-    ..OpDef::DEFAULT
-};
 
 const SWITCH_TYPES: &[DType] = &[DType::I1, DType::I32, DType::I64, DType::Index];
 
 fn verify_switch(body: &Body, op: OpId) -> Result<(), OpError> {
-    non_negative(body, op, &["stream"])?;
+    let a = Switch::attrs(body.op(op));
+    non_negative(&[("stream", a.stream())])?;
     let Some(v) = nth_operand(body, op, 0) else {
         return Ok(());
     };
@@ -552,63 +544,64 @@ fn verify_switch(body: &Body, op: OpId) -> Result<(), OpError> {
     {
         return Err(format!("switches on '{t}', which must hold exactly one element").into());
     }
-    let targets = body
-        .op(op)
-        .attr("targets")
-        .and_then(|a| a.as_i64_array())
-        .unwrap_or_default();
+    let targets = a.targets().unwrap_or_default();
     if targets.is_empty() {
         return Err("needs at least one target label".into());
     }
     Ok(())
 }
 
-pub static SWITCH: OpDef = OpDef {
-    name: "stream.switch",
-    summary: "Jump to one of several labels by a value in memory",
-    description: "`stream.switch %c on 0 to [4, 7] : tensor<i1>` reads the single element of \
-                  buffer `%c` (i1, i32, i64 or index) when the task runs and jumps to label \
-                  `targets[value]` (for i1: false → first, true → second), like GE's \
-                  LabelSwitchByIndex. A value outside `[0, len(targets))` is a run-time error.",
-    operands: &[OperandDef::one("value", C::TensorOf(SWITCH_TYPES))],
-    attrs: &[
-        AttrDef::required("stream", AttrKind::I64, "the stream id"),
-        AttrDef::required(
-            "targets",
-            AttrKind::I64Array,
-            "label ids, indexed by the value",
-        ),
-    ],
-    format: Some("$value `on` $stream `to` $targets attr-dict `:` type($value)"),
-    verify: Some(verify_switch),
-    semantics: Some(sem_task),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Jump to one of several labels by a value in memory
+    ///
+    /// `stream.switch %c on 0 to [4, 7] : tensor<i1>` reads the single element of buffer `%c`
+    /// (i1, i32, i64 or index) when the task runs and jumps to label `targets[value]` (for i1:
+    /// false → first, true → second), like GE's LabelSwitchByIndex. A value outside `[0,
+    /// len(targets))` is a run-time error.
+    pub Switch = "stream.switch" {
+        operands { value: TensorOf(SWITCH_TYPES) },
+        attrs {
+            /// the stream id
+            stream: I64,
+            /// label ids, indexed by the value
+            targets: I64Array,
+        },
+        traits [],
+        format: "$value `on` $stream `to` $targets attr-dict `:` type($value)",
+        verify: verify_switch,
+        semantics: sem_task,
+    }
+}
 
-pub static GOTO: OpDef = OpDef {
-    name: "stream.goto",
-    summary: "Jump to a label",
-    description: "`stream.goto 3 on 0` continues stream 0 at label 3 (GE's LabelGoto); with \
-                  `stream.switch` it forms loops.",
-    attrs: &[
-        AttrDef::required("label", AttrKind::I64, "the target label id"),
-        AttrDef::required("stream", AttrKind::I64, "the stream id"),
-    ],
-    format: Some("$label `on` $stream attr-dict"),
-    verify: Some(verify_label),
-    semantics: Some(sem_task),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// Jump to a label
+    ///
+    /// `stream.goto 3 on 0` continues stream 0 at label 3 (GE's LabelGoto); with
+    /// `stream.switch` it forms loops.
+    pub Goto = "stream.goto" {
+        attrs {
+            /// the target label id
+            label: I64,
+            /// the stream id
+            stream: I64,
+        },
+        traits [],
+        format: "$label `on` $stream attr-dict",
+        verify: |body, op| non_negative(&[("label", Goto::attrs(body.op(op)).label()), ("stream", Goto::attrs(body.op(op)).stream())]),
+        semantics: sem_task,
+    }
+}
 
-pub static END: OpDef = OpDef {
-    name: "stream.end",
-    summary: "End of the task program",
-    description: "`stream.end` terminates a `stream.program` (GE's end-of-graph task): the \
-                  program's results are its arenas' contents at this point.",
-    traits: &[Trait::Terminator],
-    format: Some("attr-dict"),
-    ..OpDef::DEFAULT
-};
+def_op! {
+    /// End of the task program
+    ///
+    /// `stream.end` terminates a `stream.program` (GE's end-of-graph task): the program's
+    /// results are its arenas' contents at this point.
+    pub End = "stream.end" {
+        traits [Terminator],
+        format: "attr-dict",
+    }
+}
 
 pub static OPS: &[&OpDef] = &[
     &PROGRAM, &LAUNCH, &RECORD, &WAIT, &MEMCPY, &LABEL, &SWITCH, &GOTO, &END,

@@ -26,9 +26,8 @@ pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<String, String> {
             "--mode=1 reads --om and writes --json; --model and --output are for --mode=0",
         ));
     }
-    let bytes = ge_lowering::om::format::read(Path::new(om_path)).map_err(|e| error(e.0))?;
-    let om =
-        ge_lowering::om::format::parse(&bytes).map_err(|e| error(format!("{om_path}: {e}")))?;
+    let bytes = ge_om::format::read(Path::new(om_path)).map_err(|e| error(e.0))?;
+    let om = ge_om::format::parse(&bytes).map_err(|e| error(format!("{om_path}: {e}")))?;
     let text = if out.ends_with(".air") {
         let m =
             ge_lowering::om::to_module(ctx, &om).map_err(|e| error(format!("{om_path}: {e}")))?;
@@ -58,7 +57,7 @@ pub fn om_to_file(ctx: &Context, args: &AtcArgs) -> Result<String, String> {
         });
         serde_json::to_string_pretty(&v).map_err(error)? + "\n"
     };
-    ge_ir::fsutil::write_atomic(Path::new(out), text.as_bytes())
+    ge_ir::output::write(out, text.as_bytes())
         .map_err(|e| error(format!("cannot write '{out}': {e}")))?;
     Ok(format!("wrote {out} from {om_path}"))
 }

@@ -40,7 +40,7 @@ pub struct AtcArgs {
     /// 3 = TensorFlow, 5 = ONNX (optional for .air models)
     #[arg(long, value_name = "N", value_parser = PossibleValuesParser::new(["0", "1", "3", "5"]))]
     pub framework: Option<String>,
-    /// Output path without extension: writes OUTPUT.om
+    /// Output path without extension: writes OUTPUT.om ('-' for stdout)
     #[arg(long, value_name = "PATH")]
     pub output: Option<String>,
     /// Target SoC: a shipped profile (Ascend910B, Ascend310P) or a .json profile
@@ -80,7 +80,7 @@ pub struct AtcArgs {
     /// --mode=1: the .om to convert
     #[arg(long, value_name = "FILE")]
     pub om: Option<String>,
-    /// --mode=1: where to write it (.json, or .air for the IR)
+    /// --mode=1: where to write it (.json, or .air for the IR; '-' for stdout as JSON)
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Log level of progress messages on stderr
@@ -92,6 +92,8 @@ pub struct AtcArgs {
     /// Compile cache directory (default: $GE_CACHE_DIR, else the user's cache dir)
     #[arg(long, value_name = "DIR")]
     pub op_compiler_cache_dir: Option<String>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 pub struct AtcOutput {
@@ -208,19 +210,19 @@ fn framework(args: &AtcArgs, model: &str) -> Result<Framework, String> {
     }
 }
 
-/// Write `bytes` to `path` atomically, creating missing parent folders.
+/// Write `bytes` to `path` (through `ge_ir::output`), creating missing parent folders.
 fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| error(format!("cannot create '{}': {e}", dir.display())))?;
     }
-    ge_ir::fsutil::write_atomic(path, bytes)
+    ge_ir::output::write(path, bytes)
         .map_err(|e| error(format!("cannot write '{}': {e}", path.display())))
 }
 
-/// The `.om` path for `--output` (ATC appends `.om`).
+/// The `.om` path for `--output` (ATC appends `.om`; `-` is stdout).
 fn om_path(output: &str) -> PathBuf {
-    if output.ends_with(".om") {
+    if output.ends_with(".om") || output == "-" {
         PathBuf::from(output)
     } else {
         PathBuf::from(format!("{output}.om"))
@@ -248,8 +250,7 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
     if args.om.is_some() || args.json.is_some() {
         return Err(error("--om and --json are for --mode=1"));
     }
-    ge_lowering::soc::Soc::load(&args.soc_version)
-        .map_err(|e| error(format!("--soc_version: {e}")))?;
+    ge_soc::Soc::load(&args.soc_version).map_err(|e| error(format!("--soc_version: {e}")))?;
     let shapes = shapes::parse(
         args.input_shape.as_deref(),
         args.input_shape_range.as_deref(),
@@ -331,7 +332,13 @@ fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String>
             let text = std::fs::read_to_string(path)
                 .map_err(|e| error(format!("cannot read '{}': {e}", p.model)))?;
             let file = sm.add(&p.model, Arc::from(text.as_str()));
-            ge_ir::parser::parse_module(ctx, &p.model, file, &text, 0, 1).map_err(|d| sm.render(&d))
+            ge_ir::parser::parse_module(
+                ctx,
+                &p.model,
+                &text,
+                ge_ir::parser::ParseOptions::file(file),
+            )
+            .map_err(|d| sm.render(&d))
         }
     }
 }
@@ -379,7 +386,7 @@ fn cache_key(args: &AtcArgs, p: &Plan, model_bytes: &[u8]) -> Result<cache::Cach
             }
         }
     }
-    let soc = ge_lowering::soc::Soc::load(&args.soc_version)?;
+    let soc = ge_soc::Soc::load(&args.soc_version)?;
     let mut k = KeyBuilder::new(&format!("ge-atc {}", cache::tool_version()));
     k.field("model", model_bytes)
         .field("framework", p.framework.name().as_bytes())
@@ -464,13 +471,13 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
 
 /// The summary of a compiled model.
 fn summary(
-    om: &ge_lowering::om::OmModel,
+    om: &ge_om::OmModel,
     inputs: &str,
     ops_before: usize,
     ops_after: usize,
     times: &[(&str, Duration)],
 ) -> String {
-    use ge_lowering::om::model::{ArenaRole, Task};
+    use ge_om::model::{ArenaRole, Task};
     let mut s = inputs.to_string();
     let (mut launches, mut copies) = (0, 0);
     for t in &om.program.tasks {
@@ -639,6 +646,13 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
             .collect();
         return failed(&log, &text);
     }
+    // Sizes come from the model: a tensor the budget cannot hold is refused
+    // now, naming its node, not when the compiled model runs.
+    let too_big = ge_ir::budget::check_module(&m);
+    if !too_big.is_empty() {
+        let text: String = too_big.iter().map(|d| sm.render(d)).collect();
+        return failed(&log, &text);
+    }
     let mut times: Vec<(&str, Duration)> = vec![("import", t.elapsed())];
     let ops_before = stages::count_ops(&m);
     let inputs = inputs_line(&m, args.input_format.as_deref());
@@ -682,7 +696,10 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         return failed(&log, &error("--output is required"));
     };
     let t = Instant::now();
-    let name = out.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let name = out
+        .file_stem()
+        .filter(|s| *s != "-")
+        .map(|s| s.to_string_lossy().into_owned());
     let om = match ge_lowering::om::from_module(
         m.body(),
         Some(&m),
@@ -695,7 +712,10 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Ok(om) => om,
         Err(e) => return failed(&log, &error(e)),
     };
-    let bytes = match ge_lowering::om::format::to_bytes(&om) {
+    if let Err(e) = ge_compile::check_budget(&om) {
+        return failed(&log, &error(e));
+    }
+    let bytes = match ge_om::format::to_bytes(&om) {
         Ok(b) => b,
         Err(e) => return failed(&log, &error(e)),
     };
@@ -722,10 +742,23 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
 
 pub fn main() -> i32 {
     let args = AtcArgs::parse();
-    let ctx = crate::registry::full_context();
+    let model = args.model.as_deref().or(args.om.as_deref()).unwrap_or("-");
+    if let Err(e) = args.limits.apply(model) {
+        eprintln!("{}\nATC run failed", error(e));
+        return 1;
+    }
+    let ctx = ge_compile::context();
+    // With the model on stdout (`--output -`, `--json -`) the summary goes to stderr.
+    let data_on_stdout = [&args.output, &args.json]
+        .iter()
+        .any(|o| o.as_deref() == Some("-"));
     let out = main_with(args, &ctx);
     // The log comes first: it tells what happened before the summary.
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
-    let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    if data_on_stdout {
+        let _ = std::io::stderr().write_all(out.stdout.as_bytes());
+    } else {
+        let _ = std::io::stdout().write_all(out.stdout.as_bytes());
+    }
     out.code
 }

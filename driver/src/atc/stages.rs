@@ -35,8 +35,8 @@ pub fn stages(ctx: &Context, s: &Settings) -> Vec<Stage> {
     let sw = &s.switches;
     let soc = &s.soc;
     let disabled: Vec<&str> = sw.disabled_rules.iter().map(String::as_str).collect();
-    // Every weight folds (ge_runtime::compile::FOLD_SIZE_LIMIT).
-    let limit = ge_runtime::compile::FOLD_SIZE_LIMIT;
+    // Every weight folds (ge_compile::FOLD_SIZE_LIMIT).
+    let limit = ge_compile::FOLD_SIZE_LIMIT;
     let canonicalize = if disabled.is_empty() {
         format!("graph.func(canonicalize{{fold-size-limit={limit}}})")
     } else {
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn flags_shape_the_stages() {
-        let ctx = crate::registry::full_context();
+        let ctx = ge_compile::context();
         let names = |s: &Settings| -> Vec<&'static str> {
             stages(&ctx, s).iter().map(|s| s.name).collect()
         };

@@ -256,7 +256,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> Context {
-        crate::registry::full_context()
+        ge_compile::context()
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Writes docs/dialects/*.md from the op definitions.
 fn main() {
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "docs/dialects".to_string());
@@ -10,7 +10,7 @@ fn main() {
     }
     for (name, text) in ge_driver::docgen::all_pages(&ctx) {
         let path = std::path::Path::new(&dir).join(&name);
-        if let Err(e) = ge_ir::fsutil::write_atomic(&path, text.as_bytes()) {
+        if let Err(e) = ge_ir::output::write(&path, text.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", path.display());
             std::process::exit(1);
         }

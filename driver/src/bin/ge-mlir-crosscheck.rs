@@ -37,7 +37,7 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let ctx = ge_driver::registry::full_context();
+    let ctx = ge_compile::context();
     let opts = Options {
         trials: args.trials,
         seed: args.seed,

@@ -12,14 +12,13 @@
 //!
 //! A reader checks all four; anything else — a truncated write by a crashed
 //! process, a flipped bit, another key's file — is *corrupt*: the entry is
-//! removed and the caller compiles again. Writers put the entry in a
-//! temporary file of their own in the same directory and rename it into
-//! place, so concurrent writers of one key (who write the same bytes) and
-//! readers never see half an entry.
+//! removed and the caller compiles again. Writers store an entry with
+//! `ge_ir::output::write`: a temporary file of their own (unique per process
+//! and call) in the same directory renamed into place, so concurrent writers
+//! of one key (who write the same bytes) and readers never see half an entry.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::out_text::OutText;
 
@@ -232,7 +231,7 @@ impl CompileCache {
         }
     }
 
-    /// Store `payload` under `key` (temporary file + rename).
+    /// Store `payload` under `key` (a new file renamed over the entry).
     pub fn put(&self, key: &CacheKey, payload: &[u8]) -> std::io::Result<()> {
         let path = self.entry_path(key);
         let dir = path.parent().unwrap_or(&self.dir);
@@ -243,7 +242,7 @@ impl CompileCache {
         bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         bytes.extend_from_slice(blake3::hash(payload).as_bytes());
         bytes.extend_from_slice(payload);
-        write_unique_then_rename(&path, &bytes)
+        ge_ir::output::write(&path, &bytes)
     }
 }
 
@@ -287,33 +286,6 @@ fn check(key: &CacheKey, bytes: &[u8]) -> Result<(), String> {
         return Err("entry checksum mismatch".into());
     }
     Ok(())
-}
-
-/// Like `ge_ir::fsutil::write_atomic`, with a temporary name unique per
-/// process *and* call, so threads of one process writing the same entry do
-/// not share a temporary file.
-fn write_unique_then_rename(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.tmp{}.{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let res = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
 }
 
 /// A ge-opt result as a cache payload: stdout and stderr.

@@ -188,7 +188,7 @@ fn with_cache(
 /// Write the output file if one was asked for.
 fn finish(args: &OptArgs, mut out: OptOutput) -> OptOutput {
     if args.output != "-" && out.code == 0 {
-        if let Err(e) = crate::opt::write_output(&args.output, out.stdout.as_bytes()) {
+        if let Err(e) = ge_ir::output::write(&args.output, out.stdout.as_bytes()) {
             out.stderr
                 .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
             out.code = 1;
@@ -372,7 +372,7 @@ pub fn watch(args: &OptArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                     if args.output == "-" {
                         let _ = c.stdout.write_to(out);
                     } else if let Err(e) =
-                        crate::opt::write_output_with(&args.output, &mut |w| c.stdout.write_to(w))
+                        ge_ir::output::write_with(&args.output, |w| c.stdout.write_to(w))
                     {
                         let _ = writeln!(err, "error: cannot write '{}': {e}", args.output);
                         code = 1;
@@ -407,8 +407,7 @@ pub fn watch(args: &OptArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
         if let Some(next) = edits.next() {
             // A simulated save: the next version replaces the input.
-            let r = std::fs::read(next)
-                .and_then(|b| ge_ir::fsutil::write_atomic(Path::new(&args.input), &b));
+            let r = std::fs::read(next).and_then(|b| ge_ir::output::write(&args.input, &b));
             if let Err(e) = r {
                 let _ = writeln!(err, "error: cannot apply simulated edit '{next}': {e}");
                 return 1;

@@ -74,7 +74,7 @@ impl Tools {
         };
         map.entry(key)
             .or_insert_with(|| {
-                let mut ctx = crate::registry::full_context();
+                let mut ctx = ge_compile::context();
                 ctx.allow_unregistered = allow_unregistered;
                 if let Some(rs) = rules {
                     let mut list: Vec<_> = rs.iter().map(|r| r.rule.clone()).collect();
@@ -354,7 +354,12 @@ pub fn parse(db: &dyn Db, job: Job) -> Parsed {
         diagnostics,
         failed: true,
     };
-    let m = match ge_ir::parser::parse_module(&ctx, &name, file, &text, 0, 1) {
+    let m = match ge_ir::parser::parse_module(
+        &ctx,
+        &name,
+        &text,
+        ge_ir::parser::ParseOptions::file(file),
+    ) {
         Ok(m) => m,
         Err(d) => return fail(sm.render(&d)),
     };
@@ -619,7 +624,7 @@ pub fn parse_unit(
     let mut sm = SourceMap::new();
     let label = format!("<{name}>");
     let f = sm.add(&label, text.clone());
-    match ge_ir::parser::parse_module(ctx, &label, f, text, 0, 1) {
+    match ge_ir::parser::parse_module(ctx, &label, text, ge_ir::parser::ParseOptions::file(f)) {
         Ok(m) => Ok((m, sm)),
         Err(d) => Err(sm.render(&d)),
     }
@@ -812,7 +817,12 @@ fn compile_text(
 ) -> Output {
     let mut sm = SourceMap::new();
     let f = sm.add(label, text.clone());
-    let mut m = match ge_ir::parser::parse_module(ctx, label, f, &text, 0, 1) {
+    let mut m = match ge_ir::parser::parse_module(
+        ctx,
+        label,
+        &text,
+        ge_ir::parser::ParseOptions::file(f),
+    ) {
         Ok(m) => Some(m),
         Err(d) => {
             stderr.push_str(&sm.render(&d));
@@ -850,15 +860,20 @@ pub fn om_bytes(db: &dyn Db, job: Job, entry: OmEntry) -> Result<Arc<[u8]>, Stri
     let ctx = db.tools().context(cfg.allow_unregistered(db), None);
     let mut sm = SourceMap::new();
     let f = sm.add(job.name(db), Arc::from(out.stdout.as_str()));
-    let m = ge_ir::parser::parse_module(&ctx, job.name(db), f, &out.stdout, 0, 1)
-        .map_err(|d| sm.render(&d))?;
+    let m = ge_ir::parser::parse_module(
+        &ctx,
+        job.name(db),
+        &out.stdout,
+        ge_ir::parser::ParseOptions::file(f),
+    )
+    .map_err(|d| sm.render(&d))?;
     let opts = ge_lowering::om::OmOptions {
         entry: entry.entry(db).clone(),
         name: None,
         soc: entry.soc(db).clone(),
     };
     let model = ge_lowering::om::from_module(m.body(), Some(&m), &opts)?;
-    let bytes = ge_lowering::om::format::to_bytes(&model)?;
+    let bytes = ge_om::format::to_bytes(&model)?;
     Ok(Arc::from(bytes))
 }
 

@@ -179,7 +179,7 @@ mod tests {
     use super::*;
 
     fn plan(text: &str) -> Plan {
-        let ctx = crate::registry::full_context();
+        let ctx = ge_compile::context();
         let p = ge_ir::pass::parse_pipeline(&ctx.passes, text).expect("pipeline parses");
         split_pipeline(&p, [0; 32])
     }

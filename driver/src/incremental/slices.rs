@@ -328,6 +328,9 @@ pub fn slices_in_context(
             .filter_map(|(i, f)| f.symbol.as_deref().map(|s| (s, i)))
             .collect();
     }
+    if references_cycle(&facts, &defined) {
+        return None;
+    }
     let mut out = Vec::with_capacity(facts.len());
     for (i, f) in facts.iter().enumerate() {
         let slice = c.slices[i];
@@ -353,6 +356,22 @@ pub fn slices_in_context(
         out.push(SliceInContext::new(db, slice, Arc::from(decls)));
     }
     Some(out)
+}
+
+/// Whether the slices refer to each other in a cycle (recursive calls). No
+/// slice sees that on its own (it has only its callees' declarations), so
+/// the whole file is parsed and verified instead, and the verifier reports it.
+fn references_cycle(facts: &[&Facts], defined: &HashMap<&str, usize>) -> bool {
+    let mut g = petgraph::graph::DiGraph::<(), ()>::new();
+    let nodes: Vec<_> = facts.iter().map(|_| g.add_node(())).collect();
+    for (i, f) in facts.iter().enumerate() {
+        for r in &f.refs {
+            if let Some(&j) = defined.get(r.as_str()) {
+                g.add_edge(nodes[i], nodes[j], ());
+            }
+        }
+    }
+    petgraph::algo::is_cyclic_directed(&g)
 }
 
 /// How the session cut the source: the prelude and each slice in context,
@@ -393,5 +412,5 @@ fn sliced_units(db: &dyn Db, job: Job) -> Option<Parsed> {
 
 /// `text` parsed as a module, if the parse reports nothing.
 fn parse_clean(ctx: &Context, text: &str) -> Option<Module> {
-    ge_ir::parser::parse_module(ctx, "<slice>", 0, text, 0, 1).ok()
+    ge_ir::parser::parse_module(ctx, "<slice>", text, ge_ir::parser::ParseOptions::default()).ok()
 }

@@ -75,7 +75,10 @@ pub fn main() -> i32 {
     for m in chosen {
         let air = Path::new(&out).join(format!("{}.air", m.name));
         let weights_path = format!("{out}/{}.weights", m.name);
-        let g = match generate(m, size, args.seed, &weights_path) {
+        // The text names the file next to it: external weights are read
+        // relative to the model's directory (ge_ir::external).
+        let weights_name = format!("{}.weights", m.name);
+        let g = match generate(m, size, args.seed, &weights_name) {
             Ok(g) => g,
             Err(e) => {
                 eprintln!("error: {}: {e}", m.name);
@@ -101,7 +104,7 @@ pub fn main() -> i32 {
             }
             continue;
         }
-        if let Err(e) = ge_ir::fsutil::write_atomic(&air, g.text.as_bytes()) {
+        if let Err(e) = ge_ir::output::write(&air, g.text.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", air.display());
             code = 1;
             continue;
@@ -112,7 +115,7 @@ pub fn main() -> i32 {
             g.text.len() / 1024
         );
         if !g.weights.is_empty() {
-            if let Err(e) = ge_ir::fsutil::write_atomic(Path::new(&weights_path), &g.weights) {
+            if let Err(e) = ge_ir::output::write(&weights_path, &g.weights) {
                 eprintln!("error: cannot write {weights_path}: {e}");
                 code = 1;
                 continue;

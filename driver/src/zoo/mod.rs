@@ -9,7 +9,8 @@
 //!   blobs inside the file; committed in `testdata/models/` and checked to
 //!   regenerate byte for byte and to run in the interpreter;
 //! - **full** (the published sizes): weights go to an external file
-//!   (`#ge.external<"<out>/<name>.weights", …>`), generated on demand into
+//!   next to the model (`#ge.external<"<name>.weights", …>`, read relative to
+//!   the model's directory), generated on demand into
 //!   `target/zoo/` — they are far too large to commit.
 //!
 //! `cargo run -p ge-driver --bin ge-zoo` regenerates the tiny models;

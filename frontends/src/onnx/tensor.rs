@@ -132,20 +132,16 @@ pub fn external_ref(t: &TensorProto) -> Result<Option<ExternalRef>, ImportError>
     }))
 }
 
-/// Resolve an external data location against the model's folder; it must
-/// stay inside that folder (ONNX forbids `..` escapes and absolute paths).
+/// Resolve an external data location against the model's folder under the
+/// process's file-access policy ([`ge_ir::external`]): after symbolic links
+/// are resolved it must stay inside that folder (or a directory allowed with
+/// `--allow-external-dir`); `..` and absolute paths elsewhere are refused.
+/// Returns the canonical path.
 pub fn resolve_external(base: &Path, location: &str) -> Result<PathBuf, ImportError> {
-    let rel = Path::new(location);
-    if rel.is_absolute()
-        || rel
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return Err(ImportError::invalid(format!(
-            "external data location '{location}' must be a relative path inside the model's folder"
-        )));
-    }
-    Ok(base.join(rel))
+    let access = ge_ir::external::policy()
+        .and_then(|p| p.with_model_dir(base))
+        .map_err(ImportError::io)?;
+    access.resolve(location).map_err(ImportError::invalid)
 }
 
 /// An elements attribute for a tensor: `dense<…>`, or `#ge.external<…>` for
@@ -183,9 +179,8 @@ pub fn tensor_attr(t: &TensorProto, base: &Path) -> Result<Attribute, ImportErro
                 ext.offset
             )));
         }
-        let abs = std::fs::canonicalize(&path).unwrap_or(path);
         return Ok(Attribute::new(AttrData::External {
-            path: abs.to_string_lossy().into(),
+            path: path.to_string_lossy().into(),
             offset: ext.offset,
             length: len,
             ty,

@@ -181,15 +181,21 @@ fn tensor_attr(t: &TensorProto) -> Res<Attribute> {
     if shape.iter().any(|&d| d < 0) {
         return Err(ImportError::invalid("a constant has an unknown dim"));
     }
-    let n: usize = shape.iter().map(|&d| d as usize).product();
     let ty = Type::tensor_static(&shape, dt);
     let w = dt.byte_size();
+    // Dims are untrusted: sizes in checked arithmetic.
+    let (n, size) = ge_ir::budget::bytes_of(shape.iter().map(|&d| d as u64), 1)
+        .zip(ge_ir::budget::bytes_of(
+            shape.iter().map(|&d| d as u64),
+            w as u64,
+        ))
+        .and_then(|(n, b)| Some((usize::try_from(n).ok()?, usize::try_from(b).ok()?)))
+        .ok_or_else(|| ImportError::invalid(format!("a constant of type '{ty}' is too large")))?;
     if !t.tensor_content.is_empty() {
-        if t.tensor_content.len() != n * w {
+        if t.tensor_content.len() != size {
             return Err(ImportError::invalid(format!(
-                "a constant has {} bytes but '{ty}' needs {}",
+                "a constant has {} bytes but '{ty}' needs {size}",
                 t.tensor_content.len(),
-                n * w
             )));
         }
         return Ok(Attribute::dense(DenseElements {
@@ -225,24 +231,27 @@ fn tensor_attr(t: &TensorProto) -> Res<Attribute> {
         DType::U64 => t.uint64_val.iter().map(|&x| Element::UInt(x)).collect(),
         _ => t.int_val.iter().map(|&x| Element::Int(x as i64)).collect(),
     };
-    let elems = match elems.len() {
-        // TensorFlow stores a splat as one value (or none for zeros).
-        0 => vec![Element::Int(0); n],
-        1 if n != 1 => vec![elems[0]; n],
-        k if k == n => elems,
+    // TensorFlow stores a splat as one value (or none for zeros): kept a
+    // splat, so its size costs nothing until something expands it (which
+    // checks the memory budget).
+    let (elems, splat) = match elems.len() {
+        0 if n == 0 => (vec![], false),
+        0 => (vec![Element::Int(0)], n != 1),
+        1 if n != 1 => (elems, true),
+        k if k == n => (elems, false),
         k => {
             return Err(ImportError::invalid(format!(
                 "a constant has {k} values but '{ty}' needs {n}"
             )))
         }
     };
-    let mut bytes = Vec::with_capacity(n * w);
+    let mut bytes = Vec::with_capacity(elems.len() * w);
     for e in elems {
         write_element(dt, e, &mut bytes);
     }
     Ok(Attribute::dense(DenseElements {
         ty,
-        splat: false,
+        splat,
         bytes: bytes.into(),
     }))
 }

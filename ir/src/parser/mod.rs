@@ -128,14 +128,6 @@ struct Frame<'s> {
     blocks: HashMap<&'s str, BlockEntry>,
 }
 
-/// Options for parsing.
-#[derive(Clone, Copy, Default)]
-pub struct ParseOptions {
-    /// Skip per-op default-filling and custom parse of registered ops' formats? No:
-    /// this only controls whether unregistered dialects are accepted.
-    pub allow_unregistered: bool,
-}
-
 /// The parser state for one source buffer.
 pub struct Parser<'c, 's> {
     pub ctx: &'c Context,
@@ -179,28 +171,60 @@ pub struct Parser<'c, 's> {
     shallow: bool,
 }
 
-static FORWARD_REF: OpDef = OpDef {
-    name: "builtin.forward_ref",
-    summary: "Parser placeholder for a value used before its definition",
-    ..OpDef::DEFAULT
-};
+crate::def_op! {
+    /// Parser placeholder for a value used before its definition
+    ForwardRefOp = "builtin.forward_ref" {}
+}
 
 fn span_pos(file: usize, r: Range<usize>) -> Pos {
     Pos::Span { file, range: r }
 }
 
+/// Where the text given to [`parse_module`] lies, for its locations and
+/// diagnostics. The default is a whole file that is file 0 of the
+/// [`crate::diagnostics::SourceMap`] (or of none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// The file's index in the [`crate::diagnostics::SourceMap`].
+    pub file_id: usize,
+    /// Byte offset of the text in its file (non-zero for a chunk of a split file).
+    pub base: usize,
+    /// Line number (1-based) of the text's first line in its file.
+    pub first_line: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> ParseOptions {
+        ParseOptions {
+            file_id: 0,
+            base: 0,
+            first_line: 1,
+        }
+    }
+}
+
+impl ParseOptions {
+    /// A whole file, registered as `file_id` in the source map.
+    pub fn file(file_id: usize) -> ParseOptions {
+        ParseOptions {
+            file_id,
+            ..ParseOptions::default()
+        }
+    }
+}
+
 /// Parse a whole buffer into a module.
-///
-/// `file_id` indexes the [`crate::diagnostics::SourceMap`]; `base` and
-/// `first_line` place `src` inside that file (non-zero for split chunks).
 pub fn parse_module(
     ctx: &Context,
     file_name: &str,
-    file_id: usize,
     src: &str,
-    base: usize,
-    first_line: usize,
+    opts: ParseOptions,
 ) -> PResult<Module> {
+    let ParseOptions {
+        file_id,
+        base,
+        first_line,
+    } = opts;
     let mut p = Parser::new(ctx, file_name, file_id, src, base, first_line);
     // Every recursion below goes a bracket deeper: bound them all at once.
     if let Some(at) = nesting::scan(src, nesting::MAX_NESTING).too_deep_at {
@@ -346,7 +370,7 @@ impl<'c, 's> Parser<'c, 's> {
             resource_uses: vec![],
             resources: indexmap::IndexMap::new(),
             external_resources: indexmap::IndexMap::new(),
-            forward_dummy: &FORWARD_REF,
+            forward_dummy: &FORWARD_REF_OP,
             parallel: false,
             serial_until: 0,
             last_line: 0,
@@ -1096,7 +1120,7 @@ impl<'c, 's> Parser<'c, 's> {
             }
             return Ok(fr.placeholder);
         }
-        let mut st = OpState::new(FORWARD_REF.name, Location::unknown());
+        let mut st = OpState::new(FORWARD_REF_OP.name, Location::unknown());
         st.def = Some(self.forward_dummy);
         st.result_types = vec![ty];
         let body = self.body();

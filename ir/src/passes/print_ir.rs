@@ -1,7 +1,7 @@
 //! `print-ir`: print the anchor op to stderr (MLIR's `print-ir`).
 
 use crate::body::OpData;
-use crate::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use crate::printer::PrintOptions;
 
 pub static INFO: PassInfo = PassInfo {
@@ -9,22 +9,18 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Print the IR on stderr",
     description: "Prints the op the pass runs on to stderr, preceded by `// ----- label -----`.",
     anchor: None,
-    options: &[OptionDef {
-        name: "label",
-        kind: OptKind::Str,
-        default: "IR Dump",
-        doc: "label printed before the IR",
-    }],
+    options: PrintIr::DEFS,
 };
 
+#[derive(crate::PassOptions)]
 struct PrintIr {
+    /// label printed before the IR
+    #[option("label", default = "IR Dump")]
     label: String,
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(PrintIr {
-        label: o.str("label").to_string(),
-    }))
+    Ok(Box::new(PrintIr::from_options(o)))
 }
 
 impl Pass for PrintIr {

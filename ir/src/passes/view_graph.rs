@@ -1,7 +1,7 @@
 //! `view-graph`: the dataflow of every function as Graphviz DOT (on stderr or a file).
 
 use crate::body::{Body, OpData, OpId, ValueDef, WalkOrder};
-use crate::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use petgraph::dot::{Config, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
@@ -14,22 +14,18 @@ pub static INFO: PassInfo = PassInfo {
                   nodes are ops and block arguments and whose edges are SSA uses (labelled with \
                   the value's type). Render with `dot -Tsvg`.",
     anchor: None,
-    options: &[OptionDef {
-        name: "filename",
-        kind: OptKind::Str,
-        default: "-",
-        doc: "where to write the DOT text ('-' for stderr)",
-    }],
+    options: ViewGraph::DEFS,
 };
 
+#[derive(crate::PassOptions)]
 struct ViewGraph {
+    /// where to write the DOT text ('-' for stderr)
+    #[option("filename", default = "-")]
     filename: String,
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    Ok(Box::new(ViewGraph {
-        filename: o.str("filename").to_string(),
-    }))
+    Ok(Box::new(ViewGraph::from_options(o)))
 }
 
 /// DOT text for the dataflow of one body.
@@ -97,13 +93,12 @@ impl Pass for ViewGraph {
             eprint!("{out}");
             Ok(())
         } else {
-            crate::fsutil::write_atomic(std::path::Path::new(&self.filename), out.as_bytes())
-                .map_err(|e| {
-                    vec![crate::diagnostics::Diagnostic::error(
-                        format!("cannot write '{}': {e}", self.filename),
-                        crate::diagnostics::Pos::Loc(op.loc),
-                    )]
-                })
+            crate::output::write(&self.filename, out.as_bytes()).map_err(|e| {
+                vec![crate::diagnostics::Diagnostic::error(
+                    format!("cannot write '{}': {e}", self.filename),
+                    crate::diagnostics::Pos::Loc(op.loc),
+                )]
+            })
         }
     }
 }

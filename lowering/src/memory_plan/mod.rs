@@ -36,7 +36,8 @@
 
 pub mod strategies;
 
-use crate::funcs::{bounds_attr, error_at, for_each_function, func_block, inputs_of, Bounds};
+use crate::error::{AtOp, LowerError, LowerResult};
+use crate::funcs::{bounds_attr, for_each_function, func_block, inputs_of, Bounds};
 use crate::op_pattern::op_pattern;
 use crate::sync::{Schedule, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::{prepare_outputs, Node, RootKind, TaskGraph};
@@ -184,7 +185,7 @@ impl Pass for PlanMemory {
                 return Ok(());
             };
             let stats = plan_block(cx.ctx, body, block, &bounds, &self.opts)
-                .map_err(|m| error_at(loc, format!("plan-memory: {m}")))?;
+                .map_err(|e| vec![e.diagnostic("plan-memory", loc)])?;
             f.attrs = f.attrs.with(Ident::new(PLAN_ATTR), stats.to_attr());
             if self.report {
                 let per: Vec<String> = stats
@@ -281,7 +282,7 @@ pub fn plan_block(
     block: BlockId,
     bounds: &Bounds,
     opts: &PlanOptions,
-) -> Result<PlanStats, String> {
+) -> LowerResult<PlanStats> {
     if body.block_ops(block).any(|o| {
         body.op(o).name.as_str().starts_with("memory.")
             || body.op(o).name.as_str() == "stream.program"
@@ -291,69 +292,150 @@ pub fn plan_block(
     prepare_outputs(ctx, body, block, bounds)?;
     let g = TaskGraph::build(body, block, bounds)?;
     let sched = schedule_of(body, &g.tasks)?;
-    let a = opts.alignment;
-
-    // Roots and the tasks touching them.
+    // Roots of the model outputs (placed in the output arenas, not planned).
     let outputs = g.outputs(body);
     let mut out_root: HashMap<ValueId, usize> = HashMap::new();
     for (i, &v) in outputs.iter().enumerate() {
         out_root.insert(g.place(v).0, i);
     }
-    let mut unit_of: HashMap<ValueId, usize> = HashMap::new(); // workspace root -> unit
-    let mut units: Vec<Unit> = vec![];
-    let mut roots_of_unit: Vec<Vec<ValueId>> = vec![];
-    let touch = |units: &mut Vec<Unit>, u: usize, t: usize, write: bool| {
-        let s = sched.stream[t];
-        let un = &mut units[u];
-        bump(&mut un.last, s, sched.epoch[t]);
-        if write && !un.writers.contains(&t) {
-            un.writers.push(t);
-        }
-        if !un.accesses.contains(&t) {
-            un.accesses.push(t);
-        }
+    let mut u = Units::collect(body, &g, &sched, &out_root, opts.alignment)?;
+    let in_place = if opts.in_place {
+        u.merge_in_place(body, &g, &sched)
+    } else {
+        0
     };
-    let mut reads: Vec<Vec<ValueId>> = vec![]; // per task: roots read
-    for (ti, &t) in g.tasks.iter().enumerate() {
-        let mut rs = vec![];
-        for &r in body.op(t).results() {
-            let root = g.place(r).0;
-            if out_root.contains_key(&root) {
-                continue;
+    // The planned units (merged ones dropped).
+    let live_units: Vec<usize> = (0..u.units.len())
+        .filter(|&x| u.merged_into[x] == x)
+        .collect();
+    let index_of: HashMap<usize, usize> = live_units
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (x, i))
+        .collect();
+    let problem = problem_of(&u.units, &live_units, &sched);
+    let (solution, per_strategy) = strategies::run(&problem, &opts.strategy)?;
+    strategies::check(&problem, &solution)?;
+    let stats = PlanStats {
+        buffers: live_units.len(),
+        workspace: solution.size,
+        lower_bound: load_bound(&problem)
+            .max(timeline_bound(&u.units, &live_units, &sched, &problem))
+            .max(strategies::clique_bound(&problem)),
+        no_reuse: problem.sizes.iter().sum(),
+        in_place,
+        views: g
+            .node
+            .values()
+            .filter(|n| {
+                matches!(
+                    n,
+                    Node::Alias { .. } | Node::ConcatView { .. } | Node::SplitView { .. }
+                )
+            })
+            .count(),
+        strategy: solution.strategy.to_string(),
+        per_strategy,
+        weights: 0,
+    };
+    let unit_offset = |root: ValueId| -> Option<u64> {
+        let x = resolve(&u.merged_into, *u.unit_of.get(&root)?);
+        Some(solution.offsets[*index_of.get(&x)?])
+    };
+    rewrite(
+        ctx,
+        body,
+        &g,
+        bounds,
+        opts,
+        &out_root,
+        &unit_offset,
+        solution.size,
+        stats,
+    )
+}
+
+/// The workspace buffers to plan: one unit per task-written root (not a
+/// model output), with the tasks that access it; in-place merging joins
+/// units (`merged_into`).
+struct Units {
+    units: Vec<Unit>,
+    /// Workspace root → its unit.
+    unit_of: HashMap<ValueId, usize>,
+    roots_of_unit: Vec<Vec<ValueId>>,
+    /// Per unit: the unit it was merged into (itself if planned).
+    merged_into: Vec<usize>,
+}
+
+impl Units {
+    fn collect(
+        body: &Body,
+        g: &TaskGraph,
+        sched: &Schedule,
+        out_root: &HashMap<ValueId, usize>,
+        alignment: u64,
+    ) -> LowerResult<Units> {
+        let mut u = Units {
+            units: vec![],
+            unit_of: HashMap::new(),
+            roots_of_unit: vec![],
+            merged_into: vec![],
+        };
+        let mut reads: Vec<Vec<ValueId>> = vec![]; // per task: roots read
+        for (ti, &t) in g.tasks.iter().enumerate() {
+            let mut rs = vec![];
+            for &r in body.op(t).results() {
+                let root = g.place(r).0;
+                if out_root.contains_key(&root) {
+                    continue;
+                }
+                let x = match u.unit_of.get(&root) {
+                    Some(&x) => x,
+                    None => {
+                        u.units.push(Unit {
+                            size: align(g.size[&root], alignment),
+                            last: vec![],
+                            writers: vec![],
+                            accesses: vec![],
+                        });
+                        u.roots_of_unit.push(vec![root]);
+                        u.unit_of.insert(root, u.units.len() - 1);
+                        u.units.len() - 1
+                    }
+                };
+                touch(&mut u.units[x], sched, ti, true);
             }
-            let u = *unit_of.entry(root).or_insert_with(|| {
-                units.push(Unit {
-                    size: align(g.size[&root], a),
-                    last: vec![],
-                    writers: vec![],
-                    accesses: vec![],
-                });
-                roots_of_unit.push(vec![root]);
-                units.len() - 1
-            });
-            touch(&mut units, u, ti, true);
+            for v in inputs_of(body, t) {
+                let root = g.place(v).0;
+                if g.root_kind(body, root) == RootKind::Task && !out_root.contains_key(&root) {
+                    rs.push(root);
+                }
+            }
+            reads.push(rs);
         }
-        for v in inputs_of(body, t) {
-            let root = g.place(v).0;
-            if g.root_kind(body, root) == RootKind::Task && !out_root.contains_key(&root) {
-                rs.push(root);
+        for (ti, rs) in reads.iter().enumerate() {
+            for root in rs {
+                let x = *u
+                    .unit_of
+                    .get(root)
+                    .ok_or("internal error: a task reads a buffer no task writes")?;
+                touch(&mut u.units[x], sched, ti, false);
             }
         }
-        reads.push(rs);
-    }
-    for (ti, rs) in reads.iter().enumerate() {
-        for root in rs {
-            let u = *unit_of
-                .get(root)
-                .ok_or("internal error: a task reads a buffer no task writes")?;
-            touch(&mut units, u, ti, false);
-        }
+        u.merged_into = (0..u.units.len()).collect();
+        Ok(u)
     }
 
-    // In place: a pointwise task overwrites an input that dies at it.
-    let mut in_place = 0;
-    let mut merged_into: Vec<usize> = (0..units.len()).collect();
-    if opts.in_place {
+    /// In place: a pointwise task overwrites an input that dies at it.
+    /// Returns how many results were merged into an input.
+    fn merge_in_place(&mut self, body: &Body, g: &TaskGraph, sched: &Schedule) -> usize {
+        let Units {
+            units,
+            unit_of,
+            roots_of_unit,
+            merged_into,
+        } = self;
+        let mut in_place = 0;
         for (ti, &t) in g.tasks.iter().enumerate() {
             if !op_pattern(body, t).is_pointwise()
                 || body.op(t).attr(crate::taskgraph::COPY_ATTR).is_some()
@@ -376,7 +458,7 @@ pub fn plan_block(
                     let Some(&ux) = unit_of.get(&root) else {
                         continue;
                     };
-                    let ux = resolve(&merged_into, ux);
+                    let ux = resolve(merged_into, ux);
                     let ok = root == x
                         && off == 0
                         && body.value_type(x) == body.value_type(r)
@@ -384,9 +466,7 @@ pub fn plan_block(
                         && !used_bases.contains(&ux)
                         && !operands.iter().any(|&y| {
                             y != x
-                                && unit_of
-                                    .get(&g.place(y).0)
-                                    .map(|&u| resolve(&merged_into, u))
+                                && unit_of.get(&g.place(y).0).map(|&u| resolve(merged_into, u))
                                     == Some(ux)
                         })
                         && units[ux]
@@ -424,14 +504,26 @@ pub fn plan_block(
                 }
             }
         }
+        in_place
     }
-    // The planned units (merged ones dropped).
-    let live_units: Vec<usize> = (0..units.len()).filter(|&u| merged_into[u] == u).collect();
-    let index_of: HashMap<usize, usize> = live_units
-        .iter()
-        .enumerate()
-        .map(|(i, &u)| (u, i))
-        .collect();
+}
+
+/// Record that task `t` accesses unit `un` (writes it if `write`).
+fn touch(un: &mut Unit, sched: &Schedule, t: usize, write: bool) {
+    let s = sched.stream[t];
+    bump(&mut un.last, s, sched.epoch[t]);
+    if write && !un.writers.contains(&t) {
+        un.writers.push(t);
+    }
+    if !un.accesses.contains(&t) {
+        un.accesses.push(t);
+    }
+}
+
+/// The offset-planning problem of the live units: sizes, conflicts (two
+/// units conflict unless every access of one happens before every write of
+/// the other) and program-order intervals.
+fn problem_of(units: &[Unit], live_units: &[usize], sched: &Schedule) -> Problem {
     let m = live_units.len();
     // before(U, V): every access of U happens before every write of V.
     let before = |u: &Unit, v: &Unit| -> bool {
@@ -466,73 +558,40 @@ pub fn plan_block(
             )
         })
         .collect();
-    let problem = Problem {
+    Problem {
         sizes: live_units.iter().map(|&u| units[u].size).collect(),
         conflicts,
         intervals,
-    };
-    let (solution, per_strategy) = strategies::run(&problem, &opts.strategy)?;
-    strategies::check(&problem, &solution)?;
-    // A second valid bound: buffers live at the same time of one legal
-    // execution of the streams (unit-time tasks, as early as events allow).
-    let timeline = {
-        let mut ev: Vec<(u64, i128)> = vec![];
-        for (i, &u) in live_units.iter().enumerate() {
-            let acc = &units[u].accesses;
-            let (Some(a), Some(b)) = (
-                acc.iter().map(|&t| sched.start[t]).min(),
-                acc.iter().map(|&t| sched.start[t] + 1).max(),
-            ) else {
-                continue;
-            };
-            ev.push((a, problem.sizes[i] as i128));
-            ev.push((b, -(problem.sizes[i] as i128)));
-        }
-        ev.sort_by_key(|&(t, d)| (t, d));
-        let (mut cur, mut best) = (0i128, 0i128);
-        for (_, d) in ev {
-            cur += d;
-            best = best.max(cur);
-        }
-        best.max(0) as u64
-    };
-    let stats = PlanStats {
-        buffers: m,
-        workspace: solution.size,
-        lower_bound: load_bound(&problem)
-            .max(timeline)
-            .max(strategies::clique_bound(&problem)),
-        no_reuse: problem.sizes.iter().sum(),
-        in_place,
-        views: g
-            .node
-            .values()
-            .filter(|n| {
-                matches!(
-                    n,
-                    Node::Alias { .. } | Node::ConcatView { .. } | Node::SplitView { .. }
-                )
-            })
-            .count(),
-        strategy: solution.strategy.to_string(),
-        per_strategy,
-        weights: 0,
-    };
-    let unit_offset = |root: ValueId| -> Option<u64> {
-        let u = resolve(&merged_into, *unit_of.get(&root)?);
-        Some(solution.offsets[*index_of.get(&u)?])
-    };
-    rewrite(
-        ctx,
-        body,
-        &g,
-        bounds,
-        opts,
-        &out_root,
-        &unit_offset,
-        solution.size,
-        stats,
-    )
+    }
+}
+
+/// A second valid lower bound: the bytes live at once in one legal
+/// execution of the streams (unit-time tasks, as early as events allow).
+fn timeline_bound(
+    units: &[Unit],
+    live_units: &[usize],
+    sched: &Schedule,
+    problem: &Problem,
+) -> u64 {
+    let mut ev: Vec<(u64, i128)> = vec![];
+    for (i, &u) in live_units.iter().enumerate() {
+        let acc = &units[u].accesses;
+        let (Some(a), Some(b)) = (
+            acc.iter().map(|&t| sched.start[t]).min(),
+            acc.iter().map(|&t| sched.start[t] + 1).max(),
+        ) else {
+            continue;
+        };
+        ev.push((a, problem.sizes[i] as i128));
+        ev.push((b, -(problem.sizes[i] as i128)));
+    }
+    ev.sort_by_key(|&(t, d)| (t, d));
+    let (mut cur, mut best) = (0i128, 0i128);
+    for (_, d) in ev {
+        cur += d;
+        best = best.max(cur);
+    }
+    best.max(0) as u64
 }
 
 /// Raise the latest epoch recorded for stream `s`.
@@ -558,6 +617,10 @@ enum Arena {
     Workspace,
 }
 
+/// Rewrite the planned function into the memory dialect: arenas and the
+/// stores of the inputs, weights, per task views of its inputs and stores of
+/// its results, views of the outputs; then the arenas' alignments and the
+/// erasure of the view ops.
 #[allow(clippy::too_many_arguments)]
 fn rewrite(
     ctx: &Context,
@@ -569,28 +632,90 @@ fn rewrite(
     unit_offset: &dyn Fn(ValueId) -> Option<u64>,
     workspace: u64,
     mut stats: PlanStats,
-) -> Result<PlanStats, String> {
-    let block = g.block;
+) -> LowerResult<PlanStats> {
     let first = *g.ops.first().ok_or("empty function body")?;
-    let args = body.block(block).args.clone();
-    let outputs = g.outputs(body);
-    let a = opts.alignment;
-    let symbolic = args.iter().chain(g.size.keys()).any(|&v| {
-        body.value_type(v)
-            .as_tensor()
-            .is_some_and(|t| t.has_symbolic_dims())
-    });
-    let bounds_a = (!bounds.is_empty() && symbolic).then(|| bounds_attr(bounds));
-    // Logical buffer ids: one per root.
-    let mut ids: HashMap<ValueId, i64> = HashMap::new();
-    let mut id_of = |root: ValueId| -> i64 {
-        let n = ids.len() as i64;
-        *ids.entry(root).or_insert(n)
+    let mut rw = Rewrite {
+        ctx,
+        g,
+        out_root,
+        unit_offset,
+        outputs: g.outputs(body),
+        ids: HashMap::new(),
+        cur: HashMap::new(),
     };
-    let loc = body.op(first).loc;
-    let mut cur: HashMap<Arena, ValueId> = HashMap::new();
-    let make_arena =
-        |body: &mut Body, size: u64, role: &str, index: Option<usize>| -> Result<ValueId, String> {
+    rw.arenas(body, first, bounds, opts.alignment, workspace)?;
+    stats.weights = rw.weights(body)?;
+    for &t in &g.tasks {
+        rw.task(body, t)?;
+    }
+    rw.outputs(body)?;
+    set_arena_alignments(body, g.block, opts.alignment);
+    // View ops are now unused.
+    for &o in g.ops.iter().rev() {
+        if matches!(
+            g.node.get(&o),
+            Some(Node::Alias { .. } | Node::ConcatView { .. } | Node::SplitView { .. })
+        ) {
+            if !body.results_unused(o) {
+                return Err(LowerError::at(
+                    body.op(o).loc,
+                    format!(
+                        "internal error: view op '{}' is still used after planning",
+                        body.op(o).name
+                    ),
+                ));
+            }
+            body.erase_op(o);
+        }
+    }
+    Ok(stats)
+}
+
+/// The state of [`rewrite`].
+struct Rewrite<'a> {
+    ctx: &'a Context,
+    g: &'a TaskGraph,
+    out_root: &'a HashMap<ValueId, usize>,
+    unit_offset: &'a dyn Fn(ValueId) -> Option<u64>,
+    /// The model outputs (the return's operands before the rewrite).
+    outputs: Vec<ValueId>,
+    /// Logical buffer ids: one per root.
+    ids: HashMap<ValueId, i64>,
+    /// Each arena's current value (its last store).
+    cur: HashMap<Arena, ValueId>,
+}
+
+impl Rewrite<'_> {
+    fn id_of(&mut self, root: ValueId) -> i64 {
+        let n = self.ids.len() as i64;
+        *self.ids.entry(root).or_insert(n)
+    }
+
+    /// One arena per input and output and the workspace (before `first`),
+    /// and the stores of the inputs into theirs.
+    fn arenas(
+        &mut self,
+        body: &mut Body,
+        first: OpId,
+        bounds: &Bounds,
+        a: u64,
+        workspace: u64,
+    ) -> LowerResult<()> {
+        let (ctx, g) = (self.ctx, self.g);
+        let args = body.block(g.block).args.clone();
+        let outputs = self.outputs.clone();
+        let symbolic = args.iter().chain(g.size.keys()).any(|&v| {
+            body.value_type(v)
+                .as_tensor()
+                .is_some_and(|t| t.has_symbolic_dims())
+        });
+        let bounds_a = (!bounds.is_empty() && symbolic).then(|| bounds_attr(bounds));
+        let loc = body.op(first).loc;
+        let make_arena = |body: &mut Body,
+                          size: u64,
+                          role: &str,
+                          index: Option<usize>|
+         -> LowerResult<ValueId> {
             let mut attrs = vec![
                 ("size", Attribute::i64(size as i64)),
                 ("alignment", Attribute::i64(a as i64)),
@@ -604,82 +729,120 @@ fn rewrite(
             }
             let mut b = Builder::before(ctx, body, first);
             b.loc = loc;
-            b.create_value("memory.arena", &[], attrs)
+            b.create_value("memory.arena", &[], attrs).at_op(loc)
         };
-    for (i, &x) in args.iter().enumerate() {
-        let v = make_arena(body, align(g.size[&x], a), "input", Some(i))?;
-        cur.insert(Arena::Input(i), v);
-    }
-    for (i, &o) in outputs.iter().enumerate() {
-        let v = make_arena(body, align(g.size[&o], a), "output", Some(i))?;
-        cur.insert(Arena::Output(i), v);
-    }
-    let ws = make_arena(body, workspace, "workspace", None)?;
-    cur.insert(Arena::Workspace, ws);
-    // Model inputs: the caller's buffers.
-    for (i, &x) in args.iter().enumerate() {
-        let id = id_of(x);
-        let arena = cur[&Arena::Input(i)];
-        let mut b = Builder::before(ctx, body, first);
-        b.loc = loc;
-        let s = b.create_value(
-            "memory.store",
-            &[x, arena],
-            vec![
-                ("offset", Attribute::i64(0)),
-                (BUFFER_ATTR, Attribute::i64(id)),
-            ],
-        )?;
-        cur.insert(Arena::Input(i), s);
-    }
-    // Weights.
-    let mut woff = 0u64;
-    for &o in &g.ops {
-        if g.node.get(&o) != Some(&Node::Constant) || body.results_unused(o) {
-            continue;
+        for (i, &x) in args.iter().enumerate() {
+            let v = make_arena(body, align(g.size[&x], a), "input", Some(i))?;
+            self.cur.insert(Arena::Input(i), v);
         }
-        let d = body.op(o);
-        let Some(value) = d.attr("value") else {
-            continue;
-        };
-        let r = d.results()[0];
-        let size = g.size[&r].max(0) as u64;
-        let l = d.loc;
-        let mut b = Builder::before(ctx, body, o);
-        b.loc = l;
-        let w = b.create_value(
-            "memory.weight",
-            &[],
-            vec![
-                ("offset", Attribute::i64(woff as i64)),
-                ("value", value),
-                ("alignment", Attribute::i64(WEIGHT_ALIGN as i64)),
-            ],
-        )?;
-        body.replace_all_uses(r, w);
-        body.erase_op(o);
-        woff += size.div_ceil(WEIGHT_ALIGN) * WEIGHT_ALIGN;
+        for (i, &o) in outputs.iter().enumerate() {
+            let v = make_arena(body, align(g.size[&o], a), "output", Some(i))?;
+            self.cur.insert(Arena::Output(i), v);
+        }
+        let ws = make_arena(body, workspace, "workspace", None)?;
+        self.cur.insert(Arena::Workspace, ws);
+        // Model inputs: the caller's buffers.
+        for (i, &x) in args.iter().enumerate() {
+            let id = self.id_of(x);
+            let arena = self.cur[&Arena::Input(i)];
+            let mut b = Builder::before(ctx, body, first);
+            b.loc = loc;
+            let s = b
+                .create_value(
+                    "memory.store",
+                    &[x, arena],
+                    vec![
+                        ("offset", Attribute::i64(0)),
+                        (BUFFER_ATTR, Attribute::i64(id)),
+                    ],
+                )
+                .at_op(body.value(x).loc)?;
+            self.cur.insert(Arena::Input(i), s);
+        }
+        Ok(())
     }
-    stats.weights = woff;
-    // Where a value's bytes are.
-    let place_of = |body: &Body, v: ValueId| -> Result<(Arena, u64, ValueId), String> {
-        let (root, off) = g.place(v);
+
+    /// Every used constant becomes a `memory.weight` (64-byte aligned
+    /// offsets); returns the weights' total bytes.
+    fn weights(&mut self, body: &mut Body) -> LowerResult<u64> {
+        let g = self.g;
+        let mut woff = 0u64;
+        for &o in &g.ops {
+            if g.node.get(&o) != Some(&Node::Constant) || body.results_unused(o) {
+                continue;
+            }
+            let d = body.op(o);
+            let Some(value) = d.attr("value") else {
+                continue;
+            };
+            let r = d.results()[0];
+            let size = g.size[&r].max(0) as u64;
+            let l = d.loc;
+            let mut b = Builder::before(self.ctx, body, o);
+            b.loc = l;
+            let w = b
+                .create_value(
+                    "memory.weight",
+                    &[],
+                    vec![
+                        ("offset", Attribute::i64(woff as i64)),
+                        ("value", value),
+                        ("alignment", Attribute::i64(WEIGHT_ALIGN as i64)),
+                    ],
+                )
+                .at_op(l)?;
+            body.replace_all_uses(r, w);
+            body.erase_op(o);
+            woff += size.div_ceil(WEIGHT_ALIGN) * WEIGHT_ALIGN;
+        }
+        Ok(woff)
+    }
+
+    /// Where value `v`'s bytes are: its arena, offset and root.
+    fn place_of(&self, body: &Body, v: ValueId) -> LowerResult<(Arena, u64, ValueId)> {
+        let (root, off) = self.g.place(v);
         let off = off.max(0) as u64;
-        match g.root_kind(body, root) {
+        match self.g.root_kind(body, root) {
             RootKind::Input(i) => Ok((Arena::Input(i), off, root)),
             RootKind::Constant => Err("internal error: a constant has no arena place".into()),
-            RootKind::Task => match out_root.get(&root) {
+            RootKind::Task => match self.out_root.get(&root) {
                 Some(&i) => Ok((Arena::Output(i), off, root)),
                 None => Ok((
                     Arena::Workspace,
-                    unit_offset(root).ok_or("internal error: unplanned buffer")? + off,
+                    (self.unit_offset)(root).ok_or("internal error: unplanned buffer")? + off,
                     root,
                 )),
             },
         }
-    };
-    // Tasks: views of their inputs before, stores of their results after.
-    for &t in &g.tasks {
+    }
+
+    /// A `memory.view` (before op `at`, at `at`'s location) of value `v`'s
+    /// bytes in the current value of its arena.
+    fn view_before(&mut self, body: &mut Body, at: OpId, v: ValueId) -> LowerResult<ValueId> {
+        let loc = body.op(at).loc;
+        let (arena, off, root) = self.place_of(body, v).at_op(loc)?;
+        let id = self.id_of(root);
+        let ty = body.value_type(v);
+        let mut b = Builder::before(self.ctx, body, at);
+        b.loc = loc;
+        let view = b
+            .create(
+                "memory.view",
+                &[self.cur[&arena]],
+                vec![
+                    ("offset", Attribute::i64(off as i64)),
+                    (BUFFER_ATTR, Attribute::i64(id)),
+                ],
+                Some(vec![ty]),
+                0,
+            )
+            .at_op(loc)?;
+        Ok(body.result(view, 0))
+    }
+
+    /// Task `t`: views of its inputs before it, stores of its results after.
+    fn task(&mut self, body: &mut Body, t: OpId) -> LowerResult<()> {
+        let g = self.g;
         let tloc = body.op(t).loc;
         for v in inputs_of(body, t) {
             if body.value_type(v).as_tensor().is_none() {
@@ -693,73 +856,53 @@ fn rewrite(
             if is_const {
                 continue;
             }
-            let (arena, off, root) = place_of(body, v)?;
-            let id = id_of(root);
-            let vt = body.value_type(v);
-            let mut b = Builder::before(ctx, body, t);
-            b.loc = tloc;
-            let view = b.create(
-                "memory.view",
-                &[cur[&arena]],
-                vec![
-                    ("offset", Attribute::i64(off as i64)),
-                    (BUFFER_ATTR, Attribute::i64(id)),
-                ],
-                Some(vec![vt]),
-                0,
-            )?;
-            let vv = body.result(view, 0);
+            let vv = self.view_before(body, t, v)?;
             body.replace_uses_if(v, vv, |b, u| within(b, u.op, t));
         }
         let results = body.op(t).results().to_vec();
         let mut after = t;
         for r in results {
-            let (arena, off, root) = place_of(body, r)?;
-            let id = id_of(root);
+            let (arena, off, root) = self.place_of(body, r).at_op(tloc)?;
+            let id = self.id_of(root);
             let st = {
-                let mut b = Builder::before(ctx, body, t);
+                let mut b = Builder::before(self.ctx, body, t);
                 b.loc = tloc;
                 b.create(
                     "memory.store",
-                    &[r, cur[&arena]],
+                    &[r, self.cur[&arena]],
                     vec![
                         ("offset", Attribute::i64(off as i64)),
                         (BUFFER_ATTR, Attribute::i64(id)),
                     ],
                     None,
                     0,
-                )?
+                )
+                .at_op(tloc)?
             };
             body.detach_op(st);
             body.insert_op_after(after, st);
             after = st;
-            cur.insert(arena, body.result(st, 0));
+            self.cur.insert(arena, body.result(st, 0));
         }
+        Ok(())
     }
-    // Outputs: read back from the output arenas.
-    if let Some(ret) = g.ret {
-        for (i, &o) in outputs.iter().enumerate() {
-            let (arena, off, root) = place_of(body, o)?;
-            let id = id_of(root);
-            let (ot, rl) = (body.value_type(o), body.op(ret).loc);
-            let mut b = Builder::before(ctx, body, ret);
-            b.loc = rl;
-            let view = b.create(
-                "memory.view",
-                &[cur[&arena]],
-                vec![
-                    ("offset", Attribute::i64(off as i64)),
-                    (BUFFER_ATTR, Attribute::i64(id)),
-                ],
-                Some(vec![ot]),
-                0,
-            )?;
-            let vv = body.result(view, 0);
+
+    /// Outputs: read back from the output arenas (views before the return).
+    fn outputs(&mut self, body: &mut Body) -> LowerResult<()> {
+        let Some(ret) = self.g.ret else {
+            return Ok(());
+        };
+        for (i, &o) in self.outputs.clone().iter().enumerate() {
+            let vv = self.view_before(body, ret, o)?;
             body.set_operand(ret, i, vv);
         }
+        Ok(())
     }
-    // An arena's alignment is what every offset in it is a multiple of:
-    // `alignment` for planned buffers, at least 32 bytes for view slices.
+}
+
+/// An arena's alignment is what every offset in it is a multiple of:
+/// `alignment` for planned buffers, at least 32 bytes for view slices.
+fn set_arena_alignments(body: &mut Body, block: BlockId, a: u64) {
     let mut lowbit: HashMap<OpId, u64> = HashMap::new();
     for o in body.block_ops(block).collect::<Vec<_>>() {
         let d = body.op(o);
@@ -785,22 +928,6 @@ fn rewrite(
             body.set_attr(root, "alignment", Attribute::i64(al as i64));
         }
     }
-    // View ops are now unused.
-    for &o in g.ops.iter().rev() {
-        if matches!(
-            g.node.get(&o),
-            Some(Node::Alias { .. } | Node::ConcatView { .. } | Node::SplitView { .. })
-        ) {
-            if !body.results_unused(o) {
-                return Err(format!(
-                    "internal error: view op '{}' is still used after planning",
-                    body.op(o).name
-                ));
-            }
-            body.erase_op(o);
-        }
-    }
-    Ok(stats)
 }
 
 /// Whether `op` is `t` or nested in it.

@@ -12,17 +12,16 @@ use std::sync::OnceLock;
 /// Every dialect and pass (what ge-opt has).
 pub fn ctx() -> &'static Context {
     static CTX: OnceLock<Context> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let mut c = Context::new();
-        ge_dialects::register(&mut c);
-        ge_rewrites::register(&mut c);
-        ge_lowering::register(&mut c);
-        c
-    })
+    CTX.get_or_init(ge_compile::context)
 }
 
 pub fn parse(text: &str) -> Module {
-    match ge_ir::parser::parse_module(ctx(), "<test>", 0, text, 0, 1) {
+    match ge_ir::parser::parse_module(
+        ctx(),
+        "<test>",
+        text,
+        ge_ir::parser::ParseOptions::default(),
+    ) {
         Ok(m) => m,
         Err(d) => panic!("generated IR does not parse: {}\n{text}", d.message),
     }
@@ -96,9 +95,9 @@ pub fn same(a: &[Tensor], b: &[Tensor]) -> Result<(), String> {
             DType::F16 | DType::BF16 => (2e-2, 1e-2),
             _ => (1e-4, 1e-5),
         };
-        if !x.allclose(y, rt, at) {
+        if let Some(why) = y.mismatch(x, rt, at) {
             return Err(format!(
-                "output #{i} differs: {:?} vs {:?}",
+                "output #{i} differs ({why}): {:?} vs {:?}",
                 &x.to_f64()[..x.len().min(8)],
                 &y.to_f64()[..y.len().min(8)]
             ));

@@ -6,9 +6,9 @@
 
 use super::analysis::Graph;
 use super::lang::Node;
-use crate::soc::Soc;
 use egg::Id;
 use ge_ir::{DType, Dim, Ident, Type};
+use ge_soc::Soc;
 use std::collections::HashMap;
 
 pub struct CostModel {
@@ -144,9 +144,9 @@ impl CostModel {
         let data = &eg[class].data;
         match node {
             Node::Arg(_) | Node::Attr(_) | Node::Proj { .. } => 0.0,
-            Node::Opaque { children, .. } => {
+            Node::Opaque { .. } => {
                 let aic = self.soc.task_launch_us;
-                let bytes: f64 = children
+                let bytes: f64 = super::build::operand_children(node)
                     .iter()
                     .filter_map(|&c| eg[c].data.types.first().map(|&t| self.bytes(t)))
                     .sum::<f64>()

@@ -206,7 +206,7 @@ fn reachable(
 }
 
 /// Whether the choice restricted to what `roots` need is a DAG with every class chosen.
-fn acyclic(eg: &Graph, choice: &HashMap<Id, Node>, roots: &[Id]) -> bool {
+pub fn acyclic(eg: &Graph, choice: &HashMap<Id, Node>, roots: &[Id]) -> bool {
     // 0 = unvisited, 1 = on stack, 2 = done
     let mut state: HashMap<Id, u8> = HashMap::new();
     let mut stack: Vec<(Id, bool)> = roots.iter().map(|&r| (r, false)).collect();

@@ -55,9 +55,18 @@ pub enum Node {
     Arg(u32),
     /// An attribute value (as an op child, or the value of a constant).
     Attr(AttrKey),
-    /// An op the e-graph does not look inside (it has regions); `id` indexes
-    /// the original ops kept by the translation.
-    Opaque { id: u32, children: Box<[Id]> },
+    /// An op the e-graph does not model (a call, an op with regions, an
+    /// unregistered or effectful op, one whose types its `infer` hook does not
+    /// reproduce): kept as it is, with its operands still optimised. `id`
+    /// indexes the translation's opaque ops. `children` are the op's operands,
+    /// then the values its regions use from the function body, then — if
+    /// `ordered` — the class of the opaque op before it, so extraction keeps
+    /// every opaque op and their program order.
+    Opaque {
+        id: u32,
+        ordered: bool,
+        children: Box<[Id]>,
+    },
 }
 
 impl Node {
@@ -76,7 +85,9 @@ impl Node {
                 attrs, children, ..
             } => children.len() - attrs.len(),
             Node::Proj { .. } => 1,
-            Node::Opaque { children, .. } => children.len(),
+            Node::Opaque {
+                ordered, children, ..
+            } => children.len() - usize::from(*ordered),
             _ => 0,
         }
     }

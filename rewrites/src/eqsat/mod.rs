@@ -13,5 +13,16 @@ pub mod ilp;
 pub mod lang;
 pub mod pass;
 
-/// Whether this build has the ILP extractor (`--features ge-rewrites/ilp`).
-pub const ILP_AVAILABLE: bool = cfg!(feature = "ilp");
+/// Whether the ILP extractor can be used: this build has it (`--features
+/// ge-rewrites/ilp`) and `GE_DISABLE_FEATURES` does not name `ilp`. The
+/// variable lets the tests of the "feature missing" error run in the builds CI
+/// makes, which have the feature.
+pub fn ilp_available() -> bool {
+    cfg!(feature = "ilp") && !feature_disabled("ilp")
+}
+
+/// Whether `GE_DISABLE_FEATURES` (comma- or space-separated names) names `feature`.
+pub fn feature_disabled(feature: &str) -> bool {
+    std::env::var("GE_DISABLE_FEATURES")
+        .is_ok_and(|v| v.split([',', ' ']).any(|f| f.trim() == feature))
+}

@@ -3,13 +3,13 @@
 use super::build::{rebuild, to_egraph};
 use super::compile::compile;
 use super::cost::CostModel;
-use super::extract::{dag_cost, greedy_dag};
+use super::extract::{acyclic, dag_cost, greedy_dag};
 use crate::library::library_rules;
 use crate::rr::Rule;
-use crate::soc::Soc;
 use ge_ir::diagnostics::{Diagnostic, Pos, Severity};
 use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Ident, OpData};
+use ge_soc::Soc;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -47,7 +47,7 @@ struct Eqsat {
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Soc::load(o.str("soc"))?;
-    if o.str("extract") == "ilp" && !super::ILP_AVAILABLE {
+    if o.str("extract") == "ilp" && !super::ilp_available() {
         return Err("extract=ilp needs ge built with the ILP solver: \
                     `cargo build --features ge-rewrites/ilp` (Debian: coinor-libcbc-dev)"
             .into());
@@ -122,8 +122,7 @@ impl Pass for Eqsat {
         // The input program's cost, measured before saturation merges classes.
         let cost_before = {
             let choice = t.original_choice();
-            let roots: Vec<egg::Id> = t.roots.iter().map(|r| t.egraph.find(*r)).collect();
-            dag_cost(&t.egraph, &cost, &choice, &roots)
+            dag_cost(&t.egraph, &cost, &choice, &t.extraction_roots())
         };
         let node_limit = self.o.int("node-limit").max(1) as usize;
         let iter_limit = self.o.int("iter-limit").max(1) as usize;
@@ -173,17 +172,9 @@ impl Pass for Eqsat {
             egraph: runner.egraph,
             ..t
         };
-        let roots: Vec<egg::Id> = t.roots.iter().map(|r| t.egraph.find(*r)).collect();
+        let roots = t.extraction_roots();
         let (choice, _) = match self.o.str("extract") {
-            "tree" => {
-                let ext = egg::Extractor::new(&t.egraph, TreeCost(&cost, &t.egraph));
-                let mut choice = HashMap::new();
-                for c in t.egraph.classes() {
-                    let (_, n) = (ext.find_best_cost(c.id), ext.find_best_node(c.id).clone());
-                    choice.insert(c.id, n);
-                }
-                (choice, 0.0)
-            }
+            "tree" => (tree_choice(&t.egraph, &cost, &roots), 0.0),
             #[cfg(feature = "ilp")]
             "ilp" => {
                 let limit = self.o.int("ilp-time-limit-ms").max(1) as f64 / 1e3;
@@ -193,9 +184,22 @@ impl Pass for Eqsat {
             _ => greedy_dag(&t.egraph, &cost, &roots),
         };
         let cost_after = dag_cost(&t.egraph, &cost, &choice, &roots);
-        let improved = choice.len() >= roots.len() && cost_after + 1e-9 < cost_before;
+        let mut improved = acyclic(&t.egraph, &choice, &roots) && cost_after + 1e-9 < cost_before;
         if improved {
-            rebuild(cx.ctx, body, &t, &choice).map_err(fail)?;
+            // Rebuilt on a copy: a selection that cannot be built leaves the
+            // function as it was (with a remark), never half rewritten.
+            let mut rebuilt = body.clone();
+            match rebuild(cx.ctx, &mut rebuilt, &t, &choice) {
+                Ok(()) => *body = rebuilt,
+                Err(why) => {
+                    improved = false;
+                    cx.emit(Diagnostic::at_loc(
+                        Severity::Remark,
+                        format!("eqsat kept @{name} unchanged: {why}"),
+                        loc,
+                    ));
+                }
+            }
         }
         if report {
             let final_cost = if improved { cost_after } else { cost_before };
@@ -213,6 +217,45 @@ impl Pass for Eqsat {
         }
         Ok(())
     }
+}
+
+/// egg's tree-cost extraction: the best node of each class the roots reach.
+/// egg panics when asked about a class it found no cost for (all its nodes
+/// reach the class itself), so those are found first and left unselected —
+/// `acyclic` then keeps the input program.
+fn tree_choice(
+    eg: &super::analysis::Graph,
+    cost: &CostModel,
+    roots: &[egg::Id],
+) -> HashMap<egg::Id, super::lang::Node> {
+    use egg::Language;
+    // The classes with a finite-depth term: a fixpoint from the leaves.
+    let mut costed = std::collections::HashSet::new();
+    loop {
+        let before = costed.len();
+        for c in eg.classes() {
+            if !costed.contains(&c.id) && c.iter().any(|n| n.all(|k| costed.contains(&eg.find(k))))
+            {
+                costed.insert(c.id);
+            }
+        }
+        if costed.len() == before {
+            break;
+        }
+    }
+    let ext = egg::Extractor::new(eg, TreeCost(cost, eg));
+    let mut choice = HashMap::new();
+    let mut stack: Vec<egg::Id> = roots.to_vec();
+    while let Some(c) = stack.pop() {
+        let c = eg.find(c);
+        if choice.contains_key(&c) || !costed.contains(&c) {
+            continue;
+        }
+        let n = ext.find_best_node(c).clone();
+        stack.extend(n.children().iter().copied());
+        choice.insert(c, n);
+    }
+    choice
 }
 
 /// egg's tree-cost extraction with the same per-node costs.

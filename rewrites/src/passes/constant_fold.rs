@@ -3,7 +3,7 @@
 
 use crate::greedy::{apply_greedily, GreedyConfig};
 use crate::pattern::PatternSet;
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::OpData;
 
 pub static INFO: PassInfo = PassInfo {
@@ -13,17 +13,25 @@ pub static INFO: PassInfo = PassInfo {
                   Results larger than `size-limit` elements are left unfolded so huge constants are not \
                   materialised. Dead ops left behind are erased.",
     anchor: None,
-    options: &[OptionDef { name: "size-limit", kind: OptKind::Int, default: "65536", doc: "largest folded result, in elements" }],
+    options: ConstantFoldOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+struct ConstantFoldOptions {
+    /// largest folded result, in elements
+    #[option("size-limit", default = 65536)]
+    size_limit: i64,
+}
 
 struct ConstantFold {
     cfg: GreedyConfig,
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let o = ConstantFoldOptions::from_options(o);
     Ok(Box::new(ConstantFold {
         cfg: GreedyConfig {
-            fold_size_limit: o.int("size-limit").max(0) as usize,
+            fold_size_limit: o.size_limit.max(0) as usize,
             ..GreedyConfig::default()
         },
     }))

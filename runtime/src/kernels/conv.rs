@@ -6,7 +6,8 @@
 //! the kernel converts to NC1HWC0 right away is written as blocks from the
 //! tile (`Conv::blocked_out`).
 
-use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use super::{activation, sgemm, F32In, F32Out, Par, Slot};
+use crate::shared::Shared;
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
 
@@ -90,6 +91,31 @@ impl Conv {
 
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
         let (x, w) = (ins[0], ins[1]);
+        let sh = self.shapes(x, w, out)?;
+        let xin = F32In::new(x);
+        let win = F32In::new(w);
+        let bias = ins.get(2).map(|b| F32In::new(b));
+        let mut o = F32Out::new(out);
+        let ptrs = Ptrs {
+            x: Shared(xin.ptr()),
+            w: Shared(win.ptr()),
+            o: Shared(o.ptr()),
+            b: bias.as_ref().map(|b| Shared(b.ptr())),
+        };
+        if let Some(c0) = self.blocked_out {
+            zero_pad_channels(ptrs.o.p(), sh.n, sh.oc, sh.p, c0);
+        }
+        if sh.cg == 1 && sh.ocg == 1 {
+            self.run_depthwise(&sh, &ptrs, par)?;
+        } else {
+            self.run_gemm(&sh, &ptrs, par)?;
+        }
+        o.finish();
+        Ok(())
+    }
+
+    /// The sizes of a convolution, checked against each other.
+    fn shapes(&self, x: &Slot, w: &Slot, out: &Slot) -> Result<Shapes, String> {
         let [n, c, h, wd] = dims4(&x.shape)?;
         let [oc, cg, kh, kw] = dims4(&w.shape)?;
         let [on, ooc, oh, ow] = match (self.blocked_out, &out.shape[..]) {
@@ -110,75 +136,239 @@ impl Conv {
                 x.shape, w.shape, out.shape
             ));
         }
-        let xin = F32In::new(x);
-        let win = F32In::new(w);
-        let bias = ins.get(2).map(|b| F32In::new(b));
-        let mut o = F32Out::new(out);
-        let (xp, wp, op) = (CPtrF(xin.ptr()), CPtrF(win.ptr()), PtrF(o.ptr()));
-        let bp = bias.as_ref().map(|b| CPtrF(b.ptr()));
-        let ocg = oc / g;
-        let k = cg * kh * kw;
-        let p = oh * ow;
-        let geo = Geo {
-            h,
-            w: wd,
-            kh,
-            kw,
-            oh,
-            ow,
-            sh: self.strides[0],
-            sw: self.strides[1],
-            pt: self.pads[0],
-            pl: self.pads[1],
-            dh: self.dilations[0],
-            dw: self.dilations[1],
-        };
-        if let Some(c0) = self.blocked_out {
-            zero_pad_channels(op.p(), n, oc, p, c0);
-        }
-        if cg == 1 && ocg == 1 {
-            // Depthwise: one channel per task.
-            par.run(n * g, n * g * p * kh * kw > 1 << 15, &|t| {
-                let (bi, ch) = (t / g, t % g);
-                // SAFETY: each task writes its own output plane (or its
-                // channel of the NC1HWC0 blocks).
-                unsafe {
-                    let xs = xp.p().add((bi * c + ch) * h * wd);
-                    let ws = wp.p().add(ch * kh * kw);
-                    OUT_TILE.with(|tile| {
-                        let mut tile = tile.borrow_mut();
-                        let os = match self.blocked_out {
-                            None => op.p().add((bi * oc + ch) * p),
-                            Some(_) => {
-                                if tile.len() < p {
-                                    tile.resize(p, 0.0);
-                                }
-                                tile.as_mut_ptr()
+        Ok(Shapes {
+            n,
+            c,
+            oc,
+            cg,
+            g,
+            ocg: oc / g,
+            k: cg * kh * kw,
+            p: oh * ow,
+            geo: Geo {
+                h,
+                w: wd,
+                kh,
+                kw,
+                oh,
+                ow,
+                sh: self.strides[0],
+                sw: self.strides[1],
+                pt: self.pads[0],
+                pl: self.pads[1],
+                dh: self.dilations[0],
+                dw: self.dilations[1],
+            },
+        })
+    }
+
+    /// Depthwise: one channel per task, the direct kernel.
+    fn run_depthwise(&self, sh: &Shapes, ptrs: &Ptrs, par: &Par) -> Result<(), String> {
+        let Shapes { n, c, oc, g, p, .. } = *sh;
+        let geo = &sh.geo;
+        let (h, wd, kh, kw) = (geo.h, geo.w, geo.kh, geo.kw);
+        par.run(n * g, n * g * p * kh * kw > 1 << 15, &|t| {
+            let (bi, ch) = (t / g, t % g);
+            // SAFETY: each task writes its own output plane (or its
+            // channel of the NC1HWC0 blocks).
+            unsafe {
+                let xs = ptrs.x.p().add((bi * c + ch) * h * wd);
+                let ws = ptrs.w.p().add(ch * kh * kw);
+                OUT_TILE.with(|tile| {
+                    let mut tile = tile.borrow_mut();
+                    let os = match self.blocked_out {
+                        None => ptrs.o.p().add((bi * oc + ch) * p),
+                        Some(_) => {
+                            if tile.len() < p {
+                                tile.resize(p, 0.0);
                             }
-                        };
-                        depthwise(&geo, xs, ws, os);
-                        let plane = std::slice::from_raw_parts_mut(os, p);
-                        let bv = bp.map(|b| *b.p().add(ch));
-                        bias_activation(bv, &self.act, self.alpha, plane);
-                        if let Some(c0) = self.blocked_out {
-                            scatter_row(op.p(), plane, oc, p, c0, bi, ch, 0);
+                            tile.as_mut_ptr()
                         }
-                    });
-                }
-                Ok(())
-            })?;
-            o.finish();
-            return Ok(());
-        }
-        let pointwise = kh == 1
-            && kw == 1
+                    };
+                    depthwise(geo, xs, ws, os);
+                    let plane = std::slice::from_raw_parts_mut(os, p);
+                    let bv = ptrs.b.map(|b| *b.p().add(ch));
+                    bias_activation(bv, &self.act, self.alpha, plane);
+                    if let Some(c0) = self.blocked_out {
+                        scatter_row(ptrs.o.p(), plane, oc, p, c0, bi, ch, 0);
+                    }
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// im2col + GEMM over blocks of output rows x columns of every (batch,
+    /// group) plane, with the epilogue (bias, activation, NC1HWC0 scatter)
+    /// per block.
+    fn run_gemm(&self, sh: &Shapes, ptrs: &Ptrs, par: &Par) -> Result<(), String> {
+        let geo = &sh.geo;
+        let pointwise = geo.kh == 1
+            && geo.kw == 1
             && geo.sh == 1
             && geo.sw == 1
             && self.pads == [0; 4]
-            && oh == h
-            && ow == wd;
-        let threads = par.threads();
-        let planes = n * g;
+            && geo.oh == geo.h
+            && geo.ow == geo.w;
+        let tl = Tiling::new(sh, pointwise, par.threads());
+        let parallel = sh.n * sh.oc * sh.p * sh.k > 1 << 18;
+        // The shared panels of whole planes (3x3 and strided convolutions),
+        // filled in parallel by input-channel ranges.
+        let shared = tl.whole && !pointwise;
+        let mut panels = match shared {
+            true => SHARED_PANEL.with(|b| b.take()),
+            false => vec![],
+        };
+        if shared {
+            fill_panels(sh, ptrs, &mut panels, par, parallel)?;
+        }
+        let panels_p = Shared(panels.as_ptr());
+        let blocks = sh.n * sh.g * tl.tiles * tl.row_blocks;
+        let r = par.run(blocks, parallel, &|t| {
+            let operand = match (pointwise, shared) {
+                (true, _) => Operand::Input,
+                (false, true) => Operand::Panels(panels_p),
+                (false, false) => Operand::Im2col,
+            };
+            // SAFETY: block `t` writes rows r0..r1, columns j0..j1 of its
+            // (batch, group) output block only (`Tiling::block`).
+            unsafe { self.gemm_block(sh, ptrs, &tl, operand, t) };
+            Ok(())
+        });
+        if shared {
+            SHARED_PANEL.with(|b| b.replace(panels));
+        }
+        r
+    }
+
+    /// One block of the GEMM: output rows `r0..r1` (of the group's `ocg`),
+    /// columns `j0..j1` of plane (`bi`, `gi`).
+    ///
+    /// # Safety
+    /// `ptrs` point to the convolution's tensors at the sizes of `sh`, and no
+    /// other thread writes this block of the output at the same time.
+    unsafe fn gemm_block(&self, sh: &Shapes, ptrs: &Ptrs, tl: &Tiling, operand: Operand, t: usize) {
+        let Shapes {
+            c,
+            oc,
+            cg,
+            ocg,
+            k,
+            p,
+            ..
+        } = *sh;
+        let geo = &sh.geo;
+        let (t, rb) = (t / tl.row_blocks, t % tl.row_blocks);
+        let (r0, r1) = (rb * tl.rows, ((rb + 1) * tl.rows).min(ocg));
+        let (plane, tile) = (t / tl.tiles, t % tl.tiles);
+        let (bi, gi) = (plane / sh.g, plane % sh.g);
+        let j0 = tile * tl.tn;
+        let j1 = (j0 + tl.tn).min(p);
+        let cols = j1 - j0;
+        let xs = ptrs.x.p().add((bi * c + gi * cg) * geo.h * geo.w);
+        let a = ptrs.w.p().add((gi * ocg + r0) * k);
+        let mut tile = OUT_TILE.with(|t| t.take());
+        // The GEMM's destination: the output, or a tile of rows x cols
+        // to be scattered into NC1HWC0 blocks.
+        let (cdst, rsc) = match self.blocked_out {
+            None => (ptrs.o.p().add((bi * oc + gi * ocg + r0) * p + j0), p),
+            Some(_) => {
+                tile.resize((r1 - r0) * cols, 0.0);
+                (tile.as_mut_ptr(), cols)
+            }
+        };
+        let gemm = |b: *const f32, ldb: usize| {
+            sgemm(
+                r1 - r0,
+                k,
+                cols,
+                1.0,
+                a,
+                k as isize,
+                1,
+                b,
+                ldb as isize,
+                1,
+                0.0,
+                cdst,
+                rsc as isize,
+                1,
+            )
+        };
+        match operand {
+            Operand::Input => gemm(xs.add(j0), p),
+            Operand::Panels(panels) => gemm(panels.p().add(plane * k * p + j0), p),
+            Operand::Im2col => PANEL.with(|buf| {
+                let mut buf = buf.borrow_mut();
+                if buf.len() < k * cols {
+                    buf.resize(k * cols, 0.0);
+                }
+                im2col(geo, xs, 0..cg, j0, j1, &mut buf[..k * cols]);
+                gemm(buf.as_ptr(), cols);
+            }),
+        }
+        for r in 0..r1 - r0 {
+            let row = std::slice::from_raw_parts_mut(cdst.add(r * rsc), cols);
+            let bv = ptrs.b.map(|b| *b.p().add(gi * ocg + r0 + r));
+            bias_activation(bv, &self.act, self.alpha, row);
+            if let Some(c0) = self.blocked_out {
+                scatter_row(ptrs.o.p(), row, oc, p, c0, bi, gi * ocg + r0 + r, j0);
+            }
+        }
+        OUT_TILE.with(|t| t.replace(tile));
+    }
+}
+
+/// The sizes of one convolution: batch `n`, channels `c` in and `oc` out,
+/// `g` groups of `cg` in and `ocg` out channels, `k` = cg*kh*kw rows of the
+/// im2col matrix, `p` = oh*ow output pixels per plane.
+#[derive(Clone, Copy)]
+struct Shapes {
+    n: usize,
+    c: usize,
+    oc: usize,
+    cg: usize,
+    g: usize,
+    ocg: usize,
+    k: usize,
+    p: usize,
+    geo: Geo,
+}
+
+/// The convolution's tensors, for the compute pool's threads.
+struct Ptrs {
+    x: Shared<*const f32>,
+    w: Shared<*const f32>,
+    o: Shared<*mut f32>,
+    b: Option<Shared<*const f32>>,
+}
+
+/// Where a GEMM block's right operand comes from.
+#[derive(Clone, Copy)]
+enum Operand {
+    /// The input plane itself (1x1 stride-1 convolutions).
+    Input,
+    /// Whole-plane im2col panels filled once ([`fill_panels`]).
+    Panels(Shared<*const f32>),
+    /// An im2col panel of the block's columns, built by the block.
+    Im2col,
+}
+
+/// How the GEMM of a convolution is cut into blocks of `rows` output
+/// channels by `tn` columns.
+struct Tiling {
+    tn: usize,
+    tiles: usize,
+    rows: usize,
+    row_blocks: usize,
+    /// Whole planes per block, output channels split instead.
+    whole: bool,
+}
+
+impl Tiling {
+    fn new(sh: &Shapes, pointwise: bool, threads: usize) -> Tiling {
+        let Shapes { ocg, k, p, .. } = *sh;
+        let planes = sh.n * sh.g;
         // Column tiles: the im2col panel (k x tn floats) around 256 KiB, in
         // whole 64-column steps (gemm's kernel covers 64 columns at a time).
         let mut tn = ((65536 / k.max(1) + 32) / 64 * 64).clamp(64, 2048);
@@ -212,122 +402,56 @@ impl Conv {
                 row_blocks = threads.div_ceil(planes * tiles);
             }
         }
-        let tiles = p.div_ceil(tn);
         let rows = ocg
             .div_ceil(row_blocks)
             .next_multiple_of(16)
             .min(ocg)
             .max(1);
-        let row_blocks = ocg.div_ceil(rows);
-        let flops = n * oc * p * k;
-        let parallel = flops > 1 << 18;
-        // The shared panels of whole planes (3x3 and strided convolutions),
-        // filled in parallel by input-channel ranges.
-        let shared = whole && !pointwise;
-        let mut panels = match shared {
-            true => SHARED_PANEL.with(|b| b.take()),
-            false => vec![],
-        };
-        if shared {
-            panels.resize(planes * k * p, 0.0);
-            let pp = PtrF(panels.as_mut_ptr());
-            let parts = (2 * threads).min(cg);
-            let per = cg.div_ceil(parts);
-            par.run(planes * parts, parallel, &|t| {
-                let (plane, part) = (t / parts, t % parts);
-                let (c0, c1) = (part * per, ((part + 1) * per).min(cg));
-                if c0 >= c1 {
-                    return Ok(());
-                }
-                let (bi, gi) = (plane / g, plane % g);
-                let kk = kh * kw;
-                // SAFETY: each task fills its own rows of its plane's panel.
-                unsafe {
-                    let xs = xp.p().add((bi * c + gi * cg) * h * wd);
-                    let dst = std::slice::from_raw_parts_mut(
-                        pp.p().add((plane * k + c0 * kk) * p),
-                        (c1 - c0) * kk * p,
-                    );
-                    im2col(&geo, xs, c0..c1, 0, p, dst);
-                }
-                Ok(())
-            })?;
+        Tiling {
+            tn,
+            tiles: p.div_ceil(tn),
+            rows,
+            row_blocks: ocg.div_ceil(rows),
+            whole,
         }
-        let panels_p = CPtrF(panels.as_ptr());
-        let r = par.run(planes * tiles * row_blocks, parallel, &|t| {
-            let (t, rb) = (t / row_blocks, t % row_blocks);
-            let (r0, r1) = (rb * rows, ((rb + 1) * rows).min(ocg));
-            let (plane, tile) = (t / tiles, t % tiles);
-            let (bi, gi) = (plane / g, plane % g);
-            let j0 = tile * tn;
-            let j1 = (j0 + tn).min(p);
-            let cols = j1 - j0;
-            // SAFETY: each task writes rows r0..r1, columns j0..j1 of its
-            // (batch, group) output block.
-            unsafe {
-                let xs = xp.p().add((bi * c + gi * cg) * h * wd);
-                let a = wp.p().add((gi * ocg + r0) * k);
-                let mut tile = OUT_TILE.with(|t| t.take());
-                // The GEMM's destination: the output, or a tile of rows x cols
-                // to be scattered into NC1HWC0 blocks.
-                let (cdst, rsc) = match self.blocked_out {
-                    None => (op.p().add((bi * oc + gi * ocg + r0) * p + j0), p),
-                    Some(_) => {
-                        tile.resize((r1 - r0) * cols, 0.0);
-                        (tile.as_mut_ptr(), cols)
-                    }
-                };
-                let gemm = |b: *const f32, ldb: usize| {
-                    sgemm(
-                        r1 - r0,
-                        k,
-                        cols,
-                        1.0,
-                        a,
-                        k as isize,
-                        1,
-                        b,
-                        ldb as isize,
-                        1,
-                        0.0,
-                        cdst,
-                        rsc as isize,
-                        1,
-                    )
-                };
-                if pointwise {
-                    gemm(xs.add(j0), p);
-                } else if shared {
-                    gemm(panels_p.p().add(plane * k * p + j0), p);
-                } else {
-                    PANEL.with(|buf| {
-                        let mut buf = buf.borrow_mut();
-                        if buf.len() < k * cols {
-                            buf.resize(k * cols, 0.0);
-                        }
-                        im2col(&geo, xs, 0..cg, j0, j1, &mut buf[..k * cols]);
-                        gemm(buf.as_ptr(), cols);
-                    });
-                }
-                for r in 0..r1 - r0 {
-                    let row = std::slice::from_raw_parts_mut(cdst.add(r * rsc), cols);
-                    let bv = bp.map(|b| *b.p().add(gi * ocg + r0 + r));
-                    bias_activation(bv, &self.act, self.alpha, row);
-                    if let Some(c0) = self.blocked_out {
-                        scatter_row(op.p(), row, oc, p, c0, bi, gi * ocg + r0 + r, j0);
-                    }
-                }
-                OUT_TILE.with(|t| t.replace(tile));
-            }
-            Ok(())
-        });
-        if shared {
-            SHARED_PANEL.with(|b| b.replace(panels));
-        }
-        r?;
-        o.finish();
-        Ok(())
     }
+}
+
+/// Fill the whole-plane im2col panels of every (batch, group) plane, in
+/// parallel by input-channel ranges.
+fn fill_panels(
+    sh: &Shapes,
+    ptrs: &Ptrs,
+    panels: &mut Vec<f32>,
+    par: &Par,
+    parallel: bool,
+) -> Result<(), String> {
+    let Shapes { c, cg, g, k, p, .. } = *sh;
+    let geo = &sh.geo;
+    let planes = sh.n * g;
+    panels.resize(planes * k * p, 0.0);
+    let pp = Shared(panels.as_mut_ptr());
+    let parts = (2 * par.threads()).min(cg);
+    let per = cg.div_ceil(parts);
+    par.run(planes * parts, parallel, &|t| {
+        let (plane, part) = (t / parts, t % parts);
+        let (c0, c1) = (part * per, ((part + 1) * per).min(cg));
+        if c0 >= c1 {
+            return Ok(());
+        }
+        let (bi, gi) = (plane / g, plane % g);
+        let kk = geo.kh * geo.kw;
+        // SAFETY: each task fills its own rows of its plane's panel.
+        unsafe {
+            let xs = ptrs.x.p().add((bi * c + gi * cg) * geo.h * geo.w);
+            let dst = std::slice::from_raw_parts_mut(
+                pp.p().add((plane * k + c0 * kk) * p),
+                (c1 - c0) * kk * p,
+            );
+            im2col(geo, xs, c0..c1, 0, p, dst);
+        }
+        Ok(())
+    })
 }
 
 /// Row `co` of a batch's output (columns `j0..`) into its NC1HWC0 blocks.
@@ -400,6 +524,7 @@ pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
 }
 
 /// Convolution geometry of one group.
+#[derive(Clone, Copy)]
 struct Geo {
     h: usize,
     w: usize,

@@ -13,6 +13,7 @@
 
 use super::{vmath, Par, Slot};
 use crate::buffer::{load_f32, load_i64, round_to, store_f32, store_i64, wrap_to, Class};
+use crate::shared::Shared;
 use ge_ir::DType;
 
 pub const TILE: usize = 2048;
@@ -553,142 +554,126 @@ impl Group {
             // Take the destination out to borrow sources freely.
             let mut yf = std::mem::take(&mut t.f[d]);
             let mut yi = std::mem::take(&mut t.i[d]);
-            let a0 = ins.args.first().copied().unwrap_or(0);
-            let ca = self.regs[a0].class;
-            match (ins.code, dreg.class) {
-                (Code::Cast | Code::Identity, Class::F) => match ca {
-                    Class::F => yf[..len].copy_from_slice(&t.f[a0][..len]),
-                    Class::I => {
-                        for (o, &v) in yf[..len].iter_mut().zip(&t.i[a0][..len]) {
-                            *o = v as f32;
-                        }
-                    }
-                },
-                (Code::Cast | Code::Identity, Class::I) => match ca {
-                    Class::I => yi[..len].copy_from_slice(&t.i[a0][..len]),
-                    Class::F => {
-                        for (o, &v) in yi[..len].iter_mut().zip(&t.f[a0][..len]) {
-                            *o = crate::buffer::f2i(dreg.dtype, v as f64);
-                        }
-                    }
-                },
-                (Code::Where, Class::F) => {
-                    let (c, x, y) = (&t.i[a0], &t.f[ins.args[1]], &t.f[ins.args[2]]);
-                    for k in 0..len {
-                        yf[k] = if c[k] != 0 { x[k] } else { y[k] };
-                    }
-                }
-                (Code::Where, Class::I) => {
-                    let (c, x, y) = (&t.i[a0], &t.i[ins.args[1]], &t.i[ins.args[2]]);
-                    for k in 0..len {
-                        yi[k] = if c[k] != 0 { x[k] } else { y[k] };
-                    }
-                }
-                (Code::Clip(lo, hi), Class::F) => {
-                    yf[..len].copy_from_slice(&t.f[a0][..len]);
-                    let mut k = 1;
-                    if lo {
-                        let l = &t.f[ins.args[k]];
-                        for (o, &b) in yf[..len].iter_mut().zip(&l[..len]) {
-                            *o = if *o < b { b } else { *o };
-                        }
-                        k += 1;
-                    }
-                    if hi {
-                        let h = &t.f[ins.args[k]];
-                        for (o, &b) in yf[..len].iter_mut().zip(&h[..len]) {
-                            *o = if *o > b { b } else { *o };
-                        }
-                    }
-                }
-                (Code::Clip(lo, hi), Class::I) => {
-                    yi[..len].copy_from_slice(&t.i[a0][..len]);
-                    let mut k = 1;
-                    if lo {
-                        let l = &t.i[ins.args[k]];
-                        for (o, &b) in yi[..len].iter_mut().zip(&l[..len]) {
-                            *o = (*o).max(b);
-                        }
-                        k += 1;
-                    }
-                    if hi {
-                        let h = &t.i[ins.args[k]];
-                        for (o, &b) in yi[..len].iter_mut().zip(&h[..len]) {
-                            *o = (*o).min(b);
-                        }
-                    }
-                }
-                (Code::Not, _) => {
-                    for (o, &v) in yi[..len].iter_mut().zip(&t.i[a0][..len]) {
-                        *o = (v == 0) as i64;
-                    }
-                }
-                (code, Class::F) if ins.args.len() == 1 => {
-                    let x = self.as_f32(t, a0, len);
-                    if !unary_f(code, &x, &mut yf[..len]) {
-                        return Err(format!("no f32 kernel for {code:?}"));
-                    }
-                }
-                (code, Class::F) => {
-                    // Mixed operands (pow of f32 by an integer exponent) compute in f32.
-                    let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
-                    if !binary_f(code, &x, &y, &mut yf[..len]) {
-                        return Err(format!("no f32 kernel for {code:?}"));
-                    }
-                }
-                (code, Class::I)
-                    if ins.args.len() == 2
-                        && (ca == Class::F || self.regs[ins.args[1]].class == Class::F) =>
-                {
-                    let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
-                    if !cmp_f(code, &x, &y, &mut yi[..len]) {
-                        // Integer result of a float computation (pow of an integer
-                        // base by a float exponent): truncate, as numpy's astype does.
-                        let mut tmp = vec![0f32; len];
-                        if !binary_f(code, &x, &y, &mut tmp) {
-                            return Err(format!("no kernel for {code:?}"));
-                        }
-                        for (o, &v) in yi[..len].iter_mut().zip(&tmp) {
-                            *o = v as i64;
-                        }
-                    }
-                }
-                (code, Class::I) if ins.args.len() == 2 => {
-                    let b = ins.args[1];
-                    if !binary_i(code, &t.i[a0][..len], &t.i[b][..len], &mut yi[..len])? {
-                        return Err(format!("no integer kernel for {code:?}"));
-                    }
-                }
-                (code, Class::I) => {
-                    let x = &t.i[a0][..len];
-                    let y = &mut yi[..len];
-                    match code {
-                        Code::Neg => y
-                            .iter_mut()
-                            .zip(x)
-                            .for_each(|(o, &v)| *o = v.wrapping_neg()),
-                        Code::Abs => y
-                            .iter_mut()
-                            .zip(x)
-                            .for_each(|(o, &v)| *o = v.wrapping_abs()),
-                        Code::Relu => y.iter_mut().zip(x).for_each(|(o, &v)| *o = v.max(0)),
-                        Code::Sign => y.iter_mut().zip(x).for_each(|(o, &v)| *o = v.signum()),
-                        _ => return Err(format!("no integer kernel for {code:?}")),
-                    }
-                }
-            }
+            let r = self.instr(t, ins, &mut yf[..], &mut yi[..], len);
             match dreg.class {
                 Class::F => round_to(dreg.dtype, &mut yf[..len]),
                 Class::I => wrap_to(dreg.dtype, &mut yi[..len]),
             }
             t.f[d] = yf;
             t.i[d] = yi;
+            r?;
         }
         for (k, &(r, _)) in self.outputs.iter().enumerate() {
             let (dt, p) = stores[k];
             match self.regs[r].class {
                 Class::F => store_f32(dt, p, start, &t.f[r][..len]),
                 Class::I => store_i64(dt, p, start, &t.i[r][..len]),
+            }
+        }
+        Ok(())
+    }
+
+    /// Instruction `ins` over the first `len` elements of the tiles, into
+    /// `yf` / `yi` (the destination register's tile, taken out of `t`).
+    fn instr(
+        &self,
+        t: &Tiles,
+        ins: &Instr,
+        yf: &mut [f32],
+        yi: &mut [i64],
+        len: usize,
+    ) -> Result<(), String> {
+        let dreg = &self.regs[ins.dst];
+        let a0 = ins.args.first().copied().unwrap_or(0);
+        let ca = self.regs[a0].class;
+        match (ins.code, dreg.class) {
+            (Code::Cast | Code::Identity, Class::F) => match ca {
+                Class::F => yf[..len].copy_from_slice(&t.f[a0][..len]),
+                Class::I => {
+                    for (o, &v) in yf[..len].iter_mut().zip(&t.i[a0][..len]) {
+                        *o = v as f32;
+                    }
+                }
+            },
+            (Code::Cast | Code::Identity, Class::I) => match ca {
+                Class::I => yi[..len].copy_from_slice(&t.i[a0][..len]),
+                Class::F => {
+                    for (o, &v) in yi[..len].iter_mut().zip(&t.f[a0][..len]) {
+                        *o = crate::buffer::f2i(dreg.dtype, v as f64);
+                    }
+                }
+            },
+            (Code::Where, Class::F) => {
+                let (c, x, y) = (&t.i[a0], &t.f[ins.args[1]], &t.f[ins.args[2]]);
+                for k in 0..len {
+                    yf[k] = if c[k] != 0 { x[k] } else { y[k] };
+                }
+            }
+            (Code::Where, Class::I) => {
+                let (c, x, y) = (&t.i[a0], &t.i[ins.args[1]], &t.i[ins.args[2]]);
+                for k in 0..len {
+                    yi[k] = if c[k] != 0 { x[k] } else { y[k] };
+                }
+            }
+            (Code::Clip(lo, hi), Class::F) => clip(&t.f, &ins.args, lo, hi, &mut yf[..len]),
+            (Code::Clip(lo, hi), Class::I) => clip(&t.i, &ins.args, lo, hi, &mut yi[..len]),
+            (Code::Not, _) => {
+                for (o, &v) in yi[..len].iter_mut().zip(&t.i[a0][..len]) {
+                    *o = (v == 0) as i64;
+                }
+            }
+            (code, Class::F) if ins.args.len() == 1 => {
+                let x = self.as_f32(t, a0, len);
+                if !unary_f(code, &x, &mut yf[..len]) {
+                    return Err(format!("no f32 kernel for {code:?}"));
+                }
+            }
+            (code, Class::F) => {
+                // Mixed operands (pow of f32 by an integer exponent) compute in f32.
+                let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
+                if !binary_f(code, &x, &y, &mut yf[..len]) {
+                    return Err(format!("no f32 kernel for {code:?}"));
+                }
+            }
+            (code, Class::I)
+                if ins.args.len() == 2
+                    && (ca == Class::F || self.regs[ins.args[1]].class == Class::F) =>
+            {
+                let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
+                if !cmp_f(code, &x, &y, &mut yi[..len]) {
+                    // Integer result of a float computation (pow of an integer
+                    // base by a float exponent): truncate, as numpy's astype does.
+                    let mut tmp = vec![0f32; len];
+                    if !binary_f(code, &x, &y, &mut tmp) {
+                        return Err(format!("no kernel for {code:?}"));
+                    }
+                    for (o, &v) in yi[..len].iter_mut().zip(&tmp) {
+                        *o = v as i64;
+                    }
+                }
+            }
+            (code, Class::I) if ins.args.len() == 2 => {
+                let b = ins.args[1];
+                if !binary_i(code, &t.i[a0][..len], &t.i[b][..len], &mut yi[..len])? {
+                    return Err(format!("no integer kernel for {code:?}"));
+                }
+            }
+            (code, Class::I) => {
+                let x = &t.i[a0][..len];
+                let y = &mut yi[..len];
+                match code {
+                    Code::Neg => y
+                        .iter_mut()
+                        .zip(x)
+                        .for_each(|(o, &v)| *o = v.wrapping_neg()),
+                    Code::Abs => y
+                        .iter_mut()
+                        .zip(x)
+                        .for_each(|(o, &v)| *o = v.wrapping_abs()),
+                    Code::Relu => y.iter_mut().zip(x).for_each(|(o, &v)| *o = v.max(0)),
+                    Code::Sign => y.iter_mut().zip(x).for_each(|(o, &v)| *o = v.signum()),
+                    _ => return Err(format!("no integer kernel for {code:?}")),
+                }
             }
         }
         Ok(())
@@ -708,14 +693,14 @@ impl Group {
                 s.ptr as *const u8,
             ));
         }
-        let stores: Vec<(DType, SendPtr)> = self
+        let stores: Vec<(DType, Shared<*mut u8>)> = self
             .outputs
             .iter()
-            .map(|&(_, v)| (slots[v].dtype, SendPtr(slots[v].ptr)))
+            .map(|&(_, v)| (slots[v].dtype, Shared(slots[v].ptr)))
             .collect();
-        let loads: Vec<(Bcast, DType, SendConst)> = loads
+        let loads: Vec<(Bcast, DType, Shared<*const u8>)> = loads
             .into_iter()
-            .map(|(b, d, p)| (b, d, SendConst(p)))
+            .map(|(b, d, p)| (b, d, Shared(p)))
             .collect();
         let nreg = self.regs.len();
         let chunk = TILE * 16;
@@ -741,9 +726,11 @@ impl Group {
                     })
                     .collect(),
             };
-            let l: Vec<(Bcast, DType, *const u8)> =
-                loads.iter().map(|(b, d, p)| (b.clone(), *d, p.0)).collect();
-            let s: Vec<(DType, *mut u8)> = stores.iter().map(|(d, p)| (*d, p.0)).collect();
+            let l: Vec<(Bcast, DType, *const u8)> = loads
+                .iter()
+                .map(|(b, d, p)| (b.clone(), *d, p.p()))
+                .collect();
+            let s: Vec<(DType, *mut u8)> = stores.iter().map(|(d, p)| (*d, p.p())).collect();
             let end = ((c + 1) * chunk).min(n);
             let mut start = c * chunk;
             while start < end {
@@ -756,18 +743,27 @@ impl Group {
     }
 }
 
-/// A raw pointer that may cross to compute threads (kernels write disjoint ranges).
-#[derive(Clone, Copy)]
-pub struct SendPtr(pub *mut u8);
-unsafe impl Send for SendPtr {}
-unsafe impl Sync for SendPtr {}
-
-#[derive(Clone, Copy)]
-pub struct SendConst(pub *const u8);
-unsafe impl Send for SendConst {}
-unsafe impl Sync for SendConst {}
-
 /// A float unary op over a slice (activation epilogues).
 pub fn apply_unary(code: Code, x: &[f32], y: &mut [f32]) {
     unary_f(code, x, y);
+}
+
+/// `y = clip(x, lo, hi)` over registers `args` = [x, lo if `lo`, hi if `hi`]
+/// (`y` already sized to the tile). A bound wins over NaN in neither
+/// direction: `x < lo` and `x > hi` are false for NaN, which passes through.
+fn clip<T: PartialOrd + Copy>(regs: &[Vec<T>], args: &[usize], lo: bool, hi: bool, y: &mut [T]) {
+    let len = y.len();
+    y.copy_from_slice(&regs[args[0]][..len]);
+    let mut k = 1;
+    if lo {
+        for (o, &b) in y.iter_mut().zip(&regs[args[k]][..len]) {
+            *o = if *o < b { b } else { *o };
+        }
+        k += 1;
+    }
+    if hi {
+        for (o, &b) in y.iter_mut().zip(&regs[args[k]][..len]) {
+            *o = if *o > b { b } else { *o };
+        }
+    }
 }

@@ -5,7 +5,8 @@
 //! split over the compute pool.
 
 use super::ew::Bcast;
-use super::{activation, sgemm, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use super::{activation, sgemm, F32In, F32Out, Par, Slot};
+use crate::shared::Shared;
 use ge_ir::body::{Body, OpId};
 
 #[derive(Clone, Debug)]
@@ -72,7 +73,7 @@ impl Gemm {
         } else {
             (n as isize, 1)
         };
-        let (ap, bp, cp) = (CPtrF(ai.ptr()), CPtrF(bi.ptr()), PtrF(op));
+        let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(op));
         let alpha = self.alpha;
         split_run(par, m, n, k, &|r0, r1, c0, c1| {
             // SAFETY: disjoint output blocks per task.
@@ -227,52 +228,16 @@ pub struct MatMul {
 impl MatMul {
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
         let (a, b) = (ins[0], ins[1]);
-        // Promote rank-1 operands.
-        let mut ash = a.shape.clone();
-        let mut bsh = b.shape.clone();
-        if ash.len() == 1 {
-            ash.insert(0, 1);
-        }
-        if bsh.len() == 1 {
-            bsh.push(1);
-        }
-        let (ra, rb) = (ash.len(), bsh.len());
-        let (m, k) = if self.ta {
-            (ash[ra - 1], ash[ra - 2])
-        } else {
-            (ash[ra - 2], ash[ra - 1])
-        };
-        let (k2, n) = if self.tb {
-            (bsh[rb - 1], bsh[rb - 2])
-        } else {
-            (bsh[rb - 2], bsh[rb - 1])
-        };
-        if k != k2 {
-            return Err(format!(
-                "matmul: inner dims differ ({:?} x {:?})",
-                a.shape, b.shape
-            ));
-        }
-        let abatch = &ash[..ra - 2];
-        let bbatch = &bsh[..rb - 2];
-        let r = abatch.len().max(bbatch.len());
-        let pad = |s: &[usize]| {
-            let mut v = vec![1; r - s.len()];
-            v.extend_from_slice(s);
-            v
-        };
-        let (pa, pb) = (pad(abatch), pad(bbatch));
-        let mut obatch = vec![];
-        for (&x, &y) in pa.iter().zip(&pb) {
-            if x != y && x != 1 && y != 1 {
-                return Err(format!(
-                    "matmul: batch dims {:?} and {:?} do not broadcast",
-                    a.shape, b.shape
-                ));
-            }
-            obatch.push(x.max(y));
-        }
-        let nb: usize = obatch.iter().product();
+        let Dims {
+            m,
+            k,
+            n,
+            pa,
+            pb,
+            obatch,
+            nb,
+        } = self.dims(&a.shape, &b.shape)?;
+        let r = obatch.len();
         if out.numel() != nb * m * n {
             return Err(format!(
                 "matmul: result {:?} does not hold {nb} x {m} x {n}",
@@ -282,7 +247,7 @@ impl MatMul {
         let ai = F32In::new(a);
         let bi = F32In::new(b);
         let mut o = F32Out::new(out);
-        let (ap, bp, cp) = (CPtrF(ai.ptr()), CPtrF(bi.ptr()), PtrF(o.ptr()));
+        let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(o.ptr()));
         let (rsa, csa) = if self.ta {
             (1, m as isize)
         } else {
@@ -297,6 +262,9 @@ impl MatMul {
         if bcount == 1 && !self.ta {
             // Fold the batch into the rows: one (nb*m) x k by k x n product.
             let rows = nb * m;
+            // SAFETY: split_run hands out disjoint blocks [r0, r1) x [c0, c1)
+            // of the (nb*m) x n output; A holds nb*m*k and B k*n floats (their
+            // slots have the shapes the kernel was built for).
             split_run(par, rows, n, k, &|r0, r1, c0, c1| unsafe {
                 sgemm(
                     r1 - r0,
@@ -338,6 +306,9 @@ impl MatMul {
         par.run(nb, parallel_batches && nb * m * n * k > 1 << 16, &|i| {
             let (ao, bo) = offs(i);
             let inner = if parallel_batches { &Par::NONE } else { par };
+            // SAFETY: batch i's m x k, k x n and m x n matrices start at the
+            // offsets `offs` computes inside their slots; split_run's blocks
+            // are disjoint within the batch and batches write disjoint outputs.
             split_run(inner, m, n, k, &|r0, r1, c0, c1| unsafe {
                 sgemm(
                     r1 - r0,
@@ -359,5 +330,76 @@ impl MatMul {
         })?;
         o.finish();
         Ok(())
+    }
+}
+
+/// The shapes of a (batched) matrix product: `m x k` by `k x n`, each
+/// operand's batch dims padded to the result's rank, the result's batch
+/// dims (broadcast) and their product.
+struct Dims {
+    m: usize,
+    k: usize,
+    n: usize,
+    pa: Vec<usize>,
+    pb: Vec<usize>,
+    obatch: Vec<usize>,
+    nb: usize,
+}
+
+impl MatMul {
+    fn dims(&self, a_shape: &[usize], b_shape: &[usize]) -> Result<Dims, String> {
+        // Promote rank-1 operands.
+        let mut ash = a_shape.to_vec();
+        let mut bsh = b_shape.to_vec();
+        if ash.len() == 1 {
+            ash.insert(0, 1);
+        }
+        if bsh.len() == 1 {
+            bsh.push(1);
+        }
+        let (ra, rb) = (ash.len(), bsh.len());
+        let (m, k) = if self.ta {
+            (ash[ra - 1], ash[ra - 2])
+        } else {
+            (ash[ra - 2], ash[ra - 1])
+        };
+        let (k2, n) = if self.tb {
+            (bsh[rb - 1], bsh[rb - 2])
+        } else {
+            (bsh[rb - 2], bsh[rb - 1])
+        };
+        if k != k2 {
+            return Err(format!(
+                "matmul: inner dims differ ({a_shape:?} x {b_shape:?})"
+            ));
+        }
+        let abatch = &ash[..ra - 2];
+        let bbatch = &bsh[..rb - 2];
+        let r = abatch.len().max(bbatch.len());
+        let pad = |s: &[usize]| {
+            let mut v = vec![1; r - s.len()];
+            v.extend_from_slice(s);
+            v
+        };
+        let (pa, pb) = (pad(abatch), pad(bbatch));
+        let mut obatch = vec![];
+        for (&x, &y) in pa.iter().zip(&pb) {
+            if x != y && x != 1 && y != 1 {
+                return Err(format!(
+                    "matmul: batch dims {a_shape:?} and {b_shape:?} do not broadcast"
+                ));
+            }
+            obatch.push(x.max(y));
+        }
+        let nb: usize = obatch.iter().product();
+        Ok(Dims {
+            m,
+            k,
+            n,
+            pa,
+            pb,
+            obatch,
+            nb,
+        })
     }
 }

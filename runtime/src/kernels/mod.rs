@@ -23,11 +23,13 @@ macro_rules! by_cpu_features {
         {
             #[target_feature(enable = "avx512f")]
             unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
+                // SAFETY: the caller upholds `$body`'s contract (see above).
                 #[allow(unused_unsafe)]
                 unsafe { $body($($arg),*) }
             }
             #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                // SAFETY: the caller upholds `$body`'s contract (see above).
                 #[allow(unused_unsafe)]
                 unsafe { $body($($arg),*) }
             }
@@ -135,6 +137,25 @@ pub enum Op {
     Slice(movement::Slice),
     Gather(i64),
     Embedding,
+}
+
+impl Op {
+    /// Whether the native kernel computes on floats only (f32/f16/bf16):
+    /// compute ops; data movement and reductions take any dtype.
+    fn float_only(&self) -> bool {
+        !matches!(
+            self,
+            Op::Copy
+                | Op::Transpose(_)
+                | Op::Transdata(_)
+                | Op::Concat(_)
+                | Op::Split(_)
+                | Op::Slice(_)
+                | Op::Gather(_)
+                | Op::Embedding
+                | Op::Reduce(_)
+        )
+    }
 }
 
 /// One step of a kernel: reads values `ins`, writes values `outs`.
@@ -282,24 +303,21 @@ impl Builder<'_> {
     }
 }
 
-/// Why a kernel cannot be compiled natively (the op name), or its program.
+/// Why a kernel cannot be compiled natively (the op name), or its program:
+/// the kernel function's ops in order, elementwise runs grouped into single
+/// loops ([`Builder::ew`]), every other op one native step ([`native_op`]);
+/// the first op without a native step makes the whole kernel fall back to
+/// the interpreter.
 pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
     let mb = module.body();
     let f = module
         .lookup_symbol(name)
         .ok_or_else(|| format!("kernel '@{name}' is not in the kernels partition"))?;
     let fd = mb.op(f);
-    let body = fd
-        .inner
-        .as_deref()
-        .ok_or_else(|| format!("kernel '@{name}' has no body"))?;
-    let r = *fd
-        .regions()
-        .first()
-        .ok_or_else(|| format!("kernel '@{name}' has no body"))?;
-    let blk = body
-        .entry_block(r)
-        .ok_or_else(|| format!("kernel '@{name}' has no body"))?;
+    let no_body = || format!("kernel '@{name}' has no body");
+    let body = fd.inner.as_deref().ok_or_else(no_body)?;
+    let r = *fd.regions().first().ok_or_else(no_body)?;
+    let blk = body.entry_block(r).ok_or_else(no_body)?;
     let mut b = Builder {
         body,
         ids: HashMap::new(),
@@ -323,162 +341,19 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         }
     }
     let mut fallback = None;
-    let has_f64 = |t: Type| t.dtype() == Some(DType::F64);
     for o in body.block_ops(blk) {
-        let d = body.op(o);
-        let opname = d.name.as_str();
-        if opname == "graph.return" {
+        if body.op(o).name.as_str() == "graph.return" {
             break;
         }
-        if !d.regions().is_empty()
-            || d.results().iter().any(|&v| has_f64(body.value_type(v)))
-            || d.operands().iter().any(|&v| has_f64(body.value_type(v)))
-        {
-            fallback = Some(opname.to_string());
+        fallback = b.op(module, o)?;
+        if fallback.is_some() {
             break;
         }
-        if opname == "data.constant" {
-            b.flush();
-            let value = d.attr("value").ok_or("constant without value")?;
-            let t = ge_dialects::data::constant::elements_tensor(value, Some(module))?;
-            let id = b.id(d.results()[0]);
-            b.consts.push((
-                id,
-                AlignedBuf::from_bytes(&ge_dialects::data::tensor_to_bytes(&t)),
-            ));
-            continue;
-        }
-        let attr = |k: &str| d.attr(k);
-        let code = if opname == "data.broadcast_to" || opname == "data.expand" {
-            Some(ew::Code::Identity)
-        } else if opname == "graph.clip" {
-            let seg = ints_attr(body, o, "operand_segment_sizes");
-            let n = d.operands().len();
-            let (lo, hi) = match seg.as_deref() {
-                Some([1, a, c]) => (*a == 1, *c == 1),
-                _ => (n >= 2, n >= 3),
-            };
-            Some(ew::Code::Clip(lo, hi))
-        } else {
-            ew::code_of(opname, &attr)
-        };
-        if let Some(code) = code {
-            if d.results().len() == 1 {
-                if let Err(m) = b.ew(o, code) {
-                    fallback = Some(format!("{opname} ({m})"));
-                    break;
-                }
-                continue;
-            }
-        }
-        b.flush();
-        let ins: Vec<usize> = d.operands().iter().map(|&v| b.id(v)).collect();
-        let outs: Vec<usize> = d.results().iter().map(|&v| b.id(v)).collect();
-        let op = match opname {
-            "graph.conv2d" => conv::Conv::from_op(body, o).map(Op::Conv),
-            "graph.gemm" => Some(Op::Gemm(linalg::Gemm::from_op(body, o))),
-            "graph.matmul" => Some(Op::MatMul(linalg::MatMul {
-                ta: false,
-                tb: false,
-            })),
-            "graph.batch_matmul" => Some(Op::MatMul(linalg::MatMul {
-                ta: d
-                    .attr("transpose_a")
-                    .and_then(|a| a.as_bool())
-                    .unwrap_or(false),
-                tb: d
-                    .attr("transpose_b")
-                    .and_then(|a| a.as_bool())
-                    .unwrap_or(false),
-            })),
-            "graph.max_pool2d" | "graph.avg_pool2d" => Some(Op::Pool(pool::Pool::from_op(body, o))),
-            "graph.global_avg_pool" => Some(Op::GlobalPool { max: false }),
-            "graph.global_max_pool" => Some(Op::GlobalPool { max: true }),
-            "graph.softmax" | "graph.log_softmax" => Some(Op::Softmax {
-                axis: int_attr(body, o, "axis", -1),
-                log: opname == "graph.log_softmax",
-            }),
-            "graph.layer_norm" | "graph.rms_norm" => Some(Op::Norm(norm::Norm {
-                axis: int_attr(body, o, "axis", -1),
-                eps: d.attr("epsilon").and_then(|a| a.as_float()).unwrap_or(1e-5) as f32,
-                rms: opname == "graph.rms_norm",
-            })),
-            "graph.reduce_sum" | "graph.reduce_mean" | "graph.reduce_max" | "graph.reduce_min"
-            | "graph.reduce_prod" => norm::Reduce::from_op(body, o).map(Op::Reduce),
-            "data.reshape" | "data.squeeze" | "data.unsqueeze" => Some(Op::Copy),
-            "data.transpose" => {
-                let rank = body
-                    .value_type(d.operands()[0])
-                    .as_tensor()
-                    .and_then(|t| t.rank())
-                    .unwrap_or(0);
-                let perm = ints_attr(body, o, "perm")
-                    .map(|p| p.into_iter().map(|x| x.max(0) as usize).collect())
-                    .unwrap_or_else(|| (0..rank).rev().collect());
-                Some(Op::Transpose(perm))
-            }
-            "data.transdata" => movement::Transdata::from_op(body, o).map(Op::Transdata),
-            "data.concat" => Some(Op::Concat(int_attr(body, o, "axis", 0))),
-            "data.split" => Some(Op::Split(int_attr(body, o, "axis", 0))),
-            "data.slice" => Some(Op::Slice(movement::Slice::from_op(body, o))),
-            "graph.gather" => Some(Op::Gather(int_attr(body, o, "axis", 0))),
-            "graph.embedding" => Some(Op::Embedding),
-            _ => None,
-        };
-        let Some(op) = op else {
-            fallback = Some(opname.to_string());
-            break;
-        };
-        // Classes the native kernels handle: floats f32/f16/bf16 for compute
-        // ops; any dtype for data movement.
-        let float_only = !matches!(
-            op,
-            Op::Copy
-                | Op::Transpose(_)
-                | Op::Transdata(_)
-                | Op::Concat(_)
-                | Op::Split(_)
-                | Op::Slice(_)
-                | Op::Gather(_)
-                | Op::Embedding
-                | Op::Reduce(_)
-        );
-        if float_only
-            && outs
-                .iter()
-                .any(|&v| class_of(b.types[v].dtype().unwrap_or(DType::F64)) != Some(Class::F))
-        {
-            fallback = Some(format!("{opname} on non-float data"));
-            break;
-        }
-        b.steps.push(Step {
-            op,
-            ins,
-            outs,
-            name: opname.to_string(),
-        });
     }
     b.flush();
     fold_blocked_conv_outputs(&mut b.steps, &results, &b.types);
-    // Elementwise groups store the values used after them (or returned).
-    let n = b.steps.len();
-    for i in 0..n {
-        let later: std::collections::HashSet<usize> = b.steps[i + 1..]
-            .iter()
-            .flat_map(|s| s.ins.iter().copied())
-            .chain(results.iter().copied())
-            .collect();
-        if let Op::Ew(g) = &mut b.steps[i].op {
-            g.outputs = g
-                .defs
-                .iter()
-                .copied()
-                .filter(|(_, v)| later.contains(v))
-                .collect();
-            b.steps[i].outs = g.outputs.iter().map(|&(_, v)| v).collect();
-        }
-    }
-    let prog = KernelProgram {
+    store_live_ew_values(&mut b.steps, &results);
+    Ok(KernelProgram {
         name: name.to_string(),
         types: b.types,
         args,
@@ -486,8 +361,147 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         steps: b.steps,
         consts: b.consts,
         fallback,
-    };
-    Ok(prog)
+    })
+}
+
+impl Builder<'_> {
+    /// Add op `o`: a constant, an elementwise op (to the open group) or a
+    /// native step. `Some(reason)` when it has no native kernel.
+    fn op(&mut self, module: &Module, o: OpId) -> Result<Option<String>, String> {
+        let body = self.body;
+        let d = body.op(o);
+        let opname = d.name.as_str();
+        let has_f64 = |v: &ValueId| body.value_type(*v).dtype() == Some(DType::F64);
+        if !d.regions().is_empty()
+            || d.results().iter().any(has_f64)
+            || d.operands().iter().any(has_f64)
+        {
+            return Ok(Some(opname.to_string()));
+        }
+        if opname == "data.constant" {
+            self.flush();
+            let value = d.attr("value").ok_or("constant without value")?;
+            let t = ge_dialects::data::constant::elements_tensor(value, Some(module))?;
+            let id = self.id(d.results()[0]);
+            self.consts.push((
+                id,
+                AlignedBuf::from_bytes(&ge_dialects::data::tensor_to_bytes(&t)),
+            ));
+            return Ok(None);
+        }
+        if let Some(code) = ew_code(body, o).filter(|_| d.results().len() == 1) {
+            return Ok(self.ew(o, code).err().map(|m| format!("{opname} ({m})")));
+        }
+        self.flush();
+        let ins: Vec<usize> = d.operands().iter().map(|&v| self.id(v)).collect();
+        let outs: Vec<usize> = d.results().iter().map(|&v| self.id(v)).collect();
+        let Some(op) = native_op(body, o) else {
+            return Ok(Some(opname.to_string()));
+        };
+        // Compute ops run on floats (f32/f16/bf16); data movement on any dtype.
+        let non_float =
+            |&v: &usize| class_of(self.types[v].dtype().unwrap_or(DType::F64)) != Some(Class::F);
+        if op.float_only() && outs.iter().any(non_float) {
+            return Ok(Some(format!("{opname} on non-float data")));
+        }
+        self.steps.push(Step {
+            op,
+            ins,
+            outs,
+            name: opname.to_string(),
+        });
+        Ok(None)
+    }
+}
+
+/// The elementwise instruction of op `o`, if it is one.
+fn ew_code(body: &Body, o: OpId) -> Option<ew::Code> {
+    let d = body.op(o);
+    match d.name.as_str() {
+        "data.broadcast_to" | "data.expand" => Some(ew::Code::Identity),
+        "graph.clip" => {
+            let seg = ints_attr(body, o, "operand_segment_sizes");
+            let n = d.operands().len();
+            let (lo, hi) = match seg.as_deref() {
+                Some([1, a, c]) => (*a == 1, *c == 1),
+                _ => (n >= 2, n >= 3),
+            };
+            Some(ew::Code::Clip(lo, hi))
+        }
+        name => ew::code_of(name, &|k: &str| d.attr(k)),
+    }
+}
+
+/// The native step of a non-elementwise op, if there is one.
+fn native_op(body: &Body, o: OpId) -> Option<Op> {
+    let d = body.op(o);
+    let opname = d.name.as_str();
+    let flag = |k: &str| d.attr(k).and_then(|a| a.as_bool()).unwrap_or(false);
+    match opname {
+        "graph.conv2d" => conv::Conv::from_op(body, o).map(Op::Conv),
+        "graph.gemm" => Some(Op::Gemm(linalg::Gemm::from_op(body, o))),
+        "graph.matmul" => Some(Op::MatMul(linalg::MatMul {
+            ta: false,
+            tb: false,
+        })),
+        "graph.batch_matmul" => Some(Op::MatMul(linalg::MatMul {
+            ta: flag("transpose_a"),
+            tb: flag("transpose_b"),
+        })),
+        "graph.max_pool2d" | "graph.avg_pool2d" => Some(Op::Pool(pool::Pool::from_op(body, o))),
+        "graph.global_avg_pool" => Some(Op::GlobalPool { max: false }),
+        "graph.global_max_pool" => Some(Op::GlobalPool { max: true }),
+        "graph.softmax" | "graph.log_softmax" => Some(Op::Softmax {
+            axis: int_attr(body, o, "axis", -1),
+            log: opname == "graph.log_softmax",
+        }),
+        "graph.layer_norm" | "graph.rms_norm" => Some(Op::Norm(norm::Norm {
+            axis: int_attr(body, o, "axis", -1),
+            eps: d.attr("epsilon").and_then(|a| a.as_float()).unwrap_or(1e-5) as f32,
+            rms: opname == "graph.rms_norm",
+        })),
+        "graph.reduce_sum" | "graph.reduce_mean" | "graph.reduce_max" | "graph.reduce_min"
+        | "graph.reduce_prod" => norm::Reduce::from_op(body, o).map(Op::Reduce),
+        "data.reshape" | "data.squeeze" | "data.unsqueeze" => Some(Op::Copy),
+        "data.transpose" => {
+            let rank = body
+                .value_type(d.operands()[0])
+                .as_tensor()
+                .and_then(|t| t.rank())
+                .unwrap_or(0);
+            let perm = ints_attr(body, o, "perm")
+                .map(|p| p.into_iter().map(|x| x.max(0) as usize).collect())
+                .unwrap_or_else(|| (0..rank).rev().collect());
+            Some(Op::Transpose(perm))
+        }
+        "data.transdata" => movement::Transdata::from_op(body, o).map(Op::Transdata),
+        "data.concat" => Some(Op::Concat(int_attr(body, o, "axis", 0))),
+        "data.split" => Some(Op::Split(int_attr(body, o, "axis", 0))),
+        "data.slice" => Some(Op::Slice(movement::Slice::from_op(body, o))),
+        "graph.gather" => Some(Op::Gather(int_attr(body, o, "axis", 0))),
+        "graph.embedding" => Some(Op::Embedding),
+        _ => None,
+    }
+}
+
+/// Elementwise groups store the values used after them (or returned).
+fn store_live_ew_values(steps: &mut [Step], results: &[usize]) {
+    for i in 0..steps.len() {
+        let later: std::collections::HashSet<usize> = steps[i + 1..]
+            .iter()
+            .flat_map(|s| s.ins.iter().copied())
+            .chain(results.iter().copied())
+            .collect();
+        if let Op::Ew(g) = &mut steps[i].op {
+            g.outputs = g
+                .defs
+                .iter()
+                .copied()
+                .filter(|(_, v)| later.contains(v))
+                .collect();
+            steps[i].outs = g.outputs.iter().map(|&(_, v)| v).collect();
+        }
+    }
 }
 
 /// A convolution whose only reader is an NCHW -> NC1HWC0 transdata writes
@@ -591,28 +605,6 @@ impl<'s> F32Out<'s> {
         }
     }
 }
-
-/// A `*mut f32` that compute threads may share (they write disjoint ranges).
-#[derive(Clone, Copy)]
-pub struct PtrF(pub *mut f32);
-impl PtrF {
-    pub fn p(self) -> *mut f32 {
-        self.0
-    }
-}
-unsafe impl Send for PtrF {}
-unsafe impl Sync for PtrF {}
-
-/// A `*const f32` for compute threads.
-#[derive(Clone, Copy)]
-pub struct CPtrF(pub *const f32);
-impl CPtrF {
-    pub fn p(self) -> *const f32 {
-        self.0
-    }
-}
-unsafe impl Send for CPtrF {}
-unsafe impl Sync for CPtrF {}
 
 /// `C[m x n] = alpha * A[m x k] * B[k x n] + beta * C` with arbitrary strides.
 ///

@@ -2,8 +2,9 @@
 //! reductions over arbitrary axes.
 
 use super::ew::Bcast;
-use super::{vmath, CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use super::{vmath, F32In, F32Out, Par, Slot};
 use crate::buffer::{load_i64, store_i64};
+use crate::shared::Shared;
 use ge_ir::body::{Body, OpId};
 
 fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
@@ -22,7 +23,7 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
     let inner: usize = x.shape[ax + 1..].iter().product();
     let xi = F32In::new(x);
     let mut o = F32Out::new(out);
-    let (xp, op) = (CPtrF(xi.ptr()), PtrF(o.ptr()));
+    let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
     par.run(outer, outer * len * inner > 1 << 15, &|r| {
         let mut row = vec![0f32; if inner == 1 { 0 } else { len }];
         for j in 0..inner {
@@ -123,7 +124,7 @@ impl Norm {
         };
         let xi = F32In::new(x);
         let mut o = F32Out::new(out);
-        let (xp, op) = (CPtrF(xi.ptr()), PtrF(o.ptr()));
+        let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
         let eps = self.eps as f64;
         par.run(rows, rows * size > 1 << 15, &|r| {
             // SAFETY: row r of input and output.

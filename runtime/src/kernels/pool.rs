@@ -1,7 +1,8 @@
 //! Max / average pooling (NCHW) and global pooling, one plane per task.
 //! Max pooling without dilation takes a vectorised path ([`max_plane`]).
 
-use super::{CPtrF, F32In, F32Out, Par, PtrF, Slot};
+use super::{F32In, F32Out, Par, Slot};
+use crate::shared::Shared;
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
 
@@ -50,7 +51,7 @@ impl Pool {
         let [_, _, oh, ow] = super::conv::dims4(&out.shape)?;
         let xi = F32In::new(x);
         let mut o = F32Out::new(out);
-        let (xp, op) = (CPtrF(xi.ptr()), PtrF(o.ptr()));
+        let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
         let (h_, w_) = (h as isize, w as isize);
         let (hmax, wmax) = (h_ + self.pads[2], w_ + self.pads[3]);
         if let Some(g) = self.max_geometry(h, w, oh, ow) {

@@ -92,24 +92,57 @@ mod tests {
         })
     }
 
-    /// The largest error over `xs`, and where.
+    /// The largest error over `xs`, and where. A NaN error (the kernel
+    /// returned NaN for a number) is the worst of all: infinite.
     fn worst(xs: impl Iterator<Item = f32>, err: impl Fn(f32) -> f64) -> (f64, f32) {
-        xs.map(|x| (err(x), x))
-            .fold((0.0, 0.0), |w, e| if e.0 > w.0 { e } else { w })
+        xs.map(|x| {
+            let e = err(x);
+            (if e.is_nan() { f64::INFINITY } else { e }, x)
+        })
+        .fold((0.0, 0.0), |w, e| if e.0 > w.0 { e } else { w })
+    }
+
+    /// `exp`'s worst error in ulp over the samples (absolute, in units of
+    /// the smallest subnormal, where the result is subnormal).
+    fn exp_worst(exp: impl Fn(f32) -> f32) -> (f64, f32) {
+        worst(samples().filter(|x| x.abs() < 88.0), |x| {
+            let want = (x as f64).exp();
+            // Subnormal results carry fewer bits; compare those absolutely.
+            if want < f32::MIN_POSITIVE as f64 {
+                (exp(x) as f64 - want).abs() / f32::from_bits(1) as f64
+            } else {
+                ulps(exp(x), want)
+            }
+        })
+    }
+
+    fn erf_worst(erf: impl Fn(f32) -> f32) -> (f64, f32) {
+        worst(samples().filter(|x| x.is_finite()), |x| {
+            ulps(erf(x), ge_dialects::graph::elementwise::erf(x as f64))
+        })
     }
 
     #[test]
     fn exp_is_within_one_ulp() {
-        let worst = worst(samples().filter(|x| x.abs() < 88.0), |x| {
-            let want = (x as f64).exp();
-            // Subnormal results carry fewer bits; compare those absolutely.
-            if want < f32::MIN_POSITIVE as f64 {
-                (super::exp(x) as f64 - want).abs() / f32::from_bits(1) as f64
-            } else {
-                ulps(super::exp(x), want)
-            }
-        });
+        let worst = exp_worst(super::exp);
         assert!(worst.0 <= 1.0, "exp({}) is {} ulp off", worst.1, worst.0);
+    }
+
+    /// The checkers can fail: a kernel returning NaN for some inputs (which
+    /// `ulps` turns into a NaN error, and `e > worst` used to skip) is
+    /// infinitely wrong, as is one a few ulp off.
+    #[test]
+    fn the_ulp_checkers_catch_nan_and_wrong_results() {
+        let w = worst([1.0f32, 3.0, 5.0].into_iter(), |x| {
+            ulps(if x == 3.0 { f32::NAN } else { x }, x as f64)
+        });
+        assert_eq!(w, (f64::INFINITY, 3.0));
+        let nan_exp = |x: f32| if x > 10.0 { f32::NAN } else { super::exp(x) };
+        assert!(exp_worst(nan_exp).0 > 1.0);
+        let nan_erf = |x: f32| if x < -0.5 { f32::NAN } else { super::erf(x) };
+        assert!(erf_worst(nan_erf).0 > 2.0);
+        let off_exp = |x: f32| f32::from_bits(super::exp(x).to_bits() + 3);
+        assert!(exp_worst(off_exp).0 > 1.0);
     }
 
     #[test]
@@ -127,12 +160,7 @@ mod tests {
 
     #[test]
     fn erf_is_within_two_ulp() {
-        let worst = worst(samples().filter(|x| x.is_finite()), |x| {
-            ulps(
-                super::erf(x),
-                ge_dialects::graph::elementwise::erf(x as f64),
-            )
-        });
+        let worst = erf_worst(super::erf);
         assert!(worst.0 <= 2.0, "erf({}) is {} ulp off", worst.1, worst.0);
     }
 

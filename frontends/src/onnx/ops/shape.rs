@@ -50,6 +50,13 @@ pub fn constant_of_shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         }
         None => (DType::F32, 0.0),
     };
+    // Materialised now (8 bytes per element in a reference tensor): the size
+    // comes from the model, so it must fit the memory budget.
+    ge_ir::budget::check(
+        ge_ir::budget::bytes_of(shape.iter().map(|&d| d as u64), 8),
+        &format_args!("a constant of shape {shape:?}"),
+    )
+    .map_err(|e| invalid(n, e))?;
     let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
     let count = shape
         .iter()

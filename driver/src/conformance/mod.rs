@@ -1,0 +1,605 @@
+//! `ge-conformance`: run the ONNX backend node tests (written to a folder by
+//! tools/conformance/generate.py) through import and execution, compare every
+//! output with ONNX's tolerances, and report pass / fail / unsupported per
+//! test and per op.
+//!
+//! Execution is pluggable ([`Executor`]): `--executor=runtime` (the default)
+//! compiles the imported graph with the `atc` pipeline to an `.om` and runs it
+//! on the runtime, end to end; `--executor=interpreter` runs the imported
+//! graph with the reference interpreter (to tell importer bugs from compiler
+//! or runtime bugs).
+//!
+//! Each case runs as a user would run the model: inputs fed by name, nothing
+//! bound. A graph input that an op needs as a compile-time constant (Reshape's
+//! shape, Slice's starts, …) stays an input, and the case is unsupported until
+//! the importer handles it. `--bind-constant-inputs` brings back the old mode
+//! (bind such inputs to the test's values and import again, as tract's runner
+//! does), for a look at what lies behind those cases.
+//!
+//! A pass whose compiled model ran any kernel on the reference interpreter
+//! is counted apart ("pass (interpreter kernels)"). Every case's status is
+//! checked against tools/conformance/expected.tsv ([`expected`]).
+
+pub mod expected;
+pub mod report;
+
+use clap::Parser as ClapParser;
+pub use expected::Status;
+use ge_frontends::onnx::{decode_model, decode_named_tensor, import_bytes, ImportOptions};
+use ge_frontends::ImportErrorKind;
+use ge_ir::interp::Interpreter;
+use ge_ir::tensor::Tensor;
+use ge_ir::{Context, Module};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+#[derive(ClapParser, Debug, Clone)]
+#[command(
+    name = "ge-conformance",
+    version,
+    about = "Run the ONNX backend node tests through import and execution"
+)]
+pub struct ConformanceArgs {
+    /// Folder with one sub-folder per test case (tools/conformance/generate.py writes it)
+    pub cases: String,
+    /// Only run cases whose name contains this
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// How to execute imported models
+    #[arg(long, default_value = "runtime", value_parser = ["runtime", "interpreter"])]
+    pub executor: String,
+    /// Write the Markdown report here (e.g. docs/conformance.md; '-' for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<String>,
+    /// The expected status of every case (tools/conformance/expected.tsv): exit 1 when
+    /// any case is worse than it says (pass > pass-interp > unsupported > fail)
+    #[arg(long, value_name = "FILE")]
+    pub expected: Option<String>,
+    /// Rewrite the --expected file with this run's statuses (after an improvement)
+    #[arg(long, requires = "expected")]
+    pub update_expected: bool,
+    /// Bind graph inputs that an op needs as a constant (Reshape's shape, …) to the
+    /// test's values and import again; a user's model cannot do this (off by default)
+    #[arg(long)]
+    pub bind_constant_inputs: bool,
+    /// Print every test's result
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Worker threads (default: the number of cores)
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Stop the interpreter after this many executed ops per test
+    #[arg(long, default_value_t = 2_000_000)]
+    pub max_ops: usize,
+}
+
+/// What an executor gives back.
+pub struct Run {
+    pub outputs: Vec<Tensor>,
+    /// Ops whose kernels ran on the reference interpreter (compiled path).
+    pub interpreted: Vec<String>,
+    /// No kernel was native.
+    pub all_interpreted: bool,
+}
+
+/// Runs an imported model on input tensors (in function-argument order).
+pub trait Executor: Sync {
+    fn name(&self) -> &'static str;
+    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Run, String>;
+}
+
+/// The compiled path: the `atc` pipeline, the `.om` writer, the runtime.
+pub struct RuntimeExecutor;
+
+impl Executor for RuntimeExecutor {
+    fn name(&self) -> &'static str {
+        "atc pipeline + runtime"
+    }
+    fn run(&self, m: &Module, inputs: Vec<Tensor>, _max_ops: usize) -> Result<Run, String> {
+        use ge_compile::{compile_module, context, to_bytes, CompileOptions};
+        let ctx = context();
+        let mut m = m.clone();
+        let om = compile_module(&ctx, &mut m, &CompileOptions::default())
+            .map_err(|e| format!("compile: {e}"))?;
+        let bytes = to_bytes(&om).map_err(|e| format!("compile: {e}"))?;
+        let model = ge_runtime::Model::from_bytes(&bytes, &ge_runtime::LoadOptions::default())
+            .map_err(|e| format!("load: {e}"))?;
+        let ins: Vec<ge_runtime::HostTensor> = inputs
+            .iter()
+            .map(ge_runtime::HostTensor::from_tensor)
+            .collect();
+        let outs = model.session().run(&ins).map_err(|e| e.0)?;
+        let (native, _) = model.kernel_counts();
+        let interpreted = model.fallback_ops();
+        Ok(Run {
+            outputs: outs
+                .iter()
+                .map(|h| h.to_tensor())
+                .collect::<Result<_, _>>()?,
+            all_interpreted: native == 0 && !interpreted.is_empty(),
+            interpreted,
+        })
+    }
+}
+
+/// The reference interpreter.
+pub struct InterpreterExecutor;
+
+impl Executor for InterpreterExecutor {
+    fn name(&self) -> &'static str {
+        "reference interpreter"
+    }
+    fn run(&self, m: &Module, inputs: Vec<Tensor>, max_ops: usize) -> Result<Run, String> {
+        let mut interp = Interpreter::new(m);
+        interp.max_ops = Some(max_ops);
+        let outputs = interp
+            .run_function("main", inputs)
+            .map_err(|e| format!("{} (at {})", e.msg, e.loc))?;
+        // The interpreter is the executor here, not a fallback.
+        Ok(Run {
+            outputs,
+            interpreted: vec![],
+            all_interpreted: false,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub name: String,
+    pub status: Status,
+    /// Why it failed or is unsupported, or which ops ran on the interpreter (first line).
+    pub reason: String,
+    /// Graph inputs bound as constants to import it (--bind-constant-inputs).
+    pub bound_inputs: Vec<String>,
+    /// The ONNX op types the model uses.
+    pub ops: Vec<String>,
+    /// Ops whose kernels ran on the reference interpreter.
+    pub interpreted: Vec<String>,
+    /// Every kernel ran on the interpreter.
+    pub all_interpreted: bool,
+}
+
+struct DataSet {
+    inputs: Vec<(String, Tensor)>,
+    outputs: Vec<Tensor>,
+}
+
+fn read_dataset(dir: &Path) -> Result<DataSet, String> {
+    let read_all = |kind: &str| -> Result<Vec<(String, Tensor)>, String> {
+        let mut out = vec![];
+        for i in 0.. {
+            let p = dir.join(format!("{kind}_{i}.pb"));
+            if !p.exists() {
+                break;
+            }
+            let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let t = decode_named_tensor(&bytes, dir)
+                .map_err(|e| format!("{kind} #{i}: {}", e.message))?;
+            out.push(t);
+        }
+        Ok(out)
+    };
+    Ok(DataSet {
+        inputs: read_all("input")?,
+        outputs: read_all("output")?.into_iter().map(|(_, t)| t).collect(),
+    })
+}
+
+fn tolerances(dir: &Path) -> (f64, f64) {
+    let text = std::fs::read_to_string(dir.join("meta.json")).unwrap_or_default();
+    let num = |key: &str, default: f64| {
+        regex::Regex::new(&format!(r#""{key}":\s*([-+0-9.eE]+)"#))
+            .ok()
+            .and_then(|re| re.captures(&text))
+            .and_then(|c| c[1].parse::<f64>().ok())
+            .unwrap_or(default)
+    };
+    (num("rtol", 1e-3), num("atol", 1e-7))
+}
+
+/// A message on one line (its lines joined), at most 200 bytes: the report's
+/// and the expected file's reason.
+fn one_line(s: &str) -> String {
+    let l = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if l.len() > 200 {
+        let mut cut = 200;
+        while !l.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}…", &l[..cut])
+    } else {
+        l
+    }
+}
+
+/// Compare one output; `None` when it matches: element type and shape
+/// exactly, integers and bools exactly, floats within the case's tolerance.
+fn compare(got: &Tensor, want: &Tensor, rtol: f64, atol: f64) -> Option<String> {
+    got.mismatch(want, rtol, atol)
+        .map(|why| why.replace("but expected", "but ONNX gives"))
+}
+
+/// Run one case folder.
+pub fn run_case(
+    ctx: &Context,
+    dir: &Path,
+    exec: &dyn Executor,
+    max_ops: usize,
+    bind: bool,
+) -> CaseResult {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut res = CaseResult {
+        name: name.clone(),
+        status: Status::Fail,
+        reason: String::new(),
+        bound_inputs: vec![],
+        ops: vec![],
+        interpreted: vec![],
+        all_interpreted: false,
+    };
+    let model_path = dir.join("model.onnx");
+    let bytes = match std::fs::read(&model_path) {
+        Ok(b) => b,
+        Err(e) => {
+            res.reason = format!("cannot read model: {e}");
+            return res;
+        }
+    };
+    if let Ok(m) = decode_model(&bytes, &name) {
+        let mut ops: Vec<String> = vec![];
+        if let Some(g) = &m.graph {
+            ge_frontends::onnx::graph::walk_nodes(g, &mut |n| {
+                let op = n.op_type.clone().unwrap_or_default();
+                if !ops.contains(&op) {
+                    ops.push(op);
+                }
+            });
+        }
+        res.ops = ops;
+    }
+    let mut sets = vec![];
+    for k in 0.. {
+        let d = dir.join(format!("test_data_set_{k}"));
+        if !d.is_dir() {
+            break;
+        }
+        match read_dataset(&d) {
+            Ok(s) => sets.push(s),
+            Err(e) => {
+                res.status = Status::Unsupported;
+                res.reason = format!("test data: {}", one_line(&e));
+                return res;
+            }
+        }
+    }
+    let (rtol, atol) = tolerances(dir);
+    for set in &sets {
+        let mut opts = ImportOptions::default();
+        let module = loop {
+            match import_bytes(ctx, &bytes, &format!("{name}/model.onnx"), dir, &opts) {
+                Ok(m) => break m,
+                Err(e) => match &e.kind {
+                    ImportErrorKind::NotConstant(v)
+                        if bind
+                            && !opts.constant_inputs.contains_key(v)
+                            && set.inputs.iter().any(|(n, _)| n == v) =>
+                    {
+                        if let Some((_, t)) = set.inputs.iter().find(|(n, _)| n == v) {
+                            opts.constant_inputs.insert(v.clone(), t.clone());
+                            if !res.bound_inputs.contains(v) {
+                                res.bound_inputs.push(v.clone());
+                            }
+                        }
+                    }
+                    ImportErrorKind::Unsupported | ImportErrorKind::NotConstant(_) => {
+                        res.status = Status::Unsupported;
+                        res.reason = format!("import: {}", one_line(&e.message));
+                        return res;
+                    }
+                    _ => {
+                        res.reason = format!("import: {}", one_line(&e.message));
+                        return res;
+                    }
+                },
+            }
+        };
+        let arg_names: Vec<String> = module
+            .lookup_symbol("main")
+            .and_then(|f| module.body().op(f).attr("ge.input_names"))
+            .and_then(|a| a.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut inputs = vec![];
+        for n in &arg_names {
+            match set.inputs.iter().find(|(m, _)| m == n) {
+                Some((_, t)) => inputs.push(t.clone()),
+                None => {
+                    res.reason = format!("no test data for input '{n}'");
+                    return res;
+                }
+            }
+        }
+        let run = match exec.run(&module, inputs, max_ops) {
+            Ok(o) => o,
+            Err(e) => {
+                res.reason = format!("run: {}", one_line(&e));
+                return res;
+            }
+        };
+        for op in run.interpreted {
+            if !res.interpreted.contains(&op) {
+                res.interpreted.push(op);
+            }
+        }
+        res.all_interpreted |= run.all_interpreted;
+        let outs = run.outputs;
+        if outs.len() != set.outputs.len() {
+            res.reason = format!(
+                "{} outputs but ONNX gives {}",
+                outs.len(),
+                set.outputs.len()
+            );
+            return res;
+        }
+        for (i, (g, w)) in outs.iter().zip(&set.outputs).enumerate() {
+            if let Some(why) = compare(g, w, rtol, atol) {
+                res.reason = format!("output #{i}: {why}");
+                return res;
+            }
+        }
+    }
+    if res.interpreted.is_empty() {
+        res.status = Status::Pass;
+    } else {
+        res.status = Status::PassInterpreted;
+        res.reason = one_line(&format!(
+            "{} on the interpreter: {}",
+            if res.all_interpreted {
+                "every kernel"
+            } else {
+                "kernels"
+            },
+            res.interpreted.join(", ")
+        ));
+    }
+    res
+}
+
+/// Run every case folder under `root` on `jobs` threads.
+pub fn run_all(
+    root: &Path,
+    filter: Option<&str>,
+    exec: &dyn Executor,
+    jobs: usize,
+    max_ops: usize,
+    bind: bool,
+    verbose: bool,
+) -> Result<Vec<CaseResult>, String> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .map_err(|e| {
+            format!(
+                "cannot read '{}': {e} (run tools/conformance/run.sh to generate the cases)",
+                root.display()
+            )
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("model.onnx").exists())
+        .filter(|p| {
+            filter.is_none_or(|f| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains(f))
+            })
+        })
+        .collect();
+    dirs.sort();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<CaseResult>> = Mutex::new(vec![]);
+    // Panics inside op kernels are reported as failures, quietly.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| {
+                let ctx = ge_compile::context();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(dir) = dirs.get(i) else { break };
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_case(&ctx, dir, exec, max_ops, bind)
+                    }))
+                    .unwrap_or_else(|p| {
+                        let msg = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        CaseResult {
+                            name: dir
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default(),
+                            status: Status::Fail,
+                            reason: format!("panic: {}", one_line(&msg)),
+                            bound_inputs: vec![],
+                            ops: vec![],
+                            interpreted: vec![],
+                            all_interpreted: false,
+                        }
+                    });
+                    if verbose {
+                        eprintln!("{} {} {}", r.status.name().to_uppercase(), r.name, r.reason);
+                    }
+                    if let Ok(mut v) = results.lock() {
+                        v.push(r);
+                    }
+                }
+            });
+        }
+    });
+    std::panic::set_hook(hook);
+    let mut v = results.into_inner().unwrap_or_default();
+    v.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(v)
+}
+
+pub(crate) fn onnx_version(root: &Path) -> String {
+    std::fs::read_dir(root)
+        .ok()
+        .and_then(|mut it| it.find_map(|e| e.ok()))
+        .and_then(|e| std::fs::read_to_string(e.path().join("meta.json")).ok())
+        .and_then(|t| {
+            regex::Regex::new(r#""onnx":\s*"([^"]+)""#)
+                .ok()?
+                .captures(&t)
+                .map(|c| c[1].to_string())
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+pub fn main_with(args: ConformanceArgs) -> i32 {
+    let exec: &dyn Executor = match args.executor.as_str() {
+        "interpreter" => &InterpreterExecutor,
+        _ => &RuntimeExecutor,
+    };
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    // Read the expected file first: a bad one is an error before a long run.
+    let expected = match &args.expected {
+        Some(p) if !args.update_expected || Path::new(p).exists() => {
+            match std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read '{p}': {e}"))
+                .and_then(|t| expected::parse(&t, p))
+            {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return 1;
+                }
+            }
+        }
+        _ => None,
+    };
+    let root = Path::new(&args.cases);
+    let results = match run_all(
+        root,
+        args.filter.as_deref(),
+        exec,
+        jobs,
+        args.max_ops,
+        args.bind_constant_inputs,
+        args.verbose,
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let s = report::Summary::of(&results);
+    println!("{}", s.line(args.bind_constant_inputs));
+    if let Some(p) = &args.report {
+        let text = report::report(
+            &results,
+            exec,
+            &onnx_version(root),
+            args.bind_constant_inputs,
+        );
+        if let Err(e) = ge_ir::output::write(Path::new(p), text.as_bytes()) {
+            eprintln!("error: cannot write '{p}': {e}");
+            return 1;
+        }
+    }
+    let mut code = 0;
+    if let (Some(p), Some(exp)) = (&args.expected, &expected) {
+        code = check_expected(
+            &results,
+            exp,
+            p,
+            args.filter.is_none(),
+            args.update_expected,
+        );
+    }
+    if args.update_expected {
+        if let Some(p) = &args.expected {
+            if args.filter.is_some() {
+                eprintln!("error: --update-expected rewrites the whole file: run without --filter");
+                return 1;
+            }
+            let text = expected::render(&results);
+            if let Err(e) = ge_ir::output::write(Path::new(p), text.as_bytes()) {
+                eprintln!("error: cannot write '{p}': {e}");
+                return 1;
+            }
+            println!("wrote {} case statuses to {p}", results.len());
+        }
+    }
+    let _ = std::io::stdout().flush();
+    code
+}
+
+/// Report how the run differs from the expected file; 1 when a case got worse
+/// (0 when `accepting`, i.e. the file is being rewritten).
+fn check_expected(
+    results: &[CaseResult],
+    exp: &std::collections::BTreeMap<String, expected::Expected>,
+    path: &str,
+    all: bool,
+    accepting: bool,
+) -> i32 {
+    let d = expected::diff(results, exp, all);
+    let was = |w: &Option<Status>| w.map_or("not listed".to_string(), |s| s.name().to_string());
+    if !d.better.is_empty() || !d.gone.is_empty() {
+        println!(
+            "note: {} cases are better than {path} says{}:",
+            d.better.len(),
+            if d.gone.is_empty() {
+                String::new()
+            } else {
+                format!(" and {} listed cases did not run", d.gone.len())
+            }
+        );
+        for (n, w, now) in &d.better {
+            println!("  {n}: {} -> {now}", was(w));
+        }
+        for n in &d.gone {
+            println!("  {n}: listed, not run");
+        }
+        if !accepting {
+            println!(
+                "note: record them with `tools/conformance/run.sh --update-expected` (rewrites {path})"
+            );
+        }
+    }
+    if d.worse.is_empty() {
+        println!("no case is worse than {path} says");
+        return 0;
+    }
+    let tag = if accepting { "warning" } else { "error" };
+    eprintln!("{tag}: {} cases are worse than {path} says:", d.worse.len());
+    for (n, w, now, why) in &d.worse {
+        eprintln!("  {n}: {} -> {now}: {why}", was(w));
+    }
+    i32::from(!accepting)
+}
+
+pub fn main() -> i32 {
+    main_with(ConformanceArgs::parse())
+}

@@ -1,0 +1,286 @@
+//! Writing an output the user named, without ever replacing what the path names.
+//!
+//! Every tool and library entry point that writes a user-named path (`-o`, `--emit-om`,
+//! `--output`, `--trace`, `write-om{file=…}`, the compile cache, …) goes through
+//! [`write`] or [`write_with`]; `ir/tests/output_writers.rs` fails if other code writes
+//! files. What happens depends on what the path names when the write starts:
+//!
+//! - `-`: the process's stdout.
+//! - nothing yet, or a regular file: a temporary file in the same directory (its name unique
+//!   per process and per call), filled, given the old file's permission bits (and owner,
+//!   where the process may), fsynced and renamed over the path. Readers see the old
+//!   contents or the new, never half of them. (A hard link to the old file keeps the old
+//!   contents.)
+//! - a character or block device or a FIFO (`/dev/null`, a pipe): opened and written in
+//!   place — no rename, no truncation. A FIFO blocks until someone reads it, as with a
+//!   shell's `>`. A Unix socket is connected to and written.
+//! - a symbolic link: followed to its final target, and these rules apply to the target, so
+//!   a link to a regular file stays a link and its target is replaced atomically. A
+//!   dangling link creates its target (as a shell's `>` does; an error if the target's
+//!   directory is missing). Links into the process's own `/proc/self/fd/N` (`/dev/stdout`,
+//!   `/dev/stderr`, `/dev/fd/N`) write to the open descriptor N at its offset (appending if
+//!   it was opened to append); other `/proc` links are opened through the kernel.
+//! - a directory: an error.
+//!
+//! Errors are `std::io::Error`s; callers print them on one line with the path they were
+//! given.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::fd::{BorrowedFd, RawFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Write `bytes` to `path` (see the module docs for what each kind of path gets).
+pub fn write(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+    write_with(path, |w| w.write_all(bytes))
+}
+
+/// Like [`write`], with the contents produced by `fill` into a buffered writer, for
+/// outputs too large to build in memory first.
+pub fn write_with(
+    path: impl AsRef<Path>,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let path = path.as_ref();
+    let dest = resolve(path)?;
+    match (write_to(&dest, fill), dest.path()) {
+        // Through a link, say where the write went.
+        (Err(e), Some(target)) if target != path => Err(io::Error::new(
+            e.kind(),
+            format!("{e} (the link's target '{}')", target.display()),
+        )),
+        (res, _) => res,
+    }
+}
+
+fn write_to(dest: &Dest, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    match dest {
+        Dest::Fd(1) => stream(io::stdout().lock(), fill),
+        Dest::Fd(2) => stream(io::stderr().lock(), fill),
+        Dest::Fd(n) => stream(File::from(dup(*n)?), fill),
+        Dest::InPlace { path, truncate } => stream(
+            OpenOptions::new()
+                .write(true)
+                .truncate(*truncate)
+                .open(path)?,
+            fill,
+        ),
+        Dest::Socket(p) => {
+            let s = UnixStream::connect(p)?;
+            stream(&s, fill)?;
+            s.shutdown(std::net::Shutdown::Write)
+        }
+        Dest::Replace { path, old } => replace(path, old.as_ref(), fill),
+    }
+}
+
+/// Where a write goes, decided by what the path names now.
+enum Dest {
+    /// One of this process's open descriptors (`-` is 1).
+    Fd(RawFd),
+    /// A device, a FIFO, or a `/proc` link of another process: written where it is.
+    InPlace {
+        path: PathBuf,
+        truncate: bool,
+    },
+    Socket(PathBuf),
+    /// A regular file (`old` is its metadata) or nothing yet: a new file renamed over it.
+    Replace {
+        path: PathBuf,
+        old: Option<Metadata>,
+    },
+}
+
+impl Dest {
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Dest::Fd(_) => None,
+            Dest::InPlace { path, .. } | Dest::Socket(path) | Dest::Replace { path, .. } => {
+                Some(path)
+            }
+        }
+    }
+}
+
+/// Linux gives up after 40 links in one lookup; so do we.
+const MAX_LINKS: usize = 40;
+
+fn resolve(path: &Path) -> io::Result<Dest> {
+    if path.as_os_str() == "-" {
+        return Ok(Dest::Fd(1));
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        let m = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Dest::Replace { path: p, old: None })
+            }
+            Err(e) => return Err(e),
+        };
+        let t = m.file_type();
+        if t.is_symlink() {
+            if let Some(d) = proc_link(&p)? {
+                return Ok(d);
+            }
+            let target = std::fs::read_link(&p)?;
+            // A relative target is relative to the link's directory (an absolute one
+            // replaces the whole path in `join`).
+            p = match p.parent() {
+                Some(dir) => dir.join(target),
+                None => target,
+            };
+        } else if t.is_file() {
+            return Ok(Dest::Replace {
+                path: p,
+                old: Some(m),
+            });
+        } else if t.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory",
+            ));
+        } else if t.is_socket() {
+            return Ok(Dest::Socket(p));
+        } else {
+            // Character and block devices, FIFOs.
+            return Ok(Dest::InPlace {
+                path: p,
+                truncate: false,
+            });
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Symbolic links under `/proc` are the kernel's: their text (`pipe:[1234]`) is not a
+/// path, so they are not followed by name. `None` for a link elsewhere.
+fn proc_link(link: &Path) -> io::Result<Option<Dest>> {
+    let (Some(dir), Some(name)) = (link.parent(), link.file_name()) else {
+        return Ok(None);
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return Ok(None);
+    };
+    if !dir.starts_with("/proc") {
+        return Ok(None);
+    }
+    if is_own_fd_dir(&dir) {
+        if let Some(n) = name.to_str().and_then(|s| s.parse::<RawFd>().ok()) {
+            return Ok(Some(Dest::Fd(n)));
+        }
+    }
+    // Another process's descriptor: the kernel opens the file it names.
+    let m = std::fs::metadata(link)?;
+    if m.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    Ok(Some(Dest::InPlace {
+        path: link.to_path_buf(),
+        truncate: m.is_file(),
+    }))
+}
+
+/// `/proc/PID/fd` or `/proc/PID/task/TID/fd` of this process (what `/proc/self/fd`,
+/// `/proc/thread-self/fd` and `/dev/fd` resolve to).
+fn is_own_fd_dir(dir: &Path) -> bool {
+    let pid = std::process::id().to_string();
+    let parts: Vec<&str> = dir
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect();
+    match parts.as_slice() {
+        ["proc", p, "fd"] | ["proc", p, "task", _, "fd"] => *p == pid,
+        _ => false,
+    }
+}
+
+/// A new descriptor for this process's open descriptor `n`.
+fn dup(n: RawFd) -> io::Result<std::os::fd::OwnedFd> {
+    // SAFETY: `n` named an open descriptor of this process a moment ago (its
+    // `/proc/self/fd` entry exists), and the borrow lives only for the duplication,
+    // which the kernel checks: a descriptor closed meanwhile gives EBADF, not
+    // undefined behaviour in this process.
+    unsafe { BorrowedFd::borrow_raw(n) }.try_clone_to_owned()
+}
+
+const BUFFER: usize = 1 << 16;
+
+/// Write in place through a buffer.
+fn stream<W: Write>(w: W, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let mut w = BufWriter::with_capacity(BUFFER, w);
+    fill(&mut w)?;
+    w.flush()
+}
+
+/// Fill a new file beside `path` and rename it over `path` (a regular file or nothing).
+fn replace(
+    path: &Path,
+    old: Option<&Metadata>,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let (tmp, file) = create_temp(path)?;
+    let res = (|| {
+        let mut w = BufWriter::with_capacity(BUFFER, file);
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        if let Some(old) = old {
+            let new = f.metadata()?;
+            if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
+                // Only root may give a file away; anyone else keeps owning the new file,
+                // as an editor saving by rename does. (Before chmod: chown clears set-id bits.)
+                let _ = std::os::unix::fs::fchown(&f, Some(old.uid()), Some(old.gid()));
+            }
+            f.set_permissions(old.permissions())?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+/// A new, empty file in `path`'s directory, named `.NAME.PID.N.tmp` with N counting
+/// this process's calls, so threads writing the same path never share one.
+fn create_temp(path: &Path) -> io::Result<(PathBuf, File)> {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?
+        .to_string_lossy();
+    // Room for the suffix within a file name's 255 bytes.
+    let mut end = name.len().min(200);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    loop {
+        let n = CALLS.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{}.{}.{n}.tmp", &name[..end], std::process::id()));
+        // `create_new` never follows a link or reuses a file left by a crashed run.
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}

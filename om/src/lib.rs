@@ -1,0 +1,36 @@
+//! ge-om: the `.om` offline model — what `ge-atc` writes and the runtime
+//! loads. This crate is the contract between the two: the compiler
+//! (`ge_lowering::om::from_module`) builds an [`OmModel`] and writes it with
+//! [`format::write`]; the runtime reads it with [`parse`]. It knows nothing
+//! about passes or kernels, so a deployment build of the runtime carries no
+//! compiler.
+//!
+//! - [`format`]: the binary container (header, partition table, checksums),
+//!   its writer (temp file + rename) and its reader;
+//! - [`model`]: the contents as Rust values (JSON partitions);
+//! - [`validate`]: the checks every model passes before [`parse`] returns it
+//!   (and before [`format::to_bytes`] writes it).
+//!
+//! ## For a runtime
+//!
+//! Load with [`parse`] on the file bytes (an mmap works: the weights
+//! partition is borrowed, 64-byte aligned). Allocate one buffer per
+//! [`model::ArenaDef`] of the model def — input and output arenas are the
+//! caller's tensors (zero copy: bind them, don't copy), the workspace arena is
+//! `size` bytes. Run [`model::Task`]s: one worker per stream executing its
+//! tasks in program order; `record` marks an event when the stream reaches
+//! it, `wait` blocks the stream until the latest earlier `record` of that
+//! event (in program order) has fired. A `launch` runs kernel function
+//! `kernels[kernel].name` of the kernels partition (`.air` text) on the
+//! tensors of its `ins` (buffers at `offset` of `arena`, or weights) and writes
+//! its results into `outs` — an `out` may be the very bytes of an `in`
+//! (in-place elementwise kernels): read inputs before writing. Buffer types
+//! are `.air` tensor types; symbolic dims take the values bound from the
+//! inputs (≤ `symbol_bounds`, the sizes the plan was made for).
+
+pub mod format;
+pub mod model;
+pub mod validate;
+
+pub use format::{parse, read, to_bytes, OmError, OmFile};
+pub use model::OmModel;

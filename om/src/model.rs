@@ -1,0 +1,204 @@
+//! What an `.om` holds, as Rust values: the JSON partitions are these,
+//! serialised with serde. Their validation is [`crate::validate`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The model definition partition.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelDef {
+    pub name: String,
+    pub soc: String,
+    /// The entry function the model was compiled from.
+    pub entry: String,
+    /// The arenas the task program works on, in program-operand order.
+    pub arenas: Vec<ArenaDef>,
+    pub num_streams: u32,
+    pub num_events: u32,
+    /// Upper bounds the plan was made for (`B = 64`).
+    #[serde(default)]
+    pub symbol_bounds: BTreeMap<String, i64>,
+    /// Bytes of the weights partition.
+    pub weights_size: u64,
+    /// Engines the program launches kernels on.
+    #[serde(default)]
+    pub engines: Vec<String>,
+    /// Memory plan summary (workspace, lower bound, strategy, …).
+    #[serde(default)]
+    pub memory_plan: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ArenaRole {
+    /// A model input: the caller's buffer (zero copy).
+    Input,
+    /// A model output: the caller's buffer (zero copy).
+    Output,
+    /// Intermediates.
+    Workspace,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArenaDef {
+    pub role: ArenaRole,
+    /// Input/output number (for inputs and outputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    pub size: u64,
+    pub alignment: u64,
+}
+
+/// A buffer in an arena.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct Buffer {
+    pub arena: u32,
+    pub offset: u64,
+    /// The tensor type in `.air` syntax (`tensor<Bx64xf16>`); symbolic dims
+    /// take their run-time values, `bytes` is the size at the bounds.
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub bytes: u64,
+    /// The logical buffer (as `ge.buffer` in the IR).
+    pub id: i64,
+}
+
+/// A kernel input: a buffer or a weight.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Operand {
+    Buffer(Buffer),
+    /// Index into [`TaskProgram::weights`].
+    Weight(u32),
+}
+
+/// One task, in program order. Tasks of one stream run in order; streams
+/// synchronise only through events. A `wait` refers to the latest `record`
+/// of its event before it in program order; an event id is recorded again
+/// only after every wait of its previous record has happened.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Task {
+    /// Run kernel `kernel` reading `ins`, writing `outs` (an out may be the
+    /// same bytes as an in: elementwise kernels run in place).
+    Launch {
+        kernel: u32,
+        stream: u32,
+        engine: String,
+        ins: Vec<Operand>,
+        outs: Vec<Buffer>,
+    },
+    Memcpy {
+        stream: u32,
+        src: Buffer,
+        dst: Buffer,
+    },
+    Record {
+        event: u32,
+        stream: u32,
+    },
+    Wait {
+        event: u32,
+        stream: u32,
+    },
+    Label {
+        label: u32,
+        stream: u32,
+    },
+    Goto {
+        label: u32,
+        stream: u32,
+    },
+    /// Jump to `targets[value]` (value: one i1/i32/i64/index element).
+    Switch {
+        value: Buffer,
+        stream: u32,
+        targets: Vec<u32>,
+    },
+    End,
+}
+
+/// A weight in the weights partition.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WeightDef {
+    pub offset: u64,
+    pub bytes: u64,
+    #[serde(rename = "type")]
+    pub ty: String,
+}
+
+/// A kernel: a function of the kernels partition.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KernelDef {
+    /// Function name in the kernels module (without `@`).
+    pub name: String,
+    /// Fusion pattern, if the kernel was fused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+/// The task program partition.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TaskProgram {
+    pub weights: Vec<WeightDef>,
+    pub kernels: Vec<KernelDef>,
+    pub tasks: Vec<Task>,
+}
+
+/// A model input or output.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IoTensor {
+    pub name: String,
+    pub buffer: Buffer,
+}
+
+/// The I/O description partition.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IoDesc {
+    pub inputs: Vec<IoTensor>,
+    pub outputs: Vec<IoTensor>,
+}
+
+/// A whole model, owned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OmModel {
+    pub def: ModelDef,
+    pub weights: Vec<u8>,
+    pub program: TaskProgram,
+    /// The kernel functions (and what they call) as `.air` text.
+    pub kernels: String,
+    pub io: IoDesc,
+}
+
+/// The byte size at the bounds of a type string, checked.
+pub fn type_bytes(ty: &str, bounds: &BTreeMap<String, i64>) -> Result<u64, String> {
+    let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
+        .map_err(|d| format!("bad type '{ty}': {}", d.message))?;
+    let b: std::collections::HashMap<ge_ir::Ident, i64> = bounds
+        .iter()
+        .map(|(k, v)| (ge_ir::Ident::new(k), *v))
+        .collect();
+    let n = ge_dialects::memory::byte_size_bound(t, &b).map_err(|m| format!("type '{ty}': {m}"))?;
+    u64::try_from(n).map_err(|_| format!("type '{ty}' has a negative size"))
+}
+
+impl OmModel {
+    /// Check every reference and range (see the module docs).
+    pub fn validate(&self) -> Result<(), String> {
+        crate::validate::validate(
+            &self.def,
+            self.weights.len() as u64,
+            &self.program,
+            &self.kernels,
+            &self.io,
+        )
+    }
+}

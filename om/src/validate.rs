@@ -1,0 +1,269 @@
+//! Validation of an `.om`'s contents: a model that passes [`validate`] can
+//! be executed without an index going out of range — every buffer lies
+//! inside its arena, every weight inside the weights blob, every kernel,
+//! stream, event and label id is in range, and every wait follows a record.
+//!
+//! Each check is one function per part of the model (the model def, the
+//! weights, the task program, the I/O description, the kernels), run in
+//! that order; the first failure is the error, one line naming the item.
+
+use crate::model::{
+    type_bytes, ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram, WeightDef,
+};
+use std::collections::HashSet;
+
+/// Check every reference and range of a model's parts.
+pub fn validate(
+    d: &ModelDef,
+    weights_len: u64,
+    program: &TaskProgram,
+    kernels: &str,
+    io: &IoDesc,
+) -> Result<(), String> {
+    check_def(d, weights_len)?;
+    check_weights(d, &program.weights, weights_len)?;
+    check_tasks(d, program)?;
+    check_io(d, io)?;
+    check_kernels(program, kernels)
+}
+
+/// The model def on its own: streams, the weights size, the arenas.
+fn check_def(d: &ModelDef, weights_len: u64) -> Result<(), String> {
+    if d.num_streams == 0 {
+        return Err("model def: num_streams must be at least 1".into());
+    }
+    if d.weights_size != weights_len {
+        return Err(format!(
+            "model def says the weights are {} bytes, but the weights partition has {weights_len}",
+            d.weights_size,
+        ));
+    }
+    for (i, a) in d.arenas.iter().enumerate() {
+        if !a.alignment.is_power_of_two() {
+            return Err(format!(
+                "arena #{i}: alignment {} is not a power of two",
+                a.alignment
+            ));
+        }
+        if a.role != ArenaRole::Workspace && a.index.is_none() {
+            return Err(format!("arena #{i}: an input/output arena needs an index"));
+        }
+    }
+    Ok(())
+}
+
+/// A buffer (`what` names its user in errors): its arena exists, its size is
+/// its type's at the bounds, and its bytes lie inside the arena.
+fn check_buffer(d: &ModelDef, what: &str, b: &Buffer) -> Result<(), String> {
+    let a = d.arenas.get(b.arena as usize).ok_or_else(|| {
+        format!(
+            "{what}: arena {} does not exist ({} arenas)",
+            b.arena,
+            d.arenas.len()
+        )
+    })?;
+    let n = type_bytes(&b.ty, &d.symbol_bounds).map_err(|m| format!("{what}: {m}"))?;
+    if n != b.bytes {
+        return Err(format!("{what}: '{}' is {n} bytes, not {}", b.ty, b.bytes));
+    }
+    let end = b
+        .offset
+        .checked_add(b.bytes)
+        .ok_or_else(|| format!("{what}: offset overflows"))?;
+    if end > a.size {
+        return Err(format!(
+            "{what}: bytes [{}, {end}) lie outside arena {} ({} bytes)",
+            b.offset, b.arena, a.size
+        ));
+    }
+    Ok(())
+}
+
+/// Every weight is its type's size, 64-byte aligned, inside the partition.
+fn check_weights(d: &ModelDef, weights: &[WeightDef], weights_len: u64) -> Result<(), String> {
+    for (i, w) in weights.iter().enumerate() {
+        let n = type_bytes(&w.ty, &d.symbol_bounds).map_err(|m| format!("weight #{i}: {m}"))?;
+        if n != w.bytes {
+            return Err(format!(
+                "weight #{i}: '{}' is {n} bytes, not {}",
+                w.ty, w.bytes
+            ));
+        }
+        let end = w
+            .offset
+            .checked_add(w.bytes)
+            .ok_or("weight offset overflows")?;
+        if end > weights_len {
+            return Err(format!(
+                "weight #{i}: bytes [{}, {end}) lie outside the {}-byte weights partition",
+                w.offset, weights_len
+            ));
+        }
+        if w.offset % 64 != 0 {
+            return Err(format!(
+                "weight #{i}: offset {} is not 64-byte aligned",
+                w.offset
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The task program: every id in range, every buffer inside its arena,
+/// every jump to a label of its own stream, every wait after a record of its
+/// event, and an end task.
+fn check_tasks(d: &ModelDef, program: &TaskProgram) -> Result<(), String> {
+    let labels: HashSet<(u32, u32)> = program
+        .tasks
+        .iter()
+        .filter_map(|t| match t {
+            Task::Label { label, stream } => Some((*label, *stream)),
+            _ => None,
+        })
+        .collect();
+    let jump = |what: &str, label: u32, stream: u32| -> Result<(), String> {
+        if labels.contains(&(label, stream)) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what}: jumps to label {label}, which is not on stream {stream}"
+            ))
+        }
+    };
+    let mut recorded: HashSet<u32> = HashSet::new();
+    let mut ended = false;
+    for (i, t) in program.tasks.iter().enumerate() {
+        let what = format!("task #{i}");
+        if let Some(s) = task_stream(t) {
+            if s >= d.num_streams {
+                return Err(format!(
+                    "{what}: stream {s} out of range (num_streams = {})",
+                    d.num_streams
+                ));
+            }
+        }
+        match t {
+            Task::Launch {
+                kernel, ins, outs, ..
+            } => check_launch(d, program, &what, *kernel, ins, outs)?,
+            Task::Memcpy { src, dst, .. } => {
+                check_buffer(d, &what, src)?;
+                check_buffer(d, &what, dst)?;
+                if src.bytes != dst.bytes {
+                    return Err(format!(
+                        "{what}: memcpy of {} bytes into {}",
+                        src.bytes, dst.bytes
+                    ));
+                }
+            }
+            Task::Record { event, .. } | Task::Wait { event, .. } => {
+                if *event >= d.num_events {
+                    return Err(format!(
+                        "{what}: event {event} out of range (num_events = {})",
+                        d.num_events
+                    ));
+                }
+                if matches!(t, Task::Record { .. }) {
+                    recorded.insert(*event);
+                } else if !recorded.contains(event) {
+                    return Err(format!(
+                        "{what}: waits for event {event} before any record of it"
+                    ));
+                }
+            }
+            Task::Label { .. } => {}
+            Task::Goto { label, stream } => jump(&what, *label, *stream)?,
+            Task::Switch {
+                value,
+                stream,
+                targets,
+            } => {
+                check_buffer(d, &what, value)?;
+                for l in targets {
+                    jump(&what, *l, *stream)?;
+                }
+            }
+            Task::End => ended = true,
+        }
+    }
+    if !ended {
+        return Err("the task program has no end task".into());
+    }
+    Ok(())
+}
+
+/// The stream a task runs on (`None` for the end task).
+fn task_stream(t: &Task) -> Option<u32> {
+    match t {
+        Task::Launch { stream, .. }
+        | Task::Memcpy { stream, .. }
+        | Task::Record { stream, .. }
+        | Task::Wait { stream, .. }
+        | Task::Label { stream, .. }
+        | Task::Goto { stream, .. }
+        | Task::Switch { stream, .. } => Some(*stream),
+        Task::End => None,
+    }
+}
+
+/// A launch: its kernel and weights exist, its buffers lie in their arenas,
+/// and it writes something.
+fn check_launch(
+    d: &ModelDef,
+    program: &TaskProgram,
+    what: &str,
+    kernel: u32,
+    ins: &[Operand],
+    outs: &[Buffer],
+) -> Result<(), String> {
+    if kernel as usize >= program.kernels.len() {
+        return Err(format!("{what}: kernel {kernel} does not exist"));
+    }
+    for o in ins {
+        match o {
+            Operand::Buffer(b) => check_buffer(d, what, b)?,
+            Operand::Weight(w) if (*w as usize) < program.weights.len() => {}
+            Operand::Weight(w) => return Err(format!("{what}: weight {w} does not exist")),
+        }
+    }
+    if outs.is_empty() {
+        return Err(format!("{what}: a launch writes at least one buffer"));
+    }
+    for b in outs {
+        check_buffer(d, what, b)?;
+    }
+    Ok(())
+}
+
+/// Inputs and outputs lie in arenas of their role.
+fn check_io(d: &ModelDef, io: &IoDesc) -> Result<(), String> {
+    for (k, list, role) in [
+        ("input", &io.inputs, ArenaRole::Input),
+        ("output", &io.outputs, ArenaRole::Output),
+    ] {
+        for (i, t) in list.iter().enumerate() {
+            check_buffer(d, &format!("{k} #{i} '{}'", t.name), &t.buffer)?;
+            // check_buffer proved the arena exists.
+            let a = &d.arenas[t.buffer.arena as usize];
+            if a.role != role {
+                return Err(format!("{k} #{i} '{}' is not in an {k} arena", t.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every kernel of the program is a function of the kernels partition.
+fn check_kernels(program: &TaskProgram, kernels: &str) -> Result<(), String> {
+    for (i, k) in program.kernels.iter().enumerate() {
+        let plain = format!("@{}(", k.name);
+        let quoted = format!("@\"{}\"(", k.name);
+        if !kernels.contains(&plain) && !kernels.contains(&quoted) {
+            return Err(format!(
+                "kernel #{i} '@{}' is not in the kernels partition",
+                k.name
+            ));
+        }
+    }
+    Ok(())
+}
