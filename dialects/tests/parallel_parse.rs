@@ -180,3 +180,84 @@ proptest! {
         prop_assert_eq!(parallel, serial);
     }
 }
+
+/// A module of ops of an unregistered dialect shaped like functions: nobody
+/// knows they are isolated, so the workers check that each uses only values
+/// it defines. `edit` changes op `i`'s text. `%top` is a value of the module.
+fn unregistered_module(edit: impl Fn(usize, String) -> String) -> String {
+    let mut s =
+        String::from("\"builtin.module\"() ({\n  %top = \"u.const\"() : () -> tensor<4xf32>\n");
+    for i in 0..FUNCS {
+        let mut f = String::from("  \"u.func\"() ({\n  ^bb0(%a: tensor<4xf32>):\n");
+        // A use before its definition (the regions of unregistered ops may be graph regions).
+        f += "    %early = \"u.neg\"(%late) : (tensor<4xf32>) -> tensor<4xf32>\n";
+        f += "    %late = \"u.neg\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n";
+        let mut last = "%early".to_string();
+        for k in 0..12 {
+            f += &format!(
+                "    %v{k} = \"u.add\"({last}, %a) {{k = {k} : i64, s = \"}} {{\"}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(\"u.py\":{i}:{k})\n"
+            );
+            last = format!("%v{k}");
+        }
+        f += &format!("    \"u.inner\"() ({{\n      \"u.use\"({last}) : (tensor<4xf32>) -> ()\n    }}) : () -> ()\n");
+        f += &format!("    \"u.ret\"({last}) : (tensor<4xf32>) -> ()\n  }}) {{sym_name = \"f{i}\"}} : () -> ()\n");
+        s += &edit(i, f);
+    }
+    s + "}) : () -> ()\n"
+}
+
+/// Ways to change op `i` of [`unregistered_module`]: some valid, some not,
+/// all needing the serial parser's answer.
+fn unregistered_edit(kind: usize, f: String) -> String {
+    match kind {
+        // Valid: a value of the module used inside (the worker must give up).
+        0 => f.replacen("\"u.add\"(%early, %a)", "\"u.add\"(%top, %a)", 1),
+        // A name the module already defines: a redefinition.
+        1 => f
+            .replacen("%late =", "%top =", 1)
+            .replacen("(%late)", "(%top)", 1),
+        // Undefined.
+        2 => f.replacen("(%v3, %a)", "(%nope, %a)", 1),
+        // A successor outside the op.
+        3 => f.replacen(
+            "\"u.ret\"(",
+            "\"u.br\"()[^outer] : () -> ()\n    \"u.ret\"(",
+            1,
+        ),
+        // Unterminated string.
+        _ => f.replacen("\"} {\"", "\"} {", 1),
+    }
+}
+
+#[test]
+fn unregistered_ops_parse_in_parallel_to_the_same_ir() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = unregistered_module(|_, f| f);
+    assert!(
+        text.len() > 300_000,
+        "input must be big enough to go parallel"
+    );
+    let (serial, n) = parse(&text, false);
+    assert_eq!(n, 0, "threading off must parse serially");
+    let (parallel, n) = parse(&text, true);
+    assert_eq!(
+        n, FUNCS,
+        "every op of the run goes through the parallel path"
+    );
+    assert_eq!(parallel, serial);
+    assert!(serial.is_ok(), "{serial:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    #[test]
+    fn an_edited_unregistered_op_gives_the_serial_answer(at in 0..FUNCS, kind in 0usize..5) {
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let text = unregistered_module(|i, f| if i == at { unregistered_edit(kind, f) } else { f });
+        let (serial, _) = parse(&text, false);
+        prop_assert_eq!(serial.is_ok(), kind == 0, "edit {} validity: {:?}", kind, serial);
+        let (parallel, _) = parse(&text, true);
+        prop_assert_eq!(parallel, serial);
+    }
+}

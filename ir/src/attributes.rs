@@ -146,6 +146,25 @@ impl DenseElements {
     pub fn elements(&self) -> impl Iterator<Item = Element> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
+    /// The one representation MLIR gives these elements: a splat when there
+    /// are several and all are equal (bit for bit), so `dense<[1, 1]>` and
+    /// `dense<1>` are one attribute.
+    pub fn canonical(self) -> DenseElements {
+        let w = self.dtype().byte_size().max(1);
+        if self.splat || self.bytes.len() <= w || !self.bytes.len().is_multiple_of(w) {
+            return self;
+        }
+        let first = &self.bytes[..w];
+        if !self.bytes.chunks(w).all(|c| c == first) {
+            return self;
+        }
+        DenseElements {
+            splat: true,
+            bytes: first.into(),
+            ty: self.ty,
+        }
+    }
+
     /// Build from elements, encoding each in `ty`'s dtype.
     pub fn from_elements(ty: Type, elems: &[Element]) -> DenseElements {
         let dt = ty.dtype().unwrap_or(DType::F32);
@@ -174,9 +193,12 @@ pub fn read_element(dt: DType, b: &[u8]) -> Element {
     };
     match dt {
         DType::F64 => Element::Float(f64::from_le_bytes(arr8(b))),
-        DType::F32 => Element::Float(f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64),
-        DType::F16 => Element::Float(half::f16::from_le_bytes([b[0], b[1]]).to_f64()),
-        DType::BF16 => Element::Float(half::bf16::from_le_bytes([b[0], b[1]]).to_f64()),
+        DType::F32 => {
+            Element::Float(dt.float_from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64))
+        }
+        DType::F16 | DType::BF16 => {
+            Element::Float(dt.float_from_bits(u16::from_le_bytes([b[0], b[1]]) as u64))
+        }
         DType::I1 => Element::Bool(b[0] != 0),
         DType::I8 => Element::Int(b[0] as i8 as i64),
         DType::I16 => Element::Int(i16::from_le_bytes([b[0], b[1]]) as i64),
@@ -201,9 +223,8 @@ pub fn write_element(dt: DType, e: Element, out: &mut Vec<u8>) {
     let i = e.as_i64();
     match dt {
         DType::F64 => out.extend_from_slice(&f.to_le_bytes()),
-        DType::F32 => out.extend_from_slice(&(f as f32).to_le_bytes()),
-        DType::F16 => out.extend_from_slice(&half::f16::from_f64(f).to_le_bytes()),
-        DType::BF16 => out.extend_from_slice(&half::bf16::from_f64(f).to_le_bytes()),
+        DType::F32 => out.extend_from_slice(&(dt.float_bits(f) as u32).to_le_bytes()),
+        DType::F16 | DType::BF16 => out.extend_from_slice(&(dt.float_bits(f) as u16).to_le_bytes()),
         DType::I1 => out.push((i != 0) as u8),
         DType::I8 | DType::U8 => out.push(i as u8),
         DType::I16 | DType::U16 => out.extend_from_slice(&(i as i16).to_le_bytes()),
@@ -337,6 +358,9 @@ pub enum AttrData {
         name: Ident,
         body: Box<str>,
     },
+    /// A builtin MLIR attribute ge does not model (`affine_map<…>`,
+    /// `affine_set<…>`, `strided<…>`), kept as written, aliases resolved.
+    Verbatim(Box<str>),
 }
 
 /// An interned attribute handle.
@@ -377,7 +401,12 @@ impl Attribute {
     /// A float of type `ty`, rounded to what that type holds (as MLIR's
     /// `FloatAttr` does), so `1.0e-5 : f32` and `9.99999974E-6 : f32` are equal.
     pub fn float(v: f64, ty: Type) -> Attribute {
-        let v = ty.dtype().map_or(v, |d| crate::tensor::round_f(d, v));
+        let v = match ty.dtype() {
+            // Bit for bit: a signalling NaN must stay one.
+            Some(d) if v.is_nan() && d.is_float() => d.float_from_bits(d.float_bits(v)),
+            Some(d) => crate::tensor::round_f(d, v),
+            None => v,
+        };
         Attribute::new(AttrData::Float {
             bits: v.to_bits(),
             ty,
@@ -402,7 +431,12 @@ impl Attribute {
         Attribute::new(AttrData::Type(t))
     }
     pub fn dense(d: DenseElements) -> Attribute {
-        Attribute::new(AttrData::Dense(d))
+        Attribute::new(AttrData::Dense(d.canonical()))
+    }
+    /// A builtin attribute ge does not model, kept as `text`.
+    pub fn verbatim(text: &str) -> Attribute {
+        crate::affine_alias::note_verbatim(text);
+        Attribute::new(AttrData::Verbatim(text.into()))
     }
     pub fn format(f: FormatAttr) -> Attribute {
         Attribute::new(AttrData::Format(f))
@@ -498,6 +532,16 @@ impl Attribute {
             _ => None,
         }
     }
+    /// This attribute and every attribute nested in it — elements, entries,
+    /// the encodings of the types it holds — in print order.
+    pub fn for_each_nested(self, f: &mut dyn FnMut(Attribute)) {
+        walk_nested(Nested::Attr(self), &mut |n| {
+            if let Nested::Attr(a) = n {
+                f(a)
+            }
+        })
+    }
+
     /// The type an attribute carries (ints, floats, elements, type attrs).
     pub fn value_type(self) -> Option<Type> {
         match self.data() {
@@ -526,6 +570,50 @@ impl Attribute {
             AttrData::External { .. } => "external weights",
             AttrData::Format(_) => "format",
             AttrData::Opaque { .. } => "opaque dialect attribute",
+            AttrData::Verbatim(_) => "builtin attribute",
+        }
+    }
+}
+
+/// An attribute or a type met by [`walk_nested`].
+#[derive(Clone, Copy, Debug)]
+pub enum Nested {
+    Attr(Attribute),
+    Type(Type),
+}
+
+/// `start` and every attribute and type nested in it (array elements,
+/// dictionary values, the types of typed values, tensor encodings, function
+/// type parts), depth first in print order, with an explicit stack:
+/// attributes and types nest as deep as their text.
+pub fn walk_nested(start: Nested, f: &mut dyn FnMut(Nested)) {
+    let mut stack = vec![start];
+    while let Some(item) = stack.pop() {
+        f(item);
+        match item {
+            Nested::Attr(a) => match a.data() {
+                AttrData::Array(xs) => stack.extend(xs.iter().rev().map(|x| Nested::Attr(*x))),
+                AttrData::Dict(d) => {
+                    stack.extend(d.entries().iter().rev().map(|(_, v)| Nested::Attr(*v)))
+                }
+                AttrData::Type(t) => stack.push(Nested::Type(*t)),
+                AttrData::Dense(d) => stack.push(Nested::Type(d.ty)),
+                AttrData::DenseResource { ty, .. } | AttrData::External { ty, .. } => {
+                    stack.push(Nested::Type(*ty))
+                }
+                _ => {}
+            },
+            Nested::Type(t) => match t.data() {
+                TypeData::Tensor(tt) => stack.extend(tt.encoding.map(Nested::Attr)),
+                TypeData::Function { inputs, results } => stack.extend(
+                    inputs
+                        .iter()
+                        .chain(results.iter())
+                        .rev()
+                        .map(|t| Nested::Type(*t)),
+                ),
+                _ => {}
+            },
         }
     }
 }

@@ -74,6 +74,11 @@ pub struct OpData {
     pub def: Option<&'static OpDef>,
     pub loc: Location,
     pub attrs: AttrDict,
+    /// The properties of an *unregistered* op (`<{...}>` in the generic form),
+    /// kept opaque as MLIR does. A registered op has none: its inherent
+    /// attributes (those its definition declares) live in `attrs` and are its
+    /// properties (see [`OpDef::is_inherent_attr`]).
+    pub props: Option<Attribute>,
     operands: SmallVec<[ValueId; 2]>,
     results: SmallVec<[ValueId; 1]>,
     /// Regions; they live in `inner` when the op is isolated from above.
@@ -146,6 +151,8 @@ pub struct OpState {
     pub operands: Vec<ValueId>,
     pub result_types: Vec<Type>,
     pub attrs: AttrDict,
+    /// Properties of an unregistered op (see [`OpData::props`]).
+    pub props: Option<Attribute>,
     pub num_regions: usize,
     pub successors: Vec<BlockId>,
 }
@@ -159,6 +166,24 @@ impl OpState {
             operands: vec![],
             result_types: vec![],
             attrs: AttrDict::empty(),
+            props: None,
+            num_regions: 0,
+            successors: vec![],
+        }
+    }
+
+    /// The shape of an existing op without its operands, results, regions
+    /// and successors: name, definition, location, attributes, properties.
+    /// Every copy of an op starts here, so no part of it is forgotten.
+    pub fn like(d: &OpData) -> OpState {
+        OpState {
+            name: d.name,
+            def: d.def,
+            loc: d.loc,
+            operands: vec![],
+            result_types: vec![],
+            attrs: d.attrs,
+            props: d.props,
             num_regions: 0,
             successors: vec![],
         }
@@ -166,13 +191,27 @@ impl OpState {
 }
 
 /// Arena of everything inside one isolated-from-above op.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Body {
     ops: Vec<OpData>,
     values: Vec<ValueData>,
     blocks: Vec<BlockData>,
     regions: Vec<RegionData>,
     live_ops: usize,
+}
+
+impl Clone for Body {
+    /// Nested isolated ops' bodies are cloned with their op: one level of
+    /// recursion per nesting level, off the thread's stack limit.
+    fn clone(&self) -> Body {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || Body {
+            ops: self.ops.clone(),
+            values: self.values.clone(),
+            blocks: self.blocks.clone(),
+            regions: self.regions.clone(),
+            live_ops: self.live_ops,
+        })
+    }
 }
 
 impl Drop for Body {
@@ -390,6 +429,7 @@ impl Body {
             def: st.def,
             loc: st.loc,
             attrs: st.attrs,
+            props: st.props,
             operands: st.operands.into(),
             results,
             regions,
@@ -705,30 +745,12 @@ impl Body {
     /// Visit `op` and every op nested in it in this body (not inside nested
     /// isolated bodies), pre- or post-order.
     pub fn walk(&self, op: OpId, order: WalkOrder, f: &mut dyn FnMut(OpId)) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            if order == WalkOrder::Pre {
-                f(op);
-            }
-            let d = self.op(op);
-            if d.inner.is_none() {
-                for &r in d.regions.iter() {
-                    self.walk_region(r, order, f);
-                }
-            }
-            if order == WalkOrder::Post {
-                f(op);
-            }
-        })
+        walk_ops(vec![(self, op)], false, order, &mut |_, o| f(o));
     }
 
+    /// [`Body::walk`] for every op of region `r`.
     pub fn walk_region(&self, r: RegionId, order: WalkOrder, f: &mut dyn FnMut(OpId)) {
-        for &b in &self.regions[r.index()].blocks {
-            let mut cur = self.blocks[b.index()].first;
-            while let Some(o) = cur {
-                cur = self.ops[o.index()].next;
-                self.walk(o, order, f);
-            }
-        }
+        walk_ops(self.region_ops(r), false, order, &mut |_, o| f(o));
     }
 
     /// Every op in this body, in textual pre-order (root regions first).
@@ -742,45 +764,167 @@ impl Body {
 
     /// Visit every op here and in nested isolated bodies, with the body it lives in.
     pub fn walk_deep(&self, order: WalkOrder, f: &mut dyn FnMut(&Body, OpId)) {
+        let mut ops = vec![];
         for r in self.root_regions() {
-            self.walk_region_deep(r, order, f);
+            ops.extend(self.region_ops(r));
         }
+        walk_ops(ops, true, order, f);
     }
 
-    fn walk_region_deep(&self, r: RegionId, order: WalkOrder, f: &mut dyn FnMut(&Body, OpId)) {
+    /// The ops of region `r`, in order, with this body.
+    fn region_ops(&self, r: RegionId) -> Vec<(&Body, OpId)> {
+        let mut out = vec![];
         for &b in &self.regions[r.index()].blocks {
-            for o in self.block_ops(b) {
-                stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-                    if order == WalkOrder::Pre {
-                        f(self, o);
-                    }
-                    let d = self.op(o);
-                    match d.inner.as_deref() {
-                        Some(inner) => inner.walk_deep(order, f),
-                        None => {
-                            for &r in d.regions.iter() {
-                                self.walk_region_deep(r, order, f);
-                            }
-                        }
-                    }
-                    if order == WalkOrder::Post {
-                        f(self, o);
-                    }
-                });
-            }
+            out.extend(self.block_ops(b).map(|o| (self, o)));
         }
+        out
     }
 
     /// Total live ops here and in nested bodies.
     pub fn deep_op_count(&self) -> usize {
-        self.live_ops
-            + self
-                .ops
-                .iter()
-                .filter(|o| o.alive)
-                .filter_map(|o| o.inner.as_deref())
-                .map(|b| b.deep_op_count())
-                .sum::<usize>()
+        let mut n = 0;
+        let mut stack = vec![self];
+        while let Some(b) = stack.pop() {
+            n += b.live_ops;
+            stack.extend(
+                b.ops
+                    .iter()
+                    .filter(|o| o.alive)
+                    .filter_map(|o| o.inner.as_deref()),
+            );
+        }
+        n
+    }
+}
+
+/// Where the ids of one body start inside another it is appended to (see
+/// [`Body::append_shifted`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdShift {
+    pub ops: u32,
+    pub values: u32,
+    pub blocks: u32,
+    pub regions: u32,
+}
+
+impl IdShift {
+    pub fn op(self, o: OpId) -> OpId {
+        OpId(o.0 + self.ops)
+    }
+}
+
+impl Body {
+    /// The ids the next op, value, block and region of this body would get.
+    pub fn next_ids(&self) -> IdShift {
+        IdShift {
+            ops: self.ops.len() as u32,
+            values: self.values.len() as u32,
+            blocks: self.blocks.len() as u32,
+            regions: self.regions.len() as u32,
+        }
+    }
+
+    /// Add `by` to every id inside this body, so that it can be appended to
+    /// a body whose [`Body::next_ids`] are `by` (nested isolated bodies keep
+    /// their own ids). Bodies parsed apart (on other threads) are joined so.
+    pub fn shift_ids(&mut self, by: IdShift) {
+        let (o, v, b, r) = (by.ops, by.values, by.blocks, by.regions);
+        let op = |x: &mut OpId| x.0 += o;
+        for d in &mut self.ops {
+            d.operands.iter_mut().for_each(|x| x.0 += v);
+            d.results.iter_mut().for_each(|x| x.0 += v);
+            // An isolated op's regions are its own body's.
+            if d.inner.is_none() {
+                d.regions.iter_mut().for_each(|x| x.0 += r);
+            }
+            d.successors.iter_mut().for_each(|x| x.0 += b);
+            d.parent.iter_mut().for_each(|x| x.0 += b);
+            d.prev.iter_mut().for_each(op);
+            d.next.iter_mut().for_each(op);
+        }
+        for val in &mut self.values {
+            match &mut val.def {
+                ValueDef::Result { op: x, .. } => x.0 += o,
+                ValueDef::BlockArg { block, .. } => block.0 += b,
+            }
+            val.uses.iter_mut().for_each(|u| u.op.0 += o);
+        }
+        for blk in &mut self.blocks {
+            blk.args.iter_mut().for_each(|x| x.0 += v);
+            blk.first.iter_mut().for_each(op);
+            blk.last.iter_mut().for_each(op);
+            blk.parent.iter_mut().for_each(|x| x.0 += r);
+        }
+        for reg in &mut self.regions {
+            reg.blocks.iter_mut().for_each(|x| x.0 += b);
+            reg.parent.iter_mut().for_each(op);
+        }
+    }
+
+    /// Room for `more` ops, values, blocks and regions (before appending
+    /// bodies: one allocation instead of a copy per doubling).
+    pub fn reserve(&mut self, more: IdShift) {
+        self.ops.reserve(more.ops as usize);
+        self.values.reserve(more.values as usize);
+        self.blocks.reserve(more.blocks as usize);
+        self.regions.reserve(more.regions as usize);
+    }
+
+    /// Append the arenas of `other`, already shifted by this body's
+    /// [`Body::next_ids`]. Its ops stay detached (or where they were linked
+    /// among themselves); the caller places them.
+    pub fn append_shifted(&mut self, mut other: Body) {
+        self.ops.append(&mut other.ops);
+        self.values.append(&mut other.values);
+        self.blocks.append(&mut other.blocks);
+        self.regions.append(&mut other.regions);
+        self.live_ops += std::mem::take(&mut other.live_ops);
+    }
+}
+
+/// Visit `roots` (ops with the body each lives in) and everything nested in
+/// them — into nested isolated bodies if `deep` — pre- or post-order, with an
+/// explicit stack: IR nests as deep as its text, and a recursive walk would
+/// put that depth on the thread's stack.
+fn walk_ops<'a>(
+    roots: Vec<(&'a Body, OpId)>,
+    deep: bool,
+    order: WalkOrder,
+    f: &mut dyn FnMut(&Body, OpId),
+) {
+    // (body, op, children pushed?) — an op is visited post-order when it is
+    // met again after its children.
+    let mut stack: Vec<(&'a Body, OpId, bool)> = roots
+        .into_iter()
+        .rev()
+        .map(|(b, o)| (b, o, false))
+        .collect();
+    while let Some((b, o, expanded)) = stack.pop() {
+        if expanded {
+            f(b, o);
+            continue;
+        }
+        if order == WalkOrder::Pre {
+            f(b, o);
+        } else {
+            stack.push((b, o, true));
+        }
+        let d = b.op(o);
+        let inner = match d.inner.as_deref() {
+            Some(_) if !deep => continue,
+            Some(inner) => inner,
+            None => b,
+        };
+        // Children pushed last to first, so the first is visited next.
+        for &r in d.regions.iter().rev() {
+            for &blk in inner.regions[r.index()].blocks.iter().rev() {
+                let mut cur = inner.blocks[blk.index()].last;
+                while let Some(c) = cur {
+                    stack.push((inner, c, false));
+                    cur = inner.ops[c.index()].prev;
+                }
+            }
+        }
     }
 }
 
@@ -825,6 +969,7 @@ impl Body {
         let r = b.new_region(None);
         let blk = b.add_block(r);
         let taken = std::mem::replace(op, OpData::placeholder());
+        let st = OpState::like(&taken);
         let saved = ScratchSaved {
             operands: taken.operands,
             results: taken.results,
@@ -833,9 +978,6 @@ impl Body {
             prev: taken.prev,
             next: taken.next,
         };
-        let mut st = OpState::new(taken.name.as_str(), taken.loc);
-        st.def = taken.def;
-        st.attrs = taken.attrs;
         let id = b.create_op_with_regions(st, taken.regions.to_vec(), taken.inner);
         b.append_op(blk, id);
         (b, id, saved)
@@ -861,6 +1003,7 @@ impl OpData {
             def: None,
             loc: Location::unknown(),
             attrs: AttrDict::empty(),
+            props: None,
             operands: SmallVec::new(),
             results: SmallVec::new(),
             regions: Box::new([]),

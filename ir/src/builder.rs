@@ -162,6 +162,7 @@ impl<'a> Builder<'a> {
             operands: operands.to_vec(),
             result_types,
             attrs,
+            props: None,
             num_regions,
             successors: vec![],
         };

@@ -14,12 +14,15 @@ crate::def_op! {
         attrs {
             /// optional module name
             sym_name: Option<Str>,
+            /// symbol visibility (as MLIR's module has)
+            sym_visibility: Option<Str>,
         },
         regions {
             /// the module's ops
             body,
         },
-        traits [IsolatedFromAbove, SymbolTable, NoTerminator, SingleBlock],
+        // As in MLIR: ops of a module may use values defined after them.
+        traits [IsolatedFromAbove, SymbolTable, NoTerminator, SingleBlock, GraphRegion],
         syntax: CustomSyntax { parse: parse_module, print: print_module },
     }
 }

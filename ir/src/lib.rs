@@ -4,7 +4,7 @@
 //! - [`types`], [`attributes`], [`location`], [`dim`]: interned IR data
 //! - [`opdef`], [`format`]: declarative op definitions and assembly formats
 //! - [`interfaces`]: op interfaces (cost, fusion, engines, precision, layout, kernel)
-//! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax)
+//! - [`parser`], [`printer`]: the `.air` text format (MLIR syntax); [`mlir_float`]: MLIR's float spelling
 //! - [`verifier`], [`diagnostics`]: checking and reporting
 //! - [`pass`], [`passes`]: the pass manager and the core passes
 //! - [`output`]: writing a user-named output path (never replacing a device, FIFO or link)
@@ -15,6 +15,7 @@ extern crate self as ge_ir;
 
 pub use ge_macros::{def_op, PassOptions};
 
+pub mod affine_alias;
 pub mod attributes;
 pub mod body;
 pub mod budget;
@@ -29,6 +30,7 @@ pub mod ident;
 pub mod interfaces;
 pub mod interp;
 pub mod location;
+pub mod mlir_float;
 pub mod module;
 pub mod opdef;
 pub mod output;

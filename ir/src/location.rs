@@ -29,6 +29,10 @@ pub enum LocData {
         locs: Box<[Location]>,
         metadata: Option<Attribute>,
     },
+    /// `loc(#name)`, an alias the parser has not seen defined yet (mlir-opt
+    /// defines most location aliases after the module). Only while parsing:
+    /// the parser replaces every one before it returns.
+    Alias(Ident),
 }
 
 /// A location in 8 bytes. `file:line:col` locations — one per parsed op —
@@ -39,6 +43,8 @@ pub enum LocData {
 pub struct Location(u64);
 
 const FILE_TAG: u64 = 1 << 63;
+/// Columns up to this are packed; wider ones are interned whole.
+const MAX_PACKED_COL: u32 = 0xffff;
 
 /// File names used by packed locations (few: one per input file), and their indices.
 type FileTable = std::sync::RwLock<(Vec<Ident>, std::collections::HashMap<Ident, u16>)>;
@@ -66,24 +72,69 @@ pub fn file_index(file: Ident) -> Option<u16> {
 impl Location {
     pub fn new(d: LocData) -> Location {
         if let LocData::File { file, line, col } = d {
-            if let Some(i) = file_index(file) {
+            if let Some(i) = file_index(file).filter(|_| col <= MAX_PACKED_COL) {
                 return Location::packed(i, line, col);
             }
+        }
+        if let LocData::Fused { locs, metadata } = d {
+            return Location::fused(&locs, metadata);
         }
         if d == LocData::Unknown {
             return Location(0);
         }
-        let p: &'static LocData = Intern::new(d).as_ref();
-        Location(p as *const LocData as u64)
+        Location::intern(d)
     }
     /// A `file:line:col` location from a file index (see [`file_index`]).
     pub fn packed(file: u16, line: u32, col: u32) -> Location {
-        Location(
-            FILE_TAG
-                | ((file as u64 & 0x7fff) << 48)
-                | ((line as u64) << 16)
-                | col.min(0xffff) as u64,
-        )
+        if col > MAX_PACKED_COL {
+            // Too wide to pack: kept whole, never clamped.
+            let file = file_table()
+                .read()
+                .ok()
+                .and_then(|t| t.0.get(file as usize).copied())
+                .unwrap_or_else(|| Ident::new("?"));
+            return Location::intern(LocData::File { file, line, col });
+        }
+        Location(FILE_TAG | ((file as u64 & 0x7fff) << 48) | ((line as u64) << 16) | col as u64)
+    }
+
+    /// `fused<metadata>[locs]` as MLIR builds it: nested fused locations with
+    /// the same metadata flattened, unknown ones and duplicates dropped, one
+    /// location without metadata is itself, none is unknown.
+    pub fn fused(locs: &[Location], metadata: Option<Attribute>) -> Location {
+        let mut flat: Vec<Location> = vec![];
+        for &l in locs {
+            let parts = match l.data() {
+                LocData::Fused { locs, metadata: m } if m == metadata => locs.to_vec(),
+                LocData::Unknown => vec![],
+                _ => vec![l],
+            };
+            for p in parts {
+                // (A nested `fused<m>[unknown]` keeps its unknown in MLIR,
+                // which then drops it when the text is read again; dropping
+                // it here keeps printing stable.)
+                if !p.is_unknown() && !flat.contains(&p) {
+                    flat.push(p);
+                }
+            }
+        }
+        match (flat.len(), metadata) {
+            (0, None) => Location::unknown(),
+            (0, Some(_)) => Location::intern(LocData::Fused {
+                locs: Box::new([Location::unknown()]),
+                metadata,
+            }),
+            (1, None) => flat[0],
+            _ => Location::intern(LocData::Fused {
+                locs: flat.into(),
+                metadata,
+            }),
+        }
+    }
+
+    fn intern(d: LocData) -> Location {
+        let p: &'static LocData = Intern::new(d).as_ref();
+        Location(p as *const LocData as u64)
     }
     pub fn unknown() -> Location {
         Location(0)
@@ -125,6 +176,71 @@ impl Location {
     pub fn is_unknown(self) -> bool {
         self.0 == 0
     }
+
+    /// The metadata attributes of the fused locations inside this one.
+    pub fn for_each_metadata(self, f: &mut dyn FnMut(Attribute)) {
+        if self.0 == 0 || self.0 & FILE_TAG != 0 {
+            return;
+        }
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match self.data() {
+            LocData::Name { child, .. } => child.into_iter().for_each(|c| c.for_each_metadata(f)),
+            LocData::CallSite { callee, caller } => {
+                callee.for_each_metadata(f);
+                caller.for_each_metadata(f);
+            }
+            LocData::Fused { locs, metadata } => {
+                metadata.into_iter().for_each(&mut *f);
+                locs.iter().for_each(|l| l.for_each_metadata(f));
+            }
+            _ => {}
+        })
+    }
+
+    /// Whether an alias not yet resolved is inside (see [`LocData::Alias`]).
+    pub fn has_alias(self) -> bool {
+        if self.0 == 0 || self.0 & FILE_TAG != 0 {
+            return false;
+        }
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match self.data() {
+            LocData::Alias(_) => true,
+            LocData::Unknown | LocData::File { .. } => false,
+            LocData::Name { child, .. } => child.is_some_and(|c| c.has_alias()),
+            LocData::CallSite { callee, caller } => callee.has_alias() || caller.has_alias(),
+            LocData::Fused { locs, .. } => locs.iter().any(|l| l.has_alias()),
+        })
+    }
+
+    /// This location with every alias replaced by `lookup(name)`; the name
+    /// `lookup` does not know as the error.
+    pub fn resolve_aliases(
+        self,
+        lookup: &mut dyn FnMut(Ident) -> Option<Location>,
+    ) -> Result<Location, Ident> {
+        if !self.has_alias() {
+            return Ok(self);
+        }
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            Ok(match self.data() {
+                LocData::Alias(name) => lookup(name).ok_or(name)?,
+                LocData::Name { name, child } => Location::new(LocData::Name {
+                    name,
+                    child: child.map(|c| c.resolve_aliases(lookup)).transpose()?,
+                }),
+                LocData::CallSite { callee, caller } => Location::new(LocData::CallSite {
+                    callee: callee.resolve_aliases(lookup)?,
+                    caller: caller.resolve_aliases(lookup)?,
+                }),
+                LocData::Fused { locs, metadata } => {
+                    let locs = locs
+                        .iter()
+                        .map(|l| l.resolve_aliases(lookup))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Location::fused(&locs, metadata)
+                }
+                d => Location::new(d),
+            })
+        })
+    }
     /// The first file position inside this location, for diagnostics.
     pub fn file_line_col(self) -> Option<(Ident, u32, u32)> {
         // Each level may nest another (name, call site): keep deep chains off the stack limit.
@@ -140,6 +256,7 @@ impl Location {
                 callee.file_line_col().or_else(|| caller.file_line_col())
             }
             LocData::Fused { locs, .. } => locs.iter().find_map(|l| l.file_line_col()),
+            LocData::Alias(_) => None,
         }
     }
 }
@@ -206,5 +323,6 @@ fn write_loc_rec(f: &mut dyn fmt::Write, l: Location) -> fmt::Result {
             }
             f.write_str("]")
         }
+        LocData::Alias(name) => write!(f, "#{name}"),
     }
 }

@@ -16,6 +16,19 @@ pub struct Blob {
     pub data: Vec<u8>,
 }
 
+/// A value of an `external_resources` entry: a hex blob (a string starting
+/// `0x`), another string, or a boolean — as MLIR reads them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResourceValue {
+    Blob(Blob),
+    String(String),
+    Bool(bool),
+}
+
+/// `{-# external_resources: { group: { key: value } } #-}`: resources of
+/// tools ge does not know, kept in order to be printed back.
+pub type ExternalResources = IndexMap<String, IndexMap<String, ResourceValue>>;
+
 #[derive(Clone)]
 pub struct Module {
     /// The body holding the module op itself (and nothing else).
@@ -24,6 +37,7 @@ pub struct Module {
     pub op: OpId,
     /// `{-# dialect_resources: { builtin: { name: "0x…" } } #-}`
     pub resources: IndexMap<String, Blob>,
+    pub external_resources: ExternalResources,
 }
 
 impl Module {
@@ -44,6 +58,7 @@ impl Module {
             outer,
             op,
             resources: IndexMap::new(),
+            external_resources: IndexMap::new(),
         }
     }
 
@@ -53,6 +68,7 @@ impl Module {
             outer,
             op,
             resources: IndexMap::new(),
+            external_resources: IndexMap::new(),
         }
     }
 
@@ -99,13 +115,12 @@ impl Module {
     /// foldable (BatchNorm folding, weight layout conversion at compile time).
     /// Returns how many attributes were inlined.
     pub fn inline_resources(&mut self) -> usize {
-        fn walk(
-            body: &mut Body,
-            res: &IndexMap<String, Blob>,
-            kept: &mut HashSet<String>,
-        ) -> usize {
-            let mut n = 0;
-            for d in body.ops_mut() {
+        let res = std::mem::take(&mut self.resources);
+        let mut n = 0;
+        // Bodies nest as deep as the text: an explicit stack, not recursion.
+        let mut stack: Vec<&mut Body> = vec![&mut self.outer];
+        while let Some(body) = stack.pop() {
+            for d in Body::ops_mut(body) {
                 let mut attrs = d.attrs;
                 for (name, a) in d.attrs.entries() {
                     if let AttrData::DenseResource { name: blob, ty } = a.data() {
@@ -113,34 +128,65 @@ impl Module {
                             let n: i64 = t.static_shape()?.iter().product();
                             Some(n.max(0) as usize * t.dtype.byte_size())
                         });
-                        match res.get(blob.as_str()) {
-                            Some(b) if Some(b.data.len()) == want => {
-                                let dense = Attribute::dense(DenseElements {
-                                    ty: *ty,
-                                    splat: false,
-                                    bytes: b.data.clone().into_boxed_slice(),
-                                });
-                                attrs = attrs.with(*name, dense);
-                                n += 1;
-                            }
-                            _ => {
-                                kept.insert(blob.as_str().to_string());
-                            }
+                        if let Some(b) = res
+                            .get(blob.as_str())
+                            .filter(|b| Some(b.data.len()) == want)
+                        {
+                            let dense = Attribute::dense(DenseElements {
+                                ty: *ty,
+                                splat: false,
+                                bytes: b.data.clone().into_boxed_slice(),
+                            });
+                            attrs = attrs.with(*name, dense);
+                            n += 1;
                         }
                     }
                 }
                 d.attrs = attrs;
                 if let Some(inner) = d.inner.as_deref_mut() {
-                    n += walk(inner, res, kept);
+                    stack.push(inner);
                 }
             }
-            n
         }
-        let mut kept = HashSet::new();
-        let res = std::mem::take(&mut self.resources);
-        let n = walk(&mut self.outer, &res, &mut kept);
-        self.resources = res.into_iter().filter(|(k, _)| kept.contains(k)).collect();
+        let kept = self.referenced_resources();
+        self.resources = res
+            .into_iter()
+            .filter(|(k, _)| kept.contains(&Ident::new(k)))
+            .collect();
         n
+    }
+
+    /// Names of the `dense_resource` blobs the IR refers to anywhere (nested
+    /// in arrays, dictionaries, properties, type encodings too).
+    pub fn referenced_resources(&self) -> HashSet<Ident> {
+        let mut out = HashSet::new();
+        let mut note = |a: Attribute| {
+            a.for_each_nested(&mut |x| {
+                if let AttrData::DenseResource { name, .. } = x.data() {
+                    out.insert(*name);
+                }
+            })
+        };
+        self.outer.walk_deep(WalkOrder::Pre, &mut |b, o| {
+            let d = b.op(o);
+            for (_, a) in d.attrs.entries() {
+                note(*a);
+            }
+            if let Some(p) = d.props {
+                note(p);
+            }
+            // Locations may carry attributes too (fused metadata).
+            d.loc.for_each_metadata(&mut note);
+            let rb = d.region_body(b);
+            for &r in d.regions() {
+                for &blk in &rb.region(r).blocks {
+                    for &a in &rb.block(blk).args {
+                        rb.value(a).loc.for_each_metadata(&mut note);
+                    }
+                }
+            }
+        });
+        out
     }
 
     /// Ops named `name` anywhere (deep), counted.

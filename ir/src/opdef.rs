@@ -532,6 +532,15 @@ impl OpDef {
         self.attrs.iter().find(|a| a.name == name)
     }
 
+    /// Whether `name` is an inherent attribute of this op — one its definition
+    /// declares, or the operand segment sizes of an op with several optional
+    /// operand groups. Inherent attributes are the op's *properties*: the
+    /// generic form prints them in `<{...}>`, the others (discardable,
+    /// e.g. `ge.stream`) in `{...}`, as MLIR does.
+    pub fn is_inherent_attr(&self, name: &str) -> bool {
+        name == OPERAND_SEGMENT_SIZES || self.attr_def(name).is_some()
+    }
+
     /// Default values of the attributes (parsed once).
     pub fn default_values(&'static self) -> &'static [Option<Attribute>] {
         self.defaults.get_or_init(|| {
@@ -614,6 +623,9 @@ impl OpDef {
         }
     }
 }
+
+/// ge's name for MLIR's `operandSegmentSizes` property.
+pub const OPERAND_SEGMENT_SIZES: &str = "operand_segment_sizes";
 
 impl OpDef {
     /// The operand indices of operand group `i` of op `d` (`None` when the

@@ -2,11 +2,12 @@
 //! formats/custom syntax, or MLIR's generic form (`--print-op-generic`), which
 //! real `mlir-opt --allow-unregistered-dialect` accepts.
 
-use crate::attributes::{AttrData, AttrDict, Attribute, DenseElements, Element};
-use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId};
+use crate::affine_alias::AffineAliases;
+use crate::attributes::{AttrData, AttrDict, Attribute, DenseElements, Element, NamedAttr};
+use crate::body::{BlockId, Body, OpData, OpId, RegionId, ValueDef, ValueId};
 use crate::dim::Dim;
 use crate::location::Location;
-use crate::module::Module;
+use crate::module::{Module, ResourceValue};
 use crate::opdef::Trait;
 use crate::types::{DType, Type, TypeData};
 use rayon::prelude::*;
@@ -28,7 +29,86 @@ pub struct PrintOptions {
 pub struct Names {
     values: Vec<ValName>,
     blocks: Vec<u32>,
-    /// The next free `%N` and `%argN` after this body.
+}
+
+/// The generic form's names of every body of a module, numbered as MLIR's
+/// generic printer numbers them (`SSANameState` with unique ids): one
+/// counter for the whole module, a region's own values (block arguments, op
+/// results) before the regions nested in its ops, and those nested regions
+/// from the last to the first (a stack) — isolated ops included, so a
+/// reader that does not know an op is isolated (mlir-opt with an
+/// unregistered dialect) never sees a name defined twice, and the text is
+/// the one mlir-opt prints.
+pub struct NameTable {
+    names: Vec<Names>,
+    /// A body's address (bodies do not move while borrowed for printing) → its names.
+    index: HashMap<usize, usize>,
+}
+
+impl NameTable {
+    /// Number `body`'s root regions and everything nested in them.
+    pub fn build(body: &Body) -> NameTable {
+        let mut t = NameTable {
+            names: vec![],
+            index: HashMap::default(),
+        };
+        let mut c = Counters::default();
+        let mut stack: Vec<(&Body, RegionId)> =
+            body.root_regions().into_iter().map(|r| (body, r)).collect();
+        while let Some((b, r)) = stack.pop() {
+            let i = *t.index.entry(b as *const Body as usize).or_insert_with(|| {
+                t.names.push(Names::empty(b));
+                t.names.len() - 1
+            });
+            let names = &mut t.names[i];
+            let blocks = &b.region(r).blocks;
+            for (bi, &blk) in blocks.iter().enumerate() {
+                names.number_block(b, blk, bi, &mut c);
+            }
+            for &blk in blocks {
+                for op in b.block_ops(blk) {
+                    let d = b.op(op);
+                    let rb = d.region_body(b);
+                    stack.extend(d.regions().iter().map(|&r| (rb, r)));
+                }
+            }
+        }
+        t
+    }
+
+    /// The names of `body` (none if it was not numbered: values print as unknown).
+    fn names_of(&self, body: &Body) -> &Names {
+        static NONE: Names = Names {
+            values: Vec::new(),
+            blocks: Vec::new(),
+        };
+        self.index
+            .get(&(body as *const Body as usize))
+            .map_or(&NONE, |&i| &self.names[i])
+    }
+}
+
+/// The names an op prints with: its body's, and in the generic form the
+/// table holding every nested body's.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    names: &'a Names,
+    table: Option<&'a NameTable>,
+}
+
+impl<'a> Scope<'a> {
+    /// `body`'s names: from the table if there is one, else `names`.
+    fn of(names: &'a Names, table: Option<&'a NameTable>, body: &Body) -> Scope<'a> {
+        Scope {
+            names: table.map_or(names, |t| t.names_of(body)),
+            table,
+        }
+    }
+}
+
+/// The next free `%N` and `%argN`.
+#[derive(Default)]
+struct Counters {
     next: u32,
     next_arg: u32,
 }
@@ -43,76 +123,81 @@ enum ValName {
 impl Names {
     /// Number values in print order: entry-block arguments are `%argN`, other
     /// values `%N`; blocks `^bbN` per region.
+    /// Nested non-isolated regions are numbered where they occur (custom
+    /// form; the generic form numbers as MLIR does, see [`NameTable`]).
     pub fn compute(body: &Body) -> Names {
-        Names::compute_from(body, 0, 0)
-    }
-
-    /// Number starting at `%next` and `%arg{next_arg}`. The generic form
-    /// continues the enclosing body's numbers inside nested isolated ops:
-    /// a reader that does not know the op is isolated (mlir-opt with an
-    /// unregistered dialect) would otherwise see a name defined twice.
-    pub fn compute_from(body: &Body, mut next: u32, mut next_arg: u32) -> Names {
-        let mut names = Names {
-            values: vec![ValName::Unnamed; body.value_capacity()],
-            blocks: vec![0; body.block_capacity()],
-            next: 0,
-            next_arg: 0,
-        };
+        let mut names = Names::empty(body);
+        let mut c = Counters::default();
         for r in body.root_regions() {
-            names.number_region(body, r, &mut next, &mut next_arg);
+            names.number_region(body, r, &mut c);
         }
-        names.next = next;
-        names.next_arg = next_arg;
         names
     }
 
-    /// Names for a nested isolated body printed by `p`.
-    fn nested(&self, inner: &Body, generic: bool) -> Names {
-        if generic {
-            Names::compute_from(inner, self.next, self.next_arg)
-        } else {
-            Names::compute(inner)
+    fn empty(body: &Body) -> Names {
+        Names {
+            values: vec![ValName::Unnamed; body.value_capacity()],
+            blocks: vec![0; body.block_capacity()],
         }
     }
 
-    fn number_region(&mut self, body: &Body, r: RegionId, next: &mut u32, next_arg: &mut u32) {
+    fn number_region(&mut self, body: &Body, r: RegionId, c: &mut Counters) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             for (bi, &b) in body.region(r).blocks.iter().enumerate() {
-                self.blocks[b.index()] = bi as u32;
-                for &a in &body.block(b).args {
-                    if bi == 0 {
-                        self.values[a.index()] = ValName::Arg(*next_arg);
-                        *next_arg += 1;
-                    } else {
-                        self.values[a.index()] = ValName::Result {
-                            n: *next,
-                            idx: 0,
-                            group: 1,
-                        };
-                        *next += 1;
-                    }
-                }
+                self.number_args(body, b, bi, c);
                 for op in body.block_ops(b) {
+                    self.number_results(body, op, &mut c.next);
                     let d = body.op(op);
-                    let group = d.results().len() as u32;
-                    if group > 0 {
-                        for (i, &v) in d.results().iter().enumerate() {
-                            self.values[v.index()] = ValName::Result {
-                                n: *next,
-                                idx: i as u32,
-                                group,
-                            };
-                        }
-                        *next += 1;
-                    }
                     if d.inner.is_none() {
                         for &r in d.regions() {
-                            self.number_region(body, r, next, next_arg);
+                            self.number_region(body, r, c);
                         }
                     }
                 }
             }
         })
+    }
+
+    /// Block `b` is block `bi` of its region: its arguments (`%argN` in an
+    /// entry block, else `%N`) and its ops' results, not what is nested.
+    fn number_block(&mut self, body: &Body, b: BlockId, bi: usize, c: &mut Counters) {
+        self.number_args(body, b, bi, c);
+        for op in body.block_ops(b) {
+            self.number_results(body, op, &mut c.next);
+        }
+    }
+
+    fn number_args(&mut self, body: &Body, b: BlockId, bi: usize, c: &mut Counters) {
+        self.blocks[b.index()] = bi as u32;
+        for &a in &body.block(b).args {
+            self.values[a.index()] = if bi == 0 {
+                c.next_arg += 1;
+                ValName::Arg(c.next_arg - 1)
+            } else {
+                c.next += 1;
+                ValName::Result {
+                    n: c.next - 1,
+                    idx: 0,
+                    group: 1,
+                }
+            };
+        }
+    }
+
+    /// `%N` (or `%N#i` of `%N:k`) for the results of `op`.
+    fn number_results(&mut self, body: &Body, op: OpId, next: &mut u32) {
+        let results = body.op(op).results();
+        let group = results.len() as u32;
+        if group > 0 {
+            for (i, &v) in results.iter().enumerate() {
+                self.values[v.index()] = ValName::Result {
+                    n: *next,
+                    idx: i as u32,
+                    group,
+                };
+            }
+            *next += 1;
+        }
     }
 
     /// The group name of a result (`%3` for `%3:2`).
@@ -166,12 +251,24 @@ fn push_u32(out: &mut String, mut n: u32) {
     out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
 }
 
+/// The deepest indentation printed: 64 levels of regions (MLIR's text up
+/// to there; deeper ops line up at this column).
+const MAX_INDENT: usize = 2 * 64;
+
+/// A resource entry's value to print: a builtin blob or an external value.
+enum Res<'a> {
+    Blob(&'a crate::module::Blob),
+    Value(&'a ResourceValue),
+}
+
 /// Printer state: output buffer, indentation and caches.
 pub struct Printer {
     pub opts: PrintOptions,
     pub out: String,
     indent: usize,
     type_cache: HashMap<Type, String>,
+    /// The generic form's `#map`/`#set` aliases of the module being printed.
+    aliases: Option<std::sync::Arc<AffineAliases>>,
 }
 
 impl Printer {
@@ -181,13 +278,31 @@ impl Printer {
             out: String::new(),
             indent: 0,
             type_cache: HashMap::default(),
+            aliases: None,
+        }
+    }
+
+    fn style(&self) -> AttrStyle<'_> {
+        AttrStyle::new(&self.opts, &self.aliases)
+    }
+
+    /// Give the generic form of `m` its `#map`/`#set` aliases and print
+    /// their definitions (they come before the module, as in mlir-opt).
+    fn start_module(&mut self, m: &Module) {
+        if self.opts.generic {
+            self.aliases = AffineAliases::collect(m).map(std::sync::Arc::new);
+            if let Some(a) = &self.aliases {
+                a.write_defs(&mut self.out);
+            }
         }
     }
 
     fn newline(&mut self) {
         const SPACES: &str = "                                                                ";
         self.out.push('\n');
-        let mut n = self.indent;
+        // Indentation stops growing past `MAX_INDENT`: the text of n nested
+        // regions would otherwise grow with n² (23 GB for 100,000 levels).
+        let mut n = self.indent.min(MAX_INDENT);
         while n > 0 {
             let k = n.min(SPACES.len());
             self.out.push_str(&SPACES[..k]);
@@ -201,23 +316,23 @@ impl Printer {
             return;
         }
         let mut s = String::new();
-        let _ = write_type(&mut s, t, self.opts.generic);
+        let _ = write_type_styled(&mut s, t, self.style());
         self.out.push_str(&s);
         self.type_cache.insert(t, s);
     }
 
     /// Print one op (with nested regions) at the current indentation.
-    pub fn print_op(&mut self, body: &Body, names: &Names, op: OpId) {
+    pub fn print_op(&mut self, body: &Body, scope: Scope<'_>, op: OpId) {
         stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
-            self.print_op_inner(body, names, op)
+            self.print_op_inner(body, scope, op)
         })
     }
 
-    fn print_op_inner(&mut self, body: &Body, names: &Names, op: OpId) {
+    fn print_op_inner(&mut self, body: &Body, scope: Scope<'_>, op: OpId) {
         let d = body.op(op);
         let results = d.results();
         if !results.is_empty() {
-            names.write_def(&mut self.out, results[0]);
+            scope.names.write_def(&mut self.out, results[0]);
             if results.len() > 1 {
                 self.out.push(':');
                 push_u32(&mut self.out, results.len() as u32);
@@ -227,7 +342,8 @@ impl Printer {
         let custom = if self.opts.generic { None } else { d.def };
         let mut pr = OpPrinter {
             body,
-            names,
+            names: scope.names,
+            table: scope.table,
             p: self,
         };
         match custom {
@@ -254,8 +370,10 @@ impl Printer {
     /// Print a whole module; top-level ops are printed in parallel.
     pub fn print_module(&mut self, m: &Module) {
         let top: Vec<OpId> = m.top_ops();
-        let names = Names::compute(m.body());
-        let chunks = self.top_level_chunks(m, &names, &top);
+        let (names, table) = self.names_for(m.body());
+        let scope = Scope::of(&names, table.as_ref(), m.body());
+        self.start_module(m);
+        let chunks = self.top_level_chunks(m, scope, &top);
         self.module_header(m, top.is_empty());
         for c in chunks {
             self.out.push_str(&c);
@@ -264,25 +382,45 @@ impl Printer {
     }
 
     /// The text of each of `ops` (top-level ops of `m`), printed in parallel.
-    fn top_level_chunks(&self, m: &Module, names: &Names, ops: &[OpId]) -> Vec<String> {
+    fn top_level_chunks(&self, m: &Module, scope: Scope<'_>, ops: &[OpId]) -> Vec<String> {
         let body = m.body();
         let opts = self.opts;
         ops.par_iter()
             .map(|&o| {
                 let mut p = Printer::new(opts);
+                p.aliases = self.aliases.clone();
                 p.indent = 2;
                 p.newline();
-                p.print_op(body, names, o);
+                p.print_op(body, scope, o);
                 p.out
             })
             .collect()
+    }
+
+    /// Names of `body` for this printer's form: per body in the custom form,
+    /// a table of every nested body's in the generic form.
+    fn names_for(&self, body: &Body) -> (Names, Option<NameTable>) {
+        if self.opts.generic {
+            (
+                Names {
+                    values: vec![],
+                    blocks: vec![],
+                },
+                Some(NameTable::build(body)),
+            )
+        } else {
+            (Names::compute(body), None)
+        }
     }
 
     /// `module attributes {...} {` (or the generic form's opening).
     fn module_header(&mut self, m: &Module, empty: bool) {
         let mop = m.outer.op(m.op);
         if self.opts.generic {
-            self.out.push_str("\"builtin.module\"() ({");
+            self.out.push_str("\"builtin.module\"()");
+            let (props, _) = split_properties(mop);
+            self.properties(props);
+            self.out.push_str(" ({");
             if empty {
                 // The module's one block, even when empty (see `region_in_body`).
                 self.out.push_str("\n^bb0:");
@@ -308,9 +446,10 @@ impl Printer {
         self.out.push_str("\n}");
         if self.opts.generic {
             self.out.push(')');
-            if !mop.attrs.is_empty() {
+            let (_, rest) = split_properties(mop);
+            if !rest.is_empty() {
                 self.out.push(' ');
-                self.attr_dict_entries(mop.attrs, &[]);
+                self.attr_dict_entries(rest, &[]);
             }
             self.out.push_str(" : () -> ()");
         }
@@ -318,23 +457,154 @@ impl Printer {
             let _ = write!(self.out, " {}", mop.loc);
         }
         self.out.push('\n');
-        if !m.resources.is_empty() {
+        self.resource_section(m);
+    }
+
+    /// `{-# dialect_resources: ..., external_resources: ... #-}` as MLIR
+    /// prints it: the builtin blobs the IR refers to (an unreferenced blob is
+    /// dead, and MLIR drops it too), then the external resources as read.
+    fn resource_section(&mut self, m: &Module) {
+        let blobs: Vec<_> = if m.resources.is_empty() {
+            vec![]
+        } else {
+            self.resources_in_print_order(m)
+                .into_iter()
+                .filter_map(|n| m.resources.get_key_value(n.as_str()))
+                .collect()
+        };
+        if blobs.is_empty() && m.external_resources.is_empty() {
+            return;
+        }
+        self.out.push_str("\n{-#\n");
+        if !blobs.is_empty() {
             self.out
-                .push_str("\n{-#\n  dialect_resources: {\n    builtin: {\n");
-            let n = m.resources.len();
-            for (i, (k, b)) in m.resources.iter().enumerate() {
-                self.out.push_str("      ");
-                write_resource_key(&mut self.out, k);
-                self.out.push_str(": \"0x");
-                push_hex(&mut self.out, &b.alignment.to_le_bytes());
-                push_hex(&mut self.out, &b.data);
-                self.out.push('"');
-                if i + 1 < n {
-                    self.out.push(',');
-                }
-                self.out.push('\n');
+                .push_str("  dialect_resources: {\n    builtin: {\n");
+            self.resource_entries(
+                blobs
+                    .iter()
+                    .map(|(k, b)| (k.as_str(), Res::Blob(b)))
+                    .collect(),
+            );
+            self.out.push_str("    }\n  }");
+        }
+        if !m.external_resources.is_empty() {
+            if !blobs.is_empty() {
+                self.out.push_str(",\n");
             }
-            self.out.push_str("    }\n  }\n#-}\n");
+            self.out.push_str("  external_resources: {\n");
+            let n = m.external_resources.len();
+            for (i, (group, entries)) in m.external_resources.iter().enumerate() {
+                self.out.push_str("    ");
+                write_resource_key(&mut self.out, group);
+                self.out.push_str(": {\n");
+                let entries = entries.iter().map(|(k, v)| (k.as_str(), Res::Value(v)));
+                self.resource_entries(entries.collect());
+                self.out
+                    .push_str(if i + 1 < n { "    },\n" } else { "    }\n" });
+            }
+            self.out.push_str("  }");
+        }
+        self.out.push_str("\n#-}\n");
+    }
+
+    /// The `dense_resource` names the text refers to, in the order the
+    /// printer meets them (MLIR lists the blobs in that order): an op's
+    /// properties, then — in the generic form — what is nested in its
+    /// regions and after that its attributes; in the custom form its
+    /// attributes come first.
+    fn resources_in_print_order(&self, m: &Module) -> Vec<crate::ident::Ident> {
+        enum Step<'a> {
+            Op(&'a Body, OpId),
+            Attrs(Vec<Attribute>),
+        }
+        let mut seen = indexmap::IndexSet::new();
+        let mut note = |a: Attribute| {
+            a.for_each_nested(&mut |x| {
+                if let AttrData::DenseResource { name, .. } = x.data() {
+                    seen.insert(*name);
+                }
+            })
+        };
+        let (generic, debuginfo) = (self.opts.generic, self.opts.debuginfo);
+        let mut stack = vec![Step::Op(&m.outer, m.op)];
+        while let Some(step) = stack.pop() {
+            let (b, o) = match step {
+                Step::Attrs(xs) => {
+                    xs.into_iter().for_each(&mut note);
+                    continue;
+                }
+                Step::Op(b, o) => (b, o),
+            };
+            let d = b.op(o);
+            d.props.into_iter().for_each(&mut note);
+            // An op's location prints after everything else of it.
+            let mut locs = vec![];
+            if debuginfo {
+                d.loc.for_each_metadata(&mut |a| locs.push(a));
+            }
+            let after = d.attrs.entries().iter().map(|(_, a)| *a);
+            if generic {
+                stack.push(Step::Attrs(after.chain(locs).collect()));
+            } else {
+                after.for_each(&mut note);
+                stack.push(Step::Attrs(locs));
+            }
+            let rb = d.region_body(b);
+            let at = stack.len();
+            for &r in d.regions() {
+                for &blk in &rb.region(r).blocks {
+                    let mut arg_locs = vec![];
+                    if debuginfo {
+                        for &a in &rb.block(blk).args {
+                            rb.value(a).loc.for_each_metadata(&mut |m| arg_locs.push(m));
+                        }
+                    }
+                    stack.push(Step::Attrs(arg_locs));
+                    stack.extend(rb.block_ops(blk).map(|c| Step::Op(rb, c)));
+                }
+            }
+            stack[at..].reverse();
+        }
+        seen.into_iter().collect()
+    }
+
+    /// `      key: value` lines, comma-separated.
+    fn resource_entries(&mut self, entries: Vec<(&str, Res<'_>)>) {
+        let n = entries.len();
+        for (i, (k, v)) in entries.into_iter().enumerate() {
+            self.out.push_str("      ");
+            write_resource_key(&mut self.out, k);
+            self.out.push_str(": ");
+            match v {
+                Res::Blob(b) | Res::Value(ResourceValue::Blob(b)) => {
+                    self.out.push_str("\"0x");
+                    push_hex(&mut self.out, &b.alignment.to_le_bytes());
+                    push_hex(&mut self.out, &b.data);
+                    self.out.push('"');
+                }
+                Res::Value(ResourceValue::String(s)) => {
+                    let _ = write_string_literal(&mut self.out, s);
+                }
+                Res::Value(ResourceValue::Bool(b)) => {
+                    self.out.push_str(if *b { "true" } else { "false" })
+                }
+            }
+            self.out.push_str(if i + 1 < n { ",\n" } else { "\n" });
+        }
+    }
+
+    /// ` <...>`: an unregistered op's opaque properties, or a registered op's
+    /// inherent attributes (nothing when there are none).
+    fn properties(&mut self, props: Option<Attribute>) {
+        if let Some(p) = props {
+            self.out.push_str(" <");
+            let _ = write_attr_mode(
+                &mut self.out,
+                p,
+                AttrStyle::new(&self.opts, &self.aliases),
+                false,
+            );
+            self.out.push('>');
         }
     }
 
@@ -352,7 +622,12 @@ impl Printer {
             write_attr_key(&mut self.out, k);
             if !matches!(v.data(), AttrData::Unit) {
                 self.out.push_str(" = ");
-                let _ = write_attr_mode(&mut self.out, *v, AttrStyle::of(&self.opts), false);
+                let _ = write_attr_mode(
+                    &mut self.out,
+                    *v,
+                    AttrStyle::new(&self.opts, &self.aliases),
+                    false,
+                );
             }
         }
         self.out.push('}');
@@ -369,13 +644,15 @@ pub fn write_module(
 ) -> std::io::Result<()> {
     const BATCH: usize = 64;
     let top: Vec<OpId> = m.top_ops();
-    let names = Names::compute(m.body());
     let mut p = Printer::new(opts);
+    let (names, table) = p.names_for(m.body());
+    let scope = Scope::of(&names, table.as_ref(), m.body());
+    p.start_module(m);
     p.module_header(m, top.is_empty());
     w.write_all(p.out.as_bytes())?;
     p.out.clear();
     for batch in top.chunks(BATCH) {
-        for c in p.top_level_chunks(m, &names, batch) {
+        for c in p.top_level_chunks(m, scope, batch) {
             w.write_all(c.as_bytes())?;
         }
     }
@@ -392,11 +669,31 @@ pub fn print_module(m: &Module, opts: PrintOptions) -> String {
 
 /// Print one op of `body` (e.g. a function) to text.
 pub fn print_op(body: &Body, op: OpId, opts: PrintOptions) -> String {
-    let names = Names::compute(body);
     let mut p = Printer::new(opts);
-    p.print_op(body, &names, op);
+    let (names, table) = p.names_for(body);
+    p.print_op(body, Scope::of(&names, table.as_ref(), body), op);
     p.out.push('\n');
     p.out
+}
+
+/// An op's properties and its other (discardable) attributes, as the generic
+/// form prints them: an unregistered op's opaque properties and all its
+/// attributes; a registered op's inherent attributes as a dictionary (none
+/// when it has none) and the rest.
+pub fn split_properties(d: &OpData) -> (Option<Attribute>, AttrDict) {
+    let Some(def) = d.def else {
+        return (d.props, d.attrs);
+    };
+    let entries = d.attrs.entries();
+    if !entries.iter().any(|(k, _)| def.is_inherent_attr(k)) {
+        return (None, d.attrs);
+    }
+    let (inherent, rest): (Vec<NamedAttr>, Vec<NamedAttr>) =
+        entries.iter().partition(|(k, _)| def.is_inherent_attr(k));
+    (
+        Some(Attribute::dict(AttrDict::new(inherent))),
+        AttrDict::new(rest),
+    )
 }
 
 fn short_name(name: &str) -> &str {
@@ -407,6 +704,8 @@ fn short_name(name: &str) -> &str {
 pub struct OpPrinter<'a, 'p> {
     pub body: &'a Body,
     names: &'a Names,
+    /// Every body's names, in the generic form.
+    table: Option<&'a NameTable>,
     p: &'p mut Printer,
 }
 
@@ -483,12 +782,12 @@ impl OpPrinter<'_, '_> {
 
     /// An attribute as it appears in a format (`[1, 1]`, `2`, `"AICore"`).
     pub fn attr_value(&mut self, a: Attribute) {
-        let style = AttrStyle::of(&self.p.opts);
+        let style = AttrStyle::new(&self.p.opts, &self.p.aliases);
         let _ = write_attr_mode(&mut self.p.out, a, style, true);
     }
 
     pub fn attr(&mut self, a: Attribute) {
-        let style = AttrStyle::of(&self.p.opts);
+        let style = AttrStyle::new(&self.p.opts, &self.p.aliases);
         let _ = write_attr_mode(&mut self.p.out, a, style, false);
     }
 
@@ -545,19 +844,29 @@ impl OpPrinter<'_, '_> {
     /// Print a region. Entry-block arguments are printed unless the op's
     /// syntax already declared them (`print_entry_args = false`).
     pub fn region(&mut self, op: OpId, r: RegionId, print_entry_args: bool) {
-        let d = self.body.op(op);
-        match d.inner.as_deref() {
-            Some(inner) => {
-                let names = self.names.nested(inner, self.p.opts.generic);
-                let mut sub = OpPrinter {
-                    body: inner,
-                    names: &names,
-                    p: &mut *self.p,
-                };
-                sub.region_in_body(r, print_entry_args);
+        self.in_region_body(op, |p| p.region_in_body(r, print_entry_args));
+    }
+
+    /// Run `f` with a printer for the body holding `op`'s regions (its own,
+    /// named as the form names nested bodies, if `op` is isolated).
+    fn in_region_body(&mut self, op: OpId, f: impl FnOnce(&mut OpPrinter<'_, '_>)) {
+        let Some(inner) = self.body.op(op).inner.as_deref() else {
+            return f(self);
+        };
+        let owned;
+        let names = match self.table {
+            Some(t) => t.names_of(inner),
+            None => {
+                owned = Names::compute(inner);
+                &owned
             }
-            None => self.region_in_body(r, print_entry_args),
-        }
+        };
+        f(&mut OpPrinter {
+            body: inner,
+            names,
+            table: self.table,
+            p: &mut *self.p,
+        })
     }
 
     fn region_in_body(&mut self, r: RegionId, print_entry_args: bool) {
@@ -565,6 +874,7 @@ impl OpPrinter<'_, '_> {
         let blocks = &body.region(r).blocks;
         self.p.out.push('{');
         let base = self.p.indent;
+        let mut preds: Option<HashMap<BlockId, Vec<u32>>> = None;
         for (bi, &b) in blocks.iter().enumerate() {
             let args = &body.block(b).args;
             // An empty entry block is labelled so it is not read back as an
@@ -574,16 +884,60 @@ impl OpPrinter<'_, '_> {
             if label {
                 self.p.newline();
                 self.block_label(b);
+                let preds = preds.get_or_insert_with(|| self.predecessors(r));
+                let empty = vec![];
+                self.pred_comment(bi, preds.get(&b).unwrap_or(&empty));
             }
             self.p.indent = base + 2;
             for op in body.block_ops(b) {
                 self.p.newline();
-                self.p.print_op(body, self.names, op);
+                let scope = Scope {
+                    names: self.names,
+                    table: self.table,
+                };
+                self.p.print_op(body, scope, op);
             }
             self.p.indent = base;
         }
         self.p.newline();
         self.p.out.push('}');
+    }
+
+    /// For each block of `r`, the indices of the blocks branching to it, one
+    /// per branch, in block order.
+    fn predecessors(&self, r: RegionId) -> HashMap<BlockId, Vec<u32>> {
+        let mut preds: HashMap<BlockId, Vec<u32>> = HashMap::default();
+        for (bi, &b) in self.body.region(r).blocks.iter().enumerate() {
+            for op in self.body.block_ops(b) {
+                for &s in self.body.op(op).successors() {
+                    preds.entry(s).or_default().push(bi as u32);
+                }
+            }
+        }
+        preds
+    }
+
+    /// MLIR's comment after a block label: `// pred: ^bb0`,
+    /// `// 2 preds: ^bb1, ^bb2`, or `// no predecessors` (not for an entry block).
+    fn pred_comment(&mut self, bi: usize, preds: &[u32]) {
+        match preds {
+            [] if bi == 0 => {}
+            [] => self.p.out.push_str("  // no predecessors"),
+            [one] => {
+                self.p.out.push_str("  // pred: ^bb");
+                push_u32(&mut self.p.out, *one);
+            }
+            many => {
+                let _ = write!(self.p.out, "  // {} preds: ", many.len());
+                for (i, &pb) in many.iter().enumerate() {
+                    if i > 0 {
+                        self.p.out.push_str(", ");
+                    }
+                    self.p.out.push_str("^bb");
+                    push_u32(&mut self.p.out, pb);
+                }
+            }
+        }
     }
 
     fn block_label(&mut self, b: BlockId) {
@@ -629,6 +983,8 @@ impl OpPrinter<'_, '_> {
             }
             self.p.out.push(']');
         }
+        let (props, rest) = split_properties(d);
+        self.p.properties(props);
         let regions = d.regions().to_vec();
         if !regions.is_empty() {
             self.p.out.push_str(" (");
@@ -640,10 +996,9 @@ impl OpPrinter<'_, '_> {
             }
             self.p.out.push(')');
         }
-        let d = self.body.op(op);
-        if !d.attrs.is_empty() {
+        if !rest.is_empty() {
             self.p.out.push(' ');
-            self.p.attr_dict_entries(d.attrs, &[]);
+            self.p.attr_dict_entries(rest, &[]);
         }
         self.p.out.push_str(" : ");
         let ins = self.body.operand_types(op);
@@ -677,32 +1032,15 @@ impl OpPrinter<'_, '_> {
 
     /// [`Self::entry_arg_decls`] with argument `i`'s attributes `attrs[i]`.
     pub fn entry_arg_decls_with_attrs(&mut self, op: OpId, attrs: &[Option<AttrDict>]) {
-        let d = self.body.op(op);
         let args = self.entry_args(op);
-        match d.inner.as_deref() {
-            Some(inner) => {
-                let names = self.names.nested(inner, self.p.opts.generic);
-                let mut sub = OpPrinter {
-                    body: inner,
-                    names: &names,
-                    p: &mut *self.p,
-                };
-                for (i, &a) in args.iter().enumerate() {
-                    if i > 0 {
-                        sub.write(", ");
-                    }
-                    sub.arg_decl_with_attrs(a, attrs.get(i).copied().flatten());
+        self.in_region_body(op, |p| {
+            for (i, &a) in args.iter().enumerate() {
+                if i > 0 {
+                    p.write(", ");
                 }
+                p.arg_decl_with_attrs(a, attrs.get(i).copied().flatten());
             }
-            None => {
-                for (i, &a) in args.iter().enumerate() {
-                    if i > 0 {
-                        self.write(", ");
-                    }
-                    self.arg_decl_with_attrs(a, attrs.get(i).copied().flatten());
-                }
-            }
-        }
+        });
     }
 
     pub fn has_trait(&self, op: OpId, t: Trait) -> bool {
@@ -717,11 +1055,16 @@ impl OpPrinter<'_, '_> {
 // ---- types and attributes -------------------------------------------------
 
 pub fn write_type(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
-    // Types nest (function types, encodings): deep nesting must not overflow the stack.
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_type_rec(f, t, generic))
+    write_type_styled(f, t, AttrStyle::plain(generic))
 }
 
-fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
+fn write_type_styled(f: &mut dyn fmt::Write, t: Type, style: AttrStyle<'_>) -> fmt::Result {
+    // Types nest (function types, encodings): deep nesting must not overflow the stack.
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_type_rec(f, t, style))
+}
+
+fn write_type_rec(f: &mut dyn fmt::Write, t: Type, style: AttrStyle<'_>) -> fmt::Result {
+    let generic = style.generic;
     match t.data() {
         TypeData::Scalar(d) => f.write_str(d.name()),
         TypeData::None => f.write_str("none"),
@@ -752,12 +1095,12 @@ fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result
                 f.write_str("\"")?;
                 if let Some(e) = tt.encoding {
                     f.write_str(", ")?;
-                    write_attr(f, e, generic)?;
+                    write_attr_mode(f, e, style, false)?;
                 }
                 f.write_str(">")?;
             } else if let Some(e) = tt.encoding {
                 f.write_str(", ")?;
-                write_attr(f, e, generic)?;
+                write_attr_mode(f, e, style, false)?;
             }
             f.write_str(">")
         }
@@ -767,22 +1110,23 @@ fn write_type_rec(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                write_type(f, *t, generic)?;
+                write_type_styled(f, *t, style)?;
             }
             f.write_str(") -> ")?;
             if results.len() == 1 && !matches!(results[0].data(), TypeData::Function { .. }) {
-                write_type(f, results[0], generic)
+                write_type_styled(f, results[0], style)
             } else {
                 f.write_str("(")?;
                 for (i, t) in results.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write_type(f, *t, generic)?;
+                    write_type_styled(f, *t, style)?;
                 }
                 f.write_str(")")
             }
         }
+        TypeData::Verbatim(text) => style.verbatim(f, text),
         TypeData::Opaque {
             dialect,
             name,
@@ -820,17 +1164,22 @@ pub fn fmt_float(v: f64, dt: DType) -> String {
 
 /// MLIR's hex spelling of a float's bits (used for inf and nan).
 fn fmt_float_bits(v: f64, dt: DType) -> String {
-    match dt {
-        DType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
-        DType::F16 => format!("0x{:04X}", half::f16::from_f64(v).to_bits()),
-        DType::BF16 => format!("0x{:04X}", half::bf16::from_f64(v).to_bits()),
-        _ => format!("0x{:016X}", v.to_bits()),
+    crate::mlir_float::hex_bits(v, dt)
+}
+
+/// A float as the style prints it: MLIR's exact spelling in the generic
+/// form (`1.500000e+00`), the shortest that reads back otherwise (`1.5`).
+fn float_text(v: f64, dt: DType, style: AttrStyle<'_>) -> String {
+    if style.generic {
+        crate::mlir_float::mlir_float(v, dt)
+    } else {
+        fmt_float(v, dt)
     }
 }
 
-fn write_typed_suffix(f: &mut dyn fmt::Write, t: Type, generic: bool) -> fmt::Result {
+fn write_typed_suffix(f: &mut dyn fmt::Write, t: Type, style: AttrStyle<'_>) -> fmt::Result {
     f.write_str(" : ")?;
-    write_type(f, t, generic)
+    write_type_styled(f, t, style)
 }
 
 /// An attribute in full (`1 : i64`, `2.5 : f32`).
@@ -843,24 +1192,38 @@ pub fn write_attr_elided(f: &mut dyn fmt::Write, a: Attribute, generic: bool) ->
     write_attr_mode(f, a, AttrStyle::plain(generic), true)
 }
 
-/// How attributes print: generic types, and dense literals as hex past a size.
+/// How attributes and types print: generic spellings, dense literals as hex
+/// past a size, affine maps and sets by their aliases.
 #[derive(Clone, Copy)]
-struct AttrStyle {
+struct AttrStyle<'a> {
     generic: bool,
     hex_over: Option<usize>,
+    aliases: Option<&'a AffineAliases>,
 }
 
-impl AttrStyle {
-    fn plain(generic: bool) -> AttrStyle {
-        AttrStyle {
-            generic,
-            hex_over: None,
-        }
-    }
-    fn of(opts: &PrintOptions) -> AttrStyle {
+impl<'a> AttrStyle<'a> {
+    /// From a printer's fields (apart, so its output can be written meanwhile).
+    fn new(opts: &PrintOptions, aliases: &'a Option<std::sync::Arc<AffineAliases>>) -> Self {
         AttrStyle {
             generic: opts.generic,
             hex_over: opts.hex_elements_over,
+            aliases: aliases.as_deref(),
+        }
+    }
+
+    fn plain(generic: bool) -> AttrStyle<'static> {
+        AttrStyle {
+            generic,
+            hex_over: None,
+            aliases: None,
+        }
+    }
+
+    /// Verbatim text, affine maps and sets written as their aliases.
+    fn verbatim(self, f: &mut dyn fmt::Write, text: &str) -> fmt::Result {
+        match self.aliases {
+            Some(a) => a.write_substituted(f, text),
+            None => f.write_str(text),
         }
     }
 }
@@ -868,7 +1231,7 @@ impl AttrStyle {
 fn write_attr_mode(
     f: &mut dyn fmt::Write,
     a: Attribute,
-    style: AttrStyle,
+    style: AttrStyle<'_>,
     elide: bool,
 ) -> fmt::Result {
     // Arrays and dictionaries nest arbitrarily deep.
@@ -880,19 +1243,29 @@ fn write_attr_mode(
 fn write_attr_mode_rec(
     f: &mut dyn fmt::Write,
     a: Attribute,
-    style: AttrStyle,
+    style: AttrStyle<'_>,
     elide: bool,
 ) -> fmt::Result {
-    let generic = style.generic;
     match a.data() {
         AttrData::Unit => f.write_str("unit"),
         AttrData::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
         AttrData::Int { value, ty } => {
             match ty.data() {
-                TypeData::Scalar(DType::U64) => write!(f, "{}", *value as u64)?,
                 TypeData::Scalar(DType::I1) => {
                     write!(f, "{}", if *value != 0 { "true" } else { "false" })?
                 }
+                // The low bits of the type's width, read as MLIR prints them
+                // (and the parser keeps them): unsigned types zero-extended,
+                // signless ones sign-extended.
+                TypeData::Scalar(d) if d.bit_width() < 64 => {
+                    let shift = 64 - d.bit_width();
+                    if d.is_unsigned_int() {
+                        write!(f, "{}", ((*value as u64) << shift) >> shift)?
+                    } else {
+                        write!(f, "{}", (*value << shift) >> shift)?
+                    }
+                }
+                TypeData::Scalar(DType::U64) => write!(f, "{}", *value as u64)?,
                 _ => write!(f, "{value}")?,
             }
             if matches!(ty.data(), TypeData::Scalar(DType::I1))
@@ -900,15 +1273,17 @@ fn write_attr_mode_rec(
             {
                 return Ok(());
             }
-            write_typed_suffix(f, *ty, generic)
+            write_typed_suffix(f, *ty, style)
         }
         AttrData::Float { bits, ty } => {
             let dt = ty.dtype().unwrap_or(DType::F64);
-            f.write_str(&fmt_float(f64::from_bits(*bits), dt))?;
-            if elide && dt == DType::F64 {
+            let text = float_text(f64::from_bits(*bits), dt, style);
+            f.write_str(&text)?;
+            // A hex f64 keeps its type (MLIR could not tell it from an integer).
+            if elide && dt == DType::F64 && !(style.generic && text.starts_with("0x")) {
                 return Ok(());
             }
-            write_typed_suffix(f, *ty, generic)
+            write_typed_suffix(f, *ty, style)
         }
         AttrData::String(s) => write_string_literal(f, s),
         AttrData::Array(xs) => {
@@ -926,7 +1301,7 @@ fn write_attr_mode_rec(
             for (i, v) in values.iter().enumerate() {
                 f.write_str(if i == 0 { ": " } else { ", " })?;
                 if dtype.is_float() {
-                    f.write_str(&fmt_float(f64::from_bits(*v as u64), *dtype))?;
+                    f.write_str(&float_text(f64::from_bits(*v as u64), *dtype, style))?;
                 } else if *dtype == DType::I1 {
                     f.write_str(if *v != 0 { "true" } else { "false" })?;
                 } else {
@@ -963,16 +1338,16 @@ fn write_attr_mode_rec(
             }
             Ok(())
         }
-        AttrData::Type(t) => write_type(f, *t, generic),
+        AttrData::Type(t) => write_type_styled(f, *t, style),
         AttrData::Dense(d) => {
             f.write_str("dense<")?;
-            write_dense_body(f, d, style.hex_over)?;
+            write_dense_body_styled(f, d, style)?;
             f.write_str(">")?;
-            write_typed_suffix(f, d.ty, generic)
+            write_typed_suffix(f, d.ty, style)
         }
         AttrData::DenseResource { name, ty } => {
             write!(f, "dense_resource<{name}>")?;
-            write_typed_suffix(f, *ty, generic)
+            write_typed_suffix(f, *ty, style)
         }
         AttrData::External {
             path,
@@ -983,7 +1358,7 @@ fn write_attr_mode_rec(
             f.write_str("#ge.external<")?;
             write_string_literal(f, path)?;
             write!(f, ", offset = {offset}, length = {length}, type = ")?;
-            write_type(f, *ty, generic)?;
+            write_type_styled(f, *ty, style)?;
             f.write_str(">")
         }
         AttrData::Format(fa) => {
@@ -1003,6 +1378,7 @@ fn write_attr_mode_rec(
             }
             f.write_str(">")
         }
+        AttrData::Verbatim(text) => style.verbatim(f, text),
         AttrData::Opaque {
             dialect,
             name,
@@ -1023,21 +1399,65 @@ pub fn write_dense_body(
     d: &DenseElements,
     hex_over: Option<usize>,
 ) -> fmt::Result {
+    write_dense_body_styled(
+        f,
+        d,
+        AttrStyle {
+            generic: false,
+            hex_over,
+            aliases: None,
+        },
+    )
+}
+
+/// Elements MLIR prints as hex by default (`dense<"0x...">`) when there are
+/// more of them than this.
+const MLIR_HEX_ELEMENTS_OVER: usize = 100;
+
+/// [`write_dense_body`] in a style. The generic form spells it as MLIR does:
+/// elements all equal print as a splat, more than 100 elements as hex (unless
+/// the options say otherwise), `i1` hex bit-packed, floats in MLIR's spelling.
+fn write_dense_body_styled(
+    f: &mut dyn fmt::Write,
+    d: &DenseElements,
+    style: AttrStyle<'_>,
+) -> fmt::Result {
     let dt = d.dtype();
     let elem = |f: &mut dyn fmt::Write, e: Element| -> fmt::Result {
         match e {
             Element::Bool(b) => f.write_str(if b { "true" } else { "false" }),
-            Element::Float(x) => f.write_str(&fmt_float(x, dt)),
+            Element::Float(x) => f.write_str(&float_text(x, dt, style)),
             Element::Int(i) => write!(f, "{i}"),
             Element::UInt(u) => write!(f, "{u}"),
         }
     };
-    if d.splat {
+    let w = dt.byte_size().max(1);
+    // MLIR: several equal elements, or a single one, are a splat.
+    let all_equal = || d.bytes.chunks(w).all(|c| c == &d.bytes[..w]);
+    if d.splat || (style.generic && (d.len() == 1 || (d.len() > 1 && all_equal()))) {
         return elem(f, d.get(0));
     }
+    let hex_over = match style.hex_over {
+        None if style.generic => Some(MLIR_HEX_ELEMENTS_OVER),
+        h => h,
+    };
     if hex_over.is_some_and(|n| d.len() > n) {
         let mut s = String::from("\"0x");
-        push_hex(&mut s, &d.bytes);
+        if dt == DType::I1 {
+            // MLIR keeps booleans one bit each, least significant first.
+            let packed: Vec<u8> = d
+                .bytes
+                .chunks(8)
+                .map(|c| {
+                    c.iter()
+                        .enumerate()
+                        .fold(0u8, |a, (i, &b)| a | ((b & 1) << i))
+                })
+                .collect();
+            push_hex(&mut s, &packed);
+        } else {
+            push_hex(&mut s, &d.bytes);
+        }
         s.push('"');
         return f.write_str(&s);
     }
@@ -1091,19 +1511,19 @@ fn push_hex(out: &mut String, bytes: &[u8]) {
     out.push_str(std::str::from_utf8(&hex).unwrap_or_default());
 }
 
+/// A string's contents as MLIR (LLVM's `printEscapedString`) writes them:
+/// printable ASCII as is, `\\` doubled, anything else (quotes, newlines,
+/// UTF-8 bytes) as `\\XX`.
 pub fn escape(s: &str) -> String {
     let plain = |b: u8| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\';
     if s.bytes().all(plain) {
         return s.to_string();
     }
-    let mut out = String::with_capacity(s.len());
+    let mut out = String::with_capacity(s.len() + 8);
     for b in s.bytes() {
         match b {
-            b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            0x20..=0x7e => out.push(b as char),
+            b if plain(b) => out.push(b as char),
             _ => {
                 let _ = write!(out, "\\{b:02X}");
             }
@@ -1153,5 +1573,27 @@ pub fn describe_value(body: &Body, v: ValueId) -> String {
     match body.value(v).def {
         ValueDef::Result { op, index } => format!("result #{index} of '{}'", body.op(op).name),
         ValueDef::BlockArg { index, .. } => format!("block argument #{index}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attributes::Attribute;
+
+    #[test]
+    fn integers_print_the_bits_of_their_width() {
+        // Built by code, not parsed: printed as MLIR reads them back.
+        let s = |v: i64, d: DType| {
+            let mut out = String::new();
+            write_attr(&mut out, Attribute::int(v, Type::scalar(d)), true).unwrap_or_default();
+            out
+        };
+        assert_eq!(s(255, DType::I8), "-1 : i8");
+        assert_eq!(s(-1, DType::U8), "255 : ui8");
+        assert_eq!(s(-1, DType::U32), "4294967295 : ui32");
+        assert_eq!(s(-1, DType::U64), "18446744073709551615 : ui64");
+        assert_eq!(s(-5, DType::I16), "-5 : i16");
+        assert_eq!(s(i64::MIN, DType::I64), "-9223372036854775808 : i64");
     }
 }

@@ -114,6 +114,57 @@ impl DType {
     pub fn is_unsigned_int(self) -> bool {
         matches!(self, DType::U64 | DType::U32 | DType::U16 | DType::U8)
     }
+
+    /// Mantissa and exponent widths of a float type.
+    fn float_layout(self) -> (u32, u32) {
+        match self {
+            DType::F32 => (23, 8),
+            DType::F16 => (10, 5),
+            DType::BF16 => (7, 8),
+            _ => (52, 11),
+        }
+    }
+
+    /// The bits of `v` in this float type (f64 for non-float types), rounded
+    /// to nearest. A NaN keeps its sign and payload bit for bit — a hardware
+    /// conversion would quiet a signalling NaN, and IR text must read back
+    /// exactly (`0x7F800001 : f32`).
+    pub fn float_bits(self, v: f64) -> u64 {
+        if v.is_nan() {
+            let (m, e) = self.float_layout();
+            let b = v.to_bits();
+            let sign = b >> 63;
+            let mut payload = (b & ((1 << 52) - 1)) >> (52 - m);
+            if payload == 0 {
+                payload = 1 << (m - 1);
+            }
+            return sign << (m + e) | ((1 << e) - 1) << m | payload;
+        }
+        match self {
+            DType::F32 => (v as f32).to_bits() as u64,
+            DType::F16 => half::f16::from_f64(v).to_bits() as u64,
+            DType::BF16 => half::bf16::from_f64(v).to_bits() as u64,
+            _ => v.to_bits(),
+        }
+    }
+
+    /// The value of `bits` of this float type as f64; NaN payloads kept bit
+    /// for bit (the inverse of [`DType::float_bits`]).
+    pub fn float_from_bits(self, bits: u64) -> f64 {
+        let (m, e) = self.float_layout();
+        let exp_all_ones = (bits >> m) & ((1 << e) - 1) == (1 << e) - 1;
+        if exp_all_ones && bits & ((1 << m) - 1) != 0 {
+            let sign = (bits >> (m + e)) & 1;
+            let payload = (bits & ((1 << m) - 1)) << (52 - m);
+            return f64::from_bits(sign << 63 | 0x7FF << 52 | payload);
+        }
+        match self {
+            DType::F32 => f32::from_bits(bits as u32) as f64,
+            DType::F16 => half::f16::from_bits(bits as u16).to_f64(),
+            DType::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
+            _ => f64::from_bits(bits),
+        }
+    }
 }
 
 impl fmt::Display for DType {
@@ -173,6 +224,9 @@ pub enum TypeData {
         name: Ident,
         body: Box<str>,
     },
+    /// A builtin MLIR type ge does not model (`memref<…>`, `vector<…>`,
+    /// `complex<…>`, `tuple<…>`), kept as written, aliases resolved.
+    Verbatim(Box<str>),
 }
 
 /// An interned type handle.
@@ -219,6 +273,11 @@ impl Type {
     }
     pub fn none() -> Type {
         Type::new(TypeData::None)
+    }
+    /// A builtin type ge does not model, kept as `text`.
+    pub fn verbatim(text: &str) -> Type {
+        crate::affine_alias::note_verbatim(text);
+        Type::new(TypeData::Verbatim(text.into()))
     }
     pub fn function(inputs: &[Type], results: &[Type]) -> Type {
         Type::new(TypeData::Function {

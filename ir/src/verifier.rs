@@ -2,7 +2,7 @@
 //! dominance, symbol uniqueness, single blocks) plus each op's own verifier
 //! and result-type inference check. Reports every problem it finds.
 
-use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId, WalkOrder};
+use crate::body::{BlockId, Body, OpId, RegionId, ValueDef, ValueId};
 use crate::diagnostics::{Diagnostic, Pos, Severity};
 use crate::module::Module;
 use crate::opdef::{Arity, OpDef, Trait};
@@ -40,29 +40,45 @@ pub fn verify_op(body: &Body, op: OpId) -> Vec<Diagnostic> {
 }
 
 fn verify_op_rec(body: &Body, op: OpId) -> Vec<Diagnostic> {
-    verify_tree(body, &[op])
+    // Whose body this is is not known here: check dominance as in a function
+    // (a module's own body is verified through `verify_inner`, which knows).
+    verify_tree(body, &[op], false)
 }
 
 /// Verify `ops` of `body` and everything nested in them, with one verifier
 /// (and one block-order cache) for the whole body; nested isolated bodies
 /// are verified independently, in parallel.
-fn verify_tree(body: &Body, ops: &[OpId]) -> Vec<Diagnostic> {
-    let mut v = Verifier {
-        body,
-        out: vec![],
-        order: HashMap::default(),
+fn verify_tree(body: &Body, ops: &[OpId], root_graph: bool) -> Vec<Diagnostic> {
+    let check = |ops: &[OpId]| {
+        let mut v = Verifier {
+            body,
+            root_graph,
+            out: vec![],
+            order: HashMap::default(),
+            isolated: vec![],
+        };
+        for &op in ops {
+            v.check_op(op);
+        }
+        (v.out, v.isolated)
     };
-    for &op in ops {
-        v.check_op(op);
-    }
-    let mut out = v.out;
+    // Ops holding regions (functions of an unregistered dialect, say) are
+    // checked on several threads; a function's own ops are not worth it.
+    let with_regions = ops
+        .iter()
+        .filter(|&&o| !body.op(o).regions().is_empty())
+        .take(2)
+        .count();
+    let parts: Vec<(Vec<Diagnostic>, Vec<OpId>)> = if with_regions > 1 {
+        ops.par_chunks(4).map(check).collect()
+    } else {
+        vec![check(ops)]
+    };
+    let mut out = vec![];
     let mut isolated = vec![];
-    for &op in ops {
-        body.walk(op, WalkOrder::Pre, &mut |o| {
-            if body.op(o).inner.is_some() {
-                isolated.push(o);
-            }
-        });
+    for (d, i) in parts {
+        out.extend(d);
+        isolated.extend(i);
     }
     let nested: Vec<Diagnostic> = if isolated.len() > 1 {
         isolated
@@ -95,6 +111,8 @@ pub fn verify_data(op: &mut crate::body::OpData) -> Vec<Diagnostic> {
         {
             let mut v = Verifier {
                 body: b,
+                isolated: vec![],
+                root_graph: true,
                 out: vec![],
                 order: HashMap::default(),
             };
@@ -116,9 +134,14 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
             top.extend(inner.block_ops(b));
         }
     }
-    let mut out = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || verify_tree(inner, &top));
+    let root_graph = may_be_graph_region(d);
+    let mut out = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
+        verify_tree(inner, &top, root_graph)
+    });
     let mut v = Verifier {
         body: inner,
+        isolated: vec![],
+        root_graph,
         out: vec![],
         order: HashMap::default(),
     };
@@ -129,6 +152,11 @@ fn verify_inner(body: &Body, op: OpId) -> Vec<Diagnostic> {
 
 struct Verifier<'a> {
     body: &'a Body,
+    /// Isolated ops met, whose bodies are verified after this one.
+    isolated: Vec<OpId>,
+    /// Whether the body's root regions are graph regions (no dominance
+    /// between ops of a block): their owner, outside the body, says.
+    root_graph: bool,
     out: Vec<Diagnostic>,
     /// Position of each op within its block (filled per block on demand).
     order: HashMap<BlockId, HashMap<OpId, usize>>,
@@ -154,7 +182,9 @@ impl<'a> Verifier<'a> {
             self.check_def(op, def);
         }
         self.check_dominance(op);
-        if d.inner.is_none() {
+        if d.inner.is_some() {
+            self.isolated.push(op);
+        } else {
             let regions = d.regions().to_vec();
             self.check_regions_of(op, &regions, body);
             for r in regions {
@@ -652,9 +682,10 @@ impl<'a> Verifier<'a> {
     }
 
     fn in_graph_region(&self, b: BlockId) -> bool {
-        self.body
-            .block_parent_op(b)
-            .is_some_and(|p| self.body.op(p).has_trait(Trait::GraphRegion))
+        match self.body.block_parent_op(b) {
+            Some(p) => may_be_graph_region(self.body.op(p)),
+            None => self.root_graph,
+        }
     }
 
     fn block_dominates(&self, r: RegionId, a: BlockId, b: BlockId) -> bool {
@@ -684,6 +715,13 @@ impl<'a> Verifier<'a> {
             None => true,
         }
     }
+}
+
+/// Whether `op`'s regions may be graph regions, where an op may use a value
+/// defined after it in its block: as in MLIR, those of ops with the
+/// `GraphRegion` trait (modules) and of every unregistered op.
+fn may_be_graph_region(op: &crate::body::OpData) -> bool {
+    op.def.is_none() || op.has_trait(Trait::GraphRegion)
 }
 
 /// Visit every op nested in `regions` whose nearest symbol table is the op

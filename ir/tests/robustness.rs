@@ -4,6 +4,7 @@
 //! These run on the test harness's small (2 MiB) thread stacks on purpose: the
 //! parser, verifier, printer and `Drop` must not depend on a big main stack.
 
+use ge_ir::parser::nesting::MAX_NESTING;
 use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
 use ge_ir::verifier::verify_module;
@@ -209,13 +210,113 @@ fn ten_thousand_nested_dialect_bodies() {
     assert_eq!(parse_or_diagnose(&src, true), None);
 }
 
+/// The diagnostic for an input nested past `MAX_NESTING`: its message, and
+/// the line and column it points at (1-based, as printed).
+fn too_deep(src: &str) -> (String, usize, usize) {
+    let c = ctx();
+    let d = match parse_module(&c, "deep.air", src, ParseOptions::default()) {
+        Ok(_) => panic!("nesting past the limit must be refused"),
+        Err(d) => d,
+    };
+    let mut sm = ge_ir::SourceMap::new();
+    sm.add("deep.air", std::sync::Arc::from(src));
+    let (_, line) = sm.line_of(&d.pos).expect("a position");
+    let col = match &d.pos {
+        ge_ir::diagnostics::Pos::Span { range, .. } => {
+            let line_start = src[..range.start].rfind('\n').map_or(0, |i| i + 1);
+            range.start - line_start + 1
+        }
+        p => panic!("no span: {p:?}"),
+    };
+    (d.message.clone(), line, col)
+}
+
+/// Where the bracket one past the limit is, in `open` repeated on one line.
+fn col_past_limit(prefix: &str, open: &str, brackets_per_open: usize) -> usize {
+    let n = MAX_NESTING / brackets_per_open;
+    // `n` copies reach the limit exactly; the next copy's bracket is the first past it.
+    prefix.len() + n * open.len() + open.find(['(', '[', '{', '<']).unwrap_or(0) + 1
+}
+
 #[test]
-fn hundred_thousand_nested_arrays_fail_cleanly_or_parse() {
-    // Deeper than any real input: either parsed or "nested too deeply", never a crash.
+fn hundred_thousand_nested_arrays_are_refused_at_the_limit() {
     let src = attr_op(&("[".repeat(100_000) + &"]".repeat(100_000)));
-    if let Some(msg) = parse_or_diagnose(&src, false) {
-        assert!(msg.contains("nested too deeply"), "{msg}");
+    let (msg, line, col) = too_deep(&src);
+    assert!(msg.contains("nested too deeply"), "{msg}");
+    assert!(
+        msg.contains(&MAX_NESTING.to_string()),
+        "the limit is named: {msg}"
+    );
+    // `"x.op"() {a = ` holds three brackets: `(`, `)` closed, `{`.
+    assert_eq!((line, col), (1, "\"x.op\"() {a = ".len() + MAX_NESTING));
+}
+
+#[test]
+fn hundred_thousand_nested_tensors_are_refused_at_the_limit() {
+    let prefix = "\"x.op\"() {a = ";
+    let src = attr_op(&("tensor<2xf32, ".repeat(100_000) + "unit" + &">".repeat(100_000)));
+    let (msg, line, col) = too_deep(&src);
+    assert!(msg.contains("nested too deeply"), "{msg}");
+    // The dictionary's `{` is one level: the tensor at depth MAX_NESTING + 1 is the last to open.
+    assert_eq!(
+        (line, col),
+        (
+            1,
+            col_past_limit(prefix, "tensor<2xf32, ", 1) - "tensor<2xf32, ".len()
+        )
+    );
+}
+
+#[test]
+fn hundred_thousand_nested_dicts_are_refused_at_the_limit() {
+    let src = attr_op(&("{a = ".repeat(100_000) + "1" + &"}".repeat(100_000)));
+    let (msg, _, col) = too_deep(&src);
+    assert!(msg.contains("nested too deeply"), "{msg}");
+    assert_eq!(
+        col,
+        "\"x.op\"() {a = ".len() + (MAX_NESTING - 1) * "{a = ".len() + 1
+    );
+}
+
+#[test]
+fn hundred_thousand_nested_modules_are_refused_at_the_limit() {
+    let src = "module {\n".repeat(100_000) + &"}\n".repeat(100_000);
+    let (msg, line, col) = too_deep(&src);
+    assert!(msg.contains("nested too deeply"), "{msg}");
+    assert_eq!((line, col), (MAX_NESTING + 1, "module {".len()));
+}
+
+#[test]
+fn nesting_at_the_limit_still_parses() {
+    // Exactly MAX_NESTING brackets: the deepest accepted (arrays, whose
+    // elements are parsed and built recursively).
+    let src = attr_op(&("[".repeat(MAX_NESTING - 1) + &"]".repeat(MAX_NESTING - 1)));
+    assert_eq!(parse_or_diagnose(&src, false), None);
+}
+
+#[test]
+fn the_nesting_scan_stops_at_the_limit() {
+    // Linear work for any input: the scan gives up at the first bracket past
+    // the limit, however much nesting follows.
+    for n in [MAX_NESTING + 1, 10 * MAX_NESTING] {
+        let src = "(".repeat(n);
+        let r = ge_ir::parser::nesting::scan(&src, MAX_NESTING);
+        assert_eq!(r.too_deep_at, Some(MAX_NESTING));
     }
+}
+
+#[test]
+fn deep_dimension_expressions_are_refused() {
+    let mut e = String::from("B");
+    for _ in 0..2000 {
+        e = format!("({e}+1)/2");
+    }
+    let src = format!("\"x.op\"() : () -> tensor<({e})xf32>\n");
+    let msg = parse_or_diagnose(&src, false).expect("too deep");
+    assert!(
+        msg.contains("dimension expression nested more than"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -336,4 +437,58 @@ fn million_op_module_parses() {
     };
     assert!(verify_module(&m).is_empty());
     assert_eq!(m.body().deep_op_count(), 1000 * 1002);
+}
+
+#[test]
+fn printing_deep_nesting_grows_linearly() {
+    // Indentation stops growing past 64 levels: printed size grows with the
+    // number of ops, not with their square (100,000 levels printed 23 GB).
+    let size = |depth: usize| {
+        let c = ctx();
+        let m = parse_module(
+            &c,
+            "deep.air",
+            &nested_regions(depth),
+            ParseOptions::default(),
+        )
+        .unwrap_or_else(|d| panic!("{}", d.message));
+        (print(&m, false).len(), print(&m, true).len())
+    };
+    let (small, small_g) = size(1_000);
+    let (big, big_g) = size(10_000);
+    assert!(big < 11 * small, "custom form: {small} -> {big} bytes");
+    assert!(
+        big_g < 11 * small_g,
+        "generic form: {small_g} -> {big_g} bytes"
+    );
+}
+
+#[test]
+fn every_walk_survives_ten_thousand_nested_modules() {
+    // On the test harness's 2 MiB stack: cloning, walking, counting, the
+    // resource walks (ge-run's inline_resources overflowed at 100,000 levels)
+    // and the generic printer's numbering must not recurse per level unguarded.
+    let src = "module {\n".repeat(DEPTH)
+        + "\"x.use\"() {w = dense_resource<blob> : tensor<2xi8>, n = [dense_resource<kept> : tensor<3xi8>]} : () -> ()\n"
+        + &"}\n".repeat(DEPTH)
+        + "{-#\n  dialect_resources: {\n    builtin: {\n      blob: \"0x010000000102\",\n      kept: \"0x01000000030405\"\n    }\n  }\n#-}\n";
+    let c = ctx();
+    let mut m = parse_module(&c, "deep.air", &src, ParseOptions::default())
+        .unwrap_or_else(|d| panic!("{}", d.message));
+    assert_eq!(m.op_count(), DEPTH + 1);
+    let copy = m.clone();
+    let mut n = 0;
+    copy.outer
+        .walk_deep(ge_ir::WalkOrder::Post, &mut |_, _| n += 1);
+    assert_eq!(n, DEPTH + 1);
+    assert_eq!(m.referenced_resources().len(), 2);
+    // The top-level blob is inlined; the one inside an array stays, referenced.
+    assert_eq!(m.inline_resources(), 1);
+    assert_eq!(m.resources.keys().collect::<Vec<_>>(), ["kept"]);
+    let generic = print(&m, true);
+    assert!(generic.contains("dense<[1, 2]> : tensor<2xi8>"), "inlined");
+    assert!(
+        generic.contains("kept: \"0x01000000030405\""),
+        "still referenced, still printed"
+    );
 }

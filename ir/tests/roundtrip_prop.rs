@@ -16,7 +16,7 @@
 //! `PROPTEST_CASES=2000 cargo test -p ge-ir --test roundtrip_prop` runs longer;
 //! `GE_PROP_DUMP=1` prints every generated module.
 
-use ge_ir::attributes::AttrDict;
+use ge_ir::attributes::{AttrDict, Attribute};
 use ge_ir::body::{Body, OpId, WalkOrder};
 use ge_ir::parser::{parse_module, ParseOptions};
 use ge_ir::printer::{print_module, PrintOptions};
@@ -376,6 +376,8 @@ struct OpGen {
     operands: Vec<usize>,
     results: Vec<String>,
     attrs: String,
+    /// Properties (`<...>`): any attribute, usually a dictionary.
+    props: Option<String>,
     loc: String,
     regions: Vec<RegionGen>,
     /// Name the results as one group (`%v:N`).
@@ -405,17 +407,21 @@ fn op_leaf() -> impl Strategy<Value = OpGen> {
         attr_dict(),
         location(),
         any::<bool>(),
+        prop::option::weighted(0.3, prop_oneof![3 => attr_dict(), 1 => attr()]),
     )
-        .prop_map(|(dialect_op, operands, results, attrs, loc, group)| OpGen {
-            dialect_op,
-            operands,
-            results,
-            attrs,
-            loc,
-            regions: vec![],
-            group,
-            module: None,
-        })
+        .prop_map(
+            |(dialect_op, operands, results, attrs, loc, group, props)| OpGen {
+                dialect_op,
+                operands,
+                results,
+                attrs,
+                props,
+                loc,
+                regions: vec![],
+                group,
+                module: None,
+            },
+        )
 }
 
 fn block(op: BoxedStrategy<OpGen>) -> impl Strategy<Value = BlockGen> {
@@ -461,6 +467,7 @@ fn op() -> impl Strategy<Value = OpGen> {
                         operands: vec![],
                         results: vec![],
                         attrs: String::new(),
+                        props: None,
                         loc,
                         regions: vec![RegionGen {
                             blocks: vec![BlockGen { args: vec![], ops, successors: vec![] }],
@@ -548,6 +555,11 @@ impl Render {
         );
         if !succ.is_empty() {
             let _ = write!(self.out, "[{}]", succ.join(", "));
+        }
+        if let Some(p) = &op.props {
+            // An empty dictionary reads `{}`: still properties.
+            let p = if p.is_empty() { "{}" } else { p.trim() };
+            let _ = write!(self.out, " <{p}>");
         }
         if !op.regions.is_empty() {
             self.out.push_str(" (");
@@ -682,6 +694,7 @@ type BlockArgShape = (Type, Option<Location>);
 struct OpShape {
     name: Ident,
     attrs: AttrDict,
+    props: Option<Attribute>,
     operands: Vec<Type>,
     results: Vec<Type>,
     /// Per region, per block: argument types (and locations).
@@ -697,6 +710,7 @@ fn shapes(m: &Module, with_locs: bool) -> Vec<OpShape> {
         OpShape {
             name: d.name,
             attrs: d.attrs,
+            props: d.props,
             operands: b.operand_types(o),
             results: b.result_types(o),
             blocks: d

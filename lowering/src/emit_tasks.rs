@@ -697,14 +697,8 @@ impl Places {
                     return Ok(w);
                 }
                 let st = OpState {
-                    name: d.name,
-                    def: d.def,
-                    loc: d.loc,
-                    operands: vec![],
                     result_types: vec![body.value_type(v)],
-                    attrs: d.attrs,
-                    num_regions: 0,
-                    successors: vec![],
+                    ..OpState::like(d)
                 };
                 let w = body.create_op(st);
                 match body.block_first_op(self.pblk) {

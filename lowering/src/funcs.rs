@@ -239,14 +239,9 @@ fn clone_detached(
         })
         .collect::<Result<_, _>>()?;
     let st = OpState {
-        name: d.name,
-        def: d.def,
-        loc: d.loc,
         operands,
         result_types: src.result_types(op),
-        attrs: d.attrs,
-        num_regions: 0,
-        successors: vec![],
+        ..OpState::like(d)
     };
     let new = match d.inner.as_deref() {
         Some(inner) => {
@@ -280,7 +275,9 @@ fn clone_region(
             map.insert(a, na);
         }
         for o in src.block_ops(b) {
-            let no = clone_detached(src, o, dst, map)?;
+            // Regions nest as deep as the text: grow the stack, not overflow it.
+            let no =
+                stacker::maybe_grow(64 * 1024, 1024 * 1024, || clone_detached(src, o, dst, map))?;
             dst.append_op(nb, no);
         }
     }

@@ -158,7 +158,7 @@ def ensure_inputs(out_dir, F, N, seed, redundant=False, regen=False):
     """Generate the inputs unless they exist and are newer than the generator."""
     tag = f"{F}x{N}"
     need = [f"ge-{tag}.air", f"ge-{tag}.generic.air", f"mlir-{tag}.mlir",
-            f"mlir-{tag}.generic.mlir"]
+            f"mlir-{tag}.generic.mlir", f"unreg-{tag}.generic.mlir"]
     if redundant:
         need += [f"ge-{tag}-redundant.air", f"mlir-{tag}-redundant.mlir"]
     paths = [os.path.join(out_dir, n) for n in need]
@@ -180,7 +180,8 @@ def ensure_inputs(out_dir, F, N, seed, redundant=False, regen=False):
         with open(meta, "w") as f:
             json.dump({"F": F, "N": N, "seed": seed}, f)
         log(f"  generated in {time.perf_counter() - t:.1f} s")
-    names = ["ge", "ge-generic", "mlir", "mlir-generic", "ge-redundant", "mlir-redundant"]
+    names = ["ge", "ge-generic", "mlir", "mlir-generic", "unreg", "ge-redundant",
+             "mlir-redundant"]
     return dict(zip(names, paths))
 
 

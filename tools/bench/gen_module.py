@@ -12,6 +12,10 @@ Files written to the output dir (FxN is the size, e.g. 1000x1000):
 
     ge-FxN.air              graph.func / graph.add ... in custom form
     ge-FxN.generic.air      the same, in the form `ge-opt --print-op-generic` prints
+    unreg-FxN.generic.mlir  the same with ops of an unregistered dialect (`u.func`, `u.add`,
+                            ...) in generic form, as both tools print it; both read it with
+                            --allow-unregistered-dialect (nothing is known to be isolated
+                            from above, so ge cannot rely on its functions being independent)
     mlir-FxN.mlir           func.func / arith.addf ... in custom form
     mlir-FxN.generic.mlir   the same, in the form `mlir-opt --mlir-print-op-generic` prints
     ge-FxN-redundant.air, mlir-FxN-redundant.mlir   (with --redundant; see below)
@@ -179,14 +183,32 @@ def emit_ge(w, fi, ops, with_consts):
     w.w(f"    graph.return {v(ops[-1][0])} : {T}\n  }}\n")
 
 
-def emit_ge_generic(w, fi, ops):
-    w.w(f'  "graph.func"() ({{\n  ^bb0({ARGS}):\n')
+def emit_ge_generic(w, fi, F, ops):
+    # Numbered as mlir-opt numbers the generic form (see emit_mlir_generic).
+    off = (F - 1 - fi) * len(ops)
+    aoff = (F - 1 - fi) * 2
+    w.w(f'  "graph.func"() <{{function_type = {FN_T}, sym_name = "f{fi}"}}> ({{\n')
+    w.w(f"  ^bb0(%arg{aoff}: {T}, %arg{aoff + 1}: {T}):\n")
     for r, op, xs in ops:
-        if len(xs) == 2:
-            w.w(f'    %{r} = "graph.{op}"({v(xs[0])}, {v(xs[1])}) : {BIN_T}\n')
-        else:
-            w.w(f'    %{r} = "graph.{op}"({v(xs[0])}) : {UN_T}\n')
-    w.w(f'    "graph.return"({v(ops[-1][0])}) : ({T}) -> ()\n')
+        ty = BIN_T if len(xs) == 2 else UN_T
+        operands = ", ".join(v(x, off, aoff) for x in xs)
+        w.w(f'    %{r + off} = "graph.{op}"({operands}) : {ty}\n')
+    w.w(f'    "graph.return"({v(ops[-1][0], off, aoff)}) : ({T}) -> ()\n')
+    w.w("  }) : () -> ()\n")
+
+
+def emit_unreg_generic(w, fi, F, ops):
+    # The generic-form workload of issue 18: the same computation in an unregistered
+    # dialect, numbered as both tools number the generic form (see emit_mlir_generic).
+    off = (F - 1 - fi) * len(ops)
+    aoff = (F - 1 - fi) * 2
+    w.w('  "u.func"() ({\n')
+    w.w(f"  ^bb0(%arg{aoff}: {T}, %arg{aoff + 1}: {T}):\n")
+    for r, op, xs in ops:
+        ty = BIN_T if len(xs) == 2 else UN_T
+        operands = ", ".join(v(x, off, aoff) for x in xs)
+        w.w(f'    %{r + off} = "u.{op}"({operands}) : {ty}\n')
+    w.w(f'    "u.return"({v(ops[-1][0], off, aoff)}) : ({T}) -> ()\n')
     w.w(f'  }}) {{function_type = {FN_T}, sym_name = "f{fi}"}} : () -> ()\n')
 
 
@@ -222,23 +244,27 @@ def generate(out_dir, F, N, seed, redundant, redundancy, quiet=False):
         "ge-generic": os.path.join(out_dir, f"ge-{tag}.generic.air"),
         "mlir": os.path.join(out_dir, f"mlir-{tag}.mlir"),
         "mlir-generic": os.path.join(out_dir, f"mlir-{tag}.generic.mlir"),
+        "unreg": os.path.join(out_dir, f"unreg-{tag}.generic.mlir"),
     }
     ws = {k: Writer(p + ".part") for k, p in paths.items()}
     ws["ge"].w("module {\n")
     ws["ge-generic"].w('"builtin.module"() ({\n')
     ws["mlir"].w("module {\n")
     ws["mlir-generic"].w('"builtin.module"() ({\n')
+    ws["unreg"].w('"builtin.module"() ({\n')
     rng = random.Random(seed)
     for fi in range(F):
         ops = gen_function(rng, N, 0.0)
         emit_ge(ws["ge"], fi, ops, False)
-        emit_ge_generic(ws["ge-generic"], fi, ops)
+        emit_ge_generic(ws["ge-generic"], fi, F, ops)
         emit_mlir(ws["mlir"], fi, ops, False)
         emit_mlir_generic(ws["mlir-generic"], fi, F, ops)
+        emit_unreg_generic(ws["unreg"], fi, F, ops)
     ws["ge"].w("}\n")
     ws["ge-generic"].w("}) : () -> ()\n")
     ws["mlir"].w("}\n")
     ws["mlir-generic"].w("}) : () -> ()\n")
+    ws["unreg"].w("}) : () -> ()\n")
     for k, w in ws.items():
         w.close()
         os.replace(paths[k] + ".part", paths[k])
@@ -318,6 +344,9 @@ def check_with_tools(seed):
             same("ge-opt --print-op-generic", run([ge_opt, "--print-op-generic", p["ge"]]),
                  p["ge-generic"])
             same("ge-opt (generic input)", run([ge_opt, p["ge-generic"]]), p["ge"])
+            same("ge-opt --print-op-generic (unregistered)",
+                 run([ge_opt, "--allow-unregistered-dialect", "--print-op-generic", p["unreg"]]),
+                 p["unreg"])
             r = run([ge_opt, p["ge-redundant"]])
             print("ok: ge-opt accepts the redundant variant" if r is not None
                   else "FAIL: redundant variant")
@@ -327,6 +356,9 @@ def check_with_tools(seed):
         if mlir_opt:
             same("mlir-opt --mlir-print-op-generic",
                  run([mlir_opt, "--mlir-print-op-generic", p["mlir"]]), p["mlir-generic"])
+            same("mlir-opt --mlir-print-op-generic (unregistered)",
+                 run([mlir_opt, "--allow-unregistered-dialect", "--mlir-print-op-generic",
+                      p["unreg"]]), p["unreg"])
             r = run([mlir_opt, p["mlir-generic"]])
             # the generic file must parse and mean the same as the custom one
             r2 = run([mlir_opt, p["mlir"]])

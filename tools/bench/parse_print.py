@@ -8,9 +8,13 @@ Steps, all in one run:
   1. cargo build --release -p ge-driver (shared target dir; waits if cargo holds the lock);
   2. generate the inputs with gen_module.py into target/bench/ (git-ignored), unless they are
      already there and up to date;
-  3. for each form (custom, generic) run, interleaved, `--runs` times each:
+  3. for each form (custom, generic, unregistered) run, interleaved, `--runs` times each:
          ge-opt      <ge-FxN[.generic].air>       -o /dev/null
          mlir-opt-22 <mlir-FxN[.generic].mlir>    -o /dev/null
+     and for the unregistered form (issue 18) both tools on the same file, generic ops of an
+     unregistered dialect that neither tool knows to be isolated from above:
+         ge-opt      --allow-unregistered-dialect unreg-FxN.generic.mlir -o /dev/null
+         mlir-opt-22 --allow-unregistered-dialect unreg-FxN.generic.mlir -o /dev/null
      measuring wall time and peak RSS of the process (rusage of the child, as GNU time's %M);
   4. one extra `ge-opt --timing` run on the custom form for the phase breakdown;
   5. print a markdown report (tables + ratios ge/mlir) on stdout and save it, with a JSON
@@ -43,7 +47,8 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(bl.REPO, "target", "bench"))
     ap.add_argument("--no-build", action="store_true", help="use the existing release ge-opt")
     ap.add_argument("--regen", action="store_true", help="regenerate the inputs")
-    ap.add_argument("--forms", default="custom,generic", help="custom,generic")
+    ap.add_argument("--forms", default="custom,generic,unregistered",
+                    help="custom,generic,unregistered")
     a = ap.parse_args()
     F, N = a.functions, a.ops
     forms = [f for f in a.forms.split(",") if f]
@@ -54,13 +59,18 @@ def main():
 
     cases = []
     for form in forms:
-        suffix = "" if form == "custom" else "-generic"
-        ge_in, ml_in = inp["ge" + suffix], inp["mlir" + suffix]
+        if form == "unregistered":
+            ge_in = ml_in = inp["unreg"]
+            flags = ["--allow-unregistered-dialect"]
+        else:
+            suffix = "" if form == "custom" else "-generic"
+            ge_in, ml_in = inp["ge" + suffix], inp["mlir" + suffix]
+            flags = []
         cases.append(bl.Case((form, "ge"), "ge-opt", f"ge-opt {os.path.basename(ge_in)}",
-                             [ge_opt, ge_in, "-o", "/dev/null"], ge_in))
+                             [ge_opt, *flags, ge_in, "-o", "/dev/null"], ge_in))
         cases.append(bl.Case((form, "mlir"), "mlir-opt-22",
                              f"mlir-opt-22 {os.path.basename(ml_in)}",
-                             [mlir_opt, ml_in, "-o", "/dev/null"], ml_in))
+                             [mlir_opt, *flags, ml_in, "-o", "/dev/null"], ml_in))
     load_before = bl.loadavg()
     bl.measure(cases, a.runs)
 

@@ -117,7 +117,7 @@ pub fn declaration(ctx: &Context, m: &Module, o: OpId, opts: PrintOptions) -> St
 }
 
 fn scan_attr(a: Attribute, sym: &mut dyn FnMut(&str), blobs: &mut BTreeSet<String>) {
-    match a.data() {
+    a.for_each_nested(&mut |x| match x.data() {
         AttrData::Symbol(parts) => {
             if let Some(p) = parts.first() {
                 sym(p.as_str());
@@ -126,18 +126,8 @@ fn scan_attr(a: Attribute, sym: &mut dyn FnMut(&str), blobs: &mut BTreeSet<Strin
         AttrData::DenseResource { name, .. } => {
             blobs.insert(name.as_str().to_string());
         }
-        AttrData::Array(xs) => {
-            for x in xs.iter() {
-                scan_attr(*x, sym, blobs);
-            }
-        }
-        AttrData::Dict(d) => {
-            for (_, x) in d.entries() {
-                scan_attr(*x, sym, blobs);
-            }
-        }
         _ => {}
-    }
+    });
 }
 
 /// An empty module with `m`'s attributes and location.
@@ -152,9 +142,7 @@ fn empty_like(ctx: &Context, m: &Module) -> Module {
 /// as a declaration (same attributes, an empty region).
 fn copy_op(dst: &mut Module, body: &Body, o: OpId, with_body: bool) {
     let d = body.op(o);
-    let mut st = OpState::new(d.name.as_str(), d.loc);
-    st.def = d.def;
-    st.attrs = d.attrs;
+    let mut st = OpState::like(d);
     let block = dst.block();
     let mb = dst.body_mut();
     let id = if with_body {
@@ -170,6 +158,7 @@ fn copy_op(dst: &mut Module, body: &Body, o: OpId, with_body: bool) {
 pub fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> (String, String) {
     let mut shell = empty_like(ctx, m);
     shell.resources = m.resources.clone();
+    shell.external_resources = m.external_resources.clone();
     let block = shell.block();
     let b = shell.body_mut();
     let p = b.create_op(OpState::new(PLACEHOLDER, Location::unknown()));
@@ -246,14 +235,15 @@ fn member(body: &Body, o: OpId, opts: PrintOptions) -> String {
 /// match.
 pub fn op_names_ever(m: &mut Module) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    fn walk(b: &mut Body, out: &mut BTreeSet<String>) {
-        for d in b.ops_mut() {
+    // Bodies nest as deep as the text: an explicit stack, not recursion.
+    let mut stack: Vec<&mut Body> = vec![m.body_mut()];
+    while let Some(b) = stack.pop() {
+        for d in Body::ops_mut(b) {
             out.insert(d.name.as_str().to_string());
             if let Some(inner) = d.inner.as_deref_mut() {
-                walk(inner, out);
+                stack.push(inner);
             }
         }
     }
-    walk(m.body_mut(), &mut out);
     out
 }

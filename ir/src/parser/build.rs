@@ -5,6 +5,9 @@ use super::*;
 
 /// Longest type spelling the parser's type cache keeps.
 const TYPE_CACHE_MAX_LEN: usize = 256;
+/// The deepest a symbolic dimension expression may nest operators
+/// (`((B+1)/2+1)/2 ...`); dims are hashed, evaluated and printed recursively.
+pub const MAX_DIM_DEPTH: usize = 1024;
 
 impl<'c, 's> Parser<'c, 's> {
     // ---- items -------------------------------------------------------------
@@ -25,7 +28,7 @@ impl<'c, 's> Parser<'c, 's> {
                 ItemKind::Value { name, index }
             }
             Rule::caret_id => ItemKind::Caret(p.as_str()),
-            Rule::symbol_ref => ItemKind::Symbol(self.build_symbol(p)),
+            Rule::symbol_ref => ItemKind::Symbol(self.build_symbol(p, span.clone())?),
             Rule::dict_attr => ItemKind::Dict(self.build_dict(p, base)?),
             Rule::dense_attr
             | Rule::dense_resource_attr
@@ -39,7 +42,10 @@ impl<'c, 's> Parser<'c, 's> {
                 parse_int(p.as_str())
                     .ok_or_else(|| self.err(span.clone(), "integer literal out of range"))?,
             ),
-            Rule::string => ItemKind::Str(unescape(&p.as_str()[1..p.as_str().len() - 1])),
+            Rule::string => ItemKind::Str(
+                unescape(&p.as_str()[1..p.as_str().len() - 1])
+                    .ok_or_else(|| self.err(span.clone(), NOT_UTF8))?,
+            ),
             Rule::simple_type => ItemKind::Type(self.build_type_at(p, base)?),
             Rule::keyword => ItemKind::Keyword(p.as_str()),
             Rule::punct => ItemKind::Punct(p.as_str()),
@@ -84,7 +90,15 @@ impl<'c, 's> Parser<'c, 's> {
                     .ok_or_else(|| self.err(span.clone(), "expected type"))?;
                 return self.build_type(inner);
             }
-            Rule::scalar_type => Type::scalar(self.build_dtype(text, span)?),
+            Rule::scalar_type => match DType::parse(text) {
+                Some(d) => Type::scalar(d),
+                // Builtin scalar types ge does not model (`i3`, `si8`,
+                // `f80`) are kept as written, outside tensors.
+                None if int_type_name(text).is_some() || matches!(text, "f80" | "f128") => {
+                    Type::verbatim(text)
+                }
+                None => Type::scalar(self.build_dtype(text, span)?),
+            },
             Rule::none_type => Type::none(),
             Rule::tensor_type => self.build_tensor(p)?,
             Rule::function_type => {
@@ -136,12 +150,59 @@ impl<'c, 's> Parser<'c, 's> {
                     }),
                 }
             }
+            Rule::verbatim_type => Type::verbatim(&self.resolve_verbatim(text, span)?),
             r => return Err(self.err(span, format!("expected type, found {r:?}"))),
         };
         if cacheable {
             self.type_cache.insert(text, t);
         }
         Ok(t)
+    }
+
+    /// The text of a verbatim type or attribute with the aliases it names
+    /// (`#map`, `!t`; not dialect names such as `#foo.bar`) written out: the
+    /// text is kept, and must not depend on definitions that are not.
+    fn resolve_verbatim(&self, text: &str, span: Range<usize>) -> PResult<String> {
+        let b = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let (mut i, mut copied) = (0, 0);
+        while i < b.len() {
+            if b[i] == b'"' {
+                i += lex::string_len(&b[i..]).max(1);
+                continue;
+            }
+            if !matches!(b[i], b'#' | b'!') {
+                i += 1;
+                continue;
+            }
+            let n = b[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
+                .count();
+            let id = &text[i + 1..i + 1 + n];
+            if n == 0 || id.contains('.') {
+                i += 1;
+                continue;
+            }
+            let mut spelled = String::new();
+            if b[i] == b'#' {
+                let a = self.attr_aliases.get(id).ok_or_else(|| {
+                    self.err(span.clone(), format!("undefined attribute alias '#{id}'"))
+                })?;
+                let _ = crate::printer::write_attr(&mut spelled, *a, true);
+            } else {
+                let t = self.type_aliases.get(id).ok_or_else(|| {
+                    self.err(span.clone(), format!("undefined type alias '!{id}'"))
+                })?;
+                let _ = crate::printer::write_type(&mut spelled, *t, true);
+            }
+            out.push_str(&text[copied..i]);
+            out.push_str(&spelled);
+            i += 1 + n;
+            copied = i;
+        }
+        out.push_str(&text[copied..]);
+        Ok(out)
     }
 
     pub(super) fn build_dtype(&self, text: &str, span: Range<usize>) -> PResult<DType> {
@@ -286,87 +347,101 @@ impl<'c, 's> Parser<'c, 's> {
                     .map_err(|_| self.err(span.clone(), "dimension out of range"))?,
             ),
             Rule::sym_dim => Dim::sym(inner.as_str()),
-            Rule::dim_expr => Dim::from_expr(self.build_dim_expr(inner, &span)?),
+            Rule::dim_expr => Dim::from_expr(self.build_dim_expr(inner, &span, 0)?),
             _ => return Err(self.err(span, "expected dimension")),
         })
     }
 
+    /// A dimension expression; `depth` counts the operators it sits under:
+    /// each makes the expression tree one level deeper, and everything
+    /// recursive over dims (hashing, evaluating, printing) walks that tree.
     pub(super) fn build_dim_expr(
         &self,
         p: Pair<'s, Rule>,
         span: &Range<usize>,
+        depth: usize,
     ) -> PResult<DimExpr> {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.build_dim_expr_rec(p, span))
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            self.build_dim_expr_rec(p, span, depth)
+        })
     }
 
-    fn build_dim_expr_rec(&self, p: Pair<'s, Rule>, span: &Range<usize>) -> PResult<DimExpr> {
-        match p.as_rule() {
-            Rule::dim_expr => {
-                let mut it = p.into_inner().peekable();
-                let neg = it.next_if(|x| x.as_rule() == Rule::dim_neg).is_some();
-                let mut acc = self.build_dim_expr(
-                    it.next()
-                        .ok_or_else(|| self.err(span.clone(), "expected term"))?,
-                    span,
-                )?;
+    fn build_dim_expr_rec(
+        &self,
+        p: Pair<'s, Rule>,
+        span: &Range<usize>,
+        depth: usize,
+    ) -> PResult<DimExpr> {
+        let (rule, text) = (p.as_rule(), p.as_str());
+        let mut it = p.into_inner().peekable();
+        match rule {
+            Rule::dim_expr | Rule::dim_term | Rule::dim_func => {
+                // Operands of an operator (or a min/max) sit one level deeper.
+                let depth = if it.clone().count() > 1 {
+                    depth + 1
+                } else {
+                    depth
+                };
+                if depth > MAX_DIM_DEPTH {
+                    return Err(self.err(
+                        span.clone(),
+                        format!(
+                            "dimension expression nested more than {MAX_DIM_DEPTH} operators deep"
+                        ),
+                    ));
+                }
+                if rule == Rule::dim_func {
+                    let max = it.next().is_some_and(|n| n.as_str() == "max");
+                    let mut acc: Option<DimExpr> = None;
+                    for a in it {
+                        let a = self.build_dim_expr(a, span, depth)?;
+                        acc = Some(match acc {
+                            None => a,
+                            Some(x) if max => x.max(a),
+                            Some(x) => x.min(a),
+                        });
+                    }
+                    return acc.ok_or_else(|| self.err(span.clone(), "expected arguments"));
+                }
+                let neg = rule == Rule::dim_expr
+                    && it.next_if(|x| x.as_rule() == Rule::dim_neg).is_some();
+                let what = if rule == Rule::dim_expr {
+                    "term"
+                } else {
+                    "factor"
+                };
+                let first = it
+                    .next()
+                    .ok_or_else(|| self.err(span.clone(), format!("expected {what}")))?;
+                let mut acc = self.build_dim_expr(first, span, depth)?;
                 if neg {
                     acc = acc.mul(-1);
                 }
                 while let (Some(op), Some(t)) = (it.next(), it.next()) {
-                    let t = self.build_dim_expr(t, span)?;
-                    acc = if op.as_str() == "+" {
-                        acc.add(t)
-                    } else {
-                        acc.sub(t)
-                    };
-                }
-                Ok(acc)
-            }
-            Rule::dim_term => {
-                let mut it = p.into_inner();
-                let mut acc = self.build_dim_expr(
-                    it.next()
-                        .ok_or_else(|| self.err(span.clone(), "expected factor"))?,
-                    span,
-                )?;
-                while let (Some(op), Some(f)) = (it.next(), it.next()) {
-                    let f = self.build_dim_expr(f, span)?;
-                    let shown = f.to_string();
+                    let t = self.build_dim_expr(t, span, depth)?;
+                    let shown = t.to_string();
                     acc = match op.as_str() {
-                        "*" => acc.mul_expr(f),
-                        "/" => acc.div_expr(f).ok_or_else(|| self.err(span.clone(), format!("floor division of a symbolic dim needs a positive constant or an exact divisor, not '{shown}'")))?,
-                        _ => acc.rem_expr(f).ok_or_else(|| self.err(span.clone(), format!("remainder of a symbolic dim needs a positive constant or an exact divisor, not '{shown}'")))?,
+                        "+" => acc.add(t),
+                        "-" => acc.sub(t),
+                        "*" => acc.mul_expr(t),
+                        "/" => acc.div_expr(t).ok_or_else(|| self.err(span.clone(), format!("floor division of a symbolic dim needs a positive constant or an exact divisor, not '{shown}'")))?,
+                        _ => acc.rem_expr(t).ok_or_else(|| self.err(span.clone(), format!("remainder of a symbolic dim needs a positive constant or an exact divisor, not '{shown}'")))?,
                     };
                 }
                 Ok(acc)
-            }
-            Rule::dim_func => {
-                let mut it = p.into_inner();
-                let max = it.next().is_some_and(|n| n.as_str() == "max");
-                let mut acc: Option<DimExpr> = None;
-                for a in it {
-                    let a = self.build_dim_expr(a, span)?;
-                    acc = Some(match acc {
-                        None => a,
-                        Some(x) if max => x.max(a),
-                        Some(x) => x.min(a),
-                    });
-                }
-                acc.ok_or_else(|| self.err(span.clone(), "expected arguments"))
             }
             Rule::dim_factor => {
-                let i = p
-                    .into_inner()
+                let i = it
                     .next()
                     .ok_or_else(|| self.err(span.clone(), "expected factor"))?;
-                self.build_dim_expr(i, span)
+                self.build_dim_expr(i, span, depth)
             }
             Rule::static_dim => {
-                Ok(DimExpr::Const(p.as_str().parse().map_err(|_| {
+                Ok(DimExpr::Const(text.parse().map_err(|_| {
                     self.err(span.clone(), "number out of range")
                 })?))
             }
-            Rule::sym_dim => Ok(DimExpr::sym(p.as_str())),
+            Rule::sym_dim => Ok(DimExpr::sym(text)),
             _ => Err(self.err(span.clone(), "expected dimension expression")),
         }
     }
@@ -420,6 +495,12 @@ impl<'c, 's> Parser<'c, 's> {
                 let ty = self
                     .typed_suffix(&mut it)?
                     .unwrap_or(Type::scalar(DType::F64));
+                if let TypeData::Verbatim(name) = ty.data() {
+                    return Err(self.err(
+                        span,
+                        format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32 and f64"),
+                    ));
+                }
                 if !ty.dtype().is_some_and(|d| d.is_float()) {
                     return Err(self.err(span, format!("float literal with non-float type '{ty}'")));
                 }
@@ -445,16 +526,31 @@ impl<'c, 's> Parser<'c, 's> {
                         Attribute::float(v, ty)
                     }
                     TypeData::Scalar(DType::I1) => {
-                        let v = parse_int(text).ok_or_else(|| {
-                            self.err(span.clone(), "integer literal out of range")
-                        })?;
-                        Attribute::int(v & 1, ty)
+                        let v = int_literal_i64(text, 1, IntKind::Signless)
+                            .map_err(|e| self.err(span.clone(), e))?;
+                        Attribute::int(i64::from(v != 0), ty)
                     }
-                    TypeData::Scalar(_) => {
-                        let v = parse_int(text).ok_or_else(|| {
-                            self.err(span.clone(), "integer literal out of range")
-                        })?;
+                    TypeData::Scalar(d) => {
+                        // MLIR's range rules; the value kept is the one it
+                        // prints (signless: signed, `255 : i8` is `-1 : i8`).
+                        let kind = if d.is_unsigned_int() {
+                            IntKind::Unsigned
+                        } else if *d == DType::Index {
+                            IntKind::Signed
+                        } else {
+                            IntKind::Signless
+                        };
+                        let v = int_literal_i64(text, d.bit_width(), kind)
+                            .map_err(|e| self.err(span.clone(), e))?;
                         Attribute::int(v, ty)
+                    }
+                    // Integer types ge does not model (`i3`, `si8`, `i128`):
+                    // kept as MLIR prints them.
+                    TypeData::Verbatim(name) if int_type_name(name).is_some() => {
+                        let (kind, width) = int_type_name(name).unwrap_or((IntKind::Signless, 0));
+                        let v = int_literal_value(text, width, kind)
+                            .map_err(|e| self.err(span.clone(), e))?;
+                        Attribute::verbatim(&format!("{v} : {name}"))
                     }
                     _ => {
                         return Err(
@@ -466,8 +562,20 @@ impl<'c, 's> Parser<'c, 's> {
             Rule::string_attr => {
                 let mut it = p.into_inner();
                 let s = it.next().map(|x| x.as_str()).unwrap_or("\"\"");
-                let _ = self.typed_suffix(&mut it)?;
-                Attribute::string(&unescape(&s[1..s.len() - 1]))
+                let text =
+                    unescape(&s[1..s.len() - 1]).ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
+                match self.typed_suffix(&mut it)? {
+                    // A typed string (`"s" : i32`, rare) is kept as MLIR
+                    // prints it; ge's string attributes have no type.
+                    Some(ty) => {
+                        let mut t = String::new();
+                        let _ = crate::printer::write_string_literal(&mut t, &text);
+                        t.push_str(" : ");
+                        let _ = crate::printer::write_type(&mut t, ty, true);
+                        Attribute::verbatim(&t)
+                    }
+                    None => Attribute::string(&text),
+                }
             }
             Rule::array_attr => {
                 let mut items = vec![];
@@ -477,8 +585,9 @@ impl<'c, 's> Parser<'c, 's> {
                 Attribute::array(items)
             }
             Rule::dict_attr => Attribute::dict(self.build_dict(p, base)?),
-            Rule::symbol_ref => self.build_symbol(p),
+            Rule::symbol_ref => self.build_symbol(p, span.clone())?,
             Rule::type_ => Attribute::ty(self.build_type(p)?),
+            Rule::verbatim_attr => Attribute::verbatim(&self.resolve_verbatim(p.as_str(), span)?),
             Rule::hash_attr => {
                 let mut it = p.into_inner();
                 let id = it.next().map(|x| &x.as_str()[1..]).unwrap_or("");
@@ -544,7 +653,7 @@ impl<'c, 's> Parser<'c, 's> {
                         hex(s)
                             .or_else(|| parse_float(s))
                             .or_else(|| parse_int(s).map(|i| i as f64))
-                            .map(|f| crate::tensor::round_f(dtype, f).to_bits() as i64)
+                            .map(|f| dtype.float_from_bits(dtype.float_bits(f)).to_bits() as i64)
                     } else if s == "true" || s == "false" {
                         Some((s == "true") as i64)
                     } else {
@@ -566,19 +675,21 @@ impl<'c, 's> Parser<'c, 's> {
         })
     }
 
-    pub(super) fn build_symbol(&self, p: Pair<'s, Rule>) -> Attribute {
+    pub(super) fn build_symbol(&self, p: Pair<'s, Rule>, span: Range<usize>) -> PResult<Attribute> {
         let parts: Vec<Ident> = p
             .into_inner()
             .map(|s| {
                 let t = &s.as_str()[1..];
                 if t.starts_with('"') {
-                    Ident::new(&unescape(&t[1..t.len() - 1]))
+                    unescape(&t[1..t.len() - 1])
+                        .map(|n| Ident::new(&n))
+                        .ok_or_else(|| self.err(span.clone(), NOT_UTF8))
                 } else {
-                    Ident::new(t)
+                    Ok(Ident::new(t))
                 }
             })
-            .collect();
-        Attribute::new(AttrData::Symbol(parts.into()))
+            .collect::<PResult<_>>()?;
+        Ok(Attribute::new(AttrData::Symbol(parts.into_boxed_slice())))
     }
 
     pub(super) fn build_dict(&mut self, p: Pair<'s, Rule>, base: usize) -> PResult<AttrDict> {
@@ -590,7 +701,7 @@ impl<'c, 's> Parser<'c, 's> {
             let mut it = e.into_inner();
             let k = it.next().map(|x| x.as_str()).unwrap_or("");
             let key = if k.starts_with('"') {
-                unescape(&k[1..k.len() - 1])
+                unescape(&k[1..k.len() - 1]).ok_or_else(|| self.err(sp.clone(), NOT_UTF8))?
             } else {
                 k.to_string()
             };
@@ -677,7 +788,8 @@ impl<'c, 's> Parser<'c, 's> {
                         "expected #ge.external<\"file\", offset = N, length = N, type = T>",
                     ));
                 }
-                let path = unescape(&path[1..path.len() - 1]);
+                let path = unescape(&path[1..path.len() - 1])
+                    .ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
                 let (mut offset, mut length, mut ty) = (None, None, None);
                 for kv in parts {
                     let (k, v) = kv
@@ -753,8 +865,11 @@ impl<'c, 's> Parser<'c, 's> {
             });
         };
         if let Some(hex) = text.strip_prefix("\"0x").and_then(|t| t.strip_suffix('"')) {
-            let bytes = decode_hex(hex)
+            let mut bytes = decode_hex(hex)
                 .ok_or_else(|| self.err(bspan.clone(), "invalid hex in dense literal"))?;
+            if dt == DType::I1 {
+                bytes = unpack_i1_hex(bytes, n);
+            }
             let w = dt.byte_size() as i64;
             let splat = bytes.len() as i64 == w && n != 1;
             if !splat && bytes.len() as i64 != n * w {
@@ -771,7 +886,8 @@ impl<'c, 's> Parser<'c, 's> {
                 ty,
                 splat,
                 bytes: bytes.into(),
-            });
+            }
+            .canonical());
         }
         let (elems, lit_shape) =
             scan_dense_typed(text, Some(dt)).map_err(|m| self.err(bspan.clone(), m))?;
@@ -793,7 +909,8 @@ impl<'c, 's> Parser<'c, 's> {
                 ty,
                 splat: n != 1,
                 bytes: bytes.into(),
-            }),
+            }
+            .canonical()),
             Some(s) => {
                 if s != shape {
                     return Err(self.err(
@@ -811,7 +928,8 @@ impl<'c, 's> Parser<'c, 's> {
                     ty,
                     splat: false,
                     bytes: bytes.into(),
-                })
+                }
+                .canonical())
             }
         }
     }
@@ -845,7 +963,9 @@ impl<'c, 's> Parser<'c, 's> {
                 let f = it.next().map(|x| x.as_str()).unwrap_or("\"\"");
                 let line = it.next().and_then(|x| x.as_str().parse().ok()).unwrap_or(0);
                 let col = it.next().and_then(|x| x.as_str().parse().ok()).unwrap_or(0);
-                Ok(Location::file(&unescape(&f[1..f.len() - 1]), line, col))
+                let f =
+                    unescape(&f[1..f.len() - 1]).ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
+                Ok(Location::file(&f, line, col))
             }
             Rule::loc_name => {
                 let mut it = p.into_inner();
@@ -854,7 +974,9 @@ impl<'c, 's> Parser<'c, 's> {
                     Some(c) => Some(self.build_loc(c, base)?),
                     None => None,
                 };
-                Ok(Location::name(&unescape(&n[1..n.len() - 1]), child))
+                let n =
+                    unescape(&n[1..n.len() - 1]).ok_or_else(|| self.err(span.clone(), NOT_UTF8))?;
+                Ok(Location::name(&n, child))
             }
             Rule::loc_callsite => {
                 let mut it = p.into_inner();
@@ -885,13 +1007,31 @@ impl<'c, 's> Parser<'c, 's> {
                 }))
             }
             Rule::loc_alias => {
+                // mlir-opt defines most location aliases after the module:
+                // an alias not seen yet is resolved when the parse ends.
                 let id = &p.as_str()[1..];
-                Err(self.err(
-                    span,
-                    format!("location alias '#{id}' is not supported; inline the location"),
-                ))
+                if let Some(&l) = self.loc_aliases.get(id) {
+                    return Ok(l);
+                }
+                self.loc_alias_uses.push((id, span));
+                Ok(Location::new(LocData::Alias(Ident::new(id))))
             }
             _ => Err(self.err(span, "expected location")),
         }
+    }
+}
+
+/// `i1` elements of a hex dense literal as MLIR writes them: one bit each,
+/// least significant first (`ceil(n/8)` bytes), or one byte `0x00`/`0xFF`
+/// for a splat. Returned one byte per element as ge stores them; other
+/// lengths (one byte per element, older ge output) are left for the caller.
+fn unpack_i1_hex(bytes: Vec<u8>, n: i64) -> Vec<u8> {
+    let n = n.max(0) as usize;
+    match bytes.as_slice() {
+        [b @ (0 | 0xFF)] if n != 1 => vec![b & 1],
+        _ if bytes.len() == n.div_ceil(8) && (n != 1 || bytes[0] <= 1) => {
+            (0..n).map(|i| (bytes[i / 8] >> (i % 8)) & 1).collect()
+        }
+        _ => bytes,
     }
 }

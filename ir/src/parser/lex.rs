@@ -58,7 +58,7 @@ fn bare_id_len(s: &[u8]) -> usize {
 }
 
 /// Length of a string literal at the start of `s` (0 if unterminated or none).
-pub(super) fn string_len(s: &[u8]) -> usize {
+pub(crate) fn string_len(s: &[u8]) -> usize {
     if s.first() != Some(&b'"') {
         return 0;
     }
@@ -183,6 +183,8 @@ fn at_boundary(s: &[u8]) -> bool {
             }
             s.starts_with(b"module") && !s.get(6).is_some_and(|&c| is_id_char(c))
         }
+        // An alias definition (mlir-opt puts location aliases after the module).
+        Some(b'#' | b'!') => is_alias_def(s),
         _ => false,
     }
 }
@@ -308,7 +310,8 @@ impl<'c, 's> Parser<'c, 's> {
                 return None;
             }
             (
-                std::borrow::Cow::Owned(unescape(&self.src[i + 1..i + l - 1])),
+                // Not UTF-8: left to the grammar's path, which reports it.
+                std::borrow::Cow::Owned(unescape(&self.src[i + 1..i + l - 1])?),
                 true,
                 i..i + l,
             )
@@ -401,7 +404,9 @@ impl<'c, 's> Parser<'c, 's> {
                     if l == 0 {
                         None
                     } else {
-                        simple(ItemKind::Str(unescape(&self.src[i + 1..i + l - 1])), l)
+                        // Not UTF-8: left to the grammar's path, which reports it.
+                        unescape(&self.src[i + 1..i + l - 1])
+                            .and_then(|s| simple(ItemKind::Str(s), l))
                     }
                 }
                 b'0'..=b'9' | b'-' => {
@@ -518,6 +523,11 @@ impl<'c, 's> Parser<'c, 's> {
                     return Ok(Some(r));
                 }
             }
+            "memref" | "vector" | "complex" | "tuple" if next == Some(b'<') => {
+                if let Some(r) = self.pest_item(Rule::simple_type, i)? {
+                    return Ok(Some(r));
+                }
+            }
             "array" if next == Some(b'<') => {
                 if let Some(r) = self.pest_item(Rule::dense_array_attr, i)? {
                     return Ok(Some(r));
@@ -549,6 +559,12 @@ impl<'c, 's> Parser<'c, 's> {
                     },
                     i + n,
                 )))
+            }
+            "tf32" | "f8E4M3B11FNUZ" | "f8E4M3FNUZ" | "f8E5M2FNUZ" | "f8E8M0FNU" | "f8E4M3FN"
+            | "f8E4M3" | "f8E5M2" | "f8E3M4" | "f6E2M3FN" | "f6E3M2FN" | "f4E2M1FN" => {
+                if let Some(r) = self.pest_item(Rule::simple_type, i)? {
+                    return Ok(Some(r));
+                }
             }
             w if scalar_type_name(w) => {
                 if let Some(&t) = self.type_cache.get(w) {

@@ -39,19 +39,19 @@ pub fn parse_float(s: &str) -> Option<f64> {
 
 /// A float given by its bit pattern in `dt` (MLIR's hex float spelling).
 pub fn float_from_bits(dt: DType, bits: u64) -> f64 {
-    match dt {
-        DType::F64 => f64::from_bits(bits),
-        DType::F32 => f32::from_bits(bits as u32) as f64,
-        DType::F16 => half::f16::from_bits(bits as u16).to_f64(),
-        DType::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
-        _ => bits as f64,
+    if dt.is_float() {
+        dt.float_from_bits(bits)
+    } else {
+        bits as f64
     }
 }
 
 /// MLIR string escapes: `\"`, `\\`, `\n`, `\t`, and `\XX` hex bytes.
-pub fn unescape(s: &str) -> String {
+/// `None` when the bytes the escapes spell are not UTF-8: ge keeps strings
+/// as text, and a replacement character would lose the bytes silently.
+pub fn unescape(s: &str) -> Option<String> {
     if !s.contains('\\') {
-        return s.to_string();
+        return Some(s.to_string());
     }
     let b = s.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
@@ -80,14 +80,18 @@ pub fn unescape(s: &str) -> String {
             i += 1;
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).ok()
 }
 
-pub fn unquote_key(s: &str) -> String {
+/// The message for a string whose escapes are not UTF-8 (see [`unescape`]).
+pub const NOT_UTF8: &str =
+    "string escapes spell bytes that are not UTF-8 text, which ge cannot keep";
+
+pub fn unquote_key(s: &str) -> Option<String> {
     if s.starts_with('"') && s.len() >= 2 {
         unescape(&s[1..s.len() - 1])
     } else {
-        s.to_string()
+        Some(s.to_string())
     }
 }
 
@@ -272,9 +276,182 @@ fn scalar(t: &str) -> Result<Element, String> {
     }
 }
 
+/// How an integer type reads a literal (MLIR's signedness semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntKind {
+    /// `iN`: any N-bit pattern, printed as its signed value.
+    Signless,
+    /// `siN` and `index`: positive literals must leave the sign bit clear.
+    Signed,
+    /// `uiN`: no negative literals.
+    Unsigned,
+}
+
+/// The widest integer type MLIR has (`IntegerType::kMaxWidth`).
+pub const MAX_INT_WIDTH: u32 = 16_777_215;
+
+const OUT_OF_RANGE: &str = "integer constant out of range for attribute";
+const NEGATIVE_UNSIGNED: &str = "negative integer literal not valid for unsigned integer type";
+
+/// [`int_literal_value`] for widths of 1 to 64 bits, without big integers
+/// (the types ge models, whose attributes a big module holds by the
+/// million). The value is an `i64`; an unsigned one above `i64::MAX` keeps
+/// its bits.
+pub fn int_literal_i64(text: &str, width: u32, kind: IntKind) -> Result<i64, &'static str> {
+    let width = width.clamp(1, 64);
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text),
+    };
+    if neg && kind == IntKind::Unsigned {
+        return Err(NEGATIVE_UNSIGNED);
+    }
+    // Past u128 is past any 64-bit type (the grammar admits only digits).
+    let mag = match body.strip_prefix("0x") {
+        Some(h) => u128::from_str_radix(h, 16),
+        None => body.parse::<u128>(),
+    }
+    .map_err(|_| OUT_OF_RANGE)?;
+    let modulus = 1u128 << width;
+    if mag >= modulus {
+        return Err(OUT_OF_RANGE);
+    }
+    let sign_bit = |m: u128| m >> (width - 1) & 1 == 1;
+    let bits = if neg {
+        let b = (modulus - mag) % modulus;
+        if !sign_bit(b) {
+            return Err(OUT_OF_RANGE);
+        }
+        b
+    } else {
+        if kind == IntKind::Signed && sign_bit(mag) {
+            return Err(OUT_OF_RANGE);
+        }
+        mag
+    };
+    let v = if kind != IntKind::Unsigned && sign_bit(bits) {
+        bits as i128 - modulus as i128
+    } else {
+        bits as i128
+    };
+    Ok(v as i64)
+}
+
+/// The kind and width of an MLIR integer type name (`i3`, `si8`, `ui1024`),
+/// `None` for anything else or a width past [`MAX_INT_WIDTH`].
+pub fn int_type_name(name: &str) -> Option<(IntKind, u32)> {
+    let (kind, digits) = if let Some(d) = name.strip_prefix("si") {
+        (IntKind::Signed, d)
+    } else if let Some(d) = name.strip_prefix("ui") {
+        (IntKind::Unsigned, d)
+    } else {
+        (IntKind::Signless, name.strip_prefix('i')?)
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|&w| w <= MAX_INT_WIDTH)
+        .map(|w| (kind, w))
+}
+
+/// The value an integer literal (decimal or `0x` hex, optionally negative)
+/// denotes in a `width`-bit integer type, by MLIR's rules
+/// (`buildAttributeAPInt`): the magnitude must fit in `width` bits, a
+/// negative literal must be representable in two's complement, a positive
+/// one in a signed type must leave the sign bit clear, and unsigned types
+/// take no negative literal. The value returned is the one MLIR prints:
+/// signed for signless and signed types, unsigned for unsigned ones.
+pub fn int_literal_value(
+    text: &str,
+    width: u32,
+    kind: IntKind,
+) -> Result<num_bigint::BigInt, &'static str> {
+    use num_bigint::{BigInt, BigUint};
+    if (1..=64).contains(&width) {
+        return int_literal_i64(text, width, kind).map(|v| match kind {
+            IntKind::Unsigned => BigInt::from(v as u64),
+            _ => BigInt::from(v),
+        });
+    }
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text),
+    };
+    let mag = match body.strip_prefix("0x") {
+        Some(h) => BigUint::parse_bytes(h.as_bytes(), 16),
+        None => BigUint::parse_bytes(body.as_bytes(), 10),
+    }
+    .ok_or("invalid integer literal")?;
+    if neg && kind == IntKind::Unsigned {
+        return Err(NEGATIVE_UNSIGNED);
+    }
+    if mag.bits() > u64::from(width) {
+        return Err(OUT_OF_RANGE);
+    }
+    let sign_bit = |m: &BigUint| width > 0 && m.bit(u64::from(width) - 1);
+    if width == 0 {
+        return if neg {
+            Err(OUT_OF_RANGE)
+        } else {
+            Ok(BigInt::from(0))
+        };
+    }
+    let modulus = BigUint::from(1u8) << width;
+    // Two's-complement bits of the value.
+    let bits = if neg {
+        let b = (&modulus - &mag) % &modulus;
+        // Negating must give a set sign bit (MLIR: `-0` overflows too).
+        if !sign_bit(&b) {
+            return Err(OUT_OF_RANGE);
+        }
+        b
+    } else {
+        if kind == IntKind::Signed && sign_bit(&mag) {
+            return Err(OUT_OF_RANGE);
+        }
+        mag
+    };
+    Ok(if kind != IntKind::Unsigned && sign_bit(&bits) {
+        BigInt::from(bits) - BigInt::from(modulus)
+    } else {
+        BigInt::from(bits)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_literals_follow_mlirs_range_rules() {
+        let v = |t: &str, w, k| int_literal_value(t, w, k).map(|x| x.to_string());
+        use IntKind::*;
+        assert_eq!(v("255", 8, Signless).as_deref(), Ok("-1"));
+        assert_eq!(v("0xFF", 8, Signless).as_deref(), Ok("-1"));
+        assert_eq!(v("-128", 8, Signless).as_deref(), Ok("-128"));
+        assert_eq!(v("255", 8, Unsigned).as_deref(), Ok("255"));
+        assert_eq!(v("127", 8, Signed).as_deref(), Ok("127"));
+        assert_eq!(v("0", 0, Signless).as_deref(), Ok("0"));
+        let big = "340282366920938463463374607431768211455";
+        assert_eq!(v(big, 128, Signless).as_deref(), Ok("-1"));
+        for (t, w, k) in [
+            ("256", 8, Signless),
+            ("-129", 8, Signless),
+            ("128", 8, Signed),
+            ("-0", 8, Signless),
+            ("2", 1, Signless),
+            ("-1", 0, Signless),
+        ] {
+            assert!(v(t, w, k).is_err(), "{t} : {k:?}{w}");
+        }
+        assert!(v("-1", 8, Unsigned).unwrap_err().contains("negative"));
+        assert_eq!(int_type_name("si8"), Some((Signed, 8)));
+        assert_eq!(int_type_name("i16777216"), None);
+        assert_eq!(int_type_name("index"), None);
+    }
 
     #[test]
     fn dense_bodies_report_their_shape() {
@@ -296,6 +473,8 @@ mod tests {
 
     #[test]
     fn escapes_follow_mlir() {
-        assert_eq!(unescape(r#"a\"b\n\41"#), "a\"b\nA");
+        assert_eq!(unescape(r#"a\"b\n\41"#).as_deref(), Some("a\"b\nA"));
+        assert_eq!(unescape(r#"\C3\A9"#).as_deref(), Some("é"));
+        assert_eq!(unescape(r#"\FF"#), None);
     }
 }

@@ -23,6 +23,7 @@ use std::ops::Range;
 mod build;
 pub mod lex;
 pub mod literals;
+pub mod nesting;
 mod op_parser;
 mod parallel;
 mod top_level;
@@ -147,6 +148,13 @@ pub struct Parser<'c, 's> {
     pos: usize,
     type_aliases: HashMap<&'s str, Type>,
     attr_aliases: HashMap<&'s str, Attribute>,
+    /// `#loc3 = loc(...)` definitions.
+    loc_aliases: HashMap<&'s str, Location>,
+    /// Uses of location aliases not defined when met (resolved at the end).
+    loc_alias_uses: Vec<(&'s str, Range<usize>)>,
+    /// A worker parsing ops whose regions are not isolated records every
+    /// value name it defines here (see `parallel`).
+    defined_names: Option<Vec<&'s str>>,
     type_cache: HashMap<&'s str, Type>,
     /// Resolved op names → interned name and definition ([custom form, generic form]).
     op_names: [HashMap<String, (Ident, Option<&'static OpDef>)>; 2],
@@ -154,6 +162,7 @@ pub struct Parser<'c, 's> {
     bodies: Vec<Body>,
     resource_uses: Vec<(String, Range<usize>)>,
     resources: indexmap::IndexMap<String, Blob>,
+    external_resources: crate::module::ExternalResources,
     forward_dummy: &'static OpDef,
     /// Parse runs of functions on rayon's threads (see `parallel`).
     parallel: bool,
@@ -220,6 +229,11 @@ pub fn parse_module(
         first_line,
     } = opts;
     let mut p = Parser::new(ctx, file_name, file_id, src, base, first_line);
+    // Every recursion below goes a bracket deeper: bound them all at once.
+    if let Some(at) = nesting::scan(src, nesting::MAX_NESTING).too_deep_at {
+        let (span, msg) = nesting::too_deep(at);
+        return Err(p.err(span, msg));
+    }
     p.parallel = ctx.threading && rayon::current_num_threads() > 1;
     if p.shallow {
         // A small input with a few levels of nesting (the usual unit of
@@ -228,10 +242,9 @@ pub fn parse_module(
         // TLB shootdowns on munmap, per parse).
         return p.parse_top();
     }
-    // Big or deeply nested input: one large (lazily committed) stack for the whole parse:
-    // pest's own stack guard then fails deep nesting with a diagnostic long
-    // after any sane input, and per-op `maybe_grow` calls below never need a
-    // new segment.
+    // Big or deeply nested input: one large (lazily committed) stack for the
+    // whole parse, enough for `MAX_NESTING` levels, so that per-op
+    // `maybe_grow` calls below never need a new segment.
     stacker::maybe_grow(PARSE_RED_ZONE, PARSE_STACK, || p.parse_top())
 }
 
@@ -244,33 +257,7 @@ const SHALLOW_SCAN_MAX: usize = 1 << 20;
 
 /// Whether `src` nests brackets no deeper than [`SHALLOW_NESTING`].
 fn is_shallow(src: &str) -> bool {
-    let s = src.as_bytes();
-    let (mut depth, mut i) = (0usize, 0usize);
-    while i < s.len() {
-        match s[i] {
-            b'(' | b'[' | b'{' | b'<' => {
-                depth += 1;
-                if depth > SHALLOW_NESTING {
-                    return false;
-                }
-            }
-            // `->` (function types) closes nothing.
-            b'>' if i > 0 && s[i - 1] == b'-' => {}
-            b')' | b']' | b'}' | b'>' => depth = depth.saturating_sub(1),
-            b'"' => {
-                i += 1;
-                while i < s.len() && s[i] != b'"' {
-                    i += if s[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'/' if s.get(i + 1) == Some(&b'/') => {
-                i += memchr::memchr(b'\n', &s[i..]).unwrap_or(s.len() - i);
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    true
+    nesting::scan(src, SHALLOW_NESTING).too_deep_at.is_none()
 }
 
 /// Run a pest rule: on the caller's stack for shallow inputs (with a guard
@@ -299,7 +286,12 @@ const PARSE_STACK: usize = 256 * 1024 * 1024;
 /// Parse a type from text (used for attribute defaults and tests).
 pub fn parse_type_str(ctx: &Context, text: &str) -> PResult<Type> {
     let mut p = Parser::new(ctx, "<string>", 0, text, 0, 1);
-    let pairs = AirGrammar::parse(Rule::type_only, text).map_err(|e| p.pest_error(e, 0))?;
+    if let Some(at) = nesting::scan(text, nesting::MAX_NESTING).too_deep_at {
+        let (span, msg) = nesting::too_deep(at);
+        return Err(p.err(span, msg));
+    }
+    let pairs =
+        run_pest(is_shallow(text), Rule::type_only, text).map_err(|e| p.pest_error(e, 0))?;
     let pair = pairs.into_iter().next().and_then(|x| x.into_inner().next());
     match pair {
         Some(pr) => p.build_type(pr),
@@ -310,7 +302,12 @@ pub fn parse_type_str(ctx: &Context, text: &str) -> PResult<Type> {
 /// Parse an attribute from text (used for attribute defaults and tests).
 pub fn parse_attr_str(ctx: &Context, text: &str) -> PResult<Attribute> {
     let mut p = Parser::new(ctx, "<string>", 0, text, 0, 1);
-    let pairs = AirGrammar::parse(Rule::attribute_only, text).map_err(|e| p.pest_error(e, 0))?;
+    if let Some(at) = nesting::scan(text, nesting::MAX_NESTING).too_deep_at {
+        let (span, msg) = nesting::too_deep(at);
+        return Err(p.err(span, msg));
+    }
+    let pairs =
+        run_pest(is_shallow(text), Rule::attribute_only, text).map_err(|e| p.pest_error(e, 0))?;
     let pair = pairs.into_iter().next().and_then(|x| x.into_inner().next());
     match pair {
         Some(pr) => p.build_attr(pr),
@@ -366,12 +363,16 @@ impl<'c, 's> Parser<'c, 's> {
             pos: 0,
             type_aliases: HashMap::default(),
             attr_aliases: HashMap::default(),
+            loc_aliases: HashMap::default(),
+            loc_alias_uses: vec![],
+            defined_names: None,
             type_cache: HashMap::default(),
             op_names: Default::default(),
             frames: vec![],
             bodies: vec![],
             resource_uses: vec![],
             resources: indexmap::IndexMap::new(),
+            external_resources: indexmap::IndexMap::new(),
             forward_dummy: &FORWARD_REF_OP,
             parallel: false,
             serial_until: 0,
@@ -574,6 +575,7 @@ impl<'c, 's> Parser<'c, 's> {
             self.bodies[0].append_op(block, op);
         }
         self.pop_frame()?;
+        self.resolve_loc_aliases()?;
         for (name, span) in std::mem::take(&mut self.resource_uses) {
             if !self.resources.contains_key(&name) {
                 return Err(self.err(
@@ -600,6 +602,8 @@ impl<'c, 's> Parser<'c, 's> {
             let mut outer = Body::new();
             let r = outer.new_region(None);
             let b = outer.add_block(r);
+            // At its first op, so that module-level diagnostics point into the
+            // file (mlir-opt says `file:0:0`, which points nowhere).
             let mut st = OpState::new(
                 crate::builtin::Module::NAME,
                 self.loc_at(first_op_pos.unwrap_or(0)),
@@ -610,7 +614,69 @@ impl<'c, 's> Parser<'c, 's> {
             Module::from_parts(outer, op)
         };
         module.resources = std::mem::take(&mut self.resources);
+        module.external_resources = std::mem::take(&mut self.external_resources);
         Ok(module)
+    }
+
+    /// Replace the location aliases used before their definitions, in every
+    /// op's and block argument's location, once all definitions are read.
+    fn resolve_loc_aliases(&mut self) -> PResult<()> {
+        if self.loc_alias_uses.is_empty() {
+            return Ok(());
+        }
+        // Each alias resolved once; a cycle (`#a = loc(#b)`, `#b = loc(#a)`) is an error.
+        let mut done: HashMap<Ident, Option<Location>> = HashMap::default();
+        let defs: HashMap<Ident, Location> = self
+            .loc_aliases
+            .iter()
+            .map(|(k, v)| (Ident::new(k), *v))
+            .collect();
+        fn resolve(
+            name: Ident,
+            defs: &HashMap<Ident, Location>,
+            done: &mut HashMap<Ident, Option<Location>>,
+        ) -> Option<Location> {
+            if let Some(r) = done.get(&name) {
+                return *r;
+            }
+            done.insert(name, None);
+            let r = defs
+                .get(&name)
+                .and_then(|l| l.resolve_aliases(&mut |n| resolve(n, defs, done)).ok());
+            done.insert(name, r);
+            r
+        }
+        for (name, span) in std::mem::take(&mut self.loc_alias_uses) {
+            if resolve(Ident::new(name), &defs, &mut done).is_none() {
+                let why = if defs.contains_key(&Ident::new(name)) {
+                    "is defined in terms of itself"
+                } else {
+                    "is not defined"
+                };
+                return Err(self.err(span, format!("location alias '#{name}' {why}")));
+            }
+        }
+        let mut lookup = |n: Ident| done.get(&n).copied().flatten();
+        let mut stack: Vec<&mut Body> = self.bodies.iter_mut().collect();
+        while let Some(body) = stack.pop() {
+            for v in 0..body.value_capacity() {
+                let v = ValueId(v as u32);
+                let l = body.value(v).loc;
+                if l.has_alias() {
+                    let l = l.resolve_aliases(&mut lookup).unwrap_or_default();
+                    body.set_value_loc(v, l);
+                }
+            }
+            for d in Body::ops_mut(body) {
+                if d.loc.has_alias() {
+                    d.loc = d.loc.resolve_aliases(&mut lookup).unwrap_or_default();
+                }
+                if let Some(inner) = d.inner.as_deref_mut() {
+                    stack.push(inner);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn is_alias_def(&self) -> bool {
@@ -646,8 +712,25 @@ impl<'c, 's> Parser<'c, 's> {
             let attr_pair = it
                 .next()
                 .ok_or_else(|| self.err(start..start + 1, "expected attribute"))?;
-            let attr = self.build_attr_at(attr_pair, start)?;
-            if self.attr_aliases.insert(name, attr).is_some() {
+            let loc = attr_pair
+                .clone()
+                .into_inner()
+                .next()
+                .filter(|p| p.as_rule() == Rule::location_attr)
+                .and_then(|p| p.into_inner().next());
+            let redefined = match loc {
+                Some(l) => {
+                    let loc = self.build_loc(l, start)?;
+                    self.loc_aliases.insert(name, loc).is_some()
+                        || self.attr_aliases.contains_key(name)
+                }
+                None => {
+                    let attr = self.build_attr_at(attr_pair, start)?;
+                    self.attr_aliases.insert(name, attr).is_some()
+                        || self.loc_aliases.contains_key(name)
+                }
+            };
+            if redefined {
                 return Err(self.err(
                     start..start + name.len() + 1,
                     format!("redefinition of attribute alias '#{name}'"),
@@ -658,27 +741,72 @@ impl<'c, 's> Parser<'c, 's> {
         Ok(())
     }
 
+    /// `{-# dialect_resources: {...}, external_resources: {...} #-}`. The
+    /// builtin dialect's resources are `dense_resource` blobs; external ones
+    /// are kept as read and printed back. Anything else (other dialects'
+    /// resources, other sections) is an error, never dropped.
     fn parse_resources(&mut self) -> PResult<()> {
         let start = self.pos;
         let pair = self.run(Rule::resource_section)?;
         for group in pair.clone().into_inner() {
+            let gspan = Self::pspan(&group, start);
             let mut g = group.into_inner();
             let kind = g.next().map(|p| p.as_str()).unwrap_or("");
+            if kind != "dialect_resources" && kind != "external_resources" {
+                return Err(self.err(
+                    gspan,
+                    format!("unknown resource section '{kind}' (expected 'dialect_resources' or 'external_resources')"),
+                ));
+            }
             for dialect in g {
+                let dspan = Self::pspan(&dialect, start);
                 let mut d = dialect.into_inner();
                 let dname = d.next().map(|p| p.as_str()).unwrap_or("");
+                if kind == "dialect_resources" && dname != "builtin" {
+                    return Err(self.err(
+                        dspan,
+                        format!("resources of dialect '{dname}' cannot be kept: ge reads the builtin dialect's (dense_resource blobs) only"),
+                    ));
+                }
                 for entry in d {
                     let sp = Self::pspan(&entry, start);
                     let mut e = entry.into_inner();
                     let key = e
                         .next()
-                        .map(|p| unquote_key(p.as_str()))
-                        .unwrap_or_default();
+                        .map_or(Some(String::new()), |p| unquote_key(p.as_str()))
+                        .ok_or_else(|| self.err(sp.clone(), NOT_UTF8))?;
                     let val = e.next().map(|p| p.as_str()).unwrap_or("");
-                    if kind == "dialect_resources" && dname == "builtin" {
-                        let blob = parse_hex_blob(val)
-                            .ok_or_else(|| self.err(sp.clone(), format!("resource '{key}' is not a valid hex blob (\"0x\" + 4-byte alignment + data)")))?;
-                        self.resources.insert(key, blob);
+                    let blob = || {
+                        parse_hex_blob(val).ok_or_else(|| {
+                            self.err(sp.clone(), format!("resource '{key}' is not a valid hex blob (\"0x\" + 4-byte alignment + data)"))
+                        })
+                    };
+                    let dup = if kind == "dialect_resources" {
+                        let b = blob()?;
+                        self.resources.insert(key.clone(), b).is_some()
+                    } else {
+                        let value = if val.starts_with("\"0x") {
+                            crate::module::ResourceValue::Blob(blob()?)
+                        } else if let Some(q) =
+                            val.strip_prefix('"').and_then(|v| v.strip_suffix('"'))
+                        {
+                            crate::module::ResourceValue::String(
+                                unescape(q).ok_or_else(|| self.err(sp.clone(), NOT_UTF8))?,
+                            )
+                        } else {
+                            crate::module::ResourceValue::Bool(val == "true")
+                        };
+                        self.external_resources
+                            .entry(dname.to_string())
+                            .or_default()
+                            .insert(key.clone(), value)
+                            .is_some()
+                    };
+                    if dup {
+                        return Err(self.err(
+                            sp,
+                            format!("resource '{key}' of '{dname}' is defined twice"),
+                        ));
                     }
                 }
             }
@@ -739,7 +867,9 @@ impl<'c, 's> Parser<'c, 's> {
         let inner_name = name_pair.into_inner().next();
         let (name, generic): (String, bool) = match inner_name {
             Some(n) if n.as_rule() == Rule::string => {
-                (unescape(&n.as_str()[1..n.as_str().len() - 1]), true)
+                let n = unescape(&n.as_str()[1..n.as_str().len() - 1])
+                    .ok_or_else(|| self.err(name_span.clone(), NOT_UTF8))?;
+                (n, true)
             }
             Some(n) => (n.as_str().to_string(), false),
             None => return Err(self.err(name_span, "expected operation name")),
@@ -770,6 +900,7 @@ impl<'c, 's> Parser<'c, 's> {
             operands: vec![],
             result_types: None,
             attrs: vec![],
+            props: None,
             regions: vec![],
             successors: vec![],
             inner: None,
@@ -948,6 +1079,9 @@ impl<'c, 's> Parser<'c, 's> {
                 body.replace_all_uses(fr.placeholder, v);
                 body.erase_op(fr.dummy);
             }
+        }
+        if let Some(d) = &mut self.defined_names {
+            d.push(name);
         }
         let top = self.frames.last_mut().expect("frame");
         top.names.insert(name, ValueDefEntry { values, span });

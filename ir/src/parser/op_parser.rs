@@ -18,6 +18,8 @@ pub struct OpParser<'a, 'c, 's> {
     /// Result types, once known.
     pub result_types: Option<Vec<Type>>,
     pub attrs: Vec<NamedAttr>,
+    /// Properties of an unregistered op (`<...>` in the generic form).
+    pub(super) props: Option<Attribute>,
     pub(super) regions: Vec<RegionId>,
     pub(super) successors: Vec<BlockId>,
     pub(super) inner: Option<Box<Body>>,
@@ -228,7 +230,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         let saved = self.p.pos;
         // Run the strict type rule at `at` to find where it breaks.
         let text = &self.p.src[at..];
-        match AirGrammar::parse(Rule::type_, text) {
+        match run_pest(self.p.shallow, Rule::type_, text) {
             Err(e) => self.p.pest_error(e, at),
             Ok(_) => {
                 let _ = saved;
@@ -254,7 +256,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         if !text.starts_with('"') {
             return None;
         }
-        AirGrammar::parse(Rule::string, text)
+        run_pest(self.p.shallow, Rule::string, text)
             .err()
             .map(|e| self.p.pest_error(e, at))
     }
@@ -287,7 +289,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         if !text.starts_with('{') || text.starts_with("{-#") {
             return None;
         }
-        AirGrammar::parse(Rule::dict_attr, text)
+        run_pest(self.p.shallow, Rule::dict_attr, text)
             .err()
             .map(|e| self.p.pest_error(e, at))
     }
@@ -668,11 +670,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             self.expect_punct("]")?;
         }
         if self.try_punct("<") {
-            if !self.peek_attr_dict() {
-                return Err(self.expected("properties dictionary"));
-            }
-            self.parse_optional_attr_dict()?;
-            self.expect_punct(">")?;
+            self.parse_properties()?;
         }
         if self.peek_punct("(") {
             self.idx += 1;
@@ -698,6 +696,72 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         Ok(())
     }
 
+    /// The properties after `<` (and the closing `>`). An unregistered op
+    /// keeps them as one opaque attribute; a registered op's properties are
+    /// its inherent attributes, so they must be a dictionary of those.
+    fn parse_properties(&mut self) -> PResult<()> {
+        let span = self.here();
+        let value = match self.peek() {
+            // Nearly always a dictionary, already an item.
+            Some(Item {
+                kind: ItemKind::Dict(d),
+                ..
+            }) => {
+                let d = *d;
+                self.idx += 1;
+                Attribute::dict(d)
+            }
+            // Any other attribute: read whole from the text by the grammar
+            // (items split `5 : i32` or `[() -> ()]` apart), then step over
+            // the items it covers.
+            Some(_) => {
+                let at = span.start;
+                let text = &self.p.src[at..];
+                let pair = run_pest(self.p.shallow, Rule::attribute, text)
+                    .map_err(|e| self.p.pest_error(e, at))?
+                    .next()
+                    .ok_or_else(|| self.expected("properties"))?;
+                let end = at + pair.as_span().end();
+                let value = self.p.build_attr_at(pair, at)?;
+                while self.peek().is_some_and(|i| i.span.start < end) {
+                    self.idx += 1;
+                }
+                value
+            }
+            None => return Err(self.expected("properties")),
+        };
+        let span = span.start..self.here().start.max(span.end);
+        self.expect_punct(">")?;
+        let Some(def) = self.def else {
+            self.props = Some(value);
+            return Ok(());
+        };
+        let Some(dict) = value.as_dict() else {
+            return Err(self.p.err(
+                span,
+                format!(
+                    "the properties of '{}' must be a dictionary of its inherent attributes, found {} '{value}'",
+                    def.name,
+                    value.kind_name()
+                ),
+            ));
+        };
+        for (k, v) in dict.entries() {
+            if !def.is_inherent_attr(k) {
+                return Err(self.p.err(
+                    span,
+                    format!(
+                        "'{k}' is not an inherent attribute of '{}', so it cannot be a property; \
+                         discardable attributes go in the attribute dictionary '{{...}}'",
+                        def.name
+                    ),
+                ));
+            }
+            self.add_attr(k, *v, span.clone())?;
+        }
+        Ok(())
+    }
+
     // ---- finishing -----------------------------------------------------------
 
     /// Create the op from what the format parsed; bind result names.
@@ -717,7 +781,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
         }) = self.peek()
         {
             // `loc` not followed by a valid location: say what is wrong with it.
-            if let Err(e) = AirGrammar::parse(Rule::location, &self.p.src[span.start..]) {
+            if let Err(e) = run_pest(self.p.shallow, Rule::location, &self.p.src[span.start..]) {
                 return Err(self.p.pest_error(e, span.start));
             }
         }
@@ -758,6 +822,7 @@ impl<'a, 'c, 's> OpParser<'a, 'c, 's> {
             operands: std::mem::take(&mut self.operands),
             result_types,
             attrs: AttrDict::new(std::mem::take(&mut self.attrs)),
+            props: self.props.take(),
             num_regions: 0,
             successors: std::mem::take(&mut self.successors),
         };

@@ -1,14 +1,21 @@
-//! Parsing a module's functions on several threads.
+//! Parsing runs of independent ops on several threads.
 //!
-//! Ops that are isolated from above and take no operands (functions) cannot
-//! refer to anything parsed before them except aliases, so a run of them is cut
-//! at lexical op boundaries ([`lex::next_independent`]) into batches, and each
-//! batch is parsed by its own [`Parser`] on rayon's threads while the calling
-//! thread goes on cutting. Each op must end exactly where the cut said; if any
-//! batch fails or disagrees, the whole run is parsed again serially, so the
-//! result and every diagnostic are those of the serial parser.
+//! An op without results whose generic or custom form takes no operands can
+//! refer to nothing parsed before it but aliases — if it is isolated from
+//! above (a function), or if its regions turn out to use only values defined
+//! inside them (an op of an unregistered dialect, whose isolation nobody
+//! knows). A run of them is cut at lexical op boundaries
+//! ([`lex::next_independent`]) into batches, and each batch is parsed by its
+//! own [`Parser`] into its own arena on rayon's threads while the calling
+//! thread goes on cutting; the arenas are then shifted and appended to the
+//! region's body. Each op must end exactly where the cut said, use no value it
+//! does not define, and define no name the enclosing scopes see; if anything
+//! fails or disagrees, the whole run is parsed again serially, so the result
+//! and every diagnostic are those of the serial parser.
 
 use super::*;
+use crate::body::IdShift;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -24,16 +31,23 @@ pub fn parallel_ops_parsed() -> usize {
 const MIN_PARALLEL_BYTES: usize = 256 * 1024;
 /// Bytes of source per batch handed to a worker.
 const BATCH_BYTES: usize = 256 * 1024;
+/// Runs are looked for only this many regions deep. Finding one scans the
+/// ops ahead to their ends; at every level of a deep nest that would rescan
+/// the rest of the nest (quadratic: 10,000 nested ops of an unregistered
+/// dialect took a minute). Real runs (functions) sit a few levels deep.
+const MAX_PARALLEL_DEPTH: usize = 8;
 
-/// An op parsed by a worker, to be adopted by the body of the region being parsed.
-struct Parsed {
-    state: OpState,
-    regions: Vec<RegionId>,
-    inner: Option<Box<Body>>,
+/// What a worker returns for a batch.
+struct Batch<'s> {
+    /// The arena the batch's ops were parsed into (detached, in order).
+    body: Body,
+    ops: Vec<OpId>,
+    /// Value names defined inside the ops' (non-isolated) regions.
+    names: Vec<&'s str>,
+    resource_uses: Vec<(String, Range<usize>)>,
+    /// Location aliases used before their definitions.
+    loc_alias_uses: Vec<(&'s str, Range<usize>)>,
 }
-
-/// What a worker returns for a batch: its ops and the resources they use.
-type BatchResult = (Vec<Parsed>, Vec<(String, Range<usize>)>);
 
 impl<'c, 's> Parser<'c, 's> {
     /// A parser for a batch: this one's source, line table and aliases, with
@@ -43,6 +57,9 @@ impl<'c, 's> Parser<'c, 's> {
             pos: 0,
             type_aliases: self.type_aliases.clone(),
             attr_aliases: self.attr_aliases.clone(),
+            loc_aliases: self.loc_aliases.clone(),
+            loc_alias_uses: vec![],
+            defined_names: None,
             type_cache: HashMap::default(),
             op_names: Default::default(),
             frames: vec![Frame {
@@ -52,6 +69,7 @@ impl<'c, 's> Parser<'c, 's> {
             bodies: vec![Body::new()],
             resource_uses: vec![],
             resources: indexmap::IndexMap::new(),
+            external_resources: indexmap::IndexMap::new(),
             line_starts: self.line_starts.clone(),
             parallel: false,
             serial_until: 0,
@@ -60,8 +78,9 @@ impl<'c, 's> Parser<'c, 's> {
         }
     }
 
-    /// Parse `segs` in order; `None` if an op fails or ends elsewhere than cut.
-    fn parse_batch(mut self, segs: &[Range<usize>]) -> Option<BatchResult> {
+    /// Parse `segs` in order; `None` if an op fails, ends elsewhere than
+    /// cut, or uses a value it does not define.
+    fn parse_batch(mut self, segs: &[Range<usize>]) -> Option<Batch<'s>> {
         // Worker threads have small stacks: deep nesting is left to the
         // serial parse on its big stack.
         let text = &self.src[segs.first()?.start..segs.last()?.end];
@@ -69,34 +88,55 @@ impl<'c, 's> Parser<'c, 's> {
         if !self.shallow {
             return None;
         }
-        let mut out = Vec::with_capacity(segs.len());
+        self.defined_names = Some(vec![]);
+        let mut ops = Vec::with_capacity(segs.len());
         for seg in segs {
             self.pos = seg.start;
             let op = self.parse_op().ok()?;
             self.skip_ws();
-            if self.pos != seg.end {
+            // A use of a name defined nowhere in the op would be a value from
+            // outside (or an error), a successor a block outside: either way,
+            // the serial parser decides.
+            if self.pos != seg.end
+                || !self.frames[0].forward.is_empty()
+                || !self.frames[0].blocks.is_empty()
+                || !self.body().op(op).successors().is_empty()
+            {
                 return None;
             }
-            let body = self.body();
-            let inner = body.take_inner(op);
-            let d = body.op(op);
-            let mut state = OpState::new("", d.loc);
-            state.name = d.name;
-            state.def = d.def;
-            state.attrs = d.attrs;
-            out.push(Parsed {
-                state,
-                regions: d.regions().to_vec(),
-                inner,
-            });
+            ops.push(op);
         }
-        Some((out, self.resource_uses))
+        Some(Batch {
+            body: self.bodies.pop()?,
+            ops,
+            names: self.defined_names.take().unwrap_or_default(),
+            resource_uses: self.resource_uses,
+            loc_alias_uses: self.loc_alias_uses,
+        })
     }
+
+    /// Whether names defined inside independently parsed ops could mean
+    /// anything else here: a name the enclosing scopes see (the serial parse
+    /// reports a redefinition), or a forward reference still open (its
+    /// definition would resolve it).
+    fn names_clash(&self, names: &[&'s str]) -> bool {
+        let fi = self.isolated_frame_index();
+        if !self.frames[fi].forward.is_empty() {
+            return true;
+        }
+        let frames = &self.frames[fi..];
+        if frames.iter().all(|f| f.names.is_empty()) {
+            return false;
+        }
+        names.iter().any(|n| self.lookup(n).is_some())
+    }
+
     /// At the start of an op in `block`: when a long run of independent ops
     /// starts here, parse it on rayon's threads, append its ops to `block` and
     /// return true; false (nothing consumed) to let the caller parse serially.
     pub(super) fn parse_parallel_run(&mut self, block: BlockId) -> bool {
-        if !self.parallel || self.pos < self.serial_until {
+        if !self.parallel || self.pos < self.serial_until || self.frames.len() > MAX_PARALLEL_DEPTH
+        {
             return false;
         }
         let ctx = self.ctx;
@@ -123,12 +163,17 @@ impl<'c, 's> Parser<'c, 's> {
             segs
         };
         let first = batch(&mut at, MIN_PARALLEL_BYTES);
-        if at - self.pos < MIN_PARALLEL_BYTES {
-            // The run is short: nothing in it (nested ops included) is worth it.
-            self.serial_until = at.max(self.pos + 1);
+        if at - self.pos < MIN_PARALLEL_BYTES || first.len() < 2 {
+            // A short run: nothing in it (nested ops included) is worth it.
+            // A single big op: parsed serially, which looks for runs inside it.
+            self.serial_until = if first.len() < 2 {
+                self.pos + 1
+            } else {
+                at.max(self.pos + 1)
+            };
             return false;
         }
-        let results: Mutex<Vec<(usize, Option<BatchResult>)>> = Mutex::new(vec![]);
+        let results: Mutex<Vec<(usize, Option<Batch<'s>>)>> = Mutex::new(vec![]);
         rayon::scope(|scope| {
             let mut segs = first;
             for index in 0.. {
@@ -149,36 +194,71 @@ impl<'c, 's> Parser<'c, 's> {
         self.serial_until = at;
         let mut results = results.into_inner().unwrap_or_default();
         results.sort_unstable_by_key(|r| r.0);
-        let Some(parsed) = results.into_iter().map(|r| r.1).collect::<Option<Vec<_>>>() else {
+        let Some(mut batches) = results.into_iter().map(|r| r.1).collect::<Option<Vec<_>>>() else {
             return false;
         };
-        for (ops, uses) in parsed {
-            PARALLEL_OPS.fetch_add(ops.len(), Ordering::Relaxed);
-            for p in ops {
-                let body = self.body();
-                let op = body.create_op_with_regions(p.state, p.regions, p.inner);
-                body.append_op(block, op);
+        if batches.iter().any(|b| self.names_clash(&b.names)) {
+            return false;
+        }
+        // Each batch's arena goes after the previous ones: shift their ids
+        // (in parallel), then append them and place their ops.
+        let mut shift = self.body().next_ids();
+        let mut shifts = Vec::with_capacity(batches.len());
+        for b in &batches {
+            shifts.push(shift);
+            let n = b.body.next_ids();
+            shift.ops += n.ops;
+            shift.values += n.values;
+            shift.blocks += n.blocks;
+            shift.regions += n.regions;
+        }
+        let start = self.body().next_ids();
+        self.body().reserve(IdShift {
+            ops: shift.ops - start.ops,
+            values: shift.values - start.values,
+            blocks: shift.blocks - start.blocks,
+            regions: shift.regions - start.regions,
+        });
+        batches
+            .par_iter_mut()
+            .zip(shifts.par_iter())
+            .for_each(|(b, &by)| b.body.shift_ids(by));
+        for (b, by) in batches.into_iter().zip(shifts) {
+            PARALLEL_OPS.fetch_add(b.ops.len(), Ordering::Relaxed);
+            let body = self.body();
+            body.append_shifted(b.body);
+            for op in b.ops {
+                body.append_op(block, by.op(op));
             }
-            self.resource_uses.extend(uses);
+            self.resource_uses.extend(b.resource_uses);
+            self.loc_alias_uses.extend(b.loc_alias_uses);
         }
         self.pos = at;
         true
     }
 }
 
-/// Registered, isolated from above, without operands or results: nothing in
-/// it can refer to a value parsed before it. Symbol tables (modules) are left
-/// to the serial parser, which then finds the runs of functions inside them.
+/// An op a run may hold: registered, isolated from above, without operands or
+/// results (nothing in it can refer to a value parsed before it; symbol
+/// tables — modules — are left to the serial parser, which then finds the
+/// runs of functions inside them), or of an unregistered dialect (workers
+/// check that its regions use only what they define).
 pub(super) fn independent_op(ctx: &Context, name: &str) -> bool {
     let def = if name.contains('.') {
         ctx.op_def(name)
     } else {
         ctx.op_def(&format!("builtin.{name}"))
     };
-    def.is_some_and(|d| {
-        d.has_trait(Trait::IsolatedFromAbove)
-            && !d.has_trait(Trait::SymbolTable)
-            && d.operands.is_empty()
-            && d.results.is_empty()
-    })
+    match def {
+        Some(d) => {
+            d.has_trait(Trait::IsolatedFromAbove)
+                && !d.has_trait(Trait::SymbolTable)
+                && d.operands.is_empty()
+                && d.results.is_empty()
+        }
+        None => {
+            let dialect = name.split_once('.').map_or("", |(d, _)| d);
+            ctx.allow_unregistered && !ctx.is_dialect_registered(dialect)
+        }
+    }
 }

@@ -28,12 +28,24 @@ pub struct PipelineError {
     pub range: std::ops::Range<usize>,
 }
 
+/// The deepest bracket nesting a pipeline may have (real ones nest two or three).
+const MAX_PIPELINE_NESTING: usize = 256;
+
 /// Parse `text` (or a registered pipeline name) into nested op pipelines.
 /// A bare list of passes is anchored on `builtin.module`.
 pub fn parse_pipeline(reg: &PassRegistry, text: &str) -> Result<OpPipeline, PipelineError> {
     let trimmed = text.trim();
     if let Some(expanded) = reg.pipeline(trimmed) {
         return parse_pipeline(reg, expanded);
+    }
+    // Pipelines are parsed and built recursively: bound how deep they nest.
+    if let Some(at) = crate::parser::nesting::scan(text, MAX_PIPELINE_NESTING).too_deep_at {
+        return Err(PipelineError {
+            message: format!(
+                "invalid pass pipeline: nested more than {MAX_PIPELINE_NESTING} levels deep"
+            ),
+            range: at..at + 1,
+        });
     }
     let pairs = PipelineGrammar::parse(Rule::pipeline, text).map_err(|e| {
         let at = match e.location {

@@ -58,7 +58,8 @@ fn infer_body(body: &mut Body, errors: &mut Vec<Diagnostic>) {
         if body.inner(op).is_some() {
             let d = body.op_mut(op);
             if let Some(inner) = d.inner.as_deref_mut() {
-                infer_body(inner, errors);
+                // Bodies nest as deep as the text: grow the stack, not overflow it.
+                stacker::maybe_grow(64 * 1024, 1024 * 1024, || infer_body(inner, errors));
             }
             refine_signature(d);
             continue;

@@ -27,7 +27,8 @@ fn strip(body: &mut Body) {
     for o in body.all_ops(WalkOrder::Pre) {
         body.op_mut(o).loc = unknown;
         if let Some(inner) = body.inner_mut(o) {
-            strip(inner);
+            // Bodies nest as deep as the text: grow the stack, not overflow it.
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || strip(inner));
         }
     }
 }

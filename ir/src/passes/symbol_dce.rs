@@ -22,16 +22,13 @@ pub fn make(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
 }
 
 fn collect_refs(a: Attribute, out: &mut Vec<String>) {
-    match a.data() {
-        AttrData::Symbol(parts) => {
+    a.for_each_nested(&mut |x| {
+        if let AttrData::Symbol(parts) = x.data() {
             if let Some(p) = parts.first() {
                 out.push(p.to_string())
             }
         }
-        AttrData::Array(xs) => xs.iter().for_each(|x| collect_refs(*x, out)),
-        AttrData::Dict(d) => d.entries().iter().for_each(|(_, v)| collect_refs(*v, out)),
-        _ => {}
-    }
+    });
 }
 
 /// Symbol names referenced anywhere inside `op` (including nested bodies).

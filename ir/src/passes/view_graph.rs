@@ -69,7 +69,8 @@ fn collect(body: &Body, title: &str, out: &mut String) {
                 .attr("sym_name")
                 .and_then(|a| a.as_str())
                 .unwrap_or(body.op(o).name.as_str());
-            collect(inner, name, out);
+            // Bodies nest as deep as the text: grow the stack, not overflow it.
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || collect(inner, name, out));
         }
     }
 }

@@ -77,13 +77,16 @@ fn cse_region(body: &mut Body, r: RegionId, table: &mut HashMap<Key, OpId>) -> u
             }
             // Nested regions first see everything known so far.
             let d = body.op(op);
+            // Regions nest as deep as the text: grow the stack, not overflow it.
             if d.inner.is_none() {
                 for nr in d.regions().to_vec() {
                     let mut scope = table.clone();
-                    removed += cse_region(body, nr, &mut scope);
+                    removed += stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+                        cse_region(body, nr, &mut scope)
+                    });
                 }
             } else if let Some(inner) = body.inner_mut(op) {
-                removed += cse_body(inner);
+                removed += stacker::maybe_grow(64 * 1024, 1024 * 1024, || cse_body(inner));
             }
             let Some(k) = key(body, op) else { continue };
             match table.get(&k) {

@@ -47,7 +47,8 @@ pub fn dce_body(body: &mut Body) -> usize {
     }
     for o in body.all_ops(WalkOrder::Pre) {
         if let Some(inner) = body.inner_mut(o) {
-            erased += dce_body(inner);
+            // Bodies nest as deep as the text: grow the stack, not overflow it.
+            erased += stacker::maybe_grow(64 * 1024, 1024 * 1024, || dce_body(inner));
         }
     }
     erased

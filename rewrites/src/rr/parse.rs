@@ -13,6 +13,9 @@ struct RrGrammar;
 
 type R<T> = Result<T, Box<Diagnostic>>;
 
+/// The deepest bracket nesting a rule file may have (rules nest a few levels).
+const MAX_RULE_NESTING: usize = 256;
+
 struct Cx<'a> {
     file_id: usize,
     file: &'a str,
@@ -55,6 +58,19 @@ pub fn parse_rules(
     text: &str,
 ) -> Result<Vec<crate::rr::ast::Rule>, Box<Diagnostic>> {
     let cx = Cx { file_id, file };
+    // Rules are parsed and built recursively: bound how deep they nest.
+    if let Some(at) = ge_ir::parser::nesting::scan(text, MAX_RULE_NESTING).too_deep_at {
+        return Err(Box::new(
+            Diagnostic::error(
+                format!("rule file nested more than {MAX_RULE_NESTING} brackets deep"),
+                Pos::Span {
+                    file: file_id,
+                    range: at..at + 1,
+                },
+            )
+            .with_label("here"),
+        ));
+    }
     let pairs = RrGrammar::parse(Rule::file, text).map_err(|e| {
         let at = match e.location {
             pest::error::InputLocation::Pos(p) => p,

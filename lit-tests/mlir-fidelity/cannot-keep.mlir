@@ -1,0 +1,105 @@
+// What ge cannot represent is a diagnostic at file:line:col, never dropped
+// or changed silently.
+// RUN: not ge-opt --allow-unregistered-dialect --split-input-file %s 2>&1 | filecheck %s
+
+// Strings are UTF-8 text in ge; MLIR's are bytes.
+// CHECK: error: string escapes spell bytes that are not UTF-8 text, which ge cannot keep
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {s = "\FF"} : () -> ()
+
+// -----
+
+// Element types ge does not model (kept as written outside tensors:
+// scalars-verbatim.mlir).
+// CHECK: error: unsupported element type 'si8'
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:32
+"x.a"() {t = si8, u = tensor<2xsi8>} : () -> ()
+
+// -----
+
+// Float values of float types ge does not model.
+// CHECK: error: ge cannot keep float attributes of type 'f80': it models f16, bf16, f32 and f64
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {f = 1.0 : f80} : () -> ()
+
+// -----
+
+// CHECK: error: expected element type
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:31
+%0 = "x.a"() : () -> tensor<4x!foo.elem>
+
+// -----
+
+// CHECK: error: resources of dialect 'foo' cannot be kept: ge reads the builtin dialect's (dense_resource blobs) only
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 4]]:5
+"x.a"() : () -> ()
+{-#
+  dialect_resources: {
+    foo: {
+      k: "0x0400000001"
+    }
+  }
+#-}
+
+// -----
+
+// CHECK: error: unknown resource section 'other_resources'
+"x.a"() : () -> ()
+{-# other_resources: { foo: { k: true } } #-}
+
+// -----
+
+// CHECK: error: resource 'k' of 'foo' is defined twice
+"x.a"() : () -> ()
+{-# external_resources: { foo: { k: true, k: false } } #-}
+
+// -----
+
+// CHECK: error: location alias '#nowhere' is not defined
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:24
+"x.a"() : () -> () loc(#nowhere)
+
+// -----
+
+// CHECK: error: location alias '#a' is defined in terms of itself
+"x.a"() : () -> () loc(#a)
+#a = loc(fused[#b, "f":1:1])
+#b = loc(callsite(#a at "g":1:1))
+
+// -----
+
+// Aliases inside a type kept as written must be defined.
+// CHECK: error: undefined attribute alias '#nope'
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {m = memref<4xf32, #nope>} : () -> ()
+
+// -----
+
+// Builtin attributes ge does not read yet: an error at the attribute.
+// CHECK: error: expected attribute
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = sparse<[[0, 0]], [1.0]> : tensor<2x2xf32>} : () -> ()
+
+// -----
+
+// CHECK: error: expected attribute
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = distinct[0]<unit>} : () -> ()
+
+// -----
+
+// CHECK: error: locations are not attributes here
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = loc("x":1:2)} : () -> ()
+
+// -----
+
+// CHECK: error: expected element type
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:41
+"x.a"() {a = dense<(1.0, 2.0)> : tensor<complex<f32>>} : () -> ()
+
+// -----
+
+// CHECK: error: expected dense literal
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:20
+"x.a"() {a = dense<["a"]> : tensor<1x!x.str>} : () -> ()
