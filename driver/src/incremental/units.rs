@@ -25,10 +25,14 @@ const PLACEHOLDER: &str = "ge.incremental_placeholder";
 pub fn split_module(ctx: &Context, m: &Module, opts: PrintOptions) -> Split {
     let body = m.body();
     let top = m.top_ops();
-    let cuttable = top.iter().all(|&o| {
-        let d = body.op(o);
-        d.inner.is_some() && d.operands().is_empty() && d.results().is_empty()
-    });
+    // A module with builtin blobs is one unit: the printer lists only the
+    // blobs the IR refers to after the pipeline, in the order it meets them
+    // (as MLIR does), which a frame printed before the pipeline cannot know.
+    let cuttable = m.resources.is_empty()
+        && top.iter().all(|&o| {
+            let d = body.op(o);
+            d.inner.is_some() && d.operands().is_empty() && d.results().is_empty()
+        });
     if !cuttable {
         return Split {
             units: vec![(WHOLE_MODULE.to_string(), print_module(m, opts))],
