@@ -1,27 +1,14 @@
 //! Bitwise ops on integer tensors (ONNX BitwiseAnd/Or/Xor/Not). The runtime
 //! has no native kernel for them yet: the interpreter runs them.
 
-use crate::infer::{broadcast_result, same_as_first};
+use crate::infer::same_as_first;
 use crate::interfaces::*;
 use ge_ir::def_op;
 use ge_ir::interp::SemCtx;
-use ge_ir::opdef::{InferCtx, OpDef, Trait};
+use ge_ir::opdef::OpDef;
 use ge_ir::tensor::{binary, Tensor};
-use ge_ir::Type;
 
-use super::elementwise::COMPUTE_FORMAT;
-
-const BINARY_TRAITS: &[Trait] = &[
-    Trait::Pure,
-    Trait::Commutative,
-    Trait::Elementwise,
-    Trait::Broadcastable,
-    Trait::SameOperandsElementType,
-];
-
-fn infer_binary(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    broadcast_result(cx, None)
-}
+use super::elementwise::{infer_binary, COMMUTATIVE_TRAITS, COMPUTE_FORMAT};
 
 /// A bitwise binary op on the two's-complement bits (wrapped to the element
 /// type afterwards, so unsigned types keep their width).
@@ -67,7 +54,7 @@ macro_rules! bitwise_op {
             pub $ty = $name {
                 operands { lhs: IntTensor, rhs: IntTensor },
                 results { output: IntTensor },
-                traits: BINARY_TRAITS,
+                traits: COMMUTATIVE_TRAITS,
                 format: COMPUTE_FORMAT,
                 infer: infer_binary,
                 semantics: $sem,

@@ -59,7 +59,7 @@ const BINARY_TRAITS: &[Trait] = &[
     Trait::Broadcastable,
     Trait::SameOperandsElementType,
 ];
-const COMMUTATIVE_TRAITS: &[Trait] = &[
+pub(super) const COMMUTATIVE_TRAITS: &[Trait] = &[
     Trait::Pure,
     Trait::Commutative,
     Trait::Elementwise,
@@ -86,7 +86,7 @@ const INVOLUTION_TRAITS: &[Trait] = &[
 
 // ---- shared helpers -----------------------------------------------------------
 
-fn infer_binary(cx: &InferCtx) -> Result<Vec<Type>, String> {
+pub(super) fn infer_binary(cx: &InferCtx) -> Result<Vec<Type>, String> {
     broadcast_result(cx, None)
 }
 
