@@ -460,6 +460,8 @@ impl<T: 'static> LazyCell<T> {
             Ordering::AcqRel,
             Ordering::Acquire,
         ) {
+            // SAFETY: `fresh` comes from Box::leak just above, so it is valid,
+            // aligned and never freed; it is now the published value.
             Ok(_) => unsafe { &*fresh },
             // SAFETY: as above; the winner's value is leaked too.
             Err(existing) => unsafe { &*existing },

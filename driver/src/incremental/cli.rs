@@ -279,6 +279,7 @@ fn read_arc(path: &str) -> Result<Arc<str>, String> {
     let mut f = std::fs::File::open(path).map_err(e)?;
     let len = f.metadata().map_err(e)?.len() as usize;
     // Zeroed memory comes fresh from the allocator (no pass to clear it).
+    // SAFETY: all-zero bytes are a valid `[u8]`, so the zeroed slice is initialised.
     let mut bytes: Arc<[u8]> = unsafe { Arc::new_zeroed_slice(len).assume_init() };
     let whole = match Arc::get_mut(&mut bytes) {
         Some(dst) => f.read_exact(dst).is_ok() && f.read(&mut [0u8]).is_ok_and(|n| n == 0),
