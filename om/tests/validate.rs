@@ -44,6 +44,7 @@ fn model() -> OmModel {
             weights_size: 64,
             engines: vec!["AICore".into()],
             memory_plan: Default::default(),
+            replan: None,
         },
         weights: vec![0; 64],
         program: TaskProgram {
