@@ -202,3 +202,22 @@ fn a_lying_replan_section_is_refused_at_run_time() {
     let e = run_with(&lost).expect_err("buffers in no unit");
     assert!(e.contains("belongs to no planned unit"), "{e}");
 }
+
+/// With unbounded symbols a plan is built once per concrete shape and then
+/// taken from the cache.
+#[test]
+fn per_shape_plans_are_built_once() {
+    let text = random_graph_with(7, false);
+    let om = compile_text("cached", &text, &CompileOptions::default()).expect("compile");
+    let model = load(&ge_compile::to_bytes(&om).expect("bytes"), 1);
+    let (types, _) = signature(&text, "main");
+    let session = model.session();
+    for (b, s) in [(3, 5), (90, 2), (3, 5), (90, 2), (3, 5)] {
+        let ins: Vec<ge_runtime::HostTensor> = random_inputs(&types, &[("B", b), ("S", s)], 1)
+            .iter()
+            .map(ge_runtime::HostTensor::from_tensor)
+            .collect();
+        session.run(&ins).expect("runs");
+    }
+    assert_eq!(session.plans_built(), 2);
+}
