@@ -51,10 +51,12 @@ pub fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> PyResult<DType> {
 /// it in errors).
 pub fn to_host(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<HostTensor> {
     let py = obj.py();
-    let np = py.import("numpy")?;
+    // The common case (an ndarray, contiguous, aligned, native order) makes
+    // no Python call at all.
     let mut arr: Bound<'_, PyUntypedArray> = match obj.cast::<PyUntypedArray>() {
         Ok(a) => a.clone(),
-        Err(_) => np
+        Err(_) => py
+            .import("numpy")?
             .call_method1("asarray", (obj,))?
             .cast_into::<PyUntypedArray>()
             .map_err(|_| error(format!("{what}: not an array")))?,
@@ -62,7 +64,8 @@ pub fn to_host(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<HostTensor> {
     let native = arr.dtype().byteorder() != b'>';
     if !arr.is_c_contiguous() || !arr.is_aligned() || !native {
         let native_dt = arr.dtype().call_method1("newbyteorder", ("=",))?;
-        arr = np
+        arr = py
+            .import("numpy")?
             .call_method1("ascontiguousarray", (&arr, native_dt))?
             .cast_into::<PyUntypedArray>()
             .map_err(|_| error(format!("{what}: not an array")))?;

@@ -9,7 +9,7 @@ use crate::arrays::{to_host, to_numpy};
 use crate::errors::{error, guard, guard_nogil};
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::path::PathBuf;
 
 /// Inputs in the order of `names`, from a dict by name or a list in order.
@@ -161,7 +161,7 @@ impl Model {
 
     /// A session (cheap; sessions and models may be used from any thread).
     fn session(slf: &Bound<'_, Self>) -> Session {
-        Session::of(slf.get())
+        Session::of(slf.py(), slf.get())
     }
 
     /// Run once (`Session.run`).
@@ -172,7 +172,7 @@ impl Model {
         inputs: &Bound<'py, PyAny>,
         trace: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        Session::of(self).run(py, inputs, trace)
+        Session::of(py, self).run(py, inputs, trace)
     }
 
     fn __repr__(&self) -> String {
@@ -191,15 +191,20 @@ impl Model {
 pub struct Session {
     session: ge_runtime::Session,
     input_names: Vec<String>,
-    output_names: Vec<String>,
+    /// The output names as Python strings, made once (the result dict's keys).
+    output_keys: Vec<Py<PyString>>,
 }
 
 impl Session {
-    fn of(m: &Model) -> Session {
+    fn of(py: Python<'_>, m: &Model) -> Session {
         Session {
             session: m.model.session(),
             input_names: m.input_names.clone(),
-            output_names: m.output_names.clone(),
+            output_keys: m
+                .output_names
+                .iter()
+                .map(|n| PyString::intern(py, n).unbind())
+                .collect(),
         }
     }
 }
@@ -208,7 +213,7 @@ impl Session {
 impl Session {
     #[new]
     fn new(model: &Bound<'_, Model>) -> Session {
-        Session::of(model.get())
+        Session::of(model.py(), model.get())
     }
 
     /// Run on `inputs` (a dict by input name, or a list in order); returns
@@ -237,12 +242,11 @@ impl Session {
             }
             let out = PyDict::new(py);
             for (i, t) in r.outputs.iter().enumerate() {
-                let n = self
-                    .output_names
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| format!("out{i}"));
-                out.set_item(n, to_numpy(py, t)?)?;
+                let arr = to_numpy(py, t)?;
+                match self.output_keys.get(i) {
+                    Some(k) => out.set_item(k.bind(py), arr)?,
+                    None => out.set_item(format!("out{i}"), arr)?,
+                }
             }
             Ok(out)
         })
