@@ -257,6 +257,40 @@ impl Session {
     fn plans_built(&self) -> usize {
         self.session.plans_built()
     }
+
+    /// The seconds of each of `iterations` runs timed in Rust as ge-run times
+    /// them (inputs converted once, `Session::run_with` alone in the loop):
+    /// tools/bench/python_session.py compares `run`'s time from Python with
+    /// these in the same build.
+    #[pyo3(signature = (inputs, iterations, warmup = 0))]
+    fn _time_rust(
+        &self,
+        py: Python<'_>,
+        inputs: &Bound<'_, PyAny>,
+        iterations: usize,
+        warmup: usize,
+    ) -> PyResult<Vec<f64>> {
+        guard(|| {
+            let ins = ordered_inputs(inputs, &self.input_names, "the model")?;
+            let session = &self.session;
+            py.detach(|| {
+                guard_nogil(|| {
+                    let opts = RunOptions::default();
+                    for _ in 0..warmup {
+                        session.run_with(&ins, &opts).map_err(|e| e.0)?;
+                    }
+                    let mut times = Vec::with_capacity(iterations);
+                    for _ in 0..iterations {
+                        let t = std::time::Instant::now();
+                        session.run_with(&ins, &opts).map_err(|e| e.0)?;
+                        times.push(t.elapsed().as_secs_f64());
+                    }
+                    Ok(times)
+                })
+            })
+            .map_err(PyErr::from)
+        })
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

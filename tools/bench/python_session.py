@@ -6,6 +6,9 @@ one-op graph for the overhead alone) with the same input:
 
 - ge-run: `ge-run X.om --input x=in.npy --iterations N --warmup W --json`, timed inside
   ge-run (one Session::run per iteration, the model loaded once): its p50;
+- Rust in this process: `Session._time_rust` runs ge-run's own timing loop (inputs
+  converted once, `Session::run_with` alone timed) inside the very extension module
+  under test — the same build as the Python side, whatever the profile;
 - Python: `sess.run({"x": x})` in a loop in this process, timed with
   time.perf_counter() around each call (dict in, numpy arrays out, the GIL released
   while the model runs): its p50.
@@ -91,6 +94,7 @@ def main():
                                  capture_output=True, text=True, check=True).stdout
             rust = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])["p50_ms"] * 1e3
             feed = {in_name: x}
+            inproc = p50(sess._time_rust(feed, args.iterations, args.warmup)) * 1e6
             for _ in range(args.warmup):
                 sess.run(feed)
             times = []
@@ -99,18 +103,20 @@ def main():
                 sess.run(feed)
                 times.append(time.perf_counter() - t)
             py = p50(times) * 1e6
-            rounds.append((rust, py))
-            log(f"{name} round {r + 1}: ge-run p50 {rust:.1f} us, Python p50 {py:.1f} us ({py / rust:.3f}x)")
-        rounds.sort(key=lambda rp: rp[1] / rp[0])
-        rust, py = rounds[len(rounds) // 2]
-        ratios = [p / r for r, p in rounds]
-        rows.append((name, rust, py, py - rust, py / rust, min(ratios), max(ratios)))
+            rounds.append((rust, inproc, py))
+            log(f"{name} round {r + 1}: ge-run p50 {rust:.1f} us, in-process Rust p50 {inproc:.1f} us, "
+                f"Python p50 {py:.1f} us ({py / rust:.3f}x ge-run, {py / inproc:.3f}x in-process)")
+        rounds.sort(key=lambda rp: rp[2] / rp[1])
+        rust, inproc, py = rounds[len(rounds) // 2]
+        ratios = [p / i for _, i, p in rounds]
+        rows.append((name, rust, inproc, py, py - inproc, py / rust, py / inproc, min(ratios), max(ratios)))
     print(f"profile {args.profile}, {args.iterations} iterations (+{args.warmup} warm-up) per side and round, "
           f"{args.rounds} rounds, median round:")
-    print("| model | ge-run p50 µs | Session.run p50 µs | overhead µs | Python / ge-run | range over rounds |")
-    print("|---|---|---|---|---|---|")
-    for name, rust, py, over, ratio, lo, hi in rows:
-        print(f"| {name} | {rust:.1f} | {py:.1f} | {over:+.1f} | {ratio:.3f} | {lo:.3f} – {hi:.3f} |")
+    print("| model | ge-run p50 µs | same loop in-process p50 µs | Session.run p50 µs | overhead µs "
+          "| Python / ge-run | Python / in-process (range over rounds) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, rust, inproc, py, over, r1, r2, lo, hi in rows:
+        print(f"| {name} | {rust:.1f} | {inproc:.1f} | {py:.1f} | {over:+.1f} | {r1:.3f} | {r2:.3f} ({lo:.3f} – {hi:.3f}) |")
 
 
 if __name__ == "__main__":
