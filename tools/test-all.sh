@@ -72,6 +72,15 @@ fi
 step "lit tests"
 .venv/bin/lit -sv lit-tests
 
+step "Python package (pip install ./python into .venv, pytest python/tests)"
+# The wheel is built with cargo's dev profile (the dependencies the steps above
+# built are reused); a user's `pip install ./python` builds the release profile.
+.venv/bin/pip install -q --disable-pip-version-check -r python/requirements-test.txt
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation \
+  --config-settings=build-args="--profile dev" ./python
+.venv/bin/python python/tools/gen_stubs.py --check
+.venv/bin/python -m pytest -q python/tests
+
 step "ONNX conformance (every case vs tools/conformance/expected.tsv)"
 tools/conformance/run.sh --check
 

@@ -606,6 +606,20 @@ impl GraphBuilder {
         Tensor { id, ty, g: self }
     }
 
+    /// The handle of value `id` of the function being built, if it is one
+    /// (bindings for other languages, such as the Python package, keep ids
+    /// instead of borrowing handles).
+    pub fn value(&self, id: ValueId) -> Option<Tensor<'_>> {
+        let known = {
+            let st = self.st.borrow();
+            st.module
+                .body()
+                .inner(st.func)
+                .is_some_and(|b| id.index() < b.value_capacity())
+        };
+        known.then(|| self.wrap(id))
+    }
+
     #[doc(hidden)]
     pub fn all_results(&self, vals: Vec<ValueId>) -> Vec<Tensor<'_>> {
         vals.into_iter().map(|v| self.wrap(v)).collect()

@@ -1,0 +1,300 @@
+//! `ge.Model` and `ge.Session`: compiled models run on numpy arrays.
+//!
+//! A run releases the GIL (other Python threads go on; any number of
+//! threads may run one model at once, each run on its own execution
+//! context); inputs are named as the model names them, any symbolic dims
+//! are bound from the arrays' shapes.
+
+use crate::arrays::{to_host, to_numpy};
+use crate::errors::{error, guard, guard_nogil};
+use ge_runtime::{HostTensor, LoadOptions, RunOptions};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::path::PathBuf;
+
+/// Inputs in the order of `names`, from a dict by name or a list in order.
+pub fn ordered_inputs(
+    inputs: &Bound<'_, PyAny>,
+    names: &[String],
+    what: &str,
+) -> PyResult<Vec<HostTensor>> {
+    if let Ok(d) = inputs.cast::<PyDict>() {
+        for k in d.keys() {
+            let k: String = k.extract()?;
+            if !names.contains(&k) {
+                return Err(error(format!(
+                    "{what} has no input '{k}' (its inputs: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+        return names
+            .iter()
+            .map(|n| match d.get_item(n)? {
+                Some(v) => to_host(&v, &format!("input '{n}'")),
+                None => Err(error(format!(
+                    "missing input '{n}' of {what} (its inputs: {})",
+                    names.join(", ")
+                ))),
+            })
+            .collect();
+    }
+    if inputs.is_instance_of::<PyList>() || inputs.is_instance_of::<PyTuple>() {
+        let items: Vec<Bound<'_, PyAny>> = inputs.try_iter()?.collect::<PyResult<_>>()?;
+        if items.len() != names.len() {
+            return Err(error(format!(
+                "{what} takes {} inputs ({}), {} given",
+                names.len(),
+                names.join(", "),
+                items.len()
+            )));
+        }
+        return items
+            .iter()
+            .zip(names)
+            .map(|(v, n)| to_host(v, &format!("input '{n}'")))
+            .collect();
+    }
+    Err(error(
+        "inputs are a dict {name: array} or a list of arrays in order",
+    ))
+}
+
+/// A loaded `.om` model.
+#[pyclass(module = "ge", frozen)]
+pub struct Model {
+    model: ge_runtime::Model,
+    input_names: Vec<String>,
+    output_names: Vec<String>,
+}
+
+#[pymethods]
+impl Model {
+    /// Load an `.om` from a path or its bytes. `threads`: compute threads
+    /// of a run; `max_memory` (bytes), `max_steps`, `timeout` (seconds):
+    /// the limits of ge-run's flags of the same names; `soc`: refuse a
+    /// model compiled for another SoC.
+    #[new]
+    #[pyo3(signature = (model, threads = 1, soc = None, max_memory = None, max_steps = ge_runtime::DEFAULT_MAX_STEPS, timeout = None, keep_formats = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        model: &Bound<'_, PyAny>,
+        threads: usize,
+        soc: Option<String>,
+        max_memory: Option<u64>,
+        max_steps: u64,
+        timeout: Option<f64>,
+        keep_formats: bool,
+    ) -> PyResult<Model> {
+        guard(|| {
+            let timeout = match timeout {
+                Some(t) => Some(
+                    std::time::Duration::try_from_secs_f64(t)
+                        .map_err(|_| error(format!("timeout {t}: expected seconds >= 0")))?,
+                ),
+                None => None,
+            };
+            let opts = LoadOptions {
+                threads: threads.max(1),
+                soc,
+                plain_layouts: !keep_formats,
+                max_memory,
+                max_steps,
+                timeout,
+                ..Default::default()
+            };
+            let m = if let Ok(b) = model.cast::<PyBytes>() {
+                let bytes = b.as_bytes().to_vec();
+                py.detach(|| {
+                    guard_nogil(|| ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| e.0))
+                })?
+            } else if let Ok(p) = model.extract::<PathBuf>() {
+                py.detach(|| {
+                    guard_nogil(|| ge_runtime::Model::load_with(&p, &opts).map_err(|e| e.0))
+                })?
+            } else {
+                return Err(error("a model is the path of an .om or its bytes"));
+            };
+            let input_names = m.inputs().into_iter().map(|(n, _)| n).collect();
+            let output_names = m.outputs().into_iter().map(|(n, _)| n).collect();
+            Ok(Model {
+                model: m,
+                input_names,
+                output_names,
+            })
+        })
+    }
+
+    /// `[(name, type)]` of the inputs (`("x", "tensor<Bx4xf32>")`).
+    #[getter]
+    fn inputs(&self) -> Vec<(String, String)> {
+        self.model.inputs()
+    }
+
+    #[getter]
+    fn outputs(&self) -> Vec<(String, String)> {
+        self.model.outputs()
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.model.name().to_string()
+    }
+
+    #[getter]
+    fn soc(&self) -> String {
+        self.model.soc().to_string()
+    }
+
+    /// Upper bounds of the symbolic dims.
+    #[getter]
+    fn symbol_bounds(&self) -> Vec<(String, i64)> {
+        self.model.symbol_bounds()
+    }
+
+    /// Ops whose kernels run on the reference interpreter.
+    #[getter]
+    fn fallback_ops(&self) -> Vec<String> {
+        self.model.fallback_ops()
+    }
+
+    /// A session (cheap; sessions and models may be used from any thread).
+    fn session(slf: &Bound<'_, Self>) -> Session {
+        Session::of(slf.py(), slf.get())
+    }
+
+    /// Run once (`Session.run`).
+    #[pyo3(signature = (inputs, trace = None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: &Bound<'py, PyAny>,
+        trace: Option<PathBuf>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        Session::of(py, self).run(py, inputs, trace)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ge.Model '{}' for {}: inputs [{}], outputs [{}]>",
+            self.model.name(),
+            self.model.soc(),
+            self.input_names.join(", "),
+            self.output_names.join(", ")
+        )
+    }
+}
+
+/// Runs a model: `run({"x": array}) -> {"y": array}`.
+#[pyclass(module = "ge", frozen)]
+pub struct Session {
+    session: ge_runtime::Session,
+    input_names: Vec<String>,
+    /// The output names as Python strings, made once (the result dict's keys).
+    output_keys: Vec<Py<PyString>>,
+}
+
+impl Session {
+    fn of(py: Python<'_>, m: &Model) -> Session {
+        Session {
+            session: m.model.session(),
+            input_names: m.input_names.clone(),
+            output_keys: m
+                .output_names
+                .iter()
+                .map(|n| PyString::intern(py, n).unbind())
+                .collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl Session {
+    #[new]
+    fn new(model: &Bound<'_, Model>) -> Session {
+        Session::of(model.py(), model.get())
+    }
+
+    /// Run on `inputs` (a dict by input name, or a list in order); returns
+    /// `{output name: array}` in the model's output order. The GIL is
+    /// released while the model runs. `trace`: write a Perfetto trace of
+    /// this run to that path (ge-run's `--trace`).
+    #[pyo3(signature = (inputs, trace = None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: &Bound<'py, PyAny>,
+        trace: Option<PathBuf>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| {
+            let ins = ordered_inputs(inputs, &self.input_names, "the model")?;
+            let opts = RunOptions {
+                trace: trace.is_some(),
+            };
+            let session = &self.session;
+            let r = py
+                .detach(|| guard_nogil(|| session.run_with(&ins, &opts).map_err(|e| e.0)))
+                .map_err(PyErr::from)?;
+            if let (Some(p), Some(t)) = (&trace, &r.trace) {
+                ge_ir::output::write(p.display().to_string(), t.to_json().as_bytes())
+                    .map_err(|e| error(format!("cannot write '{}': {e}", p.display())))?;
+            }
+            let out = PyDict::new(py);
+            for (i, t) in r.outputs.iter().enumerate() {
+                let arr = to_numpy(py, t)?;
+                match self.output_keys.get(i) {
+                    Some(k) => out.set_item(k.bind(py), arr)?,
+                    None => out.set_item(format!("out{i}"), arr)?,
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Shape plans built so far (one per concrete input shape).
+    #[getter]
+    fn plans_built(&self) -> usize {
+        self.session.plans_built()
+    }
+
+    /// The seconds of each of `iterations` runs timed in Rust as ge-run times
+    /// them (inputs converted once, `Session::run_with` alone in the loop):
+    /// tools/bench/python_session.py compares `run`'s time from Python with
+    /// these in the same build.
+    #[pyo3(signature = (inputs, iterations, warmup = 0))]
+    fn _time_rust(
+        &self,
+        py: Python<'_>,
+        inputs: &Bound<'_, PyAny>,
+        iterations: usize,
+        warmup: usize,
+    ) -> PyResult<Vec<f64>> {
+        guard(|| {
+            let ins = ordered_inputs(inputs, &self.input_names, "the model")?;
+            let session = &self.session;
+            py.detach(|| {
+                guard_nogil(|| {
+                    let opts = RunOptions::default();
+                    for _ in 0..warmup {
+                        session.run_with(&ins, &opts).map_err(|e| e.0)?;
+                    }
+                    let mut times = Vec::with_capacity(iterations);
+                    for _ in 0..iterations {
+                        let t = std::time::Instant::now();
+                        session.run_with(&ins, &opts).map_err(|e| e.0)?;
+                        times.push(t.elapsed().as_secs_f64());
+                    }
+                    Ok(times)
+                })
+            })
+            .map_err(PyErr::from)
+        })
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Model>()?;
+    m.add_class::<Session>()?;
+    Ok(())
+}
