@@ -45,8 +45,8 @@ pub unsafe extern "C" fn ge_compile_options_new(out: *mut *mut ge_compile_option
 
 /// Set ge-atc option `name` (its flag without `--`, e.g. `"soc_version"`,
 /// `"input_shape"`, `"precision_mode"`) to `value`; checked as ge-atc checks
-/// it. `model`, `output`, `mode`, `om` and `json` are set by the compile
-/// functions and refused here.
+/// it; setting an option again replaces its value. `model`, `output`,
+/// `mode`, `om` and `json` are set by the compile functions and refused.
 #[no_mangle]
 pub unsafe extern "C" fn ge_compile_options_set(
     options: *mut ge_compile_options,
@@ -71,9 +71,15 @@ pub unsafe extern "C" fn ge_compile_options_set(
                 "option '{name}' is set by the compile function itself"
             )));
         }
-        let flag = format!("--{name}={value}");
-        let mut flags = o.flags.clone();
-        flags.push(flag);
+        // Setting an option again replaces its value.
+        let prefix = format!("--{name}=");
+        let mut flags: Vec<String> = o
+            .flags
+            .iter()
+            .filter(|f| !f.starts_with(&prefix))
+            .cloned()
+            .collect();
+        flags.push(format!("{prefix}{value}"));
         parse_args(&flags)?;
         o.flags = flags;
         Ok(())

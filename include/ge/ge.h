@@ -168,8 +168,8 @@ ge_status ge_compile_options_new(struct ge_compile_options **out);
 
 // Set ge-atc option `name` (its flag without `--`, e.g. `"soc_version"`,
 // `"input_shape"`, `"precision_mode"`) to `value`; checked as ge-atc checks
-// it. `model`, `output`, `mode`, `om` and `json` are set by the compile
-// functions and refused here.
+// it; setting an option again replaces its value. `model`, `output`,
+// `mode`, `om` and `json` are set by the compile functions and refused.
 ge_status ge_compile_options_set(struct ge_compile_options *options,
                                  const char *name,
                                  const char *value);
