@@ -64,6 +64,13 @@ pub struct ge_outputs {
     shapes: Vec<Vec<i64>>,
 }
 
+// What ge.h promises: models and sessions may be used from any thread.
+const _: fn() = || {
+    fn thread_safe<T: Send + Sync>() {}
+    thread_safe::<ge_model>();
+    thread_safe::<ge_session>();
+};
+
 fn load_options(threads: u32) -> LoadOptions {
     LoadOptions {
         threads: (threads as usize).max(1),

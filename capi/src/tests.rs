@@ -140,6 +140,42 @@ fn builds_compiles_and_runs_by_name() {
 }
 
 #[test]
+fn one_session_runs_on_several_threads() {
+    let model = load(&small_model());
+    let mut s = null_mut();
+    ok(unsafe { ge_session_new(model, &mut s) });
+    // Raw pointers are not Send: the threads get the address.
+    let addr = s as usize;
+    let sums: Vec<f32> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..4)
+            .map(|k| {
+                sc.spawn(move || unsafe {
+                    let x = [k as f32; 4];
+                    let name = c("x");
+                    let d = desc(name.as_ptr(), &[1, 4], &x);
+                    let mut out = null_mut();
+                    ok(ge_session_run(addr as *const ge_session, &d, 1, &mut out));
+                    let mut y = std::mem::zeroed::<ge_tensor_desc>();
+                    ok(ge_outputs_get(out, 0, &mut y));
+                    let sum = std::slice::from_raw_parts(y.data.cast::<f32>(), 4)
+                        .iter()
+                        .sum();
+                    ge_outputs_free(out);
+                    sum
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // relu(k * [1, -2, 3, 0.5]) sums to 4.5 k.
+    assert_eq!(sums, vec![0.0, 4.5, 9.0, 13.5]);
+    unsafe {
+        ge_session_free(s);
+        ge_model_free(model);
+    }
+}
+
+#[test]
 fn null_handles_and_outputs_are_errors() {
     unsafe {
         let mut t = ge_es_tensor::default();
