@@ -33,9 +33,13 @@ ldflags=(-L"$lib" -lge_capi -Wl,-rpath,"$lib" -lm)
 "$CC" -std=c99 -pedantic "${cflags[@]}" examples/c/es_build.c -o "$out/es_build" "${ldflags[@]}"
 "$CC" -std=c99 -pedantic "${cflags[@]}" examples/c/run_om.c -o "$out/run_om" "${ldflags[@]}"
 "$CXX" -std=c++17 "${cflags[@]}" examples/c/onnx_cpp.cpp -o "$out/onnx_cpp" "${ldflags[@]}"
+# The static library too (it needs the system libraries Rust's std uses).
+"$CC" -std=c99 -pedantic "${cflags[@]}" examples/c/es_build.c -o "$out/es_build_static" \
+    "$lib/libge_capi.a" -lpthread -ldl -lm
 
 # A build, compile and run through ge.h (also writes es_build.om).
 "$out/es_build" "$out/es_build.om"
+"$out/es_build_static" >/dev/null
 # The C++ wrapper: ONNX -> .om with ge-atc options -> run, against onnx.reference's output.
 cnn=testdata/onnx/small_cnn
 "$out/onnx_cpp" $cnn.onnx $cnn.in0.npy $cnn.out0.npy "$out/small_cnn.om"
