@@ -59,6 +59,20 @@ pub fn from_dtype(d: DType) -> Result<ge_dtype> {
         })
 }
 
+/// The dims of a shape from C as sizes, and the bytes of a `dtype` tensor
+/// of that shape (negative dims and overflow are errors).
+pub fn shape_bytes(shape: &[i64], dtype: DType) -> Result<(Vec<usize>, usize)> {
+    let too_large = || Error::arg(format!("the shape {shape:?} is too large"));
+    let mut dims = Vec::with_capacity(shape.len());
+    let mut n = dtype.byte_size();
+    for &d in shape {
+        let d = usize::try_from(d).map_err(|_| Error::arg(format!("dim {d} is negative")))?;
+        n = n.checked_mul(d).ok_or_else(too_large)?;
+        dims.push(d);
+    }
+    Ok((dims, n))
+}
+
 /// The `.air` spelling of a dtype (`"f32"`, `"i1"` for `GE_DTYPE_BOOL`), a
 /// static string; NULL for an unknown code.
 #[no_mangle]

@@ -9,7 +9,7 @@
 
 use crate::args::{self, Out};
 use crate::bytes::ge_bytes;
-use crate::dtype::{ge_dtype, to_dtype};
+use crate::dtype::{ge_dtype, shape_bytes, to_dtype};
 use crate::module::ge_module;
 use crate::status::{entry, ge_status, Error, Result, GE_ERROR_BUILD, GE_ERROR_PARSE};
 use ge_dialects::es::attr::{push_attr, IntoAttr};
@@ -186,10 +186,7 @@ unsafe fn static_type(
     let dt = to_dtype(dtype)?;
     // SAFETY: forwarded contract.
     let dims = unsafe { args::slice(shape, rank, "shape")? };
-    let mut us = Vec::with_capacity(dims.len());
-    for &d in dims {
-        us.push(usize::try_from(d).map_err(|_| Error::arg(format!("dim {d} is negative")))?);
-    }
+    let (us, _) = shape_bytes(dims, dt)?;
     let ty = Type::tensor(
         &dims.iter().map(|&d| Dim::Static(d)).collect::<Vec<_>>(),
         dt,

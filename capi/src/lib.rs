@@ -3,7 +3,7 @@
 //! checks the checked-in header is what the generator writes).
 //!
 //! - opaque handles (`ge_graph`, `ge_module`, `ge_compile_options`,
-//!   `ge_model`, `ge_session`, `ge_outputs`, `ge_bytes`), each with a
+//!   `ge_model`, `ge_session`, `ge_tensor`, `ge_outputs`, `ge_bytes`), each with a
 //!   `_free` that ignores NULL;
 //! - every fallible call returns a `ge_status`; `ge_last_error_message()`
 //!   says what went wrong (per thread); no panic crosses the boundary

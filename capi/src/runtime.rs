@@ -4,7 +4,7 @@
 //! name and returns the outputs, read in place.
 
 use crate::args::{self, Out};
-use crate::dtype::{from_dtype, ge_dtype, to_dtype};
+use crate::dtype::{from_dtype, ge_dtype, shape_bytes, to_dtype};
 use crate::status::{entry, entry_value, ge_status, Error, Result, GE_ERROR_LOAD, GE_ERROR_RUN};
 use ge_runtime::{HostTensor, LoadOptions, Model, Session};
 use std::ffi::{c_char, c_void, CString};
@@ -229,19 +229,8 @@ unsafe fn host_tensor(d: &ge_tensor_desc, what: &str) -> Result<HostTensor> {
     let dtype = to_dtype(d.dtype).map_err(|e| Error::arg(format!("{what}: {}", e.msg)))?;
     // SAFETY: forwarded contract.
     let shape = unsafe { args::slice(d.shape, d.rank, &format!("{what}.shape"))? };
-    let mut dims = Vec::with_capacity(shape.len());
-    let mut n: usize = 1;
-    for &s in shape {
-        let s =
-            usize::try_from(s).map_err(|_| Error::arg(format!("{what}: dim {s} is negative")))?;
-        n = n
-            .checked_mul(s)
-            .ok_or_else(|| Error::arg(format!("{what}: the shape {shape:?} is too large")))?;
-        dims.push(s);
-    }
-    let want = n
-        .checked_mul(dtype.byte_size())
-        .ok_or_else(|| Error::arg(format!("{what}: the shape {shape:?} is too large")))?;
+    let (dims, want) =
+        shape_bytes(shape, dtype).map_err(|e| Error::arg(format!("{what}: {}", e.msg)))?;
     if d.size != want {
         return Err(Error::arg(format!(
             "{what}: {} bytes given, but a {shape:?} {dtype} tensor has {want}",
@@ -251,6 +240,151 @@ unsafe fn host_tensor(d: &ge_tensor_desc, what: &str) -> Result<HostTensor> {
     // SAFETY: forwarded contract: `size` readable bytes.
     let bytes = unsafe { args::slice(d.data.cast::<u8>(), d.size, &format!("{what}.data"))? };
     HostTensor::from_bytes(dtype, &dims, bytes).map_err(|e| Error::arg(format!("{what}: {e}")))
+}
+
+/// A tensor whose memory ge owns: 64-byte aligned, filled by the caller
+/// through `ge_tensor_data` and read by `ge_session_run_tensors` in place
+/// (no copy). Not to be used by two calls at the same time.
+pub struct ge_tensor {
+    t: HostTensor,
+}
+
+/// A new zero-filled tensor of `dtype` and `shape` (`rank` dims).
+#[no_mangle]
+pub unsafe extern "C" fn ge_tensor_new(
+    dtype: ge_dtype,
+    shape: *const i64,
+    rank: usize,
+    out: *mut *mut ge_tensor,
+) -> ge_status {
+    entry("ge_tensor_new", || {
+        // SAFETY: the ge.h contract: `rank` dims and a writable pointer.
+        let (dims, out) = unsafe { (args::slice(shape, rank, "shape")?, Out::new(out, "out")?) };
+        let dtype = to_dtype(dtype)?;
+        let (us, bytes) = shape_bytes(dims, dtype)?;
+        ge_ir::budget::check(Some(bytes as u64), &"the tensor").map_err(Error::arg)?;
+        out.set(Box::into_raw(Box::new(ge_tensor {
+            t: HostTensor::zeros(dtype, &us),
+        })));
+        Ok(())
+    })
+}
+
+/// The tensor's bytes, writable (64-byte aligned; `ge_tensor_size` of them);
+/// NULL for a NULL handle.
+#[no_mangle]
+pub unsafe extern "C" fn ge_tensor_data(tensor: *mut ge_tensor) -> *mut c_void {
+    entry_value("ge_tensor_data", std::ptr::null_mut(), || {
+        // SAFETY: NULL or a live tensor, used by this call only (the ge.h contract).
+        let t = unsafe { args::handle_mut(tensor, "tensor")? };
+        Ok(t.t.bytes_mut().as_mut_ptr().cast())
+    })
+}
+
+/// The tensor's size in bytes (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ge_tensor_size(tensor: *const ge_tensor) -> usize {
+    entry_value("ge_tensor_size", 0, || {
+        // SAFETY: NULL or a live tensor (the ge.h contract).
+        Ok(unsafe { args::handle(tensor, "tensor")? }.t.bytes().len())
+    })
+}
+
+/// Free a tensor (NULL is ignored).
+#[no_mangle]
+pub unsafe extern "C" fn ge_tensor_free(tensor: *mut ge_tensor) {
+    entry("ge_tensor_free", || {
+        // SAFETY: NULL or a live tensor, not used afterwards.
+        unsafe { args::free(tensor) };
+        Ok(())
+    });
+}
+
+/// Run on tensors ge owns, without copying them: `names[i]` names
+/// `inputs[i]` (`names` NULL: by position). The tensors are lent to the run
+/// and hold their data again when it returns. Outputs as `ge_session_run`.
+#[no_mangle]
+pub unsafe extern "C" fn ge_session_run_tensors(
+    session: *const ge_session,
+    names: *const *const c_char,
+    inputs: *const *mut ge_tensor,
+    num_inputs: usize,
+    out: *mut *mut ge_outputs,
+) -> ge_status {
+    entry("ge_session_run_tensors", || {
+        // SAFETY: the ge.h contract: a live session, `num_inputs` names
+        // (or NULL) and tensor handles, a writable pointer.
+        let (s, names, handles, out) = unsafe {
+            (
+                args::handle(session, "session")?,
+                match names.is_null() {
+                    true => None,
+                    false => Some(args::strs(names, num_inputs, "names")?),
+                },
+                args::slice(inputs, num_inputs, "inputs")?,
+                Out::new(out, "out")?,
+            )
+        };
+        // The model's position of each given tensor.
+        let n_model = s.model.inputs().len();
+        let mut slot_of = Vec::with_capacity(handles.len());
+        for i in 0..handles.len() {
+            let slot = match &names {
+                None => i,
+                Some(ns) => s.model.input_index(ns[i]).ok_or_else(|| {
+                    Error::new(
+                        GE_ERROR_RUN,
+                        format!(
+                            "the model has no input '{}' (inputs: {})",
+                            ns[i],
+                            s.model.io_name_list(false)
+                        ),
+                    )
+                })?,
+            };
+            if slot_of.contains(&slot) {
+                return Err(Error::new(
+                    GE_ERROR_RUN,
+                    format!("input #{slot} is given twice"),
+                ));
+            }
+            slot_of.push(slot);
+        }
+        if slot_of.len() != n_model {
+            return Err(Error::new(
+                GE_ERROR_RUN,
+                format!(
+                    "{} inputs given, the model takes {n_model} ({})",
+                    slot_of.len(),
+                    s.model.io_name_list(false)
+                ),
+            ));
+        }
+        let mut tensors: Vec<&mut ge_tensor> = Vec::with_capacity(handles.len());
+        for (i, &h) in handles.iter().enumerate() {
+            if handles[..i].contains(&h) {
+                return Err(Error::arg(format!(
+                    "inputs[{i}] is the same tensor as an earlier one"
+                )));
+            }
+            // SAFETY: a live tensor used by this call only, distinct from the others (checked above).
+            tensors.push(unsafe { args::handle_mut(h, &format!("inputs[{i}]"))? });
+        }
+        // Lend the buffers to the run in the model's order, then give them back.
+        let mut ordered: Vec<HostTensor> = (0..n_model)
+            .map(|_| HostTensor::zeros(ge_ir::DType::U8, &[0]))
+            .collect();
+        for (t, &slot) in tensors.iter_mut().zip(&slot_of) {
+            std::mem::swap(&mut ordered[slot], &mut t.t);
+        }
+        let result = s.session.run(&ordered);
+        for (t, &slot) in tensors.iter_mut().zip(&slot_of) {
+            std::mem::swap(&mut ordered[slot], &mut t.t);
+        }
+        let outs = result.map_err(|e| Error::new(GE_ERROR_RUN, e.0))?;
+        out.set(new_outputs(&s.model, outs));
+        Ok(())
+    })
 }
 
 /// Run: `inputs` are the model's inputs by name in any order (or, with
@@ -300,23 +434,26 @@ pub unsafe extern "C" fn ge_session_run(
                 .map(|(_, t)| t)
                 .collect()
         };
-        let names = s
-            .model
-            .outputs()
-            .into_iter()
-            .map(|(n, _)| CString::new(n.replace('\0', "")).unwrap_or_default())
-            .collect();
-        let shapes = outs
-            .iter()
-            .map(|t| t.shape.iter().map(|&d| d as i64).collect())
-            .collect();
-        out.set(Box::into_raw(Box::new(ge_outputs {
-            names,
-            tensors: outs,
-            shapes,
-        })));
+        out.set(new_outputs(&s.model, outs));
         Ok(())
     })
+}
+
+fn new_outputs(model: &Model, outs: Vec<HostTensor>) -> *mut ge_outputs {
+    let names = model
+        .outputs()
+        .into_iter()
+        .map(|(n, _)| CString::new(n.replace('\0', "")).unwrap_or_default())
+        .collect();
+    let shapes = outs
+        .iter()
+        .map(|t| t.shape.iter().map(|&d| d as i64).collect())
+        .collect();
+    Box::into_raw(Box::new(ge_outputs {
+        names,
+        tensors: outs,
+        shapes,
+    }))
 }
 
 /// Number of outputs (0 for NULL).

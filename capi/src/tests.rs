@@ -86,6 +86,14 @@ fn load(bytes: &[u8]) -> *mut ge_model {
     m
 }
 
+/// The small model, loaded, and a session of it.
+fn model_and_session() -> (*mut ge_model, *mut ge_session) {
+    let model = load(&small_model());
+    let mut s = null_mut();
+    ok(unsafe { ge_session_new(model, &mut s) });
+    (model, s)
+}
+
 fn desc(name: *const c_char, shape: &[i64], data: &[f32]) -> ge_tensor_desc {
     ge_tensor_desc {
         name,
@@ -140,10 +148,81 @@ fn builds_compiles_and_runs_by_name() {
 }
 
 #[test]
+fn runs_on_owned_tensors_without_copying_them() {
+    let (model, s) = model_and_session();
+    unsafe {
+        let mut t = null_mut();
+        ok(ge_tensor_new(GE_DTYPE_F32, [2i64, 4].as_ptr(), 2, &mut t));
+        assert_eq!(ge_tensor_size(t), 32);
+        let data = ge_tensor_data(t);
+        assert_eq!(data as usize % 64, 0);
+        let x = [1.0f32, 1.0, 1.0, 1.0, -1.0, 2.0, 0.5, 4.0];
+        std::ptr::copy_nonoverlapping(x.as_ptr(), data.cast::<f32>(), 8);
+        let name = c("x");
+        let names = [name.as_ptr()];
+        let mut out = null_mut();
+        ok(ge_session_run_tensors(s, names.as_ptr(), &t, 1, &mut out));
+        // The tensor has its buffer back: same address, same data.
+        assert_eq!(ge_tensor_data(t), data);
+        assert_eq!(std::slice::from_raw_parts(data.cast::<f32>(), 8), &x);
+        let mut y = std::mem::zeroed::<ge_tensor_desc>();
+        ok(ge_outputs_get(out, 0, &mut y));
+        let v = std::slice::from_raw_parts(y.data.cast::<f32>(), 8);
+        assert_eq!(v, &[1.0, 0.0, 3.0, 0.5, 0.0, 0.0, 1.5, 2.0]);
+        ge_outputs_free(out);
+        // By position, and the errors.
+        ok(ge_session_run_tensors(s, null(), &t, 1, &mut out));
+        ge_outputs_free(out);
+        let bad = c("q");
+        fails(
+            ge_session_run_tensors(s, [bad.as_ptr()].as_ptr(), &t, 1, &mut out),
+            GE_ERROR_RUN,
+            &["no input 'q'", "x"],
+        );
+        fails(
+            ge_session_run_tensors(s, null(), [t, t].as_ptr(), 2, &mut out),
+            GE_ERROR_RUN,
+            &["2 inputs given"],
+        );
+        fails(
+            ge_session_run_tensors(s, null(), null(), 0, &mut out),
+            GE_ERROR_RUN,
+            &["0 inputs given"],
+        );
+        fails(
+            ge_session_run_tensors(s, null(), [null_mut()].as_ptr(), 1, &mut out),
+            GE_ERROR_INVALID_ARGUMENT,
+            &["'inputs[0]' is NULL"],
+        );
+        let mut small = null_mut();
+        ok(ge_tensor_new(GE_DTYPE_F32, [3i64].as_ptr(), 1, &mut small));
+        fails(
+            ge_session_run_tensors(s, null(), &small, 1, &mut out),
+            GE_ERROR_RUN,
+            &["shape [3]"],
+        );
+        fails(
+            ge_tensor_new(GE_DTYPE_F32, [-1i64].as_ptr(), 1, &mut small),
+            GE_ERROR_INVALID_ARGUMENT,
+            &["negative"],
+        );
+        fails(
+            ge_tensor_new(GE_DTYPE_F32, [i64::MAX, 4].as_ptr(), 2, &mut small),
+            GE_ERROR_INVALID_ARGUMENT,
+            &["too large"],
+        );
+        assert!(ge_tensor_data(null_mut()).is_null());
+        ge_tensor_free(small);
+        ge_tensor_free(t);
+        ge_tensor_free(null_mut());
+        ge_session_free(s);
+        ge_model_free(model);
+    }
+}
+
+#[test]
 fn one_session_runs_on_several_threads() {
-    let model = load(&small_model());
-    let mut s = null_mut();
-    ok(unsafe { ge_session_new(model, &mut s) });
+    let (model, s) = model_and_session();
     // Raw pointers are not Send: the threads get the address.
     let addr = s as usize;
     let sums: Vec<f32> = std::thread::scope(|sc| {
@@ -281,10 +360,8 @@ fn bad_model_bytes_and_files_fail_to_load() {
 
 #[test]
 fn wrong_input_names_shapes_and_sizes_are_errors() {
-    let model = load(&small_model());
+    let (model, s) = model_and_session();
     unsafe {
-        let mut s = null_mut();
-        ok(ge_session_new(model, &mut s));
         let x = [0.0f32; 8];
         let mut out = null_mut();
         let (xn, yn) = (c("x"), c("y"));

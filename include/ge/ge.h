@@ -53,6 +53,11 @@ typedef struct ge_outputs ge_outputs;
 // threads at once on one session.
 typedef struct ge_session ge_session;
 
+// A tensor whose memory ge owns: 64-byte aligned, filled by the caller
+// through `ge_tensor_data` and read by `ge_session_run_tensors` in place
+// (no copy). Not to be used by two calls at the same time.
+typedef struct ge_tensor ge_tensor;
+
 // The result of every fallible call: `GE_OK` (0) or one of the
 // `GE_ERROR_*` codes; `ge_last_error_message()` says what went wrong.
 typedef int32_t ge_status;
@@ -1367,6 +1372,28 @@ ge_status ge_session_new(const struct ge_model *model, struct ge_session **out);
 
 // Free a session (NULL is ignored).
 void ge_session_free(struct ge_session *session);
+
+// A new zero-filled tensor of `dtype` and `shape` (`rank` dims).
+ge_status ge_tensor_new(ge_dtype dtype, const int64_t *shape, size_t rank, struct ge_tensor **out);
+
+// The tensor's bytes, writable (64-byte aligned; `ge_tensor_size` of them);
+// NULL for a NULL handle.
+void *ge_tensor_data(struct ge_tensor *tensor);
+
+// The tensor's size in bytes (0 for NULL).
+size_t ge_tensor_size(const struct ge_tensor *tensor);
+
+// Free a tensor (NULL is ignored).
+void ge_tensor_free(struct ge_tensor *tensor);
+
+// Run on tensors ge owns, without copying them: `names[i]` names
+// `inputs[i]` (`names` NULL: by position). The tensors are lent to the run
+// and hold their data again when it returns. Outputs as `ge_session_run`.
+ge_status ge_session_run_tensors(const struct ge_session *session,
+                                 const char *const *names,
+                                 struct ge_tensor *const *inputs,
+                                 size_t num_inputs,
+                                 struct ge_outputs **out);
 
 // Run: `inputs` are the model's inputs by name in any order (or, with
 // every name NULL, by position); the outputs go to a new `ge_outputs`
