@@ -89,13 +89,17 @@ pub unsafe extern "C" fn ge_import_onnx_bytes(
         // SAFETY: the ge.h contract: `size` readable bytes and a writable pointer.
         let (bytes, out) = unsafe { (args::slice(data, size, "data")?, Out::new(out, "out")?) };
         let ctx = ge_compile::context();
-        // No folder: external data is refused (see the importer's confinement).
-        let base = std::env::temp_dir().join("ge-capi-no-external-data");
+        // External data is looked up in (confined to) an empty scratch folder:
+        // a model from bytes has none.
+        let empty = tempfile::Builder::new()
+            .prefix("ge-capi-onnx-")
+            .tempdir()
+            .map_err(|e| Error::new(GE_ERROR_IO, format!("cannot create a scratch folder: {e}")))?;
         let m = ge_frontends::onnx::import_bytes(
             &ctx,
             bytes,
             "<onnx bytes>",
-            &base,
+            empty.path(),
             &Default::default(),
         )
         .map_err(import_error)?;

@@ -723,6 +723,18 @@ fn bad_text_and_onnx_are_errors() {
             &["not UTF-8"],
         );
         assert!(m.is_null());
+        // From bytes: a model imports; one with external data cannot find it.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/onnx/");
+        let cnn = std::fs::read(format!("{dir}small_cnn.onnx")).unwrap();
+        ok(ge_import_onnx_bytes(cnn.as_ptr(), cnn.len(), &mut m));
+        ge_module_free(m);
+        m = null_mut();
+        let ext = std::fs::read(format!("{dir}external_data.onnx")).unwrap();
+        fails(
+            ge_import_onnx_bytes(ext.as_ptr(), ext.len(), &mut m),
+            GE_ERROR_IMPORT,
+            &["external_data.bin"],
+        );
         // A real model imports.
         let path = c(concat!(
             env!("CARGO_MANIFEST_DIR"),
