@@ -28,6 +28,8 @@ pub struct ge_graph {
     values: Vec<ValueId>,
     input_names: Vec<String>,
     output_names: Vec<String>,
+    /// `ge_graph_output` succeeded.
+    returned: bool,
 }
 
 /// A tensor of a graph being built (a value: copy it freely). It is valid
@@ -95,6 +97,7 @@ pub unsafe extern "C" fn ge_graph_new(name: *const c_char, out: *mut *mut ge_gra
             values: vec![],
             input_names: vec![],
             output_names: vec![],
+            returned: false,
         })));
         Ok(())
     })
@@ -313,6 +316,7 @@ pub unsafe extern "C" fn ge_graph_output(
         b.output(&b.all_results(ids)).map_err(build_err)?;
         g.output_names =
             names.map_or_else(Vec::new, |ns| ns.iter().map(|s| s.to_string()).collect());
+        g.returned = true;
         Ok(())
     })
 }
@@ -328,6 +332,13 @@ pub unsafe extern "C" fn ge_graph_finish(
         // SAFETY: the ge.h contract: a live graph and a writable pointer.
         let (g, out) = unsafe { (args::handle_mut(graph, "graph")?, Out::new(out, "out")?) };
         g.builder()?;
+        if !g.returned {
+            // Checked here so that the graph stays usable.
+            return Err(Error::new(
+                GE_ERROR_BUILD,
+                "the function has no outputs (call ge_graph_output first)",
+            ));
+        }
         let b = g
             .builder
             .take()

@@ -504,6 +504,10 @@ fn tensors_are_checked_against_their_graph() {
             GE_ERROR_BUILD,
             &["no outputs"],
         );
+        // ... and stays usable.
+        ok(ge_graph_output(g2, &x2, null(), 1));
+        ok(ge_graph_finish(g2, &mut m2));
+        ge_module_free(m2);
         ge_module_free(m);
         ge_graph_free(g1);
         ge_graph_free(g2);
