@@ -33,6 +33,7 @@ fn fails(st: ge_status, want: ge_status, says: &[&str]) {
 
 /// A graph `y = relu(x * s)` over `x: tensor<Bx4xf32>`, compiled to `.om` bytes.
 fn small_model() -> Vec<u8> {
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let mut g = null_mut();
         ok(ge_graph_new(c("main").as_ptr(), &mut g));
@@ -82,6 +83,7 @@ fn small_model() -> Vec<u8> {
 
 fn load(bytes: &[u8]) -> *mut ge_model {
     let mut m = null_mut();
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     ok(unsafe { ge_model_load_bytes(bytes.as_ptr(), bytes.len(), 1, &mut m) });
     m
 }
@@ -90,6 +92,7 @@ fn load(bytes: &[u8]) -> *mut ge_model {
 fn model_and_session() -> (*mut ge_model, *mut ge_session) {
     let model = load(&small_model());
     let mut s = null_mut();
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     ok(unsafe { ge_session_new(model, &mut s) });
     (model, s)
 }
@@ -108,6 +111,7 @@ fn desc(name: *const c_char, shape: &[i64], data: &[f32]) -> ge_tensor_desc {
 #[test]
 fn builds_compiles_and_runs_by_name() {
     let model = load(&small_model());
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         assert_eq!(ge_model_num_inputs(model), 1);
         assert_eq!(
@@ -150,6 +154,7 @@ fn builds_compiles_and_runs_by_name() {
 #[test]
 fn runs_on_owned_tensors_without_copying_them() {
     let (model, s) = model_and_session();
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let mut t = null_mut();
         ok(ge_tensor_new(GE_DTYPE_F32, [2i64, 4].as_ptr(), 2, &mut t));
@@ -228,6 +233,7 @@ fn one_session_runs_on_several_threads() {
     let sums: Vec<f32> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..4)
             .map(|k| {
+                // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
                 sc.spawn(move || unsafe {
                     let x = [k as f32; 4];
                     let name = c("x");
@@ -248,6 +254,7 @@ fn one_session_runs_on_several_threads() {
     });
     // relu(k * [1, -2, 3, 0.5]) sums to 4.5 k.
     assert_eq!(sums, vec![0.0, 4.5, 9.0, 13.5]);
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         ge_session_free(s);
         ge_model_free(model);
@@ -256,6 +263,7 @@ fn one_session_runs_on_several_threads() {
 
 #[test]
 fn null_handles_and_outputs_are_errors() {
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let mut t = ge_es_tensor::default();
         fails(
@@ -324,6 +332,7 @@ fn null_handles_and_outputs_are_errors() {
 #[test]
 fn bad_model_bytes_and_files_fail_to_load() {
     let mut m = null_mut();
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let junk = b"definitely not an om file";
         fails(
@@ -361,6 +370,7 @@ fn bad_model_bytes_and_files_fail_to_load() {
 #[test]
 fn wrong_input_names_shapes_and_sizes_are_errors() {
     let (model, s) = model_and_session();
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let x = [0.0f32; 8];
         let mut out = null_mut();
@@ -430,6 +440,7 @@ fn wrong_input_names_shapes_and_sizes_are_errors() {
 
 #[test]
 fn tensors_are_checked_against_their_graph() {
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let (mut g1, mut g2) = (null_mut(), null_mut());
         ok(ge_graph_new(c("a").as_ptr(), &mut g1));
@@ -516,6 +527,7 @@ fn tensors_are_checked_against_their_graph() {
 
 #[test]
 fn generic_op_by_name() {
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let mut g = null_mut();
         ok(ge_graph_new(c("f").as_ptr(), &mut g));
@@ -635,6 +647,7 @@ fn generic_op_by_name() {
 
 #[test]
 fn compile_options_are_ge_atc_flags() {
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let mut o = null_mut();
         ok(ge_compile_options_new(&mut o));
@@ -701,6 +714,7 @@ fn compile_options_are_ge_atc_flags() {
 
 #[test]
 fn bad_text_and_onnx_are_errors() {
+    // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
     unsafe {
         let mut m = null_mut();
         let bad = c("graph.func @f(%x: tensor<4xf7>) -> tensor<4xf32>");
@@ -770,6 +784,7 @@ fn a_panic_is_an_internal_error() {
 #[test]
 fn status_names_versions_and_dtypes() {
     let name = |s| {
+        // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
         unsafe { CStr::from_ptr(ge_status_message(s)) }
             .to_str()
             .unwrap()
@@ -784,6 +799,7 @@ fn status_names_versions_and_dtypes() {
     assert_eq!(ge_dtype_size(GE_DTYPE_BF16), 2);
     assert_eq!(ge_dtype_size(0), 0);
     assert_eq!(
+        // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
         unsafe { CStr::from_ptr(ge_dtype_name(GE_DTYPE_BOOL)) }.to_str(),
         Ok("i1")
     );
