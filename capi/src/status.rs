@@ -66,6 +66,9 @@ fn set_last_error(msg: String) {
 /// Run the body of entry point `func`: its error becomes the thread's last
 /// error (prefixed with `func`), a panic becomes `GE_ERROR_INTERNAL`.
 pub fn entry(func: &str, f: impl FnOnce() -> Result<()>) -> ge_status {
+    // AssertUnwindSafe: a panic may leave a handle's contents half-updated
+    // (e.g. a graph with an op too many), never memory-unsafe — the handles
+    // hold only safe Rust values — and the caller is told GE_ERROR_INTERNAL.
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => GE_OK,
         Ok(Err(e)) => {
