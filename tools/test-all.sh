@@ -69,6 +69,9 @@ else
   cargo test --workspace ${FEATURES[@]+"${FEATURES[@]}"} --quiet
 fi
 
+step "C API (libge_capi; examples/c built with cc/c++ and run, outputs checked)"
+tools/capi-examples.sh
+
 step "lit tests"
 .venv/bin/lit -sv lit-tests
 
