@@ -55,6 +55,7 @@ pub static OUTPUT_ARGS: &[(&str, &[&str])] = &[
 ];
 
 /// A node with resolved inputs.
+#[derive(Clone)]
 pub struct GNode {
     pub name: String,
     pub op: String,
@@ -65,7 +66,8 @@ pub struct GNode {
     pub attrs: HashMap<String, AttrValue>,
 }
 
-/// A graph or function body.
+/// A graph or function body (cloned for a re-import, see `ListShapes`).
+#[derive(Clone)]
 pub struct Graph {
     pub nodes: Vec<GNode>,
     pub by_name: HashMap<String, usize>,
@@ -303,6 +305,7 @@ impl Graph {
 /// walk from the source nodes puts every node in a frame; an `Enter` opens a
 /// child frame named by its `frame_name`, the consumers of an `Exit` are back
 /// in the parent frame.
+#[derive(Clone)]
 pub struct Frames {
     /// The frame of each node (0: the graph's own).
     pub of: Vec<usize>,

@@ -298,6 +298,9 @@ impl TfNode {
 /// The conversion context of the TensorFlow importer.
 pub struct TfCx<'a> {
     pub e: Emitter<'a>,
+    /// Element shapes of TensorLists reserved without one, inferred from
+    /// their first `TensorListSetItem` (kept across re-imports).
+    pub lists: &'a ops::ListShapes,
 }
 
 impl TfCx<'_> {
@@ -419,7 +422,11 @@ fn supported(op: &str) -> bool {
     lookup(op).is_some() || STRUCTURAL.contains(&op) || op == "_Arg"
 }
 
-/// Check every op, then build `@main`.
+/// Check every op, then build `@main`. A TensorList reserved with an unknown
+/// element shape (a TensorArray of `tf.while_loop`) gets the shape of the
+/// first item set into it, as TensorFlow's shape inference does: the import
+/// runs again with that shape once `TensorListSetItem` has seen it (at most
+/// once per such list).
 #[allow(clippy::too_many_arguments)]
 fn build(
     ctx: &Context,
@@ -431,37 +438,79 @@ fn build(
     outputs: Vec<OutputSpec>,
     variables: HashMap<String, Attribute>,
 ) -> Result<Module, ImportError> {
-    {
-        let lib: HashMap<&str, &FunctionDef> = library
-            .iter()
-            .filter_map(|f| Some((f.signature.as_ref()?.name.as_str(), f)))
-            .collect();
-        let outs: Vec<usize> = outputs.iter().map(|o| o.node).collect();
-        let bad: Vec<String> = reachable_ops(&main, &lib, &outs)
-            .into_iter()
-            .filter(|(_, op)| !supported(op))
-            .map(|(n, op)| format!("  node '{n}': {op}"))
-            .collect();
-        if !bad.is_empty() {
-            return Err(ImportError::unsupported(format!(
-                "'{name}' uses {} unsupported operator{}:\n{}",
-                bad.len(),
-                if bad.len() == 1 { "" } else { "s" },
-                bad.join("\n")
-            )));
+    check_ops(name, &main, &library, &outputs)?;
+    let lists = ops::ListShapes::default();
+    loop {
+        lists.start_attempt();
+        let r = build_once(
+            ctx,
+            name,
+            main.clone(),
+            library.clone(),
+            opts,
+            &inputs,
+            &outputs,
+            variables.clone(),
+            &lists,
+        );
+        if lists.learned() {
+            continue;
         }
+        return r.and_then(|m| lists.all_known().map(|()| m));
     }
+}
+
+fn check_ops(
+    name: &str,
+    main: &Graph,
+    library: &[FunctionDef],
+    outputs: &[OutputSpec],
+) -> Result<(), ImportError> {
+    let lib: HashMap<&str, &FunctionDef> = library
+        .iter()
+        .filter_map(|f| Some((f.signature.as_ref()?.name.as_str(), f)))
+        .collect();
+    let outs: Vec<usize> = outputs.iter().map(|o| o.node).collect();
+    let bad: Vec<String> = reachable_ops(main, &lib, &outs)
+        .into_iter()
+        .filter(|(_, op)| !supported(op))
+        .map(|(n, op)| format!("  node '{n}': {op}"))
+        .collect();
+    if !bad.is_empty() {
+        return Err(ImportError::unsupported(format!(
+            "'{name}' uses {} unsupported operator{}:\n{}",
+            bad.len(),
+            if bad.len() == 1 { "" } else { "s" },
+            bad.join("\n")
+        )));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_once(
+    ctx: &Context,
+    name: &str,
+    main: Graph,
+    library: Vec<FunctionDef>,
+    opts: &TfOptions,
+    inputs: &[InputSpec],
+    outputs: &[OutputSpec],
+    variables: HashMap<String, Attribute>,
+    lists: &ops::ListShapes,
+) -> Result<Module, ImportError> {
     let file_loc = Location::file(name, 0, 0);
     let mut m = Module::new(ctx, file_loc);
     let (func, inner, entry) = crate::emit::new_function(ctx, &mut m, file_loc)?;
     let (in_types, out_types) = {
         let cx = TfCx {
             e: Emitter::new(ctx, inner, entry),
+            lists,
         };
         let mut imp = Importer::new(cx, main, library, file_loc);
         imp.variables = variables;
         let mut in_types = vec![];
-        for spec in &inputs {
+        for spec in inputs {
             let g = imp.main();
             let node = &g.nodes[spec.node];
             let ctx_msg = format!("node '{}' ({})", node.name, node.op);

@@ -18,6 +18,8 @@ use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
 use ge_ir::DType;
 
+pub use list::ListShapes;
+
 /// A mapping function: the node (inputs resolved) to its output values.
 pub type TfMapFn = fn(&mut TfCx, &TfNode) -> Res<Vec<ValueId>>;
 

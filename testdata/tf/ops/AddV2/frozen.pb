@@ -1,0 +1,16 @@
+
+7
+x0Placeholder*
+shape:*
+dtype0
+3
+x1Placeholder*
+shape
+:*
+dtype0
+
+AddAddV2x0x1*
+T0
+"
+IdentityIdentityAdd*
+T0"ª

@@ -1,0 +1,17 @@
+
+7
+x0Placeholder*
+shape:*
+dtype0
+3
+x1Placeholder*
+shape
+:*
+dtype0
+
+LessLessx0x1*
+T0
+#
+IdentityIdentityLess*
+T0
+"ª
