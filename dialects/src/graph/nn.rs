@@ -1103,6 +1103,7 @@ def_op! {
             VECTOR_ENGINES,
             PrecisionClass::Black,
             Layout::FollowsInputs,
+            KernelFamily::Norm,
         ],
         es,
     }

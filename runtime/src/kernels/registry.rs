@@ -12,19 +12,23 @@
 
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
-use super::{conv, linalg, movement, pool, Op};
+use super::{
+    arg_reduce, batch_norm, conv, gather_elements, linalg, movement, pad, pool, Kernel, Op,
+};
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Transpose};
 use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
 use ge_dialects::graph::elementwise::*;
-use ge_dialects::graph::index::{Embedding, Gather};
+use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad};
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
-    AvgPool2d, Conv2d, GlobalAvgPool, GlobalMaxPool, LayerNorm, LogSoftmax, MaxPool2d, RmsNorm,
-    Softmax,
+    AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, LayerNorm, LogSoftmax, MaxPool2d,
+    RmsNorm, Softmax,
 };
-use ge_dialects::graph::reduce::{ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum};
+use ge_dialects::graph::reduce::{
+    Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
+};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
 use ge_ir::opdef::OpDef;
@@ -51,6 +55,11 @@ fn ew(c: Code) -> Option<Native> {
 
 fn step(op: Op) -> Option<Native> {
     Some(Native::Step(op))
+}
+
+/// A step running a kernel of its own file.
+fn kernel(k: impl Kernel + 'static) -> Option<Native> {
+    step(Op::Kernel(std::sync::Arc::new(k)))
 }
 
 /// A reduction kernel of op `$op` reducing with `$kind`.
@@ -209,6 +218,31 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             step(Op::Gather(Gather::attrs(b.op(o)).axis()))
         }),
         (Embedding::DEF, |_, _| step(Op::Embedding)),
+        (BatchNorm::DEF, |b, o| {
+            let eps = BatchNorm::attrs(b.op(o)).epsilon() as f32;
+            kernel(batch_norm::BatchNorm { eps })
+        }),
+        (Pad::DEF, |b, o| kernel(pad::Pad::from_op(b, o)?)),
+        (GatherElements::DEF, |b, o| {
+            let axis = GatherElements::attrs(b.op(o)).axis();
+            kernel(gather_elements::GatherElements { axis })
+        }),
+        (Argmax::DEF, |b, o| {
+            let a = Argmax::attrs(b.op(o));
+            kernel(arg_reduce::ArgReduce {
+                max: true,
+                axis: a.axis(),
+                last: a.select_last_index() != 0,
+            })
+        }),
+        (Argmin::DEF, |b, o| {
+            let a = Argmin::attrs(b.op(o));
+            kernel(arg_reduce::ArgReduce {
+                max: false,
+                axis: a.axis(),
+                last: a.select_last_index() != 0,
+            })
+        }),
     ]);
     v
 }
