@@ -163,3 +163,61 @@ fn argmax_and_argmin_match_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn bitwise_and_trig_ops_match_the_interpreter() {
+    // Bitwise ops on every integer width (random 0..8 values; not flips every bit).
+    for dt in ["i64", "i32", "i16", "i8", "ui8", "ui16"] {
+        let (a, b) = (format!("tensor<3x5x{dt}>"), format!("tensor<5x{dt}>"));
+        for op in ["bitwise_and", "bitwise_or", "bitwise_xor"] {
+            let text = one_op(
+                &[("a", &a), ("b", &b)],
+                &format!("graph.{op} $OPERANDS"),
+                &a,
+            );
+            check(&text, &format!("{op} {dt}"));
+        }
+        let text = one_op(&[("a", &a)], "graph.bitwise_not $OPERANDS", &a);
+        check(&text, &format!("bitwise_not {dt}"));
+    }
+    // Inverse trigonometry on [-1, 1) (random inputs), f32 and f16.
+    for dt in ["f32", "f16"] {
+        let x = format!("tensor<4x7x{dt}>");
+        for op in ["asin", "acos", "atan"] {
+            let text = one_op(&[("x", &x)], &format!("graph.{op} $OPERANDS"), &x);
+            check(&text, &format!("{op} {dt}"));
+        }
+    }
+}
+
+#[test]
+fn scatter_elements_matches_the_interpreter() {
+    // Random indices are 0..8: the indexed dim has 9 elements.
+    // (data shape, indices shape, axis)
+    let cases = [
+        ("4x9", "4x5", 1),
+        ("9x3", "6x3", 0),
+        ("2x9x5", "2x7x4", 1),
+        ("9", "13", 0),
+    ];
+    for (xs, is, axis) in cases {
+        for red in ["none", "add", "mul", "max", "min"] {
+            // `none` with duplicate indices: the last update wins (in order).
+            for dt in ["f32", "f16", "i64", "i32"] {
+                let (x, i, u) = (
+                    format!("tensor<{xs}x{dt}>"),
+                    format!("tensor<{is}xi64>"),
+                    format!("tensor<{is}x{dt}>"),
+                );
+                let op = format!(
+                    "graph.scatter_elements $OPERANDS {{axis = {axis} : i64, reduction = \"{red}\"}}"
+                );
+                let text = one_op(&[("x", &x), ("i", &i), ("u", &u)], &op, &x);
+                check(
+                    &text,
+                    &format!("scatter_elements {xs} {is} {axis} {red} {dt}"),
+                );
+            }
+        }
+    }
+}

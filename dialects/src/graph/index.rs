@@ -385,6 +385,7 @@ def_op! {
             FusionPattern::Opaque,
             CPU_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::Index,
         ],
         es,
     }

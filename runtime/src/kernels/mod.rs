@@ -60,6 +60,7 @@ pub mod norm;
 pub mod pad;
 pub mod pool;
 pub mod registry;
+pub mod scatter_elements;
 pub mod vmath;
 
 use crate::buffer::{class_of, AlignedBuf, Class};

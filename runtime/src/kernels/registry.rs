@@ -13,14 +13,16 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, batch_norm, conv, gather_elements, linalg, movement, pad, pool, Kernel, Op,
+    arg_reduce, batch_norm, conv, gather_elements, linalg, movement, pad, pool, scatter_elements,
+    Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Transpose};
 use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
+use ge_dialects::graph::bitwise::{BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor};
 use ge_dialects::graph::elementwise::*;
-use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad};
+use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad, ScatterElements};
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, LayerNorm, LogSoftmax, MaxPool2d,
@@ -29,6 +31,7 @@ use ge_dialects::graph::nn::{
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
+use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
 use ge_ir::opdef::OpDef;
@@ -94,7 +97,9 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         Relu => Code::Relu, Sigmoid => Code::Sigmoid, Tanh => Code::Tanh,
         Silu => Code::Silu, Erf => Code::Erf, Floor => Code::Floor, Ceil => Code::Ceil,
         Round => Code::Round, Sign => Code::Sign, Sin => Code::Sin, Cos => Code::Cos,
-        Square => Code::Square,
+        Square => Code::Square, Asin => Code::Asin, Acos => Code::Acos, Atan => Code::Atan,
+        BitwiseAnd => Code::BitAnd, BitwiseOr => Code::BitOr, BitwiseXor => Code::BitXor,
+        BitwiseNot => Code::BitNot,
         Add => Code::Add, Sub => Code::Sub, Mul => Code::Mul, Div => Code::Div,
         Pow => Code::Pow, Max => Code::Max, Min => Code::Min,
         Equal => Code::Eq, Less => Code::Lt, Greater => Code::Gt,
@@ -226,6 +231,13 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         (GatherElements::DEF, |b, o| {
             let axis = GatherElements::attrs(b.op(o)).axis();
             kernel(gather_elements::GatherElements { axis })
+        }),
+        (ScatterElements::DEF, |b, o| {
+            let a = ScatterElements::attrs(b.op(o));
+            kernel(scatter_elements::ScatterElements {
+                axis: a.axis(),
+                reduction: scatter_elements::Reduction::from_name(a.reduction())?,
+            })
         }),
         (Argmax::DEF, |b, o| {
             let a = Argmax::attrs(b.op(o));
