@@ -221,3 +221,21 @@ fn scatter_elements_matches_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn instance_norm_matches_the_interpreter() {
+    for (shape, c, dt) in [
+        ("2x3x5x7", 3, "f32"),
+        ("3x4x9", 4, "f32"),
+        ("1x2x3x2x4", 2, "f32"),
+        ("2x3x5x7", 3, "f16"),
+    ] {
+        let (x, p) = (format!("tensor<{shape}x{dt}>"), format!("tensor<{c}x{dt}>"));
+        let text = one_op(
+            &[("x", &x), ("s", &p), ("b", &p)],
+            "graph.instance_norm $OPERANDS {epsilon = 1.0e-03 : f64}",
+            &x,
+        );
+        check(&text, &format!("instance_norm {shape} {dt}"));
+    }
+}

@@ -1164,6 +1164,7 @@ def_op! {
             FusionPattern::Opaque,
             VECTOR_ENGINES,
             PrecisionClass::Black,
+            KernelFamily::Norm,
         ],
         es,
     }

@@ -64,7 +64,7 @@ impl Kernel for BatchNorm {
 }
 
 /// `dst = (src - m) * k + b`, vectorised for the CPU's widest lanes.
-fn scale_shift(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
+pub(crate) fn scale_shift(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
     #[inline(always)]
     fn body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
         for (d, &s) in dst.iter_mut().zip(src) {

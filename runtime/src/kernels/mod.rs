@@ -54,6 +54,7 @@ pub mod batch_norm;
 pub mod conv;
 pub mod ew;
 pub mod gather_elements;
+pub mod instance_norm;
 pub mod linalg;
 pub mod movement;
 pub mod norm;

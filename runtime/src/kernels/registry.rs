@@ -13,8 +13,8 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, batch_norm, conv, gather_elements, linalg, movement, pad, pool, scatter_elements,
-    Kernel, Op,
+    arg_reduce, batch_norm, conv, gather_elements, instance_norm, linalg, movement, pad, pool,
+    scatter_elements, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -25,8 +25,8 @@ use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad, ScatterElements};
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
-    AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, LayerNorm, LogSoftmax, MaxPool2d,
-    RmsNorm, Softmax,
+    AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm, LayerNorm,
+    LogSoftmax, MaxPool2d, RmsNorm, Softmax,
 };
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
@@ -228,6 +228,10 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(batch_norm::BatchNorm { eps })
         }),
         (Pad::DEF, |b, o| kernel(pad::Pad::from_op(b, o)?)),
+        (InstanceNorm::DEF, |b, o| {
+            let eps = InstanceNorm::attrs(b.op(o)).epsilon();
+            kernel(instance_norm::InstanceNorm { eps })
+        }),
         (GatherElements::DEF, |b, o| {
             let axis = GatherElements::attrs(b.op(o)).axis();
             kernel(gather_elements::GatherElements { axis })
