@@ -45,6 +45,20 @@ if "mlir-bridge" in features:
 if "ilp" in features:
     config.available_features.add("ilp")
 
+# The onnx package's light real-architecture models (onnx/backend/test/data/light),
+# where the .venv has the onnx package: tests that say REQUIRES: onnx-light.
+try:
+    light = subprocess.run(
+        [os.path.join(venv_bin, "python"), "-c",
+         "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend', 'test', 'data', 'light'))"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.strip()
+except (OSError, subprocess.SubprocessError):
+    light = ""
+if light and os.path.isdir(light):
+    config.available_features.add("onnx-light")
+    config.substitutions.append(("%onnx-light", light))
+
 # Device nodes made under %t (`mknod %t.null c 1 3`, a second /dev/null) need root or
 # CAP_MKNOD: tests of writing into a device say REQUIRES: mknod.
 with tempfile.TemporaryDirectory() as d:

@@ -491,6 +491,12 @@ pub enum KernelFamily {
     Slice,
     Gather,
     Embedding,
+    /// Padding or cropping in every mode.
+    Pad,
+    /// Element-indexed gathers and scatters (gather_elements, ...).
+    Index,
+    /// Index of the largest or smallest element (argmax, argmin).
+    ArgReduce,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -28,8 +28,11 @@ BERT-base (batch 1), in one run, on the very same ONNX files.
 The table reports median (p50) latency in ms of the median round; ratio = ge / ort
 (below 1: ge is faster).
 
+`--models light` stands for the onnx package's nine light models (light_bvlc_alexnet,
+light_densenet121, ... light_zfnet512: onnx/backend/test/data/light in the .venv).
+
 Usage: python3 tools/bench/runtime.py [--iterations 20] [--warmup 3] [--threads 1,2] [--rounds 3]
-           [--models resnet50,mobilenet_v2,bert_base] [--no-build] [--small] [--json FILE]
+           [--models resnet50,mobilenet_v2,bert_base|light] [--no-build] [--small] [--json FILE]
            [--rtol 1e-3] [--atol 1e-7] [--atol-of-max 1e-6]
 """
 
@@ -49,6 +52,17 @@ from benchlib import REPO, die, log, rel  # noqa: E402
 OUT = os.path.join(REPO, "target", "bench", "runtime")
 PYTHON = os.path.join(REPO, ".venv", "bin", "python")
 MODELS = ["resnet50", "mobilenet_v2", "bert_base"]
+# The onnx package's nine light real-architecture models (weights made by
+# ConstantOfShape nodes, which both importers fold): --models light runs them.
+LIGHT = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
+         "shufflenet", "squeezenet", "vgg19", "zfnet512"]
+
+
+def light_dir():
+    """The light models' folder inside the .venv's onnx package."""
+    code = "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend/test/data/light'))"
+    return subprocess.run([PYTHON, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 # onnxruntime timing, run in a child process (the .venv's Python).
 ORT = r"""
@@ -181,7 +195,8 @@ def main():
                     help="raise atol to this times the largest |ort| output (whole networks)")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
-    models = a.models.split(",")
+    models = [m for spec in a.models.split(",")
+              for m in (["light_" + n for n in LIGHT] if spec == "light" else [spec])]
     out = OUT + ("-small" if a.small else "")
     os.makedirs(out, exist_ok=True)
     if not os.path.exists(PYTHON):
@@ -198,14 +213,16 @@ def main():
 
     # 1. ONNX models.
     gen = os.path.join(HERE, "runtime_models.py")
-    if not all(newer(os.path.join(out, m + ".onnx"), gen) for m in models):
+    generated = [m for m in models if not m.startswith("light_")]
+    if not all(newer(os.path.join(out, m + ".onnx"), gen) for m in generated):
         cmd = [PYTHON, gen, out] + (["--small"] if a.small else [])
         run(cmd, "runtime_models.py", capture=False)
 
     results = {"machine": benchlib.machine(), "rev": benchlib.git_rev(), "models": {}}
     rows, variant_rows, checks = [], [], []
     for m in models:
-        onnx_path = os.path.join(out, m + ".onnx")
+        onnx_path = (os.path.join(light_dir(), m + ".onnx") if m.startswith("light_")
+                     else os.path.join(out, m + ".onnx"))
         air = os.path.join(out, m + ".air")
         # 2. Import and compile (default, unfused, one stream).
         if not newer(air, onnx_path):

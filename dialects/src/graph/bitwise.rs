@@ -1,5 +1,5 @@
-//! Bitwise ops on integer tensors (ONNX BitwiseAnd/Or/Xor/Not). The runtime
-//! has no native kernel for them yet: the interpreter runs them.
+//! Bitwise ops on integer tensors (ONNX BitwiseAnd/Or/Xor/Not); the runtime
+//! runs them in its fused elementwise loops.
 
 use crate::infer::same_as_first;
 use crate::interfaces::*;
@@ -64,6 +64,7 @@ macro_rules! bitwise_op {
                     CPU_ENGINES,
                     PrecisionClass::Gray,
                     Layout::FollowsInputs,
+                    KernelFamily::Elementwise,
                 ],
                 es,
             }
@@ -110,6 +111,7 @@ def_op! {
             CPU_ENGINES,
             PrecisionClass::Gray,
             Layout::FollowsInputs,
+            KernelFamily::Elementwise,
         ],
         es,
     }

@@ -248,6 +248,7 @@ def_op! {
             FusionPattern::Opaque,
             CPU_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::Index,
         ],
         es,
     }
@@ -384,6 +385,7 @@ def_op! {
             FusionPattern::Opaque,
             CPU_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::Index,
         ],
         es,
     }
@@ -966,6 +968,7 @@ def_op! {
             FusionPattern::Injective,
             VECTOR_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::Pad,
         ],
         es,
     }

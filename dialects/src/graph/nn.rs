@@ -1103,6 +1103,7 @@ def_op! {
             VECTOR_ENGINES,
             PrecisionClass::Black,
             Layout::FollowsInputs,
+            KernelFamily::Norm,
         ],
         es,
     }
@@ -1163,6 +1164,7 @@ def_op! {
             FusionPattern::Opaque,
             VECTOR_ENGINES,
             PrecisionClass::Black,
+            KernelFamily::Norm,
         ],
         es,
     }

@@ -495,6 +495,7 @@ macro_rules! arg_op {
                     FusionPattern::Reduction,
                     VECTOR_ENGINES,
                     PrecisionClass::Gray,
+                    KernelFamily::ArgReduce,
                 ],
                 es,
             }

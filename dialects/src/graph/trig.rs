@@ -1,5 +1,5 @@
-//! Inverse trigonometric ops (ONNX Asin, Acos, Atan). The runtime has no
-//! native kernel for them yet: the interpreter runs them.
+//! Inverse trigonometric ops (ONNX Asin, Acos, Atan); the runtime runs them
+//! in its fused elementwise loops.
 
 use crate::infer::same_as_first;
 use crate::interfaces::*;
@@ -48,6 +48,7 @@ macro_rules! trig_op {
                     CPU_ENGINES,
                     PrecisionClass::Gray,
                     Layout::FollowsInputs,
+                    KernelFamily::Elementwise,
                 ],
                 es,
             }

@@ -42,6 +42,9 @@ pub enum Code {
     Sign,
     Sin,
     Cos,
+    Asin,
+    Acos,
+    Atan,
     Square,
     Identity,
     // binary (both classes)
@@ -65,6 +68,11 @@ pub enum Code {
     Or,
     Xor,
     Not,
+    // bitwise (integers, on the two's-complement bits)
+    BitAnd,
+    BitOr,
+    BitXor,
+    BitNot,
     /// where(cond, x, y)
     Where,
     /// clip(x, lo?, hi?): which bounds are present
@@ -320,6 +328,9 @@ fn unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool {
         }),
         Code::Sin => map!(|v: f32| v.sin()),
         Code::Cos => map!(|v: f32| v.cos()),
+        Code::Asin => map!(|v: f32| v.asin()),
+        Code::Acos => map!(|v: f32| v.acos()),
+        Code::Atan => map!(|v: f32| v.atan()),
         Code::Square => map!(|v: f32| v * v),
         Code::Identity | Code::Cast => y.copy_from_slice(x),
         _ => return false,
@@ -431,6 +442,9 @@ fn binary_i(code: Code, a: &[i64], b: &[i64], y: &mut [i64]) -> Result<bool, Str
         Code::And => zip!(|p: i64, q: i64| ((p != 0) && (q != 0)) as i64),
         Code::Or => zip!(|p: i64, q: i64| ((p != 0) || (q != 0)) as i64),
         Code::Xor => zip!(|p: i64, q: i64| ((p != 0) != (q != 0)) as i64),
+        Code::BitAnd => zip!(|p: i64, q: i64| p & q),
+        Code::BitOr => zip!(|p: i64, q: i64| p | q),
+        Code::BitXor => zip!(|p: i64, q: i64| p ^ q),
         _ => return Ok(false),
     }
     Ok(true)
@@ -451,9 +465,14 @@ impl Group {
                 Code::Eq | Code::Lt | Code::Gt | Code::Le | Code::Ge => {
                     ins.args.len() == 2 && c(ins.args[0]) == c(ins.args[1]) && dst == Class::I
                 }
-                Code::And | Code::Or | Code::Xor | Code::Not => {
-                    ins.args.iter().all(|&a| c(a) == Class::I)
-                }
+                Code::And
+                | Code::Or
+                | Code::Xor
+                | Code::Not
+                | Code::BitAnd
+                | Code::BitOr
+                | Code::BitXor
+                | Code::BitNot => ins.args.iter().all(|&a| c(a) == Class::I) && dst == Class::I,
                 Code::Add
                 | Code::Sub
                 | Code::Mul
@@ -568,6 +587,12 @@ impl Group {
             (Code::Not, _) => {
                 for (o, &v) in yi[..len].iter_mut().zip(&t.i[a0][..len]) {
                     *o = (v == 0) as i64;
+                }
+            }
+            (Code::BitNot, _) => {
+                // Stored wrapped to the dtype: unsigned types keep their width.
+                for (o, &v) in yi[..len].iter_mut().zip(&t.i[a0][..len]) {
+                    *o = !v;
                 }
             }
             (code, Class::F) if ins.args.len() == 1 => {

@@ -49,13 +49,19 @@ macro_rules! by_cpu_features {
     }};
 }
 
+pub mod arg_reduce;
+pub mod batch_norm;
 pub mod conv;
 pub mod ew;
+pub mod gather_elements;
+pub mod instance_norm;
 pub mod linalg;
 pub mod movement;
 pub mod norm;
+pub mod pad;
 pub mod pool;
 pub mod registry;
+pub mod scatter_elements;
 pub mod vmath;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
@@ -114,9 +120,24 @@ impl<'a> Par<'a> {
     }
 }
 
+/// A native kernel declared in a file of its own (one op per file, e.g.
+/// [`pad::Pad`]): the registry builds it from the op's attributes, the step
+/// runs it on the op's operand and result slots. New kernels take this form
+/// instead of a variant of [`Op`].
+pub trait Kernel: Send + Sync + std::fmt::Debug {
+    /// Compute `outs` from `ins` (the slot contract of [`Step::run`]).
+    fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String>;
+    /// Whether it computes on floats only (f32/f16/bf16); else any dtype.
+    fn float_only(&self) -> bool {
+        false
+    }
+}
+
 /// What a step does.
 #[derive(Clone, Debug)]
 pub enum Op {
+    /// A kernel of its own file ([`Kernel`]).
+    Kernel(std::sync::Arc<dyn Kernel>),
     Ew(ew::Group),
     Conv(conv::Conv),
     Gemm(linalg::Gemm),
@@ -146,6 +167,9 @@ impl Op {
     /// Whether the native kernel computes on floats only (f32/f16/bf16):
     /// compute ops; data movement and reductions take any dtype.
     fn float_only(&self) -> bool {
+        if let Op::Kernel(k) = self {
+            return k.float_only();
+        }
         !matches!(
             self,
             Op::Copy
@@ -648,6 +672,7 @@ impl Step {
                 .ok_or_else(|| format!("{} has no operand", self.name))
         };
         match &self.op {
+            Op::Kernel(k) => k.run(&ins, &outs, par),
             Op::Ew(g) => {
                 let Some(&(_, v)) = g.defs.first() else {
                     return Ok(());

@@ -6,7 +6,7 @@ use super::{vmath, F32In, F32Out, Par, Slot};
 use crate::buffer::{load_i64, store_i64};
 use crate::shared::Shared;
 
-fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
+pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
     let a = if axis < 0 { axis + rank as i64 } else { axis };
     if a < 0 || a as usize >= rank.max(1) {
         return Err(format!("axis {axis} is out of range for rank {rank}"));

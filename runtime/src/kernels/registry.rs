@@ -12,19 +12,26 @@
 
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
-use super::{conv, linalg, movement, pool, Op};
+use super::{
+    arg_reduce, batch_norm, conv, gather_elements, instance_norm, linalg, movement, pad, pool,
+    scatter_elements, Kernel, Op,
+};
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Transpose};
 use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
+use ge_dialects::graph::bitwise::{BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor};
 use ge_dialects::graph::elementwise::*;
-use ge_dialects::graph::index::{Embedding, Gather};
+use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad, ScatterElements};
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
-    AvgPool2d, Conv2d, GlobalAvgPool, GlobalMaxPool, LayerNorm, LogSoftmax, MaxPool2d, RmsNorm,
-    Softmax,
+    AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm, LayerNorm,
+    LogSoftmax, MaxPool2d, RmsNorm, Softmax,
 };
-use ge_dialects::graph::reduce::{ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum};
+use ge_dialects::graph::reduce::{
+    Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
+};
+use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
 use ge_ir::opdef::OpDef;
@@ -51,6 +58,11 @@ fn ew(c: Code) -> Option<Native> {
 
 fn step(op: Op) -> Option<Native> {
     Some(Native::Step(op))
+}
+
+/// A step running a kernel of its own file.
+fn kernel(k: impl Kernel + 'static) -> Option<Native> {
+    step(Op::Kernel(std::sync::Arc::new(k)))
 }
 
 /// A reduction kernel of op `$op` reducing with `$kind`.
@@ -85,7 +97,9 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         Relu => Code::Relu, Sigmoid => Code::Sigmoid, Tanh => Code::Tanh,
         Silu => Code::Silu, Erf => Code::Erf, Floor => Code::Floor, Ceil => Code::Ceil,
         Round => Code::Round, Sign => Code::Sign, Sin => Code::Sin, Cos => Code::Cos,
-        Square => Code::Square,
+        Square => Code::Square, Asin => Code::Asin, Acos => Code::Acos, Atan => Code::Atan,
+        BitwiseAnd => Code::BitAnd, BitwiseOr => Code::BitOr, BitwiseXor => Code::BitXor,
+        BitwiseNot => Code::BitNot,
         Add => Code::Add, Sub => Code::Sub, Mul => Code::Mul, Div => Code::Div,
         Pow => Code::Pow, Max => Code::Max, Min => Code::Min,
         Equal => Code::Eq, Less => Code::Lt, Greater => Code::Gt,
@@ -209,6 +223,42 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             step(Op::Gather(Gather::attrs(b.op(o)).axis()))
         }),
         (Embedding::DEF, |_, _| step(Op::Embedding)),
+        (BatchNorm::DEF, |b, o| {
+            let eps = BatchNorm::attrs(b.op(o)).epsilon() as f32;
+            kernel(batch_norm::BatchNorm { eps })
+        }),
+        (Pad::DEF, |b, o| kernel(pad::Pad::from_op(b, o)?)),
+        (InstanceNorm::DEF, |b, o| {
+            let eps = InstanceNorm::attrs(b.op(o)).epsilon();
+            kernel(instance_norm::InstanceNorm { eps })
+        }),
+        (GatherElements::DEF, |b, o| {
+            let axis = GatherElements::attrs(b.op(o)).axis();
+            kernel(gather_elements::GatherElements { axis })
+        }),
+        (ScatterElements::DEF, |b, o| {
+            let a = ScatterElements::attrs(b.op(o));
+            kernel(scatter_elements::ScatterElements {
+                axis: a.axis(),
+                reduction: scatter_elements::Reduction::from_name(a.reduction())?,
+            })
+        }),
+        (Argmax::DEF, |b, o| {
+            let a = Argmax::attrs(b.op(o));
+            kernel(arg_reduce::ArgReduce {
+                max: true,
+                axis: a.axis(),
+                last: a.select_last_index() != 0,
+            })
+        }),
+        (Argmin::DEF, |b, o| {
+            let a = Argmin::attrs(b.op(o));
+            kernel(arg_reduce::ArgReduce {
+                max: false,
+                axis: a.axis(),
+                last: a.select_last_index() != 0,
+            })
+        }),
     ]);
     v
 }

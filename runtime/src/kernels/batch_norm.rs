@@ -1,0 +1,75 @@
+//! `graph.batch_norm` (inference form): `y = (x - mean) * k + bias` per
+//! channel of an `N x C x ...` input, with `k = scale / sqrt(var + eps)`
+//! computed once per channel plane (subtracting the mean first keeps an
+//! output near `bias` exact, as the reference computes it). BatchNorm after a
+//! convolution is folded into its weights by the compiler (`fold_bn.rr`);
+//! this kernel runs the rest (DenseNet's BatchNorm after a concat).
+
+use super::{F32In, F32Out, Kernel, Par, Slot};
+use crate::shared::Shared;
+
+#[derive(Clone, Debug)]
+pub struct BatchNorm {
+    pub eps: f32,
+}
+
+impl Kernel for BatchNorm {
+    fn float_only(&self) -> bool {
+        true
+    }
+
+    fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
+        let (&[x, scale, bias, mean, var], &[y]) = (ins, outs) else {
+            return Err("batch_norm takes 5 operands and gives 1 result".into());
+        };
+        if x.shape.len() < 2 || y.shape != x.shape {
+            return Err(format!(
+                "batch_norm of {:?} into {:?}: needs N x C x ... and the same shape",
+                x.shape, y.shape
+            ));
+        }
+        let (n, c) = (x.shape[0], x.shape[1]);
+        if [scale, bias, mean, var].iter().any(|p| p.numel() != c) {
+            return Err(format!("batch_norm parameters must have {c} entries"));
+        }
+        let inner: usize = x.shape[2..].iter().product();
+        let xi = F32In::new(x);
+        let p: Vec<F32In> = [scale, bias, mean, var]
+            .iter()
+            .map(|s| F32In::new(s))
+            .collect();
+        let (ps, pb, pm, pv) = (p[0].slice(), p[1].slice(), p[2].slice(), p[3].slice());
+        let mut yo = F32Out::new(y);
+        let (xp, yp) = (Shared(xi.ptr()), Shared(yo.ptr()));
+        let eps = self.eps;
+        // One task per channel plane (n * c of them), in parallel when big.
+        par.run(n * c, n * c * inner > 1 << 15, &|plane| {
+            let ch = plane % c;
+            let k = ps[ch] / (pv[ch] + eps).sqrt();
+            // SAFETY: plane `plane` of the input and of the output, `inner`
+            // elements each, inside both slots (same shape, checked above);
+            // planes are disjoint, so tasks write disjoint ranges.
+            let (src, dst) = unsafe {
+                (
+                    std::slice::from_raw_parts(xp.p().add(plane * inner), inner),
+                    std::slice::from_raw_parts_mut(yp.p().add(plane * inner), inner),
+                )
+            };
+            scale_shift(src, dst, pm[ch], k, pb[ch]);
+            Ok(())
+        })?;
+        yo.finish();
+        Ok(())
+    }
+}
+
+/// `dst = (src - m) * k + b`, vectorised for the CPU's widest lanes.
+pub(crate) fn scale_shift(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
+    #[inline(always)]
+    fn body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = (s - m) * k + b;
+        }
+    }
+    by_cpu_features!(body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32))
+}
