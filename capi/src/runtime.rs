@@ -98,7 +98,7 @@ pub unsafe extern "C" fn ge_model_load_file(
         // SAFETY: the ge.h contract: a C string and a writable pointer.
         let (path, out) = unsafe { (args::cstr(path, "path")?, Out::new(out, "out")?) };
         let m = Model::load_with(path, &load_options(threads))
-            .map_err(|e| Error::new(GE_ERROR_LOAD, e.0))?;
+            .map_err(|e| Error::new(GE_ERROR_LOAD, e.to_string()))?;
         out.set(new_model(m));
         Ok(())
     })
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn ge_model_load_bytes(
         // SAFETY: the ge.h contract: `size` readable bytes and a writable pointer.
         let (bytes, out) = unsafe { (args::slice(data, size, "data")?, Out::new(out, "out")?) };
         let m = Model::from_bytes(bytes, &load_options(threads))
-            .map_err(|e| Error::new(GE_ERROR_LOAD, e.0))?;
+            .map_err(|e| Error::new(GE_ERROR_LOAD, e.to_string()))?;
         out.set(new_model(m));
         Ok(())
     })
@@ -381,7 +381,7 @@ pub unsafe extern "C" fn ge_session_run_tensors(
         for (t, &slot) in tensors.iter_mut().zip(&slot_of) {
             std::mem::swap(&mut ordered[slot], &mut t.t);
         }
-        let outs = result.map_err(|e| Error::new(GE_ERROR_RUN, e.0))?;
+        let outs = result.map_err(|e| Error::new(GE_ERROR_RUN, e.to_string()))?;
         out.set(new_outputs(&s.model, outs));
         Ok(())
     })
@@ -418,7 +418,7 @@ pub unsafe extern "C" fn ge_session_run(
             tensors.push(unsafe { host_tensor(d, &what)? });
             names.push(name);
         }
-        let run_err = |e: ge_runtime::Error| Error::new(GE_ERROR_RUN, e.0);
+        let run_err = |e: ge_runtime::Error| Error::new(GE_ERROR_RUN, e.to_string());
         let outs = if names.iter().all(Option::is_none) {
             s.session.run(&tensors).map_err(run_err)?
         } else if let Some(i) = names.iter().position(Option::is_none) {

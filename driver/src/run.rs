@@ -579,9 +579,10 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         if let Some(p) = &args.save_om {
             ge_ir::output::write(p, &bytes).map_err(|e| format!("cannot write '{p}': {e}"))?;
         }
-        return ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| format!("{path}: {e}"));
+        return ge_runtime::Model::from_bytes(&bytes, &opts)
+            .map_err(|e| e.in_model(path).to_string());
     }
-    ge_runtime::Model::load_with(path, &opts).map_err(|e| e.0)
+    ge_runtime::Model::load_with(path, &opts).map_err(|e| e.to_string())
 }
 
 fn run_model(args: &RunArgs, path: &str) -> RunOutput {
@@ -696,7 +697,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
     }
     let session = model.session();
     for _ in 0..args.warmup {
-        session.run(&inputs).map_err(|e| e.0)?;
+        session.run(&inputs).map_err(|e| e.to_string())?;
     }
     let n = args.iterations.max(1);
     let bar = (n >= 20).then(|| {
@@ -715,7 +716,9 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
             trace: args.trace.is_some() && i + 1 == n,
         };
         let t = std::time::Instant::now();
-        let r = session.run_with(&inputs, &opts).map_err(|e| e.0)?;
+        let r = session
+            .run_with(&inputs, &opts)
+            .map_err(|e| e.to_string())?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
         if let Some(b) = &bar {
             b.inc(1);

@@ -82,6 +82,8 @@ fn decompose(v: f64, dt: DType) -> (bool, u64, i32, u32) {
 
 /// `APFloat::toString(Str, FormatPrecision, FormatMaxPadding, TruncateZero)`
 /// for a finite value.
+// long: a line-by-line transliteration of LLVM's `APFloat::toString`, kept in
+// its order so the two can be compared side by side.
 fn to_string(
     neg: bool,
     sig: u64,

@@ -1121,6 +1121,8 @@ fn write_attr_mode(
     })
 }
 
+// long: one arm per attribute kind, the printing mirror of the parser's
+// `build_attr_rec`; the arms share the style and elision state.
 fn write_attr_mode_rec(
     f: &mut dyn fmt::Write,
     a: Attribute,

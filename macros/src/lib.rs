@@ -52,8 +52,11 @@ pub fn def_op(input: TokenStream) -> TokenStream {
 /// Typed pass options: `#[derive(PassOptions)]` on a struct whose fields are
 /// `bool`, `i64`, `String` or `Vec<String>`, each with
 /// `#[option("name", default = …)]` (plus `one_of = [...]` for a `String`
-/// from a fixed set) and a doc comment. Generates `Self::DEFS` (the
-/// `OptionDef` list for `PassInfo::options`) and `Self::from_options`.
+/// from a fixed set) and a doc comment, or `#[option(flatten)]` on a field
+/// that is itself a `PassOptions` struct (options several passes share, such
+/// as the greedy driver's: its options join this list where the field is
+/// declared). Generates `Self::DEFS` (the `OptionDef` list for
+/// `PassInfo::options`) and `Self::from_options`.
 #[proc_macro_derive(PassOptions, attributes(option))]
 pub fn derive_pass_options(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -40,6 +40,22 @@ fn default_text(e: &Expr) -> syn::Result<String> {
     }
 }
 
+/// `#[option(flatten)]`: the field is another `PassOptions` struct whose
+/// options this pass takes over (clap's `#[command(flatten)]`; MLIR passes
+/// share options by inheriting a common options class).
+fn is_flatten(f: &syn::Field) -> syn::Result<bool> {
+    let mut flatten = false;
+    for a in f.attrs.iter().filter(|a| a.path().is_ident("option")) {
+        if let Ok(id) = a.parse_args::<syn::Ident>() {
+            if id != "flatten" {
+                return Err(syn::Error::new_spanned(id, "expected flatten or \"name\""));
+            }
+            flatten = true;
+        }
+    }
+    Ok(flatten)
+}
+
 pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let ident = &input.ident;
     let Data::Struct(s) = &input.data else {
@@ -54,10 +70,23 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             "PassOptions needs named fields",
         ));
     };
+    // The option list in declaration order: runs of this struct's own
+    // options, and the `DEFS` of each flattened struct where it is declared.
+    let mut parts: Vec<TokenStream> = vec![];
     let mut defs = vec![];
     let mut reads = vec![];
     for f in &fields.named {
         let Some(fname) = &f.ident else { continue };
+        if is_flatten(f)? {
+            let ty = &f.ty;
+            if !defs.is_empty() {
+                parts.push(quote!(&[#(#defs),*]));
+                defs.clear();
+            }
+            parts.push(quote!(<#ty>::DEFS));
+            reads.push(quote!(#fname: <#ty>::from_options(o)));
+            continue;
+        }
         let mut name: Option<LitStr> = None;
         let mut default: Option<String> = None;
         let mut one_of: Option<Vec<LitStr>> = None;
@@ -129,16 +158,31 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         };
         defs.push(quote!(::ge_ir::pass::OptionDef { name: #name, kind: #kind, default: #default, doc: #doc }));
         reads.push(match ty {
-            OptType::Bool => quote!(#fname: o.bool(#name)),
-            OptType::Int => quote!(#fname: o.int(#name)),
-            OptType::Str => quote!(#fname: o.str(#name).to_string()),
-            OptType::List => quote!(#fname: o.list(#name)),
+            OptType::Bool => quote!(#fname: o.derived_bool(#name)),
+            OptType::Int => quote!(#fname: o.derived_int(#name)),
+            OptType::Str => quote!(#fname: o.derived_str(#name)),
+            OptType::List => quote!(#fname: o.derived_list(#name)),
         });
     }
+    let list = if parts.is_empty() {
+        quote!(&[#(#defs),*])
+    } else {
+        if !defs.is_empty() {
+            parts.push(quote!(&[#(#defs),*]));
+        }
+        // Concatenated at compile time (the flattened lists' lengths are
+        // constants of other types); a repeated name is a compile error.
+        quote!({
+            const PARTS: &[&[::ge_ir::pass::OptionDef]] = &[#(#parts),*];
+            const ALL: [::ge_ir::pass::OptionDef; ::ge_ir::pass::option_count(PARTS)] =
+                ::ge_ir::pass::concat_options(PARTS);
+            &ALL
+        })
+    };
     Ok(quote! {
         impl #ident {
             /// The options as `--list-passes` and the pipeline parser see them.
-            pub const DEFS: &'static [::ge_ir::pass::OptionDef] = &[#(#defs),*];
+            pub const DEFS: &'static [::ge_ir::pass::OptionDef] = #list;
             /// The typed options of a parsed pass instance (defaults filled in).
             pub fn from_options(o: &::ge_ir::pass::PassOptions) -> Self {
                 #ident { #(#reads,)* }

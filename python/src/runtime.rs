@@ -107,11 +107,15 @@ impl Model {
             let m = if let Ok(b) = model.cast::<PyBytes>() {
                 let bytes = b.as_bytes().to_vec();
                 py.detach(|| {
-                    guard_nogil(|| ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| e.0))
+                    guard_nogil(|| {
+                        ge_runtime::Model::from_bytes(&bytes, &opts).map_err(|e| e.to_string())
+                    })
                 })?
             } else if let Ok(p) = model.extract::<PathBuf>() {
                 py.detach(|| {
-                    guard_nogil(|| ge_runtime::Model::load_with(&p, &opts).map_err(|e| e.0))
+                    guard_nogil(|| {
+                        ge_runtime::Model::load_with(&p, &opts).map_err(|e| e.to_string())
+                    })
                 })?
             } else {
                 return Err(error("a model is the path of an .om or its bytes"));
@@ -234,7 +238,7 @@ impl Session {
             };
             let session = &self.session;
             let r = py
-                .detach(|| guard_nogil(|| session.run_with(&ins, &opts).map_err(|e| e.0)))
+                .detach(|| guard_nogil(|| session.run_with(&ins, &opts).map_err(|e| e.to_string())))
                 .map_err(PyErr::from)?;
             if let (Some(p), Some(t)) = (&trace, &r.trace) {
                 ge_ir::output::write(p.display().to_string(), t.to_json().as_bytes())
@@ -277,12 +281,12 @@ impl Session {
                 guard_nogil(|| {
                     let opts = RunOptions::default();
                     for _ in 0..warmup {
-                        session.run_with(&ins, &opts).map_err(|e| e.0)?;
+                        session.run_with(&ins, &opts).map_err(|e| e.to_string())?;
                     }
                     let mut times = Vec::with_capacity(iterations);
                     for _ in 0..iterations {
                         let t = std::time::Instant::now();
-                        session.run_with(&ins, &opts).map_err(|e| e.0)?;
+                        session.run_with(&ins, &opts).map_err(|e| e.to_string())?;
                         times.push(t.elapsed().as_secs_f64());
                     }
                     Ok(times)

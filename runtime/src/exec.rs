@@ -9,8 +9,8 @@ use crate::model::{Binding, Inner, Model, TaskRt};
 use crate::pool::Slots;
 use crate::shared::Shared;
 use crate::trace::{Trace, TraceEvent};
-use crate::Error;
-use ge_ir::{DType, Dim, Ident};
+use crate::{Error, Site};
+use ge_ir::{DType, Dim, Ident, Location};
 use ge_om::model::{ArenaRole, Buffer, Operand, Task};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -583,7 +583,7 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
         )?),
         None => None,
     };
-    let at = |b: &Buffer| -> Result<Buffer, Error> {
+    let place = |b: &Buffer| -> Result<Buffer, Error> {
         match &shape_ws {
             Some(w) => w.place(b, &syms),
             None => Ok(b.clone()),
@@ -594,7 +594,7 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
     let mut sizes = vec![0usize; inner.tasks.len()];
     let mut moved = HashMap::new();
     for (ti, rt) in inner.tasks.iter().enumerate() {
-        let what = format!("task #{ti}");
+        let at = |m: String| Error::at(task_site(ti, None), m);
         match &rt.task {
             Task::Launch {
                 ins, outs, stream, ..
@@ -606,27 +606,30 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                 let ins: Vec<Operand> = ins
                     .iter()
                     .map(|o| match o {
-                        Operand::Buffer(b) => at(b).map(Operand::Buffer),
+                        Operand::Buffer(b) => place(b).map(Operand::Buffer),
                         Operand::Weight(w) => Ok(Operand::Weight(*w)),
                     })
                     .collect::<Result<_, _>>()
-                    .map_err(|e| Error(format!("{what}: {}", e.0)))?;
+                    .map_err(|e| at(e.message))?;
                 let outs: Vec<Buffer> = outs
                     .iter()
-                    .map(&at)
+                    .map(&place)
                     .collect::<Result<_, _>>()
-                    .map_err(|e| Error(format!("{what}: {}", e.0)))?;
-                let (plan, bytes) = plan_launch(inner, &lens, rt, k, &ins, &outs, &syms, &what)?;
+                    .map_err(|e| at(e.message))?;
+                let (plan, bytes) = plan_launch(inner, &lens, rt, k, &ins, &outs, &syms, ti)?;
                 let st = *stream as usize;
                 scratch[st] = scratch[st].max(bytes);
                 tasks.push(Some(plan));
             }
             Task::Memcpy { src, dst, stream } => {
-                let (src, dst) = (at(src)?, at(dst)?);
-                let n = bytes_of(&src.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                let m = bytes_of(&dst.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check_in_arena(&lens, &what, &src, n)?;
-                check_in_arena(&lens, &what, &dst, m)?;
+                let (src, dst) = (
+                    place(src).map_err(|e| at(e.message))?,
+                    place(dst).map_err(|e| at(e.message))?,
+                );
+                let n = bytes_of(&src.ty, &syms).map_err(at)?;
+                let m = bytes_of(&dst.ty, &syms).map_err(at)?;
+                check_in_arena(&lens, ti, &src, n)?;
+                check_in_arena(&lens, ti, &dst, m)?;
                 sizes[ti] = n.min(m);
                 if shape_ws.is_some() {
                     moved.insert(
@@ -645,14 +648,14 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                 stream,
                 targets,
             } => {
-                let value = at(value)?;
-                let n = bytes_of(&value.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check_in_arena(&lens, &what, &value, n)?;
+                let value = place(value).map_err(|e| at(e.message))?;
+                let n = bytes_of(&value.ty, &syms).map_err(at)?;
+                check_in_arena(&lens, ti, &value, n)?;
                 // ge-om proved one element of an integer type: `n` is the
                 // element's size, the bytes `switch_label` reads.
                 if switch_dtype(&value).map(|d| d.byte_size()) != Some(n) {
-                    return Err(Error(format!(
-                        "{what}: a switch reads one element, but '{}' is {n} bytes here",
+                    return Err(at(format!(
+                        "a switch reads one element, but '{}' is {n} bytes here",
                         value.ty
                     )));
                 }
@@ -720,16 +723,30 @@ fn switch_dtype(value: &Buffer) -> Option<DType> {
 /// `n` bytes of buffer `b` at the concrete shape lie inside its arena as
 /// long as it really is in this run (`lens`, from `proof::arena_lengths`:
 /// a zero-copy arena is the caller's tensor at its actual shape).
-fn check_in_arena(lens: &[usize], what: &str, b: &Buffer, n: usize) -> Result<(), Error> {
+fn check_in_arena(lens: &[usize], ti: usize, b: &Buffer, n: usize) -> Result<(), Error> {
     // ge-om's validation proved the arena id in range.
     let len = lens[b.arena as usize];
     if !crate::proof::in_range(b.offset, n, len) {
-        return Err(Error(format!(
-            "{what}: {n} bytes at offset {} overflow arena {}, which is {len} bytes at this shape",
-            b.offset, b.arena
-        )));
+        return Err(Error::at(
+            task_site(ti, None),
+            format!(
+                "{n} bytes at offset {} overflow arena {}, which is {len} bytes at this shape",
+                b.offset, b.arena
+            ),
+        ));
     }
     Ok(())
+}
+
+/// Where task `ti` is: its index, and for a launch its kernel (with the
+/// kernel function's source location, the best the task itself has).
+pub(crate) fn task_site(ti: usize, k: Option<&KernelProgram>) -> Site {
+    Site {
+        task: Some(ti),
+        kernel: k.map(|k| k.name.clone()),
+        loc: k.map_or_else(Location::unknown, |k| k.loc),
+        ..Site::default()
+    }
 }
 
 /// The plan of one launch at concrete shapes: where each value of its
@@ -745,32 +762,28 @@ fn plan_launch(
     ins: &[Operand],
     outs: &[Buffer],
     syms: &HashMap<Ident, i64>,
-    what: &str,
+    ti: usize,
 ) -> Result<(TaskPlan, usize), Error> {
+    let at = |m: String| Error::at(task_site(ti, Some(k)), m);
     let shapes: Vec<Vec<usize>> = k
         .types
         .iter()
         .map(|&t| concrete(t, syms))
         .collect::<Result<_, _>>()
-        .map_err(|m| Error(format!("{what} (kernel @{}): {m}", k.name)))?;
+        .map_err(at)?;
     let sizes: Vec<usize> = shapes
         .iter()
         .zip(&k.types)
         .map(|(s, t)| checked_bytes(s, t.dtype().map_or(1, |d| d.byte_size())))
         .collect::<Option<_>>()
-        .ok_or_else(|| {
-            Error(format!(
-                "{what} (kernel @{}): a value is too large to address at this shape",
-                k.name
-            ))
-        })?;
+        .ok_or_else(|| at("a value is too large to address at this shape".into()))?;
     let nbytes = |v: usize| sizes[v];
     let mut places = vec![Place::None; k.types.len()];
     let mut in_ranges = vec![];
     for (&a, o) in k.args.iter().zip(ins) {
         places[a] = match o {
             Operand::Buffer(b) => {
-                check_in_arena(lens, what, b, nbytes(a))?;
+                check_in_arena(lens, ti, b, nbytes(a))?;
                 in_ranges.push((a, (b.arena as usize, b.offset as usize, nbytes(a))));
                 Place::Arena(b.arena as usize, b.offset as usize)
             }
@@ -793,7 +806,7 @@ fn plan_launch(
     let mut direct: HashMap<usize, (usize, usize)> = HashMap::new();
     for (&r, b) in k.results.iter().zip(outs) {
         let n = nbytes(r);
-        check_in_arena(lens, what, b, n)?;
+        check_in_arena(lens, ti, b, n)?;
         let range = (b.arena as usize, b.offset as usize, n);
         let ok = match producer.get(&r).copied() {
             None => false,
@@ -815,8 +828,7 @@ fn plan_launch(
             copies.push((r, range.0, range.1, n));
         }
     }
-    check_places(inner, lens, rt, k, &places, &sizes)
-        .map_err(|m| Error(format!("{what} (kernel @{}): {m}", k.name)))?;
+    check_places(inner, lens, rt, k, &places, &sizes).map_err(at)?;
     // Everything else that a step writes lives in scratch.
     let mut off = 0usize;
     for (si, s) in k.steps.iter().enumerate() {
@@ -829,7 +841,7 @@ fn plan_launch(
                 off = nbytes(v)
                     .checked_next_multiple_of(64)
                     .and_then(|n| off.checked_add(n))
-                    .ok_or_else(|| Error(format!("{what}: scratch too large to address")))?;
+                    .ok_or_else(|| at("scratch too large to address".into()))?;
             }
         }
     }
@@ -1167,7 +1179,7 @@ fn run_streams(
             }
         }
     }
-    errors.sort_by_key(|e| e.0.ends_with(": aborted"));
+    errors.sort_by_key(|e| e.message.ends_with(": aborted"));
     let result = match errors.into_iter().next() {
         Some(e) => Err(e),
         None => Ok(()),
@@ -1220,7 +1232,7 @@ fn run_stream(
             _ => (&Par::NONE, None),
         };
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
-        let res: Result<(), String> = match &rt.task {
+        let res: Result<(), Failure> = match &rt.task {
             Task::Launch { .. } => launch(inner, plan, ti, rt, bases, scratch, par),
             Task::Memcpy { src, dst, .. } => {
                 let (src, dst) = match plan.moved.get(&ti) {
@@ -1239,12 +1251,17 @@ fn run_stream(
                     let n = waits_done.entry(ti).or_insert(0);
                     *n += 1;
                     let want = *n;
-                    inner.compute.asleep(|| events.wait(s, rec, want))
+                    inner
+                        .compute
+                        .asleep(|| events.wait(s, rec, want))
+                        .map_err(Failure::from)
                 }
-                None => Err(format!("wait on event {event} with no record before it")),
+                None => Err(format!("wait on event {event} with no record before it").into()),
             },
             Task::Label { .. } => Ok(()),
-            Task::Goto { label, .. } => jump(inner, s, *label).map(|p| pc = p),
+            Task::Goto { label, .. } => jump(inner, s, *label)
+                .map(|p| pc = p)
+                .map_err(Failure::from),
             Task::Switch { value, targets, .. } => {
                 let value = match plan.moved.get(&ti) {
                     Some(Task::Switch { value, .. }) => value,
@@ -1253,18 +1270,22 @@ fn run_stream(
                 switch_label(bases, value, plan.sizes[ti], targets)
                     .and_then(|l| jump(inner, s, l))
                     .map(|p| pc = p)
+                    .map_err(Failure::from)
             }
             Task::End => break,
         };
-        if let Err(m) = res {
-            let what = match &rt.task {
-                Task::Launch { .. } => format!(
-                    "task #{ti} (kernel @{} on stream {s})",
-                    rt.kernel.as_ref().map_or("?", |k| k.name.as_str())
-                ),
-                _ => format!("task #{ti} on stream {s}"),
-            };
-            return Err(Error(format!("{what}: {m}")));
+        // The dispatch site: every task failure leaves here with its task,
+        // stream, kernel and, from a kernel, the op and its location.
+        if let Err(f) = res {
+            let mut site = task_site(ti, rt.kernel.as_deref());
+            site.stream = Some(s);
+            if let Some((op, loc)) = f.op {
+                site.op = op;
+                if !loc.is_unknown() {
+                    site.loc = loc;
+                }
+            }
+            return Err(Error::at(site, f.msg));
         }
         if let (Some((t0, tr)), Some(start)) = (trace.as_mut(), start) {
             tr.push(TraceEvent {
@@ -1334,7 +1355,7 @@ fn launch(
     bases: &[Ptr],
     scratch: *mut u8,
     par: &Par,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let k = rt.kernel.as_ref().ok_or("launch without a kernel")?;
     let tp = plan.tasks[ti].as_ref().ok_or("launch without a plan")?;
     let ptr_of = |v: usize, p: Place| -> *mut u8 {
@@ -1364,7 +1385,7 @@ fn launch(
     if let Some(v) =
         (0..slots.len()).find(|&v| slots[v].ptr.is_null() && !matches!(tp.places[v], Place::None))
     {
-        return Err(format!("value {v} has no memory"));
+        return Err(format!("value {v} has no memory").into());
     }
     if k.fallback.is_some() {
         return fallback(inner, plan, k, &slots, &tp.copies, bases);
@@ -1373,12 +1394,16 @@ fn launch(
         if rt.skip[si] {
             continue;
         }
-        s.run(&slots, par).map_err(|m| format!("{}: {m}", s.name))?;
+        // Kernel functions keep their `Result<(), String>`; the op is added here.
+        s.run(&slots, par).map_err(|msg| Failure {
+            msg,
+            op: Some((Some(s.name.clone()), s.loc)),
+        })?;
     }
     for &(v, a, off, n) in &tp.copies {
         let src = slots[v].ptr;
         if src.is_null() {
-            return Err(format!("result value {v} was not computed"));
+            return Err(format!("result value {v} was not computed").into());
         }
         // SAFETY: `n` is the value's size at this shape (`plan_launch`),
         // which its slot holds (see `slots` above); `plan_launch` proved
@@ -1396,7 +1421,7 @@ fn fallback(
     slots: &[Slot],
     copies: &[(usize, usize, usize, usize)],
     bases: &[Ptr],
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let mut args = vec![];
     for &a in &k.args {
         let s = &slots[a];
@@ -1412,13 +1437,18 @@ fn fallback(
     }
     let mut interp = ge_ir::interp::Interpreter::new(&inner.kmodule);
     interp.symbols = plan.syms.clone();
-    let res = interp.run_function(&k.name, args).map_err(|e| e.msg)?;
+    // The interpreter's error is at the op that failed.
+    let res = interp.run_function(&k.name, args).map_err(|e| Failure {
+        msg: e.msg,
+        op: Some((None, e.loc)),
+    })?;
     if res.len() != k.results.len() {
         return Err(format!(
             "kernel returned {} results, expected {}",
             res.len(),
             k.results.len()
-        ));
+        )
+        .into());
     }
     for (i, t) in res.iter().enumerate() {
         let r = k.results[i];
@@ -1427,10 +1457,9 @@ fn fallback(
         let dst = match copies.iter().find(|c| c.0 == r) {
             Some(&(_, a, off, n)) => {
                 if b.len() != n {
-                    return Err(format!(
-                        "kernel result {i} has {} bytes, expected {n}",
-                        b.len()
-                    ));
+                    return Err(
+                        format!("kernel result {i} has {} bytes, expected {n}", b.len()).into(),
+                    );
                 }
                 bases[a].0.wrapping_add(off)
             }
@@ -1440,7 +1469,8 @@ fn fallback(
                         "kernel result {i} has {} bytes, expected {}",
                         b.len(),
                         slots[r].bytes()
-                    ));
+                    )
+                    .into());
                 }
                 slots[r].ptr
             }
@@ -1452,4 +1482,24 @@ fn fallback(
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len()) };
     }
     Ok(())
+}
+
+/// A task's failure as the code running it sees it: the message and, from
+/// a kernel, the op that failed (its name when known, its location).
+/// `run_stream`, the dispatch site, turns it into an [`Error`] at the task.
+struct Failure {
+    msg: String,
+    op: Option<(Option<String>, Location)>,
+}
+
+impl From<String> for Failure {
+    fn from(msg: String) -> Failure {
+        Failure { msg, op: None }
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(msg: &str) -> Failure {
+        Failure::from(msg.to_string())
+    }
 }

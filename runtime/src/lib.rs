@@ -51,6 +51,7 @@
 //! ```
 
 pub mod buffer;
+mod error;
 pub mod exec;
 pub mod kernels;
 mod layouts;
@@ -61,24 +62,7 @@ pub mod shared;
 pub mod trace;
 
 pub use buffer::HostTensor;
+pub use error::{describe as describe_location, Error, Site};
 pub use exec::{RunOptions, RunResult, Session};
 pub use model::{supported_socs, LoadOptions, Model, DEFAULT_MAX_STEPS};
 pub use trace::Trace;
-
-/// A runtime error: one line saying what went wrong.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Error(pub String);
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<String> for Error {
-    fn from(s: String) -> Error {
-        Error(s)
-    }
-}

@@ -183,7 +183,7 @@ impl Model {
         let map = unsafe { memmap2::Mmap::map(&f) }
             .map_err(|e| Error(format!("cannot map '{}': {e}", path.display())))?;
         Model::from_backing(Backing::Map(map), opts)
-            .map_err(|e| Error(format!("{}: {}", path.display(), e.0)))
+            .map_err(|e| e.in_model(&path.display().to_string()))
     }
 
     /// Load from an in-memory image (copied once into an aligned buffer).
@@ -822,8 +822,14 @@ fn fold_launch(
             slots[v].ptr = b.as_mut_ptr();
             bufs.push((v, b));
         }
-        s.run(&slots, &Par::NONE)
-            .map_err(|m| Error(format!("folding weights of task #{ti} ({}): {m}", s.name)))?;
+        s.run(&slots, &Par::NONE).map_err(|m| {
+            let mut site = crate::exec::task_site(ti, Some(k));
+            site.op = Some(s.name.clone());
+            if !s.loc.is_unknown() {
+                site.loc = s.loc;
+            }
+            Error::at(site, format!("folding weights: {m}"))
+        })?;
         for (v, b) in bufs {
             let b = Arc::new(b);
             known.insert(v, b.as_ptr() as *mut u8);

@@ -40,7 +40,7 @@
 
 use crate::kernels::KernelProgram;
 use crate::model::{Binding, LoadOptions};
-use crate::Error;
+use crate::{Error, Site};
 use ge_ir::{Ident, Type};
 use ge_om::model::{ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram};
 use std::collections::HashMap;
@@ -62,13 +62,29 @@ pub(crate) fn check_kernels_module(
 ) -> Result<(), Error> {
     let diags = ge_ir::verifier::verify_module(kmodule);
     if let Some(d) = diags.iter().find(|d| d.is_error()) {
-        return Err(Error(format!("kernels partition: {}", d.message)));
+        return Err(partition_error(d));
     }
     let too_big = ge_ir::budget::check_result_sizes_within(max, kmodule.body(), bounds);
     if let Some(d) = too_big.first() {
-        return Err(Error(format!("kernels partition: {}", d.message)));
+        return Err(partition_error(d));
     }
     Ok(())
+}
+
+/// A diagnostic about the kernels partition, at the op's source location
+/// when the model recorded it.
+fn partition_error(d: &ge_ir::Diagnostic) -> Error {
+    let message = format!("kernels partition: {}", d.message);
+    match d.pos {
+        ge_ir::diagnostics::Pos::Loc(loc) => Error::at(
+            Site {
+                loc,
+                ..Site::default()
+            },
+            message,
+        ),
+        _ => Error(message),
+    }
 }
 
 /// The byte size of kernel value type `t` with symbols at `bounds`
@@ -99,7 +115,7 @@ pub(crate) fn check_model(
             // ge-om's validation proved the kernel id in range.
             let k = &kernels[*kernel as usize];
             check_launch(program, k, bounds, ins, outs)
-                .map_err(|m| Error(format!("task #{i} (kernel @{}): {m}", k.name)))?;
+                .map_err(|m| Error::at(crate::exec::task_site(i, Some(k)), m))?;
         }
     }
     check_arenas(def, bindings, max)
@@ -159,14 +175,17 @@ fn check_consts(k: &KernelProgram) -> Result<(), Error> {
     let empty = HashMap::new();
     for (v, b) in &k.consts {
         let t = k.types[*v];
-        let n = bytes_at(t, &empty)
-            .map_err(|m| Error(format!("kernel @{}: a constant: {m}", k.name)))?;
+        let site = || Site {
+            kernel: Some(k.name.clone()),
+            loc: k.loc,
+            ..Site::default()
+        };
+        let n = bytes_at(t, &empty).map_err(|m| Error::at(site(), format!("a constant: {m}")))?;
         if n != b.len() as u64 {
-            return Err(Error(format!(
-                "kernel @{}: a constant of type '{t}' holds {} bytes, not {n}",
-                k.name,
-                b.len()
-            )));
+            return Err(Error::at(
+                site(),
+                format!("a constant of type '{t}' holds {} bytes, not {n}", b.len()),
+            ));
         }
     }
     Ok(())

@@ -69,22 +69,29 @@ fn bad_names_are_errors_listing_the_models_inputs() {
     let e = s
         .run_named([("x", a()), ("arg0", b())])
         .expect_err("unknown");
-    assert_eq!(e.0, "the model has no input 'x' (inputs: arg1, arg0)");
+    assert_eq!(e.message, "the model has no input 'x' (inputs: arg1, arg0)");
     let e = s
         .run_named([("arg0", b()), ("arg0", b())])
         .expect_err("twice");
-    assert_eq!(e.0, "input 'arg0' is given more than once");
+    assert_eq!(e.message, "input 'arg0' is given more than once");
     let e = s.run_named([("arg0", b())]).expect_err("missing");
-    assert_eq!(e.0, "missing input 'arg1' (inputs: arg1, arg0)");
+    assert_eq!(e.message, "missing input 'arg1' (inputs: arg1, arg0)");
     let e = s
         .run_named(Vec::<(&str, HostTensor)>::new())
         .expect_err("none");
-    assert_eq!(e.0, "missing inputs 'arg1', 'arg0' (inputs: arg1, arg0)");
+    assert_eq!(
+        e.message,
+        "missing inputs 'arg1', 'arg0' (inputs: arg1, arg0)"
+    );
     // A tensor under the wrong name is refused naming that input.
     let e = s
         .run_named([("arg1", b()), ("arg0", a())])
         .expect_err("swapped");
-    assert!(e.0.starts_with("input #0 'arg1' has shape [3]"), "{}", e.0);
+    assert!(
+        e.message.starts_with("input #0 'arg1' has shape [3]"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

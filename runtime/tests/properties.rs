@@ -489,20 +489,20 @@ fn inputs_above_a_symbol_bound_are_refused() {
         .run(&ins)
         .expect_err("B=65 is above the bound");
     assert!(
-        e.0.contains("B = 65 is above its upper bound 64"),
+        e.message.contains("B = 65 is above its upper bound 64"),
         "unexpected message: {e}"
     );
     // Wrong static dim, wrong dtype, wrong count: errors, not panics.
     let mut bad = random_inputs(&types, &[("B", 2)], 1);
     bad[1] = Tensor::from_f64(vec![63], ge_ir::DType::F32, vec![0.0; 63]);
     let e = model.session().run(&host(&bad)).expect_err("wrong shape");
-    assert!(e.0.contains("dim 0 must be 64"), "{e}");
+    assert!(e.message.contains("dim 0 must be 64"), "{e}");
     let mut bad = random_inputs(&types, &[("B", 2)], 1);
     bad[1] = Tensor::from_i64(vec![64], ge_ir::DType::I32, vec![0; 64]);
     let e = model.session().run(&host(&bad)).expect_err("wrong dtype");
-    assert!(e.0.contains("element type i32"), "{e}");
+    assert!(e.message.contains("element type i32"), "{e}");
     let e = model.session().run(&[]).expect_err("no inputs");
-    assert!(e.0.contains("takes 3 inputs"), "{e}");
+    assert!(e.message.contains("takes 3 inputs"), "{e}");
 }
 
 #[test]

@@ -187,8 +187,13 @@ fn a_lying_replan_section_is_refused_at_run_time() {
         .collect();
     let run_with = |om: &ge_om::OmModel| -> Result<(), String> {
         let bytes = ge_compile::to_bytes(om).map_err(|e| e.to_string())?;
-        let model = ge_runtime::Model::from_bytes(&bytes, &Default::default()).map_err(|e| e.0)?;
-        model.session().run(&ins).map(|_| ()).map_err(|e| e.0)
+        let model = ge_runtime::Model::from_bytes(&bytes, &Default::default())
+            .map_err(|e| e.to_string())?;
+        model
+            .session()
+            .run(&ins)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     };
     run_with(&om).expect("the honest model runs");
     let mut small = om.clone();

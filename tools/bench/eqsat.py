@@ -48,10 +48,13 @@ def main():
     ap.add_argument("--symbols", default="B=1", help="symbol values for costing")
     ap.add_argument("--ilp", action="store_true",
                     help="also extract with ILP (builds with --features ge-rewrites/ilp; needs CBC)")
+    ap.add_argument("--no-build", action="store_true",
+                    help="use target/release/ge-opt as it is (as the other bench scripts' --no-build)")
     args = ap.parse_args()
     features = ["--features", "ge-rewrites/ilp"] if args.ilp else []
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "ge-driver", "--bin", "ge-opt", "--bin", "ge-zoo",
-                    *features], cwd=ROOT, check=True)
+    if not args.no_build:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "ge-driver", "--bin", "ge-opt", "--bin", "ge-zoo",
+                        *features], cwd=ROOT, check=True)
     if args.full:
         zoo = ROOT / "target" / "zoo"
         missing = [m for m in args.models.split(",") if not (zoo / f"{m}.air").exists()]

@@ -117,14 +117,14 @@ impl Executor for RuntimeExecutor {
             .map_err(|e| format!("compile: {e}"))?;
         let bytes = to_bytes(&om).map_err(|e| format!("compile: {e}"))?;
         let model = ge_runtime::Model::from_bytes(&bytes, &ge_runtime::LoadOptions::default())
-            .map_err(|e| format!("load: {e}"))?;
+            .map_err(|e| format!("load: {}", e.brief()))?;
         let ins = inputs
             .iter()
             .map(|(n, t)| (n, ge_runtime::HostTensor::from_tensor(t)));
         let outs: Vec<ge_runtime::HostTensor> = model
             .session()
             .run_named(ins)
-            .map_err(|e| e.0)?
+            .map_err(|e| e.brief())?
             .into_iter()
             .map(|(_, t)| t)
             .collect();

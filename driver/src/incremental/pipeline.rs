@@ -11,7 +11,8 @@
 //! on (e.g. `symbol-dce`, `write-om`) runs once on the assembled module.
 
 use ge_ir::builtin::Module;
-use ge_ir::pass::{OpPipeline, OptKind, PassInfo, PassOptions, PipelineElem};
+use ge_ir::pass::{OpPipeline, OptValue, PassInfo, PassOptions, PipelineElem};
+use ge_rewrites::passes::apply_rules;
 
 /// Module passes that transform each public function independently of the
 /// others (they see only the function and the module's `ge.symbol_bounds`).
@@ -109,11 +110,11 @@ fn pipeline_text(p: &OpPipeline) -> String {
 fn options_text(info: &PassInfo, o: &PassOptions) -> String {
     let mut parts = vec![];
     for d in info.options {
-        let v = match d.kind {
-            OptKind::Bool => o.bool(d.name).to_string(),
-            OptKind::Int => o.int(d.name).to_string(),
-            OptKind::Str | OptKind::Enum(_) => {
-                let s = o.str(d.name);
+        let v = match o.value(d.name) {
+            None => continue,
+            Some(OptValue::Bool(b)) => b.to_string(),
+            Some(OptValue::Int(i)) => i.to_string(),
+            Some(OptValue::Str(s)) => {
                 if s.is_empty() && d.default.is_empty() {
                     continue;
                 }
@@ -123,8 +124,7 @@ fn options_text(info: &PassInfo, o: &PassOptions) -> String {
                     s.to_string()
                 }
             }
-            OptKind::List => {
-                let l = o.list(d.name);
+            Some(OptValue::List(l)) => {
                 if l.is_empty() && d.default.is_empty() {
                     continue;
                 }
@@ -139,7 +139,10 @@ fn options_text(info: &PassInfo, o: &PassOptions) -> String {
 fn names_rules(p: &OpPipeline) -> bool {
     p.elems.iter().any(|e| match e {
         PipelineElem::Pass { pass, options } => {
-            pass.info().name == "apply-rules" && !options.list("rules").is_empty()
+            std::ptr::eq(pass.info(), &apply_rules::INFO)
+                && !apply_rules::ApplyRulesOptions::from_options(options)
+                    .rules
+                    .is_empty()
         }
         PipelineElem::Nested(n) => names_rules(n),
     })

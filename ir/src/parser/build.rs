@@ -474,6 +474,8 @@ impl<'c, 's> Parser<'c, 's> {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.build_attr_rec(p))
     }
 
+    // long: one arm per attribute rule of the grammar (air.pest), each a few
+    // lines; the arms share the span and error plumbing of the one match.
     fn build_attr_rec(&mut self, p: Pair<'s, Rule>) -> PResult<Attribute> {
         let base = self.pos;
         let span = Self::pspan(&p, base);

@@ -8,7 +8,7 @@ pub mod options;
 pub mod pipeline;
 
 pub use manager::{run_pipeline, Instrumentation, PassManagerOptions, Timing};
-pub use options::{OptKind, OptionDef, PassOptions};
+pub use options::{concat_options, option_count, OptKind, OptValue, OptionDef, PassOptions};
 pub use pipeline::{parse_pipeline, OpPipeline, PipelineElem};
 
 use crate::body::OpData;

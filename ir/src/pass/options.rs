@@ -98,35 +98,69 @@ impl PassOptions {
                 if known.is_empty() {
                     format!("pass '{}' has no options, got '{k}'", info.name)
                 } else {
+                    // A misspelling names the option it probably meant.
+                    let near = known
+                        .iter()
+                        .map(|n| (strsim::damerau_levenshtein(k, n), *n))
+                        .filter(|(d, n)| *d <= 2.max(n.len() / 4))
+                        .min()
+                        .map(|(_, n)| format!("; did you mean '{n}'?"))
+                        .unwrap_or_default();
                     format!(
-                        "no such option '{k}' for pass '{}' (options: {})",
+                        "no such option '{k}' for pass '{}' (options: {}){near}",
                         info.name,
                         known.join(", ")
                     )
                 }
             })?;
-            values.insert(d.name, parse_value(d, v.as_deref().unwrap_or(""))?);
+            let value = parse_value(d, v.as_deref().unwrap_or(""))
+                .map_err(|e| format!("{e} (pass '{}')", info.name))?;
+            values.insert(d.name, value);
         }
         Ok(PassOptions { values })
     }
 
-    pub fn bool(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some(OptValue::Bool(true)))
+    /// The value of a declared option, for code that walks a pass's
+    /// `OptionDef`s generically (printing a pipeline back). A pass reads its
+    /// options through its `#[derive(PassOptions)]` struct, never by name.
+    pub fn value(&self, name: &str) -> Option<&OptValue> {
+        self.values.get(name)
     }
-    pub fn int(&self, name: &str) -> i64 {
-        match self.values.get(name) {
+
+    // The typed reads below are what `#[derive(PassOptions)]` generates
+    // `from_options` from: the name comes from the same declaration as the
+    // `OptionDef`, so it cannot be misspelt. A name the options were not
+    // parsed with means the struct and the pass's `PassInfo::options`
+    // disagree (a programming error, caught by every test in debug builds).
+    fn declared(&self, name: &str) -> Option<&OptValue> {
+        let v = self.values.get(name);
+        debug_assert!(
+            v.is_some(),
+            "pass option '{name}' read but not declared in the pass's options"
+        );
+        v
+    }
+    #[doc(hidden)]
+    pub fn derived_bool(&self, name: &str) -> bool {
+        matches!(self.declared(name), Some(OptValue::Bool(true)))
+    }
+    #[doc(hidden)]
+    pub fn derived_int(&self, name: &str) -> i64 {
+        match self.declared(name) {
             Some(OptValue::Int(i)) => *i,
             _ => 0,
         }
     }
-    pub fn str(&self, name: &str) -> &str {
-        match self.values.get(name) {
-            Some(OptValue::Str(s)) => s,
-            _ => "",
+    #[doc(hidden)]
+    pub fn derived_str(&self, name: &str) -> String {
+        match self.declared(name) {
+            Some(OptValue::Str(s)) => s.clone(),
+            _ => String::new(),
         }
     }
-    pub fn list(&self, name: &str) -> Vec<String> {
-        match self.values.get(name) {
+    #[doc(hidden)]
+    pub fn derived_list(&self, name: &str) -> Vec<String> {
+        match self.declared(name) {
             Some(OptValue::List(l)) => l.clone(),
             _ => vec![],
         }
@@ -146,4 +180,64 @@ impl PassOptions {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// How many options `parts` hold (for `#[derive(PassOptions)]` with
+/// `#[option(flatten)]`: a pass's list is its own options and the lists of
+/// the option structs it flattens, concatenated at compile time).
+pub const fn option_count(parts: &[&[OptionDef]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// `parts` concatenated into one option list; `N` is `option_count(parts)`.
+/// Two options of one name are a compile error (the pipeline parser could
+/// not tell them apart).
+pub const fn concat_options<const N: usize>(parts: &[&[OptionDef]]) -> [OptionDef; N] {
+    let mut out = [OptionDef {
+        name: "",
+        kind: OptKind::Bool,
+        default: "",
+        doc: "",
+    }; N];
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            let mut k = 0;
+            while k < n {
+                if same_str(out[k].name, parts[i][j].name) {
+                    panic!("two pass options of one name (a flattened struct repeats an option)");
+                }
+                k += 1;
+            }
+            out[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "option count does not match");
+    out
 }

@@ -527,10 +527,16 @@ fn kernels_text(mbody: &Body, kernels: &mut [KernelDef]) -> LowerResult<String> 
                 }
             });
         }
+        // With locations: the runtime names the source op of a failing
+        // kernel step (`ge_runtime::Error`). `strip-debuginfo` before
+        // lowering leaves them unknown.
         text.push_str(&ge_ir::printer::print_op(
             mbody,
             kf,
-            ge_ir::printer::PrintOptions::default(),
+            ge_ir::printer::PrintOptions {
+                debuginfo: true,
+                ..Default::default()
+            },
         ));
         text.push('\n');
     }

@@ -1,9 +1,11 @@
 //! The `eqsat` pass.
 
+use super::analysis::{Graph, GraphAnalysis};
 use super::build::{rebuild, to_egraph};
 use super::compile::compile;
 use super::cost::CostModel;
 use super::extract::{acyclic, dag_cost, greedy_dag};
+use super::lang::Node;
 use crate::library::library_rules;
 use crate::rr::Rule;
 use ge_dialects::graph::func::Func;
@@ -109,15 +111,7 @@ impl Pass for Eqsat {
             .to_string();
         let fail = |m: String| vec![Diagnostic::error(format!("eqsat: {m}"), Pos::Loc(op.loc))];
         let soc = Soc::load(self.o.soc.as_str()).map_err(fail)?;
-        let mut symbols: HashMap<Ident, i64> = HashMap::new();
-        for kv in self.o.symbol_values.clone() {
-            match kv.split_once('=').map(|(k, v)| (k, v.parse::<i64>())) {
-                Some((k, Ok(v))) => {
-                    symbols.insert(Ident::new(k), v);
-                }
-                _ => return Err(fail(format!("symbol-values: expected SYM=N, got '{kv}'"))),
-            }
-        }
+        let symbols = symbol_values(&self.o.symbol_values).map_err(fail)?;
         let cost = CostModel::new(soc, symbols);
         let loc = op.loc;
         let Some(body) = op.inner.as_deref_mut() else {
@@ -135,80 +129,19 @@ impl Pass for Eqsat {
                 return Ok(());
             }
         };
-        let selected = eqsat_rules(cx.ctx, &self.o.rules.clone());
-        let compiled = |keep: &dyn Fn(&Rule) -> bool| -> Vec<_> {
-            selected
-                .iter()
-                .filter(|r| keep(r))
-                .filter_map(|r| compile(cx.ctx, r).ok())
-                .collect()
-        };
-        let all_rules = compiled(&|_| true);
-        let single_rules = compiled(&|r| r.roots.len() == 1);
         // The input program's cost, measured before saturation merges classes.
         let cost_before = {
             let choice = t.original_choice();
             dag_cost(&t.egraph, &cost, &choice, &t.extraction_roots())
         };
-        let node_limit = self.o.node_limit.max(1) as usize;
-        let iter_limit = self.o.iter_limit.max(1) as usize;
-        let time_limit = Duration::from_millis(self.o.time_limit_ms.max(1) as u64);
-        let multi_iters = (self.o.multi_iters.max(0) as usize).min(iter_limit);
-        // Phase 1: every rule, for `multi-iters` iterations; phase 2: single-root rules.
-        let mut runner = egg::Runner::default()
-            .with_egraph(t.egraph)
-            .with_node_limit(node_limit)
-            .with_iter_limit(multi_iters.max(1))
-            .with_time_limit(time_limit)
-            .run(if multi_iters > 0 {
-                &all_rules
-            } else {
-                &single_rules
-            });
-        let mut iterations_done = runner.iterations.len();
-        let phase1_stopped_hard = !matches!(
-            runner.stop_reason,
-            Some(egg::StopReason::IterationLimit(_)) | Some(egg::StopReason::Saturated)
-        );
-        if iter_limit > iterations_done && !phase1_stopped_hard {
-            let left = time_limit.saturating_sub(t0.elapsed());
-            let eg = std::mem::take(&mut runner.egraph);
-            runner = egg::Runner::default()
-                .with_egraph(eg)
-                .with_node_limit(node_limit)
-                .with_iter_limit(iter_limit - iterations_done)
-                .with_time_limit(left.max(Duration::from_millis(1)))
-                .run(&single_rules);
-            iterations_done += runner.iterations.len();
-        }
-        let iterations = iterations_done;
-        let stop = match &runner.stop_reason {
-            Some(egg::StopReason::Saturated) => "saturated".to_string(),
-            Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit ({n})"),
-            Some(egg::StopReason::NodeLimit(n)) => format!("node limit ({n})"),
-            // egg records the time elapsed when it noticed (after a whole
-            // iteration, so load-dependent); the report names the budget.
-            Some(egg::StopReason::TimeLimit(_)) => {
-                format!("time limit ({} ms)", time_limit.as_millis())
-            }
-            Some(egg::StopReason::Other(o)) => o.clone(),
-            None => "none".to_string(),
-        };
+        let (runner, iterations) = self.saturate(cx.ctx, t.egraph, t0);
+        let stop = self.stop_reason(&runner.stop_reason);
         let t = super::build::Translated {
             egraph: runner.egraph,
             ..t
         };
         let roots = t.extraction_roots();
-        let (choice, _) = match self.o.extract.as_str() {
-            "tree" => (tree_choice(&t.egraph, &cost, &roots), 0.0),
-            #[cfg(feature = "ilp")]
-            "ilp" => {
-                let limit = self.o.ilp_time_limit_ms.max(1) as f64 / 1e3;
-                let choice = super::ilp::ilp_dag(&t.egraph, &cost, &roots, limit).map_err(fail)?;
-                (choice, 0.0)
-            }
-            _ => greedy_dag(&t.egraph, &cost, &roots),
-        };
+        let choice = self.extract(&t.egraph, &cost, &roots).map_err(fail)?;
         let cost_after = dag_cost(&t.egraph, &cost, &choice, &roots);
         let mut improved = acyclic(&t.egraph, &choice, &roots) && cost_after + 1e-9 < cost_before;
         if improved {
@@ -242,6 +175,113 @@ impl Pass for Eqsat {
             ));
         }
         Ok(())
+    }
+}
+
+/// `symbol-values=B=8,S=128` as a map.
+fn symbol_values(given: &[String]) -> Result<HashMap<Ident, i64>, String> {
+    let mut symbols = HashMap::new();
+    for kv in given {
+        match kv.split_once('=').map(|(k, v)| (k, v.parse::<i64>())) {
+            Some((k, Ok(v))) => {
+                symbols.insert(Ident::new(k), v);
+            }
+            _ => return Err(format!("symbol-values: expected SYM=N, got '{kv}'")),
+        }
+    }
+    Ok(symbols)
+}
+
+impl Eqsat {
+    /// Saturate `egraph` within the limits: every rule for `multi-iters`
+    /// iterations, then the single-root rules. The last runner and the
+    /// iterations of both phases.
+    fn saturate(
+        &self,
+        ctx: &ge_ir::Context,
+        egraph: Graph,
+        t0: Instant,
+    ) -> (egg::Runner<Node, GraphAnalysis>, usize) {
+        let selected = eqsat_rules(ctx, &self.o.rules);
+        let compiled = |keep: &dyn Fn(&Rule) -> bool| -> Vec<_> {
+            selected
+                .iter()
+                .filter(|r| keep(r))
+                .filter_map(|r| compile(ctx, r).ok())
+                .collect()
+        };
+        let all_rules = compiled(&|_| true);
+        let single_rules = compiled(&|r| r.roots.len() == 1);
+        let node_limit = self.o.node_limit.max(1) as usize;
+        let iter_limit = self.o.iter_limit.max(1) as usize;
+        let time_limit = self.time_limit();
+        let multi_iters = (self.o.multi_iters.max(0) as usize).min(iter_limit);
+        // Phase 1: every rule, for `multi-iters` iterations; phase 2: single-root rules.
+        let mut runner = egg::Runner::default()
+            .with_egraph(egraph)
+            .with_node_limit(node_limit)
+            .with_iter_limit(multi_iters.max(1))
+            .with_time_limit(time_limit)
+            .run(if multi_iters > 0 {
+                &all_rules
+            } else {
+                &single_rules
+            });
+        let mut iterations = runner.iterations.len();
+        let phase1_stopped_hard = !matches!(
+            runner.stop_reason,
+            Some(egg::StopReason::IterationLimit(_)) | Some(egg::StopReason::Saturated)
+        );
+        if iter_limit > iterations && !phase1_stopped_hard {
+            let left = time_limit.saturating_sub(t0.elapsed());
+            let eg = std::mem::take(&mut runner.egraph);
+            runner = egg::Runner::default()
+                .with_egraph(eg)
+                .with_node_limit(node_limit)
+                .with_iter_limit(iter_limit - iterations)
+                .with_time_limit(left.max(Duration::from_millis(1)))
+                .run(&single_rules);
+            iterations += runner.iterations.len();
+        }
+        (runner, iterations)
+    }
+
+    fn time_limit(&self) -> Duration {
+        Duration::from_millis(self.o.time_limit_ms.max(1) as u64)
+    }
+
+    /// Why saturation stopped, for the report.
+    fn stop_reason(&self, reason: &Option<egg::StopReason>) -> String {
+        match reason {
+            Some(egg::StopReason::Saturated) => "saturated".to_string(),
+            Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit ({n})"),
+            Some(egg::StopReason::NodeLimit(n)) => format!("node limit ({n})"),
+            // egg records the time elapsed when it noticed (after a whole
+            // iteration, so load-dependent); the report names the budget.
+            Some(egg::StopReason::TimeLimit(_)) => {
+                format!("time limit ({} ms)", self.time_limit().as_millis())
+            }
+            Some(egg::StopReason::Other(o)) => o.clone(),
+            None => "none".to_string(),
+        }
+    }
+
+    /// The selection of the chosen extractor.
+    fn extract(
+        &self,
+        egraph: &Graph,
+        cost: &CostModel,
+        roots: &[egg::Id],
+    ) -> Result<HashMap<egg::Id, Node>, String> {
+        Ok(match self.o.extract.as_str() {
+            "tree" => tree_choice(egraph, cost, roots),
+            #[cfg(feature = "ilp")]
+            "ilp" => {
+                let limit = self.o.ilp_time_limit_ms.max(1) as f64 / 1e3;
+                super::ilp::ilp_dag(egraph, cost, roots, limit)?
+            }
+            _ => greedy_dag(egraph, cost, roots).0,
+        })
     }
 }
 

@@ -1,38 +1,11 @@
 //! `apply-rules` and `algebraic-simplify`: run `.rr` rules with the greedy driver.
 
-use super::canonicalize::config_from;
-use crate::greedy::apply_greedily;
+use super::greedy_options::GreedyOptions;
+use crate::greedy::{apply_greedily, GreedyConfig};
 use crate::library::{labelled, library_rules, UserRules};
 use crate::rr::{to_patterns, Rule};
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::OpData;
-
-const DRIVER_OPTIONS: [OptionDef; 4] = [
-    OptionDef {
-        name: "top-down",
-        kind: OptKind::Bool,
-        default: "true",
-        doc: "seed the worklist top-down",
-    },
-    OptionDef {
-        name: "max-iterations",
-        kind: OptKind::Int,
-        default: "10",
-        doc: "fixed-point iterations before giving up",
-    },
-    OptionDef {
-        name: "max-num-rewrites",
-        kind: OptKind::Int,
-        default: "-1",
-        doc: "stop after this many rewrites (-1: no limit)",
-    },
-    OptionDef {
-        name: "test-convergence",
-        kind: OptKind::Bool,
-        default: "false",
-        doc: "re-run after convergence and fail if anything still applies",
-    },
-];
 
 pub static INFO: PassInfo = PassInfo {
     name: "apply-rules",
@@ -41,16 +14,20 @@ pub static INFO: PassInfo = PassInfo {
                   when none were loaded. `rules=a,b` applies only the named rules (user or library); \
                   `labels=x` only rules with one of the labels. Folding and dead-code erasure run too.",
     anchor: None,
-    options: &[
-        OptionDef { name: "rules", kind: OptKind::List, default: "", doc: "only these rules (by name)" },
-        OptionDef { name: "labels", kind: OptKind::List, default: "", doc: "only rules with one of these labels" },
-        DRIVER_OPTIONS[0],
-        DRIVER_OPTIONS[1],
-        DRIVER_OPTIONS[2],
-        DRIVER_OPTIONS[3],
-        OptionDef { name: "fold-size-limit", kind: OptKind::Int, default: "65536", doc: "largest constant (in elements) folding may create" },
-    ],
+    options: ApplyRulesOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+pub struct ApplyRulesOptions {
+    /// only these rules (by name)
+    #[option("rules")]
+    pub rules: Vec<String>,
+    /// only rules with one of these labels
+    #[option("labels")]
+    pub labels: Vec<String>,
+    #[option(flatten)]
+    pub driver: GreedyOptions,
+}
 
 pub static ALGEBRAIC: PassInfo = PassInfo {
     name: "algebraic-simplify",
@@ -58,22 +35,23 @@ pub static ALGEBRAIC: PassInfo = PassInfo {
     description: "Runs the library rules labelled `algebraic` (x+0, x*1, double negation, …) with \
                   folding, to a fixed point.",
     anchor: None,
-    options: &[
-        DRIVER_OPTIONS[0],
-        DRIVER_OPTIONS[1],
-        DRIVER_OPTIONS[2],
-        DRIVER_OPTIONS[3],
-        OptionDef {
-            name: "fold-size-limit",
-            kind: OptKind::Int,
-            default: "65536",
-            doc: "largest constant (in elements) folding may create",
-        },
-    ],
+    options: GreedyOptions::DEFS,
 };
 
+/// Which rules a pass instance runs.
+enum Selection {
+    /// `apply-rules`: by name and label, from the loaded rules or the library.
+    Chosen {
+        rules: Vec<String>,
+        labels: Vec<String>,
+    },
+    /// `algebraic-simplify`: the library's `algebraic` rules.
+    Algebraic,
+}
+
 struct ApplyRules {
-    opts: PassOptions,
+    select: Selection,
+    cfg: GreedyConfig,
     info: &'static PassInfo,
     /// Selected rules as patterns, built once per pass instance (the same for
     /// every function it runs on).
@@ -81,8 +59,13 @@ struct ApplyRules {
 }
 
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let o = ApplyRulesOptions::from_options(o);
     Ok(Box::new(ApplyRules {
-        opts: o.clone(),
+        select: Selection::Chosen {
+            rules: o.rules,
+            labels: o.labels,
+        },
+        cfg: o.driver.config(),
         info: &INFO,
         patterns: std::sync::OnceLock::new(),
     }))
@@ -90,7 +73,8 @@ pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
 
 pub fn make_algebraic(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Ok(Box::new(ApplyRules {
-        opts: o.clone(),
+        select: Selection::Algebraic,
+        cfg: GreedyOptions::from_options(o).config(),
         info: &ALGEBRAIC,
         patterns: std::sync::OnceLock::new(),
     }))
@@ -98,16 +82,15 @@ pub fn make_algebraic(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
 
 impl ApplyRules {
     fn select(&self, ctx: &ge_ir::Context) -> Result<Vec<Rule>, String> {
-        if self.info.name == "algebraic-simplify" {
-            return Ok(labelled(ctx, "algebraic"));
-        }
+        let (names, labels) = match &self.select {
+            Selection::Algebraic => return Ok(labelled(ctx, "algebraic")),
+            Selection::Chosen { rules, labels } => (rules, labels),
+        };
         let user: &[Rule] = ctx
             .extension::<UserRules>()
             .map(|u| u.0.as_slice())
             .unwrap_or(&[]);
         let lib = library_rules(ctx);
-        let names = self.opts.list("rules");
-        let labels = self.opts.list("labels");
         // Rules labelled `eqsat` rewrite in both directions (commutativity,
         // associativity): only equality saturation or an explicit request runs them.
         let explicit = !names.is_empty() || labels.iter().any(|l| l == "eqsat");
@@ -120,7 +103,7 @@ impl ApplyRules {
                 .filter(|r| explicit || !r.labels.iter().any(|l| l == "eqsat"))
                 .collect()
         };
-        for n in &names {
+        for n in names {
             if !pool.iter().any(|r| &r.name == n) {
                 return Err(format!("no rule named '{n}' (loaded or in the library)"));
             }
@@ -144,11 +127,10 @@ impl Pass for ApplyRules {
             .get_or_init(|| self.select(cx.ctx).map(|rules| to_patterns(&rules)))
             .as_ref()
             .map_err(|m| super::fail(op, self.info.name, m.clone()))?;
-        let cfg = config_from(&self.opts);
         let Some(body) = op.inner.as_deref_mut() else {
             return Ok(());
         };
-        apply_greedily(cx.ctx, body, patterns, &cfg)
+        apply_greedily(cx.ctx, body, patterns, &self.cfg)
             .map_err(|m| super::fail(op, self.info.name, m))?;
         Ok(())
     }

@@ -1,9 +1,10 @@
 //! `canonicalize`: fold, erase dead ops and apply every canonicalization pattern
 //! to a fixed point (MLIR's canonicalizer).
 
+use super::greedy_options::GreedyOptions;
 use crate::greedy::{apply_greedily, GreedyConfig};
 use crate::pattern::PatternSet;
-use ge_ir::pass::{OptKind, OptionDef, Pass, PassContext, PassInfo, PassOptions, PassResult};
+use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::OpData;
 
 pub static INFO: PassInfo = PassInfo {
@@ -13,51 +14,20 @@ pub static INFO: PassInfo = PassInfo {
                   reference semantics included) and the canonicalization patterns (rules labelled \
                   `canonical`). Reports patterns that do not converge instead of looping.",
     anchor: None,
-    options: &[
-        OptionDef {
-            name: "top-down",
-            kind: OptKind::Bool,
-            default: "true",
-            doc: "seed the worklist top-down",
-        },
-        OptionDef {
-            name: "max-iterations",
-            kind: OptKind::Int,
-            default: "10",
-            doc: "fixed-point iterations before giving up",
-        },
-        OptionDef {
-            name: "max-num-rewrites",
-            kind: OptKind::Int,
-            default: "-1",
-            doc: "stop after this many rewrites (-1: no limit)",
-        },
-        OptionDef {
-            name: "test-convergence",
-            kind: OptKind::Bool,
-            default: "false",
-            doc: "re-run after convergence and fail if anything still applies",
-        },
-        OptionDef {
-            name: "enable-patterns",
-            kind: OptKind::List,
-            default: "",
-            doc: "only these patterns (names or labels)",
-        },
-        OptionDef {
-            name: "disable-patterns",
-            kind: OptKind::List,
-            default: "",
-            doc: "not these patterns (names or labels)",
-        },
-        OptionDef {
-            name: "fold-size-limit",
-            kind: OptKind::Int,
-            default: "65536",
-            doc: "largest constant (in elements) folding may create",
-        },
-    ],
+    options: CanonicalizeOptions::DEFS,
 };
+
+#[derive(ge_ir::PassOptions)]
+pub struct CanonicalizeOptions {
+    #[option(flatten)]
+    pub driver: GreedyOptions,
+    /// only these patterns (names or labels)
+    #[option("enable-patterns")]
+    pub enable: Vec<String>,
+    /// not these patterns (names or labels)
+    #[option("disable-patterns")]
+    pub disable: Vec<String>,
+}
 
 pub struct Canonicalize {
     cfg: GreedyConfig,
@@ -68,23 +38,12 @@ pub struct Canonicalize {
     patterns: std::sync::OnceLock<PatternSet>,
 }
 
-/// Greedy-driver settings shared by the rewrite passes' options.
-pub fn config_from(o: &PassOptions) -> GreedyConfig {
-    GreedyConfig {
-        max_iterations: o.int("max-iterations").max(1) as usize,
-        max_num_rewrites: usize::try_from(o.int("max-num-rewrites")).ok(),
-        top_down: o.bool("top-down"),
-        test_convergence: o.bool("test-convergence"),
-        fold_size_limit: o.int("fold-size-limit").max(0) as usize,
-        ..GreedyConfig::default()
-    }
-}
-
 pub fn make(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let o = CanonicalizeOptions::from_options(o);
     Ok(Box::new(Canonicalize {
-        cfg: config_from(o),
-        enable: o.list("enable-patterns"),
-        disable: o.list("disable-patterns"),
+        cfg: o.driver.config(),
+        enable: o.enable,
+        disable: o.disable,
         patterns: std::sync::OnceLock::new(),
     }))
 }

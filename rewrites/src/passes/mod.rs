@@ -5,6 +5,7 @@ pub mod canonicalize;
 pub mod constant_fold;
 pub mod cse;
 pub mod dce;
+pub mod greedy_options;
 
 use ge_ir::pass::PassRegistry;
 

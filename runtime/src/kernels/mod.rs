@@ -69,7 +69,7 @@ use ge_dialects::data::constant::Constant;
 use ge_dialects::graph::func::Return;
 use ge_ir::body::{Body, OpId, ValueId};
 use ge_ir::module::Module;
-use ge_ir::{DType, Dim, Ident, Type};
+use ge_ir::{DType, Dim, Ident, Location, Type};
 use std::collections::HashMap;
 
 /// A kernel value at run time: where its elements are and their shape.
@@ -193,6 +193,9 @@ pub struct Step {
     pub outs: Vec<usize>,
     /// The op name(s) it runs.
     pub name: String,
+    /// The op's location in the model's source (a fused location for an
+    /// elementwise loop of several ops), for errors.
+    pub loc: Location,
 }
 
 /// A compiled kernel function.
@@ -208,6 +211,8 @@ pub struct KernelProgram {
     pub consts: Vec<(usize, AlignedBuf)>,
     /// Set when the kernel runs on the reference interpreter: the op that needs it.
     pub fallback: Option<String>,
+    /// The kernel function's location (errors that concern the whole kernel).
+    pub loc: Location,
 }
 
 /// Concrete shape of a type under symbol bindings.
@@ -235,6 +240,8 @@ struct Builder<'b> {
     consts: Vec<(usize, AlignedBuf)>,
     /// Open elementwise group: (iteration dims, group, value → register).
     group: Option<(Vec<Dim>, ew::Group, HashMap<usize, usize>)>,
+    /// The locations of the open group's ops.
+    group_locs: Vec<Location>,
 }
 
 impl Builder<'_> {
@@ -252,11 +259,13 @@ impl Builder<'_> {
         if let Some((_, g, _)) = self.group.take() {
             let name = g.names.join("+");
             let ins = g.inputs.iter().map(|&(_, v)| v).collect();
+            let loc = Location::fused(&std::mem::take(&mut self.group_locs), None);
             self.steps.push(Step {
                 op: Op::Ew(g),
                 ins,
                 outs: vec![],
                 name,
+                loc,
             });
         }
     }
@@ -318,6 +327,7 @@ impl Builder<'_> {
         g.defs.push((dst, rid));
         g.instrs.push(ew::Instr { code, args, dst });
         g.names.push(d.name.as_str());
+        self.group_locs.push(d.loc);
         Ok(())
     }
 }
@@ -344,6 +354,7 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         steps: vec![],
         consts: vec![],
         group: None,
+        group_locs: vec![],
     };
     let args: Vec<usize> = body
         .block(blk)
@@ -380,6 +391,7 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         steps: b.steps,
         consts: b.consts,
         fallback,
+        loc: fd.loc,
     })
 }
 
@@ -434,6 +446,7 @@ impl Builder<'_> {
             ins,
             outs,
             name: opname.to_string(),
+            loc: d.loc,
         });
         Ok(None)
     }

@@ -90,6 +90,8 @@ macro_rules! ew_ops {
 }
 
 /// The kernels compiled into ge.
+// long: a table, one entry per op kernel (helpers adding kernels add lines);
+// cut into pieces it would no longer read as one list.
 fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
     let mut v: Vec<(&'static OpDef, MakeKernel)> = ew_ops![
         Neg => Code::Neg, Abs => Code::Abs, Exp => Code::Exp, Log => Code::Log,

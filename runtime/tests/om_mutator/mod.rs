@@ -323,7 +323,7 @@ pub fn limits() -> LoadOptions {
 /// the bytes pick. `Ok(true)`: it ran. `Err`: the one-line reason.
 pub fn load_and_run(m: &OmModel, u: &mut Bytes) -> Result<bool, String> {
     let bytes = ge_om::format::to_bytes_unchecked(m)?;
-    let model = Model::from_bytes(&bytes, &limits()).map_err(|e| e.0)?;
+    let model = Model::from_bytes(&bytes, &limits()).map_err(|e| e.to_string())?;
     run_model(&model, 1 + u.u8() as usize % 9)?;
     Ok(true)
 }
@@ -348,7 +348,7 @@ pub fn run_model(model: &Model, b: usize) -> Result<(), String> {
         let data: Vec<u8> = (0..n).map(|i| (i * 37 + b) as u8).collect();
         inputs.push(HostTensor::from_bytes(tt.dtype, &shape, &data)?);
     }
-    model.run(&inputs).map_err(|e| e.0)?;
+    model.run(&inputs).map_err(|e| e.to_string())?;
     Ok(())
 }
 
