@@ -491,6 +491,8 @@ pub enum KernelFamily {
     Slice,
     Gather,
     Embedding,
+    /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
+    Quantize,
 }
 
 op_interface!(KernelFamily, "kernel");

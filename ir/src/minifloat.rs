@@ -80,8 +80,7 @@ impl MiniFloat {
             Special::Fn => (1u64 << self.mbits) - 2,
             _ => (1u64 << self.mbits) - 1,
         };
-        (1.0 + mant_max as f64 / (1u64 << self.mbits) as f64)
-            * 2f64.powi(emax_field - self.bias)
+        (1.0 + mant_max as f64 / (1u64 << self.mbits) as f64) * 2f64.powi(emax_field - self.bias)
     }
 
     /// The value of `bits` (the low `1 + ebits + mbits` bits are read).
@@ -196,7 +195,9 @@ mod tests {
     use super::*;
 
     fn rt(dt: DType, v: f64) -> f64 {
-        MiniFloat::of(dt).map(|f| f.round_value(v)).unwrap_or(f64::NAN)
+        MiniFloat::of(dt)
+            .map(|f| f.round_value(v))
+            .unwrap_or(f64::NAN)
     }
 
     /// Values checked against ml_dtypes 0.7 (`np.float32(x).astype(...)`).

@@ -139,10 +139,7 @@ impl DType {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(
-            self,
-            DType::F64 | DType::F32 | DType::F16 | DType::BF16
-        ) || self.is_small_float()
+        matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16) || self.is_small_float()
     }
 
     /// The 8- and 4-bit floats ([`crate::minifloat`]).
@@ -164,13 +161,7 @@ impl DType {
     pub fn is_signed_int(self) -> bool {
         matches!(
             self,
-            DType::I64
-                | DType::I32
-                | DType::I16
-                | DType::I8
-                | DType::Index
-                | DType::I4
-                | DType::I2
+            DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::Index | DType::I4 | DType::I2
         )
     }
 

@@ -55,6 +55,7 @@ pub mod linalg;
 pub mod movement;
 pub mod norm;
 pub mod pool;
+pub mod quant;
 pub mod registry;
 pub mod vmath;
 
@@ -114,9 +115,23 @@ impl<'a> Par<'a> {
     }
 }
 
+/// A kernel in a file of its own (runtime/src/kernels/<family>.rs), run on
+/// the step's value slots: a new kernel adds its file and a registry line,
+/// not a variant of [`Op`].
+pub trait StepKernel: std::fmt::Debug + Send + Sync {
+    /// Read `ins`, write `outs`, under the contract of [`Step::run`].
+    fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String>;
+    /// Whether it computes on f32/f16/bf16 data only (see [`Op::float_only`]).
+    fn float_only(&self) -> bool {
+        false
+    }
+}
+
 /// What a step does.
 #[derive(Clone, Debug)]
 pub enum Op {
+    /// A kernel of its own file ([`StepKernel`]).
+    Own(std::sync::Arc<dyn StepKernel>),
     Ew(ew::Group),
     Conv(conv::Conv),
     Gemm(linalg::Gemm),
@@ -146,6 +161,9 @@ impl Op {
     /// Whether the native kernel computes on floats only (f32/f16/bf16):
     /// compute ops; data movement and reductions take any dtype.
     fn float_only(&self) -> bool {
+        if let Op::Own(k) = self {
+            return k.float_only();
+        }
         !matches!(
             self,
             Op::Copy
@@ -648,6 +666,7 @@ impl Step {
                 .ok_or_else(|| format!("{} has no operand", self.name))
         };
         match &self.op {
+            Op::Own(k) => k.run(&ins, &outs, par),
             Op::Ew(g) => {
                 let Some(&(_, v)) = g.defs.first() else {
                     return Ok(());

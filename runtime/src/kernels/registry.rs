@@ -12,7 +12,7 @@
 
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
-use super::{conv, linalg, movement, pool, Op};
+use super::{conv, linalg, movement, pool, quant, Op};
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Transpose};
@@ -24,6 +24,7 @@ use ge_dialects::graph::nn::{
     AvgPool2d, Conv2d, GlobalAvgPool, GlobalMaxPool, LayerNorm, LogSoftmax, MaxPool2d, RmsNorm,
     Softmax,
 };
+use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -51,6 +52,11 @@ fn ew(c: Code) -> Option<Native> {
 
 fn step(op: Op) -> Option<Native> {
     Some(Native::Step(op))
+}
+
+/// A kernel of its own file.
+fn own(k: impl super::StepKernel + 'static) -> Option<Native> {
+    step(Op::Own(std::sync::Arc::new(k)))
 }
 
 /// A reduction kernel of op `$op` reducing with `$kind`.
@@ -209,6 +215,12 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             step(Op::Gather(Gather::attrs(b.op(o)).axis()))
         }),
         (Embedding::DEF, |_, _| step(Op::Embedding)),
+        (QuantizeLinear::DEF, |b, o| {
+            own(quant::Quant::quantize(b, o))
+        }),
+        (DequantizeLinear::DEF, |b, o| {
+            own(quant::Quant::dequantize(b, o))
+        }),
     ]);
     v
 }
