@@ -623,6 +623,11 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         for (s, b) in model.symbol_bounds() {
             stdout.push_str(&format!("symbol {s} <= {b}\n"));
         }
+        for s in model.unbounded_symbols() {
+            stdout.push_str(&format!(
+                "symbol {s}: no bound (memory planned per shape)\n"
+            ));
+        }
         for op in model.fallback_ops() {
             stdout.push_str(&format!("fallback: {op}\n"));
         }

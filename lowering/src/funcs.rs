@@ -23,6 +23,74 @@ pub type Bounds = HashMap<Ident, i64>;
 /// The `ge.symbol_bounds` attribute name (module or function).
 pub const SYMBOL_BOUNDS: &str = "ge.symbol_bounds";
 
+/// Symbols with no upper bound, each with the value the compile-time plan
+/// was made at (`{B = 64 : i64}`), on the function: set by
+/// [`for_each_function`] when a function has symbols without a bound.
+pub const UNBOUNDED_SYMBOLS: &str = "ge.unbounded_symbols";
+
+/// The value an unbounded symbol takes while compiling: the cost model,
+/// the memory plan written to the file and `verify-memory` see the model at
+/// this size. The runtime plans memory again per concrete shape
+/// (`ge.replan`), so it is a sample, not a limit.
+pub const SAMPLE_BOUND: i64 = 64;
+
+/// Every symbol the types of a function's body mention (block arguments
+/// and op results, nested regions included), in first-seen order.
+pub fn function_symbols(f: &OpData) -> Vec<Ident> {
+    let mut out = vec![];
+    let Some(inner) = f.inner.as_deref() else {
+        return out;
+    };
+    let note = |t: ge_ir::Type, out: &mut Vec<Ident>| {
+        if let Some(dims) = t.as_tensor().and_then(|t| t.dims.as_ref()) {
+            for d in dims.iter() {
+                if let ge_ir::Dim::Sym(s) = d {
+                    s.expr().symbols(out);
+                }
+            }
+        }
+    };
+    if let Some(b) = func_block(f) {
+        for &a in &inner.block(b).args {
+            note(inner.value_type(a), &mut out);
+        }
+    }
+    inner.walk_deep(WalkOrder::Pre, &mut |body, o| {
+        for &r in body.op(o).results() {
+            note(body.value_type(r), &mut out);
+        }
+    });
+    out
+}
+
+/// Complete `bounds` for function `f`: each symbol of its types with no
+/// bound gets [`SAMPLE_BOUND`], recorded in the function's
+/// [`UNBOUNDED_SYMBOLS`] attribute (so `plan-memory` knows which bounds
+/// are samples). A model whose dims have no bound compiles as is.
+fn sample_unbounded(f: &mut OpData, bounds: &mut Bounds) {
+    let free: Vec<Ident> = function_symbols(f)
+        .into_iter()
+        .filter(|s| !bounds.contains_key(s))
+        .collect();
+    if free.is_empty() {
+        return;
+    }
+    let mut sampled = bounds_of(f.attr(UNBOUNDED_SYMBOLS));
+    for s in free {
+        let v = *sampled.entry(s).or_insert(SAMPLE_BOUND);
+        bounds.insert(s, v);
+    }
+    f.attrs = f
+        .attrs
+        .with(Ident::new(UNBOUNDED_SYMBOLS), bounds_attr(&sampled));
+}
+
+/// The symbols of function `f` that have no upper bound (with the value
+/// the compile-time plan took for each).
+pub fn unbounded_symbols(f: &OpData) -> Bounds {
+    bounds_of(f.attr(UNBOUNDED_SYMBOLS))
+}
+
 /// Read a `{B = 64 : i64}` dictionary attribute.
 pub fn bounds_of(a: Option<Attribute>) -> Bounds {
     a.and_then(|a| a.as_dict())
@@ -98,9 +166,7 @@ pub fn for_each_function(
         }
         check(op)?;
         let mut bounds = bounds_of(op.attr(SYMBOL_BOUNDS));
-        if bounds.is_empty() {
-            bounds = Bounds::new();
-        }
+        sample_unbounded(op, &mut bounds);
         return f(op, &bounds);
     }
     let bounds = bounds_of(op.attr(SYMBOL_BOUNDS));
@@ -126,6 +192,7 @@ pub fn for_each_function(
         for (k, v) in bounds_of(d.attr(SYMBOL_BOUNDS)) {
             fb.insert(k, v);
         }
+        sample_unbounded(d, &mut fb);
         if let Err(e) = check(d).and_then(|_| f(d, &fb)) {
             errors.extend(e);
         }

@@ -9,7 +9,10 @@
 //!   its writer (temp file + rename) and its reader;
 //! - [`model`]: the contents as Rust values (JSON partitions);
 //! - [`validate`]: the checks every model passes before [`parse`] returns it
-//!   (and before [`format::to_bytes`] writes it).
+//!   (and before [`format::to_bytes`] writes it);
+//! - [`plan`]: offset assignment for the workspace arena — the compiler's
+//!   memory planner and, for models with unbounded dims
+//!   ([`model::Replan`]), the runtime's per-shape planner ([`plan::replan`]).
 //!
 //! ## For a runtime
 //!
@@ -26,10 +29,14 @@
 //! its results into `outs` — an `out` may be the very bytes of an `in`
 //! (in-place elementwise kernels): read inputs before writing. Buffer types
 //! are `.air` tensor types; symbolic dims take the values bound from the
-//! inputs (≤ `symbol_bounds`, the sizes the plan was made for).
+//! inputs (≤ `symbol_bounds`, the sizes the plan was made for). A model
+//! with a [`model::Replan`] section has symbols without a bound: plan the
+//! workspace for each concrete shape with [`plan::replan`] and move each
+//! workspace buffer with its unit.
 
 pub mod format;
 pub mod model;
+pub mod plan;
 pub mod validate;
 
 pub use format::{parse, read, to_bytes, OmError, OmFile};

@@ -27,6 +27,46 @@ pub struct ModelDef {
     /// Memory plan summary (workspace, lower bound, strategy, …).
     #[serde(default)]
     pub memory_plan: BTreeMap<String, serde_json::Value>,
+    /// Present when some symbols have no upper bound: the workspace is then
+    /// planned again for each concrete shape at run time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replan: Option<Replan>,
+}
+
+/// What a runtime needs to plan the workspace arena for a concrete shape:
+/// the planned units (a buffer and its views, or buffers merged in place)
+/// with their sizes as types and which units may not overlap. The static
+/// plan of the file (its buffer offsets, the workspace arena size) was
+/// made with each unbounded symbol at its sample value (in
+/// [`ModelDef::symbol_bounds`], which thus holds real bounds and samples).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Replan {
+    /// The symbols without an upper bound and the value each was planned
+    /// at in the file (the same values as in `symbol_bounds`).
+    pub unbounded: BTreeMap<String, i64>,
+    /// Byte alignment of every unit's offset and size.
+    pub alignment: u64,
+    pub units: Vec<ReplanUnit>,
+    /// Logical buffer id (`Buffer::id`) of each workspace buffer → its unit.
+    pub buffers: BTreeMap<i64, u32>,
+}
+
+/// One planned unit of the workspace.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplanUnit {
+    /// The type whose bytes (rounded up to the alignment) the unit holds.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The unit's offset in the file's static plan (a buffer of the unit
+    /// lies at `offset + k`; at a new shape at `new offset + k`).
+    pub offset: u64,
+    /// Units that may be live at the same time as this one.
+    pub conflicts: Vec<u32>,
+    /// First and last program position accessing it (for the planner's orders).
+    pub first: u32,
+    pub last: u32,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

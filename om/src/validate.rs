@@ -85,6 +85,81 @@ fn check_def(d: &ModelDef, weights_len: u64) -> Result<(), String> {
             return Err(format!("arena #{i}: an input/output arena needs an index"));
         }
     }
+    if let Some(r) = &d.replan {
+        check_replan(d, r)?;
+    }
+    Ok(())
+}
+
+/// At most this many planned units in a replan section (a runtime plans
+/// them per shape, quadratic in the worst case).
+pub const MAX_REPLAN_UNITS: usize = 1 << 16;
+
+/// The replan section: its symbols are the sampled ones of
+/// `symbol_bounds`, every index is in range, conflicts are symmetric, and
+/// there is one workspace arena to plan. (Whether a per-shape plan keeps
+/// conflicting units apart and every buffer inside its unit, the runtime
+/// checks at each shape.)
+fn check_replan(d: &ModelDef, r: &crate::model::Replan) -> Result<(), String> {
+    let n = r.units.len();
+    if n > MAX_REPLAN_UNITS {
+        return Err(format!("replan: {n} units is more than {MAX_REPLAN_UNITS}"));
+    }
+    if !r.alignment.is_power_of_two() {
+        return Err(format!(
+            "replan: alignment {} is not a power of two",
+            r.alignment
+        ));
+    }
+    for (s, v) in &r.unbounded {
+        if d.symbol_bounds.get(s) != Some(v) || *v < 0 {
+            return Err(format!(
+                "replan: unbounded symbol {s} was planned at {v}, but symbol_bounds says {:?}",
+                d.symbol_bounds.get(s)
+            ));
+        }
+    }
+    let ws = d
+        .arenas
+        .iter()
+        .filter(|a| a.role == ArenaRole::Workspace)
+        .count();
+    if ws != 1 {
+        return Err(format!(
+            "replan: the model has {ws} workspace arenas, not one"
+        ));
+    }
+    let mut edges: HashSet<(u32, u32)> = HashSet::new();
+    for (i, u) in r.units.iter().enumerate() {
+        // Program positions: the planner's orders index arrays by them.
+        if u.first > u.last || u.last as usize > MAX_REPLAN_UNITS * 64 {
+            return Err(format!(
+                "replan: unit #{i} has the program interval [{}, {}]",
+                u.first, u.last
+            ));
+        }
+        for &j in &u.conflicts {
+            if j as usize >= n || j as usize == i {
+                return Err(format!(
+                    "replan: unit #{i} conflicts with unit {j} ({n} units)"
+                ));
+            }
+            edges.insert((i as u32, j));
+            if edges.len() > MAX_REPLAN_UNITS * 64 {
+                return Err("replan: too many conflicts".into());
+            }
+        }
+    }
+    if let Some((i, j)) = edges.iter().find(|(i, j)| !edges.contains(&(*j, *i))) {
+        return Err(format!(
+            "replan: the conflict of unit #{i} with unit {j} is not symmetric"
+        ));
+    }
+    if let Some((b, u)) = r.buffers.iter().find(|(_, &u)| u as usize >= n) {
+        return Err(format!(
+            "replan: buffer {b} is in unit {u}, which does not exist ({n} units)"
+        ));
+    }
     Ok(())
 }
 

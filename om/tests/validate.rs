@@ -44,6 +44,7 @@ fn model() -> OmModel {
             weights_size: 64,
             engines: vec!["AICore".into()],
             memory_plan: Default::default(),
+            replan: None,
         },
         weights: vec![0; 64],
         program: TaskProgram {
@@ -99,6 +100,57 @@ fn a_valid_model_round_trips() {
     assert_eq!(back.to_model(), m);
     assert_eq!(back.soc, "Ascend910B");
     assert_eq!(back.weights_offset % 64, 0);
+}
+
+/// A replan section with two conflicting units planned at B = 4.
+fn with_replan(m: &mut OmModel) {
+    let unit = |conflicts: Vec<u32>| ge_om::model::ReplanUnit {
+        ty: "tensor<Bx4xf32>".into(),
+        offset: 0,
+        conflicts,
+        first: 0,
+        last: 1,
+    };
+    m.def.replan = Some(ge_om::model::Replan {
+        unbounded: [("B".to_string(), 4)].into(),
+        alignment: 64,
+        units: vec![unit(vec![1]), unit(vec![0])],
+        buffers: [(0, 0), (1, 1)].into(),
+    });
+}
+
+/// The replan section (models with unbounded dims) is checked like the rest.
+#[test]
+fn broken_replan_sections_are_one_line_errors() {
+    let mut ok = model();
+    with_replan(&mut ok);
+    let bytes = ge_om::to_bytes(&ok).expect("valid");
+    assert_eq!(ge_om::parse(&bytes).expect("parses").to_model(), ok);
+    type Edit = fn(&mut ge_om::model::Replan);
+    let cases: &[(Edit, &str)] = &[
+        (|r| r.units[1].conflicts.clear(), "not symmetric"),
+        (
+            |r| r.units[0].conflicts = vec![0],
+            "unit #0 conflicts with unit 0",
+        ),
+        (
+            |r| r.units[0].conflicts = vec![7],
+            "unit #0 conflicts with unit 7",
+        ),
+        (|r| r.buffers = [(3, 9)].into(), "buffer 3 is in unit 9"),
+        (|r| r.alignment = 48, "alignment 48 is not a power of two"),
+        (
+            |r| r.unbounded = [("B".to_string(), 5)].into(),
+            "unbounded symbol B was planned at 5",
+        ),
+        (|r| r.units[0].first = 2, "program interval [2, 1]"),
+    ];
+    for (edit, want) in cases {
+        let mut m = ok.clone();
+        edit(m.def.replan.as_mut().expect("replan"));
+        let e = ge_om::to_bytes(&m).expect_err(want);
+        assert!(e.contains(want), "want '{want}', got '{e}'");
+    }
 }
 
 /// Each edit breaks one rule; the error names it.

@@ -54,6 +54,13 @@ pub(crate) struct ShapePlan {
     sizes: Vec<usize>,
     scratch: Vec<usize>,
     out_shapes: Vec<Vec<usize>>,
+    /// Each arena's length at this shape (`proof::arena_lengths`; with
+    /// unbounded symbols the workspace is this shape's plan): a context
+    /// grows its own arenas to these before the run.
+    arena_lens: Vec<usize>,
+    /// Memcpy and switch tasks with their buffers moved to this shape's
+    /// workspace plan (models with unbounded symbols only), by task.
+    moved: HashMap<usize, Task>,
 }
 
 /// Plans per concrete shape, least recently used evicted.
@@ -564,10 +571,28 @@ fn overlap(a: (usize, usize, usize), b: (usize, usize, usize)) -> bool {
 /// Build the plan of one concrete shape.
 fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Error> {
     let ns = inner.streams.len();
-    let lens = crate::proof::arena_lengths(&inner.def, &inner.io, &inner.bindings, &syms)?;
+    let mut lens = crate::proof::arena_lengths(&inner.def, &inner.io, &inner.bindings, &syms)?;
+    let shape_ws = match &inner.def.replan {
+        Some(r) => Some(crate::proof::replan_workspace(
+            &inner.def,
+            &inner.io,
+            &inner.bindings,
+            r,
+            &syms,
+            &mut lens,
+        )?),
+        None => None,
+    };
+    let at = |b: &Buffer| -> Result<Buffer, Error> {
+        match &shape_ws {
+            Some(w) => w.place(b, &syms),
+            None => Ok(b.clone()),
+        }
+    };
     let mut scratch = vec![0usize; ns];
     let mut tasks = vec![];
     let mut sizes = vec![0usize; inner.tasks.len()];
+    let mut moved = HashMap::new();
     for (ti, rt) in inner.tasks.iter().enumerate() {
         let what = format!("task #{ti}");
         match &rt.task {
@@ -578,31 +603,70 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                     tasks.push(None);
                     continue;
                 };
-                let (plan, bytes) = plan_launch(inner, &lens, rt, k, ins, outs, &syms, &what)?;
+                let ins: Vec<Operand> = ins
+                    .iter()
+                    .map(|o| match o {
+                        Operand::Buffer(b) => at(b).map(Operand::Buffer),
+                        Operand::Weight(w) => Ok(Operand::Weight(*w)),
+                    })
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| Error(format!("{what}: {}", e.0)))?;
+                let outs: Vec<Buffer> = outs
+                    .iter()
+                    .map(&at)
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| Error(format!("{what}: {}", e.0)))?;
+                let (plan, bytes) = plan_launch(inner, &lens, rt, k, &ins, &outs, &syms, &what)?;
                 let st = *stream as usize;
                 scratch[st] = scratch[st].max(bytes);
                 tasks.push(Some(plan));
             }
-            Task::Memcpy { src, dst, .. } => {
+            Task::Memcpy { src, dst, stream } => {
+                let (src, dst) = (at(src)?, at(dst)?);
                 let n = bytes_of(&src.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
                 let m = bytes_of(&dst.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check_in_arena(&lens, &what, src, n)?;
-                check_in_arena(&lens, &what, dst, m)?;
+                check_in_arena(&lens, &what, &src, n)?;
+                check_in_arena(&lens, &what, &dst, m)?;
                 sizes[ti] = n.min(m);
+                if shape_ws.is_some() {
+                    moved.insert(
+                        ti,
+                        Task::Memcpy {
+                            src,
+                            dst,
+                            stream: *stream,
+                        },
+                    );
+                }
                 tasks.push(None);
             }
-            Task::Switch { value, .. } => {
+            Task::Switch {
+                value,
+                stream,
+                targets,
+            } => {
+                let value = at(value)?;
                 let n = bytes_of(&value.ty, &syms).map_err(|m| Error(format!("{what}: {m}")))?;
-                check_in_arena(&lens, &what, value, n)?;
+                check_in_arena(&lens, &what, &value, n)?;
                 // ge-om proved one element of an integer type: `n` is the
                 // element's size, the bytes `switch_label` reads.
-                if switch_dtype(value).map(|d| d.byte_size()) != Some(n) {
+                if switch_dtype(&value).map(|d| d.byte_size()) != Some(n) {
                     return Err(Error(format!(
                         "{what}: a switch reads one element, but '{}' is {n} bytes here",
                         value.ty
                     )));
                 }
                 sizes[ti] = n;
+                if shape_ws.is_some() {
+                    moved.insert(
+                        ti,
+                        Task::Switch {
+                            value,
+                            stream: *stream,
+                            targets: targets.clone(),
+                        },
+                    );
+                }
                 tasks.push(None);
             }
             _ => tasks.push(None),
@@ -617,6 +681,14 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
     // What a run allocates besides the context's arenas (checked at load):
     // scratch of every stream and the output tensors.
     let mut total: Option<usize> = scratch.iter().try_fold(0usize, |a, &b| a.checked_add(b));
+    if shape_ws.is_some() {
+        // The context's arenas grow to this shape's lengths.
+        for (a, &n) in lens.iter().enumerate() {
+            if inner.bindings[a] == Binding::Copy {
+                total = total.and_then(|t| t.checked_add(n));
+            }
+        }
+    }
     for (s, t) in out_shapes.iter().zip(&inner.out_types) {
         let n = checked_bytes(s, t.dtype().map_or(1, |d| d.byte_size()));
         total = total.zip(n).and_then(|(a, b)| a.checked_add(b));
@@ -633,6 +705,8 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
         sizes,
         scratch,
         out_shapes,
+        arena_lens: lens,
+        moved,
     })
 }
 
@@ -915,6 +989,11 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
     .map_or_else(|| new_context(inner), Ok)?;
     ctx.scratch
         .ensure(plan.scratch.first().copied().unwrap_or(0));
+    for (buf, &n) in ctx.arenas.iter_mut().zip(&plan.arena_lens) {
+        if let Some(buf) = buf {
+            buf.ensure(n);
+        }
+    }
     let bases = arena_bases(inner, &mut ctx, inputs, &mut outputs)?;
     let mut result = copy_inputs(inner, &mut ctx, inputs);
     let mut traces = vec![];
@@ -1144,6 +1223,10 @@ fn run_stream(
         let res: Result<(), String> = match &rt.task {
             Task::Launch { .. } => launch(inner, plan, ti, rt, bases, scratch, par),
             Task::Memcpy { src, dst, .. } => {
+                let (src, dst) = match plan.moved.get(&ti) {
+                    Some(Task::Memcpy { src, dst, .. }) => (src, dst),
+                    _ => (src, dst),
+                };
                 memcpy(bases, src, dst, plan.sizes[ti]);
                 Ok(())
             }
@@ -1163,6 +1246,10 @@ fn run_stream(
             Task::Label { .. } => Ok(()),
             Task::Goto { label, .. } => jump(inner, s, *label).map(|p| pc = p),
             Task::Switch { value, targets, .. } => {
+                let value = match plan.moved.get(&ti) {
+                    Some(Task::Switch { value, .. }) => value,
+                    _ => value,
+                };
                 switch_label(bases, value, plan.sizes[ti], targets)
                     .and_then(|l| jump(inner, s, l))
                     .map(|p| pc = p)

@@ -241,6 +241,7 @@ impl Model {
         let threads = opts.threads.max(1);
         let compute = crate::pool::Pool::new(threads, crate::pool::SPIN)
             .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?;
+        let def_replan = def.replan.clone();
         let mut inner = Inner {
             backing,
             weights_offset,
@@ -258,7 +259,12 @@ impl Model {
             in_types,
             out_types,
             symbols,
-            bounds,
+            // Unbounded symbols were planned at a sample in the file: no
+            // limit at run time (the workspace is planned per shape).
+            bounds: bounds
+                .into_iter()
+                .filter(|(k, _)| !def_unbounded(&def_replan).contains(&k.to_string()))
+                .collect(),
             fallback_ops,
             compute,
             threads,
@@ -335,14 +341,21 @@ impl Model {
             .map(|t| (t.name.clone(), t.buffer.ty.clone()))
             .collect()
     }
-    /// Upper bounds of the symbolic dims.
+    /// Upper bounds of the symbolic dims (unbounded symbols left out).
     pub fn symbol_bounds(&self) -> Vec<(String, i64)> {
+        let free = def_unbounded(&self.inner.def.replan);
         self.inner
             .def
             .symbol_bounds
             .iter()
+            .filter(|(k, _)| !free.contains(*k))
             .map(|(k, v)| (k.clone(), *v))
             .collect()
+    }
+    /// Symbols without an upper bound: the workspace is planned for each
+    /// concrete shape when it is first seen.
+    pub fn unbounded_symbols(&self) -> Vec<String> {
+        def_unbounded(&self.inner.def.replan)
     }
     /// Ops whose kernels run on the reference interpreter (no native kernel yet).
     pub fn fallback_ops(&self) -> Vec<String> {
@@ -551,6 +564,13 @@ fn arena_bindings(def: &ModelDef, program: &TaskProgram, io: &IoDesc) -> Vec<Bin
 }
 
 /// The symbols of the input types, sorted by name (the plan-cache key order).
+/// The unbounded symbols of a model's replan section.
+fn def_unbounded(r: &Option<ge_om::model::Replan>) -> Vec<String> {
+    r.as_ref()
+        .map(|r| r.unbounded.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 fn input_symbols(in_types: &[Type]) -> Vec<Ident> {
     let mut syms: BTreeSet<String> = BTreeSet::new();
     for t in in_types {

@@ -29,12 +29,20 @@
 //! ([`arena_lengths`]); weights against their bytes; a switch reads exactly
 //! one element. The `// SAFETY:` comments of the executor and the kernels
 //! cite this module.
+//!
+//! A model with unbounded symbols (a `replan` section) carries no usable
+//! workspace offsets: at each concrete shape the workspace is planned
+//! again ([`replan_workspace`], `ge_om::plan::replan`), and that plan is
+//! checked before use — conflicting units disjoint and aligned, every
+//! workspace buffer inside its unit at this shape
+//! ([`ShapeWorkspace::place`]), and then every byte range against the
+//! arena lengths of the shape, as above.
 
 use crate::kernels::KernelProgram;
 use crate::model::{Binding, LoadOptions};
 use crate::Error;
 use ge_ir::{Ident, Type};
-use ge_om::model::{ArenaRole, IoDesc, ModelDef, Operand, Task, TaskProgram};
+use ge_om::model::{ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -212,6 +220,114 @@ pub(crate) fn arena_lengths(
         lens.push(n);
     }
     Ok(lens)
+}
+
+/// The workspace plan of a model with unbounded symbols at one concrete
+/// shape ([`replan_workspace`]): where each unit lies, and how large it is.
+pub(crate) struct ShapeWorkspace {
+    arena: u32,
+    /// Per unit: (offset in the file's static plan, offset here, bytes here).
+    units: Vec<(u64, u64, u64)>,
+    buffers: std::collections::BTreeMap<i64, u32>,
+}
+
+/// Plan the workspace of a model with unbounded symbols for one concrete
+/// shape (`ge_om::plan::replan`, which checks that conflicting units are
+/// disjoint, aligned and inside the arena) and set the arena lengths of
+/// this shape in `lens`: the workspace is the plan's size, an input or
+/// output arena the context allocates is as long as its tensors here.
+pub(crate) fn replan_workspace(
+    def: &ModelDef,
+    io: &IoDesc,
+    bindings: &[Binding],
+    r: &ge_om::model::Replan,
+    syms: &HashMap<Ident, i64>,
+    lens: &mut [usize],
+) -> Result<ShapeWorkspace, Error> {
+    let bytes = |ty: &str| -> Result<u64, Error> {
+        crate::exec::bytes_of(ty, syms)
+            .map(|n| n as u64)
+            .map_err(|m| Error(format!("workspace plan at this shape: {m}")))
+    };
+    let sizes: Vec<u64> = r
+        .units
+        .iter()
+        .map(|u| bytes(&u.ty))
+        .collect::<Result<_, _>>()?;
+    let sol = ge_om::plan::replan(r, &sizes)
+        .map_err(|m| Error(format!("workspace plan at this shape: {m}")))?;
+    // ge-om's validation proved exactly one workspace arena.
+    let arena = def
+        .arenas
+        .iter()
+        .position(|a| a.role == ArenaRole::Workspace)
+        .ok_or_else(|| Error("a model to plan per shape has no workspace arena".into()))?;
+    lens[arena] = usize::try_from(sol.size)
+        .map_err(|_| Error("the workspace is too large to address at this shape".into()))?;
+    for (a, (arena_def, b)) in def.arenas.iter().zip(bindings).enumerate() {
+        if arena_def.role == ArenaRole::Workspace || *b != Binding::Copy {
+            continue;
+        }
+        for t in io.inputs.iter().chain(&io.outputs) {
+            if t.buffer.arena as usize == a {
+                let end = bytes(&t.buffer.ty)?
+                    .checked_add(t.buffer.offset)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| Error(format!("'{}' is too large to address", t.name)))?;
+                lens[a] = lens[a].max(end);
+            }
+        }
+    }
+    let a = r.alignment.max(1);
+    let units = r
+        .units
+        .iter()
+        .zip(&sol.offsets)
+        .zip(&sizes)
+        // `replan` proved the aligned size addressable.
+        .map(|((u, &off), &n)| (u.offset, off, n.next_multiple_of(a)))
+        .collect();
+    Ok(ShapeWorkspace {
+        arena: arena as u32,
+        units,
+        buffers: r.buffers.clone(),
+    })
+}
+
+impl ShapeWorkspace {
+    /// Buffer `b` at this shape: a workspace buffer moves with its unit (it
+    /// lies `k` bytes into its unit in the file's plan, so `k` bytes into
+    /// it here), and must lie inside its unit at this shape — so the
+    /// disjointness `replan` proved for units holds for buffers. Other
+    /// arenas' buffers stay where they are.
+    pub(crate) fn place(&self, b: &Buffer, syms: &HashMap<Ident, i64>) -> Result<Buffer, Error> {
+        if b.arena != self.arena {
+            return Ok(b.clone());
+        }
+        let unit = *self.buffers.get(&b.id).ok_or_else(|| {
+            Error(format!(
+                "workspace buffer {} ('{}') belongs to no planned unit",
+                b.id, b.ty
+            ))
+        })?;
+        // ge-om's validation proved every unit index in range.
+        let (old, new, size) = self.units[unit as usize];
+        let n = crate::exec::bytes_of(&b.ty, syms).map_err(Error)? as u64;
+        let k = b
+            .offset
+            .checked_sub(old)
+            .filter(|k| k.checked_add(n).is_some_and(|end| end <= size));
+        let Some(k) = k else {
+            return Err(Error(format!(
+                "workspace buffer {} ('{}', {n} bytes at offset {}) does not lie inside its unit {unit} ({size} bytes at offset {old}) at this shape",
+                b.id, b.ty, b.offset
+            )));
+        };
+        Ok(Buffer {
+            offset: new + k,
+            ..b.clone()
+        })
+    }
 }
 
 /// `[offset, offset + n)` lies inside an arena of `len` bytes (checked).

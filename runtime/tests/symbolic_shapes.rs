@@ -2,7 +2,9 @@
 //! are dim expressions — `(B*S)x8` from a reshape to a symbolic target,
 //! `Bx(2*S)x8` from a concat, `SxBx8` from a transpose — compile once and
 //! then run at random concrete shapes, equal to the reference interpreter at
-//! those shapes.
+//! those shapes. Without bounds (issue 15 item 2) the same graphs compile
+//! with no flag and run at sizes beyond the compile-time sample (64): the
+//! workspace is planned per concrete shape at run time.
 
 mod common;
 use common::*;
@@ -14,7 +16,8 @@ const C: usize = 8;
 
 /// A random op chain from `x: tensor<BxSx8xf32>`; every value is
 /// `tensor<BxSx8xf32>` between steps, through shapes with expressions.
-fn random_graph(seed: u64) -> String {
+/// [`random_graph`], with `ge.symbol_bounds` (B <= 4, S <= 6) or without.
+fn random_graph_with(seed: u64, bounded: bool) -> String {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let t = format!("tensor<BxSx{C}xf32>");
     let mut body = String::new();
@@ -95,9 +98,51 @@ fn random_graph(seed: u64) -> String {
             }
         };
     }
+    let attrs = if bounded {
+        " attributes {ge.symbol_bounds = {B = 4 : i64, S = 6 : i64}}"
+    } else {
+        ""
+    };
     format!(
-        "module attributes {{ge.symbol_bounds = {{B = 4 : i64, S = 6 : i64}}}} {{\n  graph.func @main(%x: {t}) -> {t} {{\n{body}    graph.return {x} : {t}\n  }}\n}}\n"
+        "module{attrs} {{\n  graph.func @main(%x: {t}) -> {t} {{\n{body}    graph.return {x} : {t}\n  }}\n}}\n"
     )
+}
+
+/// Compile `random_graph_with(seed, bounded)` once and run it at each
+/// `(B, S)`, equal to the interpreter there.
+fn compile_once_run_at(
+    seed: u64,
+    bounded: bool,
+    fuse: bool,
+    shapes: &[(i64, i64)],
+) -> Result<(), TestCaseError> {
+    let text = random_graph_with(seed, bounded);
+    let opts = CompileOptions {
+        fuse,
+        ..Default::default()
+    };
+    let om = compile_text("random", &text, &opts)
+        .map_err(|e| TestCaseError::fail(format!("compile: {e}\n{text}")))?;
+    prop_assert_eq!(
+        om.def.replan.is_some(),
+        !bounded,
+        "replan section\n{}",
+        text
+    );
+    let bytes = ge_compile::to_bytes(&om).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let model = load(&bytes, 1);
+    let (types, m) = signature(&text, "main");
+    for &(b, s) in shapes {
+        let ins = random_inputs(&types, &[("B", b), ("S", s)], seed ^ (b * 31 + s) as u64);
+        let want = interpret(&m, "main", &ins);
+        let got = run(&model, &ins);
+        prop_assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            let c = closeness(g, w, 1e-3, 1e-4);
+            prop_assert!(c <= 1.0, "B={} S={}: closeness {:.3}\n{}", b, s, c, text);
+        }
+    }
+    Ok(())
 }
 
 proptest! {
@@ -108,22 +153,71 @@ proptest! {
         fuse in any::<bool>(),
         shapes in proptest::collection::vec((1i64..=4, 1i64..=6), 1..4),
     ) {
-        let text = random_graph(seed);
-        let opts = CompileOptions { fuse, ..Default::default() };
-        let om = compile_text("random", &text, &opts)
-            .map_err(|e| TestCaseError::fail(format!("compile: {e}\n{text}")))?;
-        let bytes = ge_compile::to_bytes(&om).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let model = load(&bytes, 1);
-        let (types, m) = signature(&text, "main");
-        for (b, s) in shapes {
-            let ins = random_inputs(&types, &[("B", b), ("S", s)], seed ^ (b * 31 + s) as u64);
-            let want = interpret(&m, "main", &ins);
-            let got = run(&model, &ins);
-            prop_assert_eq!(got.len(), want.len());
-            for (g, w) in got.iter().zip(&want) {
-                let c = closeness(g, w, 1e-3, 1e-4);
-                prop_assert!(c <= 1.0, "B={} S={}: closeness {:.3}\n{}", b, s, c, text);
-            }
-        }
+        compile_once_run_at(seed, true, fuse, &shapes)?;
     }
+
+    /// No bounds: planned per shape at run time, at sizes beyond the
+    /// compile-time sample (64) too.
+    #[test]
+    fn unbounded_graphs_compile_without_bounds_and_match_at_any_size(
+        seed in 0u64..10_000,
+        fuse in any::<bool>(),
+        shapes in proptest::collection::vec((1i64..=70, 1i64..=70), 1..4),
+    ) {
+        compile_once_run_at(seed, false, fuse, &shapes)?;
+    }
+}
+
+/// The runtime's checks of a per-shape plan fail on a replan section that
+/// lies: a unit smaller than its buffers, a workspace buffer in no unit.
+#[test]
+fn a_lying_replan_section_is_refused_at_run_time() {
+    let text = "module {\n  graph.func @main(%x: tensor<Bx16xf32>) -> tensor<Bx16xf32> {\n    %a = graph.relu %x : (tensor<Bx16xf32>) -> tensor<Bx16xf32>\n    %b = graph.exp %a : (tensor<Bx16xf32>) -> tensor<Bx16xf32>\n    %c = graph.add %a, %b : (tensor<Bx16xf32>, tensor<Bx16xf32>) -> tensor<Bx16xf32>\n    graph.return %c : tensor<Bx16xf32>\n  }\n}\n";
+    // Unfused: the relu and the exp write workspace buffers.
+    let opts = CompileOptions {
+        fuse: false,
+        ..Default::default()
+    };
+    let om = compile_text("lying", text, &opts).expect("compile");
+    assert!(!om.def.replan.as_ref().expect("replan").units.is_empty());
+    let (types, _) = signature(text, "main");
+    let ins: Vec<ge_runtime::HostTensor> = random_inputs(&types, &[("B", 100)], 1)
+        .iter()
+        .map(ge_runtime::HostTensor::from_tensor)
+        .collect();
+    let run_with = |om: &ge_om::OmModel| -> Result<(), String> {
+        let bytes = ge_compile::to_bytes(om).map_err(|e| e.to_string())?;
+        let model = ge_runtime::Model::from_bytes(&bytes, &Default::default()).map_err(|e| e.0)?;
+        model.session().run(&ins).map(|_| ()).map_err(|e| e.0)
+    };
+    run_with(&om).expect("the honest model runs");
+    let mut small = om.clone();
+    for u in &mut small.def.replan.as_mut().expect("replan").units {
+        u.ty = "tensor<16xf32>".into();
+    }
+    let e = run_with(&small).expect_err("units too small");
+    assert!(e.contains("does not lie inside its unit"), "{e}");
+    let mut lost = om.clone();
+    lost.def.replan.as_mut().expect("replan").buffers.clear();
+    let e = run_with(&lost).expect_err("buffers in no unit");
+    assert!(e.contains("belongs to no planned unit"), "{e}");
+}
+
+/// With unbounded symbols a plan is built once per concrete shape and then
+/// taken from the cache.
+#[test]
+fn per_shape_plans_are_built_once() {
+    let text = random_graph_with(7, false);
+    let om = compile_text("cached", &text, &CompileOptions::default()).expect("compile");
+    let model = load(&ge_compile::to_bytes(&om).expect("bytes"), 1);
+    let (types, _) = signature(&text, "main");
+    let session = model.session();
+    for (b, s) in [(3, 5), (90, 2), (3, 5), (90, 2), (3, 5)] {
+        let ins: Vec<ge_runtime::HostTensor> = random_inputs(&types, &[("B", b), ("S", s)], 1)
+            .iter()
+            .map(ge_runtime::HostTensor::from_tensor)
+            .collect();
+        session.run(&ins).expect("runs");
+    }
+    assert_eq!(session.plans_built(), 2);
 }

@@ -215,6 +215,40 @@ def cnn_dyn():
     save("cnn_dyn", m, cases)
 
 
+def larger_sizes():
+    """Sizes above the value ge plans unbounded dims at while compiling
+    (64): a model compiled with no shape flags plans its memory again at
+    run time for these. A separate generator keeps the files above
+    byte-identical."""
+    big = np.random.default_rng(1515)
+    bert = onnx.load(os.path.join(OUT, "bert_dyn.onnx"))
+    # The sequence stays within the 64 position embeddings; the batch does not.
+    ids = big.integers(0, 50, size=(70, 9), dtype=np.int64)
+    save("bert_dyn", bert, [("b70s9", [("input_ids", ids)])])
+    cnn = onnx.load(os.path.join(OUT, "cnn_dyn.onnx"))
+    save(
+        "cnn_dyn",
+        cnn,
+        [
+            ("b66h8w8", [("x", big.standard_normal((66, 3, 8, 8)).astype(np.float32))]),
+            ("b1h80w72", [("x", big.standard_normal((1, 3, 80, 72)).astype(np.float32))]),
+        ],
+    )
+
+
+def unknown_dim():
+    """A Relu over x [?, 4] whose first dim has neither a value nor a
+    dim_param: ge-atc asks for --input_shape (lit-tests/dynamic/unbounded.test)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 4])
+    m = model([node("Relu", ["x"], ["y"])], [x], [y], [])
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, os.path.join(OUT, "unknown_dim.onnx"))
+    print("wrote", os.path.relpath(os.path.join(OUT, "unknown_dim.onnx"), ROOT))
+
+
 if __name__ == "__main__":
     bert_dyn()
     cnn_dyn()
+    larger_sizes()
+    unknown_dim()

@@ -1,11 +1,11 @@
-//! Inputs whose symbolic dims have no upper bound. ge plans memory for
-//! bounded shapes, so such a model is refused before compiling, with a
-//! message that names the model's input (its ONNX / TensorFlow name, and the
-//! model's own dim names) and the ge-atc flag that bounds it — never the
-//! internal `ge.symbol_bounds` attribute.
+//! The entry inputs' dynamic dims, for ge-atc. A symbolic dim needs no
+//! bound (without one, memory is planned per concrete shape at run time);
+//! a dim of unknown size (`?`) cannot be bound from the inputs, so such a
+//! model is refused before compiling, with a message that names the
+//! model's input (its ONNX / TensorFlow name) and the ge-atc flag that
+//! fixes it — never an internal attribute.
 
-use ge_ir::{Dim, Ident, Module, Type};
-use std::collections::HashMap;
+use ge_ir::{Dim, Module, Type};
 
 /// `(name, type)` of the entry (first public) function's inputs.
 pub fn entry_inputs(m: &Module) -> Vec<(String, Type)> {
@@ -34,66 +34,26 @@ pub fn entry_inputs(m: &Module) -> Vec<(String, Type)> {
         .collect()
 }
 
-/// A module attribute `{SYM = value}` as a map (`ge.symbol_bounds`,
-/// `ge.onnx_dim_params`).
-fn dict_attr<T>(
-    m: &Module,
-    name: &str,
-    f: impl Fn(ge_ir::Attribute) -> Option<T>,
-) -> HashMap<Ident, T> {
-    m.outer
-        .op(m.op)
-        .attr(name)
-        .and_then(|a| a.as_dict())
-        .map(|d| {
-            d.entries()
-                .iter()
-                .filter_map(|(k, v)| Some((*k, f(*v)?)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The error for the first input with an unbounded symbolic dim, if any.
-pub fn missing_bounds(m: &Module) -> Option<String> {
-    let bounds = dict_attr(m, "ge.symbol_bounds", |a| a.as_int());
-    let params = dict_attr(m, "ge.onnx_dim_params", |a| a.as_str().map(String::from));
+/// The error for the first input with a dim of unknown size (`?`: no
+/// `dim_param` names it, so it is not a symbol the runtime can bind), if
+/// any. Symbolic dims need no bound: without one, memory is planned per
+/// shape at run time.
+pub fn unknown_dims(m: &Module) -> Option<String> {
     for (name, t) in entry_inputs(m) {
         let Some(dims) = t.as_tensor().and_then(|t| t.dims.clone()) else {
             continue;
         };
-        let mut unbounded = vec![];
-        let mut range = vec![];
-        for d in dims.iter() {
-            let mut syms = vec![];
-            if let Some(e) = d.expr() {
-                e.symbols(&mut syms);
-            }
-            let free: Vec<Ident> = syms
-                .into_iter()
-                .filter(|s| !bounds.contains_key(s))
+        if dims.contains(&Dim::Unknown) {
+            let shape: Vec<String> = dims
+                .iter()
+                .map(|d| match d {
+                    Dim::Static(n) => n.to_string(),
+                    _ => "-1".to_string(),
+                })
                 .collect();
-            range.push(match (d, free.is_empty()) {
-                (Dim::Static(n), _) => n.to_string(),
-                (Dim::Unknown, _) => "1~N".to_string(),
-                (_, false) => "1~N".to_string(),
-                (d, true) => format!("1~{}", d.upper_bound(&bounds).unwrap_or(1)),
-            });
-            if *d == Dim::Unknown {
-                unbounded.push("?".to_string());
-            }
-            for s in free {
-                let shown = params.get(&s).map_or(s.to_string(), |p| format!("'{p}'"));
-                if !unbounded.contains(&shown) {
-                    unbounded.push(shown);
-                }
-            }
-        }
-        if !unbounded.is_empty() {
             return Some(format!(
-                "input '{name}' ({t}) has dynamic dims without an upper bound ({}); ge plans memory for bounded shapes: give the bounds with --input_shape_range \"{name}:[{}]\" (or --input_shape with LOW~HIGH dims, --dynamic_batch_size, --dynamic_image_size, --dynamic_dims)",
-                unbounded.join(", "),
-                range.join(",")
+                "input '{name}' ({t}) has dims of unknown size ('?', no dim_param names them); give them with --input_shape \"{name}:{}\" (-1 for a dynamic dim) or --input_shape_range",
+                shape.join(",")
             ));
         }
     }

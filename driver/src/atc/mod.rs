@@ -467,6 +467,19 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
     format!("  inputs       {}{fmt}\n", parts.join(", "))
 }
 
+/// Which execution mode the model runs in, and why (docs/architecture.md,
+/// "Execution modes").
+fn mode_line(om: &ge_om::OmModel) -> String {
+    match (&om.def.replan, om.def.symbol_bounds.is_empty()) {
+        (Some(r), _) => format!(
+            "dynamic: {} without an upper bound; memory is planned per concrete shape when it is first seen (plans cached)",
+            r.unbounded.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        (None, false) => "dynamic: every symbolic dim is bounded; one memory plan up to the bounds, shapes bound from the inputs at run time".to_string(),
+        (None, true) => "static: every shape is known at compile time; one memory plan".to_string(),
+    }
+}
+
 /// The summary of a compiled model.
 fn summary(
     om: &ge_om::OmModel,
@@ -526,15 +539,28 @@ fn summary(
         human_bytes(no_reuse),
         human_bytes(om.def.weights_size)
     );
+    let unbounded: Vec<&String> = om
+        .def
+        .replan
+        .as_ref()
+        .map(|r| r.unbounded.keys().collect())
+        .unwrap_or_default();
     if !om.def.symbol_bounds.is_empty() {
         let b: Vec<String> = om
             .def
             .symbol_bounds
             .iter()
-            .map(|(k, v)| format!("{k} <= {v}"))
+            .map(|(k, v)| {
+                if unbounded.contains(&k) {
+                    format!("{k} (no bound)")
+                } else {
+                    format!("{k} <= {v}")
+                }
+            })
             .collect();
         let _ = writeln!(s, "  dynamic      {}", b.join(", "));
     }
+    let _ = writeln!(s, "  mode         {}", mode_line(om));
     let _ = writeln!(s, "  compile time");
     let mut total = Duration::ZERO;
     for (name, d) in times {
@@ -638,7 +664,7 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
     };
     annotate(&mut m, &p, args.input_format.as_deref());
     if p.framework != Framework::Air {
-        if let Some(msg) = bounds::missing_bounds(&m) {
+        if let Some(msg) = bounds::unknown_dims(&m) {
             return failed(&log, &error(msg));
         }
     }
@@ -694,10 +720,7 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
                 None => times.push((stage.name, d)),
             },
             Err(diags) => {
-                let mut text: String = diags.iter().map(|d| sm.render(d)).collect();
-                if text.contains("has no upper bound") {
-                    text.push_str("hint: give the dynamic dims' ranges with --input_shape_range \"NAME:[1~N,...]\"\n");
-                }
+                let text: String = diags.iter().map(|d| sm.render(d)).collect();
                 return failed(&log, &text);
             }
         }

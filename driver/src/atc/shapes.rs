@@ -3,8 +3,9 @@
 //! `1~8` inside `--input_shape`, as newer ATC versions accept).
 //!
 //! A ranged dim becomes a symbol named after its input and position
-//! (`X_D0`), bounded by the range's upper end; `-1` without a range is an
-//! error, since a model is planned for bounded shapes.
+//! (`X_D0`), bounded by the range's upper end; `-1` (or `LOW~-1`) without a
+//! gear is such a symbol with no bound — the runtime then plans memory per
+//! concrete shape.
 //!
 //! ATC's gear flags bound the `-1` dims of `--input_shape` too:
 //! `--dynamic_batch_size "1,2,4,8"` (every `-1` is the batch, symbol `BATCH`),
@@ -38,10 +39,9 @@ fn parse_dim(flag: &str, input: &str, d: &str) -> Result<Spec, String> {
     if let Some((lo, hi)) = d.split_once('~') {
         let lo: i64 = lo.trim().parse().map_err(|_| bad())?;
         let hi: i64 = hi.trim().parse().map_err(|_| bad())?;
-        if hi == -1 {
-            return Err(format!(
-                "--{flag}: the range '{d}' of input '{input}' has no upper bound; ge plans memory for bounded shapes"
-            ));
+        if hi == -1 && lo >= 1 {
+            // ATC's `LOW~-1`: no upper bound (the low end is not needed).
+            return Ok(Spec::Dynamic);
         }
         if lo < 1 || hi < lo {
             return Err(format!(
@@ -316,11 +316,8 @@ pub fn parse_with_gears(
                         None => Dim::Unknown,
                     }
                 }
-                Spec::Dynamic => {
-                    return Err(format!(
-                        "dim {i} of input '{name}' is -1: give its range with --input_shape_range \"{name}:[...]\" or its gears with --dynamic_batch_size, --dynamic_image_size or --dynamic_dims (ge plans memory for bounded shapes)"
-                    ))
-                }
+                // No bound: memory is planned per shape at run time.
+                Spec::Dynamic => Dim::sym(&symbol_for(name, i)),
             });
         }
         out.dims.insert(name.to_string(), dims);
@@ -383,8 +380,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_problem() {
-        let e = parse(Some("x:-1,3"), None).unwrap_err();
-        assert!(e.contains("dim 0 of input 'x' is -1"), "{e}");
+        // -1 and LOW~-1 without gears: a symbol with no bound.
+        let s = parse(Some("x:-1,3"), Some("y:[1~-1]")).unwrap();
+        assert_eq!(s.dims["x"][0], Dim::sym("X_D0"));
+        assert_eq!(s.dims["y"][0], Dim::sym("Y_D0"));
+        assert!(s.bounds.is_empty());
         let e = parse(Some("x:1,a"), None).unwrap_err();
         assert!(e.contains("bad dim 'a'"), "{e}");
         let e = parse(None, Some("x:1~8,3")).unwrap_err();

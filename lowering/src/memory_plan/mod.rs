@@ -25,8 +25,10 @@
 //!
 //! **Strategies.** greedy-by-size (best fit), greedy-by-breadth,
 //! greedy-by-lifetime, first-fit and a bounded local search over placement
-//! orders run; the smallest arena wins (`strategies.rs`). Symbolic dims are planned at their bounds
-//! (`ge.symbol_bounds`).
+//! orders run; the smallest arena wins (`ge_om::plan`). Symbolic dims are planned at their bounds
+//! (`ge.symbol_bounds`); a symbol with no bound at a sample (`funcs::SAMPLE_BOUND`), and
+//! then the planning problem is left on the function (`ge.replan`) for the runtime to
+//! plan each concrete shape (checked here at [`CHECK_SAMPLES`]).
 //!
 //! **Output.** Each task reads `memory.view`s of the current arena values and
 //! its results are `memory.store`d at their offsets, so the planned function
@@ -34,10 +36,12 @@
 //! Views and stores carry `ge.buffer = N` (the logical buffer) for
 //! `verify-memory`.
 
-pub mod strategies;
+/// The offset-assignment strategies live in ge-om, where the runtime plans
+/// models with unbounded dims per shape with the same code.
+pub use ge_om::plan as strategies;
 
 use crate::error::{AtOp, LowerError, LowerResult};
-use crate::funcs::{bounds_attr, for_each_function, func_block, inputs_of, Bounds};
+use crate::funcs::{bounds_attr, error_at, for_each_function, func_block, inputs_of, Bounds};
 use crate::op_pattern::op_pattern;
 use crate::sync::{Schedule, RECORD_ATTR, STREAM_ATTR, WAIT_ATTR};
 use crate::taskgraph::{prepare_outputs, Node, RootKind, TaskGraph};
@@ -61,6 +65,9 @@ pub const ROLE_ATTR: &str = "ge.role";
 pub const INDEX_ATTR: &str = "ge.index";
 /// The plan summary on the function.
 pub const PLAN_ATTR: &str = "ge.memory_plan";
+/// The workspace's planning problem (a [`ge_om::model::Replan`] as JSON) on
+/// a function with unbounded symbols: the runtime plans it per shape.
+pub const REPLAN_ATTR: &str = "ge.replan";
 
 pub static INFO: PassInfo = PassInfo {
     name: "plan-memory",
@@ -69,7 +76,8 @@ pub static INFO: PassInfo = PassInfo {
                   events), in-place reuse for pointwise tasks, no-copy concat/split/reshape views, \
                   zero-copy model inputs and outputs (one arena each), 64-byte aligned weights; \
                   runs greedy-by-size, greedy-by-breadth, greedy-by-lifetime, first-fit and a \
-                  local search over placement orders and keeps the smallest arena. Symbolic dims are planned at `ge.symbol_bounds`. \
+                  local search over placement orders and keeps the smallest arena. Symbolic dims are planned at `ge.symbol_bounds`; symbols with no \
+                  bound at a sample, with the problem recorded (`ge.replan`) for per-shape planning at run time. \
                   Tasks then read `memory.view`s and `memory.store` their results.",
     anchor: None,
     options: MemoryPlanOptions::DEFS,
@@ -164,12 +172,25 @@ impl Pass for PlanMemory {
             };
             let mut bounds = bounds.clone();
             bounds.extend(self.opts.extra_bounds.iter().map(|(k, v)| (*k, *v)));
+            let mut unbounded = crate::funcs::unbounded_symbols(f);
+            unbounded.retain(|k, _| !self.opts.extra_bounds.contains_key(k));
             let Some(body) = f.inner.as_deref_mut() else {
                 return Ok(());
             };
-            let stats = plan_block(cx.ctx, body, block, &bounds, &self.opts)
+            let stats = plan_block(cx.ctx, body, block, &bounds, &unbounded, &self.opts)
                 .map_err(|e| vec![e.diagnostic("plan-memory", loc)])?;
             f.attrs = f.attrs.with(Ident::new(PLAN_ATTR), stats.to_attr());
+            if let Some(r) = &stats.replan {
+                let json = serde_json::to_string(r).map_err(|e| {
+                    error_at(
+                        loc,
+                        format!("plan-memory: cannot record the replan section: {e}"),
+                    )
+                })?;
+                f.attrs = f
+                    .attrs
+                    .with(Ident::new(REPLAN_ATTR), Attribute::string(&json));
+            }
             if self.report {
                 let per: Vec<String> = stats
                     .per_strategy
@@ -208,6 +229,9 @@ pub struct PlanStats {
     pub strategy: String,
     pub per_strategy: Vec<(&'static str, u64)>,
     pub weights: u64,
+    /// The planning problem, for a runtime to plan per shape (with
+    /// unbounded symbols only).
+    pub replan: Option<ge_om::model::Replan>,
 }
 
 impl PlanStats {
@@ -264,6 +288,7 @@ pub fn plan_block(
     body: &mut Body,
     block: BlockId,
     bounds: &Bounds,
+    unbounded: &Bounds,
     opts: &PlanOptions,
 ) -> LowerResult<PlanStats> {
     if body.block_ops(block).any(|o| {
@@ -319,12 +344,22 @@ pub fn plan_block(
         strategy: solution.strategy.to_string(),
         per_strategy,
         weights: 0,
+        replan: None,
     };
     let unit_offset = |root: ValueId| -> Option<u64> {
         let x = resolve(&u.merged_into, *u.unit_of.get(&root)?);
         Some(solution.offsets[*index_of.get(&x)?])
     };
-    rewrite(
+    let root_types: Vec<ge_ir::Type> = live_units
+        .iter()
+        .map(|&x| {
+            u.roots_of_unit[x]
+                .first()
+                .map(|&r| body.value_type(r))
+                .ok_or_else(|| LowerError::from("internal error: a planned unit has no buffer"))
+        })
+        .collect::<LowerResult<_>>()?;
+    let (mut stats, ids) = rewrite(
         ctx,
         body,
         &g,
@@ -334,7 +369,63 @@ pub fn plan_block(
         &unit_offset,
         solution.size,
         stats,
-    )
+    )?;
+    if !unbounded.is_empty() {
+        let mut buffers = std::collections::BTreeMap::new();
+        for (root, id) in ids {
+            if let Some(&x) = u.unit_of.get(&root) {
+                if let Some(&i) = index_of.get(&resolve(&u.merged_into, x)) {
+                    buffers.insert(id, i as u32);
+                }
+            }
+        }
+        let r = ge_om::model::Replan {
+            unbounded: unbounded.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            alignment: opts.alignment,
+            units: (0..live_units.len())
+                .map(|i| ge_om::model::ReplanUnit {
+                    ty: root_types[i].to_string(),
+                    offset: solution.offsets[i],
+                    conflicts: problem.conflicts[i].iter().map(|&j| j as u32).collect(),
+                    first: problem.intervals[i].0 as u32,
+                    last: problem.intervals[i].1 as u32,
+                })
+                .collect(),
+            buffers,
+        };
+        check_replan_samples(&r, bounds)?;
+        stats.replan = Some(r);
+    }
+    Ok(stats)
+}
+
+/// The values at which [`check_replan_samples`] plans the workspace again
+/// (besides the compile-time sample): below, odd, and above it.
+pub const CHECK_SAMPLES: &[i64] = &[1, 7, 200];
+
+/// Plan the workspace again with every unbounded symbol at each of
+/// [`CHECK_SAMPLES`], as the runtime will per shape, and check each plan
+/// (`ge_om::plan::replan`: conflicting units disjoint, aligned): a model
+/// with unbounded dims is verified at several sizes at compile time.
+fn check_replan_samples(r: &ge_om::model::Replan, bounds: &Bounds) -> LowerResult<()> {
+    for &n in CHECK_SAMPLES {
+        let mut at = bounds.clone();
+        for k in r.unbounded.keys() {
+            at.insert(Ident::new(k), n);
+        }
+        let sizes: Vec<u64> = r
+            .units
+            .iter()
+            .map(|un| {
+                let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), &un.ty)
+                    .map_err(|d| d.message)?;
+                ge_dialects::memory::byte_size_bound(t, &at).map(|b| b.max(0) as u64)
+            })
+            .collect::<Result<_, String>>()
+            .map_err(|m| format!("replan check at {n}: {m}"))?;
+        ge_om::plan::replan(r, &sizes).map_err(|m| format!("replan check at {n}: {m}"))?;
+    }
+    Ok(())
 }
 
 /// The workspace buffers to plan: one unit per task-written root (not a
@@ -614,7 +705,7 @@ fn rewrite(
     unit_offset: &dyn Fn(ValueId) -> Option<u64>,
     workspace: u64,
     mut stats: PlanStats,
-) -> LowerResult<PlanStats> {
+) -> LowerResult<(PlanStats, HashMap<ValueId, i64>)> {
     let first = *g.ops.first().ok_or("empty function body")?;
     let mut rw = Rewrite {
         ctx,
@@ -650,7 +741,7 @@ fn rewrite(
             body.erase_op(o);
         }
     }
-    Ok(stats)
+    Ok((stats, rw.ids))
 }
 
 /// The state of [`rewrite`].

@@ -7,7 +7,9 @@
 
 use crate::error::{AtOp, LowerError, LowerResult};
 use crate::funcs::{func_block, func_name, i64s, is_private, Bounds};
-use crate::memory_plan::{BUFFER_ATTR, INDEX_ATTR, PLAN_ATTR, ROLE_ATTR, WEIGHT_ALIGN};
+use crate::memory_plan::{
+    BUFFER_ATTR, INDEX_ATTR, PLAN_ATTR, REPLAN_ATTR, ROLE_ATTR, WEIGHT_ALIGN,
+};
 use ge_dialects::data::constant::elements_tensor;
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::tensor_to_bytes;
@@ -108,6 +110,7 @@ pub fn from_module(
         weights_size: weights.len() as u64,
         engines,
         memory_plan: memory_plan_summary(mbody, f),
+        replan: replan_of(mbody, f)?,
     };
     let m = OmModel {
         def,
@@ -533,6 +536,21 @@ fn kernels_text(mbody: &Body, kernels: &mut [KernelDef]) -> LowerResult<String> 
     }
     text.push_str("}\n");
     Ok(text)
+}
+
+/// The replan section `plan-memory` left on a function with unbounded
+/// symbols.
+fn replan_of(mbody: &Body, f: OpId) -> LowerResult<Option<ge_om::model::Replan>> {
+    let d = mbody.op(f);
+    let Some(json) = d
+        .attr(REPLAN_ATTR)
+        .and_then(|a| a.as_str().map(String::from))
+    else {
+        return Ok(None);
+    };
+    serde_json::from_str(&json)
+        .map(Some)
+        .map_err(|e| LowerError::at(d.loc, format!("bad `{REPLAN_ATTR}` attribute: {e}")))
 }
 
 /// The memory plan summary `plan-memory` left on the function, as JSON values.

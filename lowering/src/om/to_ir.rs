@@ -37,13 +37,32 @@ pub fn to_module(ctx: &Context, om: &OmFile) -> Result<Module, String> {
     let mbody = m.body_mut();
     let mut st = OpState::new(Func::NAME, Location::unknown());
     st.def = Some(Func::DEF);
-    st.attrs = AttrDict::new(vec![
+    let mut fattrs = vec![
         (Ident::new("sym_name"), Attribute::string(&om.def.entry)),
         (
             Ident::new("function_type"),
             Attribute::ty(Type::function(&in_types, &out_types)),
         ),
-    ]);
+    ];
+    // A model with unbounded symbols: which bounds are samples, and the
+    // workspace's planning problem, as `plan-memory` left them.
+    if let Some(r) = &om.def.replan {
+        let json = serde_json::to_string(r).map_err(|e| format!("replan section: {e}"))?;
+        fattrs.push((
+            Ident::new(crate::memory_plan::REPLAN_ATTR),
+            Attribute::string(&json),
+        ));
+        let sampled: crate::funcs::Bounds = r
+            .unbounded
+            .iter()
+            .map(|(k, v)| (Ident::new(k), *v))
+            .collect();
+        fattrs.push((
+            Ident::new(crate::funcs::UNBOUNDED_SYMBOLS),
+            crate::funcs::bounds_attr(&sampled),
+        ));
+    }
+    st.attrs = AttrDict::new(fattrs);
     st.num_regions = 1;
     let f = mbody.create_op(st);
     let names = |ts: &[ge_om::model::IoTensor]| -> Vec<String> {

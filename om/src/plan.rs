@@ -406,6 +406,64 @@ pub fn check(p: &Problem, s: &Solution) -> Result<(), String> {
     Ok(())
 }
 
+/// The workspace plan of a [`Replan`](crate::model::Replan) section for
+/// one concrete shape, given each unit's bytes there: the greedy
+/// strategies (not the local search — this runs when a shape is first seen),
+/// the best compacted, and [`check`]ed — conflicting units disjoint, every
+/// unit inside the arena, offsets aligned. The runtime's proof for models
+/// with unbounded dims (offsets are not in the file for them).
+pub fn replan(r: &crate::model::Replan, unit_bytes: &[u64]) -> Result<Solution, String> {
+    if unit_bytes.len() != r.units.len() {
+        return Err(format!(
+            "replan: {} unit sizes for {} units",
+            unit_bytes.len(),
+            r.units.len()
+        ));
+    }
+    let a = r.alignment.max(1);
+    let sizes: Vec<u64> = unit_bytes
+        .iter()
+        .map(|&n| n.checked_next_multiple_of(a))
+        .collect::<Option<_>>()
+        .ok_or("replan: a unit is too large to address")?;
+    // Every offset a strategy computes is at most the sum of all sizes.
+    sizes
+        .iter()
+        .try_fold(0u64, |t, &n| t.checked_add(n))
+        .ok_or("replan: the units are too large to address together")?;
+    let p = Problem {
+        sizes,
+        conflicts: r
+            .units
+            .iter()
+            .map(|u| u.conflicts.iter().map(|&j| j as usize).collect())
+            .collect(),
+        intervals: r
+            .units
+            .iter()
+            .map(|u| (u.first as usize, u.last as usize))
+            .collect(),
+    };
+    let best = [
+        greedy_by_size(&p),
+        greedy_by_breadth(&p),
+        greedy_by_lifetime(&p),
+        first_fit(&p),
+    ]
+    .into_iter()
+    .min_by_key(|s| s.size)
+    .ok_or("replan: no strategy")?;
+    let s = compact(&p, best);
+    check(&p, &s)?;
+    if let Some(i) = s.offsets.iter().position(|&o| o % a != 0) {
+        return Err(format!(
+            "replan: unit {i} at offset {} is not {a}-byte aligned",
+            s.offsets[i]
+        ));
+    }
+    Ok(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
