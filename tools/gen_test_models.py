@@ -641,6 +641,40 @@ def tf_models():
     print("wrote testdata/tf/huge_splat.pb")
 
 
+def small_types():
+    """The 8-, 4- and 2-bit element types (lit-tests/frontends/onnx-small-types.test):
+    casts to float8 saturating (the default) and not, to int4 (out of range is 0),
+    and packed int4 / float4 / uint2 initializers read back through casts. Fixed
+    inputs (no rng), so this can run alone."""
+    x = np.array([0.3, -1.7, 9.2, 500.0, -1e6, np.inf, np.nan, 70000.0], np.float32)
+    T = TensorProto
+    inits = [
+        helper.make_tensor("w4", T.INT4, [5], [-8, -1, 0, 3, 7]),
+        helper.make_tensor("f4", T.FLOAT4E2M1, [3], [0.5, -6.0, 1.5]),
+        helper.make_tensor("u2", T.UINT2, [5], [0, 1, 2, 3, 1]),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["x"], ["s8"], name="sat", to=T.FLOAT8E4M3FN),
+        helper.make_node("Cast", ["s8"], ["y_sat"], name="sat_back", to=T.FLOAT),
+        helper.make_node("Cast", ["x"], ["n8"], name="nosat", to=T.FLOAT8E5M2, saturate=0),
+        helper.make_node("Cast", ["n8"], ["y_nosat"], name="nosat_back", to=T.FLOAT),
+        helper.make_node("Cast", ["x"], ["i4"], name="int4", to=T.INT4),
+        helper.make_node("Cast", ["i4"], ["y_int4"], name="int4_back", to=T.INT8),
+        helper.make_node("Cast", ["w4"], ["y_w4"], name="w4_back", to=T.INT8),
+        helper.make_node("Cast", ["f4"], ["y_f4"], name="f4_back", to=T.FLOAT),
+        helper.make_node("Cast", ["u2"], ["y_u2"], name="u2_back", to=T.UINT8),
+    ]
+    m = model(
+        nodes,
+        [vi("x", [8])],
+        [vi("y_sat", [8]), vi("y_nosat", [8]), vi("y_int4", [8], T.INT8),
+         vi("y_w4", [5], T.INT8), vi("y_f4", [3]), vi("y_u2", [5], T.UINT8)],
+        inits,
+        opset=23,
+    )
+    save_onnx("small_types", m, [("x", x)], check=False)
+
+
 def main():
     os.makedirs(ONNX_DIR, exist_ok=True)
     os.makedirs(TF_DIR, exist_ok=True)
@@ -657,6 +691,7 @@ def main():
     nd_indexing()
     einsum()
     named_io()
+    small_types()
 
 
 if __name__ == "__main__":

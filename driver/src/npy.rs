@@ -201,15 +201,20 @@ fn write_vec<T: npyz::AutoSerialize>(shape: &[u64], data: Vec<T>) -> std::io::Re
     Ok(buf)
 }
 
-/// Write a tensor as `.npy` (bf16 is written as f32: numpy has no bf16) through
+/// Write a tensor as `.npy` (bf16 and the 8- and 4-bit floats are written as
+/// f32, the 4- and 2-bit integers as int8/uint8: numpy has none of them) through
 /// [`ge_ir::output`].
 pub fn write_npy(path: &str, t: &Tensor) -> Result<(), String> {
     let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
     let bytes = match t.dtype {
         DType::F64 => write_vec(&shape, t.to_f64()),
-        DType::F32 | DType::BF16 => {
-            write_vec(&shape, t.to_f64().into_iter().map(|x| x as f32).collect())
-        }
+        DType::F32
+        | DType::BF16
+        | DType::F8E4M3FN
+        | DType::F8E4M3FNUZ
+        | DType::F8E5M2
+        | DType::F8E5M2FNUZ
+        | DType::F4E2M1FN => write_vec(&shape, t.to_f64().into_iter().map(|x| x as f32).collect()),
         DType::F16 => write_vec(
             &shape,
             t.to_f64().into_iter().map(half::f16::from_f64).collect(),
@@ -217,8 +222,12 @@ pub fn write_npy(path: &str, t: &Tensor) -> Result<(), String> {
         DType::I64 | DType::Index => write_vec(&shape, t.to_i64()),
         DType::I32 => write_vec(&shape, t.to_i64().into_iter().map(|x| x as i32).collect()),
         DType::I16 => write_vec(&shape, t.to_i64().into_iter().map(|x| x as i16).collect()),
-        DType::I8 => write_vec(&shape, t.to_i64().into_iter().map(|x| x as i8).collect()),
-        DType::U8 => write_vec(&shape, t.to_i64().into_iter().map(|x| x as u8).collect()),
+        DType::I8 | DType::I4 | DType::I2 => {
+            write_vec(&shape, t.to_i64().into_iter().map(|x| x as i8).collect())
+        }
+        DType::U8 | DType::U4 | DType::U2 => {
+            write_vec(&shape, t.to_i64().into_iter().map(|x| x as u8).collect())
+        }
         DType::U16 => write_vec(&shape, t.to_i64().into_iter().map(|x| x as u16).collect()),
         DType::U32 => write_vec(&shape, t.to_i64().into_iter().map(|x| x as u32).collect()),
         DType::U64 => write_vec(&shape, t.to_i64().into_iter().map(|x| x as u64).collect()),

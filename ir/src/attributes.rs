@@ -200,6 +200,14 @@ pub fn read_element(dt: DType, b: &[u8]) -> Element {
             Element::Float(dt.float_from_bits(u16::from_le_bytes([b[0], b[1]]) as u64))
         }
         DType::I1 => Element::Bool(b[0] != 0),
+        DType::F8E4M3FN
+        | DType::F8E4M3FNUZ
+        | DType::F8E5M2
+        | DType::F8E5M2FNUZ
+        | DType::F4E2M1FN => Element::Float(dt.float_from_bits(b[0] as u64)),
+        DType::I4 | DType::U4 | DType::I2 | DType::U2 => {
+            Element::Int(crate::tensor::wrap_i(dt, b[0] as i64))
+        }
         DType::I8 => Element::Int(b[0] as i8 as i64),
         DType::I16 => Element::Int(i16::from_le_bytes([b[0], b[1]]) as i64),
         DType::I32 => Element::Int(i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64),
@@ -226,7 +234,12 @@ pub fn write_element(dt: DType, e: Element, out: &mut Vec<u8>) {
         DType::F32 => out.extend_from_slice(&(dt.float_bits(f) as u32).to_le_bytes()),
         DType::F16 | DType::BF16 => out.extend_from_slice(&(dt.float_bits(f) as u16).to_le_bytes()),
         DType::I1 => out.push((i != 0) as u8),
-        DType::I8 | DType::U8 => out.push(i as u8),
+        DType::F8E4M3FN
+        | DType::F8E4M3FNUZ
+        | DType::F8E5M2
+        | DType::F8E5M2FNUZ
+        | DType::F4E2M1FN => out.push(dt.float_bits(f) as u8),
+        DType::I8 | DType::U8 | DType::I4 | DType::U4 | DType::I2 | DType::U2 => out.push(i as u8),
         DType::I16 | DType::U16 => out.extend_from_slice(&(i as i16).to_le_bytes()),
         DType::I32 | DType::U32 => out.extend_from_slice(&(i as i32).to_le_bytes()),
         DType::I64 | DType::Index => out.extend_from_slice(&i.to_le_bytes()),

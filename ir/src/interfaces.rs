@@ -497,6 +497,8 @@ pub enum KernelFamily {
     Index,
     /// Index of the largest or smallest element (argmax, argmin).
     ArgReduce,
+    /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
+    Quantize,
 }
 
 op_interface!(KernelFamily, "kernel");

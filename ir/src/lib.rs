@@ -30,6 +30,7 @@ pub mod ident;
 pub mod interfaces;
 pub mod interp;
 pub mod location;
+pub mod minifloat;
 pub mod mlir_float;
 pub mod module;
 pub mod opdef;

@@ -36,6 +36,8 @@ pub fn hex_bits(v: f64, dt: DType) -> String {
     match dt {
         DType::F32 => format!("0x{bits:08X}"),
         DType::F16 | DType::BF16 => format!("0x{bits:04X}"),
+        DType::F4E2M1FN => format!("0x{bits:X}"),
+        d if d.is_small_float() => format!("0x{bits:02X}"),
         _ => format!("0x{bits:016X}"),
     }
 }
@@ -52,6 +54,9 @@ fn reads_back(text: &str, v: f64, dt: DType) -> bool {
         DType::BF16 => text
             .parse::<f64>()
             .is_ok_and(|x| half::bf16::from_f64(x).to_bits() == half::bf16::from_f64(v).to_bits()),
+        d if d.is_small_float() => text
+            .parse::<f64>()
+            .is_ok_and(|x| d.float_bits(x) == d.float_bits(v)),
         _ => text
             .parse::<f64>()
             .is_ok_and(|x| x.to_bits() == v.to_bits()),
@@ -61,6 +66,12 @@ fn reads_back(text: &str, v: f64, dt: DType) -> bool {
 /// `v` in `dt` as sign, integer significand, binary exponent (value =
 /// significand * 2^exponent) and the type's precision in bits.
 fn decompose(v: f64, dt: DType) -> (bool, u64, i32, u32) {
+    if let Some(f) = crate::minifloat::MiniFloat::of(dt) {
+        // A small float's value is exact in f64: its digits are f64's, its
+        // precision its own.
+        let (neg, sig, e, _) = decompose(f.round_value(v), DType::F64);
+        return (neg, sig, e, f.mantissa_bits() + 1);
+    }
     // (bits, mantissa bits, exponent bits) of the value in its own type.
     let (bits, man, ebits): (u64, u32, u32) = match dt {
         DType::F32 => ((v as f32).to_bits() as u64, 23, 8),

@@ -27,7 +27,10 @@ pub fn round_f(dtype: DType, x: f64) -> f64 {
         DType::F32 => x as f32 as f64,
         DType::F16 => half::f16::from_f64(x).to_f64(),
         DType::BF16 => half::bf16::from_f64(x).to_f64(),
-        _ => x,
+        d => match crate::minifloat::MiniFloat::of(d) {
+            Some(f) => f.round_value(x),
+            None => x,
+        },
     }
 }
 
@@ -41,6 +44,10 @@ pub fn wrap_i(dtype: DType, x: i64) -> i64 {
         DType::U8 => x as u8 as i64,
         DType::U16 => x as u16 as i64,
         DType::U32 => x as u32 as i64,
+        DType::I4 => (x << 60) >> 60,
+        DType::U4 => x & 0xF,
+        DType::I2 => (x << 62) >> 62,
+        DType::U2 => x & 0x3,
         _ => x,
     }
 }
@@ -376,11 +383,21 @@ impl Tensor {
     }
 }
 
-fn float_to_int(dtype: DType, x: f64) -> i64 {
+/// A float converted to an integer type: truncated toward zero; for the
+/// 4- and 2-bit types a value out of their range is 0 (`ml_dtypes`' rule,
+/// which the ONNX reference follows), where the wider ones wrap.
+pub fn float_to_int(dtype: DType, x: f64) -> i64 {
     if dtype == DType::I1 {
         (x != 0.0) as i64
     } else if x.is_nan() {
         0
+    } else if let Some((lo, hi)) = crate::minifloat::small_int_range(dtype) {
+        let t = x.trunc();
+        if t < lo as f64 || t > hi as f64 {
+            0
+        } else {
+            t as i64
+        }
     } else {
         x as i64
     }

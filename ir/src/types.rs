@@ -26,10 +26,23 @@ pub enum DType {
     /// `i1`: booleans.
     I1,
     Index,
+    /// The small storage types (ONNX FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2,
+    /// FLOAT8E5M2FNUZ, FLOAT4E2M1, INT4, UINT4, INT2, UINT2): values convert
+    /// as [`crate::minifloat`] says; each element is stored in a byte of its
+    /// own (ONNX packs the 4- and 2-bit ones; its importer unpacks them).
+    F8E4M3FN,
+    F8E4M3FNUZ,
+    F8E5M2,
+    F8E5M2FNUZ,
+    F4E2M1FN,
+    I4,
+    U4,
+    I2,
+    U2,
 }
 
 impl DType {
-    pub const ALL: [DType; 14] = [
+    pub const ALL: [DType; 23] = [
         DType::F64,
         DType::F32,
         DType::F16,
@@ -44,6 +57,15 @@ impl DType {
         DType::U8,
         DType::I1,
         DType::Index,
+        DType::F8E4M3FN,
+        DType::F8E4M3FNUZ,
+        DType::F8E5M2,
+        DType::F8E5M2FNUZ,
+        DType::F4E2M1FN,
+        DType::I4,
+        DType::U4,
+        DType::I2,
+        DType::U2,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +84,15 @@ impl DType {
             DType::U8 => "ui8",
             DType::I1 => "i1",
             DType::Index => "index",
+            DType::F8E4M3FN => "f8E4M3FN",
+            DType::F8E4M3FNUZ => "f8E4M3FNUZ",
+            DType::F8E5M2 => "f8E5M2",
+            DType::F8E5M2FNUZ => "f8E5M2FNUZ",
+            DType::F4E2M1FN => "f4E2M1FN",
+            DType::I4 => "i4",
+            DType::U4 => "ui4",
+            DType::I2 => "i2",
+            DType::U2 => "ui2",
         }
     }
 
@@ -86,18 +117,41 @@ impl DType {
             DType::F32 | DType::I32 | DType::U32 => 4,
             DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
             DType::I8 | DType::U8 | DType::I1 => 1,
+            DType::F8E4M3FN
+            | DType::F8E4M3FNUZ
+            | DType::F8E5M2
+            | DType::F8E5M2FNUZ
+            | DType::F4E2M1FN
+            | DType::I4
+            | DType::U4
+            | DType::I2
+            | DType::U2 => 1,
         }
     }
 
     pub fn bit_width(self) -> u32 {
         match self {
             DType::I1 => 1,
+            DType::I2 | DType::U2 => 2,
+            DType::I4 | DType::U4 | DType::F4E2M1FN => 4,
             d => d.byte_size() as u32 * 8,
         }
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16)
+        matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16) || self.is_small_float()
+    }
+
+    /// The 8- and 4-bit floats ([`crate::minifloat`]).
+    pub fn is_small_float(self) -> bool {
+        matches!(
+            self,
+            DType::F8E4M3FN
+                | DType::F8E4M3FNUZ
+                | DType::F8E5M2
+                | DType::F8E5M2FNUZ
+                | DType::F4E2M1FN
+        )
     }
 
     pub fn is_int(self) -> bool {
@@ -107,12 +161,15 @@ impl DType {
     pub fn is_signed_int(self) -> bool {
         matches!(
             self,
-            DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::Index
+            DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::Index | DType::I4 | DType::I2
         )
     }
 
     pub fn is_unsigned_int(self) -> bool {
-        matches!(self, DType::U64 | DType::U32 | DType::U16 | DType::U8)
+        matches!(
+            self,
+            DType::U64 | DType::U32 | DType::U16 | DType::U8 | DType::U4 | DType::U2
+        )
     }
 
     /// Mantissa and exponent widths of a float type.
@@ -130,6 +187,9 @@ impl DType {
     /// conversion would quiet a signalling NaN, and IR text must read back
     /// exactly (`0x7F800001 : f32`).
     pub fn float_bits(self, v: f64) -> u64 {
+        if let Some(f) = crate::minifloat::MiniFloat::of(self) {
+            return f.encode(v);
+        }
         if v.is_nan() {
             let (m, e) = self.float_layout();
             let b = v.to_bits();
@@ -151,6 +211,9 @@ impl DType {
     /// The value of `bits` of this float type as f64; NaN payloads kept bit
     /// for bit (the inverse of [`DType::float_bits`]).
     pub fn float_from_bits(self, bits: u64) -> f64 {
+        if let Some(f) = crate::minifloat::MiniFloat::of(self) {
+            return f.decode(bits);
+        }
         let (m, e) = self.float_layout();
         let exp_all_ones = (bits >> m) & ((1 << e) - 1) == (1 << e) - 1;
         if exp_all_ones && bits & ((1 << m) - 1) != 0 {

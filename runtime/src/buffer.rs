@@ -175,6 +175,7 @@ pub enum Class {
 pub fn class_of(d: DType) -> Option<Class> {
     match d {
         DType::F32 | DType::F16 | DType::BF16 => Some(Class::F),
+        d if d.is_small_float() => Some(Class::F),
         DType::F64 => None,
         _ => Some(Class::I),
     }
@@ -208,6 +209,12 @@ pub(crate) fn load_f32(dtype: DType, p: *const u8, start: usize, out: &mut [f32]
                 let s = (p as *const f64).add(start);
                 for (i, o) in out.iter_mut().enumerate() {
                     *o = s.add(i).read_unaligned() as f32;
+                }
+            }
+            d if d.is_small_float() => {
+                let s = p.add(start);
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = d.float_from_bits(s.add(i).read() as u64) as f32;
                 }
             }
             _ => {
@@ -247,6 +254,12 @@ pub(crate) fn store_f32(dtype: DType, p: *mut u8, start: usize, v: &[f32]) {
                     d.add(i).write_unaligned(*x as f64);
                 }
             }
+            dt if dt.is_small_float() => {
+                let d = p.add(start);
+                for (i, x) in v.iter().enumerate() {
+                    d.add(i).write(dt.float_bits(*x as f64) as u8);
+                }
+            }
             _ => {
                 let tmp: Vec<i64> = v.iter().map(|&x| f2i(dtype, x as f64)).collect();
                 store_i64(dtype, p, start, &tmp);
@@ -260,8 +273,7 @@ pub fn f2i(dtype: DType, x: f64) -> i64 {
     if dtype == DType::I1 {
         return (x != 0.0) as i64;
     }
-    let v = if x.is_nan() { 0 } else { x as i64 };
-    ge_ir::tensor::wrap_i(dtype, v)
+    ge_ir::tensor::wrap_i(dtype, ge_ir::tensor::float_to_int(dtype, x))
 }
 
 /// Read integer elements as i64.
@@ -291,7 +303,21 @@ pub(crate) fn load_i64(dtype: DType, p: *const u8, start: usize, out: &mut [i64]
                     *o = (s.add(i).read() != 0) as i64;
                 }
             }
-            DType::F32 | DType::F16 | DType::BF16 | DType::F64 => {
+            DType::I4 | DType::U4 | DType::I2 | DType::U2 => {
+                let s = p.add(start);
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = ge_ir::tensor::wrap_i(dtype, s.add(i).read() as i64);
+                }
+            }
+            DType::F32
+            | DType::F16
+            | DType::BF16
+            | DType::F64
+            | DType::F8E4M3FN
+            | DType::F8E4M3FNUZ
+            | DType::F8E5M2
+            | DType::F8E5M2FNUZ
+            | DType::F4E2M1FN => {
                 let mut tmp = vec![0f32; out.len()];
                 load_f32(dtype, p, start, &mut tmp);
                 for (o, v) in out.iter_mut().zip(tmp) {
@@ -329,7 +355,21 @@ pub(crate) fn store_i64(dtype: DType, p: *mut u8, start: usize, v: &[i64]) {
                     d.add(i).write((*x != 0) as u8);
                 }
             }
-            DType::F32 | DType::F16 | DType::BF16 | DType::F64 => {
+            DType::I4 | DType::U4 | DType::I2 | DType::U2 => {
+                let d = p.add(start);
+                for (i, x) in v.iter().enumerate() {
+                    d.add(i).write(ge_ir::tensor::wrap_i(dtype, *x) as u8);
+                }
+            }
+            DType::F32
+            | DType::F16
+            | DType::BF16
+            | DType::F64
+            | DType::F8E4M3FN
+            | DType::F8E4M3FNUZ
+            | DType::F8E5M2
+            | DType::F8E5M2FNUZ
+            | DType::F4E2M1FN => {
                 let tmp: Vec<f32> = v.iter().map(|&x| x as f32).collect();
                 store_f32(dtype, p, start, &tmp);
             }
@@ -337,9 +377,13 @@ pub(crate) fn store_i64(dtype: DType, p: *mut u8, start: usize, v: &[i64]) {
     }
 }
 
-/// Round f32 values to what `dtype` holds (f16/bf16), as the reference does after every op.
+/// Round f32 values to what `dtype` holds (f16/bf16 and the 8- and 4-bit
+/// floats), as the reference does after every op.
 pub fn round_to(dtype: DType, v: &mut [f32]) {
     match dtype {
+        d if d.is_small_float() => v
+            .iter_mut()
+            .for_each(|x| *x = d.float_from_bits(d.float_bits(*x as f64)) as f32),
         DType::F16 => v
             .iter_mut()
             .for_each(|x| *x = half::f16::from_f32(*x).to_f32()),

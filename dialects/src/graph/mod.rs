@@ -10,6 +10,7 @@ pub mod index;
 pub mod linalg;
 pub mod nn;
 pub mod opkit;
+pub mod quant;
 pub mod reduce;
 pub mod trig;
 
@@ -29,5 +30,6 @@ pub static DIALECT: Dialect = Dialect {
         bitwise::OPS,
         trig::OPS,
         grid_sample::OPS,
+        quant::OPS,
     ],
 };

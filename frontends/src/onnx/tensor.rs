@@ -33,6 +33,15 @@ pub fn dtype_from_onnx(code: i32) -> Result<DType, ImportError> {
         Some(D::Uint16) => DType::U16,
         Some(D::Uint8) => DType::U8,
         Some(D::Bool) => DType::I1,
+        Some(D::Float8e4m3fn) => DType::F8E4M3FN,
+        Some(D::Float8e4m3fnuz) => DType::F8E4M3FNUZ,
+        Some(D::Float8e5m2) => DType::F8E5M2,
+        Some(D::Float8e5m2fnuz) => DType::F8E5M2FNUZ,
+        Some(D::Float4e2m1) => DType::F4E2M1FN,
+        Some(D::Int4) => DType::I4,
+        Some(D::Uint4) => DType::U4,
+        Some(D::Int2) => DType::I2,
+        Some(D::Uint2) => DType::U2,
         _ => {
             return Err(ImportError::unsupported(format!(
                 "unsupported element type {}",
@@ -59,6 +68,15 @@ pub fn dtype_to_onnx(d: DType) -> i32 {
         DType::U16 => D::Uint16,
         DType::U8 => D::Uint8,
         DType::I1 => D::Bool,
+        DType::F8E4M3FN => D::Float8e4m3fn,
+        DType::F8E4M3FNUZ => D::Float8e4m3fnuz,
+        DType::F8E5M2 => D::Float8e5m2,
+        DType::F8E5M2FNUZ => D::Float8e5m2fnuz,
+        DType::F4E2M1FN => D::Float4e2m1,
+        DType::I4 => D::Int4,
+        DType::U4 => D::Uint4,
+        DType::I2 => D::Int2,
+        DType::U2 => D::Uint2,
     }) as i32
 }
 
@@ -155,6 +173,12 @@ pub fn tensor_attr(t: &TensorProto, base: &Path) -> Result<Attribute, ImportErro
         .checked_mul(dt.byte_size())
         .ok_or_else(|| ImportError::invalid(format!("{} is too large", tensor_label(t))))?;
     if let Some(ext) = external_ref(t)? {
+        if dt.bit_width() < 8 && dt != DType::I1 {
+            return Err(ImportError::unsupported(format!(
+                "{}: external data of packed {dt} elements is not supported",
+                tensor_label(t)
+            )));
+        }
         let path = resolve_external(base, &ext.location)?;
         let len = ext.length.unwrap_or(want as u64);
         if len != want as u64 {
@@ -196,6 +220,9 @@ pub fn tensor_attr(t: &TensorProto, base: &Path) -> Result<Attribute, ImportErro
 
 /// Little-endian element bytes of a tensor stored inside the proto.
 fn tensor_bytes(t: &TensorProto, dt: DType, n: usize) -> Result<Vec<u8>, ImportError> {
+    if dt.bit_width() < 8 && dt != DType::I1 {
+        return unpack_sub_byte(t, dt, n);
+    }
     let w = dt.byte_size();
     let mismatch = |have: usize| {
         ImportError::invalid(format!(
@@ -257,6 +284,13 @@ fn tensor_bytes(t: &TensorProto, dt: DType, n: usize) -> Result<Vec<u8>, ImportE
                 write_element(dt, Element::UInt(x), &mut out);
             }
         }
+        d if d.is_small_float() => {
+            // float8 values travel as their bit patterns in int32_data.
+            if t.int32_data.len() != n {
+                return Err(mismatch(t.int32_data.len()));
+            }
+            out.extend(t.int32_data.iter().map(|&x| x as u8));
+        }
         DType::F16 | DType::BF16 => {
             // 16-bit floats travel as their bit patterns in int32_data.
             if t.int32_data.len() != n {
@@ -276,6 +310,31 @@ fn tensor_bytes(t: &TensorProto, dt: DType, n: usize) -> Result<Vec<u8>, ImportE
         }
     }
     Ok(out)
+}
+
+/// The 4- and 2-bit types: ONNX packs them (first element in the low bits),
+/// in `raw_data` or one packed byte per `int32_data` entry; ge stores one
+/// element per byte.
+fn unpack_sub_byte(t: &TensorProto, dt: DType, n: usize) -> Result<Vec<u8>, ImportError> {
+    let bits = dt.bit_width() as usize;
+    let per_byte = 8 / bits;
+    let need = n.div_ceil(per_byte);
+    let packed: Vec<u8> = match &t.raw_data {
+        Some(raw) => raw.clone(),
+        None => t.int32_data.iter().map(|&x| x as u8).collect(),
+    };
+    if packed.len() != need {
+        return Err(ImportError::invalid(format!(
+            "{} has {} packed bytes, but its shape {:?} of {dt} needs {need}",
+            tensor_label(t),
+            packed.len(),
+            t.dims
+        )));
+    }
+    let mask = (1u8 << bits) - 1;
+    Ok((0..n)
+        .map(|i| (packed[i / per_byte] >> ((i % per_byte) * bits)) & mask)
+        .collect())
 }
 
 /// A reference tensor from a `TensorProto` (external data read from `base`).

@@ -209,7 +209,7 @@ impl<'c, 's> Parser<'c, 's> {
         DType::parse(text).ok_or_else(|| {
             self.err(
                 span,
-                format!("unsupported element type '{text}' (expected one of f64, f32, f16, bf16, i64, i32, i16, i8, ui64, ui32, ui16, ui8, i1, index)"),
+                format!("unsupported element type '{text}' (expected one of f64, f32, f16, bf16, i64, i32, i16, i8, ui64, ui32, ui16, ui8, i1, index, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f4E2M1FN, i4, ui4, i2, ui2)"),
             )
         })
     }

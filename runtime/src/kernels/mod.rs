@@ -60,6 +60,7 @@ pub mod movement;
 pub mod norm;
 pub mod pad;
 pub mod pool;
+pub mod quant;
 pub mod registry;
 pub mod scatter_elements;
 pub mod vmath;

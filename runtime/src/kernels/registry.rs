@@ -14,7 +14,7 @@ use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, batch_norm, conv, gather_elements, instance_norm, linalg, movement, pad, pool,
-    scatter_elements, Kernel, Op,
+    quant, scatter_elements, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -28,6 +28,7 @@ use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm, LayerNorm,
     LogSoftmax, MaxPool2d, RmsNorm, Softmax,
 };
+use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
@@ -260,6 +261,12 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
                 axis: a.axis(),
                 last: a.select_last_index() != 0,
             })
+        }),
+        (QuantizeLinear::DEF, |b, o| {
+            kernel(quant::Quant::quantize(b, o))
+        }),
+        (DequantizeLinear::DEF, |b, o| {
+            kernel(quant::Quant::dequantize(b, o))
         }),
     ]);
     v

@@ -1,9 +1,10 @@
 //! Elementwise ONNX ops: arithmetic, comparisons, logic, math functions and
 //! activations (those without a graph op of their own are composed).
 
-use super::{fattr, invalid, one, op1, op2, scalar_like, unsupported, Cx, Node, Res};
+use super::{fattr, invalid, one, op1, op2, scalar_like, Cx, Node, Res};
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
+use ge_ir::DType;
 
 fn unary(cx: &mut Cx, n: &Node, name: &str) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
@@ -203,20 +204,39 @@ pub fn bit_shift(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn cast(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let to = super::legacy::cast_target(n)?;
-    if n.i("saturate", 1)? == 0 {
-        return Err(unsupported(n, "with saturate = 0"));
-    }
-    let r = super::cast(cx, x, to)?;
+    let r = saturating_cast(cx, n, x, to)?;
     if r == x {
         return one(op1(cx, "data.identity", x)?);
     }
     one(r)
 }
 
+/// A cast as ONNX's `saturate` attribute (default 1) says: `graph.cast`
+/// converts as numpy's `astype` (a float8 past its range is infinity or
+/// NaN); saturating to a float8 type clips to its largest value first (the
+/// ONNX reference's `saturate_cast`: `clip(x, min, max).astype(to)`).
+fn saturating_cast(cx: &mut Cx, n: &Node, x: ValueId, to: DType) -> Res<ValueId> {
+    let from = cx.e.dtype(x)?;
+    let to_f8 = to.is_small_float() && to != DType::F4E2M1FN;
+    let x = match ge_ir::minifloat::MiniFloat::of(to) {
+        Some(f) if to_f8 && n.i("saturate", 1)? != 0 && from.is_float() => {
+            let (lo, hi) = (scalar_like(cx, x, -f.max())?, scalar_like(cx, x, f.max())?);
+            let seg = Attribute::i64_array(&[1, 1, 1]);
+            cx.e.op(
+                "graph.clip",
+                &[x, lo, hi],
+                vec![("operand_segment_sizes", seg)],
+            )?
+        }
+        _ => x,
+    };
+    super::cast(cx, x, to)
+}
+
 pub fn cast_like(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, like) = (n.input(0)?, n.input(1)?);
     let to = cx.e.dtype(like)?;
-    let r = super::cast(cx, x, to)?;
+    let r = saturating_cast(cx, n, x, to)?;
     if r == x {
         return one(op1(cx, "data.identity", x)?);
     }

@@ -9,6 +9,7 @@ mod elementwise;
 mod legacy;
 mod nd;
 mod nn;
+mod quant;
 mod reduce;
 mod shape;
 
@@ -41,6 +42,10 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("BitwiseXor", elementwise::bitwise_xor),
     ("Cast", elementwise::cast),
     ("CastLike", elementwise::cast_like),
+    // quant.rs
+    ("DequantizeLinear", quant::dequantize_linear),
+    ("DynamicQuantizeLinear", quant::dynamic_quantize_linear),
+    ("QuantizeLinear", quant::quantize_linear),
     ("Ceil", elementwise::ceil),
     ("Celu", elementwise::celu),
     ("Clip", elementwise::clip),

@@ -1,0 +1,97 @@
+//! Quantisation ops: QuantizeLinear and DequantizeLinear map to their graph
+//! ops; DynamicQuantizeLinear is composed of reductions, elementwise ops and
+//! `graph.quantize_linear` (ONNX's own function body for it).
+
+use super::{one, op1, op2, scalar_like, unsupported, Cx, Node, Res};
+use crate::onnx::tensor::dtype_from_onnx;
+use ge_ir::attributes::Attribute;
+use ge_ir::body::ValueId;
+use ge_ir::{DType, Type};
+
+/// The operands and `operand_segment_sizes` of a quantize op.
+fn operands(n: &Node) -> Res<(Vec<ValueId>, Attribute)> {
+    let (x, s) = (n.input(0)?, n.input(1)?);
+    let zp = n.opt_input(2);
+    let mut ops = vec![x, s];
+    ops.extend(zp);
+    let seg = Attribute::i64_array(&[1, 1, zp.is_some() as i64]);
+    Ok((ops, seg))
+}
+
+pub fn quantize_linear(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (ops, seg) = operands(n)?;
+    let to = match (n.opt_input(2), n.opt_i("output_dtype")?) {
+        (Some(zp), _) => cx.e.dtype(zp)?,
+        (None, Some(code)) if code != 0 => dtype_from_onnx(code as i32)?,
+        _ => DType::U8,
+    };
+    if n.opt_i("precision")?.is_some_and(|p| p != 0) {
+        return Err(unsupported(n, "with a 'precision' attribute"));
+    }
+    one(cx.e.op(
+        "graph.quantize_linear",
+        &ops,
+        vec![
+            ("to", Attribute::ty(Type::scalar(to))),
+            ("axis", Attribute::i64(n.i("axis", 1)?)),
+            ("block_size", Attribute::i64(n.i("block_size", 0)?)),
+            ("saturate", Attribute::i64(n.i("saturate", 1)?)),
+            ("operand_segment_sizes", seg),
+        ],
+    )?)
+}
+
+pub fn dequantize_linear(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (ops, seg) = operands(n)?;
+    let to = match n.opt_i("output_dtype")? {
+        Some(code) if code != 0 => dtype_from_onnx(code as i32)?,
+        _ => cx.e.dtype(n.input(1)?)?,
+    };
+    one(cx.e.op(
+        "graph.dequantize_linear",
+        &ops,
+        vec![
+            ("to", Attribute::ty(Type::scalar(to))),
+            ("axis", Attribute::i64(n.i("axis", 1)?)),
+            ("block_size", Attribute::i64(n.i("block_size", 0)?)),
+            ("operand_segment_sizes", seg),
+        ],
+    )?)
+}
+
+/// ONNX's function body: `scale = (max(0, max x) - min(0, min x)) / 255`,
+/// `zero_point = saturate(round(-min(0, min x) / scale))` as ui8, `y =
+/// QuantizeLinear(x, scale, zero_point)`.
+pub fn dynamic_quantize_linear(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let all = |cx: &mut Cx, name: &str| super::reduce(cx, name, x, &[], false);
+    let (mx, mn) = (all(cx, "graph.reduce_max")?, all(cx, "graph.reduce_min")?);
+    let zero = scalar_like(cx, x, 0.0)?;
+    let (mx, mn) = (
+        op2(cx, "graph.max", mx, zero)?,
+        op2(cx, "graph.min", mn, zero)?,
+    );
+    let range = op2(cx, "graph.sub", mx, mn)?;
+    let q = scalar_like(cx, x, 255.0)?;
+    let scale = op2(cx, "graph.div", range, q)?;
+    let neg = op1(cx, "graph.neg", mn)?;
+    let zf = op2(cx, "graph.div", neg, scale)?;
+    let zf = op1(cx, "graph.round", zf)?;
+    let (lo, hi) = (scalar_like(cx, x, 0.0)?, scalar_like(cx, x, 255.0)?);
+    let seg = Attribute::i64_array(&[1, 1, 1]);
+    let zf = cx.e.op(
+        "graph.clip",
+        &[zf, lo, hi],
+        vec![("operand_segment_sizes", seg)],
+    )?;
+    let zp = super::cast(cx, zf, DType::U8)?;
+    let y = cx.e.op(
+        "graph.quantize_linear",
+        &[x, scale, zp],
+        vec![
+            ("to", Attribute::ty(Type::scalar(DType::U8))),
+            ("operand_segment_sizes", Attribute::i64_array(&[1, 1, 1])),
+        ],
+    )?;
+    Ok(vec![y, scale, zp])
+}
