@@ -16,11 +16,11 @@ use num_bigint::BigUint;
 pub fn mlir_float(v: f64, dt: DType) -> String {
     let (neg, sig, exp, precision) = decompose(v, dt);
     if v.is_finite() {
-        let short = to_string(neg, sig, exp, precision, 6, 0, false);
+        let short = to_string(neg, sig.into(), exp, precision, 6, 0, false);
         if reads_back(&short, v, dt) {
             return short;
         }
-        let full = to_string(neg, sig, exp, precision, 0, 3, true);
+        let full = to_string(neg, sig.into(), exp, precision, 0, 3, true);
         if full.contains('.') {
             return full;
         }
@@ -81,10 +81,10 @@ fn decompose(v: f64, dt: DType) -> (bool, u64, i32, u32) {
 }
 
 /// `APFloat::toString(Str, FormatPrecision, FormatMaxPadding, TruncateZero)`
-/// for a finite value.
-fn to_string(
+/// for a finite value `sig * 2^exp` of a type with `precision` bits.
+pub(crate) fn to_string(
     neg: bool,
-    sig: u64,
+    sig: u128,
     mut exp: i32,
     precision: u32,
     mut format_precision: u32,
