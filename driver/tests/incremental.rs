@@ -374,6 +374,51 @@ fn calls_and_resources_survive_the_cut_into_units() {
     assert_eq!(c.stdout.as_str(), reference(&sq, CSE, &[]));
 }
 
+/// Three functions sharing blobs, listed in the file in another order than
+/// the IR meets them; `f1`'s constant is dead, so canonicalize drops its
+/// blob from the output.
+fn blobs_module(f2_scale: &str) -> String {
+    let ty = "tensor<4xf32>";
+    let mut s = String::from("module {\n");
+    s += &format!("  graph.func @f0(%x: {ty}) -> {ty} {{\n    %c = data.constant dense_resource<b2> : {ty}\n    %d = data.constant dense_resource<b0> : {ty}\n    %0 = graph.add %x, %c : ({ty}, {ty}) -> {ty}\n    %1 = graph.mul %0, %d : ({ty}, {ty}) -> {ty}\n    graph.return %1 : {ty}\n  }}\n");
+    s += &format!("  graph.func @f1(%x: {ty}) -> {ty} {{\n    %dead = data.constant dense_resource<b3> : {ty}\n    %0 = graph.relu %x : ({ty}) -> {ty}\n    graph.return %0 : {ty}\n  }}\n");
+    s += &format!("  graph.func @f2(%x: {ty}) -> {ty} {{\n    %c = data.constant dense_resource<b1> : {ty}\n    %e = data.constant dense_resource<b2> : {ty}\n    %0 = graph.{f2_scale} %x, %c : ({ty}, {ty}) -> {ty}\n    %1 = graph.add %0, %e : ({ty}, {ty}) -> {ty}\n    graph.return %1 : {ty}\n  }}\n");
+    s += "}\n\n{-#\n  dialect_resources: {\n    builtin: {\n";
+    let blobs: Vec<String> = (0..4)
+        .map(|i| format!("      b{i}: \"0x040000000000803F{i:02X}00004000004040000080C0\""))
+        .collect();
+    s += &blobs.join(",\n");
+    s += "\n    }\n  }\n#-}\n";
+    s
+}
+
+#[test]
+fn a_module_with_blobs_is_cut_per_function_and_prints_them_as_ge_opt_does() {
+    let text = blobs_module("mul");
+    let mut s = Session::new("blobs.air", &text, &settings(CSE));
+    let c = s.compile();
+    assert!(!c.failed, "{}", c.stderr);
+    let want = reference(&text, CSE, &[]);
+    assert_eq!(c.stdout.as_str(), want);
+    // The dead constant's blob is gone; the rest in the order the IR meets them.
+    let order: Vec<usize> = ["b2:", "b0:", "b1:"]
+        .iter()
+        .filter_map(|b| want.find(b))
+        .collect();
+    assert!(
+        order.len() == 3 && order.windows(2).all(|w| w[0] < w[1]),
+        "{want}"
+    );
+    assert!(!want.contains("b3:"), "{want}");
+    assert_eq!(c.units, 3, "one unit per function");
+    // Editing one function re-optimises only it, and the blobs follow.
+    s.set_source(&blobs_module("sub"));
+    let c = s.compile();
+    assert!(!c.failed, "{}", c.stderr);
+    assert_eq!(c.stdout.as_str(), reference(&blobs_module("sub"), CSE, &[]));
+    assert_eq!(c.stats.optimized, vec!["@f2".to_string()]);
+}
+
 #[test]
 fn om_bytes_come_from_the_lowered_module() {
     let text = std::fs::read_to_string(

@@ -255,12 +255,6 @@ fn push_u32(out: &mut String, mut n: u32) {
 /// to there; deeper ops line up at this column).
 const MAX_INDENT: usize = 2 * 64;
 
-/// A resource entry's value to print: a builtin blob or an external value.
-enum Res<'a> {
-    Blob(&'a crate::module::Blob),
-    Value(&'a ResourceValue),
-}
-
 /// Printer state: output buffer, indentation and caches.
 pub struct Printer {
     pub opts: PrintOptions,
@@ -467,130 +461,17 @@ impl Printer {
         let blobs: Vec<_> = if m.resources.is_empty() {
             vec![]
         } else {
-            self.resources_in_print_order(m)
+            resources_in_print_order(&m.outer, m.op, self.opts)
                 .into_iter()
                 .filter_map(|n| m.resources.get_key_value(n.as_str()))
                 .collect()
         };
-        if blobs.is_empty() && m.external_resources.is_empty() {
-            return;
-        }
-        self.out.push_str("\n{-#\n");
-        if !blobs.is_empty() {
-            self.out
-                .push_str("  dialect_resources: {\n    builtin: {\n");
-            self.resource_entries(
-                blobs
-                    .iter()
-                    .map(|(k, b)| (k.as_str(), Res::Blob(b)))
-                    .collect(),
-            );
-            self.out.push_str("    }\n  }");
-        }
-        if !m.external_resources.is_empty() {
-            if !blobs.is_empty() {
-                self.out.push_str(",\n");
-            }
-            self.out.push_str("  external_resources: {\n");
-            let n = m.external_resources.len();
-            for (i, (group, entries)) in m.external_resources.iter().enumerate() {
-                self.out.push_str("    ");
-                write_resource_key(&mut self.out, group);
-                self.out.push_str(": {\n");
-                let entries = entries.iter().map(|(k, v)| (k.as_str(), Res::Value(v)));
-                self.resource_entries(entries.collect());
-                self.out
-                    .push_str(if i + 1 < n { "    },\n" } else { "    }\n" });
-            }
-            self.out.push_str("  }");
-        }
-        self.out.push_str("\n#-}\n");
-    }
-
-    /// The `dense_resource` names the text refers to, in the order the
-    /// printer meets them (MLIR lists the blobs in that order): an op's
-    /// properties, then — in the generic form — what is nested in its
-    /// regions and after that its attributes; in the custom form its
-    /// attributes come first.
-    fn resources_in_print_order(&self, m: &Module) -> Vec<crate::ident::Ident> {
-        enum Step<'a> {
-            Op(&'a Body, OpId),
-            Attrs(Vec<Attribute>),
-        }
-        let mut seen = indexmap::IndexSet::new();
-        let mut note = |a: Attribute| {
-            a.for_each_nested(&mut |x| {
-                if let AttrData::DenseResource { name, .. } = x.data() {
-                    seen.insert(*name);
-                }
-            })
-        };
-        let (generic, debuginfo) = (self.opts.generic, self.opts.debuginfo);
-        let mut stack = vec![Step::Op(&m.outer, m.op)];
-        while let Some(step) = stack.pop() {
-            let (b, o) = match step {
-                Step::Attrs(xs) => {
-                    xs.into_iter().for_each(&mut note);
-                    continue;
-                }
-                Step::Op(b, o) => (b, o),
-            };
-            let d = b.op(o);
-            d.props.into_iter().for_each(&mut note);
-            // An op's location prints after everything else of it.
-            let mut locs = vec![];
-            if debuginfo {
-                d.loc.for_each_metadata(&mut |a| locs.push(a));
-            }
-            let after = d.attrs.entries().iter().map(|(_, a)| *a);
-            if generic {
-                stack.push(Step::Attrs(after.chain(locs).collect()));
-            } else {
-                after.for_each(&mut note);
-                stack.push(Step::Attrs(locs));
-            }
-            let rb = d.region_body(b);
-            let at = stack.len();
-            for &r in d.regions() {
-                for &blk in &rb.region(r).blocks {
-                    let mut arg_locs = vec![];
-                    if debuginfo {
-                        for &a in &rb.block(blk).args {
-                            rb.value(a).loc.for_each_metadata(&mut |m| arg_locs.push(m));
-                        }
-                    }
-                    stack.push(Step::Attrs(arg_locs));
-                    stack.extend(rb.block_ops(blk).map(|c| Step::Op(rb, c)));
-                }
-            }
-            stack[at..].reverse();
-        }
-        seen.into_iter().collect()
-    }
-
-    /// `      key: value` lines, comma-separated.
-    fn resource_entries(&mut self, entries: Vec<(&str, Res<'_>)>) {
-        let n = entries.len();
-        for (i, (k, v)) in entries.into_iter().enumerate() {
-            self.out.push_str("      ");
-            write_resource_key(&mut self.out, k);
-            self.out.push_str(": ");
-            match v {
-                Res::Blob(b) | Res::Value(ResourceValue::Blob(b)) => {
-                    self.out.push_str("\"0x");
-                    push_hex(&mut self.out, &b.alignment.to_le_bytes());
-                    push_hex(&mut self.out, &b.data);
-                    self.out.push('"');
-                }
-                Res::Value(ResourceValue::String(s)) => {
-                    let _ = write_string_literal(&mut self.out, s);
-                }
-                Res::Value(ResourceValue::Bool(b)) => {
-                    self.out.push_str(if *b { "true" } else { "false" })
-                }
-            }
-            self.out.push_str(if i + 1 < n { ",\n" } else { "\n" });
-        }
+        push_resource_section(
+            &mut self.out,
+            blobs.len(),
+            |out, i| push_blob_entry(out, blobs[i].0, blobs[i].1),
+            &m.external_resources,
+        );
     }
 
     /// ` <...>`: an unregistered op's opaque properties, or a registered op's
@@ -1589,6 +1470,144 @@ fn write_attr_key(out: &mut String, s: &str) {
 
 fn write_resource_key(out: &mut String, s: &str) {
     write_symbol_name(out, s)
+}
+
+/// `{-# dialect_resources: ..., external_resources: ... #-}` (nothing when
+/// both are empty): `n_blobs` builtin blob entries, each written by `blob`
+/// (see [`push_blob_entry`]), then the external resources. Incremental
+/// compilation assembles the section from entries printed per unit.
+pub fn push_resource_section(
+    out: &mut String,
+    n_blobs: usize,
+    mut blob: impl FnMut(&mut String, usize),
+    external: &crate::module::ExternalResources,
+) {
+    if n_blobs == 0 && external.is_empty() {
+        return;
+    }
+    out.push_str("\n{-#\n");
+    if n_blobs > 0 {
+        out.push_str("  dialect_resources: {\n    builtin: {\n");
+        for i in 0..n_blobs {
+            blob(out, i);
+            out.push_str(if i + 1 < n_blobs { ",\n" } else { "\n" });
+        }
+        out.push_str("    }\n  }");
+    }
+    if !external.is_empty() {
+        if n_blobs > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str("  external_resources: {\n");
+        let n = external.len();
+        for (i, (group, entries)) in external.iter().enumerate() {
+            out.push_str("    ");
+            write_resource_key(out, group);
+            out.push_str(": {\n");
+            let m = entries.len();
+            for (j, (k, v)) in entries.iter().enumerate() {
+                push_resource_entry(out, k, v);
+                out.push_str(if j + 1 < m { ",\n" } else { "\n" });
+            }
+            out.push_str(if i + 1 < n { "    },\n" } else { "    }\n" });
+        }
+        out.push_str("  }");
+    }
+    out.push_str("\n#-}\n");
+}
+
+/// One builtin blob's line of the resource section, `      name: "0x…"`
+/// (without the separator).
+pub fn push_blob_entry(out: &mut String, name: &str, blob: &crate::module::Blob) {
+    out.push_str("      ");
+    write_resource_key(out, name);
+    out.push_str(": ");
+    push_blob_hex(out, blob);
+}
+
+fn push_blob_hex(out: &mut String, blob: &crate::module::Blob) {
+    out.push_str("\"0x");
+    push_hex(out, &blob.alignment.to_le_bytes());
+    push_hex(out, &blob.data);
+    out.push('"');
+}
+
+fn push_resource_entry(out: &mut String, name: &str, value: &ResourceValue) {
+    out.push_str("      ");
+    write_resource_key(out, name);
+    out.push_str(": ");
+    match value {
+        ResourceValue::Blob(b) => push_blob_hex(out, b),
+        ResourceValue::String(s) => {
+            let _ = write_string_literal(out, s);
+        }
+        ResourceValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+    }
+}
+
+/// The `dense_resource` names op `o` of `body` (and everything nested in
+/// it) refers to, in the order the printer meets them (MLIR lists the blobs
+/// in that order): an op's properties, then — in the generic form — what is
+/// nested in its regions and after that its attributes; in the custom form
+/// its attributes come first.
+pub fn resources_in_print_order(
+    body: &Body,
+    o: OpId,
+    opts: PrintOptions,
+) -> Vec<crate::ident::Ident> {
+    enum Step<'a> {
+        Op(&'a Body, OpId),
+        Attrs(Vec<Attribute>),
+    }
+    let mut seen = indexmap::IndexSet::new();
+    let mut note = |a: Attribute| {
+        a.for_each_nested(&mut |x| {
+            if let AttrData::DenseResource { name, .. } = x.data() {
+                seen.insert(*name);
+            }
+        })
+    };
+    let (generic, debuginfo) = (opts.generic, opts.debuginfo);
+    let mut stack = vec![Step::Op(body, o)];
+    while let Some(step) = stack.pop() {
+        let (b, o) = match step {
+            Step::Attrs(xs) => {
+                xs.into_iter().for_each(&mut note);
+                continue;
+            }
+            Step::Op(b, o) => (b, o),
+        };
+        let d = b.op(o);
+        d.props.into_iter().for_each(&mut note);
+        // An op's location prints after everything else of it.
+        let mut locs = vec![];
+        if debuginfo {
+            d.loc.for_each_metadata(&mut |a| locs.push(a));
+        }
+        let after = d.attrs.entries().iter().map(|(_, a)| *a);
+        if generic {
+            stack.push(Step::Attrs(after.chain(locs).collect()));
+        } else {
+            after.for_each(&mut note);
+            stack.push(Step::Attrs(locs));
+        }
+        let rb = d.region_body(b);
+        let at = stack.len();
+        for &r in d.regions() {
+            for &blk in &rb.region(r).blocks {
+                let mut arg_locs = vec![];
+                if debuginfo {
+                    for &a in &rb.block(blk).args {
+                        rb.value(a).loc.for_each_metadata(&mut |m| arg_locs.push(m));
+                    }
+                }
+                stack.push(Step::Attrs(arg_locs));
+                stack.extend(rb.block_ops(blk).map(|c| Step::Op(rb, c)));
+            }
+        }
+        stack[at..].reverse();
+    }
+    seen.into_iter().collect()
 }
 
 /// The operand types of a value's defining op, for messages.

@@ -331,9 +331,9 @@ pub fn plan(db: &dyn Db, cfg: Config) -> Result<Plan, String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parsed {
     pub units: Vec<UnitKey>,
-    /// Printed module up to the first unit, and after the last one (with resources).
-    pub header: String,
-    pub trailer: String,
+    /// Printed module around the units (the resource section is put
+    /// together from the units' blobs).
+    pub frame: super::units::Frame,
     /// Rendered parse/verifier diagnostics; `failed` if any is an error.
     pub diagnostics: String,
     pub failed: bool,
@@ -349,8 +349,7 @@ pub fn parse(db: &dyn Db, job: Job) -> Parsed {
     let file = sm.add(&name, text.clone());
     let fail = |diagnostics: String| Parsed {
         units: vec![],
-        header: String::new(),
-        trailer: String::new(),
+        frame: Default::default(),
         diagnostics,
         failed: true,
     };
@@ -379,8 +378,7 @@ pub fn parse(db: &dyn Db, job: Job) -> Parsed {
             .into_iter()
             .map(|(n, t)| UnitKey::new(db, n, Arc::from(t), cfg, job.rules(db)))
             .collect(),
-        header: split.header,
-        trailer: split.trailer,
+        frame: split.frame,
         diagnostics,
         failed: false,
     }
@@ -442,6 +440,9 @@ pub struct UnitResult {
     pub extra: Arc<str>,
     /// Top-level symbols of both.
     pub symbols: Vec<String>,
+    /// Builtin blobs of both, in print order (see [`super::units::PrintedUnit`]).
+    pub blobs: Vec<(String, Arc<str>)>,
+    pub extra_blobs: Vec<(String, Arc<str>)>,
     /// Rendered diagnostics (against the unit's own text) and pass reports.
     pub diagnostics: String,
     pub failed: bool,
@@ -460,6 +461,8 @@ pub fn optimize_unit(db: &dyn Db, unit: UnitKey) -> UnitResult {
         chunk: Arc::from(""),
         extra: Arc::from(""),
         symbols: vec![],
+        blobs: vec![],
+        extra_blobs: vec![],
         diagnostics,
         failed: true,
         rules: vec![],
@@ -565,6 +568,8 @@ fn unit_result(
         chunk: Arc::from(p.chunk),
         extra: Arc::from(p.extra),
         symbols: p.symbols,
+        blobs: p.blobs,
+        extra_blobs: p.extra_blobs,
         diagnostics,
         failed: false,
         rules,
@@ -743,11 +748,27 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
     {
         return compile_whole(db, job, &ctx, units);
     }
+    // The blobs in the order the printer meets them in the assembled module
+    // (units' ops, then what the pipeline added); one name with two
+    // contents means units made blobs independently: the module decides.
+    let blob_lists = results
+        .iter()
+        .map(|r| &r.blobs)
+        .chain(results.iter().map(|r| &r.extra_blobs));
+    let mut blobs: Vec<(String, Arc<str>)> = vec![];
+    let mut seen: std::collections::HashMap<&str, &Arc<str>> = Default::default();
+    for (name, entry) in blob_lists.flatten() {
+        match seen.insert(name.as_str(), entry) {
+            None => blobs.push((name.clone(), entry.clone())),
+            Some(prev) if prev == entry => {}
+            Some(_) => return compile_whole(db, job, &ctx, units),
+        }
+    }
     // Each unit's op, then what the pipeline added to each (kernels), in
     // unit order — where module passes append them. One allocation of the
     // final size (a big buffer grown by doubling touches twice the pages).
     let mut pieces: Vec<Arc<str>> = Vec::with_capacity(2 * results.len() + 2);
-    pieces.push(Arc::from(parsed.header.as_str()));
+    pieces.push(Arc::from(parsed.frame.header.as_str()));
     pieces.extend(results.iter().map(|r| r.chunk.clone()));
     pieces.extend(
         results
@@ -755,7 +776,7 @@ pub fn module_output(db: &dyn Db, job: Job) -> Output {
             .filter(|r| !r.extra.is_empty())
             .map(|r| r.extra.clone()),
     );
-    pieces.push(Arc::from(parsed.trailer.as_str()));
+    pieces.push(Arc::from(parsed.frame.trailer(&blobs)));
     let text = super::text::Text::from_pieces(pieces);
     let Some(suffix) = &plan.suffix else {
         return Output {

@@ -181,10 +181,10 @@ impl LastCut {
     }
 }
 
-/// The printed module around its units (header, trailer), if the prelude
-/// parses and verifies without a diagnostic.
+/// The printed module around its units, if the prelude parses and verifies
+/// without a diagnostic.
 #[salsa::tracked(returns(ref))]
-pub fn prelude_frame(db: &dyn Db, p: Prelude) -> Option<(String, String)> {
+pub fn prelude_frame(db: &dyn Db, p: Prelude) -> Option<units::Frame> {
     let cfg = p.config(db);
     let ctx = db.tools().context(cfg.allow_unregistered(db), None);
     let text = format!("{}\n{}", p.prefix(db), p.suffix(db));
@@ -391,7 +391,7 @@ pub fn module_units(db: &dyn Db, job: Job) -> Parsed {
 
 fn sliced_units(db: &dyn Db, job: Job) -> Option<Parsed> {
     let layout = job.layout(db).as_ref()?;
-    let (header, trailer) = prelude_frame(db, layout.prelude).clone()?;
+    let frame = prelude_frame(db, layout.prelude).clone()?;
     let cfg = job.config(db);
     let mut keys = Vec::with_capacity(layout.contexts.len());
     for (i, &s) in layout.contexts.iter().enumerate() {
@@ -403,8 +403,7 @@ fn sliced_units(db: &dyn Db, job: Job) -> Option<Parsed> {
     }
     Some(Parsed {
         units: keys,
-        header,
-        trailer,
+        frame,
         diagnostics: String::new(),
         failed: false,
     })

@@ -3,9 +3,14 @@
 
 use ge_ir::attributes::{AttrData, Attribute};
 use ge_ir::body::{OpState, WalkOrder};
-use ge_ir::printer::{print_module, print_op, PrintOptions};
+use ge_ir::module::ExternalResources;
+use ge_ir::printer::{
+    print_module, print_op, push_blob_entry, push_resource_section, resources_in_print_order,
+    PrintOptions,
+};
 use ge_ir::{Body, Context, Location, Module, OpId};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// A unit's text when the module cannot be cut (a top-level op that is not
 /// isolated from above, or has operands or results): the whole module.
@@ -14,8 +19,34 @@ pub const WHOLE_MODULE: &str = "#module";
 pub struct Split {
     /// (unit name, unit module text).
     pub units: Vec<(String, String)>,
+    pub frame: Frame,
+}
+
+/// The printed module around its top-level ops: before the first, and the
+/// closing brace after the last; the resource section after that is
+/// assembled from the units' blobs and the module's external resources
+/// ([`Frame::trailer`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Frame {
     pub header: String,
-    pub trailer: String,
+    pub closing: String,
+    pub external: ExternalResources,
+}
+
+impl Frame {
+    /// The text after the last top-level op, with a resource section
+    /// listing `blobs` (printed entries, in print order) and the external
+    /// resources.
+    pub fn trailer(&self, blobs: &[(String, Arc<str>)]) -> String {
+        let mut out = self.closing.clone();
+        push_resource_section(
+            &mut out,
+            blobs.len(),
+            |o, i| o.push_str(&blobs[i].1),
+            &self.external,
+        );
+        out
+    }
 }
 
 const PLACEHOLDER: &str = "ge.incremental_placeholder";
@@ -25,10 +56,21 @@ const PLACEHOLDER: &str = "ge.incremental_placeholder";
 pub fn split_module(ctx: &Context, m: &Module, opts: PrintOptions) -> Split {
     let body = m.body();
     let top = m.top_ops();
-    // A module with builtin blobs is one unit: the printer lists only the
-    // blobs the IR refers to after the pipeline, in the order it meets them
-    // (as MLIR does), which a frame printed before the pipeline cannot know.
-    let cuttable = m.resources.is_empty()
+    // Builtin blobs are listed by each unit's result, in the order the
+    // printer meets them after the pipeline (as MLIR prints them), and put
+    // together behind the last unit; a blob named by the module op itself
+    // would come first, which the frame cannot know.
+    let mop = m.outer.op(m.op);
+    let module_names_blob = mop
+        .props
+        .into_iter()
+        .chain(mop.attrs.entries().iter().map(|(_, a)| *a))
+        .any(|a| {
+            let mut blobs = BTreeSet::new();
+            scan_attr(a, &mut |_| {}, &mut blobs);
+            !blobs.is_empty()
+        });
+    let cuttable = !module_names_blob
         && top.iter().all(|&o| {
             let d = body.op(o);
             d.inner.is_some() && d.operands().is_empty() && d.results().is_empty()
@@ -36,11 +78,10 @@ pub fn split_module(ctx: &Context, m: &Module, opts: PrintOptions) -> Split {
     if !cuttable {
         return Split {
             units: vec![(WHOLE_MODULE.to_string(), print_module(m, opts))],
-            header: String::new(),
-            trailer: String::new(),
+            frame: Frame::default(),
         };
     }
-    let (header, trailer) = frame(ctx, m, opts);
+    let frame = frame(ctx, m, opts);
     let symbols: std::collections::HashMap<&str, OpId> = top
         .iter()
         .filter_map(|&o| {
@@ -74,11 +115,7 @@ pub fn split_module(ctx: &Context, m: &Module, opts: PrintOptions) -> Split {
         }
         units.push((name, print_module(&mini, opts)));
     }
-    Split {
-        units,
-        header,
-        trailer,
-    }
+    Split { units, frame }
 }
 
 /// A unit's name: `@symbol`, or `#index` among the top-level ops.
@@ -158,24 +195,27 @@ fn copy_op(dst: &mut Module, body: &Body, o: OpId, with_body: bool) {
     mb.append_op(block, id);
 }
 
-/// The printed module around its top-level ops: (before the first, after the last).
-pub fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> (String, String) {
+/// The printed module around its top-level ops (see [`Frame`]).
+pub fn frame(ctx: &Context, m: &Module, opts: PrintOptions) -> Frame {
     let mut shell = empty_like(ctx, m);
-    shell.resources = m.resources.clone();
-    shell.external_resources = m.external_resources.clone();
     let block = shell.block();
     let b = shell.body_mut();
     let p = b.create_op(OpState::new(PLACEHOLDER, Location::unknown()));
     b.append_op(block, p);
     let text = print_module(&shell, opts);
     let marker = format!("\"{PLACEHOLDER}\"");
-    match text.find(&marker) {
+    let (header, closing) = match text.find(&marker) {
         Some(at) => {
             let line_start = text[..at].rfind('\n').unwrap_or(0);
             let line_end = text[at..].find('\n').map(|e| at + e).unwrap_or(text.len());
             (text[..line_start].to_string(), text[line_end..].to_string())
         }
         None => (text, String::new()),
+    };
+    Frame {
+        header,
+        closing,
+        external: m.external_resources.clone(),
     }
 }
 
@@ -190,6 +230,10 @@ pub struct PrintedUnit {
     pub extra: String,
     /// The symbols of both (to catch two units defining one name).
     pub symbols: Vec<String>,
+    /// The builtin blobs `chunk` and `extra` refer to, each in print order:
+    /// (name, printed resource entry).
+    pub blobs: Vec<(String, Arc<str>)>,
+    pub extra_blobs: Vec<(String, Arc<str>)>,
 }
 
 /// Print unit module `m`, whose top-level ops were `before` (the unit's op,
@@ -214,8 +258,34 @@ pub fn print_unit(m: &Module, opts: PrintOptions, whole: bool, before: &[OpId]) 
     own.into_iter().chain(&added).for_each(|&o| symbol(o));
     if let Some(&o) = own {
         out.chunk = member(body, o, opts);
+        out.blobs = blob_entries(m, &[o], opts);
     }
     out.extra = added.iter().map(|&o| member(body, o, opts)).collect();
+    out.extra_blobs = blob_entries(m, &added, opts);
+    out
+}
+
+/// The blobs of `m` that top-level ops `ops` refer to, in print order, with
+/// their printed resource entries (a name without a blob prints nothing, as
+/// in the printer).
+fn blob_entries(m: &Module, ops: &[OpId], opts: PrintOptions) -> Vec<(String, Arc<str>)> {
+    if m.resources.is_empty() {
+        return vec![];
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = vec![];
+    for &o in ops {
+        for name in resources_in_print_order(m.body(), o, opts) {
+            let Some((k, blob)) = m.resources.get_key_value(name.as_str()) else {
+                continue;
+            };
+            if seen.insert(k.clone()) {
+                let mut entry = String::new();
+                push_blob_entry(&mut entry, k, blob);
+                out.push((k.clone(), Arc::from(entry)));
+            }
+        }
+    }
     out
 }
 
