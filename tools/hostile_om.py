@@ -140,6 +140,19 @@ def misaligned_buffer(m):
     raise SystemExit("misaligned_buffer: no result in the workspace")
 
 
+def misaligned_memcpy(m):
+    """A memcpy of f32 elements from an offset that is not a multiple of 4
+    (refused by the .om validator at load, whatever the shape)."""
+    ws = workspace(m)
+    arenas = m["def"]["arenas"]
+    arenas[ws]["size"] = max(arenas[ws]["size"], 64)
+    ty = "tensor<4xf32>"
+    before_end(
+        m,
+        {"op": "memcpy", "stream": 0, "src": buf(ws, 2, ty, 16), "dst": buf(ws, 32, ty, 16)},
+    )
+
+
 def switch_empty_value(m):
     """A switch reading 8 bytes of a 0-byte value."""
     ws = workspace(m)
@@ -215,6 +228,7 @@ ATTACKS = {
         small_buffer,
         zero_copy_overrun,
         misaligned_buffer,
+        misaligned_memcpy,
         switch_empty_value,
         huge_arena,
         arena_1e15,

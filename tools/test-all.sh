@@ -87,4 +87,14 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/pip install -q --disable-pip-version-check
 step "ONNX conformance (every case vs tools/conformance/expected.tsv)"
 tools/conformance/run.sh --check
 
+# ASan over the runtime's unsafe kernels (tools/sanitize.sh): ~10.5 min of CPU
+# (a second, instrumented debug build; its 27 tests take ~30 s), so ~6 min on
+# CI's 2 cores. Needs the nightly toolchain; skipped (said so) without it.
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  step "AddressSanitizer (tools/sanitize.sh)"
+  tools/sanitize.sh
+else
+  step "AddressSanitizer skipped: no nightly toolchain (rustup toolchain install nightly)"
+fi
+
 step "all tests passed"

@@ -25,6 +25,7 @@ pub mod context;
 pub mod diagnostics;
 pub mod dim;
 pub mod external;
+pub mod float_formats;
 pub mod format;
 pub mod ident;
 pub mod interfaces;

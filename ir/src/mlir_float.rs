@@ -16,11 +16,11 @@ use num_bigint::BigUint;
 pub fn mlir_float(v: f64, dt: DType) -> String {
     let (neg, sig, exp, precision) = decompose(v, dt);
     if v.is_finite() {
-        let short = to_string(neg, sig, exp, precision, 6, 0, false);
+        let short = to_string(neg, sig.into(), exp, precision, 6, 0, false);
         if reads_back(&short, v, dt) {
             return short;
         }
-        let full = to_string(neg, sig, exp, precision, 0, 3, true);
+        let full = to_string(neg, sig.into(), exp, precision, 0, 3, true);
         if full.contains('.') {
             return full;
         }
@@ -92,12 +92,12 @@ fn decompose(v: f64, dt: DType) -> (bool, u64, i32, u32) {
 }
 
 /// `APFloat::toString(Str, FormatPrecision, FormatMaxPadding, TruncateZero)`
-/// for a finite value.
+/// for a finite value `sig * 2^exp` of a type with `precision` bits.
 // long: a line-by-line transliteration of LLVM's `APFloat::toString`, kept in
 // its order so the two can be compared side by side.
-fn to_string(
+pub(crate) fn to_string(
     neg: bool,
-    sig: u64,
+    sig: u128,
     mut exp: i32,
     precision: u32,
     mut format_precision: u32,

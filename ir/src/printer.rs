@@ -1293,6 +1293,29 @@ pub fn write_dense_body(
     )
 }
 
+/// [`write_dense_body`] as the generic form spells it (MLIR's splats and
+/// float spelling); `hex`: more than 100 elements as hex, as MLIR does for
+/// dense values but not for sparse indices.
+pub fn write_dense_body_generic(
+    f: &mut dyn fmt::Write,
+    d: &DenseElements,
+    hex: bool,
+) -> fmt::Result {
+    write_dense_body_styled(
+        f,
+        d,
+        AttrStyle {
+            generic: true,
+            hex_over: Some(if hex {
+                MLIR_HEX_ELEMENTS_OVER
+            } else {
+                usize::MAX
+            }),
+            aliases: None,
+        },
+    )
+}
+
 /// Elements MLIR prints as hex by default (`dense<"0x...">`) when there are
 /// more of them than this.
 const MLIR_HEX_ELEMENTS_OVER: usize = 100;

@@ -17,10 +17,11 @@
 
 // -----
 
-// Float values of float types ge does not model.
-// CHECK: error: ge cannot keep float attributes of type 'f80': it models f16, bf16, f32 and f64
+// Float values of float types whose special values are not IEEE's (f80,
+// f128, tf32 and the IEEE-like 8-bit floats are kept: floats-wide.mlir).
+// CHECK: error: ge cannot keep float attributes of type 'f8E4M3FN': it models f16, bf16, f32 and f64, and keeps f80, f128, tf32, f8E5M2, f8E4M3 and f8E3M4 as text
 // CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
-"x.a"() {f = 1.0 : f80} : () -> ()
+"x.a"() {f = 1.0 : f8E4M3FN} : () -> ()
 
 // -----
 
@@ -75,10 +76,17 @@
 
 // -----
 
-// Builtin attributes ge does not read yet: an error at the attribute.
-// CHECK: error: expected attribute
-// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
-"x.a"() {a = sparse<[[0, 0]], [1.0]> : tensor<2x2xf32>} : () -> ()
+// Sparse elements are kept (sparse.mlir); indices outside the shape and a
+// values count that is not the indices' are errors, as in MLIR.
+// CHECK: error: sparse index #1 ([2, 0]) is not contained within the shape of 'tensor<2x2xf32>'
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:21
+"x.a"() {a = sparse<[[0, 0], [2, 0]], [1.0, 2.0]> : tensor<2x2xf32>} : () -> ()
+
+// -----
+
+// CHECK: error: expected 2 sparse values, but got 3
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:39
+"x.a"() {a = sparse<[[0, 0], [1, 0]], [1.0, 2.0, 3.0]> : tensor<2x2xf32>} : () -> ()
 
 // -----
 
@@ -94,12 +102,26 @@
 
 // -----
 
-// CHECK: error: expected element type
-// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:41
-"x.a"() {a = dense<(1.0, 2.0)> : tensor<complex<f32>>} : () -> ()
+// Complex and string dense elements are kept (dense-complex-strings.mlir);
+// a literal that does not fit its type is an error, as in MLIR.
+// CHECK: error: inferred shape of elements literal ([1]) does not match type ([2])
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = dense<[(1.0, 2.0)]> : tensor<2xcomplex<f32>>} : () -> ()
 
 // -----
 
-// CHECK: error: expected dense literal
-// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:20
-"x.a"() {a = dense<["a"]> : tensor<1x!x.str>} : () -> ()
+// CHECK: error: unexpected decimal integer literal for a floating point value
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = dense<(1, 2)> : tensor<complex<f32>>} : () -> ()
+
+// -----
+
+// CHECK: error: ge cannot keep dense elements of type 'complex<f80>'
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = dense<(1.0, 2.0)> : tensor<complex<f80>>} : () -> ()
+
+// -----
+
+// CHECK: error: expected a string element
+// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
+"x.a"() {a = dense<[1]> : tensor<1x!x.str>} : () -> ()

@@ -220,14 +220,23 @@ pub struct OmModel {
 
 /// The byte size at the bounds of a type string, checked.
 pub fn type_bytes(ty: &str, bounds: &BTreeMap<String, i64>) -> Result<u64, String> {
+    type_layout(ty, bounds).map(|(n, _)| n)
+}
+
+/// The byte size at the bounds of a type string and the byte size of one
+/// element (what a buffer of the type must be aligned to: kernels access it
+/// through typed pointers).
+pub fn type_layout(ty: &str, bounds: &BTreeMap<String, i64>) -> Result<(u64, u64), String> {
     let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
         .map_err(|d| format!("bad type '{ty}': {}", d.message))?;
+    let elem = t.dtype().map_or(1, |d| d.byte_size().max(1)) as u64;
     let b: std::collections::HashMap<ge_ir::Ident, i64> = bounds
         .iter()
         .map(|(k, v)| (ge_ir::Ident::new(k), *v))
         .collect();
     let n = ge_dialects::memory::byte_size_bound(t, &b).map_err(|m| format!("type '{ty}': {m}"))?;
-    u64::try_from(n).map_err(|_| format!("type '{ty}' has a negative size"))
+    let n = u64::try_from(n).map_err(|_| format!("type '{ty}' has a negative size"))?;
+    Ok((n, elem))
 }
 
 impl OmModel {

@@ -16,7 +16,8 @@
 //! planner check on top of this (`ge_runtime`'s `proof` module).
 
 use crate::model::{
-    type_bytes, ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram, WeightDef,
+    type_bytes, type_layout, ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram,
+    WeightDef,
 };
 use std::collections::HashSet;
 
@@ -173,9 +174,19 @@ fn check_buffer(d: &ModelDef, what: &str, b: &Buffer) -> Result<(), String> {
             d.arenas.len()
         )
     })?;
-    let n = type_bytes(&b.ty, &d.symbol_bounds).map_err(|m| format!("{what}: {m}"))?;
+    let (n, elem) = type_layout(&b.ty, &d.symbol_bounds).map_err(|m| format!("{what}: {m}"))?;
     if n != b.bytes {
         return Err(format!("{what}: '{}' is {n} bytes, not {}", b.ty, b.bytes));
+    }
+    // Kernels and copies access elements through typed pointers from a
+    // 64-byte-aligned arena base: an offset that is not a multiple of the
+    // element size is a misaligned access (undefined behaviour), refused
+    // here for every shape instead of per shape when a run is planned.
+    if !b.offset.is_multiple_of(elem) {
+        return Err(format!(
+            "{what}: '{}' lies at offset {} of arena {}, not a multiple of its {elem}-byte elements",
+            b.ty, b.offset, b.arena
+        ));
     }
     let end = b
         .offset

@@ -189,6 +189,15 @@ fn broken_references_are_one_line_errors() {
             |m| set_launch(m, |_, ins, _| ins[0] = Operand::Buffer(buffer(0, 64))),
             "task #0: bytes [64, 192) lie outside arena 0 (128 bytes)",
         ),
+        // Element-aligned offsets, checked once at load for every shape
+        // (before: only when a run's plan was made).
+        (
+            |m| {
+                m.def.arenas[1].size = 256;
+                set_launch(m, |_, _, outs| outs[0] = buffer(1, 2))
+            },
+            "task #0: 'tensor<Bx8xf32>' lies at offset 2 of arena 1, not a multiple of its 4-byte elements",
+        ),
         (
             |m| set_launch(m, |_, _, outs| outs[0] = buffer(7, 0)),
             "task #0: arena 7 does not exist",

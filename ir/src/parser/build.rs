@@ -1,6 +1,14 @@
 //! Building types, attributes, locations and items from pest pairs.
 
 use super::literals::*;
+use crate::float_formats::FloatFormat;
+
+fn join_dims(d: &[i64]) -> String {
+    d.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 use super::*;
 
 /// Longest type spelling the parser's type cache keeps.
@@ -31,6 +39,7 @@ impl<'c, 's> Parser<'c, 's> {
             Rule::symbol_ref => ItemKind::Symbol(self.build_symbol(p, span.clone())?),
             Rule::dict_attr => ItemKind::Dict(self.build_dict(p, base)?),
             Rule::dense_attr
+            | Rule::sparse_attr
             | Rule::dense_resource_attr
             | Rule::dense_array_attr
             | Rule::hash_attr => ItemKind::Attr(self.build_attr_at(p, base)?),
@@ -498,10 +507,17 @@ impl<'c, 's> Parser<'c, 's> {
                     .typed_suffix(&mut it)?
                     .unwrap_or(Type::scalar(DType::F64));
                 if let TypeData::Verbatim(name) = ty.data() {
-                    return Err(self.err(
-                        span,
-                        format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32 and f64"),
-                    ));
+                    // Float types ge does not model: kept as MLIR prints them.
+                    let Some(f) = FloatFormat::of(name) else {
+                        return Err(self.err(
+                            span,
+                            format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32 and f64, and keeps f80, f128, tf32, f8E5M2, f8E4M3 and f8E3M4 as text"),
+                        ));
+                    };
+                    return Ok(Attribute::verbatim(&format!(
+                        "{} : {name}",
+                        f.print(f.encode_f64(v))
+                    )));
                 }
                 if !ty.dtype().is_some_and(|d| d.is_float()) {
                     return Err(self.err(span, format!("float literal with non-float type '{ty}'")));
@@ -514,6 +530,18 @@ impl<'c, 's> Parser<'c, 's> {
                 let ty = self
                     .typed_suffix(&mut it)?
                     .unwrap_or(Type::scalar(DType::I64));
+                // Hex bit patterns of float types ge does not model: kept as
+                // MLIR prints them.
+                if let TypeData::Verbatim(name) = ty.data() {
+                    if let Some(f) = FloatFormat::of(name) {
+                        let bits = hex_float_bits(text, f.width())
+                            .map_err(|e| self.err(span.clone(), e))?;
+                        return Ok(Attribute::verbatim(&format!(
+                            "{} : {name}",
+                            f.print(f.canonical(bits))
+                        )));
+                    }
+                }
                 match ty.data() {
                     TypeData::Scalar(d) if d.is_float() => {
                         // Hex bit patterns denote floats exactly (MLIR prints inf/nan so).
@@ -617,12 +645,33 @@ impl<'c, 's> Parser<'c, 's> {
                 for x in p.into_inner() {
                     match x.as_rule() {
                         Rule::dense_body => body = Some((x.as_str(), Self::pspan(&x, base))),
-                        _ => ty = Some(self.build_type(x)?),
+                        _ => {
+                            // Complex and string elements: kept as MLIR prints them.
+                            if let Some(t) =
+                                dense_text::dense_text(body.as_ref().map(|b| b.0), x.as_str())
+                            {
+                                let t = t.map_err(|e| self.err(span.clone(), e))?;
+                                return Ok(Attribute::verbatim(&t));
+                            }
+                            ty = Some(self.build_type(x)?)
+                        }
                     }
                 }
                 let ty =
                     ty.ok_or_else(|| self.err(span.clone(), "dense attribute needs a type"))?;
                 Attribute::dense(self.build_dense(body, ty, span)?)
+            }
+            Rule::sparse_attr => {
+                let mut bodies = vec![];
+                let mut ty = None;
+                for x in p.into_inner() {
+                    match x.as_rule() {
+                        Rule::dense_body => bodies.push((x.as_str(), Self::pspan(&x, base))),
+                        _ => ty = Some(self.build_type(x)?),
+                    }
+                }
+                let ty = ty.ok_or_else(|| self.err(span.clone(), "expected type"))?;
+                Attribute::verbatim(&self.build_sparse(&bodies, ty, span)?)
             }
             Rule::dense_resource_attr => {
                 let mut it = p.into_inner();
@@ -831,6 +880,94 @@ impl<'c, 's> Parser<'c, 's> {
                 body: body.into(),
             }),
         })
+    }
+
+    /// `sparse<indices, values> : ty` as mlir-opt prints it, read as MLIR
+    /// reads it: the indices are an `[N, rank]` list of i64 (one splat index
+    /// is `[1, rank]`), the values N elements of the type's element type (a
+    /// splat fills N), each index inside the type's shape.
+    fn build_sparse(
+        &self,
+        bodies: &[(&str, Range<usize>)],
+        ty: Type,
+        span: Range<usize>,
+    ) -> PResult<String> {
+        let tt = ty.as_tensor().ok_or_else(|| {
+            self.err(
+                span.clone(),
+                format!("sparse elements type must be a tensor, got '{ty}'"),
+            )
+        })?;
+        let shape = tt.static_shape().ok_or_else(|| {
+            self.err(
+                span.clone(),
+                format!("sparse elements need a static shape, got '{ty}'"),
+            )
+        })?;
+        let mut out = String::from("sparse<");
+        if let [(ind, ispan), (val, vspan)] = bodies {
+            let rank = shape.len() as i64;
+            let (_, ishape) = scan_dense(ind).map_err(|m| self.err(ispan.clone(), m))?;
+            let ishape = ishape.unwrap_or_else(|| vec![1, rank]);
+            let n = ishape.first().copied().unwrap_or(0);
+            let fits = match ishape[..] {
+                [_, r] => r == rank,
+                [_] => rank == 1,
+                _ => false,
+            };
+            if !fits {
+                return Err(self.err(
+                    ispan.clone(),
+                    format!(
+                        "expected shape ([{n}, {rank}]); inferred shape of indices literal ([{}])",
+                        join_dims(&ishape)
+                    ),
+                ));
+            }
+            let ity = Type::tensor(
+                &ishape.iter().map(|&d| Dim::Static(d)).collect::<Vec<_>>(),
+                DType::I64,
+            );
+            let indices = self.build_dense(Some((ind, ispan.clone())), ity, span.clone())?;
+            // Every index inside the shape.
+            let r = rank.max(1) as usize;
+            for k in 0..indices.len() / r {
+                let idx: Vec<i64> = (0..r).map(|j| indices.get(k * r + j).as_i64()).collect();
+                if idx.iter().zip(&shape).any(|(&v, &d)| v < 0 || v >= d) {
+                    return Err(self.err(
+                        ispan.clone(),
+                        format!(
+                            "sparse index #{k} ([{}]) is not contained within the shape of '{ty}'",
+                            join_dims(&idx)
+                        ),
+                    ));
+                }
+            }
+            let (_, vshape) = scan_dense(val).map_err(|m| self.err(vspan.clone(), m))?;
+            let vshape = vshape.unwrap_or_else(|| vec![n]);
+            if vshape.first() != Some(&n) {
+                return Err(self.err(
+                    vspan.clone(),
+                    format!(
+                        "expected {n} sparse values, but got {}",
+                        vshape.first().copied().unwrap_or(0)
+                    ),
+                ));
+            }
+            let vty = Type::tensor(
+                &vshape.iter().map(|&d| Dim::Static(d)).collect::<Vec<_>>(),
+                tt.dtype,
+            );
+            let values = self.build_dense(Some((val, vspan.clone())), vty, span)?;
+            if n > 0 {
+                let _ = crate::printer::write_dense_body_generic(&mut out, &indices, false);
+                out.push_str(", ");
+                let _ = crate::printer::write_dense_body_generic(&mut out, &values, true);
+            }
+        }
+        out.push_str("> : ");
+        let _ = crate::printer::write_type(&mut out, ty, true);
+        Ok(out)
     }
 
     pub(super) fn build_dense(

@@ -528,6 +528,11 @@ impl<'c, 's> Parser<'c, 's> {
                     return Ok(Some(r));
                 }
             }
+            "sparse" if next == Some(b'<') => {
+                if let Some(r) = self.pest_item(Rule::sparse_attr, i)? {
+                    return Ok(Some(r));
+                }
+            }
             "array" if next == Some(b'<') => {
                 if let Some(r) = self.pest_item(Rule::dense_array_attr, i)? {
                     return Ok(Some(r));

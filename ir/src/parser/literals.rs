@@ -37,6 +37,22 @@ pub fn parse_float(s: &str) -> Option<f64> {
     }
 }
 
+/// The bits of a hex float literal (`0x7FF`) of a `width`-bit float type, as
+/// MLIR reads them: no sign, no decimal integers, no bits beyond the width.
+pub fn hex_float_bits(text: &str, width: u32) -> Result<u128, String> {
+    if text.starts_with('-') {
+        return Err("hexadecimal float literal should not have a leading minus".into());
+    }
+    let Some(h) = text.strip_prefix("0x") else {
+        return Err("unexpected decimal integer literal for a floating point value".into());
+    };
+    let bits = u128::from_str_radix(h, 16)
+        .ok()
+        .filter(|b| width >= 128 || b >> width == 0)
+        .ok_or("hexadecimal float constant out of range for type")?;
+    Ok(bits)
+}
+
 /// A float given by its bit pattern in `dt` (MLIR's hex float spelling).
 pub fn float_from_bits(dt: DType, bits: u64) -> f64 {
     if dt.is_float() {

@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::ops::Range;
 
 mod build;
+mod dense_text;
 pub mod lex;
 pub mod literals;
 pub mod nesting;

@@ -1,0 +1,21 @@
+// MLIR fidelity: dense elements of complex numbers and of strings
+// ge-opt's generic form is mlir-opt-22's, byte for byte: the CHECK lines are
+// mlir-opt-22's output for this file (checked everywhere), where mlir-opt-22
+// is installed the two outputs are compared whole, and ge-opt reads its own
+// output back to the same text.
+// RUN: ge-opt --allow-unregistered-dialect --print-op-generic %s > %t
+// RUN: filecheck %s --input-file=%t --match-full-lines
+// RUN: ge-opt --allow-unregistered-dialect --print-op-generic %t | diff %t -
+// RUN: %if mlir-opt %{ %mlir-opt --allow-unregistered-dialect --mlir-print-op-generic %s | sed '${/^$/d;}' | diff %t - %}
+
+// CHECK:      "builtin.module"() ({
+// CHECK-NEXT:   "x.complex"() {a = dense<(1.000000e+00,2.000000e+00)> : tensor<2xcomplex<f32>>, b = dense<{{\[\[}}(1,2)], [(3,-4)]]> : tensor<2x1xcomplex<i8>>, c = dense<(0x7F800000,1.000000e+00)> : tensor<complex<f32>>, d = dense<"0x0100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200030004000500060007000800010002000300040005000600070008000100020003000400050006000700080001000200"> : tensor<101xcomplex<i16>>, e = dense<(1.000000e+00,2.000000e+00)> : tensor<2xcomplex<f16>>, f = dense<(true,false)> : tensor<2xcomplex<i1>>, g = dense<(1.000000e+00,2.000000e+00)> : tensor<complex<f32>>, h = dense<> : tensor<0xcomplex<f32>>, i = dense<(-1,127)> : tensor<complex<i8>>, j = dense<[(1.000000e+00,2.000000e+00), (3.000000e+00,4.000000e+00)]> : tensor<2xcomplex<f64>>} : () -> ()
+// CHECK-NEXT:   "x.strings"() {a = dense<"a"> : tensor<2x!x.str>, b = dense<{{\[\[}}"x\\y"], ["\09"]]> : tensor<2x1x!x.str>, c = dense<"0x0102"> : tensor<2x!x.str>, d = dense<"\C3\A9"> : tensor<1x!x.str>, e = dense<"a"> : tensor<!x.str>, f = dense<> : tensor<0x!x.s>, g = dense<["a", "b", "c"]> : tensor<3x!x.s>, h = dense<["\FF", "a\22b"]> : tensor<2x!x.str>} : () -> ()
+// CHECK-NEXT: }) : () -> ()
+// CHECK-NOT: {{.}}
+
+// Complex elements: pairs of floats or integers, a splat when all are equal,
+// the raw data in hex past 100 elements (read back from hex too).
+"x.complex"() {a = dense<[(1.0, 2.0), (1.0, 2.0)]> : tensor<2xcomplex<f32>>, b = dense<[[(1, 2)], [(3, -4)]]> : tensor<2x1xcomplex<i8>>, c = dense<(0x7F800000, 1.0)> : tensor<complex<f32>>, d = dense<[(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2),(3,4),(5,6),(7,8),(1,2)]> : tensor<101xcomplex<i16>>, e = dense<(1.0, 2.0)> : tensor<2xcomplex<f16>>, f = dense<(1, 0)> : tensor<2xcomplex<i1>>, g = dense<"0x0000803F00000040"> : tensor<complex<f32>>, h = dense<> : tensor<0xcomplex<f32>>, i = dense<(255, 0x7F)> : tensor<complex<i8>>, j = dense<[(1.0, 2.0), (3.0, 4.0)]> : tensor<2xcomplex<f64>>} : () -> ()
+// Strings (elements of dialect types): bytes, MLIR's escapes, splats.
+"x.strings"() {a = dense<["a", "a"]> : tensor<2x!x.str>, b = dense<[["x\\y"], ["\09"]]> : tensor<2x1x!x.str>, c = dense<"0x0102"> : tensor<2x!x.str>, d = dense<["é"]> : tensor<1x!x.str>, e = dense<"a"> : tensor<!x.str>, f = dense<[]> : tensor<0x!x.s>, g = dense<["a", "b", "c"]> : tensor<3x!x.s>, h = dense<["\FF", "a\"b"]> : tensor<2x!x.str>} : () -> ()
