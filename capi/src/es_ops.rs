@@ -2015,6 +2015,79 @@ pub unsafe extern "C" fn ge_es_grid_sample(
     })
 }
 
+/// `graph.quantize_linear`: Quantize a float tensor (ONNX QuantizeLinear)
+///
+/// - `input`: operand
+/// - `scale`: operand
+/// - `zero_point`: optional operand (NULL: absent)
+/// - `to`: the quantised element type
+/// - `axis` (NULL: `1`): the axis of a per-axis or blocked scale
+/// - `block_size` (NULL: `0`): elements per block along `axis` (0: not blocked)
+/// - `saturate` (NULL: `1`): 1: float8 results clip to their largest value
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_quantize_linear(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    scale: ge_es_tensor,
+    zero_point: *const ge_es_tensor,
+    to: ge_dtype,
+    axis: *const i64,
+    block_size: *const i64,
+    saturate: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_quantize_linear", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.quantize_linear")?;
+            call_.one("input", input)?;
+            call_.one("scale", scale)?;
+            call_.opt("zero_point", zero_point)?;
+            call_.dtype("to", to)?;
+            call_.attr_ptr("axis", axis)?;
+            call_.attr_ptr("block_size", block_size)?;
+            call_.attr_ptr("saturate", saturate)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.dequantize_linear`: Dequantize a tensor (ONNX DequantizeLinear)
+///
+/// - `input`: operand
+/// - `scale`: operand
+/// - `zero_point`: optional operand (NULL: absent)
+/// - `to`: the result element type
+/// - `axis` (NULL: `1`): the axis of a per-axis or blocked scale
+/// - `block_size` (NULL: `0`): elements per block along `axis` (0: not blocked)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_dequantize_linear(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    scale: ge_es_tensor,
+    zero_point: *const ge_es_tensor,
+    to: ge_dtype,
+    axis: *const i64,
+    block_size: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_dequantize_linear", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.dequantize_linear")?;
+            call_.one("input", input)?;
+            call_.one("scale", scale)?;
+            call_.opt("zero_point", zero_point)?;
+            call_.dtype("to", to)?;
+            call_.attr_ptr("axis", axis)?;
+            call_.attr_ptr("block_size", block_size)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `data.constant`: A constant tensor
 ///
 /// - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

@@ -1159,6 +1159,44 @@ ge_status ge_es_grid_sample(struct ge_graph *graph,
                             const int64_t *align_corners,
                             struct ge_es_tensor *out);
 
+// `graph.quantize_linear`: Quantize a float tensor (ONNX QuantizeLinear)
+//
+// - `input`: operand
+// - `scale`: operand
+// - `zero_point`: optional operand (NULL: absent)
+// - `to`: the quantised element type
+// - `axis` (NULL: `1`): the axis of a per-axis or blocked scale
+// - `block_size` (NULL: `0`): elements per block along `axis` (0: not blocked)
+// - `saturate` (NULL: `1`): 1: float8 results clip to their largest value
+// - `out`: the result
+ge_status ge_es_quantize_linear(struct ge_graph *graph,
+                                struct ge_es_tensor input,
+                                struct ge_es_tensor scale,
+                                const struct ge_es_tensor *zero_point,
+                                ge_dtype to,
+                                const int64_t *axis,
+                                const int64_t *block_size,
+                                const int64_t *saturate,
+                                struct ge_es_tensor *out);
+
+// `graph.dequantize_linear`: Dequantize a tensor (ONNX DequantizeLinear)
+//
+// - `input`: operand
+// - `scale`: operand
+// - `zero_point`: optional operand (NULL: absent)
+// - `to`: the result element type
+// - `axis` (NULL: `1`): the axis of a per-axis or blocked scale
+// - `block_size` (NULL: `0`): elements per block along `axis` (0: not blocked)
+// - `out`: the result
+ge_status ge_es_dequantize_linear(struct ge_graph *graph,
+                                  struct ge_es_tensor input,
+                                  struct ge_es_tensor scale,
+                                  const struct ge_es_tensor *zero_point,
+                                  ge_dtype to,
+                                  const int64_t *axis,
+                                  const int64_t *block_size,
+                                  struct ge_es_tensor *out);
+
 // `data.constant`: A constant tensor
 //
 // - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

@@ -1786,6 +1786,66 @@ class Graph:
         """
         ...
 
+    def quantize_linear(
+        self,
+        input: Tensor,
+        scale: Tensor,
+        zero_point: Optional[Tensor] = None,
+        *,
+        to: DTypeLike,
+        axis: int = 1,
+        block_size: int = 0,
+        saturate: int = 1,
+    ) -> Tensor:
+        """Quantize a float tensor (ONNX QuantizeLinear)
+
+        `y = saturate(round(x / scale) + zero_point)` with the result type `to`: an integer type up to 16 bits (also i4/ui4/i2/ui2: rounded half to even, clamped to the type), a float8 type (`x / scale` converted, clipped to the largest value when `saturate`; the zero point is unused) or f4E2M1FN (`x / scale + zero_point`, saturating). The scale and zero point are one value, a 1-D tensor along `axis`, or (`block_size` > 0) one value per block of `block_size` elements along `axis`.
+
+        Op ``graph.quantize_linear``; Rust: ``b.quantize_linear(input, scale, zero_point: Option, to: DType, QuantizeLinearAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            scale (Tensor): tensor of floating-point values
+            zero_point (Tensor, optional): tensor of any type
+            to (DTypeLike): the quantised element type
+            axis (int, default 1): the axis of a per-axis or blocked scale
+            block_size (int, default 0): elements per block along `axis` (0: not blocked)
+            saturate (int, default 1): 1: float8 results clip to their largest value
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def dequantize_linear(
+        self,
+        input: Tensor,
+        scale: Tensor,
+        zero_point: Optional[Tensor] = None,
+        *,
+        to: DTypeLike,
+        axis: int = 1,
+        block_size: int = 0,
+    ) -> Tensor:
+        """Dequantize a tensor (ONNX DequantizeLinear)
+
+        `y = (x - zero_point) * scale`, computed in f32 and converted to `to` (the scale's type unless ONNX's `output_dtype` says otherwise). A float8 or f4E2M1FN input has no zero point. Scale and zero point as for `graph.quantize_linear`.
+
+        Op ``graph.dequantize_linear``; Rust: ``b.dequantize_linear(input, scale, zero_point: Option, to: DType, DequantizeLinearAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of any type
+            scale (Tensor): tensor of floating-point values
+            zero_point (Tensor, optional): tensor of any type
+            to (DTypeLike): the result element type
+            axis (int, default 1): the axis of a per-axis or blocked scale
+            block_size (int, default 0): elements per block along `axis` (0: not blocked)
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def constant_attr(
         self,
         value: ArrayLike,
