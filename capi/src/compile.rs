@@ -236,7 +236,7 @@ pub unsafe extern "C" fn ge_compile_module(
                 ..Default::default()
             },
         );
-        std::fs::write(&air, text).map_err(|e| {
+        ge_ir::output::write(&air, text.as_bytes()).map_err(|e| {
             Error::new(
                 GE_ERROR_IO,
                 format!("cannot write '{}': {e}", air.display()),

@@ -406,12 +406,12 @@ pub fn header_path() -> PathBuf {
 /// Regenerate both files (es_ops.rs first: the header is made from it).
 pub fn write_all() -> Result<Vec<PathBuf>, String> {
     let es = es_source()?;
-    std::fs::write(es_ops_path(), es).map_err(|e| e.to_string())?;
+    ge_ir::output::write(es_ops_path(), es.as_bytes()).map_err(|e| e.to_string())?;
     let h = header()?;
     if let Some(d) = header_path().parent() {
         std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
-    std::fs::write(header_path(), h).map_err(|e| e.to_string())?;
+    ge_ir::output::write(header_path(), h.as_bytes()).map_err(|e| e.to_string())?;
     Ok(vec![es_ops_path(), header_path()])
 }
 

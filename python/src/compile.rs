@@ -90,7 +90,7 @@ fn compile<'py>(
         let mut model_path: Option<String> = None;
         if let Ok(m) = model.extract::<PyRef<'_, Module>>() {
             let p = tmp.0.join("model.air");
-            std::fs::write(&p, m.text(false, false)?)
+            ge_ir::output::write(&p, m.text(false, false)?.as_bytes())
                 .map_err(|e| error(format!("cannot write '{}': {e}", p.display())))?;
             model_path = Some(p.display().to_string());
         } else if let Ok(p) = model.extract::<PathBuf>() {
