@@ -17,11 +17,12 @@
 
 // -----
 
-// Float values of float types whose special values are not IEEE's (f80,
-// f128, tf32 and the IEEE-like 8-bit floats are kept: floats-wide.mlir).
-// CHECK: error: ge cannot keep float attributes of type 'f8E4M3FN': it models f16, bf16, f32 and f64, and keeps f80, f128, tf32, f8E5M2, f8E4M3 and f8E3M4 as text
+// Float values of small float types ge neither models as a dtype (f8E4M3FN,
+// f8E5M2 and the others of small-types.mlir) nor keeps as text (f80, f128,
+// tf32, f8E4M3, f8E3M4: floats-wide.mlir).
+// CHECK: error: ge cannot keep float attributes of type 'f8E8M0FNU': it models f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ and f4E2M1FN, and keeps f80, f128, tf32, f8E4M3 and f8E3M4 as text
 // CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
-"x.a"() {f = 1.0 : f8E4M3FN} : () -> ()
+"x.a"() {f = 1.0 : f8E8M0FNU} : () -> ()
 
 // -----
 

@@ -511,7 +511,7 @@ impl<'c, 's> Parser<'c, 's> {
                     let Some(f) = FloatFormat::of(name) else {
                         return Err(self.err(
                             span,
-                            format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32 and f64, and keeps f80, f128, tf32, f8E5M2, f8E4M3 and f8E3M4 as text"),
+                            format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ and f4E2M1FN, and keeps f80, f128, tf32, f8E4M3 and f8E3M4 as text"),
                         ));
                     };
                     return Ok(Attribute::verbatim(&format!(
