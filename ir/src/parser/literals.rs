@@ -220,7 +220,10 @@ pub fn scan_dense_typed(
                 i += 1;
             }
             b']' => {
-                let d = counts.len() - 1;
+                let d = counts
+                    .len()
+                    .checked_sub(1)
+                    .ok_or("unbalanced ']' in dense literal")?;
                 let n = counts.pop().unwrap_or(0);
                 match shape[d] {
                     None => shape[d] = Some(n),
