@@ -499,6 +499,10 @@ pub enum KernelFamily {
     ArgReduce,
     /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
     Quantize,
+    /// Interpolation at computed points (grid_sample).
+    Sample,
+    /// Repetition of the input along its dims (tile).
+    Repeat,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -239,3 +239,132 @@ fn instance_norm_matches_the_interpreter() {
         check(&text, &format!("instance_norm {shape} {dt}"));
     }
 }
+
+#[test]
+fn grid_sample_matches_the_interpreter() {
+    // (input shape, grid shape): 1-, 2- and 3-D images. The grid is scaled
+    // by 1.5 so that points fall outside the image and padding decides.
+    let shapes = [
+        ("2x3x5x7", "2x4x6x2"),
+        ("1x2x6x4", "1x3x3x2"),
+        ("1x2x3x4x5", "1x2x3x2x3"),
+        ("2x3x9", "2x7x1"),
+    ];
+    for (xs, gs) in shapes {
+        let rank = xs.split('x').count();
+        let ys = {
+            let x: Vec<&str> = xs.split('x').collect();
+            let g: Vec<&str> = gs.split('x').collect();
+            let mut y = vec![x[0], x[1]];
+            y.extend_from_slice(&g[1..g.len() - 1]);
+            y.join("x")
+        };
+        for mode in ["linear", "nearest", "cubic"] {
+            if mode == "cubic" && rank != 4 {
+                continue;
+            }
+            for padding in ["zeros", "border", "reflection"] {
+                for align in [0, 1] {
+                    for dt in ["f32", "f16"] {
+                        let (x, g, y) = (
+                            format!("tensor<{xs}x{dt}>"),
+                            format!("tensor<{gs}x{dt}>"),
+                            format!("tensor<{ys}x{dt}>"),
+                        );
+                        let text = format!(
+                            "graph.func @main(%x: {x}, %g: {g}) -> {y} {{\n  \
+                             %k = data.constant dense<1.5> : tensor<{dt}>\n  \
+                             %g2 = graph.mul %g, %k : ({g}, tensor<{dt}>) -> {g}\n  \
+                             %y = graph.grid_sample %x, %g2 {{mode = \"{mode}\", padding_mode = \"{padding}\", align_corners = {align} : i64}} : ({x}, {g}) -> {y}\n  \
+                             graph.return %y : {y}\n}}\n"
+                        );
+                        check(
+                            &text,
+                            &format!("grid_sample {xs} {gs} {mode} {padding} {align} {dt}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn conv_transpose2d_matches_the_interpreter() {
+    // (N, C, H, W, O/group, kH, kW, group, strides, pads [t, l, b, r], dilations, output_padding)
+    type Case = (
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        [usize; 2],
+        [usize; 4],
+        [usize; 2],
+        [usize; 2],
+    );
+    let cases: [Case; 6] = [
+        (1, 2, 3, 3, 3, 3, 3, 1, [1, 1], [0, 0, 0, 0], [1, 1], [0, 0]),
+        (2, 4, 5, 4, 3, 3, 2, 2, [2, 2], [1, 0, 1, 1], [1, 1], [1, 0]),
+        (1, 3, 4, 6, 2, 2, 3, 1, [3, 2], [0, 1, 2, 0], [2, 1], [2, 1]),
+        (2, 6, 3, 3, 1, 3, 3, 6, [2, 1], [1, 1, 1, 1], [1, 2], [0, 0]),
+        (1, 2, 1, 7, 2, 1, 4, 1, [1, 3], [0, 0, 0, 1], [1, 1], [0, 2]),
+        (1, 1, 2, 2, 1, 5, 5, 1, [1, 1], [2, 2, 2, 2], [1, 1], [0, 0]),
+    ];
+    for (n, c, h, w, mg, kh, kw, g, s, p, d, op) in cases {
+        let m = mg * g;
+        let oh = (h - 1) * s[0] + op[0] + d[0] * (kh - 1) + 1 - p[0] - p[2];
+        let ow = (w - 1) * s[1] + op[1] + d[1] * (kw - 1) + 1 - p[1] - p[3];
+        for dt in ["f32", "f16"] {
+            for bias in [false, true] {
+                let x = format!("tensor<{n}x{c}x{h}x{w}x{dt}>");
+                let f = format!("tensor<{c}x{mg}x{kh}x{kw}x{dt}>");
+                let b = format!("tensor<{m}x{dt}>");
+                let y = format!("tensor<{n}x{m}x{oh}x{ow}x{dt}>");
+                let mut args = vec![("x", x.as_str()), ("f", f.as_str())];
+                if bias {
+                    args.push(("b", b.as_str()));
+                }
+                let attrs = format!(
+                    "{{strides = [{}, {}], pads = [{}, {}, {}, {}], dilations = [{}, {}], group = {g} : i64, output_padding = [{}, {}]}}",
+                    s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], op[0], op[1]
+                );
+                let text = one_op(
+                    &args,
+                    &format!("graph.conv_transpose2d $OPERANDS {attrs}"),
+                    &y,
+                );
+                check(
+                    &text,
+                    &format!("conv_transpose2d {x} {f} group {g} {attrs} bias {bias}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tile_matches_the_interpreter() {
+    // (input shape, repeats, output shape)
+    let cases = [
+        ("2x3", "[2, 3]", "4x9"),
+        ("3x1x2", "[1, 4, 2]", "3x4x4"),
+        ("5", "[3]", "15"),
+        ("2x2x3x1", "[2, 1, 1, 5]", "4x2x3x5"),
+        ("0x3", "[2, 2]", "0x6"),
+    ];
+    for (xs, reps, ys) in cases {
+        for dt in ["f32", "f16", "i64", "i8", "i1"] {
+            let (x, y) = (format!("tensor<{xs}x{dt}>"), format!("tensor<{ys}x{dt}>"));
+            let text = one_op(
+                &[("x", &x)],
+                &format!("data.tile $OPERANDS {{repeats = {reps}}}"),
+                &y,
+            );
+            check(&text, &format!("tile {xs} {reps} {dt}"));
+        }
+    }
+}

@@ -52,8 +52,10 @@ macro_rules! by_cpu_features {
 pub mod arg_reduce;
 pub mod batch_norm;
 pub mod conv;
+pub mod conv_transpose;
 pub mod ew;
 pub mod gather_elements;
+pub mod grid_sample;
 pub mod instance_norm;
 pub mod linalg;
 pub mod movement;
@@ -63,6 +65,7 @@ pub mod pool;
 pub mod quant;
 pub mod registry;
 pub mod scatter_elements;
+pub mod tile;
 pub mod vmath;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
