@@ -368,3 +368,99 @@ fn tile_matches_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn f64_elementwise_matches_the_interpreter() {
+    // f64 computes in f64 (not through f32): unary and binary ops with
+    // broadcasting, comparisons, where and clip on f64 values.
+    let (a, b) = ("tensor<3x5xf64>", "tensor<5xf64>");
+    for op in ["add", "sub", "mul", "div", "pow", "max", "min"] {
+        let text = one_op(&[("a", a), ("b", b)], &format!("graph.{op} $OPERANDS"), a);
+        check(&text, &format!("{op} f64"));
+    }
+    // Floats take fmod = 1 only (the importer builds Python's mod from it).
+    let text = one_op(
+        &[("a", a), ("b", b)],
+        "graph.mod $OPERANDS {fmod = 1 : i64}",
+        a,
+    );
+    check(&text, "mod f64");
+    for op in [
+        "neg", "abs", "exp", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "sign", "sin",
+        "cos", "atan", "square", "relu", "silu",
+    ] {
+        let text = one_op(&[("a", a)], &format!("graph.{op} $OPERANDS"), a);
+        check(&text, &format!("{op} f64"));
+    }
+    for op in ["equal", "less", "greater", "less_equal", "greater_equal"] {
+        let text = one_op(
+            &[("a", a), ("b", b)],
+            &format!("graph.{op} $OPERANDS"),
+            "tensor<3x5xi1>",
+        );
+        check(&text, &format!("{op} f64"));
+    }
+    let text = one_op(
+        &[("c", "tensor<3x5xi1>"), ("a", a), ("b", b)],
+        "graph.where $OPERANDS",
+        a,
+    );
+    check(&text, "where f64");
+    // A chain: small values, so that an f32 computation would be caught.
+    let text = format!(
+        "graph.func @main(%a: {a}, %b: {b}) -> {a} {{\n  \
+         %k = data.constant dense<1.0e-09> : tensor<f64>\n  \
+         %m = graph.mul %a, %k : ({a}, tensor<f64>) -> {a}\n  \
+         %s = graph.add %m, %b : ({a}, {b}) -> {a}\n  \
+         %y = graph.sub %s, %b : ({a}, {b}) -> {a}\n  \
+         graph.return %y : {a}\n}}\n"
+    );
+    check(&text, "mul+add+sub f64 at 1e-9");
+}
+
+#[test]
+fn f64_casts_match_the_interpreter() {
+    // To and from f64: every other float type, integers and booleans.
+    for other in ["f32", "f16", "bf16", "i64", "i32", "i8", "ui8", "i1"] {
+        let (d, o) = ("tensor<4x6xf64>", format!("tensor<4x6x{other}>"));
+        let text = one_op(
+            &[("x", d)],
+            &format!("graph.cast $OPERANDS {{to = {other}}}"),
+            &o,
+        );
+        check(&text, &format!("cast f64 -> {other}"));
+        let text = one_op(&[("x", &o)], "graph.cast $OPERANDS {to = f64}", d);
+        check(&text, &format!("cast {other} -> f64"));
+    }
+}
+
+#[test]
+fn f64_data_movement_and_reductions_match_the_interpreter() {
+    let x = "tensor<3x4x5xf64>";
+    let text = one_op(
+        &[("x", x)],
+        "data.transpose $OPERANDS {perm = [2, 0, 1]}",
+        "tensor<5x3x4xf64>",
+    );
+    check(&text, "transpose f64");
+    let text = one_op(
+        &[("x", x)],
+        "data.tile $OPERANDS {repeats = [1, 2, 3]}",
+        "tensor<3x8x15xf64>",
+    );
+    check(&text, "tile f64");
+    for op in [
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+    ] {
+        let text = one_op(
+            &[("x", x)],
+            &format!("graph.{op} $OPERANDS {{axes = [1], keepdims = 0 : i64}}"),
+            "tensor<3x5xf64>",
+        );
+        check(&text, &format!("{op} f64"));
+    }
+}

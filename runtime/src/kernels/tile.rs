@@ -9,6 +9,10 @@ use super::{Kernel, Par, Slot};
 pub struct Tile;
 
 impl Kernel for Tile {
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], _par: &Par) -> Result<(), String> {
         let (&[x], &[y]) = (ins, outs) else {
             return Err("tile takes 1 operand and gives 1 result".into());
