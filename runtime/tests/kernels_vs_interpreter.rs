@@ -464,3 +464,41 @@ fn f64_data_movement_and_reductions_match_the_interpreter() {
         check(&text, &format!("{op} f64"));
     }
 }
+
+#[test]
+fn f64_matmul_and_softmax_match_the_interpreter() {
+    // (lhs, rhs, result): plain, batched, broadcast batch, vector operands.
+    let products = [
+        ("5x7", "7x3", "5x3"),
+        ("2x4x6", "2x6x3", "2x4x3"),
+        ("3x1x4x5", "2x5x2", "3x2x4x2"),
+        ("6", "6x4", "4"),
+        ("4x6", "6", "4"),
+    ];
+    for (a, b, y) in products {
+        let (a, b, y) = (
+            format!("tensor<{a}xf64>"),
+            format!("tensor<{b}xf64>"),
+            format!("tensor<{y}xf64>"),
+        );
+        let text = one_op(&[("a", &a), ("b", &b)], "graph.matmul $OPERANDS", &y);
+        check(&text, &format!("matmul {a} {b} f64"));
+    }
+    let text = one_op(
+        &[("a", "tensor<2x6x4xf64>"), ("b", "tensor<2x3x6xf64>")],
+        "graph.batch_matmul $OPERANDS {transpose_a = true, transpose_b = true}",
+        "tensor<2x4x3xf64>",
+    );
+    check(&text, "batch_matmul transposed f64");
+    for op in ["softmax", "log_softmax"] {
+        for axis in [-1, 0, 1] {
+            let x = "tensor<3x5x4xf64>";
+            let text = one_op(
+                &[("x", x)],
+                &format!("graph.{op} $OPERANDS {{axis = {axis} : i64}}"),
+                x,
+            );
+            check(&text, &format!("{op} axis {axis} f64"));
+        }
+    }
+}

@@ -178,6 +178,7 @@ impl Op {
     fn f64_ok(&self) -> bool {
         match self {
             Op::Kernel(k) => k.f64_ok(),
+            Op::MatMul(_) | Op::Softmax { .. } => true,
             Op::Transdata(_) => false,
             _ => !self.float_only(),
         }

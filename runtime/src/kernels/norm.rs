@@ -3,7 +3,7 @@
 
 use super::ew::Bcast;
 use super::{vmath, F32In, F32Out, Par, Slot};
-use crate::buffer::{load_i64, store_f64, store_i64};
+use crate::buffer::{load_f64, load_i64, store_f64, store_i64};
 use crate::shared::Shared;
 
 pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
@@ -20,6 +20,22 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
     let outer: usize = x.shape[..ax].iter().product();
     let len = x.shape.get(ax).copied().unwrap_or(1);
     let inner: usize = x.shape[ax + 1..].iter().product();
+    if out.dtype == ge_ir::DType::F64 {
+        // At f64 precision, with the reference's own row loop.
+        let mut v = vec![0f64; x.numel()];
+        load_f64(x.dtype, x.ptr, 0, &mut v);
+        let vp = Shared(v.as_mut_ptr());
+        let block = len * inner;
+        par.run(outer, outer * block > 1 << 15, &|r| {
+            // SAFETY: block r of `v` (outer blocks of len x inner elements);
+            // tasks own disjoint blocks.
+            let b = unsafe { std::slice::from_raw_parts_mut(vp.p().add(r * block), block) };
+            ge_dialects::graph::nn::softmax_along(b, 1, len, inner, log);
+            Ok(())
+        })?;
+        store_f64(out.dtype, out.ptr, 0, &v);
+        return Ok(());
+    }
     let xi = F32In::new(x);
     let mut o = F32Out::new(out);
     let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
