@@ -11,8 +11,13 @@ use ge_compile::CompileOptions;
 
 /// Compile `text`'s `@main`, run it natively and on the interpreter, compare.
 fn check(text: &str, what: &str) {
+    check_bound(text, what, &[]);
+}
+
+/// [`check`] with symbolic dims of the inputs bound to sizes.
+fn check_bound(text: &str, what: &str, binds: &[(&str, i64)]) {
     let (types, m) = signature(text, "main");
-    let ins = random_inputs(&types, &[], 7);
+    let ins = random_inputs(&types, binds, 7);
     let want = interpret(&m, "main", &ins);
     for formats in [false, true] {
         let opts = CompileOptions {
@@ -499,6 +504,103 @@ fn f64_matmul_and_softmax_match_the_interpreter() {
                 x,
             );
             check(&text, &format!("{op} axis {axis} f64"));
+        }
+    }
+}
+
+#[test]
+fn shape_of_and_iota_match_the_interpreter() {
+    // Symbolic dims: static ones would fold to constants before any kernel.
+    for b in [1, 4, 9] {
+        let text = "graph.func @main(%x: tensor<Bx3xNxf32>) -> tensor<3xi64> {\n  \
+                    %y = data.shape_of %x : (tensor<Bx3xNxf32>) -> tensor<3xi64>\n  \
+                    graph.return %y : tensor<3xi64>\n}\n";
+        check_bound(
+            text,
+            &format!("shape_of B={b}"),
+            &[("B", b), ("N", 2 * b + 1)],
+        );
+        for (start, delta) in [(0, 1), (3, -2), (-5, 7)] {
+            let text = format!(
+                "graph.func @main(%x: tensor<Bxf32>) -> tensor<Bxi64> {{\n  \
+                 %y = data.iota {{count = \"B\", start = {start} : i64, delta = {delta} : i64}} : () -> tensor<Bxi64>\n  \
+                 graph.return %y : tensor<Bxi64>\n}}\n"
+            );
+            check_bound(&text, &format!("iota B={b} {start} {delta}"), &[("B", b)]);
+        }
+    }
+}
+
+#[test]
+fn topk_matches_the_interpreter() {
+    // (input shape, axis, k, result shape); integers 0..8 give ties.
+    let cases = [
+        ("4x9", 1, 3, "4x3"),
+        ("9x5", 0, 9, "9x5"),
+        ("2x7x3", 1, 1, "2x1x3"),
+        ("2x3x8", -1, 5, "2x3x5"),
+        ("6", 0, 0, "0"),
+    ];
+    for (xs, axis, k, ys) in cases {
+        for largest in [0, 1] {
+            for dt in ["f32", "f16", "f64", "i64", "i32", "i8"] {
+                let (x, v, i) = (
+                    format!("tensor<{xs}x{dt}>"),
+                    format!("tensor<{ys}x{dt}>"),
+                    format!("tensor<{ys}xi64>"),
+                );
+                let text = format!(
+                    "graph.func @main(%x: {x}) -> ({v}, {i}) {{\n  \
+                     %v, %i = graph.topk %x {{k = {k} : i64, axis = {axis} : i64, largest = {largest} : i64}} : ({x}) -> ({v}, {i})\n  \
+                     graph.return %v, %i : {v}, {i}\n}}\n"
+                );
+                check(
+                    &text,
+                    &format!("topk {xs} axis {axis} k {k} largest {largest} {dt}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn resize_matches_the_interpreter() {
+    // (input shape, scales or sizes attribute, output shape)
+    let cases = [
+        ("1x2x3x4", "scales = [1.0, 1.0, 2.0, 1.5]", "1x2x6x6"),
+        ("2x3x8x6", "scales = [1.0, 1.0, 0.5, 0.75]", "2x3x4x4"),
+        ("1x2x5x5", "sizes = [1, 2, 7, 3]", "1x2x7x3"),
+        ("3x4", "scales = [2.0, 0.5]", "6x2"),
+        ("2x3x4x2x3", "sizes = [2, 3, 3, 4, 5]", "2x3x3x4x5"),
+        ("7", "sizes = [10]", "10"),
+    ];
+    let coords = [
+        "half_pixel",
+        "pytorch_half_pixel",
+        "align_corners",
+        "asymmetric",
+    ];
+    for (xs, size, ys) in cases {
+        for coord in coords {
+            let mut modes: Vec<String> =
+                ["floor", "ceil", "round_prefer_floor", "round_prefer_ceil"]
+                    .iter()
+                    .map(|n| format!("mode = \"nearest\", nearest_mode = \"{n}\""))
+                    .collect();
+            modes.push("mode = \"linear\"".into());
+            for mode in &modes {
+                for dt in ["f32", "f16", "f64", "i64"] {
+                    if dt == "i64" && mode.contains("linear") {
+                        continue;
+                    }
+                    let (x, y) = (format!("tensor<{xs}x{dt}>"), format!("tensor<{ys}x{dt}>"));
+                    let op = format!(
+                        "graph.resize $OPERANDS {{{mode}, {size}, coordinate_transformation_mode = \"{coord}\"}}"
+                    );
+                    let text = one_op(&[("x", &x)], &op, &y);
+                    check(&text, &format!("resize {xs} {size} {mode} {coord} {dt}"));
+                }
+            }
         }
     }
 }

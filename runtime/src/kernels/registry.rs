@@ -14,16 +14,19 @@ use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, batch_norm, conv, conv_transpose, gather_elements, grid_sample, instance_norm,
-    linalg, movement, pad, pool, quant, scatter_elements, tile, Kernel, Op,
+    iota, linalg, movement, pad, pool, quant, resize, scatter_elements, shape_of, tile, topk,
+    Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Tile, Transpose};
-use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
+use ge_dialects::data::shape::{Identity, Iota, Reshape, ShapeOf, Squeeze, Unsqueeze};
 use ge_dialects::graph::bitwise::{BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor};
 use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::grid_sample::GridSample;
-use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad, ScatterElements};
+use ge_dialects::graph::index::{
+    Embedding, Gather, GatherElements, Pad, Resize, ScatterElements, Topk,
+};
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, ConvTranspose2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm,
@@ -281,6 +284,22 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(conv_transpose::ConvTranspose::from_op(b, o)?)
         }),
         (Tile::DEF, |_, _| kernel(tile::Tile)),
+        (ShapeOf::DEF, |_, _| kernel(shape_of::ShapeOf)),
+        (Iota::DEF, |b, o| {
+            let a = Iota::attrs(b.op(o));
+            kernel(iota::Iota {
+                start: a.start(),
+                delta: a.delta(),
+            })
+        }),
+        (Topk::DEF, |b, o| {
+            let a = Topk::attrs(b.op(o));
+            kernel(topk::TopK {
+                axis: a.axis(),
+                largest: a.largest() != 0,
+            })
+        }),
+        (Resize::DEF, |b, o| kernel(resize::Resize::from_op(b, o)?)),
     ]);
     v
 }
