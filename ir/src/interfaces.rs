@@ -505,6 +505,8 @@ pub enum KernelFamily {
     Shape,
     /// The k largest or smallest elements along an axis (topk).
     TopK,
+    /// softmax(q·kᵀ·scale + mask)·v (scaled_dot_product_attention).
+    Attention,
     /// Repetition of the input along its dims (tile).
     Repeat,
 }

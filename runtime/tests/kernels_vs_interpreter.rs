@@ -604,3 +604,38 @@ fn resize_matches_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn attention_matches_the_interpreter() {
+    // (query, key, value, mask or "", result): batch broadcast (grouped
+    // heads), float and i1 masks that broadcast, vectors of one position.
+    let cases = [
+        ("2x3x4x8", "2x3x6x8", "2x3x6x5", "", "2x3x4x5"),
+        ("2x4x4x8", "2x1x6x8", "1x4x6x5", "4x6xf32", "2x4x4x5"),
+        ("2x4x5x3", "2x4x5x3", "2x4x5x3", "2x1x5x5xi1", "2x4x5x3"),
+        ("3x1x7", "3x9x7", "3x9x2", "9xf32", "3x1x2"),
+    ];
+    for (q, k, v, m, y) in cases {
+        for attrs in ["", " {causal = true}", " {scale = 0.25 : f64, causal = true}"] {
+            for dt in ["f32", "f16"] {
+                let t = |s: &str| format!("tensor<{s}x{dt}>");
+                let (tq, tk, tv, ty) = (t(q), t(k), t(v), t(y));
+                let mask = match m {
+                    "" => None,
+                    m if m.ends_with("xi1") => Some(format!("tensor<{m}>")),
+                    m => Some(format!("tensor<{}x{dt}>", m.trim_end_matches("xf32"))),
+                };
+                let mut args = vec![("q", tq.as_str()), ("k", tk.as_str()), ("v", tv.as_str())];
+                if let Some(mt) = &mask {
+                    args.push(("m", mt.as_str()));
+                }
+                let text = one_op(
+                    &args,
+                    &format!("graph.scaled_dot_product_attention $OPERANDS{attrs}"),
+                    &ty,
+                );
+                check(&text, &format!("attention {q} {k} {v} mask {m}{attrs} {dt}"));
+            }
+        }
+    }
+}

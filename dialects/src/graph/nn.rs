@@ -1627,6 +1627,7 @@ def_op! {
             FusionPattern::Opaque,
             CUBE_ENGINES,
             PrecisionClass::White,
+            KernelFamily::Attention,
         ],
         es(attrs = AttentionAttrs),
     }

@@ -50,6 +50,7 @@ macro_rules! by_cpu_features {
 }
 
 pub mod arg_reduce;
+pub mod attention;
 pub mod batch_norm;
 pub mod conv;
 pub mod conv_transpose;

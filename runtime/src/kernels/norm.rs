@@ -68,7 +68,7 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
 }
 
 /// Softmax of one row in place; compiled again for AVX-512 and AVX2.
-fn softmax_row(log: bool, y: &mut [f32]) {
+pub(crate) fn softmax_row(log: bool, y: &mut [f32]) {
     by_cpu_features!(softmax_row_loops(log: bool, y: &mut [f32]))
 }
 

@@ -13,9 +13,9 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, batch_norm, conv, conv_transpose, gather_elements, grid_sample, instance_norm,
-    iota, linalg, movement, pad, pool, quant, resize, scatter_elements, shape_of, tile, topk,
-    Kernel, Op,
+    arg_reduce, attention, batch_norm, conv, conv_transpose, gather_elements, grid_sample,
+    instance_norm, iota, linalg, movement, pad, pool, quant, resize, scatter_elements, shape_of,
+    tile, topk, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -30,7 +30,7 @@ use ge_dialects::graph::index::{
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, ConvTranspose2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm,
-    LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, Softmax,
+    LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, ScaledDotProductAttention, Softmax,
 };
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
@@ -300,6 +300,13 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             })
         }),
         (Resize::DEF, |b, o| kernel(resize::Resize::from_op(b, o)?)),
+        (ScaledDotProductAttention::DEF, |b, o| {
+            let a = ScaledDotProductAttention::attrs(b.op(o));
+            kernel(attention::Attention {
+                scale: a.scale(),
+                causal: a.causal(),
+            })
+        }),
     ]);
     v
 }
