@@ -84,7 +84,7 @@ fn pad_matches_the_interpreter() {
     ];
     for (xs, pads, ys) in shapes {
         for mode in ["constant", "reflect", "edge", "wrap"] {
-            for dt in ["f32", "f16", "i64", "i32", "i8", "i1"] {
+            for dt in ["f32", "f16", "f64", "i64", "i32", "i8", "i1"] {
                 // Reflect may not reach further than the dim (the interpreter's rule).
                 if mode == "reflect" && xs == "9" && dt != "f32" {
                     continue;
@@ -112,7 +112,7 @@ fn gather_elements_matches_the_interpreter() {
         ("9", "13", -1),
     ];
     for (xs, is, axis) in cases {
-        for dt in ["f32", "f16", "i64", "i8", "i1"] {
+        for dt in ["f32", "f16", "f64", "i64", "i8", "i1"] {
             for it in ["i64", "i32"] {
                 let (x, i, y) = (
                     format!("tensor<{xs}x{dt}>"),
@@ -150,7 +150,7 @@ fn argmax_and_argmin_match_the_interpreter() {
         for op in ["argmax", "argmin"] {
             for last in [0, 1] {
                 // Integers 0..8 give ties (select_last_index decides them).
-                for dt in ["f32", "f16", "i64", "i32", "i8"] {
+                for dt in ["f32", "f16", "f64", "i64", "i32", "i8"] {
                     let x = format!("tensor<{xs}x{dt}>");
                     let y = if ys.is_empty() {
                         "tensor<i64>".to_string()
@@ -208,7 +208,11 @@ fn scatter_elements_matches_the_interpreter() {
     for (xs, is, axis) in cases {
         for red in ["none", "add", "mul", "max", "min"] {
             // `none` with duplicate indices: the last update wins (in order).
-            for dt in ["f32", "f16", "i64", "i32"] {
+            for dt in ["f32", "f16", "f64", "i64", "i32"] {
+                // f64 natively only without a reduction (a byte copy).
+                if dt == "f64" && red != "none" {
+                    continue;
+                }
                 let (x, i, u) = (
                     format!("tensor<{xs}x{dt}>"),
                     format!("tensor<{is}xi64>"),
@@ -616,7 +620,11 @@ fn attention_matches_the_interpreter() {
         ("3x1x7", "3x9x7", "3x9x2", "9xf32", "3x1x2"),
     ];
     for (q, k, v, m, y) in cases {
-        for attrs in ["", " {causal = true}", " {scale = 0.25 : f64, causal = true}"] {
+        for attrs in [
+            "",
+            " {causal = true}",
+            " {scale = 0.25 : f64, causal = true}",
+        ] {
             for dt in ["f32", "f16"] {
                 let t = |s: &str| format!("tensor<{s}x{dt}>");
                 let (tq, tk, tv, ty) = (t(q), t(k), t(v), t(y));
@@ -634,7 +642,10 @@ fn attention_matches_the_interpreter() {
                     &format!("graph.scaled_dot_product_attention $OPERANDS{attrs}"),
                     &ty,
                 );
-                check(&text, &format!("attention {q} {k} {v} mask {m}{attrs} {dt}"));
+                check(
+                    &text,
+                    &format!("attention {q} {k} {v} mask {m}{attrs} {dt}"),
+                );
             }
         }
     }

@@ -9,7 +9,7 @@
 //! order.
 
 use super::{F32In, Kernel, Par, Slot};
-use crate::buffer::{class_of, load_i64, Class};
+use crate::buffer::{class_of, load_f64, load_i64, Class};
 use crate::shared::Shared;
 
 #[derive(Clone, Debug)]
@@ -23,7 +23,7 @@ pub struct ArgReduce {
 impl ArgReduce {
     /// Whether `v` replaces `best` (floats; NaN first, then the order).
     #[inline(always)]
-    fn better_f(&self, v: f32, best: f32) -> bool {
+    fn better_f<T: super::ew::Real>(&self, v: T, best: T) -> bool {
         if best.is_nan() {
             false
         } else if v.is_nan() {
@@ -84,6 +84,10 @@ impl ArgReduce {
 }
 
 impl Kernel for ArgReduce {
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
         let (&[x], &[y]) = (ins, outs) else {
             return Err("argmax/argmin takes 1 operand and gives 1 result".into());
@@ -119,7 +123,12 @@ impl Kernel for ArgReduce {
                 load_i64(x.dtype, x.ptr, 0, &mut v);
                 self.scan(&v, dims, out, |v, b| self.better_i(v, b), par)
             }
-            None | Some(Class::D) => Err(format!("argmax/argmin of {}", x.dtype)),
+            Some(Class::D) => {
+                let mut v = vec![0f64; x.numel()];
+                load_f64(x.dtype, x.ptr, 0, &mut v);
+                self.scan(&v, dims, out, |v, b| self.better_f(v, b), par)
+            }
+            None => Err(format!("argmax/argmin of {}", x.dtype)),
         }
     }
 }

@@ -17,6 +17,11 @@ pub struct GatherElements {
 }
 
 impl Kernel for GatherElements {
+    /// Copies element bytes: f64 as well.
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
         let (&[x, ind], &[y]) = (ins, outs) else {
             return Err("gather_elements takes 2 operands and gives 1 result".into());

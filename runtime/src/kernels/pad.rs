@@ -73,6 +73,11 @@ impl Pad {
 }
 
 impl Kernel for Pad {
+    /// Copies element bytes: f64 as well.
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
         let (&[x], &[y]) = (ins, outs) else {
             return Err("pad takes 1 operand and gives 1 result".into());

@@ -39,6 +39,11 @@ pub struct ScatterElements {
 }
 
 impl Kernel for ScatterElements {
+    /// Without a reduction it copies element bytes: f64 as well.
+    fn f64_ok(&self) -> bool {
+        self.reduction == Reduction::None
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], _par: &Par) -> Result<(), String> {
         let (&[x, ind, upd], &[y]) = (ins, outs) else {
             return Err("scatter_elements takes 3 operands and gives 1 result".into());
