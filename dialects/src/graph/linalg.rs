@@ -125,9 +125,10 @@ pub fn gemm_acc<T: Scalar>(
 
 /// Batched matmul of `a` (`batch_a x m x k`, or `k x m` per matrix when
 /// `ta`) and `b` (`batch_b x k x n`, or `n x k` when `tb`) with numpy
-/// broadcasting of the batch dims. Returns `(batch_shape, data)`.
+/// broadcasting of the batch dims. Returns `(batch_shape, data)`. The
+/// runtime's integer matmul kernel runs it too.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn batched<T: Scalar>(
+pub fn batched<T: Scalar>(
     a: &[T],
     a_batch: &[usize],
     b: &[T],

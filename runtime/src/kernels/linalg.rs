@@ -6,7 +6,7 @@
 
 use super::ew::Bcast;
 use super::{activation, sgemm, F32In, F32Out, Par, Slot};
-use crate::buffer::{load_f64, store_f64};
+use crate::buffer::{class_of, load_f64, load_i64, store_f64, store_i64, Class};
 use crate::shared::Shared;
 use ge_dialects::graph::linalg::Gemm as GemmOp;
 use ge_ir::body::{Body, OpId};
@@ -237,8 +237,10 @@ impl MatMul {
                 out.shape
             ));
         }
-        if out.dtype == ge_ir::DType::F64 {
-            return self.run_f64(a, b, out, &dims);
+        match class_of(out.dtype) {
+            Some(Class::D) => return self.run_f64(a, b, out, &dims),
+            Some(Class::I) => return self.run_int(a, b, out, &dims),
+            _ => {}
         }
         let Dims { pa, pb, obatch, .. } = dims;
         let r = obatch.len();
@@ -393,6 +395,35 @@ impl MatMul {
             };
         }
         store_f64(out.dtype, out.ptr, 0, &cv);
+        Ok(())
+    }
+
+    /// Integer operands: the reference's own loop in wrapping i64
+    /// (`ge_dialects::graph::linalg::batched`), then wrapped to the dtype.
+    fn run_int(&self, a: &Slot, b: &Slot, out: &Slot, d: &Dims) -> Result<(), String> {
+        let load = |s: &Slot| {
+            let mut v = vec![0i64; s.numel()];
+            load_i64(s.dtype, s.ptr, 0, &mut v);
+            v
+        };
+        let (av, bv) = (load(a), load(b));
+        let (_, c) = ge_dialects::graph::linalg::batched(
+            &av,
+            &d.pa,
+            &bv,
+            &d.pb,
+            (d.m, d.k, d.n),
+            self.ta,
+            self.tb,
+        )?;
+        if c.len() != out.numel() {
+            return Err(format!(
+                "matmul: result {:?} does not hold {} elements",
+                out.shape,
+                c.len()
+            ));
+        }
+        store_i64(out.dtype, out.ptr, 0, &c);
         Ok(())
     }
 

@@ -190,14 +190,15 @@ impl Op {
     }
 
     /// Whether the native kernel computes on floats only (f32/f16/bf16):
-    /// compute ops; data movement and reductions take any dtype.
+    /// compute ops; data movement, reductions and matmul take any dtype.
     fn float_only(&self) -> bool {
         if let Op::Kernel(k) = self {
             return k.float_only();
         }
         !matches!(
             self,
-            Op::Copy
+            Op::MatMul(_)
+                | Op::Copy
                 | Op::Transpose(_)
                 | Op::Transdata(_)
                 | Op::Concat(_)
