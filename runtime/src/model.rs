@@ -341,6 +341,18 @@ impl Model {
             .map(|t| (t.name.clone(), t.buffer.ty.clone()))
             .collect()
     }
+    /// Per input: whether a run reads the caller's tensor in place (its
+    /// arena is bound to it, zero copy) rather than copying it into the
+    /// context's arena.
+    pub fn zero_copy_inputs(&self) -> Vec<bool> {
+        let inner = &self.inner;
+        inner
+            .io
+            .inputs
+            .iter()
+            .map(|t| inner.bindings.get(t.buffer.arena as usize) == Some(&Binding::ZeroCopy))
+            .collect()
+    }
     /// Upper bounds of the symbolic dims (unbounded symbols left out).
     pub fn symbol_bounds(&self) -> Vec<(String, i64)> {
         let free = def_unbounded(&self.inner.def.replan);
