@@ -629,6 +629,9 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
                 "symbol {s}: no bound (memory planned per shape)\n"
             ));
         }
+        for op in model.hybrid_ops() {
+            stdout.push_str(&format!("hybrid: {op}\n"));
+        }
         for op in model.fallback_ops() {
             stdout.push_str(&format!("fallback: {op}\n"));
         }

@@ -499,6 +499,10 @@ pub enum KernelFamily {
     ArgReduce,
     /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
     Quantize,
+    /// An op whose attributes are read from operand values at run time
+    /// (`graph.specialize`: the concrete op is built, verified and run on
+    /// its own native kernel).
+    Specialize,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -63,6 +63,7 @@ pub mod pool;
 pub mod quant;
 pub mod registry;
 pub mod scatter_elements;
+pub mod specialize;
 pub mod vmath;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
@@ -131,6 +132,11 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     /// Whether it computes on floats only (f32/f16/bf16); else any dtype.
     fn float_only(&self) -> bool {
         false
+    }
+    /// Ops it ran on the interpreter so far (a kernel that picks its op at
+    /// run time: [`specialize::Specialize`]).
+    fn run_time_fallbacks(&self) -> Vec<String> {
+        vec![]
     }
 }
 

@@ -14,7 +14,7 @@ use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, batch_norm, conv, gather_elements, instance_norm, linalg, movement, pad, pool,
-    quant, scatter_elements, Kernel, Op,
+    quant, scatter_elements, specialize, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -32,6 +32,7 @@ use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
+use ge_dialects::graph::specialize::Specialize;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -131,6 +132,9 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             ew(Code::Clip(c.min().is_some(), c.max().is_some()))
         }),
         (Constant::DEF, |_, _| Some(Native::Constant)),
+        (Specialize::DEF, |b, o| {
+            kernel(specialize::Specialize::from_op(b, o)?)
+        }),
         (Conv2d::DEF, |b, o| {
             conv::Conv::from_op(b, o).map(|c| Native::Step(Op::Conv(c)))
         }),
