@@ -499,6 +499,14 @@ pub enum KernelFamily {
     ArgReduce,
     /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
     Quantize,
+    /// Interpolation at computed points (grid_sample, resize).
+    Sample,
+    /// Values made from shapes (shape_of, iota).
+    Shape,
+    /// The k largest or smallest elements along an axis (topk).
+    TopK,
+    /// Repetition of the input along its dims (tile).
+    Repeat,
     /// An op whose attributes are read from operand values at run time
     /// (`graph.specialize`: the concrete op is built, verified and run on
     /// its own native kernel).

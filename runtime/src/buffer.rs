@@ -170,13 +170,15 @@ pub enum Class {
     F,
     /// i64 (all integer types and booleans).
     I,
+    /// f64 (f64 only: its kernels compute at its precision).
+    D,
 }
 
 pub fn class_of(d: DType) -> Option<Class> {
     match d {
         DType::F32 | DType::F16 | DType::BF16 => Some(Class::F),
         d if d.is_small_float() => Some(Class::F),
-        DType::F64 => None,
+        DType::F64 => Some(Class::D),
         _ => Some(Class::I),
     }
 }
@@ -264,6 +266,63 @@ pub(crate) fn store_f32(dtype: DType, p: *mut u8, start: usize, v: &[f32]) {
                 let tmp: Vec<i64> = v.iter().map(|&x| f2i(dtype, x as f64)).collect();
                 store_i64(dtype, p, start, &tmp);
             }
+        }
+    }
+}
+
+/// Read `out.len()` elements of `dtype` starting at element `start` of `p`
+/// as f64 (exact for every dtype but 64-bit integers beyond 2^53).
+///
+/// # Safety contract
+/// `p` must be valid for reading elements `start .. start + out.len()`.
+pub(crate) fn load_f64(dtype: DType, p: *const u8, start: usize, out: &mut [f64]) {
+    match class_of(dtype) {
+        Some(Class::D) => {
+            // SAFETY: callers pass pointers valid for the range (see the contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (p as *const f64).add(start),
+                    out.as_mut_ptr(),
+                    out.len(),
+                )
+            }
+        }
+        Some(Class::I) => {
+            let mut tmp = vec![0i64; out.len()];
+            load_i64(dtype, p, start, &mut tmp);
+            out.iter_mut().zip(tmp).for_each(|(o, v)| *o = v as f64);
+        }
+        _ => {
+            let mut tmp = vec![0f32; out.len()];
+            load_f32(dtype, p, start, &mut tmp);
+            out.iter_mut().zip(tmp).for_each(|(o, v)| *o = v as f64);
+        }
+    }
+}
+
+/// `x` rounded once to what float dtype `dtype` holds, as f32 (f16, bf16
+/// and the small floats straight from f64: no double rounding through f32).
+pub fn f64_to_float(dtype: DType, x: f64) -> f32 {
+    ge_ir::tensor::round_f(dtype, x) as f32
+}
+
+/// Write f64 values as elements of `dtype` (floats rounded once, integers
+/// as numpy's `astype`).
+pub(crate) fn store_f64(dtype: DType, p: *mut u8, start: usize, v: &[f64]) {
+    match class_of(dtype) {
+        Some(Class::D) => {
+            // SAFETY: callers pass pointers valid for the range.
+            unsafe {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), (p as *mut f64).add(start), v.len())
+            }
+        }
+        Some(Class::I) => {
+            let tmp: Vec<i64> = v.iter().map(|&x| f2i(dtype, x)).collect();
+            store_i64(dtype, p, start, &tmp);
+        }
+        _ => {
+            let tmp: Vec<f32> = v.iter().map(|&x| f64_to_float(dtype, x)).collect();
+            store_f32(dtype, p, start, &tmp);
         }
     }
 }

@@ -416,6 +416,16 @@ impl Model {
         }
         (native, fb)
     }
+    /// Kernel values computed once at load time (weight-only subexpressions,
+    /// such as a filter's FRACTAL_Z -> NCHW transdata) rather than at each run.
+    pub fn folded_values(&self) -> usize {
+        self.inner
+            .tasks
+            .iter()
+            .filter(|t| !t.dead)
+            .map(|t| t.folded.len())
+            .sum()
+    }
     /// Compute threads.
     pub fn threads(&self) -> usize {
         self.inner.threads
@@ -809,12 +819,17 @@ fn fold_launch(
     }
     let mut folded: HashMap<usize, Arc<AlignedBuf>> = arg_consts;
     let mut skip = vec![false; k.steps.len()];
-    let shapes: Option<Vec<Vec<usize>>> = (0..k.types.len())
+    // Shapes that need no symbol: a kernel with symbolic activations (a
+    // dynamic batch) still folds its weight-only steps (a FRACTAL_Z filter
+    // back to NCHW), whose values are all static.
+    let shapes: Vec<Option<Vec<usize>>> = (0..k.types.len())
         .map(|v| kernels::concrete(k.types[v], &empty).ok())
         .collect();
     for (si, s) in k.steps.iter().enumerate() {
-        let Some(shapes) = &shapes else { break };
         if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
+            continue;
+        }
+        if !s.ins.iter().chain(&s.outs).all(|&v| shapes[v].is_some()) {
             continue;
         }
         if matches!(s.op, Op::Ew(_)) && s.outs.is_empty() {
@@ -824,7 +839,7 @@ fn fold_launch(
         let mut slots: Vec<Slot> = (0..k.types.len())
             .map(|v| Slot {
                 ptr: std::ptr::null_mut(),
-                shape: shapes[v].clone(),
+                shape: shapes[v].clone().unwrap_or_default(),
                 dtype: k.types[v].dtype().unwrap_or(DType::U8),
             })
             .collect();
@@ -878,7 +893,7 @@ fn fold_launch(
     let t = &mut inner.tasks[ti];
     t.folded = folded;
     t.skip = skip;
-    Ok(if all && shapes.is_some() {
+    Ok(if all && k.results.iter().all(|&r| shapes[r].is_some()) {
         results
     } else {
         vec![]

@@ -136,6 +136,12 @@ impl Kernel for Specialize {
         run_native(p, ins, outs, par)
     }
 
+    /// The concrete op's own program decides (it falls back where its
+    /// kernel does not take f64).
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run_time_fallbacks(&self) -> Vec<String> {
         self.fallbacks
             .lock()
