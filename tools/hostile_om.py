@@ -219,6 +219,34 @@ def huge_kernel_constant(m):
     )
 
 
+def _in_kernel(m, text):
+    k = m["kernels"]
+    body = k.index("{\n", k.index("graph.func")) + 1
+    m["kernels"] = k[:body] + text + k[body:]
+
+
+def specialize_unknown_op(m):
+    """A graph.specialize (hybrid execution) naming an op that does not exist."""
+    _in_kernel(
+        m,
+        "\n    %hx = data.constant dense<1.0> : tensor<2xf32>"
+        "\n    %ha = data.constant dense<0> : tensor<1xi64>"
+        '\n    %hs = graph.specialize %hx, %ha {op = "graph.nope", static_attrs = {}, '
+        'from_values = ["axes:ints"]} : (tensor<2xf32>, tensor<1xi64>) -> tensor<2xf32>\n',
+    )
+
+
+def specialize_huge_values(m):
+    """A graph.specialize whose value operand is far larger than a shape."""
+    _in_kernel(
+        m,
+        "\n    %hx = data.constant dense<1.0> : tensor<2xf32>"
+        "\n    %ha = data.constant dense<0> : tensor<1000000xi64>"
+        '\n    %hs = graph.specialize %hx, %ha {op = "graph.reduce_sum", static_attrs = {}, '
+        'from_values = ["axes:ints"]} : (tensor<2xf32>, tensor<1000000xi64>) -> tensor<f32>\n',
+    )
+
+
 ATTACKS = {
     f.__name__.replace("_", "-"): f
     for f in [
@@ -238,6 +266,8 @@ ATTACKS = {
         wait_in_loop,
         endless_loop,
         huge_kernel_constant,
+        specialize_unknown_op,
+        specialize_huge_values,
     ]
 }
 

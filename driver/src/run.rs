@@ -592,70 +592,58 @@ fn run_model(args: &RunArgs, path: &str) -> RunOutput {
     }
 }
 
-fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
-    use ge_runtime::HostTensor;
-    let model = load_model(args, path)?;
+/// What `--info` prints: the model's tasks, memory, inputs and outputs,
+/// symbols, hybrid ops and interpreter fallbacks.
+fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
     let mut stdout = String::new();
-    let ins = model.inputs();
-    if args.info {
-        let (native, fb) = model.kernel_counts();
-        stdout.push_str(&format!(
-            "model '{}' for {}: {} tasks on {} streams, {} events; {} kernels native, {} on the interpreter\n",
-            model.name(),
-            model.soc(),
-            model.num_tasks(),
-            model.num_streams(),
-            model.num_events(),
-            native,
-            fb
-        ));
-        stdout.push_str(&format!(
-            "workspace {} bytes, weights {} bytes; {} activations kept plain (NCHW/ND) between kernels\n",
-            model.workspace_bytes(),
-            model.weights_bytes(),
-            model.plain_buffers()
-        ));
-        for (n, t) in &ins {
-            stdout.push_str(&format!("input {n}: {t}\n"));
-        }
-        for (n, t) in model.outputs() {
-            stdout.push_str(&format!("output {n}: {t}\n"));
-        }
-        for (s, b) in model.symbol_bounds() {
-            stdout.push_str(&format!("symbol {s} <= {b}\n"));
-        }
-        for s in model.unbounded_symbols() {
-            stdout.push_str(&format!(
-                "symbol {s}: no bound (memory planned per shape)\n"
-            ));
-        }
-        for op in model.fallback_ops() {
-            stdout.push_str(&format!("fallback: {op}\n"));
-        }
+    let (native, fb) = model.kernel_counts();
+    stdout.push_str(&format!(
+        "model '{}' for {}: {} tasks on {} streams, {} events; {} kernels native, {} on the interpreter\n",
+        model.name(),
+        model.soc(),
+        model.num_tasks(),
+        model.num_streams(),
+        model.num_events(),
+        native,
+        fb
+    ));
+    stdout.push_str(&format!(
+        "workspace {} bytes, weights {} bytes; {} activations kept plain (NCHW/ND) between kernels\n",
+        model.workspace_bytes(),
+        model.weights_bytes(),
+        model.plain_buffers()
+    ));
+    for (n, t) in ins {
+        stdout.push_str(&format!("input {n}: {t}\n"));
     }
-    if args.native_only {
-        let allowed: Vec<&str> = args.allow_fallback.iter().map(String::as_str).collect();
-        model
-            .require_native(&allowed)
-            .map_err(|e| format!("--native-only: {e}"))?;
+    for (n, t) in model.outputs() {
+        stdout.push_str(&format!("output {n}: {t}\n"));
     }
-    // Inputs, and the files of the outputs (checked before running).
-    let in_names: Vec<String> = ins.iter().map(|(n, _)| n.clone()).collect();
-    let out_names: Vec<String> = model.outputs().into_iter().map(|(n, _)| n).collect();
-    let in_io = IoNames {
-        kind: "input",
-        prefix: "arg",
-        names: &in_names,
-        what: "the model",
-    };
-    let out_io = IoNames {
-        kind: "output",
-        prefix: "out",
-        names: &out_names,
-        what: "the model",
-    };
-    let outs = out_io.assign("--output", &args.outputs, true)?;
-    let expects = out_io.assign("--expect", &args.expects, true)?;
+    for (s, b) in model.symbol_bounds() {
+        stdout.push_str(&format!("symbol {s} <= {b}\n"));
+    }
+    for s in model.unbounded_symbols() {
+        stdout.push_str(&format!(
+            "symbol {s}: no bound (memory planned per shape)\n"
+        ));
+    }
+    for op in model.hybrid_ops() {
+        stdout.push_str(&format!("hybrid: {op}\n"));
+    }
+    for op in model.fallback_ops() {
+        stdout.push_str(&format!("fallback: {op}\n"));
+    }
+    stdout
+}
+
+/// The model's inputs: from `--input` files, else random (`--random-inputs`,
+/// symbols from `--bind`).
+fn gather_inputs(
+    args: &RunArgs,
+    ins: &[(String, String)],
+    in_io: &IoNames,
+) -> Result<Vec<ge_runtime::HostTensor>, String> {
+    use ge_runtime::HostTensor;
     let mut given: Vec<Option<ge_ir::tensor::Tensor>> = vec![None; ins.len()];
     for (slot, file) in in_io
         .assign("--input", &args.inputs, false)?
@@ -663,8 +651,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         .enumerate()
     {
         if let Some(f) = file {
-            given[slot] =
-                Some(read_npy(f).map_err(|e| format!("input '{}': {e}", in_names[slot]))?);
+            given[slot] = Some(read_npy(f).map_err(|e| format!("input '{}': {e}", ins[slot].0))?);
         }
     }
     let mut binds: HashMap<Ident, i64> = HashMap::new();
@@ -695,6 +682,66 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         };
         inputs.push(HostTensor::from_tensor(&t));
     }
+    Ok(inputs)
+}
+
+/// The latency summary of `times` (ms per run): JSON or one line.
+fn latency_line(json: bool, threads: usize, times: &[f64]) -> String {
+    let n = times.len();
+    let mut s = times.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let mean = s.iter().sum::<f64>() / s.len() as f64;
+    let (p50, p90, p99) = (
+        percentile(&s, 50.0),
+        percentile(&s, 90.0),
+        percentile(&s, 99.0),
+    );
+    if json {
+        format!(
+            "{{\"runs\": {n}, \"threads\": {}, \"mean_ms\": {mean:.4}, \"p50_ms\": {p50:.4}, \"p90_ms\": {p90:.4}, \"p99_ms\": {p99:.4}, \"min_ms\": {:.4}}}\n",
+            threads,
+            s[0]
+        )
+    } else {
+        format!(
+            "latency over {n} runs ({} threads): mean {mean:.3} ms, p50 {p50:.3} ms, p90 {p90:.3} ms, p99 {p99:.3} ms, min {:.3} ms\n",
+            threads,
+            s[0]
+        )
+    }
+}
+
+fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
+    let model = load_model(args, path)?;
+    let mut stdout = String::new();
+    let ins = model.inputs();
+    if args.info {
+        stdout.push_str(&model_info(&model, &ins));
+    }
+    if args.native_only {
+        let allowed: Vec<&str> = args.allow_fallback.iter().map(String::as_str).collect();
+        model
+            .require_native(&allowed)
+            .map_err(|e| format!("--native-only: {e}"))?;
+    }
+    // Inputs, and the files of the outputs (checked before running).
+    let in_names: Vec<String> = ins.iter().map(|(n, _)| n.clone()).collect();
+    let out_names: Vec<String> = model.outputs().into_iter().map(|(n, _)| n).collect();
+    let in_io = IoNames {
+        kind: "input",
+        prefix: "arg",
+        names: &in_names,
+        what: "the model",
+    };
+    let out_io = IoNames {
+        kind: "output",
+        prefix: "out",
+        names: &out_names,
+        what: "the model",
+    };
+    let outs = out_io.assign("--output", &args.outputs, true)?;
+    let expects = out_io.assign("--expect", &args.expects, true)?;
+    let inputs = gather_inputs(args, &ins, &in_io)?;
     let session = model.session();
     for _ in 0..args.warmup {
         session.run(&inputs).map_err(|e| e.to_string())?;
@@ -749,27 +796,7 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
     )?;
     write_outputs(&out_names, &results, &outs, &mut stdout)?;
     if n > 1 || args.json {
-        let mut s = times.clone();
-        s.sort_by(|a, b| a.total_cmp(b));
-        let mean = s.iter().sum::<f64>() / s.len() as f64;
-        let (p50, p90, p99) = (
-            percentile(&s, 50.0),
-            percentile(&s, 90.0),
-            percentile(&s, 99.0),
-        );
-        if args.json {
-            stdout.push_str(&format!(
-                "{{\"runs\": {n}, \"threads\": {}, \"mean_ms\": {mean:.4}, \"p50_ms\": {p50:.4}, \"p90_ms\": {p90:.4}, \"p99_ms\": {p99:.4}, \"min_ms\": {:.4}}}\n",
-                model.threads(),
-                s[0]
-            ));
-        } else {
-            stdout.push_str(&format!(
-                "latency over {n} runs ({} threads): mean {mean:.3} ms, p50 {p50:.3} ms, p90 {p90:.3} ms, p99 {p99:.3} ms, min {:.3} ms\n",
-                model.threads(),
-                s[0]
-            ));
-        }
+        stdout.push_str(&latency_line(args.json, model.threads(), &times));
     }
     if let Some(p) = &args.trace {
         stdout.push_str(&format!("trace: {p}\n"));

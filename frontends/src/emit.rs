@@ -5,7 +5,7 @@
 //! Concat → Reshape) become constants that shape-like attributes can take.
 
 use ge_ir::attributes::Attribute;
-use ge_ir::body::{BlockId, Body, OpId, OpState, ValueId};
+use ge_ir::body::{BlockId, Body, OpId, ValueId};
 use ge_ir::builder::{constant_value, Builder, InsertPoint};
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, DType, Dim, Location, Type};
@@ -226,19 +226,7 @@ pub fn new_function<'m>(
     m: &'m mut ge_ir::Module,
     loc: Location,
 ) -> Result<(OpId, &'m mut Body, BlockId), crate::ImportError> {
-    let mut st = OpState::new("graph.func", loc);
-    st.def = ctx.op_def("graph.func");
-    st.num_regions = 1;
-    let block = m.block();
-    let body = m.body_mut();
-    let func = body.create_op(st);
-    body.append_op(block, func);
-    let inner = body
-        .inner_mut(func)
-        .ok_or_else(|| crate::ImportError::invalid("graph.func has no body"))?;
-    let r = inner.root_regions()[0];
-    let entry = inner.add_block(r);
-    Ok((func, inner, entry))
+    ge_dialects::graph::func::new_function(ctx, m, loc).map_err(crate::ImportError::invalid)
 }
 
 /// Name a new function's inputs and outputs (`ge.name` argument/result

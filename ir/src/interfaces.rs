@@ -509,6 +509,10 @@ pub enum KernelFamily {
     Attention,
     /// Repetition of the input along its dims (tile).
     Repeat,
+    /// An op whose attributes are read from operand values at run time
+    /// (`graph.specialize`: the concrete op is built, verified and run on
+    /// its own native kernel).
+    Specialize,
 }
 
 op_interface!(KernelFamily, "kernel");

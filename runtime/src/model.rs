@@ -369,9 +369,24 @@ impl Model {
     pub fn unbounded_symbols(&self) -> Vec<String> {
         def_unbounded(&self.inner.def.replan)
     }
-    /// Ops whose kernels run on the reference interpreter (no native kernel yet).
+    /// The ops whose attributes are read from tensor values at run time
+    /// (`graph.specialize`; hybrid execution), with their locations.
+    pub fn hybrid_ops(&self) -> Vec<String> {
+        ge_dialects::graph::specialize::hybrid_ops(&self.inner.kmodule)
+    }
+    /// Ops whose kernels run on the reference interpreter (no native kernel
+    /// yet): known at load time, and the concrete ops of `graph.specialize`
+    /// kernels that ran on it in the runs so far.
     pub fn fallback_ops(&self) -> Vec<String> {
-        self.inner.fallback_ops.iter().cloned().collect()
+        let mut all = self.inner.fallback_ops.clone();
+        for t in &self.inner.tasks {
+            for s in t.kernel.iter().flat_map(|k| &k.steps) {
+                if let kernels::Op::Kernel(k) = &s.op {
+                    all.extend(k.run_time_fallbacks());
+                }
+            }
+        }
+        all.into_iter().collect()
     }
     /// `Err` naming every op whose kernel runs on the reference interpreter,
     /// except ops named in `allowed` (e.g. `graph.erf`): differential tests

@@ -357,6 +357,27 @@ fn verify_io_attrs(d: &OpData, n_in: usize, n_out: usize) -> Result<(), OpError>
 }
 
 /// The input and output types of a function-like op.
+/// A new `graph.func` appended to `m`, with an empty entry block: the op,
+/// its body and that block (importers and `graph.specialize` build their
+/// functions this way; the caller sets `sym_name` and `function_type`).
+pub fn new_function<'m>(
+    ctx: &ge_ir::Context,
+    m: &'m mut ge_ir::Module,
+    loc: ge_ir::Location,
+) -> Result<(OpId, &'m mut Body, ge_ir::body::BlockId), String> {
+    let mut st = ge_ir::body::OpState::new(Func::NAME, loc);
+    st.def = ctx.op_def(Func::NAME);
+    st.num_regions = 1;
+    let block = m.block();
+    let body = m.body_mut();
+    let func = body.create_op(st);
+    body.append_op(block, func);
+    let inner = body.inner_mut(func).ok_or("graph.func has no body")?;
+    let r = inner.root_regions()[0];
+    let entry = inner.add_block(r);
+    Ok((func, inner, entry))
+}
+
 pub fn function_signature(body: &Body, op: OpId) -> Option<(&'static [Type], &'static [Type])> {
     Func::attrs(body.op(op)).function_type()?.as_function()
 }

@@ -665,7 +665,7 @@ fn infer_resize(cx: &InferCtx) -> Result<Vec<Type>, String> {
 fn resize_taps(
     x: usize,
     in_len: usize,
-    out_len: usize,
+    out_len: f64,
     scale: f64,
     (mode, coord, nearest): (&str, &str, &str),
 ) -> Vec<(usize, f64)> {
@@ -673,17 +673,19 @@ fn resize_taps(
     let orig = match coord {
         "half_pixel" => (xf + 0.5) / scale - 0.5,
         "pytorch_half_pixel" => {
-            if out_len > 1 {
+            if out_len > 1.0 {
                 (xf + 0.5) / scale - 0.5
             } else {
                 0.0
             }
         }
         "align_corners" => {
-            if out_len == 1 {
+            if out_len == 1.0 {
                 0.0
             } else {
-                xf * (in_len as f64 - 1.0) / (out_len as f64 - 1.0)
+                // ONNX divides by the unrounded resized length: `in *
+                // scale` with scales given (`out_len` is its floor).
+                xf * (in_len as f64 - 1.0) / (out_len - 1.0)
             }
         }
         _ => xf / scale,
@@ -720,8 +722,10 @@ pub fn resize_axis_taps(
         .enumerate()
         .map(|(a, (&n_in, &n_out))| {
             let scale = scales.map_or(n_out as f64 / n_in as f64, |s| s[a]);
+            // The resized length before rounding (ONNX's align_corners).
+            let len = scales.map_or(n_out as f64, |s| n_in as f64 * s[a]);
             (0..n_out)
-                .map(|o| resize_taps(o, n_in, n_out, scale, modes))
+                .map(|o| resize_taps(o, n_in, len, scale, modes))
                 .collect()
         })
         .collect()

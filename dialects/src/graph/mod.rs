@@ -12,6 +12,7 @@ pub mod nn;
 pub mod opkit;
 pub mod quant;
 pub mod reduce;
+pub mod specialize;
 pub mod trig;
 
 use ge_ir::opdef::Dialect;
@@ -31,5 +32,6 @@ pub static DIALECT: Dialect = Dialect {
         trig::OPS,
         grid_sample::OPS,
         quant::OPS,
+        specialize::OPS,
     ],
 };

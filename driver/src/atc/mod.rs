@@ -491,6 +491,27 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
 /// Which execution mode the model runs in, and why (docs/architecture.md,
 /// "Execution modes").
 fn mode_line(om: &ge_om::OmModel) -> String {
+    let ctx = ge_dialects::context();
+    let hybrid = ge_ir::parser::parse_module(
+        &ctx,
+        "<kernels>",
+        &om.kernels,
+        ge_ir::parser::ParseOptions::default(),
+    )
+    .map(|m| ge_dialects::graph::specialize::hybrid_ops(&m))
+    .unwrap_or_default();
+    let memory = memory_mode(om);
+    if hybrid.is_empty() {
+        return memory;
+    }
+    format!(
+        "hybrid: {} read at run time (each specialised on the host: concrete op built, verified and run on its native kernel, cached per value); memory {memory}",
+        hybrid.join("; ")
+    )
+}
+
+/// Static or dynamic: how the memory of `om` is planned.
+fn memory_mode(om: &ge_om::OmModel) -> String {
     match (&om.def.replan, om.def.symbol_bounds.is_empty()) {
         (Some(r), _) => format!(
             "dynamic: {} without an upper bound; memory is planned per concrete shape when it is first seen (plans cached)",

@@ -110,6 +110,8 @@ pub struct Node {
     pub num_outputs: usize,
     /// Which outputs the model uses (non-empty names).
     pub outputs_used: Vec<bool>,
+    /// The outputs' ONNX names (empty: unused).
+    pub output_names: Vec<String>,
     pub opset: i64,
 }
 
@@ -287,6 +289,107 @@ impl<'a> Cx<'a> {
             ImportErrorKind::NotConstant(name.clone()),
             format!("{what} ('{name}') must be a constant (an initializer or computable at import time)"),
         )
+    }
+
+    /// Op `name` whose attributes `values` (value, attribute, kind) are read
+    /// from tensor values at run time — operands that are graph inputs or
+    /// computed (hybrid execution, docs/architecture.md "Execution modes"):
+    /// a `graph.specialize`. Its result types are the node's declared output
+    /// types, whose dims must be static or symbols of `data`'s types (what the
+    /// runtime can plan before the op runs); otherwise the import fails with
+    /// the `NotConstant` error of the first value.
+    pub fn specialize(
+        &mut self,
+        n: &Node,
+        name: &str,
+        data: &[ValueId],
+        attrs: Vec<(&str, ge_ir::attributes::Attribute)>,
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+        num_results: usize,
+    ) -> Res<Vec<ValueId>> {
+        use ge_ir::attributes::{AttrDict, Attribute};
+        let Some(&(first, what, _)) = values.first() else {
+            return Err(ImportError::invalid(format!(
+                "{name}: nothing to specialise"
+            )));
+        };
+        let def = ge_dialects::graph::specialize::registry()
+            .op_def(name)
+            .ok_or_else(|| ImportError::invalid(format!("unknown op {name}")))?;
+        let data_types: Vec<Type> = data.iter().map(|&v| self.e.ty(v)).collect();
+        ge_dialects::graph::specialize::check_data(def, &data_types)
+            .map_err(ImportError::unsupported)?;
+        let known: HashSet<ge_ir::Ident> = data
+            .iter()
+            .filter_map(|&v| self.e.ty(v).as_tensor()?.dims.clone())
+            .flat_map(|d| {
+                let mut out = vec![];
+                d.iter()
+                    .filter_map(|x| x.expr())
+                    .for_each(|x| x.symbols(&mut out));
+                out
+            })
+            .collect();
+        let mut types = vec![];
+        for k in 0..num_results {
+            let declared = n
+                .output_names
+                .get(k)
+                .and_then(|o| self.declared(o).cloned())
+                .filter(|vi| vi.r#type.is_some())
+                .and_then(|vi| self.value_type(&vi).ok());
+            let plannable = declared.filter(|t| {
+                t.as_tensor().and_then(|t| t.dims.clone()).is_some_and(|d| {
+                    d.iter().all(|x| {
+                        let mut syms = vec![];
+                        if let Some(e) = x.expr() {
+                            e.symbols(&mut syms);
+                        }
+                        !matches!(x, Dim::Unknown) && syms.iter().all(|s| known.contains(s))
+                    })
+                })
+            });
+            match plannable {
+                Some(t) => types.push(t),
+                None => {
+                    let mut e = self.not_constant(first, what);
+                    e.message.push_str(
+                        "; read at run time it needs the output's shape declared (static, or dims of the inputs)",
+                    );
+                    return Err(e);
+                }
+            }
+        }
+        let entries: Vec<(ge_ir::Ident, Attribute)> = attrs
+            .into_iter()
+            .map(|(k, v)| (ge_ir::Ident::new(k), v))
+            .collect();
+        let from: Vec<Attribute> = values
+            .iter()
+            .map(|(_, a, k)| Attribute::string(&format!("{a}:{}", k.name())))
+            .collect();
+        let operands: Vec<ValueId> = data
+            .iter()
+            .copied()
+            .chain(values.iter().map(|v| v.0))
+            .collect();
+        let op = self.e.b.create(
+            "graph.specialize",
+            &operands,
+            vec![
+                ("op", Attribute::string(name)),
+                ("static_attrs", Attribute::dict(AttrDict::new(entries))),
+                ("from_values", Attribute::array(from)),
+            ],
+            Some(types),
+            0,
+        )?;
+        Ok(self.e.b.body.op(op).results().to_vec())
+    }
+
+    /// Whether `v` is a compile-time constant.
+    pub fn is_const(&self, v: ValueId) -> bool {
+        self.e.const_value(v).is_some()
     }
 
     /// The constant value of `v`, or a not-constant error naming `what`.
@@ -515,6 +618,7 @@ impl<'a> Cx<'a> {
             attrs: self.resolve_attrs(n),
             num_outputs: n.output.len(),
             outputs_used: n.output.iter().map(|o| !o.is_empty()).collect(),
+            output_names: n.output.clone(),
             opset,
         };
         self.loc = loc;

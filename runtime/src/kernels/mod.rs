@@ -69,6 +69,7 @@ pub mod registry;
 pub mod resize;
 pub mod scatter_elements;
 pub mod shape_of;
+pub mod specialize;
 pub mod tile;
 pub mod topk;
 pub mod vmath;
@@ -143,6 +144,11 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     /// Whether it also runs on f64 data (at f64 precision).
     fn f64_ok(&self) -> bool {
         false
+    }
+    /// Ops it ran on the interpreter so far (a kernel that picks its op at
+    /// run time: [`specialize::Specialize`]).
+    fn run_time_fallbacks(&self) -> Vec<String> {
+        vec![]
     }
 }
 

@@ -15,7 +15,7 @@ use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, attention, batch_norm, conv, conv_transpose, gather_elements, grid_sample,
     instance_norm, iota, linalg, movement, pad, pool, quant, resize, scatter_elements, shape_of,
-    tile, topk, Kernel, Op,
+    specialize, tile, topk, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -36,6 +36,7 @@ use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
+use ge_dialects::graph::specialize::Specialize;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -135,6 +136,9 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             ew(Code::Clip(c.min().is_some(), c.max().is_some()))
         }),
         (Constant::DEF, |_, _| Some(Native::Constant)),
+        (Specialize::DEF, |b, o| {
+            kernel(specialize::Specialize::from_op(b, o)?)
+        }),
         (Conv2d::DEF, |b, o| {
             conv::Conv::from_op(b, o).map(|c| Native::Step(Op::Conv(c)))
         }),

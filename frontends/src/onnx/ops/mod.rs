@@ -20,6 +20,14 @@ use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
 use ge_ir::DType;
 
+/// Input `i` when it is present and known only at run time: neither a
+/// constant nor dims tracked symbolically (hybrid execution: the op becomes
+/// a `graph.specialize`, see [`Cx::specialize`]).
+pub fn run_time(cx: &Cx, n: &Node, i: usize) -> Option<ValueId> {
+    n.opt_input(i)
+        .filter(|v| !cx.is_const(*v) && !cx.sym.contains_key(v))
+}
+
 /// A mapping function: node in, output values out.
 pub type MapFn = fn(&mut Cx, &Node) -> Res<Vec<ValueId>>;
 

@@ -1,18 +1,21 @@
 //! Reductions, arg-reductions and cumulative sums.
 
 use super::{norm_axis, one, op1, op2, unsupported, Cx, Node, Res};
+use ge_dialects::graph::specialize::ValueKind;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
 
-/// The reduced axes: an input from `input_since` on, an attribute before.
-fn axes(cx: &Cx, n: &Node, input_since: i64) -> Res<Vec<i64>> {
+/// The reduced axes: an input from `input_since` on, an attribute before;
+/// `Err(v)` when they are the values of `v`, known only at run time.
+fn axes(cx: &Cx, n: &Node, input_since: i64) -> Res<Result<Vec<i64>, ValueId>> {
     if n.opset >= input_since {
         match n.opt_input(1) {
-            Some(a) => cx.const_i64s(a, "axes"),
-            None => Ok(vec![]),
+            Some(a) if !cx.is_const(a) => Ok(Err(a)),
+            Some(a) => cx.const_i64s(a, "axes").map(Ok),
+            None => Ok(Ok(vec![])),
         }
     } else {
-        Ok(n.ints("axes").unwrap_or_default())
+        Ok(Ok(n.ints("axes").unwrap_or_default()))
     }
 }
 
@@ -31,6 +34,17 @@ fn reduction(
     let keepdims = n.i("keepdims", 1)?;
     let noop = n.i("noop_with_empty_axes", 0)?;
     let x = pre(cx, x)?;
+    let axes = match axes {
+        Ok(axes) => axes,
+        Err(a) => {
+            let attrs = vec![
+                ("keepdims", Attribute::i64(keepdims)),
+                ("noop_with_empty_axes", Attribute::i64(noop)),
+            ];
+            let r = cx.specialize(n, name, &[x], attrs, &[(a, "axes", ValueKind::Ints)], 1)?;
+            return one(post(cx, r[0])?);
+        }
+    };
     if axes.is_empty() && noop != 0 {
         return one(op1(cx, "data.identity", x)?);
     }

@@ -2,8 +2,11 @@
 //! gathers/scatters, padding, resizing; shape computations (Shape, Size,
 //! Range, ConstantOfShape, …) become constants at import.
 
-use super::{cast, invalid, norm_axis, one, op1, op2, static_shape, unsupported, Cx, Node, Res};
+use super::{
+    cast, invalid, norm_axis, one, op1, op2, run_time, static_shape, unsupported, Cx, Node, Res,
+};
 use crate::onnx::tensor::{dtype_from_onnx, tensor_value};
+use ge_dialects::graph::specialize::ValueKind::{self, Float, Int, Ints};
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
@@ -36,6 +39,25 @@ pub fn constant(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn constant_of_shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if let Some(s) = run_time(cx, n, 0) {
+        // The scalar expanded to the shape read at run time.
+        let (dt, v) = match n.tensor("value") {
+            Some(t) => {
+                let tv = tensor_value(t, &cx.model.base)?;
+                (tv.dtype, if tv.len() == 1 { tv.get_f(0) } else { 0.0 })
+            }
+            None => (DType::F32, 0.0),
+        };
+        let scalar = cx.e.scalar(dt, v)?;
+        return cx.specialize(
+            n,
+            "data.expand",
+            &[scalar],
+            vec![],
+            &[(s, "shape", Ints)],
+            1,
+        );
+    }
     let dims = cx.sym_dims(n.input(0)?, "shape")?;
     if dims.iter().any(|d| d.as_static().is_some_and(|v| v < 0)) {
         return Err(invalid(n, format!("negative dim in shape {dims:?}")));
@@ -281,6 +303,17 @@ pub fn reshape_op(cx: &mut Cx, n: &Node, shape: Vec<i64>) -> Res<Vec<ValueId>> {
 }
 
 pub fn reshape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if let Some(s) = run_time(cx, n, 1) {
+        let attrs = vec![("allowzero", Attribute::i64(n.i("allowzero", 0)?))];
+        return cx.specialize(
+            n,
+            "data.reshape",
+            &[n.input(0)?],
+            attrs,
+            &[(s, "shape", Ints)],
+            1,
+        );
+    }
     let target = match n.opt_input(1) {
         Some(s) => cx.sym_dims(s, "shape")?,
         None => n
@@ -370,6 +403,11 @@ pub fn split(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let a = norm_axis(n, axis, rank)?;
     // Split opset 1 took the sizes as an attribute or a second input.
     let split = if n.opset >= 13 || (n.opset < 2 && n.opt_input(1).is_some()) {
+        if let Some(s) = run_time(cx, n, 1) {
+            let attrs = vec![("axis", Attribute::i64(axis))];
+            let k = n.num_outputs;
+            return cx.specialize(n, "data.split", &[x], attrs, &[(s, "split", Ints)], k);
+        }
         match n.opt_input(1) {
             Some(s) => Some(cx.const_i64s(s, "split")?),
             None => None,
@@ -426,7 +464,17 @@ fn axes_of(cx: &Cx, n: &Node) -> Res<Option<Vec<i64>>> {
     }
 }
 
+/// `name` with its `axes` read at run time, when they are a run-time input.
+fn run_time_axes(cx: &mut Cx, n: &Node, name: &str) -> Option<Res<Vec<ValueId>>> {
+    let a = run_time(cx, n, 1).filter(|_| n.opset >= 13)?;
+    let x = n.input(0).ok()?;
+    Some(cx.specialize(n, name, &[x], vec![], &[(a, "axes", Ints)], 1))
+}
+
 pub fn squeeze(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if let Some(r) = run_time_axes(cx, n, "data.squeeze") {
+        return r;
+    }
     let x = n.input(0)?;
     let attrs = match axes_of(cx, n)? {
         Some(a) => vec![("axes", Attribute::i64_array(&a))],
@@ -436,6 +484,9 @@ pub fn squeeze(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn unsqueeze(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if let Some(r) = run_time_axes(cx, n, "data.unsqueeze") {
+        return r;
+    }
     let x = n.input(0)?;
     let axes = axes_of(cx, n)?.ok_or_else(|| invalid(n, "requires axes"))?;
     one(super::unsqueeze(cx, x, &axes)?)
@@ -443,6 +494,9 @@ pub fn unsqueeze(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn expand(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
+    if let Some(s) = run_time(cx, n, 1) {
+        return cx.specialize(n, "data.expand", &[x], vec![], &[(s, "shape", Ints)], 1);
+    }
     let dims = cx.sym_dims(n.input(1)?, "shape")?;
     let Some(shape) = dims
         .iter()
@@ -471,6 +525,8 @@ pub fn tile(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         let mut r = vec![1i64; rank];
         r[norm_axis(n, a, rank)?] = t;
         r
+    } else if let Some(r) = run_time(cx, n, 1) {
+        return cx.specialize(n, "data.tile", &[x], vec![], &[(r, "repeats", Ints)], 1);
     } else {
         cx.const_i64s(n.input(1)?, "repeats")?
     };
@@ -526,6 +582,21 @@ fn symbolic_slice(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     one(x)
 }
 
+/// Slice with some of starts, ends, axes, steps read at run time.
+fn run_time_slice(cx: &mut Cx, n: &Node, x: ValueId) -> Res<Vec<ValueId>> {
+    let mut attrs = vec![];
+    let mut values = vec![];
+    for (i, name) in [(1, "starts"), (2, "ends"), (3, "axes"), (4, "steps")] {
+        let Some(v) = n.opt_input(i) else { continue };
+        if run_time(cx, n, i).is_some() {
+            values.push((v, name, Ints));
+        } else {
+            attrs.push((name, Attribute::i64_array(&cx.const_i64s(v, name)?)));
+        }
+    }
+    cx.specialize(n, "data.slice", &[x], attrs, &values, 1)
+}
+
 pub fn slice(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     if n.opset >= 10
@@ -534,6 +605,9 @@ pub fn slice(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             .any(|&i| n.opt_input(i).is_some_and(|v| cx.sym.contains_key(&v)))
     {
         return symbolic_slice(cx, n);
+    }
+    if n.opset >= 10 && (1..=4).any(|i| run_time(cx, n, i).is_some()) {
+        return run_time_slice(cx, n, x);
     }
     let (starts, ends, axes, steps) = if n.opset >= 10 {
         let starts = cx.const_i64s(n.input(1)?, "starts")?;
@@ -620,6 +694,12 @@ pub fn compress(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn pad(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let rank = cx.e.rank(x)?;
+    let run_time_pads = n.opset >= 11
+        && n.opt_input(3).is_none()
+        && (run_time(cx, n, 1).is_some() || run_time(cx, n, 2).is_some());
+    if run_time_pads {
+        return run_time_pad(cx, n, x);
+    }
     let (mut pads, value, axes) = if n.opset >= 11 {
         let pads = cx.const_i64s(n.input(1)?, "pads")?;
         let value = match n.opt_input(2) {
@@ -669,6 +749,27 @@ pub fn pad(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     )?)
 }
 
+/// Pad with its pads or constant value read at run time (no `axes`).
+fn run_time_pad(cx: &mut Cx, n: &Node, x: ValueId) -> Res<Vec<ValueId>> {
+    let mut attrs = vec![("mode", Attribute::string(&n.s("mode", "constant")?))];
+    let mut values = vec![];
+    let pads = n.input(1)?;
+    if run_time(cx, n, 1).is_some() {
+        values.push((pads, "pads", Ints));
+    } else {
+        attrs.push(("pads", Attribute::i64_array(&cx.const_i64s(pads, "pads")?)));
+    }
+    if let Some(v) = n.opt_input(2) {
+        if run_time(cx, n, 2).is_some() {
+            values.push((v, "value", Float));
+        } else {
+            let c = cx.const_f64s(v, "constant_value")?;
+            attrs.push(("value", Attribute::f64(c.first().copied().unwrap_or(0.0))));
+        }
+    }
+    cx.specialize(n, "graph.pad", &[x], attrs, &values, 1)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn resize_op(
     cx: &mut Cx,
@@ -716,6 +817,13 @@ pub fn resize(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     } else {
         (n.opt_input(2), n.opt_input(3))
     };
+    // A run-time scales or sizes (an empty one means absent, as a constant).
+    let nonempty = |v: &ValueId| cx.e.ty(*v).as_tensor().and_then(|t| t.num_elements()) != Some(0);
+    let rt_scales = scales_in.filter(|v| nonempty(v) && !cx.is_const(*v));
+    let rt_sizes = sizes_in.filter(|v| nonempty(v) && !cx.is_const(*v));
+    if n.opset >= 11 && (rt_scales.is_some() || rt_sizes.is_some()) {
+        return run_time_resize(cx, n, x, &mode, rt_scales, rt_sizes);
+    }
     let mut scales = match scales_in {
         Some(s) => {
             let v = cx.const_f64s(s, "scales")?;
@@ -798,6 +906,52 @@ pub fn resize(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     resize_op(cx, n, x, scales, sizes, &mode, &ctm, &nearest)
 }
 
+/// Resize with its scales or sizes read at run time (no `axes`, aspect
+/// ratio stretched).
+fn run_time_resize(
+    cx: &mut Cx,
+    n: &Node,
+    x: ValueId,
+    mode: &str,
+    scales: Option<ValueId>,
+    sizes: Option<ValueId>,
+) -> Res<Vec<ValueId>> {
+    let first = sizes
+        .or(scales)
+        .ok_or_else(|| invalid(n, "needs scales or sizes"))?;
+    if n.ints("axes").is_some() || n.s("keep_aspect_ratio_policy", "stretch")? != "stretch" {
+        return Err(cx.not_constant(first, "scales/sizes with axes or keep_aspect_ratio_policy"));
+    }
+    let ctm = n.s("coordinate_transformation_mode", "half_pixel")?;
+    if !matches!(
+        ctm.as_str(),
+        "half_pixel" | "pytorch_half_pixel" | "align_corners" | "asymmetric"
+    ) {
+        return Err(unsupported(
+            n,
+            format!("with coordinate_transformation_mode '{ctm}'"),
+        ));
+    }
+    let mode = match mode {
+        "nearest" => "nearest",
+        "linear" | "bilinear" => "linear",
+        m => return Err(unsupported(n, format!("in mode '{m}'"))),
+    };
+    let attrs = vec![
+        ("mode", Attribute::string(mode)),
+        ("coordinate_transformation_mode", Attribute::string(&ctm)),
+        (
+            "nearest_mode",
+            Attribute::string(&n.s("nearest_mode", "round_prefer_floor")?),
+        ),
+    ];
+    let value: (ValueId, &str, ValueKind) = match sizes {
+        Some(s) => (s, "sizes", Ints),
+        None => (first, "scales", ValueKind::Floats),
+    };
+    cx.specialize(n, "graph.resize", &[x], attrs, &[value], 1)
+}
+
 pub fn upsample(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let scales = match n.opt_input(1) {
@@ -828,6 +982,14 @@ pub fn upsample(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn top_k(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
+    if let Some(k) = run_time(cx, n, 1).filter(|_| n.opset >= 10) {
+        let attrs = vec![
+            ("axis", Attribute::i64(n.i("axis", -1)?)),
+            ("largest", Attribute::i64(n.i("largest", 1)?)),
+            ("sorted", Attribute::i64(n.i("sorted", 1)?)),
+        ];
+        return cx.specialize(n, "graph.topk", &[x], attrs, &[(k, "k", Int)], 2);
+    }
     let k = if n.opset >= 10 {
         cx.const_i64s(n.input(1)?, "K")?
             .first()
@@ -886,8 +1048,10 @@ pub fn one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn trilu(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let k = match n.opt_input(1) {
-        Some(k) => cx.const_i64s(k, "k")?.first().copied().unwrap_or(0),
-        None => 0,
+        Some(k) if run_time(cx, n, 1).is_none() => {
+            cx.const_i64s(k, "k")?.first().copied().unwrap_or(0)
+        }
+        _ => 0,
     };
     let upper = n.i("upper", 1)? != 0;
     let dims = cx.e.dims(x)?;
@@ -901,6 +1065,25 @@ pub fn trilu(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         (Some(r), Some(c)) => (r, c),
         _ => return Err(unsupported(n, "with dynamic matrix dims")),
     };
+    if let Some(kv) = n.opt_input(1).filter(|_| run_time(cx, n, 1).is_some()) {
+        // k known at run time: compare the constant (column - row) with it.
+        let diff: Vec<i64> = (0..r).flat_map(|i| (0..c).map(move |j| j - i)).collect();
+        let d = cx.e.constant(&Tensor::from_i64(
+            vec![r as usize, c as usize],
+            DType::I64,
+            diff,
+        ))?;
+        let k64 = cast(cx, kv, DType::I64)?;
+        let k0 = super::reshape(cx, k64, &[])?;
+        let cmp = if upper {
+            "graph.greater_equal"
+        } else {
+            "graph.less_equal"
+        };
+        let m = op2(cx, cmp, d, k0)?;
+        let z = super::scalar_like(cx, x, 0.0)?;
+        return one(cx.e.op("graph.where", &[m, x, z], vec![])?);
+    }
     let mask: Vec<i64> = (0..r)
         .flat_map(|i| {
             (0..c).map(move |j| {

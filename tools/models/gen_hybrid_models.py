@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Generate small ONNX models whose shape-like operands are graph inputs (issue 15
+item 3, hybrid execution) into testdata/onnx/hybrid/ — with inputs and reference
+outputs per case (<model>.<case>.in<i>.npy / .out<i>.npy).
+
+    .venv/bin/pip install -r tools/conformance/requirements.txt   # onnx
+    .venv/bin/python tools/models/gen_hybrid_models.py
+
+References come from onnxruntime when it is installed, else from
+`onnx.reference.ReferenceEvaluator` (numpy). Seeded: reruns give the same bytes.
+lit-tests/dynamic/hybrid.test runs these models.
+
+- hybrid_reshape: x [2, 3, 4] -> Reshape(x, shape) with `shape` an int64 graph
+  input -> Relu -> Mul by a weight [4]; the reshaped value's type is declared
+  [6, 4] (value_info), as exporters write it. Cases: shape [6, 4] and [-1, 4];
+  a third input set, shape [4, 6], contradicts the declared type (its output is
+  not written: the run must fail with a clear error).
+- hybrid_reduce: x [3, 4, 5] -> ReduceSum(x, axes) with `axes` an int64 graph
+  input, keepdims 0 -> Add a weight [5]; declared [3, 5]. Cases: axes [1], [-2].
+- hybrid_nonzero: NonZero of a graph input (data-dependent result size: not
+  supported yet; the import must refuse it with a clear message).
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_dynamic_models import reference  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "testdata", "onnx", "hybrid")
+rng = np.random.default_rng(153)
+
+
+def save(name, model, cases, bad=()):
+    onnx.checker.check_model(model, full_check=True)
+    os.makedirs(OUT, exist_ok=True)
+    onnx.save(model, os.path.join(OUT, name + ".onnx"))
+    run = reference(model)
+    for case, feeds in cases:
+        outs = run(dict(feeds))
+        for i, (_, v) in enumerate(feeds):
+            np.save(os.path.join(OUT, f"{name}.{case}.in{i}.npy"), v)
+        for i, v in enumerate(outs):
+            np.save(os.path.join(OUT, f"{name}.{case}.out{i}.npy"), v)
+    for case, feeds in bad:
+        for i, (_, v) in enumerate(feeds):
+            np.save(os.path.join(OUT, f"{name}.{case}.in{i}.npy"), v)
+    print("wrote", os.path.relpath(os.path.join(OUT, name + ".onnx"), ROOT))
+
+
+def model(nodes, inputs, outputs, inits, value_info=(), opset=18):
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits, value_info=list(value_info))
+    return helper.make_model(
+        g,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="ge tools/models/gen_hybrid_models.py",
+        ir_version=10,
+    )
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def hybrid_reshape():
+    w = numpy_helper.from_array(f32(4), "w")
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+        helper.make_node("Relu", ["r"], ["a"], name="relu"),
+        helper.make_node("Mul", ["a", "w"], ["y"], name="mul"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 4])],
+        [w],
+        value_info=[helper.make_tensor_value_info("r", TensorProto.FLOAT, [6, 4])],
+    )
+    x = f32(2, 3, 4)
+    cases = [
+        ("s6x4", [("x", x), ("shape", np.array([6, 4], np.int64))]),
+        ("sm1x4", [("x", x), ("shape", np.array([-1, 4], np.int64))]),
+    ]
+    bad = [("s4x6", [("x", x), ("shape", np.array([4, 6], np.int64))])]
+    save("hybrid_reshape", m, cases, bad)
+
+
+def hybrid_reduce():
+    w = numpy_helper.from_array(f32(5), "w")
+    nodes = [
+        helper.make_node("ReduceSum", ["x", "axes"], ["s"], name="reduce", keepdims=0),
+        helper.make_node("Add", ["s", "w"], ["y"], name="add"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5]),
+            helper.make_tensor_value_info("axes", TensorProto.INT64, [1]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])],
+        [w],
+        value_info=[helper.make_tensor_value_info("s", TensorProto.FLOAT, [3, 5])],
+    )
+    x = f32(3, 4, 5)
+    cases = [
+        ("a1", [("x", x), ("axes", np.array([1], np.int64))]),
+        ("am2", [("x", x), ("axes", np.array([-2], np.int64))]),
+    ]
+    save("hybrid_reduce", m, cases)
+
+
+def hybrid_nonzero():
+    nodes = [helper.make_node("NonZero", ["x"], ["y"], name="nonzero")]
+    m = model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2, "N"])],
+        [],
+    )
+    x = (rng.standard_normal((3, 4)) > 0).astype(np.float32)
+    save("hybrid_nonzero", m, [("r", [("x", x)])])
+
+
+if __name__ == "__main__":
+    hybrid_reshape()
+    hybrid_reduce()
+    hybrid_nonzero()
