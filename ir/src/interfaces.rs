@@ -499,6 +499,12 @@ pub enum KernelFamily {
     ArgReduce,
     /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
     Quantize,
+    /// Recurrent layers: RNN, GRU, LSTM (runtime/src/kernels/rnn.rs).
+    Recurrent,
+    /// Bit shifts with broadcasting (runtime/src/kernels/bit_shift.rs).
+    Shift,
+    /// Rotary position embeddings (runtime/src/kernels/rotary.rs).
+    Rotary,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -53,7 +53,7 @@ pub const NUMERIC: C = C::TensorOf(NUMERIC_DTYPES);
 /// Tensors of floats or signed integers.
 pub const SIGNED: C = C::TensorOf(SIGNED_DTYPES);
 
-const BINARY_TRAITS: &[Trait] = &[
+pub(super) const BINARY_TRAITS: &[Trait] = &[
     Trait::Pure,
     Trait::Elementwise,
     Trait::Broadcastable,
@@ -992,7 +992,8 @@ fn print_clip(pr: &mut OpPrinter<'_, '_>, op: OpId) {
             pr.value(v);
         }
     }
-    pr.attr_dict(op, &[], false);
+    // The keywords say which bounds are there.
+    pr.attr_dict(op, &["operand_segment_sizes"], false);
     pr.write(" : ");
     let ins = pr.body.operand_types(op);
     let outs = pr.body.result_types(op);

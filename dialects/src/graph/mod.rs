@@ -9,9 +9,12 @@ pub mod grid_sample;
 pub mod index;
 pub mod linalg;
 pub mod nn;
+pub mod nn3d;
 pub mod opkit;
 pub mod quant;
 pub mod reduce;
+pub mod rnn;
+pub mod rotary;
 pub mod trig;
 
 use ge_ir::opdef::Dialect;
@@ -25,11 +28,14 @@ pub static DIALECT: Dialect = Dialect {
         reduce::OPS,
         control::OPS,
         nn::OPS,
+        nn3d::OPS,
         linalg::OPS,
         index::OPS,
         bitwise::OPS,
         trig::OPS,
         grid_sample::OPS,
         quant::OPS,
+        rnn::OPS,
+        rotary::OPS,
     ],
 };

@@ -51,6 +51,7 @@ macro_rules! by_cpu_features {
 
 pub mod arg_reduce;
 pub mod batch_norm;
+pub mod bit_shift;
 pub mod conv;
 pub mod ew;
 pub mod gather_elements;
@@ -62,8 +63,11 @@ pub mod pad;
 pub mod pool;
 pub mod quant;
 pub mod registry;
+pub mod rnn;
+pub mod rotary;
 pub mod scatter_elements;
 pub mod vmath;
+pub mod volume;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
 use ge_dialects::data::constant::Constant;

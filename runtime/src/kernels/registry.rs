@@ -13,14 +13,16 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, batch_norm, conv, gather_elements, instance_norm, linalg, movement, pad, pool,
-    quant, scatter_elements, Kernel, Op,
+    arg_reduce, batch_norm, bit_shift, conv, gather_elements, instance_norm, linalg, movement, pad,
+    pool, quant, rnn, rotary, scatter_elements, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Transpose};
 use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
-use ge_dialects::graph::bitwise::{BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor};
+use ge_dialects::graph::bitwise::{
+    BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
+};
 use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad, ScatterElements};
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
@@ -28,10 +30,13 @@ use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm, LayerNorm,
     LogSoftmax, MaxPool2d, RmsNorm, Softmax,
 };
+use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, MaxPool3d};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
+use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
+use ge_dialects::graph::rotary::RotaryEmbedding;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -267,6 +272,23 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (DequantizeLinear::DEF, |b, o| {
             kernel(quant::Quant::dequantize(b, o))
+        }),
+        (Rnn::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
+        (Gru::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
+        (Lstm::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
+        (RotaryEmbedding::DEF, |b, o| {
+            kernel(rotary::Rotary::from_op(b, o)?)
+        }),
+        (Bitcast::DEF, |_, _| step(Op::Copy)),
+        (BitShift::DEF, |b, o| {
+            kernel(bit_shift::BitShift::from_op(b, o))
+        }),
+        (Conv3d::DEF, |b, o| kernel(volume::Conv3d::from_op(b, o)?)),
+        (MaxPool3d::DEF, |b, o| {
+            kernel(volume::Pool3d::from_op(b, o, false)?)
+        }),
+        (AvgPool3d::DEF, |b, o| {
+            kernel(volume::Pool3d::from_op(b, o, true)?)
         }),
     ]);
     v

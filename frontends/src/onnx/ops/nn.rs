@@ -79,14 +79,19 @@ fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
     }
 }
 
-/// Spatial rank of an `N x C x ...` input; 1-D and 2-D are supported.
-fn spatial_rank(cx: &Cx, n: &Node, x: ValueId) -> Res<usize> {
+/// Spatial rank of an `N x C x ...` input; 1-D, 2-D and (`volumes`) 3-D
+/// are supported.
+fn spatial_rank(cx: &Cx, n: &Node, x: ValueId, volumes: bool) -> Res<usize> {
     let r = cx.e.rank(x)?;
     match r {
         3 | 4 => Ok(r - 2),
+        5 if volumes => Ok(3),
         _ => Err(unsupported(
             n,
-            format!("on rank-{r} inputs (only 1-D and 2-D spatial inputs)"),
+            format!(
+                "on rank-{r} inputs (only 1-D, 2-D{} spatial inputs)",
+                if volumes { " and 3-D" } else { "" }
+            ),
         )),
     }
 }
@@ -107,12 +112,26 @@ fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
 
 pub fn conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
-    let k = spatial_rank(cx, n, x)?;
+    let k = spatial_rank(cx, n, x, true)?;
     let kernel = kernel_of(cx, n, w, k)?;
     if kernel.len() != k {
         return Err(invalid(n, "kernel_shape does not match the input rank"));
     }
     let win = window(cx, n, x, &kernel, false)?;
+    if k == 3 {
+        let mut operands = vec![x, w];
+        operands.extend(n.opt_input(2));
+        return one(cx.e.op(
+            "graph.conv3d",
+            &operands,
+            vec![
+                ("strides", Attribute::i64_array(&win.strides)),
+                ("pads", Attribute::i64_array(&win.pads)),
+                ("dilations", Attribute::i64_array(&win.dilations)),
+                ("group", Attribute::i64(n.i("group", 1)?)),
+            ],
+        )?);
+    }
     let (strides, pads, dilations) = window_2d(&win, k == 1);
     let (x2, w2) = if k == 1 {
         (unsqueeze(cx, x, &[2])?, unsqueeze(cx, w, &[2])?)
@@ -136,7 +155,7 @@ pub fn conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
-    let k = spatial_rank(cx, n, x)?;
+    let k = spatial_rank(cx, n, x, false)?;
     let kernel = kernel_of(cx, n, w, k)?;
     if kernel.len() != k {
         return Err(invalid(n, "kernel_shape does not match the input rank"));
@@ -225,7 +244,7 @@ fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<V
     if n.outputs_used.iter().skip(1).any(|&u| u) {
         return Err(unsupported(n, "with the Indices output"));
     }
-    let k = spatial_rank(cx, n, x)?;
+    let k = spatial_rank(cx, n, x, true)?;
     let kernel = n
         .ints("kernel_shape")
         .ok_or_else(|| invalid(n, "requires attribute 'kernel_shape'"))?;
@@ -234,6 +253,25 @@ fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<V
     }
     let ceil_mode = n.i("ceil_mode", 0)? != 0;
     let win = window(cx, n, x, &kernel, ceil_mode)?;
+    let avg = name == "graph.avg_pool2d";
+    if k == 3 {
+        let mut attrs = vec![
+            ("kernel_shape", Attribute::i64_array(&kernel)),
+            ("strides", Attribute::i64_array(&win.strides)),
+            ("pads", Attribute::i64_array(&win.pads)),
+            ("dilations", Attribute::i64_array(&win.dilations)),
+            ("ceil_mode", Attribute::i64(ceil_mode as i64)),
+        ];
+        if avg {
+            attrs.push(("count_include_pad", Attribute::i64(cip)));
+        }
+        let name3 = if avg {
+            "graph.avg_pool3d"
+        } else {
+            "graph.max_pool3d"
+        };
+        return one(cx.e.op(name3, &[x], attrs)?);
+    }
     let (strides, pads, dilations) = window_2d(&win, k == 1);
     let kernel = if k == 1 { vec![1, kernel[0]] } else { kernel };
     let x2 = if k == 1 { unsqueeze(cx, x, &[2])? } else { x };
@@ -244,7 +282,7 @@ fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<V
         ("dilations", Attribute::i64_array(&dilations)),
         ("ceil_mode", Attribute::i64(ceil_mode as i64)),
     ];
-    if name == "graph.avg_pool2d" {
+    if avg {
         attrs.push(("count_include_pad", Attribute::i64(cip)));
     }
     let y = cx.e.op(name, &[x2], attrs)?;
@@ -278,6 +316,24 @@ pub fn lp_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let sum = op2(cx, "graph.mul", avg, k)?;
     let inv = scalar_like(cx, sum, 1.0 / p)?;
     one(op2(cx, "graph.pow", sum, inv)?)
+}
+
+/// RotaryEmbedding maps to its op; the optional position ids stay optional.
+pub fn rotary_embedding(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let mut operands = vec![n.input(0)?, n.input(1)?, n.input(2)?];
+    operands.extend(n.opt_input(3));
+    one(cx.e.op(
+        "graph.rotary_embedding",
+        &operands,
+        vec![
+            ("interleaved", Attribute::i64(n.i("interleaved", 0)?)),
+            (
+                "rotary_embedding_dim",
+                Attribute::i64(n.i("rotary_embedding_dim", 0)?),
+            ),
+            ("num_heads", Attribute::i64(n.i("num_heads", 0)?)),
+        ],
+    )?)
 }
 
 pub fn global_average_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
