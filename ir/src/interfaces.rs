@@ -505,6 +505,8 @@ pub enum KernelFamily {
     Shift,
     /// Rotary position embeddings (runtime/src/kernels/rotary.rs).
     Rotary,
+    /// Cumulative scans along an axis (runtime/src/kernels/cumulative.rs).
+    Scan,
 }
 
 op_interface!(KernelFamily, "kernel");

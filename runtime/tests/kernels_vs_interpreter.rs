@@ -393,3 +393,21 @@ fn bit_shift_matches_the_interpreter() {
         }
     }
 }
+
+/// graph.cumprod (runtime/src/kernels/cumulative.rs): every axis, exclusive
+/// and reverse, floats and wrapping integers.
+#[test]
+fn cumprod_matches_the_interpreter() {
+    for dt in ["f32", "f16", "i32", "i8"] {
+        let x = format!("tensor<3x4x5x{dt}>");
+        for axis in [0, 1, -1] {
+            for (ex, rev) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let op = format!(
+                    "graph.cumprod $OPERANDS {{axis = {axis} : i64, exclusive = {ex} : i64, reverse = {rev} : i64}}"
+                );
+                let text = one_op(&[("x", &x)], &op, &x);
+                check(&text, &format!("cumprod {dt} axis {axis} {ex} {rev}"));
+            }
+        }
+    }
+}

@@ -12,7 +12,7 @@ use ge_ir::opdef::OpDef;
 use ge_ir::tensor::{binary, Tensor};
 use ge_ir::{DType, Type};
 
-use super::elementwise::{infer_binary, BINARY_TRAITS, COMMUTATIVE_TRAITS, COMPUTE_FORMAT};
+use super::elementwise::{infer_binary, COMMUTATIVE_TRAITS, COMPUTE_FORMAT};
 
 /// A bitwise binary op on the two's-complement bits (wrapped to the element
 /// type afterwards, so unsigned types keep their width).
@@ -178,7 +178,8 @@ def_op! {
             /// left or right
             direction: Enum(&["left", "right"]),
         },
-        traits: BINARY_TRAITS,
+        // Not `Elementwise`: it runs on a kernel of its own, not in the fused loops.
+        traits [Pure, Broadcastable, SameOperandsElementType],
         format: COMPUTE_FORMAT,
         infer: infer_binary,
         semantics: sem_bit_shift,

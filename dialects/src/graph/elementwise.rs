@@ -53,7 +53,7 @@ pub const NUMERIC: C = C::TensorOf(NUMERIC_DTYPES);
 /// Tensors of floats or signed integers.
 pub const SIGNED: C = C::TensorOf(SIGNED_DTYPES);
 
-pub(super) const BINARY_TRAITS: &[Trait] = &[
+const BINARY_TRAITS: &[Trait] = &[
     Trait::Pure,
     Trait::Elementwise,
     Trait::Broadcastable,

@@ -15,6 +15,7 @@ pub mod quant;
 pub mod reduce;
 pub mod rnn;
 pub mod rotary;
+pub mod scan;
 pub mod trig;
 
 use ge_ir::opdef::Dialect;
@@ -37,5 +38,6 @@ pub static DIALECT: Dialect = Dialect {
         quant::OPS,
         rnn::OPS,
         rotary::OPS,
+        scan::OPS,
     ],
 };

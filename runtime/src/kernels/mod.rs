@@ -53,6 +53,7 @@ pub mod arg_reduce;
 pub mod batch_norm;
 pub mod bit_shift;
 pub mod conv;
+pub mod cumulative;
 pub mod ew;
 pub mod gather_elements;
 pub mod instance_norm;

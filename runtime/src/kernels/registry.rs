@@ -13,8 +13,8 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, batch_norm, bit_shift, conv, gather_elements, instance_norm, linalg, movement, pad,
-    pool, quant, rnn, rotary, scatter_elements, volume, Kernel, Op,
+    arg_reduce, batch_norm, bit_shift, conv, cumulative, gather_elements, instance_norm, linalg,
+    movement, pad, pool, quant, rnn, rotary, scatter_elements, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -37,6 +37,7 @@ use ge_dialects::graph::reduce::{
 };
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
 use ge_dialects::graph::rotary::RotaryEmbedding;
+use ge_dialects::graph::scan::Cumprod;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -280,6 +281,9 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(rotary::Rotary::from_op(b, o)?)
         }),
         (Bitcast::DEF, |_, _| step(Op::Copy)),
+        (Cumprod::DEF, |b, o| {
+            kernel(cumulative::Cumprod::from_op(b, o))
+        }),
         (BitShift::DEF, |b, o| {
             kernel(bit_shift::BitShift::from_op(b, o))
         }),

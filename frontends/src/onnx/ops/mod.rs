@@ -140,6 +140,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     // reduce.rs
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
+    ("CumProd", reduce::cum_prod),
     ("CumSum", reduce::cum_sum),
     ("ReduceL1", reduce::reduce_l1),
     ("ReduceL2", reduce::reduce_l2),

@@ -90,8 +90,12 @@ fn spatial_rank(cx: &Cx, n: &Node, x: ValueId, volumes: bool) -> Res<usize> {
         _ => Err(unsupported(
             n,
             format!(
-                "on rank-{r} inputs (only 1-D, 2-D{} spatial inputs)",
-                if volumes { " and 3-D" } else { "" }
+                "on rank-{r} inputs (only {} spatial inputs)",
+                if volumes {
+                    "1-D, 2-D and 3-D"
+                } else {
+                    "1-D and 2-D"
+                }
             ),
         )),
     }
