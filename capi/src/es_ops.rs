@@ -2524,6 +2524,35 @@ pub unsafe extern "C" fn ge_es_rotary_embedding(
     })
 }
 
+/// `graph.cumprod`: Cumulative product along an axis (ONNX CumProd)
+///
+/// - `input`: operand
+/// - `axis` (NULL: `0`): the axis (negative counts from the end)
+/// - `exclusive` (NULL: `0`): 1: the product of the elements before each one
+/// - `reverse` (NULL: `0`): 1: from the last element backwards
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_cumprod(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    axis: *const i64,
+    exclusive: *const i64,
+    reverse: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_cumprod", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.cumprod")?;
+            call_.one("input", input)?;
+            call_.attr_ptr("axis", axis)?;
+            call_.attr_ptr("exclusive", exclusive)?;
+            call_.attr_ptr("reverse", reverse)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `data.constant`: A constant tensor
 ///
 /// - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

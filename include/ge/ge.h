@@ -1429,6 +1429,20 @@ ge_status ge_es_rotary_embedding(struct ge_graph *graph,
                                  const int64_t *num_heads,
                                  struct ge_es_tensor *out);
 
+// `graph.cumprod`: Cumulative product along an axis (ONNX CumProd)
+//
+// - `input`: operand
+// - `axis` (NULL: `0`): the axis (negative counts from the end)
+// - `exclusive` (NULL: `0`): 1: the product of the elements before each one
+// - `reverse` (NULL: `0`): 1: from the last element backwards
+// - `out`: the result
+ge_status ge_es_cumprod(struct ge_graph *graph,
+                        struct ge_es_tensor input,
+                        const int64_t *axis,
+                        const int64_t *exclusive,
+                        const int64_t *reverse,
+                        struct ge_es_tensor *out);
+
 // `data.constant`: A constant tensor
 //
 // - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>
