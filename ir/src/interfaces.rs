@@ -507,6 +507,14 @@ pub enum KernelFamily {
     Rotary,
     /// Cumulative scans along an axis (runtime/src/kernels/cumulative.rs).
     Scan,
+    /// Interpolation at computed points (grid_sample, resize).
+    Sample,
+    /// Values made from shapes (shape_of, iota).
+    Shape,
+    /// The k largest or smallest elements along an axis (topk).
+    TopK,
+    /// Repetition of the input along its dims (tile).
+    Repeat,
 }
 
 op_interface!(KernelFamily, "kernel");

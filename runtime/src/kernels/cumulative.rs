@@ -1,9 +1,11 @@
 //! Native kernel of `graph.cumprod`: the op's own scan
-//! (`ge_dialects::graph::scan::cumprod_lines`) on f32 (f16/bf16 through f32)
-//! or i64 (every integer type, wrapping as the type does on store).
+//! (`ge_dialects::graph::scan::cumprod_lines`) on f32 (f16/bf16 through f32),
+//! f64, or i64 (every integer type, wrapping as the type does on store).
 
 use super::{Kernel, Par, Slot};
-use crate::buffer::{class_of, load_f32, load_i64, store_f32, store_i64, Class};
+use crate::buffer::{
+    class_of, load_f32, load_f64, load_i64, store_f32, store_f64, store_i64, Class,
+};
 use ge_dialects::graph::opkit::{norm_axis, split_at_axis};
 use ge_dialects::graph::scan::{cumprod_lines, Cumprod as CumprodOp};
 use ge_ir::body::{Body, OpId};
@@ -49,6 +51,12 @@ impl Kernel for Cumprod {
                 load_f32(x.dtype, x.ptr, 0, &mut v);
                 cumprod_lines(&v, lines, exclusive, reverse, 1.0, |a, b| a * b, &mut y);
                 store_f32(out.dtype, out.ptr, 0, &y);
+            }
+            Class::D => {
+                let (mut v, mut y) = (vec![0f64; n], vec![0f64; n]);
+                load_f64(x.dtype, x.ptr, 0, &mut v);
+                cumprod_lines(&v, lines, exclusive, reverse, 1.0, |a, b| a * b, &mut y);
+                store_f64(out.dtype, out.ptr, 0, &y);
             }
             Class::I => {
                 let (mut v, mut y) = (vec![0i64; n], vec![0i64; n]);
