@@ -1526,6 +1526,128 @@ pub unsafe extern "C" fn ge_es_scaled_dot_product_attention(
     })
 }
 
+/// `graph.conv3d`: 3-D convolution (NCDHW input, OIDHW filter, optional bias)
+///
+/// - `input`: operand
+/// - `filter`: operand
+/// - `bias`: optional operand (NULL: absent)
+/// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): zero padding [front, top, left, back, bottom, right] (ONNX begin/end order)
+/// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): filter dilation along D, H and W
+/// - `group` (NULL: `1`): number of channel groups
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_conv3d(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    filter: ge_es_tensor,
+    bias: *const ge_es_tensor,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    group: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_conv3d", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.conv3d")?;
+            call_.one("input", input)?;
+            call_.one("filter", filter)?;
+            call_.opt("bias", bias)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("group", group)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.max_pool3d`: 3-D max pooling (ONNX MaxPool, NCDHW)
+///
+/// - `input`: operand
+/// - `kernel_shape`, `kernel_shape_len`: window size [kD, kH, kW]
+/// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+/// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): window dilation along D, H and W
+/// - `ceil_mode` (NULL: `0`): 1: round the output sizes up
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_max_pool3d(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    kernel_shape: *const i64,
+    kernel_shape_len: usize,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    ceil_mode: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_max_pool3d", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.max_pool3d")?;
+            call_.one("input", input)?;
+            call_.array("kernel_shape", kernel_shape, kernel_shape_len, true)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("ceil_mode", ceil_mode)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.avg_pool3d`: 3-D average pooling (ONNX AveragePool, NCDHW)
+///
+/// - `input`: operand
+/// - `kernel_shape`, `kernel_shape_len`: window size [kD, kH, kW]
+/// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+/// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): window dilation along D, H and W
+/// - `ceil_mode` (NULL: `0`): 1: round the output sizes up
+/// - `count_include_pad` (NULL: `0`): 1: padded cells count in the divisor
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_avg_pool3d(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    kernel_shape: *const i64,
+    kernel_shape_len: usize,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    ceil_mode: *const i64,
+    count_include_pad: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_avg_pool3d", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.avg_pool3d")?;
+            call_.one("input", input)?;
+            call_.array("kernel_shape", kernel_shape, kernel_shape_len, true)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("ceil_mode", ceil_mode)?;
+            call_.attr_ptr("count_include_pad", count_include_pad)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.matmul`: Matrix product with numpy semantics (ONNX MatMul)
 ///
 /// - `lhs`: operand
@@ -1923,6 +2045,55 @@ pub unsafe extern "C" fn ge_es_bitwise_not(
     })
 }
 
+/// `graph.bit_shift`: Shift the bits of integers, with broadcasting
+///
+/// - `lhs`: operand
+/// - `rhs`: operand
+/// - `direction`: left or right
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_bit_shift(
+    graph: *mut ge_graph,
+    lhs: ge_es_tensor,
+    rhs: ge_es_tensor,
+    direction: *const c_char,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_bit_shift", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.bit_shift")?;
+            call_.one("lhs", lhs)?;
+            call_.one("rhs", rhs)?;
+            call_.str("direction", direction, true)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.bitcast`: Reinterpret the bits of each element as another type of the same width (ONNX BitCast)
+///
+/// - `input`: operand
+/// - `to`: the result element type
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_bitcast(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    to: ge_dtype,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_bitcast", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.bitcast")?;
+            call_.one("input", input)?;
+            call_.dtype("to", to)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.asin`: Arcsine elementwise
 ///
 /// - `input`: operand
@@ -2083,6 +2254,300 @@ pub unsafe extern "C" fn ge_es_dequantize_linear(
             call_.dtype("to", to)?;
             call_.attr_ptr("axis", axis)?;
             call_.attr_ptr("block_size", block_size)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.rnn`: A simple recurrent layer (ONNX RNN)
+///
+/// - `input`: operand
+/// - `w`: operand
+/// - `r`: operand
+/// - `bias`: optional operand (NULL: absent)
+/// - `sequence_lens`: optional operand (NULL: absent)
+/// - `initial_h`: optional operand (NULL: absent)
+/// - `hidden_size`: the number of hidden units
+/// - `direction` (NULL: `"forward"`): forward, reverse or bidirectional
+/// - `activations`, `activations_len` (NULL: absent): the activation f per direction (default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus
+/// - `activation_alpha`, `activation_alpha_len` (NULL: absent): alpha of the activations that take one, in order
+/// - `activation_beta`, `activation_beta_len` (NULL: absent): beta of the activations that take one, in order
+/// - `clip` (NULL: absent): bound of the pre-activations
+/// - `layout` (NULL: `0`): 0: seq x batch x ..., 1: batch x seq x ...
+/// - `y`: result `y`
+/// - `y_h`: result `y_h`
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_rnn(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    w: ge_es_tensor,
+    r: ge_es_tensor,
+    bias: *const ge_es_tensor,
+    sequence_lens: *const ge_es_tensor,
+    initial_h: *const ge_es_tensor,
+    hidden_size: i64,
+    direction: *const c_char,
+    activations: *const *const c_char,
+    activations_len: usize,
+    activation_alpha: *const f64,
+    activation_alpha_len: usize,
+    activation_beta: *const f64,
+    activation_beta_len: usize,
+    clip: *const f64,
+    layout: *const i64,
+    y: *mut ge_es_tensor,
+    y_h: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_rnn", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.rnn")?;
+            call_.one("input", input)?;
+            call_.one("w", w)?;
+            call_.one("r", r)?;
+            call_.opt("bias", bias)?;
+            call_.opt("sequence_lens", sequence_lens)?;
+            call_.opt("initial_h", initial_h)?;
+            call_.attr("hidden_size", hidden_size);
+            call_.str("direction", direction, false)?;
+            call_.strs("activations", activations, activations_len, false)?;
+            call_.array(
+                "activation_alpha",
+                activation_alpha,
+                activation_alpha_len,
+                false,
+            )?;
+            call_.array(
+                "activation_beta",
+                activation_beta,
+                activation_beta_len,
+                false,
+            )?;
+            call_.attr_ptr("clip", clip)?;
+            call_.attr_ptr("layout", layout)?;
+            call_.finish_fields(&[("y", y), ("y_h", y_h)])
+        }
+    })
+}
+
+/// `graph.gru`: A gated recurrent unit layer (ONNX GRU)
+///
+/// - `input`: operand
+/// - `w`: operand
+/// - `r`: operand
+/// - `bias`: optional operand (NULL: absent)
+/// - `sequence_lens`: optional operand (NULL: absent)
+/// - `initial_h`: optional operand (NULL: absent)
+/// - `hidden_size`: the number of hidden units
+/// - `direction` (NULL: `"forward"`): forward, reverse or bidirectional
+/// - `activations`, `activations_len` (NULL: absent): f and g per direction (default Sigmoid, Tanh)
+/// - `activation_alpha`, `activation_alpha_len` (NULL: absent): alpha of the activations that take one, in order
+/// - `activation_beta`, `activation_beta_len` (NULL: absent): beta of the activations that take one, in order
+/// - `clip` (NULL: absent): bound of the pre-activations
+/// - `layout` (NULL: `0`): 0: seq x batch x ..., 1: batch x seq x ...
+/// - `linear_before_reset` (NULL: `0`): 1: the reset gate multiplies the recurrent product
+/// - `y`: result `y`
+/// - `y_h`: result `y_h`
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_gru(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    w: ge_es_tensor,
+    r: ge_es_tensor,
+    bias: *const ge_es_tensor,
+    sequence_lens: *const ge_es_tensor,
+    initial_h: *const ge_es_tensor,
+    hidden_size: i64,
+    direction: *const c_char,
+    activations: *const *const c_char,
+    activations_len: usize,
+    activation_alpha: *const f64,
+    activation_alpha_len: usize,
+    activation_beta: *const f64,
+    activation_beta_len: usize,
+    clip: *const f64,
+    layout: *const i64,
+    linear_before_reset: *const i64,
+    y: *mut ge_es_tensor,
+    y_h: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_gru", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.gru")?;
+            call_.one("input", input)?;
+            call_.one("w", w)?;
+            call_.one("r", r)?;
+            call_.opt("bias", bias)?;
+            call_.opt("sequence_lens", sequence_lens)?;
+            call_.opt("initial_h", initial_h)?;
+            call_.attr("hidden_size", hidden_size);
+            call_.str("direction", direction, false)?;
+            call_.strs("activations", activations, activations_len, false)?;
+            call_.array(
+                "activation_alpha",
+                activation_alpha,
+                activation_alpha_len,
+                false,
+            )?;
+            call_.array(
+                "activation_beta",
+                activation_beta,
+                activation_beta_len,
+                false,
+            )?;
+            call_.attr_ptr("clip", clip)?;
+            call_.attr_ptr("layout", layout)?;
+            call_.attr_ptr("linear_before_reset", linear_before_reset)?;
+            call_.finish_fields(&[("y", y), ("y_h", y_h)])
+        }
+    })
+}
+
+/// `graph.lstm`: A long short-term memory layer (ONNX LSTM)
+///
+/// - `input`: operand
+/// - `w`: operand
+/// - `r`: operand
+/// - `bias`: optional operand (NULL: absent)
+/// - `sequence_lens`: optional operand (NULL: absent)
+/// - `initial_h`: optional operand (NULL: absent)
+/// - `initial_c`: optional operand (NULL: absent)
+/// - `peepholes`: optional operand (NULL: absent)
+/// - `hidden_size`: the number of hidden units
+/// - `direction` (NULL: `"forward"`): forward, reverse or bidirectional
+/// - `activations`, `activations_len` (NULL: absent): f, g and h per direction (default Sigmoid, Tanh, Tanh)
+/// - `activation_alpha`, `activation_alpha_len` (NULL: absent): alpha of the activations that take one, in order
+/// - `activation_beta`, `activation_beta_len` (NULL: absent): beta of the activations that take one, in order
+/// - `clip` (NULL: absent): bound of the pre-activations
+/// - `layout` (NULL: `0`): 0: seq x batch x ..., 1: batch x seq x ...
+/// - `input_forget` (NULL: `0`): 1: the forget gate is 1 - the input gate
+/// - `y`: result `y`
+/// - `y_h`: result `y_h`
+/// - `y_c`: result `y_c`
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_lstm(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    w: ge_es_tensor,
+    r: ge_es_tensor,
+    bias: *const ge_es_tensor,
+    sequence_lens: *const ge_es_tensor,
+    initial_h: *const ge_es_tensor,
+    initial_c: *const ge_es_tensor,
+    peepholes: *const ge_es_tensor,
+    hidden_size: i64,
+    direction: *const c_char,
+    activations: *const *const c_char,
+    activations_len: usize,
+    activation_alpha: *const f64,
+    activation_alpha_len: usize,
+    activation_beta: *const f64,
+    activation_beta_len: usize,
+    clip: *const f64,
+    layout: *const i64,
+    input_forget: *const i64,
+    y: *mut ge_es_tensor,
+    y_h: *mut ge_es_tensor,
+    y_c: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_lstm", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.lstm")?;
+            call_.one("input", input)?;
+            call_.one("w", w)?;
+            call_.one("r", r)?;
+            call_.opt("bias", bias)?;
+            call_.opt("sequence_lens", sequence_lens)?;
+            call_.opt("initial_h", initial_h)?;
+            call_.opt("initial_c", initial_c)?;
+            call_.opt("peepholes", peepholes)?;
+            call_.attr("hidden_size", hidden_size);
+            call_.str("direction", direction, false)?;
+            call_.strs("activations", activations, activations_len, false)?;
+            call_.array(
+                "activation_alpha",
+                activation_alpha,
+                activation_alpha_len,
+                false,
+            )?;
+            call_.array(
+                "activation_beta",
+                activation_beta,
+                activation_beta_len,
+                false,
+            )?;
+            call_.attr_ptr("clip", clip)?;
+            call_.attr_ptr("layout", layout)?;
+            call_.attr_ptr("input_forget", input_forget)?;
+            call_.finish_fields(&[("y", y), ("y_h", y_h), ("y_c", y_c)])
+        }
+    })
+}
+
+/// `graph.rotary_embedding`: Rotary position embedding (ONNX RotaryEmbedding)
+///
+/// - `input`: operand
+/// - `cos_cache`: operand
+/// - `sin_cache`: operand
+/// - `position_ids`: optional operand (NULL: absent)
+/// - `interleaved` (NULL: `0`): 1: rotate even/odd feature pairs, 0: the two halves
+/// - `rotary_embedding_dim` (NULL: `0`): rotated features per head (0: all)
+/// - `num_heads` (NULL: `0`): heads of a 3-D input
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_rotary_embedding(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    cos_cache: ge_es_tensor,
+    sin_cache: ge_es_tensor,
+    position_ids: *const ge_es_tensor,
+    interleaved: *const i64,
+    rotary_embedding_dim: *const i64,
+    num_heads: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_rotary_embedding", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.rotary_embedding")?;
+            call_.one("input", input)?;
+            call_.one("cos_cache", cos_cache)?;
+            call_.one("sin_cache", sin_cache)?;
+            call_.opt("position_ids", position_ids)?;
+            call_.attr_ptr("interleaved", interleaved)?;
+            call_.attr_ptr("rotary_embedding_dim", rotary_embedding_dim)?;
+            call_.attr_ptr("num_heads", num_heads)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.cumprod`: Cumulative product along an axis (ONNX CumProd)
+///
+/// - `input`: operand
+/// - `axis` (NULL: `0`): the axis (negative counts from the end)
+/// - `exclusive` (NULL: `0`): 1: the product of the elements before each one
+/// - `reverse` (NULL: `0`): 1: from the last element backwards
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_cumprod(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    axis: *const i64,
+    exclusive: *const i64,
+    reverse: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_cumprod", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.cumprod")?;
+            call_.one("input", input)?;
+            call_.attr_ptr("axis", axis)?;
+            call_.attr_ptr("exclusive", exclusive)?;
+            call_.attr_ptr("reverse", reverse)?;
             call_.finish_one(out)
         }
     })

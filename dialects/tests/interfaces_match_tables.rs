@@ -71,6 +71,10 @@ const OUT_EWISE_FUSABLE: &[&str] = &[
     "graph.gemm",
     "graph.avg_pool2d",
     "graph.max_pool2d",
+    // New with issue 16 (after the tables): the volumetric ops, as their 2-D forms.
+    "graph.conv3d",
+    "graph.avg_pool3d",
+    "graph.max_pool3d",
 ];
 
 /// `op_pattern` for an op whose operands have its result's shape.
@@ -163,6 +167,9 @@ fn old_precision(name: &str) -> PrecisionClass {
             | "graph.batch_matmul"
             | "graph.gemm"
             | "graph.scaled_dot_product_attention"
+            // New with issue 16, as conv2d (the recurrent layers stay Gray: their
+            // sigmoids and tanh are not safe in f16 by default).
+            | "graph.conv3d"
     );
     if never {
         PrecisionClass::Never
@@ -292,6 +299,11 @@ fn cost_units_and_free_ops_match_both_models() {
         "graph.batch_matmul",
         "graph.gemm",
         "graph.scaled_dot_product_attention",
+        // New with issue 16: matrix products too (the recurrent layers' W and R).
+        "graph.conv3d",
+        "graph.rnn",
+        "graph.gru",
+        "graph.lstm",
     ];
     const FREE: &[&str] = &[
         "data.reshape",

@@ -952,6 +952,75 @@ ge_status ge_es_scaled_dot_product_attention(struct ge_graph *graph,
                                              const bool *causal,
                                              struct ge_es_tensor *out);
 
+// `graph.conv3d`: 3-D convolution (NCDHW input, OIDHW filter, optional bias)
+//
+// - `input`: operand
+// - `filter`: operand
+// - `bias`: optional operand (NULL: absent)
+// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): zero padding [front, top, left, back, bottom, right] (ONNX begin/end order)
+// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): filter dilation along D, H and W
+// - `group` (NULL: `1`): number of channel groups
+// - `out`: the result
+ge_status ge_es_conv3d(struct ge_graph *graph,
+                       struct ge_es_tensor input,
+                       struct ge_es_tensor filter,
+                       const struct ge_es_tensor *bias,
+                       const int64_t *strides,
+                       size_t strides_len,
+                       const int64_t *pads,
+                       size_t pads_len,
+                       const int64_t *dilations,
+                       size_t dilations_len,
+                       const int64_t *group,
+                       struct ge_es_tensor *out);
+
+// `graph.max_pool3d`: 3-D max pooling (ONNX MaxPool, NCDHW)
+//
+// - `input`: operand
+// - `kernel_shape`, `kernel_shape_len`: window size [kD, kH, kW]
+// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): window dilation along D, H and W
+// - `ceil_mode` (NULL: `0`): 1: round the output sizes up
+// - `out`: the result
+ge_status ge_es_max_pool3d(struct ge_graph *graph,
+                           struct ge_es_tensor input,
+                           const int64_t *kernel_shape,
+                           size_t kernel_shape_len,
+                           const int64_t *strides,
+                           size_t strides_len,
+                           const int64_t *pads,
+                           size_t pads_len,
+                           const int64_t *dilations,
+                           size_t dilations_len,
+                           const int64_t *ceil_mode,
+                           struct ge_es_tensor *out);
+
+// `graph.avg_pool3d`: 3-D average pooling (ONNX AveragePool, NCDHW)
+//
+// - `input`: operand
+// - `kernel_shape`, `kernel_shape_len`: window size [kD, kH, kW]
+// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): window dilation along D, H and W
+// - `ceil_mode` (NULL: `0`): 1: round the output sizes up
+// - `count_include_pad` (NULL: `0`): 1: padded cells count in the divisor
+// - `out`: the result
+ge_status ge_es_avg_pool3d(struct ge_graph *graph,
+                           struct ge_es_tensor input,
+                           const int64_t *kernel_shape,
+                           size_t kernel_shape_len,
+                           const int64_t *strides,
+                           size_t strides_len,
+                           const int64_t *pads,
+                           size_t pads_len,
+                           const int64_t *dilations,
+                           size_t dilations_len,
+                           const int64_t *ceil_mode,
+                           const int64_t *count_include_pad,
+                           struct ge_es_tensor *out);
+
 // `graph.matmul`: Matrix product with numpy semantics (ONNX MatMul)
 //
 // - `lhs`: operand
@@ -1141,6 +1210,28 @@ ge_status ge_es_bitwise_not(struct ge_graph *graph,
                             struct ge_es_tensor input,
                             struct ge_es_tensor *out);
 
+// `graph.bit_shift`: Shift the bits of integers, with broadcasting
+//
+// - `lhs`: operand
+// - `rhs`: operand
+// - `direction`: left or right
+// - `out`: the result
+ge_status ge_es_bit_shift(struct ge_graph *graph,
+                          struct ge_es_tensor lhs,
+                          struct ge_es_tensor rhs,
+                          const char *direction,
+                          struct ge_es_tensor *out);
+
+// `graph.bitcast`: Reinterpret the bits of each element as another type of the same width (ONNX BitCast)
+//
+// - `input`: operand
+// - `to`: the result element type
+// - `out`: the result
+ge_status ge_es_bitcast(struct ge_graph *graph,
+                        struct ge_es_tensor input,
+                        ge_dtype to,
+                        struct ge_es_tensor *out);
+
 // `graph.asin`: Arcsine elementwise
 //
 // - `input`: operand
@@ -1212,6 +1303,161 @@ ge_status ge_es_dequantize_linear(struct ge_graph *graph,
                                   const int64_t *axis,
                                   const int64_t *block_size,
                                   struct ge_es_tensor *out);
+
+// `graph.rnn`: A simple recurrent layer (ONNX RNN)
+//
+// - `input`: operand
+// - `w`: operand
+// - `r`: operand
+// - `bias`: optional operand (NULL: absent)
+// - `sequence_lens`: optional operand (NULL: absent)
+// - `initial_h`: optional operand (NULL: absent)
+// - `hidden_size`: the number of hidden units
+// - `direction` (NULL: `"forward"`): forward, reverse or bidirectional
+// - `activations`, `activations_len` (NULL: absent): the activation f per direction (default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus
+// - `activation_alpha`, `activation_alpha_len` (NULL: absent): alpha of the activations that take one, in order
+// - `activation_beta`, `activation_beta_len` (NULL: absent): beta of the activations that take one, in order
+// - `clip` (NULL: absent): bound of the pre-activations
+// - `layout` (NULL: `0`): 0: seq x batch x ..., 1: batch x seq x ...
+// - `y`: result `y`
+// - `y_h`: result `y_h`
+ge_status ge_es_rnn(struct ge_graph *graph,
+                    struct ge_es_tensor input,
+                    struct ge_es_tensor w,
+                    struct ge_es_tensor r,
+                    const struct ge_es_tensor *bias,
+                    const struct ge_es_tensor *sequence_lens,
+                    const struct ge_es_tensor *initial_h,
+                    int64_t hidden_size,
+                    const char *direction,
+                    const char *const *activations,
+                    size_t activations_len,
+                    const double *activation_alpha,
+                    size_t activation_alpha_len,
+                    const double *activation_beta,
+                    size_t activation_beta_len,
+                    const double *clip,
+                    const int64_t *layout,
+                    struct ge_es_tensor *y,
+                    struct ge_es_tensor *y_h);
+
+// `graph.gru`: A gated recurrent unit layer (ONNX GRU)
+//
+// - `input`: operand
+// - `w`: operand
+// - `r`: operand
+// - `bias`: optional operand (NULL: absent)
+// - `sequence_lens`: optional operand (NULL: absent)
+// - `initial_h`: optional operand (NULL: absent)
+// - `hidden_size`: the number of hidden units
+// - `direction` (NULL: `"forward"`): forward, reverse or bidirectional
+// - `activations`, `activations_len` (NULL: absent): f and g per direction (default Sigmoid, Tanh)
+// - `activation_alpha`, `activation_alpha_len` (NULL: absent): alpha of the activations that take one, in order
+// - `activation_beta`, `activation_beta_len` (NULL: absent): beta of the activations that take one, in order
+// - `clip` (NULL: absent): bound of the pre-activations
+// - `layout` (NULL: `0`): 0: seq x batch x ..., 1: batch x seq x ...
+// - `linear_before_reset` (NULL: `0`): 1: the reset gate multiplies the recurrent product
+// - `y`: result `y`
+// - `y_h`: result `y_h`
+ge_status ge_es_gru(struct ge_graph *graph,
+                    struct ge_es_tensor input,
+                    struct ge_es_tensor w,
+                    struct ge_es_tensor r,
+                    const struct ge_es_tensor *bias,
+                    const struct ge_es_tensor *sequence_lens,
+                    const struct ge_es_tensor *initial_h,
+                    int64_t hidden_size,
+                    const char *direction,
+                    const char *const *activations,
+                    size_t activations_len,
+                    const double *activation_alpha,
+                    size_t activation_alpha_len,
+                    const double *activation_beta,
+                    size_t activation_beta_len,
+                    const double *clip,
+                    const int64_t *layout,
+                    const int64_t *linear_before_reset,
+                    struct ge_es_tensor *y,
+                    struct ge_es_tensor *y_h);
+
+// `graph.lstm`: A long short-term memory layer (ONNX LSTM)
+//
+// - `input`: operand
+// - `w`: operand
+// - `r`: operand
+// - `bias`: optional operand (NULL: absent)
+// - `sequence_lens`: optional operand (NULL: absent)
+// - `initial_h`: optional operand (NULL: absent)
+// - `initial_c`: optional operand (NULL: absent)
+// - `peepholes`: optional operand (NULL: absent)
+// - `hidden_size`: the number of hidden units
+// - `direction` (NULL: `"forward"`): forward, reverse or bidirectional
+// - `activations`, `activations_len` (NULL: absent): f, g and h per direction (default Sigmoid, Tanh, Tanh)
+// - `activation_alpha`, `activation_alpha_len` (NULL: absent): alpha of the activations that take one, in order
+// - `activation_beta`, `activation_beta_len` (NULL: absent): beta of the activations that take one, in order
+// - `clip` (NULL: absent): bound of the pre-activations
+// - `layout` (NULL: `0`): 0: seq x batch x ..., 1: batch x seq x ...
+// - `input_forget` (NULL: `0`): 1: the forget gate is 1 - the input gate
+// - `y`: result `y`
+// - `y_h`: result `y_h`
+// - `y_c`: result `y_c`
+ge_status ge_es_lstm(struct ge_graph *graph,
+                     struct ge_es_tensor input,
+                     struct ge_es_tensor w,
+                     struct ge_es_tensor r,
+                     const struct ge_es_tensor *bias,
+                     const struct ge_es_tensor *sequence_lens,
+                     const struct ge_es_tensor *initial_h,
+                     const struct ge_es_tensor *initial_c,
+                     const struct ge_es_tensor *peepholes,
+                     int64_t hidden_size,
+                     const char *direction,
+                     const char *const *activations,
+                     size_t activations_len,
+                     const double *activation_alpha,
+                     size_t activation_alpha_len,
+                     const double *activation_beta,
+                     size_t activation_beta_len,
+                     const double *clip,
+                     const int64_t *layout,
+                     const int64_t *input_forget,
+                     struct ge_es_tensor *y,
+                     struct ge_es_tensor *y_h,
+                     struct ge_es_tensor *y_c);
+
+// `graph.rotary_embedding`: Rotary position embedding (ONNX RotaryEmbedding)
+//
+// - `input`: operand
+// - `cos_cache`: operand
+// - `sin_cache`: operand
+// - `position_ids`: optional operand (NULL: absent)
+// - `interleaved` (NULL: `0`): 1: rotate even/odd feature pairs, 0: the two halves
+// - `rotary_embedding_dim` (NULL: `0`): rotated features per head (0: all)
+// - `num_heads` (NULL: `0`): heads of a 3-D input
+// - `out`: the result
+ge_status ge_es_rotary_embedding(struct ge_graph *graph,
+                                 struct ge_es_tensor input,
+                                 struct ge_es_tensor cos_cache,
+                                 struct ge_es_tensor sin_cache,
+                                 const struct ge_es_tensor *position_ids,
+                                 const int64_t *interleaved,
+                                 const int64_t *rotary_embedding_dim,
+                                 const int64_t *num_heads,
+                                 struct ge_es_tensor *out);
+
+// `graph.cumprod`: Cumulative product along an axis (ONNX CumProd)
+//
+// - `input`: operand
+// - `axis` (NULL: `0`): the axis (negative counts from the end)
+// - `exclusive` (NULL: `0`): 1: the product of the elements before each one
+// - `reverse` (NULL: `0`): 1: from the last element backwards
+// - `out`: the result
+ge_status ge_es_cumprod(struct ge_graph *graph,
+                        struct ge_es_tensor input,
+                        const int64_t *axis,
+                        const int64_t *exclusive,
+                        const int64_t *reverse,
+                        struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

@@ -499,6 +499,14 @@ pub enum KernelFamily {
     ArgReduce,
     /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
     Quantize,
+    /// Recurrent layers: RNN, GRU, LSTM (runtime/src/kernels/rnn.rs).
+    Recurrent,
+    /// Bit shifts with broadcasting (runtime/src/kernels/bit_shift.rs).
+    Shift,
+    /// Rotary position embeddings (runtime/src/kernels/rotary.rs).
+    Rotary,
+    /// Cumulative scans along an axis (runtime/src/kernels/cumulative.rs).
+    Scan,
     /// Interpolation at computed points (grid_sample, resize).
     Sample,
     /// Values made from shapes (shape_of, iota).

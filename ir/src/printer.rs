@@ -696,17 +696,35 @@ impl OpPrinter<'_, '_> {
     }
 
     /// The op's attributes minus `skip`, minus registered attributes at their
-    /// default value; nothing when empty.
+    /// default value; nothing when empty. `operand_segment_sizes` is printed
+    /// only when the operands alone would not say it (several optional
+    /// groups with a gap: `%x, %w, %r, %len` of graph.rnn, whose bias is
+    /// absent; without it the printed op would read back with `%len` as the bias).
     pub fn attr_dict(&mut self, op: OpId, skip: &[&str], keyword: bool) {
         let d = self.body.op(op);
         let def = d.def;
+        let segments_needed = def.is_some_and(|def| {
+            let segs = d
+                .attr("operand_segment_sizes")
+                .and_then(|a| a.as_i64_array());
+            let n = d.operands().len();
+            // Variadic groups are spelled by their ops' syntax (stream.launch).
+            let optionals = def
+                .operands
+                .iter()
+                .all(|g| g.arity != crate::opdef::Arity::Variadic);
+            segs.is_some()
+                && optionals
+                && def.group_sizes(def.operands, n, None)
+                    != def.group_sizes(def.operands, n, segs.as_deref())
+        });
         let entries: Vec<_> = d
             .attrs
             .entries()
             .iter()
             .filter(|(k, v)| {
                 !skip.contains(&k.as_str())
-                    && k.as_str() != "operand_segment_sizes"
+                    && (k.as_str() != "operand_segment_sizes" || segments_needed)
                     && !def
                         .and_then(|def| def.attr_def(k))
                         .is_some_and(|ad| crate::builder::is_default(ad, *v))

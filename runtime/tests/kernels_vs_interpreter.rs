@@ -646,6 +646,173 @@ fn attention_matches_the_interpreter() {
                     &text,
                     &format!("attention {q} {k} {v} mask {m}{attrs} {dt}"),
                 );
+/// The recurrent layers (runtime/src/kernels/rnn.rs): every cell, both
+/// directions at once, bias, initial states, peepholes, both layouts and
+/// sequence lengths (a constant: random lengths would be out of range).
+#[test]
+fn recurrent_layers_match_the_interpreter() {
+    // (op, gates, extra attributes, layout, dtype)
+    let cases = [
+        ("rnn", 1, "", 0, "f32"),
+        (
+            "rnn",
+            1,
+            ", activations = [\"Relu\", \"HardSigmoid\"], clip = 2.0 : f64",
+            1,
+            "f32",
+        ),
+        ("gru", 3, "", 0, "f32"),
+        ("gru", 3, ", linear_before_reset = 1 : i64", 1, "f16"),
+        ("lstm", 4, "", 0, "f32"),
+        ("lstm", 4, ", input_forget = 1 : i64", 1, "f32"),
+    ];
+    let (seq, batch, input, hidden) = (4, 3, 5, 6);
+    for (op, g, extra, layout, dt) in cases {
+        let t = |dims: &[usize]| {
+            let d: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+            format!("tensor<{}x{dt}>", d.join("x"))
+        };
+        let (x, state, y) = if layout == 1 {
+            (
+                t(&[batch, seq, input]),
+                t(&[batch, 2, hidden]),
+                t(&[batch, seq, 2, hidden]),
+            )
+        } else {
+            (
+                t(&[seq, batch, input]),
+                t(&[2, batch, hidden]),
+                t(&[seq, 2, batch, hidden]),
+            )
+        };
+        let w = t(&[2, g * hidden, input]);
+        let r = t(&[2, g * hidden, hidden]);
+        let b = t(&[2, 2 * g * hidden]);
+        let p = t(&[2, 3 * hidden]);
+        let lstm = op == "lstm";
+        let mut args = vec![
+            ("x", x.clone()),
+            ("w", w.clone()),
+            ("r", r.clone()),
+            ("b", b.clone()),
+            ("h", state.clone()),
+        ];
+        let mut types = vec![x, w, r, b, "tensor<3xi32>".to_string(), state.clone()];
+        let mut seg = "1, 1, 1, 1, 1, 1".to_string();
+        if lstm {
+            args.push(("c", state.clone()));
+            args.push(("p", p.clone()));
+            types.push(state.clone());
+            types.push(p);
+            seg.push_str(", 1, 1");
+        }
+        let results = if lstm {
+            format!("({y}, {state}, {state})")
+        } else {
+            format!("({y}, {state})")
+        };
+        let params: Vec<String> = args.iter().map(|(n, t)| format!("%{n}: {t}")).collect();
+        let mut operands: Vec<&str> = vec!["%x", "%w", "%r", "%b", "%len", "%h"];
+        if lstm {
+            operands.extend(["%c", "%p"]);
+        }
+        let n = if lstm { 3 } else { 2 };
+        let outs: Vec<String> = (0..n).map(|i| format!("%y#{i}")).collect();
+        let text = format!(
+            "graph.func @main({}) -> {results} {{\n  \
+             %len = data.constant dense<[4, 1, 3]> : tensor<3xi32>\n  \
+             %y:{n} = graph.{op} {} {{hidden_size = {hidden} : i64, direction = \"bidirectional\", layout = {layout} : i64, operand_segment_sizes = [{seg}]{extra}}} : ({}) -> {results}\n  \
+             graph.return {} : {}\n}}\n",
+            params.join(", "),
+            operands.join(", "),
+            types.join(", "),
+            outs.join(", "),
+            results.trim_matches(|c| c == '(' || c == ')'),
+        );
+        check(&text, &format!("{op} layout {layout} {dt}{extra}"));
+    }
+}
+
+/// The volumetric kernels (runtime/src/kernels/volume.rs): conv3d with
+/// groups, bias, strides, pads and dilations (im2col + GEMM against the
+/// reference's direct sum), max and average pools with ceil mode and pads.
+#[test]
+fn volumetric_ops_match_the_interpreter() {
+    // (input, filter, output, attributes, bias)
+    let convs = [
+        ("1x3x5x6x7", "4x3x3x3x3", "1x4x3x4x5", "", true),
+        ("2x4x6x5x5", "6x2x2x3x1", "2x6x3x2x5", "{group = 2 : i64, strides = [2, 2, 1], pads = [0, 1, 0, 1, 0, 0], dilations = [1, 1, 2]}", false),
+        ("1x2x4x4x4", "3x2x1x1x1", "1x3x4x4x4", "", true),
+    ];
+    for dt in ["f32", "f16"] {
+        for (xs, ws, ys, attrs, bias) in convs {
+            let (x, w, y) = (
+                format!("tensor<{xs}x{dt}>"),
+                format!("tensor<{ws}x{dt}>"),
+                format!("tensor<{ys}x{dt}>"),
+            );
+            let m = ws.split('x').next().unwrap_or("1");
+            let b = format!("tensor<{m}x{dt}>");
+            let mut args = vec![("x", x.as_str()), ("w", w.as_str())];
+            if bias {
+                args.push(("b", b.as_str()));
+            }
+            let text = one_op(&args, &format!("graph.conv3d $OPERANDS {attrs}"), &y);
+            check(&text, &format!("conv3d {xs} {ws} {attrs} {dt}"));
+        }
+    }
+    // (op, input, output, attributes)
+    let pools = [
+        ("max_pool3d", "2x3x5x6x7", "2x3x2x3x3", "kernel_shape = [2, 2, 3], strides = [2, 2, 2]"),
+        ("max_pool3d", "1x2x5x5x5", "1x2x3x3x3", "kernel_shape = [3, 3, 3], strides = [2, 2, 2], pads = [1, 1, 1, 1, 1, 1], dilations = [1, 1, 1], ceil_mode = 1 : i64"),
+        ("avg_pool3d", "2x3x5x6x7", "2x3x3x3x4", "kernel_shape = [2, 2, 2], strides = [2, 2, 2], ceil_mode = 1 : i64"),
+        ("avg_pool3d", "1x2x4x4x4", "1x2x4x4x4", "kernel_shape = [3, 3, 3], pads = [1, 1, 1, 1, 1, 1], count_include_pad = 1 : i64"),
+        ("avg_pool3d", "1x2x6x6x6", "1x2x2x2x2", "kernel_shape = [2, 2, 2], strides = [2, 2, 2], dilations = [2, 2, 2]"),
+    ];
+    for dt in ["f32", "f16"] {
+        for (op, xs, ys, attrs) in pools {
+            let (x, y) = (format!("tensor<{xs}x{dt}>"), format!("tensor<{ys}x{dt}>"));
+            let text = one_op(
+                &[("x", &x)],
+                &format!("graph.{op} $OPERANDS {{{attrs}}}"),
+                &y,
+            );
+            check(&text, &format!("{op} {xs} {attrs} {dt}"));
+        }
+    }
+}
+
+/// graph.bit_shift (runtime/src/kernels/bit_shift.rs): both directions on
+/// signed and unsigned types with broadcasting; random amounts 0..8 reach
+/// the width of the 8-bit types (the out-of-range rule).
+#[test]
+fn bit_shift_matches_the_interpreter() {
+    for dt in ["i8", "ui8", "i32", "ui16", "i64"] {
+        let (a, b) = (format!("tensor<3x5x{dt}>"), format!("tensor<5x{dt}>"));
+        for dir in ["left", "right"] {
+            let text = one_op(
+                &[("a", &a), ("b", &b)],
+                &format!("graph.bit_shift $OPERANDS {{direction = \"{dir}\"}}"),
+                &a,
+            );
+            check(&text, &format!("bit_shift {dir} {dt}"));
+        }
+    }
+}
+
+/// graph.cumprod (runtime/src/kernels/cumulative.rs): every axis, exclusive
+/// and reverse, floats and wrapping integers.
+#[test]
+fn cumprod_matches_the_interpreter() {
+    for dt in ["f32", "f16", "i32", "i8"] {
+        let x = format!("tensor<3x4x5x{dt}>");
+        for axis in [0, 1, -1] {
+            for (ex, rev) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let op = format!(
+                    "graph.cumprod $OPERANDS {{axis = {axis} : i64, exclusive = {ex} : i64, reverse = {rev} : i64}}"
+                );
+                let text = one_op(&[("x", &x)], &op, &x);
+                check(&text, &format!("cumprod {dt} axis {axis} {ex} {rev}"));
             }
         }
     }

@@ -993,7 +993,8 @@ fn print_clip(pr: &mut OpPrinter<'_, '_>, op: OpId) {
             pr.value(v);
         }
     }
-    pr.attr_dict(op, &[], false);
+    // The keywords say which bounds are there.
+    pr.attr_dict(op, &["operand_segment_sizes"], false);
     pr.write(" : ");
     let ins = pr.body.operand_types(op);
     let outs = pr.body.result_types(op);

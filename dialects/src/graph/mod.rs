@@ -9,10 +9,14 @@ pub mod grid_sample;
 pub mod index;
 pub mod linalg;
 pub mod nn;
+pub mod nn3d;
 pub mod opkit;
 pub mod quant;
 pub mod reduce;
 pub mod specialize;
+pub mod rnn;
+pub mod rotary;
+pub mod scan;
 pub mod trig;
 
 use ge_ir::opdef::Dialect;
@@ -26,6 +30,7 @@ pub static DIALECT: Dialect = Dialect {
         reduce::OPS,
         control::OPS,
         nn::OPS,
+        nn3d::OPS,
         linalg::OPS,
         index::OPS,
         bitwise::OPS,
@@ -33,5 +38,8 @@ pub static DIALECT: Dialect = Dialect {
         grid_sample::OPS,
         quant::OPS,
         specialize::OPS,
+        rnn::OPS,
+        rotary::OPS,
+        scan::OPS,
     ],
 };

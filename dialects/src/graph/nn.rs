@@ -77,7 +77,7 @@ pub fn window_out(
 
 /// The concrete value of [`window_out`] for run-time shapes.
 #[allow(clippy::too_many_arguments)]
-fn window_out_usize(
+pub fn window_out_usize(
     input: usize,
     k: usize,
     stride: i64,

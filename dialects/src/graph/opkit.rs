@@ -212,3 +212,38 @@ pub fn arity(t: &[&Tensor], n: usize) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// An element type a reference computation shared with a native kernel is
+/// generic over: f64 in the op's semantics, f32 in the runtime's kernel
+/// (graph.rnn/gru/lstm, the 3-D convolution and pools); nonlinear
+/// functions go through f64.
+pub trait Real:
+    Copy
+    + Default
+    + Send
+    + Sync
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+{
+    fn of(x: f64) -> Self;
+    fn get(self) -> f64;
+}
+
+impl Real for f32 {
+    fn of(x: f64) -> f32 {
+        x as f32
+    }
+    fn get(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Real for f64 {
+    fn of(x: f64) -> f64 {
+        x
+    }
+    fn get(self) -> f64 {
+        self
+    }
+}

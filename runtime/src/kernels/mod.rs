@@ -52,8 +52,10 @@ macro_rules! by_cpu_features {
 pub mod arg_reduce;
 pub mod attention;
 pub mod batch_norm;
+pub mod bit_shift;
 pub mod conv;
 pub mod conv_transpose;
+pub mod cumulative;
 pub mod ew;
 pub mod gather_elements;
 pub mod grid_sample;
@@ -67,12 +69,15 @@ pub mod pool;
 pub mod quant;
 pub mod registry;
 pub mod resize;
+pub mod rnn;
+pub mod rotary;
 pub mod scatter_elements;
 pub mod shape_of;
 pub mod specialize;
 pub mod tile;
 pub mod topk;
 pub mod vmath;
+pub mod volume;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
 use ge_dialects::data::constant::Constant;

@@ -13,15 +13,15 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, attention, batch_norm, conv, conv_transpose, gather_elements, grid_sample,
-    instance_norm, iota, linalg, movement, pad, pool, quant, resize, scatter_elements, shape_of,
-    specialize, tile, topk, Kernel, Op,
+    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, quant, resize, rnn, rotary, scatter_elements, shape_of, specialize, tile, topk, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Tile, Transpose};
 use ge_dialects::data::shape::{Identity, Iota, Reshape, ShapeOf, Squeeze, Unsqueeze};
-use ge_dialects::graph::bitwise::{BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor};
+use ge_dialects::graph::bitwise::{
+    BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
+};
 use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::grid_sample::GridSample;
 use ge_dialects::graph::index::{
@@ -32,11 +32,15 @@ use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, ConvTranspose2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm,
     LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, ScaledDotProductAttention, Softmax,
 };
+use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, MaxPool3d};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
 use ge_dialects::graph::specialize::Specialize;
+use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
+use ge_dialects::graph::rotary::RotaryEmbedding;
+use ge_dialects::graph::scan::Cumprod;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -275,6 +279,26 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (DequantizeLinear::DEF, |b, o| {
             kernel(quant::Quant::dequantize(b, o))
+        }),
+        (Rnn::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
+        (Gru::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
+        (Lstm::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
+        (RotaryEmbedding::DEF, |b, o| {
+            kernel(rotary::Rotary::from_op(b, o)?)
+        }),
+        (Bitcast::DEF, |_, _| step(Op::Copy)),
+        (Cumprod::DEF, |b, o| {
+            kernel(cumulative::Cumprod::from_op(b, o))
+        }),
+        (BitShift::DEF, |b, o| {
+            kernel(bit_shift::BitShift::from_op(b, o))
+        }),
+        (Conv3d::DEF, |b, o| kernel(volume::Conv3d::from_op(b, o)?)),
+        (MaxPool3d::DEF, |b, o| {
+            kernel(volume::Pool3d::from_op(b, o, false)?)
+        }),
+        (AvgPool3d::DEF, |b, o| {
+            kernel(volume::Pool3d::from_op(b, o, true)?)
         }),
         (GridSample::DEF, |b, o| {
             let a = GridSample::attrs(b.op(o));

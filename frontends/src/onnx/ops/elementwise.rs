@@ -189,16 +189,32 @@ pub fn mod_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 /// x << y = x * 2^y, x >> y = x / 2^y (unsigned integers).
 pub fn bit_shift(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, y) = (n.input(0)?, n.input(1)?);
-    let two = scalar_like(cx, x, 2.0)?;
-    let p = op2(cx, "graph.pow", two, y)?;
-    match n.s("direction", "")?.as_str() {
-        "LEFT" => one(op2(cx, "graph.mul", x, p)?),
-        "RIGHT" => one(op2(cx, "graph.div", x, p)?),
-        d => Err(invalid(
-            n,
-            format!("direction must be LEFT or RIGHT, not '{d}'"),
-        )),
-    }
+    let direction = match n.s("direction", "")?.as_str() {
+        "LEFT" => "left",
+        "RIGHT" => "right",
+        d => {
+            return Err(invalid(
+                n,
+                format!("direction must be LEFT or RIGHT, not '{d}'"),
+            ))
+        }
+    };
+    one(cx.e.op(
+        "graph.bit_shift",
+        &[x, y],
+        vec![("direction", Attribute::string(direction))],
+    )?)
+}
+
+/// BitCast: the same bytes read as `to` (same width; checked by the op).
+pub fn bit_cast(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let to = super::legacy::cast_target(n)?;
+    one(cx.e.op(
+        "graph.bitcast",
+        &[x],
+        vec![("to", Attribute::ty(ge_ir::Type::scalar(to)))],
+    )?)
 }
 
 pub fn cast(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {

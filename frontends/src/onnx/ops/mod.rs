@@ -11,6 +11,7 @@ mod nd;
 mod nn;
 mod quant;
 mod reduce;
+mod rnn;
 mod shape;
 
 use super::graph::{Cx, Node, Res};
@@ -43,6 +44,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Asinh", elementwise::asinh),
     ("Atan", elementwise::atan),
     ("Atanh", elementwise::atanh),
+    ("BitCast", elementwise::bit_cast),
     ("BitShift", elementwise::bit_shift),
     ("BitwiseAnd", elementwise::bitwise_and),
     ("BitwiseNot", elementwise::bitwise_not),
@@ -136,11 +138,17 @@ pub static TABLE: &[(&str, MapFn)] = &[
         nn::negative_log_likelihood_loss,
     ),
     ("RMSNormalization", nn::rms_normalization),
+    ("RotaryEmbedding", nn::rotary_embedding),
     ("Softmax", nn::softmax),
     ("SoftmaxCrossEntropyLoss", nn::softmax_cross_entropy_loss),
+    // rnn.rs
+    ("GRU", rnn::gru),
+    ("LSTM", rnn::lstm),
+    ("RNN", rnn::rnn),
     // reduce.rs
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
+    ("CumProd", reduce::cum_prod),
     ("CumSum", reduce::cum_sum),
     ("ReduceL1", reduce::reduce_l1),
     ("ReduceL2", reduce::reduce_l2),

@@ -5,6 +5,7 @@ use super::{
     cast, const_f, fattr, invalid, norm_axis, one, op1, op2, reduce, reshape, scalar_like, squeeze,
     static_shape, unsqueeze, unsupported, Cx, Node, Res,
 };
+use crate::error::ImportError;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
@@ -79,14 +80,23 @@ fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
     }
 }
 
-/// Spatial rank of an `N x C x ...` input; 1-D and 2-D are supported.
-fn spatial_rank(cx: &Cx, n: &Node, x: ValueId) -> Res<usize> {
+/// Spatial rank of an `N x C x ...` input; 1-D, 2-D and (`volumes`) 3-D
+/// are supported.
+fn spatial_rank(cx: &Cx, n: &Node, x: ValueId, volumes: bool) -> Res<usize> {
     let r = cx.e.rank(x)?;
     match r {
         3 | 4 => Ok(r - 2),
+        5 if volumes => Ok(3),
         _ => Err(unsupported(
             n,
-            format!("on rank-{r} inputs (only 1-D and 2-D spatial inputs)"),
+            format!(
+                "on rank-{r} inputs (only {} spatial inputs)",
+                if volumes {
+                    "1-D, 2-D and 3-D"
+                } else {
+                    "1-D and 2-D"
+                }
+            ),
         )),
     }
 }
@@ -107,12 +117,26 @@ fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
 
 pub fn conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
-    let k = spatial_rank(cx, n, x)?;
+    let k = spatial_rank(cx, n, x, true)?;
     let kernel = kernel_of(cx, n, w, k)?;
     if kernel.len() != k {
         return Err(invalid(n, "kernel_shape does not match the input rank"));
     }
     let win = window(cx, n, x, &kernel, false)?;
+    if k == 3 {
+        let mut operands = vec![x, w];
+        operands.extend(n.opt_input(2));
+        return one(cx.e.op(
+            "graph.conv3d",
+            &operands,
+            vec![
+                ("strides", Attribute::i64_array(&win.strides)),
+                ("pads", Attribute::i64_array(&win.pads)),
+                ("dilations", Attribute::i64_array(&win.dilations)),
+                ("group", Attribute::i64(n.i("group", 1)?)),
+            ],
+        )?);
+    }
     let (strides, pads, dilations) = window_2d(&win, k == 1);
     let (x2, w2) = if k == 1 {
         (unsqueeze(cx, x, &[2])?, unsqueeze(cx, w, &[2])?)
@@ -136,7 +160,7 @@ pub fn conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
-    let k = spatial_rank(cx, n, x)?;
+    let k = spatial_rank(cx, n, x, false)?;
     let kernel = kernel_of(cx, n, w, k)?;
     if kernel.len() != k {
         return Err(invalid(n, "kernel_shape does not match the input rank"));
@@ -225,7 +249,7 @@ fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<V
     if n.outputs_used.iter().skip(1).any(|&u| u) {
         return Err(unsupported(n, "with the Indices output"));
     }
-    let k = spatial_rank(cx, n, x)?;
+    let k = spatial_rank(cx, n, x, true)?;
     let kernel = n
         .ints("kernel_shape")
         .ok_or_else(|| invalid(n, "requires attribute 'kernel_shape'"))?;
@@ -234,6 +258,25 @@ fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<V
     }
     let ceil_mode = n.i("ceil_mode", 0)? != 0;
     let win = window(cx, n, x, &kernel, ceil_mode)?;
+    let avg = name == "graph.avg_pool2d";
+    if k == 3 {
+        let mut attrs = vec![
+            ("kernel_shape", Attribute::i64_array(&kernel)),
+            ("strides", Attribute::i64_array(&win.strides)),
+            ("pads", Attribute::i64_array(&win.pads)),
+            ("dilations", Attribute::i64_array(&win.dilations)),
+            ("ceil_mode", Attribute::i64(ceil_mode as i64)),
+        ];
+        if avg {
+            attrs.push(("count_include_pad", Attribute::i64(cip)));
+        }
+        let name3 = if avg {
+            "graph.avg_pool3d"
+        } else {
+            "graph.max_pool3d"
+        };
+        return one(cx.e.op(name3, &[x], attrs)?);
+    }
     let (strides, pads, dilations) = window_2d(&win, k == 1);
     let kernel = if k == 1 { vec![1, kernel[0]] } else { kernel };
     let x2 = if k == 1 { unsqueeze(cx, x, &[2])? } else { x };
@@ -244,7 +287,7 @@ fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<V
         ("dilations", Attribute::i64_array(&dilations)),
         ("ceil_mode", Attribute::i64(ceil_mode as i64)),
     ];
-    if name == "graph.avg_pool2d" {
+    if avg {
         attrs.push(("count_include_pad", Attribute::i64(cip)));
     }
     let y = cx.e.op(name, &[x2], attrs)?;
@@ -278,6 +321,24 @@ pub fn lp_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let sum = op2(cx, "graph.mul", avg, k)?;
     let inv = scalar_like(cx, sum, 1.0 / p)?;
     one(op2(cx, "graph.pow", sum, inv)?)
+}
+
+/// RotaryEmbedding maps to its op; the optional position ids stay optional.
+pub fn rotary_embedding(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let mut operands = vec![n.input(0)?, n.input(1)?, n.input(2)?];
+    operands.extend(n.opt_input(3));
+    one(cx.e.op(
+        "graph.rotary_embedding",
+        &operands,
+        vec![
+            ("interleaved", Attribute::i64(n.i("interleaved", 0)?)),
+            (
+                "rotary_embedding_dim",
+                Attribute::i64(n.i("rotary_embedding_dim", 0)?),
+            ),
+            ("num_heads", Attribute::i64(n.i("num_heads", 0)?)),
+        ],
+    )?)
 }
 
 pub fn global_average_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
@@ -736,57 +797,46 @@ pub fn softmax_cross_entropy_loss(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 /// key/value concatenated, the mask (boolean or additive) and the causal
 /// frontier folded into one additive bias, grouped-query heads repeated,
 /// `softmax(q·kᵀ·scale + bias)·v` with fully masked rows giving zeros.
+/// The sizes and cache form an attention's masks depend on.
+struct AttnMasks {
+    dt: DType,
+    q_len: i64,
+    kv_len: i64,
+    /// Keys before the query block (an internal cache): query i sits at i + past_len.
+    past_len: i64,
+    /// The external cache's valid key counts (`nonpad_kv_seqlen`, i64 `[batch]`).
+    nonpad: Option<ValueId>,
+}
+
 pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (q, k, v) = (n.input(0)?, n.input(1)?, n.input(2)?);
-    if n.opt_input(6).is_some() {
-        return Err(unsupported(n, "with nonpad_kv_seqlen"));
-    }
-    let (left, right) = (n.i("left_window_size", -1)?, n.i("right_window_size", -1)?);
     let dt = cx.e.dtype(q)?;
     let rank = cx.e.rank(q)?;
-    let split_heads = |cx: &mut Cx, x: ValueId, heads: i64| -> Res<ValueId> {
-        let r = reshape(cx, x, &[0, 0, heads, -1])?;
-        super::transpose(cx, r, &[0, 2, 1, 3])
-    };
-    let (q, k, v) = if rank == 3 {
-        let qh = n
-            .opt_i("q_num_heads")?
-            .ok_or_else(|| invalid(n, "3-D inputs need q_num_heads"))?;
-        let kh = n
-            .opt_i("kv_num_heads")?
-            .ok_or_else(|| invalid(n, "3-D inputs need kv_num_heads"))?;
-        (
-            split_heads(cx, q, qh)?,
-            split_heads(cx, k, kh)?,
-            split_heads(cx, v, kh)?,
-        )
-    } else if rank == 4 {
-        (q, k, v)
-    } else {
+    let (q, k, v) = attention_heads(cx, n, q, k, v, rank)?;
+    let (past_k, past_v) = (n.opt_input(4), n.opt_input(5));
+    let nonpad = n.opt_input(6);
+    if nonpad.is_some() && (past_k.is_some() || past_v.is_some()) {
         return Err(invalid(
             n,
-            format!("inputs must be 3-D or 4-D, not {rank}-D"),
+            "nonpad_kv_seqlen cannot be combined with past_key/past_value",
         ));
-    };
-    let (past_k, past_v) = (n.opt_input(4), n.opt_input(5));
+    }
     let past_len = match past_k {
         Some(p) => *static_shape(cx, n, p, "past_key")?
             .get(2)
             .ok_or_else(|| invalid(n, "past_key must be 4-D"))?,
         None => 0,
     };
-    let k = match past_k {
-        Some(p) => {
-            cx.e.op("data.concat", &[p, k], vec![("axis", Attribute::i64(2))])?
-        }
-        None => k,
+    let append = |cx: &mut Cx, past: Option<ValueId>, x: ValueId| -> Res<ValueId> {
+        Ok(match past {
+            Some(p) => {
+                cx.e.op("data.concat", &[p, x], vec![("axis", Attribute::i64(2))])?
+            }
+            None => x,
+        })
     };
-    let v = match past_v {
-        Some(p) => {
-            cx.e.op("data.concat", &[p, v], vec![("axis", Attribute::i64(2))])?
-        }
-        None => v,
-    };
+    let k = append(cx, past_k, k)?;
+    let v = append(cx, past_v, v)?;
     let qs = static_shape(cx, n, q, "Q")?;
     let ks = static_shape(cx, n, k, "K")?;
     if qs.len() != 4 || ks.len() != 4 {
@@ -828,8 +878,110 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             scores = op2(cx, "graph.mul", t, c)?;
         }
     }
-    // The additive bias: mask (padded to the kv length) and causal frontier.
-    let mut bias: Option<ValueId> = None;
+    let masks = AttnMasks {
+        dt,
+        q_len,
+        kv_len,
+        past_len,
+        nonpad,
+    };
+    let bias = attention_bias(cx, n, &masks)?;
+    let with_bias = match bias {
+        Some(b) => op2(cx, "graph.add", scores, b)?,
+        None => scores,
+    };
+    let probs = attention_softmax(cx, n, with_bias, bias, dt)?;
+    let mut y = op2(cx, "graph.matmul", probs, vr)?;
+    if rank == 3 {
+        let t = super::transpose(cx, y, &[0, 2, 1, 3])?;
+        y = reshape(cx, t, &[0, 0, -1])?;
+    }
+    let qk_out = match n.i("qk_matmul_output_mode", 0)? {
+        0 | 1 => scores,
+        2 => with_bias,
+        3 => probs,
+        m => return Err(invalid(n, format!("unknown qk_matmul_output_mode {m}"))),
+    };
+    Ok(vec![y, k, v, qk_out])
+}
+
+/// Q, K and V as `batch x heads x seq x head` (3-D inputs split by the
+/// head-count attributes).
+fn attention_heads(
+    cx: &mut Cx,
+    n: &Node,
+    q: ValueId,
+    k: ValueId,
+    v: ValueId,
+    rank: usize,
+) -> Res<(ValueId, ValueId, ValueId)> {
+    let split_heads = |cx: &mut Cx, x: ValueId, heads: i64| -> Res<ValueId> {
+        let r = reshape(cx, x, &[0, 0, heads, -1])?;
+        super::transpose(cx, r, &[0, 2, 1, 3])
+    };
+    match rank {
+        3 => {
+            let qh = n
+                .opt_i("q_num_heads")?
+                .ok_or_else(|| invalid(n, "3-D inputs need q_num_heads"))?;
+            let kh = n
+                .opt_i("kv_num_heads")?
+                .ok_or_else(|| invalid(n, "3-D inputs need kv_num_heads"))?;
+            Ok((
+                split_heads(cx, q, qh)?,
+                split_heads(cx, k, kh)?,
+                split_heads(cx, v, kh)?,
+            ))
+        }
+        4 => Ok((q, k, v)),
+        _ => Err(invalid(
+            n,
+            format!("inputs must be 3-D or 4-D, not {rank}-D"),
+        )),
+    }
+}
+
+/// Softmax over the keys in `softmax_precision`; rows where every key is
+/// masked give zeros, not NaN.
+fn attention_softmax(
+    cx: &mut Cx,
+    n: &Node,
+    with_bias: ValueId,
+    bias: Option<ValueId>,
+    dt: DType,
+) -> Res<ValueId> {
+    let precision = match n.opt_i("softmax_precision")? {
+        Some(p) => crate::onnx::tensor::dtype_from_onnx(p as i32)?,
+        None => dt,
+    };
+    let sm_in = cast(cx, with_bias, precision)?;
+    let mut probs = cx.e.op(
+        "graph.softmax",
+        &[sm_in],
+        vec![("axis", Attribute::i64(-1))],
+    )?;
+    if let Some(b) = bias {
+        let m = reduce(cx, "graph.reduce_max", b, &[-1], true)?;
+        let ninf = cx.e.scalar(dt, f64::NEG_INFINITY)?;
+        let all = op2(cx, "graph.equal", m, ninf)?;
+        let z = cx.e.scalar(precision, 0.0)?;
+        probs = cx.e.op("graph.where", &[all, z, probs], vec![])?;
+    }
+    cast(cx, probs, dt)
+}
+
+/// `where(allowed, 0, -inf)` in the attention's type.
+fn additive(cx: &mut Cx, allowed: ValueId, dt: DType) -> Res<ValueId> {
+    let z = cx.e.scalar(dt, 0.0)?;
+    let ninf = cx.e.scalar(dt, f64::NEG_INFINITY)?;
+    Ok(cx.e.op("graph.where", &[allowed, z, ninf], vec![])?)
+}
+
+/// The additive bias: the mask (padded to the kv length), the causal and
+/// sliding-window frontier, and the external cache's padding.
+fn attention_bias(cx: &mut Cx, n: &Node, m: &AttnMasks) -> Res<Option<ValueId>> {
+    let dt = m.dt;
+    let mut parts: Vec<ValueId> = vec![];
     if let Some(mask) = n.opt_input(3) {
         let mdims = static_shape(cx, n, mask, "attn_mask")?;
         let mrank = mdims.len();
@@ -837,7 +989,7 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             return Err(invalid(n, "attn_mask must have rank >= 1"));
         }
         let is_bool = cx.e.dtype(mask)? == DType::I1;
-        let pad = kv_len - mdims[mrank - 1];
+        let pad = m.kv_len - mdims[mrank - 1];
         let mask = if pad > 0 {
             let mut pads = vec![0i64; 2 * mrank];
             pads[2 * mrank - 1] = pad;
@@ -853,71 +1005,107 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         } else {
             mask
         };
-        bias = Some(if is_bool {
-            let z = cx.e.scalar(dt, 0.0)?;
-            let ninf = cx.e.scalar(dt, f64::NEG_INFINITY)?;
-            cx.e.op("graph.where", &[mask, z, ninf], vec![])?
+        parts.push(if is_bool {
+            additive(cx, mask, dt)?
         } else {
             cast(cx, mask, dt)?
         });
     }
     let causal = n.i("is_causal", 0)? != 0;
+    let (left, right) = (n.i("left_window_size", -1)?, n.i("right_window_size", -1)?);
     if causal || left >= 0 || right >= 0 {
-        // Query i sits at absolute position i + past_len.
-        let allowed = |i: i64, j: i64| {
-            let d = i + past_len - j;
-            (!causal || d >= 0) && (left < 0 || d <= left) && (right < 0 || -d <= right)
-        };
-        let frontier: Vec<f64> = (0..q_len)
-            .flat_map(|i| {
-                (0..kv_len).map(move |j| {
-                    if allowed(i, j) {
-                        0.0
-                    } else {
-                        f64::NEG_INFINITY
-                    }
-                })
-            })
-            .collect();
-        let c = const_f(cx, vec![q_len as usize, kv_len as usize], dt, frontier)?;
-        bias = Some(match bias {
-            Some(b) => op2(cx, "graph.add", b, c)?,
-            None => c,
+        parts.push(match m.nonpad {
+            Some(np) => per_batch_frontier(cx, m, np, causal, left, right)?,
+            None => {
+                // Query i sits at absolute position i + past_len.
+                let allowed = |i: i64, j: i64| {
+                    let d = i + m.past_len - j;
+                    (!causal || d >= 0) && (left < 0 || d <= left) && (right < 0 || -d <= right)
+                };
+                let frontier: Vec<f64> = (0..m.q_len)
+                    .flat_map(|i| {
+                        (0..m.kv_len).map(move |j| {
+                            if allowed(i, j) {
+                                0.0
+                            } else {
+                                f64::NEG_INFINITY
+                            }
+                        })
+                    })
+                    .collect();
+                const_f(cx, vec![m.q_len as usize, m.kv_len as usize], dt, frontier)?
+            }
         });
     }
-    let with_bias = match bias {
-        Some(b) => op2(cx, "graph.add", scores, b)?,
-        None => scores,
-    };
-    let precision = match n.opt_i("softmax_precision")? {
-        Some(p) => crate::onnx::tensor::dtype_from_onnx(p as i32)?,
-        None => dt,
-    };
-    let sm_in = cast(cx, with_bias, precision)?;
-    let mut probs = cx.e.op(
-        "graph.softmax",
-        &[sm_in],
-        vec![("axis", Attribute::i64(-1))],
-    )?;
-    if let Some(b) = bias {
-        // Rows where every key is masked give zeros, not NaN.
-        let m = reduce(cx, "graph.reduce_max", b, &[-1], true)?;
-        let ninf = cx.e.scalar(dt, f64::NEG_INFINITY)?;
-        let all = op2(cx, "graph.equal", m, ninf)?;
-        let z = cx.e.scalar(precision, 0.0)?;
-        probs = cx.e.op("graph.where", &[all, z, probs], vec![])?;
+    if let Some(np) = m.nonpad {
+        // Keys at or past nonpad_kv_seqlen[b] are padding: [batch, 1, 1, kv].
+        let j = cx.e.constant(&Tensor::from_i64(
+            vec![m.kv_len as usize],
+            DType::I64,
+            (0..m.kv_len).collect(),
+        ))?;
+        let lens = reshape(cx, np, &[-1, 1])?;
+        let ok = op2(cx, "graph.less", j, lens)?;
+        let ok = unsqueeze(cx, ok, &[1, 2])?;
+        parts.push(additive(cx, ok, dt)?);
     }
-    let probs = cast(cx, probs, dt)?;
-    let mut y = op2(cx, "graph.matmul", probs, vr)?;
-    if rank == 3 {
-        let t = super::transpose(cx, y, &[0, 2, 1, 3])?;
-        y = reshape(cx, t, &[0, 0, -1])?;
+    let mut bias: Option<ValueId> = None;
+    for p in parts {
+        bias = Some(match bias {
+            Some(b) => op2(cx, "graph.add", b, p)?,
+            None => p,
+        });
     }
-    let qk_out = match n.i("qk_matmul_output_mode", 0)? {
-        0 | 1 => scores,
-        2 => with_bias,
-        3 => probs,
-        m => return Err(invalid(n, format!("unknown qk_matmul_output_mode {m}"))),
+    Ok(bias)
+}
+
+/// The causal / sliding-window frontier of an external cache: query i of
+/// batch b sits at `i + nonpad_kv_seqlen[b] - q_len` (bottom-right aligned,
+/// not clamped: a negative offset masks whole rows). `[batch, 1, q, kv]`.
+fn per_batch_frontier(
+    cx: &mut Cx,
+    m: &AttnMasks,
+    nonpad: ValueId,
+    causal: bool,
+    left: i64,
+    right: i64,
+) -> Res<ValueId> {
+    let iota = |cx: &mut Cx, len: i64, shape: Vec<usize>| {
+        cx.e.constant(&Tensor::from_i64(shape, DType::I64, (0..len).collect()))
     };
-    Ok(vec![y, k, v, qk_out])
+    let i = iota(cx, m.q_len, vec![m.q_len as usize, 1])?;
+    let j = iota(cx, m.kv_len, vec![1, m.kv_len as usize])?;
+    let ql = cx.e.scalar(DType::I64, m.q_len as f64)?;
+    let off = op2(cx, "graph.sub", nonpad, ql)?;
+    let off = reshape(cx, off, &[-1, 1, 1])?;
+    let pos = op2(cx, "graph.add", i, off)?;
+    // d = position - key: [batch, q, kv].
+    let d = op2(cx, "graph.sub", pos, j)?;
+    let mut allowed: Option<ValueId> = None;
+    let mut both = |cx: &mut Cx, a: ValueId| -> Res<()> {
+        allowed = Some(match allowed {
+            Some(b) => op2(cx, "graph.and", b, a)?,
+            None => a,
+        });
+        Ok(())
+    };
+    let bound = |cx: &mut Cx, name: &str, v: i64| -> Res<ValueId> {
+        let s = cx.e.scalar(DType::I64, v as f64)?;
+        op2(cx, name, d, s)
+    };
+    if causal {
+        let a = bound(cx, "graph.greater_equal", 0)?;
+        both(cx, a)?;
+    }
+    if left >= 0 {
+        let a = bound(cx, "graph.less_equal", left)?;
+        both(cx, a)?;
+    }
+    if right >= 0 {
+        let a = bound(cx, "graph.greater_equal", -right)?;
+        both(cx, a)?;
+    }
+    let allowed = allowed.ok_or_else(|| ImportError::invalid("a frontier without bounds"))?;
+    let allowed = unsqueeze(cx, allowed, &[1])?;
+    additive(cx, allowed, m.dt)
 }

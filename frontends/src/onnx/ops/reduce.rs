@@ -1,4 +1,4 @@
-//! Reductions, arg-reductions and cumulative sums.
+//! Reductions, arg-reductions, cumulative sums and products.
 
 use super::{norm_axis, one, op1, op2, unsupported, Cx, Node, Res};
 use ge_dialects::graph::specialize::ValueKind;
@@ -160,4 +160,21 @@ pub fn cum_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let exclusive = n.i("exclusive", 0)? != 0;
     let reverse = n.i("reverse", 0)? != 0;
     one(cx.e.cumsum(x, a, len, exclusive, reverse)?)
+}
+
+/// CumProd maps to `graph.cumprod` (its axis operand must be a constant).
+pub fn cum_prod(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let x = n.input(0)?;
+    let axis = cx.const_i64s(n.input(1)?, "axis")?;
+    let rank = cx.e.rank(x)?;
+    let a = norm_axis(n, axis.first().copied().unwrap_or(0), rank)?;
+    one(cx.e.op(
+        "graph.cumprod",
+        &[x],
+        vec![
+            ("axis", Attribute::i64(a as i64)),
+            ("exclusive", Attribute::i64(n.i("exclusive", 0)?)),
+            ("reverse", Attribute::i64(n.i("reverse", 0)?)),
+        ],
+    )?)
 }
