@@ -37,6 +37,10 @@ const EXEMPT_DIRS: &[(&str, &str)] = &[
         "capi/src/tests.rs",
         "the C API's unit tests (a #[cfg(test)] module in a file of its own)",
     ),
+    (
+        "capi/src/tests_tf_trace.rs",
+        "the C API's TensorFlow and trace unit tests (a #[cfg(test)] module in a file of its own)",
+    ),
 ];
 
 /// Directories never scanned: build output, tools' environments, and test code.

@@ -104,14 +104,18 @@ fn numpy_name(d: DType) -> Option<&'static str> {
     })
 }
 
-/// Lend any object numpy can make an array of to the runtime (`what` names
+/// Lend any object numpy can make an array of to the runtime (`what()` names
 /// it in errors): no Python call and no copy for an ndarray whose layout
 /// allows it; else one copy made by numpy — `numpy.asarray` for a list or a
 /// scalar, `astype` to `want` (the model's element type) for an array of
 /// another dtype that casts to it with numpy's `same_kind` rule (`float64`
 /// to `float32`, `int64` to `float32`; not `float32` to `int32`),
 /// `numpy.ascontiguousarray` for a strided, misaligned or byte-swapped one.
-pub fn lend<'py>(obj: &Bound<'py, PyAny>, what: &str, want: Option<DType>) -> PyResult<Lent<'py>> {
+pub fn lend<'py>(
+    obj: &Bound<'py, PyAny>,
+    what: impl Fn() -> String,
+    want: Option<DType>,
+) -> PyResult<Lent<'py>> {
     let py = obj.py();
     let mut copied = false;
     let mut arr: Bound<'py, PyUntypedArray> = match obj.cast::<PyUntypedArray>() {
@@ -121,7 +125,7 @@ pub fn lend<'py>(obj: &Bound<'py, PyAny>, what: &str, want: Option<DType>) -> Py
             py.import("numpy")?
                 .call_method1("asarray", (obj,))?
                 .cast_into::<PyUntypedArray>()
-                .map_err(|_| error(format!("{what}: not an array")))?
+                .map_err(|_| error(format!("{}: not an array", what())))?
         }
     };
     let mut dtype = dtype_of(&arr.dtype());
@@ -138,12 +142,12 @@ pub fn lend<'py>(obj: &Bound<'py, PyAny>, what: &str, want: Option<DType>) -> Py
                 arr = arr
                     .call_method1("astype", (name,))?
                     .cast_into::<PyUntypedArray>()
-                    .map_err(|_| error(format!("{what}: not an array")))?;
+                    .map_err(|_| error(format!("{}: not an array", what())))?;
                 dtype = Ok(w);
             }
         }
     }
-    let dtype = dtype.map_err(|e| error(format!("{what}: {}", err_text(py, &e))))?;
+    let dtype = dtype.map_err(|e| error(format!("{}: {}", what(), err_text(py, &e))))?;
     let native = arr.dtype().byteorder() != b'>';
     if !arr.is_c_contiguous() || !arr.is_aligned() || !native {
         copied = true;
@@ -152,13 +156,13 @@ pub fn lend<'py>(obj: &Bound<'py, PyAny>, what: &str, want: Option<DType>) -> Py
             .import("numpy")?
             .call_method1("ascontiguousarray", (&arr, native_dt))?
             .cast_into::<PyUntypedArray>()
-            .map_err(|_| error(format!("{what}: not an array")))?;
+            .map_err(|_| error(format!("{}: not an array", what())))?;
     }
     let shape = arr.shape().to_vec();
     let nbytes = shape
         .iter()
         .try_fold(arr.dtype().itemsize(), |n, &d| n.checked_mul(d))
-        .ok_or_else(|| error(format!("{what}: the array is too large")))?;
+        .ok_or_else(|| error(format!("{}: the array is too large", what())))?;
     let data = if nbytes == 0 {
         std::ptr::null()
     } else {
@@ -183,7 +187,7 @@ pub fn lend<'py>(obj: &Bound<'py, PyAny>, what: &str, want: Option<DType>) -> Py
                 unsafe { std::slice::from_raw_parts(data, nbytes) }
             };
             HostTensor::from_bytes(dtype, &shape, bytes)
-                .map_err(|e| error(format!("{what}: {e}")))?
+                .map_err(|e| error(format!("{}: {e}", what())))?
         }
     };
     if copied {
@@ -198,7 +202,7 @@ pub fn lend<'py>(obj: &Bound<'py, PyAny>, what: &str, want: Option<DType>) -> Py
 /// A host tensor of its own (a copy) from any object numpy can make an
 /// array of (weights and attribute values, which outlive the call).
 pub fn to_host(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<HostTensor> {
-    Ok(lend(obj, what, None)?.into_owned())
+    Ok(lend(obj, || what.to_string(), None)?.into_owned())
 }
 
 fn err_text(py: Python<'_>, e: &PyErr) -> String {

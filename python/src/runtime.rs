@@ -45,20 +45,28 @@ pub fn ordered_inputs<'py>(
 ) -> PyResult<Inputs<'py>> {
     let want = |i: usize| dtypes.get(i).copied().flatten();
     if let Ok(d) = inputs.cast::<PyDict>() {
-        for k in d.keys() {
-            let k: String = k.extract()?;
-            if !names.contains(&k) {
-                return Err(error(format!(
-                    "{what} has no input '{k}' (its inputs: {})",
-                    names.join(", ")
-                )));
+        let found: Vec<Option<Bound<'py, PyAny>>> = names
+            .iter()
+            .map(|n| d.get_item(n))
+            .collect::<PyResult<_>>()?;
+        if d.len() != names.len() || found.iter().any(Option::is_none) {
+            // Only on the way to an error: name an unknown key first.
+            for k in d.keys() {
+                let k: String = k.extract()?;
+                if !names.contains(&k) {
+                    return Err(error(format!(
+                        "{what} has no input '{k}' (its inputs: {})",
+                        names.join(", ")
+                    )));
+                }
             }
         }
-        return names
-            .iter()
+        return found
+            .into_iter()
+            .zip(names)
             .enumerate()
-            .map(|(i, n)| match d.get_item(n)? {
-                Some(v) => lend(&v, &format!("input '{n}'"), want(i)),
+            .map(|(i, (v, n))| match v {
+                Some(v) => lend(&v, || format!("input '{n}'"), want(i)),
                 None => Err(error(format!(
                     "missing input '{n}' of {what} (its inputs: {})",
                     names.join(", ")
@@ -80,7 +88,7 @@ pub fn ordered_inputs<'py>(
             .iter()
             .zip(names)
             .enumerate()
-            .map(|(i, (v, n))| lend(v, &format!("input '{n}'"), want(i)))
+            .map(|(i, (v, n))| lend(v, || format!("input '{n}'"), want(i)))
             .collect();
     }
     Err(error(

@@ -134,6 +134,17 @@ def test_inputs_that_cannot_be_read_in_place_are_copied_once(om_bytes):
         m.run([x.astype(np.complex64), s])
 
 
+def test_an_integer_input_takes_integers_only():
+    g = es.Graph("main")
+    i = g.input("i", shape=(4,), dtype="i32")
+    m = ge.Model(ge.compile(g.build(i + i), op_compiler_cache_mode="disable"))
+    # int64 casts to int32 under same_kind (one copy); float32 does not.
+    (y,) = m.run([np.arange(4, dtype=np.int64)]).values()
+    assert y.dtype == np.int32 and y.tolist() == [0, 2, 4, 6]
+    with pytest.raises(ge.Error, match="element type f32"):
+        m.run([np.arange(4, dtype=np.float32)])
+
+
 def test_bad_models(tmp_path):
     with pytest.raises(ge.Error):
         ge.Model(b"not an om")
