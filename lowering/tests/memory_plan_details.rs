@@ -74,15 +74,16 @@ graph.func @main(%x: tensor<Bx4xf32>) -> tensor<Bx4xf32> {
 
 /// Without a stream limit every chain of the cover gets its own stream, even
 /// chains that cost nothing (views): packing by cost is only for more chains
-/// than allowed streams, and would put zero-cost chains on one stream.
+/// than allowed streams; packing two zero-cost chains would put both on the
+/// least loaded stream, the same one.
 #[test]
 fn chains_keep_their_streams_when_they_fit() {
     use ge_lowering::chain_cover::{assign, StreamOptions};
-    let deps = vec![vec![], vec![], vec![0, 1]];
+    let deps = vec![vec![], vec![]];
     for max_streams in [0, 2] {
         let p = assign(
             &deps,
-            &[0.0, 0.0, 1.0],
+            &[0.0, 0.0],
             &StreamOptions {
                 max_streams,
                 ..Default::default()
