@@ -14,7 +14,7 @@ const FUNCS: usize = 600;
 
 /// A function with block arguments, results and a nested block, ~700 bytes.
 fn function(i: usize) -> String {
-    let mut f = format!("\"x.func\"() ({{\n^bb0(%a: i64, %b: i64):\n");
+    let mut f = String::from("\"x.func\"() ({\n^bb0(%a: i64, %b: i64):\n");
     let mut last = "%a".to_string();
     for k in 0..10 {
         f += &format!("  %v{k} = \"x.add\"({last}, %b) {{k = {k} : i64}} : (i64, i64) -> i64\n");

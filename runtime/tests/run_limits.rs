@@ -85,6 +85,10 @@ fn a_wait_no_running_stream_can_satisfy_is_a_deadlock() {
                 label: 77,
                 stream: 0,
             },
+            Task::Label {
+                label: 78,
+                stream: s1,
+            },
         ],
     );
     let err = run(&m).expect_err("the run cannot end");
