@@ -52,6 +52,9 @@ step "test tools (.venv: $(grep -v '^#' tools/requirements-test.txt | tr '\n' ' 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+step "function sizes (tools/long_functions.py --check: none over 120 lines without a reason)"
+python3 tools/long_functions.py --check >/dev/null
+
 step "crate boundaries (the runtime links no compiler)"
 tools/check-deps.sh
 
