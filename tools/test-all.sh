@@ -64,6 +64,9 @@ cargo clippy --workspace --all-targets ${FEATURES[@]+"${FEATURES[@]}"} --quiet -
 step "cargo build (binaries for lit)"
 cargo build --workspace --bins ${FEATURES[@]+"${FEATURES[@]}"} --quiet
 
+step "generated files current (tools/regen.sh --check; es.pyi is checked with the Python package below)"
+tools/regen.sh --check --no-python
+
 step "unit, snapshot and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace ${FEATURES[@]+"${FEATURES[@]}"} --no-fail-fast

@@ -19,8 +19,8 @@
 // Entry points check their pointers (args.rs); the rest is ge.h's contract.
 #![allow(clippy::missing_safety_doc)]
 
-#[cfg(test)]
-mod abi;
+#[cfg(any(test, feature = "generate"))]
+pub mod abi;
 pub mod args;
 pub mod bytes;
 pub mod compile;
