@@ -46,6 +46,7 @@ pub enum Code {
     Acos,
     Atan,
     Square,
+    HardSwish,
     Identity,
     // binary (both classes)
     Add,
@@ -332,6 +333,7 @@ fn unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool {
         Code::Acos => map!(|v: f32| v.acos()),
         Code::Atan => map!(|v: f32| v.atan()),
         Code::Square => map!(|v: f32| v * v),
+        Code::HardSwish => map!(|v: f32| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)),
         Code::Identity | Code::Cast => y.copy_from_slice(x),
         _ => return false,
     }
