@@ -32,6 +32,7 @@ ldflags=(-L"$lib" -lge_capi -Wl,-rpath,"$lib" -lm)
 
 "$CC" -std=c99 -pedantic "${cflags[@]}" examples/c/es_build.c -o "$out/es_build" "${ldflags[@]}"
 "$CC" -std=c99 -pedantic "${cflags[@]}" examples/c/run_om.c -o "$out/run_om" "${ldflags[@]}"
+"$CC" -std=c99 -pedantic "${cflags[@]}" examples/c/tf_trace.c -o "$out/tf_trace" "${ldflags[@]}"
 "$CXX" -std=c++17 "${cflags[@]}" examples/c/onnx_cpp.cpp -o "$out/onnx_cpp" "${ldflags[@]}"
 # The static library too (it needs the system libraries Rust's std uses).
 "$CC" -std=c99 -pedantic "${cflags[@]}" examples/c/es_build.c -o "$out/es_build_static" \
@@ -45,6 +46,16 @@ cnn=testdata/onnx/small_cnn
 "$out/onnx_cpp" $cnn.onnx $cnn.in0.npy $cnn.out0.npy "$out/small_cnn.om"
 # Load and run the .om the C++ example wrote.
 "$out/run_om" "$out/small_cnn.om" $cnn.in0.npy $cnn.out0.npy
+# TensorFlow: a frozen GraphDef and a SavedModel imported with ge-atc options, a traced run.
+tf=testdata/tf
+"$out/tf_trace" $tf/small_cnn.pb $tf/small_cnn.in0.npy $tf/small_cnn.out0.npy \
+    $tf/ops/ResourceGather/saved_model $tf/ops/ResourceGather/out0.npy "$out/tf_trace.json"
+grep -q '"traceEvents"' "$out/tf_trace.json"
+if "$out/tf_trace" $tf/small_cnn.pb $tf/small_cnn.in0.npy $tf/small_cnn.in0.npy \
+    $tf/ops/ResourceGather/saved_model $tf/ops/ResourceGather/out0.npy "$out/t.json" >/dev/null 2>&1; then
+    echo "capi-examples: tf_trace accepted a wrong expected output" >&2
+    exit 1
+fi
 # A wrong expectation must fail (the check can fail): compare with the input instead.
 if "$out/run_om" "$out/small_cnn.om" $cnn.in0.npy $cnn.in0.npy >/dev/null 2>&1; then
     echo "capi-examples: run_om accepted a wrong expected output" >&2

@@ -30,6 +30,11 @@ fn parse_args(flags: &[String]) -> Result<AtcArgs> {
     })
 }
 
+/// The ge-atc flags `options` holds (NULL: the defaults), parsed.
+pub(crate) fn atc_args(options: Option<&ge_compile_options>) -> Result<AtcArgs> {
+    parse_args(options.map_or(&[][..], |o| &o.flags))
+}
+
 /// New options: ge-atc's defaults (`--soc_version=Ascend910B`, …).
 #[no_mangle]
 pub unsafe extern "C" fn ge_compile_options_new(out: *mut *mut ge_compile_options) -> ge_status {

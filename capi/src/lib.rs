@@ -11,8 +11,9 @@
 //! - ES graph building: one `ge_es_<op>` function per op with an ES method,
 //!   generated from the op declarations into [`es_ops`], and `ge_es_op` by
 //!   name;
-//! - ONNX import, ge-atc compiles with ge-atc's option names, and the
-//!   runtime's `Model`/`Session` (run by input name).
+//! - ONNX and TensorFlow import, ge-atc compiles with ge-atc's option
+//!   names, and the runtime's `Model`/`Session` (run by input name, traced
+//!   on request as `ge-run --trace` traces).
 //!
 //! The compatibility promise is in docs/c-api.md.
 #![allow(non_camel_case_types)]
@@ -34,12 +35,14 @@ pub mod runtime;
 pub mod status;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_tf_trace;
 
 /// Major version of the API: a release that breaks the ABI or the API
 /// (a changed signature, a removed function, a renumbered constant) bumps it.
 pub const GE_API_VERSION_MAJOR: u32 = 0;
 /// Minor version: additions only (new functions, new constants, new ops).
-pub const GE_API_VERSION_MINOR: u32 = 2;
+pub const GE_API_VERSION_MINOR: u32 = 3;
 /// The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 /// `ge_api_version()`: the library serves a program built against the
 /// header when the majors are equal and the library's minor is not older.

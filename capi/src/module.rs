@@ -1,11 +1,14 @@
-//! `ge_module`: a module of the `graph` dialect — imported from ONNX, parsed
+//! `ge_module`: a module of the `graph` dialect — imported from ONNX or
+//! TensorFlow, parsed
 //! from `.air` text or built with ES — that can be printed and compiled.
 
 use crate::args::{self, Out};
 use crate::bytes::ge_bytes;
+use crate::compile::ge_compile_options;
 use crate::status::{
     entry, ge_status, Error, Result, GE_ERROR_IMPORT, GE_ERROR_IO, GE_ERROR_PARSE,
 };
+use ge_frontends::tf::TfOptions;
 use ge_ir::Module;
 use std::ffi::c_char;
 use std::path::Path;
@@ -103,6 +106,65 @@ pub unsafe extern "C" fn ge_import_onnx_bytes(
             &Default::default(),
         )
         .map_err(import_error)?;
+        out.set(verified(m)?);
+        Ok(())
+    })
+}
+
+/// The TensorFlow import options of `options` (NULL: defaults): ge-atc's
+/// `input_shape` (with its dynamic gears), `out_nodes` and `signature`.
+fn tf_options(options: *const ge_compile_options) -> Result<TfOptions> {
+    // SAFETY: the ge.h contract: NULL or a live options handle.
+    let args = crate::compile::atc_args(unsafe { options.as_ref() })?;
+    ge_driver::atc::tf_import_options(&args).map_err(Error::arg)
+}
+
+/// Import a TensorFlow model into a module (function `@main`): a frozen
+/// `GraphDef` (`.pb`) or a SavedModel folder, as `ge-atc --framework=3`
+/// imports it. `options` (NULL: defaults) are ge-atc's: `input_shape`
+/// (`"x:1,224,224,3;y:B,10"`, with `dynamic_batch_size`/`dynamic_dims`),
+/// `out_nodes` (`"node:0;other:1"`) and, for a SavedModel, `signature`
+/// (default `serving_default`); the others are the compile's and unused here.
+#[no_mangle]
+pub unsafe extern "C" fn ge_import_tf(
+    path: *const c_char,
+    options: *const ge_compile_options,
+    out: *mut *mut ge_module,
+) -> ge_status {
+    entry("ge_import_tf", || {
+        // SAFETY: the ge.h contract: a C string and a writable pointer.
+        let (path, out) = unsafe { (args::cstr(path, "path")?, Out::new(out, "out")?) };
+        let opts = tf_options(options)?;
+        let p = Path::new(path);
+        if !p.is_file() && !p.is_dir() {
+            return Err(Error::new(
+                GE_ERROR_IO,
+                format!("cannot read '{path}': not a file or a SavedModel folder"),
+            ));
+        }
+        let ctx = ge_compile::context();
+        let m = ge_frontends::tf::import_file(&ctx, p, &opts).map_err(import_error)?;
+        out.set(verified(m)?);
+        Ok(())
+    })
+}
+
+/// Import a frozen TensorFlow `GraphDef` from `size` bytes at `data` (options
+/// as `ge_import_tf`).
+#[no_mangle]
+pub unsafe extern "C" fn ge_import_tf_bytes(
+    data: *const u8,
+    size: usize,
+    options: *const ge_compile_options,
+    out: *mut *mut ge_module,
+) -> ge_status {
+    entry("ge_import_tf_bytes", || {
+        // SAFETY: the ge.h contract: `size` readable bytes and a writable pointer.
+        let (bytes, out) = unsafe { (args::slice(data, size, "data")?, Out::new(out, "out")?) };
+        let opts = tf_options(options)?;
+        let ctx = ge_compile::context();
+        let m = ge_frontends::tf::import_bytes(&ctx, bytes, "<tf bytes>", &opts)
+            .map_err(import_error)?;
         out.set(verified(m)?);
         Ok(())
     })

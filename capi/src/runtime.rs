@@ -4,9 +4,10 @@
 //! name and returns the outputs, read in place.
 
 use crate::args::{self, Out};
+use crate::bytes::ge_bytes;
 use crate::dtype::{from_dtype, ge_dtype, shape_bytes, to_dtype};
 use crate::status::{entry, entry_value, ge_status, Error, Result, GE_ERROR_LOAD, GE_ERROR_RUN};
-use ge_runtime::{HostTensor, LoadOptions, Model, Session};
+use ge_runtime::{HostTensor, LoadOptions, Model, RunOptions, Session, Trace};
 use std::ffi::{c_char, c_void, CString};
 
 /// A tensor as C sees it: an input of `ge_session_run`, or an output read
@@ -57,11 +58,54 @@ pub struct ge_session {
     model: Model,
 }
 
-/// The outputs of one run, in the model's output order.
+/// The outputs of one run, in the model's output order (and its trace, for
+/// `ge_session_run_traced`).
 pub struct ge_outputs {
     names: Vec<CString>,
     tensors: Vec<HostTensor>,
     shapes: Vec<Vec<i64>>,
+    trace: Option<TraceRecord>,
+}
+
+/// A run's trace with each task's name and engine as C strings.
+struct TraceRecord {
+    trace: Trace,
+    names: Vec<CString>,
+    engines: Vec<CString>,
+}
+
+impl TraceRecord {
+    fn new(trace: Trace) -> TraceRecord {
+        let c =
+            |s: Option<&str>| CString::new(s.unwrap_or("?").replace('\0', "")).unwrap_or_default();
+        let (names, engines) = trace
+            .events
+            .iter()
+            .map(|e| (c(trace.name(e.task)), c(trace.engine(e.task))))
+            .unzip();
+        TraceRecord {
+            trace,
+            names,
+            engines,
+        }
+    }
+}
+
+/// One executed task of a traced run (`ge_outputs_trace_event`); the strings
+/// stay valid until `ge_outputs_free`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ge_trace_event {
+    /// The kernel's name, or `memcpy`, `record e3`, `wait e3`, ...
+    pub name: *const c_char,
+    /// The engine it ran on: `AICore`, `AICPU`, `DMA`, `event`, `control`.
+    pub engine: *const c_char,
+    /// Its index in the model's task list.
+    pub task: usize,
+    pub stream: usize,
+    /// Microseconds since the run started.
+    pub start_us: f64,
+    pub end_us: f64,
 }
 
 // What ge.h promises: models and sessions may be used from any thread.
@@ -221,7 +265,8 @@ pub unsafe extern "C" fn ge_session_free(session: *mut ge_session) {
     });
 }
 
-/// A host tensor from a descriptor (the one copy of an input).
+/// A host tensor from a descriptor: over the caller's bytes (no copy) when
+/// they are 8-byte aligned, else a copy.
 ///
 /// # Safety
 /// The descriptor's pointers are valid as `ge_tensor_desc` documents.
@@ -239,7 +284,15 @@ unsafe fn host_tensor(d: &ge_tensor_desc, what: &str) -> Result<HostTensor> {
     }
     // SAFETY: forwarded contract: `size` readable bytes.
     let bytes = unsafe { args::slice(d.data.cast::<u8>(), d.size, &format!("{what}.data"))? };
-    HostTensor::from_bytes(dtype, &dims, bytes).map_err(|e| Error::arg(format!("{what}: {e}")))
+    // Read in place when aligned (ge.h: the data is not written during the
+    // call, which is as long as the tensor lives); else copied.
+    // SAFETY: `bytes` is valid and unwritten for the whole call (the
+    // contract above), and the tensor is dropped before the call returns.
+    match unsafe { HostTensor::borrowed(dtype, &dims, bytes.as_ptr(), bytes.len()) } {
+        Ok(t) => Ok(t),
+        Err(_) => HostTensor::from_bytes(dtype, &dims, bytes)
+            .map_err(|e| Error::arg(format!("{what}: {e}"))),
+    }
 }
 
 /// A tensor whose memory ge owns: 64-byte aligned, filled by the caller
@@ -382,7 +435,7 @@ pub unsafe extern "C" fn ge_session_run_tensors(
             std::mem::swap(&mut ordered[slot], &mut t.t);
         }
         let outs = result.map_err(|e| Error::new(GE_ERROR_RUN, e.to_string()))?;
-        out.set(new_outputs(&s.model, outs));
+        out.set(new_outputs(&s.model, outs, None));
         Ok(())
     })
 }
@@ -390,7 +443,9 @@ pub unsafe extern "C" fn ge_session_run_tensors(
 /// Run: `inputs` are the model's inputs by name in any order (or, with
 /// every name NULL, by position); the outputs go to a new `ge_outputs`
 /// (free it with `ge_outputs_free`). An unknown, missing or repeated name,
-/// or a shape or dtype the model does not take, is an error.
+/// or a shape or dtype the model does not take, is an error. Input data
+/// that is 8-byte aligned is read in place (no copy; any other is copied
+/// once): it must not be written until the call returns.
 #[no_mangle]
 pub unsafe extern "C" fn ge_session_run(
     session: *const ge_session,
@@ -399,47 +454,78 @@ pub unsafe extern "C" fn ge_session_run(
     out: *mut *mut ge_outputs,
 ) -> ge_status {
     entry("ge_session_run", || {
-        // SAFETY: the ge.h contract: a live session, `num_inputs`
-        // descriptors, a writable pointer.
-        let (s, descs, out) = unsafe {
-            (
-                args::handle(session, "session")?,
-                args::slice(inputs, num_inputs, "inputs")?,
-                Out::new(out, "out")?,
-            )
-        };
-        let mut names = Vec::with_capacity(descs.len());
-        let mut tensors = Vec::with_capacity(descs.len());
-        for (i, d) in descs.iter().enumerate() {
-            // SAFETY: the descriptor's contract (ge.h).
-            let name = unsafe { args::opt_cstr(d.name, &format!("inputs[{i}].name"))? };
-            let what = name.map_or_else(|| format!("inputs[{i}]"), |n| format!("input '{n}'"));
-            // SAFETY: the descriptor's contract (ge.h).
-            tensors.push(unsafe { host_tensor(d, &what)? });
-            names.push(name);
-        }
-        let run_err = |e: ge_runtime::Error| Error::new(GE_ERROR_RUN, e.to_string());
-        let outs = if names.iter().all(Option::is_none) {
-            s.session.run(&tensors).map_err(run_err)?
-        } else if let Some(i) = names.iter().position(Option::is_none) {
-            return Err(Error::arg(format!(
-                "inputs[{i}] has no name but others do: name every input or none"
-            )));
-        } else {
-            let named = names.iter().flatten().copied().zip(tensors);
-            s.session
-                .run_named(named)
-                .map_err(run_err)?
-                .into_iter()
-                .map(|(_, t)| t)
-                .collect()
-        };
-        out.set(new_outputs(&s.model, outs));
-        Ok(())
+        // SAFETY: forwarded ge.h contract.
+        unsafe { run_descs(session, inputs, num_inputs, out, false) }
     })
 }
 
-fn new_outputs(model: &Model, outs: Vec<HostTensor>) -> *mut ge_outputs {
+/// `ge_session_run`, recording a trace of the run (ge-run's `--trace`): one
+/// record per executed task with its stream and start/end times, read with
+/// `ge_outputs_trace_count`/`ge_outputs_trace_event`, and the Chrome/Perfetto
+/// trace JSON ge-run writes, with `ge_outputs_trace_json`.
+#[no_mangle]
+pub unsafe extern "C" fn ge_session_run_traced(
+    session: *const ge_session,
+    inputs: *const ge_tensor_desc,
+    num_inputs: usize,
+    out: *mut *mut ge_outputs,
+) -> ge_status {
+    entry("ge_session_run_traced", || {
+        // SAFETY: forwarded ge.h contract.
+        unsafe { run_descs(session, inputs, num_inputs, out, true) }
+    })
+}
+
+/// The body of `ge_session_run` and `ge_session_run_traced`.
+///
+/// # Safety
+/// The ge.h contract of `ge_session_run`.
+unsafe fn run_descs(
+    session: *const ge_session,
+    inputs: *const ge_tensor_desc,
+    num_inputs: usize,
+    out: *mut *mut ge_outputs,
+    trace: bool,
+) -> Result<()> {
+    // SAFETY: the ge.h contract: a live session, `num_inputs`
+    // descriptors, a writable pointer.
+    let (s, descs, out) = unsafe {
+        (
+            args::handle(session, "session")?,
+            args::slice(inputs, num_inputs, "inputs")?,
+            Out::new(out, "out")?,
+        )
+    };
+    let mut names = Vec::with_capacity(descs.len());
+    let mut tensors = Vec::with_capacity(descs.len());
+    for (i, d) in descs.iter().enumerate() {
+        // SAFETY: the descriptor's contract (ge.h).
+        let name = unsafe { args::opt_cstr(d.name, &format!("inputs[{i}].name"))? };
+        let what = name.map_or_else(|| format!("inputs[{i}]"), |n| format!("input '{n}'"));
+        // SAFETY: the descriptor's contract (ge.h).
+        tensors.push(unsafe { host_tensor(d, &what)? });
+        names.push(name);
+    }
+    let run_err = |e: ge_runtime::Error| Error::new(GE_ERROR_RUN, e.to_string());
+    let ordered = if names.iter().all(Option::is_none) {
+        tensors
+    } else if let Some(i) = names.iter().position(Option::is_none) {
+        return Err(Error::arg(format!(
+            "inputs[{i}] has no name but others do: name every input or none"
+        )));
+    } else {
+        let named = names.iter().flatten().copied().zip(tensors);
+        s.model.order_inputs(named).map_err(run_err)?
+    };
+    let r = s
+        .session
+        .run_with(&ordered, &RunOptions { trace })
+        .map_err(run_err)?;
+    out.set(new_outputs(&s.model, r.outputs, r.trace));
+    Ok(())
+}
+
+fn new_outputs(model: &Model, outs: Vec<HostTensor>, trace: Option<Trace>) -> *mut ge_outputs {
     let names = model
         .outputs()
         .into_iter()
@@ -453,6 +539,7 @@ fn new_outputs(model: &Model, outs: Vec<HostTensor>) -> *mut ge_outputs {
         names,
         tensors: outs,
         shapes,
+        trace: trace.map(TraceRecord::new),
     }))
 }
 
@@ -522,6 +609,75 @@ pub unsafe extern "C" fn ge_outputs_find(
         Some(i) => unsafe { ge_outputs_get(outputs, i, out) },
         None => st,
     }
+}
+
+fn trace_of<'a>(outputs: *const ge_outputs) -> Result<&'a TraceRecord> {
+    // SAFETY: NULL or a live ge_outputs (the ge.h contract), used while the
+    // caller's call runs.
+    let o = unsafe { args::handle(outputs, "outputs")? };
+    o.trace
+        .as_ref()
+        .ok_or_else(|| Error::arg("the run was not traced (run it with ge_session_run_traced)"))
+}
+
+/// Number of task records of a traced run, in start order (0 for NULL or a
+/// run that was not traced).
+#[no_mangle]
+pub unsafe extern "C" fn ge_outputs_trace_count(outputs: *const ge_outputs) -> usize {
+    entry_value("ge_outputs_trace_count", 0, || {
+        // SAFETY: NULL or a live ge_outputs (the ge.h contract).
+        let o = unsafe { args::handle(outputs, "outputs")? };
+        Ok(o.trace.as_ref().map_or(0, |t| t.trace.events.len()))
+    })
+}
+
+/// Task record `i` of a traced run in `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn ge_outputs_trace_event(
+    outputs: *const ge_outputs,
+    i: usize,
+    out: *mut ge_trace_event,
+) -> ge_status {
+    entry("ge_outputs_trace_event", || {
+        let t = trace_of(outputs)?;
+        // SAFETY: the ge.h contract: a writable pointer.
+        let out = unsafe { Out::new(out, "out")? };
+        let n = t.trace.events.len();
+        let (e, name, engine) = match (t.trace.events.get(i), t.names.get(i), t.engines.get(i)) {
+            (Some(e), Some(n), Some(g)) => (e, n, g),
+            _ => {
+                return Err(Error::arg(format!(
+                    "index {i} is out of range (the trace has {n} records)"
+                )))
+            }
+        };
+        out.set(ge_trace_event {
+            name: name.as_ptr(),
+            engine: engine.as_ptr(),
+            task: e.task,
+            stream: e.stream,
+            start_us: e.start_us,
+            end_us: e.end_us,
+        });
+        Ok(())
+    })
+}
+
+/// The Chrome/Perfetto trace JSON of a traced run (what `ge-run --trace`
+/// writes; open it in ui.perfetto.dev) into a new `ge_bytes`.
+#[no_mangle]
+pub unsafe extern "C" fn ge_outputs_trace_json(
+    outputs: *const ge_outputs,
+    out: *mut *mut ge_bytes,
+) -> ge_status {
+    entry("ge_outputs_trace_json", || {
+        let t = trace_of(outputs)?;
+        // SAFETY: the ge.h contract: a writable pointer.
+        let out = unsafe { Out::new(out, "out")? };
+        let json = t.trace.to_json().into_bytes();
+        out.set(Box::into_raw(Box::new(ge_bytes::new(json))));
+        Ok(())
+    })
 }
 
 /// Free run outputs (NULL is ignored).

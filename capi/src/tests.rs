@@ -12,18 +12,18 @@ use crate::status::*;
 use std::ffi::{c_char, CStr};
 use std::ptr::{null, null_mut};
 
-fn c(s: &str) -> std::ffi::CString {
+pub(crate) fn c(s: &str) -> std::ffi::CString {
     std::ffi::CString::new(s).unwrap()
 }
 
 #[track_caller]
-fn ok(st: ge_status) {
+pub(crate) fn ok(st: ge_status) {
     assert_eq!(st, GE_OK, "{}", last_error());
 }
 
 /// `st` is `want` and the message mentions every piece of `says`.
 #[track_caller]
-fn fails(st: ge_status, want: ge_status, says: &[&str]) {
+pub(crate) fn fails(st: ge_status, want: ge_status, says: &[&str]) {
     let msg = last_error();
     assert_eq!(st, want, "status of a call that said: {msg}");
     for s in says {
@@ -89,7 +89,7 @@ fn load(bytes: &[u8]) -> *mut ge_model {
 }
 
 /// The small model, loaded, and a session of it.
-fn model_and_session() -> (*mut ge_model, *mut ge_session) {
+pub(crate) fn model_and_session() -> (*mut ge_model, *mut ge_session) {
     let model = load(&small_model());
     let mut s = null_mut();
     // SAFETY: every pointer passed is a live local, NULL on purpose, or a handle made above and not yet freed.
@@ -97,7 +97,7 @@ fn model_and_session() -> (*mut ge_model, *mut ge_session) {
     (model, s)
 }
 
-fn desc(name: *const c_char, shape: &[i64], data: &[f32]) -> ge_tensor_desc {
+pub(crate) fn desc(name: *const c_char, shape: &[i64], data: &[f32]) -> ge_tensor_desc {
     ge_tensor_desc {
         name,
         dtype: GE_DTYPE_F32,

@@ -55,6 +55,16 @@ int main(int argc, char **argv) {
             std::cerr << "onnx_cpp: the zero-copy run differs\n";
             return 1;
         }
+        // Traced (ge-run's --trace): one record per task, the same outputs.
+        ge::Outputs traced = session.run_traced(
+            {ge::Input::f32(model.inputs()[0].first, std::vector<int64_t>(x.shape, x.shape + x.rank), xv)});
+        std::vector<ge_trace_event> trace = traced.trace();
+        std::cout << "traced run: " << trace.size() << " task records\n";
+        if (traced[0].f32() != y || trace.empty() || out.trace().size() != 0 ||
+            traced.trace_json().find("\"traceEvents\"") == std::string::npos) {
+            std::cerr << "onnx_cpp: the traced run differs\n";
+            return 1;
+        }
 
         // ES from C++: any generated function through Graph::build.
         ge::Graph g("main");

@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 2
+#define GE_API_VERSION_MINOR 3
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -46,7 +46,8 @@ typedef struct ge_model ge_model;
 // time.
 typedef struct ge_module ge_module;
 
-// The outputs of one run, in the model's output order.
+// The outputs of one run, in the model's output order (and its trace, for
+// `ge_session_run_traced`).
 typedef struct ge_outputs ge_outputs;
 
 // A session runs a model; `ge_session_run` may be called from several
@@ -91,6 +92,21 @@ typedef struct ge_tensor_desc {
     const void *data;
     size_t size;
 } ge_tensor_desc;
+
+// One executed task of a traced run (`ge_outputs_trace_event`); the strings
+// stay valid until `ge_outputs_free`.
+typedef struct ge_trace_event {
+    // The kernel's name, or `memcpy`, `record e3`, `wait e3`, ...
+    const char *name;
+    // The engine it ran on: `AICore`, `AICPU`, `DMA`, `event`, `control`.
+    const char *engine;
+    // Its index in the model's task list.
+    size_t task;
+    size_t stream;
+    // Microseconds since the run started.
+    double start_us;
+    double end_us;
+} ge_trace_event;
 
 #define GE_DTYPE_F32 1
 
@@ -1373,6 +1389,23 @@ ge_status ge_import_onnx_file(const char *path, struct ge_module **out);
 // data files must be imported with `ge_import_onnx_file`).
 ge_status ge_import_onnx_bytes(const uint8_t *data, size_t size, struct ge_module **out);
 
+// Import a TensorFlow model into a module (function `@main`): a frozen
+// `GraphDef` (`.pb`) or a SavedModel folder, as `ge-atc --framework=3`
+// imports it. `options` (NULL: defaults) are ge-atc's: `input_shape`
+// (`"x:1,224,224,3;y:B,10"`, with `dynamic_batch_size`/`dynamic_dims`),
+// `out_nodes` (`"node:0;other:1"`) and, for a SavedModel, `signature`
+// (default `serving_default`); the others are the compile's and unused here.
+ge_status ge_import_tf(const char *path,
+                       const struct ge_compile_options *options,
+                       struct ge_module **out);
+
+// Import a frozen TensorFlow `GraphDef` from `size` bytes at `data` (options
+// as `ge_import_tf`).
+ge_status ge_import_tf_bytes(const uint8_t *data,
+                             size_t size,
+                             const struct ge_compile_options *options,
+                             struct ge_module **out);
+
 // Print a module as `.air` text (`generic`: MLIR's generic form) into a new
 // `ge_bytes` (free it with `ge_bytes_free`).
 ge_status ge_module_print(const struct ge_module *module, bool generic, struct ge_bytes **out);
@@ -1444,11 +1477,22 @@ ge_status ge_session_run_tensors(const struct ge_session *session,
 // Run: `inputs` are the model's inputs by name in any order (or, with
 // every name NULL, by position); the outputs go to a new `ge_outputs`
 // (free it with `ge_outputs_free`). An unknown, missing or repeated name,
-// or a shape or dtype the model does not take, is an error.
+// or a shape or dtype the model does not take, is an error. Input data
+// that is 8-byte aligned is read in place (no copy; any other is copied
+// once): it must not be written until the call returns.
 ge_status ge_session_run(const struct ge_session *session,
                          const struct ge_tensor_desc *inputs,
                          size_t num_inputs,
                          struct ge_outputs **out);
+
+// `ge_session_run`, recording a trace of the run (ge-run's `--trace`): one
+// record per executed task with its stream and start/end times, read with
+// `ge_outputs_trace_count`/`ge_outputs_trace_event`, and the Chrome/Perfetto
+// trace JSON ge-run writes, with `ge_outputs_trace_json`.
+ge_status ge_session_run_traced(const struct ge_session *session,
+                                const struct ge_tensor_desc *inputs,
+                                size_t num_inputs,
+                                struct ge_outputs **out);
 
 // Number of outputs (0 for NULL).
 size_t ge_outputs_count(const struct ge_outputs *outputs);
@@ -1461,6 +1505,19 @@ ge_status ge_outputs_get(const struct ge_outputs *outputs, size_t i, struct ge_t
 ge_status ge_outputs_find(const struct ge_outputs *outputs,
                           const char *name,
                           struct ge_tensor_desc *out);
+
+// Number of task records of a traced run, in start order (0 for NULL or a
+// run that was not traced).
+size_t ge_outputs_trace_count(const struct ge_outputs *outputs);
+
+// Task record `i` of a traced run in `*out`.
+ge_status ge_outputs_trace_event(const struct ge_outputs *outputs,
+                                 size_t i,
+                                 struct ge_trace_event *out);
+
+// The Chrome/Perfetto trace JSON of a traced run (what `ge-run --trace`
+// writes; open it in ui.perfetto.dev) into a new `ge_bytes`.
+ge_status ge_outputs_trace_json(const struct ge_outputs *outputs, struct ge_bytes **out);
 
 // Free run outputs (NULL is ignored).
 void ge_outputs_free(struct ge_outputs *outputs);

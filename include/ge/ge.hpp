@@ -112,6 +112,19 @@ public:
         check(ge_import_onnx_bytes(static_cast<const uint8_t *>(data), size, &p));
         return Module(p);
     }
+    // TensorFlow: a frozen GraphDef (.pb) or a SavedModel folder, with ge-atc's
+    // input_shape / out_nodes / signature from `opts` (nullptr: defaults).
+    static Module import_tf(const std::string &path, const CompileOptions *opts = nullptr) {
+        ge_module *p = nullptr;
+        check(ge_import_tf(path.c_str(), opts ? opts->get() : nullptr, &p));
+        return Module(p);
+    }
+    static Module import_tf(const void *data, size_t size, const CompileOptions *opts = nullptr) {
+        ge_module *p = nullptr;
+        check(ge_import_tf_bytes(static_cast<const uint8_t *>(data), size,
+                                 opts ? opts->get() : nullptr, &p));
+        return Module(p);
+    }
     std::string print(bool generic = false) const {
         ge_bytes *b = nullptr;
         check(ge_module_print(get(), generic, &b));
@@ -189,7 +202,7 @@ private:
     explicit Graph(ge_graph *p) : Handle(p) {}
 };
 
-// An input of a run (the data is read during run() only).
+// An input of a run (the data is read during run() only, in place when 8-byte aligned).
 struct Input {
     std::string name;
     ge_dtype dtype;
@@ -223,6 +236,19 @@ public:
     Output operator[](size_t i) const { return view([&](ge_tensor_desc *d) { return ge_outputs_get(get(), i, d); }); }
     Output at(const std::string &name) const {
         return view([&](ge_tensor_desc *d) { return ge_outputs_find(get(), name.c_str(), d); });
+    }
+
+    // The task records of a run made with Session::run_traced (empty otherwise).
+    std::vector<ge_trace_event> trace() const {
+        std::vector<ge_trace_event> v(ge_outputs_trace_count(get()));
+        for (size_t i = 0; i < v.size(); i++) check(ge_outputs_trace_event(get(), i, &v[i]));
+        return v;
+    }
+    // Its Chrome/Perfetto trace JSON (what ge-run --trace writes).
+    std::string trace_json() const {
+        ge_bytes *b = nullptr;
+        check(ge_outputs_trace_json(get(), &b));
+        return Bytes(b).str();
     }
 
 private:
@@ -288,12 +314,16 @@ public:
         *this = Session(p);
     }
     Outputs run(const std::vector<Input> &inputs) const {
-        std::vector<ge_tensor_desc> ds;
-        for (const auto &in : inputs)
-            ds.push_back(ge_tensor_desc{in.name.c_str(), in.dtype, in.shape.data(),
-                                        in.shape.size(), in.data, in.size});
+        std::vector<ge_tensor_desc> ds = descs(inputs);
         ge_outputs *o = nullptr;
         check(ge_session_run(get(), ds.data(), ds.size(), &o));
+        return Outputs(o);
+    }
+    // run(), recording one trace record per executed task (ge-run's --trace).
+    Outputs run_traced(const std::vector<Input> &inputs) const {
+        std::vector<ge_tensor_desc> ds = descs(inputs);
+        ge_outputs *o = nullptr;
+        check(ge_session_run_traced(get(), ds.data(), ds.size(), &o));
         return Outputs(o);
     }
     // Inputs in ge's memory, by name, without a copy.
@@ -309,6 +339,13 @@ public:
 
 private:
     explicit Session(ge_session *p) : Handle(p) {}
+    static std::vector<ge_tensor_desc> descs(const std::vector<Input> &inputs) {
+        std::vector<ge_tensor_desc> ds;
+        for (const auto &in : inputs)
+            ds.push_back(ge_tensor_desc{in.name.c_str(), in.dtype, in.shape.data(),
+                                        in.shape.size(), in.data, in.size});
+        return ds;
+    }
 };
 
 } // namespace ge

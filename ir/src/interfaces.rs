@@ -499,6 +499,14 @@ pub enum KernelFamily {
     ArgReduce,
     /// Linear quantisation and dequantisation (runtime/src/kernels/quant.rs).
     Quantize,
+    /// Interpolation at computed points (grid_sample, resize).
+    Sample,
+    /// Values made from shapes (shape_of, iota).
+    Shape,
+    /// The k largest or smallest elements along an axis (topk).
+    TopK,
+    /// Repetition of the input along its dims (tile).
+    Repeat,
 }
 
 op_interface!(KernelFamily, "kernel");

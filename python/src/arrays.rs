@@ -1,10 +1,10 @@
 //! numpy arrays ↔ the runtime's host tensors.
 //!
-//! An input array is read in place when it is C-contiguous, aligned and in
-//! native byte order (any other is made so by `numpy.ascontiguousarray`
-//! first) and copied once into the 64-byte-aligned buffer the runtime binds
-//! its input arena to. An output is one copy from the runtime's buffer into
-//! a new array.
+//! An input array is lent to the runtime — read in place, no copy — when it
+//! is C-contiguous, in native byte order and 8-byte aligned (any other is
+//! made so by `numpy.ascontiguousarray` first, one copy); the runtime binds
+//! its input arena to that buffer. An output is one copy from the runtime's
+//! buffer into a new array.
 
 use crate::errors::error;
 use ge_ir::DType;
@@ -15,6 +15,7 @@ use numpy::{
 };
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The ge element type of a numpy dtype (`kind` and item size).
 pub fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> PyResult<DType> {
@@ -47,22 +48,105 @@ pub fn dtype_of(descr: &Bound<'_, PyArrayDescr>) -> PyResult<DType> {
     Ok(d)
 }
 
-/// A host tensor from any object numpy can make an array of (`what` names
-/// it in errors).
-pub fn to_host(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<HostTensor> {
+/// Input arrays copied because their layout or dtype did not allow reading
+/// them in place (`ge._native._input_copies()`: the tests read it to prove a
+/// contiguous array of the right dtype is not copied).
+static INPUT_COPIES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many input arrays were copied on their way to a run so far in this
+/// process (a contiguous array of the model's dtype is read in place).
+#[pyfunction]
+pub fn _input_copies() -> usize {
+    INPUT_COPIES.load(Ordering::Relaxed)
+}
+
+/// An array as the runtime reads it: a host tensor over the array's own
+/// buffer (no copy) when that is C-contiguous, native-endian and aligned to
+/// [`ge_runtime::buffer::BORROW_ALIGN`], else over a copy. The tensor may borrow `array`'s
+/// buffer: it is private, and `array` (a strong reference, taken here) keeps
+/// the buffer alive for as long as this value lives.
+pub struct Lent<'py> {
+    tensor: HostTensor,
+    _array: Bound<'py, PyUntypedArray>,
+}
+
+impl<'py> Lent<'py> {
+    /// The tensor and the array it may borrow: the caller keeps the array
+    /// alive for as long as the tensor lives (`runtime::Inputs`).
+    pub fn into_parts(self) -> (HostTensor, Bound<'py, PyAny>) {
+        (self.tensor, self._array.into_any())
+    }
+    /// A tensor of its own (a copy of borrowed bytes).
+    pub fn into_owned(self) -> HostTensor {
+        match self.tensor.is_borrowed() {
+            true => self.tensor.clone(),
+            false => self.tensor,
+        }
+    }
+}
+
+/// The numpy dtype of a ge element type (`None`: numpy has no such type).
+fn numpy_name(d: DType) -> Option<&'static str> {
+    Some(match d {
+        DType::F64 => "float64",
+        DType::F32 => "float32",
+        DType::F16 => "float16",
+        DType::I64 => "int64",
+        DType::I32 => "int32",
+        DType::I16 => "int16",
+        DType::I8 => "int8",
+        DType::U64 => "uint64",
+        DType::U32 => "uint32",
+        DType::U16 => "uint16",
+        DType::U8 => "uint8",
+        DType::I1 => "bool",
+        _ => return None,
+    })
+}
+
+/// Lend any object numpy can make an array of to the runtime (`what` names
+/// it in errors): no Python call and no copy for an ndarray whose layout
+/// allows it; else one copy made by numpy — `numpy.asarray` for a list or a
+/// scalar, `astype` to `want` (the model's element type) for an array of
+/// another dtype that casts to it with numpy's `same_kind` rule (`float64`
+/// to `float32`, `int64` to `float32`; not `float32` to `int32`),
+/// `numpy.ascontiguousarray` for a strided, misaligned or byte-swapped one.
+pub fn lend<'py>(obj: &Bound<'py, PyAny>, what: &str, want: Option<DType>) -> PyResult<Lent<'py>> {
     let py = obj.py();
-    // The common case (an ndarray, contiguous, aligned, native order) makes
-    // no Python call at all.
-    let mut arr: Bound<'_, PyUntypedArray> = match obj.cast::<PyUntypedArray>() {
+    let mut copied = false;
+    let mut arr: Bound<'py, PyUntypedArray> = match obj.cast::<PyUntypedArray>() {
         Ok(a) => a.clone(),
-        Err(_) => py
-            .import("numpy")?
-            .call_method1("asarray", (obj,))?
-            .cast_into::<PyUntypedArray>()
-            .map_err(|_| error(format!("{what}: not an array")))?,
+        Err(_) => {
+            copied = true;
+            py.import("numpy")?
+                .call_method1("asarray", (obj,))?
+                .cast_into::<PyUntypedArray>()
+                .map_err(|_| error(format!("{what}: not an array")))?
+        }
     };
+    let mut dtype = dtype_of(&arr.dtype());
+    if let (Some(w), Some(name)) = (want, want.and_then(numpy_name)) {
+        if dtype.as_ref().ok() != Some(&w) {
+            let np = py.import("numpy")?;
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("casting", "same_kind")?;
+            if np
+                .call_method("can_cast", (arr.dtype(), name), Some(&kw))?
+                .is_truthy()?
+            {
+                copied = true;
+                arr = arr
+                    .call_method1("astype", (name,))?
+                    .cast_into::<PyUntypedArray>()
+                    .map_err(|_| error(format!("{what}: not an array")))?;
+                dtype = Ok(w);
+            }
+        }
+    }
+    let dtype = dtype.map_err(|e| error(format!("{what}: {}", err_text(py, &e))))?;
     let native = arr.dtype().byteorder() != b'>';
     if !arr.is_c_contiguous() || !arr.is_aligned() || !native {
+        copied = true;
         let native_dt = arr.dtype().call_method1("newbyteorder", ("=",))?;
         arr = py
             .import("numpy")?
@@ -70,25 +154,51 @@ pub fn to_host(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<HostTensor> {
             .cast_into::<PyUntypedArray>()
             .map_err(|_| error(format!("{what}: not an array")))?;
     }
-    let dtype =
-        dtype_of(&arr.dtype()).map_err(|e| error(format!("{what}: {}", err_text(py, &e))))?;
     let shape = arr.shape().to_vec();
-    let n: usize = shape.iter().product();
-    let nbytes = n
-        .checked_mul(arr.dtype().itemsize())
+    let nbytes = shape
+        .iter()
+        .try_fold(arr.dtype().itemsize(), |n, &d| n.checked_mul(d))
         .ok_or_else(|| error(format!("{what}: the array is too large")))?;
-    let bytes: &[u8] = if nbytes == 0 {
-        &[]
+    let data = if nbytes == 0 {
+        std::ptr::null()
     } else {
-        // SAFETY: `arr` is a C-contiguous, aligned numpy array (made so
-        // above) whose buffer holds `n` items of `itemsize` bytes; it stays
-        // alive (we hold a reference and the GIL) while the slice is read.
-        unsafe {
-            let data = (*arr.as_array_ptr()).fields.data as *const u8;
-            std::slice::from_raw_parts(data, nbytes)
+        // SAFETY: reading the data pointer of a live array (we hold it).
+        unsafe { (*arr.as_array_ptr()).fields.data as *const u8 }
+    };
+    // SAFETY: `arr` is a C-contiguous array (made so above) whose buffer
+    // holds `nbytes` bytes from `data`; `Lent` keeps a strong reference to
+    // it for as long as the tensor lives. The runtime only reads lent memory,
+    // and a run holds the caller's arrays unwritten (docs/python.md: as any
+    // numpy call that releases the GIL, the caller must not write an input
+    // array from another thread during the run).
+    let tensor = match unsafe { HostTensor::borrowed(dtype, &shape, data, nbytes) } {
+        Ok(t) => t,
+        // Not 8-byte aligned (a view at an odd offset), or empty: copy.
+        Err(_) => {
+            copied |= nbytes != 0;
+            let bytes: &[u8] = if nbytes == 0 {
+                &[]
+            } else {
+                // SAFETY: as above; the slice is read before `arr` can go.
+                unsafe { std::slice::from_raw_parts(data, nbytes) }
+            };
+            HostTensor::from_bytes(dtype, &shape, bytes)
+                .map_err(|e| error(format!("{what}: {e}")))?
         }
     };
-    HostTensor::from_bytes(dtype, &shape, bytes).map_err(|e| error(format!("{what}: {e}")))
+    if copied {
+        INPUT_COPIES.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(Lent {
+        tensor,
+        _array: arr,
+    })
+}
+
+/// A host tensor of its own (a copy) from any object numpy can make an
+/// array of (weights and attribute values, which outlive the call).
+pub fn to_host(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<HostTensor> {
+    Ok(lend(obj, what, None)?.into_owned())
 }
 
 fn err_text(py: Python<'_>, e: &PyErr) -> String {

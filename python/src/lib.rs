@@ -37,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", py.get_type::<errors::Error>())?;
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(arrays::_input_copies, m)?)?;
     ir::register(m)?;
     es::register(m)?;
     frontends::register(m)?;

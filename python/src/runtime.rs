@@ -5,19 +5,45 @@
 //! context); inputs are named as the model names them, any symbolic dims
 //! are bound from the arrays' shapes.
 
-use crate::arrays::{to_host, to_numpy};
+use crate::arrays::{lend, to_numpy, Lent};
 use crate::errors::{error, guard, guard_nogil};
+use ge_ir::DType;
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::path::PathBuf;
 
+/// The inputs of a run, in the model's order: host tensors that may borrow
+/// the caller's arrays, which this value keeps alive (the arrays are
+/// private, so the tensors cannot outlive them).
+pub struct Inputs<'py> {
+    tensors: Vec<HostTensor>,
+    _arrays: Vec<Bound<'py, PyAny>>,
+}
+
+impl Inputs<'_> {
+    pub fn tensors(&self) -> &[HostTensor] {
+        &self.tensors
+    }
+}
+
+impl<'py> FromIterator<Lent<'py>> for Inputs<'py> {
+    fn from_iter<I: IntoIterator<Item = Lent<'py>>>(it: I) -> Self {
+        let (tensors, _arrays) = it.into_iter().map(Lent::into_parts).unzip();
+        Inputs { tensors, _arrays }
+    }
+}
+
 /// Inputs in the order of `names`, from a dict by name or a list in order.
-pub fn ordered_inputs(
-    inputs: &Bound<'_, PyAny>,
+/// `dtypes`: the element type each input is converted to when it is an
+/// array of another dtype (empty: none is converted).
+pub fn ordered_inputs<'py>(
+    inputs: &Bound<'py, PyAny>,
     names: &[String],
+    dtypes: &[Option<DType>],
     what: &str,
-) -> PyResult<Vec<HostTensor>> {
+) -> PyResult<Inputs<'py>> {
+    let want = |i: usize| dtypes.get(i).copied().flatten();
     if let Ok(d) = inputs.cast::<PyDict>() {
         for k in d.keys() {
             let k: String = k.extract()?;
@@ -30,8 +56,9 @@ pub fn ordered_inputs(
         }
         return names
             .iter()
-            .map(|n| match d.get_item(n)? {
-                Some(v) => to_host(&v, &format!("input '{n}'")),
+            .enumerate()
+            .map(|(i, n)| match d.get_item(n)? {
+                Some(v) => lend(&v, &format!("input '{n}'"), want(i)),
                 None => Err(error(format!(
                     "missing input '{n}' of {what} (its inputs: {})",
                     names.join(", ")
@@ -52,7 +79,8 @@ pub fn ordered_inputs(
         return items
             .iter()
             .zip(names)
-            .map(|(v, n)| to_host(v, &format!("input '{n}'")))
+            .enumerate()
+            .map(|(i, (v, n))| lend(v, &format!("input '{n}'"), want(i)))
             .collect();
     }
     Err(error(
@@ -60,11 +88,21 @@ pub fn ordered_inputs(
     ))
 }
 
+/// The element type of an `.air` tensor type (`"tensor<Bx4xf32>"`).
+fn elem_type(ty: &str) -> Option<DType> {
+    ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
+        .ok()
+        .and_then(|t| t.dtype())
+}
+
 /// A loaded `.om` model.
 #[pyclass(module = "ge", frozen)]
 pub struct Model {
     model: ge_runtime::Model,
     input_names: Vec<String>,
+    /// Each input's element type (what an array of another dtype is
+    /// converted to).
+    input_dtypes: Vec<Option<DType>>,
     output_names: Vec<String>,
 }
 
@@ -121,10 +159,12 @@ impl Model {
                 return Err(error("a model is the path of an .om or its bytes"));
             };
             let input_names = m.inputs().into_iter().map(|(n, _)| n).collect();
+            let input_dtypes = m.inputs().iter().map(|(_, t)| elem_type(t)).collect();
             let output_names = m.outputs().into_iter().map(|(n, _)| n).collect();
             Ok(Model {
                 model: m,
                 input_names,
+                input_dtypes,
                 output_names,
             })
         })
@@ -149,6 +189,14 @@ impl Model {
     #[getter]
     fn soc(&self) -> String {
         self.model.soc().to_string()
+    }
+
+    /// Per input: whether a run reads the caller's array in place (no copy)
+    /// when its layout allows (C-contiguous, native-endian, 8-byte aligned,
+    /// the model's dtype); else the run copies it into the model's buffer.
+    #[getter]
+    fn zero_copy_inputs(&self) -> Vec<bool> {
+        self.model.zero_copy_inputs()
     }
 
     /// Upper bounds of the symbolic dims.
@@ -195,6 +243,7 @@ impl Model {
 pub struct Session {
     session: ge_runtime::Session,
     input_names: Vec<String>,
+    input_dtypes: Vec<Option<DType>>,
     /// The output names as Python strings, made once (the result dict's keys).
     output_keys: Vec<Py<PyString>>,
 }
@@ -204,6 +253,7 @@ impl Session {
         Session {
             session: m.model.session(),
             input_names: m.input_names.clone(),
+            input_dtypes: m.input_dtypes.clone(),
             output_keys: m
                 .output_names
                 .iter()
@@ -232,13 +282,16 @@ impl Session {
         trace: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
-            let ins = ordered_inputs(inputs, &self.input_names, "the model")?;
+            let ins = ordered_inputs(inputs, &self.input_names, &self.input_dtypes, "the model")?;
             let opts = RunOptions {
                 trace: trace.is_some(),
             };
             let session = &self.session;
+            let tensors = ins.tensors();
             let r = py
-                .detach(|| guard_nogil(|| session.run_with(&ins, &opts).map_err(|e| e.to_string())))
+                .detach(|| {
+                    guard_nogil(|| session.run_with(tensors, &opts).map_err(|e| e.to_string()))
+                })
                 .map_err(PyErr::from)?;
             if let (Some(p), Some(t)) = (&trace, &r.trace) {
                 ge_ir::output::write(p.display().to_string(), t.to_json().as_bytes())
@@ -275,18 +328,19 @@ impl Session {
         warmup: usize,
     ) -> PyResult<Vec<f64>> {
         guard(|| {
-            let ins = ordered_inputs(inputs, &self.input_names, "the model")?;
+            let ins = ordered_inputs(inputs, &self.input_names, &self.input_dtypes, "the model")?;
             let session = &self.session;
+            let ins = ins.tensors();
             py.detach(|| {
                 guard_nogil(|| {
                     let opts = RunOptions::default();
                     for _ in 0..warmup {
-                        session.run_with(&ins, &opts).map_err(|e| e.to_string())?;
+                        session.run_with(ins, &opts).map_err(|e| e.to_string())?;
                     }
                     let mut times = Vec::with_capacity(iterations);
                     for _ in 0..iterations {
                         let t = std::time::Instant::now();
-                        session.run_with(&ins, &opts).map_err(|e| e.to_string())?;
+                        session.run_with(ins, &opts).map_err(|e| e.to_string())?;
                         times.push(t.elapsed().as_secs_f64());
                     }
                     Ok(times)

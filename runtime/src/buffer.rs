@@ -73,20 +73,104 @@ impl std::fmt::Debug for AlignedBuf {
     }
 }
 
+/// Alignment a lent buffer needs to be read in place ([`HostTensor::borrowed`]):
+/// the largest element any dtype has (kernels read typed elements, and an
+/// input arena may be read as any of the dtypes of the values placed in it).
+pub const BORROW_ALIGN: usize = 8;
+
+/// Where a host tensor's bytes are: its own buffer, or memory the caller
+/// lends for the tensor's life ([`HostTensor::borrowed`]), read only —
+/// anything that would write copies it into `own` first.
+struct Storage {
+    own: AlignedBuf,
+    lent: Option<(*const u8, usize)>,
+}
+
+// SAFETY: lent memory is only ever read, and `HostTensor::borrowed`'s
+// contract keeps it valid and unwritten for as long as the tensor lives, on
+// any thread; `own` is an ordinary `Vec`.
+unsafe impl Send for Storage {}
+// SAFETY: as above — shared access only reads.
+unsafe impl Sync for Storage {}
+
+impl Storage {
+    fn own(buf: AlignedBuf) -> Storage {
+        Storage {
+            own: buf,
+            lent: None,
+        }
+    }
+    fn bytes(&self) -> &[u8] {
+        match self.lent {
+            // SAFETY: `borrowed`'s contract: `len` readable bytes at `ptr`
+            // (non-null and aligned, checked there), unwritten while `self` lives.
+            Some((ptr, len)) => unsafe { std::slice::from_raw_parts(ptr, len) },
+            None => self.own.as_slice(),
+        }
+    }
+    /// The tensor's own buffer, holding a copy of lent bytes (copy on write).
+    fn owned(&mut self) -> &mut AlignedBuf {
+        if self.lent.is_some() {
+            self.own = AlignedBuf::from_bytes(self.bytes());
+            self.lent = None;
+        }
+        &mut self.own
+    }
+}
+
 /// A tensor in host memory: dtype, shape and little-endian element bytes,
-/// 64-byte aligned. Model inputs are read from these buffers in place (the
-/// plan's input arenas are bound to them without a copy) and outputs are
-/// written straight into them.
-#[derive(Clone, Debug)]
+/// 64-byte aligned when ge allocated them, or the caller's own memory, read
+/// in place ([`HostTensor::borrowed`]). Model inputs are read from these
+/// buffers in place (the plan's input arenas are bound to them without a
+/// copy) and outputs are written straight into them.
 pub struct HostTensor {
     pub dtype: DType,
     pub shape: Vec<usize>,
-    buf: AlignedBuf,
+    buf: Storage,
+}
+
+/// A clone owns its bytes (a clone of a borrowed tensor copies them, so it
+/// cannot outlive the loan).
+impl Clone for HostTensor {
+    fn clone(&self) -> HostTensor {
+        HostTensor {
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            buf: Storage::own(AlignedBuf::from_bytes(self.bytes())),
+        }
+    }
+}
+
+impl std::fmt::Debug for HostTensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostTensor")
+            .field("dtype", &self.dtype)
+            .field("shape", &self.shape)
+            .field("bytes", &self.bytes().len())
+            .field("borrowed", &self.is_borrowed())
+            .finish()
+    }
 }
 
 impl PartialEq for HostTensor {
     fn eq(&self, o: &HostTensor) -> bool {
         self.dtype == o.dtype && self.shape == o.shape && self.bytes() == o.bytes()
+    }
+}
+
+/// The byte size of `shape` × `dtype`, or why it does not match `len`.
+fn check_len(dtype: DType, shape: &[usize], len: usize) -> Result<(), String> {
+    let want = shape
+        .iter()
+        .try_fold(dtype.byte_size(), |n, &d| n.checked_mul(d));
+    match want {
+        Some(w) if w == len => Ok(()),
+        Some(w) => Err(format!(
+            "{len} bytes do not hold a {shape:?} {dtype} tensor ({w} bytes)"
+        )),
+        None => Err(format!(
+            "a {shape:?} {dtype} tensor is too large to address"
+        )),
     }
 }
 
@@ -97,24 +181,52 @@ impl HostTensor {
         HostTensor {
             dtype,
             shape: shape.to_vec(),
-            buf: AlignedBuf::zeroed(n * dtype.byte_size()),
+            buf: Storage::own(AlignedBuf::zeroed(n * dtype.byte_size())),
         }
     }
     /// From raw little-endian element bytes (checked against the shape).
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<HostTensor, String> {
-        let n: usize = shape.iter().product();
-        if bytes.len() != n * dtype.byte_size() {
+        check_len(dtype, shape, bytes.len())?;
+        Ok(HostTensor {
+            dtype,
+            shape: shape.to_vec(),
+            buf: Storage::own(AlignedBuf::from_bytes(bytes)),
+        })
+    }
+    /// A tensor over `len` bytes of the caller's memory at `ptr`, read in
+    /// place — no copy (the Python package lends a numpy array's buffer,
+    /// the C API an input descriptor's data, for one run). Checked: the
+    /// length against `dtype` and `shape`, and `ptr` non-null and aligned to
+    /// [`BORROW_ALIGN`] (an `Err` then: copy with [`HostTensor::from_bytes`]).
+    /// Clones, and `bytes_mut`, copy the bytes into memory of the tensor's own.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads of `len` bytes, and nothing writes or frees
+    /// that memory, for as long as the returned tensor lives.
+    pub unsafe fn borrowed(
+        dtype: DType,
+        shape: &[usize],
+        ptr: *const u8,
+        len: usize,
+    ) -> Result<HostTensor, String> {
+        check_len(dtype, shape, len)?;
+        if ptr.is_null() || !(ptr as usize).is_multiple_of(BORROW_ALIGN) {
             return Err(format!(
-                "{} bytes do not hold a {shape:?} {dtype} tensor ({} bytes)",
-                bytes.len(),
-                n * dtype.byte_size()
+                "the buffer at {ptr:p} is not aligned to {BORROW_ALIGN} bytes"
             ));
         }
         Ok(HostTensor {
             dtype,
             shape: shape.to_vec(),
-            buf: AlignedBuf::from_bytes(bytes),
+            buf: Storage {
+                own: AlignedBuf::zeroed(0),
+                lent: Some((ptr, len)),
+            },
         })
+    }
+    /// Whether the bytes are the caller's memory ([`HostTensor::borrowed`]).
+    pub fn is_borrowed(&self) -> bool {
+        self.buf.lent.is_some()
     }
     /// An f32 tensor.
     pub fn from_f32(shape: &[usize], v: &[f32]) -> Result<HostTensor, String> {
@@ -127,7 +239,7 @@ impl HostTensor {
         HostTensor {
             dtype: t.dtype,
             shape: t.shape.clone(),
-            buf: AlignedBuf::from_bytes(&bytes),
+            buf: Storage::own(AlignedBuf::from_bytes(&bytes)),
         }
     }
     /// As a reference-interpreter tensor.
@@ -138,10 +250,17 @@ impl HostTensor {
         self.shape.iter().product()
     }
     pub fn bytes(&self) -> &[u8] {
-        self.buf.as_slice()
+        self.buf.bytes()
     }
+    /// The bytes, writable (a borrowed tensor copies them first).
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.buf.as_mut_slice()
+        self.buf.owned().as_mut_slice()
+    }
+    /// The bytes' length agrees with `dtype` and `shape` (both are public
+    /// fields a caller may have changed since the tensor was made): the
+    /// executor checks every input before binding its memory.
+    pub fn check_len(&self) -> Result<(), String> {
+        check_len(self.dtype, &self.shape, self.bytes().len())
     }
     /// Elements converted to f32.
     pub fn to_f32_vec(&self) -> Vec<f32> {
@@ -150,10 +269,10 @@ impl HostTensor {
         out
     }
     pub(crate) fn as_ptr(&self) -> *const u8 {
-        self.buf.as_ptr()
+        self.bytes().as_ptr()
     }
     pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.buf.as_mut_ptr()
+        self.buf.owned().as_mut_ptr()
     }
 }
 
@@ -170,13 +289,15 @@ pub enum Class {
     F,
     /// i64 (all integer types and booleans).
     I,
+    /// f64 (f64 only: its kernels compute at its precision).
+    D,
 }
 
 pub fn class_of(d: DType) -> Option<Class> {
     match d {
         DType::F32 | DType::F16 | DType::BF16 => Some(Class::F),
         d if d.is_small_float() => Some(Class::F),
-        DType::F64 => None,
+        DType::F64 => Some(Class::D),
         _ => Some(Class::I),
     }
 }
@@ -264,6 +385,63 @@ pub(crate) fn store_f32(dtype: DType, p: *mut u8, start: usize, v: &[f32]) {
                 let tmp: Vec<i64> = v.iter().map(|&x| f2i(dtype, x as f64)).collect();
                 store_i64(dtype, p, start, &tmp);
             }
+        }
+    }
+}
+
+/// Read `out.len()` elements of `dtype` starting at element `start` of `p`
+/// as f64 (exact for every dtype but 64-bit integers beyond 2^53).
+///
+/// # Safety contract
+/// `p` must be valid for reading elements `start .. start + out.len()`.
+pub(crate) fn load_f64(dtype: DType, p: *const u8, start: usize, out: &mut [f64]) {
+    match class_of(dtype) {
+        Some(Class::D) => {
+            // SAFETY: callers pass pointers valid for the range (see the contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (p as *const f64).add(start),
+                    out.as_mut_ptr(),
+                    out.len(),
+                )
+            }
+        }
+        Some(Class::I) => {
+            let mut tmp = vec![0i64; out.len()];
+            load_i64(dtype, p, start, &mut tmp);
+            out.iter_mut().zip(tmp).for_each(|(o, v)| *o = v as f64);
+        }
+        _ => {
+            let mut tmp = vec![0f32; out.len()];
+            load_f32(dtype, p, start, &mut tmp);
+            out.iter_mut().zip(tmp).for_each(|(o, v)| *o = v as f64);
+        }
+    }
+}
+
+/// `x` rounded once to what float dtype `dtype` holds, as f32 (f16, bf16
+/// and the small floats straight from f64: no double rounding through f32).
+pub fn f64_to_float(dtype: DType, x: f64) -> f32 {
+    ge_ir::tensor::round_f(dtype, x) as f32
+}
+
+/// Write f64 values as elements of `dtype` (floats rounded once, integers
+/// as numpy's `astype`).
+pub(crate) fn store_f64(dtype: DType, p: *mut u8, start: usize, v: &[f64]) {
+    match class_of(dtype) {
+        Some(Class::D) => {
+            // SAFETY: callers pass pointers valid for the range.
+            unsafe {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), (p as *mut f64).add(start), v.len())
+            }
+        }
+        Some(Class::I) => {
+            let tmp: Vec<i64> = v.iter().map(|&x| f2i(dtype, x)).collect();
+            store_i64(dtype, p, start, &tmp);
+        }
+        _ => {
+            let tmp: Vec<f32> = v.iter().map(|&x| f64_to_float(dtype, x)).collect();
+            store_f32(dtype, p, start, &tmp);
         }
     }
 }
@@ -406,4 +584,60 @@ pub fn wrap_to(dtype: DType, v: &mut [i64]) {
 pub fn tensor_bytes(t: &Tensor) -> Vec<u8> {
     let _ = matches!(t.data, Data::F(_));
     ge_dialects::data::tensor_to_bytes(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_fits_the_borrow_alignment() {
+        for d in DType::ALL {
+            assert!(d.byte_size() <= BORROW_ALIGN, "{d}");
+            assert!(BORROW_ALIGN.is_multiple_of(d.byte_size()), "{d}");
+        }
+    }
+
+    #[test]
+    fn a_borrowed_tensor_reads_the_callers_memory_and_copies_on_write() {
+        let mem: Vec<f64> = vec![1.0, 2.0, 3.0];
+        let p = mem.as_ptr() as *const u8;
+        // SAFETY: `mem` outlives `t` and is not written meanwhile.
+        let mut t = unsafe { HostTensor::borrowed(DType::F64, &[3], p, 24) }.expect("borrow");
+        assert!(t.is_borrowed());
+        assert_eq!(t.as_ptr(), p, "read in place");
+        assert_eq!(t.bytes().len(), 24);
+        let c = t.clone();
+        assert!(
+            !c.is_borrowed() && c.as_ptr() != p && c == t,
+            "a clone owns a copy"
+        );
+        t.bytes_mut()[0] = 0xff;
+        assert!(!t.is_borrowed() && t.as_ptr() != p, "written: copied first");
+        assert_eq!(mem, [1.0, 2.0, 3.0], "the lent memory is never written");
+    }
+
+    #[test]
+    fn a_borrow_is_checked() {
+        let mem = [0u64; 4];
+        let p = mem.as_ptr() as *const u8;
+        // SAFETY (all three): `mem` outlives the call and the (failed) tensors.
+        let e = unsafe { HostTensor::borrowed(DType::F32, &[3], p, 16) }.expect_err("length");
+        assert!(e.contains("do not hold a [3] f32"), "{e}");
+        let e = unsafe { HostTensor::borrowed(DType::U8, &[4], p.wrapping_add(1), 4) }
+            .expect_err("misaligned");
+        assert!(e.contains("not aligned to 8"), "{e}");
+        let e = unsafe { HostTensor::borrowed(DType::U8, &[0], std::ptr::null(), 0) }
+            .expect_err("null");
+        assert!(e.contains("not aligned"), "{e}");
+    }
+
+    #[test]
+    fn a_changed_shape_is_caught() {
+        let mut t = HostTensor::zeros(DType::F32, &[2, 2]);
+        assert!(t.check_len().is_ok());
+        t.shape = vec![4, 4];
+        let e = t.check_len().expect_err("grown shape");
+        assert!(e.contains("16 bytes do not hold a [4, 4] f32"), "{e}");
+    }
 }

@@ -420,8 +420,9 @@ impl Model {
             .join(", ")
     }
 
-    /// Named inputs in the model's input order.
-    fn order_inputs<N: AsRef<str>>(
+    /// Named inputs in the model's input order (an unknown, repeated or
+    /// missing name is an error listing the inputs), for [`Session::run_with`].
+    pub fn order_inputs<N: AsRef<str>>(
         &self,
         inputs: impl IntoIterator<Item = (N, HostTensor)>,
     ) -> Result<Vec<HostTensor>, Error> {
@@ -484,6 +485,9 @@ fn bind(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Err
                 x.dtype
             )));
         }
+        // The run binds (or copies) exactly the bytes the shape says.
+        x.check_len()
+            .map_err(|m| Error(format!("input #{i} '{name}': {m}")))?;
         let dims = tt.shape();
         if dims.len() != x.shape.len() {
             return Err(Error(format!(

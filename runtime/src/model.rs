@@ -341,6 +341,18 @@ impl Model {
             .map(|t| (t.name.clone(), t.buffer.ty.clone()))
             .collect()
     }
+    /// Per input: whether a run reads the caller's tensor in place (its
+    /// arena is bound to it, zero copy) rather than copying it into the
+    /// context's arena.
+    pub fn zero_copy_inputs(&self) -> Vec<bool> {
+        let inner = &self.inner;
+        inner
+            .io
+            .inputs
+            .iter()
+            .map(|t| inner.bindings.get(t.buffer.arena as usize) == Some(&Binding::ZeroCopy))
+            .collect()
+    }
     /// Upper bounds of the symbolic dims (unbounded symbols left out).
     pub fn symbol_bounds(&self) -> Vec<(String, i64)> {
         let free = def_unbounded(&self.inner.def.replan);
@@ -400,6 +412,16 @@ impl Model {
             }
         }
         (native, fb)
+    }
+    /// Kernel values computed once at load time (weight-only subexpressions,
+    /// such as a filter's FRACTAL_Z -> NCHW transdata) rather than at each run.
+    pub fn folded_values(&self) -> usize {
+        self.inner
+            .tasks
+            .iter()
+            .filter(|t| !t.dead)
+            .map(|t| t.folded.len())
+            .sum()
     }
     /// Compute threads.
     pub fn threads(&self) -> usize {
@@ -794,12 +816,17 @@ fn fold_launch(
     }
     let mut folded: HashMap<usize, Arc<AlignedBuf>> = arg_consts;
     let mut skip = vec![false; k.steps.len()];
-    let shapes: Option<Vec<Vec<usize>>> = (0..k.types.len())
+    // Shapes that need no symbol: a kernel with symbolic activations (a
+    // dynamic batch) still folds its weight-only steps (a FRACTAL_Z filter
+    // back to NCHW), whose values are all static.
+    let shapes: Vec<Option<Vec<usize>>> = (0..k.types.len())
         .map(|v| kernels::concrete(k.types[v], &empty).ok())
         .collect();
     for (si, s) in k.steps.iter().enumerate() {
-        let Some(shapes) = &shapes else { break };
         if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
+            continue;
+        }
+        if !s.ins.iter().chain(&s.outs).all(|&v| shapes[v].is_some()) {
             continue;
         }
         if matches!(s.op, Op::Ew(_)) && s.outs.is_empty() {
@@ -809,7 +836,7 @@ fn fold_launch(
         let mut slots: Vec<Slot> = (0..k.types.len())
             .map(|v| Slot {
                 ptr: std::ptr::null_mut(),
-                shape: shapes[v].clone(),
+                shape: shapes[v].clone().unwrap_or_default(),
                 dtype: k.types[v].dtype().unwrap_or(DType::U8),
             })
             .collect();
@@ -863,7 +890,7 @@ fn fold_launch(
     let t = &mut inner.tasks[ti];
     t.folded = folded;
     t.skip = skip;
-    Ok(if all && shapes.is_some() {
+    Ok(if all && k.results.iter().all(|&r| shapes[r].is_some()) {
         results
     } else {
         vec![]

@@ -71,6 +71,11 @@ impl Trace {
         }
     }
 
+    /// A task's display name: its kernel's name, `memcpy`, `record e3`, ...
+    pub fn name(&self, task: usize) -> Option<&str> {
+        self.names.get(task).map(|(n, _)| n.as_str())
+    }
+
     /// The engine a task ran on ("AICore", "AICPU", "DMA", "event", ...).
     pub fn engine(&self, task: usize) -> Option<&str> {
         self.names.get(task).map(|(_, e)| e.as_str())

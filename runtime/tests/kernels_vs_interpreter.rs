@@ -11,8 +11,13 @@ use ge_compile::CompileOptions;
 
 /// Compile `text`'s `@main`, run it natively and on the interpreter, compare.
 fn check(text: &str, what: &str) {
+    check_bound(text, what, &[]);
+}
+
+/// [`check`] with symbolic dims of the inputs bound to sizes.
+fn check_bound(text: &str, what: &str, binds: &[(&str, i64)]) {
     let (types, m) = signature(text, "main");
-    let ins = random_inputs(&types, &[], 7);
+    let ins = random_inputs(&types, binds, 7);
     let want = interpret(&m, "main", &ins);
     for formats in [false, true] {
         let opts = CompileOptions {
@@ -237,5 +242,365 @@ fn instance_norm_matches_the_interpreter() {
             &x,
         );
         check(&text, &format!("instance_norm {shape} {dt}"));
+    }
+}
+
+#[test]
+fn grid_sample_matches_the_interpreter() {
+    // (input shape, grid shape): 1-, 2- and 3-D images. The grid is scaled
+    // by 1.5 so that points fall outside the image and padding decides.
+    let shapes = [
+        ("2x3x5x7", "2x4x6x2"),
+        ("1x2x6x4", "1x3x3x2"),
+        ("1x2x3x4x5", "1x2x3x2x3"),
+        ("2x3x9", "2x7x1"),
+    ];
+    for (xs, gs) in shapes {
+        let rank = xs.split('x').count();
+        let ys = {
+            let x: Vec<&str> = xs.split('x').collect();
+            let g: Vec<&str> = gs.split('x').collect();
+            let mut y = vec![x[0], x[1]];
+            y.extend_from_slice(&g[1..g.len() - 1]);
+            y.join("x")
+        };
+        for mode in ["linear", "nearest", "cubic"] {
+            if mode == "cubic" && rank != 4 {
+                continue;
+            }
+            for padding in ["zeros", "border", "reflection"] {
+                for align in [0, 1] {
+                    for dt in ["f32", "f16"] {
+                        let (x, g, y) = (
+                            format!("tensor<{xs}x{dt}>"),
+                            format!("tensor<{gs}x{dt}>"),
+                            format!("tensor<{ys}x{dt}>"),
+                        );
+                        let text = format!(
+                            "graph.func @main(%x: {x}, %g: {g}) -> {y} {{\n  \
+                             %k = data.constant dense<1.5> : tensor<{dt}>\n  \
+                             %g2 = graph.mul %g, %k : ({g}, tensor<{dt}>) -> {g}\n  \
+                             %y = graph.grid_sample %x, %g2 {{mode = \"{mode}\", padding_mode = \"{padding}\", align_corners = {align} : i64}} : ({x}, {g}) -> {y}\n  \
+                             graph.return %y : {y}\n}}\n"
+                        );
+                        check(
+                            &text,
+                            &format!("grid_sample {xs} {gs} {mode} {padding} {align} {dt}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn conv_transpose2d_matches_the_interpreter() {
+    // (N, C, H, W, O/group, kH, kW, group, strides, pads [t, l, b, r], dilations, output_padding)
+    type Case = (
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        [usize; 2],
+        [usize; 4],
+        [usize; 2],
+        [usize; 2],
+    );
+    let cases: [Case; 6] = [
+        (1, 2, 3, 3, 3, 3, 3, 1, [1, 1], [0, 0, 0, 0], [1, 1], [0, 0]),
+        (2, 4, 5, 4, 3, 3, 2, 2, [2, 2], [1, 0, 1, 1], [1, 1], [1, 0]),
+        (1, 3, 4, 6, 2, 2, 3, 1, [3, 2], [0, 1, 2, 0], [2, 1], [2, 1]),
+        (2, 6, 3, 3, 1, 3, 3, 6, [2, 1], [1, 1, 1, 1], [1, 2], [0, 0]),
+        (1, 2, 1, 7, 2, 1, 4, 1, [1, 3], [0, 0, 0, 1], [1, 1], [0, 2]),
+        (1, 1, 2, 2, 1, 5, 5, 1, [1, 1], [2, 2, 2, 2], [1, 1], [0, 0]),
+    ];
+    for (n, c, h, w, mg, kh, kw, g, s, p, d, op) in cases {
+        let m = mg * g;
+        let oh = (h - 1) * s[0] + op[0] + d[0] * (kh - 1) + 1 - p[0] - p[2];
+        let ow = (w - 1) * s[1] + op[1] + d[1] * (kw - 1) + 1 - p[1] - p[3];
+        for dt in ["f32", "f16"] {
+            for bias in [false, true] {
+                let x = format!("tensor<{n}x{c}x{h}x{w}x{dt}>");
+                let f = format!("tensor<{c}x{mg}x{kh}x{kw}x{dt}>");
+                let b = format!("tensor<{m}x{dt}>");
+                let y = format!("tensor<{n}x{m}x{oh}x{ow}x{dt}>");
+                let mut args = vec![("x", x.as_str()), ("f", f.as_str())];
+                if bias {
+                    args.push(("b", b.as_str()));
+                }
+                let attrs = format!(
+                    "{{strides = [{}, {}], pads = [{}, {}, {}, {}], dilations = [{}, {}], group = {g} : i64, output_padding = [{}, {}]}}",
+                    s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], op[0], op[1]
+                );
+                let text = one_op(
+                    &args,
+                    &format!("graph.conv_transpose2d $OPERANDS {attrs}"),
+                    &y,
+                );
+                check(
+                    &text,
+                    &format!("conv_transpose2d {x} {f} group {g} {attrs} bias {bias}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tile_matches_the_interpreter() {
+    // (input shape, repeats, output shape)
+    let cases = [
+        ("2x3", "[2, 3]", "4x9"),
+        ("3x1x2", "[1, 4, 2]", "3x4x4"),
+        ("5", "[3]", "15"),
+        ("2x2x3x1", "[2, 1, 1, 5]", "4x2x3x5"),
+        ("0x3", "[2, 2]", "0x6"),
+    ];
+    for (xs, reps, ys) in cases {
+        for dt in ["f32", "f16", "i64", "i8", "i1"] {
+            let (x, y) = (format!("tensor<{xs}x{dt}>"), format!("tensor<{ys}x{dt}>"));
+            let text = one_op(
+                &[("x", &x)],
+                &format!("data.tile $OPERANDS {{repeats = {reps}}}"),
+                &y,
+            );
+            check(&text, &format!("tile {xs} {reps} {dt}"));
+        }
+    }
+}
+
+#[test]
+fn f64_elementwise_matches_the_interpreter() {
+    // f64 computes in f64 (not through f32): unary and binary ops with
+    // broadcasting, comparisons, where and clip on f64 values.
+    let (a, b) = ("tensor<3x5xf64>", "tensor<5xf64>");
+    for op in ["add", "sub", "mul", "div", "pow", "max", "min"] {
+        let text = one_op(&[("a", a), ("b", b)], &format!("graph.{op} $OPERANDS"), a);
+        check(&text, &format!("{op} f64"));
+    }
+    // Floats take fmod = 1 only (the importer builds Python's mod from it).
+    let text = one_op(
+        &[("a", a), ("b", b)],
+        "graph.mod $OPERANDS {fmod = 1 : i64}",
+        a,
+    );
+    check(&text, "mod f64");
+    for op in [
+        "neg", "abs", "exp", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "sign", "sin",
+        "cos", "atan", "square", "relu", "silu",
+    ] {
+        let text = one_op(&[("a", a)], &format!("graph.{op} $OPERANDS"), a);
+        check(&text, &format!("{op} f64"));
+    }
+    for op in ["equal", "less", "greater", "less_equal", "greater_equal"] {
+        let text = one_op(
+            &[("a", a), ("b", b)],
+            &format!("graph.{op} $OPERANDS"),
+            "tensor<3x5xi1>",
+        );
+        check(&text, &format!("{op} f64"));
+    }
+    let text = one_op(
+        &[("c", "tensor<3x5xi1>"), ("a", a), ("b", b)],
+        "graph.where $OPERANDS",
+        a,
+    );
+    check(&text, "where f64");
+    // A chain: small values, so that an f32 computation would be caught.
+    let text = format!(
+        "graph.func @main(%a: {a}, %b: {b}) -> {a} {{\n  \
+         %k = data.constant dense<1.0e-09> : tensor<f64>\n  \
+         %m = graph.mul %a, %k : ({a}, tensor<f64>) -> {a}\n  \
+         %s = graph.add %m, %b : ({a}, {b}) -> {a}\n  \
+         %y = graph.sub %s, %b : ({a}, {b}) -> {a}\n  \
+         graph.return %y : {a}\n}}\n"
+    );
+    check(&text, "mul+add+sub f64 at 1e-9");
+}
+
+#[test]
+fn f64_casts_match_the_interpreter() {
+    // To and from f64: every other float type, integers and booleans.
+    for other in ["f32", "f16", "bf16", "i64", "i32", "i8", "ui8", "i1"] {
+        let (d, o) = ("tensor<4x6xf64>", format!("tensor<4x6x{other}>"));
+        let text = one_op(
+            &[("x", d)],
+            &format!("graph.cast $OPERANDS {{to = {other}}}"),
+            &o,
+        );
+        check(&text, &format!("cast f64 -> {other}"));
+        let text = one_op(&[("x", &o)], "graph.cast $OPERANDS {to = f64}", d);
+        check(&text, &format!("cast {other} -> f64"));
+    }
+}
+
+#[test]
+fn f64_data_movement_and_reductions_match_the_interpreter() {
+    let x = "tensor<3x4x5xf64>";
+    let text = one_op(
+        &[("x", x)],
+        "data.transpose $OPERANDS {perm = [2, 0, 1]}",
+        "tensor<5x3x4xf64>",
+    );
+    check(&text, "transpose f64");
+    let text = one_op(
+        &[("x", x)],
+        "data.tile $OPERANDS {repeats = [1, 2, 3]}",
+        "tensor<3x8x15xf64>",
+    );
+    check(&text, "tile f64");
+    for op in [
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+    ] {
+        let text = one_op(
+            &[("x", x)],
+            &format!("graph.{op} $OPERANDS {{axes = [1], keepdims = 0 : i64}}"),
+            "tensor<3x5xf64>",
+        );
+        check(&text, &format!("{op} f64"));
+    }
+}
+
+#[test]
+fn f64_matmul_and_softmax_match_the_interpreter() {
+    // (lhs, rhs, result): plain, batched, broadcast batch, vector operands.
+    let products = [
+        ("5x7", "7x3", "5x3"),
+        ("2x4x6", "2x6x3", "2x4x3"),
+        ("3x1x4x5", "2x5x2", "3x2x4x2"),
+        ("6", "6x4", "4"),
+        ("4x6", "6", "4"),
+    ];
+    for (a, b, y) in products {
+        let (a, b, y) = (
+            format!("tensor<{a}xf64>"),
+            format!("tensor<{b}xf64>"),
+            format!("tensor<{y}xf64>"),
+        );
+        let text = one_op(&[("a", &a), ("b", &b)], "graph.matmul $OPERANDS", &y);
+        check(&text, &format!("matmul {a} {b} f64"));
+    }
+    let text = one_op(
+        &[("a", "tensor<2x6x4xf64>"), ("b", "tensor<2x3x6xf64>")],
+        "graph.batch_matmul $OPERANDS {transpose_a = true, transpose_b = true}",
+        "tensor<2x4x3xf64>",
+    );
+    check(&text, "batch_matmul transposed f64");
+    for op in ["softmax", "log_softmax"] {
+        for axis in [-1, 0, 1] {
+            let x = "tensor<3x5x4xf64>";
+            let text = one_op(
+                &[("x", x)],
+                &format!("graph.{op} $OPERANDS {{axis = {axis} : i64}}"),
+                x,
+            );
+            check(&text, &format!("{op} axis {axis} f64"));
+        }
+    }
+}
+
+#[test]
+fn shape_of_and_iota_match_the_interpreter() {
+    // Symbolic dims: static ones would fold to constants before any kernel.
+    for b in [1, 4, 9] {
+        let text = "graph.func @main(%x: tensor<Bx3xNxf32>) -> tensor<3xi64> {\n  \
+                    %y = data.shape_of %x : (tensor<Bx3xNxf32>) -> tensor<3xi64>\n  \
+                    graph.return %y : tensor<3xi64>\n}\n";
+        check_bound(
+            text,
+            &format!("shape_of B={b}"),
+            &[("B", b), ("N", 2 * b + 1)],
+        );
+        for (start, delta) in [(0, 1), (3, -2), (-5, 7)] {
+            let text = format!(
+                "graph.func @main(%x: tensor<Bxf32>) -> tensor<Bxi64> {{\n  \
+                 %y = data.iota {{count = \"B\", start = {start} : i64, delta = {delta} : i64}} : () -> tensor<Bxi64>\n  \
+                 graph.return %y : tensor<Bxi64>\n}}\n"
+            );
+            check_bound(&text, &format!("iota B={b} {start} {delta}"), &[("B", b)]);
+        }
+    }
+}
+
+#[test]
+fn topk_matches_the_interpreter() {
+    // (input shape, axis, k, result shape); integers 0..8 give ties.
+    let cases = [
+        ("4x9", 1, 3, "4x3"),
+        ("9x5", 0, 9, "9x5"),
+        ("2x7x3", 1, 1, "2x1x3"),
+        ("2x3x8", -1, 5, "2x3x5"),
+        ("6", 0, 0, "0"),
+    ];
+    for (xs, axis, k, ys) in cases {
+        for largest in [0, 1] {
+            for dt in ["f32", "f16", "f64", "i64", "i32", "i8"] {
+                let (x, v, i) = (
+                    format!("tensor<{xs}x{dt}>"),
+                    format!("tensor<{ys}x{dt}>"),
+                    format!("tensor<{ys}xi64>"),
+                );
+                let text = format!(
+                    "graph.func @main(%x: {x}) -> ({v}, {i}) {{\n  \
+                     %v, %i = graph.topk %x {{k = {k} : i64, axis = {axis} : i64, largest = {largest} : i64}} : ({x}) -> ({v}, {i})\n  \
+                     graph.return %v, %i : {v}, {i}\n}}\n"
+                );
+                check(
+                    &text,
+                    &format!("topk {xs} axis {axis} k {k} largest {largest} {dt}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn resize_matches_the_interpreter() {
+    // (input shape, scales or sizes attribute, output shape)
+    let cases = [
+        ("1x2x3x4", "scales = [1.0, 1.0, 2.0, 1.5]", "1x2x6x6"),
+        ("2x3x8x6", "scales = [1.0, 1.0, 0.5, 0.75]", "2x3x4x4"),
+        ("1x2x5x5", "sizes = [1, 2, 7, 3]", "1x2x7x3"),
+        ("3x4", "scales = [2.0, 0.5]", "6x2"),
+        ("2x3x4x2x3", "sizes = [2, 3, 3, 4, 5]", "2x3x3x4x5"),
+        ("7", "sizes = [10]", "10"),
+    ];
+    let coords = [
+        "half_pixel",
+        "pytorch_half_pixel",
+        "align_corners",
+        "asymmetric",
+    ];
+    for (xs, size, ys) in cases {
+        for coord in coords {
+            let mut modes: Vec<String> =
+                ["floor", "ceil", "round_prefer_floor", "round_prefer_ceil"]
+                    .iter()
+                    .map(|n| format!("mode = \"nearest\", nearest_mode = \"{n}\""))
+                    .collect();
+            modes.push("mode = \"linear\"".into());
+            for mode in &modes {
+                for dt in ["f32", "f16", "f64", "i64"] {
+                    if dt == "i64" && mode.contains("linear") {
+                        continue;
+                    }
+                    let (x, y) = (format!("tensor<{xs}x{dt}>"), format!("tensor<{ys}x{dt}>"));
+                    let op = format!(
+                        "graph.resize $OPERANDS {{{mode}, {size}, coordinate_transformation_mode = \"{coord}\"}}"
+                    );
+                    let text = one_op(&[("x", &x)], &op, &y);
+                    check(&text, &format!("resize {xs} {size} {mode} {coord} {dt}"));
+                }
+            }
+        }
     }
 }

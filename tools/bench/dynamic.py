@@ -11,9 +11,9 @@ machine affects all alike; the table gives the median p50 latency and the
 ratio to the static build.
 
 Models: a ResNet-style CNN (tools/bench/runtime_models.py --small ResNet-50,
-its batch made a dim_param) at batch 1/2/8, and the BERT-style encoder of
-testdata/onnx/dynamic/bert_dyn.onnx (dynamic batch and sequence; its
-position table has 64 rows) at sequence 16/32/64.
+its batch made a dim_param) at batch 1/2/8, and a BERT-style encoder layer
+(tools/models/gen_dynamic_models.py's bert_dyn with hidden 256, 8 heads and
+128 positions; dynamic batch and sequence) at sequence 16/64/128.
 
     python3 tools/bench/dynamic.py [--rounds 3] [--iterations 20]
 
@@ -70,6 +70,16 @@ def cnn_model(tmp):
     return path
 
 
+def bert_model(tmp):
+    sys.path.insert(0, os.path.join(REPO, "tools", "models"))
+    import onnx  # noqa: PLC0415
+    import gen_dynamic_models  # noqa: PLC0415
+
+    path = os.path.join(tmp, "bert_dyn_wide.onnx")
+    onnx.save(gen_dynamic_models.bert_dyn_model(vocab=1000, maxpos=128, hidden=256, heads=8), path)
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -77,14 +87,14 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="ge-dyn-bench-")
     cnn = cnn_model(tmp)
-    bert = os.path.join(REPO, "testdata", "onnx", "dynamic", "bert_dyn.onnx")
+    bert = bert_model(tmp)
     cases = []
     for b in (1, 2, 8):
         cases.append(("resnet-style", f"batch {b}", cnn, "input", f"{b},3,224,224",
                       "input:[1~8,3,224,224]", [f"BATCH={b}", f"INPUT_D0={b}"]))
-    for s in (16, 32, 64):
+    for s in (16, 64, 128):
         cases.append(("bert-style encoder", f"seq {s}", bert, "input_ids", f"1,{s}",
-                      "input_ids:[1~1,1~64]", [f"BATCH=1", f"SEQUENCE={s}",
+                      "input_ids:[1~1,1~128]", [f"BATCH=1", f"SEQUENCE={s}",
                                                "INPUT_IDS_D0=1", f"INPUT_IDS_D1={s}"]))
     builds = {}
     for name, _, model, _, _, rng, _ in cases:

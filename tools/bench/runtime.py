@@ -112,8 +112,9 @@ for i in m.graph.input:
     else:
         feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
 np.savez(sys.argv[2], **feeds)
-for k, v in feeds.items():
-    np.save(sys.argv[3] + "." + k + ".npy", v)
+# Files by position: ONNX names may hold '/' (light_resnet50's 'gpu_0/data_0').
+for k, v in enumerate(feeds.values()):
+    np.save(f"{sys.argv[3]}.in{k}.npy", v)
 print(" ".join(feeds))
 """
 
@@ -248,8 +249,8 @@ def main():
         info = run([ge_run, oms["default"], "--info", "--random-inputs"], "info")
         log(info.strip())
         ins = []
-        for k, n in enumerate(names):
-            ins += ["--input", f"arg{k}={os.path.join(out, m + '.' + n + '.npy')}"]
+        for k, _ in enumerate(names):
+            ins += ["--input", f"arg{k}={os.path.join(out, f'{m}.in{k}.npy')}"]
 
         # 5. Correctness: ge vs ort on the same inputs.
         ge_out = os.path.join(out, m + ".ge.npy")

@@ -84,8 +84,9 @@ def layer_norm(x, out, gamma, beta):
     return [node("LayerNormalization", [x, gamma, beta], [out], axis=-1, epsilon=1e-5)]
 
 
-def bert_dyn():
-    vocab, maxpos, hidden, heads = 50, 64, 32, 4
+def bert_dyn_model(vocab=50, maxpos=64, hidden=32, heads=4):
+    """The encoder layer of bert_dyn.onnx at any size (tools/bench/dynamic.py
+    builds a wider one with 128 positions)."""
     hd = hidden // heads
     inits = [
         const("word_emb", f32(vocab, hidden, scale=0.5)),
@@ -171,6 +172,12 @@ def bert_dyn():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence", hidden])],
         inits,
     )
+    return m
+
+
+def bert_dyn():
+    vocab = 50
+    m = bert_dyn_model(vocab)
     cases = []
     for b, s in [(1, 5), (2, 16), (3, 33)]:
         ids = rng.integers(0, vocab, size=(b, s), dtype=np.int64)

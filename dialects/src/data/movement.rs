@@ -342,6 +342,7 @@ def_op! {
             FusionPattern::Injective,
             VECTOR_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::Repeat,
         ],
         es,
     }

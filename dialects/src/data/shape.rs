@@ -462,7 +462,7 @@ def_op! {
         infer: infer_shape_of,
         fold: fold_shape_of,
         semantics: sem_shape_of,
-        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray],
+        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray, KernelFamily::Shape],
         es(none = "shapes are known to the builder; it never needs them as data"),
     }
 }
@@ -514,7 +514,7 @@ def_op! {
         format: "attr-dict `:` functional-type(operands, results)",
         infer: infer_iota,
         semantics: sem_iota,
-        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray],
+        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray, KernelFamily::Shape],
         es(none = "an importer op for ONNX Range over symbolic dims"),
     }
 }

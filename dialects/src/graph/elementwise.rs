@@ -216,7 +216,8 @@ pub fn erf(x: f64) -> f64 {
     r.copysign(x)
 }
 
-fn sigmoid(x: f64) -> f64 {
+/// The logistic function (the reference; the runtime's f64 kernels call it too).
+pub fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 

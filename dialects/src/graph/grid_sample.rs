@@ -1,6 +1,6 @@
 //! Sampling an image at arbitrary points (ONNX GridSample), for any number
-//! of spatial dims. The runtime has no native kernel for it yet: the
-//! interpreter runs it.
+//! of spatial dims. The runtime's native kernel is
+//! runtime/src/kernels/grid_sample.rs (family `Sample`).
 
 use super::elementwise::COMPUTE_FORMAT;
 use super::opkit::*;
@@ -88,114 +88,155 @@ fn cubic_weights(t: f64) -> [f64; 4] {
     [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
 }
 
+/// How a grid point reads the image: the interpolation, the padding and
+/// the corner convention (the op's attributes). The reference semantics and
+/// the runtime's native kernel both sample through it.
+pub struct Sampler<'a> {
+    pub mode: &'a str,
+    pub padding: &'a str,
+    pub align: bool,
+}
+
+impl Sampler<'_> {
+    /// The taps of one point: `(element offset into a spatial plane of
+    /// dims `sp` with strides `st`, weight)` pairs whose weighted sum is the
+    /// sample; taps that read a zero (padding `zeros`) are left out.
+    /// `coords` are the point's `r` grid coordinates, innermost dim first.
+    /// `taps` is scratch (one list per dim), `out` receives the pairs.
+    pub fn taps(
+        &self,
+        coords: &[f64],
+        sp: &[usize],
+        st: &[usize],
+        taps: &mut [Vec<(i64, f64)>],
+        out: &mut Vec<(usize, f64)>,
+    ) {
+        let r = sp.len();
+        let align = self.align;
+        // Per spatial dim: the borders that reflection and "inside" use.
+        let border = |len: usize| {
+            if align {
+                (0.0, len as f64 - 1.0)
+            } else {
+                (-0.5, len as f64 - 0.5)
+            }
+        };
+        // An integer index into a dim of `len` after padding (None: a zero).
+        let pixel = |i: i64, len: usize| -> Option<usize> {
+            let li = len as i64;
+            match self.padding {
+                "zeros" => (0..li).contains(&i).then_some(i as usize),
+                "border" => Some(i.clamp(0, li - 1) as usize),
+                _ => {
+                    let (lo, hi) = border(len);
+                    let j = reflect(i as f64, lo, hi) as i64;
+                    Some(j.clamp(0, li - 1) as usize)
+                }
+            }
+        };
+        for (d, tap) in taps.iter_mut().enumerate().take(r) {
+            // The grid lists coordinates innermost dim first (x, y, z).
+            let len = sp[d];
+            let mut v = denormalize(coords[r - 1 - d], len, align);
+            if self.mode == "nearest" {
+                v = v.round_ties_even();
+            }
+            let (lo, hi) = border(len);
+            if v < lo || v > hi {
+                match self.padding {
+                    "border" => v = v.clamp(0.0, len as f64 - 1.0),
+                    "reflection" => v = reflect(v, lo, hi),
+                    _ => {}
+                }
+            }
+            tap.clear();
+            let f = v.floor();
+            let i0 = f as i64;
+            match self.mode {
+                "nearest" => tap.push((v.trunc() as i64, 1.0)),
+                "linear" => tap.extend([(i0, 1.0 - (v - f)), (i0 + 1, v - f)]),
+                _ => {
+                    let w = cubic_weights(v - f);
+                    tap.extend((0..4).map(|k| (i0 - 1 + k as i64, w[k])));
+                }
+            }
+        }
+        // Every combination of taps (the product of the weights).
+        out.clear();
+        let mut idx = [0usize; 8];
+        let idx = &mut idx[..r.min(8)];
+        let combos: usize = taps[..r].iter().map(|t| t.len()).product();
+        for _ in 0..combos {
+            let mut w = 1.0;
+            let mut off = Some(0usize);
+            for d in 0..idx.len() {
+                let (i, wd) = taps[d][idx[d]];
+                w *= wd;
+                off = match (off, pixel(i, sp[d])) {
+                    (Some(o), Some(j)) => Some(o + j * st[d]),
+                    _ => None,
+                };
+            }
+            if let Some(o) = off {
+                out.push((o, w));
+            }
+            for d in (0..idx.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < taps[d].len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
+/// Check `x` and `grid`'s shapes against each other: the output shape.
+pub fn output_shape(x: &[usize], g: &[usize]) -> Result<Vec<usize>, String> {
+    if x.len() < 3 || g.len() != x.len() || g[0] != x[0] || x.len() - 2 > 8 {
+        return Err(format!(
+            "grid shape {g:?} does not fit input shape {x:?} (at most 8 spatial dims)"
+        ));
+    }
+    let r = x.len() - 2;
+    if g[r + 1] != r {
+        return Err(format!("grid shape {g:?} must end in {r}"));
+    }
+    let mut out_shape = vec![x[0], x[1]];
+    out_shape.extend_from_slice(&g[1..=r]);
+    checked_numel(&out_shape)?;
+    Ok(out_shape)
+}
+
 fn sem_grid_sample(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 2)?;
     let (x, g) = (t[0], t[1]);
     let at = GridSample::attrs(cx);
-    let (mode, padding, align) = (at.mode(), at.padding_mode(), at.align_corners() != 0);
-    if x.rank() < 3 || g.rank() != x.rank() || g.shape[0] != x.shape[0] {
-        return Err(format!(
-            "grid shape {:?} does not fit input shape {:?}",
-            g.shape, x.shape
-        ));
-    }
+    let sampler = Sampler {
+        mode: at.mode(),
+        padding: at.padding_mode(),
+        align: at.align_corners() != 0,
+    };
+    let out_shape = output_shape(&x.shape, &g.shape)?;
     let r = x.rank() - 2;
-    if g.shape[r + 1] != r {
-        return Err(format!("grid shape {:?} must end in {r}", g.shape));
-    }
     let (n, c) = (x.shape[0], x.shape[1]);
     let sp = &x.shape[2..];
     let points: usize = g.shape[1..=r].iter().product();
-    let mut out_shape = vec![n, c];
-    out_shape.extend_from_slice(&g.shape[1..=r]);
-    checked_numel(&out_shape)?;
     let xs = x.to_f64();
     let gs = g.to_f64();
     let st = strides(sp);
     let plane: usize = numel(sp);
-    // Per spatial dim: the borders that reflection and "inside" use.
-    let border = |len: usize| {
-        if align {
-            (0.0, len as f64 - 1.0)
-        } else {
-            (-0.5, len as f64 - 0.5)
-        }
-    };
-    // An integer index into a dim of `len` after padding (None: a zero).
-    let pixel = |i: i64, len: usize| -> Option<usize> {
-        let li = len as i64;
-        match padding {
-            "zeros" => (0..li).contains(&i).then_some(i as usize),
-            "border" => Some(i.clamp(0, li - 1) as usize),
-            _ => {
-                let (lo, hi) = border(len);
-                let j = reflect(i as f64, lo, hi) as i64;
-                Some(j.clamp(0, li - 1) as usize)
-            }
-        }
-    };
     let mut out = vec![0.0; n * c * points];
     let mut taps: Vec<Vec<(i64, f64)>> = vec![vec![]; r];
+    let mut pairs = vec![];
     for b in 0..n {
         for p in 0..points {
             let base = (b * points + p) * r;
-            for (d, tap) in taps.iter_mut().enumerate() {
-                // The grid lists coordinates innermost dim first (x, y, z).
-                let len = sp[d];
-                let mut v = denormalize(gs[base + r - 1 - d], len, align);
-                if mode == "nearest" {
-                    v = v.round_ties_even();
-                }
-                let (lo, hi) = border(len);
-                if v < lo || v > hi {
-                    match padding {
-                        "border" => v = v.clamp(0.0, len as f64 - 1.0),
-                        "reflection" => v = reflect(v, lo, hi),
-                        _ => {}
-                    }
-                }
-                tap.clear();
-                let f = v.floor();
-                let i0 = f as i64;
-                match mode {
-                    "nearest" => tap.push((v.trunc() as i64, 1.0)),
-                    "linear" => tap.extend([(i0, 1.0 - (v - f)), (i0 + 1, v - f)]),
-                    _ => {
-                        let w = cubic_weights(v - f);
-                        tap.extend((0..4).map(|k| (i0 - 1 + k as i64, w[k])));
-                    }
-                }
-            }
-            // Sum over every combination of taps (the product of the weights).
-            let mut idx = vec![0usize; r];
-            let combos: usize = taps.iter().map(|t| t.len()).product();
-            let mut acc = vec![0.0; c];
-            for _ in 0..combos {
-                let mut w = 1.0;
-                let mut off = Some(0usize);
-                for d in 0..r {
-                    let (i, wd) = taps[d][idx[d]];
-                    w *= wd;
-                    off = match (off, pixel(i, sp[d])) {
-                        (Some(o), Some(j)) => Some(o + j * st[d]),
-                        _ => None,
-                    };
-                }
-                if let Some(o) = off {
-                    for (ch, a) in acc.iter_mut().enumerate() {
-                        *a += w * xs[(b * c + ch) * plane + o];
-                    }
-                }
-                for d in (0..r).rev() {
-                    idx[d] += 1;
-                    if idx[d] < taps[d].len() {
-                        break;
-                    }
-                    idx[d] = 0;
-                }
-            }
-            for (ch, a) in acc.into_iter().enumerate() {
-                out[(b * c + ch) * points + p] = a;
+            sampler.taps(&gs[base..base + r], sp, &st, &mut taps, &mut pairs);
+            for ch in 0..c {
+                let img = &xs[(b * c + ch) * plane..];
+                out[(b * c + ch) * points + p] =
+                    pairs.iter().fold(0.0, |a, &(o, w)| a + w * img[o]);
             }
         }
     }
@@ -233,6 +274,7 @@ def_op! {
             FusionPattern::Opaque,
             CPU_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::Sample,
         ],
         es,
     }

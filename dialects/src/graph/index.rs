@@ -478,6 +478,23 @@ fn infer_topk(cx: &InferCtx) -> Result<Vec<Type>, String> {
     Ok(vec![Type::tensor(&d, dt), Type::tensor(&d, DType::I64)])
 }
 
+/// The order of two elements in topk's result (`Less`: `a` comes first):
+/// descending when `largest`, else ascending; NaN counts as the largest
+/// value. A stable sort by it keeps equal values in index order.
+pub fn topk_order(a: f64, b: f64, largest: bool) -> std::cmp::Ordering {
+    let ord = match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal),
+    };
+    if largest {
+        ord.reverse()
+    } else {
+        ord
+    }
+}
+
 fn sem_topk(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 1)?;
     let x = t[0];
@@ -502,21 +519,8 @@ fn sem_topk(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
             let at = |j: usize| (o * n + j) * inner + i;
             line.clear();
             line.extend(0..n);
-            // Stable sort: equal values keep the lower index first (ONNX). NaN counts as largest.
-            line.sort_by(|&p, &q| {
-                let (a, b) = (xs[at(p)], xs[at(q)]);
-                let ord = match (a.is_nan(), b.is_nan()) {
-                    (true, true) => std::cmp::Ordering::Equal,
-                    (true, false) => std::cmp::Ordering::Greater,
-                    (false, true) => std::cmp::Ordering::Less,
-                    _ => a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal),
-                };
-                if largest {
-                    ord.reverse()
-                } else {
-                    ord
-                }
-            });
+            // Stable sort: equal values keep the lower index first (ONNX).
+            line.sort_by(|&p, &q| topk_order(xs[at(p)], xs[at(q)], largest));
             for (r, &j) in line.iter().take(k).enumerate() {
                 let o_at = (o * k + r) * inner + i;
                 src[o_at] = at(j);
@@ -560,6 +564,7 @@ def_op! {
             FusionPattern::Opaque,
             CPU_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::TopK,
         ],
         es(results = TopK),
     }
@@ -619,7 +624,10 @@ fn resize_plan(a: ResizeAttrView, input: &[Dim]) -> Result<(Vec<Dim>, Option<Vec
     }
 }
 
-fn resize_modes(a: ResizeAttrView) -> Result<(&'static str, &'static str, &'static str), String> {
+/// The (mode, coordinate transformation, nearest rounding) of a resize, checked.
+pub fn resize_modes(
+    a: ResizeAttrView,
+) -> Result<(&'static str, &'static str, &'static str), String> {
     let m = a.mode();
     let c = a.coordinate_transformation_mode();
     let n = a.nearest_mode();
@@ -697,6 +705,28 @@ fn resize_taps(
     vec![(clamp(x0), 1.0 - w1), (clamp(x0 + 1.0), w1)]
 }
 
+/// The taps of every output coordinate along every axis of a resize from
+/// `in_shape` to `out_shape` (`scales` when the op has them, else the
+/// ratio of the sizes); the reference and the runtime's kernel share them.
+pub fn resize_axis_taps(
+    in_shape: &[usize],
+    out_shape: &[usize],
+    scales: Option<&[f64]>,
+    modes: (&str, &str, &str),
+) -> Vec<Vec<Vec<(usize, f64)>>> {
+    in_shape
+        .iter()
+        .zip(out_shape)
+        .enumerate()
+        .map(|(a, (&n_in, &n_out))| {
+            let scale = scales.map_or(n_out as f64 / n_in as f64, |s| s[a]);
+            (0..n_out)
+                .map(|o| resize_taps(o, n_in, n_out, scale, modes))
+                .collect()
+        })
+        .collect()
+}
+
 fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 1)?;
     let x = t[0];
@@ -721,15 +751,7 @@ fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
             "linear resize of rank {r} is not supported (at most 16)"
         ));
     }
-    let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..r)
-        .map(|a| {
-            let (n_in, n_out) = (x.shape[a], out_shape[a]);
-            let scale = scales.as_ref().map_or(n_out as f64 / n_in as f64, |s| s[a]);
-            (0..n_out)
-                .map(|o| resize_taps(o, n_in, n_out, scale, modes))
-                .collect()
-        })
-        .collect();
+    let taps = resize_axis_taps(&x.shape, &out_shape, scales.as_deref(), modes);
     let st = strides(&x.shape);
     let mut pos = vec![0usize; r];
     if modes.0 == "nearest" {
@@ -799,6 +821,7 @@ def_op! {
             FusionPattern::Opaque,
             IMAGE_ENGINES,
             PrecisionClass::Gray,
+            KernelFamily::Sample,
         ],
         es,
     }

@@ -620,6 +620,7 @@ def_op! {
             CUBE_ENGINES,
             PrecisionClass::White,
             NC1HWC0_KERNEL,
+            KernelFamily::Conv,
         ],
         es,
     }

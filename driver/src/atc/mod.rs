@@ -266,22 +266,7 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
         return Err(error("--om and --json are for --mode=1"));
     }
     ge_soc::Soc::load(&args.soc_version).map_err(|e| error(format!("--soc_version: {e}")))?;
-    let shapes = shapes::parse_with_gears(
-        args.input_shape.as_deref(),
-        args.input_shape_range.as_deref(),
-        shapes::Gears {
-            batch: args.dynamic_batch_size.as_deref(),
-            image: args.dynamic_image_size.as_deref(),
-            dims: args.dynamic_dims.as_deref(),
-        },
-    )
-    .map_err(error)?;
-    let out_nodes = args
-        .out_nodes
-        .as_deref()
-        .map(shapes::parse_out_nodes)
-        .transpose()
-        .map_err(error)?;
+    let (shapes, out_nodes) = shapes_and_out_nodes(args).map_err(error)?;
     if framework == Framework::Air && (!shapes.dims.is_empty() || out_nodes.is_some()) {
         return Err(error(
             "--input_shape, --input_shape_range and --out_nodes apply to ONNX and TensorFlow models; edit the .air instead",
@@ -326,6 +311,50 @@ fn plan(args: &AtcArgs, ctx: &Context) -> Result<Plan, String> {
     })
 }
 
+/// What `--framework=3` imports with: `--input_shape`, `--out_nodes` and
+/// `--signature`.
+fn tf_options(
+    shapes: &shapes::InputShapes,
+    out_nodes: Option<&[(String, usize)]>,
+    signature: &str,
+) -> ge_frontends::tf::TfOptions {
+    ge_frontends::tf::TfOptions {
+        input_shapes: shapes.dims.clone().into_iter().collect(),
+        outputs: out_nodes.map(|o| o.iter().map(|(n, i)| format!("{n}:{i}")).collect()),
+        func_name: "main".into(),
+        signature: Some(signature.to_string()),
+    }
+}
+
+/// The TensorFlow import options of parsed ge-atc flags, as `--framework=3`
+/// uses them (`--input_shape` with its dynamic gears, `--out_nodes`,
+/// `--signature`; the C API's `ge_import_tf`). The error is one line.
+pub fn tf_import_options(args: &AtcArgs) -> Result<ge_frontends::tf::TfOptions, String> {
+    let (shapes, out_nodes) = shapes_and_out_nodes(args)?;
+    Ok(tf_options(&shapes, out_nodes.as_deref(), &args.signature))
+}
+
+/// `--input_shape` (with `--input_shape_range` and the dynamic gears) and
+/// `--out_nodes`, parsed.
+type OutNodes = Option<Vec<(String, usize)>>;
+fn shapes_and_out_nodes(args: &AtcArgs) -> Result<(shapes::InputShapes, OutNodes), String> {
+    let shapes = shapes::parse_with_gears(
+        args.input_shape.as_deref(),
+        args.input_shape_range.as_deref(),
+        shapes::Gears {
+            batch: args.dynamic_batch_size.as_deref(),
+            image: args.dynamic_image_size.as_deref(),
+            dims: args.dynamic_dims.as_deref(),
+        },
+    )?;
+    let out_nodes = args
+        .out_nodes
+        .as_deref()
+        .map(shapes::parse_out_nodes)
+        .transpose()?;
+    Ok((shapes, out_nodes))
+}
+
 /// Import the model (diagnostics rendered against `sm` for `.air`).
 fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String> {
     let path = Path::new(&p.model);
@@ -339,15 +368,7 @@ fn import(ctx: &Context, p: &Plan, sm: &mut SourceMap) -> Result<Module, String>
             ge_frontends::onnx::import_file(ctx, path, &opts).map_err(|e| error(e.message))
         }
         Framework::Tf => {
-            let opts = ge_frontends::tf::TfOptions {
-                input_shapes: p.shapes.dims.clone().into_iter().collect(),
-                outputs: p
-                    .out_nodes
-                    .as_ref()
-                    .map(|o| o.iter().map(|(n, i)| format!("{n}:{i}")).collect()),
-                func_name: "main".into(),
-                signature: Some(p.signature.clone()),
-            };
+            let opts = tf_options(&p.shapes, p.out_nodes.as_deref(), &p.signature);
             ge_frontends::tf::import_file(ctx, path, &opts).map_err(|e| error(e.message))
         }
         Framework::Air => {

@@ -119,7 +119,7 @@ impl Kernel for ArgReduce {
                 load_i64(x.dtype, x.ptr, 0, &mut v);
                 self.scan(&v, dims, out, |v, b| self.better_i(v, b), par)
             }
-            None => Err(format!("argmax/argmin of {}", x.dtype)),
+            None | Some(Class::D) => Err(format!("argmax/argmin of {}", x.dtype)),
         }
     }
 }

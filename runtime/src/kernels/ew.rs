@@ -8,11 +8,15 @@
 //! output once.
 //!
 //! Floats compute in f32 (f16/bf16 values are rounded to their type after
-//! each op, as the reference does); integers and booleans in i64, wrapped to
-//! their width after each op.
+//! each op, as the reference does), f64 in f64 (the same loops, generic over
+//! [`Real`]); integers and booleans in i64, wrapped to their width after
+//! each op.
 
 use super::{vmath, Par, Slot};
-use crate::buffer::{load_f32, load_i64, round_to, store_f32, store_i64, wrap_to, Class};
+use crate::buffer::{
+    f2i, f64_to_float, load_f32, load_f64, load_i64, round_to, store_f32, store_f64, store_i64,
+    wrap_to, Class,
+};
 use crate::shared::Shared;
 use ge_ir::DType;
 
@@ -216,78 +220,206 @@ impl Bcast {
         }
     }
 
-    pub fn load_f(&self, dt: DType, p: *const u8, start: usize, out: &mut [f32]) {
+    /// Load the input elements for output elements `start .. start +
+    /// out.len()` with `load` (one of the buffer loaders of `T`).
+    fn load<T: Copy>(
+        &self,
+        load: fn(DType, *const u8, usize, &mut [T]),
+        dt: DType,
+        p: *const u8,
+        start: usize,
+        out: &mut [T],
+    ) {
         if self.same {
-            return load_f32(dt, p, start, out);
+            return load(dt, p, start, out);
+        }
+        if out.is_empty() {
+            return;
         }
         if self.scalar {
-            let mut v = [0f32];
-            load_f32(dt, p, 0, &mut v);
-            out.fill(v[0]);
+            load(dt, p, 0, &mut out[..1]);
+            let v = out[0];
+            out.fill(v);
             return;
         }
         let mut pos = 0;
         self.runs(start, out.len(), &mut |off, run, stride| {
             let o = &mut out[pos..pos + run];
             if stride == 1 {
-                load_f32(dt, p, off, o);
+                load(dt, p, off, o);
             } else if stride == 0 {
-                let mut v = [0f32];
-                load_f32(dt, p, off, &mut v);
-                o.fill(v[0]);
+                load(dt, p, off, &mut o[..1]);
+                let v = o[0];
+                o.fill(v);
             } else {
                 for (i, x) in o.iter_mut().enumerate() {
-                    let mut v = [0f32];
-                    load_f32(dt, p, off + i * stride, &mut v);
-                    *x = v[0];
+                    load(dt, p, off + i * stride, std::slice::from_mut(x));
                 }
             }
             pos += run;
         });
     }
 
-    pub fn load_i(&self, dt: DType, p: *const u8, start: usize, out: &mut [i64]) {
-        if self.same {
-            return load_i64(dt, p, start, out);
-        }
-        if self.scalar {
-            let mut v = [0i64];
-            load_i64(dt, p, 0, &mut v);
-            out.fill(v[0]);
-            return;
-        }
-        let mut pos = 0;
-        self.runs(start, out.len(), &mut |off, run, stride| {
-            let o = &mut out[pos..pos + run];
-            if stride == 1 {
-                load_i64(dt, p, off, o);
-            } else {
-                for (i, x) in o.iter_mut().enumerate() {
-                    let mut v = [0i64];
-                    load_i64(dt, p, off + i * stride, &mut v);
-                    *x = v[0];
-                }
-            }
-            pos += run;
-        });
+    pub fn load_f(&self, dt: DType, p: *const u8, start: usize, out: &mut [f32]) {
+        self.load(load_f32, dt, p, start, out)
     }
+
+    pub fn load_i(&self, dt: DType, p: *const u8, start: usize, out: &mut [i64]) {
+        self.load(load_i64, dt, p, start, out)
+    }
+
+    pub fn load_d(&self, dt: DType, p: *const u8, start: usize, out: &mut [f64]) {
+        self.load(load_f64, dt, p, start, out)
+    }
+}
+
+/// The destination register's tile of an instruction (the one of its class used).
+struct Dst {
+    f: Vec<f32>,
+    i: Vec<i64>,
+    d: Vec<f64>,
 }
 
 /// Register tiles of one worker.
 struct Tiles {
     f: Vec<Vec<f32>>,
     i: Vec<Vec<i64>>,
+    d: Vec<Vec<f64>>,
+}
+
+/// A float the loops compute in: f32 (with [`vmath`]'s branch-free `exp`
+/// and `erf`, which vectorise) or f64 (with the reference's own functions).
+pub trait Real:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Rem<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    const ZERO: Self;
+    const ONE: Self;
+    const NAN: Self;
+    /// A constant (rounded to the type).
+    fn c(v: f64) -> Self;
+    fn exp(self) -> Self;
+    fn erf(self) -> Self;
+    fn sigmoid(self) -> Self;
+    fn silu(self) -> Self;
+    fn pow(self, q: Self) -> Self;
+    fn is_nan(self) -> bool;
+    fn max(self, q: Self) -> Self;
+    fn min(self, q: Self) -> Self;
+    fn abs(self) -> Self;
+    fn ln(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn tanh(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round_ties_even(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+}
+
+/// The [`Real`] methods that are the type's own.
+macro_rules! real_forward {
+    ($t:ident: $($m:ident($($a:ident),*)),* $(,)?) => {
+        $(
+            #[inline(always)]
+            fn $m(self $(, $a: $t)*) -> $t {
+                $t::$m(self $(, $a)*)
+            }
+        )*
+        #[inline(always)]
+        fn is_nan(self) -> bool {
+            $t::is_nan(self)
+        }
+    };
+}
+
+impl Real for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    const NAN: f32 = f32::NAN;
+    #[inline(always)]
+    fn c(v: f64) -> f32 {
+        v as f32
+    }
+    #[inline(always)]
+    fn exp(self) -> f32 {
+        vmath::exp(self)
+    }
+    #[inline(always)]
+    fn erf(self) -> f32 {
+        vmath::erf(self)
+    }
+    #[inline(always)]
+    fn sigmoid(self) -> f32 {
+        1.0 / (1.0 + vmath::exp(-self))
+    }
+    #[inline(always)]
+    fn silu(self) -> f32 {
+        self / (1.0 + vmath::exp(-self))
+    }
+    #[inline(always)]
+    fn pow(self, q: f32) -> f32 {
+        (self as f64).powf(q as f64) as f32
+    }
+    real_forward!(f32: max(q), min(q), abs(), ln(), sqrt(), tanh(), floor(), ceil(),
+        round_ties_even(), sin(), cos(), asin(), acos(), atan());
+}
+
+impl Real for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    const NAN: f64 = f64::NAN;
+    #[inline(always)]
+    fn c(v: f64) -> f64 {
+        v
+    }
+    #[inline(always)]
+    fn exp(self) -> f64 {
+        f64::exp(self)
+    }
+    #[inline(always)]
+    fn erf(self) -> f64 {
+        ge_dialects::graph::elementwise::erf(self)
+    }
+    #[inline(always)]
+    fn sigmoid(self) -> f64 {
+        ge_dialects::graph::elementwise::sigmoid(self)
+    }
+    #[inline(always)]
+    fn silu(self) -> f64 {
+        self * self.sigmoid()
+    }
+    #[inline(always)]
+    fn pow(self, q: f64) -> f64 {
+        self.powf(q)
+    }
+    real_forward!(f64: max(q), min(q), abs(), ln(), sqrt(), tanh(), floor(), ceil(),
+        round_ties_even(), sin(), cos(), asin(), acos(), atan());
 }
 
 /// `y = code(x)` for a float unary code (false: not one). The loops are
 /// compiled again for AVX-512 and AVX2 and picked at run time: with
 /// [`vmath`]'s branch-free `exp` and `erf` they vectorise.
 fn unary_f(code: Code, x: &[f32], y: &mut [f32]) -> bool {
-    by_cpu_features!(unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool)
+    by_cpu_features!(unary_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool)
+}
+
+/// [`unary_f`] in f64.
+fn unary_d(code: Code, x: &[f64], y: &mut [f64]) -> bool {
+    by_cpu_features!(unary_loops(code: Code, x: &[f64], y: &mut [f64]) -> bool)
 }
 
 #[inline(always)]
-fn unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool {
+fn unary_loops<T: Real>(code: Code, x: &[T], y: &mut [T]) -> bool {
     macro_rules! map {
         ($e:expr) => {{
             let g = $e;
@@ -296,51 +428,59 @@ fn unary_f_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool {
             }
         }};
     }
+    let (zero, one, half) = (T::ZERO, T::ONE, T::c(0.5));
     match code {
-        Code::Neg => map!(|v: f32| -v),
-        Code::Abs => map!(|v: f32| v.abs()),
-        Code::Exp => map!(vmath::exp),
-        Code::Log => map!(|v: f32| v.ln()),
-        Code::Sqrt => map!(|v: f32| v.sqrt()),
-        Code::Rsqrt => map!(|v: f32| 1.0 / v.sqrt()),
-        Code::Recip => map!(|v: f32| 1.0 / v),
-        Code::Relu => map!(|v: f32| if v > 0.0 || v.is_nan() { v } else { 0.0 }),
-        Code::LeakyRelu(a) => map!(|v: f32| if v >= 0.0 { v } else { a * v }),
-        Code::Sigmoid => map!(|v: f32| 1.0 / (1.0 + vmath::exp(-v))),
-        Code::Tanh => map!(|v: f32| v.tanh()),
-        Code::Gelu => {
-            map!(|v: f32| 0.5 * v * (1.0 + vmath::erf(v * std::f32::consts::FRAC_1_SQRT_2)))
+        Code::Neg => map!(|v: T| -v),
+        Code::Abs => map!(|v: T| v.abs()),
+        Code::Exp => map!(T::exp),
+        Code::Log => map!(|v: T| v.ln()),
+        Code::Sqrt => map!(|v: T| v.sqrt()),
+        Code::Rsqrt => map!(|v: T| one / v.sqrt()),
+        Code::Recip => map!(|v: T| one / v),
+        Code::Relu => map!(|v: T| if v > zero || v.is_nan() { v } else { zero }),
+        Code::LeakyRelu(a) => {
+            let a = T::c(a as f64);
+            map!(|v: T| if v >= zero { v } else { a * v })
         }
-        Code::GeluTanh => map!(|v: f32| {
-            let k = (2.0f32 / std::f32::consts::PI).sqrt();
-            0.5 * v * (1.0 + (k * (v + 0.044715 * v * v * v)).tanh())
-        }),
-        Code::Silu => map!(|v: f32| v / (1.0 + vmath::exp(-v))),
-        Code::Erf => map!(vmath::erf),
-        Code::Floor => map!(|v: f32| v.floor()),
-        Code::Ceil => map!(|v: f32| v.ceil()),
-        Code::Round => map!(|v: f32| v.round_ties_even()),
-        Code::Sign => map!(|v: f32| if v > 0.0 {
-            1.0
-        } else if v < 0.0 {
-            -1.0
+        Code::Sigmoid => map!(T::sigmoid),
+        Code::Tanh => map!(|v: T| v.tanh()),
+        Code::Gelu => {
+            let k = T::c(std::f64::consts::FRAC_1_SQRT_2);
+            map!(|v: T| half * v * (one + (v * k).erf()))
+        }
+        Code::GeluTanh => {
+            let (k, c) = (T::c((2.0f64 / std::f64::consts::PI).sqrt()), T::c(0.044715));
+            map!(|v: T| half * v * (one + (k * (v + c * v * v * v)).tanh()))
+        }
+        Code::Silu => map!(T::silu),
+        Code::Erf => map!(T::erf),
+        Code::Floor => map!(|v: T| v.floor()),
+        Code::Ceil => map!(|v: T| v.ceil()),
+        Code::Round => map!(|v: T| v.round_ties_even()),
+        Code::Sign => map!(|v: T| if v > zero {
+            one
+        } else if v < zero {
+            -one
         } else {
             v
         }),
-        Code::Sin => map!(|v: f32| v.sin()),
-        Code::Cos => map!(|v: f32| v.cos()),
-        Code::Asin => map!(|v: f32| v.asin()),
-        Code::Acos => map!(|v: f32| v.acos()),
-        Code::Atan => map!(|v: f32| v.atan()),
-        Code::Square => map!(|v: f32| v * v),
-        Code::HardSwish => map!(|v: f32| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)),
+        Code::Sin => map!(|v: T| v.sin()),
+        Code::Cos => map!(|v: T| v.cos()),
+        Code::Asin => map!(|v: T| v.asin()),
+        Code::Acos => map!(|v: T| v.acos()),
+        Code::Atan => map!(|v: T| v.atan()),
+        Code::Square => map!(|v: T| v * v),
+        Code::HardSwish => {
+            let sixth = T::c(1.0 / 6.0);
+            map!(|v: T| v * (v * sixth + half).max(zero).min(one))
+        }
         Code::Identity | Code::Cast => y.copy_from_slice(x),
         _ => return false,
     }
     true
 }
 
-fn binary_f(code: Code, a: &[f32], b: &[f32], y: &mut [f32]) -> bool {
+fn binary<T: Real>(code: Code, a: &[T], b: &[T], y: &mut [T]) -> bool {
     macro_rules! zip {
         ($e:expr) => {{
             let g = $e;
@@ -349,26 +489,27 @@ fn binary_f(code: Code, a: &[f32], b: &[f32], y: &mut [f32]) -> bool {
             }
         }};
     }
+    let zero = T::ZERO;
     match code {
-        Code::Add => zip!(|p: f32, q: f32| p + q),
-        Code::Sub => zip!(|p: f32, q: f32| p - q),
-        Code::Mul => zip!(|p: f32, q: f32| p * q),
-        Code::Div => zip!(|p: f32, q: f32| p / q),
-        Code::Pow => zip!(|p: f32, q: f32| (p as f64).powf(q as f64) as f32),
-        Code::Max => zip!(|p: f32, q: f32| if p.is_nan() || q.is_nan() {
-            f32::NAN
+        Code::Add => zip!(|p: T, q: T| p + q),
+        Code::Sub => zip!(|p: T, q: T| p - q),
+        Code::Mul => zip!(|p: T, q: T| p * q),
+        Code::Div => zip!(|p: T, q: T| p / q),
+        Code::Pow => zip!(T::pow),
+        Code::Max => zip!(|p: T, q: T| if p.is_nan() || q.is_nan() {
+            T::NAN
         } else {
             p.max(q)
         }),
-        Code::Min => zip!(|p: f32, q: f32| if p.is_nan() || q.is_nan() {
-            f32::NAN
+        Code::Min => zip!(|p: T, q: T| if p.is_nan() || q.is_nan() {
+            T::NAN
         } else {
             p.min(q)
         }),
-        Code::Mod(true) => zip!(|p: f32, q: f32| p % q),
-        Code::Mod(false) => zip!(|p: f32, q: f32| {
+        Code::Mod(true) => zip!(|p: T, q: T| p % q),
+        Code::Mod(false) => zip!(|p: T, q: T| {
             let r = p % q;
-            if r != 0.0 && ((r < 0.0) != (q < 0.0)) {
+            if r != zero && ((r < zero) != (q < zero)) {
                 r + q
             } else {
                 r
@@ -379,7 +520,7 @@ fn binary_f(code: Code, a: &[f32], b: &[f32], y: &mut [f32]) -> bool {
     true
 }
 
-fn cmp_f(code: Code, a: &[f32], b: &[f32], y: &mut [i64]) -> bool {
+fn cmp<T: Real>(code: Code, a: &[T], b: &[T], y: &mut [i64]) -> bool {
     macro_rules! zip {
         ($e:expr) => {{
             let g = $e;
@@ -389,11 +530,11 @@ fn cmp_f(code: Code, a: &[f32], b: &[f32], y: &mut [i64]) -> bool {
         }};
     }
     match code {
-        Code::Eq => zip!(|p: f32, q: f32| p == q),
-        Code::Lt => zip!(|p: f32, q: f32| p < q),
-        Code::Gt => zip!(|p: f32, q: f32| p > q),
-        Code::Le => zip!(|p: f32, q: f32| p <= q),
-        Code::Ge => zip!(|p: f32, q: f32| p >= q),
+        Code::Eq => zip!(|p: T, q: T| p == q),
+        Code::Lt => zip!(|p: T, q: T| p < q),
+        Code::Gt => zip!(|p: T, q: T| p > q),
+        Code::Le => zip!(|p: T, q: T| p <= q),
+        Code::Ge => zip!(|p: T, q: T| p >= q),
         _ => return false,
     }
     true
@@ -484,7 +625,7 @@ impl Group {
                 | Code::Min
                 | Code::Mod(_) => ins.args.len() == 2 && ins.args.iter().all(|&a| c(a) == dst),
                 Code::Neg | Code::Abs | Code::Relu | Code::Sign => c(ins.args[0]) == dst,
-                _ => dst == Class::F && c(ins.args[0]) == Class::F,
+                _ => dst != Class::I && c(ins.args[0]) == dst,
             };
             if !ok {
                 return Err(format!("elementwise {:?} on these element types", ins.code));
@@ -493,11 +634,23 @@ impl Group {
         Ok(())
     }
 
-    /// Register `r`'s tile as f32 (integer registers converted).
+    /// Register `r`'s tile as f32 (other registers converted).
     fn as_f32<'t>(&self, t: &'t Tiles, r: usize, len: usize) -> std::borrow::Cow<'t, [f32]> {
+        use std::borrow::Cow::{Borrowed, Owned};
         match self.regs[r].class {
-            Class::F => std::borrow::Cow::Borrowed(&t.f[r][..len]),
-            Class::I => std::borrow::Cow::Owned(t.i[r][..len].iter().map(|&v| v as f32).collect()),
+            Class::F => Borrowed(&t.f[r][..len]),
+            Class::I => Owned(t.i[r][..len].iter().map(|&v| v as f32).collect()),
+            Class::D => Owned(t.d[r][..len].iter().map(|&v| v as f32).collect()),
+        }
+    }
+
+    /// Register `r`'s tile as f64 (other registers converted, exactly).
+    fn as_f64<'t>(&self, t: &'t Tiles, r: usize, len: usize) -> std::borrow::Cow<'t, [f64]> {
+        use std::borrow::Cow::{Borrowed, Owned};
+        match self.regs[r].class {
+            Class::D => Borrowed(&t.d[r][..len]),
+            Class::I => Owned(t.i[r][..len].iter().map(|&v| v as f64).collect()),
+            Class::F => Owned(t.f[r][..len].iter().map(|&v| v as f64).collect()),
         }
     }
 
@@ -509,27 +662,33 @@ impl Group {
         start: usize,
         len: usize,
     ) -> Result<(), String> {
-        // Register r's tile lives in t.f[r] or t.i[r] according to its class.
+        // Register r's tile lives in t.f[r], t.i[r] or t.d[r] by its class.
         for (k, (bc, dt, p)) in loads.iter().enumerate() {
             let r = self.inputs[k].0;
             match self.regs[r].class {
                 Class::F => bc.load_f(*dt, *p, start, &mut t.f[r][..len]),
                 Class::I => bc.load_i(*dt, *p, start, &mut t.i[r][..len]),
+                Class::D => bc.load_d(*dt, *p, start, &mut t.d[r][..len]),
             }
         }
         for ins in &self.instrs {
             let d = ins.dst;
             let dreg = &self.regs[d];
             // Take the destination out to borrow sources freely.
-            let mut yf = std::mem::take(&mut t.f[d]);
-            let mut yi = std::mem::take(&mut t.i[d]);
-            let r = self.instr(t, ins, &mut yf[..], &mut yi[..], len);
+            let mut y = Dst {
+                f: std::mem::take(&mut t.f[d]),
+                i: std::mem::take(&mut t.i[d]),
+                d: std::mem::take(&mut t.d[d]),
+            };
+            let r = self.instr(t, ins, &mut y, len);
             match dreg.class {
-                Class::F => round_to(dreg.dtype, &mut yf[..len]),
-                Class::I => wrap_to(dreg.dtype, &mut yi[..len]),
+                Class::F => round_to(dreg.dtype, &mut y.f[..len]),
+                Class::I => wrap_to(dreg.dtype, &mut y.i[..len]),
+                Class::D => {}
             }
-            t.f[d] = yf;
-            t.i[d] = yi;
+            t.f[d] = y.f;
+            t.i[d] = y.i;
+            t.d[d] = y.d;
             r?;
         }
         for (k, &(r, _)) in self.outputs.iter().enumerate() {
@@ -537,24 +696,19 @@ impl Group {
             match self.regs[r].class {
                 Class::F => store_f32(dt, p, start, &t.f[r][..len]),
                 Class::I => store_i64(dt, p, start, &t.i[r][..len]),
+                Class::D => store_f64(dt, p, start, &t.d[r][..len]),
             }
         }
         Ok(())
     }
 
     /// Instruction `ins` over the first `len` elements of the tiles, into
-    /// `yf` / `yi` (the destination register's tile, taken out of `t`).
-    fn instr(
-        &self,
-        t: &Tiles,
-        ins: &Instr,
-        yf: &mut [f32],
-        yi: &mut [i64],
-        len: usize,
-    ) -> Result<(), String> {
+    /// `y` (the destination register's tile, taken out of `t`).
+    fn instr(&self, t: &Tiles, ins: &Instr, y: &mut Dst, len: usize) -> Result<(), String> {
         let dreg = &self.regs[ins.dst];
         let a0 = ins.args.first().copied().unwrap_or(0);
         let ca = self.regs[a0].class;
+        let (yf, yi, yd) = (&mut y.f[..], &mut y.i[..], &mut y.d[..]);
         match (ins.code, dreg.class) {
             (Code::Cast | Code::Identity, Class::F) => match ca {
                 Class::F => yf[..len].copy_from_slice(&t.f[a0][..len]),
@@ -563,29 +717,35 @@ impl Group {
                         *o = v as f32;
                     }
                 }
+                // Rounded once, straight from f64 to the destination type.
+                Class::D => {
+                    for (o, &v) in yf[..len].iter_mut().zip(&t.d[a0][..len]) {
+                        *o = f64_to_float(dreg.dtype, v);
+                    }
+                }
             },
             (Code::Cast | Code::Identity, Class::I) => match ca {
                 Class::I => yi[..len].copy_from_slice(&t.i[a0][..len]),
                 Class::F => {
                     for (o, &v) in yi[..len].iter_mut().zip(&t.f[a0][..len]) {
-                        *o = crate::buffer::f2i(dreg.dtype, v as f64);
+                        *o = f2i(dreg.dtype, v as f64);
+                    }
+                }
+                Class::D => {
+                    for (o, &v) in yi[..len].iter_mut().zip(&t.d[a0][..len]) {
+                        *o = f2i(dreg.dtype, v);
                     }
                 }
             },
-            (Code::Where, Class::F) => {
-                let (c, x, y) = (&t.i[a0], &t.f[ins.args[1]], &t.f[ins.args[2]]);
-                for k in 0..len {
-                    yf[k] = if c[k] != 0 { x[k] } else { y[k] };
-                }
+            (Code::Cast | Code::Identity, Class::D) => {
+                yd[..len].copy_from_slice(&self.as_f64(t, a0, len));
             }
-            (Code::Where, Class::I) => {
-                let (c, x, y) = (&t.i[a0], &t.i[ins.args[1]], &t.i[ins.args[2]]);
-                for k in 0..len {
-                    yi[k] = if c[k] != 0 { x[k] } else { y[k] };
-                }
-            }
+            (Code::Where, Class::F) => select(&t.i[a0], &t.f, &ins.args, &mut yf[..len]),
+            (Code::Where, Class::I) => select(&t.i[a0], &t.i, &ins.args, &mut yi[..len]),
+            (Code::Where, Class::D) => select(&t.i[a0], &t.d, &ins.args, &mut yd[..len]),
             (Code::Clip(lo, hi), Class::F) => clip(&t.f, &ins.args, lo, hi, &mut yf[..len]),
             (Code::Clip(lo, hi), Class::I) => clip(&t.i, &ins.args, lo, hi, &mut yi[..len]),
+            (Code::Clip(lo, hi), Class::D) => clip(&t.d, &ins.args, lo, hi, &mut yd[..len]),
             (Code::Not, _) => {
                 for (o, &v) in yi[..len].iter_mut().zip(&t.i[a0][..len]) {
                     *o = (v == 0) as i64;
@@ -603,11 +763,33 @@ impl Group {
                     return Err(format!("no f32 kernel for {code:?}"));
                 }
             }
+            (code, Class::D) if ins.args.len() == 1 => {
+                let x = self.as_f64(t, a0, len);
+                if !unary_d(code, &x, &mut yd[..len]) {
+                    return Err(format!("no f64 kernel for {code:?}"));
+                }
+            }
             (code, Class::F) => {
                 // Mixed operands (pow of f32 by an integer exponent) compute in f32.
                 let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
-                if !binary_f(code, &x, &y, &mut yf[..len]) {
+                if !binary(code, &x, &y, &mut yf[..len]) {
                     return Err(format!("no f32 kernel for {code:?}"));
+                }
+            }
+            (code, Class::D) => {
+                let (x, y) = (self.as_f64(t, a0, len), self.as_f64(t, ins.args[1], len));
+                if !binary(code, &x, &y, &mut yd[..len]) {
+                    return Err(format!("no f64 kernel for {code:?}"));
+                }
+            }
+            (code, Class::I)
+                if ins.args.len() == 2
+                    && (ca == Class::D || self.regs[ins.args[1]].class == Class::D) =>
+            {
+                // Comparisons of f64 values, in f64.
+                let (x, y) = (self.as_f64(t, a0, len), self.as_f64(t, ins.args[1], len));
+                if !cmp(code, &x, &y, &mut yi[..len]) {
+                    return Err(format!("no f64 kernel for {code:?} with an integer result"));
                 }
             }
             (code, Class::I)
@@ -615,11 +797,11 @@ impl Group {
                     && (ca == Class::F || self.regs[ins.args[1]].class == Class::F) =>
             {
                 let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
-                if !cmp_f(code, &x, &y, &mut yi[..len]) {
+                if !cmp(code, &x, &y, &mut yi[..len]) {
                     // Integer result of a float computation (pow of an integer
                     // base by a float exponent): truncate, as numpy's astype does.
                     let mut tmp = vec![0f32; len];
-                    if !binary_f(code, &x, &y, &mut tmp) {
+                    if !binary(code, &x, &y, &mut tmp) {
                         return Err(format!("no kernel for {code:?}"));
                     }
                     for (o, &v) in yi[..len].iter_mut().zip(&tmp) {
@@ -677,29 +859,18 @@ impl Group {
             .into_iter()
             .map(|(b, d, p)| (b, d, Shared(p)))
             .collect();
-        let nreg = self.regs.len();
         let chunk = TILE * 16;
         let nchunks = n.div_ceil(chunk).max(1);
         par.run(nchunks, n >= 4 * chunk, &|c| {
+            // A tile for each register, in the vector of its class.
+            fn tiles<T: Clone + Default>(g: &Group, class: Class) -> Vec<Vec<T>> {
+                let size = |r: &Reg| if r.class == class { TILE } else { 0 };
+                g.regs.iter().map(|r| vec![T::default(); size(r)]).collect()
+            }
             let mut t = Tiles {
-                f: (0..nreg)
-                    .map(|r| {
-                        if self.regs[r].class == Class::F {
-                            vec![0f32; TILE]
-                        } else {
-                            vec![]
-                        }
-                    })
-                    .collect(),
-                i: (0..nreg)
-                    .map(|r| {
-                        if self.regs[r].class == Class::I {
-                            vec![0i64; TILE]
-                        } else {
-                            vec![]
-                        }
-                    })
-                    .collect(),
+                f: tiles(self, Class::F),
+                i: tiles(self, Class::I),
+                d: tiles(self, Class::D),
             };
             let l: Vec<(Bcast, DType, *const u8)> = loads
                 .iter()
@@ -721,6 +892,14 @@ impl Group {
 /// A float unary op over a slice (activation epilogues).
 pub fn apply_unary(code: Code, x: &[f32], y: &mut [f32]) {
     unary_f(code, x, y);
+}
+
+/// `y = where(c, x, y)` over registers `args` = [c, x, y] (`y` sized to the tile).
+fn select<T: Copy>(c: &[i64], regs: &[Vec<T>], args: &[usize], y: &mut [T]) {
+    let (x, z) = (&regs[args[1]], &regs[args[2]]);
+    for (k, o) in y.iter_mut().enumerate() {
+        *o = if c[k] != 0 { x[k] } else { z[k] };
+    }
 }
 
 /// `y = clip(x, lo, hi)` over registers `args` = [x, lo if `lo`, hi if `hi`]

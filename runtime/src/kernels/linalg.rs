@@ -6,9 +6,24 @@
 
 use super::ew::Bcast;
 use super::{activation, sgemm, F32In, F32Out, Par, Slot};
+use crate::buffer::{load_f64, store_f64};
 use crate::shared::Shared;
 use ge_dialects::graph::linalg::Gemm as GemmOp;
 use ge_ir::body::{Body, OpId};
+
+/// (row, column) strides of the m x k left and k x n right operands of a
+/// product, stored row-major or (`ta`, `tb`) transposed.
+fn operand_strides(
+    ta: bool,
+    tb: bool,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> ((isize, isize), (isize, isize)) {
+    let a = if ta { (1, m as isize) } else { (k as isize, 1) };
+    let b = if tb { (1, k as isize) } else { (n as isize, 1) };
+    (a, b)
+}
 
 #[derive(Clone, Debug)]
 pub struct Gemm {
@@ -58,16 +73,7 @@ impl Gemm {
             }
             beta = 1.0;
         }
-        let (rsa, csa) = if self.ta {
-            (1, m as isize)
-        } else {
-            (k as isize, 1)
-        };
-        let (rsb, csb) = if self.tb {
-            (1, k as isize)
-        } else {
-            (n as isize, 1)
-        };
+        let ((rsa, csa), (rsb, csb)) = operand_strides(self.ta, self.tb, m, k, n);
         let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(op));
         let alpha = self.alpha;
         split_run(par, m, n, k, &|r0, r1, c0, c1| {
@@ -223,36 +229,24 @@ pub struct MatMul {
 impl MatMul {
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
         let (a, b) = (ins[0], ins[1]);
-        let Dims {
-            m,
-            k,
-            n,
-            pa,
-            pb,
-            obatch,
-            nb,
-        } = self.dims(&a.shape, &b.shape)?;
-        let r = obatch.len();
+        let dims = self.dims(&a.shape, &b.shape)?;
+        let (m, k, n, nb) = (dims.m, dims.k, dims.n, dims.nb);
         if out.numel() != nb * m * n {
             return Err(format!(
                 "matmul: result {:?} does not hold {nb} x {m} x {n}",
                 out.shape
             ));
         }
+        if out.dtype == ge_ir::DType::F64 {
+            return self.run_f64(a, b, out, &dims);
+        }
+        let Dims { pa, pb, obatch, .. } = dims;
+        let r = obatch.len();
         let ai = F32In::new(a);
         let bi = F32In::new(b);
         let mut o = F32Out::new(out);
         let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(o.ptr()));
-        let (rsa, csa) = if self.ta {
-            (1, m as isize)
-        } else {
-            (k as isize, 1)
-        };
-        let (rsb, csb) = if self.tb {
-            (1, k as isize)
-        } else {
-            (n as isize, 1)
-        };
+        let ((rsa, csa), (rsb, csb)) = operand_strides(self.ta, self.tb, m, k, n);
         let bcount: usize = pb.iter().product();
         if bcount == 1 && !self.ta {
             // Fold the batch into the rows: one (nb*m) x k by k x n product.
@@ -342,6 +336,66 @@ struct Dims {
 }
 
 impl MatMul {
+    /// f64 operands at f64 precision: the `gemm` crate's f64 kernel, one
+    /// batch after another (f64 models are small; no tiling over the pool).
+    fn run_f64(&self, a: &Slot, b: &Slot, out: &Slot, d: &Dims) -> Result<(), String> {
+        let load = |s: &Slot| {
+            let mut v = vec![0f64; s.numel()];
+            load_f64(s.dtype, s.ptr, 0, &mut v);
+            v
+        };
+        let (av, bv) = (load(a), load(b));
+        let (m, k, n) = (d.m, d.k, d.n);
+        let mut cv = vec![0f64; d.nb * m * n];
+        let ((rsa, csa), (rsb, csb)) = operand_strides(self.ta, self.tb, m, k, n);
+        let (ast, bst, ost) = (
+            ge_ir::tensor::strides(&d.pa),
+            ge_ir::tensor::strides(&d.pb),
+            ge_ir::tensor::strides(&d.obatch),
+        );
+        for i in 0..d.nb {
+            // Batch i's operand matrices (broadcast dims of size 1 repeat).
+            let (mut ao, mut bo) = (0, 0);
+            for t in 0..d.obatch.len() {
+                let idx = (i / ost[t]) % d.obatch[t];
+                ao += if d.pa[t] != 1 { idx * ast[t] } else { 0 };
+                bo += if d.pb[t] != 1 { idx * bst[t] } else { 0 };
+            }
+            if m * n * k == 0 {
+                continue;
+            }
+            // SAFETY: batch i's m x k and k x n matrices start at
+            // ao*m*k and bo*k*n inside `av` and `bv` (their numel are the
+            // operands' batch products times m*k and k*n, `dims`); its m x n
+            // result at i*m*n inside `cv` (nb*m*n elements).
+            unsafe {
+                gemm::gemm(
+                    m,
+                    n,
+                    k,
+                    cv.as_mut_ptr().add(i * m * n),
+                    1,
+                    n as isize,
+                    false,
+                    av.as_ptr().add(ao * m * k),
+                    csa,
+                    rsa,
+                    bv.as_ptr().add(bo * k * n),
+                    csb,
+                    rsb,
+                    0.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                )
+            };
+        }
+        store_f64(out.dtype, out.ptr, 0, &cv);
+        Ok(())
+    }
+
     fn dims(&self, a_shape: &[usize], b_shape: &[usize]) -> Result<Dims, String> {
         // Promote rank-1 operands.
         let mut ash = a_shape.to_vec();

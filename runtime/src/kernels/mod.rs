@@ -52,9 +52,12 @@ macro_rules! by_cpu_features {
 pub mod arg_reduce;
 pub mod batch_norm;
 pub mod conv;
+pub mod conv_transpose;
 pub mod ew;
 pub mod gather_elements;
+pub mod grid_sample;
 pub mod instance_norm;
+pub mod iota;
 pub mod linalg;
 pub mod movement;
 pub mod norm;
@@ -62,7 +65,11 @@ pub mod pad;
 pub mod pool;
 pub mod quant;
 pub mod registry;
+pub mod resize;
 pub mod scatter_elements;
+pub mod shape_of;
+pub mod tile;
+pub mod topk;
 pub mod vmath;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
@@ -132,6 +139,10 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     fn float_only(&self) -> bool {
         false
     }
+    /// Whether it also runs on f64 data (at f64 precision).
+    fn f64_ok(&self) -> bool {
+        false
+    }
 }
 
 /// What a step does.
@@ -165,6 +176,18 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the native kernel runs on f64 data (at f64 precision): data
+    /// movement and reductions (not the blocked layouts), and the compute
+    /// kernels that say so.
+    fn f64_ok(&self) -> bool {
+        match self {
+            Op::Kernel(k) => k.f64_ok(),
+            Op::MatMul(_) | Op::Softmax { .. } => true,
+            Op::Transdata(_) => false,
+            _ => !self.float_only(),
+        }
+    }
+
     /// Whether the native kernel computes on floats only (f32/f16/bf16):
     /// compute ops; data movement and reductions take any dtype.
     fn float_only(&self) -> bool {
@@ -403,13 +426,11 @@ impl Builder<'_> {
         let body = self.body;
         let d = body.op(o);
         let opname = d.name.as_str();
-        let has_f64 = |v: &ValueId| body.value_type(*v).dtype() == Some(DType::F64);
-        if !d.regions().is_empty()
-            || d.results().iter().any(has_f64)
-            || d.operands().iter().any(has_f64)
-        {
+        if !d.regions().is_empty() {
             return Ok(Some(opname.to_string()));
         }
+        let has_f64 = |v: &ValueId| body.value_type(*v).dtype() == Some(DType::F64);
+        let f64_data = d.results().iter().any(has_f64) || d.operands().iter().any(has_f64);
         let native = d
             .def
             .and_then(registry::kernel_of)
@@ -433,13 +454,22 @@ impl Builder<'_> {
             Some(registry::Native::Ew(_)) => return Ok(Some(opname.to_string())),
             Some(registry::Native::Step(op)) => op,
         };
+        // f64 data only on the kernels that compute at its precision
+        // (elementwise loops do, see `ew`).
+        if f64_data && !op.f64_ok() {
+            return Ok(Some(opname.to_string()));
+        }
         self.flush();
         let ins: Vec<usize> = d.operands().iter().map(|&v| self.id(v)).collect();
         let outs: Vec<usize> = d.results().iter().map(|&v| self.id(v)).collect();
-        // Compute ops run on floats (f32/f16/bf16); data movement on any dtype.
-        let non_float =
-            |&v: &usize| class_of(self.types[v].dtype().unwrap_or(DType::F64)) != Some(Class::F);
-        if op.float_only() && outs.iter().any(non_float) {
+        // Compute ops run on floats (f32/f16/bf16, and f64 where `f64_ok`);
+        // data movement on any dtype.
+        let float = |&v: &usize| match self.types[v].dtype().and_then(class_of) {
+            Some(Class::F) => true,
+            Some(Class::D) => op.f64_ok(),
+            _ => false,
+        };
+        if op.float_only() && !outs.iter().all(float) {
             return Ok(Some(format!("{opname} on non-float data")));
         }
         self.steps.push(Step {

@@ -3,7 +3,7 @@
 
 use super::ew::Bcast;
 use super::{vmath, F32In, F32Out, Par, Slot};
-use crate::buffer::{load_i64, store_i64};
+use crate::buffer::{load_f64, load_i64, store_f64, store_i64};
 use crate::shared::Shared;
 
 pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
@@ -20,6 +20,22 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
     let outer: usize = x.shape[..ax].iter().product();
     let len = x.shape.get(ax).copied().unwrap_or(1);
     let inner: usize = x.shape[ax + 1..].iter().product();
+    if out.dtype == ge_ir::DType::F64 {
+        // At f64 precision, with the reference's own row loop.
+        let mut v = vec![0f64; x.numel()];
+        load_f64(x.dtype, x.ptr, 0, &mut v);
+        let vp = Shared(v.as_mut_ptr());
+        let block = len * inner;
+        par.run(outer, outer * block > 1 << 15, &|r| {
+            // SAFETY: block r of `v` (outer blocks of len x inner elements);
+            // tasks own disjoint blocks.
+            let b = unsafe { std::slice::from_raw_parts_mut(vp.p().add(r * block), block) };
+            ge_dialects::graph::nn::softmax_along(b, 1, len, inner, log);
+            Ok(())
+        })?;
+        store_f64(out.dtype, out.ptr, 0, &v);
+        return Ok(());
+    }
     let xi = F32In::new(x);
     let mut o = F32Out::new(out);
     let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
@@ -229,10 +245,11 @@ impl Reduce {
             };
             nout
         ];
-        let mut fv = vec![0f32; if float { n } else { 0 }];
+        // Floats accumulate in f64 (f64 data at its own precision).
+        let mut fv = vec![0f64; if float { n } else { 0 }];
         let mut iv = vec![0i64; if float { 0 } else { n }];
         if float {
-            crate::buffer::load_f32(x.dtype, x.ptr, 0, &mut fv);
+            crate::buffer::load_f64(x.dtype, x.ptr, 0, &mut fv);
         } else {
             load_i64(x.dtype, x.ptr, 0, &mut iv);
         }
@@ -240,7 +257,7 @@ impl Reduce {
         let mut o = 0usize;
         for i in 0..n {
             if float {
-                let v = fv[i] as f64;
+                let v = fv[i];
                 let a = &mut acc[o];
                 match self.kind {
                     RedKind::Sum | RedKind::Mean => *a += v,
@@ -280,14 +297,10 @@ impl Reduce {
             }
         }
         if float {
-            let res: Vec<f32> = acc
-                .iter()
-                .map(|&a| if self.kind == RedKind::Mean { a / count } else { a } as f32)
-                .collect();
-            let mut of = F32Out::new(out);
-            // SAFETY: output holds nout floats.
-            unsafe { std::ptr::copy_nonoverlapping(res.as_ptr(), of.ptr(), nout) };
-            of.finish();
+            if self.kind == RedKind::Mean {
+                acc.iter_mut().for_each(|a| *a /= count);
+            }
+            store_f64(out.dtype, out.ptr, 0, &acc);
         } else {
             if self.kind == RedKind::Mean {
                 iacc.iter_mut().for_each(|a| *a /= count as i64);

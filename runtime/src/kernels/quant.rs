@@ -4,7 +4,7 @@
 //! agree bit for bit.
 
 use super::{Kernel, Par, Slot};
-use crate::buffer::{class_of, load_f32, load_i64, store_f32, store_i64, Class};
+use crate::buffer::{class_of, load_f64, store_f32, store_f64, store_i64, Class};
 use ge_dialects::graph::quant::{
     dequantize_value, quantize_value, scale_indices, DequantizeLinear, QuantizeLinear,
 };
@@ -40,22 +40,11 @@ impl Quant {
     }
 }
 
-/// A slot's elements as f64 (integers exactly; floats through f32, which
-/// holds every value of the float types these ops read).
+/// A slot's elements as f64 (exact for every dtype these ops read).
 fn load(s: &Slot) -> Result<Vec<f64>, String> {
-    let n = s.numel();
-    Ok(match class_of(s.dtype).ok_or("f64 data")? {
-        Class::F => {
-            let mut v = vec![0f32; n];
-            load_f32(s.dtype, s.ptr, 0, &mut v);
-            v.into_iter().map(f64::from).collect()
-        }
-        Class::I => {
-            let mut v = vec![0i64; n];
-            load_i64(s.dtype, s.ptr, 0, &mut v);
-            v.into_iter().map(|x| x as f64).collect()
-        }
-    })
+    let mut v = vec![0f64; s.numel()];
+    load_f64(s.dtype, s.ptr, 0, &mut v);
+    Ok(v)
 }
 
 impl Kernel for Quant {
@@ -95,6 +84,7 @@ impl Kernel for Quant {
         match class_of(to).ok_or("f64 data")? {
             Class::F => store_f32(to, out.ptr, 0, &y.map(|v| v as f32).collect::<Vec<_>>()),
             Class::I => store_i64(to, out.ptr, 0, &y.map(|v| v as i64).collect::<Vec<_>>()),
+            Class::D => store_f64(to, out.ptr, 0, &y.collect::<Vec<_>>()),
         }
         Ok(())
     }

@@ -13,20 +13,24 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, batch_norm, conv, gather_elements, instance_norm, linalg, movement, pad, pool,
-    quant, scatter_elements, Kernel, Op,
+    arg_reduce, batch_norm, conv, conv_transpose, gather_elements, grid_sample, instance_norm,
+    iota, linalg, movement, pad, pool, quant, resize, scatter_elements, shape_of, tile, topk,
+    Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
-use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Transpose};
-use ge_dialects::data::shape::{Identity, Reshape, Squeeze, Unsqueeze};
+use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Tile, Transpose};
+use ge_dialects::data::shape::{Identity, Iota, Reshape, ShapeOf, Squeeze, Unsqueeze};
 use ge_dialects::graph::bitwise::{BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor};
 use ge_dialects::graph::elementwise::*;
-use ge_dialects::graph::index::{Embedding, Gather, GatherElements, Pad, ScatterElements};
+use ge_dialects::graph::grid_sample::GridSample;
+use ge_dialects::graph::index::{
+    Embedding, Gather, GatherElements, Pad, Resize, ScatterElements, Topk,
+};
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
-    AvgPool2d, BatchNorm, Conv2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm, LayerNorm,
-    LogSoftmax, MaxPool2d, RmsNorm, Softmax,
+    AvgPool2d, BatchNorm, Conv2d, ConvTranspose2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm,
+    LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, Softmax,
 };
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
@@ -269,6 +273,34 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         (DequantizeLinear::DEF, |b, o| {
             kernel(quant::Quant::dequantize(b, o))
         }),
+        (GridSample::DEF, |b, o| {
+            let a = GridSample::attrs(b.op(o));
+            kernel(grid_sample::GridSample {
+                mode: a.mode().to_string(),
+                padding: a.padding_mode().to_string(),
+                align: a.align_corners() != 0,
+            })
+        }),
+        (ConvTranspose2d::DEF, |b, o| {
+            kernel(conv_transpose::ConvTranspose::from_op(b, o)?)
+        }),
+        (Tile::DEF, |_, _| kernel(tile::Tile)),
+        (ShapeOf::DEF, |_, _| kernel(shape_of::ShapeOf)),
+        (Iota::DEF, |b, o| {
+            let a = Iota::attrs(b.op(o));
+            kernel(iota::Iota {
+                start: a.start(),
+                delta: a.delta(),
+            })
+        }),
+        (Topk::DEF, |b, o| {
+            let a = Topk::attrs(b.op(o));
+            kernel(topk::TopK {
+                axis: a.axis(),
+                largest: a.largest() != 0,
+            })
+        }),
+        (Resize::DEF, |b, o| kernel(resize::Resize::from_op(b, o)?)),
     ]);
     v
 }

@@ -113,7 +113,7 @@ impl Kernel for ScatterElements {
                 store_i64(y.dtype, y.ptr, 0, &o);
                 Ok(())
             }
-            (_, None) => Err(format!("scatter_elements on {}", x.dtype)),
+            (_, None | Some(Class::D)) => Err(format!("scatter_elements on {}", x.dtype)),
         }
     }
 }
