@@ -52,6 +52,9 @@ step "test tools (.venv: $(grep -v '^#' tools/requirements-test.txt | tr '\n' ' 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+step "function sizes (tools/long_functions.py --check: none over 120 lines without a reason)"
+python3 tools/long_functions.py --check >/dev/null
+
 step "crate boundaries (the runtime links no compiler)"
 tools/check-deps.sh
 
@@ -60,6 +63,9 @@ cargo clippy --workspace --all-targets ${FEATURES[@]+"${FEATURES[@]}"} --quiet -
 
 step "cargo build (binaries for lit)"
 cargo build --workspace --bins ${FEATURES[@]+"${FEATURES[@]}"} --quiet
+
+step "generated files current (tools/regen.sh --check; es.pyi is checked with the Python package below)"
+tools/regen.sh --check --no-python
 
 step "unit, snapshot and property tests"
 if cargo nextest --version >/dev/null 2>&1; then

@@ -6,6 +6,7 @@
 //! declaration fails until it is added to the file, tagged with a minor
 //! version, and `GE_API_VERSION_MINOR` is that version.
 
+#[cfg(test)]
 use crate::{GE_API_VERSION_MAJOR, GE_API_VERSION_MINOR};
 use std::collections::BTreeSet;
 
@@ -55,51 +56,67 @@ pub fn declarations(header: &str) -> BTreeSet<String> {
     out
 }
 
+/// The lines of `capi/abi-<MAJOR>.txt`: `(minor, declaration)`.
+pub fn promised(text: &str) -> Result<Vec<(u32, String)>, String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (minor, decl) = l
+                .split_once(": ")
+                .ok_or_else(|| format!("expected a 'MINOR: declaration' line, got '{l}'"))?;
+            let minor = minor
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{minor}' is not a minor version in '{l}'"))?;
+            Ok((minor, decl.to_string()))
+        })
+        .collect()
+}
+
+/// The declarations of `header` that `promised` does not list (in order).
+pub fn unlisted(header: &str, promised: &[(u32, String)]) -> Vec<String> {
+    let listed: BTreeSet<&str> = promised.iter().map(|(_, d)| d.as_str()).collect();
+    declarations(header)
+        .into_iter()
+        .filter(|d| !listed.contains(d.as_str()))
+        .collect()
+}
+
+/// The promised declarations `header` no longer has (removed or changed):
+/// these are never fixed by regenerating, only by restoring them or by a
+/// new major version.
+pub fn broken(header: &str, promised: &[(u32, String)]) -> Vec<String> {
+    let now = declarations(header);
+    promised
+        .iter()
+        .filter(|(_, d)| !now.contains(d))
+        .map(|(_, d)| d.clone())
+        .collect()
+}
+
 #[test]
 fn the_header_keeps_the_promise_of_its_major_version() {
     let root = crate::gen::root();
     let file = root.join(format!("capi/abi-{GE_API_VERSION_MAJOR}.txt"));
     let text = std::fs::read_to_string(&file).unwrap_or_default();
-    let promised: Vec<(u32, String)> = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let (minor, decl) = l.split_once(": ").expect("'MINOR: declaration' lines");
-            (
-                minor.trim().parse().expect("a minor version"),
-                decl.to_string(),
-            )
-        })
-        .collect();
+    let promised = promised(&text).expect("'MINOR: declaration' lines");
     let header = std::fs::read_to_string(crate::gen::header_path()).unwrap();
-    let now = declarations(&header);
-    let listed: BTreeSet<&str> = promised.iter().map(|(_, d)| d.as_str()).collect();
-    let broken: Vec<&str> = listed
-        .iter()
-        .copied()
-        .filter(|d| !now.contains(*d))
-        .collect();
+    let broken = broken(&header, &promised);
     assert!(
         broken.is_empty(),
         "ge.h no longer declares what major version {GE_API_VERSION_MAJOR} promised \
          (restore it, or bump GE_API_VERSION_MAJOR and start capi/abi-N.txt):\n{}",
         broken.join("\n")
     );
-    let new: Vec<&String> = now
-        .iter()
-        .filter(|d| !listed.contains(d.as_str()))
-        .collect();
+    let new = unlisted(&header, &promised);
     assert!(
         new.is_empty(),
-        "new declarations in ge.h: add them to {} as '{}: …' lines and set \
-         GE_API_VERSION_MINOR to {}:\n{}",
+        "new declarations in ge.h: run tools/regen.sh (it adds them to {} as '{}: …' lines \
+         and sets GE_API_VERSION_MINOR to {}):\n{}",
         file.display(),
         GE_API_VERSION_MINOR + 1,
         GE_API_VERSION_MINOR + 1,
-        new.iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        new.join("\n")
     );
     let newest = promised.iter().map(|(m, _)| *m).max().unwrap_or(0);
     assert_eq!(

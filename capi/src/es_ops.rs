@@ -620,6 +620,26 @@ pub unsafe extern "C" fn ge_es_square(
     })
 }
 
+/// `graph.hard_swish`: HardSwish elementwise: x * clamp(x / 6 + 1/2, 0, 1)
+///
+/// - `input`: operand
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_hard_swish(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_hard_swish", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.hard_swish")?;
+            call_.one("input", input)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.clip`: Clamp elementwise to optional scalar bounds
 ///
 /// - `input`: operand

@@ -403,16 +403,124 @@ pub fn header_path() -> PathBuf {
     root().join("include/ge/ge.h")
 }
 
-/// Regenerate both files (es_ops.rs first: the header is made from it).
+/// `capi/abi-<MAJOR>.txt`, the declarations the major version promises.
+pub fn abi_path() -> PathBuf {
+    root().join(format!("capi/abi-{}.txt", crate::GE_API_VERSION_MAJOR))
+}
+
+fn lib_path() -> PathBuf {
+    root().join("capi/src/lib.rs")
+}
+
+const MINOR_DECL: &str = "pub const GE_API_VERSION_MINOR: u32 = ";
+
+/// `GE_API_VERSION_MINOR` as `capi/src/lib.rs` declares it on disk (which
+/// the generator may have bumped since it was built).
+fn minor_on_disk(lib: &str) -> Result<u32, String> {
+    lib.lines()
+        .find_map(|l| l.strip_prefix(MINOR_DECL))
+        .and_then(|v| v.trim_end_matches(';').trim().parse().ok())
+        .ok_or_else(|| format!("no '{MINOR_DECL}N;' line in capi/src/lib.rs"))
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    ge_ir::output::write(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// What the ABI file says about `header`: the declarations it does not list
+/// yet, once the promised ones are known to be all there.
+fn abi_additions(header: &str) -> Result<(String, Vec<String>), String> {
+    let abi = read(&abi_path())?;
+    let promised = crate::abi::promised(&abi)?;
+    let broken = crate::abi::broken(header, &promised);
+    if !broken.is_empty() {
+        return Err(format!(
+            "ge.h no longer declares what {} promises (restore it, or bump \
+             GE_API_VERSION_MAJOR and start a new file):\n{}",
+            abi_path().display(),
+            broken.join("\n")
+        ));
+    }
+    let new = crate::abi::unlisted(header, &promised);
+    Ok((abi, new))
+}
+
+/// Regenerate the generated files: es_ops.rs first (the header is made from
+/// it), then the header; new declarations in it are promised in the ABI file
+/// under the next minor version, which `GE_API_VERSION_MINOR` becomes (and
+/// the header is made again with it). Returns the files written.
 pub fn write_all() -> Result<Vec<PathBuf>, String> {
     let es = es_source()?;
-    ge_ir::output::write(es_ops_path(), es.as_bytes()).map_err(|e| e.to_string())?;
-    let h = header()?;
+    write(&es_ops_path(), &es)?;
+    let mut h = header()?;
+    let mut written = vec![es_ops_path()];
+    let (abi, new) = abi_additions(&h)?;
+    if !new.is_empty() {
+        let lib = read(&lib_path())?;
+        let minor = minor_on_disk(&lib)? + 1;
+        let mut abi = abi;
+        if !abi.ends_with('\n') {
+            abi.push('\n');
+        }
+        for d in &new {
+            abi.push_str(&format!("{minor}: {d}\n"));
+        }
+        write(&abi_path(), &abi)?;
+        let lib: String = lib
+            .lines()
+            .map(|l| match l.strip_prefix(MINOR_DECL) {
+                Some(_) => format!("{MINOR_DECL}{minor};\n"),
+                None => format!("{l}\n"),
+            })
+            .collect();
+        write(&lib_path(), &lib)?;
+        written.extend([abi_path(), lib_path()]);
+        h = header()?;
+    }
     if let Some(d) = header_path().parent() {
         std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
-    ge_ir::output::write(header_path(), h.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(vec![es_ops_path(), header_path()])
+    write(&header_path(), &h)?;
+    written.push(header_path());
+    Ok(written)
+}
+
+/// The generated files that are not what [`write_all`] would write (each
+/// with the reason); empty when all are current. Writes nothing.
+pub fn stale() -> Result<Vec<String>, String> {
+    let mut out = vec![];
+    if es_source()? != std::fs::read_to_string(es_ops_path()).unwrap_or_default() {
+        out.push(format!("{}", es_ops_path().display()));
+    }
+    let h = header()?;
+    if h != std::fs::read_to_string(header_path()).unwrap_or_default() {
+        out.push(format!("{}", header_path().display()));
+    }
+    let (abi, new) = abi_additions(&h)?;
+    if !new.is_empty() {
+        out.push(format!(
+            "{} (does not list {})",
+            abi_path().display(),
+            new.join("; ")
+        ));
+    }
+    let newest = crate::abi::promised(&abi)?
+        .iter()
+        .map(|(m, _)| *m)
+        .max()
+        .unwrap_or(0);
+    let minor = minor_on_disk(&read(&lib_path())?)?;
+    if new.is_empty() && newest != minor {
+        out.push(format!(
+            "{} (GE_API_VERSION_MINOR is {minor}, the ABI file's newest minor is {newest})",
+            lib_path().display()
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -424,7 +532,7 @@ mod tests {
     /// checked by adding a stray line to each file once).
     #[test]
     fn generated_files_are_up_to_date() {
-        let hint = "run `cargo run -p ge-capi --features generate --bin ge-capi-gen`";
+        let hint = "run tools/regen.sh";
         let es = es_source().unwrap();
         let on_disk = std::fs::read_to_string(es_ops_path()).unwrap_or_default();
         assert!(es == on_disk, "capi/src/es_ops.rs is stale: {hint}");

@@ -7,7 +7,6 @@ fn err(path: &str, m: impl std::fmt::Display) -> String {
     format!("{path}: {m}")
 }
 
-/// Read a C-order `.npy` file into a tensor.
 /// The shape an `.npy` header declares (`None` if it cannot be read here;
 /// npyz then reports the problem).
 fn declared_shape(bytes: &[u8]) -> Option<Vec<u64>> {
@@ -37,6 +36,8 @@ fn declared_shape(bytes: &[u8]) -> Option<Vec<u64>> {
         .collect()
 }
 
+/// Read a C-order `.npy` file into a tensor.
+///
 /// The header's shape is untrusted: the elements it declares must be in the
 /// file, and the tensor they make (8 bytes per element) must fit the memory
 /// budget, before anything is allocated for them.
@@ -64,6 +65,18 @@ pub fn read_npy(path: &str) -> Result<Tensor, String> {
             "Fortran-order arrays are not supported; save with np.ascontiguousarray",
         ));
     }
+    let (code, shape) = checked_layout(path, &npy, size)?;
+    decode(npy, &code, shape).map_err(|e| err(path, e))
+}
+
+/// The numpy type code (`f4`, `i8`, …) and shape of a parsed `.npy`, once its
+/// elements are known to be in the file's `size` bytes and the tensor to fit
+/// the memory budget.
+fn checked_layout(
+    path: &str,
+    npy: &npyz::NpyFile<&[u8]>,
+    size: u64,
+) -> Result<(String, Vec<usize>), String> {
     let ts = match npy.dtype() {
         npyz::DType::Plain(ts) => ts.to_string(),
         other => return Err(err(path, format!("unsupported numpy dtype {other:?}"))),
@@ -88,101 +101,33 @@ pub fn read_npy(path: &str) -> Result<Tensor, String> {
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| err(path, "a dim is too large")))
         .collect::<Result<_, _>>()?;
-    let bad = |e: std::io::Error| err(path, e);
+    Ok((code.to_string(), shape))
+}
+
+/// The elements of a `.npy` of numpy type `code`, as a tensor of `shape`.
+fn decode(npy: npyz::NpyFile<&[u8]>, code: &str, shape: Vec<usize>) -> Result<Tensor, String> {
+    /// The elements read as `T` and converted by `f`.
+    fn read<T: npyz::Deserialize, U>(
+        npy: npyz::NpyFile<&[u8]>,
+        f: impl Fn(T) -> U,
+    ) -> Result<Vec<U>, String> {
+        let v = npy.into_vec::<T>().map_err(|e| e.to_string())?;
+        Ok(v.into_iter().map(f).collect())
+    }
     Ok(match code {
-        "f8" => Tensor::from_f64(shape, DType::F64, npy.into_vec::<f64>().map_err(bad)?),
-        "f4" => Tensor::from_f64(
-            shape,
-            DType::F32,
-            npy.into_vec::<f32>()
-                .map_err(bad)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-        ),
-        "f2" => Tensor::from_f64(
-            shape,
-            DType::F16,
-            npy.into_vec::<half::f16>()
-                .map_err(bad)?
-                .into_iter()
-                .map(|x| x.to_f64())
-                .collect(),
-        ),
-        "i8" => Tensor::from_i64(shape, DType::I64, npy.into_vec::<i64>().map_err(bad)?),
-        "i4" => Tensor::from_i64(
-            shape,
-            DType::I32,
-            npy.into_vec::<i32>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-        "i2" => Tensor::from_i64(
-            shape,
-            DType::I16,
-            npy.into_vec::<i16>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-        "i1" => Tensor::from_i64(
-            shape,
-            DType::I8,
-            npy.into_vec::<i8>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-        "u1" => Tensor::from_i64(
-            shape,
-            DType::U8,
-            npy.into_vec::<u8>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-        "u2" => Tensor::from_i64(
-            shape,
-            DType::U16,
-            npy.into_vec::<u16>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-        "u4" => Tensor::from_i64(
-            shape,
-            DType::U32,
-            npy.into_vec::<u32>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-        "u8" => Tensor::from_i64(
-            shape,
-            DType::U64,
-            npy.into_vec::<u64>()
-                .map_err(bad)?
-                .into_iter()
-                .map(|x| x as i64)
-                .collect(),
-        ),
-        "b1" => Tensor::from_i64(
-            shape,
-            DType::I1,
-            npy.into_vec::<bool>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-        other => return Err(err(path, format!("unsupported numpy dtype '{other}'"))),
+        "f8" => Tensor::from_f64(shape, DType::F64, read(npy, |x: f64| x)?),
+        "f4" => Tensor::from_f64(shape, DType::F32, read::<f32, _>(npy, f64::from)?),
+        "f2" => Tensor::from_f64(shape, DType::F16, read(npy, |x: half::f16| x.to_f64())?),
+        "i8" => Tensor::from_i64(shape, DType::I64, read(npy, |x: i64| x)?),
+        "i4" => Tensor::from_i64(shape, DType::I32, read::<i32, _>(npy, i64::from)?),
+        "i2" => Tensor::from_i64(shape, DType::I16, read::<i16, _>(npy, i64::from)?),
+        "i1" => Tensor::from_i64(shape, DType::I8, read::<i8, _>(npy, i64::from)?),
+        "u1" => Tensor::from_i64(shape, DType::U8, read::<u8, _>(npy, i64::from)?),
+        "u2" => Tensor::from_i64(shape, DType::U16, read::<u16, _>(npy, i64::from)?),
+        "u4" => Tensor::from_i64(shape, DType::U32, read::<u32, _>(npy, i64::from)?),
+        "u8" => Tensor::from_i64(shape, DType::U64, read(npy, |x: u64| x as i64)?),
+        "b1" => Tensor::from_i64(shape, DType::I1, read::<bool, _>(npy, i64::from)?),
+        other => return Err(format!("unsupported numpy dtype '{other}'")),
     })
 }
 

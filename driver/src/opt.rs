@@ -133,71 +133,28 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     let mut out = OptOutput::default();
     ctx.allow_unregistered = args.allow_unregistered_dialect;
     ctx.threading = !args.disable_threading;
-    if args.list_ops {
-        out.stdout = list_ops(ctx).into();
-        return out;
-    }
-    if args.list_passes {
-        out.stdout = list_passes(ctx).into();
-        return out;
-    }
-    if args.list_rule_helpers {
-        let mut s = String::new();
-        for h in ge_rewrites::rr::helpers::HELPERS {
-            s.push_str(&format!("{:<48} {}\n", h.signature, h.doc));
-        }
-        out.stdout = s.into();
+    if let Some(listing) = listing(&args, ctx) {
+        out.stdout = listing.into();
         return out;
     }
     let mut sm = SourceMap::new();
-    if !args.rewrite_rules.is_empty() {
-        let mut rules = vec![];
-        for path in &args.rewrite_rules {
-            let text = match std::fs::read_to_string(path) {
-                Ok(t) => t,
-                Err(e) => {
-                    out.stderr = format!("error: cannot read rule file '{path}': {e}\n");
-                    out.code = 1;
-                    return out;
-                }
-            };
-            let f = sm.add(path, Arc::from(text.as_str()));
-            match ge_rewrites::rr::parse_rules(ctx, path, f, &text) {
-                Ok(rs) => rules.extend(rs),
-                Err(d) => {
-                    out.stderr = sm.render(&d);
-                    out.code = 1;
-                    return out;
-                }
-            }
-        }
-        ctx.extensions
-            .push(Arc::new(ge_rewrites::library::UserRules(rules)));
+    if let Err(e) = load_rewrite_rules(&args.rewrite_rules, ctx, &mut sm) {
+        out.stderr = e;
+        out.code = 1;
+        return out;
     }
     if args.eqsat_report {
         ctx.extensions
             .push(Arc::new(ge_rewrites::eqsat::pass::ReportAll));
     }
     let ctx: &Context = ctx;
-    // The pipeline text is a source of its own so errors point into it.
-    let pipeline = match &args.pass_pipeline {
-        None => None,
-        Some(text) => match parse_pipeline(&ctx.passes, text) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                let f = sm.add("<pass-pipeline>", Arc::from(text.as_str()));
-                let d = Diagnostic::error(
-                    e.message,
-                    Pos::Span {
-                        file: f,
-                        range: e.range,
-                    },
-                );
-                out.stderr = sm.render(&d);
-                out.code = 1;
-                return out;
-            }
-        },
+    let pipeline = match pipeline_arg(&args, ctx, &mut sm) {
+        Ok(p) => p,
+        Err(e) => {
+            out.stderr = e;
+            out.code = 1;
+            return out;
+        }
     };
     if args.dump_pass_pipeline {
         if let Some(p) = &pipeline {
@@ -208,6 +165,18 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
             ));
         }
     }
+    run_input(&args, ctx, &mut sm, pipeline.as_ref(), out)
+}
+
+/// Read the input, run every chunk of it through the pipeline, and write the
+/// output and the reports.
+fn run_input(
+    args: &OptArgs,
+    ctx: &Context,
+    sm: &mut SourceMap,
+    pipeline: Option<&ge_ir::pass::OpPipeline>,
+    mut out: OptOutput,
+) -> OptOutput {
     let t_read = Instant::now();
     let (name, text) = match read_input(&args.input) {
         Ok(x) => x,
@@ -229,19 +198,7 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
             first_line: 1,
         }]
     };
-    let popts = PrintOptions {
-        generic: args.print_op_generic,
-        debuginfo: args.print_debuginfo,
-        hex_elements_over: args.print_elements_hex_over,
-    };
-    let pm_opts = PassManagerOptions {
-        verify_each: args.verify_each,
-        print_ir_after_all: args.print_ir_after_all,
-        print_ir_after_change: args.print_ir_after_change,
-        timing: args.timing,
-        threading: !args.disable_threading,
-        print: popts,
-    };
+    let (popts, pm_opts) = print_and_pass_options(args);
     let inst = Instrumentation::default();
     let mut timing = TimingSteps::default();
     timing.add("Read input", t_read.elapsed());
@@ -258,7 +215,7 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
             &name,
             file,
             chunk,
-            pipeline.as_ref(),
+            pipeline,
             &pm_opts,
             &inst,
             &mut diags,
@@ -272,15 +229,11 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
             if !stream_to_file {
                 outputs.push(print_module(m, popts));
             }
-        }
-        if let (Some(m), Some(path)) = (&result, &args.emit_om) {
-            let opts = ge_lowering::om::OmOptions {
-                soc: ge_soc::DEFAULT_SOC.to_string(),
-                ..Default::default()
-            };
-            if let Err(e) = ge_lowering::om::write_module(m, std::path::Path::new(path), &opts) {
-                out.stderr.push_str(&format!("error: --emit-om: {e}\n"));
-                failed = true;
+            if let Some(path) = &args.emit_om {
+                if let Err(e) = emit_om(m, path) {
+                    out.stderr.push_str(&format!("error: --emit-om: {e}\n"));
+                    failed = true;
+                }
             }
         }
         timing.add("Output", t.elapsed());
@@ -289,28 +242,14 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         } else if let Some(m) = result {
             drop_in_background(m);
         }
-        if args.verify_diagnostics {
-            match diag_verify::parse_expected(chunk.text, chunk.offset, chunk.first_line) {
-                Ok(exp) => {
-                    for p in diag_verify::check(&sm, file, &diags, exp) {
-                        out.stderr.push_str(&sm.render(&p));
-                        failed = true;
-                    }
-                }
-                Err((range, msg)) => {
-                    out.stderr
-                        .push_str(&sm.render(&Diagnostic::error(msg, Pos::Span { file, range })));
-                    failed = true;
-                }
-            }
-        } else {
-            for d in &diags {
-                out.stderr.push_str(&sm.render(d));
-                if d.is_error() {
-                    failed = true;
-                }
-            }
-        }
+        failed |= report_diagnostics(
+            sm,
+            file,
+            chunk,
+            &diags,
+            args.verify_diagnostics,
+            &mut out.stderr,
+        );
     }
     // One chunk (the usual case): move the text instead of copying it.
     out.stdout = if outputs.len() == 1 {
@@ -319,23 +258,14 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
         outputs.join("// -----\n")
     }
     .into();
-    if let (Some(m), false) = (&streamed, failed) {
-        let t = Instant::now();
-        if let Err(e) =
-            ge_ir::output::write_with(&args.output, |w| ge_ir::printer::write_module(m, popts, w))
-        {
-            out.stderr
-                .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
-            failed = true;
-        }
-        timing.add("Output", t.elapsed());
-    } else if args.output != "-" && !failed {
-        if let Err(e) = ge_ir::output::write(&args.output, out.stdout.as_bytes()) {
-            out.stderr
-                .push_str(&format!("error: cannot write '{}': {e}\n", args.output));
-            failed = true;
-        }
-        out.stdout.clear();
+    if !failed {
+        failed = write_output(
+            &args.output,
+            streamed.as_ref(),
+            popts,
+            &mut out,
+            &mut timing,
+        );
     }
     // After the output is written: streaming it is part of the Output step.
     if args.timing {
@@ -351,6 +281,161 @@ fn main_uncached(args: OptArgs, ctx: &mut Context) -> OptOutput {
     }
     out.code = failed as i32;
     out
+}
+
+/// The print options and pass-manager options of the command line.
+fn print_and_pass_options(args: &OptArgs) -> (PrintOptions, PassManagerOptions) {
+    let popts = PrintOptions {
+        generic: args.print_op_generic,
+        debuginfo: args.print_debuginfo,
+        hex_elements_over: args.print_elements_hex_over,
+    };
+    let pm_opts = PassManagerOptions {
+        verify_each: args.verify_each,
+        print_ir_after_all: args.print_ir_after_all,
+        print_ir_after_change: args.print_ir_after_change,
+        timing: args.timing,
+        threading: !args.disable_threading,
+        print: popts,
+    };
+    (popts, pm_opts)
+}
+
+/// The text of `--list-ops`, `--list-passes` or `--list-rule-helpers`, when one is asked for.
+fn listing(args: &OptArgs, ctx: &Context) -> Option<String> {
+    if args.list_ops {
+        return Some(list_ops(ctx));
+    }
+    if args.list_passes {
+        return Some(list_passes(ctx));
+    }
+    if args.list_rule_helpers {
+        let mut s = String::new();
+        for h in ge_rewrites::rr::helpers::HELPERS {
+            s.push_str(&format!("{:<48} {}\n", h.signature, h.doc));
+        }
+        return Some(s);
+    }
+    None
+}
+
+/// Parse the `--rewrite-rules` files into the context's user rules; the error is
+/// the text for stderr.
+fn load_rewrite_rules(
+    paths: &[String],
+    ctx: &mut Context,
+    sm: &mut SourceMap,
+) -> Result<(), String> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let mut rules = vec![];
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("error: cannot read rule file '{path}': {e}\n"))?;
+        let f = sm.add(path, Arc::from(text.as_str()));
+        let rs = ge_rewrites::rr::parse_rules(ctx, path, f, &text).map_err(|d| sm.render(&d))?;
+        rules.extend(rs);
+    }
+    ctx.extensions
+        .push(Arc::new(ge_rewrites::library::UserRules(rules)));
+    Ok(())
+}
+
+/// The `--pass-pipeline`, parsed. The pipeline text is a source of its own so
+/// errors point into it; the error is the text for stderr.
+fn pipeline_arg(
+    args: &OptArgs,
+    ctx: &Context,
+    sm: &mut SourceMap,
+) -> Result<Option<ge_ir::pass::OpPipeline>, String> {
+    let Some(text) = &args.pass_pipeline else {
+        return Ok(None);
+    };
+    parse_pipeline(&ctx.passes, text).map(Some).map_err(|e| {
+        let f = sm.add("<pass-pipeline>", Arc::from(text.as_str()));
+        sm.render(&Diagnostic::error(
+            e.message,
+            Pos::Span {
+                file: f,
+                range: e.range,
+            },
+        ))
+    })
+}
+
+/// `--emit-om`: the module lowered and written as an `.om` for the default SoC.
+fn emit_om(m: &ge_ir::Module, path: &str) -> Result<(), String> {
+    let opts = ge_lowering::om::OmOptions {
+        soc: ge_soc::DEFAULT_SOC.to_string(),
+        ..Default::default()
+    };
+    ge_lowering::om::write_module(m, std::path::Path::new(path), &opts).map(drop)
+}
+
+/// Render a chunk's diagnostics into `stderr` — or, with `--verify-diagnostics`,
+/// check them against the chunk's `expected-*` comments and render the
+/// mismatches. True when the chunk failed.
+fn report_diagnostics(
+    sm: &SourceMap,
+    file: usize,
+    chunk: &ge_ir::split::Chunk,
+    diags: &[Diagnostic],
+    verify: bool,
+    stderr: &mut String,
+) -> bool {
+    let mut failed = false;
+    if verify {
+        match diag_verify::parse_expected(chunk.text, chunk.offset, chunk.first_line) {
+            Ok(exp) => {
+                for p in diag_verify::check(sm, file, diags, exp) {
+                    stderr.push_str(&sm.render(&p));
+                    failed = true;
+                }
+            }
+            Err((range, msg)) => {
+                stderr.push_str(&sm.render(&Diagnostic::error(msg, Pos::Span { file, range })));
+                failed = true;
+            }
+        }
+    } else {
+        for d in diags {
+            stderr.push_str(&sm.render(d));
+            if d.is_error() {
+                failed = true;
+            }
+        }
+    }
+    failed
+}
+
+/// Write the result to `-o` (not stdout): the streamed module, or the printed
+/// text in `out.stdout` (which is then cleared). True when writing failed.
+fn write_output(
+    output: &str,
+    streamed: Option<&ge_ir::Module>,
+    popts: PrintOptions,
+    out: &mut OptOutput,
+    timing: &mut TimingSteps,
+) -> bool {
+    if let Some(m) = streamed {
+        let t = Instant::now();
+        let r = ge_ir::output::write_with(output, |w| ge_ir::printer::write_module(m, popts, w));
+        timing.add("Output", t.elapsed());
+        if let Err(e) = r {
+            out.stderr
+                .push_str(&format!("error: cannot write '{output}': {e}\n"));
+            return true;
+        }
+    } else if output != "-" {
+        if let Err(e) = ge_ir::output::write(output, out.stdout.as_bytes()) {
+            out.stderr
+                .push_str(&format!("error: cannot write '{output}': {e}\n"));
+            return true;
+        }
+        out.stdout.clear();
+    }
+    false
 }
 
 /// Free a module on another thread: a big one is millions of allocations, and

@@ -13,6 +13,6 @@ fn dialect_docs_are_generated_from_current_definitions() {
     }
     assert!(
         stale.is_empty(),
-        "stale docs: {stale:?}; run `cargo run -p ge-driver --bin ge-docgen`"
+        "stale docs: {stale:?}; run tools/regen.sh"
     );
 }

@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 2
+#define GE_API_VERSION_MINOR 3
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -513,6 +513,14 @@ ge_status ge_es_cos(struct ge_graph *graph, struct ge_es_tensor input, struct ge
 // - `input`: operand
 // - `out`: the result
 ge_status ge_es_square(struct ge_graph *graph, struct ge_es_tensor input, struct ge_es_tensor *out);
+
+// `graph.hard_swish`: HardSwish elementwise: x * clamp(x / 6 + 1/2, 0, 1)
+//
+// - `input`: operand
+// - `out`: the result
+ge_status ge_es_hard_swish(struct ge_graph *graph,
+                           struct ge_es_tensor input,
+                           struct ge_es_tensor *out);
 
 // `graph.clip`: Clamp elementwise to optional scalar bounds
 //

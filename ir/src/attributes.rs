@@ -2,6 +2,7 @@
 
 use crate::dim::Dim;
 use crate::ident::Ident;
+use crate::location::Location;
 use crate::types::{DType, Type, TypeData};
 use internment::Intern;
 use std::fmt;
@@ -374,6 +375,19 @@ pub enum AttrData {
     /// A builtin MLIR attribute ge does not model (`affine_map<…>`,
     /// `affine_set<…>`, `strided<…>`), kept as written, aliases resolved.
     Verbatim(Box<str>),
+    /// A location as an attribute value (`loc("f.mlir":1:2)`, MLIR's
+    /// `LocationAttr`), printed in place as mlir-opt's
+    /// `--mlir-print-local-scope` does.
+    Location(Location),
+    /// `distinct[N]<attr>` (MLIR's `DistinctAttr`): equal to no other
+    /// attribute however equal their referenced attributes are. `id` is the
+    /// number the text gives it — its identity: within a file the same id is
+    /// the same attribute (and must refer to the same attribute) — printed
+    /// back as written. `referenced` is `unit` for `distinct[N]<>`.
+    Distinct {
+        id: u64,
+        referenced: Attribute,
+    },
 }
 
 /// An interned attribute handle.
@@ -584,6 +598,8 @@ impl Attribute {
             AttrData::Format(_) => "format",
             AttrData::Opaque { .. } => "opaque dialect attribute",
             AttrData::Verbatim(_) => "builtin attribute",
+            AttrData::Location(_) => "location",
+            AttrData::Distinct { .. } => "distinct attribute",
         }
     }
 }
@@ -614,6 +630,7 @@ pub fn walk_nested(start: Nested, f: &mut dyn FnMut(Nested)) {
                 AttrData::DenseResource { ty, .. } | AttrData::External { ty, .. } => {
                     stack.push(Nested::Type(*ty))
                 }
+                AttrData::Distinct { referenced, .. } => stack.push(Nested::Attr(*referenced)),
                 _ => {}
             },
             Nested::Type(t) => match t.data() {

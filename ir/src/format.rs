@@ -332,82 +332,22 @@ fn finish_parse<'s>(
     p: &mut OpParser<'_, '_, 's>,
     st: ParseState<'s>,
 ) -> PResult<()> {
-    // Operand references, flattened in group order, and the group sizes.
-    let (refs, sizes): (Vec<OperandRef<'s>>, Vec<usize>) = match st.all_operands {
-        Some(all) => {
-            let segs = p
-                .attrs
-                .iter()
-                .find(|(n, _)| n.as_str() == "operand_segment_sizes")
-                .and_then(|(_, a)| a.as_i64_array());
-            let sizes = def
-                .group_sizes(def.operands, all.len(), segs.as_deref())
-                .ok_or_else(|| {
-                    p.error_at(
-                        p.name_span.clone(),
-                        format!(
-                            "'{}' expects {} operands, found {}",
-                            def.name,
-                            describe_arity(def.operands),
-                            all.len()
-                        ),
-                    )
-                })?;
-            (all, sizes)
-        }
-        None => {
-            let mut refs = vec![];
-            let mut sizes = vec![];
-            for g in st.groups {
-                let g = g.unwrap_or_default();
-                sizes.push(g.len());
-                refs.extend(g);
-            }
-            (refs, sizes)
-        }
-    };
-    // Operand types from the format.
-    let mut operand_types: Option<Vec<Type>> = st.all_operand_types.clone();
-    if operand_types.is_none()
-        && st
-            .operand_types
-            .iter()
-            .enumerate()
-            .all(|(i, t)| t.is_some() || sizes[i] == 0)
-    {
-        operand_types = Some(
-            st.operand_types
-                .iter()
-                .flatten()
-                .flatten()
-                .copied()
-                .collect(),
-        );
-    }
-    // Result types from the format.
-    let mut result_types: Option<Vec<Type>> = st.all_result_types.clone();
-    if result_types.is_none()
-        && !def.results.is_empty()
-        && st.result_types.iter().all(|t| t.is_some())
-    {
-        result_types = Some(
-            st.result_types
-                .iter()
-                .flatten()
-                .flatten()
-                .copied()
-                .collect(),
-        );
-    }
-    if def.results.is_empty() {
-        result_types.get_or_insert_with(Vec::new);
-    }
-    let same = def.has_trait(Trait::SameOperandsAndResultType);
-    if operand_types.is_none() && same {
-        if let Some(rt) = result_types.as_ref().and_then(|r| r.first()) {
-            operand_types = Some(vec![*rt; refs.len()]);
-        }
-    }
+    let ParseState {
+        groups,
+        all_operands,
+        operand_types,
+        all_operand_types,
+        result_types,
+        all_result_types,
+    } = st;
+    let (refs, sizes) = operand_refs(def, p, groups, all_operands)?;
+    let (operand_types, mut result_types) = format_types(
+        def,
+        &sizes,
+        refs.len(),
+        (operand_types, all_operand_types),
+        (result_types, all_result_types),
+    );
     let operand_types = operand_types
         .ok_or_else(|| p.error_at(p.name_span.clone(), "operand types are not given"))?;
     if operand_types.len() != refs.len() {
@@ -440,7 +380,7 @@ fn finish_parse<'s>(
                 Some(infer(&cx).map_err(|m| {
                     p.error_at(p.name_span.clone(), format!("'{}': {m}", def.name))
                 })?);
-        } else if same {
+        } else if def.has_trait(Trait::SameOperandsAndResultType) {
             result_types = operand_types.first().map(|t| vec![*t; def.results.len()]);
         }
     }
@@ -448,14 +388,100 @@ fn finish_parse<'s>(
         result_types
             .ok_or_else(|| p.error_at(p.name_span.clone(), "result types are not given"))?,
     );
-    if def.operands.len() > 1
-        && def
-            .operands
+    add_segment_sizes(def, p, &sizes);
+    Ok(())
+}
+
+/// The operand references, flattened in group order, and the group sizes:
+/// from `operands` (split by `operand_segment_sizes` or the groups' arities)
+/// or from the `$group`s the format read.
+fn operand_refs<'s>(
+    def: &'static OpDef,
+    p: &OpParser<'_, '_, 's>,
+    groups: Vec<Option<Vec<OperandRef<'s>>>>,
+    all_operands: Option<Vec<OperandRef<'s>>>,
+) -> PResult<(Vec<OperandRef<'s>>, Vec<usize>)> {
+    let Some(all) = all_operands else {
+        let mut refs = vec![];
+        let mut sizes = vec![];
+        for g in groups {
+            let g = g.unwrap_or_default();
+            sizes.push(g.len());
+            refs.extend(g);
+        }
+        return Ok((refs, sizes));
+    };
+    let segs = p
+        .attrs
+        .iter()
+        .find(|(n, _)| n.as_str() == "operand_segment_sizes")
+        .and_then(|(_, a)| a.as_i64_array());
+    let sizes = def
+        .group_sizes(def.operands, all.len(), segs.as_deref())
+        .ok_or_else(|| {
+            p.error_at(
+                p.name_span.clone(),
+                format!(
+                    "'{}' expects {} operands, found {}",
+                    def.name,
+                    describe_arity(def.operands),
+                    all.len()
+                ),
+            )
+        })?;
+    Ok((all, sizes))
+}
+
+/// Types read by a format: per group (`type($x)`) and all at once (`type(operands)`).
+type FormatTypes = (Vec<Option<Vec<Type>>>, Option<Vec<Type>>);
+
+/// The operand and result types the format spells (`None` where it does not
+/// spell them all), completed by `SameOperandsAndResultType` for the operands
+/// and by "no results" for an op without results.
+fn format_types(
+    def: &'static OpDef,
+    sizes: &[usize],
+    n_operands: usize,
+    (operand_groups, all_operands): FormatTypes,
+    (result_groups, all_results): FormatTypes,
+) -> (Option<Vec<Type>>, Option<Vec<Type>>) {
+    let flat = |groups: &[Option<Vec<Type>>]| groups.iter().flatten().flatten().copied().collect();
+    let mut operand_types = all_operands;
+    if operand_types.is_none()
+        && operand_groups
             .iter()
-            .filter(|g| g.arity != Arity::One)
-            .count()
-            > 1
+            .enumerate()
+            .all(|(i, t)| t.is_some() || sizes[i] == 0)
     {
+        operand_types = Some(flat(&operand_groups));
+    }
+    let mut result_types = all_results;
+    if result_types.is_none()
+        && !def.results.is_empty()
+        && result_groups.iter().all(|t| t.is_some())
+    {
+        result_types = Some(flat(&result_groups));
+    }
+    if def.results.is_empty() {
+        result_types.get_or_insert_with(Vec::new);
+    }
+    if operand_types.is_none() && def.has_trait(Trait::SameOperandsAndResultType) {
+        if let Some(rt) = result_types.as_ref().and_then(|r| r.first()) {
+            operand_types = Some(vec![*rt; n_operands]);
+        }
+    }
+    (operand_types, result_types)
+}
+
+/// An op with more than one variable-size operand group gets its
+/// `operand_segment_sizes` (unless the text gave them).
+fn add_segment_sizes(def: &'static OpDef, p: &mut OpParser<'_, '_, '_>, sizes: &[usize]) {
+    let variable_groups = def
+        .operands
+        .iter()
+        .filter(|g| g.arity != Arity::One)
+        .count();
+    if def.operands.len() > 1 && variable_groups > 1 {
         let seg: Vec<i64> = sizes.iter().map(|&s| s as i64).collect();
         if !p
             .attrs
@@ -468,7 +494,6 @@ fn finish_parse<'s>(
             ));
         }
     }
-    Ok(())
 }
 
 fn describe_arity(groups: &[crate::opdef::OperandDef]) -> String {

@@ -1280,6 +1280,15 @@ fn write_attr_mode_rec(
             f.write_str(">")
         }
         AttrData::Verbatim(text) => style.verbatim(f, text),
+        AttrData::Location(l) => write!(f, "{l}"),
+        AttrData::Distinct { id, referenced } => {
+            write!(f, "distinct[{id}]<")?;
+            if !matches!(referenced.data(), AttrData::Unit) {
+                // In full, also inside an array (`[distinct[0]<1 : i64>]`).
+                write_attr_mode(f, *referenced, style, false)?;
+            }
+            f.write_str(">")
+        }
         AttrData::Opaque {
             dialect,
             name,

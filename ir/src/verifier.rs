@@ -434,10 +434,25 @@ impl<'a> Verifier<'a> {
     }
 
     fn check_def(&mut self, op: OpId, def: &'static OpDef) {
+        self.check_operands(op, def);
+        self.check_results(op, def);
+        self.check_attrs(op, def);
+        self.check_regions(op, def);
+        let ots = self.body.operand_types(op);
+        let rts = self.body.result_types(op);
+        self.check_shape_traits(op, def, &ots, &rts);
+        self.run_op_verifier(op, def);
+        // Declared result types must agree with inference.
+        if def.infer.is_some() && self.out.is_empty() {
+            self.check_inferred_types(op, def, &ots, &rts);
+        }
+    }
+
+    /// The operand groups: their count (with `operand_segment_sizes`) and type constraints.
+    fn check_operands(&mut self, op: OpId, def: &'static OpDef) {
         let body = self.body;
         let d = body.op(op);
         let name = def.name;
-        // Operands.
         let segs = d
             .attr("operand_segment_sizes")
             .and_then(|a| a.as_i64_array());
@@ -474,7 +489,13 @@ impl<'a> Verifier<'a> {
                 }
             }
         }
-        // Results.
+    }
+
+    /// The result groups: their count and type constraints.
+    fn check_results(&mut self, op: OpId, def: &'static OpDef) {
+        let body = self.body;
+        let d = body.op(op);
+        let name = def.name;
         match def.group_sizes(def.results, d.results().len(), None) {
             None => self.error(
                 op,
@@ -504,7 +525,13 @@ impl<'a> Verifier<'a> {
                 }
             }
         }
-        // Attributes.
+    }
+
+    /// The declared attributes: present unless defaulted or optional, of their kind.
+    fn check_attrs(&mut self, op: OpId, def: &'static OpDef) {
+        let body = self.body;
+        let d = body.op(op);
+        let name = def.name;
         for ad in def.attrs {
             match d.attr(ad.name) {
                 None if ad.default.is_none() && !ad.optional => self.error(
@@ -527,7 +554,13 @@ impl<'a> Verifier<'a> {
                 _ => {}
             }
         }
-        // Regions.
+    }
+
+    /// The region count (at least it, with `VariadicRegions`).
+    fn check_regions(&mut self, op: OpId, def: &'static OpDef) {
+        let body = self.body;
+        let d = body.op(op);
+        let name = def.name;
         let variadic_regions = def.has_trait(Trait::VariadicRegions);
         if d.regions().len() != def.regions.len()
             && !(variadic_regions && d.regions().len() > def.regions.len())
@@ -542,9 +575,11 @@ impl<'a> Verifier<'a> {
                 ),
             );
         }
-        // Shape traits.
-        let ots = body.operand_types(op);
-        let rts = body.result_types(op);
+    }
+
+    /// The shape traits: same type, same shape, same operand element type.
+    fn check_shape_traits(&mut self, op: OpId, def: &'static OpDef, ots: &[Type], rts: &[Type]) {
+        let name = def.name;
         if def.has_trait(Trait::SameOperandsAndResultType) {
             if let Some(&t0) = ots.first().or(rts.first()) {
                 if let Some(bad) = ots.iter().chain(rts.iter()).find(|&&t| t != t0) {
@@ -566,7 +601,13 @@ impl<'a> Verifier<'a> {
                 }
             }
         }
-        // The op's own verifier.
+    }
+
+    /// The op's own `verify` hook; its error is reported at its location (or the op's).
+    fn run_op_verifier(&mut self, op: OpId, def: &'static OpDef) {
+        let body = self.body;
+        let d = body.op(op);
+        let name = def.name;
         if let Some(v) = def.verify {
             if let Err(e) = v(body, op) {
                 let loc = e.loc.unwrap_or(d.loc);
@@ -577,34 +618,38 @@ impl<'a> Verifier<'a> {
                 ));
             }
         }
-        // Declared result types must agree with inference.
-        if def.infer.is_some() && self.out.is_empty() {
-            let consts: Vec<_> = d
-                .operands()
-                .iter()
-                .map(|&v| crate::builder::constant_value(body, v))
-                .collect();
-            match crate::builder::infer_result_types(def, &ots, d.attrs, &consts) {
-                Ok(inferred) => {
-                    if inferred.len() != rts.len() {
-                        self.error(
-                            op,
-                            format!(
-                                "'{name}' infers {} results but declares {}",
-                                inferred.len(),
-                                rts.len()
-                            ),
-                        );
-                    } else {
-                        for (i, (want, got)) in inferred.iter().zip(&rts).enumerate() {
-                            if !types_compatible(*want, *got) {
-                                self.error(op, format!("'{name}' result #{i} is declared '{got}' but inferred '{want}' from the operands"));
-                            }
+    }
+
+    /// The declared result types agree with the types `infer` gives from the operands.
+    fn check_inferred_types(&mut self, op: OpId, def: &'static OpDef, ots: &[Type], rts: &[Type]) {
+        let body = self.body;
+        let d = body.op(op);
+        let name = def.name;
+        let consts: Vec<_> = d
+            .operands()
+            .iter()
+            .map(|&v| crate::builder::constant_value(body, v))
+            .collect();
+        match crate::builder::infer_result_types(def, ots, d.attrs, &consts) {
+            Ok(inferred) => {
+                if inferred.len() != rts.len() {
+                    self.error(
+                        op,
+                        format!(
+                            "'{name}' infers {} results but declares {}",
+                            inferred.len(),
+                            rts.len()
+                        ),
+                    );
+                } else {
+                    for (i, (want, got)) in inferred.iter().zip(rts).enumerate() {
+                        if !types_compatible(*want, *got) {
+                            self.error(op, format!("'{name}' result #{i} is declared '{got}' but inferred '{want}' from the operands"));
                         }
                     }
                 }
-                Err(m) => self.error(op, format!("'{name}' {m}")),
             }
+            Err(m) => self.error(op, format!("'{name}' {m}")),
         }
     }
 

@@ -91,18 +91,6 @@
 
 // -----
 
-// CHECK: error: expected attribute
-// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
-"x.a"() {a = distinct[0]<unit>} : () -> ()
-
-// -----
-
-// CHECK: error: locations are not attributes here
-// CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
-"x.a"() {a = loc("x":1:2)} : () -> ()
-
-// -----
-
 // Complex and string dense elements are kept (dense-complex-strings.mlir);
 // a literal that does not fit its type is an error, as in MLIR.
 // CHECK: error: inferred shape of elements literal ([1]) does not match type ([2])

@@ -615,6 +615,24 @@ class Graph:
         """
         ...
 
+    def hard_swish(
+        self,
+        input: Tensor,
+    ) -> Tensor:
+        """HardSwish elementwise: x * clamp(x / 6 + 1/2, 0, 1)
+
+        ONNX HardSwish (opset 14) on floating-point tensors: `x * max(0, min(1, x / 6 + 0.5))`, the activation of MobileNetV3 (PyTorch `hardswish`), one kernel instead of the five ops of its decomposition. NaN stays NaN.
+
+        Op ``graph.hard_swish``; Rust: ``b.hard_swish(input) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def clip(
         self,
         input: Tensor,

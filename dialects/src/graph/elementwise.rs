@@ -560,6 +560,10 @@ fn sem_square(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     unary_f(x, |v| v * v)
 }
 
+fn sem_hard_swish(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    unary_f(x, |v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0))
+}
+
 fn verify_leaky_relu(body: &Body, op: OpId) -> Result<(), OpError> {
     let a = LeakyRelu::attrs(body.op(op)).alpha();
     if a.is_finite() {
@@ -806,6 +810,19 @@ unary_op!(
     C::FloatTensor,
     UNARY_TRAITS,
     sem_square,
+    Cost::ELEMENTWISE,
+    PrecisionClass::Gray
+);
+unary_op!(
+    HardSwish,
+    "graph.hard_swish",
+    "HardSwish elementwise: x * clamp(x / 6 + 1/2, 0, 1)",
+    "ONNX HardSwish (opset 14) on floating-point tensors: `x * max(0, min(1, x / 6 + 0.5))`, \
+     the activation of MobileNetV3 (PyTorch `hardswish`), one kernel instead of the five ops \
+     of its decomposition. NaN stays NaN.",
+    C::FloatTensor,
+    UNARY_TRAITS,
+    sem_hard_swish,
     Cost::ELEMENTWISE,
     PrecisionClass::Gray
 );
@@ -1366,6 +1383,7 @@ pub static OPS: &[&OpDef] = &[
     &SIN,
     &COS,
     &SQUARE,
+    &HARD_SWISH,
     &CLIP,
     &CAST,
     &WHERE,

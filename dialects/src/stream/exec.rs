@@ -124,6 +124,8 @@ struct Machine<'a> {
     vals: HashMap<ValueId, Val>,
     clocks: Clocks,
     symbols: &'a HashMap<ge_ir::Ident, i64>,
+    /// The program's `num_streams`.
+    streams: usize,
 }
 
 impl Machine<'_> {
@@ -246,6 +248,7 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
         vals: HashMap::new(),
         clocks: Clocks::new(streams),
         symbols: cx.symbols(),
+        streams,
     };
     let ops: Vec<OpId> = body.block_ops(entry).collect();
     let mut labels: HashMap<i64, usize> = HashMap::new();
@@ -254,12 +257,11 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
             labels.insert(int(body, o, "label")?, pos);
         }
     }
-    let stream_of = |o: OpId| -> Result<usize, String> {
-        let s = int(body, o, "stream")?;
-        usize::try_from(s)
-            .ok()
-            .filter(|&s| s < streams)
-            .ok_or_else(|| format!("stream {s} is out of range (num_streams = {streams})"))
+    let jump = |l: i64| -> Result<usize, String> {
+        labels
+            .get(&l)
+            .copied()
+            .ok_or_else(|| format!("jump to missing label {l}"))
     };
     let mut pc = 0usize;
     let mut steps = 0usize;
@@ -271,124 +273,152 @@ pub fn sem_program(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
             ));
         }
         let o = ops[pc];
-        let od = body.op(o);
         pc += 1;
-        match od.name.as_str() {
-            "memory.view" => {
-                let (Some(a), Some(r)) = (nth_operand(body, o, 0), nth_result(body, o, 0)) else {
-                    return Err("a malformed memory.view".into());
-                };
-                let arena = match body.value(a).def {
-                    ValueDef::BlockArg { block, index } if block == entry => index as usize,
-                    _ => {
-                        return Err("a view in a stream.program must view an arena argument".into())
-                    }
-                };
-                let offset = usize::try_from(int(body, o, "offset")?)
-                    .map_err(|_| "negative view offset".to_string())?;
-                let ty = body.value_type(r);
-                m.vals.insert(r, Val::Place { arena, offset, ty });
-            }
-            "memory.weight" | "data.constant" => {
-                let v = od.attr("value").ok_or("constant without 'value'")?;
-                let t = elements_tensor(v, Some(cx.module()))?;
-                let r = nth_result(body, o, 0).ok_or("a constant without a result")?;
-                m.vals.insert(r, Val::Const(t));
-            }
-            "stream.launch" => {
-                let s = stream_of(o)?;
-                let epoch = m.clocks.tick(s);
-                let n_in = od
-                    .attr("operand_segment_sizes")
-                    .and_then(|a| a.as_i64_array())
-                    .and_then(|v| v.first().copied())
-                    .unwrap_or(0)
-                    .max(0) as usize;
-                let kernel = Launch::attrs(od)
-                    .kernel()
-                    .ok_or("launch without a kernel symbol")?;
-                let (ins, outs) = od.operands().split_at(n_in.min(od.operands().len()));
-                let mut args = Vec::with_capacity(ins.len());
-                for &v in ins {
-                    m.import_constant(v, cx.module())?;
-                    args.push(m.read(v, o, s, epoch)?);
-                }
-                let res = cx.call(kernel.as_str(), args).map_err(|e| {
-                    format!("in kernel '@{kernel}' launched at {}: {e}", at_line(od.loc))
-                })?;
-                if res.len() != outs.len() {
-                    return Err(format!(
-                        "kernel '@{kernel}' returned {} results for {} outs (at {})",
-                        res.len(),
-                        outs.len(),
-                        at_line(od.loc)
-                    ));
-                }
-                for (&v, t) in outs.iter().zip(&res) {
-                    m.write(v, t, o, s, epoch)?;
-                }
-            }
-            "stream.memcpy" => {
-                let s = stream_of(o)?;
-                let epoch = m.clocks.tick(s);
-                let (Some(sv), Some(dv)) = (nth_operand(body, o, 0), nth_operand(body, o, 1))
-                else {
-                    return Err("a malformed stream.memcpy".into());
-                };
-                let src = m.read(sv, o, s, epoch)?;
-                let dst_ty = body.value_type(dv);
-                let shape = concrete_shape(dst_ty, m.symbols)?;
-                let bytes = crate::data::tensor_to_bytes(&src);
-                let dt = dst_ty.dtype().ok_or("memcpy into a non-tensor")?;
-                let t = crate::data::tensor_from_bytes(&bytes, shape, dt)?;
-                m.write(dv, &t, o, s, epoch)?;
-            }
+        match body.op(o).name.as_str() {
+            "memory.view" => m.define_view(o, entry)?,
+            "memory.weight" | "data.constant" => m.define_constant(o, cx.module())?,
+            "stream.launch" => m.launch(cx, o)?,
+            "stream.memcpy" => m.memcpy(o)?,
             "stream.record" => {
-                let s = stream_of(o)?;
+                let s = m.stream_of(o)?;
                 m.clocks.record(int(body, o, "event")?, s);
             }
             "stream.wait" => {
-                let s = stream_of(o)?;
+                let s = m.stream_of(o)?;
                 m.clocks.wait(int(body, o, "event")?, s);
             }
             "stream.label" => {}
-            "stream.goto" => {
-                let l = int(body, o, "label")?;
-                pc = *labels
-                    .get(&l)
-                    .ok_or_else(|| format!("jump to missing label {l}"))?;
-            }
-            "stream.switch" => {
-                let s = stream_of(o)?;
-                let epoch = m.clocks.tick(s);
-                let sv = nth_operand(body, o, 0).ok_or("a malformed stream.switch")?;
-                let v = m.read(sv, o, s, epoch)?;
-                if v.len() != 1 {
-                    return Err(format!(
-                        "stream.switch at {} reads {} elements, expected one",
-                        at_line(od.loc),
-                        v.len()
-                    ));
-                }
-                let k = v.get_i(0);
-                let targets = Switch::attrs(od).targets().unwrap_or_default();
-                let l = usize::try_from(k)
-                    .ok()
-                    .and_then(|k| targets.get(k))
-                    .ok_or_else(|| {
-                        format!(
-                            "stream.switch at {} read {k}, outside its {} targets",
-                            at_line(od.loc),
-                            targets.len()
-                        )
-                    })?;
-                pc = *labels
-                    .get(l)
-                    .ok_or_else(|| format!("jump to missing label {l}"))?;
-            }
+            "stream.goto" => pc = jump(int(body, o, "label")?)?,
+            "stream.switch" => pc = jump(m.switch_target(o)?)?,
             "stream.end" => break,
             other => return Err(format!("'{other}' cannot run inside a stream.program")),
         }
     }
     Ok(m.arenas.into_iter().map(arena_value).collect())
+}
+
+/// The tasks of `sem_program`, one method per task op.
+impl Machine<'_> {
+    /// The stream task `o` runs on, checked against the program's count.
+    fn stream_of(&self, o: OpId) -> Result<usize, String> {
+        let s = int(self.body, o, "stream")?;
+        let streams = self.streams;
+        usize::try_from(s)
+            .ok()
+            .filter(|&s| s < streams)
+            .ok_or_else(|| format!("stream {s} is out of range (num_streams = {streams})"))
+    }
+
+    /// memory.view: its result is a place in one of the arena arguments (of
+    /// the entry block `entry`).
+    fn define_view(&mut self, o: OpId, entry: ge_ir::body::BlockId) -> Result<(), String> {
+        let body = self.body;
+        let (Some(a), Some(r)) = (nth_operand(body, o, 0), nth_result(body, o, 0)) else {
+            return Err("a malformed memory.view".into());
+        };
+        let arena = match body.value(a).def {
+            ValueDef::BlockArg { block, index } if block == entry => index as usize,
+            _ => return Err("a view in a stream.program must view an arena argument".into()),
+        };
+        let offset = usize::try_from(int(body, o, "offset")?)
+            .map_err(|_| "negative view offset".to_string())?;
+        let ty = body.value_type(r);
+        self.vals.insert(r, Val::Place { arena, offset, ty });
+        Ok(())
+    }
+
+    /// memory.weight, data.constant: its result is its value.
+    fn define_constant(&mut self, o: OpId, module: &ge_ir::Module) -> Result<(), String> {
+        let v = self
+            .body
+            .op(o)
+            .attr("value")
+            .ok_or("constant without 'value'")?;
+        let t = elements_tensor(v, Some(module))?;
+        let r = nth_result(self.body, o, 0).ok_or("a constant without a result")?;
+        self.vals.insert(r, Val::Const(t));
+        Ok(())
+    }
+
+    /// stream.launch: call the kernel on the inputs, write its results into the outputs.
+    fn launch(&mut self, cx: &SemCtx, o: OpId) -> Result<(), String> {
+        let od = self.body.op(o);
+        let s = self.stream_of(o)?;
+        let epoch = self.clocks.tick(s);
+        let n_in = od
+            .attr("operand_segment_sizes")
+            .and_then(|a| a.as_i64_array())
+            .and_then(|v| v.first().copied())
+            .unwrap_or(0)
+            .max(0) as usize;
+        let kernel = Launch::attrs(od)
+            .kernel()
+            .ok_or("launch without a kernel symbol")?;
+        let (ins, outs) = od.operands().split_at(n_in.min(od.operands().len()));
+        let mut args = Vec::with_capacity(ins.len());
+        for &v in ins {
+            self.import_constant(v, cx.module())?;
+            args.push(self.read(v, o, s, epoch)?);
+        }
+        let res = cx
+            .call(kernel.as_str(), args)
+            .map_err(|e| format!("in kernel '@{kernel}' launched at {}: {e}", at_line(od.loc)))?;
+        if res.len() != outs.len() {
+            return Err(format!(
+                "kernel '@{kernel}' returned {} results for {} outs (at {})",
+                res.len(),
+                outs.len(),
+                at_line(od.loc)
+            ));
+        }
+        for (&v, t) in outs.iter().zip(&res) {
+            self.write(v, t, o, s, epoch)?;
+        }
+        Ok(())
+    }
+
+    /// stream.memcpy: the source's bytes, as the destination's type.
+    fn memcpy(&mut self, o: OpId) -> Result<(), String> {
+        let body = self.body;
+        let s = self.stream_of(o)?;
+        let epoch = self.clocks.tick(s);
+        let (Some(sv), Some(dv)) = (nth_operand(body, o, 0), nth_operand(body, o, 1)) else {
+            return Err("a malformed stream.memcpy".into());
+        };
+        let src = self.read(sv, o, s, epoch)?;
+        let dst_ty = body.value_type(dv);
+        let shape = concrete_shape(dst_ty, self.symbols)?;
+        let bytes = crate::data::tensor_to_bytes(&src);
+        let dt = dst_ty.dtype().ok_or("memcpy into a non-tensor")?;
+        let t = crate::data::tensor_from_bytes(&bytes, shape, dt)?;
+        self.write(dv, &t, o, s, epoch)
+    }
+
+    /// stream.switch: the label it jumps to (the target its one-element value picks).
+    fn switch_target(&mut self, o: OpId) -> Result<i64, String> {
+        let od = self.body.op(o);
+        let s = self.stream_of(o)?;
+        let epoch = self.clocks.tick(s);
+        let sv = nth_operand(self.body, o, 0).ok_or("a malformed stream.switch")?;
+        let v = self.read(sv, o, s, epoch)?;
+        if v.len() != 1 {
+            return Err(format!(
+                "stream.switch at {} reads {} elements, expected one",
+                at_line(od.loc),
+                v.len()
+            ));
+        }
+        let k = v.get_i(0);
+        let targets = Switch::attrs(od).targets().unwrap_or_default();
+        usize::try_from(k)
+            .ok()
+            .and_then(|k| targets.get(k).copied())
+            .ok_or_else(|| {
+                format!(
+                    "stream.switch at {} read {k}, outside its {} targets",
+                    at_line(od.loc),
+                    targets.len()
+                )
+            })
+    }
 }

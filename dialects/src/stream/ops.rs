@@ -124,6 +124,70 @@ fn def_name(inner: &Body, v: ValueId) -> &'static str {
 
 fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
     let d = body.op(op);
+    let (ns, ne) = verify_program_signature(body, d)?;
+    let inner = d.region_body(body);
+    let Some(&region) = d.regions().first() else {
+        return Err("has no region".into());
+    };
+    let Some(entry) = inner.entry_block(region) else {
+        return Err("has an empty region: expected a task list ending in stream.end".into());
+    };
+    let args = &inner.block(entry).args;
+    if args.len() != d.operands().len() || args.iter().any(|&a| !is_arena(inner.value_type(a))) {
+        return Err(format!(
+            "region must take one !memory.arena argument per operand ({} operands, {} arguments)",
+            d.operands().len(),
+            args.len()
+        )
+        .into());
+    }
+    let infos: Vec<Option<ArenaInfo>> = d.operands().iter().map(|&v| arena_info(body, v)).collect();
+    let tasks = TaskList {
+        inner,
+        entry,
+        ops: inner.block_ops(entry).collect(),
+    };
+    // Labels first: jumps may go forward.
+    let labels = tasks.labels()?;
+    let mut recorded: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (pos, &o) in tasks.ops.iter().enumerate() {
+        let od = inner.op(o);
+        let name = od.name.as_str();
+        // Negative ids are the op's own verifier's business.
+        if tasks.stream(o).is_some_and(|s| s < 0) || tasks.event(o).is_some_and(|e| e < 0) {
+            continue;
+        }
+        if let Some(s) = tasks.stream(o) {
+            if s >= ns {
+                return Err(tasks.at(
+                    o,
+                    format!("'{name}' uses stream {s}, but the program has num_streams = {ns}"),
+                ));
+            }
+        }
+        match name {
+            "memory.view" => tasks.check_view(o, &infos)?,
+            "memory.weight" | "data.constant" | "stream.end" | "stream.label" => {}
+            "stream.launch" => tasks.check_launch(o)?,
+            "stream.memcpy" => tasks.check_memcpy(o)?,
+            "stream.record" | "stream.wait" => tasks.check_event(o, ne, &mut recorded)?,
+            "stream.switch" | "stream.goto" => tasks.check_jump(o, pos, &labels)?,
+            other => {
+                return Err(tasks.at(
+                    o,
+                    format!(
+                        "'{other}' cannot appear in a stream.program (only memory.view, memory.weight, data.constant and stream task ops)"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A stream.program's operands and results (one arena each), and its stream
+/// and event counts, which it returns.
+fn verify_program_signature(body: &Body, d: &ge_ir::OpData) -> Result<(i64, i64), OpError> {
     for (i, &v) in d.operands().iter().enumerate() {
         let t = body.value_type(v);
         if !is_arena(t) {
@@ -148,196 +212,219 @@ fn verify_program(body: &Body, op: OpId) -> Result<(), OpError> {
     if ne < 0 {
         return Err(format!("num_events must not be negative, but is {ne}").into());
     }
-    let inner = d.region_body(body);
-    let Some(&region) = d.regions().first() else {
-        return Err("has no region".into());
-    };
-    let Some(entry) = inner.entry_block(region) else {
-        return Err("has an empty region: expected a task list ending in stream.end".into());
-    };
-    let args = &inner.block(entry).args;
-    if args.len() != d.operands().len() || args.iter().any(|&a| !is_arena(inner.value_type(a))) {
-        return Err(format!(
-            "region must take one !memory.arena argument per operand ({} operands, {} arguments)",
-            d.operands().len(),
-            args.len()
-        )
-        .into());
+    Ok((ns, ne))
+}
+
+/// The task list of a stream.program (the ops of its entry block), which
+/// `verify_program` checks task by task.
+struct TaskList<'a> {
+    inner: &'a Body,
+    entry: BlockId,
+    ops: Vec<OpId>,
+}
+
+impl TaskList<'_> {
+    fn stream(&self, o: OpId) -> Option<i64> {
+        stream_of(self.inner.op(o))
     }
-    let infos: Vec<Option<ArenaInfo>> = d.operands().iter().map(|&v| arena_info(body, v)).collect();
-    let ops: Vec<OpId> = inner.block_ops(entry).collect();
-    let stream_of = |o: OpId| stream_of(inner.op(o));
-    let event_of = |o: OpId| inner.op(o).attr("event").and_then(|a| a.as_int());
-    let at = |o: OpId, msg: String| OpError {
-        msg,
-        loc: Some(inner.op(o).loc),
-    };
-    // Labels first: jumps may go forward.
-    let mut labels: HashMap<i64, (usize, i64)> = HashMap::new();
-    for (pos, &o) in ops.iter().enumerate() {
-        if inner.op(o).name.as_str() == "stream.label" {
-            let Some(id) = Label::attrs(inner.op(o)).label() else {
-                continue;
-            };
-            let s = stream_of(o).unwrap_or(0);
-            if let Some((p0, _)) = labels.insert(id, (pos, s)) {
-                return Err(at(
-                    o,
-                    format!(
-                        "has label {id} twice (first at {})",
-                        at_line(inner.op(ops[p0]).loc)
-                    ),
-                ));
-            }
+
+    fn event(&self, o: OpId) -> Option<i64> {
+        self.inner.op(o).attr("event").and_then(|a| a.as_int())
+    }
+
+    /// An error at task `o`.
+    fn at(&self, o: OpId, msg: String) -> OpError {
+        OpError {
+            msg,
+            loc: Some(self.inner.op(o).loc),
         }
     }
-    let mut recorded: HashMap<i64, Vec<i64>> = HashMap::new();
-    for (pos, &o) in ops.iter().enumerate() {
-        let od = inner.op(o);
-        let name = od.name.as_str();
-        // Negative ids are the op's own verifier's business.
-        if stream_of(o).is_some_and(|s| s < 0) || event_of(o).is_some_and(|e| e < 0) {
-            continue;
+
+    /// Whether `v` is a memory.view of the program's own task list.
+    fn is_program_view(&self, v: ValueId) -> bool {
+        defined_in(self.inner, v, self.entry) && def_name(self.inner, v) == "memory.view"
+    }
+
+    /// What defines `v`, for messages: its op, or "outside the program".
+    fn origin(&self, v: ValueId) -> &'static str {
+        if defined_in(self.inner, v, self.entry) {
+            def_name(self.inner, v)
+        } else {
+            "outside the program"
         }
-        if let Some(s) = stream_of(o) {
-            if s >= ns {
-                return Err(at(
-                    o,
-                    format!("'{name}' uses stream {s}, but the program has num_streams = {ns}"),
-                ));
-            }
-        }
-        match name {
-            "memory.view" => {
-                let Some(k) = view_arena_arg(inner, o, entry) else {
-                    return Err(at(
-                        o,
-                        "views in a stream.program must view one of the program's arena arguments"
-                            .into(),
-                    ));
-                };
-                if let Some(info) = &infos[k] {
-                    let off = View::attrs(od).offset().unwrap_or(0);
-                    if let Some(r) = nth_result(inner, o, 0) {
-                        let t = inner.value_type(r);
-                        check_place("view", t, off, info).map_err(|m| at(o, m))?;
-                    }
-                }
-            }
-            "memory.weight" | "data.constant" | "stream.end" | "stream.label" => {}
-            "stream.launch" => {
-                let segs = od
-                    .attr("operand_segment_sizes")
-                    .and_then(|a| a.as_i64_array())
-                    .unwrap_or_else(|| vec![od.operands().len() as i64, 0]);
-                let n_in = segs.first().copied().unwrap_or(0).max(0) as usize;
-                for (i, &v) in od.operands().iter().enumerate() {
-                    let view = defined_in(inner, v, entry) && def_name(inner, v) == "memory.view";
-                    let ok = view || (i < n_in && is_constant(inner, v));
-                    if !ok {
-                        let def = if defined_in(inner, v, entry) || is_constant(inner, v) {
-                            def_name(inner, v)
-                        } else {
-                            "outside the program"
-                        };
-                        let what = if i < n_in {
-                            format!("input #{i} must be a memory.view of the program or a constant (memory.weight, data.constant)")
-                        } else {
-                            format!("output #{} must be a memory.view of the program", i - n_in)
-                        };
-                        return Err(at(o, format!("'stream.launch' {what}, but comes from {def}")));
-                    }
-                }
-            }
-            "stream.memcpy" => {
-                for (i, &v) in od.operands().iter().enumerate() {
-                    if !defined_in(inner, v, entry) || def_name(inner, v) != "memory.view" {
-                        return Err(at(
-                            o,
-                            format!(
-                                "'stream.memcpy' {} must be a memory.view of the program, but comes from {}",
-                                if i == 0 { "source" } else { "destination" },
-                                if defined_in(inner, v, entry) { def_name(inner, v) } else { "outside the program" }
-                            ),
-                        ));
-                    }
-                }
-            }
-            "stream.record" | "stream.wait" => {
-                let Some(e) = event_of(o) else {
+    }
+
+    /// Every stream.label: its id → (position in the list, stream).
+    fn labels(&self) -> Result<HashMap<i64, (usize, i64)>, OpError> {
+        let mut labels: HashMap<i64, (usize, i64)> = HashMap::new();
+        for (pos, &o) in self.ops.iter().enumerate() {
+            if self.inner.op(o).name.as_str() == "stream.label" {
+                let Some(id) = Label::attrs(self.inner.op(o)).label() else {
                     continue;
                 };
-                let s = stream_of(o).unwrap_or(0);
-                if e >= ne {
-                    return Err(at(
-                        o,
-                        format!("'{name}' uses event {e}, but the program has num_events = {ne}"),
-                    ));
-                }
-                if name == "stream.record" {
-                    recorded.entry(e).or_default().push(s);
-                } else if !recorded.get(&e).is_some_and(|v| v.iter().any(|&x| x != s)) {
-                    return Err(at(
+                let s = self.stream(o).unwrap_or(0);
+                if let Some((p0, _)) = labels.insert(id, (pos, s)) {
+                    return Err(self.at(
                         o,
                         format!(
-                            "'stream.wait' on stream {s} waits for event {e}, which no earlier stream.record on another stream records"
+                            "has label {id} twice (first at {})",
+                            at_line(self.inner.op(self.ops[p0]).loc)
                         ),
                     ));
                 }
             }
-            "stream.switch" | "stream.goto" => {
-                let s = stream_of(o).unwrap_or(0);
-                if let Some(&v) = od.operands().first() {
-                    if !defined_in(inner, v, entry) || def_name(inner, v) != "memory.view" {
-                        return Err(at(
-                            o,
-                            "'stream.switch' must read its value from a memory.view of the program"
-                                .into(),
-                        ));
-                    }
-                }
-                let targets = match name {
-                    "stream.goto" => Goto::attrs(od).label().into_iter().collect(),
-                    _ => Switch::attrs(od).targets().unwrap_or_default(),
-                };
-                for t in targets {
-                    let Some(&(lp, ls)) = labels.get(&t) else {
-                        return Err(at(o, format!("'{name}' jumps to label {t}, which does not exist")));
-                    };
-                    if ls != s {
-                        return Err(at(
-                            o,
-                            format!("'{name}' on stream {s} jumps to label {t}, which is on stream {ls}"),
-                        ));
-                    }
-                    let (lo, hi) = (pos.min(lp), pos.max(lp));
-                    if let Some(&other) = ops[lo..=hi]
-                        .iter()
-                        .find(|&&x| stream_of(x).is_some_and(|xs| xs != s))
-                    {
-                        return Err(at(
-                            o,
-                            format!(
-                                "'{name}' on stream {s} jumps over '{}' on stream {} (at {}): every task between a jump and its label must be on the jump's stream",
-                                inner.op(other).name,
-                                stream_of(other).unwrap_or(0),
-                                at_line(inner.op(other).loc)
-                            ),
-                        ));
-                    }
-                }
-            }
-            other => {
-                return Err(at(
-                    o,
-                    format!(
-                        "'{other}' cannot appear in a stream.program (only memory.view, memory.weight, data.constant and stream task ops)"
-                    ),
-                ))
+        }
+        Ok(labels)
+    }
+
+    /// A memory.view views one of the program's arena arguments, inside it.
+    fn check_view(&self, o: OpId, infos: &[Option<ArenaInfo>]) -> Result<(), OpError> {
+        let Some(k) = view_arena_arg(self.inner, o, self.entry) else {
+            return Err(self.at(
+                o,
+                "views in a stream.program must view one of the program's arena arguments".into(),
+            ));
+        };
+        if let Some(Some(info)) = infos.get(k) {
+            let off = View::attrs(self.inner.op(o)).offset().unwrap_or(0);
+            if let Some(r) = nth_result(self.inner, o, 0) {
+                let t = self.inner.value_type(r);
+                check_place("view", t, off, info).map_err(|m| self.at(o, m))?;
             }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// A launch's inputs are views of the program or constants, its outputs views.
+    fn check_launch(&self, o: OpId) -> Result<(), OpError> {
+        let od = self.inner.op(o);
+        let segs = od
+            .attr("operand_segment_sizes")
+            .and_then(|a| a.as_i64_array())
+            .unwrap_or_else(|| vec![od.operands().len() as i64, 0]);
+        let n_in = segs.first().copied().unwrap_or(0).max(0) as usize;
+        for (i, &v) in od.operands().iter().enumerate() {
+            let ok = self.is_program_view(v) || (i < n_in && is_constant(self.inner, v));
+            if !ok {
+                let def = if is_constant(self.inner, v) {
+                    def_name(self.inner, v)
+                } else {
+                    self.origin(v)
+                };
+                let what = if i < n_in {
+                    format!("input #{i} must be a memory.view of the program or a constant (memory.weight, data.constant)")
+                } else {
+                    format!("output #{} must be a memory.view of the program", i - n_in)
+                };
+                return Err(self.at(o, format!("'stream.launch' {what}, but comes from {def}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A memcpy copies between views of the program.
+    fn check_memcpy(&self, o: OpId) -> Result<(), OpError> {
+        for (i, &v) in self.inner.op(o).operands().iter().enumerate() {
+            if !self.is_program_view(v) {
+                return Err(self.at(
+                    o,
+                    format!(
+                        "'stream.memcpy' {} must be a memory.view of the program, but comes from {}",
+                        if i == 0 { "source" } else { "destination" },
+                        self.origin(v)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An event is in range, and a wait waits for an event an earlier record
+    /// on another stream records (which `recorded`, event → streams, collects).
+    fn check_event(
+        &self,
+        o: OpId,
+        ne: i64,
+        recorded: &mut HashMap<i64, Vec<i64>>,
+    ) -> Result<(), OpError> {
+        let Some(e) = self.event(o) else {
+            return Ok(());
+        };
+        let name = self.inner.op(o).name.as_str();
+        let s = self.stream(o).unwrap_or(0);
+        if e >= ne {
+            return Err(self.at(
+                o,
+                format!("'{name}' uses event {e}, but the program has num_events = {ne}"),
+            ));
+        }
+        if name == "stream.record" {
+            recorded.entry(e).or_default().push(s);
+        } else if !recorded.get(&e).is_some_and(|v| v.iter().any(|&x| x != s)) {
+            return Err(self.at(
+                o,
+                format!(
+                    "'stream.wait' on stream {s} waits for event {e}, which no earlier stream.record on another stream records"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A switch reads a view of the program; every jump target exists, is on
+    /// the jump's stream, and no task of another stream lies in between.
+    fn check_jump(
+        &self,
+        o: OpId,
+        pos: usize,
+        labels: &HashMap<i64, (usize, i64)>,
+    ) -> Result<(), OpError> {
+        let od = self.inner.op(o);
+        let name = od.name.as_str();
+        let s = self.stream(o).unwrap_or(0);
+        if let Some(&v) = od.operands().first() {
+            if !self.is_program_view(v) {
+                return Err(self.at(
+                    o,
+                    "'stream.switch' must read its value from a memory.view of the program".into(),
+                ));
+            }
+        }
+        let targets = match name {
+            "stream.goto" => Goto::attrs(od).label().into_iter().collect(),
+            _ => Switch::attrs(od).targets().unwrap_or_default(),
+        };
+        for t in targets {
+            let Some(&(lp, ls)) = labels.get(&t) else {
+                return Err(self.at(
+                    o,
+                    format!("'{name}' jumps to label {t}, which does not exist"),
+                ));
+            };
+            if ls != s {
+                return Err(self.at(
+                    o,
+                    format!("'{name}' on stream {s} jumps to label {t}, which is on stream {ls}"),
+                ));
+            }
+            let (lo, hi) = (pos.min(lp), pos.max(lp));
+            if let Some(&other) = self.ops[lo..=hi]
+                .iter()
+                .find(|&&x| self.stream(x).is_some_and(|xs| xs != s))
+            {
+                return Err(self.at(
+                    o,
+                    format!(
+                        "'{name}' on stream {s} jumps over '{}' on stream {} (at {}): every task between a jump and its label must be on the jump's stream",
+                        self.inner.op(other).name,
+                        self.stream(other).unwrap_or(0),
+                        at_line(self.inner.op(other).loc)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One arena result per arena operand.

@@ -645,92 +645,31 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         },
     };
     let out_path = args.output.as_deref().map(om_path);
-    // The cache.
-    let cache = match (args.mode.as_str(), args.op_compiler_cache_mode.as_str()) {
-        ("0", "enable" | "force") => {
-            let dir = args
-                .op_compiler_cache_dir
-                .clone()
-                .map(PathBuf::from)
-                .or_else(cache::default_dir);
-            match dir.map(CompileCache::open) {
-                Some(Ok(c)) => match cache_key(&args, &p, &model_bytes) {
-                    Ok(k) => Some((c, k)),
-                    Err(why) => {
-                        log.info(&format!("compile cache: not used: {why}"));
-                        None
-                    }
-                },
-                Some(Err(e)) => {
-                    log.warn(&format!("compile cache: cannot open: {e}"));
-                    None
-                }
-                None => None,
-            }
-        }
-        _ => None,
-    };
+    let cache = open_cache(&args, &p, &model_bytes, &mut log);
     if let (Some((c, k)), Some(out), "enable") =
         (&cache, &out_path, args.op_compiler_cache_mode.as_str())
     {
-        match c.get(k) {
-            Lookup::Hit(payload) => {
-                if let Some((sum, om)) = decode_entry(&payload) {
-                    log.info(&format!("compile cache: hit {}", k.short()));
-                    if let Err(e) = write_output(out, om) {
-                        return failed(&log, &e);
-                    }
-                    let how = format!(
-                        "[compile cache hit {}, {:.1} ms]",
-                        k.short(),
-                        t0.elapsed().as_secs_f64() * 1e3
-                    );
-                    return succeeded(log, &p, out, &args.soc_version, &how, &sum);
-                }
-                log.warn("compile cache: unreadable entry; compiling");
+        match cached_om(c, k, out, &mut log) {
+            Ok(Some(sum)) => {
+                let how = format!(
+                    "[compile cache hit {}, {:.1} ms]",
+                    k.short(),
+                    t0.elapsed().as_secs_f64() * 1e3
+                );
+                return succeeded(log, &p, out, &args.soc_version, &how, &sum);
             }
-            Lookup::Miss => log.info(&format!("compile cache: miss {}", k.short())),
-            Lookup::Corrupt(why) => {
-                log.warn(&format!("compile cache: corrupt entry ({why}); compiling"))
-            }
+            Ok(None) => {}
+            Err(e) => return failed(&log, &e),
         }
     }
 
     // Import.
     let mut sm = SourceMap::new();
     let t = Instant::now();
-    log.info(&format!("importing {} ({})", p.model, p.framework.name()));
-    let mut m = match import(ctx, &p, &mut sm) {
+    let mut m = match import_checked(ctx, &p, &args, &mut sm, &mut log) {
         Ok(m) => m,
         Err(e) => return failed(&log, &e),
     };
-    annotate(&mut m, &p, args.input_format.as_deref());
-    if p.framework != Framework::Air {
-        if let Some(msg) = bounds::unknown_dims(&m) {
-            return failed(&log, &error(msg));
-        }
-    }
-    // Weights held in dialect resources become foldable literals.
-    let inlined = m.inline_resources();
-    if inlined > 0 {
-        log.debug(&format!("{inlined} resource weights inlined for folding"));
-    }
-    let diags = ge_ir::verifier::verify_module(&m);
-    if diags.iter().any(|d| d.is_error()) {
-        let text: String = diags
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| sm.render(d))
-            .collect();
-        return failed(&log, &text);
-    }
-    // Sizes come from the model: a tensor the budget cannot hold is refused
-    // now, naming its node, not when the compiled model runs.
-    let too_big = ge_ir::budget::check_module(&m);
-    if !too_big.is_empty() {
-        let text: String = too_big.iter().map(|d| sm.render(d)).collect();
-        return failed(&log, &text);
-    }
     let mut times: Vec<(&str, Duration)> = vec![("import", t.elapsed())];
     let ops_before = stages::count_ops(&m);
     let inputs = inputs_line(&m, args.input_format.as_deref());
@@ -749,62 +688,20 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
     }
 
     // Compile.
-    let mut ops_after: Option<usize> = None;
-    for stage in stages::stages(ctx, &p.settings) {
-        // Graph optimisation ends where lowering starts.
-        if ops_after.is_none() && matches!(stage.name, "fuse-kernels" | "partition-engines") {
-            ops_after = Some(stages::count_ops(&m));
-        }
-        log.info(&format!("{}: {}", stage.name, stage.pipeline));
-        match stages::run_stage(ctx, &mut m, &stage) {
-            Ok(d) => match times.iter_mut().find(|(n, _)| *n == stage.name) {
-                Some(e) => e.1 += d,
-                None => times.push((stage.name, d)),
-            },
-            Err(diags) => {
-                let text: String = diags.iter().map(|d| sm.render(d)).collect();
-                return failed(&log, &text);
-            }
-        }
-    }
+    let ops_after = match compile_stages(ctx, &p, &mut m, &sm, &mut log, &mut times) {
+        Ok(n) => n.unwrap_or(ops_before),
+        Err(e) => return failed(&log, &e),
+    };
     let Some(out) = out_path else {
         return failed(&log, &error("--output is required"));
     };
     let t = Instant::now();
-    let name = out
-        .file_stem()
-        .filter(|s| *s != "-")
-        .map(|s| s.to_string_lossy().into_owned());
-    let om = match ge_lowering::om::from_module(
-        m.body(),
-        Some(&m),
-        &ge_lowering::om::OmOptions {
-            entry: None,
-            name,
-            soc: args.soc_version.clone(),
-        },
-    ) {
-        Ok(om) => om,
-        Err(e) => return failed(&log, &error(e)),
+    let (om, bytes) = match write_om(&m, &out, &args.soc_version) {
+        Ok(x) => x,
+        Err(e) => return failed(&log, &e),
     };
-    if let Err(e) = ge_compile::check_budget(&om) {
-        return failed(&log, &error(e));
-    }
-    let bytes = match ge_om::format::to_bytes(&om) {
-        Ok(b) => b,
-        Err(e) => return failed(&log, &error(e)),
-    };
-    if let Err(e) = write_output(&out, &bytes) {
-        return failed(&log, &e);
-    }
     times.push(("write-om", t.elapsed()));
-    let sum = summary(
-        &om,
-        &inputs,
-        ops_before,
-        ops_after.unwrap_or(ops_before),
-        &times,
-    );
+    let sum = summary(&om, &inputs, ops_before, ops_after, &times);
     if let Some((c, k)) = &cache {
         match c.put(k, &encode_entry(&sum, &bytes)) {
             Ok(()) => log.info(&format!("compile cache: stored {}", k.short())),
@@ -813,6 +710,156 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
     }
     let how = format!("({} bytes)", bytes.len());
     succeeded(log, &p, &out, &args.soc_version, &how, &sum)
+}
+
+/// The compile cache and this compile's key, when `--mode 0` and
+/// `--op_compiler_cache_mode` ask for one and it can be used (the log says why not).
+fn open_cache(
+    args: &AtcArgs,
+    p: &Plan,
+    model_bytes: &[u8],
+    log: &mut Log,
+) -> Option<(CompileCache, cache::CacheKey)> {
+    if !matches!(
+        (args.mode.as_str(), args.op_compiler_cache_mode.as_str()),
+        ("0", "enable" | "force")
+    ) {
+        return None;
+    }
+    let dir = args
+        .op_compiler_cache_dir
+        .clone()
+        .map(PathBuf::from)
+        .or_else(cache::default_dir)?;
+    match CompileCache::open(dir) {
+        Ok(c) => match cache_key(args, p, model_bytes) {
+            Ok(k) => Some((c, k)),
+            Err(why) => {
+                log.info(&format!("compile cache: not used: {why}"));
+                None
+            }
+        },
+        Err(e) => {
+            log.warn(&format!("compile cache: cannot open: {e}"));
+            None
+        }
+    }
+}
+
+/// A compile cache hit written to `out`: its summary. `None` (logged) when the
+/// entry is missing, unreadable or corrupt and the model must be compiled.
+fn cached_om(
+    c: &CompileCache,
+    k: &cache::CacheKey,
+    out: &Path,
+    log: &mut Log,
+) -> Result<Option<String>, String> {
+    match c.get(k) {
+        Lookup::Hit(payload) => {
+            if let Some((sum, om)) = decode_entry(&payload) {
+                log.info(&format!("compile cache: hit {}", k.short()));
+                write_output(out, om)?;
+                return Ok(Some(sum));
+            }
+            log.warn("compile cache: unreadable entry; compiling");
+        }
+        Lookup::Miss => log.info(&format!("compile cache: miss {}", k.short())),
+        Lookup::Corrupt(why) => {
+            log.warn(&format!("compile cache: corrupt entry ({why}); compiling"))
+        }
+    }
+    Ok(None)
+}
+
+/// Import the model, annotate it with the command line's shapes and formats,
+/// inline its resource weights, and check it: every dim known (imported
+/// models), verified, and within the memory budget. The error is rendered.
+fn import_checked(
+    ctx: &Context,
+    p: &Plan,
+    args: &AtcArgs,
+    sm: &mut SourceMap,
+    log: &mut Log,
+) -> Result<Module, String> {
+    log.info(&format!("importing {} ({})", p.model, p.framework.name()));
+    let mut m = import(ctx, p, sm)?;
+    annotate(&mut m, p, args.input_format.as_deref());
+    if p.framework != Framework::Air {
+        if let Some(msg) = bounds::unknown_dims(&m) {
+            return Err(error(msg));
+        }
+    }
+    // Weights held in dialect resources become foldable literals.
+    let inlined = m.inline_resources();
+    if inlined > 0 {
+        log.debug(&format!("{inlined} resource weights inlined for folding"));
+    }
+    let diags = ge_ir::verifier::verify_module(&m);
+    if diags.iter().any(|d| d.is_error()) {
+        return Err(diags
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| sm.render(d))
+            .collect());
+    }
+    // Sizes come from the model: a tensor the budget cannot hold is refused
+    // now, naming its node, not when the compiled model runs.
+    let too_big = ge_ir::budget::check_module(&m);
+    if !too_big.is_empty() {
+        return Err(too_big.iter().map(|d| sm.render(d)).collect());
+    }
+    Ok(m)
+}
+
+/// Run the compile stages on `m`, adding each one's time to `times`. The op
+/// count where graph optimisation ends (lowering starts), if a lowering stage ran.
+fn compile_stages(
+    ctx: &Context,
+    p: &Plan,
+    m: &mut Module,
+    sm: &SourceMap,
+    log: &mut Log,
+    times: &mut Vec<(&'static str, Duration)>,
+) -> Result<Option<usize>, String> {
+    let mut ops_after: Option<usize> = None;
+    for stage in stages::stages(ctx, &p.settings) {
+        // Graph optimisation ends where lowering starts.
+        if ops_after.is_none() && matches!(stage.name, "fuse-kernels" | "partition-engines") {
+            ops_after = Some(stages::count_ops(m));
+        }
+        log.info(&format!("{}: {}", stage.name, stage.pipeline));
+        match stages::run_stage(ctx, m, &stage) {
+            Ok(d) => match times.iter_mut().find(|(n, _)| *n == stage.name) {
+                Some(e) => e.1 += d,
+                None => times.push((stage.name, d)),
+            },
+            Err(diags) => return Err(diags.iter().map(|d| sm.render(d)).collect()),
+        }
+    }
+    Ok(ops_after)
+}
+
+/// Lower the compiled module to an `.om` for `soc`, check it against the
+/// memory budget and write it to `out`: the model and its bytes.
+fn write_om(m: &Module, out: &Path, soc: &str) -> Result<(ge_om::OmModel, Vec<u8>), String> {
+    let name = out
+        .file_stem()
+        .filter(|s| *s != "-")
+        .map(|s| s.to_string_lossy().into_owned());
+    let om = ge_lowering::om::from_module(
+        m.body(),
+        Some(m),
+        &ge_lowering::om::OmOptions {
+            entry: None,
+            name,
+            soc: soc.to_string(),
+        },
+    )
+    .map_err(error)?;
+    ge_compile::check_budget(&om).map_err(error)?;
+    let bytes = ge_om::format::to_bytes(&om).map_err(error)?;
+    write_output(out, &bytes)?;
+    Ok((om, bytes))
 }
 
 pub fn main() -> i32 {

@@ -420,44 +420,29 @@ impl<'a> Importer<'a> {
         cond: &mut dyn FnMut(&mut Self, &[V]) -> Res<V>,
         body: &mut BodyFn<'_, 'a>,
     ) -> Res<Vec<V>> {
-        let carried: Vec<usize> = (0..inits.len())
-            .filter(|&i| matches!(inits[i], V::T(_)))
-            .collect();
         if let Some(i) = inits.iter().position(|v| matches!(v, V::Dead)) {
             return Err(ImportError::unsupported(format!(
                 "loop variable #{i} is the untaken output of a Switch"
             )));
         }
-        let init_vals: Vec<ValueId> = carried
+        let init_vals: Vec<ValueId> = inits
             .iter()
-            .map(|&i| match inits[i] {
-                V::T(t) => t,
-                _ => unreachable!(),
+            .filter_map(|v| match v {
+                V::T(t) => Some(*t),
+                _ => None,
             })
             .collect();
         let mut types: Vec<Type> = init_vals.iter().map(|&v| self.cx.e.ty(v)).collect();
         let loc = self.cx.e.b.loc;
         let saved = self.cx.e.insertion_block();
+        // A carried value whose type the body widens (a dim becoming
+        // dynamic) makes the loop be built again with the wider types.
         for _round in 0..4 {
             let op = self.create_region_op("graph.while", &init_vals, types.clone())?;
             let regions = self.cx.e.b.body.op(op).regions().to_vec();
-            let args_of = |imp: &mut Self, block| -> Vec<V> {
-                let mut k = 0;
-                inits
-                    .iter()
-                    .map(|v| match v {
-                        V::T(_) => {
-                            let a = imp.cx.e.b.body.add_block_arg(block, types[k], loc);
-                            k += 1;
-                            V::T(a)
-                        }
-                        other => *other,
-                    })
-                    .collect()
-            };
             // condition region
             let cb = self.cx.e.b.body.add_block(regions[0]);
-            let cargs = args_of(self, cb);
+            let cargs = self.loop_block_args(cb, inits, &types, loc);
             self.cx.e.set_block(cb);
             let c = cond(self, &cargs)?;
             self.cx.e.set_loc(loc);
@@ -480,43 +465,11 @@ impl<'a> Importer<'a> {
                 .create("graph.condition", &ops, vec![], Some(vec![]), 0)?;
             // body region
             let db = self.cx.e.b.body.add_block(regions[1]);
-            let dargs = args_of(self, db);
+            let dargs = self.loop_block_args(db, inits, &types, loc);
             self.cx.e.set_block(db);
             let outs = body(self, &dargs)?;
             self.cx.e.set_loc(loc);
-            if outs.len() != inits.len() {
-                return Err(ImportError::invalid(format!(
-                    "the loop body gives {} values for {} loop variables",
-                    outs.len(),
-                    inits.len()
-                )));
-            }
-            let mut yields = vec![];
-            let mut widened = false;
-            for (k, &i) in carried.iter().enumerate() {
-                let v = match outs[i] {
-                    V::T(t) => t,
-                    _ => {
-                        return Err(ImportError::unsupported(format!(
-                            "loop variable #{i} becomes a resource or dead value in the body"
-                        )))
-                    }
-                };
-                let got = self.cx.e.ty(v);
-                if got != types[k] {
-                    let j = join_types(types[k], got).ok_or_else(|| {
-                        ImportError::unsupported(format!(
-                            "loop variable #{i} changes from '{}' to '{got}'",
-                            types[k]
-                        ))
-                    })?;
-                    if j != types[k] {
-                        types[k] = j;
-                        widened = true;
-                    }
-                }
-                yields.push(v);
-            }
+            let (yields, widened) = self.loop_yields(inits, &outs, &mut types)?;
             if widened {
                 if let Some(b) = saved {
                     self.cx.e.set_block(b);
@@ -546,6 +499,74 @@ impl<'a> Importer<'a> {
                 .collect());
         }
         Err(ImportError::unsupported("loop-carried types do not settle"))
+    }
+
+    /// The loop variables inside a region of a `graph.while`: a new argument
+    /// of `block` (of the carried `types`) per tensor, resources as they are.
+    fn loop_block_args(
+        &mut self,
+        block: ge_ir::body::BlockId,
+        inits: &[V],
+        types: &[Type],
+        loc: Location,
+    ) -> Vec<V> {
+        let mut k = 0;
+        inits
+            .iter()
+            .map(|v| match v {
+                V::T(_) => {
+                    let a = self.cx.e.b.body.add_block_arg(block, types[k], loc);
+                    k += 1;
+                    V::T(a)
+                }
+                other => *other,
+            })
+            .collect()
+    }
+
+    /// The values the loop body yields for the carried variables, and whether
+    /// one of them widened its carried type (`types`, joined in place).
+    fn loop_yields(
+        &mut self,
+        inits: &[V],
+        outs: &[V],
+        types: &mut [Type],
+    ) -> Res<(Vec<ValueId>, bool)> {
+        if outs.len() != inits.len() {
+            return Err(ImportError::invalid(format!(
+                "the loop body gives {} values for {} loop variables",
+                outs.len(),
+                inits.len()
+            )));
+        }
+        let carried = (0..inits.len()).filter(|&i| matches!(inits[i], V::T(_)));
+        let mut yields = vec![];
+        let mut widened = false;
+        for (k, i) in carried.enumerate() {
+            let v = match outs[i] {
+                V::T(t) => t,
+                _ => {
+                    return Err(ImportError::unsupported(format!(
+                        "loop variable #{i} becomes a resource or dead value in the body"
+                    )))
+                }
+            };
+            let got = self.cx.e.ty(v);
+            if got != types[k] {
+                let j = join_types(types[k], got).ok_or_else(|| {
+                    ImportError::unsupported(format!(
+                        "loop variable #{i} changes from '{}' to '{got}'",
+                        types[k]
+                    ))
+                })?;
+                if j != types[k] {
+                    types[k] = j;
+                    widened = true;
+                }
+            }
+            yields.push(v);
+        }
+        Ok((yields, widened))
     }
 
     /// `graph.if` with `nres` results: `branch(self, true/false)` evaluates a

@@ -623,9 +623,15 @@ impl<'c, 's> Parser<'c, 's> {
                 let id = it.next().map(|x| &x.as_str()[1..]).unwrap_or("");
                 let body = it.next().map(|x| x.as_str());
                 match (id.split_once('.'), body) {
-                    (None, None) => *self.attr_aliases.get(id).ok_or_else(|| {
-                        self.err(span.clone(), format!("undefined attribute alias '#{id}'"))
-                    })?,
+                    (None, None) => match (self.attr_aliases.get(id), self.loc_aliases.get(id)) {
+                        (Some(a), _) => *a,
+                        // `#loc3` defined as `loc(...)`: the location as an attribute.
+                        (None, Some(l)) if !l.has_alias() => Attribute::new(AttrData::Location(*l)),
+                        _ => {
+                            return Err(self
+                                .err(span.clone(), format!("undefined attribute alias '#{id}'")))
+                        }
+                    },
                     (Some(("ge", name)), b) => self.build_ge_attr(name, b.unwrap_or(""), span)?,
                     (Some((d, n)), b) => Attribute::new(AttrData::Opaque {
                         dialect: Ident::new(d),
@@ -720,7 +726,31 @@ impl<'c, 's> Parser<'c, 's> {
                 })
             }
             Rule::location => {
-                return Err(self.err(span, "locations are not attributes here"));
+                let l = self.build_loc(p, base)?;
+                if l.has_alias() {
+                    // mlir-opt defines the aliases of attribute locations first.
+                    return Err(self.err(
+                        span,
+                        "a location alias used in an attribute must be defined before it",
+                    ));
+                }
+                Attribute::new(AttrData::Location(l))
+            }
+            Rule::distinct_attr => {
+                let mut it = p.into_inner();
+                let n = it.next().map_or("", |x| x.as_str());
+                let id: u64 = n.parse().map_err(|_| {
+                    self.err(
+                        span.clone(),
+                        format!("distinct id {n} is out of range (at most {})", u64::MAX),
+                    )
+                })?;
+                let referenced = match it.next() {
+                    Some(a) => self.build_attr(a)?,
+                    None => Attribute::unit(),
+                };
+                self.distinct_uses.push((id, referenced, span.clone()));
+                Attribute::new(AttrData::Distinct { id, referenced })
             }
             r => return Err(self.err(span, format!("expected attribute, found {r:?}"))),
         })

@@ -7,7 +7,7 @@
 //! complex elements the raw little-endian data in hex.
 
 use super::literals::{
-    decode_hex, float_from_bits, int_literal_i64, int_type_name, parse_float, IntKind,
+    decode_hex, float_from_bits, int_literal_i64, int_type_name, parse_float, scan_nested, IntKind,
 };
 use crate::mlir_float::mlir_float;
 use crate::printer::escape;
@@ -343,69 +343,7 @@ fn read_hex(b: &str, p: Part, n: i64) -> Result<Vec<Leaf>, String> {
 
 /// Nested lists of leaves (or one leaf: a splat, shape `None`).
 fn read_list(b: &str, elem: Elem) -> Result<(Vec<Leaf>, Option<Vec<i64>>), String> {
-    let s = b.as_bytes();
-    let mut leaves = vec![];
-    let mut shape: Vec<Option<i64>> = vec![];
-    let mut counts: Vec<i64> = vec![];
-    let mut leaf_depth = None;
-    let mut i = 0;
-    let list = s.first() == Some(&b'[');
-    while i < s.len() {
-        match s[i] {
-            b'[' => {
-                if let Some(c) = counts.last_mut() {
-                    *c += 1;
-                }
-                counts.push(0);
-                if shape.len() < counts.len() {
-                    shape.push(None);
-                }
-                i += 1;
-            }
-            b']' => {
-                let d = counts
-                    .len()
-                    .checked_sub(1)
-                    .ok_or("unbalanced ']' in dense literal")?;
-                let n = counts.pop().unwrap_or(0);
-                match shape[d] {
-                    None => shape[d] = Some(n),
-                    Some(m) if m != n => {
-                        return Err(format!(
-                        "dense literal is ragged: a list of {n} elements where {m} were expected"
-                    ))
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            b',' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
-            _ => {
-                let (leaf, end) = read_leaf(b, i, elem)?;
-                i = end;
-                let depth = counts.len();
-                if leaf_depth.is_some_and(|d| d != depth) {
-                    return Err("dense literal mixes nesting depths".into());
-                }
-                leaf_depth = Some(depth);
-                if let Some(c) = counts.last_mut() {
-                    *c += 1;
-                }
-                leaves.push(leaf);
-            }
-        }
-    }
-    if !list {
-        if leaves.len() != 1 {
-            return Err("expected one element or a list".into());
-        }
-        return Ok((leaves, None));
-    }
-    let mut dims: Vec<i64> = shape.into_iter().map(|d| d.unwrap_or(0)).collect();
-    if leaf_depth.is_none() && dims.last() != Some(&0) {
-        dims.push(0);
-    }
-    Ok((leaves, Some(dims)))
+    scan_nested(b, |i| read_leaf(b, i, elem))
 }
 
 /// One leaf starting at `i`: `(a, b)` or `"..."`; its end.

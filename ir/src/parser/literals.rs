@@ -194,21 +194,45 @@ pub fn scan_dense_typed(
             .map_err(|_| format!("invalid hex element '{t}'")),
         _ => scalar(t),
     };
-    let b = text.as_bytes();
     let t = text.trim();
     if !t.starts_with('[') {
         return Ok((vec![scalar(t)?], None));
     }
-    let mut elems = Vec::new();
+    scan_nested(text, |i| {
+        let b = text.as_bytes();
+        if b[i] == b'(' {
+            return Err("complex dense elements are not supported".into());
+        }
+        let mut end = i;
+        while end < b.len() && !matches!(b[end], b',' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+            end += 1;
+        }
+        Ok((scalar(&text[i..end])?, end))
+    })
+}
+
+/// The one walk over a dense literal's nested lists (`[[a, b], [c, d]]`, or
+/// one leaf: a splat), shared by every element kind: `leaf(i)` reads the
+/// leaf that starts at byte `i` of `text` (a number, `(re, im)`, a string)
+/// and returns it with the byte after it. The lists must be balanced, not
+/// ragged, and hold leaves at one depth only. Returns the leaves in order
+/// and the literal's nested shape (`None` for a lone leaf; an innermost
+/// empty list, `[]` or `[[], []]`, contributes a 0 dim).
+pub(crate) fn scan_nested<L>(
+    text: &str,
+    mut leaf: impl FnMut(usize) -> Result<(L, usize), String>,
+) -> Result<(Vec<L>, Option<Vec<i64>>), String> {
+    let b = text.as_bytes();
+    let list = text.trim_start().starts_with('[');
+    let mut leaves = Vec::new();
     // Per depth: number of children seen in the current list; the shape is
     // fixed by the first list at each depth and checked for every other.
     let mut shape: Vec<Option<i64>> = vec![];
     let mut counts: Vec<i64> = vec![];
-    let mut i = 0;
     let mut leaf_depth: Option<usize> = None;
+    let mut i = 0;
     while i < b.len() {
-        let c = b[i];
-        match c {
+        match b[i] {
             b'[' => {
                 if let Some(c) = counts.last_mut() {
                     *c += 1;
@@ -220,13 +244,9 @@ pub fn scan_dense_typed(
                 i += 1;
             }
             b']' => {
-                let d = counts
-                    .len()
-                    .checked_sub(1)
-                    .ok_or("unbalanced ']' in dense literal")?;
-                let n = counts.pop().unwrap_or(0);
-                match shape[d] {
-                    None => shape[d] = Some(n),
+                let n = counts.pop().ok_or("unbalanced ']' in dense literal")?;
+                match shape[counts.len()] {
+                    None => shape[counts.len()] = Some(n),
                     Some(m) if m != n => {
                         return Err(format!(
                         "dense literal is ragged: a list of {n} elements where {m} were expected"
@@ -238,36 +258,35 @@ pub fn scan_dense_typed(
             }
             b',' | b' ' | b'\t' | b'\n' | b'\r' => i += 1,
             _ => {
-                let start = i;
-                if c == b'(' {
-                    return Err("complex dense elements are not supported".into());
-                }
-                while i < b.len() && !matches!(b[i], b',' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                    i += 1;
-                }
+                let (l, end) = leaf(i)?;
+                // A leaf reader always moves on, so the walk ends.
+                i = end.max(i + 1);
                 let depth = counts.len();
-                match leaf_depth {
-                    None => leaf_depth = Some(depth),
-                    Some(d) if d != depth => {
-                        return Err("dense literal mixes nesting depths".into())
-                    }
-                    _ => {}
+                if leaf_depth.is_some_and(|d| d != depth) {
+                    return Err("dense literal mixes nesting depths".into());
                 }
+                leaf_depth = Some(depth);
                 if let Some(c) = counts.last_mut() {
                     *c += 1;
                 }
-                elems.push(scalar(&text[start..i])?);
+                leaves.push(l);
             }
         }
     }
-    let mut dims: Vec<i64> = shape.into_iter().map(|d| d.unwrap_or(0)).collect();
-    if leaf_depth.is_none() {
-        // `[]` or `[[], []]`: the innermost empty list contributes a 0 dim.
-        if dims.last() != Some(&0) {
-            dims.push(0);
-        }
+    if !counts.is_empty() {
+        return Err("unbalanced '[' in dense literal".into());
     }
-    Ok((elems, Some(dims)))
+    if !list {
+        if leaves.len() != 1 {
+            return Err("expected one element or a list".into());
+        }
+        return Ok((leaves, None));
+    }
+    let mut dims: Vec<i64> = shape.into_iter().map(|d| d.unwrap_or(0)).collect();
+    if leaf_depth.is_none() && dims.last() != Some(&0) {
+        dims.push(0);
+    }
+    Ok((leaves, Some(dims)))
 }
 
 fn scalar(t: &str) -> Result<Element, String> {
@@ -480,6 +499,98 @@ mod tests {
         assert_eq!(scan_dense("1.5").unwrap().1, None);
         assert_eq!(scan_dense("[]").unwrap().1, Some(vec![0]));
         assert!(scan_dense("[[1, 2], [3]]").is_err());
+    }
+
+    /// The structure of a dense literal: brackets and leaves (commas are
+    /// written between siblings when rendering).
+    #[derive(Clone, Debug)]
+    enum Tok {
+        Open,
+        Close,
+        Leaf,
+    }
+
+    /// A balanced, rectangular nested literal of `dims` as tokens.
+    fn nested(dims: &[usize]) -> Vec<Tok> {
+        match dims.split_first() {
+            None => vec![Tok::Leaf],
+            Some((&d, rest)) => {
+                let mut t = vec![Tok::Open];
+                for _ in 0..d {
+                    t.extend(nested(rest));
+                }
+                t.push(Tok::Close);
+                t
+            }
+        }
+    }
+
+    /// The tokens as text, each leaf spelled `leaf` (commas between siblings).
+    fn render(toks: &[Tok], leaf: &str) -> String {
+        let mut s = String::new();
+        for (k, t) in toks.iter().enumerate() {
+            let prev_value = k > 0 && matches!(toks[k - 1], Tok::Close | Tok::Leaf);
+            if prev_value && matches!(t, Tok::Open | Tok::Leaf) {
+                s.push_str(", ");
+            }
+            match t {
+                Tok::Open => s.push('['),
+                Tok::Close => s.push(']'),
+                Tok::Leaf => s.push_str(leaf),
+            }
+        }
+        s
+    }
+
+    proptest::proptest! {
+        /// Both readers of dense literal bodies — ge's elements
+        /// (`scan_dense_typed`) and the kept-as-text complex and string
+        /// elements (`dense_text`) — walk the lists with `scan_nested`: a
+        /// literal with one bracket dropped or one added anywhere is an
+        /// error for each of them, never a panic or an accepted value; the
+        /// literal as generated is read with its shape. (Checked to fail
+        /// when `scan_nested` skips its final unclosed-'[' check.)
+        #[test]
+        fn unbalanced_brackets_are_rejected_by_every_dense_reader(
+            dims in proptest::collection::vec(1usize..4, 1..4),
+            edit in 0usize..64,
+            add in proptest::bool::ANY,
+            open in proptest::bool::ANY,
+        ) {
+            let good = nested(&dims);
+            let want: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+            let mut bad = good.clone();
+            if add {
+                bad.insert(edit % (bad.len() + 1), if open { Tok::Open } else { Tok::Close });
+            } else {
+                let brackets: Vec<usize> = (0..bad.len())
+                    .filter(|&k| matches!(bad[k], Tok::Open | Tok::Close))
+                    .collect();
+                bad.remove(brackets[edit % brackets.len()]);
+            }
+            let n: usize = dims.iter().product();
+            let ty = |elem: &str| {
+                let d: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+                format!("tensor<{}x{elem}>", d.join("x"))
+            };
+            // ge's own elements.
+            let (e, shape) = scan_dense_typed(&render(&good, "1.5"), Some(DType::F32))
+                .map_err(proptest::test_runner::TestCaseError::fail)?;
+            proptest::prop_assert_eq!(e.len(), n);
+            proptest::prop_assert_eq!(shape, Some(want));
+            let text = render(&bad, "1.5");
+            proptest::prop_assert!(scan_dense_typed(&text, Some(DType::F32)).is_err(), "{}", text);
+            proptest::prop_assert!(scan_dense(&text).is_err(), "{}", text);
+            // Kept as text: complex pairs and strings (brackets inside a
+            // string are not structure).
+            for (leaf, elem) in [("(1.0, 2.0)", "complex<f32>"), ("\"a]\"", "!x.str")] {
+                let read = super::super::dense_text::dense_text(Some(&render(&good, leaf)), &ty(elem));
+                proptest::prop_assert!(matches!(read, Some(Ok(_))), "{:?}", read);
+                let text = render(&bad, leaf);
+                let read = super::super::dense_text::dense_text(Some(&text), &ty(elem));
+                proptest::prop_assert!(matches!(read, Some(Err(_))), "{} gave {:?}", text, read);
+            }
+        }
     }
 
     #[test]

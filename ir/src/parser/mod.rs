@@ -153,6 +153,9 @@ pub struct Parser<'c, 's> {
     loc_aliases: HashMap<&'s str, Location>,
     /// Uses of location aliases not defined when met (resolved at the end).
     loc_alias_uses: Vec<(&'s str, Range<usize>)>,
+    /// Every `distinct[N]<…>` read: its id, referenced attribute and span
+    /// (checked at the end: one id, one referenced attribute).
+    distinct_uses: Vec<(u64, Attribute, Range<usize>)>,
     /// A worker parsing ops whose regions are not isolated records every
     /// value name it defines here (see `parallel`).
     defined_names: Option<Vec<&'s str>>,
@@ -366,6 +369,7 @@ impl<'c, 's> Parser<'c, 's> {
             attr_aliases: HashMap::default(),
             loc_aliases: HashMap::default(),
             loc_alias_uses: vec![],
+            distinct_uses: vec![],
             defined_names: None,
             type_cache: HashMap::default(),
             op_names: Default::default(),
@@ -577,6 +581,7 @@ impl<'c, 's> Parser<'c, 's> {
         }
         self.pop_frame()?;
         self.resolve_loc_aliases()?;
+        self.check_distinct_uses()?;
         for (name, span) in std::mem::take(&mut self.resource_uses) {
             if !self.resources.contains_key(&name) {
                 return Err(self.err(
@@ -674,6 +679,28 @@ impl<'c, 's> Parser<'c, 's> {
                 }
                 if let Some(inner) = d.inner.as_deref_mut() {
                     stack.push(inner);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Within a file, every `distinct[N]<…>` with the same N is the same
+    /// attribute, so it must refer to the same attribute (mlir-opt's rule and
+    /// message).
+    fn check_distinct_uses(&mut self) -> PResult<()> {
+        let mut first: HashMap<u64, Attribute> = HashMap::default();
+        for (id, referenced, span) in std::mem::take(&mut self.distinct_uses) {
+            match first.get(&id) {
+                Some(&r) if r != referenced => {
+                    return Err(self.err(
+                        span,
+                        format!("referenced attribute does not match previous definition: {r}"),
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    first.insert(id, referenced);
                 }
             }
         }

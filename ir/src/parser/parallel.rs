@@ -47,6 +47,7 @@ struct Batch<'s> {
     resource_uses: Vec<(String, Range<usize>)>,
     /// Location aliases used before their definitions.
     loc_alias_uses: Vec<(&'s str, Range<usize>)>,
+    distinct_uses: Vec<(u64, Attribute, Range<usize>)>,
 }
 
 impl<'c, 's> Parser<'c, 's> {
@@ -59,6 +60,7 @@ impl<'c, 's> Parser<'c, 's> {
             attr_aliases: self.attr_aliases.clone(),
             loc_aliases: self.loc_aliases.clone(),
             loc_alias_uses: vec![],
+            distinct_uses: vec![],
             defined_names: None,
             type_cache: HashMap::default(),
             op_names: Default::default(),
@@ -112,6 +114,7 @@ impl<'c, 's> Parser<'c, 's> {
             names: self.defined_names.take().unwrap_or_default(),
             resource_uses: self.resource_uses,
             loc_alias_uses: self.loc_alias_uses,
+            distinct_uses: self.distinct_uses,
         })
     }
 
@@ -232,6 +235,7 @@ impl<'c, 's> Parser<'c, 's> {
             }
             self.resource_uses.extend(b.resource_uses);
             self.loc_alias_uses.extend(b.loc_alias_uses);
+            self.distinct_uses.extend(b.distinct_uses);
         }
         self.pos = at;
         true

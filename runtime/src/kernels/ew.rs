@@ -50,6 +50,7 @@ pub enum Code {
     Acos,
     Atan,
     Square,
+    HardSwish,
     Identity,
     // binary (both classes)
     Add,
@@ -469,6 +470,10 @@ fn unary_loops<T: Real>(code: Code, x: &[T], y: &mut [T]) -> bool {
         Code::Acos => map!(|v: T| v.acos()),
         Code::Atan => map!(|v: T| v.atan()),
         Code::Square => map!(|v: T| v * v),
+        Code::HardSwish => {
+            let sixth = T::c(1.0 / 6.0);
+            map!(|v: T| v * (v * sixth + half).max(zero).min(one))
+        }
         Code::Identity | Code::Cast => y.copy_from_slice(x),
         _ => return false,
     }

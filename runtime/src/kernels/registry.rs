@@ -110,6 +110,7 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         Silu => Code::Silu, Erf => Code::Erf, Floor => Code::Floor, Ceil => Code::Ceil,
         Round => Code::Round, Sign => Code::Sign, Sin => Code::Sin, Cos => Code::Cos,
         Square => Code::Square, Asin => Code::Asin, Acos => Code::Acos, Atan => Code::Atan,
+        HardSwish => Code::HardSwish,
         BitwiseAnd => Code::BitAnd, BitwiseOr => Code::BitOr, BitwiseXor => Code::BitXor,
         BitwiseNot => Code::BitNot,
         Add => Code::Add, Sub => Code::Sub, Mul => Code::Mul, Div => Code::Div,

@@ -6,7 +6,7 @@ use crate::proto::tensorflow::attr_value;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
-use ge_ir::{DType, Type};
+use ge_ir::{DType, Dim, Type};
 
 pub fn konst(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let t = match n.attr("value") {
@@ -261,138 +261,32 @@ pub fn strided_slice(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let begin = cx.const_i64s(n.input(1)?, "StridedSlice begin")?;
     let end = cx.const_i64s(n.input(2)?, "StridedSlice end")?;
     let strides = cx.const_i64s(n.input(3)?, "StridedSlice strides")?;
-    let k = begin.len();
-    if end.len() != k || strides.len() != k {
+    if end.len() != begin.len() || strides.len() != begin.len() {
         return Err(invalid(
             n,
             "begin, end and strides must have the same length",
         ));
     }
-    let mask = |name: &str| -> i64 {
-        match n.attr(name) {
-            Some(attr_value::Value::I(v)) => *v,
-            _ => 0,
-        }
-    };
-    let (bm, em, elm, nam, sam) = (
-        mask("begin_mask"),
-        mask("end_mask"),
-        mask("ellipsis_mask"),
-        mask("new_axis_mask"),
-        mask("shrink_axis_mask"),
-    );
-    let bit = |m: i64, i: usize| i < 63 && (m >> i) & 1 == 1;
     let dims = cx.e.dims(x)?;
-    let rank = dims.len();
-    if (0..k).filter(|&i| bit(elm, i)).count() > 1 {
-        return Err(invalid(n, "more than one ellipsis"));
-    }
-    // Entries that consume an input dim (not the ellipsis, not new axes).
-    let real = (0..k).filter(|&i| !bit(elm, i) && !bit(nam, i)).count();
-    if real > rank {
-        return Err(invalid(
-            n,
-            format!("{real} indices for a rank-{rank} input"),
-        ));
-    }
-    let mut outs: Vec<Out> = vec![];
-    let (mut starts, mut ends, mut axes, mut steps) = (vec![], vec![], vec![], vec![]);
-    let mut d = 0usize;
-    let mut saw_ellipsis = false;
-    for i in 0..k {
-        if bit(elm, i) {
-            saw_ellipsis = true;
-            for _ in 0..rank - real {
-                outs.push(Out::Keep(d));
-                d += 1;
-            }
-            continue;
-        }
-        if bit(nam, i) {
-            outs.push(Out::NewAxis);
-            continue;
-        }
-        let s = strides[i];
-        if s == 0 {
-            return Err(invalid(n, "a stride is 0"));
-        }
-        if bit(sam, i) {
-            let b = begin[i];
-            let size = dims[d].as_static();
-            let b = match (b < 0, size) {
-                (true, Some(sz)) => b + sz,
-                (true, None) => {
-                    return Err(unsupported(n, "with a negative index on a dynamic dim"))
-                }
-                _ => b,
-            };
-            if let Some(sz) = size {
-                if b < 0 || b >= sz {
-                    return Err(invalid(
-                        n,
-                        format!(
-                            "index {} is out of range for dim {d} of size {sz}",
-                            begin[i]
-                        ),
-                    ));
-                }
-            }
-            starts.push(b);
-            ends.push(b + 1);
-            axes.push(d as i64);
-            steps.push(1);
-            d += 1;
-            continue;
-        }
-        let b = if bit(bm, i) {
-            if s > 0 {
-                0
-            } else {
-                i64::MAX
-            }
-        } else {
-            begin[i]
-        };
-        let e = if bit(em, i) {
-            if s > 0 {
-                i64::MAX
-            } else {
-                i64::MIN
-            }
-        } else {
-            end[i]
-        };
-        if !(b == 0 && e == i64::MAX && s == 1) {
-            starts.push(b);
-            ends.push(e);
-            axes.push(d as i64);
-            steps.push(s);
-        }
-        outs.push(Out::Keep(d));
-        d += 1;
-    }
-    let _ = saw_ellipsis;
-    while d < rank {
-        outs.push(Out::Keep(d));
-        d += 1;
-    }
-    let y = if axes.is_empty() {
+    let plan = SlicePlan::of(n, [&begin, &end, &strides], &dims)?;
+    let y = if plan.axes.is_empty() {
         x
     } else {
         cx.op(
             "data.slice",
             &[x],
             vec![
-                ("starts", Attribute::i64_array(&starts)),
-                ("ends", Attribute::i64_array(&ends)),
-                ("axes", Attribute::i64_array(&axes)),
-                ("steps", Attribute::i64_array(&steps)),
+                ("starts", Attribute::i64_array(&plan.starts)),
+                ("ends", Attribute::i64_array(&plan.ends)),
+                ("axes", Attribute::i64_array(&plan.axes)),
+                ("steps", Attribute::i64_array(&plan.steps)),
             ],
         )?
     };
     let ydims = cx.e.dims(y)?;
-    let reshaped = outs.len() != rank
-        || outs
+    let reshaped = plan.outs.len() != dims.len()
+        || plan
+            .outs
             .iter()
             .enumerate()
             .any(|(i, o)| !matches!(o, Out::Keep(j) if *j == i));
@@ -404,7 +298,7 @@ pub fn strided_slice(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     }
     let mut shape = vec![];
     let mut unknown = 0;
-    for o in &outs {
+    for o in &plan.outs {
         match o {
             Out::NewAxis => shape.push(1),
             Out::Keep(j) => match ydims[*j].as_static() {
@@ -423,6 +317,125 @@ pub fn strided_slice(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
         ));
     }
     one(cx.reshape(y, &shape)?)
+}
+
+/// A StridedSlice spec resolved against the input's dims: the `data.slice`
+/// attributes of the sliced dims, and what each output dim is.
+struct SlicePlan {
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+    axes: Vec<i64>,
+    steps: Vec<i64>,
+    outs: Vec<Out>,
+}
+
+impl SlicePlan {
+    fn of(n: &TfNode, [begin, end, strides]: [&[i64]; 3], dims: &[Dim]) -> Res<SlicePlan> {
+        let mask = |name: &str| -> i64 {
+            match n.attr(name) {
+                Some(attr_value::Value::I(v)) => *v,
+                _ => 0,
+            }
+        };
+        let (bm, em, elm, nam, sam) = (
+            mask("begin_mask"),
+            mask("end_mask"),
+            mask("ellipsis_mask"),
+            mask("new_axis_mask"),
+            mask("shrink_axis_mask"),
+        );
+        let bit = |m: i64, i: usize| i < 63 && (m >> i) & 1 == 1;
+        let k = begin.len();
+        let rank = dims.len();
+        if (0..k).filter(|&i| bit(elm, i)).count() > 1 {
+            return Err(invalid(n, "more than one ellipsis"));
+        }
+        // Entries that consume an input dim (not the ellipsis, not new axes).
+        let real = (0..k).filter(|&i| !bit(elm, i) && !bit(nam, i)).count();
+        if real > rank {
+            return Err(invalid(
+                n,
+                format!("{real} indices for a rank-{rank} input"),
+            ));
+        }
+        let mut plan = SlicePlan {
+            starts: vec![],
+            ends: vec![],
+            axes: vec![],
+            steps: vec![],
+            outs: vec![],
+        };
+        let mut d = 0usize;
+        for i in 0..k {
+            if bit(elm, i) {
+                for _ in 0..rank - real {
+                    plan.outs.push(Out::Keep(d));
+                    d += 1;
+                }
+                continue;
+            }
+            if bit(nam, i) {
+                plan.outs.push(Out::NewAxis);
+                continue;
+            }
+            let s = strides[i];
+            if s == 0 {
+                return Err(invalid(n, "a stride is 0"));
+            }
+            if bit(sam, i) {
+                let b = shrink_index(n, begin[i], d, dims[d].as_static())?;
+                plan.slice(d, b, b + 1, 1);
+                d += 1;
+                continue;
+            }
+            let b = match (bit(bm, i), s > 0) {
+                (true, true) => 0,
+                (true, false) => i64::MAX,
+                (false, _) => begin[i],
+            };
+            let e = match (bit(em, i), s > 0) {
+                (true, true) => i64::MAX,
+                (true, false) => i64::MIN,
+                (false, _) => end[i],
+            };
+            if !(b == 0 && e == i64::MAX && s == 1) {
+                plan.slice(d, b, e, s);
+            }
+            plan.outs.push(Out::Keep(d));
+            d += 1;
+        }
+        while d < rank {
+            plan.outs.push(Out::Keep(d));
+            d += 1;
+        }
+        Ok(plan)
+    }
+
+    fn slice(&mut self, axis: usize, start: i64, end: i64, step: i64) {
+        self.starts.push(start);
+        self.ends.push(end);
+        self.axes.push(axis as i64);
+        self.steps.push(step);
+    }
+}
+
+/// The index of a shrunk dim `d` (of `size`, when static), negative ones
+/// counted from the end, checked to be in range.
+fn shrink_index(n: &TfNode, index: i64, d: usize, size: Option<i64>) -> Res<i64> {
+    let b = match (index < 0, size) {
+        (true, Some(sz)) => index + sz,
+        (true, None) => return Err(unsupported(n, "with a negative index on a dynamic dim")),
+        _ => index,
+    };
+    if let Some(sz) = size {
+        if b < 0 || b >= sz {
+            return Err(invalid(
+                n,
+                format!("index {index} is out of range for dim {d} of size {sz}"),
+            ));
+        }
+    }
+    Ok(b)
 }
 
 /// GatherV2(params, indices, axis) with `batch_dims`: for batch_dims b > 0

@@ -388,13 +388,34 @@ pub fn einsum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
             format!("'{eq}' with {} operands (1 or 2 are)", n.inputs.len()),
         ));
     }
-    // Ellipsis dims: the most any operand has.
+    let (mut ops, ell) = einsum_operands(cx, n, &eq, &terms)?;
+    let out_labels = expand_ellipsis(n, out, None, ell)?;
+    sum_private_labels(cx, &mut ops, &out_labels)?;
+    if let [o] = &ops[..] {
+        if o.labels.len() != out_labels.len() || out_labels.iter().any(|c| !o.labels.contains(c)) {
+            return Err(invalid(
+                n,
+                format!("'{eq}': the output labels are not the input's"),
+            ));
+        }
+        return one(transpose_to(cx, o.v, &o.labels, &out_labels)?);
+    }
+    one(einsum_matmul(cx, n, &eq, &ops[0], &ops[1], &out_labels)?)
+}
+
+/// The operands with their labels (`...` expanded), and the number of
+/// ellipsis dims (the most any operand has).
+fn einsum_operands(
+    cx: &mut TfCx,
+    n: &TfNode,
+    eq: &str,
+    terms: &[&str],
+) -> Res<(Vec<Operand>, usize)> {
     let mut ell = 0;
     for (t, &v) in terms.iter().zip(&n.inputs) {
-        if let Some(p) = t.find("...") {
+        if t.contains("...") {
             let r = cx.e.rank(v)?;
             let named = t.len() - 3;
-            let _ = p;
             ell = ell.max(r.saturating_sub(named));
         }
     }
@@ -418,19 +439,22 @@ pub fn einsum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
         }
         ops.push(Operand { labels, v });
     }
-    let out_labels = expand_ellipsis(n, out, None, ell)?;
-    let in_other = |k: usize, c: char, ops: &[Operand]| {
-        ops.iter()
-            .enumerate()
-            .any(|(j, o)| j != k && o.labels.contains(&c))
-    };
-    // Sum labels that occur in one operand only and not in the output.
+    Ok((ops, ell))
+}
+
+/// Sum the labels that occur in one operand only and not in the output.
+fn sum_private_labels(cx: &mut TfCx, ops: &mut [Operand], out_labels: &[char]) -> Res<()> {
     for k in 0..ops.len() {
+        let in_other = |c: char| {
+            ops.iter()
+                .enumerate()
+                .any(|(j, o)| j != k && o.labels.contains(&c))
+        };
         let drop: Vec<i64> = ops[k]
             .labels
             .iter()
             .enumerate()
-            .filter(|(_, &c)| !out_labels.contains(&c) && !in_other(k, c, &ops))
+            .filter(|(_, &c)| !out_labels.contains(&c) && !in_other(c))
             .map(|(i, _)| i as i64)
             .collect();
         if !drop.is_empty() {
@@ -453,31 +477,47 @@ pub fn einsum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
             ops[k].labels = keep;
         }
     }
-    let perm_to = |from: &[char], to: &[char]| -> Vec<i64> {
-        to.iter()
-            .map(|c| from.iter().position(|x| x == c).unwrap_or(0) as i64)
-            .collect()
-    };
-    if ops.len() == 1 {
-        let o = &ops[0];
-        if o.labels.len() != out_labels.len() || out_labels.iter().any(|c| !o.labels.contains(c)) {
-            return Err(invalid(
-                n,
-                format!("'{eq}': the output labels are not the input's"),
-            ));
-        }
-        let perm = perm_to(&o.labels, &out_labels);
-        if perm.iter().enumerate().all(|(i, &p)| i as i64 == p) {
-            return one(o.v);
-        }
-        return one(cx.transpose(o.v, &perm)?);
+    Ok(())
+}
+
+/// The permutation that orders labels `from` as `to`.
+fn perm_to(from: &[char], to: &[char]) -> Vec<i64> {
+    to.iter()
+        .map(|c| from.iter().position(|x| x == c).unwrap_or(0) as i64)
+        .collect()
+}
+
+/// `v` (labelled `from`) transposed to the label order `to` (itself when it is already).
+fn transpose_to(cx: &mut TfCx, v: ValueId, from: &[char], to: &[char]) -> Res<ValueId> {
+    let perm = perm_to(from, to);
+    if perm.iter().enumerate().all(|(i, &p)| i as i64 == p) {
+        return Ok(v);
     }
-    let (a, b) = (&ops[0], &ops[1]);
+    cx.transpose(v, &perm)
+}
+
+/// Two operands: `A → [B, M, K]`, `B → [B, K, N]`, matmul, unflattened to
+/// `[B, M..., N...]` and transposed to the output order.
+fn einsum_matmul(
+    cx: &mut TfCx,
+    n: &TfNode,
+    eq: &str,
+    a: &Operand,
+    b: &Operand,
+    out_labels: &[char],
+) -> Res<ValueId> {
     let size = |cx: &TfCx, o: &Operand, c: char| -> Res<i64> {
         let i = o.labels.iter().position(|&x| x == c).unwrap_or(0);
         cx.e.dims(o.v)?[i]
             .as_static()
             .ok_or_else(|| unsupported(n, "on tensors of dynamic shape"))
+    };
+    let only = |o: &Operand, other: &Operand| -> Vec<char> {
+        o.labels
+            .iter()
+            .copied()
+            .filter(|c| !other.labels.contains(c))
+            .collect()
     };
     let batch: Vec<char> = out_labels
         .iter()
@@ -490,18 +530,7 @@ pub fn einsum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
         .copied()
         .filter(|c| b.labels.contains(c) && !out_labels.contains(c))
         .collect();
-    let m: Vec<char> = a
-        .labels
-        .iter()
-        .copied()
-        .filter(|c| !b.labels.contains(c))
-        .collect();
-    let nn: Vec<char> = b
-        .labels
-        .iter()
-        .copied()
-        .filter(|c| !a.labels.contains(c))
-        .collect();
+    let (m, nn) = (only(a, b), only(b, a));
     if out_labels
         .iter()
         .any(|c| !batch.contains(c) && !m.contains(c) && !nn.contains(c))
@@ -542,9 +571,5 @@ pub fn einsum(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     }
     let y = cx.reshape(y, &yshape)?;
     let y_labels: Vec<char> = batch.iter().chain(&m).chain(&nn).copied().collect();
-    let perm = perm_to(&y_labels, &out_labels);
-    if perm.iter().enumerate().all(|(i, &p)| i as i64 == p) {
-        return one(y);
-    }
-    one(cx.transpose(y, &perm)?)
+    transpose_to(cx, y, &y_labels, out_labels)
 }
