@@ -44,6 +44,19 @@ class TopK(NamedTuple):
     values: Tensor
     indices: Tensor
 
+class RnnResults(NamedTuple):
+    y: Tensor
+    y_h: Tensor
+
+class GruResults(NamedTuple):
+    y: Tensor
+    y_h: Tensor
+
+class LstmResults(NamedTuple):
+    y: Tensor
+    y_h: Tensor
+    y_c: Tensor
+
 class Graph:
     """One graph.func being built in a new module."""
     name: str
@@ -1391,6 +1404,97 @@ class Graph:
         """
         ...
 
+    def conv3d(
+        self,
+        input: Tensor,
+        filter: Tensor,
+        bias: Optional[Tensor] = None,
+        *,
+        strides: Sequence[int] = [1, 1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1, 1],
+        group: int = 1,
+    ) -> Tensor:
+        """3-D convolution (NCDHW input, OIDHW filter, optional bias)
+
+        ONNX `Conv` on volumes: `input` is `N x C x D x H x W`, `filter` is `O x C/group x kD x kH x kW`, `bias` (optional) has `O` entries; the output is `N x O x OD x OH x OW` with each size as for `graph.conv2d` (`(D + pad_front + pad_back - dil_d*(kD-1) - 1) / stride_d + 1`, floor). `group` splits the channels into independent groups.
+
+        Op ``graph.conv3d``; Rust: ``b.conv3d(input, filter, bias: Option, Conv3dAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            filter (Tensor): tensor of floating-point values
+            bias (Tensor, optional): tensor of floating-point values
+            strides (Sequence[int], default [1, 1, 1]): stride along D, H and W
+            pads (Sequence[int], default [0, 0, 0, 0, 0, 0]): zero padding [front, top, left, back, bottom, right] (ONNX begin/end order)
+            dilations (Sequence[int], default [1, 1, 1]): filter dilation along D, H and W
+            group (int, default 1): number of channel groups
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def max_pool3d(
+        self,
+        input: Tensor,
+        kernel_shape: Sequence[int],
+        *,
+        strides: Sequence[int] = [1, 1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1, 1],
+        ceil_mode: int = 0,
+    ) -> Tensor:
+        """3-D max pooling (ONNX MaxPool, NCDHW)
+
+        The maximum over each `kD x kH x kW` window (dilated by `dilations`) of an `N x C x D x H x W` input; padded cells never win, NaN does. Output sizes as for `graph.conv3d`, or rounded up with `ceil_mode = 1` (a window must still start inside the input or the begin pad). ONNX's optional `Indices` result is not supported.
+
+        Op ``graph.max_pool3d``; Rust: ``b.max_pool3d(input, kernel_shape: &[i64], MaxPool3dAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            kernel_shape (Sequence[int]): window size [kD, kH, kW]
+            strides (Sequence[int], default [1, 1, 1]): stride along D, H and W
+            pads (Sequence[int], default [0, 0, 0, 0, 0, 0]): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+            dilations (Sequence[int], default [1, 1, 1]): window dilation along D, H and W
+            ceil_mode (int, default 0): 1: round the output sizes up
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def avg_pool3d(
+        self,
+        input: Tensor,
+        kernel_shape: Sequence[int],
+        *,
+        strides: Sequence[int] = [1, 1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1, 1],
+        ceil_mode: int = 0,
+        count_include_pad: int = 0,
+    ) -> Tensor:
+        """3-D average pooling (ONNX AveragePool, NCDHW)
+
+        The mean over each `kD x kH x kW` window of an `N x C x D x H x W` input. With `count_include_pad = 0` (the default) the divisor counts only cells inside the input; with 1 it counts padded cells too (but never cells past the padding that `ceil_mode` windows reach). Window and output sizes as for `graph.max_pool3d`.
+
+        Op ``graph.avg_pool3d``; Rust: ``b.avg_pool3d(input, kernel_shape: &[i64], AvgPool3dAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            kernel_shape (Sequence[int]): window size [kD, kH, kW]
+            strides (Sequence[int], default [1, 1, 1]): stride along D, H and W
+            pads (Sequence[int], default [0, 0, 0, 0, 0, 0]): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+            dilations (Sequence[int], default [1, 1, 1]): window dilation along D, H and W
+            ceil_mode (int, default 0): 1: round the output sizes up
+            count_include_pad (int, default 0): 1: padded cells count in the divisor
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def matmul(
         self,
         lhs: Tensor,
@@ -1723,6 +1827,48 @@ class Graph:
         """
         ...
 
+    def bit_shift(
+        self,
+        lhs: Tensor,
+        rhs: Tensor,
+        direction: Literal["left", "right"],
+    ) -> Tensor:
+        """Shift the bits of integers, with broadcasting
+
+        ONNX BitShift (and its opset-26 extension to signed types): `x << y` or `x >> y` elementwise with numpy broadcasting. A shift amount that is negative or at least the type's width gives 0 (-1 for a right shift of a negative signed value); right shifts of signed values are arithmetic; left shifts wrap to the type.
+
+        Op ``graph.bit_shift``; Rust: ``b.bit_shift(lhs, rhs, direction: &str) -> Tensor``.
+
+        Args:
+            lhs (Tensor): tensor of integer values
+            rhs (Tensor): tensor of integer values
+            direction (Literal["left", "right"]): left or right
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def bitcast(
+        self,
+        input: Tensor,
+        to: DTypeLike,
+    ) -> Tensor:
+        """Reinterpret the bits of each element as another type of the same width (ONNX BitCast)
+
+        The storage bytes stay as they are and are read as `to` (little-endian), e.g. f32 1.0 as i32 1065353216. Both types must be whole bytes of the same width (bool is one byte, as in numpy's `view`); the shape is kept.
+
+        Op ``graph.bitcast``; Rust: ``b.bitcast(input, to: DType) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of any type
+            to (DTypeLike): the result element type
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def asin(
         self,
         input: Tensor,
@@ -1858,6 +2004,199 @@ class Graph:
             to (DTypeLike): the result element type
             axis (int, default 1): the axis of a per-axis or blocked scale
             block_size (int, default 0): elements per block along `axis` (0: not blocked)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def rnn(
+        self,
+        input: Tensor,
+        w: Tensor,
+        r: Tensor,
+        bias: Optional[Tensor] = None,
+        sequence_lens: Optional[Tensor] = None,
+        initial_h: Optional[Tensor] = None,
+        *,
+        hidden_size: int,
+        direction: Literal["forward", "reverse", "bidirectional"] = 'forward',
+        activations: Optional[Sequence[str]] = None,
+        activation_alpha: Optional[Sequence[float]] = None,
+        activation_beta: Optional[Sequence[float]] = None,
+        clip: Optional[float] = None,
+        layout: int = 0,
+    ) -> RnnResults:
+        """A simple recurrent layer (ONNX RNN)
+
+        `H_t = f(X_t·Wᵀ + H_{t-1}·Rᵀ + Wb + Rb)` over `seq` steps, forward, reverse or both (`direction`). `input` is `seq x batch x input_size` (`layout` 1: batch first), `w` is `dirs x hidden x input_size`, `r` is `dirs x hidden x hidden`, `bias` is `dirs x 2·hidden` (Wb then Rb). `sequence_lens` (i32/i64, one per sequence) stops a sequence early: its `y` rows past the end are zero and `y_h` is its state at the end. `initial_h` is `dirs x batch x hidden`. Results: `y` (`seq x dirs x batch x hidden`) and `y_h` (`dirs x batch x hidden`), batch first with `layout` 1. `clip` bounds the pre-activations to `[-clip, clip]`.
+
+        Op ``graph.rnn``; Rust: ``b.rnn(input, w, r, bias: Option, sequence_lens: Option, initial_h: Option, hidden_size: i64, RnnAttrs) -> RnnResults { y, y_h }``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            w (Tensor): tensor of floating-point values
+            r (Tensor): tensor of floating-point values
+            bias (Tensor, optional): tensor of floating-point values
+            sequence_lens (Tensor, optional): tensor of i32/i64 values
+            initial_h (Tensor, optional): tensor of floating-point values
+            hidden_size (int): the number of hidden units
+            direction (Literal["forward", "reverse", "bidirectional"], default "forward"): forward, reverse or bidirectional
+            activations (Sequence[str], optional): the activation f per direction (default Tanh): Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus
+            activation_alpha (Sequence[float], optional): alpha of the activations that take one, in order
+            activation_beta (Sequence[float], optional): beta of the activations that take one, in order
+            clip (float, optional): bound of the pre-activations
+            layout (int, default 0): 0: seq x batch x ..., 1: batch x seq x ...
+
+        Returns:
+            RnnResults(y, y_h)
+        """
+        ...
+
+    def gru(
+        self,
+        input: Tensor,
+        w: Tensor,
+        r: Tensor,
+        bias: Optional[Tensor] = None,
+        sequence_lens: Optional[Tensor] = None,
+        initial_h: Optional[Tensor] = None,
+        *,
+        hidden_size: int,
+        direction: Literal["forward", "reverse", "bidirectional"] = 'forward',
+        activations: Optional[Sequence[str]] = None,
+        activation_alpha: Optional[Sequence[float]] = None,
+        activation_beta: Optional[Sequence[float]] = None,
+        clip: Optional[float] = None,
+        layout: int = 0,
+        linear_before_reset: int = 0,
+    ) -> GruResults:
+        """A gated recurrent unit layer (ONNX GRU)
+
+        Gates z (update), r (reset) and h (candidate), in that order in the rows of `w` (`dirs x 3·hidden x input_size`), `r` (`dirs x 3·hidden x hidden`) and `bias` (`dirs x 6·hidden`): `z = f(X·Wzᵀ + H·Rzᵀ + Wbz + Rbz)`, likewise `r`, `h = g(X·Whᵀ + (r ⊙ H)·Rhᵀ + Rbh + Wbh)` (with `linear_before_reset`: `g(X·Whᵀ + Wbh + r ⊙ (H·Rhᵀ + Rbh))`), `H' = (1 - z) ⊙ h + z ⊙ H`. Defaults f = Sigmoid, g = Tanh. Directions, `sequence_lens`, `initial_h`, `layout`, `clip` and the results as for `graph.rnn`.
+
+        Op ``graph.gru``; Rust: ``b.gru(input, w, r, bias: Option, sequence_lens: Option, initial_h: Option, hidden_size: i64, GruAttrs) -> GruResults { y, y_h }``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            w (Tensor): tensor of floating-point values
+            r (Tensor): tensor of floating-point values
+            bias (Tensor, optional): tensor of floating-point values
+            sequence_lens (Tensor, optional): tensor of i32/i64 values
+            initial_h (Tensor, optional): tensor of floating-point values
+            hidden_size (int): the number of hidden units
+            direction (Literal["forward", "reverse", "bidirectional"], default "forward"): forward, reverse or bidirectional
+            activations (Sequence[str], optional): f and g per direction (default Sigmoid, Tanh)
+            activation_alpha (Sequence[float], optional): alpha of the activations that take one, in order
+            activation_beta (Sequence[float], optional): beta of the activations that take one, in order
+            clip (float, optional): bound of the pre-activations
+            layout (int, default 0): 0: seq x batch x ..., 1: batch x seq x ...
+            linear_before_reset (int, default 0): 1: the reset gate multiplies the recurrent product
+
+        Returns:
+            GruResults(y, y_h)
+        """
+        ...
+
+    def lstm(
+        self,
+        input: Tensor,
+        w: Tensor,
+        r: Tensor,
+        bias: Optional[Tensor] = None,
+        sequence_lens: Optional[Tensor] = None,
+        initial_h: Optional[Tensor] = None,
+        initial_c: Optional[Tensor] = None,
+        peepholes: Optional[Tensor] = None,
+        *,
+        hidden_size: int,
+        direction: Literal["forward", "reverse", "bidirectional"] = 'forward',
+        activations: Optional[Sequence[str]] = None,
+        activation_alpha: Optional[Sequence[float]] = None,
+        activation_beta: Optional[Sequence[float]] = None,
+        clip: Optional[float] = None,
+        layout: int = 0,
+        input_forget: int = 0,
+    ) -> LstmResults:
+        """A long short-term memory layer (ONNX LSTM)
+
+        Gates i, o, f, c in the rows of `w` (`dirs x 4·hidden x input_size`), `r` and `bias` (`dirs x 8·hidden`); `peepholes` (`dirs x 3·hidden`: Pi, Po, Pf). `i = f(X·Wiᵀ + H·Riᵀ + Pi ⊙ C + Wbi + Rbi)`, `f` likewise (or `1 - i` with `input_forget`), `c = g(X·Wcᵀ + H·Rcᵀ + Wbc + Rbc)`, `C' = f ⊙ C + i ⊙ c`, `o = f(X·Woᵀ + H·Roᵀ + Po ⊙ C' + Wbo + Rbo)`, `H' = o ⊙ h(C')`. Defaults f = Sigmoid, g = h = Tanh. Results `y`, `y_h` and `y_c` (the cell state, shaped as `y_h`); the rest as for `graph.rnn`.
+
+        Op ``graph.lstm``; Rust: ``b.lstm(input, w, r, bias: Option, sequence_lens: Option, initial_h: Option, initial_c: Option, peepholes: Option, hidden_size: i64, LstmAttrs) -> LstmResults { y, y_h, y_c }``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            w (Tensor): tensor of floating-point values
+            r (Tensor): tensor of floating-point values
+            bias (Tensor, optional): tensor of floating-point values
+            sequence_lens (Tensor, optional): tensor of i32/i64 values
+            initial_h (Tensor, optional): tensor of floating-point values
+            initial_c (Tensor, optional): tensor of floating-point values
+            peepholes (Tensor, optional): tensor of floating-point values
+            hidden_size (int): the number of hidden units
+            direction (Literal["forward", "reverse", "bidirectional"], default "forward"): forward, reverse or bidirectional
+            activations (Sequence[str], optional): f, g and h per direction (default Sigmoid, Tanh, Tanh)
+            activation_alpha (Sequence[float], optional): alpha of the activations that take one, in order
+            activation_beta (Sequence[float], optional): beta of the activations that take one, in order
+            clip (float, optional): bound of the pre-activations
+            layout (int, default 0): 0: seq x batch x ..., 1: batch x seq x ...
+            input_forget (int, default 0): 1: the forget gate is 1 - the input gate
+
+        Returns:
+            LstmResults(y, y_h, y_c)
+        """
+        ...
+
+    def rotary_embedding(
+        self,
+        input: Tensor,
+        cos_cache: Tensor,
+        sin_cache: Tensor,
+        position_ids: Optional[Tensor] = None,
+        *,
+        interleaved: int = 0,
+        rotary_embedding_dim: int = 0,
+        num_heads: int = 0,
+    ) -> Tensor:
+        """Rotary position embedding (ONNX RotaryEmbedding)
+
+        `input` is `B x heads x S x D`, or `B x S x (heads·D)` with `num_heads`. The first `rotary_embedding_dim` features of each head (0: all) are rotated in pairs — the two halves (`x1 = x[:r/2]`, `x2 = x[r/2:r]`), or with `interleaved` the even and odd features — as `x1·cos - x2·sin, x1·sin + x2·cos`; the rest pass through. `cos_cache` and `sin_cache` are `positions x r/2`, indexed by `position_ids` (`B x S`, i64), or `B x S x r/2` without them.
+
+        Op ``graph.rotary_embedding``; Rust: ``b.rotary_embedding(input, cos_cache, sin_cache, position_ids: Option, RotaryEmbeddingAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            cos_cache (Tensor): tensor of floating-point values
+            sin_cache (Tensor): tensor of floating-point values
+            position_ids (Tensor, optional): tensor of i64 values
+            interleaved (int, default 0): 1: rotate even/odd feature pairs, 0: the two halves
+            rotary_embedding_dim (int, default 0): rotated features per head (0: all)
+            num_heads (int, default 0): heads of a 3-D input
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def cumprod(
+        self,
+        input: Tensor,
+        *,
+        axis: int = 0,
+        exclusive: int = 0,
+        reverse: int = 0,
+    ) -> Tensor:
+        """Cumulative product along an axis (ONNX CumProd)
+
+        `y[..., i, ...] = x[..., 0, ...] · … · x[..., i, ...]` along `axis`; with `exclusive` the product stops before `i` (1 for the first); with `reverse` it runs from the end. Integer products wrap to the type. ONNX's `axis` operand is folded into the attribute by importers.
+
+        Op ``graph.cumprod``; Rust: ``b.cumprod(input, CumprodAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of f64/f32/f16/bf16/i64/i32/i16/i8/ui64/ui32/ui16/ui8/index values
+            axis (int, default 0): the axis (negative counts from the end)
+            exclusive (int, default 0): 1: the product of the elements before each one
+            reverse (int, default 0): 1: from the last element backwards
 
         Returns:
             Tensor
