@@ -63,6 +63,9 @@ def main():
     args = ap.parse_args()
     if not args.no_build:
         build(args.profile)
+        # maturin develop installs the package as a .pth entry, which this
+        # interpreter read at startup: start again to see it.
+        os.execv(sys.executable, [sys.executable] + sys.argv + ["--no-build"])
     import numpy as np
 
     import ge
