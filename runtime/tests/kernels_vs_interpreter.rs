@@ -646,6 +646,43 @@ fn attention_matches_the_interpreter() {
                     &text,
                     &format!("attention {q} {k} {v} mask {m}{attrs} {dt}"),
                 );
+            }
+        }
+    }
+}
+
+#[test]
+fn integer_matmul_matches_the_interpreter() {
+    // Wrapping integer products (i8 overflows with values up to 7 x 7 x k).
+    let products = [
+        ("5x7", "7x3", "5x3"),
+        ("3x1x4x9", "2x9x2", "3x2x4x2"),
+        ("6", "6x4", "4"),
+    ];
+    for dt in ["i64", "i32", "i8", "ui8"] {
+        for (a, b, y) in products {
+            let (a, b, y) = (
+                format!("tensor<{a}x{dt}>"),
+                format!("tensor<{b}x{dt}>"),
+                format!("tensor<{y}x{dt}>"),
+            );
+            let text = one_op(&[("a", &a), ("b", &b)], "graph.matmul $OPERANDS", &y);
+            check(&text, &format!("matmul {a} {b}"));
+        }
+        let (a, b, y) = (
+            format!("tensor<2x6x4x{dt}>"),
+            format!("tensor<2x3x6x{dt}>"),
+            format!("tensor<2x4x3x{dt}>"),
+        );
+        let text = one_op(
+            &[("a", &a), ("b", &b)],
+            "graph.batch_matmul $OPERANDS {transpose_a = true, transpose_b = true}",
+            &y,
+        );
+        check(&text, &format!("batch_matmul transposed {dt}"));
+    }
+}
+
 /// The recurrent layers (runtime/src/kernels/rnn.rs): every cell, both
 /// directions at once, bias, initial states, peepholes, both layouts and
 /// sequence lengths (a constant: random lengths would be out of range).
@@ -815,37 +852,5 @@ fn cumprod_matches_the_interpreter() {
                 check(&text, &format!("cumprod {dt} axis {axis} {ex} {rev}"));
             }
         }
-    }
-}
-
-#[test]
-fn integer_matmul_matches_the_interpreter() {
-    // Wrapping integer products (i8 overflows with values up to 7 x 7 x k).
-    let products = [
-        ("5x7", "7x3", "5x3"),
-        ("3x1x4x9", "2x9x2", "3x2x4x2"),
-        ("6", "6x4", "4"),
-    ];
-    for dt in ["i64", "i32", "i8", "ui8"] {
-        for (a, b, y) in products {
-            let (a, b, y) = (
-                format!("tensor<{a}x{dt}>"),
-                format!("tensor<{b}x{dt}>"),
-                format!("tensor<{y}x{dt}>"),
-            );
-            let text = one_op(&[("a", &a), ("b", &b)], "graph.matmul $OPERANDS", &y);
-            check(&text, &format!("matmul {a} {b}"));
-        }
-        let (a, b, y) = (
-            format!("tensor<2x6x4x{dt}>"),
-            format!("tensor<2x3x6x{dt}>"),
-            format!("tensor<2x4x3x{dt}>"),
-        );
-        let text = one_op(
-            &[("a", &a), ("b", &b)],
-            "graph.batch_matmul $OPERANDS {transpose_a = true, transpose_b = true}",
-            &y,
-        );
-        check(&text, &format!("batch_matmul transposed {dt}"));
     }
 }

@@ -13,10 +13,10 @@ pub mod nn3d;
 pub mod opkit;
 pub mod quant;
 pub mod reduce;
-pub mod specialize;
 pub mod rnn;
 pub mod rotary;
 pub mod scan;
+pub mod specialize;
 pub mod trig;
 
 use ge_ir::opdef::Dialect;

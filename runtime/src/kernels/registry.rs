@@ -13,7 +13,9 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, quant, resize, rnn, rotary, scatter_elements, shape_of, specialize, tile, topk, volume, Kernel, Op,
+    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative,
+    gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, quant, resize,
+    rnn, rotary, scatter_elements, shape_of, specialize, tile, topk, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -37,10 +39,10 @@ use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
-use ge_dialects::graph::specialize::Specialize;
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
 use ge_dialects::graph::rotary::RotaryEmbedding;
 use ge_dialects::graph::scan::Cumprod;
+use ge_dialects::graph::specialize::Specialize;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
