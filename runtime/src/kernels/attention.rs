@@ -33,6 +33,63 @@ fn plane_offset(i: usize, sb: &[usize], b: &[usize]) -> usize {
     off
 }
 
+/// `(sq, d, sk, dv)` when query `[.., sq, d]`, key `[.., sk, d]` and value
+/// `[.., sk, dv]` give the result `[.., sq, dv]`, their batch dims
+/// broadcasting to the result's.
+fn check_shapes(
+    q: &Slot,
+    k: &Slot,
+    v: &Slot,
+    y: &Slot,
+) -> Result<(usize, usize, usize, usize), String> {
+    let r = q.shape.len();
+    let bad = || {
+        format!(
+            "attention: shapes do not fit: query {:?}, key {:?}, value {:?} -> {:?}",
+            q.shape, k.shape, v.shape, y.shape
+        )
+    };
+    if r < 2 || k.shape.len() != r || v.shape.len() != r || y.shape.len() != r {
+        return Err(bad());
+    }
+    let (sq, d) = (q.shape[r - 2], q.shape[r - 1]);
+    let (sk, dv) = (k.shape[r - 2], v.shape[r - 1]);
+    if k.shape[r - 1] != d || v.shape[r - 2] != sk {
+        return Err(bad());
+    }
+    let sb = &y.shape[..r - 2];
+    let fits = |b: &[usize]| b.iter().zip(sb).all(|(&x, &s)| x == s || x == 1);
+    if y.shape[r - 2] != sq
+        || y.shape[r - 1] != dv
+        || !fits(&q.shape[..r - 2])
+        || !fits(&k.shape[..r - 2])
+        || !fits(&v.shape[..r - 2])
+    {
+        return Err(bad());
+    }
+    Ok((sq, d, sk, dv))
+}
+
+/// Plane `i`'s mask on its scores `s`: a boolean mask drops the scores it
+/// does not keep (-inf), a float mask is added.
+fn apply_mask(mask: &(Bcast, DType, Shared<*const u8>), i: usize, s: &mut [f32]) {
+    let (bc, dt, mp) = mask;
+    let plane = s.len();
+    if *dt == DType::I1 {
+        let mut keep = vec![0i64; plane];
+        bc.load_i(*dt, mp.p(), i * plane, &mut keep);
+        for (x, &kk) in s.iter_mut().zip(&keep) {
+            if kk == 0 {
+                *x = f32::NEG_INFINITY;
+            }
+        }
+    } else {
+        let mut add = vec![0f32; plane];
+        bc.load_f(*dt, mp.p(), i * plane, &mut add);
+        s.iter_mut().zip(&add).for_each(|(x, a)| *x += a);
+    }
+}
+
 impl Kernel for Attention {
     fn float_only(&self) -> bool {
         true
@@ -45,31 +102,8 @@ impl Kernel for Attention {
             _ => return Err("attention takes 3 or 4 operands and gives 1 result".into()),
         };
         let r = q.shape.len();
-        let bad = || {
-            format!(
-                "attention: shapes do not fit: query {:?}, key {:?}, value {:?} -> {:?}",
-                q.shape, k.shape, v.shape, y.shape
-            )
-        };
-        if r < 2 || k.shape.len() != r || v.shape.len() != r || y.shape.len() != r {
-            return Err(bad());
-        }
-        let (sq, d) = (q.shape[r - 2], q.shape[r - 1]);
-        let (sk, dv) = (k.shape[r - 2], v.shape[r - 1]);
-        if k.shape[r - 1] != d || v.shape[r - 2] != sk {
-            return Err(bad());
-        }
-        // The broadcast batch must be the result's.
+        let (sq, d, sk, dv) = check_shapes(q, k, v, y)?;
         let sb = &y.shape[..r - 2];
-        let fits = |b: &[usize]| b.iter().zip(sb).all(|(&x, &s)| x == s || x == 1);
-        if y.shape[r - 2] != sq
-            || y.shape[r - 1] != dv
-            || !fits(&q.shape[..r - 2])
-            || !fits(&k.shape[..r - 2])
-            || !fits(&v.shape[..r - 2])
-        {
-            return Err(bad());
-        }
         let nb: usize = sb.iter().product();
         let plane = sq * sk;
         let mut sshape = sb.to_vec();
@@ -122,20 +156,8 @@ impl Kernel for Attention {
                     1,
                 )
             };
-            if let Some((bc, dt, mp)) = &mask {
-                if *dt == DType::I1 {
-                    let mut keep = vec![0i64; plane];
-                    bc.load_i(*dt, mp.p(), i * plane, &mut keep);
-                    for (x, &kk) in s.iter_mut().zip(&keep) {
-                        if kk == 0 {
-                            *x = f32::NEG_INFINITY;
-                        }
-                    }
-                } else {
-                    let mut add = vec![0f32; plane];
-                    bc.load_f(*dt, mp.p(), i * plane, &mut add);
-                    s.iter_mut().zip(&add).for_each(|(x, a)| *x += a);
-                }
+            if let Some(m) = &mask {
+                apply_mask(m, i, &mut s);
             }
             for (row, scores) in s.chunks_mut(sk.max(1)).enumerate().take(sq) {
                 if causal {
