@@ -212,7 +212,9 @@ impl Events {
     fn finish(&self) {
         if let Ok(mut st) = self.state.lock() {
             st.running -= 1;
-            if st.stuck() {
+            // A stream that failed has aborted the run: the streams blocked
+            // on it are stopping, not deadlocked.
+            if st.stuck() && !self.abort.load(Ordering::Acquire) {
                 self.declare_deadlock(&mut st);
             }
         }
@@ -1183,7 +1185,19 @@ fn run_streams(
             }
         }
     }
-    errors.sort_by_key(|e| e.message.ends_with(": aborted"));
+    // The failure that stopped the run comes first: the streams it aborted
+    // (and any "deadlock" a stream saw while the run was stopping) say only
+    // that they were stopped.
+    errors.sort_by_key(|e| {
+        let m = e.message.as_str();
+        if m == "aborted" || m.ends_with(": aborted") {
+            2
+        } else if m.starts_with("deadlock:") {
+            1
+        } else {
+            0
+        }
+    });
     let result = match errors.into_iter().next() {
         Some(e) => Err(e),
         None => Ok(()),
