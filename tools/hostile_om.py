@@ -247,6 +247,19 @@ def specialize_huge_values(m):
     )
 
 
+def specialize_undecided_symbol(m):
+    """A graph.specialize whose result dim is a symbol (a value symbol) that no
+    input decides and whose value is computed in the kernel: known only after
+    an op ran, which the runtime cannot bind at run start."""
+    _in_kernel(
+        m,
+        "\n    %hx = data.constant dense<1.0> : tensor<4xf32>"
+        "\n    %ha = data.constant dense<2> : tensor<2xi64>"
+        '\n    %hs = graph.specialize %hx, %ha {op = "data.reshape", static_attrs = {}, '
+        'from_values = ["shape:ints"]} : (tensor<4xf32>, tensor<2xi64>) -> tensor<HVxHWxf32>\n',
+    )
+
+
 ATTACKS = {
     f.__name__.replace("_", "-"): f
     for f in [
@@ -268,6 +281,7 @@ ATTACKS = {
         huge_kernel_constant,
         specialize_unknown_op,
         specialize_huge_values,
+        specialize_undecided_symbol,
     ]
 }
 

@@ -630,6 +630,11 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
     for op in model.hybrid_ops() {
         stdout.push_str(&format!("hybrid: {op}\n"));
     }
+    for s in model.value_symbols() {
+        stdout.push_str(&format!(
+            "value symbol {s} (bound at run start from the values)\n"
+        ));
+    }
     for op in model.fallback_ops() {
         stdout.push_str(&format!("fallback: {op}\n"));
     }

@@ -637,15 +637,9 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                 check_in_arena(&lens, ti, &src, n)?;
                 check_in_arena(&lens, ti, &dst, m)?;
                 sizes[ti] = n.min(m);
+                let stream = *stream;
                 if shape_ws.is_some() {
-                    moved.insert(
-                        ti,
-                        Task::Memcpy {
-                            src,
-                            dst,
-                            stream: *stream,
-                        },
-                    );
+                    moved.insert(ti, Task::Memcpy { src, dst, stream });
                 }
                 tasks.push(None);
             }
@@ -655,17 +649,7 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                 targets,
             } => {
                 let value = place(value).map_err(|e| at(e.message))?;
-                let n = bytes_of(&value.ty, &syms).map_err(at)?;
-                check_in_arena(&lens, ti, &value, n)?;
-                // ge-om proved one element of an integer type: `n` is the
-                // element's size, the bytes `switch_label` reads.
-                if switch_dtype(&value).map(|d| d.byte_size()) != Some(n) {
-                    return Err(at(format!(
-                        "a switch reads one element, but '{}' is {n} bytes here",
-                        value.ty
-                    )));
-                }
-                sizes[ti] = n;
+                sizes[ti] = plan_switch(&lens, ti, &value, &syms)?;
                 if shape_ws.is_some() {
                     moved.insert(
                         ti,
@@ -681,17 +665,37 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
             _ => tasks.push(None),
         }
     }
+    let out_shapes = outputs_within_budget(inner, &lens, &scratch, shape_ws.is_some(), &syms)?;
+    Ok(ShapePlan {
+        syms,
+        tasks,
+        sizes,
+        scratch,
+        out_shapes,
+        arena_lens: lens,
+        moved,
+    })
+}
+
+/// The output shapes at `syms`, once what a run allocates besides the
+/// context's arenas (checked at load) is known to fit the memory budget:
+/// scratch of every stream, the output tensors and, with unbounded symbols
+/// (`grown`), the copy arenas grown to this shape's lengths.
+fn outputs_within_budget(
+    inner: &Inner,
+    lens: &[usize],
+    scratch: &[usize],
+    grown: bool,
+    syms: &HashMap<Ident, i64>,
+) -> Result<Vec<Vec<usize>>, Error> {
     let out_shapes: Vec<Vec<usize>> = inner
         .out_types
         .iter()
-        .map(|&t| concrete(t, &syms))
+        .map(|&t| concrete(t, syms))
         .collect::<Result<_, _>>()
         .map_err(Error)?;
-    // What a run allocates besides the context's arenas (checked at load):
-    // scratch of every stream and the output tensors.
     let mut total: Option<usize> = scratch.iter().try_fold(0usize, |a, &b| a.checked_add(b));
-    if shape_ws.is_some() {
-        // The context's arenas grow to this shape's lengths.
+    if grown {
         for (a, &n) in lens.iter().enumerate() {
             if inner.bindings[a] == Binding::Copy {
                 total = total.and_then(|t| t.checked_add(n));
@@ -708,15 +712,29 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
         &"a run's scratch and outputs at this shape",
     )
     .map_err(Error)?;
-    Ok(ShapePlan {
-        syms,
-        tasks,
-        sizes,
-        scratch,
-        out_shapes,
-        arena_lens: lens,
-        moved,
-    })
+    Ok(out_shapes)
+}
+
+/// The bytes switch task `ti` reads from `value` (placed for this shape):
+/// inside its arena, and exactly one element.
+fn plan_switch(
+    lens: &[usize],
+    ti: usize,
+    value: &Buffer,
+    syms: &HashMap<Ident, i64>,
+) -> Result<usize, Error> {
+    let at = |m: String| Error::at(task_site(ti, None), m);
+    let n = bytes_of(&value.ty, syms).map_err(at)?;
+    check_in_arena(lens, ti, value, n)?;
+    // ge-om proved one element of an integer type: `n` is the
+    // element's size, the bytes `switch_label` reads.
+    if switch_dtype(value).map(|d| d.byte_size()) != Some(n) {
+        return Err(at(format!(
+            "a switch reads one element, but '{}' is {n} bytes here",
+            value.ty
+        )));
+    }
+    Ok(n)
 }
 
 /// The element type a switch reads.
@@ -989,7 +1007,8 @@ fn new_context(inner: &Inner) -> Result<ExecContext, Error> {
 }
 
 fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
-    let syms = bind(inner, inputs)?;
+    let mut syms = bind(inner, inputs)?;
+    crate::value_syms::bind(inner, inputs, &mut syms)?;
     let plan = plan_for(inner, syms)?;
     let mut outputs: Vec<HostTensor> = inner
         .out_types

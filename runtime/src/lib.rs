@@ -60,6 +60,7 @@ mod pool;
 mod proof;
 pub mod shared;
 pub mod trace;
+mod value_syms;
 
 pub use buffer::HostTensor;
 pub use error::{describe as describe_location, Error, Site};

@@ -137,8 +137,12 @@ pub(crate) struct Inner {
     pub bindings: Vec<Binding>,
     pub in_types: Vec<Type>,
     pub out_types: Vec<Type>,
-    /// Symbols bound from the inputs (sorted by name): the plan-cache key order.
+    /// Symbols bound from the inputs (sorted by name), then the value
+    /// symbols in binding order: the plan-cache key order.
     pub symbols: Vec<Ident>,
+    /// The `graph.specialize`s that bind value symbols at run start
+    /// (`crate::value_syms`), in binding order.
+    pub binders: Vec<crate::value_syms::Binder>,
     pub bounds: HashMap<Ident, i64>,
     pub fallback_ops: BTreeSet<String>,
     pub compute: crate::pool::Pool,
@@ -237,7 +241,9 @@ impl Model {
             .iter()
             .map(|t| ty(&t.buffer.ty))
             .collect::<Result<_, _>>()?;
-        let symbols = input_symbols(&in_types);
+        let mut symbols = input_symbols(&in_types);
+        let binders = crate::value_syms::binders(&kmodule, &program, &io, &symbols)?;
+        symbols.extend(binders.iter().flat_map(|b| b.binds.iter().copied()));
         let threads = opts.threads.max(1);
         let compute = crate::pool::Pool::new(threads, crate::pool::SPIN)
             .map_err(|e| Error(format!("cannot start the compute pool: {e}")))?;
@@ -259,6 +265,7 @@ impl Model {
             in_types,
             out_types,
             symbols,
+            binders,
             // Unbounded symbols were planned at a sample in the file: no
             // limit at run time (the workspace is planned per shape).
             bounds: bounds
@@ -368,6 +375,20 @@ impl Model {
     /// concrete shape when it is first seen.
     pub fn unbounded_symbols(&self) -> Vec<String> {
         def_unbounded(&self.inner.def.replan)
+    }
+    /// The value symbols (dims decided by values the model reads at run
+    /// start, `crate::value_syms`), each with the op that binds it:
+    /// `SYMBOL: CONCRETE at LOC`.
+    pub fn value_symbols(&self) -> Vec<String> {
+        self.inner
+            .binders
+            .iter()
+            .flat_map(|b| {
+                b.binds
+                    .iter()
+                    .map(move |s| format!("{s}: {} at {}", b.spec.def.name, b.loc))
+            })
+            .collect()
     }
     /// The ops whose attributes are read from tensor values at run time
     /// (`graph.specialize`; hybrid execution), with their locations.
@@ -629,15 +650,18 @@ impl Inner {
     /// (checked again here, in checked arithmetic, though ge-om's
     /// validation proved the weight inside the weights partition).
     pub(crate) fn weight_ptr(&self, w: u32) -> Option<*mut u8> {
+        // A read-only mapping: kernels never write through weight pointers
+        // (weights are operands, never out buffers).
+        self.weight_slice(w).map(|s| s.as_ptr() as *mut u8)
+    }
+    /// The bytes of weight `w` in the mapped file.
+    pub(crate) fn weight_slice(&self, w: u32) -> Option<&[u8]> {
         let wd = self.program.weights.get(w as usize)?;
         let off = usize::try_from(wd.offset)
             .ok()?
             .checked_add(self.weights_offset)?;
         let end = off.checked_add(usize::try_from(wd.bytes).ok()?)?;
-        let b = self.backing.bytes();
-        // A read-only mapping: kernels never write through weight pointers
-        // (weights are operands, never out buffers).
-        b.get(off..end).map(|s| s.as_ptr() as *mut u8)
+        self.backing.bytes().get(off..end)
     }
     /// The bytes of weight `w`.
     pub(crate) fn weight_bytes(&self, w: u32) -> usize {

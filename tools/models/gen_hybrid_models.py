@@ -19,6 +19,21 @@ lit-tests/dynamic/hybrid.test runs these models.
   input, keepdims 0 -> Add a weight [5]; declared [3, 5]. Cases: axes [1], [-2].
 - hybrid_nonzero: NonZero of a graph input (data-dependent result size: not
   supported yet; the import must refuse it with a clear message).
+
+Value symbols (the result shape is decided by the values and declared nowhere: the
+import gives its dims fresh symbols, the runtime binds them at run start):
+
+- value_reshape: x [2, 3, 4] -> Reshape(x, shape) -> Relu -> ReduceSum(axes) with
+  keepdims 0 -> Add a scalar weight; `shape` and `axes` are int64 graph inputs, no
+  value_info (the ranks follow from the ops), the output declared [?]. Cases at different sizes: shape [6, 4]
+  axes [0], shape [-1, 2] axes [1], shape [24, 1] axes [1].
+- value_expand: y = Expand(x [3, 1], shape) and z = Tile(x, repeats), outputs
+  declared [?, ?, ?] and [?, ?].
+  Cases: shape [2, 3, 4] repeats [2, 5]; shape [3, 1] repeats [1, 1]; shape [1, 3, 7]
+  repeats [4, 2].
+- value_constant_of_shape: y = ConstantOfShape(shape, 1.5) * w (a scalar weight),
+  the intermediate undeclared, the output [?, ?]. Cases: [2, 3],
+  [5, 1], [1, 7].
 """
 
 import os
@@ -129,7 +144,104 @@ def hybrid_nonzero():
     save("hybrid_nonzero", m, [("r", [("x", x)])])
 
 
+def undeclared(name, rank):
+    """An output of known rank whose dims are declared unknown (no value, no param)."""
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, [None] * rank)
+
+
+def value_reshape():
+    w = numpy_helper.from_array(np.array(0.5, np.float32), "w")
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+        helper.make_node("Relu", ["r"], ["a"], name="relu"),
+        helper.make_node("ReduceSum", ["a", "axes"], ["s"], name="reduce", keepdims=0),
+        helper.make_node("Add", ["s", "w"], ["y"], name="add"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+            helper.make_tensor_value_info("axes", TensorProto.INT64, [1]),
+        ],
+        [undeclared("y", 1)],
+        [w],
+    )
+    x = f32(2, 3, 4)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    cases = [
+        ("s6x4", [("x", x), ("shape", i64(6, 4)), ("axes", i64(0))]),
+        ("sm1x2", [("x", x), ("shape", i64(-1, 2)), ("axes", i64(1))]),
+        ("s24x1", [("x", x), ("shape", i64(24, 1)), ("axes", i64(1))]),
+    ]
+    save("value_reshape", m, cases)
+
+
+def value_expand():
+    nodes = [
+        helper.make_node("Expand", ["x", "shape"], ["y"], name="expand"),
+        helper.make_node("Tile", ["x", "repeats"], ["z"], name="tile"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [3]),
+            helper.make_tensor_value_info("repeats", TensorProto.INT64, [2]),
+        ],
+        [undeclared("y", 3), undeclared("z", 2)],
+        [],
+    )
+    x = f32(3, 1)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    cases = [
+        ("a", [("x", x), ("shape", i64(2, 3, 4)), ("repeats", i64(2, 5))]),
+        ("b", [("x", x), ("shape", i64(1, 3, 1)), ("repeats", i64(1, 1))]),
+        ("c", [("x", x), ("shape", i64(2, 1, 7)), ("repeats", i64(4, 2))]),
+    ]
+    save("value_expand", m, cases)
+
+
+def value_constant_of_shape():
+    w = numpy_helper.from_array(np.array(3.0, np.float32), "w")
+    one = numpy_helper.from_array(np.array([1.5], np.float32), "value")
+    nodes = [
+        helper.make_node("ConstantOfShape", ["shape"], ["c"], name="cos", value=one),
+        helper.make_node("Mul", ["c", "w"], ["y"], name="mul"),
+    ]
+    m = model(
+        nodes,
+        [helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [undeclared("y", 2)],
+        [w],
+    )
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    cases = [("s2x3", [("shape", i64(2, 3))]), ("s5x1", [("shape", i64(5, 1))]), ("s1x7", [("shape", i64(1, 7))])]
+    save("value_constant_of_shape", m, cases)
+
+
+def value_computed():
+    nodes = [
+        helper.make_node("Abs", ["shape"], ["t"], name="abs"),
+        helper.make_node("Reshape", ["x", "t"], ["y"], name="reshape"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+        [undeclared("y", 2)],
+        [],
+    )
+    save("value_computed", m, [("s3x2", [("x", f32(2, 3)), ("shape", np.array([3, 2], np.int64))])])
+
+
 if __name__ == "__main__":
     hybrid_reshape()
     hybrid_reduce()
     hybrid_nonzero()
+    value_reshape()
+    value_expand()
+    value_constant_of_shape()
+    value_computed()

@@ -367,9 +367,8 @@ pub fn value_dtype(d: DType) -> bool {
     d.is_int() || d.is_float()
 }
 
-/// Every `graph.specialize` of `m`'s functions, for reports (ge-atc's
-/// `mode`, ge-run `--info`): `CONCRETE (ATTRS from values) at LOC`.
-pub fn hybrid_ops(m: &Module) -> Vec<String> {
+/// Every `graph.specialize` of `m`'s functions, with the body holding it.
+fn specializes(m: &Module) -> Vec<(&Body, OpId)> {
     let mut out = vec![];
     let outer = m.body();
     for f in outer.all_ops(ge_ir::WalkOrder::Pre) {
@@ -377,24 +376,71 @@ pub fn hybrid_ops(m: &Module) -> Vec<String> {
             continue;
         };
         for o in inner.all_ops(ge_ir::WalkOrder::Pre) {
-            let d = inner.op(o);
-            if !Specialize::is(d) {
-                continue;
+            if Specialize::is(inner.op(o)) {
+                out.push((inner, o));
             }
-            let a = Specialize::attrs(d);
-            let from: Vec<&str> = a
-                .from_values()
-                .unwrap_or_default()
-                .iter()
-                .map(|e| e.split(':').next().unwrap_or(e))
-                .collect();
-            out.push(format!(
-                "{} ({} from values) at {}",
-                a.op().unwrap_or("?"),
-                from.join(", "),
-                d.loc
-            ));
         }
     }
+    out
+}
+
+/// Every `graph.specialize` of `m`'s functions, for reports (ge-atc's
+/// `mode`, ge-run `--info`): `CONCRETE (ATTRS from values) at LOC`.
+pub fn hybrid_ops(m: &Module) -> Vec<String> {
+    let mut out = vec![];
+    for (inner, o) in specializes(m) {
+        let d = inner.op(o);
+        let a = Specialize::attrs(d);
+        let from: Vec<&str> = a
+            .from_values()
+            .unwrap_or_default()
+            .iter()
+            .map(|e| e.split(':').next().unwrap_or(e))
+            .collect();
+        out.push(format!(
+            "{} ({} from values) at {}",
+            a.op().unwrap_or("?"),
+            from.join(", "),
+            d.loc
+        ));
+    }
+    out
+}
+
+/// The value symbols of `m`'s `graph.specialize`s: symbols of their result
+/// types that no input type (`inputs`) holds, each with the op that first
+/// decides it (`CONCRETE at LOC`), sorted by name, for reports (ge-atc's
+/// `mode`). The runtime binds them at run start from the values
+/// (docs/architecture.md "Execution modes").
+pub fn value_symbols(m: &Module, inputs: &[Type]) -> Vec<(Ident, String)> {
+    let syms = |t: Type, out: &mut Vec<Ident>| {
+        for d in t
+            .as_tensor()
+            .and_then(|t| t.dims.clone())
+            .unwrap_or_default()
+        {
+            if let Some(e) = d.expr() {
+                e.symbols(out);
+            }
+        }
+    };
+    let mut known = vec![];
+    inputs.iter().for_each(|&t| syms(t, &mut known));
+    let mut out: Vec<(Ident, String)> = vec![];
+    for (inner, o) in specializes(m) {
+        let d = inner.op(o);
+        let mut found = vec![];
+        inner
+            .result_types(o)
+            .into_iter()
+            .for_each(|t| syms(t, &mut found));
+        for s in found {
+            if !known.contains(&s) && !out.iter().any(|(x, _)| *x == s) {
+                let a = Specialize::attrs(d);
+                out.push((s, format!("{} at {}", a.op().unwrap_or("?"), d.loc)));
+            }
+        }
+    }
+    out.sort_by_key(|(s, _)| s.to_string());
     out
 }

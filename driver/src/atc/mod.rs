@@ -492,20 +492,43 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
 /// "Execution modes").
 fn mode_line(om: &ge_om::OmModel) -> String {
     let ctx = ge_dialects::context();
-    let hybrid = ge_ir::parser::parse_module(
+    let kernels = ge_ir::parser::parse_module(
         &ctx,
         "<kernels>",
         &om.kernels,
         ge_ir::parser::ParseOptions::default(),
-    )
-    .map(|m| ge_dialects::graph::specialize::hybrid_ops(&m))
-    .unwrap_or_default();
+    );
+    let hybrid = kernels
+        .as_ref()
+        .map(ge_dialects::graph::specialize::hybrid_ops)
+        .unwrap_or_default();
     let memory = memory_mode(om);
     if hybrid.is_empty() {
         return memory;
     }
+    let inputs: Vec<ge_ir::Type> = om
+        .io
+        .inputs
+        .iter()
+        .filter_map(|t| ge_ir::parser::parse_type_str(&ctx, &t.buffer.ty).ok())
+        .collect();
+    let values: Vec<String> = kernels
+        .as_ref()
+        .map(|m| ge_dialects::graph::specialize::value_symbols(m, &inputs))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(s, op)| format!("{s} ({op})"))
+        .collect();
+    let values = if values.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; value symbols {} bound at run start from input values",
+            values.join(", ")
+        )
+    };
     format!(
-        "hybrid: {} read at run time (each specialised on the host: concrete op built, verified and run on its native kernel, cached per value); memory {memory}",
+        "hybrid: {} read at run time (each specialised on the host: concrete op built, verified and run on its native kernel, cached per value){values}; memory {memory}",
         hybrid.join("; ")
     )
 }

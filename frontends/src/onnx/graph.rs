@@ -33,27 +33,11 @@ pub struct Symbols {
 }
 
 impl Symbols {
-    /// The symbol for an ONNX `dim_param`: upper-cased, other characters
-    /// replaced by `_`, prefixed with `S` unless it starts with a letter, and
-    /// suffixed `_2`, `_3`… when two params would collide.
-    pub fn symbol(&mut self, param: &str) -> String {
-        if let Some(s) = self.map.get(param) {
-            return s.clone();
-        }
-        let mut s: String = param
-            .chars()
-            .map(|c| {
-                let c = c.to_ascii_uppercase();
-                if c.is_ascii_uppercase() || c.is_ascii_digit() {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if !s.starts_with(|c: char| c.is_ascii_uppercase()) {
-            s.insert(0, 'S');
-        }
+    /// A symbol for a value symbol (a dim decided by values at run time)
+    /// named after `what`, distinct from every other symbol; not an ONNX
+    /// `dim_param`, so not in [`Symbols::map`].
+    pub fn fresh(&mut self, what: &str) -> String {
+        let s = sanitize(what);
         let mut cand = s.clone();
         let mut k = 2;
         while self.used.contains(&cand) {
@@ -61,9 +45,40 @@ impl Symbols {
             k += 1;
         }
         self.used.insert(cand.clone());
+        cand
+    }
+
+    /// The symbol for an ONNX `dim_param`: upper-cased, other characters
+    /// replaced by `_`, prefixed with `S` unless it starts with a letter, and
+    /// suffixed `_2`, `_3`… when two params would collide.
+    pub fn symbol(&mut self, param: &str) -> String {
+        if let Some(s) = self.map.get(param) {
+            return s.clone();
+        }
+        let cand = self.fresh(param);
         self.map.insert(param.to_string(), cand.clone());
         cand
     }
+}
+
+/// `name` as an IR symbol: upper-cased, other characters replaced by `_`,
+/// prefixed with `S` unless it starts with a letter.
+fn sanitize(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_uppercase();
+            if c.is_ascii_uppercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !s.starts_with(|c: char| c.is_ascii_uppercase()) {
+        s.insert(0, 'S');
+    }
+    s
 }
 
 /// Facts about the whole model that every scope shares.
@@ -330,36 +345,43 @@ impl<'a> Cx<'a> {
                 out
             })
             .collect();
-        let mut types = vec![];
-        for k in 0..num_results {
-            let declared = n
-                .output_names
-                .get(k)
-                .and_then(|o| self.declared(o).cloned())
-                .filter(|vi| vi.r#type.is_some())
-                .and_then(|vi| self.value_type(&vi).ok());
-            let plannable = declared.filter(|t| {
-                t.as_tensor().and_then(|t| t.dims.clone()).is_some_and(|d| {
-                    d.iter().all(|x| {
-                        let mut syms = vec![];
-                        if let Some(e) = x.expr() {
-                            e.symbols(&mut syms);
-                        }
-                        !matches!(x, Dim::Unknown) && syms.iter().all(|s| known.contains(s))
-                    })
+        let declared: Vec<Option<Type>> = (0..num_results)
+            .map(|k| {
+                n.output_names
+                    .get(k)
+                    .and_then(|o| self.declared(o).cloned())
+                    .filter(|vi| vi.r#type.is_some())
+                    .and_then(|vi| self.value_type(&vi).ok())
+            })
+            .collect();
+        let plannable = |t: &Type| {
+            t.as_tensor().and_then(|t| t.dims.clone()).is_some_and(|d| {
+                d.iter().all(|x| {
+                    let mut syms = vec![];
+                    if let Some(e) = x.expr() {
+                        e.symbols(&mut syms);
+                    }
+                    !matches!(x, Dim::Unknown) && syms.iter().all(|s| known.contains(s))
                 })
-            });
-            match plannable {
-                Some(t) => types.push(t),
-                None => {
+            })
+        };
+        let types: Vec<Type> = if declared.iter().all(|t| t.as_ref().is_some_and(plannable)) {
+            declared.into_iter().flatten().collect()
+        } else {
+            let ranks = self.value_symbol_ranks(name, &data_types, &attrs, values, num_results);
+            match ranks {
+                Some(r) if values.iter().all(|v| self.known_at_run_start(v.0)) => {
+                    self.value_symbol_types(n, &declared, &r)
+                }
+                _ => {
                     let mut e = self.not_constant(first, what);
                     e.message.push_str(
-                        "; read at run time it needs the output's shape declared (static, or dims of the inputs)",
+                        "; read at run time it needs the output's shape declared (static, or dims of the inputs), or its values to be graph inputs",
                     );
                     return Err(e);
                 }
             }
-        }
+        };
         let entries: Vec<(ge_ir::Ident, Attribute)> = attrs
             .into_iter()
             .map(|(k, v)| (ge_ir::Ident::new(k), v))
@@ -385,6 +407,71 @@ impl<'a> Cx<'a> {
             0,
         )?;
         Ok(self.e.b.body.op(op).results().to_vec())
+    }
+
+    /// Whether the runtime has `v`'s value before the run: a graph input
+    /// (an argument of the entry function, not of a subgraph).
+    fn known_at_run_start(&self, v: ValueId) -> bool {
+        let body = &*self.e.b.body;
+        match body.value(v).def {
+            ge_ir::body::ValueDef::BlockArg { block, .. } => body.block_parent_op(block).is_none(),
+            ge_ir::body::ValueDef::Result { .. } => false,
+        }
+    }
+
+    /// Rank and element type of each result of a `graph.specialize` of
+    /// `name` ([`super::value_symbols::result_ranks`]).
+    fn value_symbol_ranks(
+        &self,
+        name: &str,
+        data: &[Type],
+        attrs: &[(&str, ge_ir::attributes::Attribute)],
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+        num_results: usize,
+    ) -> Option<Vec<(usize, ge_ir::DType)>> {
+        let ops: Vec<super::value_symbols::ValueOperand> = values
+            .iter()
+            .map(|&(v, attr, _)| {
+                let len = self.e.ty(v).as_tensor()?.num_elements()?;
+                Some(super::value_symbols::ValueOperand {
+                    attr,
+                    len: usize::try_from(len).ok()?,
+                })
+            })
+            .collect::<Option<_>>()?;
+        super::value_symbols::result_ranks(name, data, &ops, attrs, num_results)
+    }
+
+    /// Result types with value symbols: each result's declared dims where
+    /// they are static or symbols, a fresh symbol for every other dim (named
+    /// after the ONNX output and the dim), bound by the runtime at run start
+    /// from the values (docs/architecture.md "Execution modes").
+    fn value_symbol_types(
+        &mut self,
+        n: &Node,
+        declared: &[Option<Type>],
+        ranks: &[(usize, ge_ir::DType)],
+    ) -> Vec<Type> {
+        let mut out = vec![];
+        for (k, &(rank, dt)) in ranks.iter().enumerate() {
+            let decl = declared[k]
+                .and_then(|t| t.as_tensor()?.dims.clone())
+                .filter(|d| d.len() == rank);
+            let base = n
+                .output_names
+                .get(k)
+                .filter(|o| !o.is_empty())
+                .cloned()
+                .unwrap_or_else(|| format!("{}_{k}", n.name));
+            let dims: Vec<Dim> = (0..rank)
+                .map(|i| match decl.as_ref().map(|d| d[i]) {
+                    Some(d) if d != Dim::Unknown => d,
+                    _ => Dim::sym(&self.symbols.fresh(&format!("{base}_{i}"))),
+                })
+                .collect();
+            out.push(Type::tensor(&dims, dt));
+        }
+        out
     }
 
     /// Whether `v` is a compile-time constant.
@@ -835,6 +922,10 @@ mod tests {
         assert_eq!(s.symbol("2d"), "S2D");
         // "Batch Size" would also be BATCH_SIZE: it gets a suffix.
         assert_eq!(s.symbol("Batch Size"), "BATCH_SIZE_2");
+        assert_eq!(s.map.len(), 4);
+        // Value symbols avoid every symbol and are not dim_params.
+        assert_eq!(s.fresh("batch_size"), "BATCH_SIZE_3");
+        assert_eq!(s.fresh("/m/r_0"), "S_M_R_0");
         assert_eq!(s.map.len(), 4);
     }
 

@@ -19,6 +19,7 @@ pub mod graph;
 pub mod ops;
 pub mod symbolic;
 pub mod tensor;
+pub mod value_symbols;
 
 use crate::emit::Emitter;
 use crate::error::ImportError;
@@ -309,56 +310,8 @@ pub fn import_bytes(
         e.fold = opts.fold;
         let mut cx = Cx::new(e, &info, &mut symbols, sets.clone());
         cx.check_declared_types = opts.input_shapes.is_empty();
-        let inits: std::collections::HashSet<&str> = g
-            .initializer
-            .iter()
-            .filter_map(|t| t.name.as_deref())
-            .collect();
-        let mut in_types = vec![];
-        let mut in_names = vec![];
-        for vi in &g.input {
-            let iname = vi.name.clone().unwrap_or_default();
-            if inits.contains(iname.as_str()) {
-                continue;
-            }
-            let loc = Location::name(&iname, Some(file_loc));
-            if let Some(t) = opts.constant_inputs.get(&iname) {
-                cx.e.set_loc(loc);
-                let c = cx.e.constant(t)?;
-                cx.define(&iname, c);
-                continue;
-            }
-            let mut ty = cx
-                .value_type(vi)
-                .map_err(|e| e.context(format!("graph input '{iname}'")))?;
-            if let Some(dims) = opts.input_shapes.get(&iname) {
-                ty = override_shape(&iname, ty, dims)?;
-            }
-            let v = cx.e.b.body.add_block_arg(entry, ty, loc);
-            cx.define(&iname, v);
-            in_types.push(ty);
-            in_names.push(iname);
-        }
-        // Initializers that shadow a declared input must agree with it.
-        for vi in &g.input {
-            let iname = vi.name.clone().unwrap_or_default();
-            if let Some(t) = g
-                .initializer
-                .iter()
-                .find(|t| t.name.as_deref() == Some(&iname))
-            {
-                if vi.r#type.is_some() {
-                    let want = cx.value_type(vi)?;
-                    let (shape, dt) = tensor::tensor_type(t)?;
-                    let got = Type::tensor_static(&shape, dt);
-                    if !ge_ir::verifier::types_compatible(want, got) {
-                        return Err(ImportError::invalid(format!(
-                            "inconsistent shapes: initializer '{iname}' is '{got}' but the graph input is declared '{want}'"
-                        )));
-                    }
-                }
-            }
-        }
+        let (in_types, in_names) = declare_inputs(&mut cx, g, opts, entry, file_loc)?;
+        check_shadowed_inputs(&mut cx, g)?;
         let unknown: Vec<&str> = opts
             .input_shapes
             .keys()
@@ -412,4 +365,75 @@ pub fn import_bytes(
         );
     }
     crate::error::verified(m)
+}
+
+/// The graph's inputs that are not initializers: arguments of the entry
+/// block (shapes overridden by `opts.input_shapes`), or constants where
+/// `opts.constant_inputs` binds them; their types and names.
+fn declare_inputs(
+    cx: &mut Cx,
+    g: &crate::proto::onnx::GraphProto,
+    opts: &ImportOptions,
+    entry: ge_ir::body::BlockId,
+    file_loc: Location,
+) -> Result<(Vec<Type>, Vec<String>), ImportError> {
+    let inits: std::collections::HashSet<&str> = g
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
+    let mut in_types = vec![];
+    let mut in_names = vec![];
+    for vi in &g.input {
+        let iname = vi.name.clone().unwrap_or_default();
+        if inits.contains(iname.as_str()) {
+            continue;
+        }
+        let loc = Location::name(&iname, Some(file_loc));
+        if let Some(t) = opts.constant_inputs.get(&iname) {
+            cx.e.set_loc(loc);
+            let c = cx.e.constant(t)?;
+            cx.define(&iname, c);
+            continue;
+        }
+        let mut ty = cx
+            .value_type(vi)
+            .map_err(|e| e.context(format!("graph input '{iname}'")))?;
+        if let Some(dims) = opts.input_shapes.get(&iname) {
+            ty = override_shape(&iname, ty, dims)?;
+        }
+        let v = cx.e.b.body.add_block_arg(entry, ty, loc);
+        cx.define(&iname, v);
+        in_types.push(ty);
+        in_names.push(iname);
+    }
+    Ok((in_types, in_names))
+}
+
+/// Initializers that shadow a declared input must agree with it.
+fn check_shadowed_inputs(
+    cx: &mut Cx,
+    g: &crate::proto::onnx::GraphProto,
+) -> Result<(), ImportError> {
+    for vi in &g.input {
+        let iname = vi.name.clone().unwrap_or_default();
+        let Some(t) = g
+            .initializer
+            .iter()
+            .find(|t| t.name.as_deref() == Some(&iname))
+        else {
+            continue;
+        };
+        if vi.r#type.is_some() {
+            let want = cx.value_type(vi)?;
+            let (shape, dt) = tensor::tensor_type(t)?;
+            let got = Type::tensor_static(&shape, dt);
+            if !ge_ir::verifier::types_compatible(want, got) {
+                return Err(ImportError::invalid(format!(
+                    "inconsistent shapes: initializer '{iname}' is '{got}' but the graph input is declared '{want}'"
+                )));
+            }
+        }
+    }
+    Ok(())
 }

@@ -146,27 +146,10 @@ fn eval(cx: &Cx, n: &Node) -> Res<Option<SymVal>> {
             elems: s.elems.iter().map(|d| d.mul_const(-1)).collect(),
             ..s
         }),
-        "Gather" => {
-            let (Some(data), Some(idx)) = (val(0), val(1)) else {
-                return Ok(None);
-            };
-            let (Some(ix), [len]) = (idx.statics(), data.shape.as_slice()) else {
-                return Ok(None);
-            };
-            let len = *len as i64;
-            let mut elems = vec![];
-            for i in ix {
-                let j = if i < 0 { i + len } else { i };
-                match data.elems.get(usize::try_from(j).unwrap_or(usize::MAX)) {
-                    Some(d) => elems.push(*d),
-                    None => return Ok(None),
-                }
-            }
-            Some(SymVal {
-                shape: idx.shape,
-                elems,
-            })
-        }
+        "Gather" => match (val(0), val(1)) {
+            (Some(data), Some(idx)) => gather(&data, idx),
+            _ => None,
+        },
         "Slice" => {
             let Some(data) = val(0).filter(|d| d.shape.len() == 1) else {
                 return Ok(None);
@@ -180,33 +163,14 @@ fn eval(cx: &Cx, n: &Node) -> Res<Option<SymVal>> {
             } else {
                 (n.ints("starts"), n.ints("ends"), Some(vec![1]))
             };
-            let (Some([s]), Some([e]), Some([st])) = (
+            match (
                 starts.as_deref().map(first),
                 ends.as_deref().map(first),
                 steps.as_deref().map(first),
-            ) else {
-                return Ok(None);
-            };
-            if st == 0 {
-                return Ok(None);
+            ) {
+                (Some([s]), Some([e]), Some([st])) => slice(&data, s, e, st),
+                _ => None,
             }
-            let len = data.elems.len() as i64;
-            let norm = |v: i64, lo: i64, hi: i64| (if v < 0 { v + len } else { v }).clamp(lo, hi);
-            let mut elems = vec![];
-            if st > 0 {
-                let (mut i, e) = (norm(s, 0, len), norm(e, 0, len));
-                while i < e {
-                    elems.push(data.elems[i as usize]);
-                    i += st;
-                }
-            } else {
-                let (mut i, e) = (norm(s, -1, len - 1), norm(e, -1, len - 1));
-                while i > e {
-                    elems.push(data.elems[i as usize]);
-                    i += st;
-                }
-            }
-            Some(SymVal::vector(elems))
         }
         "Concat" => {
             let mut elems = vec![];
@@ -244,42 +208,86 @@ fn eval(cx: &Cx, n: &Node) -> Res<Option<SymVal>> {
             }
             _ => None,
         },
-        op => {
-            let (Some(a), Some(b)) = (val(0), val(1)) else {
-                return Ok(None);
-            };
-            let f: fn(Dim, Dim) -> Dim = match op {
-                "Add" => Dim::add,
-                "Sub" => Dim::sub,
-                "Mul" => Dim::mul,
-                "Div" => Dim::div,
-                "Mod" => Dim::rem,
-                "Min" => Dim::min,
-                "Max" => Dim::max,
-                _ => return Ok(None),
-            };
-            // Numpy broadcasting of rank <= 1 operands.
-            let (la, lb) = (a.elems.len(), b.elems.len());
-            let len = if la == 1 { lb } else { la };
-            if la != lb && la != 1 && lb != 1 {
-                return Ok(None);
-            }
-            let elems: Vec<Dim> = (0..len)
-                .map(|i| f(a.elems[i.min(la - 1)], b.elems[i.min(lb - 1)]))
-                .collect();
-            if elems.contains(&Dim::Unknown) {
-                return Ok(None);
-            }
-            let shape = if a.shape.len() >= b.shape.len() {
-                a.shape
-            } else {
-                b.shape
-            };
-            Some(SymVal {
-                shape: if shape.is_empty() { vec![] } else { vec![len] },
-                elems,
-            })
+        op => match (val(0), val(1)) {
+            (Some(a), Some(b)) => binary(op, a, b),
+            _ => None,
+        },
+    })
+}
+
+/// `Gather` of a tracked vector at static indices.
+fn gather(data: &SymVal, idx: SymVal) -> Option<SymVal> {
+    let (Some(ix), [len]) = (idx.statics(), data.shape.as_slice()) else {
+        return None;
+    };
+    let len = *len as i64;
+    let mut elems = vec![];
+    for i in ix {
+        let j = if i < 0 { i + len } else { i };
+        elems.push(*data.elems.get(usize::try_from(j).ok()?)?);
+    }
+    Some(SymVal {
+        shape: idx.shape,
+        elems,
+    })
+}
+
+/// One-axis `Slice` of a tracked vector (start, end, step; ONNX clamping).
+fn slice(data: &SymVal, s: i64, e: i64, st: i64) -> Option<SymVal> {
+    if st == 0 {
+        return None;
+    }
+    let len = data.elems.len() as i64;
+    let norm = |v: i64, lo: i64, hi: i64| (if v < 0 { v + len } else { v }).clamp(lo, hi);
+    let mut elems = vec![];
+    if st > 0 {
+        let (mut i, e) = (norm(s, 0, len), norm(e, 0, len));
+        while i < e {
+            elems.push(data.elems[i as usize]);
+            i += st;
         }
+    } else {
+        let (mut i, e) = (norm(s, -1, len - 1), norm(e, -1, len - 1));
+        while i > e {
+            elems.push(data.elems[i as usize]);
+            i += st;
+        }
+    }
+    Some(SymVal::vector(elems))
+}
+
+/// Elementwise integer arithmetic `op` on tracked values (numpy
+/// broadcasting of rank <= 1 operands).
+fn binary(op: &str, a: SymVal, b: SymVal) -> Option<SymVal> {
+    let f: fn(Dim, Dim) -> Dim = match op {
+        "Add" => Dim::add,
+        "Sub" => Dim::sub,
+        "Mul" => Dim::mul,
+        "Div" => Dim::div,
+        "Mod" => Dim::rem,
+        "Min" => Dim::min,
+        "Max" => Dim::max,
+        _ => return None,
+    };
+    let (la, lb) = (a.elems.len(), b.elems.len());
+    let len = if la == 1 { lb } else { la };
+    if la != lb && la != 1 && lb != 1 {
+        return None;
+    }
+    let elems: Vec<Dim> = (0..len)
+        .map(|i| f(a.elems[i.min(la - 1)], b.elems[i.min(lb - 1)]))
+        .collect();
+    if elems.contains(&Dim::Unknown) {
+        return None;
+    }
+    let shape = if a.shape.len() >= b.shape.len() {
+        a.shape
+    } else {
+        b.shape
+    };
+    Some(SymVal {
+        shape: if shape.is_empty() { vec![] } else { vec![len] },
+        elems,
     })
 }
 

@@ -1,0 +1,115 @@
+//! Value symbols (issue 15 item 3): result dims of `graph.specialize` that
+//! the values decide (a Reshape to a shape given as an input, a reduction
+//! over input axes, an Expand to an input shape) are symbols bound at run
+//! start from those values. One compiled model runs at several values —
+//! different sizes per run — equal to the reference interpreter; each new
+//! binding builds one plan, a binding seen before reuses it.
+
+mod common;
+use common::*;
+use ge_compile::CompileOptions;
+use ge_ir::tensor::Tensor;
+use ge_ir::DType;
+use ge_runtime::HostTensor;
+
+const SRC: &str = r#"
+graph.func @main(%x: tensor<2x3x4xf32>, %shape: tensor<2xi64>, %axes: tensor<1xi64>, %y: tensor<3x1xf32>, %eshape: tensor<3xi64>) -> (tensor<Sxf32>, tensor<E0xE1xE2xf32>) {
+  %r = graph.specialize %x, %shape {op = "data.reshape", static_attrs = {allowzero = 0 : i64}, from_values = ["shape:ints"]} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<R0xR1xf32>
+  %a = graph.relu %r : (tensor<R0xR1xf32>) -> tensor<R0xR1xf32>
+  %s = graph.specialize %a, %axes {op = "graph.reduce_sum", static_attrs = {keepdims = 0 : i64}, from_values = ["axes:ints"]} : (tensor<R0xR1xf32>, tensor<1xi64>) -> tensor<Sxf32>
+  %e = graph.specialize %y, %eshape {op = "data.expand", static_attrs = {}, from_values = ["shape:ints"]} : (tensor<3x1xf32>, tensor<3xi64>) -> tensor<E0xE1xE2xf32>
+  %t = graph.tanh %e : (tensor<E0xE1xE2xf32>) -> tensor<E0xE1xE2xf32>
+  graph.return %s, %t : tensor<Sxf32>, tensor<E0xE1xE2xf32>
+}
+"#;
+
+fn ints(v: &[i64]) -> Tensor {
+    Tensor::from_i64(vec![v.len()], DType::I64, v.to_vec())
+}
+
+fn inputs(seed: u64, shape: &[i64], axes: &[i64], eshape: &[i64]) -> Vec<Tensor> {
+    let (types, _) = signature(SRC, "main");
+    let r = random_inputs(&types, &[], seed);
+    vec![
+        r[0].clone(),
+        ints(shape),
+        ints(axes),
+        r[3].clone(),
+        ints(eshape),
+    ]
+}
+
+#[test]
+fn value_symbols_bind_per_run_and_match_the_interpreter() {
+    let bytes = om_bytes("value_syms", SRC, &CompileOptions::default());
+    let model = load(&bytes, 1);
+    let mut syms = model.value_symbols();
+    syms.sort();
+    assert_eq!(syms.len(), 6, "{syms:?}");
+    assert!(syms[0].starts_with("E0: data.expand"), "{syms:?}");
+    let (_, src) = signature(SRC, "main");
+    let session = model.session();
+    // (shape, axes, expand shape, output element counts)
+    type Case<'a> = (&'a [i64], &'a [i64], &'a [i64], [usize; 2]);
+    let cases: &[Case] = &[
+        (&[6, 4], &[0], &[2, 3, 5], [4, 30]),
+        (&[-1, 2], &[1], &[1, 3, 1], [12, 3]),
+        (&[24, 1], &[-1], &[4, 3, 2], [24, 24]),
+        // Seen before: its plan is reused.
+        (&[6, 4], &[0], &[2, 3, 5], [4, 30]),
+    ];
+    for (i, (shape, axes, eshape, sizes)) in cases.iter().enumerate() {
+        let ins = inputs(i as u64, shape, axes, eshape);
+        let want = interpret(&src, "main", &ins);
+        let host: Vec<HostTensor> = ins.iter().map(HostTensor::from_tensor).collect();
+        let got: Vec<Tensor> = session
+            .run(&host)
+            .unwrap_or_else(|e| panic!("run {i}: {e}"))
+            .iter()
+            .map(|t| t.to_tensor().unwrap())
+            .collect();
+        assert_eq!(got[0].len(), sizes[0], "case {i}");
+        assert_eq!(got[1].len(), sizes[1], "case {i}");
+        assert_close(&got, &want, &format!("case {i}"));
+    }
+    assert_eq!(session.plans_built(), 3);
+}
+
+#[test]
+fn values_the_op_refuses_are_a_run_error() {
+    let bytes = om_bytes("value_syms", SRC, &CompileOptions::default());
+    let model = load(&bytes, 1);
+    let session = model.session();
+    // 5 x 5 elements cannot be a reshape of 24; axis 2 is out of range of a 2-D value.
+    for (shape, axes, want) in [
+        (&[5i64, 5][..], &[0i64][..], "'data.reshape'"),
+        (&[6, 4], &[2], "'graph.reduce_sum'"),
+    ] {
+        let ins = inputs(0, shape, axes, &[1, 3, 1]);
+        let host: Vec<HostTensor> = ins.iter().map(HostTensor::from_tensor).collect();
+        let e = session.run(&host).expect_err("must fail").to_string();
+        assert!(e.contains(want), "{e}");
+    }
+}
+
+#[test]
+fn a_symbol_only_a_computed_value_decides_is_refused_at_load() {
+    // The shape is computed inside the model (|shape|): its value is known
+    // only after an op ran, which needs segmented execution (not built).
+    let src = r#"
+graph.func @main(%x: tensor<2x3x4xf32>, %shape: tensor<2xi64>) -> tensor<R0xR1xf32> {
+  %s = graph.abs %shape : (tensor<2xi64>) -> tensor<2xi64>
+  %r = graph.specialize %x, %s {op = "data.reshape", static_attrs = {allowzero = 0 : i64}, from_values = ["shape:ints"]} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<R0xR1xf32>
+  graph.return %r : tensor<R0xR1xf32>
+}
+"#;
+    let bytes = om_bytes("computed", src, &CompileOptions::default());
+    let e = ge_runtime::Model::from_bytes(&bytes, &Default::default())
+        .err()
+        .expect("must be refused")
+        .to_string();
+    assert!(
+        e.contains("symbol R0 is decided neither by an input's shape nor by values"),
+        "{e}"
+    );
+}
