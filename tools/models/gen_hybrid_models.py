@@ -220,6 +220,23 @@ def value_constant_of_shape():
     save("value_constant_of_shape", m, cases)
 
 
+def hybrid_cumprod():
+    nodes = [helper.make_node("CumProd", ["x", "axis"], ["y"], name="cumprod", reverse=1)]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("axis", TensorProto.INT64, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [],
+        opset=26,
+    )
+    x = f32(2, 3)
+    cases = [("a0", [("x", x), ("axis", np.array(0, np.int64))]), ("am1", [("x", x), ("axis", np.array(-1, np.int64))])]
+    save("hybrid_cumprod", m, cases)
+
+
 def value_computed():
     nodes = [
         helper.make_node("Abs", ["shape"], ["t"], name="abs"),
@@ -245,3 +262,4 @@ if __name__ == "__main__":
     value_expand()
     value_constant_of_shape()
     value_computed()
+    hybrid_cumprod()

@@ -162,19 +162,23 @@ pub fn cum_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     one(cx.e.cumsum(x, a, len, exclusive, reverse)?)
 }
 
-/// CumProd maps to `graph.cumprod` (its axis operand must be a constant).
+/// CumProd maps to `graph.cumprod`; an axis that is not a constant is read at
+/// run time (`graph.specialize`).
 pub fn cum_prod(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
+    let flags = vec![
+        ("exclusive", Attribute::i64(n.i("exclusive", 0)?)),
+        ("reverse", Attribute::i64(n.i("reverse", 0)?)),
+    ];
+    if !cx.is_const(n.input(1)?) {
+        // The axis read at run time (graph.cumprod takes negative axes).
+        let a = (n.input(1)?, "axis", ValueKind::Int);
+        return cx.specialize(n, "graph.cumprod", &[x], flags, &[a], 1);
+    }
     let axis = cx.const_i64s(n.input(1)?, "axis")?;
     let rank = cx.e.rank(x)?;
     let a = norm_axis(n, axis.first().copied().unwrap_or(0), rank)?;
-    one(cx.e.op(
-        "graph.cumprod",
-        &[x],
-        vec![
-            ("axis", Attribute::i64(a as i64)),
-            ("exclusive", Attribute::i64(n.i("exclusive", 0)?)),
-            ("reverse", Attribute::i64(n.i("reverse", 0)?)),
-        ],
-    )?)
+    let mut attrs = vec![("axis", Attribute::i64(a as i64))];
+    attrs.extend(flags);
+    one(cx.e.op("graph.cumprod", &[x], attrs)?)
 }
