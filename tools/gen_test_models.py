@@ -468,7 +468,7 @@ def tf_protos():
     proto_root = os.path.join(ROOT, "frontends", "proto")
     files = [os.path.join("tensorflow", f) for f in
              ("types.proto", "tensor_shape.proto", "tensor.proto", "attr_value.proto",
-              "node_def.proto", "graph.proto")]
+              "node_def.proto", "function.proto", "graph.proto")]
     rc = protoc.main(["protoc", f"-I{proto_root}", f"--python_out={out}"] + files)
     if rc != 0:
         raise SystemExit("protoc failed")
@@ -478,8 +478,9 @@ def tf_protos():
     return graph_pb2, types_pb2
 
 
-def tf_models():
-    graph_pb2, types_pb2 = tf_protos()
+def tf_builders(types_pb2):
+    """node(g, name, op, inputs, **attrs) and const(g, name, arr) adding GraphDef nodes
+    (attrs: bool, int, float, bytes, int list, ("type", DT), ("shape", dims))."""
     DT_FLOAT, DT_INT32 = types_pb2.DT_FLOAT, types_pb2.DT_INT32
 
     def node(g, name, op, inputs=(), **attrs):
@@ -501,6 +502,7 @@ def tf_models():
             elif isinstance(v, tuple) and v[0] == "type":
                 a.type = v[1]
             elif isinstance(v, tuple) and v[0] == "shape":
+                a.shape.SetInParent()  # set even when rank 0
                 for d in v[1]:
                     a.shape.dim.add().size = d
         return n
@@ -513,6 +515,14 @@ def tf_models():
             t.tensor_shape.dim.add().size = d
         t.tensor_content = arr.tobytes()
         return n
+
+    return node, const
+
+
+def tf_models():
+    graph_pb2, types_pb2 = tf_protos()
+    node, const = tf_builders(types_pb2)
+    DT_FLOAT = types_pb2.DT_FLOAT
 
     g = graph_pb2.GraphDef()
     g.versions.producer = 1087
@@ -641,6 +651,373 @@ def tf_models():
     print("wrote testdata/tf/huge_splat.pb")
 
 
+def tf_list_errors():
+    """One GraphDef per error path of the TensorList import (frontends/src/tf/ops/list.rs),
+    in testdata/tf/lists/, for lit-tests/frontends/tf-list-errors.test: each holds one
+    wrong list op (or one list TensorFlow itself would refuse) and its own diagnostic.
+    Lists hold 3 elements of shape [4] unless the case is about that."""
+    graph_pb2, types_pb2 = tf_protos()
+    node, const = tf_builders(types_pb2)
+    F, I = ("type", types_pb2.DT_FLOAT), ("type", types_pb2.DT_INT32)
+    out_dir = os.path.join(TF_DIR, "lists")
+    os.makedirs(out_dir, exist_ok=True)
+    i32 = lambda *v: np.array(v, np.int32)  # noqa: E731
+
+    def graph():
+        g = graph_pb2.GraphDef()
+        node(g, "x", "Placeholder", dtype=F, shape=("shape", [3, 4]))
+        return g
+
+    def reserve(g, shape=(4,), num=3, name="list", **attrs):
+        const(g, name + "/shape", np.array(shape, np.int32))
+        const(g, name + "/num", i32(num).reshape(()))
+        node(g, name, "TensorListReserve", [name + "/shape", name + "/num"],
+             element_dtype=attrs.pop("element_dtype", F), shape_type=I, **attrs)
+
+    def from_x(g, name="list", src="x"):
+        const(g, name + "/shape", i32(4))
+        node(g, name, "TensorListFromTensor", [src, name + "/shape"], element_dtype=F, shape_type=I)
+
+    def set_item(g, index, item="row", name="set", lst="list", **attrs):
+        const(g, name + "/i", i32(index).reshape(()))
+        node(g, name, "TensorListSetItem", [lst, name + "/i", item],
+             element_dtype=attrs.pop("element_dtype", F), **attrs)
+
+    def get_item(g, index, name="get", lst="list", shape=(4,), dtype=F):
+        const(g, name + "/i", np.array(index, np.int32))
+        const(g, name + "/shape", np.array(shape, np.int32))
+        node(g, name, "TensorListGetItem", [lst, name + "/i", name + "/shape"], element_dtype=dtype)
+
+    def stack(g, lst="list", shape=(4,), name="stack", **attrs):
+        const(g, name + "/shape", np.array(shape, np.int32))
+        node(g, name, "TensorListStack", [lst, name + "/shape"], element_dtype=F, **attrs)
+
+    def row(g, shape=(4,), name="row", dtype=np.float32):
+        const(g, name, np.ones(shape, dtype))
+
+    cases = {}
+
+    g = graph()
+    node(g, "n", "Placeholder", dtype=I, shape=("shape", []))
+    const(g, "list/shape", i32(4))
+    node(g, "list", "TensorListReserve", ["list/shape", "n"], element_dtype=F, shape_type=I)
+    cases["reserve_num_not_constant"] = g
+    g = graph()
+    node(g, "s", "Placeholder", dtype=I, shape=("shape", [1]))
+    const(g, "list/num", i32(3).reshape(()))
+    node(g, "list", "TensorListReserve", ["s", "list/num"], element_dtype=F, shape_type=I)
+    cases["reserve_shape_not_constant"] = g
+    g = graph()
+    const(g, "list/shape", i32(4))
+    const(g, "list/num", np.zeros(0, np.int32))
+    node(g, "list", "TensorListReserve", ["list/shape", "list/num"], element_dtype=F, shape_type=I)
+    cases["reserve_num_empty"] = g
+    g = graph()
+    const(g, "list/shape", i32(4))
+    const(g, "list/num", i32(3).reshape(()))
+    node(g, "list", "TensorListReserve", ["list/shape", "list/num"], shape_type=I)
+    cases["reserve_no_dtype"] = g
+    g = graph()
+    reserve(g, num=-1)
+    cases["reserve_negative"] = g
+    # element shape [-1, 3], but the item set into it is [2, 2]
+    g = graph()
+    reserve(g, shape=(-1, 3))
+    row(g, (2, 2))
+    set_item(g, 0)
+    stack(g, lst="set", shape=(-1, 3))
+    cases["reserve_shape_disagrees"] = g
+    # unknown element shape, never set: the shape is never learnt
+    g = graph()
+    reserve(g, shape=-1)
+    stack(g, shape=-1)
+    cases["reserve_never_set"] = g
+    # unknown element shape, set with an item of dynamic shape
+    g = graph()
+    node(g, "d", "Placeholder", dtype=F, shape=("shape", [-1]))
+    reserve(g, shape=-1)
+    set_item(g, 0, item="d")
+    cases["set_dynamic_item"] = g
+
+    # element_dtype disagreeing with the list or the item
+    g = graph()
+    reserve(g)
+    get_item(g, 0, dtype=I)
+    cases["get_wrong_dtype"] = g
+    g = graph()
+    reserve(g)
+    row(g, dtype=np.int32)
+    set_item(g, 0)
+    cases["set_wrong_item_dtype"] = g
+    g = graph()
+    reserve(g, element_dtype=I)
+    row(g)
+    set_item(g, 0)
+    cases["set_wrong_list_dtype"] = g
+    g = graph()
+    node(g, "xi", "Placeholder", dtype=I, shape=("shape", [3, 4]))
+    from_x(g, src="xi")
+    cases["from_tensor_wrong_dtype"] = g
+    g = graph()
+    reserve(g)
+    const(g, "stack/shape", i32(4))
+    node(g, "stack", "TensorListStack", ["list", "stack/shape"], element_dtype=I)
+    cases["stack_wrong_dtype"] = g
+
+    # indices
+    for name, k in (("get_index_past_end", 3), ("get_index_negative", -1)):
+        g = graph()
+        reserve(g)
+        get_item(g, k)
+        cases[name] = g
+    g = graph()
+    reserve(g)
+    row(g)
+    set_item(g, 5)
+    cases["set_index_past_end"] = g
+    g = graph()
+    reserve(g)
+    get_item(g, [0, 1])
+    cases["get_index_not_scalar"] = g
+    g = graph()
+    node(g, "k", "Placeholder", dtype=I, shape=("shape", []))
+    reserve(g)
+    row(g)
+    node(g, "set", "TensorListSetItem", ["list", "k", "row"], element_dtype=F,
+         resize_if_index_out_of_bounds=True)
+    cases["set_resize_dynamic_index"] = g
+
+    # shapes and lengths
+    g = graph()
+    reserve(g)
+    row(g, (5,))
+    set_item(g, 0)
+    cases["set_item_wrong_shape"] = g
+    g = graph()
+    reserve(g)
+    row(g, (1,))
+    set_item(g, 0)
+    cases["set_item_broadcastable"] = g
+    g = graph()
+    reserve(g)
+    stack(g, num_elements=4)
+    cases["stack_wrong_length"] = g
+    g = graph()
+    reserve(g)
+    stack(g, shape=(5,))
+    cases["stack_wrong_element_shape"] = g
+    g = graph()
+    reserve(g)
+    get_item(g, 0, shape=(4, 1))
+    cases["get_wrong_element_shape"] = g
+    g = graph()
+    from_x(g)
+    g.node[-2].attr["value"].tensor.tensor_content = i32(3).tobytes()
+    cases["from_tensor_wrong_element_shape"] = g
+    g = graph()
+    node(g, "s", "Placeholder", dtype=F, shape=("shape", []))
+    const(g, "list/shape", i32(-1).reshape(()))
+    node(g, "list", "TensorListFromTensor", ["s", "list/shape"], element_dtype=F, shape_type=I)
+    cases["from_tensor_scalar"] = g
+    g = graph()
+    node(g, "xd", "Placeholder", dtype=F, shape=("shape", [-1, 4]))
+    from_x(g, src="xd")
+    node(g, "len", "TensorListLength", ["list"])
+    cases["length_dynamic"] = g
+    g = graph()
+    node(g, "xd", "Placeholder", dtype=F, shape=("shape", [-1, 4]))
+    from_x(g, src="xd")
+    row(g)
+    set_item(g, 0)
+    cases["set_dynamic_length"] = g
+
+    g = graph()
+    node(g, "s", "Placeholder", dtype=F, shape=("shape", []))
+    get_item(g, 0, lst="s")
+    cases["get_from_scalar"] = g
+
+    # Valid: the element shape learnt from the item, an index in range with
+    # resize_if_index_out_of_bounds, element_shape -1 (unknown rank) and the
+    # list's num_elements.
+    g = graph()
+    reserve(g, shape=-1)
+    const(g, "first", np.ones((4,), np.float32))
+    set_item(g, 1, item="first", resize_if_index_out_of_bounds=True)
+    get_item(g, 1, lst="set", shape=-1)
+    stack(g, lst="set", shape=-1, num_elements=3)
+    cases["ok"] = g
+
+    for name, g in cases.items():
+        with open(os.path.join(out_dir, name + ".pb"), "wb") as f:
+            f.write(g.SerializeToString())
+    print(f"wrote {len(cases)} graphs to testdata/tf/lists")
+
+
+def tf_op_errors():
+    """One GraphDef per diagnostic of the TensorFlow op mappings of issue 21's ops
+    (frontends/src/tf/ops/{array,math,nn}.rs), in testdata/tf/op_errors/, for
+    lit-tests/frontends/tf-op-errors.test. `x` is a [2, 4, 4, 3] NHWC float image."""
+    graph_pb2, types_pb2 = tf_protos()
+    node, const = tf_builders(types_pb2)
+    F, I, B = ("type", types_pb2.DT_FLOAT), ("type", types_pb2.DT_INT32), ("type", types_pb2.DT_BOOL)
+    out_dir = os.path.join(TF_DIR, "op_errors")
+    os.makedirs(out_dir, exist_ok=True)
+    cases = {}
+
+    def case(name, *consts, x=(2, 4, 4, 3)):
+        """A graph with placeholder x and the given (name, array) constants."""
+        g = graph_pb2.GraphDef()
+        node(g, "x", "Placeholder", dtype=F, shape=("shape", list(x)))
+        for cname, arr in consts:
+            const(g, cname, arr)
+        cases[name] = g
+        return g
+
+    i32 = lambda v: np.array(v, np.int32)  # noqa: E731
+    f = lambda v: np.array(v, np.float32)  # noqa: E731
+
+    g = case("pad_paddings", ("p", i32([[0, 0], [1, 1]])))
+    node(g, "op", "Pad", ["x", "p"], T=F)
+    g = case("mirror_pad_symmetric", ("p", i32([[0, 0], [5, 0], [0, 0], [0, 0]])))
+    node(g, "op", "MirrorPad", ["x", "p"], T=F, mode=b"SYMMETRIC")
+    g = case("mirror_pad_mode", ("p", i32([[0, 0], [1, 0], [0, 0], [0, 0]])))
+    node(g, "op", "MirrorPad", ["x", "p"], T=F, mode=b"WRAP")
+    g = case("slice_begin_size", ("b", i32([0, 0])), ("s", i32([1, 1])))
+    node(g, "op", "Slice", ["x", "b", "s"], T=F)
+    g = case("strided_slice_lengths", ("b", i32([0, 0])), ("e", i32([1])), ("s", i32([1, 1])))
+    node(g, "op", "StridedSlice", ["x", "b", "e", "s"], T=F)
+    g = case("strided_slice_ellipses", ("b", i32([0, 0])), ("e", i32([1, 1])), ("s", i32([1, 1])))
+    node(g, "op", "StridedSlice", ["x", "b", "e", "s"], T=F, ellipsis_mask=3)
+    g = case("strided_slice_too_many", ("b", i32([0] * 5)), ("e", i32([1] * 5)), ("s", i32([1] * 5)))
+    node(g, "op", "StridedSlice", ["x", "b", "e", "s"], T=F)
+    g = case("strided_slice_zero_stride", ("b", i32([0])), ("e", i32([1])), ("s", i32([0])))
+    node(g, "op", "StridedSlice", ["x", "b", "e", "s"], T=F)
+    g = case("gather_batch_dims", ("i", i32([[0, 1], [1, 0], [0, 0]])), ("a", i32(1)))
+    node(g, "op", "GatherV2", ["x", "i", "a"], Tparams=F, Tindices=I, batch_dims=1)
+    g = case("range_not_scalar", ("s", f([])), ("l", f(4)), ("d", f(1)))
+    node(g, "op", "Range", ["s", "l", "d"], Tidx=F)
+    g = case("range_zero_delta", ("s", f(0)), ("l", f(4)), ("d", f(0)))
+    node(g, "op", "Range", ["s", "l", "d"], Tidx=F)
+    g = case("range_too_many", ("s", f(0)), ("l", f(1e9)), ("d", f(1)))
+    node(g, "op", "Range", ["s", "l", "d"], Tidx=F)
+    g = case("split_num_split", ("a", i32(1)))
+    node(g, "op", "Split", ["a", "x"], T=F, num_split=0)
+    g = case("split_uneven", ("a", i32(1)))
+    node(g, "op", "Split", ["a", "x"], T=F, num_split=3)
+    g = case("one_hot_depth_empty", ("i", i32([0, 1])), ("d", i32([])), ("on", f(1)), ("off", f(0)))
+    node(g, "op", "OneHot", ["i", "d", "on", "off"], T=F, axis=-1)
+    g = case("one_hot_depth_negative", ("i", i32([0, 1])), ("d", i32(-1)), ("on", f(1)), ("off", f(0)))
+    node(g, "op", "OneHot", ["i", "d", "on", "off"], T=F, axis=-1)
+    g = case("one_hot_depth_huge", ("i", i32([0, 1])), ("d", i32(2**28)), ("on", f(1)), ("off", f(0)))
+    node(g, "op", "OneHot", ["i", "d", "on", "off"], T=F, axis=-1)
+    g = case("top_k_empty", ("k", i32([])))
+    node(g, "op", "TopKV2", ["x", "k"], T=F)
+    g = case("band_part_rank", ("lo", np.array(-1, np.int64).astype(np.int32)), ("hi", i32(0)), x=(4,))
+    node(g, "op", "MatrixBandPart", ["x", "lo", "hi"], T=F)
+    g = case("where_computed")
+    node(g, "c", "Placeholder", dtype=B, shape=("shape", [4]))
+    node(g, "op", "Where", ["c"], T=B)
+
+    w = np.ones((3, 3, 3, 2), np.float32)
+    g = case("conv_explicit_paddings", ("w", w))
+    node(g, "op", "Conv2D", ["x", "w"], T=F, strides=[1, 1, 1, 1], padding=b"EXPLICIT",
+         explicit_paddings=[1, 1])
+    g = case("conv_filter_rank", ("w", np.ones((3, 3, 3), np.float32)))
+    node(g, "op", "Conv2D", ["x", "w"], T=F, strides=[1, 1, 1, 1], padding=b"SAME")
+    g = case("batch_norm_training", *[(k, np.ones(3, np.float32)) for k in ("sc", "of", "me", "va")])
+    node(g, "op", "FusedBatchNormV3", ["x", "sc", "of", "me", "va"], T=F, U=F, is_training=True)
+    g = case("deconv_sizes", ("s", i32([1, 2])), ("w", w))
+    node(g, "op", "Conv2DBackpropInput", ["s", "w", "x"], T=F, strides=[1, 1, 1, 1], padding=b"SAME")
+    g = case("deconv_filter_rank", ("s", i32([2, 4, 4, 2])), ("w", np.ones((3, 3, 2), np.float32)))
+    node(g, "op", "Conv2DBackpropInput", ["s", "w", "x"], T=F, strides=[1, 1, 1, 1], padding=b"SAME")
+    g = case("deconv_sizes_misfit", ("s", i32([2, 40, 40, 2])), ("w", np.ones((3, 3, 2, 3), np.float32)))
+    node(g, "op", "Conv2DBackpropInput", ["s", "w", "x"], T=F, strides=[1, 1, 1, 1], padding=b"SAME")
+    g = case("space_to_batch_disagree", ("b", i32([2, 2])), ("p", i32([[0, 0]])))
+    node(g, "op", "SpaceToBatchND", ["x", "b", "p"], T=F)
+    g = case("space_to_batch_multiple", ("b", i32([3, 3])), ("p", i32([[0, 0], [0, 0]])))
+    node(g, "op", "SpaceToBatchND", ["x", "b", "p"], T=F)
+    g = case("batch_to_space_batch", ("b", i32([3, 3])), ("c", i32([[0, 0], [0, 0]])))
+    node(g, "op", "BatchToSpaceND", ["x", "b", "c"], T=F)
+    g = case("depth_to_space_block")
+    node(g, "op", "DepthToSpace", ["x"], T=F, block_size=0)
+    g = case("depth_to_space_channels")
+    node(g, "op", "DepthToSpace", ["x"], T=F, block_size=2)
+    g = case("depth_to_space_huge_block")
+    node(g, "op", "DepthToSpace", ["x"], T=F, block_size=2**32)
+    g = case("space_to_depth_hw")
+    node(g, "op", "SpaceToDepth", ["x"], T=F, block_size=3)
+    g = case("space_to_depth_huge_block", x=(1, 0, 0, 3))
+    node(g, "op", "SpaceToDepth", ["x"], T=F, block_size=2**32)
+    g = case("resize_size", ("s", i32([0, 4])))
+    node(g, "op", "ResizeBilinear", ["x", "s"], T=F)
+    g = case("resize_exclusive", ("s", i32([8, 8])))
+    node(g, "op", "ResizeNearestNeighbor", ["x", "s"], T=F, align_corners=True, half_pixel_centers=True)
+    g = case("resize_dynamic_channels", ("s", i32([8, 8])), x=(1, 4, 4, -1))
+    node(g, "op", "ResizeBilinear", ["x", "s"], T=F)
+    g = case("resize_integer", ("s", i32([8, 8])))
+    node(g, "xi", "Placeholder", dtype=I, shape=("shape", [1, 4, 4, 3]))
+    node(g, "op", "ResizeBilinear", ["xi", "s"], T=I)
+    g = case("bicubic_size", ("s", i32([8])))
+    node(g, "op", "ResizeBicubic", ["x", "s"], T=F)
+    g = case("bicubic_integer", ("s", i32([8, 8])))
+    node(g, "xi", "Placeholder", dtype=I, shape=("shape", [1, 4, 4, 3]))
+    node(g, "op", "ResizeBicubic", ["xi", "s"], T=I)
+    g = case("bicubic_exclusive", ("s", i32([8, 8])))
+    node(g, "op", "ResizeBicubic", ["x", "s"], T=F, align_corners=True, half_pixel_centers=True)
+    for name, eq, nin in (("einsum_no_output", b"ab,bc", 2), ("einsum_three", b"ab,bc,cd->ad", 3),
+                          ("einsum_labels", b"abcd->abce", 1), ("einsum_rank", b"abc->abc", 1),
+                          ("einsum_diagonal", b"aabc->abc", 1), ("einsum_more_labels", b"abcde...->abcde", 1),
+                          ("einsum_output_label", b"abcd,abcd->abcz", 2)):
+        g = case(name)
+        node(g, "op", "Einsum", ["x"] * nin, T=F, N=nin, equation=eq)
+
+    # Nodes without their inputs or values, and what needs static shapes
+    # (`x` of shape [?, ?, 4, 3] here).
+    g = case("const_no_value")
+    node(g, "op", "Const", dtype=F)
+    g = case("concat_v2_no_inputs")
+    node(g, "op", "ConcatV2", [], T=F, N=0)
+    g = case("concat_no_inputs")
+    node(g, "op", "Concat", [], T=F, N=0)
+    g = case("concat_only_axis", ("a", i32(0)))
+    node(g, "op", "ConcatV2", ["a"], T=F, N=0)
+    g = case("pad_v2_computed", ("p", i32([[0, 0], [1, 1], [1, 1], [0, 0]])))
+    node(g, "v", "Placeholder", dtype=F, shape=("shape", []))
+    node(g, "op", "PadV2", ["x", "p", "v"], T=F)
+    dyn = (-1, -1, 4, 3)
+    g = case("unpack_dynamic", x=dyn)
+    node(g, "op", "Unpack", ["x"], T=F, num=2, axis=0)
+    g = case("split_dynamic", ("a", i32(0)), x=dyn)
+    node(g, "op", "Split", ["a", "x"], T=F, num_split=2)
+    g = case("split_v_dynamic", ("s", i32([1, -1])), ("a", i32(0)), x=dyn)
+    node(g, "op", "SplitV", ["x", "s", "a"], T=F, num_split=2)
+    g = case("cumsum_dynamic", ("a", i32(0)), x=dyn)
+    node(g, "op", "Cumsum", ["x", "a"], T=F)
+    g = case("band_part_dynamic", ("lo", i32(-1)), ("hi", i32(0)), x=(-1, -1))
+    node(g, "op", "MatrixBandPart", ["x", "lo", "hi"], T=F)
+    g = case("conv_same_dynamic", ("w", w), x=dyn)
+    node(g, "op", "Conv2D", ["x", "w"], T=F, strides=[1, 1, 1, 1], padding=b"SAME")
+    g = case("conv_dynamic_filter")
+    node(g, "w", "Placeholder", dtype=F, shape=("shape", [-1, 3, 3, 2]))
+    node(g, "op", "Conv2D", ["x", "w"], T=F, strides=[1, 1, 1, 1], padding=b"VALID")
+    g = case("depthwise_dynamic_filter")
+    node(g, "w", "Placeholder", dtype=F, shape=("shape", [3, 3, -1, 1]))
+    node(g, "op", "DepthwiseConv2dNative", ["x", "w"], T=F, strides=[1, 1, 1, 1], padding=b"VALID")
+    g = case("strided_slice_negative_dynamic", ("b", i32([-1])), ("e", i32([0])), ("s", i32([1])), x=dyn)
+    node(g, "op", "StridedSlice", ["x", "b", "e", "s"], T=F, shrink_axis_mask=1)
+    g = case("strided_slice_dynamic_new_axis", ("b", i32([0])), ("e", i32([1])), ("s", i32([1])), x=dyn)
+    node(g, "op", "StridedSlice", ["x", "b", "e", "s"], T=F, new_axis_mask=1)
+    g = case("einsum_dynamic", x=dyn)
+    node(g, "op", "Einsum", ["x", "x"], T=F, N=2, equation=b"abcd,abcd->abc")
+    g = case("space_to_batch_dynamic", ("b", i32([2, 2])), ("p", i32([[0, 0], [0, 0]])), x=dyn)
+    node(g, "op", "SpaceToBatchND", ["x", "b", "p"], T=F)
+
+    for name, g in cases.items():
+        with open(os.path.join(out_dir, name + ".pb"), "wb") as fh:
+            fh.write(g.SerializeToString())
+    print(f"wrote {len(cases)} graphs to testdata/tf/op_errors")
+
+
 def small_types():
     """The 8-, 4- and 2-bit element types (lit-tests/frontends/onnx-small-types.test):
     casts to float8 saturating (the default) and not, to int4 (out of range is 0),
@@ -676,6 +1053,11 @@ def small_types():
 
 
 def main():
+    # `gen_test_models.py NAME...` runs only the named generators (e.g. tf_list_errors).
+    if sys.argv[1:]:
+        for name in sys.argv[1:]:
+            globals()[name]()
+        return
     os.makedirs(ONNX_DIR, exist_ok=True)
     os.makedirs(TF_DIR, exist_ok=True)
     cnn = small_cnn()
@@ -692,6 +1074,8 @@ def main():
     einsum()
     named_io()
     small_types()
+    tf_list_errors()
+    tf_op_errors()
 
 
 if __name__ == "__main__":

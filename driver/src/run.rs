@@ -303,58 +303,30 @@ pub fn summarize(t: &Tensor) -> String {
 
 pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
     ctx.allow_unregistered = args.allow_unregistered_dialect;
-    let path = match (&args.interpret, &args.model) {
-        (Some(p), _) => p.clone(),
-        (None, Some(m)) => return run_model(&args, m),
-        (None, None) => {
-            return fail("error: give a model (.om or .air) or --interpret FILE\n".into())
-        }
-    };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => return fail(format!("error: cannot read '{path}': {e}\n")),
-    };
+    match (&args.interpret, &args.model) {
+        (Some(p), _) => interpret(&args, ctx, p).unwrap_or_else(fail),
+        (None, Some(m)) => run_model(&args, m),
+        (None, None) => fail("error: give a model (.om or .air) or --interpret FILE\n".into()),
+    }
+}
+
+/// `--interpret FILE`: parse and verify the module, run one function with
+/// the reference interpreter. Err: the whole report for stderr.
+fn interpret(args: &RunArgs, ctx: &mut ge_ir::Context, path: &str) -> Result<RunOutput, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("error: cannot read '{path}': {e}\n"))?;
     let mut sm = SourceMap::new();
-    let file = sm.add(&path, Arc::from(text.as_str()));
-    let m = match ge_ir::parser::parse_module(
-        ctx,
-        &path,
-        &text,
-        ge_ir::parser::ParseOptions::file(file),
-    ) {
-        Ok(m) => m,
-        Err(d) => return fail(sm.render(&d)),
-    };
+    let file = sm.add(path, Arc::from(text.as_str()));
+    let m = ge_ir::parser::parse_module(ctx, path, &text, ge_ir::parser::ParseOptions::file(file))
+        .map_err(|d| sm.render(&d))?;
     let diags = ge_ir::verifier::verify_module(&m);
     if diags.iter().any(|d| d.is_error()) {
-        return fail(diags.iter().map(|d| sm.render(d)).collect());
+        return Err(diags.iter().map(|d| sm.render(d)).collect());
     }
-    let name = match &args.function {
-        Some(f) => f.clone(),
-        None => {
-            let b = m.body();
-            let names: Vec<String> = m
-                .top_ops()
-                .into_iter()
-                .filter(|&o| {
-                    b.op(o).attr("sym_visibility").and_then(|a| a.as_str()) != Some("private")
-                })
-                .filter_map(|o| {
-                    b.op(o)
-                        .attr("sym_name")
-                        .and_then(|a| a.as_str())
-                        .map(str::to_string)
-                })
-                .collect();
-            match names.iter().find(|n| *n == "main").or(names.first()) {
-                Some(n) => n.clone(),
-                None => return fail("error: the module has no public function to run\n".into()),
-            }
-        }
-    };
+    let name = entry_function(args, &m)?;
     let interp = Interpreter::new(&m);
     let Some((ins, _)) = interp.signature(&name) else {
-        return fail(format!("error: no function named '@{name}'\n"));
+        return Err(format!("error: no function named '@{name}'\n"));
     };
     let (in_names, out_names) = m
         .lookup_symbol(&name)
@@ -373,77 +345,118 @@ pub fn main_with(args: RunArgs, ctx: &mut ge_ir::Context) -> RunOutput {
         names: &out_names,
         what: &what,
     };
-    let files = match in_io.assign("--input", &args.inputs, false) {
-        Ok(f) => f,
-        Err(e) => return fail(format!("error: {e}\n")),
-    };
-    let mut given: Vec<Option<Tensor>> = vec![None; ins.len()];
-    for (slot, path) in files.iter().enumerate() {
-        if let Some(p) = path {
-            match read_npy(p) {
-                Ok(t) => given[slot] = Some(t),
-                Err(e) => return fail(format!("error: input '{}': {e}\n", in_names[slot])),
-            }
-        }
-    }
-    let mut binds: HashMap<Ident, i64> = HashMap::new();
-    for b in &args.binds {
-        match b.split_once('=').map(|(s, v)| (s, v.parse::<i64>())) {
-            Some((s, Ok(v))) => {
-                binds.insert(Ident::new(s), v);
-            }
-            _ => return fail(format!("error: --bind {b}: expected SYM=N\n")),
-        }
-    }
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
-    let mut inputs = vec![];
-    for (i, (g, &ty)) in given.into_iter().zip(ins).enumerate() {
-        let iname = &in_names[i];
-        match g {
-            Some(t) => inputs.push(t),
-            None if args.random_inputs => match random_tensor(ty, &binds, &mut rng) {
-                Ok(t) => inputs.push(t),
-                Err(e) => return fail(format!("error: input #{i} '{iname}': {e}\n")),
-            },
-            None => {
-                return fail(format!(
-                    "error: missing input #{i} '{iname}' of type '{ty}' (give --input {iname}=FILE.npy or --random-inputs)\n"
-                ))
-            }
-        }
-    }
-    let (outs, expects) = match out_io
+    let inputs = interpreter_inputs(args, &in_io, ins)?;
+    let error = |e: String| format!("error: {e}\n");
+    let outs = out_io
         .assign("--output", &args.outputs, true)
-        .and_then(|o| Ok((o, out_io.assign("--expect", &args.expects, true)?)))
-    {
-        Ok(x) => x,
-        Err(e) => return fail(format!("error: {e}\n")),
-    };
-    let results = match interp.run_function(&name, inputs) {
-        Ok(r) => r,
-        Err(e) => return fail(sm.render(&e.to_diagnostic())),
-    };
+        .map_err(error)?;
+    let expects = out_io
+        .assign("--expect", &args.expects, true)
+        .map_err(error)?;
+    let results = interp
+        .run_function(&name, inputs)
+        .map_err(|e| sm.render(&e.to_diagnostic()))?;
     let mut stdout = String::new();
     let mut stderr = String::new();
-    let matched = match check_expects(
-        &args,
+    let matched = check_expects(
+        args,
         &out_names,
         &results,
         &expects,
         &mut stdout,
         &mut stderr,
-    ) {
-        Ok(m) => m,
-        Err(e) => return fail(format!("error: {e}\n")),
-    };
-    if let Err(e) = write_outputs(&out_names, &results, &outs, &mut stdout) {
-        return fail(format!("error: {e}\n"));
-    }
-    RunOutput {
+    )
+    .map_err(error)?;
+    write_outputs(&out_names, &results, &outs, &mut stdout).map_err(error)?;
+    Ok(RunOutput {
         stdout,
         stderr,
         code: i32::from(!matched),
+    })
+}
+
+/// The function `--interpret` runs: `--function`, else `main`, else the
+/// first public function.
+fn entry_function(args: &RunArgs, m: &ge_ir::Module) -> Result<String, String> {
+    if let Some(f) = &args.function {
+        return Ok(f.clone());
     }
+    let names = public_functions(m);
+    names
+        .iter()
+        .find(|n| *n == "main")
+        .or(names.first())
+        .cloned()
+        .ok_or_else(|| "error: the module has no public function to run\n".to_string())
+}
+
+/// The names of the module's public (not `private`) top-level symbols, in
+/// order.
+pub fn public_functions(m: &ge_ir::Module) -> Vec<String> {
+    let b = m.body();
+    m.top_ops()
+        .into_iter()
+        .filter(|&o| b.op(o).attr("sym_visibility").and_then(|a| a.as_str()) != Some("private"))
+        .filter_map(|o| {
+            b.op(o)
+                .attr("sym_name")
+                .and_then(|a| a.as_str())
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// The interpreted function's inputs (of types `ins`): from `--input`
+/// files, else random (`--random-inputs`, symbols from `--bind`).
+fn interpreter_inputs(
+    args: &RunArgs,
+    in_io: &IoNames,
+    ins: &[Type],
+) -> Result<Vec<Tensor>, String> {
+    let files = in_io
+        .assign("--input", &args.inputs, false)
+        .map_err(|e| format!("error: {e}\n"))?;
+    let mut given: Vec<Option<Tensor>> = vec![None; ins.len()];
+    for (slot, path) in files.iter().enumerate() {
+        if let Some(p) = path {
+            let t =
+                read_npy(p).map_err(|e| format!("error: input '{}': {e}\n", in_io.names[slot]))?;
+            given[slot] = Some(t);
+        }
+    }
+    let binds = parse_binds(&args.binds).map_err(|e| format!("error: {e}\n"))?;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
+    let mut inputs = vec![];
+    for (i, (g, &ty)) in given.into_iter().zip(ins).enumerate() {
+        let iname = &in_io.names[i];
+        match g {
+            Some(t) => inputs.push(t),
+            None if args.random_inputs => inputs.push(
+                random_tensor(ty, &binds, &mut rng)
+                    .map_err(|e| format!("error: input #{i} '{iname}': {e}\n"))?,
+            ),
+            None => {
+                return Err(format!(
+                    "error: missing input #{i} '{iname}' of type '{ty}' (give --input {iname}=FILE.npy or --random-inputs)\n"
+                ))
+            }
+        }
+    }
+    Ok(inputs)
+}
+
+/// The `--bind SYM=N` values.
+fn parse_binds(binds: &[String]) -> Result<HashMap<Ident, i64>, String> {
+    let mut out = HashMap::new();
+    for b in binds {
+        match b.split_once('=').map(|(s, v)| (s, v.parse::<i64>())) {
+            Some((s, Ok(v))) => {
+                out.insert(Ident::new(s), v);
+            }
+            _ => return Err(format!("--bind {b}: expected SYM=N")),
+        }
+    }
+    Ok(out)
 }
 
 /// What `write_npy` stores for `t`: numpy has no bf16 (stored as f32, exactly)
@@ -659,15 +672,7 @@ fn gather_inputs(
             given[slot] = Some(read_npy(f).map_err(|e| format!("input '{}': {e}", ins[slot].0))?);
         }
     }
-    let mut binds: HashMap<Ident, i64> = HashMap::new();
-    for b in &args.binds {
-        match b.split_once('=').map(|(s, v)| (s, v.parse::<i64>())) {
-            Some((s, Ok(v))) => {
-                binds.insert(Ident::new(s), v);
-            }
-            _ => return Err(format!("--bind {b}: expected SYM=N")),
-        }
-    }
+    let binds = parse_binds(&args.binds)?;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(args.seed);
     let mut inputs = vec![];
     for (i, g) in given.into_iter().enumerate() {

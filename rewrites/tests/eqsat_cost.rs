@@ -4,6 +4,7 @@
 //! strength"): the other eqsat tests compare costs only with each other, so
 //! a model that ignored bytes altogether passed them.
 
+use ge_dialects::graph::func::Func;
 use ge_ir::pass::{PassContext, PassOptions};
 use ge_soc::Soc;
 
@@ -23,7 +24,7 @@ fn cost_before(text: &str) -> f64 {
     };
     let body = m.body_mut();
     for f in body.all_ops(ge_ir::WalkOrder::Pre) {
-        if body.op(f).name.as_str() == "graph.func" {
+        if Func::is(body.op(f)) {
             pass.run(body.op_mut(f), &cx)
                 .unwrap_or_else(|d| panic!("{d:?}"));
         }

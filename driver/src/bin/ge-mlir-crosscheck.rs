@@ -56,17 +56,8 @@ fn main() {
                 continue;
             }
         };
-        let b = m.body();
-        let names: Vec<String> = m
-            .top_ops()
+        let names: Vec<String> = ge_driver::run::public_functions(&m)
             .into_iter()
-            .filter(|&o| b.op(o).attr("sym_visibility").and_then(|a| a.as_str()) != Some("private"))
-            .filter_map(|o| {
-                b.op(o)
-                    .attr("sym_name")
-                    .and_then(|a| a.as_str())
-                    .map(str::to_string)
-            })
             .filter(|n| args.functions.is_empty() || args.functions.contains(n))
             .collect();
         if names.is_empty() {

@@ -289,130 +289,23 @@ pub fn run_case(
     max_ops: usize,
     bind: bool,
 ) -> CaseResult {
-    let dir = case.dir.as_path();
-    let name = case.name.clone();
     let mut res = CaseResult {
-        name: name.clone(),
+        name: case.name.clone(),
         suite: case.suite.clone(),
         status: Status::Fail,
         ..CaseResult::default()
     };
-    let model_path = dir.join("model.onnx");
-    let bytes = match std::fs::read(&model_path) {
-        Ok(b) => b,
-        Err(e) => {
-            res.reason = format!("cannot read model: {e}");
-            return res;
-        }
+    let run = CaseRun {
+        ctx,
+        case,
+        exec,
+        max_ops,
+        bind,
     };
-    if let Ok(m) = decode_model(&bytes, &name) {
-        let mut ops: Vec<String> = vec![];
-        if let Some(g) = &m.graph {
-            ge_frontends::onnx::graph::walk_nodes(g, &mut |n| {
-                let op = n.op_type.clone().unwrap_or_default();
-                if !ops.contains(&op) {
-                    ops.push(op);
-                }
-            });
-        }
-        res.ops = ops;
-        res.out_of_scope = scope::out_of_scope(&m);
-    }
-    let mut sets = vec![];
-    for k in 0.. {
-        let d = dir.join(format!("test_data_set_{k}"));
-        if !d.is_dir() {
-            break;
-        }
-        match read_dataset(&d) {
-            Ok(s) => sets.push(s),
-            Err(e) => {
-                res.status = Status::Unsupported;
-                res.reason = format!("test data: {}", one_line(&e));
-                return res;
-            }
-        }
-    }
-    let (rtol, atol) = tolerances(dir);
-    for set in &sets {
-        let mut opts = ImportOptions::default();
-        let module = loop {
-            match import_bytes(ctx, &bytes, &format!("{name}/model.onnx"), dir, &opts) {
-                Ok(m) => break m,
-                Err(e) => match &e.kind {
-                    ImportErrorKind::NotConstant(v)
-                        if bind
-                            && !opts.constant_inputs.contains_key(v)
-                            && set.inputs.iter().any(|(n, _)| n == v) =>
-                    {
-                        if let Some((_, t)) = set.inputs.iter().find(|(n, _)| n == v) {
-                            opts.constant_inputs.insert(v.clone(), t.clone());
-                            if !res.bound_inputs.contains(v) {
-                                res.bound_inputs.push(v.clone());
-                            }
-                        }
-                    }
-                    ImportErrorKind::Unsupported | ImportErrorKind::NotConstant(_) => {
-                        res.status = Status::Unsupported;
-                        res.reason = format!("import: {}", one_line(&e.message));
-                        return res;
-                    }
-                    _ => {
-                        res.reason = format!("import: {}", one_line(&e.message));
-                        return res;
-                    }
-                },
-            }
-        };
-        // Every test input by its name, as onnxruntime takes them (a nameless
-        // one is the model's input at its position, as ONNX's backend runner
-        // passes a list); inputs bound as constants are no longer inputs.
-        let (arg_names, _) = module
-            .lookup_symbol("main")
-            .map(|f| ge_dialects::graph::func::io_names_or_default(module.body().op(f)))
-            .unwrap_or_default();
-        let inputs: Vec<(String, Tensor)> = set
-            .inputs
-            .iter()
-            .enumerate()
-            .filter(|(_, (n, _))| !opts.constant_inputs.contains_key(n))
-            .map(|(i, (n, t))| {
-                let n = if n.is_empty() {
-                    arg_names.get(i).cloned().unwrap_or_default()
-                } else {
-                    n.clone()
-                };
-                (n, t.clone())
-            })
-            .collect();
-        let run = match exec.run(&module, inputs, max_ops) {
-            Ok(o) => o,
-            Err(e) => {
-                res.reason = format!("run: {}", one_line(&e));
-                return res;
-            }
-        };
-        for op in run.interpreted {
-            if !res.interpreted.contains(&op) {
-                res.interpreted.push(op);
-            }
-        }
-        res.all_interpreted |= run.all_interpreted;
-        let outs = run.outputs;
-        if outs.len() != set.outputs.len() {
-            res.reason = format!(
-                "{} outputs but ONNX gives {}",
-                outs.len(),
-                set.outputs.len()
-            );
-            return res;
-        }
-        for (i, (g, w)) in outs.iter().zip(&set.outputs).enumerate() {
-            if let Some(why) = compare(g, w, rtol, atol) {
-                res.reason = format!("output #{i}: {why}");
-                return res;
-            }
-        }
+    if let Err((status, reason)) = run.run_sets(&mut res) {
+        res.status = status;
+        res.reason = reason;
+        return res;
     }
     if res.interpreted.is_empty() {
         res.status = Status::Pass;
@@ -429,6 +322,158 @@ pub fn run_case(
         ));
     }
     res
+}
+
+/// Why a case stopped: its status and the reason.
+type Stop = (Status, String);
+
+/// One case being run, with what `run_case` was given.
+struct CaseRun<'a> {
+    ctx: &'a Context,
+    case: &'a Case,
+    exec: &'a dyn Executor,
+    max_ops: usize,
+    bind: bool,
+}
+
+impl CaseRun<'_> {
+    /// Import and run the model on every test data set, comparing the
+    /// outputs; records the model's ops, bound inputs and interpreted ops in
+    /// `res`.
+    fn run_sets(&self, res: &mut CaseResult) -> Result<(), Stop> {
+        let dir = self.case.dir.as_path();
+        let bytes = std::fs::read(dir.join("model.onnx"))
+            .map_err(|e| (Status::Fail, format!("cannot read model: {e}")))?;
+        if let Ok(m) = decode_model(&bytes, &self.case.name) {
+            res.ops = model_ops(&m);
+            res.out_of_scope = scope::out_of_scope(&m);
+        }
+        let sets = read_datasets(dir)
+            .map_err(|e| (Status::Unsupported, format!("test data: {}", one_line(&e))))?;
+        let (rtol, atol) = tolerances(dir);
+        for set in &sets {
+            let (module, opts) = self.import(&bytes, set, res)?;
+            let run = self
+                .exec
+                .run(&module, named_inputs(&module, set, &opts), self.max_ops)
+                .map_err(|e| (Status::Fail, format!("run: {}", one_line(&e))))?;
+            for op in run.interpreted {
+                if !res.interpreted.contains(&op) {
+                    res.interpreted.push(op);
+                }
+            }
+            res.all_interpreted |= run.all_interpreted;
+            compare_outputs(&run.outputs, &set.outputs, rtol, atol)
+                .map_err(|why| (Status::Fail, why))?;
+        }
+        Ok(())
+    }
+
+    /// Import the model; with `--bind-constant-inputs`, each input an op
+    /// needs as a constant is bound to the data set's value (recorded in
+    /// `res`) and the import retried.
+    fn import(
+        &self,
+        bytes: &[u8],
+        set: &DataSet,
+        res: &mut CaseResult,
+    ) -> Result<(Module, ImportOptions), Stop> {
+        let (name, dir) = (&self.case.name, self.case.dir.as_path());
+        let mut opts = ImportOptions::default();
+        loop {
+            let e = match import_bytes(self.ctx, bytes, &format!("{name}/model.onnx"), dir, &opts) {
+                Ok(m) => return Ok((m, opts)),
+                Err(e) => e,
+            };
+            let reason = format!("import: {}", one_line(&e.message));
+            match &e.kind {
+                ImportErrorKind::NotConstant(v)
+                    if self.bind
+                        && !opts.constant_inputs.contains_key(v)
+                        && set.inputs.iter().any(|(n, _)| n == v) =>
+                {
+                    if let Some((_, t)) = set.inputs.iter().find(|(n, _)| n == v) {
+                        opts.constant_inputs.insert(v.clone(), t.clone());
+                        if !res.bound_inputs.contains(v) {
+                            res.bound_inputs.push(v.clone());
+                        }
+                    }
+                }
+                ImportErrorKind::Unsupported | ImportErrorKind::NotConstant(_) => {
+                    return Err((Status::Unsupported, reason))
+                }
+                _ => return Err((Status::Fail, reason)),
+            }
+        }
+    }
+}
+
+/// The distinct ONNX op types of a model, in order of first use.
+fn model_ops(m: &ge_frontends::proto::onnx::ModelProto) -> Vec<String> {
+    let mut ops: Vec<String> = vec![];
+    if let Some(g) = &m.graph {
+        ge_frontends::onnx::graph::walk_nodes(g, &mut |n| {
+            let op = n.op_type.clone().unwrap_or_default();
+            if !ops.contains(&op) {
+                ops.push(op);
+            }
+        });
+    }
+    ops
+}
+
+/// The case's `test_data_set_K` folders, K = 0, 1, ... while they exist.
+fn read_datasets(dir: &Path) -> Result<Vec<DataSet>, String> {
+    let mut sets = vec![];
+    for k in 0.. {
+        let d = dir.join(format!("test_data_set_{k}"));
+        if !d.is_dir() {
+            break;
+        }
+        sets.push(read_dataset(&d)?);
+    }
+    Ok(sets)
+}
+
+/// Every test input by its name, as onnxruntime takes them (a nameless one
+/// is the model's input at its position, as ONNX's backend runner passes a
+/// list); inputs bound as constants are no longer inputs.
+fn named_inputs(module: &Module, set: &DataSet, opts: &ImportOptions) -> Vec<(String, Tensor)> {
+    let (arg_names, _) = module
+        .lookup_symbol("main")
+        .map(|f| ge_dialects::graph::func::io_names_or_default(module.body().op(f)))
+        .unwrap_or_default();
+    set.inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, (n, _))| !opts.constant_inputs.contains_key(n))
+        .map(|(i, (n, t))| {
+            let n = if n.is_empty() {
+                arg_names.get(i).cloned().unwrap_or_default()
+            } else {
+                n.clone()
+            };
+            (n, t.clone())
+        })
+        .collect()
+}
+
+/// Compare a run's outputs with the data set's: their number, then each
+/// ([`compare`]); Err names the first difference.
+fn compare_outputs(got: &[Tensor], want: &[Tensor], rtol: f64, atol: f64) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{} outputs but ONNX gives {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        if let Some(why) = compare(g, w, rtol, atol) {
+            return Err(format!("output #{i}: {why}"));
+        }
+    }
+    Ok(())
 }
 
 /// The sub-folders of `dir`, sorted.

@@ -593,6 +593,22 @@ fn binary_i(code: Code, a: &[i64], b: &[i64], y: &mut [i64]) -> Result<bool, Str
     Ok(true)
 }
 
+/// The integer unary ops over `x` into `y` (wrapping, as the integer
+/// types do).
+fn unary_i(code: Code, x: &[i64], y: &mut [i64]) -> Result<(), String> {
+    let f: fn(i64) -> i64 = match code {
+        Code::Neg => i64::wrapping_neg,
+        Code::Abs => i64::wrapping_abs,
+        Code::Relu => |v| v.max(0),
+        Code::Sign => i64::signum,
+        _ => return Err(format!("no integer kernel for {code:?}")),
+    };
+    for (o, &v) in y.iter_mut().zip(x) {
+        *o = f(v);
+    }
+    Ok(())
+}
+
 impl Group {
     /// Check that every instruction has an implementation for its classes.
     pub fn supported(&self) -> Result<(), String> {
@@ -703,135 +719,142 @@ impl Group {
     }
 
     /// Instruction `ins` over the first `len` elements of the tiles, into
-    /// `y` (the destination register's tile, taken out of `t`).
+    /// `y` (the destination register's tile, taken out of `t`), by the
+    /// destination's register class.
     fn instr(&self, t: &Tiles, ins: &Instr, y: &mut Dst, len: usize) -> Result<(), String> {
-        let dreg = &self.regs[ins.dst];
+        match self.regs[ins.dst].class {
+            Class::F => self.instr_f(t, ins, &mut y.f[..len]),
+            Class::I => self.instr_i(t, ins, &mut y.i[..len]),
+            Class::D => self.instr_d(t, ins, &mut y.d[..len]),
+        }
+    }
+
+    /// [`Group::instr`] into an f32 register's tile `y`.
+    fn instr_f(&self, t: &Tiles, ins: &Instr, y: &mut [f32]) -> Result<(), String> {
+        let len = y.len();
         let a0 = ins.args.first().copied().unwrap_or(0);
-        let ca = self.regs[a0].class;
-        let (yf, yi, yd) = (&mut y.f[..], &mut y.i[..], &mut y.d[..]);
-        match (ins.code, dreg.class) {
-            (Code::Cast | Code::Identity, Class::F) => match ca {
-                Class::F => yf[..len].copy_from_slice(&t.f[a0][..len]),
+        match ins.code {
+            Code::Cast | Code::Identity => match self.regs[a0].class {
+                Class::F => y.copy_from_slice(&t.f[a0][..len]),
                 Class::I => {
-                    for (o, &v) in yf[..len].iter_mut().zip(&t.i[a0][..len]) {
+                    for (o, &v) in y.iter_mut().zip(&t.i[a0][..len]) {
                         *o = v as f32;
                     }
                 }
                 // Rounded once, straight from f64 to the destination type.
                 Class::D => {
-                    for (o, &v) in yf[..len].iter_mut().zip(&t.d[a0][..len]) {
-                        *o = f64_to_float(dreg.dtype, v);
+                    let dt = self.regs[ins.dst].dtype;
+                    for (o, &v) in y.iter_mut().zip(&t.d[a0][..len]) {
+                        *o = f64_to_float(dt, v);
                     }
                 }
             },
-            (Code::Cast | Code::Identity, Class::I) => match ca {
-                Class::I => yi[..len].copy_from_slice(&t.i[a0][..len]),
+            Code::Where => select(&t.i[a0], &t.f, &ins.args, y),
+            Code::Clip(lo, hi) => clip(&t.f, &ins.args, lo, hi, y),
+            code if ins.args.len() == 1 => {
+                let x = self.as_f32(t, a0, len);
+                if !unary_f(code, &x, y) {
+                    return Err(format!("no f32 kernel for {code:?}"));
+                }
+            }
+            code => {
+                // Mixed operands (pow of f32 by an integer exponent) compute in f32.
+                let (x, x1) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
+                if !binary(code, &x, &x1, y) {
+                    return Err(format!("no f32 kernel for {code:?}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Group::instr`] into an f64 register's tile `y`.
+    fn instr_d(&self, t: &Tiles, ins: &Instr, y: &mut [f64]) -> Result<(), String> {
+        let len = y.len();
+        let a0 = ins.args.first().copied().unwrap_or(0);
+        match ins.code {
+            Code::Cast | Code::Identity => y.copy_from_slice(&self.as_f64(t, a0, len)),
+            Code::Where => select(&t.i[a0], &t.d, &ins.args, y),
+            Code::Clip(lo, hi) => clip(&t.d, &ins.args, lo, hi, y),
+            code if ins.args.len() == 1 => {
+                let x = self.as_f64(t, a0, len);
+                if !unary_d(code, &x, y) {
+                    return Err(format!("no f64 kernel for {code:?}"));
+                }
+            }
+            code => {
+                let (x, x1) = (self.as_f64(t, a0, len), self.as_f64(t, ins.args[1], len));
+                if !binary(code, &x, &x1, y) {
+                    return Err(format!("no f64 kernel for {code:?}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Group::instr`] into an integer (or bool) register's tile `y`:
+    /// integer ops, and comparisons of floats.
+    fn instr_i(&self, t: &Tiles, ins: &Instr, y: &mut [i64]) -> Result<(), String> {
+        let len = y.len();
+        let a0 = ins.args.first().copied().unwrap_or(0);
+        let class = |k: usize| self.regs[ins.args[k]].class;
+        match ins.code {
+            Code::Cast | Code::Identity => match self.regs[a0].class {
+                Class::I => y.copy_from_slice(&t.i[a0][..len]),
                 Class::F => {
-                    for (o, &v) in yi[..len].iter_mut().zip(&t.f[a0][..len]) {
-                        *o = f2i(dreg.dtype, v as f64);
+                    let dt = self.regs[ins.dst].dtype;
+                    for (o, &v) in y.iter_mut().zip(&t.f[a0][..len]) {
+                        *o = f2i(dt, v as f64);
                     }
                 }
                 Class::D => {
-                    for (o, &v) in yi[..len].iter_mut().zip(&t.d[a0][..len]) {
-                        *o = f2i(dreg.dtype, v);
+                    let dt = self.regs[ins.dst].dtype;
+                    for (o, &v) in y.iter_mut().zip(&t.d[a0][..len]) {
+                        *o = f2i(dt, v);
                     }
                 }
             },
-            (Code::Cast | Code::Identity, Class::D) => {
-                yd[..len].copy_from_slice(&self.as_f64(t, a0, len));
-            }
-            (Code::Where, Class::F) => select(&t.i[a0], &t.f, &ins.args, &mut yf[..len]),
-            (Code::Where, Class::I) => select(&t.i[a0], &t.i, &ins.args, &mut yi[..len]),
-            (Code::Where, Class::D) => select(&t.i[a0], &t.d, &ins.args, &mut yd[..len]),
-            (Code::Clip(lo, hi), Class::F) => clip(&t.f, &ins.args, lo, hi, &mut yf[..len]),
-            (Code::Clip(lo, hi), Class::I) => clip(&t.i, &ins.args, lo, hi, &mut yi[..len]),
-            (Code::Clip(lo, hi), Class::D) => clip(&t.d, &ins.args, lo, hi, &mut yd[..len]),
-            (Code::Not, _) => {
-                for (o, &v) in yi[..len].iter_mut().zip(&t.i[a0][..len]) {
+            Code::Where => select(&t.i[a0], &t.i, &ins.args, y),
+            Code::Clip(lo, hi) => clip(&t.i, &ins.args, lo, hi, y),
+            Code::Not => {
+                for (o, &v) in y.iter_mut().zip(&t.i[a0][..len]) {
                     *o = (v == 0) as i64;
                 }
             }
-            (Code::BitNot, _) => {
+            Code::BitNot => {
                 // Stored wrapped to the dtype: unsigned types keep their width.
-                for (o, &v) in yi[..len].iter_mut().zip(&t.i[a0][..len]) {
+                for (o, &v) in y.iter_mut().zip(&t.i[a0][..len]) {
                     *o = !v;
                 }
             }
-            (code, Class::F) if ins.args.len() == 1 => {
-                let x = self.as_f32(t, a0, len);
-                if !unary_f(code, &x, &mut yf[..len]) {
-                    return Err(format!("no f32 kernel for {code:?}"));
-                }
-            }
-            (code, Class::D) if ins.args.len() == 1 => {
-                let x = self.as_f64(t, a0, len);
-                if !unary_d(code, &x, &mut yd[..len]) {
-                    return Err(format!("no f64 kernel for {code:?}"));
-                }
-            }
-            (code, Class::F) => {
-                // Mixed operands (pow of f32 by an integer exponent) compute in f32.
-                let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
-                if !binary(code, &x, &y, &mut yf[..len]) {
-                    return Err(format!("no f32 kernel for {code:?}"));
-                }
-            }
-            (code, Class::D) => {
-                let (x, y) = (self.as_f64(t, a0, len), self.as_f64(t, ins.args[1], len));
-                if !binary(code, &x, &y, &mut yd[..len]) {
-                    return Err(format!("no f64 kernel for {code:?}"));
-                }
-            }
-            (code, Class::I)
-                if ins.args.len() == 2
-                    && (ca == Class::D || self.regs[ins.args[1]].class == Class::D) =>
-            {
+            code if ins.args.len() == 2 && (class(0) == Class::D || class(1) == Class::D) => {
                 // Comparisons of f64 values, in f64.
-                let (x, y) = (self.as_f64(t, a0, len), self.as_f64(t, ins.args[1], len));
-                if !cmp(code, &x, &y, &mut yi[..len]) {
+                let (x, x1) = (self.as_f64(t, a0, len), self.as_f64(t, ins.args[1], len));
+                if !cmp(code, &x, &x1, y) {
                     return Err(format!("no f64 kernel for {code:?} with an integer result"));
                 }
             }
-            (code, Class::I)
-                if ins.args.len() == 2
-                    && (ca == Class::F || self.regs[ins.args[1]].class == Class::F) =>
-            {
-                let (x, y) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
-                if !cmp(code, &x, &y, &mut yi[..len]) {
+            code if ins.args.len() == 2 && (class(0) == Class::F || class(1) == Class::F) => {
+                let (x, x1) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
+                if !cmp(code, &x, &x1, y) {
                     // Integer result of a float computation (pow of an integer
                     // base by a float exponent): truncate, as numpy's astype does.
                     let mut tmp = vec![0f32; len];
-                    if !binary(code, &x, &y, &mut tmp) {
+                    if !binary(code, &x, &x1, &mut tmp) {
                         return Err(format!("no kernel for {code:?}"));
                     }
-                    for (o, &v) in yi[..len].iter_mut().zip(&tmp) {
+                    for (o, &v) in y.iter_mut().zip(&tmp) {
                         *o = v as i64;
                     }
                 }
             }
-            (code, Class::I) if ins.args.len() == 2 => {
+            code if ins.args.len() == 2 => {
                 let b = ins.args[1];
-                if !binary_i(code, &t.i[a0][..len], &t.i[b][..len], &mut yi[..len])? {
+                if !binary_i(code, &t.i[a0][..len], &t.i[b][..len], y)? {
                     return Err(format!("no integer kernel for {code:?}"));
                 }
             }
-            (code, Class::I) => {
-                let x = &t.i[a0][..len];
-                let y = &mut yi[..len];
-                match code {
-                    Code::Neg => y
-                        .iter_mut()
-                        .zip(x)
-                        .for_each(|(o, &v)| *o = v.wrapping_neg()),
-                    Code::Abs => y
-                        .iter_mut()
-                        .zip(x)
-                        .for_each(|(o, &v)| *o = v.wrapping_abs()),
-                    Code::Relu => y.iter_mut().zip(x).for_each(|(o, &v)| *o = v.max(0)),
-                    Code::Sign => y.iter_mut().zip(x).for_each(|(o, &v)| *o = v.signum()),
-                    _ => return Err(format!("no integer kernel for {code:?}")),
-                }
-            }
+            code => unary_i(code, &t.i[a0][..len], y)?,
         }
         Ok(())
     }

@@ -3,8 +3,9 @@
 
 use super::{invalid, unsupported, Cx, Node, Res};
 use crate::onnx::graph::join_types;
+use crate::proto::onnx::GraphProto;
 use ge_ir::attributes::Attribute;
-use ge_ir::body::{OpId, ValueId};
+use ge_ir::body::{OpId, RegionId, ValueId};
 use ge_ir::tensor::Tensor;
 use ge_ir::{DType, Dim, Location, Type};
 
@@ -97,33 +98,29 @@ pub fn if_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 ///
 /// Scan outputs are accumulated along a new leading dim (`?` sized).
 pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
-    let body_g = n.graph("body")?;
-    let m = n.opt_input(0);
-    let c0 = n.opt_input(1);
+    let body = n.graph("body")?;
     let inits: Vec<ValueId> = (2..n.num_inputs())
         .map(|i| n.input(i))
         .collect::<Res<_>>()?;
     let nv = inits.len();
-    if body_g.input.len() != nv + 2 {
+    if body.input.len() != nv + 2 {
         return Err(invalid(
             n,
             "the body must take the iteration number, the condition and every loop-carried value",
         ));
     }
-    if body_g.output.len() < nv + 1 {
+    if body.output.len() < nv + 1 {
         return Err(invalid(
             n,
             "the body must return the condition and every loop-carried value",
         ));
     }
-    let nscan = body_g.output.len() - 1 - nv;
-    let loc = cx.loc;
     let i0 = cx.e.scalar(DType::I64, 0.0)?;
-    let cinit = match c0 {
+    let cinit = match n.opt_input(1) {
         Some(c) => scalar_bool(cx, c)?,
         None => cx.e.scalar(DType::I1, 1.0)?,
     };
-    let max_trip = match m {
+    let max_trip = match n.opt_input(0) {
         Some(m) => {
             let m = super::cast(cx, m, DType::I64)?;
             Some(if cx.e.rank(m)? == 0 {
@@ -134,29 +131,178 @@ pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         }
         None => None,
     };
+    let mut lp = LoopImport {
+        n,
+        nscan: body.output.len() - 1 - nv,
+        body,
+        i0,
+        cinit,
+        max_trip,
+        carried: inits.iter().map(|&v| cx.e.ty(v)).collect(),
+        inits,
+        scan_types: vec![],
+    };
+    lp.scan_types = vec![None; lp.nscan];
     // Carried types: start from the initial values, widen until the body's
     // yields fit (at most a few rounds: each round can only add `?` dims).
-    let mut carried: Vec<Type> = inits.iter().map(|&v| cx.e.ty(v)).collect();
-    let mut scan_types: Vec<Option<Type>> = vec![None; nscan];
-    for round in 0..4 {
-        let mut all_types = vec![cx.e.ty(i0), cx.e.ty(cinit)];
-        all_types.extend(carried.iter().copied());
-        let acc_types: Vec<Type> = scan_types
+    for _round in 0..4 {
+        if let Some(results) = lp.attempt(cx)? {
+            return Ok(results);
+        }
+    }
+    cx.e.set_loc(Location::unknown());
+    Err(unsupported(n, "whose loop-carried types do not settle"))
+}
+
+/// One ONNX Loop being imported: what stays fixed across attempts, and the
+/// carried and scan types that each attempt widens.
+struct LoopImport<'n> {
+    n: &'n Node,
+    body: GraphProto,
+    nscan: usize,
+    i0: ValueId,
+    cinit: ValueId,
+    max_trip: Option<ValueId>,
+    inits: Vec<ValueId>,
+    carried: Vec<Type>,
+    /// The scan outputs' types; None until an attempt has seen the body.
+    scan_types: Vec<Option<Type>>,
+}
+
+impl LoopImport<'_> {
+    /// Builds the `graph.while` with the current types. Returns its results
+    /// when the body's yields fit them; else erases it, widens the types and
+    /// returns None (a first attempt only probes the scan outputs' types).
+    fn attempt(&mut self, cx: &mut Cx) -> Res<Option<Vec<ValueId>>> {
+        let (n, nv, nscan, loc) = (self.n, self.inits.len(), self.nscan, cx.loc);
+        let mut all_types = vec![cx.e.ty(self.i0), cx.e.ty(self.cinit)];
+        all_types.extend(self.carried.iter().copied());
+        all_types.extend(self.scan_types.iter().map(|&t| accumulator_type(t)));
+        let acc_inits = self.empty_accumulators(cx)?;
+        let mut operands = vec![self.i0, self.cinit];
+        operands.extend(self.inits.iter().copied());
+        let probing = acc_inits.iter().any(|a| a.is_none());
+        if !probing {
+            operands.extend(acc_inits.iter().flatten().copied());
+        }
+        let ncarried = if probing { 2 + nv } else { 2 + nv + nscan };
+        let op = create_with_regions(cx, "graph.while", &operands, ncarried, 2)?;
+        let regions = cx.e.b.body.op(op).regions().to_vec();
+        let saved = cx.e.insertion_block();
+        self.cond_region(cx, regions[0], &all_types[..ncarried])?;
+        // do region
+        let db = cx.e.b.body.add_block(regions[1]);
+        let dargs: Vec<ValueId> = all_types[..ncarried]
             .iter()
-            .map(|t| {
-                t.and_then(|t| {
-                    let tt = t.as_tensor()?;
-                    let mut d = vec![Dim::Unknown];
-                    d.extend(tt.shape().iter().copied());
-                    Some(Type::tensor(&d, tt.dtype))
-                })
-                .unwrap_or(placeholder())
-            })
+            .map(|&t| cx.e.b.body.add_block_arg(db, t, loc))
             .collect();
-        all_types.extend(acc_types.iter().copied());
-        // Initial accumulators: empty along the new dim.
+        let outs = cx.convert_subgraph(&self.body, db, &dargs[..2 + nv])?;
+        cx.e.set_block(db);
+        cx.e.set_loc(loc);
+        let one = cx.e.scalar(DType::I64, 1.0)?;
+        let next_i = cx.e.op("graph.add", &[dargs[0], one], vec![])?;
+        let cond_out = scalar_bool(cx, outs[0])?;
+        let mut yields = vec![next_i, cond_out];
+        yields.extend(outs[1..1 + nv].iter().copied());
+        let mut widened = self.widen_carried(cx, &outs[1..1 + nv])?;
+        let mut new_scan = self.scan_types.clone();
+        for k in 0..nscan {
+            let s = outs[1 + nv + k];
+            let st = cx.e.ty(s);
+            let j = match self.scan_types[k] {
+                None => Some(st),
+                Some(prev) => join_types(prev, st),
+            }
+            .ok_or_else(|| unsupported(n, "with scan outputs of changing rank"))?;
+            if Some(j) != self.scan_types[k] {
+                new_scan[k] = Some(j);
+                widened = true;
+            }
+            if !probing {
+                let u = super::unsqueeze(cx, s, &[0])?;
+                let acc = dargs[2 + nv + k];
+                let cat =
+                    cx.e.op("data.concat", &[acc, u], vec![("axis", Attribute::i64(0))])?;
+                yields.push(cat);
+            }
+        }
+        if !widened && !probing {
+            cx.e.b
+                .create("graph.yield", &yields, vec![], Some(vec![]), 0)?;
+            if let Some(b) = saved {
+                cx.e.set_block(b);
+            }
+            cx.e.set_loc(loc);
+            let results = cx.e.b.body.op(op).results().to_vec();
+            for (&r, &t) in results.iter().zip(&all_types) {
+                cx.e.b.body.set_value_type(r, t);
+            }
+            return Ok(Some(results[2..].to_vec()));
+        }
+        // Retry with the widened types: drop this attempt.
+        if let Some(b) = saved {
+            cx.e.set_block(b);
+        }
+        cx.e.b.body.erase_op(op);
+        erase_accumulators(cx, acc_inits);
+        self.scan_types = new_scan;
+        Ok(None)
+    }
+
+    /// The cond region: `graph.condition (i < M) and c` passing every
+    /// carried value through.
+    fn cond_region(&self, cx: &mut Cx, region: RegionId, types: &[Type]) -> Res<()> {
+        let loc = cx.loc;
+        let cb = cx.e.b.body.add_block(region);
+        let cargs: Vec<ValueId> = types
+            .iter()
+            .map(|&t| cx.e.b.body.add_block_arg(cb, t, loc))
+            .collect();
+        cx.e.set_block(cb);
+        cx.e.set_loc(loc);
+        let go = match self.max_trip {
+            Some(mt) => {
+                let lt = cx.e.op("graph.less", &[cargs[0], mt], vec![])?;
+                cx.e.op("graph.and", &[lt, cargs[1]], vec![])?
+            }
+            None => cargs[1],
+        };
+        let mut cond_ops = vec![go];
+        cond_ops.extend(cargs.iter().copied());
+        cx.e.b
+            .create("graph.condition", &cond_ops, vec![], Some(vec![]), 0)?;
+        Ok(())
+    }
+
+    /// Joins each carried type with the type the body yields for it; true
+    /// when one of them changed.
+    fn widen_carried(&mut self, cx: &Cx, outs: &[ValueId]) -> Res<bool> {
+        let mut widened = false;
+        for (k, &out) in outs.iter().enumerate() {
+            let (want, got) = (self.carried[k], cx.e.ty(out));
+            if want == got {
+                continue;
+            }
+            let j = join_types(want, got).ok_or_else(|| {
+                unsupported(
+                    self.n,
+                    format!("with loop-carried value #{k} changing from '{want}' to '{got}'"),
+                )
+            })?;
+            if j != want {
+                self.carried[k] = j;
+                widened = true;
+            }
+        }
+        Ok(widened)
+    }
+
+    /// The initial accumulators, empty along the new leading dim; None for a
+    /// scan output whose type is not known yet.
+    fn empty_accumulators(&self, cx: &mut Cx) -> Res<Vec<Option<ValueId>>> {
+        let n = self.n;
         let mut acc_inits = vec![];
-        for (k, t) in scan_types.iter().enumerate() {
+        for (k, t) in self.scan_types.iter().enumerate() {
             let Some(t) = t else {
                 acc_inits.push(None);
                 continue;
@@ -193,118 +339,34 @@ pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             cx.e.fold = fold;
             acc_inits.push(Some(empty?));
         }
-        let mut operands = vec![i0, cinit];
-        operands.extend(inits.iter().copied());
-        let probing = acc_inits.iter().any(|a| a.is_none());
-        if !probing {
-            operands.extend(acc_inits.iter().flatten().copied());
-        }
-        let ncarried = if probing { 2 + nv } else { 2 + nv + nscan };
-        let op = create_with_regions(cx, "graph.while", &operands, ncarried, 2)?;
-        let regions = cx.e.b.body.op(op).regions().to_vec();
-        let saved = cx.e.insertion_block();
-        // cond region
-        let cb = cx.e.b.body.add_block(regions[0]);
-        let cargs: Vec<ValueId> = all_types[..ncarried]
-            .iter()
-            .map(|&t| cx.e.b.body.add_block_arg(cb, t, loc))
-            .collect();
-        cx.e.set_block(cb);
-        cx.e.set_loc(loc);
-        let go = match max_trip {
-            Some(mt) => {
-                let lt = cx.e.op("graph.less", &[cargs[0], mt], vec![])?;
-                cx.e.op("graph.and", &[lt, cargs[1]], vec![])?
-            }
-            None => cargs[1],
-        };
-        let mut cond_ops = vec![go];
-        cond_ops.extend(cargs.iter().copied());
-        cx.e.b
-            .create("graph.condition", &cond_ops, vec![], Some(vec![]), 0)?;
-        // do region
-        let db = cx.e.b.body.add_block(regions[1]);
-        let dargs: Vec<ValueId> = all_types[..ncarried]
-            .iter()
-            .map(|&t| cx.e.b.body.add_block_arg(db, t, loc))
-            .collect();
-        let outs = cx.convert_subgraph(&body_g, db, &dargs[..2 + nv])?;
-        cx.e.set_block(db);
-        cx.e.set_loc(loc);
-        let one = cx.e.scalar(DType::I64, 1.0)?;
-        let next_i = cx.e.op("graph.add", &[dargs[0], one], vec![])?;
-        let cond_out = scalar_bool(cx, outs[0])?;
-        let mut yields = vec![next_i, cond_out];
-        yields.extend(outs[1..1 + nv].iter().copied());
-        let mut new_scan = scan_types.clone();
-        let mut widened = false;
-        for k in 0..nv {
-            let (want, got) = (carried[k], cx.e.ty(outs[1 + k]));
-            if want != got {
-                let j = join_types(want, got).ok_or_else(|| {
-                    unsupported(
-                        n,
-                        format!("with loop-carried value #{k} changing from '{want}' to '{got}'"),
-                    )
-                })?;
-                if j != want {
-                    carried[k] = j;
-                    widened = true;
-                }
-            }
-        }
-        for k in 0..nscan {
-            let s = outs[1 + nv + k];
-            let st = cx.e.ty(s);
-            let j = match scan_types[k] {
-                None => Some(st),
-                Some(prev) => join_types(prev, st),
-            }
-            .ok_or_else(|| unsupported(n, "with scan outputs of changing rank"))?;
-            if Some(j) != scan_types[k] {
-                new_scan[k] = Some(j);
-                widened = true;
-            }
-            if !probing {
-                let u = super::unsqueeze(cx, s, &[0])?;
-                let acc = dargs[2 + nv + k];
-                let cat =
-                    cx.e.op("data.concat", &[acc, u], vec![("axis", Attribute::i64(0))])?;
-                yields.push(cat);
-            }
-        }
-        if !widened && !probing {
-            cx.e.b
-                .create("graph.yield", &yields, vec![], Some(vec![]), 0)?;
-            if let Some(b) = saved {
-                cx.e.set_block(b);
-            }
-            cx.e.set_loc(loc);
-            let results = cx.e.b.body.op(op).results().to_vec();
-            for (&r, &t) in results.iter().zip(&all_types) {
-                cx.e.b.body.set_value_type(r, t);
-            }
-            return Ok(results[2..].to_vec());
-        }
-        // Retry with the widened types: drop this attempt.
-        if let Some(b) = saved {
-            cx.e.set_block(b);
-        }
-        cx.e.b.body.erase_op(op);
-        for z in acc_inits.into_iter().flatten() {
-            if let Some(o) = cx.e.b.body.defining_op(z) {
-                let src = cx.e.b.body.op(o).operands().to_vec();
-                cx.e.b.body.erase_op(o);
-                for s in src {
-                    if let Some(c) = cx.e.b.body.defining_op(s) {
-                        cx.e.b.body.erase_op(c);
-                    }
-                }
-            }
-        }
-        scan_types = new_scan;
-        let _ = round;
+        Ok(acc_inits)
     }
-    cx.e.set_loc(Location::unknown());
-    Err(unsupported(n, "whose loop-carried types do not settle"))
+}
+
+/// The type of a scan output's accumulator: the output's type with a
+/// leading `?` dim (a placeholder while the output's type is unknown).
+fn accumulator_type(scan: Option<Type>) -> Type {
+    scan.and_then(|t| {
+        let tt = t.as_tensor()?;
+        let mut d = vec![Dim::Unknown];
+        d.extend(tt.shape().iter().copied());
+        Some(Type::tensor(&d, tt.dtype))
+    })
+    .unwrap_or(placeholder())
+}
+
+/// Erases the accumulators of a dropped attempt with the constants they
+/// slice.
+fn erase_accumulators(cx: &mut Cx, acc_inits: Vec<Option<ValueId>>) {
+    for z in acc_inits.into_iter().flatten() {
+        if let Some(o) = cx.e.b.body.defining_op(z) {
+            let src = cx.e.b.body.op(o).operands().to_vec();
+            cx.e.b.body.erase_op(o);
+            for s in src {
+                if let Some(c) = cx.e.b.body.defining_op(s) {
+                    cx.e.b.body.erase_op(c);
+                }
+            }
+        }
+    }
 }

@@ -33,10 +33,11 @@ pub fn placeholder_with_default(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> 
 
 fn concat(cx: &mut TfCx, n: &TfNode, axis: ValueId, values: &[ValueId]) -> Res<Vec<ValueId>> {
     let axis = cx.const_i64s(axis, "Concat axis")?;
-    if values.len() == 1 {
-        return one(cx.op1("data.identity", values[0])?);
+    match values {
+        [] => return Err(invalid(n, "no values to concatenate (only the axis)")),
+        [v] => return one(cx.op1("data.identity", *v)?),
+        _ => {}
     }
-    let _ = n;
     one(cx.op(
         "data.concat",
         values,
@@ -806,6 +807,12 @@ pub fn one_hot(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let i = cx.unsqueeze(i, &[a as i64])?;
     let mut ishape = vec![1usize; rank + 1];
     ishape[a] = depth as usize;
+    // The iota is made here: a hostile depth must not allocate it.
+    ge_ir::budget::check(
+        ge_ir::budget::bytes_of([depth as u64], 8),
+        &"OneHot's depth iota",
+    )
+    .map_err(|e| invalid(n, e))?;
     let iota =
         cx.e.constant(&Tensor::from_i64(ishape, DType::I64, (0..depth).collect()))?;
     let hit = cx.op2("graph.equal", i, iota)?;

@@ -421,19 +421,25 @@ fn block_size(n: &TfNode) -> Res<i64> {
     }
 }
 
+/// A block_size whose square (times the channels) overflows.
+fn too_large_block(n: &TfNode, b: i64) -> ImportError {
+    invalid(n, format!("block_size {b} is too large"))
+}
+
 /// DepthToSpace (NHWC, DCR order): `[N, H, W, b·b·C] → [N, H, b, W, b, C]`
 /// interleaved → `[N, H·b, W·b, C]`.
 pub fn depth_to_space(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let b = block_size(n)?;
     let s = cx.shape_of(n, x)?;
-    if !n.nhwc()? || s.len() != 4 || s[3] % (b * b) != 0 {
+    let bb = b.checked_mul(b).ok_or_else(|| too_large_block(n, b))?;
+    if !n.nhwc()? || s.len() != 4 || s[3] % bb != 0 {
         return Err(unsupported(
             n,
             "other than NHWC with channels divisible by block_size²",
         ));
     }
-    let c = s[3] / (b * b);
+    let c = s[3] / bb;
     let y = cx.reshape(x, &[s[0], s[1], s[2], b, b, c])?;
     let y = cx.transpose(y, &[0, 1, 3, 2, 4, 5])?;
     one(cx.reshape(y, &[s[0], s[1] * b, s[2] * b, c])?)
@@ -450,9 +456,13 @@ pub fn space_to_depth(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
             "other than NHWC with H and W divisible by block_size",
         ));
     }
+    let c = b
+        .checked_mul(b)
+        .and_then(|bb| bb.checked_mul(s[3]))
+        .ok_or_else(|| too_large_block(n, b))?;
     let y = cx.reshape(x, &[s[0], s[1] / b, b, s[2] / b, b, s[3]])?;
     let y = cx.transpose(y, &[0, 1, 3, 2, 4, 5])?;
-    one(cx.reshape(y, &[s[0], s[1] / b, s[2] / b, b * b * s[3]])?)
+    one(cx.reshape(y, &[s[0], s[1] / b, s[2] / b, c])?)
 }
 
 /// ResizeBilinear / ResizeNearestNeighbor / ResizeBicubic on NHWC images:
@@ -510,10 +520,7 @@ fn resize(cx: &mut TfCx, n: &TfNode, mode: &str) -> Res<Vec<ValueId>> {
     }
     // TensorFlow resizes integer images to float32 (bilinear).
     if mode != "nearest" && !cx.e.dtype(x)?.is_float() {
-        return Err(ImportError::unsupported(format!(
-            "{} of integer images",
-            n.op
-        )));
+        return Err(unsupported(n, "of integer images"));
     }
     one(cx.op("graph.resize", &[x], attrs)?)
 }

@@ -1,0 +1,8 @@
+
+:
+xPlaceholder*
+dtype0*
+shape:
+
+opConst*
+dtype0

@@ -1,0 +1,10 @@
+
+:
+xPlaceholder*
+dtype0*
+shape:
+0
+opSpaceToDepthx*
+T0*
+
+block_size
