@@ -2279,6 +2279,76 @@ pub unsafe extern "C" fn ge_es_dequantize_linear(
     })
 }
 
+/// `graph.matmul_integer`: Integer matrix product of quantised tensors (ONNX MatMulInteger)
+///
+/// - `a`: operand
+/// - `b`: operand
+/// - `a_zero_point`: operand
+/// - `b_zero_point`: operand
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_matmul_integer(
+    graph: *mut ge_graph,
+    a: ge_es_tensor,
+    b: ge_es_tensor,
+    a_zero_point: ge_es_tensor,
+    b_zero_point: ge_es_tensor,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_matmul_integer", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.matmul_integer")?;
+            call_.one("a", a)?;
+            call_.one("b", b)?;
+            call_.one("a_zero_point", a_zero_point)?;
+            call_.one("b_zero_point", b_zero_point)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.qlinear_matmul`: Quantised matrix product, requantised (ONNX QLinearMatMul)
+///
+/// - `a`: operand
+/// - `a_scale`: operand
+/// - `a_zero_point`: operand
+/// - `b`: operand
+/// - `b_scale`: operand
+/// - `b_zero_point`: operand
+/// - `y_scale`: operand
+/// - `y_zero_point`: operand
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_qlinear_matmul(
+    graph: *mut ge_graph,
+    a: ge_es_tensor,
+    a_scale: ge_es_tensor,
+    a_zero_point: ge_es_tensor,
+    b: ge_es_tensor,
+    b_scale: ge_es_tensor,
+    b_zero_point: ge_es_tensor,
+    y_scale: ge_es_tensor,
+    y_zero_point: ge_es_tensor,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_qlinear_matmul", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.qlinear_matmul")?;
+            call_.one("a", a)?;
+            call_.one("a_scale", a_scale)?;
+            call_.one("a_zero_point", a_zero_point)?;
+            call_.one("b", b)?;
+            call_.one("b_scale", b_scale)?;
+            call_.one("b_zero_point", b_zero_point)?;
+            call_.one("y_scale", y_scale)?;
+            call_.one("y_zero_point", y_zero_point)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.rnn`: A simple recurrent layer (ONNX RNN)
 ///
 /// - `input`: operand

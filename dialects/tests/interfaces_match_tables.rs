@@ -304,6 +304,9 @@ fn cost_units_and_free_ops_match_both_models() {
         "graph.rnn",
         "graph.gru",
         "graph.lstm",
+        // The integer matrix products of quantised tensors (int8 on the cube).
+        "graph.matmul_integer",
+        "graph.qlinear_matmul",
     ];
     const FREE: &[&str] = &[
         "data.reshape",

@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 3
+#define GE_API_VERSION_MINOR 4
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -1311,6 +1311,42 @@ ge_status ge_es_dequantize_linear(struct ge_graph *graph,
                                   const int64_t *axis,
                                   const int64_t *block_size,
                                   struct ge_es_tensor *out);
+
+// `graph.matmul_integer`: Integer matrix product of quantised tensors (ONNX MatMulInteger)
+//
+// - `a`: operand
+// - `b`: operand
+// - `a_zero_point`: operand
+// - `b_zero_point`: operand
+// - `out`: the result
+ge_status ge_es_matmul_integer(struct ge_graph *graph,
+                               struct ge_es_tensor a,
+                               struct ge_es_tensor b,
+                               struct ge_es_tensor a_zero_point,
+                               struct ge_es_tensor b_zero_point,
+                               struct ge_es_tensor *out);
+
+// `graph.qlinear_matmul`: Quantised matrix product, requantised (ONNX QLinearMatMul)
+//
+// - `a`: operand
+// - `a_scale`: operand
+// - `a_zero_point`: operand
+// - `b`: operand
+// - `b_scale`: operand
+// - `b_zero_point`: operand
+// - `y_scale`: operand
+// - `y_zero_point`: operand
+// - `out`: the result
+ge_status ge_es_qlinear_matmul(struct ge_graph *graph,
+                               struct ge_es_tensor a,
+                               struct ge_es_tensor a_scale,
+                               struct ge_es_tensor a_zero_point,
+                               struct ge_es_tensor b,
+                               struct ge_es_tensor b_scale,
+                               struct ge_es_tensor b_zero_point,
+                               struct ge_es_tensor y_scale,
+                               struct ge_es_tensor y_zero_point,
+                               struct ge_es_tensor *out);
 
 // `graph.rnn`: A simple recurrent layer (ONNX RNN)
 //

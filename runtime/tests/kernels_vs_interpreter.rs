@@ -854,3 +854,48 @@ fn cumprod_matches_the_interpreter() {
         }
     }
 }
+
+/// graph.matmul_integer and graph.qlinear_matmul (runtime/src/kernels/qlinear.rs):
+/// i8/ui8 operands, batched and 1-D forms, per-tensor and per-row/column zero
+/// points and scales.
+#[test]
+fn quantized_matmul_matches_the_interpreter() {
+    // (a, b, result, a's per-row count, b's per-column count)
+    let shapes = [
+        ("3x4", "4x5", "3x5", 3, 5),
+        ("2x3x4", "4x5", "2x3x5", 3, 5),
+        ("4", "4x5", "5", 1, 5),
+        ("2x3x4", "2x4x1", "2x3x1", 3, 1),
+    ];
+    for (ta, tb) in [("ui8", "i8"), ("i8", "ui8"), ("ui8", "ui8")] {
+        for (a, b, y, m, n) in shapes {
+            for per in [false, true] {
+                let (za, zb) = if per {
+                    (format!("tensor<{m}x{ta}>"), format!("tensor<{n}x{tb}>"))
+                } else {
+                    (format!("tensor<{ta}>"), format!("tensor<{tb}>"))
+                };
+                let (a, b) = (format!("tensor<{a}x{ta}>"), format!("tensor<{b}x{tb}>"));
+                let text = one_op(
+                    &[("a", &a), ("b", &b), ("za", &za), ("zb", &zb)],
+                    "graph.matmul_integer $OPERANDS",
+                    &format!("tensor<{y}xi32>"),
+                );
+                check(&text, &format!("matmul_integer {a} {b} {za} {zb}"));
+                let (sa, sb) = if per {
+                    (format!("tensor<{m}xf32>"), format!("tensor<{n}xf32>"))
+                } else {
+                    ("tensor<f32>".to_string(), "tensor<f32>".to_string())
+                };
+                let r = format!("tensor<{y}x{ta}>");
+                let text = format!(
+                    "graph.func @main(%a: {a}, %sa: {sa}, %za: {za}, %b: {b}, %sb: {sb}, %zb: {zb}, %zy: tensor<{ta}>) -> {r} {{\n  \
+                     %sy = data.constant dense<0.03> : tensor<f32>\n  \
+                     %y = graph.qlinear_matmul %a, %sa, %za, %b, %sb, %zb, %sy, %zy : ({a}, {sa}, {za}, {b}, {sb}, {zb}, tensor<f32>, tensor<{ta}>) -> {r}\n  \
+                     graph.return %y : {r}\n}}\n"
+                );
+                check(&text, &format!("qlinear_matmul {a} {b} per={per}"));
+            }
+        }
+    }
+}

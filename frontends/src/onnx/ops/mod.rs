@@ -55,6 +55,8 @@ pub static TABLE: &[(&str, MapFn)] = &[
     // quant.rs
     ("DequantizeLinear", quant::dequantize_linear),
     ("DynamicQuantizeLinear", quant::dynamic_quantize_linear),
+    ("MatMulInteger", quant::matmul_integer),
+    ("QLinearMatMul", quant::qlinear_matmul),
     ("QuantizeLinear", quant::quantize_linear),
     ("Ceil", elementwise::ceil),
     ("Celu", elementwise::celu),

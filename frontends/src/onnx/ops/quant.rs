@@ -1,6 +1,8 @@
 //! Quantisation ops: QuantizeLinear and DequantizeLinear map to their graph
 //! ops; DynamicQuantizeLinear is composed of reductions, elementwise ops and
-//! `graph.quantize_linear` (ONNX's own function body for it).
+//! `graph.quantize_linear` (ONNX's own function body for it). MatMulInteger
+//! and QLinearMatMul map to `graph.matmul_integer` / `graph.qlinear_matmul`
+//! with a 0 for each absent zero point.
 
 use super::{one, op1, op2, scalar_like, unsupported, Cx, Node, Res};
 use crate::onnx::tensor::dtype_from_onnx;
@@ -94,4 +96,32 @@ pub fn dynamic_quantize_linear(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         ],
     )?;
     Ok(vec![y, scale, zp])
+}
+
+/// A zero point: input `i`, or a scalar 0 of `like`'s type when absent
+/// (the graph ops take every operand).
+fn zero_point(cx: &mut Cx, n: &Node, i: usize, like: ValueId) -> Res<ValueId> {
+    match n.opt_input(i) {
+        Some(z) => Ok(z),
+        None => scalar_like(cx, like, 0.0),
+    }
+}
+
+/// MatMulInteger(A, B, a_zero_point?, b_zero_point?) maps to
+/// `graph.matmul_integer`.
+pub fn matmul_integer(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (a, b) = (n.input(0)?, n.input(1)?);
+    let az = zero_point(cx, n, 2, a)?;
+    let bz = zero_point(cx, n, 3, b)?;
+    one(cx.e.op("graph.matmul_integer", &[a, b, az, bz], vec![])?)
+}
+
+/// QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+/// y_scale, y_zero_point) maps to `graph.qlinear_matmul`.
+pub fn qlinear_matmul(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (a, b) = (n.input(0)?, n.input(3)?);
+    let (az, bz) = (zero_point(cx, n, 2, a)?, zero_point(cx, n, 5, b)?);
+    let yz = zero_point(cx, n, 7, a)?;
+    let ops = [a, n.input(1)?, az, b, n.input(4)?, bz, n.input(6)?, yz];
+    one(cx.e.op("graph.qlinear_matmul", &ops, vec![])?)
 }
