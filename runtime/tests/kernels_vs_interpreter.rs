@@ -899,3 +899,50 @@ fn quantized_matmul_matches_the_interpreter() {
         }
     }
 }
+
+/// graph.conv_integer and graph.qlinear_conv (runtime/src/kernels/qlinear.rs):
+/// groups, strides, pads and dilations; per-tensor and per-channel filter zero
+/// points and scales.
+#[test]
+fn quantized_conv_matches_the_interpreter() {
+    // (input, filter, result, attributes, output channels)
+    let cases = [
+        ("1x3x6x6", "4x3x3x3", "1x4x4x4", "", 4),
+        (
+            "2x4x7x5",
+            "6x2x2x3",
+            "2x6x4x2",
+            "{pads = [1, 0, 0, 1], strides = [2, 2], group = 2 : i64}",
+            6,
+        ),
+        ("1x2x6x6", "2x2x2x2", "1x2x4x4", "{dilations = [2, 2]}", 2),
+    ];
+    for (tx, tw) in [("ui8", "i8"), ("i8", "ui8"), ("ui8", "ui8")] {
+        for (x, w, y, attrs, m) in cases {
+            for per in [false, true] {
+                let (x, w) = (format!("tensor<{x}x{tx}>"), format!("tensor<{w}x{tw}>"));
+                let xz = format!("tensor<{tx}>");
+                let (wz, sw) = if per {
+                    (format!("tensor<{m}x{tw}>"), format!("tensor<{m}xf32>"))
+                } else {
+                    (format!("tensor<{tw}>"), "tensor<f32>".to_string())
+                };
+                let text = one_op(
+                    &[("x", &x), ("w", &w), ("xz", &xz), ("wz", &wz)],
+                    &format!("graph.conv_integer $OPERANDS {attrs}"),
+                    &format!("tensor<{y}xi32>"),
+                );
+                check(&text, &format!("conv_integer {x} {w} {attrs} per={per}"));
+                let r = format!("tensor<{y}x{tx}>");
+                let b = format!("tensor<{m}xi32>");
+                let text = format!(
+                    "graph.func @main(%x: {x}, %sx: tensor<f32>, %xz: {xz}, %w: {w}, %sw: {sw}, %wz: {wz}, %yz: {xz}, %b: {b}) -> {r} {{\n  \
+                     %sy = data.constant dense<0.07> : tensor<f32>\n  \
+                     %y = graph.qlinear_conv %x, %sx, %xz, %w, %sw, %wz, %sy, %yz, %b {attrs} : ({x}, tensor<f32>, {xz}, {w}, {sw}, {wz}, tensor<f32>, {xz}, {b}) -> {r}\n  \
+                     graph.return %y : {r}\n}}\n"
+                );
+                check(&text, &format!("qlinear_conv {x} {w} {attrs} per={per}"));
+            }
+        }
+    }
+}

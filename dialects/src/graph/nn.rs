@@ -1687,7 +1687,7 @@ fn dense_filter(a: AttrDict) -> bool {
 }
 
 /// `2 · out elements · C_in/group · kH · kW` (the filter's dims after the first).
-fn conv_flops(cx: &CostCtx) -> f64 {
+pub(crate) fn conv_flops(cx: &CostCtx) -> f64 {
     let per: f64 = cx.operand_dims(1).iter().skip(1).product();
     2.0 * cx.out_elements() * per
 }

@@ -1,18 +1,21 @@
-//! Products of quantised 8-bit tensors (ONNX MatMulInteger, QLinearMatMul):
+//! Products of quantised 8-bit tensors (ONNX MatMulInteger, QLinearMatMul,
+//! ConvInteger, QLinearConv):
 //! `(a - a_zero_point) · (b - b_zero_point)` accumulated in i32 (wrapping,
 //! as the i32 accumulator of the ONNX reference and onnxruntime does);
-//! QLinearMatMul then requantises the accumulator with `a_scale · b_scale /
+//! the QLinear forms then requantise the accumulator with `a_scale · b_scale /
 //! y_scale` and `y_zero_point`. The reference ([`matmul_integer`],
-//! [`requantize_all`]) is public: the runtime's native kernels
+//! [`conv_integer`], [`requantize_all`]) is public: the runtime's native kernels
 //! (runtime/src/kernels/qlinear.rs) run these very functions, so the compiled
 //! model and the interpreter agree bit for bit.
 //!
 //! Zero points and scales are one value (per tensor) or one per row of `a`
-//! (M values) / per column of `b` (N values). The importer passes a zero
+//! (M values) / per column of `b` (N values); for a convolution the input's
+//! are one value and the filter's one value or one per output channel. The importer passes a zero
 //! point of 0 for an absent one, so every operand is always there.
 
 use super::elementwise::COMPUTE_FORMAT;
 use super::linalg::{batched, matmul_flops, matmul_type};
+use super::nn::{conv2d_ref, conv2d_type, conv_flops, ConvAttrs};
 use super::opkit::*;
 use crate::interfaces::*;
 use ge_ir::def_op;
@@ -138,21 +141,30 @@ fn range(to: DType) -> (f64, f64) {
 }
 
 /// The scales of a requantisation: `a_scale` one value or M, `b_scale` one
-/// or N, `y_scale` one value; `dtype` is their type (the multiplier
+/// or N, `y_scale` one value (checked); `dtype` is their type (the multiplier
 /// `a_scale · b_scale / y_scale` is computed in it, as the ONNX reference
 /// does in numpy).
 pub struct Scales<'a> {
     pub a: &'a [f64],
     pub b: &'a [f64],
-    pub y: f64,
+    pub y: &'a [f64],
     pub dtype: DType,
 }
 
 /// Requantise every accumulator of `p` to `to` (i8 or u8):
-/// `clamp(round_half_even(acc · a_scale · b_scale / y_scale + y_zp))`.
-pub fn requantize_all(p: &Product, s: &Scales, y_zp: f64, to: DType) -> Result<Vec<f64>, String> {
+/// `clamp(round_half_even(acc · a_scale · b_scale / y_scale + y_zp))`
+/// (`y_zp` one value).
+pub fn requantize_all(
+    p: &Product,
+    s: &Scales,
+    y_zp: &[f64],
+    to: DType,
+) -> Result<Vec<f64>, String> {
     check_count("a_scale", s.a.len(), p.m, "rows of 'a'")?;
     check_count("b_scale", s.b.len(), p.n, "columns of 'b'")?;
+    let (&[y], &[y_zp]) = (s.y, y_zp) else {
+        return Err("'y_scale' and 'y_zero_point' must have one value each".into());
+    };
     let (lo, hi) = range(to);
     let mn = p.m * p.n;
     Ok(p.values
@@ -164,7 +176,7 @@ pub fn requantize_all(p: &Product, s: &Scales, y_zp: f64, to: DType) -> Result<V
                 s.dtype,
                 s.a[pick(s.a.len(), row)] * s.b[pick(s.b.len(), col)],
             );
-            let mult = round_f(s.dtype, ab / s.y);
+            let mult = round_f(s.dtype, ab / y);
             (acc as f64 * mult + y_zp).round_ties_even().clamp(lo, hi)
         })
         .collect())
@@ -284,19 +296,21 @@ fn sem_matmul_integer(_: &SemCtx, t: &[&Tensor]) -> SemResult {
 fn sem_qlinear_matmul(_: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 8)?;
     let p = product(t[0], t[2], t[3], t[5])?;
-    if t[6].len() != 1 || t[7].len() != 1 {
-        return Err("'y_scale' and 'y_zero_point' must have one value each".into());
-    }
-    let (sa, sb) = (t[1].to_f64(), t[4].to_f64());
+    requantized(p, (t[1], t[4]), t[6], t[7])
+}
+
+/// `p` requantised with the per-row and per-column scales `rows_cols`,
+/// `y_scale` and `y_zero_point`, as the result tensor.
+fn requantized(p: Product, rows_cols: (&Tensor, &Tensor), y: &Tensor, yz: &Tensor) -> SemResult {
+    let (sa, sb, sy) = (rows_cols.0.to_f64(), rows_cols.1.to_f64(), y.to_f64());
     let s = Scales {
         a: &sa,
         b: &sb,
-        y: t[6].get_f(0),
-        dtype: t[1].dtype,
+        y: &sy,
+        dtype: y.dtype,
     };
-    let to = t[7].dtype;
-    let y = requantize_all(&p, &s, t[7].get_f(0), to)?;
-    Ok(vec![Tensor::from_f64(p.shape, to, y)])
+    let v = requantize_all(&p, &s, &yz.to_f64(), yz.dtype)?;
+    Ok(vec![Tensor::from_f64(p.shape, yz.dtype, v)])
 }
 
 def_op! {
@@ -368,7 +382,244 @@ def_op! {
     }
 }
 
-pub static OPS: &[&OpDef] = &[&MATMUL_INTEGER, &QLINEAR_MATMUL];
+// ---- quantised convolutions -----------------------------------------------------
+
+/// `(x - x_zp) * (w - w_zp) + bias` as a 2-D convolution (NCHW by OIHW),
+/// accumulated in wrapping i32: `x_zp` one value, `w_zp` one value or one per
+/// output channel, `bias` (i32) one per output channel. The product is laid
+/// out as `N x O x OH x OW`: its "rows" are the output channels (`m` is O,
+/// `n` is OH·OW), so [`requantize_all`] takes the filter's per-channel scale
+/// as its `a` scale.
+pub fn conv_integer(
+    (x, x_shape, x_zp): (&[i64], &[usize], &[i64]),
+    (w, w_shape, w_zp): (&[i64], &[usize], &[i64]),
+    bias: Option<&[i64]>,
+    a: &ConvAttrs,
+) -> Result<Product, String> {
+    check_count("input_zero_point", x_zp.len(), 1, "per tensor")?;
+    let m = w_shape.first().copied().unwrap_or(0);
+    check_count("filter_zero_point", w_zp.len(), m, "output channels")?;
+    let per_oc = w_shape.iter().skip(1).product::<usize>().max(1);
+    let xs: Vec<f64> = x.iter().map(|&v| (v - x_zp[0]) as f64).collect();
+    let ws: Vec<f64> = w
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v - w_zp[pick(w_zp.len(), i / per_oc)]) as f64)
+        .collect();
+    let b: Option<Vec<f64>> = bias.map(|b| b.iter().map(|&v| v as f64).collect());
+    let bias_shape = [b.as_ref().map_or(0, |b| b.len())];
+    let b = b.as_deref().map(|b| (&bias_shape[..], b));
+    let (shape, out) = conv2d_ref((&xs, x_shape), (&ws, w_shape), b, a)?;
+    let n = shape[2] * shape[3];
+    // The sums are integers below 2^53 (8-bit products), exact in f64.
+    let values = out
+        .into_iter()
+        .map(|v| wrap_i(DType::I32, v as i64))
+        .collect();
+    Ok(Product {
+        shape,
+        values,
+        m,
+        n,
+    })
+}
+
+/// `2 · out elements · C/group · kH · kW`, the filter being operand 3.
+fn qlinear_conv_flops(cx: &ge_ir::interfaces::CostCtx) -> f64 {
+    let per: f64 = cx.operand_dims(3).iter().skip(1).product();
+    2.0 * cx.out_elements() * per
+}
+
+/// The checked convolution attributes of a quantised convolution.
+fn conv_attrs(src: &impl ge_ir::opdef::AttrSource, qlinear: bool) -> Result<ConvAttrs, String> {
+    if qlinear {
+        let a = QlinearConv::attrs(src);
+        ConvAttrs::check(a.strides(), a.pads(), a.dilations(), a.group())
+    } else {
+        let a = ConvInteger::attrs(src);
+        ConvAttrs::check(a.strides(), a.pads(), a.dilations(), a.group())
+    }
+}
+
+/// The output channels of a filter type, where static.
+fn out_channels(w: Type) -> Option<usize> {
+    let d = w.as_tensor()?.dims.as_ref()?.first()?.as_static()?;
+    Some(d as usize)
+}
+
+fn infer_conv_integer(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let a = conv_attrs(cx, false)?;
+    let ts = cx.operand_types;
+    let out = conv2d_type(ts[0], ts[1], None, &a)?;
+    let m = out_channels(ts[1]);
+    check_param(
+        ts[2],
+        "input_zero_point",
+        Some(dtype_of(ts[0])?),
+        Some(1),
+        "per tensor",
+    )?;
+    check_param(
+        ts[3],
+        "filter_zero_point",
+        Some(dtype_of(ts[1])?),
+        m,
+        "output channels",
+    )?;
+    Ok(vec![out.with_dtype(DType::I32)])
+}
+
+fn infer_qlinear_conv(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let a = conv_attrs(cx, true)?;
+    let ts = cx.operand_types;
+    let out = conv2d_type(ts[0], ts[3], Some(ts[8]), &a)?;
+    let m = out_channels(ts[3]);
+    let sdt = dtype_of(ts[1])?;
+    check_param(ts[1], "input_scale", None, Some(1), "per tensor")?;
+    check_param(
+        ts[2],
+        "input_zero_point",
+        Some(dtype_of(ts[0])?),
+        Some(1),
+        "per tensor",
+    )?;
+    check_param(ts[4], "filter_scale", Some(sdt), m, "output channels")?;
+    check_param(
+        ts[5],
+        "filter_zero_point",
+        Some(dtype_of(ts[3])?),
+        m,
+        "output channels",
+    )?;
+    check_param(ts[6], "y_scale", Some(sdt), Some(1), "per tensor")?;
+    check_param(ts[7], "y_zero_point", None, Some(1), "per tensor")?;
+    Ok(vec![out.with_dtype(dtype_of(ts[7])?)])
+}
+
+fn sem_conv_integer(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 4)?;
+    let a = conv_attrs(cx, false)?;
+    let p = conv_integer(
+        (&t[0].to_i64(), &t[0].shape, &t[2].to_i64()),
+        (&t[1].to_i64(), &t[1].shape, &t[3].to_i64()),
+        None,
+        &a,
+    )?;
+    Ok(vec![Tensor::from_i64(p.shape, DType::I32, p.values)])
+}
+
+fn sem_qlinear_conv(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 9)?;
+    let a = conv_attrs(cx, true)?;
+    let p = conv_integer(
+        (&t[0].to_i64(), &t[0].shape, &t[2].to_i64()),
+        (&t[3].to_i64(), &t[3].shape, &t[5].to_i64()),
+        Some(&t[8].to_i64()),
+        &a,
+    )?;
+    if t[1].len() != 1 {
+        return Err("'input_scale' must have one value".into());
+    }
+    // Per output channel: the filter's scale is the rows' scale.
+    requantized(p, (t[4], t[1]), t[6], t[7])
+}
+
+def_op! {
+    /// Integer 2-D convolution of quantised tensors (ONNX ConvInteger)
+    ///
+    /// `(input - input_zero_point) * (filter - filter_zero_point)` as `graph.conv2d` (NCHW
+    /// input, OIHW filter, the same `strides`, `pads`, `dilations`, `group`), accumulated in
+    /// i32 (wrapping). `input` and `filter` are i8 or u8; `input_zero_point` is one value,
+    /// `filter_zero_point` one value or one per output channel, each of its tensor's type.
+    /// The ONNX importer passes 0 for an absent zero point.
+    pub ConvInteger = "graph.conv_integer" {
+        operands {
+            input: TensorOf(QUANT8),
+            filter: TensorOf(QUANT8),
+            input_zero_point: TensorOf(QUANT8),
+            filter_zero_point: TensorOf(QUANT8),
+        },
+        results { output: TensorOf(&[DType::I32]) },
+        attrs {
+            /// stride along H and W
+            strides: I64Array = [1, 1],
+            /// zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+            pads: I64Array = [0, 0, 0, 0],
+            /// filter dilation along H and W
+            dilations: I64Array = [1, 1],
+            /// number of channel groups
+            group: I64 = 1,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_conv_integer,
+        semantics: sem_conv_integer,
+        interfaces [
+            Cost::cube(conv_flops),
+            FusionPattern::Opaque,
+            CPU_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::QuantMatMul,
+        ],
+        es,
+    }
+}
+
+def_op! {
+    /// Quantised 2-D convolution, requantised (ONNX QLinearConv)
+    ///
+    /// The i32 accumulator of `graph.conv_integer` plus `bias` (i32, one per output channel;
+    /// the importer passes zeros when ONNX has none), requantised as `graph.qlinear_matmul`
+    /// does: `saturate(round(acc · input_scale · filter_scale / y_scale) + y_zero_point)`,
+    /// the multiplier in the scales' type, rounded half to even, clamped to `y_zero_point`'s
+    /// type. `filter_scale` and `filter_zero_point` are one value or one per output channel;
+    /// the input's and the result's are one value.
+    pub QlinearConv = "graph.qlinear_conv" {
+        operands {
+            input: TensorOf(QUANT8),
+            input_scale: TensorOf(SCALE),
+            input_zero_point: TensorOf(QUANT8),
+            filter: TensorOf(QUANT8),
+            filter_scale: TensorOf(SCALE),
+            filter_zero_point: TensorOf(QUANT8),
+            y_scale: TensorOf(SCALE),
+            y_zero_point: TensorOf(QUANT8),
+            bias: TensorOf(&[DType::I32]),
+        },
+        results { output: TensorOf(QUANT8) },
+        attrs {
+            /// stride along H and W
+            strides: I64Array = [1, 1],
+            /// zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+            pads: I64Array = [0, 0, 0, 0],
+            /// filter dilation along H and W
+            dilations: I64Array = [1, 1],
+            /// number of channel groups
+            group: I64 = 1,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_qlinear_conv,
+        semantics: sem_qlinear_conv,
+        interfaces [
+            Cost::cube(qlinear_conv_flops),
+            FusionPattern::Opaque,
+            CPU_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::QuantMatMul,
+        ],
+        es,
+    }
+}
+
+pub static OPS: &[&OpDef] = &[
+    &MATMUL_INTEGER,
+    &QLINEAR_MATMUL,
+    &CONV_INTEGER,
+    &QLINEAR_CONV,
+];
 
 #[cfg(test)]
 mod tests {
@@ -400,12 +651,12 @@ mod tests {
         let s = Scales {
             a: &[0.5],
             b: &[1.0],
-            y: 1.0,
+            y: &[1.0],
             dtype: DType::F32,
         };
         // 2.5 + 0 -> 2 (half to even); 500 -> 255; -500 -> 0.
         assert_eq!(
-            requantize_all(&p, &s, 0.0, DType::U8).unwrap(),
+            requantize_all(&p, &s, &[0.0], DType::U8).unwrap(),
             vec![2.0, 255.0, 0.0]
         );
     }

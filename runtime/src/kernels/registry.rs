@@ -35,7 +35,7 @@ use ge_dialects::graph::nn::{
     LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, ScaledDotProductAttention, Softmax,
 };
 use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, MaxPool3d};
-use ge_dialects::graph::qlinear::{MatmulInteger, QlinearMatmul};
+use ge_dialects::graph::qlinear::{ConvInteger, MatmulInteger, QlinearConv, QlinearMatmul};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
@@ -289,6 +289,12 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (QlinearMatmul::DEF, |_, _| {
             kernel(qlinear::QMatMul { requantize: true })
+        }),
+        (ConvInteger::DEF, |b, o| {
+            kernel(qlinear::QConv::conv_integer(b, o))
+        }),
+        (QlinearConv::DEF, |b, o| {
+            kernel(qlinear::QConv::qlinear_conv(b, o))
         }),
         (Rnn::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
         (Gru::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
