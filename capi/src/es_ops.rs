@@ -2279,6 +2279,179 @@ pub unsafe extern "C" fn ge_es_dequantize_linear(
     })
 }
 
+/// `graph.matmul_integer`: Integer matrix product of quantised tensors (ONNX MatMulInteger)
+///
+/// - `a`: operand
+/// - `b`: operand
+/// - `a_zero_point`: operand
+/// - `b_zero_point`: operand
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_matmul_integer(
+    graph: *mut ge_graph,
+    a: ge_es_tensor,
+    b: ge_es_tensor,
+    a_zero_point: ge_es_tensor,
+    b_zero_point: ge_es_tensor,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_matmul_integer", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.matmul_integer")?;
+            call_.one("a", a)?;
+            call_.one("b", b)?;
+            call_.one("a_zero_point", a_zero_point)?;
+            call_.one("b_zero_point", b_zero_point)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.qlinear_matmul`: Quantised matrix product, requantised (ONNX QLinearMatMul)
+///
+/// - `a`: operand
+/// - `a_scale`: operand
+/// - `a_zero_point`: operand
+/// - `b`: operand
+/// - `b_scale`: operand
+/// - `b_zero_point`: operand
+/// - `y_scale`: operand
+/// - `y_zero_point`: operand
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_qlinear_matmul(
+    graph: *mut ge_graph,
+    a: ge_es_tensor,
+    a_scale: ge_es_tensor,
+    a_zero_point: ge_es_tensor,
+    b: ge_es_tensor,
+    b_scale: ge_es_tensor,
+    b_zero_point: ge_es_tensor,
+    y_scale: ge_es_tensor,
+    y_zero_point: ge_es_tensor,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_qlinear_matmul", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.qlinear_matmul")?;
+            call_.one("a", a)?;
+            call_.one("a_scale", a_scale)?;
+            call_.one("a_zero_point", a_zero_point)?;
+            call_.one("b", b)?;
+            call_.one("b_scale", b_scale)?;
+            call_.one("b_zero_point", b_zero_point)?;
+            call_.one("y_scale", y_scale)?;
+            call_.one("y_zero_point", y_zero_point)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.conv_integer`: Integer 2-D convolution of quantised tensors (ONNX ConvInteger)
+///
+/// - `input`: operand
+/// - `filter`: operand
+/// - `input_zero_point`: operand
+/// - `filter_zero_point`: operand
+/// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+/// - `dilations`, `dilations_len` (NULL: `[1, 1]`): filter dilation along H and W
+/// - `group` (NULL: `1`): number of channel groups
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_conv_integer(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    filter: ge_es_tensor,
+    input_zero_point: ge_es_tensor,
+    filter_zero_point: ge_es_tensor,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    group: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_conv_integer", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.conv_integer")?;
+            call_.one("input", input)?;
+            call_.one("filter", filter)?;
+            call_.one("input_zero_point", input_zero_point)?;
+            call_.one("filter_zero_point", filter_zero_point)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("group", group)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.qlinear_conv`: Quantised 2-D convolution, requantised (ONNX QLinearConv)
+///
+/// - `input`: operand
+/// - `input_scale`: operand
+/// - `input_zero_point`: operand
+/// - `filter`: operand
+/// - `filter_scale`: operand
+/// - `filter_zero_point`: operand
+/// - `y_scale`: operand
+/// - `y_zero_point`: operand
+/// - `bias`: operand
+/// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+/// - `dilations`, `dilations_len` (NULL: `[1, 1]`): filter dilation along H and W
+/// - `group` (NULL: `1`): number of channel groups
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_qlinear_conv(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    input_scale: ge_es_tensor,
+    input_zero_point: ge_es_tensor,
+    filter: ge_es_tensor,
+    filter_scale: ge_es_tensor,
+    filter_zero_point: ge_es_tensor,
+    y_scale: ge_es_tensor,
+    y_zero_point: ge_es_tensor,
+    bias: ge_es_tensor,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    group: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_qlinear_conv", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.qlinear_conv")?;
+            call_.one("input", input)?;
+            call_.one("input_scale", input_scale)?;
+            call_.one("input_zero_point", input_zero_point)?;
+            call_.one("filter", filter)?;
+            call_.one("filter_scale", filter_scale)?;
+            call_.one("filter_zero_point", filter_zero_point)?;
+            call_.one("y_scale", y_scale)?;
+            call_.one("y_zero_point", y_zero_point)?;
+            call_.one("bias", bias)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("group", group)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.rnn`: A simple recurrent layer (ONNX RNN)
 ///
 /// - `input`: operand

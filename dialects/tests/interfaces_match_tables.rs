@@ -304,6 +304,11 @@ fn cost_units_and_free_ops_match_both_models() {
         "graph.rnn",
         "graph.gru",
         "graph.lstm",
+        // The integer products of quantised tensors (int8 on the cube).
+        "graph.matmul_integer",
+        "graph.qlinear_matmul",
+        "graph.conv_integer",
+        "graph.qlinear_conv",
     ];
     const FREE: &[&str] = &[
         "data.reshape",

@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 3
+#define GE_API_VERSION_MINOR 5
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -1311,6 +1311,102 @@ ge_status ge_es_dequantize_linear(struct ge_graph *graph,
                                   const int64_t *axis,
                                   const int64_t *block_size,
                                   struct ge_es_tensor *out);
+
+// `graph.matmul_integer`: Integer matrix product of quantised tensors (ONNX MatMulInteger)
+//
+// - `a`: operand
+// - `b`: operand
+// - `a_zero_point`: operand
+// - `b_zero_point`: operand
+// - `out`: the result
+ge_status ge_es_matmul_integer(struct ge_graph *graph,
+                               struct ge_es_tensor a,
+                               struct ge_es_tensor b,
+                               struct ge_es_tensor a_zero_point,
+                               struct ge_es_tensor b_zero_point,
+                               struct ge_es_tensor *out);
+
+// `graph.qlinear_matmul`: Quantised matrix product, requantised (ONNX QLinearMatMul)
+//
+// - `a`: operand
+// - `a_scale`: operand
+// - `a_zero_point`: operand
+// - `b`: operand
+// - `b_scale`: operand
+// - `b_zero_point`: operand
+// - `y_scale`: operand
+// - `y_zero_point`: operand
+// - `out`: the result
+ge_status ge_es_qlinear_matmul(struct ge_graph *graph,
+                               struct ge_es_tensor a,
+                               struct ge_es_tensor a_scale,
+                               struct ge_es_tensor a_zero_point,
+                               struct ge_es_tensor b,
+                               struct ge_es_tensor b_scale,
+                               struct ge_es_tensor b_zero_point,
+                               struct ge_es_tensor y_scale,
+                               struct ge_es_tensor y_zero_point,
+                               struct ge_es_tensor *out);
+
+// `graph.conv_integer`: Integer 2-D convolution of quantised tensors (ONNX ConvInteger)
+//
+// - `input`: operand
+// - `filter`: operand
+// - `input_zero_point`: operand
+// - `filter_zero_point`: operand
+// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+// - `dilations`, `dilations_len` (NULL: `[1, 1]`): filter dilation along H and W
+// - `group` (NULL: `1`): number of channel groups
+// - `out`: the result
+ge_status ge_es_conv_integer(struct ge_graph *graph,
+                             struct ge_es_tensor input,
+                             struct ge_es_tensor filter,
+                             struct ge_es_tensor input_zero_point,
+                             struct ge_es_tensor filter_zero_point,
+                             const int64_t *strides,
+                             size_t strides_len,
+                             const int64_t *pads,
+                             size_t pads_len,
+                             const int64_t *dilations,
+                             size_t dilations_len,
+                             const int64_t *group,
+                             struct ge_es_tensor *out);
+
+// `graph.qlinear_conv`: Quantised 2-D convolution, requantised (ONNX QLinearConv)
+//
+// - `input`: operand
+// - `input_scale`: operand
+// - `input_zero_point`: operand
+// - `filter`: operand
+// - `filter_scale`: operand
+// - `filter_zero_point`: operand
+// - `y_scale`: operand
+// - `y_zero_point`: operand
+// - `bias`: operand
+// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+// - `dilations`, `dilations_len` (NULL: `[1, 1]`): filter dilation along H and W
+// - `group` (NULL: `1`): number of channel groups
+// - `out`: the result
+ge_status ge_es_qlinear_conv(struct ge_graph *graph,
+                             struct ge_es_tensor input,
+                             struct ge_es_tensor input_scale,
+                             struct ge_es_tensor input_zero_point,
+                             struct ge_es_tensor filter,
+                             struct ge_es_tensor filter_scale,
+                             struct ge_es_tensor filter_zero_point,
+                             struct ge_es_tensor y_scale,
+                             struct ge_es_tensor y_zero_point,
+                             struct ge_es_tensor bias,
+                             const int64_t *strides,
+                             size_t strides_len,
+                             const int64_t *pads,
+                             size_t pads_len,
+                             const int64_t *dilations,
+                             size_t dilations_len,
+                             const int64_t *group,
+                             struct ge_es_tensor *out);
 
 // `graph.rnn`: A simple recurrent layer (ONNX RNN)
 //

@@ -507,6 +507,8 @@ pub enum KernelFamily {
     Rotary,
     /// Cumulative scans along an axis (runtime/src/kernels/cumulative.rs).
     Scan,
+    /// Integer products of quantised tensors (runtime/src/kernels/qlinear.rs).
+    QuantMatMul,
     /// Interpolation at computed points (grid_sample, resize).
     Sample,
     /// Values made from shapes (shape_of, iota).

@@ -854,3 +854,95 @@ fn cumprod_matches_the_interpreter() {
         }
     }
 }
+
+/// graph.matmul_integer and graph.qlinear_matmul (runtime/src/kernels/qlinear.rs):
+/// i8/ui8 operands, batched and 1-D forms, per-tensor and per-row/column zero
+/// points and scales.
+#[test]
+fn quantized_matmul_matches_the_interpreter() {
+    // (a, b, result, a's per-row count, b's per-column count)
+    let shapes = [
+        ("3x4", "4x5", "3x5", 3, 5),
+        ("2x3x4", "4x5", "2x3x5", 3, 5),
+        ("4", "4x5", "5", 1, 5),
+        ("2x3x4", "2x4x1", "2x3x1", 3, 1),
+    ];
+    for (ta, tb) in [("ui8", "i8"), ("i8", "ui8"), ("ui8", "ui8")] {
+        for (a, b, y, m, n) in shapes {
+            for per in [false, true] {
+                let (za, zb) = if per {
+                    (format!("tensor<{m}x{ta}>"), format!("tensor<{n}x{tb}>"))
+                } else {
+                    (format!("tensor<{ta}>"), format!("tensor<{tb}>"))
+                };
+                let (a, b) = (format!("tensor<{a}x{ta}>"), format!("tensor<{b}x{tb}>"));
+                let text = one_op(
+                    &[("a", &a), ("b", &b), ("za", &za), ("zb", &zb)],
+                    "graph.matmul_integer $OPERANDS",
+                    &format!("tensor<{y}xi32>"),
+                );
+                check(&text, &format!("matmul_integer {a} {b} {za} {zb}"));
+                let (sa, sb) = if per {
+                    (format!("tensor<{m}xf32>"), format!("tensor<{n}xf32>"))
+                } else {
+                    ("tensor<f32>".to_string(), "tensor<f32>".to_string())
+                };
+                let r = format!("tensor<{y}x{ta}>");
+                let text = format!(
+                    "graph.func @main(%a: {a}, %sa: {sa}, %za: {za}, %b: {b}, %sb: {sb}, %zb: {zb}, %zy: tensor<{ta}>) -> {r} {{\n  \
+                     %sy = data.constant dense<0.03> : tensor<f32>\n  \
+                     %y = graph.qlinear_matmul %a, %sa, %za, %b, %sb, %zb, %sy, %zy : ({a}, {sa}, {za}, {b}, {sb}, {zb}, tensor<f32>, tensor<{ta}>) -> {r}\n  \
+                     graph.return %y : {r}\n}}\n"
+                );
+                check(&text, &format!("qlinear_matmul {a} {b} per={per}"));
+            }
+        }
+    }
+}
+
+/// graph.conv_integer and graph.qlinear_conv (runtime/src/kernels/qlinear.rs):
+/// groups, strides, pads and dilations; per-tensor and per-channel filter zero
+/// points and scales.
+#[test]
+fn quantized_conv_matches_the_interpreter() {
+    // (input, filter, result, attributes, output channels)
+    let cases = [
+        ("1x3x6x6", "4x3x3x3", "1x4x4x4", "", 4),
+        (
+            "2x4x7x5",
+            "6x2x2x3",
+            "2x6x4x2",
+            "{pads = [1, 0, 0, 1], strides = [2, 2], group = 2 : i64}",
+            6,
+        ),
+        ("1x2x6x6", "2x2x2x2", "1x2x4x4", "{dilations = [2, 2]}", 2),
+    ];
+    for (tx, tw) in [("ui8", "i8"), ("i8", "ui8"), ("ui8", "ui8")] {
+        for (x, w, y, attrs, m) in cases {
+            for per in [false, true] {
+                let (x, w) = (format!("tensor<{x}x{tx}>"), format!("tensor<{w}x{tw}>"));
+                let xz = format!("tensor<{tx}>");
+                let (wz, sw) = if per {
+                    (format!("tensor<{m}x{tw}>"), format!("tensor<{m}xf32>"))
+                } else {
+                    (format!("tensor<{tw}>"), "tensor<f32>".to_string())
+                };
+                let text = one_op(
+                    &[("x", &x), ("w", &w), ("xz", &xz), ("wz", &wz)],
+                    &format!("graph.conv_integer $OPERANDS {attrs}"),
+                    &format!("tensor<{y}xi32>"),
+                );
+                check(&text, &format!("conv_integer {x} {w} {attrs} per={per}"));
+                let r = format!("tensor<{y}x{tx}>");
+                let b = format!("tensor<{m}xi32>");
+                let text = format!(
+                    "graph.func @main(%x: {x}, %sx: tensor<f32>, %xz: {xz}, %w: {w}, %sw: {sw}, %wz: {wz}, %yz: {xz}, %b: {b}) -> {r} {{\n  \
+                     %sy = data.constant dense<0.07> : tensor<f32>\n  \
+                     %y = graph.qlinear_conv %x, %sx, %xz, %w, %sw, %wz, %sy, %yz, %b {attrs} : ({x}, tensor<f32>, {xz}, {w}, {sw}, {wz}, tensor<f32>, {xz}, {b}) -> {r}\n  \
+                     graph.return %y : {r}\n}}\n"
+                );
+                check(&text, &format!("qlinear_conv {x} {w} {attrs} per={per}"));
+            }
+        }
+    }
+}

@@ -175,10 +175,15 @@ fn batched_tensor(
 // ---- matmul ---------------------------------------------------------------
 
 fn infer_matmul(cx: &InferCtx) -> Result<Vec<Type>, String> {
-    let (ta, tb) = (cx.operand_types[0], cx.operand_types[1]);
+    Ok(vec![matmul_type(cx.operand_types[0], cx.operand_types[1])?])
+}
+
+/// The numpy `matmul` result type of `ta` by `tb` (`ta`'s element type);
+/// messages name the operands `lhs` and `rhs`.
+pub(crate) fn matmul_type(ta: Type, tb: Type) -> Result<Type, String> {
     let dt = dtype_of(ta)?;
     let (Some(a), Some(b)) = (dims(ta, "lhs")?, dims(tb, "rhs")?) else {
-        return Ok(vec![Type::unranked(dt)]);
+        return Ok(Type::unranked(dt));
     };
     if a.is_empty() {
         return Err(format!("operand 'lhs' must have rank >= 1, but got '{ta}'"));
@@ -210,7 +215,7 @@ fn infer_matmul(cx: &InferCtx) -> Result<Vec<Type>, String> {
     if b.len() > 1 {
         out.push(b2[b2.len() - 1]);
     }
-    Ok(vec![Type::tensor(&out, dt)])
+    Ok(Type::tensor(&out, dt))
 }
 
 fn sem_matmul(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
@@ -558,7 +563,7 @@ fn contracted_flops(cx: &CostCtx, k_dim: usize) -> f64 {
     2.0 * cx.out_elements() * k
 }
 
-fn matmul_flops(cx: &CostCtx) -> f64 {
+pub(crate) fn matmul_flops(cx: &CostCtx) -> f64 {
     contracted_flops(cx, 0)
 }
 

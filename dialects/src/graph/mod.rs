@@ -11,6 +11,7 @@ pub mod linalg;
 pub mod nn;
 pub mod nn3d;
 pub mod opkit;
+pub mod qlinear;
 pub mod quant;
 pub mod reduce;
 pub mod rnn;
@@ -37,6 +38,7 @@ pub static DIALECT: Dialect = Dialect {
         trig::OPS,
         grid_sample::OPS,
         quant::OPS,
+        qlinear::OPS,
         specialize::OPS,
         rnn::OPS,
         rotary::OPS,

@@ -111,12 +111,13 @@ fn opt_dim(d: &Option<Vec<Dim>>, i: usize) -> Dim {
 
 // ---- conv2d -------------------------------------------------------------
 
-/// Attributes of conv2d / conv_transpose2d.
-struct ConvAttrs {
-    strides: Vec<i64>,
-    pads: Vec<i64>,
-    dilations: Vec<i64>,
-    group: i64,
+/// Attributes of conv2d / conv_transpose2d (and the quantised convolutions
+/// of `qlinear`), checked.
+pub struct ConvAttrs {
+    pub strides: Vec<i64>,
+    pub pads: Vec<i64>,
+    pub dilations: Vec<i64>,
+    pub group: i64,
 }
 
 impl ConvAttrs {
@@ -130,7 +131,7 @@ impl ConvAttrs {
         }
     }
 
-    fn check(
+    pub fn check(
         strides: Vec<i64>,
         pads: Vec<i64>,
         dilations: Vec<i64>,
@@ -166,9 +167,20 @@ fn check_conv(
 fn infer_conv2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
     let a = ConvAttrs::of(cx, false)?;
     let ts = cx.operand_types;
-    let x = dims_rank(ts[0], "input", 4, "NCHW")?;
-    let w = dims_rank(ts[1], "filter", 4, "OIHW")?;
-    let dt = dtype_of(ts[0])?;
+    Ok(vec![conv2d_type(ts[0], ts[1], ts.get(2).copied(), &a)?])
+}
+
+/// The result type of a 2-D convolution of `input` by `filter` (with
+/// `bias`), of `input`'s element type.
+pub(crate) fn conv2d_type(
+    input: Type,
+    filter: Type,
+    bias: Option<Type>,
+    a: &ConvAttrs,
+) -> Result<Type, String> {
+    let x = dims_rank(input, "input", 4, "NCHW")?;
+    let w = dims_rank(filter, "filter", 4, "OIHW")?;
+    let dt = dtype_of(input)?;
     let g = a.group;
     if let (Some(x), Some(w)) = (&x, &w) {
         let want = w[1].mul_const(g);
@@ -186,8 +198,8 @@ fn infer_conv2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
             ));
         }
     }
-    if ts.len() > 2 {
-        let b = dims_rank(ts[2], "bias", 1, "O")?;
+    if let Some(bias) = bias {
+        let b = dims_rank(bias, "bias", 1, "O")?;
         if let (Some(b), Some(w)) = (&b, &w) {
             check_dim_eq(
                 b[0],
@@ -209,7 +221,7 @@ fn infer_conv2d(cx: &InferCtx) -> Result<Vec<Type>, String> {
             axis,
         )?);
     }
-    Ok(vec![Type::tensor(&out, dt)])
+    Ok(Type::tensor(&out, dt))
 }
 
 /// `out[i] += w * inp[j]` over the output range where the input index
@@ -263,20 +275,45 @@ fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     let (x, w) = (t[0], t[1]);
     expect_rank(x, "input", 4)?;
     expect_rank(w, "filter", 4)?;
-    let (n, c, h, wd) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3]);
-    let (m, cg, kh, kw) = (w.shape[0], w.shape[1], w.shape[2], w.shape[3]);
+    let bias = t.get(2).map(|b| (b.shape.clone(), b.to_f64()));
+    let bias = bias.as_ref().map(|(s, v)| (s.as_slice(), v.as_slice()));
+    let (shape, out) = conv2d_ref((&x.to_f64(), &x.shape), (&w.to_f64(), &w.shape), bias, &a)?;
+    let dt = result_dtype(cx, 0, x.dtype);
+    let out = Tensor::from_f64(shape, dt, out);
+    let epilogue = Conv2d::attrs(cx);
+    Ok(vec![super::activation::apply(
+        epilogue.activation(),
+        epilogue.activation_alpha(),
+        out,
+    )?])
+}
+
+/// The reference 2-D convolution in f64: `input` (NCHW, its values and
+/// shape) by `filter` (OIHW) plus `bias` (shape `[O]`, zero when absent).
+/// Exact on integer values while the sums stay below 2^53, so the quantised
+/// convolutions run it too. Returns the result's shape and values.
+pub fn conv2d_ref(
+    (xs, x_shape): (&[f64], &[usize]),
+    (ws, w_shape): (&[f64], &[usize]),
+    bias: Option<(&[usize], &[f64])>,
+    a: &ConvAttrs,
+) -> Result<(Vec<usize>, Vec<f64>), String> {
+    let (&[n, c, h, wd], &[m, cg, kh, kw]) = (x_shape, w_shape) else {
+        return Err(format!(
+            "input {x_shape:?} and filter {w_shape:?} must have rank 4"
+        ));
+    };
     let g = a.group as usize;
     if cg * g != c || m % g != 0 {
         return Err(format!(
-            "input has {c} channels and filter shape {:?} with group {g} do not fit",
-            w.shape
+            "input has {c} channels and filter shape {w_shape:?} with group {g} do not fit"
         ));
     }
-    let bias = match t.get(2) {
-        Some(b) if b.shape != [m] => {
-            return Err(format!("bias has shape {:?}, expected [{m}]", b.shape))
+    let bias = match bias {
+        Some((shape, _)) if shape != [m] => {
+            return Err(format!("bias has shape {shape:?}, expected [{m}]"))
         }
-        Some(b) => b.to_f64(),
+        Some((_, b)) => b.to_vec(),
         None => vec![0.0; m],
     };
     let oh = window_out_usize(
@@ -299,8 +336,6 @@ fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
         false,
         "W",
     )?;
-    let xs = x.to_f64();
-    let ws = w.to_f64();
     let mg = m / g;
     let (sh, sw) = (a.strides[0] as usize, a.strides[1] as usize);
     let (dh, dw) = (a.dilations[0] as usize, a.dilations[1] as usize);
@@ -342,14 +377,7 @@ fn sem_conv2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
             }
         }
     }
-    let dt = result_dtype(cx, 0, x.dtype);
-    let out = Tensor::from_f64(vec![n, m, oh, ow], dt, out);
-    let epilogue = Conv2d::attrs(cx);
-    Ok(vec![super::activation::apply(
-        epilogue.activation(),
-        epilogue.activation_alpha(),
-        out,
-    )?])
+    Ok((vec![n, m, oh, ow], out))
 }
 
 def_op! {
@@ -1659,7 +1687,7 @@ fn dense_filter(a: AttrDict) -> bool {
 }
 
 /// `2 · out elements · C_in/group · kH · kW` (the filter's dims after the first).
-fn conv_flops(cx: &CostCtx) -> f64 {
+pub(crate) fn conv_flops(cx: &CostCtx) -> f64 {
     let per: f64 = cx.operand_dims(1).iter().skip(1).product();
     2.0 * cx.out_elements() * per
 }

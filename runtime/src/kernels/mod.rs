@@ -66,6 +66,7 @@ pub mod movement;
 pub mod norm;
 pub mod pad;
 pub mod pool;
+pub mod qlinear;
 pub mod quant;
 pub mod registry;
 pub mod resize;

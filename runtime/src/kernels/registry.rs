@@ -14,8 +14,8 @@ use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative,
-    gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, quant, resize,
-    rnn, rotary, scatter_elements, shape_of, specialize, tile, topk, volume, Kernel, Op,
+    gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, qlinear, quant,
+    resize, rnn, rotary, scatter_elements, shape_of, specialize, tile, topk, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -35,6 +35,7 @@ use ge_dialects::graph::nn::{
     LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, ScaledDotProductAttention, Softmax,
 };
 use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, MaxPool3d};
+use ge_dialects::graph::qlinear::{ConvInteger, MatmulInteger, QlinearConv, QlinearMatmul};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
@@ -282,6 +283,18 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (DequantizeLinear::DEF, |b, o| {
             kernel(quant::Quant::dequantize(b, o))
+        }),
+        (MatmulInteger::DEF, |_, _| {
+            kernel(qlinear::QMatMul { requantize: false })
+        }),
+        (QlinearMatmul::DEF, |_, _| {
+            kernel(qlinear::QMatMul { requantize: true })
+        }),
+        (ConvInteger::DEF, |b, o| {
+            kernel(qlinear::QConv::conv_integer(b, o))
+        }),
+        (QlinearConv::DEF, |b, o| {
+            kernel(qlinear::QConv::qlinear_conv(b, o))
         }),
         (Rnn::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),
         (Gru::DEF, |b, o| kernel(rnn::Recurrent::from_op(b, o)?)),

@@ -53,8 +53,12 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Cast", elementwise::cast),
     ("CastLike", elementwise::cast_like),
     // quant.rs
+    ("ConvInteger", quant::conv_integer),
     ("DequantizeLinear", quant::dequantize_linear),
     ("DynamicQuantizeLinear", quant::dynamic_quantize_linear),
+    ("MatMulInteger", quant::matmul_integer),
+    ("QLinearConv", quant::qlinear_conv),
+    ("QLinearMatMul", quant::qlinear_matmul),
     ("QuantizeLinear", quant::quantize_linear),
     ("Ceil", elementwise::ceil),
     ("Celu", elementwise::celu),

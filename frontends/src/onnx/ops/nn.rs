@@ -158,6 +158,31 @@ pub fn conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     one(if k == 1 { squeeze(cx, y, &[2])? } else { y })
 }
 
+/// The `strides`, `pads`, `dilations` and `group` attributes of a 2-D
+/// convolution of `x` by `w` (auto_pad resolved), for the quantised
+/// convolutions (quant.rs), which take 2-D images only.
+pub(super) fn conv2d_attrs(
+    cx: &Cx,
+    n: &Node,
+    x: ValueId,
+    w: ValueId,
+) -> Res<Vec<(&'static str, Attribute)>> {
+    if spatial_rank(cx, n, x, false)? != 2 {
+        return Err(unsupported(n, "on 1-D inputs (2-D images only)"));
+    }
+    let kernel = kernel_of(cx, n, w, 2)?;
+    if kernel.len() != 2 {
+        return Err(invalid(n, "kernel_shape does not match the input rank"));
+    }
+    let win = window(cx, n, x, &kernel, false)?;
+    Ok(vec![
+        ("strides", Attribute::i64_array(&win.strides)),
+        ("pads", Attribute::i64_array(&win.pads)),
+        ("dilations", Attribute::i64_array(&win.dilations)),
+        ("group", Attribute::i64(n.i("group", 1)?)),
+    ])
+}
+
 pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
     let k = spatial_rank(cx, n, x, false)?;

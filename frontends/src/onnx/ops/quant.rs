@@ -1,6 +1,9 @@
 //! Quantisation ops: QuantizeLinear and DequantizeLinear map to their graph
 //! ops; DynamicQuantizeLinear is composed of reductions, elementwise ops and
-//! `graph.quantize_linear` (ONNX's own function body for it).
+//! `graph.quantize_linear` (ONNX's own function body for it). MatMulInteger
+//! and QLinearMatMul map to `graph.matmul_integer` / `graph.qlinear_matmul`,
+//! ConvInteger and QLinearConv to `graph.conv_integer` / `graph.qlinear_conv`,
+//! with a 0 for each absent zero point (and QLinearConv's absent bias).
 
 use super::{one, op1, op2, scalar_like, unsupported, Cx, Node, Res};
 use crate::onnx::tensor::dtype_from_onnx;
@@ -94,4 +97,72 @@ pub fn dynamic_quantize_linear(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         ],
     )?;
     Ok(vec![y, scale, zp])
+}
+
+/// A zero point: input `i`, or a scalar 0 of `like`'s type when absent
+/// (the graph ops take every operand).
+fn zero_point(cx: &mut Cx, n: &Node, i: usize, like: ValueId) -> Res<ValueId> {
+    match n.opt_input(i) {
+        Some(z) => Ok(z),
+        None => scalar_like(cx, like, 0.0),
+    }
+}
+
+/// MatMulInteger(A, B, a_zero_point?, b_zero_point?) maps to
+/// `graph.matmul_integer`.
+pub fn matmul_integer(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (a, b) = (n.input(0)?, n.input(1)?);
+    let az = zero_point(cx, n, 2, a)?;
+    let bz = zero_point(cx, n, 3, b)?;
+    one(cx.e.op("graph.matmul_integer", &[a, b, az, bz], vec![])?)
+}
+
+/// QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+/// y_scale, y_zero_point) maps to `graph.qlinear_matmul`.
+pub fn qlinear_matmul(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (a, b) = (n.input(0)?, n.input(3)?);
+    let (az, bz) = (zero_point(cx, n, 2, a)?, zero_point(cx, n, 5, b)?);
+    let yz = zero_point(cx, n, 7, a)?;
+    let ops = [a, n.input(1)?, az, b, n.input(4)?, bz, n.input(6)?, yz];
+    one(cx.e.op("graph.qlinear_matmul", &ops, vec![])?)
+}
+
+/// ConvInteger(x, w, x_zero_point?, w_zero_point?) maps to
+/// `graph.conv_integer` (2-D images).
+pub fn conv_integer(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, w) = (n.input(0)?, n.input(1)?);
+    let attrs = super::nn::conv2d_attrs(cx, n, x, w)?;
+    let (xz, wz) = (zero_point(cx, n, 2, x)?, zero_point(cx, n, 3, w)?);
+    one(cx.e.op("graph.conv_integer", &[x, w, xz, wz], attrs)?)
+}
+
+/// QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+/// y_zero_point, B?) maps to `graph.qlinear_conv` (2-D images); an absent
+/// bias is zeros (one per output channel, so the filter's count must be
+/// static).
+pub fn qlinear_conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (x, w) = (n.input(0)?, n.input(3)?);
+    let attrs = super::nn::conv2d_attrs(cx, n, x, w)?;
+    let (xz, wz) = (zero_point(cx, n, 2, x)?, zero_point(cx, n, 5, w)?);
+    let yz = zero_point(cx, n, 7, x)?;
+    let bias = match n.opt_input(8) {
+        Some(b) => b,
+        None => {
+            let m = super::static_shape(cx, n, w, "a filter")?;
+            let m = m.first().copied().unwrap_or(0).max(0) as usize;
+            super::const_f(cx, vec![m], DType::I32, vec![0.0; m])?
+        }
+    };
+    let ops = [
+        x,
+        n.input(1)?,
+        xz,
+        w,
+        n.input(4)?,
+        wz,
+        n.input(6)?,
+        yz,
+        bias,
+    ];
+    one(cx.e.op("graph.qlinear_conv", &ops, attrs)?)
 }
