@@ -147,6 +147,25 @@ impl DenseElements {
     pub fn elements(&self) -> impl Iterator<Item = Element> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
+    /// Every element's bytes in row-major order, as a tensor of whole-byte
+    /// elements is stored (a splat repeated; its size checked against the
+    /// memory budget first) — what writing a weight into a compiled model
+    /// needs, without reading each element. `None` for element types
+    /// narrower than a byte.
+    pub fn row_major_bytes(&self) -> Option<Result<std::borrow::Cow<'_, [u8]>, String>> {
+        let dt = self.dtype();
+        if !dt.bit_width().is_multiple_of(8) {
+            return None;
+        }
+        if !self.splat {
+            return Some(Ok(std::borrow::Cow::Borrowed(&self.bytes)));
+        }
+        let size = (self.len() as u64).checked_mul(self.bytes.len() as u64);
+        Some(
+            crate::budget::check(size, &format_args!("a constant of type '{}'", self.ty))
+                .map(|()| std::borrow::Cow::Owned(self.bytes.repeat(self.len()))),
+        )
+    }
     /// The one representation MLIR gives these elements: a splat when there
     /// are several and all are equal (bit for bit), so `dense<[1, 1]>` and
     /// `dense<1>` are one attribute.

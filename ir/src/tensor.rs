@@ -285,19 +285,22 @@ impl Tensor {
     /// As a dense attribute (splat when all elements are equal).
     pub fn to_dense(&self) -> DenseElements {
         let ty = self.ty();
+        // Equal elements (compared as stored; a splat of NaNs stays one
+        // element per value) become a splat without listing them first.
+        let all_same = self.len() > 1
+            && match &self.data {
+                Data::F(v) => v.iter().all(|x| x.to_bits() == v[0].to_bits()),
+                Data::I(v) => v.iter().all(|x| *x == v[0]),
+            };
+        let count = if all_same { 1 } else { self.len() };
         let elems: Vec<Element> = match &self.data {
-            Data::F(v) => v.iter().map(|&x| Element::Float(x)).collect(),
+            Data::F(v) => v[..count].iter().map(|&x| Element::Float(x)).collect(),
             Data::I(v) if self.dtype == DType::I1 => {
-                v.iter().map(|&x| Element::Bool(x != 0)).collect()
+                v[..count].iter().map(|&x| Element::Bool(x != 0)).collect()
             }
-            Data::I(v) => v.iter().map(|&x| Element::Int(x)).collect(),
+            Data::I(v) => v[..count].iter().map(|&x| Element::Int(x)).collect(),
         };
-        let all_same = elems.len() > 1 && elems.windows(2).all(|w| w[0] == w[1]);
-        if all_same {
-            DenseElements::from_elements(ty, &elems[..1])
-        } else {
-            DenseElements::from_elements(ty, &elems)
-        }
+        DenseElements::from_elements(ty, &elems)
     }
 
     /// numpy's `allclose` (NaNs equal to NaNs, infinities equal by sign).

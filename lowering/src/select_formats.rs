@@ -25,8 +25,8 @@ use crate::fuse_kernels::{build_kernel, Group};
 use crate::op_pattern::op_pattern;
 use crate::partition_engines::is_compute;
 use ge_dialects::data::constant::Constant;
-use ge_dialects::data::layout::transdata_type;
 use ge_dialects::data::layout::Transdata;
+use ge_dialects::data::layout::{self, transdata_type};
 use ge_dialects::graph::control::Fused;
 use ge_ir::attributes::{DenseElements, Format};
 use ge_ir::body::{BlockId, Body, OpData, OpId, ValueId};
@@ -482,20 +482,30 @@ pub fn fold_constant(ctx: &Context, body: &mut Body, td: OpId) -> Result<bool, S
     let Some(c) = ge_ir::builder::constant_value(body, x) else {
         return Ok(false);
     };
-    if c.as_dense().is_none() {
-        return Ok(false);
-    }
-    let Some(out) = ge_ir::interp::fold_with_semantics(body, td, &[Some(c)]) else {
-        return Ok(false);
-    };
-    let Some(t) = out.into_iter().next() else {
+    let Some(x_dense) = c.as_dense() else {
         return Ok(false);
     };
     let ty = body.value_type(body.result(td, 0));
-    let dense = DenseElements {
-        ty,
-        splat: false,
-        bytes: ge_dialects::data::tensor_to_bytes(&t).into(),
+    let dense = match fold_bytes(body, td, x_dense) {
+        Some((bytes, splat)) => DenseElements {
+            ty,
+            splat,
+            bytes: bytes.into(),
+        },
+        // Sub-byte element types, a source already padded: the reference.
+        None => {
+            let Some(out) = ge_ir::interp::fold_with_semantics(body, td, &[Some(c)]) else {
+                return Ok(false);
+            };
+            let Some(t) = out.into_iter().next() else {
+                return Ok(false);
+            };
+            DenseElements {
+                ty,
+                splat: false,
+                bytes: ge_dialects::data::tensor_to_bytes(&t).into(),
+            }
+        }
     };
     let loc = body.op(td).loc;
     let mut b = ge_ir::builder::Builder::before(ctx, body, td);
@@ -517,6 +527,38 @@ pub fn fold_constant(ctx: &Context, body: &mut Body, td: OpId) -> Result<bool, S
         }
     }
     Ok(true)
+}
+
+/// The bytes of a weight's conversion from a plain format, copied element by
+/// element (`layout::transdata_bytes`), and whether they are a splat; `None`
+/// where only the reference conversion applies. Weights are most of a
+/// model's bytes: converting them through `f64` tensors made `select-formats`
+/// the longest phase of ge-atc on large CNNs.
+fn fold_bytes(body: &Body, td: OpId, x: &DenseElements) -> Option<(Vec<u8>, bool)> {
+    let a = Transdata::attrs(body.op(td));
+    let src = Format::parse(a.src_format()?)?;
+    let dst = Format::parse(a.dst_format()?)?;
+    let t = x.ty.as_tensor()?;
+    let stored: Vec<usize> = t
+        .dims
+        .as_ref()?
+        .iter()
+        .map(|d| d.as_static().and_then(|v| usize::try_from(v).ok()))
+        .collect::<Option<_>>()?;
+    if layout::is_padded(src) {
+        return None;
+    }
+    let logical = layout::plain_logical(src, &stored).ok()?;
+    let budget = ge_ir::budget::bytes_of(
+        layout::Layout::new(dst, &logical, t.dtype)
+            .ok()?
+            .storage
+            .iter()
+            .map(|&d| d as u64),
+        t.dtype.byte_size() as u64,
+    );
+    ge_ir::budget::check(budget, &"a folded weight").ok()?;
+    layout::transdata_bytes(&x.bytes, x.splat, &stored, t.dtype, (src, dst), &logical).ok()
 }
 
 /// Cancel `transdata(transdata(x, A → B), B → A)` to `x`, and erase unused transdata.

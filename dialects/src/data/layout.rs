@@ -295,6 +295,48 @@ impl Layout {
     }
 }
 
+/// The layouts of a conversion from `src` to `dst` over `logical`, checked
+/// against the shape the source is stored in.
+fn layouts(
+    stored: &[usize],
+    dtype: DType,
+    src: Format,
+    dst: Format,
+    logical: &[usize],
+) -> Result<(Layout, Layout), String> {
+    let (fs, fd) = (family(src), family(dst));
+    if fs.is_none() || fs != fd {
+        return Err(format!("cannot convert {src} to {dst}"));
+    }
+    let from = Layout::new(src, logical, dtype)?;
+    let to = Layout::new(dst, logical, dtype)?;
+    if from.storage != stored {
+        return Err(format!(
+            "the input has shape {stored:?} but {src} storage of logical shape {logical:?} is {:?}",
+            from.storage
+        ));
+    }
+    Ok((from, to))
+}
+
+/// Every destination element in storage order with the flat source index it
+/// copies (`None` for padding).
+fn for_each_source(from: &Layout, to: &Layout, mut f: impl FnMut(usize, Option<usize>)) {
+    let n: usize = to.storage.iter().product();
+    let mut s = vec![0usize; to.storage.len()];
+    let mut l = vec![0usize; from.logical.len()];
+    for i in 0..n {
+        f(i, to.to_logical(&s, &mut l).then(|| from.to_flat(&l)));
+        for k in (0..s.len()).rev() {
+            s[k] += 1;
+            if s[k] < to.storage[k] {
+                break;
+            }
+            s[k] = 0;
+        }
+    }
+}
+
 /// Convert `x` (stored as `src` over logical shape `logical`) to `dst`.
 /// Padding becomes zeros; converting back drops it, so `dst → src` after
 /// `src → dst` is the identity.
@@ -304,41 +346,69 @@ pub fn transdata(
     dst: Format,
     logical: &[usize],
 ) -> Result<Tensor, String> {
-    let (fs, fd) = (family(src), family(dst));
-    if fs.is_none() || fs != fd {
-        return Err(format!("cannot convert {src} to {dst}"));
-    }
-    let from = Layout::new(src, logical, x.dtype)?;
-    let to = Layout::new(dst, logical, x.dtype)?;
-    if from.storage != x.shape {
-        return Err(format!(
-            "the input has shape {:?} but {src} storage of logical shape {logical:?} is {:?}",
-            x.shape, from.storage
-        ));
-    }
+    let (from, to) = layouts(&x.shape, x.dtype, src, dst, logical)?;
     let n: usize = to.storage.iter().product();
-    let mut idx: Vec<Option<usize>> = Vec::with_capacity(n);
-    let mut s = vec![0usize; to.storage.len()];
-    let mut l = vec![0usize; logical.len()];
-    for _ in 0..n {
-        idx.push(to.to_logical(&s, &mut l).then(|| from.to_flat(&l)));
-        for k in (0..s.len()).rev() {
-            s[k] += 1;
-            if s[k] < to.storage[k] {
-                break;
-            }
-            s[k] = 0;
-        }
-    }
     let data = match &x.data {
-        Data::F(v) => Data::F(idx.iter().map(|i| i.map_or(0.0, |i| v[i])).collect()),
-        Data::I(v) => Data::I(idx.iter().map(|i| i.map_or(0, |i| v[i])).collect()),
+        Data::F(v) => {
+            let mut out = Vec::with_capacity(n);
+            for_each_source(&from, &to, |_, i| out.push(i.map_or(0.0, |i| v[i])));
+            Data::F(out)
+        }
+        Data::I(v) => {
+            let mut out = Vec::with_capacity(n);
+            for_each_source(&from, &to, |_, i| out.push(i.map_or(0, |i| v[i])));
+            Data::I(out)
+        }
     };
     Ok(Tensor {
         shape: to.storage,
         dtype: x.dtype,
         data,
     })
+}
+
+/// [`transdata`] of raw elements, as a weight is stored in a constant: each
+/// element's bytes are copied (no conversion through `f64`, no index table),
+/// so folding a model's weights into their storage formats at compile time
+/// moves bytes at memory speed. `splat`: `bytes` is one element standing for
+/// all of them. Returns the destination's bytes and whether they are one
+/// element standing for all (a splat source with no padding to add). Element
+/// types narrower than a byte are refused (the caller falls back to
+/// [`transdata`]).
+pub fn transdata_bytes(
+    bytes: &[u8],
+    splat: bool,
+    stored: &[usize],
+    dtype: DType,
+    (src, dst): (Format, Format),
+    logical: &[usize],
+) -> Result<(Vec<u8>, bool), String> {
+    if !dtype.bit_width().is_multiple_of(8) {
+        return Err(format!("{dtype} elements are not whole bytes"));
+    }
+    let es = dtype.byte_size();
+    let (from, to) = layouts(stored, dtype, src, dst, logical)?;
+    let count: usize = stored.iter().product();
+    let want = if splat { es } else { count * es };
+    if bytes.len() != want {
+        return Err(format!(
+            "{} bytes of elements, expected {want}",
+            bytes.len()
+        ));
+    }
+    let n: usize = to.storage.iter().product();
+    if splat && n == count {
+        // A permutation of equal elements is the same splat.
+        return Ok((bytes.to_vec(), true));
+    }
+    let mut out = vec![0u8; n * es];
+    for_each_source(&from, &to, |d, s| {
+        if let Some(s) = s {
+            let s = if splat { 0 } else { s * es };
+            out[d * es..(d + 1) * es].copy_from_slice(&bytes[s..s + es]);
+        }
+    });
+    Ok((out, false))
 }
 
 // ---- the op ------------------------------------------------------------------------
@@ -571,6 +641,72 @@ mod tests {
         assert_eq!(&v[16..19], &[4, 5, 6]);
         let back = transdata(&y, Format::FRACTAL_NZ, Format::ND, &[2, 3]).unwrap();
         assert_eq!(back, x);
+    }
+
+    proptest::proptest! {
+        /// Folding weights by bytes gives what the reference conversion
+        /// gives, for every format pair, element size and shape; a splat
+        /// source gives the bytes of its materialised conversion.
+        #[test]
+        fn bytes_conversion_equals_reference(
+            dims in proptest::collection::vec(1usize..7, 4),
+            pair in 0usize..6,
+            dt in proptest::sample::select(vec![DType::F32, DType::F16, DType::I8, DType::I64]),
+            splat in proptest::bool::ANY,
+        ) {
+            let (src, dst) = [
+                (Format::NCHW, Format::NC1HWC0),
+                (Format::NCHW, Format::FRACTAL_Z),
+                (Format::NCHW, Format::NHWC),
+                (Format::HWCN, Format::FRACTAL_Z),
+                (Format::ND, Format::FRACTAL_NZ),
+                (Format::NHWC, Format::NC1HWC0),
+            ][pair];
+            let logical = plain_logical_inverse(src, &dims);
+            let n: usize = dims.iter().product();
+            let x = if splat {
+                Tensor::from_i64(dims.clone(), dt, vec![3; n])
+            } else {
+                Tensor::from_i64(dims.clone(), dt, (1..=n as i64).map(|v| v % 100).collect())
+            };
+            let want = super::super::tensor_to_bytes(&transdata(&x, src, dst, &logical).unwrap());
+            let bytes = super::super::tensor_to_bytes(&x);
+            let es = dt.byte_size();
+            let input = if splat { &bytes[..es] } else { &bytes[..] };
+            let (got, is_splat) = transdata_bytes(input, splat, &dims, dt, (src, dst), &logical).unwrap();
+            if is_splat {
+                proptest::prop_assert!(want.chunks(es).all(|c| c == &got[..]));
+            } else {
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
+    }
+
+    /// The logical (NCHW / ND) shape of a tensor stored as `dims` in plain `f`.
+    fn plain_logical_inverse(f: Format, dims: &[usize]) -> Vec<usize> {
+        plain_logical(f, dims).unwrap()
+    }
+
+    #[test]
+    fn bytes_conversion_refuses_wrong_sizes_and_sub_byte_types() {
+        let e = transdata_bytes(
+            &[0; 7],
+            false,
+            &[1, 2, 1, 1],
+            DType::F32,
+            (Format::NCHW, Format::NC1HWC0),
+            &[1, 2, 1, 1],
+        );
+        assert!(e.unwrap_err().contains("7 bytes"));
+        let e = transdata_bytes(
+            &[0; 1],
+            false,
+            &[1, 2, 1, 1],
+            DType::I4,
+            (Format::NCHW, Format::NC1HWC0),
+            &[1, 2, 1, 1],
+        );
+        assert!(e.unwrap_err().contains("not whole bytes"));
     }
 
     #[test]

@@ -428,14 +428,22 @@ impl<'a> ProgramWriter<'a> {
     fn weight(&mut self, o: OpId) -> Result<(), String> {
         let d = self.body.op(o);
         let value = d.attr("value").ok_or("a weight without a value")?;
-        let t = elements_tensor(value, self.module).map_err(|m| {
-            if matches!(value.data(), AttrData::DenseResource { .. }) && self.module.is_none() {
-                format!("{m}: a pass cannot see the module's resource blobs; write the .om with `ge-opt --emit-om=FILE` instead")
-            } else {
-                m
+        // Dense weights are copied as they are stored; only resource blobs,
+        // external files and sub-byte types go through a reference tensor.
+        let direct = value.as_dense().and_then(|d| d.row_major_bytes());
+        let bytes = match direct {
+            Some(bytes) => bytes?,
+            None => {
+                let t = elements_tensor(value, self.module).map_err(|m| {
+                    if matches!(value.data(), AttrData::DenseResource { .. }) && self.module.is_none() {
+                        format!("{m}: a pass cannot see the module's resource blobs; write the .om with `ge-opt --emit-om=FILE` instead")
+                    } else {
+                        m
+                    }
+                })?;
+                std::borrow::Cow::Owned(tensor_to_bytes(&t))
             }
-        })?;
-        let bytes = tensor_to_bytes(&t);
+        };
         let off = self.weights.len().div_ceil(WEIGHT_ALIGN as usize) * WEIGHT_ALIGN as usize;
         self.weights.resize(off, 0);
         self.weights.extend_from_slice(&bytes);

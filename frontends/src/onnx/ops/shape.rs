@@ -83,25 +83,36 @@ pub fn constant_of_shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         let c = cx.e.constant(&scalar)?;
         return one(sym_expand(cx, c, &dims)?);
     };
-    // Materialised now (8 bytes per element in a reference tensor): the size
-    // comes from the model, so it must fit the memory budget.
+    // One element standing for all (a splat): nothing is materialised here,
+    // but the compiled model will hold the whole tensor, so its size must
+    // fit the memory budget.
     ge_ir::budget::check(
-        ge_ir::budget::bytes_of(shape.iter().map(|&d| d as u64), 8),
+        ge_ir::budget::bytes_of(shape.iter().map(|&d| d as u64), dt.byte_size() as u64),
         &format_args!("a constant of shape {shape:?}"),
     )
     .map_err(|e| invalid(n, e))?;
-    let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-    let count = shape
+    let usize_shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+    let count = usize_shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .filter(|&c| c <= 1 << 28)
         .ok_or_else(|| invalid(n, format!("shape {shape:?} is too large")))?;
-    let t = if dt.is_float() {
-        Tensor::from_f64(shape, dt, vec![v; count])
+    let (scalar_shape, values) = if count <= 1 {
+        (usize_shape, count)
     } else {
-        Tensor::from_i64(shape, dt, vec![v as i64; count])
+        (vec![], 1)
     };
-    one(cx.e.constant(&t)?)
+    let t = if dt.is_float() {
+        Tensor::from_f64(scalar_shape, dt, vec![v; values])
+    } else {
+        Tensor::from_i64(scalar_shape, dt, vec![v as i64; values])
+    };
+    let mut dense = t.to_dense();
+    if count > 1 {
+        dense.ty = ge_ir::Type::tensor_static(&shape, dt);
+        dense.splat = true;
+    }
+    one(cx.e.constant_attr(Attribute::dense(dense))?)
 }
 
 pub fn shape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
