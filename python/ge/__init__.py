@@ -7,7 +7,9 @@
   ``ge.Rules`` (``.rr`` rewrite rules);
 - frontends: ``ge.import_onnx``, ``ge.import_tf``;
 - ``ge.compile`` (ge-atc's options) -> ``.om`` bytes;
-- ``ge.Model`` / ``ge.Session``: run an ``.om`` on numpy arrays.
+- ``ge.Model`` / ``ge.Session``: run an ``.om`` on numpy arrays; ``Session.runner()``
+  -> ``ge.Runner``, the cheap call path for repeated runs (positional inputs,
+  reused output arrays).
 
 Every failure is a ``ge.Error`` (``file``/``line``/``col`` when it points into a
 text); a bug in ge (a Rust panic) is a ``ge.InternalError``, a subclass.
@@ -20,6 +22,7 @@ from ge._native import (
     Module,
     Operation,
     Rules,
+    Runner,
     Session,
     __version__,
     compile,
@@ -39,6 +42,7 @@ __all__ = [
     "Module",
     "Operation",
     "Rules",
+    "Runner",
     "Session",
     "__version__",
     "compile",

@@ -228,6 +228,35 @@ class Rules:
         """
         ...
 
+class Runner:
+    """A model bound for repeated runs: `r = sess.runner(); (y,) = r.run(x)`.
+    """
+    @property
+    def input_names(self) -> List[str]:
+        """The input names, in the order a call takes the arrays.
+        """
+        ...
+    @property
+    def output_names(self) -> List[str]:
+        """The output names, in the order of the returned tuple.
+        """
+        ...
+    @property
+    def outputs(self) -> Optional[Tuple[np.ndarray, ...]]:
+        """The output arrays every call returns (`None` before the first run
+        of a runner that makes its own).
+        """
+        ...
+    def run(self, *inputs: ArrayLike) -> Tuple[np.ndarray, ...]:
+        """Run on the input arrays, positional in the model's input order;
+        returns the tuple of output arrays — the same arrays every call,
+        overwritten by it (copy one to keep it). The runner's own arrays are
+        made again when a run's output shapes change (dynamic shapes); the
+        caller's (`outputs=`) must fit every run (shape and element type)
+        or the call fails naming the output.
+        """
+        ...
+
 class Session:
     """Runs a model: `run({"x": array}) -> {"y": array}`.
     """
@@ -249,6 +278,20 @@ class Session:
         `{output name: array}` in the model's output order. The GIL is
         released while the model runs. `trace`: write a Perfetto trace of
         this run to that path (ge-run's `--trace`).
+        """
+        ...
+    def runner(self, outputs: Optional[Union[Sequence[np.ndarray], Mapping[str, np.ndarray]]] = None, release_gil: bool = True) -> Runner:
+        """A runner: this session bound for repeated calls, the cheapest way to
+        run a model from Python — `run = sess.runner(); (y,) = run(x)` takes
+        the input arrays positionally (in `Model.inputs` order) and returns
+        a tuple of output arrays that every call reuses (see `ge.Runner`).
+        `outputs`: the caller's arrays to write the outputs into (a list in
+        the model's output order or a dict by name; C-contiguous, writable,
+        of each output's element type, and of its shape at every run).
+        `release_gil`: drop the GIL while the model runs (the default; with
+        `False` a call holds it, saving the release and re-acquisition —
+        worth it for a model of a few microseconds, when no other Python
+        thread has to run meanwhile).
         """
         ...
 

@@ -253,6 +253,12 @@ NATIVE_TYPES: Dict[str, Dict[str, str]] = {
     "Session._time_rust": {"inputs": "_Inputs", "iterations": "int", "warmup": "int", "return": "List[float]"},
     "Session.plans_built": {"return": "int"},
     "Session.run": {"inputs": "_Inputs", "trace": "Optional[_Path]", "return": _ND},
+    "Session.runner": {"outputs": "Optional[Union[Sequence[np.ndarray], Mapping[str, np.ndarray]]]",
+                       "release_gil": "bool", "return": "Runner"},
+    "Runner.run": {"inputs": "ArrayLike", "return": "Tuple[np.ndarray, ...]"},
+    "Runner.input_names": {"return": "List[str]"},
+    "Runner.output_names": {"return": "List[str]"},
+    "Runner.outputs": {"return": "Optional[Tuple[np.ndarray, ...]]"},
 }
 
 # Dunder methods a stub declares when a native class defines them (the

@@ -10,8 +10,8 @@ use crate::errors::error;
 use ge_ir::DType;
 use ge_runtime::HostTensor;
 use numpy::{
-    Element, IxDyn, PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
-    PyUntypedArrayMethods,
+    npyffi, Element, IxDyn, PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods,
+    PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
@@ -158,7 +158,8 @@ pub fn lend<'py>(
             .cast_into::<PyUntypedArray>()
             .map_err(|_| error(format!("{}: not an array", what())))?;
     }
-    let shape = arr.shape().to_vec();
+    // Borrowed from the array (no Vec of its own: a tensor copies it once).
+    let shape = arr.shape();
     let nbytes = shape
         .iter()
         .try_fold(arr.dtype().itemsize(), |n, &d| n.checked_mul(d))
@@ -175,7 +176,7 @@ pub fn lend<'py>(
     // and a run holds the caller's arrays unwritten (docs/python.md: as any
     // numpy call that releases the GIL, the caller must not write an input
     // array from another thread during the run).
-    let tensor = match unsafe { HostTensor::borrowed(dtype, &shape, data, nbytes) } {
+    let tensor = match unsafe { HostTensor::borrowed(dtype, shape, data, nbytes) } {
         Ok(t) => t,
         // Not 8-byte aligned (a view at an odd offset), or empty: copy.
         Err(_) => {
@@ -186,7 +187,7 @@ pub fn lend<'py>(
                 // SAFETY: as above; the slice is read before `arr` can go.
                 unsafe { std::slice::from_raw_parts(data, nbytes) }
             };
-            HostTensor::from_bytes(dtype, &shape, bytes)
+            HostTensor::from_bytes(dtype, shape, bytes)
                 .map_err(|e| error(format!("{}: {e}", what())))?
         }
     };
@@ -268,4 +269,98 @@ pub fn to_numpy<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyA
         #[allow(unreachable_patterns)]
         other => return Err(error(format!("element type {other} has no numpy dtype"))),
     })
+}
+
+/// Whether `a`'s element type stores `d`'s elements byte for byte (the
+/// dtype [`to_numpy`] gives it; bf16 only as ml_dtypes' bfloat16).
+fn same_elements(a: &Bound<'_, PyUntypedArray>, d: DType) -> bool {
+    let want = match d {
+        DType::Index => DType::I64,
+        d => d,
+    };
+    dtype_of(&a.dtype()).is_ok_and(|have| have == want)
+}
+
+/// The numpy flags of `a` (`NPY_ARRAY_*`).
+fn flags(a: &Bound<'_, PyUntypedArray>) -> std::os::raw::c_int {
+    // SAFETY: reading a field of a live array (we hold a reference to it).
+    unsafe { (*a.as_array_ptr()).fields.flags }
+}
+
+/// Why `a` cannot take the output `t` in place (`None`: it can): `a` must
+/// have `t`'s shape and element type and be C-contiguous, aligned and
+/// writable.
+pub fn fits(t: &HostTensor, a: &Bound<'_, PyUntypedArray>) -> Result<(), String> {
+    if a.shape() != t.shape.as_slice() {
+        return Err(format!(
+            "the run gives shape {:?}, the array has {:?}",
+            t.shape,
+            a.shape()
+        ));
+    }
+    if !same_elements(a, t.dtype) {
+        return Err(format!(
+            "the run gives {} elements, the array is {}",
+            t.dtype,
+            descr_text(a)
+        ));
+    }
+    writable(a)
+}
+
+/// Whether an output can be written into `a` in place.
+fn writable(a: &Bound<'_, PyUntypedArray>) -> Result<(), String> {
+    let need =
+        npyffi::NPY_ARRAY_C_CONTIGUOUS | npyffi::NPY_ARRAY_ALIGNED | npyffi::NPY_ARRAY_WRITEABLE;
+    match flags(a) & need == need {
+        true => Ok(()),
+        false => Err("the array is not C-contiguous, aligned and writable".into()),
+    }
+}
+
+fn descr_text(a: &Bound<'_, PyUntypedArray>) -> String {
+    a.dtype()
+        .str()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Copy the output `t` into `a`, which [`fits`] it.
+pub fn copy_into(t: &HostTensor, a: &Bound<'_, PyUntypedArray>) {
+    let src = t.bytes();
+    if src.is_empty() {
+        return;
+    }
+    // SAFETY: `fits(t, a)` held (checked by the caller, with the GIL held
+    // since): `a` is a C-contiguous, writable array of `t`'s shape and
+    // element size, so its buffer holds exactly `src.len()` bytes; the
+    // runtime's output buffer is its own memory, distinct from any array.
+    unsafe {
+        let dst = (*a.as_array_ptr()).fields.data as *mut u8;
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
+        if t.dtype == DType::I1 {
+            // numpy's bool holds 0 or 1 only.
+            for b in std::slice::from_raw_parts_mut(dst, src.len()) {
+                *b = (*b != 0) as u8;
+            }
+        }
+    }
+}
+
+/// Check that `obj` can receive an output of element type `want` in place
+/// (an ndarray, C-contiguous, aligned, writable, of that element type),
+/// naming it `what` in the error.
+pub fn writable_array(obj: &Bound<'_, PyAny>, want: Option<DType>, what: &str) -> PyResult<()> {
+    let a = obj
+        .cast::<PyUntypedArray>()
+        .map_err(|_| error(format!("{what}: not a numpy array")))?;
+    if let Some(w) = want {
+        if !same_elements(a, w) {
+            return Err(error(format!(
+                "{what}: the model gives {w} elements, the array is {}",
+                descr_text(a)
+            )));
+        }
+    }
+    writable(a).map_err(|why| error(format!("{what}: {why}")))
 }

@@ -505,8 +505,14 @@ impl Module {
                 .ok_or_else(|| error(format!("no function named '@{name}'")))?;
             let (in_names, out_names) =
                 ge_dialects::graph::func::io_names_or_default(m.body().op(f));
-            let args =
-                crate::runtime::ordered_inputs(inputs, &in_names, &[], &format!("'@{name}'"))?;
+            let keys = crate::runtime::keys(inputs.py(), &in_names);
+            let args = crate::runtime::ordered_inputs(
+                inputs,
+                &in_names,
+                &keys,
+                &[],
+                &format!("'@{name}'"),
+            )?;
             let args: Vec<ge_ir::tensor::Tensor> = args
                 .tensors()
                 .iter()

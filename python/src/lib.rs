@@ -10,7 +10,8 @@
 //! - [`es`]: the graph builder, driven by the ops' declarations;
 //! - [`frontends`]: ONNX and TensorFlow import;
 //! - [`compile`]: ge-atc in process;
-//! - [`runtime`]: models and sessions on numpy arrays.
+//! - [`runtime`]: models and sessions on numpy arrays;
+//! - [`runner`]: `Session.runner()`, the cheap call path for repeated runs.
 
 use pyo3::prelude::*;
 
@@ -20,6 +21,7 @@ mod errors;
 mod es;
 mod frontends;
 mod ir;
+mod runner;
 mod runtime;
 mod values;
 

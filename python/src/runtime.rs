@@ -7,6 +7,7 @@
 
 use crate::arrays::{lend, to_numpy, Lent};
 use crate::errors::{error, guard, guard_nogil};
+use crate::runner::Runner;
 use ge_ir::DType;
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
 use pyo3::prelude::*;
@@ -35,69 +36,99 @@ impl<'py> FromIterator<Lent<'py>> for Inputs<'py> {
 }
 
 /// Inputs in the order of `names`, from a dict by name or a list in order.
-/// `dtypes`: the element type each input is converted to when it is an
-/// array of another dtype (empty: none is converted).
+/// `keys`: the names as Python strings, made once (a lookup by them hashes
+/// nothing); `dtypes`: the element type each input is converted to when it
+/// is an array of another dtype (empty: none is converted).
 pub fn ordered_inputs<'py>(
     inputs: &Bound<'py, PyAny>,
     names: &[String],
+    keys: &[Py<PyString>],
     dtypes: &[Option<DType>],
     what: &str,
 ) -> PyResult<Inputs<'py>> {
+    let py = inputs.py();
     let want = |i: usize| dtypes.get(i).copied().flatten();
     if let Ok(d) = inputs.cast::<PyDict>() {
-        let found: Vec<Option<Bound<'py, PyAny>>> = names
-            .iter()
-            .map(|n| d.get_item(n))
-            .collect::<PyResult<_>>()?;
-        if d.len() != names.len() || found.iter().any(Option::is_none) {
-            // Only on the way to an error: name an unknown key first.
-            for k in d.keys() {
-                let k: String = k.extract()?;
-                if !names.contains(&k) {
-                    return Err(error(format!(
-                        "{what} has no input '{k}' (its inputs: {})",
-                        names.join(", ")
-                    )));
-                }
-            }
+        if d.len() != names.len() {
+            unknown_key(d, names, what)?;
         }
-        return found
-            .into_iter()
+        return keys
+            .iter()
             .zip(names)
             .enumerate()
-            .map(|(i, (v, n))| match v {
+            .map(|(i, (k, n))| match d.get_item(k.bind(py))? {
                 Some(v) => lend(&v, || format!("input '{n}'"), want(i)),
-                None => Err(error(format!(
-                    "missing input '{n}' of {what} (its inputs: {})",
-                    names.join(", ")
-                ))),
+                None => {
+                    unknown_key(d, names, what)?;
+                    Err(error(format!(
+                        "missing input '{n}' of {what} (its inputs: {})",
+                        names.join(", ")
+                    )))
+                }
             })
             .collect();
     }
-    if inputs.is_instance_of::<PyList>() || inputs.is_instance_of::<PyTuple>() {
-        let items: Vec<Bound<'_, PyAny>> = inputs.try_iter()?.collect::<PyResult<_>>()?;
-        if items.len() != names.len() {
-            return Err(error(format!(
-                "{what} takes {} inputs ({}), {} given",
-                names.len(),
-                names.join(", "),
-                items.len()
-            )));
-        }
-        return items
-            .iter()
-            .zip(names)
-            .enumerate()
-            .map(|(i, (v, n))| lend(v, || format!("input '{n}'"), want(i)))
-            .collect();
+    if let Ok(t) = inputs.cast::<PyTuple>() {
+        return positional_inputs(t, names, dtypes, what);
+    }
+    if let Ok(l) = inputs.cast::<PyList>() {
+        return positional_inputs(&l.to_tuple(), names, dtypes, what);
     }
     Err(error(
         "inputs are a dict {name: array} or a list of arrays in order",
     ))
 }
 
+/// The error for a key of `d` that is not an input name, if there is one
+/// (only on the way to an error: an unknown key is named first).
+fn unknown_key(d: &Bound<'_, PyDict>, names: &[String], what: &str) -> PyResult<()> {
+    for k in d.keys() {
+        let k: String = k.extract()?;
+        if !names.contains(&k) {
+            return Err(error(format!(
+                "{what} has no input '{k}' (its inputs: {})",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `names` as Python strings, interned (made once, for [`ordered_inputs`]).
+pub fn keys(py: Python<'_>, names: &[String]) -> Vec<Py<PyString>> {
+    names
+        .iter()
+        .map(|n| PyString::intern(py, n).unbind())
+        .collect()
+}
+
+/// Inputs given positionally, in the order of `names` (see
+/// [`ordered_inputs`]).
+pub fn positional_inputs<'py>(
+    items: &Bound<'py, PyTuple>,
+    names: &[String],
+    dtypes: &[Option<DType>],
+    what: &str,
+) -> PyResult<Inputs<'py>> {
+    if items.len() != names.len() {
+        return Err(error(format!(
+            "{what} takes {} inputs ({}), {} given",
+            names.len(),
+            names.join(", "),
+            items.len()
+        )));
+    }
+    let want = |i: usize| dtypes.get(i).copied().flatten();
+    items
+        .iter()
+        .zip(names)
+        .enumerate()
+        .map(|(i, (v, n))| lend(&v, || format!("input '{n}'"), want(i)))
+        .collect()
+}
+
 /// The element type of an `.air` tensor type (`"tensor<Bx4xf32>"`).
-fn elem_type(ty: &str) -> Option<DType> {
+pub fn elem_type(ty: &str) -> Option<DType> {
     ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
         .ok()
         .and_then(|t| t.dtype())
@@ -250,17 +281,34 @@ impl Model {
 #[pyclass(module = "ge", frozen)]
 pub struct Session {
     session: ge_runtime::Session,
+    /// The model, for a runner's names and types.
+    model: ge_runtime::Model,
     input_names: Vec<String>,
+    /// The input names as Python strings, made once (the dict's keys).
+    input_keys: Vec<Py<PyString>>,
     input_dtypes: Vec<Option<DType>>,
     /// The output names as Python strings, made once (the result dict's keys).
     output_keys: Vec<Py<PyString>>,
 }
 
 impl Session {
+    /// The inputs of a run (a dict by name or a list in order).
+    fn inputs<'py>(&self, inputs: &Bound<'py, PyAny>) -> PyResult<Inputs<'py>> {
+        ordered_inputs(
+            inputs,
+            &self.input_names,
+            &self.input_keys,
+            &self.input_dtypes,
+            "the model",
+        )
+    }
+
     fn of(py: Python<'_>, m: &Model) -> Session {
         Session {
             session: m.model.session(),
+            model: m.model.clone(),
             input_names: m.input_names.clone(),
+            input_keys: keys(py, &m.input_names),
             input_dtypes: m.input_dtypes.clone(),
             output_keys: m
                 .output_names
@@ -290,7 +338,7 @@ impl Session {
         trace: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
-            let ins = ordered_inputs(inputs, &self.input_names, &self.input_dtypes, "the model")?;
+            let ins = self.inputs(inputs)?;
             let opts = RunOptions {
                 trace: trace.is_some(),
             };
@@ -317,6 +365,27 @@ impl Session {
         })
     }
 
+    /// A runner: this session bound for repeated calls, the cheapest way to
+    /// run a model from Python — `run = sess.runner(); (y,) = run(x)` takes
+    /// the input arrays positionally (in `Model.inputs` order) and returns
+    /// a tuple of output arrays that every call reuses (see `ge.Runner`).
+    /// `outputs`: the caller's arrays to write the outputs into (a list in
+    /// the model's output order or a dict by name; C-contiguous, writable,
+    /// of each output's element type, and of its shape at every run).
+    /// `release_gil`: drop the GIL while the model runs (the default; with
+    /// `False` a call holds it, saving the release and re-acquisition —
+    /// worth it for a model of a few microseconds, when no other Python
+    /// thread has to run meanwhile).
+    #[pyo3(signature = (outputs = None, release_gil = true))]
+    fn runner(
+        &self,
+        py: Python<'_>,
+        outputs: Option<&Bound<'_, PyAny>>,
+        release_gil: bool,
+    ) -> PyResult<Runner> {
+        guard(|| Runner::new(py, self.session.clone(), &self.model, outputs, release_gil))
+    }
+
     /// Shape plans built so far (one per concrete input shape).
     #[getter]
     fn plans_built(&self) -> usize {
@@ -336,7 +405,7 @@ impl Session {
         warmup: usize,
     ) -> PyResult<Vec<f64>> {
         guard(|| {
-            let ins = ordered_inputs(inputs, &self.input_names, &self.input_dtypes, "the model")?;
+            let ins = self.inputs(inputs)?;
             let session = &self.session;
             let ins = ins.tensors();
             py.detach(|| {
@@ -362,5 +431,6 @@ impl Session {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_class::<Session>()?;
+    m.add_class::<Runner>()?;
     Ok(())
 }

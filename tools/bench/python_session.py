@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 """Per-call overhead of ge.Session.run from Python vs ge-run (issue 20).
 
-Both run the same .om (testdata/onnx/small_cnn.onnx compiled with ge.compile, and a
-one-op graph for the overhead alone) with the same input:
+All run the same .om (compiled with ge.compile) with the same input:
 
 - ge-run: `ge-run X.om --input x=in.npy --iterations N --warmup W --json`, timed inside
   ge-run (one Session::run per iteration, the model loaded once): its p50;
 - Rust in this process: `Session._time_rust` runs ge-run's own timing loop (inputs
   converted once, `Session::run_with` alone timed) inside the very extension module
   under test — the same build as the Python side, whatever the profile;
-- Python: `sess.run({"x": x})` in a loop in this process, timed with
-  time.perf_counter() around each call (dict in, numpy arrays out, the GIL released
-  while the model runs): its p50.
+- Python, three ways, each timed with time.perf_counter() around each call
+  (its p50): `sess.run({"x": x})` (dict in, a new dict of new arrays out, the
+  GIL released while the model runs); `r.run(x)` with `r = sess.runner()` (the
+  input positional, the output arrays made once and reused, the GIL released);
+  and `sess.runner(release_gil=False)` (the same, holding the GIL).
 
-Rounds alternate the two (--rounds, default 5) so drift on the machine affects both; the
+The models: testdata/onnx/small_cnn.onnx (the issue's small model), one relu
+(the overhead alone), and two held-out shapes the call path was not tuned on (a
+tiny MLP and a mid-size CNN, built with ge.es).
+
+Rounds alternate the sides (--rounds, default 5) so drift on the machine affects both; the
 table reports the median round and the range of the per-round ratios. Both sides must
 come from the same cargo profile: by default this script builds `ge-run` and installs
 the package (maturin develop) in --profile release.
@@ -73,15 +78,8 @@ def main():
 
     ge_run = os.path.join(REPO, "target", "release" if args.profile == "release" else "debug", "ge-run")
     tmp = tempfile.mkdtemp(prefix="ge-bench-py-")
-    cases = {}
-    om = ge.compile(os.path.join(REPO, "testdata", "onnx", "small_cnn.onnx"), op_compiler_cache_mode="disable")
-    cases["small_cnn (1x3x8x8)"] = (om, np.load(os.path.join(REPO, "testdata", "onnx", "small_cnn.in0.npy")))
-    g = es.Graph("main")
-    x = g.input("x", shape=(1, 16))
-    cases["one relu (1x16)"] = (ge.compile(g.build(g.relu(x)), op_compiler_cache_mode="disable"),
-                                np.ones((1, 16), np.float32))
     rows = []
-    for name, (om_bytes, x) in cases.items():
+    for name, (om_bytes, x) in cases(ge, es, np).items():
         om_path = os.path.join(tmp, "m.om")
         in_path = os.path.join(tmp, "x.npy")
         with open(om_path, "wb") as f:
@@ -90,36 +88,80 @@ def main():
         model = ge.Model(om_path)
         in_name = model.inputs[0][0]
         sess = model.session()
+        feed = {in_name: x}
+        runner = sess.runner()
+        held = sess.runner(release_gil=False)
+        # What each Python column times, one call each.
+        calls = {"run": lambda: sess.run(feed), "runner": lambda: runner.run(x), "held": lambda: held.run(x)}
         rounds = []
         for r in range(args.rounds):
             out = subprocess.run([ge_run, om_path, "--input", f"{in_name}={in_path}", "--iterations",
                                   str(args.iterations), "--warmup", str(args.warmup), "--json"],
                                  capture_output=True, text=True, check=True).stdout
             rust = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])["p50_ms"] * 1e3
-            feed = {in_name: x}
             inproc = p50(sess._time_rust(feed, args.iterations, args.warmup)) * 1e6
-            for _ in range(args.warmup):
-                sess.run(feed)
-            times = []
-            for _ in range(args.iterations):
-                t = time.perf_counter()
-                sess.run(feed)
-                times.append(time.perf_counter() - t)
-            py = p50(times) * 1e6
+            py = {k: time_calls(f, args.iterations, args.warmup) for k, f in calls.items()}
             rounds.append((rust, inproc, py))
-            log(f"{name} round {r + 1}: ge-run p50 {rust:.1f} us, in-process Rust p50 {inproc:.1f} us, "
-                f"Python p50 {py:.1f} us ({py / rust:.3f}x ge-run, {py / inproc:.3f}x in-process)")
-        rounds.sort(key=lambda rp: rp[2] / rp[1])
+            log(f"{name} round {r + 1}: ge-run p50 {rust:.2f} us, in-process Rust {inproc:.2f} us, "
+                + ", ".join(f"{k} {v:.2f} us ({v / rust:.3f}x ge-run)" for k, v in py.items()))
+        # The median round by the runner's ratio to ge-run (the issue's number).
+        rounds.sort(key=lambda rp: rp[2]["runner"] / rp[0])
         rust, inproc, py = rounds[len(rounds) // 2]
-        ratios = [p / i for _, i, p in rounds]
-        rows.append((name, rust, inproc, py, py - inproc, py / rust, py / inproc, min(ratios), max(ratios)))
+        ratios = [p["runner"] / g for g, _, p in rounds]
+        rows.append((name, rust, inproc, py, min(ratios), max(ratios)))
     print(f"profile {args.profile}, {args.iterations} iterations (+{args.warmup} warm-up) per side and round, "
-          f"{args.rounds} rounds, median round:")
-    print("| model | ge-run p50 µs | same loop in-process p50 µs | Session.run p50 µs | overhead µs "
-          "| Python / ge-run | Python / in-process (range over rounds) |")
+          f"{args.rounds} rounds, median round (by runner / ge-run):")
+    print("| model | ge-run p50 µs | same loop in-process p50 µs | `Session.run(dict)` p50 µs (/ ge-run) "
+          "| `runner.run(x)` p50 µs (/ ge-run) | `runner(release_gil=False).run(x)` p50 µs (/ ge-run) "
+          "| runner / ge-run, range over rounds |")
     print("|---|---|---|---|---|---|---|")
-    for name, rust, inproc, py, over, r1, r2, lo, hi in rows:
-        print(f"| {name} | {rust:.1f} | {inproc:.1f} | {py:.1f} | {over:+.1f} | {r1:.3f} | {r2:.3f} ({lo:.3f} – {hi:.3f}) |")
+    for name, rust, inproc, py, lo, hi in rows:
+        cols = " | ".join(f"{py[k]:.2f} ({py[k] / rust:.3f})" for k in ("run", "runner", "held"))
+        print(f"| {name} | {rust:.2f} | {inproc:.2f} | {cols} | {lo:.3f} – {hi:.3f} |")
+
+
+def time_calls(f, iterations, warmup):
+    """p50 in µs of `f()`, timed with time.perf_counter() around each call."""
+    for _ in range(warmup):
+        f()
+    times = []
+    for _ in range(iterations):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return p50(times) * 1e6
+
+
+def cases(ge, es, np):
+    """{name: (.om bytes, input array)}: the small CNN the issue names, one relu
+    (the overhead alone), and two held-out shapes the call path was not tuned
+    on — a tiny MLP and a mid-size CNN (built with ge.es, seeded weights)."""
+    rng = np.random.default_rng(20)
+    opts = dict(op_compiler_cache_mode="disable")
+    out = {}
+    om = ge.compile(os.path.join(REPO, "testdata", "onnx", "small_cnn.onnx"), **opts)
+    out["small_cnn (1x3x8x8)"] = (om, np.load(os.path.join(REPO, "testdata", "onnx", "small_cnn.in0.npy")))
+    g = es.Graph("main")
+    x = g.input("x", shape=(1, 16))
+    out["one relu (1x16)"] = (ge.compile(g.build(g.relu(x)), **opts), np.ones((1, 16), np.float32))
+
+    def w(*shape):
+        return (rng.standard_normal(shape) * 0.1).astype(np.float32)
+
+    # Held out: an MLP 32 -> 64 -> 64 -> 10 on a batch of 4.
+    g = es.Graph("main")
+    h = g.input("x", shape=(4, 32))
+    for i, (k, n) in enumerate([(32, 64), (64, 64), (64, 10)]):
+        h = g.matmul(h, g.weight(f"w{i}", w(k, n))) + g.weight(f"b{i}", w(n))
+        h = g.relu(h) if n != 10 else h
+    out["held out: MLP 4x32-64-64-10"] = (ge.compile(g.build(h), **opts), w(4, 32) * 10)
+    # Held out: a mid-size CNN, two 3x3 convs (16 and 32 channels) on 1x8x32x32.
+    g = es.Graph("main")
+    h = g.input("x", shape=(1, 8, 32, 32))
+    for i, (ci, co) in enumerate([(8, 16), (16, 32)]):
+        h = g.relu(g.conv2d(h, g.weight(f"k{i}", w(co, ci, 3, 3)), g.weight(f"c{i}", w(co)), pads=[1, 1, 1, 1]))
+    out["held out: CNN 1x8x32x32, 3x3 convs 16, 32 ch"] = (ge.compile(g.build(h), **opts), w(1, 8, 32, 32) * 10)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,0 +1,217 @@
+"""Session.runner(): positional inputs, output arrays made once and reused
+(or the caller's, outputs=), the GIL kept with release_gil=False (issue 20)."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import ge
+from ge import es
+
+
+def two_in_two_out():
+    g = es.Graph("main")
+    g.symbol_bound("B", 8)
+    x = g.input("x", shape=("B", 4))
+    s = g.input("scale", shape=(4,))
+    return g.build(g.relu(x * s + 1.0), s * 2.0)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return ge.Model(ge.compile(two_in_two_out(), op_compiler_cache_mode="disable"))
+
+
+def inputs(b=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((b, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+
+
+def test_results_equal_session_run(model):
+    sess = model.session()
+    r = sess.runner()
+    assert r.input_names == [n for n, _ in model.inputs]
+    assert r.output_names == [n for n, _ in model.outputs]
+    assert r.outputs is None and "ge.Runner" in repr(r)
+    for seed in range(3):
+        x, s = inputs(seed=seed)
+        want = list(sess.run([x, s]).values())
+        got = r.run(x, s)
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_allclose(got[0], np.maximum(x * s + 1, 0), rtol=1e-6)
+
+
+def test_output_arrays_are_made_once_and_reused(model):
+    r = model.session().runner()
+    x, s = inputs(seed=1)
+    first = r.run(x, s)
+    kept = [a.copy() for a in first]
+    x2, s2 = inputs(seed=2)
+    second = r.run(x2, s2)
+    # The same tuple and the same arrays, overwritten with the new results.
+    assert second is first and r.outputs is first
+    assert all(a is b for a, b in zip(first, second))
+    np.testing.assert_allclose(second[0], np.maximum(x2 * s2 + 1, 0), rtol=1e-6)
+    assert not np.array_equal(second[0], kept[0])
+
+
+def test_a_new_shape_gets_new_arrays_and_leaves_the_old_ones(model):
+    r = model.session().runner()
+    x, s = inputs(b=2)
+    (y2, _) = r.run(x, s)
+    kept = y2.copy()
+    x5, _ = inputs(b=5, seed=3)
+    (y5, _) = r.run(x5, s)
+    assert y5.shape == (5, 4) and y5 is not y2
+    np.testing.assert_array_equal(y2, kept)  # the earlier array is untouched
+    np.testing.assert_allclose(y5, np.maximum(x5 * s + 1, 0), rtol=1e-6)
+    # A runner's own array the caller made read-only is replaced, not written.
+    y5.flags.writeable = False
+    (y5b, _) = r.run(x5, s)
+    assert y5b is not y5
+
+
+def test_outputs_into_the_callers_arrays(model):
+    x, s = inputs(b=3)
+    y, t = np.empty((3, 4), np.float32), np.empty(4, np.float32)
+    r = model.session().runner(outputs=[y, t])
+    got = r.run(x, s)
+    assert got[0] is y and got[1] is t and r.outputs == (y, t)
+    np.testing.assert_allclose(y, np.maximum(x * s + 1, 0), rtol=1e-6)
+    np.testing.assert_allclose(t, s * 2, rtol=1e-6)
+    # By name, too.
+    names = [n for n, _ in model.outputs]
+    y2, t2 = np.empty_like(y), np.empty_like(t)
+    (a, b) = model.session().runner(outputs={names[1]: t2, names[0]: y2}).run(x, s)
+    assert a is y2 and b is t2
+    np.testing.assert_array_equal(y2, y)
+
+
+def test_callers_arrays_that_do_not_fit_are_clear_errors(model):
+    sess = model.session()
+    names = [n for n, _ in model.outputs]
+    y, t = np.empty((3, 4), np.float32), np.empty(4, np.float32)
+    x, s = inputs(b=3)
+    # A shape that is not the run's: the call fails naming the output and both shapes.
+    r = sess.runner(outputs=[np.empty((2, 4), np.float32), t])
+    with pytest.raises(ge.Error, match=rf"output '{names[0]}': the run gives shape \[3, 4\], the array has \[2, 4\]"):
+        r.run(x, s)
+    # Checked when the runner is made: element type, layout, writability, count, names.
+    with pytest.raises(ge.Error, match=rf"output '{names[0]}': the model gives f32 elements, the array is float64"):
+        sess.runner(outputs=[np.empty((3, 4), np.float64), t])
+    with pytest.raises(ge.Error, match="not C-contiguous"):
+        sess.runner(outputs=[np.empty((4, 3), np.float32).T, t])
+    ro = np.empty((3, 4), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ge.Error, match="writable"):
+        sess.runner(outputs=[ro, t])
+    with pytest.raises(ge.Error, match="has 2 outputs .* gives 1 arrays"):
+        sess.runner(outputs=[y])
+    with pytest.raises(ge.Error, match="no output 'nope'"):
+        sess.runner(outputs={names[0]: y, "nope": t})
+    with pytest.raises(ge.Error, match=f"no array for output '{names[1]}'"):
+        sess.runner(outputs={names[0]: y})
+    with pytest.raises(ge.Error, match="not a numpy array"):
+        sess.runner(outputs=[y, [0.0] * 4])
+    with pytest.raises(ge.Error, match="list of arrays"):
+        sess.runner(outputs=y)
+    # Nothing was written into an array refused above.
+    assert r.outputs[1] is t
+
+
+def test_input_errors(model):
+    r = model.session().runner()
+    x, s = inputs()
+    with pytest.raises(ge.Error, match="takes 2 inputs"):
+        r.run(x)
+    with pytest.raises(ge.Error, match="dim 1 must be 4"):
+        r.run(np.ones((2, 5), np.float32), s)
+    with pytest.raises(ge.Error, match="complex64"):
+        r.run(x.astype(np.complex64), s)
+    # A failed call leaves the runner usable.
+    np.testing.assert_allclose(r.run(x, s)[0], np.maximum(x * s + 1, 0), rtol=1e-6)
+
+
+def test_inputs_are_read_in_place(model):
+    r = model.session().runner()
+    x, s = inputs()
+    r.run(x, s)
+    before = ge._native._input_copies()
+    for _ in range(3):
+        r.run(x, s)
+    assert ge._native._input_copies() == before
+    # Another dtype is converted as Session.run converts it (one copy).
+    np.testing.assert_allclose(r.run(x.astype(np.float64), s)[0], np.maximum(x * s + 1, 0), rtol=1e-6)
+    assert ge._native._input_copies() == before + 1
+
+
+def test_holding_the_gil_gives_the_same_results(model):
+    x, s = inputs(seed=4)
+    a = model.session().runner(release_gil=False).run(x, s)
+    b = model.session().runner().run(x, s)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_bool_outputs_hold_0_or_1():
+    g = es.Graph("main")
+    x = g.input("x", shape=(6,))
+    m = ge.Model(ge.compile(g.build(g.greater(x, g.constant(np.zeros(6, np.float32)))),
+                            op_compiler_cache_mode="disable"))
+    out = np.empty(6, np.bool_)
+    v = np.array([-1, 2, 0, 3, -4, 5], np.float32)
+    (got,) = m.session().runner(outputs=[out]).run(v)
+    assert got is out and got.tolist() == [False, True, False, True, False, True]
+    assert got.view(np.uint8).max() == 1
+
+
+def in_threads(work, n):
+    """Run work(i) on n threads at once; re-raise the first failure."""
+    errors = []
+
+    def guarded(i):
+        try:
+            work(i)
+        except Exception as e:  # noqa: BLE001 - re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def test_threads_with_a_runner_each(model):
+    sess = model.session()
+
+    def work(i):
+        r = sess.runner(release_gil=i % 2 == 0)
+        x = np.full((1 + i % 8, 4), float(i), np.float32)
+        s = np.ones(4, np.float32)
+        for _ in range(20):
+            (y, _) = r.run(x, s)
+            np.testing.assert_array_equal(y, x + 1)
+
+    in_threads(work, 6)
+
+
+def test_threads_sharing_a_runner_do_not_corrupt_it(model):
+    # One runner's arrays are shared: each call's result is whole when it
+    # returns (the runner locks them while it writes).
+    r = model.session().runner()
+    s = np.ones(4, np.float32)
+
+    def work(i):
+        x = np.full((2, 4), float(i), np.float32)
+        for _ in range(50):
+            (y, _) = r.run(x, s)
+            v = y.copy()
+            assert (v == v.flat[0]).all() and v.flat[0] >= 1
+
+    in_threads(work, 4)
