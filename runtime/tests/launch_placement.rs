@@ -167,3 +167,68 @@ fn an_elementwise_result_shifted_over_its_input_is_copied_out() {
     i.offset = 2 * BYTES;
     assert_eq!(copies_and_check(&om, "sigmoid shifted"), vec![0, 1, 0, 0]);
 }
+
+/// A broadcast add whose result has B rows: zero bytes at B = 0.
+const BROADCAST: &str = "module attributes {ge.symbol_bounds = {B = 4 : i64}} {
+  graph.func @main(%x: tensor<Bx8xf32>, %b: tensor<8xf32>) -> tensor<Bx8xf32> {
+    %z = graph.neg %b : (tensor<8xf32>) -> tensor<8xf32>
+    %y = graph.add %x, %z : (tensor<Bx8xf32>, tensor<8xf32>) -> tensor<Bx8xf32>
+    %r = graph.relu %y : (tensor<Bx8xf32>) -> tensor<Bx8xf32>
+    graph.return %r : tensor<Bx8xf32>
+  }
+}";
+
+/// Per launch, results copied at each `B`; outputs equal the interpreter's.
+fn broadcast_copies(om: &OmModel, bs: &[i64]) -> Vec<Vec<usize>> {
+    let (types, m) = signature(BROADCAST, "main");
+    let model = load_om(om);
+    bs.iter()
+        .map(|&b| {
+            let inputs = random_inputs(&types, &[("B", b)], 11);
+            let want = interpret(&m, "main", &inputs);
+            assert_close(&run(&model, &inputs), &want, &format!("B = {b}"));
+            let host: Vec<HostTensor> = inputs.iter().map(HostTensor::from_tensor).collect();
+            let per_task = model
+                .session()
+                .launch_copies(&host)
+                .unwrap_or_else(|e| panic!("plan: {e}"));
+            per_task.into_iter().flatten().collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_result_of_zero_bytes_overlaps_nothing() {
+    let opts = CompileOptions {
+        fuse: false,
+        formats: false,
+        single_stream: true,
+        ..Default::default()
+    };
+    let mut om = compile_text("bc", BROADCAST, &opts).unwrap_or_else(|e| panic!("compile: {e}"));
+    // x - b (one launch: the negation is folded into a subtraction), then relu.
+    assert_eq!(launches(&om).len(), 2, "the compiled plan");
+    // The difference 4 bytes into the arena of %b (8 floats, read by the
+    // same step): at B = 2 its 64 bytes overlap %b and are copied out; at
+    // B = 0 it is empty and written in place.
+    let t = om
+        .program
+        .tasks
+        .iter_mut()
+        .find(|t| matches!(t, Task::Launch { .. }))
+        .expect("launch");
+    let Task::Launch { ins, outs, .. } = t else {
+        unreachable!()
+    };
+    let Operand::Buffer(b) = &ins[1] else {
+        panic!("%b is a buffer")
+    };
+    let arena = b.arena;
+    outs[0].arena = arena;
+    outs[0].offset = 4;
+    om.def.arenas[arena as usize].size = 256;
+    let (i, _) = buffers_of(&mut om, 1);
+    i.arena = arena;
+    i.offset = 4;
+    assert_eq!(broadcast_copies(&om, &[2, 0]), vec![vec![1, 0], vec![0, 0]]);
+}
