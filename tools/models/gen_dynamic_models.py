@@ -254,8 +254,27 @@ def unknown_dim():
     print("wrote", os.path.relpath(os.path.join(OUT, "unknown_dim.onnx"), ROOT))
 
 
+def range_symbolic_delta():
+    """Range(0, n, m) with both n and m dims of the input: a symbolic delta,
+    which ge refuses with one line (lit-tests/dynamic/range-symbolic.test)."""
+    nodes = [
+        node("Shape", ["x"], ["s"]),
+        node("Gather", ["s", "i0"], ["n"], axis=0),
+        node("Gather", ["s", "i1"], ["m"], axis=0),
+        node("Range", ["zero", "n", "m"], ["y"]),
+    ]
+    inits = [const("i0", np.array(0, np.int64)), const("i1", np.array(1, np.int64)), const("zero", np.array(0, np.int64))]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "m"])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, [None])
+    m = model(nodes, [x], [y], inits)
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, os.path.join(OUT, "range_symbolic_delta.onnx"))
+    print("wrote", os.path.relpath(os.path.join(OUT, "range_symbolic_delta.onnx"), ROOT))
+
+
 if __name__ == "__main__":
     bert_dyn()
     cnn_dyn()
     larger_sizes()
     unknown_dim()
+    range_symbolic_delta()

@@ -433,7 +433,7 @@ impl<'a> Cx<'a> {
                         ) if *n >= 0 => Dim::Static(*n),
                         Some(
                             crate::proto::onnx::tensor_shape_proto::dimension::Value::DimParam(p),
-                        ) if !p.is_empty() => Dim::sym(&self.symbols.symbol(p)),
+                        ) if !p.is_empty() => self.symbols.dim(p),
                         _ => Dim::Unknown,
                     })
                     .collect();

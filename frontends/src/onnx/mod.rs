@@ -15,6 +15,7 @@
 //! Errors are one clear message: every unsupported op of the model is listed
 //! at once (node name, op, opset) before any conversion starts.
 
+pub mod dim_param;
 pub mod graph;
 pub mod ops;
 pub mod symbolic;

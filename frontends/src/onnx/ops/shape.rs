@@ -194,26 +194,39 @@ fn symbolic_range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let limit = scalar(cx, 1, "limit")?;
     let start = scalar(cx, 0, "start")?;
     let delta = scalar(cx, 2, "delta")?;
-    let (Some(start), Some(delta)) = (start.as_static(), delta.as_static()) else {
-        return Err(unsupported(n, "with a symbolic start or delta"));
+    let Some(delta) = delta.as_static() else {
+        return Err(unsupported(n, "with a symbolic delta"));
     };
     if delta == 0 {
         return Err(invalid(n, "delta must not be zero"));
     }
     // ceil((limit - start) / delta), at least 0.
     let span = if delta > 0 {
-        limit.sub(Dim::Static(start))
+        limit.sub(start)
     } else {
-        Dim::Static(start).sub(limit)
+        start.sub(limit)
     };
     let step = delta.abs();
     let count = span
         .add(Dim::Static(step - 1))
         .div(Dim::Static(step))
         .max(Dim::Static(0));
-    let r = iota(cx, count, start, delta)?;
     let dt = cx.e.dtype(n.input(0)?)?;
-    one(cast(cx, r, dt)?)
+    match start.as_static() {
+        Some(start) => {
+            let r = iota(cx, count, start, delta)?;
+            one(cast(cx, r, dt)?)
+        }
+        // A symbolic start (torch's `arange(past, past + seq)` for the
+        // positions after a KV cache): the iota from 0, plus the start's
+        // value as the graph computes it.
+        None => {
+            let r = iota(cx, count, 0, delta)?;
+            let r = cast(cx, r, dt)?;
+            let shifted = cx.e.op("graph.add", &[r, n.input(0)?], vec![])?;
+            one(shifted)
+        }
+    }
 }
 
 pub fn range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
