@@ -1540,3 +1540,21 @@ impl From<&str> for Failure {
         Failure::from(msg.to_string())
     }
 }
+
+impl Session {
+    /// Inspection hook for tests (runtime/tests/launch_placement.rs): per
+    /// task of the plan at the shape of `inputs`, how many of a launch's
+    /// results are copied into their buffer after the kernel instead of
+    /// written there directly (`None` for other tasks). Placement is
+    /// invisible in the outputs when it is only too careful.
+    #[doc(hidden)]
+    pub fn launch_copies(&self, inputs: &[HostTensor]) -> Result<Vec<Option<usize>>, Error> {
+        let inner = &self.model.inner;
+        let plan = plan_for(inner, bind(inner, inputs)?)?;
+        Ok(plan
+            .tasks
+            .iter()
+            .map(|t| t.as_ref().map(|p| p.copies.len()))
+            .collect())
+    }
+}
