@@ -2010,6 +2010,138 @@ class Graph:
         """
         ...
 
+    def matmul_integer(
+        self,
+        a: Tensor,
+        b: Tensor,
+        a_zero_point: Tensor,
+        b_zero_point: Tensor,
+    ) -> Tensor:
+        """Integer matrix product of quantised tensors (ONNX MatMulInteger)
+
+        `(a - a_zero_point) · (b - b_zero_point)` with numpy `matmul` semantics (1-D operands, broadcast batch dims), accumulated in i32 (wrapping). `a` and `b` are i8 or u8; each zero point has its tensor's type and is one value or one per row of `a` (M values) / per column of `b` (N values). The ONNX importer passes 0 for an absent zero point.
+
+        Op ``graph.matmul_integer``; Rust: ``b.matmul_integer(a, b, a_zero_point, b_zero_point) -> Tensor``.
+
+        Args:
+            a (Tensor): tensor of i8/ui8 values
+            b (Tensor): tensor of i8/ui8 values
+            a_zero_point (Tensor): tensor of i8/ui8 values
+            b_zero_point (Tensor): tensor of i8/ui8 values
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def qlinear_matmul(
+        self,
+        a: Tensor,
+        a_scale: Tensor,
+        a_zero_point: Tensor,
+        b: Tensor,
+        b_scale: Tensor,
+        b_zero_point: Tensor,
+        y_scale: Tensor,
+        y_zero_point: Tensor,
+    ) -> Tensor:
+        """Quantised matrix product, requantised (ONNX QLinearMatMul)
+
+        `y = saturate(round((a - a_zero_point) · (b - b_zero_point) · a_scale · b_scale / y_scale) + y_zero_point)`: the product accumulates in i32 as in `graph.matmul_integer`; the multiplier `a_scale · b_scale / y_scale` is computed in the scales' type, the rest in f64, rounded half to even and clamped to the result type (`y_zero_point`'s, i8 or u8). `a_scale`/`a_zero_point` are one value or one per row of `a`, `b_scale`/`b_zero_point` one or one per column of `b`, `y_scale`/`y_zero_point` one value; the three scales share one float type.
+
+        Op ``graph.qlinear_matmul``; Rust: ``b.qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point) -> Tensor``.
+
+        Args:
+            a (Tensor): tensor of i8/ui8 values
+            a_scale (Tensor): tensor of f32/f16/bf16 values
+            a_zero_point (Tensor): tensor of i8/ui8 values
+            b (Tensor): tensor of i8/ui8 values
+            b_scale (Tensor): tensor of f32/f16/bf16 values
+            b_zero_point (Tensor): tensor of i8/ui8 values
+            y_scale (Tensor): tensor of f32/f16/bf16 values
+            y_zero_point (Tensor): tensor of i8/ui8 values
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def conv_integer(
+        self,
+        input: Tensor,
+        filter: Tensor,
+        input_zero_point: Tensor,
+        filter_zero_point: Tensor,
+        *,
+        strides: Sequence[int] = [1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1],
+        group: int = 1,
+    ) -> Tensor:
+        """Integer 2-D convolution of quantised tensors (ONNX ConvInteger)
+
+        `(input - input_zero_point) * (filter - filter_zero_point)` as `graph.conv2d` (NCHW input, OIHW filter, the same `strides`, `pads`, `dilations`, `group`), accumulated in i32 (wrapping). `input` and `filter` are i8 or u8; `input_zero_point` is one value, `filter_zero_point` one value or one per output channel, each of its tensor's type. The ONNX importer passes 0 for an absent zero point.
+
+        Op ``graph.conv_integer``; Rust: ``b.conv_integer(input, filter, input_zero_point, filter_zero_point, ConvIntegerAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of i8/ui8 values
+            filter (Tensor): tensor of i8/ui8 values
+            input_zero_point (Tensor): tensor of i8/ui8 values
+            filter_zero_point (Tensor): tensor of i8/ui8 values
+            strides (Sequence[int], default [1, 1]): stride along H and W
+            pads (Sequence[int], default [0, 0, 0, 0]): zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+            dilations (Sequence[int], default [1, 1]): filter dilation along H and W
+            group (int, default 1): number of channel groups
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def qlinear_conv(
+        self,
+        input: Tensor,
+        input_scale: Tensor,
+        input_zero_point: Tensor,
+        filter: Tensor,
+        filter_scale: Tensor,
+        filter_zero_point: Tensor,
+        y_scale: Tensor,
+        y_zero_point: Tensor,
+        bias: Tensor,
+        *,
+        strides: Sequence[int] = [1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1],
+        group: int = 1,
+    ) -> Tensor:
+        """Quantised 2-D convolution, requantised (ONNX QLinearConv)
+
+        The i32 accumulator of `graph.conv_integer` plus `bias` (i32, one per output channel; the importer passes zeros when ONNX has none), requantised as `graph.qlinear_matmul` does: `saturate(round(acc · input_scale · filter_scale / y_scale) + y_zero_point)`, the multiplier in the scales' type, rounded half to even, clamped to `y_zero_point`'s type. `filter_scale` and `filter_zero_point` are one value or one per output channel; the input's and the result's are one value.
+
+        Op ``graph.qlinear_conv``; Rust: ``b.qlinear_conv(input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point, y_scale, y_zero_point, bias, QlinearConvAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of i8/ui8 values
+            input_scale (Tensor): tensor of f32/f16/bf16 values
+            input_zero_point (Tensor): tensor of i8/ui8 values
+            filter (Tensor): tensor of i8/ui8 values
+            filter_scale (Tensor): tensor of f32/f16/bf16 values
+            filter_zero_point (Tensor): tensor of i8/ui8 values
+            y_scale (Tensor): tensor of f32/f16/bf16 values
+            y_zero_point (Tensor): tensor of i8/ui8 values
+            bias (Tensor): tensor of i32 values
+            strides (Sequence[int], default [1, 1]): stride along H and W
+            pads (Sequence[int], default [0, 0, 0, 0]): zero padding [top, left, bottom, right] (of the zero-point-shifted input)
+            dilations (Sequence[int], default [1, 1]): filter dilation along H and W
+            group (int, default 1): number of channel groups
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def rnn(
         self,
         input: Tensor,
