@@ -357,17 +357,8 @@ fn interpret(args: &RunArgs, ctx: &mut ge_ir::Context, path: &str) -> Result<Run
         .run_function(&name, inputs)
         .map_err(|e| sm.render(&e.to_diagnostic()))?;
     let mut stdout = String::new();
-    let mut stderr = String::new();
-    let matched = check_expects(
-        args,
-        &out_names,
-        &results,
-        &expects,
-        &mut stdout,
-        &mut stderr,
-    )
-    .map_err(error)?;
-    write_outputs(&out_names, &results, &outs, &mut stdout).map_err(error)?;
+    let (stderr, matched) =
+        report_results(args, &out_names, &results, &expects, &outs, &mut stdout).map_err(error)?;
     Ok(RunOutput {
         stdout,
         stderr,
@@ -467,6 +458,23 @@ fn as_stored(t: &Tensor) -> Tensor {
         ge_ir::DType::Index => t.cast(ge_ir::DType::I64),
         _ => t.clone(),
     }
+}
+
+/// What both run paths (compiled and `--interpret`) do with their results:
+/// compare them with the `--expect` files, then print them and write the
+/// `--output` files. Returns the error lines and whether every output matched.
+fn report_results(
+    args: &RunArgs,
+    names: &[String],
+    results: &[Tensor],
+    expects: &[Option<String>],
+    outs: &[Option<String>],
+    stdout: &mut String,
+) -> Result<(String, bool), String> {
+    let mut stderr = String::new();
+    let matched = check_expects(args, names, results, expects, stdout, &mut stderr)?;
+    write_outputs(names, results, outs, stdout)?;
+    Ok((stderr, matched))
 }
 
 /// Compare each result with its `--expect` file (`expects[i]`, if any):
@@ -795,16 +803,8 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         .iter()
         .map(|t| t.to_tensor())
         .collect::<Result<_, _>>()?;
-    let mut stderr = String::new();
-    let matched = check_expects(
-        args,
-        &out_names,
-        &results,
-        &expects,
-        &mut stdout,
-        &mut stderr,
-    )?;
-    write_outputs(&out_names, &results, &outs, &mut stdout)?;
+    let (stderr, matched) =
+        report_results(args, &out_names, &results, &expects, &outs, &mut stdout)?;
     if n > 1 || args.json {
         stdout.push_str(&latency_line(args.json, model.threads(), &times));
     }

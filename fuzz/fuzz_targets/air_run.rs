@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = ge_compile::compile_text("fuzz.air", text, &Default::default())
         .and_then(|om| ge_om::to_bytes(&om))
         .and_then(|bytes| {
-            ge_runtime::Model::from_bytes(&bytes, &om_mutator::limits()).map_err(|e| e.0)
+            ge_runtime::Model::from_bytes(&bytes, &om_mutator::limits()).map_err(|e| e.to_string())
         })
         .and_then(|model| om_mutator::run_model(&model, 2));
 });
