@@ -61,6 +61,9 @@ tools/check-deps.sh
 step "cargo clippy"
 cargo clippy --workspace --all-targets ${FEATURES[@]+"${FEATURES[@]}"} --quiet -- -D warnings
 
+step "fuzz targets compile (fuzz/ is outside the workspace; cargo-fuzz builds it with nightly + libFuzzer)"
+cargo check --manifest-path fuzz/Cargo.toml --target-dir target --bins --quiet
+
 step "cargo build (binaries for lit)"
 cargo build --workspace --bins ${FEATURES[@]+"${FEATURES[@]}"} --quiet
 
