@@ -146,7 +146,11 @@ impl Sampler<'_> {
                 match self.padding {
                     "border" => v = v.clamp(0.0, len as f64 - 1.0),
                     "reflection" => v = reflect(v, lo, hi),
-                    _ => {}
+                    // Zeros: every tap (at most 2 below and 2 above floor(v))
+                    // beyond 3 pixels outside reads a zero, so clamping there
+                    // changes no sample and keeps the integer taps of a huge
+                    // coordinate (3e38) from overflowing i64.
+                    _ => v = v.clamp(lo - 3.0, hi + 3.0),
                 }
             }
             tap.clear();
