@@ -190,6 +190,7 @@ f = function(g, "f")
 fnode(f, "r", "Relu", ["a"], T=F)
 
 # ---- import.rs: calls --------------------------------------------------------------
+g = call_case("fn_missing")
 g = call_case("fn_recursive")
 f = function(g, "f")
 fnode(f, "again", "PartitionedCall", ["a"], Tin=F, Tout=F, f=("func", "f"))
@@ -213,6 +214,192 @@ g = case("node_no_output")
 placeholder(g)
 node(g, "r", "Relu", ["x"], T=F)
 node(g, "y", "Relu", ["r:3"], T=F)
+
+# Functional control flow: StatelessWhile(x) with cond `c` and body `b`, and
+# StatelessIf(p, x) on a bool placeholder p with branches `t` and `e`.
+def bool_const(fd, name, value):
+    n = fnode(fd, name, "Const", dtype=("type", types_pb2.DT_BOOL))
+    n.attr["value"].tensor.dtype = types_pb2.DT_BOOL
+    n.attr["value"].tensor.bool_val.append(value)
+
+
+def while_case(name, cond_inputs=("a",), cond_outputs=("ok",), body_outputs=("y",)):
+    g = case(name)
+    placeholder(g)
+    node(g, "w", "StatelessWhile", ["x"], T=[types_pb2.DT_FLOAT], cond=("func", "c"), body=("func", "b"))
+    c = function(g, "c", inputs=cond_inputs, outputs=cond_outputs)
+    bool_const(c, "t", True)
+    for o in cond_outputs:
+        c.ret[o] = "t:output:0"
+    b = function(g, "b", outputs=body_outputs)
+    return g, b
+
+
+g, b = while_case("while_cond_arity", cond_inputs=("a", "a2"))
+fnode(b, "r", "Relu", ["a"], T=F)
+b.ret["y"] = "r:y:0"
+g, b = while_case("while_cond_nothing", cond_outputs=())
+fnode(b, "r", "Relu", ["a"], T=F)
+b.ret["y"] = "r:y:0"
+g, b = while_case("while_body_count", body_outputs=("y", "z"))
+fnode(b, "r", "Relu", ["a"], T=F)
+b.ret["y"] = "r:y:0"
+b.ret["z"] = "r:y:0"
+g, b = while_case("while_type_change")
+fnode(b, "r", "Cast", ["a"], SrcT=F, DstT=I)
+b.ret["y"] = "r:y:0"
+
+
+def if_case(name, else_outputs=("y",), else_op=("Relu", {"T": F})):
+    g = case(name)
+    placeholder(g)
+    placeholder(g, "p", shape=(), dtype=("type", types_pb2.DT_BOOL))
+    node(g, "if", "StatelessIf", ["p", "x"], Tcond=("type", types_pb2.DT_BOOL),
+         then_branch=("func", "t"), else_branch=("func", "e"))
+    t = function(g, "t")
+    fnode(t, "r", "Relu", ["a"], T=F)
+    t.ret["y"] = "r:y:0"
+    e = function(g, "e", outputs=else_outputs)
+    fnode(e, "r", else_op[0], ["a"], **else_op[1])
+    for o in else_outputs:
+        e.ret[o] = "r:y:0"
+    return g
+
+
+if_case("if_branch_count", else_outputs=("y", "z"))
+if_case("if_branch_types", else_op=("Cast", {"SrcT": F, "DstT": I}))
+
+# v1 Switch on a constant predicate: the untaken output is dead.
+g = case("switch_dead_output")
+placeholder(g)
+n = node(g, "p", "Const", dtype=("type", types_pb2.DT_BOOL))
+n.attr["value"].tensor.dtype = types_pb2.DT_BOOL
+n.attr["value"].tensor.bool_val.append(True)
+node(g, "sw", "Switch", ["x", "p"], T=F)
+node(g, "y", "Relu", ["sw:0"], T=F)
+
+# A variable in a frozen GraphDef (no checkpoint to read it from).
+g = case("variable_no_value")
+node(g, "v", "VarHandleOp", dtype=F, shape=("shape", [2]), shared_name=b"weights")
+node(g, "y", "ReadVariableOp", ["v"], dtype=F)
+
+# Op attributes out of their domain.
+g = case("split_axis_range")
+placeholder(g)
+const(g, "a", np.array(9, np.int32))
+node(g, "op", "Split", ["a", "x"], T=F, num_split=1)
+g = case("deconv_padding")
+placeholder(g, shape=(1, 4, 4, 2))
+const(g, "s", np.array([1, 4, 4, 3], np.int32))
+const(g, "w", np.ones((3, 3, 3, 2), np.float32))
+node(g, "op", "Conv2DBackpropInput", ["s", "w", "x"], T=F, strides=[1, 1, 1, 1], padding=b"FULL")
+
+
+# ---- The checkpoint index: a LevelDB table (frontends/src/tf/bundle.rs) -----------
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def masked_crc(data):
+    c = crc32c(data)
+    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def read_varint(b, pos):
+    v, shift = 0, 0
+    while True:
+        x = b[pos]
+        pos += 1
+        v |= (x & 0x7F) << shift
+        shift += 7
+        if not x & 0x80:
+            return v, pos
+
+
+def block_entries(block):
+    """(key, value) of an uncompressed block (prefix-shared keys)."""
+    n = int.from_bytes(block[-4:], "little")
+    end = len(block) - 4 - 4 * n
+    pos, key, out = 0, b"", []
+    while pos < end:
+        shared, pos = read_varint(block, pos)
+        unshared, pos = read_varint(block, pos)
+        vlen, pos = read_varint(block, pos)
+        key = key[:shared] + block[pos:pos + unshared]
+        pos += unshared
+        out.append((key, block[pos:pos + vlen]))
+        pos += vlen
+    return out
+
+
+def read_index(data):
+    """The entries of a table with one level of index (as TensorFlow writes)."""
+    footer = data[-48:]
+    pos = 0
+    _, pos = read_varint(footer, pos)
+    _, pos = read_varint(footer, pos)
+    off, pos = read_varint(footer, pos)
+    size, pos = read_varint(footer, pos)
+    out = []
+    for _, handle in block_entries(data[off:off + size]):
+        o, p = read_varint(handle, 0)
+        n, _ = read_varint(handle, p)
+        out.extend(block_entries(data[o:o + n]))
+    return out
+
+
+def block(entries):
+    body = bytearray()
+    for k, v in entries:
+        body += varint(0) + varint(len(k)) + varint(len(v)) + k + v
+    body += (0).to_bytes(4, "little") + (1).to_bytes(4, "little")
+    return bytes(body)
+
+
+def write_index(entries):
+    """A table of one data block holding `entries` (sorted), LevelDB's layout."""
+    out = bytearray()
+
+    def put(b):
+        off = len(out)
+        out.extend(b + b"\x00" + masked_crc(b + b"\x00").to_bytes(4, "little"))
+        return varint(off) + varint(len(b))
+
+    data = put(block(entries))
+    meta = put(block([]))
+    index = put(block([(entries[-1][0] + b"\xff", data)]))
+    footer = meta + index
+    footer += b"\x00" * (40 - len(footer))
+    out += footer + (0xDB4775248B80FB57).to_bytes(8, "little")
+    return bytes(out)
 
 
 def saved_model(name, mutate, variables=True):
@@ -274,6 +461,18 @@ def main():
     saved_model("sm_no_meta_graph", no_meta)
     saved_model("sm_no_object_graph", no_object_graph)
     saved_model("sm_unnamed_node", unnamed_node)
+
+    def captures(change):
+        def mutate(sm):
+            for cf in sm.meta_graphs[0].object_graph_def.concrete_functions.values():
+                if len(cf.bound_inputs):
+                    change(cf.bound_inputs)
+        return mutate
+
+    # The signature's call captures more handles than it has inputs; a
+    # captured object id that is no checkpoint object.
+    saved_model("sm_too_many_captures", captures(lambda b: b.extend([0] * 64)))
+    saved_model("sm_capture_not_in_checkpoint", captures(lambda b: b.__setitem__(0, 9999)))
     d = saved_model("sm_not_a_saved_model", lambda sm: None, variables=False)
     with open(os.path.join(d, "saved_model.pb"), "wb") as fh:
         fh.write(b"\xff\xff\xff not a protobuf")
@@ -296,6 +495,59 @@ def main():
     index_case("idx_magic", lambda b: b[:-1] + bytes([b[-1] ^ 0xFF]))
     index_case("idx_checksum", lambda b: b[:2] + bytes([b[2] ^ 0x01]) + b[3:])
     index_case("idx_missing", lambda b: None)
+
+    # Well-formed tables with one entry changed (the header under the empty
+    # key, or the variable's BundleEntryProto).
+    from tensorflow import tensor_bundle_pb2
+
+    def entries_case(name, change):
+        p = os.path.join(SAVED, "variables", "variables.index")
+        entries = read_index(open(p, "rb").read())
+        entries = change(entries)
+        d = saved_model(name, lambda sm: None)
+        with open(os.path.join(d, "variables", "variables.index"), "wb") as fh:
+            fh.write(write_index(sorted(entries)))
+
+    def header(**fields):
+        def change(entries):
+            h = tensor_bundle_pb2.BundleHeaderProto()
+            h.ParseFromString(entries[0][1])
+            for k, v in fields.items():
+                setattr(h, k, v)
+            return [(b"", h.SerializeToString())] + entries[1:]
+        return change
+
+    def variable(edit):
+        """Edit the BundleEntryProto of the variable's value (not the object graph's)."""
+        def change(entries):
+            out = []
+            for k, v in entries:
+                if k and not k.startswith(b"_CHECKPOINTABLE"):
+                    e = tensor_bundle_pb2.BundleEntryProto()
+                    e.ParseFromString(v)
+                    edit(e)
+                    v = e.SerializeToString()
+                out.append((k, v))
+            return out
+        return change
+
+    entries_case("idx_roundtrip", lambda e: e)
+    entries_case("idx_no_header", lambda e: e[1:])
+    entries_case("idx_big_endian", header(endianness=1))
+    entries_case("idx_shards", header(num_shards=0))
+    entries_case("idx_bad_header", lambda e: [(b"", b"\xff\xff")] + e[1:])
+    entries_case("idx_bad_entry", lambda e: e[:1] + [(k, b"\xff\xff") for k, _ in e[1:]])
+    entries_case("idx_key_not_utf8", lambda e: e + [(b"\xff\xfe", e[1][1])])
+    entries_case("idx_partitioned", variable(lambda e: e.slices.append(b"0,1")))
+    entries_case("idx_negative_dim", variable(lambda e: e.shape.dim[0].__setattr__("size", -2)))
+    entries_case("idx_wrong_size", variable(lambda e: setattr(e, "size", e.size + 4)))
+    entries_case("idx_past_data", variable(lambda e: setattr(e, "offset", e.offset + 4096)))
+    entries_case("idx_no_variable", lambda e: [x for x in e if not x[0] or x[0].startswith(b"_CHECKPOINTABLE")])
+    entries_case("idx_no_object_graph", lambda e: [x for x in e if not x[0].startswith(b"_CHECKPOINTABLE")])
+    entries_case("idx_object_graph_not_string",
+                 lambda e: [(k, v) for k, v in e if not k.startswith(b"_CHECKPOINTABLE")]
+                 + [(k, [v2 for k2, v2 in e if k2 and not k2.startswith(b"_CHECKPOINTABLE")][0])
+                    for k, v in e if k.startswith(b"_CHECKPOINTABLE")])
     print(f"wrote {len(graphs) + 1} graphs and the SavedModel cases to testdata/tf/diag")
 
 
