@@ -127,6 +127,8 @@ UNREACHABLE = {
         "functions without a signature are left out of the library before a graph is made of one",
     "function '{name}' is not in the graph's library":
         "check_ops refuses a call of a missing function first ('<missing function>', FNMISSING)",
+    "a tensor of {len} bytes is too large":
+        "usize holds any u64 on the 64-bit targets; the budget and file-size checks come first",
     "{msg}: its items have shape {shape:?} (imported again with it)":
         "internal: makes build() import again with the learnt shape; never shown",
 }

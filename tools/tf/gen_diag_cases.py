@@ -402,6 +402,25 @@ def write_index(entries):
     return bytes(out)
 
 
+def raw_table(data_block, kind=0, handle=None, footer=None):
+    """A table whose data block is `data_block` as given (compression byte
+    `kind`), its index entry pointing at `handle` (default: that block), and
+    `footer`'s 40 handle bytes (default: the real ones); checksums correct."""
+    out = bytearray()
+
+    def put(b, k=0):
+        off = len(out)
+        out.extend(b + bytes([k]) + masked_crc(b + bytes([k])).to_bytes(4, "little"))
+        return varint(off) + varint(len(b))
+
+    data = put(data_block, kind)
+    meta = put(block([]))
+    index = put(block([(b"\xff", data if handle is None else handle)]))
+    f = meta + index if footer is None else footer
+    out += f + b"\x00" * (40 - len(f)) + (0xDB4775248B80FB57).to_bytes(8, "little")
+    return bytes(out)
+
+
 def saved_model(name, mutate, variables=True):
     """The h_cond_fn SavedModel with `mutate(sm)` applied, in diag/NAME/."""
     sm = saved_model_pb2.SavedModel()
@@ -530,6 +549,55 @@ def main():
                 out.append((k, v))
             return out
         return change
+
+    # Tables broken inside: blocks, entries, handles, footer.
+    def table_case(name, table):
+        d = saved_model(name, lambda sm: None)
+        with open(os.path.join(d, "variables", "variables.index"), "wb") as fh:
+            fh.write(table)
+
+    no_restarts = (0).to_bytes(4, "little")
+    table_case("tbl_block_outside", raw_table(block([]), handle=varint(100000) + varint(10)))
+    table_case("tbl_compression", raw_table(block([]), kind=2))
+    table_case("tbl_snappy", raw_table(b"\xff" * 6, kind=1))
+    table_case("tbl_short_block", raw_table(b"\x00\x01"))
+    table_case("tbl_restarts", raw_table((1000).to_bytes(4, "little")))
+    table_case("tbl_truncated_entry", raw_table(b"\x80" * 12 + no_restarts))
+    table_case("tbl_shared", raw_table(varint(5) + varint(1) + varint(0) + b"k" + no_restarts))
+    table_case("tbl_key_past", raw_table(varint(0) + varint(100) + varint(0) + b"k" + no_restarts))
+    table_case("tbl_value_past", raw_table(varint(0) + varint(1) + varint(100) + b"k" + no_restarts))
+    table_case("tbl_footer", raw_table(block([]), footer=b"\xff" * 40))
+    table_case("tbl_handle", raw_table(block([]), handle=b"\xff" * 11))
+
+    # The object graph (a string scalar in the data shard) is not a
+    # TrackableObjectGraph: its bytes appended to the shard, well-formed as a
+    # string tensor (varint length, masked CRC of the lengths, the bytes) and
+    # with the entry's checksum right, so only the decode fails.
+    d = saved_model("idx_object_graph_garbage", lambda sm: None)
+    shard = os.path.join(d, "variables", "variables.data-00000-of-00001")
+    junk = b"\xff\xff\xff"
+    lens = varint(len(junk))
+    stored = masked_crc(len(junk).to_bytes(4, "little")).to_bytes(4, "little")
+    blob = lens + stored + junk
+    off = os.path.getsize(shard)
+    with open(shard, "ab") as fh:
+        fh.write(blob)
+    entry_crc = masked_crc(len(junk).to_bytes(4, "little") + stored + junk)
+
+    def garbage(entries):
+        out = []
+        for k, v in entries:
+            if k.startswith(b"_CHECKPOINTABLE"):
+                e = tensor_bundle_pb2.BundleEntryProto()
+                e.ParseFromString(v)
+                e.offset, e.size, e.crc32c = off, len(blob), entry_crc
+                v = e.SerializeToString()
+            out.append((k, v))
+        return out
+
+    p = os.path.join(SAVED, "variables", "variables.index")
+    with open(os.path.join(d, "variables", "variables.index"), "wb") as fh:
+        fh.write(write_index(sorted(garbage(read_index(open(p, "rb").read())))))
 
     entries_case("idx_roundtrip", lambda e: e)
     entries_case("idx_no_header", lambda e: e[1:])
