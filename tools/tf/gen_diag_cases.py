@@ -278,6 +278,21 @@ n.attr["value"].tensor.bool_val.append(True)
 node(g, "sw", "Switch", ["x", "p"], T=F)
 node(g, "y", "Relu", ["sw:0"], T=F)
 
+# v1 control flow nodes outside the structures they belong to.
+g = case("exit_outside_loop")
+placeholder(g)
+node(g, "y", "Exit", ["x"], T=F)
+g = case("next_iteration_alone")
+placeholder(g)
+node(g, "y", "NextIteration", ["x"], T=F)
+g = case("merge_without_switch")
+placeholder(g)
+node(g, "y", "Merge", ["x", "x"], T=F, N=2)
+g = case("cycle")
+placeholder(g)
+node(g, "a", "Add", ["x", "b"], T=F)
+node(g, "b", "Relu", ["a"], T=F)
+
 # A variable in a frozen GraphDef (no checkpoint to read it from).
 g = case("variable_no_value")
 node(g, "v", "VarHandleOp", dtype=F, shape=("shape", [2]), shared_name=b"weights")
