@@ -847,6 +847,19 @@ def tf_list_errors():
     stack(g, lst="set", shape=-1, num_elements=3)
     cases["ok"] = g
 
+    # Indices known only at run time (placeholder `i`): get item i of x's
+    # rows, set a row of ones at i and stack (tf-list-run-index.test runs it
+    # with an index in range, negative and past the end).
+    g = graph()
+    node(g, "i", "Placeholder", dtype=I, shape=("shape", []))
+    from_x(g)
+    const(g, "get/shape", i32(4))
+    node(g, "get", "TensorListGetItem", ["list", "i", "get/shape"], element_dtype=F)
+    row(g)
+    node(g, "set", "TensorListSetItem", ["list", "i", "row"], element_dtype=F)
+    stack(g, lst="set")
+    cases["run_index"] = g
+
     for name, g in cases.items():
         with open(os.path.join(out_dir, name + ".pb"), "wb") as f:
             f.write(g.SerializeToString())
@@ -904,6 +917,12 @@ def tf_op_errors():
     node(g, "op", "Split", ["a", "x"], T=F, num_split=0)
     g = case("split_uneven", ("a", i32(1)))
     node(g, "op", "Split", ["a", "x"], T=F, num_split=3)
+    # A zero dim splits into any number of parts: 2^40 of them must not be
+    # allocated (issue 18; it was vec![0; 2^40], a capacity-overflow abort).
+    g = case("split_zero_dim_huge", ("a", i32(1)), x=(2, 0, 4, 3))
+    node(g, "op", "Split", ["a", "x"], T=F, num_split=2**40)
+    g = case("unpack_huge", x=(2**40, 0))
+    node(g, "op", "Unpack", ["x"], T=F, num=2**40, axis=0)
     g = case("one_hot_depth_empty", ("i", i32([0, 1])), ("d", i32([])), ("on", f(1)), ("off", f(0)))
     node(g, "op", "OneHot", ["i", "d", "on", "off"], T=F, axis=-1)
     g = case("one_hot_depth_negative", ("i", i32([0, 1])), ("d", i32(-1)), ("on", f(1)), ("off", f(0)))

@@ -323,7 +323,7 @@ impl<'a> Importer<'a> {
                 .functional_if(gid, g, n)
                 .map_err(|e| e.context(ctx_msg()))?,
             "PartitionedCall" | "StatefulPartitionedCall" => {
-                let f = func_attr(g, n, "f")?;
+                let f = func_attr(g, n, "f").map_err(|e| e.context(ctx_msg()))?;
                 let args = (0..node.inputs.len())
                     .map(|i| self.input(gid, g, n, i))
                     .collect::<Res<Vec<_>>>()?;
@@ -831,10 +831,10 @@ impl<'a> Importer<'a> {
 fn func_attr(g: &Graph, n: usize, name: &str) -> Res<String> {
     match g.nodes[n].attrs.get(name).and_then(|a| a.value.as_ref()) {
         Some(attr_value::Value::Func(f)) if !f.name.is_empty() => Ok(f.name.clone()),
-        _ => Err(unsupported(
-            g,
-            n,
-            format_args!("has no function attribute '{name}'"),
-        )),
+        // The caller names the node (context), as for every other error of
+        // the functional ops.
+        _ => Err(ImportError::unsupported(format!(
+            "has no function attribute '{name}'"
+        ))),
     }
 }

@@ -699,6 +699,7 @@ pub fn unpack(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let num = cx.e.dims(x)?[a as usize]
         .as_static()
         .ok_or_else(|| unsupported(n, "along a dynamic axis"))?;
+    check_split_outputs(n, num)?;
     let parts = if num == 1 {
         vec![x]
     } else {
@@ -716,6 +717,27 @@ pub fn unpack(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
         .into_iter()
         .map(|p| cx.squeeze_axes(p, &[a]))
         .collect()
+}
+
+/// What one output of a split costs the importer before anything runs: its
+/// size in the `split` attribute, its result value and the value the
+/// evaluator binds to it (a lower bound; the budget check is about orders of
+/// magnitude).
+fn split_output_bytes() -> u64 {
+    (std::mem::size_of::<i64>() + 2 * std::mem::size_of::<ValueId>() + std::mem::size_of::<Type>())
+        as u64
+}
+
+/// The number of outputs of a split comes from the file (`num_split`, or the
+/// dim an Unpack splits, e.g. of a placeholder `[2^40, 0]` that holds no
+/// data): the sizes and results it asks for are checked against the memory
+/// budget before they are made (issue 18).
+fn check_split_outputs(n: &TfNode, num: i64) -> Res<()> {
+    ge_ir::budget::check(
+        ge_ir::budget::bytes_of([num.max(0) as u64], split_output_bytes()),
+        &format_args!("splitting into {num} outputs"),
+    )
+    .map_err(|e| invalid(n, e))
 }
 
 fn split_parts(
@@ -764,6 +786,8 @@ pub fn split(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
             format!("dim {d} does not split into {num} equal parts"),
         ));
     }
+    // A zero dim splits into any number of parts (issue 18).
+    check_split_outputs(n, num)?;
     split_parts(cx, n, x, axis, &vec![d / num; num as usize])
 }
 

@@ -249,11 +249,25 @@ fn index(cx: &mut TfCx, n: &TfNode, i: ValueId, len: Option<i64>) -> Res<ValueId
         }
     }
     let i = cx.cast(i, DType::I64)?;
-    if cx.e.rank(i)? == 0 {
-        Ok(i)
+    let i = if cx.e.rank(i)? == 0 {
+        i
     } else {
-        cx.reshape(i, &[])
+        cx.reshape(i, &[])?
+    };
+    if cx.e.const_value(i).is_some() {
+        return Ok(i);
     }
+    // An index known only at run time: graph.gather refuses one past the
+    // end but counts a negative one from the end, which TensorFlow refuses.
+    // A negative index is moved below -len (by -len, or by -2^62 for a list
+    // of dynamic length), out of the gather's range too: the run stops with
+    // "gather index .. is out of range" instead of reading the wrong item.
+    let shift = -len.unwrap_or(1 << 62);
+    let zero = cx.e.scalar(DType::I64, 0.0)?;
+    let shift = cx.e.scalar(DType::I64, shift as f64)?;
+    let negative = cx.op2("graph.less", i, zero)?;
+    let moved = cx.op2("graph.add", i, shift)?;
+    cx.op("graph.where", &[negative, moved, i], vec![])
 }
 
 /// TensorListGetItem(list, index, element_shape): a gather on dim 0.
@@ -314,6 +328,23 @@ pub fn set_item(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
         ));
     }
     let i = index(cx, n, i, Some(len))?;
+    // A run-time index is gathered from 0..len first: one outside the list
+    // stops the run there (TensorFlow refuses it) rather than matching no
+    // row and dropping the item.
+    let i = if cx.e.const_value(i).is_some() {
+        i
+    } else {
+        let range = cx.e.constant(&Tensor::from_i64(
+            vec![len as usize],
+            DType::I64,
+            (0..len).collect(),
+        ))?;
+        cx.op(
+            "graph.gather",
+            &[range, i],
+            vec![("axis", Attribute::i64(0))],
+        )?
+    };
     let mut shape = vec![len as usize];
     shape.extend(std::iter::repeat_n(1, dims.len() - 1));
     let iota =

@@ -1,0 +1,23 @@
+
+2
+xPlaceholder*
+dtype0*
+shape
+:
+=
+callPartitionedCallx*	
+Tin0*
+
+Tout0*
+
+fR
+f?
+=
+
+f
+a
+y
+rRelua^nope*
+T0"
+
+yr:y:0

@@ -1,0 +1,9 @@
+
+2
+xPlaceholder*
+dtype0*
+shape
+:
+
+yNextIterationx*
+T0

@@ -1,0 +1,6 @@
+
+2
+xPlaceholder*
+dtype0*
+shape
+:

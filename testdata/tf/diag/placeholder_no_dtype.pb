@@ -1,0 +1,7 @@
+
+!
+xPlaceholder*
+shape:
+
+yRelux*
+T0

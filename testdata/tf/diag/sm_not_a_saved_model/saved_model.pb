@@ -1,0 +1,1 @@
+ÿÿÿ not a protobuf
