@@ -260,13 +260,31 @@ struct Job {
 
 /// A persistent stream worker thread (it owns its stream's scratch).
 struct Worker {
-    tx: mpsc::Sender<Job>,
+    /// `None` only while dropping: closing the channel ends the thread.
+    tx: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Dropping a context ends its workers and waits for them, so no thread
+/// (or its thread-locals) outlives the model that started it — a loader
+/// that creates and drops models in a loop (the fuzzers; LeakSanitizer
+/// saw a worker's channel context still alive) keeps no threads behind.
+impl Drop for Worker {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            // The worker is idle (every run waits for all of its replies),
+            // so it sees the closed channel at once; a worker that panicked
+            // has nothing left to join.
+            let _ = t.join();
+        }
+    }
 }
 
 impl Worker {
     fn start(s: usize) -> Result<Worker, Error> {
         let (tx, rx) = mpsc::channel::<Job>();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name(format!("ge-stream-{s}"))
             .spawn(move || {
                 let mut scratch = AlignedBuf::zeroed(0);
@@ -302,7 +320,10 @@ impl Worker {
                 }
             })
             .map_err(|e| Error(format!("cannot start a stream worker: {e}")))?;
-        Ok(Worker { tx })
+        Ok(Worker {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
     }
 }
 
@@ -1167,7 +1188,7 @@ fn run_streams(
             t0: opts.trace.then_some(t0),
             done: done_tx.clone(),
         };
-        if w.tx.send(job).is_ok() {
+        if w.tx.as_ref().is_some_and(|tx| tx.send(job).is_ok()) {
             sent += 1;
         } else {
             events.abort();

@@ -675,7 +675,12 @@ fn split_sizes(
             if let Some(bad) = s.iter().find(|&&x| x < 0) {
                 return Err(format!("attribute 'split' has negative entry {bad}"));
             }
-            let total: i64 = s.iter().sum();
+            // Sizes may be run-time values (a graph.specialize of Split):
+            // any i64s, so the sum is checked.
+            let total = s
+                .iter()
+                .try_fold(0i64, |a, &x| a.checked_add(x))
+                .ok_or_else(|| format!("attribute 'split' {s:?} sums beyond 64 bits"))?;
             if let Dim::Static(n) = d {
                 if total != n {
                     return Err(format!(
@@ -705,6 +710,11 @@ fn split_sizes(
                     ));
                 }
             }
+            // One size per part, sized by the attribute: within the budget first.
+            ge_ir::budget::check(
+                (n as u64).checked_mul(std::mem::size_of::<Dim>() as u64),
+                &format_args!("a split into {n} parts"),
+            )?;
             let mut v = vec![chunk; (n - 1) as usize];
             v.push(last);
             Ok(v)

@@ -1,0 +1,49 @@
+//! A model's stream workers end with it: dropping a loaded model joins the
+//! threads it started (LeakSanitizer under the om_runtime fuzzer saw a worker's
+//! channel context outlive its model — the workers were detached and ended some
+//! time after the drop). Its own test binary: no other test's workers run here.
+
+use ge_runtime::{HostTensor, LoadOptions, Model};
+
+/// Two independent branches (matmul; relu then matmul): two streams.
+const TWO_STREAMS: &str = "module {
+  graph.func @main(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+    %w = data.constant dense<0.5> : tensor<8x8xf32>
+    %a = graph.matmul %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %b = graph.relu %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %c = graph.matmul %b, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %d = graph.add %a, %c : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    graph.return %d, %b : tensor<2x8xf32>, tensor<2x8xf32>
+  }
+}";
+
+/// Threads of this process whose name starts with `ge-stream`.
+fn stream_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                .filter(|name| name.starts_with("ge-stream"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn dropping_a_model_joins_its_stream_workers() {
+    let om = ge_compile::compile_text("two_streams", TWO_STREAMS, &Default::default())
+        .unwrap_or_else(|e| panic!("compile: {e}"));
+    assert!(om.def.num_streams >= 2, "the test needs a second stream");
+    let bytes = ge_om::format::to_bytes_unchecked(&om).expect("bytes");
+    for _ in 0..20 {
+        let model = Model::from_bytes(&bytes, &LoadOptions::default()).expect("load");
+        let x = HostTensor::from_f32(&[2, 8], &[1.0; 16]).expect("input");
+        model.run(&[x]).expect("run");
+        assert!(
+            stream_threads() >= 1,
+            "a run starts the workers of stream 1.."
+        );
+        drop(model);
+        // Not "eventually": joined by the time the drop returns.
+        assert_eq!(stream_threads(), 0, "workers still alive after the drop");
+    }
+}
