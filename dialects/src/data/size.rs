@@ -111,4 +111,47 @@ pub fn size_ops(m: &ge_ir::Module) -> Vec<(String, String)> {
     out
 }
 
+/// Give every size symbol of `m` without an upper bound in
+/// `ge.symbol_bounds` the element count of its op's operand (static dims;
+/// a dynamic operand is left unbounded, which the runtime refuses at load):
+/// what an importer calls after emitting size ops.
+pub fn bound_size_symbols(m: &mut ge_ir::Module) {
+    let mut found: Vec<(String, i64)> = vec![];
+    let pick = |d: &ge_ir::OpData| count_result(d.name.as_str()).is_some();
+    for (body, o) in crate::graph::specialize::function_ops(m, pick) {
+        let d = body.op(o);
+        let (Some(sym), Some(&x)) = (NonZero::attrs(d).count(), d.operands().first()) else {
+            continue;
+        };
+        let n = body
+            .value_type(x)
+            .as_tensor()
+            .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
+            .and_then(|d| {
+                d.iter()
+                    .try_fold(1i64, |a, d| a.checked_mul(d.as_static()?))
+            });
+        if let Some(n) = n {
+            found.push((sym.to_string(), n));
+        }
+    }
+    if found.is_empty() {
+        return;
+    }
+    let op = m.op;
+    let mut dict = m
+        .outer
+        .op(op)
+        .attr("ge.symbol_bounds")
+        .and_then(|a| a.as_dict())
+        .unwrap_or_else(ge_ir::attributes::AttrDict::empty);
+    for (sym, n) in found {
+        if dict.get(&sym).is_none() {
+            dict = dict.with(ge_ir::Ident::new(&sym), ge_ir::Attribute::i64(n));
+        }
+    }
+    m.outer
+        .set_attr(op, "ge.symbol_bounds", ge_ir::Attribute::dict(dict));
+}
+
 pub static OPS: &[&OpDef] = &[&NON_ZERO];

@@ -66,7 +66,7 @@ impl Symbols {
 
 /// `name` as an IR symbol: upper-cased, other characters replaced by `_`,
 /// prefixed with `S` unless it starts with a letter.
-fn sanitize(name: &str) -> String {
+pub fn sanitize(name: &str) -> String {
     let mut s: String = name
         .chars()
         .map(|c| {
