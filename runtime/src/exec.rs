@@ -1060,14 +1060,19 @@ fn new_context(inner: &Inner) -> Result<ExecContext, Error> {
     })
 }
 
-fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+/// The symbols a run starts at: the inputs' dims, the value symbols, and
+/// every size symbol at its bound (`crate::size_syms`).
+fn start_symbols(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Error> {
     let mut syms = bind(inner, inputs)?;
     crate::value_syms::bind(inner, inputs, &mut syms)?;
-    // Size symbols start at their bounds (`crate::size_syms`).
     for b in inner.sizes.values() {
         syms.insert(b.sym, b.bound);
     }
-    let plan = plan_for(inner, syms)?;
+    Ok(syms)
+}
+
+fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+    let plan = plan_for(inner, start_symbols(inner, inputs)?)?;
     let mut outputs: Vec<HostTensor> = inner
         .out_types
         .iter()
@@ -1716,7 +1721,7 @@ impl Session {
     #[doc(hidden)]
     pub fn launch_copies(&self, inputs: &[HostTensor]) -> Result<Vec<Option<usize>>, Error> {
         let inner = &self.model.inner;
-        let plan = plan_for(inner, bind(inner, inputs)?)?;
+        let plan = plan_for(inner, start_symbols(inner, inputs)?)?;
         Ok(plan
             .tasks
             .iter()
