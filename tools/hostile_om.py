@@ -260,6 +260,28 @@ def specialize_undecided_symbol(m):
     )
 
 
+def size_unbounded_symbol(m):
+    """A data.nonzero (a data-dependent size) whose size symbol has no upper
+    bound in the model: memory could not be planned for it."""
+    _in_kernel(
+        m,
+        "\n    %zx = data.constant dense<1.0> : tensor<4xf32>"
+        '\n    %zi, %zn = data.nonzero %zx {count = "NZ"} : (tensor<4xf32>) -> (tensor<1xNZxi64>, tensor<i64>)\n',
+    )
+
+
+def size_symbol_used_in_kernel(m):
+    """A data.nonzero whose size symbol another op of the same kernel uses:
+    that op would run at the bound, not at the count."""
+    m["def"].setdefault("symbol_bounds", {})["NZ"] = 4
+    _in_kernel(
+        m,
+        "\n    %zx = data.constant dense<1.0> : tensor<4xf32>"
+        '\n    %zi, %zn = data.nonzero %zx {count = "NZ"} : (tensor<4xf32>) -> (tensor<1xNZxi64>, tensor<i64>)'
+        "\n    %zt = data.transpose %zi {perm = [1, 0]} : (tensor<1xNZxi64>) -> tensor<NZx1xi64>\n",
+    )
+
+
 ATTACKS = {
     f.__name__.replace("_", "-"): f
     for f in [
@@ -282,6 +304,8 @@ ATTACKS = {
         specialize_unknown_op,
         specialize_huge_values,
         specialize_undecided_symbol,
+        size_unbounded_symbol,
+        size_symbol_used_in_kernel,
     ]
 }
 

@@ -656,6 +656,9 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
             "value symbol {s} (bound at run start from the values)\n"
         ));
     }
+    for s in model.size_symbols() {
+        stdout.push_str(&format!("size symbol {s} (bound when the op has run)\n"));
+    }
     for op in model.fallback_ops() {
         stdout.push_str(&format!("fallback: {op}\n"));
     }

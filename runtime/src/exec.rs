@@ -63,6 +63,33 @@ pub(crate) struct ShapePlan {
     moved: HashMap<usize, Task>,
 }
 
+/// The plan a run's tasks read: one for the whole run or, with size
+/// symbols (`crate::size_syms`), replaced after each launch that binds one:
+/// the streams that read a size-dependent value wait for the producer's
+/// event, which it records after the replacement.
+pub(crate) struct RunPlan {
+    first: Arc<ShapePlan>,
+    cur: Option<Mutex<Arc<ShapePlan>>>,
+}
+
+impl RunPlan {
+    fn new(inner: &Inner, first: Arc<ShapePlan>) -> RunPlan {
+        let cur = (!inner.sizes.is_empty()).then(|| Mutex::new(first.clone()));
+        RunPlan { first, cur }
+    }
+
+    /// The plan now (the last one set).
+    fn now(&self) -> Result<Arc<ShapePlan>, Error> {
+        match &self.cur {
+            None => Ok(self.first.clone()),
+            Some(m) => m
+                .lock()
+                .map(|p| p.clone())
+                .map_err(|_| Error("run plan poisoned".into())),
+        }
+    }
+}
+
 /// Plans per concrete shape, least recently used evicted.
 pub(crate) struct PlanCache {
     cap: usize,
@@ -250,7 +277,7 @@ pub(crate) struct ExecContext {
 /// waits for every worker's reply before it returns.
 struct Job {
     inner: Arc<Inner>,
-    plan: Arc<ShapePlan>,
+    plan: Arc<RunPlan>,
     bases: Arc<Vec<Ptr>>,
     events: Arc<Events>,
     slots: Arc<Slots>,
@@ -298,7 +325,7 @@ impl Worker {
                         t0,
                         done,
                     } = job;
-                    scratch.ensure(plan.scratch.get(s).copied().unwrap_or(0));
+                    scratch.ensure(plan.first.scratch.get(s).copied().unwrap_or(0));
                     let mut tr = vec![];
                     let r = run_stream(
                         &inner,
@@ -598,23 +625,46 @@ fn overlap(a: (usize, usize, usize), b: (usize, usize, usize)) -> bool {
 /// Build the plan of one concrete shape.
 fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Error> {
     let ns = inner.streams.len();
-    let mut lens = crate::proof::arena_lengths(&inner.def, &inner.io, &inner.bindings, &syms)?;
+    // Buffers are placed with every size symbol at its bound
+    // (`crate::size_syms`: memory is planned there, so a run keeps its
+    // placements when a count binds the symbol).
+    let mut place_syms = syms.clone();
+    for b in inner.sizes.values() {
+        place_syms.insert(b.sym, b.bound);
+    }
+    let mut lens =
+        crate::proof::arena_lengths(&inner.def, &inner.io, &inner.bindings, &place_syms)?;
     let shape_ws = match &inner.def.replan {
         Some(r) => Some(crate::proof::replan_workspace(
             &inner.def,
             &inner.io,
             &inner.bindings,
             r,
-            &syms,
+            &place_syms,
             &mut lens,
         )?),
         None => None,
     };
     let place = |b: &Buffer| -> Result<Buffer, Error> {
         match &shape_ws {
-            Some(w) => w.place(b, &syms),
+            Some(w) => w.place(b, &place_syms),
             None => Ok(b.clone()),
         }
+    };
+    // Below its bound a size symbol must not grow a buffer past the bytes
+    // placed for it: that would reach into the next buffer of the plan.
+    let within_placed = |b: &Buffer| -> Result<(), String> {
+        if inner.sizes.is_empty() {
+            return Ok(());
+        }
+        let (now, placed) = (bytes_of(&b.ty, &syms)?, bytes_of(&b.ty, &place_syms)?);
+        if now > placed {
+            return Err(format!(
+                "'{}' is {now} bytes at these counts, more than the {placed} placed at the bounds",
+                b.ty
+            ));
+        }
+        Ok(())
     };
     let mut scratch = vec![0usize; ns];
     let mut tasks = vec![];
@@ -643,6 +693,9 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                     .map(&place)
                     .collect::<Result<_, _>>()
                     .map_err(|e| at(e.message))?;
+                for b in &outs {
+                    within_placed(b).map_err(at)?;
+                }
                 let (plan, bytes) = plan_launch(inner, &lens, rt, k, &ins, &outs, &syms, ti)?;
                 let st = *stream as usize;
                 scratch[st] = scratch[st].max(bytes);
@@ -655,6 +708,7 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
                 );
                 let n = bytes_of(&src.ty, &syms).map_err(at)?;
                 let m = bytes_of(&dst.ty, &syms).map_err(at)?;
+                within_placed(&dst).map_err(at)?;
                 check_in_arena(&lens, ti, &src, n)?;
                 check_in_arena(&lens, ti, &dst, m)?;
                 sizes[ti] = n.min(m);
@@ -1027,10 +1081,19 @@ fn new_context(inner: &Inner) -> Result<ExecContext, Error> {
     })
 }
 
-fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+/// The symbols a run starts at: the inputs' dims, the value symbols, and
+/// every size symbol at its bound (`crate::size_syms`).
+fn start_symbols(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Error> {
     let mut syms = bind(inner, inputs)?;
     crate::value_syms::bind(inner, inputs, &mut syms)?;
-    let plan = plan_for(inner, syms)?;
+    for b in inner.sizes.values() {
+        syms.insert(b.sym, b.bound);
+    }
+    Ok(syms)
+}
+
+fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+    let plan = plan_for(inner, start_symbols(inner, inputs)?)?;
     let mut outputs: Vec<HostTensor> = inner
         .out_types
         .iter()
@@ -1055,8 +1118,13 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
     let bases = arena_bases(inner, &mut ctx, inputs, &mut outputs)?;
     let mut result = copy_inputs(inner, &mut ctx, inputs);
     let mut traces = vec![];
+    let plans = Arc::new(RunPlan::new(inner, plan));
     if result.is_ok() {
-        (result, traces) = run_streams(inner, &mut ctx, &plan, Arc::new(bases), opts);
+        (result, traces) = run_streams(inner, &mut ctx, &plans, Arc::new(bases), opts);
+    }
+    let plan = plans.now();
+    if let (Ok(()), Ok(p)) = (&result, &plan) {
+        result = shrink_outputs(&p.out_shapes, &mut outputs);
     }
     if result.is_ok() {
         result = copy_outputs(inner, &ctx, &mut outputs);
@@ -1065,6 +1133,7 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
         pool.push(ctx);
     }
     result?;
+    let plan = plan?;
     let trace = opts.trace.then(|| Trace::new(inner, traces));
     let mut symbols: Vec<(String, i64)> =
         plan.syms.iter().map(|(k, v)| (k.to_string(), *v)).collect();
@@ -1074,6 +1143,92 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
         symbols,
         trace,
     })
+}
+
+/// Outputs whose shape a size symbol made smaller than planned: their
+/// first bytes, which the kernels wrote at the actual shape.
+fn shrink_outputs(shapes: &[Vec<usize>], outputs: &mut [HostTensor]) -> Result<(), Error> {
+    for (o, s) in outputs.iter_mut().zip(shapes) {
+        if o.shape != *s {
+            let n = checked_bytes(s, o.dtype.byte_size())
+                .filter(|&n| n <= o.bytes().len())
+                .ok_or_else(|| {
+                    Error(format!(
+                        "output shape {s:?} exceeds its planned {:?}",
+                        o.shape
+                    ))
+                })?;
+            *o = HostTensor::from_bytes(o.dtype, s, &o.bytes()[..n]).map_err(Error)?;
+        }
+    }
+    Ok(())
+}
+
+/// After launch `ti`, which decides size symbol `b.sym`: read the count it
+/// wrote, check it against the bound and switch the run to the plan at the
+/// count (placements unchanged: they are at the bounds).
+#[allow(clippy::too_many_arguments)]
+fn bind_size(
+    inner: &Inner,
+    plans: &RunPlan,
+    plan: &ShapePlan,
+    ti: usize,
+    rt: &TaskRt,
+    b: &crate::size_syms::SizeBinder,
+    bases: &[Ptr],
+    scratch: *mut u8,
+) -> Result<(), String> {
+    let k = rt.kernel.as_ref().ok_or("launch without a kernel")?;
+    let tp = plan.tasks[ti].as_ref().ok_or("launch without a plan")?;
+    let v = b.count;
+    let dt = k.types[v]
+        .dtype()
+        .filter(|d| d.is_int())
+        .ok_or_else(|| format!("the count of {} is not an integer", b.op))?;
+    if tp.shapes[v].iter().product::<usize>() != 1 {
+        return Err(format!("the count of {} is not one element", b.op));
+    }
+    let p: *const u8 = match tp.places[v] {
+        Place::Arena(a, off) => bases[a].0.wrapping_add(off),
+        Place::Scratch(off) => scratch.wrapping_add(off),
+        Place::Folded => rt.folded.get(&v).map_or(std::ptr::null(), |f| f.as_ptr()),
+        _ => std::ptr::null(),
+    };
+    if p.is_null() {
+        return Err(format!("the count of {} has no memory", b.op));
+    }
+    let mut c = [0i64];
+    // SAFETY: the count is one element of `dt` (checked above) and its
+    // place holds its bytes at this shape: `check_places` proved arena and
+    // folded places, scratch places are carved from this stream's scratch
+    // of the plan's size (see `launch`).
+    crate::buffer::load_i64(dt, p, 0, &mut c);
+    let c = c[0];
+    if !(0..=b.bound).contains(&c) {
+        return Err(format!(
+            "{} counted {c}, outside 0..={} (the bound of its size symbol {})",
+            b.op, b.bound, b.sym
+        ));
+    }
+    let mut syms = plan.syms.clone();
+    syms.insert(b.sym, c);
+    let next = plan_for(inner, syms).map_err(|e| e.message)?;
+    // Scratch was allocated for the first plan of the run.
+    if let Some(s) = next
+        .scratch
+        .iter()
+        .zip(&plans.first.scratch)
+        .position(|(n, have)| n > have)
+    {
+        return Err(format!(
+            "stream {s} needs more scratch at {} = {c} than at its bound",
+            b.sym
+        ));
+    }
+    if let Some(m) = &plans.cur {
+        *m.lock().map_err(|_| "run plan poisoned")? = next;
+    }
+    Ok(())
 }
 
 /// The base address of every arena of this run: the context's own, or the
@@ -1166,7 +1321,7 @@ fn copy_outputs(inner: &Inner, ctx: &ExecContext, outputs: &mut [HostTensor]) ->
 fn run_streams(
     inner: &Arc<Inner>,
     ctx: &mut ExecContext,
-    plan: &Arc<ShapePlan>,
+    plan: &Arc<RunPlan>,
     bases: Arc<Vec<Ptr>>,
     opts: &RunOptions,
 ) -> (Result<(), Error>, Vec<Vec<TraceEvent>>) {
@@ -1249,7 +1404,7 @@ fn run_streams(
 #[allow(clippy::too_many_arguments)]
 fn run_stream(
     inner: &Inner,
-    plan: &ShapePlan,
+    plans: &RunPlan,
     s: usize,
     bases: &[Ptr],
     scratch: *mut u8,
@@ -1283,6 +1438,14 @@ fn run_stream(
         if rt.dead {
             continue;
         }
+        let held: Arc<ShapePlan>;
+        let plan: &ShapePlan = match &plans.cur {
+            None => &plans.first,
+            Some(_) => {
+                held = plans.now()?;
+                &held
+            }
+        };
         // A compute kernel runs while it holds one of the run's slots
         // (taken before the trace clock starts: waiting is not running).
         let (par, _slot) = match (&rt.task, rt.compute) {
@@ -1291,7 +1454,15 @@ fn run_stream(
         };
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), Failure> = match &rt.task {
-            Task::Launch { .. } => launch(inner, plan, ti, rt, bases, scratch, par),
+            Task::Launch { .. } => {
+                launch(inner, plan, ti, rt, bases, scratch, par).and_then(|()| {
+                    match inner.sizes.get(&ti) {
+                        Some(b) => bind_size(inner, plans, plan, ti, rt, b, bases, scratch)
+                            .map_err(Failure::from),
+                        None => Ok(()),
+                    }
+                })
+            }
             Task::Memcpy { src, dst, .. } => {
                 let (src, dst) = match plan.moved.get(&ti) {
                     Some(Task::Memcpy { src, dst, .. }) => (src, dst),
@@ -1571,7 +1742,7 @@ impl Session {
     #[doc(hidden)]
     pub fn launch_copies(&self, inputs: &[HostTensor]) -> Result<Vec<Option<usize>>, Error> {
         let inner = &self.model.inner;
-        let plan = plan_for(inner, bind(inner, inputs)?)?;
+        let plan = plan_for(inner, start_symbols(inner, inputs)?)?;
         Ok(plan
             .tasks
             .iter()

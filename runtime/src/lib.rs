@@ -59,6 +59,7 @@ pub mod model;
 mod pool;
 mod proof;
 pub mod shared;
+mod size_syms;
 pub mod trace;
 mod value_syms;
 

@@ -143,6 +143,9 @@ pub(crate) struct Inner {
     /// The `graph.specialize`s that bind value symbols at run start
     /// (`crate::value_syms`), in binding order.
     pub binders: Vec<crate::value_syms::Binder>,
+    /// Launches that bind a size symbol after they ran (`crate::size_syms`),
+    /// by task index.
+    pub sizes: HashMap<usize, crate::size_syms::SizeBinder>,
     pub bounds: HashMap<Ident, i64>,
     pub fallback_ops: BTreeSet<String>,
     pub compute: crate::pool::Pool,
@@ -266,6 +269,7 @@ impl Model {
             out_types,
             symbols,
             binders,
+            sizes: HashMap::new(),
             // Unbounded symbols were planned at a sample in the file: no
             // limit at run time (the workspace is planned per shape).
             bounds: bounds
@@ -290,6 +294,11 @@ impl Model {
         if opts.plain_layouts {
             inner.plain_buffers = crate::layouts::elide(&mut inner);
         }
+        inner.sizes = crate::size_syms::binders(&inner.tasks, &inner.bounds, &inner.symbols)?;
+        // The plan cache keys on the counts too (a plan per count seen).
+        let mut sized: Vec<Ident> = inner.sizes.values().map(|b| b.sym).collect();
+        sized.sort();
+        inner.symbols.extend(sized);
         Ok(Model {
             inner: Arc::new(inner),
         })
@@ -389,6 +398,18 @@ impl Model {
                     .map(move |s| format!("{s}: {} at {}", b.spec.def.name, b.loc))
             })
             .collect()
+    }
+    /// The size symbols (`crate::size_syms`): `SYM <= BOUND: OP at LOC`,
+    /// sorted.
+    pub fn size_symbols(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .inner
+            .sizes
+            .values()
+            .map(|b| format!("{} <= {}: {} at {}", b.sym, b.bound, b.op, b.loc))
+            .collect();
+        v.sort();
+        v
     }
     /// The ops whose attributes are read from tensor values at run time
     /// (`graph.specialize`; hybrid execution), with their locations.

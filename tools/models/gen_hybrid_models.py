@@ -17,8 +17,15 @@ lit-tests/dynamic/hybrid.test runs these models.
   not written: the run must fail with a clear error).
 - hybrid_reduce: x [3, 4, 5] -> ReduceSum(x, axes) with `axes` an int64 graph
   input, keepdims 0 -> Add a weight [5]; declared [3, 5]. Cases: axes [1], [-2].
-- hybrid_nonzero: NonZero of a graph input (data-dependent result size: not
-  supported yet; the import must refuse it with a clear message).
+- hybrid_nonzero: NonZero of a graph input, the output declared [2, N].
+
+Size symbols (a result size decided only when an op ran; planned at its bound):
+
+- size_nonzero: x [3, 4] -> Relu -> NonZero (a computed value) -> y [2, K]; and
+  z = Cast(Transpose(y), float) * w [2] -> [K, 2]; both outputs undeclared dims.
+  Cases: a random mix, all negative (K = 0), all positive (K = 12, the bound).
+- size_compress: Compress(x [3, 4], c [4] bool, axis=1) -> Neg; c a graph input
+  (NonZero of the condition, gathered). Cases: 2 of 4 columns, none, all.
 
 Value symbols (the result shape is decided by the values and declared nowhere: the
 import gives its dims fresh symbols, the runtime binds them at run start):
@@ -61,7 +68,7 @@ def save(name, model, cases, bad=()):
         for i, (_, v) in enumerate(feeds):
             np.save(os.path.join(OUT, f"{name}.{case}.in{i}.npy"), v)
         for i, v in enumerate(outs):
-            np.save(os.path.join(OUT, f"{name}.{case}.out{i}.npy"), v)
+            np.save(os.path.join(OUT, f"{name}.{case}.out{i}.npy"), np.ascontiguousarray(v))
     for case, feeds in bad:
         for i, (_, v) in enumerate(feeds):
             np.save(os.path.join(OUT, f"{name}.{case}.in{i}.npy"), v)
@@ -254,6 +261,58 @@ def value_computed():
     save("value_computed", m, [("s3x2", [("x", f32(2, 3)), ("shape", np.array([3, 2], np.int64))])])
 
 
+def size_nonzero():
+    r = np.random.default_rng(1531)
+    w = numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w")
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node("NonZero", ["a"], ["y"], name="nonzero"),
+        helper.make_node("Transpose", ["y"], ["t"], name="transpose", perm=[1, 0]),
+        helper.make_node("Cast", ["t"], ["f"], name="cast", to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["f", "w"], ["z"], name="mul"),
+    ]
+    m = model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.INT64, [2, None]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [None, 2]),
+        ],
+        [w],
+    )
+    x = r.standard_normal((3, 4)).astype(np.float32)
+    cases = [
+        ("mixed", [("x", x)]),
+        ("none", [("x", -np.abs(x) - 1)]),
+        ("all", [("x", np.abs(x) + 1)]),
+    ]
+    save("size_nonzero", m, cases)
+
+
+def size_compress():
+    r = np.random.default_rng(1532)
+    nodes = [
+        helper.make_node("Compress", ["x", "c"], ["k"], name="compress", axis=1),
+        helper.make_node("Neg", ["k"], ["y"], name="neg"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, None])],
+        [],
+    )
+    x = r.standard_normal((3, 4)).astype(np.float32)
+    cases = [
+        ("two", [("x", x), ("c", np.array([True, False, False, True]))]),
+        ("none", [("x", x), ("c", np.zeros(4, bool))]),
+        ("all", [("x", x), ("c", np.ones(4, bool))]),
+    ]
+    save("size_compress", m, cases)
+
+
 if __name__ == "__main__":
     hybrid_reshape()
     hybrid_reduce()
@@ -263,3 +322,5 @@ if __name__ == "__main__":
     value_constant_of_shape()
     value_computed()
     hybrid_cumprod()
+    size_nonzero()
+    size_compress()

@@ -9,6 +9,7 @@
 //! - [`shape`] holds `data.reshape`, `data.squeeze`, `data.unsqueeze`, `data.identity`
 //! - [`movement`] holds `data.transpose`, `data.broadcast_to`, `data.expand`,
 //!   `data.tile`, `data.slice`, `data.concat`, `data.split`
+//! - [`size`] holds `data.nonzero`, whose result size depends on values
 //! - [`layout`] holds `data.transdata` and the Ascend storage layouts it converts
 //!   between (ND, NCHW, NHWC, HWCN, NC1HWC0, FRACTAL_Z, FRACTAL_NZ)
 
@@ -16,6 +17,7 @@ pub mod constant;
 pub mod layout;
 pub mod movement;
 pub mod shape;
+pub mod size;
 
 use ge_ir::attributes::{read_element, write_element, Element};
 use ge_ir::opdef::{Dialect, InferCtx};
@@ -26,7 +28,13 @@ pub static DIALECT: Dialect = Dialect {
     name: "data",
     summary: "Data movement and layout: constants, reshapes, transposes, slices, \
               concatenation, broadcasting and Ascend format conversion (transdata)",
-    groups: &[constant::OPS, shape::OPS, movement::OPS, layout::OPS],
+    groups: &[
+        constant::OPS,
+        shape::OPS,
+        movement::OPS,
+        layout::OPS,
+        size::OPS,
+    ],
 };
 
 /// The assembly format of the data-movement ops (same as graph compute ops).

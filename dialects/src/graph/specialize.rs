@@ -367,8 +367,8 @@ pub fn value_dtype(d: DType) -> bool {
     d.is_int() || d.is_float()
 }
 
-/// Every `graph.specialize` of `m`'s functions, with the body holding it.
-fn specializes(m: &Module) -> Vec<(&Body, OpId)> {
+/// Every op of `m`'s functions that `pick` selects, with the body holding it.
+pub fn function_ops(m: &Module, pick: impl Fn(&ge_ir::OpData) -> bool) -> Vec<(&Body, OpId)> {
     let mut out = vec![];
     let outer = m.body();
     for f in outer.all_ops(ge_ir::WalkOrder::Pre) {
@@ -376,12 +376,17 @@ fn specializes(m: &Module) -> Vec<(&Body, OpId)> {
             continue;
         };
         for o in inner.all_ops(ge_ir::WalkOrder::Pre) {
-            if Specialize::is(inner.op(o)) {
+            if pick(inner.op(o)) {
                 out.push((inner, o));
             }
         }
     }
     out
+}
+
+/// Every `graph.specialize` of `m`'s functions, with the body holding it.
+fn specializes(m: &Module) -> Vec<(&Body, OpId)> {
+    function_ops(m, Specialize::is)
 }
 
 /// Every `graph.specialize` of `m`'s functions, for reports (ge-atc's

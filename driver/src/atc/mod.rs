@@ -503,8 +503,27 @@ fn mode_line(om: &ge_om::OmModel) -> String {
         .map(ge_dialects::graph::specialize::hybrid_ops)
         .unwrap_or_default();
     let memory = memory_mode(om);
+    let sizes: Vec<String> = kernels
+        .as_ref()
+        .map(ge_dialects::data::size::size_ops)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(s, op)| format!("{s} ({op})"))
+        .collect();
+    let memory = if sizes.is_empty() {
+        memory
+    } else {
+        format!(
+            "{memory}; data-dependent sizes {} bound when the op has run (memory planned at the bound)",
+            sizes.join(", ")
+        )
+    };
     if hybrid.is_empty() {
-        return memory;
+        return if sizes.is_empty() {
+            memory
+        } else {
+            format!("hybrid: memory {memory}")
+        };
     }
     let inputs: Vec<ge_ir::Type> = om
         .io

@@ -30,6 +30,9 @@ impl From<String> for ImportError {
 pub struct Symbols {
     pub map: BTreeMap<String, String>,
     used: HashSet<String>,
+    /// Upper bounds of size symbols (a NonZero's count is at most its
+    /// operand's element count), recorded in `ge.symbol_bounds`.
+    pub bounds: BTreeMap<String, i64>,
 }
 
 impl Symbols {
@@ -63,7 +66,7 @@ impl Symbols {
 
 /// `name` as an IR symbol: upper-cased, other characters replaced by `_`,
 /// prefixed with `S` unless it starts with a letter.
-fn sanitize(name: &str) -> String {
+pub fn sanitize(name: &str) -> String {
     let mut s: String = name
         .chars()
         .map(|c| {

@@ -365,6 +365,18 @@ pub fn import_bytes(
             Attribute::dict(AttrDict::new(entries)),
         );
     }
+    if !symbols.bounds.is_empty() {
+        let entries: Vec<(Ident, Attribute)> = symbols
+            .bounds
+            .iter()
+            .map(|(sym, b)| (Ident::new(sym), Attribute::i64(*b)))
+            .collect();
+        m.outer.set_attr(
+            m.op,
+            "ge.symbol_bounds",
+            Attribute::dict(AttrDict::new(entries)),
+        );
+    }
     crate::error::verified(m)
 }
 

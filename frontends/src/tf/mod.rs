@@ -571,6 +571,7 @@ fn build_once(
     let out_names: Vec<String> = outputs.iter().map(|o| o.name.clone()).collect();
     crate::emit::set_io_names(body, func, &in_names, &out_names)?;
     body.set_attr(func, "ge.data_format", Attribute::string("NHWC"));
+    ge_dialects::data::size::bound_size_symbols(&mut m);
     crate::error::verified(m)
 }
 

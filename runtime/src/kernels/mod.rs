@@ -63,6 +63,7 @@ pub mod instance_norm;
 pub mod iota;
 pub mod linalg;
 pub mod movement;
+pub mod nonzero;
 pub mod norm;
 pub mod pad;
 pub mod pool;

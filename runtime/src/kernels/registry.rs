@@ -21,6 +21,7 @@ use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Tile, Transpose};
 use ge_dialects::data::shape::{Identity, Iota, Reshape, ShapeOf, Squeeze, Unsqueeze};
+use ge_dialects::data::size::NonZero;
 use ge_dialects::graph::bitwise::{
     BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
 };
@@ -329,6 +330,7 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (Tile::DEF, |_, _| kernel(tile::Tile)),
         (ShapeOf::DEF, |_, _| kernel(shape_of::ShapeOf)),
+        (NonZero::DEF, |_, _| kernel(super::nonzero::NonZero)),
         (Iota::DEF, |b, o| {
             let a = Iota::attrs(b.op(o));
             kernel(iota::Iota {

@@ -294,23 +294,54 @@ pub fn eye_like(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn non_zero(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
-    let t = cx.const_tensor(n.input(0)?, "input")?;
-    let rank = t.shape.len();
-    let mut coords: Vec<Vec<i64>> = vec![vec![]; rank];
-    let mut idx = vec![0usize; rank];
-    for i in 0..t.len() {
-        ge_dialects::data::unravel(i, &t.shape, &mut idx);
-        if t.get_f(i) != 0.0 {
-            for (k, c) in coords.iter_mut().enumerate() {
-                c.push(idx[k] as i64);
-            }
-        }
+    let x = n.input(0)?;
+    if !cx.is_const(x) {
+        return run_time_non_zero(cx, n, x);
     }
-    let count = coords.first().map_or(0, |c| c.len());
-    let flat: Vec<i64> = coords.into_iter().flatten().collect();
-    one(cx
-        .e
-        .constant(&Tensor::from_i64(vec![rank, count], DType::I64, flat))?)
+    let t = cx.const_tensor(x, "input")?;
+    let (flat, count) = ge_dialects::data::size::nonzero_coords(&t);
+    one(cx.e.constant(&Tensor::from_i64(
+        vec![t.shape.len(), count],
+        DType::I64,
+        flat,
+    ))?)
+}
+
+/// NonZero of a value known at run time: `data.nonzero` with a fresh size
+/// symbol bounded by the operand's element count (docs/architecture.md
+/// "Execution modes", size symbols).
+fn run_time_non_zero(cx: &mut Cx, n: &Node, x: ValueId) -> Res<Vec<ValueId>> {
+    let out = n.output_names.first().map_or("nonzero", String::as_str);
+    let sym = format!("{out}_count");
+    one(nonzero_op(cx, n, x, &sym, "input")?)
+}
+
+/// `data.nonzero` of `x` with a fresh size symbol named after `sym`, its
+/// bound `x`'s element count (static, else an unsupported error).
+fn nonzero_op(cx: &mut Cx, n: &Node, x: ValueId, sym: &str, what: &str) -> Res<ValueId> {
+    let dims =
+        cx.e.ty(x)
+            .as_tensor()
+            .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
+            .ok_or_else(|| cx.not_constant(x, what))?;
+    let bound = dims
+        .iter()
+        .try_fold(1i64, |a, d| d.as_static().and_then(|d| a.checked_mul(d)));
+    let Some(bound) = bound else {
+        return Err(unsupported(n, format_args!(
+            "of '{}' (dynamic dims: the bound of its size symbol must be static; give the input a static shape with --input_shape)",
+            cx.e.ty(x)
+        )));
+    };
+    let sym = cx.symbols.fresh(sym);
+    cx.symbols.bounds.insert(sym.clone(), bound);
+    let r = cx.e.op_multi(
+        "data.nonzero",
+        &[x],
+        vec![("count", Attribute::string(&sym))],
+        None,
+    )?;
+    Ok(r[0])
 }
 
 pub fn reshape_op(cx: &mut Cx, n: &Node, shape: Vec<i64>) -> Res<Vec<ValueId>> {
@@ -698,7 +729,28 @@ pub fn scatter_elements(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn compress(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let cond = cx.const_tensor(n.input(1)?, "condition")?;
+    let c = n.input(1)?;
+    if !cx.is_const(c) {
+        // The positions picked are known at run time: NonZero of the
+        // condition (a size symbol), gathered along the axis.
+        let (src, axis) = match n.opt_i("axis")? {
+            Some(a) => (x, a),
+            None => (super::reshape(cx, x, &[-1])?, 0),
+        };
+        let out = n.output_names.first().map_or("compress", String::as_str);
+        let nz = nonzero_op(cx, n, c, &format!("{out}_count"), "condition")?;
+        let idx = cx.e.op(
+            "data.squeeze",
+            &[nz],
+            vec![("axes", Attribute::i64_array(&[0]))],
+        )?;
+        return one(cx.e.op(
+            "graph.gather",
+            &[src, idx],
+            vec![("axis", Attribute::i64(axis))],
+        )?);
+    }
+    let cond = cx.const_tensor(c, "condition")?;
     let picked: Vec<i64> = (0..cond.len())
         .filter(|&i| cond.get_f(i) != 0.0)
         .map(|i| i as i64)

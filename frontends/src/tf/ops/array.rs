@@ -909,11 +909,19 @@ pub fn matrix_band_part(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
 /// supported until the dynamic-shape work lands.
 pub fn where_(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let c = n.input(0)?;
-    let t = cx.e.const_value(c).ok_or_else(|| {
-        ImportError::unsupported(
-            "Where(condition) of a computed condition has a data-dependent shape (not supported yet)",
-        )
-    })?;
+    let Some(t) = cx.e.const_value(c) else {
+        // A data-dependent size: NonZero's coordinates ([rank, K], K a size
+        // symbol the import bounds by the condition's size), transposed to
+        // TF's [K, rank] (docs/architecture.md "Execution modes").
+        let sym = crate::onnx::graph::sanitize(&format!("{}_count", n.name));
+        let r = cx.e.op_multi(
+            "data.nonzero",
+            &[c],
+            vec![("count", Attribute::string(&sym))],
+            None,
+        )?;
+        return one(cx.transpose(r[0], &[1, 0])?);
+    };
     let rank = t.shape.len();
     let mut coords: Vec<i64> = vec![];
     let mut count = 0;
