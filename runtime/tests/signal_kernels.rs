@@ -12,7 +12,6 @@
 
 mod common;
 use common::*;
-use ge_compile::CompileOptions;
 use ge_ir::tensor::Tensor;
 use ge_ir::DType;
 
@@ -21,22 +20,7 @@ use ge_ir::DType;
 fn check_inputs(text: &str, ins: Option<Vec<Tensor>>, what: &str) {
     let (types, m) = signature(text, "main");
     let ins = ins.unwrap_or_else(|| random_inputs(&types, &[], 11));
-    let want = interpret(&m, "main", &ins);
-    for formats in [false, true] {
-        let opts = CompileOptions {
-            formats,
-            ..Default::default()
-        };
-        let om = om_bytes("k", text, &opts);
-        for threads in [1, 2] {
-            let got = run(&load(&om, threads), &ins);
-            assert_close(
-                &got,
-                &want,
-                &format!("{what} formats={formats} threads={threads}"),
-            );
-        }
-    }
+    native_matches_interpreter(text, &m, &ins, what);
 }
 
 #[test]
