@@ -2746,6 +2746,183 @@ pub unsafe extern "C" fn ge_es_cumprod(
     })
 }
 
+/// `graph.dft`: Discrete Fourier transform along one axis (ONNX DFT)
+///
+/// - `input`: operand
+/// - `axis` (NULL: `-2`): the transformed axis
+/// - `inverse` (NULL: `0`): 1: the inverse transform (scaled by 1/n)
+/// - `onesided` (NULL: `0`): 1: one-sided spectrum (RFFT, or IRFFT with `inverse`)
+/// - `dft_length` (NULL: absent): the transform's length (default: the axis's; IRFFT: 2·(m - 1))
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_dft(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    axis: *const i64,
+    inverse: *const i64,
+    onesided: *const i64,
+    dft_length: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_dft", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.dft")?;
+            call_.one("input", input)?;
+            call_.attr_ptr("axis", axis)?;
+            call_.attr_ptr("inverse", inverse)?;
+            call_.attr_ptr("onesided", onesided)?;
+            call_.attr_ptr("dft_length", dft_length)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.stft`: Short-time Fourier transform (ONNX STFT)
+///
+/// - `signal`: operand
+/// - `window`: optional operand (NULL: absent)
+/// - `frame_step`: samples between the starts of two frames
+/// - `frame_length` (NULL: absent): samples per frame, the DFT length (default: the window's, else the signal's length)
+/// - `onesided` (NULL: `1`): 1: only the `frame_length / 2 + 1` non-redundant bins (real signals)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_stft(
+    graph: *mut ge_graph,
+    signal: ge_es_tensor,
+    window: *const ge_es_tensor,
+    frame_step: i64,
+    frame_length: *const i64,
+    onesided: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_stft", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.stft")?;
+            call_.one("signal", signal)?;
+            call_.opt("window", window)?;
+            call_.attr("frame_step", frame_step);
+            call_.attr_ptr("frame_length", frame_length)?;
+            call_.attr_ptr("onesided", onesided)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.hann_window`: Hann window (ONNX HannWindow)
+///
+/// - `size`: the number of values
+/// - `dtype`: the result's element type (ONNX `output_datatype`)
+/// - `periodic` (NULL: `1`): 1: periodic (N = size), 0: symmetric (N = size - 1)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_hann_window(
+    graph: *mut ge_graph,
+    size: i64,
+    dtype: ge_dtype,
+    periodic: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_hann_window", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.hann_window")?;
+            call_.attr("size", size);
+            call_.dtype("dtype", dtype)?;
+            call_.attr_ptr("periodic", periodic)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.hamming_window`: Hamming window (ONNX HammingWindow)
+///
+/// - `size`: the number of values
+/// - `dtype`: the result's element type (ONNX `output_datatype`)
+/// - `periodic` (NULL: `1`): 1: periodic (N = size), 0: symmetric (N = size - 1)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_hamming_window(
+    graph: *mut ge_graph,
+    size: i64,
+    dtype: ge_dtype,
+    periodic: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_hamming_window", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.hamming_window")?;
+            call_.attr("size", size);
+            call_.dtype("dtype", dtype)?;
+            call_.attr_ptr("periodic", periodic)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.blackman_window`: Blackman window (ONNX BlackmanWindow)
+///
+/// - `size`: the number of values
+/// - `dtype`: the result's element type (ONNX `output_datatype`)
+/// - `periodic` (NULL: `1`): 1: periodic (N = size), 0: symmetric (N = size - 1)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_blackman_window(
+    graph: *mut ge_graph,
+    size: i64,
+    dtype: ge_dtype,
+    periodic: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_blackman_window", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.blackman_window")?;
+            call_.attr("size", size);
+            call_.dtype("dtype", dtype)?;
+            call_.attr_ptr("periodic", periodic)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.mel_weight_matrix`: Mel filter bank weights (ONNX MelWeightMatrix)
+///
+/// - `num_mel_bins`: the number of mel bands
+/// - `dft_length`: the length of the DFT whose bins are mapped
+/// - `sample_rate`: samples per second of the signal
+/// - `lower_edge_hertz`: the lower edge of the lowest band, in hertz
+/// - `upper_edge_hertz`: the upper edge of the highest band, in hertz
+/// - `dtype`: the result's element type (ONNX `output_datatype`)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_mel_weight_matrix(
+    graph: *mut ge_graph,
+    num_mel_bins: i64,
+    dft_length: i64,
+    sample_rate: i64,
+    lower_edge_hertz: f64,
+    upper_edge_hertz: f64,
+    dtype: ge_dtype,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_mel_weight_matrix", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.mel_weight_matrix")?;
+            call_.attr("num_mel_bins", num_mel_bins);
+            call_.attr("dft_length", dft_length);
+            call_.attr("sample_rate", sample_rate);
+            call_.attr("lower_edge_hertz", lower_edge_hertz);
+            call_.attr("upper_edge_hertz", upper_edge_hertz);
+            call_.dtype("dtype", dtype)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `data.constant`: A constant tensor
 ///
 /// - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 5
+#define GE_API_VERSION_MINOR 6
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -1562,6 +1562,92 @@ ge_status ge_es_cumprod(struct ge_graph *graph,
                         const int64_t *exclusive,
                         const int64_t *reverse,
                         struct ge_es_tensor *out);
+
+// `graph.dft`: Discrete Fourier transform along one axis (ONNX DFT)
+//
+// - `input`: operand
+// - `axis` (NULL: `-2`): the transformed axis
+// - `inverse` (NULL: `0`): 1: the inverse transform (scaled by 1/n)
+// - `onesided` (NULL: `0`): 1: one-sided spectrum (RFFT, or IRFFT with `inverse`)
+// - `dft_length` (NULL: absent): the transform's length (default: the axis's; IRFFT: 2·(m - 1))
+// - `out`: the result
+ge_status ge_es_dft(struct ge_graph *graph,
+                    struct ge_es_tensor input,
+                    const int64_t *axis,
+                    const int64_t *inverse,
+                    const int64_t *onesided,
+                    const int64_t *dft_length,
+                    struct ge_es_tensor *out);
+
+// `graph.stft`: Short-time Fourier transform (ONNX STFT)
+//
+// - `signal`: operand
+// - `window`: optional operand (NULL: absent)
+// - `frame_step`: samples between the starts of two frames
+// - `frame_length` (NULL: absent): samples per frame, the DFT length (default: the window's, else the signal's length)
+// - `onesided` (NULL: `1`): 1: only the `frame_length / 2 + 1` non-redundant bins (real signals)
+// - `out`: the result
+ge_status ge_es_stft(struct ge_graph *graph,
+                     struct ge_es_tensor signal,
+                     const struct ge_es_tensor *window,
+                     int64_t frame_step,
+                     const int64_t *frame_length,
+                     const int64_t *onesided,
+                     struct ge_es_tensor *out);
+
+// `graph.hann_window`: Hann window (ONNX HannWindow)
+//
+// - `size`: the number of values
+// - `dtype`: the result's element type (ONNX `output_datatype`)
+// - `periodic` (NULL: `1`): 1: periodic (N = size), 0: symmetric (N = size - 1)
+// - `out`: the result
+ge_status ge_es_hann_window(struct ge_graph *graph,
+                            int64_t size,
+                            ge_dtype dtype,
+                            const int64_t *periodic,
+                            struct ge_es_tensor *out);
+
+// `graph.hamming_window`: Hamming window (ONNX HammingWindow)
+//
+// - `size`: the number of values
+// - `dtype`: the result's element type (ONNX `output_datatype`)
+// - `periodic` (NULL: `1`): 1: periodic (N = size), 0: symmetric (N = size - 1)
+// - `out`: the result
+ge_status ge_es_hamming_window(struct ge_graph *graph,
+                               int64_t size,
+                               ge_dtype dtype,
+                               const int64_t *periodic,
+                               struct ge_es_tensor *out);
+
+// `graph.blackman_window`: Blackman window (ONNX BlackmanWindow)
+//
+// - `size`: the number of values
+// - `dtype`: the result's element type (ONNX `output_datatype`)
+// - `periodic` (NULL: `1`): 1: periodic (N = size), 0: symmetric (N = size - 1)
+// - `out`: the result
+ge_status ge_es_blackman_window(struct ge_graph *graph,
+                                int64_t size,
+                                ge_dtype dtype,
+                                const int64_t *periodic,
+                                struct ge_es_tensor *out);
+
+// `graph.mel_weight_matrix`: Mel filter bank weights (ONNX MelWeightMatrix)
+//
+// - `num_mel_bins`: the number of mel bands
+// - `dft_length`: the length of the DFT whose bins are mapped
+// - `sample_rate`: samples per second of the signal
+// - `lower_edge_hertz`: the lower edge of the lowest band, in hertz
+// - `upper_edge_hertz`: the upper edge of the highest band, in hertz
+// - `dtype`: the result's element type (ONNX `output_datatype`)
+// - `out`: the result
+ge_status ge_es_mel_weight_matrix(struct ge_graph *graph,
+                                  int64_t num_mel_bins,
+                                  int64_t dft_length,
+                                  int64_t sample_rate,
+                                  double lower_edge_hertz,
+                                  double upper_edge_hertz,
+                                  ge_dtype dtype,
+                                  struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

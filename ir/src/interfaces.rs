@@ -523,6 +523,9 @@ pub enum KernelFamily {
     /// (`graph.specialize`: the concrete op is built, verified and run on
     /// its own native kernel).
     Specialize,
+    /// Fourier transforms, windows and mel filter banks (dft, stft, the
+    /// window functions, mel_weight_matrix; runtime/src/kernels/signal.rs).
+    Signal,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -7,7 +7,6 @@
 
 mod common;
 use common::*;
-use ge_compile::CompileOptions;
 
 /// Compile `text`'s `@main`, run it natively and on the interpreter, compare.
 fn check(text: &str, what: &str) {
@@ -18,22 +17,7 @@ fn check(text: &str, what: &str) {
 fn check_bound(text: &str, what: &str, binds: &[(&str, i64)]) {
     let (types, m) = signature(text, "main");
     let ins = random_inputs(&types, binds, 7);
-    let want = interpret(&m, "main", &ins);
-    for formats in [false, true] {
-        let opts = CompileOptions {
-            formats,
-            ..Default::default()
-        };
-        let om = om_bytes("k", text, &opts);
-        for threads in [1, 2] {
-            let got = run(&load(&om, threads), &ins);
-            assert_close(
-                &got,
-                &want,
-                &format!("{what} formats={formats} threads={threads}"),
-            );
-        }
-    }
+    native_matches_interpreter(text, &m, &ins, what);
 }
 
 /// A function of one op: `args` are `(name, type)`, `op` the op's text.

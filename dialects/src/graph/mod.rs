@@ -17,6 +17,7 @@ pub mod reduce;
 pub mod rnn;
 pub mod rotary;
 pub mod scan;
+pub mod signal;
 pub mod specialize;
 pub mod trig;
 
@@ -43,5 +44,6 @@ pub static DIALECT: Dialect = Dialect {
         rnn::OPS,
         rotary::OPS,
         scan::OPS,
+        signal::OPS,
     ],
 };

@@ -75,6 +75,7 @@ pub mod rnn;
 pub mod rotary;
 pub mod scatter_elements;
 pub mod shape_of;
+pub mod signal;
 pub mod specialize;
 pub mod tile;
 pub mod topk;

@@ -15,7 +15,8 @@ use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative,
     gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, qlinear, quant,
-    resize, rnn, rotary, scatter_elements, shape_of, specialize, tile, topk, volume, Kernel, Op,
+    resize, rnn, rotary, scatter_elements, shape_of, signal, specialize, tile, topk, volume,
+    Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -44,6 +45,10 @@ use ge_dialects::graph::reduce::{
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
 use ge_dialects::graph::rotary::RotaryEmbedding;
 use ge_dialects::graph::scan::Cumprod;
+use ge_dialects::graph::signal::{
+    BlackmanWindow, Dft, DftParams, HammingWindow, HannWindow, MelParams, MelWeightMatrix, Stft,
+    StftParams, Window,
+};
 use ge_dialects::graph::specialize::Specialize;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
@@ -304,6 +309,42 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(rotary::Rotary::from_op(b, o)?)
         }),
         (Bitcast::DEF, |_, _| step(Op::Copy)),
+        (Dft::DEF, |b, o| {
+            let params = DftParams::of(b.op(o)).ok()?;
+            kernel(signal::Dft { params })
+        }),
+        (Stft::DEF, |b, o| {
+            let params = StftParams::of(b.op(o)).ok()?;
+            kernel(signal::Stft { params })
+        }),
+        (HannWindow::DEF, |b, o| {
+            let (size, periodic, _) = HannWindow::params(b.op(o)).ok()?;
+            kernel(signal::Window {
+                kind: Window::Hann,
+                size,
+                periodic,
+            })
+        }),
+        (HammingWindow::DEF, |b, o| {
+            let (size, periodic, _) = HammingWindow::params(b.op(o)).ok()?;
+            kernel(signal::Window {
+                kind: Window::Hamming,
+                size,
+                periodic,
+            })
+        }),
+        (BlackmanWindow::DEF, |b, o| {
+            let (size, periodic, _) = BlackmanWindow::params(b.op(o)).ok()?;
+            kernel(signal::Window {
+                kind: Window::Blackman,
+                size,
+                periodic,
+            })
+        }),
+        (MelWeightMatrix::DEF, |b, o| {
+            let params = MelParams::of(b.op(o)).ok()?;
+            kernel(signal::Mel { params })
+        }),
         (Cumprod::DEF, |b, o| {
             kernel(cumulative::Cumprod::from_op(b, o))
         }),

@@ -105,6 +105,28 @@ pub fn random_inputs(types: &[ge_ir::Type], binds: &[(&str, i64)], seed: u64) ->
         .collect()
 }
 
+/// Compile `text`'s `@main` with and without storage formats, run it with
+/// every kernel native at 1 and 2 threads on `ins` and compare with the
+/// interpreter's result on the source (`m`).
+pub fn native_matches_interpreter(text: &str, m: &ge_ir::Module, ins: &[Tensor], what: &str) {
+    let want = interpret(m, "main", ins);
+    for formats in [false, true] {
+        let opts = CompileOptions {
+            formats,
+            ..Default::default()
+        };
+        let om = om_bytes("k", text, &opts);
+        for threads in [1, 2] {
+            let got = run(&load(&om, threads), ins);
+            assert_close(
+                &got,
+                &want,
+                &format!("{what} formats={formats} threads={threads}"),
+            );
+        }
+    }
+}
+
 pub fn interpret(m: &ge_ir::Module, entry: &str, inputs: &[Tensor]) -> Vec<Tensor> {
     let interp = ge_ir::interp::Interpreter::new(m);
     interp

@@ -13,6 +13,7 @@ mod quant;
 mod reduce;
 mod rnn;
 mod shape;
+mod signal;
 
 use super::graph::{Cx, Node, Res};
 use crate::error::ImportError;
@@ -201,6 +202,13 @@ pub static TABLE: &[(&str, MapFn)] = &[
     // control.rs
     ("If", control::if_),
     ("Loop", control::loop_),
+    // signal.rs
+    ("BlackmanWindow", signal::blackman_window),
+    ("DFT", signal::dft),
+    ("HammingWindow", signal::hamming_window),
+    ("HannWindow", signal::hann_window),
+    ("MelWeightMatrix", signal::mel_weight_matrix),
+    ("STFT", signal::stft),
 ];
 
 /// The mapping function of an ONNX op (default domain).
