@@ -822,10 +822,13 @@ fn bit_shift_matches_the_interpreter() {
 }
 
 /// graph.cumprod (runtime/src/kernels/cumulative.rs): every axis, exclusive
-/// and reverse, floats and wrapping integers.
+/// and reverse, floats (f64 at its own precision: ONNX's CumProd tests are
+/// f64) and wrapping integers, signed and unsigned.
 #[test]
 fn cumprod_matches_the_interpreter() {
-    for dt in ["f32", "f16", "i32", "i8"] {
+    for dt in [
+        "f64", "f32", "f16", "bf16", "i64", "i32", "i8", "ui8", "ui64",
+    ] {
         let x = format!("tensor<3x4x5x{dt}>");
         for axis in [0, 1, -1] {
             for (ex, rev) in [(0, 0), (1, 0), (0, 1), (1, 1)] {

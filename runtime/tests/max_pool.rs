@@ -74,6 +74,12 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
         (5, 2, 1, [2, 2, 2, 2], true, 9, 9),
         (1, 1, 1, [0, 0, 0, 0], false, 4, 4),
         (3, 2, 2, [2, 2, 2, 2], false, 11, 9), // dilated: the generic loop
+        // Rows wider than the 16 lanes, with a partial last group of lanes
+        // that reads on into the next row (SqueezeNet's stem pool: 111 -> 55).
+        (3, 2, 1, [0, 0, 0, 0], false, 9, 37),
+        (3, 2, 1, [1, 1, 1, 1], false, 6, 70),
+        (3, 1, 1, [1, 1, 1, 1], false, 5, 33),
+        (2, 2, 1, [0, 0, 0, 0], true, 5, 65),
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         let text = pool_text(k, s, d, p, ceil, h, w);

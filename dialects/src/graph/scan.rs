@@ -2,7 +2,7 @@
 //!
 //! The scan ([`cumprod_lines`]) is generic over the element and public: the
 //! semantics run it on f64 or i64 values, the runtime's native kernel
-//! (runtime/src/kernels/cumulative.rs) on f32 or i64.
+//! (runtime/src/kernels/cumulative.rs) on f32, f64 or i64.
 
 use super::elementwise::{COMPUTE_FORMAT, NUMERIC};
 use super::opkit::*;

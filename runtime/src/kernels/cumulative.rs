@@ -1,6 +1,7 @@
 //! Native kernel of `graph.cumprod`: the op's own scan
 //! (`ge_dialects::graph::scan::cumprod_lines`) on f32 (f16/bf16 through f32),
-//! f64, or i64 (every integer type, wrapping as the type does on store).
+//! f64 at its own precision (`f64_ok`: ONNX's CumProd tests are f64), or i64
+//! (every integer type, wrapping as the type does on store).
 
 use super::{Kernel, Par, Slot};
 use crate::buffer::{
@@ -30,6 +31,10 @@ impl Cumprod {
 }
 
 impl Kernel for Cumprod {
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], _: &Par) -> Result<(), String> {
         let ([x], [out]) = (ins, outs) else {
             return Err("cumprod: expects 1 operand and 1 result".into());
@@ -45,7 +50,7 @@ impl Kernel for Cumprod {
         let (exclusive, reverse) = (self.exclusive, self.reverse);
         let lines = split_at_axis(&x.shape, axis.min(rank.saturating_sub(1)));
         let n = x.numel();
-        match class_of(x.dtype).ok_or("f64 data")? {
+        match class_of(x.dtype).ok_or("cumprod: unsupported element type")? {
             Class::F => {
                 let (mut v, mut y) = (vec![0f32; n], vec![0f32; n]);
                 load_f32(x.dtype, x.ptr, 0, &mut v);

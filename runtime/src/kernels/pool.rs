@@ -217,39 +217,45 @@ unsafe fn max_plane_loops(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut 
             let dst = &mut buf[(p * ph + y + g.pt) * qw..][..qw];
             let lo = g.pl.saturating_sub(p).div_ceil(g.sw);
             let hi = (g.pl + g.w).saturating_sub(p).div_ceil(g.sw).min(qw);
-            for (i, d) in dst.iter_mut().enumerate().take(hi).skip(lo) {
-                *d = row[i * g.sw + p - g.pl];
+            if lo < hi {
+                // Every sw-th input column from lo's: no index checks left.
+                let src = row[lo * g.sw + p - g.pl..].iter().step_by(g.sw);
+                for (d, &v) in dst[lo..hi].iter_mut().zip(src) {
+                    *d = v;
+                }
             }
         }
     }
     // Sixteen outputs at a time in registers (a row of partial maxima in
-    // memory, updated tap by tap, stalls on its own stores).
+    // memory, updated tap by tap, stalls on its own stores). The taps'
+    // offsets in the phase planes are the same for every output row but for
+    // `oy * sh` rows: computed once, not per output (a division per tap and
+    // output cost more than the maxima). The row's last, partial group of
+    // lanes reads past the row into the next one (or the L slack floats at
+    // the end of `buf`) and keeps only its own lanes: every output takes the
+    // same vector path.
     const L: usize = 16;
     let ow = g.ow;
     let take = |a: f32, v: f32| if v > a || v.is_nan() { v } else { a };
+    let taps: Vec<usize> = (0..g.kh)
+        .flat_map(|ky| (0..g.kw).map(move |kx| ((kx % g.sw) * ph + ky) * qw + kx / g.sw))
+        .collect();
+    buf.resize(buf.len() + L, f32::NEG_INFINITY);
+    let buf = &buf[..];
     for oy in 0..g.oh {
         let out = std::slice::from_raw_parts_mut(dst.add(oy * ow), ow);
-        let tap_starts = (0..g.kh).flat_map(|ky| {
-            (0..g.kw).map(move |kx| ((kx % g.sw) * ph + oy * g.sh + ky) * qw + kx / g.sw)
-        });
-        let mut ox = 0;
-        while ox + L <= ow {
+        let row0 = oy * g.sh * qw;
+        for ox in (0..ow).step_by(L) {
             let mut acc = [f32::NEG_INFINITY; L];
-            for start in tap_starts.clone() {
-                let taps: &[f32; L] = buf[start + ox..start + ox + L]
-                    .try_into()
-                    .unwrap_or(&[0.0; L]);
-                for (a, &v) in acc.iter_mut().zip(taps) {
+            for &t in &taps {
+                let at = row0 + t + ox;
+                let lanes: &[f32; L] = buf[at..at + L].try_into().unwrap_or(&[0.0; L]);
+                for (a, &v) in acc.iter_mut().zip(lanes) {
                     *a = take(*a, v);
                 }
             }
-            out[ox..ox + L].copy_from_slice(&acc);
-            ox += L;
-        }
-        for (i, o) in out.iter_mut().enumerate().skip(ox) {
-            *o = tap_starts
-                .clone()
-                .fold(f32::NEG_INFINITY, |a, start| take(a, buf[start + i]));
+            let n = L.min(ow - ox);
+            out[ox..ox + n].copy_from_slice(&acc[..n]);
         }
     }
 }
