@@ -324,7 +324,12 @@ fn interpret(args: &RunArgs, ctx: &mut ge_ir::Context, path: &str) -> Result<Run
         return Err(diags.iter().map(|d| sm.render(d)).collect());
     }
     let name = entry_function(args, &m)?;
-    let interp = Interpreter::new(&m);
+    let mut interp = Interpreter::new(&m);
+    // The same limits as a compiled run: a loop that never exits ends.
+    interp.max_ops = usize::try_from(args.max_steps).ok();
+    interp.deadline = run_timeout(args)
+        .map_err(|e| format!("error: {e}\n"))?
+        .map(|t| std::time::Instant::now() + t);
     let Some((ins, _)) = interp.signature(&name) else {
         return Err(format!("error: no function named '@{name}'\n"));
     };
@@ -560,15 +565,19 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[k.min(sorted.len() - 1)]
 }
 
+/// `--timeout` as a duration.
+fn run_timeout(args: &RunArgs) -> Result<Option<std::time::Duration>, String> {
+    args.timeout
+        .map(|t| {
+            std::time::Duration::try_from_secs_f64(t)
+                .map_err(|_| format!("--timeout {t}: expected a number of seconds >= 0"))
+        })
+        .transpose()
+}
+
 /// Load (or compile and load) the model of `path`.
 fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
-    let timeout = match args.timeout {
-        Some(t) => Some(
-            std::time::Duration::try_from_secs_f64(t)
-                .map_err(|_| format!("--timeout {t}: expected a number of seconds >= 0"))?,
-        ),
-        None => None,
-    };
+    let timeout = run_timeout(args)?;
     let opts = ge_runtime::LoadOptions {
         threads: args.threads.max(1),
         soc: args.soc.clone(),

@@ -124,6 +124,10 @@ pub struct Interpreter<'m> {
     pub module: &'m Module,
     /// Limit on executed ops (guards against runaway loops); `None` = unlimited.
     pub max_ops: Option<usize>,
+    /// Stop with an error once this instant has passed (checked before each
+    /// op, so a loop that never exits ends at the caller's deadline: the
+    /// runtime's `--timeout` when an op such as `graph.while` runs here).
+    pub deadline: Option<std::time::Instant>,
     /// Limit on nested function calls. The verifier rejects recursive calls;
     /// this is the second line of defence for IR that was not verified: a
     /// clear error instead of recursing until the stack cannot grow.
@@ -184,6 +188,7 @@ impl<'m> Interpreter<'m> {
         Interpreter {
             module,
             max_ops: None,
+            deadline: None,
             max_call_depth: MAX_CALL_DEPTH,
             symbols: HashMap::new(),
             executed: Default::default(),
@@ -316,10 +321,19 @@ impl<'m> Interpreter<'m> {
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if n >= limit {
                         return Err(InterpError::new(
-                            format!("stopped after {limit} ops"),
+                            format!("stopped after {limit} ops (the step budget, --max-steps: does a loop never exit?)"),
                             d.loc,
                         ));
                     }
+                }
+                if self
+                    .deadline
+                    .is_some_and(|t| std::time::Instant::now() >= t)
+                {
+                    return Err(InterpError::new(
+                        "stopped at the run's deadline (--timeout)",
+                        d.loc,
+                    ));
                 }
                 if !d.successors().is_empty() {
                     // A branch: its semantics picks successor `k` and passes its operands on.

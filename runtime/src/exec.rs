@@ -1455,7 +1455,7 @@ fn run_stream(
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), Failure> = match &rt.task {
             Task::Launch { .. } => {
-                launch(inner, plan, ti, rt, bases, scratch, par).and_then(|()| {
+                launch(inner, plan, ti, rt, bases, scratch, par, events.deadline).and_then(|()| {
                     match inner.sizes.get(&ti) {
                         Some(b) => bind_size(inner, plans, plan, ti, rt, b, bases, scratch)
                             .map_err(Failure::from),
@@ -1584,6 +1584,7 @@ fn launch(
     bases: &[Ptr],
     scratch: *mut u8,
     par: &Par,
+    deadline: Option<Instant>,
 ) -> Result<(), Failure> {
     let k = rt.kernel.as_ref().ok_or("launch without a kernel")?;
     let tp = plan.tasks[ti].as_ref().ok_or("launch without a plan")?;
@@ -1617,7 +1618,7 @@ fn launch(
         return Err(format!("value {v} has no memory").into());
     }
     if k.fallback.is_some() {
-        return fallback(inner, plan, k, &slots, &tp.copies, bases);
+        return fallback(inner, plan, k, &slots, &tp.copies, bases, deadline);
     }
     for (si, s) in k.steps.iter().enumerate() {
         if rt.skip[si] {
@@ -1650,6 +1651,7 @@ fn fallback(
     slots: &[Slot],
     copies: &[(usize, usize, usize, usize)],
     bases: &[Ptr],
+    deadline: Option<Instant>,
 ) -> Result<(), Failure> {
     let mut args = vec![];
     for &a in &k.args {
@@ -1666,6 +1668,10 @@ fn fallback(
     }
     let mut interp = ge_ir::interp::Interpreter::new(&inner.kmodule);
     interp.symbols = plan.syms.clone();
+    // An op run here may loop (graph.while, graph.loop): the run's limits
+    // bound it as they bound the task program — each op counts as a step.
+    interp.max_ops = usize::try_from(inner.limits.max_steps).ok();
+    interp.deadline = deadline;
     // The interpreter's error is at the op that failed.
     let res = interp.run_function(&k.name, args).map_err(|e| Failure {
         msg: e.msg,
