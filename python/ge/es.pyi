@@ -2335,6 +2335,157 @@ class Graph:
         """
         ...
 
+    def dft(
+        self,
+        input: Tensor,
+        *,
+        axis: int = -2,
+        inverse: int = 0,
+        onesided: int = 0,
+        dft_length: Optional[int] = None,
+    ) -> Tensor:
+        """Discrete Fourier transform along one axis (ONNX DFT)
+
+        `input` is `[..signal dims.., 1]` (real) or `[..., 2]` (complex: real and imaginary parts); `axis` is a signal axis (`[-r, -2] ∪ [0, r-2]`, negative from the back, the last dim included). Each line along `axis` is cut or zero padded to `dft_length` (default: its length) and transformed: `y[k] = Σ_j x[j]·e^(-2πi·jk/n)`, or with `inverse` `x[j] = 1/n·Σ_k y[k]·e^(2πi·jk/n)`; the result is complex (`[..., 2]`). `onesided` with a forward transform (RFFT, real input) keeps `n/2 + 1` coefficients; with `inverse` (IRFFT, complex input) the input is the first half of a Hermitian spectrum (`n/2 + 1` values used, default `n = 2·(m - 1)`) and the result real (`[..., 1]`). The ONNX importer maps opset 17's `axis` attribute and opset 20's input; values known only at run time make it a `graph.specialize`.
+
+        Op ``graph.dft``; Rust: ``b.dft(input, DftAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of f16/bf16/f32/f64 values
+            axis (int, default -2): the transformed axis
+            inverse (int, default 0): 1: the inverse transform (scaled by 1/n)
+            onesided (int, default 0): 1: one-sided spectrum (RFFT, or IRFFT with `inverse`)
+            dft_length (int, optional): the transform's length (default: the axis's; IRFFT: 2·(m - 1))
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def stft(
+        self,
+        signal: Tensor,
+        window: Optional[Tensor] = None,
+        *,
+        frame_step: int,
+        frame_length: Optional[int] = None,
+        onesided: int = 1,
+    ) -> Tensor:
+        """Short-time Fourier transform (ONNX STFT)
+
+        `signal` is `[batch, length, 1]` (real) or `[batch, length, 2]` (complex). Frames of `frame_length` samples start every `frame_step` samples (`frames = (length - frame_length) / frame_step + 1`); each is multiplied by `window` (1-D, `frame_length` values; all ones without it) and transformed by a forward DFT of length `frame_length`. The result is `[batch, frames, bins, 2]`, `bins = frame_length / 2 + 1` with `onesided` (real signals only) or `frame_length`. Without `frame_length` the window's length is the frame length, without either the signal's. The ONNX importer passes `frame_step` and `frame_length` as attributes, or a `graph.specialize` when they are known only at run time.
+
+        Op ``graph.stft``; Rust: ``b.stft(signal, window: Option, frame_step: i64, StftAttrs) -> Tensor``.
+
+        Args:
+            signal (Tensor): tensor of f16/bf16/f32/f64 values
+            window (Tensor, optional): tensor of f16/bf16/f32/f64 values
+            frame_step (int): samples between the starts of two frames
+            frame_length (int, optional): samples per frame, the DFT length (default: the window's, else the signal's length)
+            onesided (int, default 1): 1: only the `frame_length / 2 + 1` non-redundant bins (real signals)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def hann_window(
+        self,
+        size: int,
+        dtype: DTypeLike,
+        *,
+        periodic: int = 1,
+    ) -> Tensor:
+        """Hann window (ONNX HannWindow)
+
+        `size` values `sin²(π·n/N)`, `N = size` (periodic) or `size - 1` (symmetric), in `dtype`: `%w = graph.hann_window {size = 10 : i64, dtype = f32} : () -> tensor<10xf32>`. The importer makes it a `graph.specialize` when ONNX's `size` input is known only at run time.
+
+        Op ``graph.hann_window``; Rust: ``b.hann_window(size: i64, dtype: DType, HannWindowAttrs) -> Tensor``.
+
+        Args:
+            size (int): the number of values
+            dtype (DTypeLike): the result's element type (ONNX `output_datatype`)
+            periodic (int, default 1): 1: periodic (N = size), 0: symmetric (N = size - 1)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def hamming_window(
+        self,
+        size: int,
+        dtype: DTypeLike,
+        *,
+        periodic: int = 1,
+    ) -> Tensor:
+        """Hamming window (ONNX HammingWindow)
+
+        `size` values `25/46 - 21/46·cos(2π·n/N)`, `N` as for `graph.hann_window`, in `dtype`.
+
+        Op ``graph.hamming_window``; Rust: ``b.hamming_window(size: i64, dtype: DType, HammingWindowAttrs) -> Tensor``.
+
+        Args:
+            size (int): the number of values
+            dtype (DTypeLike): the result's element type (ONNX `output_datatype`)
+            periodic (int, default 1): 1: periodic (N = size), 0: symmetric (N = size - 1)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def blackman_window(
+        self,
+        size: int,
+        dtype: DTypeLike,
+        *,
+        periodic: int = 1,
+    ) -> Tensor:
+        """Blackman window (ONNX BlackmanWindow)
+
+        `size` values `0.42 - 0.5·cos(2π·n/N) + 0.08·cos(4π·n/N)`, `N` as for `graph.hann_window`, in `dtype`.
+
+        Op ``graph.blackman_window``; Rust: ``b.blackman_window(size: i64, dtype: DType, BlackmanWindowAttrs) -> Tensor``.
+
+        Args:
+            size (int): the number of values
+            dtype (DTypeLike): the result's element type (ONNX `output_datatype`)
+            periodic (int, default 1): 1: periodic (N = size), 0: symmetric (N = size - 1)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def mel_weight_matrix(
+        self,
+        num_mel_bins: int,
+        dft_length: int,
+        sample_rate: int,
+        lower_edge_hertz: float,
+        upper_edge_hertz: float,
+        dtype: DTypeLike,
+    ) -> Tensor:
+        """Mel filter bank weights (ONNX MelWeightMatrix)
+
+        A `[dft_length / 2 + 1, num_mel_bins]` matrix in `dtype` that maps the bins of a one-sided spectrum (of a DFT of `dft_length` samples at `sample_rate`) to `num_mel_bins` triangular bands evenly spaced on the mel scale (`2595·log10(1 + f/700)`) between `lower_edge_hertz` and `upper_edge_hertz`, each with peak 1 — computed as the ONNX reference does (bins `⌊(dft_length + 1)·f / sample_rate⌋`). The importer makes it a `graph.specialize` when ONNX's inputs are known only at run time.
+
+        Op ``graph.mel_weight_matrix``; Rust: ``b.mel_weight_matrix(num_mel_bins: i64, dft_length: i64, sample_rate: i64, lower_edge_hertz: f64, upper_edge_hertz: f64, dtype: DType) -> Tensor``.
+
+        Args:
+            num_mel_bins (int): the number of mel bands
+            dft_length (int): the length of the DFT whose bins are mapped
+            sample_rate (int): samples per second of the signal
+            lower_edge_hertz (float): the lower edge of the lowest band, in hertz
+            upper_edge_hertz (float): the upper edge of the highest band, in hertz
+            dtype (DTypeLike): the result's element type (ONNX `output_datatype`)
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def constant_attr(
         self,
         value: ArrayLike,
