@@ -184,6 +184,32 @@ impl Drop for DepthGuard {
 }
 
 impl<'m> Interpreter<'m> {
+    /// Count one executed op against [`Self::max_ops`] and check
+    /// [`Self::deadline`]: an error at `loc` once either is passed.
+    fn count_op(&self, loc: Location) -> Result<(), InterpError> {
+        if let Some(limit) = self.max_ops {
+            let n = self
+                .executed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if n >= limit {
+                return Err(InterpError::new(
+                    format!("stopped after {limit} ops (the step budget, --max-steps: does a loop never exit?)"),
+                    loc,
+                ));
+            }
+        }
+        if self
+            .deadline
+            .is_some_and(|t| std::time::Instant::now() >= t)
+        {
+            return Err(InterpError::new(
+                "stopped at the run's deadline (--timeout)",
+                loc,
+            ));
+        }
+        Ok(())
+    }
+
     pub fn new(module: &'m Module) -> Interpreter<'m> {
         Interpreter {
             module,
@@ -315,26 +341,7 @@ impl<'m> Interpreter<'m> {
                 {
                     return Ok(operands);
                 }
-                if let Some(limit) = self.max_ops {
-                    let n = self
-                        .executed
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if n >= limit {
-                        return Err(InterpError::new(
-                            format!("stopped after {limit} ops (the step budget, --max-steps: does a loop never exit?)"),
-                            d.loc,
-                        ));
-                    }
-                }
-                if self
-                    .deadline
-                    .is_some_and(|t| std::time::Instant::now() >= t)
-                {
-                    return Err(InterpError::new(
-                        "stopped at the run's deadline (--timeout)",
-                        d.loc,
-                    ));
-                }
+                self.count_op(d.loc)?;
                 if !d.successors().is_empty() {
                     // A branch: its semantics picks successor `k` and passes its operands on.
                     let sem = d.def.and_then(|x| x.semantics).ok_or_else(|| {

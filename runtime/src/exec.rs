@@ -651,21 +651,7 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
             None => Ok(b.clone()),
         }
     };
-    // Below its bound a size symbol must not grow a buffer past the bytes
-    // placed for it: that would reach into the next buffer of the plan.
-    let within_placed = |b: &Buffer| -> Result<(), String> {
-        if inner.sizes.is_empty() {
-            return Ok(());
-        }
-        let (now, placed) = (bytes_of(&b.ty, &syms)?, bytes_of(&b.ty, &place_syms)?);
-        if now > placed {
-            return Err(format!(
-                "'{}' is {now} bytes at these counts, more than the {placed} placed at the bounds",
-                b.ty
-            ));
-        }
-        Ok(())
-    };
+    let within_placed = |b: &Buffer| within_placed(inner, b, &syms, &place_syms);
     let mut scratch = vec![0usize; ns];
     let mut tasks = vec![];
     let mut sizes = vec![0usize; inner.tasks.len()];
@@ -750,6 +736,28 @@ fn build_plan(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<ShapePlan, Err
         arena_lens: lens,
         moved,
     })
+}
+
+/// Below its bound a size symbol must not grow a buffer past the bytes
+/// placed for it (at `place_syms`, every size symbol at its bound): that
+/// would reach into the next buffer of the plan.
+fn within_placed(
+    inner: &Inner,
+    b: &Buffer,
+    syms: &HashMap<Ident, i64>,
+    place_syms: &HashMap<Ident, i64>,
+) -> Result<(), String> {
+    if inner.sizes.is_empty() {
+        return Ok(());
+    }
+    let (now, placed) = (bytes_of(&b.ty, syms)?, bytes_of(&b.ty, place_syms)?);
+    if now > placed {
+        return Err(format!(
+            "'{}' is {now} bytes at these counts, more than the {placed} placed at the bounds",
+            b.ty
+        ));
+    }
+    Ok(())
 }
 
 /// The output shapes at `syms`, once what a run allocates besides the
@@ -1421,17 +1429,9 @@ fn run_stream(
     };
     // This thread wants a core while it runs the stream (not while it waits).
     let _awake = inner.compute.awake();
-    let max_steps = inner.limits.max_steps;
     while pc < list.len() {
         steps += 1;
-        if steps > max_steps {
-            return Err(Error(format!(
-                "stream {s} ran {max_steps} tasks, its step budget (--max-steps): does a loop never exit?"
-            )));
-        }
-        if events.deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(Error(format!("stream {s}: {}", events.timeout_message())));
-        }
+        within_limits(inner, events, s, steps)?;
         let ti = list[pc];
         pc += 1;
         let rt = &inner.tasks[ti];
@@ -1454,15 +1454,12 @@ fn run_stream(
         };
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), Failure> = match &rt.task {
-            Task::Launch { .. } => {
-                launch(inner, plan, ti, rt, bases, scratch, par, events.deadline).and_then(|()| {
-                    match inner.sizes.get(&ti) {
-                        Some(b) => bind_size(inner, plans, plan, ti, rt, b, bases, scratch)
-                            .map_err(Failure::from),
-                        None => Ok(()),
-                    }
-                })
-            }
+            Task::Launch { .. } => launch(inner, plan, ti, bases, scratch, par, events.deadline)
+                .and_then(|()| match inner.sizes.get(&ti) {
+                    Some(b) => bind_size(inner, plans, plan, ti, rt, b, bases, scratch)
+                        .map_err(Failure::from),
+                    None => Ok(()),
+                }),
             Task::Memcpy { src, dst, .. } => {
                 let (src, dst) = match plan.moved.get(&ti) {
                     Some(Task::Memcpy { src, dst, .. }) => (src, dst),
@@ -1506,15 +1503,7 @@ fn run_stream(
         // The dispatch site: every task failure leaves here with its task,
         // stream, kernel and, from a kernel, the op and its location.
         if let Err(f) = res {
-            let mut site = task_site(ti, rt.kernel.as_deref());
-            site.stream = Some(s);
-            if let Some((op, loc)) = f.op {
-                site.op = op;
-                if !loc.is_unknown() {
-                    site.loc = loc;
-                }
-            }
-            return Err(Error::at(site, f.msg));
+            return Err(task_error(f, ti, rt, s));
         }
         if let (Some((t0, tr)), Some(start)) = (trace.as_mut(), start) {
             tr.push(TraceEvent {
@@ -1526,6 +1515,35 @@ fn run_stream(
         }
     }
     Ok(())
+}
+
+/// The run's limits, checked before each task of stream `s`: its step
+/// budget (`steps` tasks so far) and the run's deadline.
+fn within_limits(inner: &Inner, events: &Events, s: usize, steps: u64) -> Result<(), Error> {
+    let max_steps = inner.limits.max_steps;
+    if steps > max_steps {
+        return Err(Error(format!(
+            "stream {s} ran {max_steps} tasks, its step budget (--max-steps): does a loop never exit?"
+        )));
+    }
+    if events.deadline.is_some_and(|d| Instant::now() >= d) {
+        return Err(Error(format!("stream {s}: {}", events.timeout_message())));
+    }
+    Ok(())
+}
+
+/// The error of task `ti` of stream `s` that failed with `f`: its task,
+/// stream, kernel and, from a kernel, the op and its location.
+fn task_error(f: Failure, ti: usize, rt: &TaskRt, s: usize) -> Error {
+    let mut site = task_site(ti, rt.kernel.as_deref());
+    site.stream = Some(s);
+    if let Some((op, loc)) = f.op {
+        site.op = op;
+        if !loc.is_unknown() {
+            site.loc = loc;
+        }
+    }
+    Error::at(site, f.msg)
 }
 
 /// Copy `n` bytes of buffer `src` to buffer `dst` (a memcpy task).
@@ -1580,12 +1598,12 @@ fn launch(
     inner: &Inner,
     plan: &ShapePlan,
     ti: usize,
-    rt: &TaskRt,
     bases: &[Ptr],
     scratch: *mut u8,
     par: &Par,
     deadline: Option<Instant>,
 ) -> Result<(), Failure> {
+    let rt = &inner.tasks[ti];
     let k = rt.kernel.as_ref().ok_or("launch without a kernel")?;
     let tp = plan.tasks[ti].as_ref().ok_or("launch without a plan")?;
     let ptr_of = |v: usize, p: Place| -> *mut u8 {
