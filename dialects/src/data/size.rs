@@ -84,7 +84,8 @@ def_op! {
         format: "operands attr-dict `:` functional-type(operands, results)",
         infer: infer_nonzero,
         semantics: sem_nonzero,
-        interfaces [Cost::FREE, CPU_ENGINES, PrecisionClass::Gray, KernelFamily::Index],
+        // Not free: it reads every element of its operand (the count is data).
+        interfaces [Cost::ELEMENTWISE, CPU_ENGINES, PrecisionClass::Gray, KernelFamily::Index],
         es(none = "an importer op for ONNX NonZero over values known at run time"),
     }
 }
