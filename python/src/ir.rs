@@ -491,7 +491,7 @@ impl Module {
             let name = match func {
                 Some(f) => f,
                 None => {
-                    let names = public_functions(&m);
+                    let names = ge_driver::run::public_functions(&m);
                     names
                         .iter()
                         .find(|n| *n == "main")
@@ -551,20 +551,6 @@ impl Module {
                 .map_err(|e| error(format!("cannot write '{path}': {e}")))
         })
     }
-}
-
-fn public_functions(m: &ge_ir::Module) -> Vec<String> {
-    let b = m.body();
-    m.top_ops()
-        .into_iter()
-        .filter(|&o| b.op(o).attr("sym_visibility").and_then(|a| a.as_str()) != Some("private"))
-        .filter_map(|o| {
-            b.op(o)
-                .attr("sym_name")
-                .and_then(|a| a.as_str())
-                .map(String::from)
-        })
-        .collect()
 }
 
 /// A pass option's text from a Python value (`True` → `true`, lists → `a,b`).
