@@ -55,6 +55,9 @@ cargo fmt --all -- --check
 step "function sizes (tools/long_functions.py --check: none over 120 lines without a reason)"
 python3 tools/long_functions.py --check >/dev/null
 
+step "TF diagnostics (tools/tf/diag_coverage.py --strict: each one has a lit test or a reason it is unreachable)"
+python3 tools/tf/diag_coverage.py --strict
+
 step "crate boundaries (the runtime links no compiler)"
 tools/check-deps.sh
 

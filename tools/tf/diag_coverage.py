@@ -129,6 +129,12 @@ UNREACHABLE = {
         "check_ops refuses a call of a missing function first ('<missing function>', FNMISSING)",
     "a tensor of {len} bytes is too large":
         "usize holds any u64 on the 64-bit targets; the budget and file-size checks come first",
+    "output '{}' is a dead value (the untaken output of a Switch)":
+        "a dead value exists only inside a loop body or branch scope (the Switch ports the "
+        "scope marks dead); a top-level output is evaluated outside every scope",
+    "it has no input for one branch":
+        "cond_of classifies a Merge only when its two inputs reach the predicate through "
+        "opposite ports, so both branches always have an input",
     "{msg}: its items have shape {shape:?} (imported again with it)":
         "internal: makes build() import again with the learnt shape; never shown",
 }

@@ -293,6 +293,157 @@ placeholder(g)
 node(g, "a", "Add", ["x", "b"], T=F)
 node(g, "b", "Relu", ["a"], T=F)
 
+# v1 while loops (TensorFlow 1's Enter/Merge/Switch/LoopCond/NextIteration/Exit)
+# and conditionals that a converter could write but ge does not accept: each
+# breaks one thing in an otherwise recognised structure.
+B = ("type", types_pb2.DT_BOOL)
+
+
+def bool_placeholder(g, name="p"):
+    return placeholder(g, name, shape=(), dtype=B)
+
+
+def v1_loop(g, frame, inits, body, cond=None, exits=True, true_src=None):
+    """A v1 while loop named `frame` over the loop variables `inits` (input
+    references). `body(ids)` gets the body's reference per variable (an
+    Identity of the Switch's true output) and returns the NextIteration inputs;
+    `cond(merges)` returns the reference LoopCond reads (default: the constant
+    True, entered as a loop invariant; `true_src` names it when the loop is
+    nested, so that it comes from the enclosing frame). Returns the Exit names."""
+    for k, x in enumerate(inits):
+        node(g, f"{frame}/enter{k}", "Enter", [x], T=F, frame_name=frame.encode())
+        node(g, f"{frame}/merge{k}", "Merge", [f"{frame}/enter{k}", f"{frame}/next{k}"], T=F, N=2)
+    merges = [f"{frame}/merge{k}" for k in range(len(inits))]
+    if cond is None:
+        if true_src is None:
+            n = node(g, f"{frame}/true", "Const", dtype=B)
+            n.attr["value"].tensor.dtype = types_pb2.DT_BOOL
+            n.attr["value"].tensor.bool_val.append(True)
+            true_src = f"{frame}/true"
+        node(g, f"{frame}/true_in", "Enter", [true_src], T=B, frame_name=frame.encode(),
+             is_constant=True)
+        c = f"{frame}/true_in"
+    else:
+        c = cond(merges)
+    node(g, f"{frame}/cond", "LoopCond", [c])
+    ids = []
+    for k in range(len(inits)):
+        node(g, f"{frame}/switch{k}", "Switch", [f"{frame}/merge{k}", f"{frame}/cond"], T=F)
+        node(g, f"{frame}/id{k}", "Identity", [f"{frame}/switch{k}:1"], T=F)
+        ids.append(f"{frame}/id{k}")
+    for k, nx in enumerate(body(ids)):
+        node(g, f"{frame}/next{k}", "NextIteration", [nx], T=F)
+    if exits:
+        for k in range(len(inits)):
+            node(g, f"{frame}/exit{k}", "Exit", [f"{frame}/switch{k}"], T=F)
+    return [f"{frame}/exit{k}" for k in range(len(inits))]
+
+
+def relu(g, name, x):
+    node(g, name, "Relu", [x], T=F)
+    return name
+
+
+# The body computes with the loop's exit value (the Switch's false output,
+# dead while the loop runs).
+g = case("v1_body_reads_exit")
+placeholder(g)
+v1_loop(g, "lp", ["x"], lambda ids: [relu(g, "lp/r", "lp/switch0:0")])
+# The body hands the exit value itself to NextIteration.
+g = case("v1_next_is_exit")
+placeholder(g)
+v1_loop(g, "lp", ["x"], lambda ids: ["lp/switch0:0"])
+# A loop nested in the body of another whose variable and condition come from
+# the outer loop's exit value (dead inside the outer body).
+g = case("v1_inner_init_dead")
+placeholder(g)
+v1_loop(g, "outer", ["x"], lambda ids: v1_loop(g, "outer/inner", ["outer/switch0:0"], lambda i: i,
+                                                true_src="outer/true_in"))
+g = case("v1_inner_cond_dead")
+placeholder(g)
+
+
+def inner_cond_dead(ids):
+    node(g, "outer/inner/dead", "Enter", ["outer/switch0:0"], T=F, frame_name=b"outer/inner",
+         is_constant=True)
+    return v1_loop(g, "outer/inner", [ids[0]], lambda i: i,
+                   cond=lambda m: "outer/inner/dead")
+
+
+v1_loop(g, "outer", ["x"], inner_cond_dead)
+# An Enter without input; an Enter reading an output its producer lacks.
+g = case("v1_enter_no_input")
+placeholder(g)
+v1_loop(g, "lp", ["x"], lambda ids: ids)
+del g.node[1].input[:]
+g = case("v1_enter_bad_port")
+placeholder(g)
+const(g, "c", np.ones((2, 3), np.float32))
+v1_loop(g, "lp", ["c:5"], lambda ids: ids)
+# A loop variable of rank 5 whose every iteration makes one more dim unknown
+# (Concat on axis 0, then a rotation): the carried type settles only after a
+# fifth round, and ge builds a loop at most four times.
+g = case("v1_types_unsettled")
+placeholder(g, shape=(1, 1, 1, 1, 1))
+const(g, "axis", np.array(0, np.int32))
+const(g, "perm", np.array([1, 2, 3, 4, 0], np.int32))
+
+
+def grow_and_rotate(ids):
+    node(g, "lp/cat", "ConcatV2", [ids[0], ids[0], "lp/axis"], T=F, N=2, Tidx=I)
+    node(g, "lp/axis", "Enter", ["axis"], T=I, frame_name=b"lp", is_constant=True)
+    node(g, "lp/perm", "Enter", ["perm"], T=I, frame_name=b"lp", is_constant=True)
+    node(g, "lp/rot", "Transpose", ["lp/cat", "lp/perm"], T=F, Tperm=I)
+    return ["lp/rot"]
+
+
+v1_loop(g, "lp", ["x"], grow_and_rotate)
+# A conditional inside a loop body whose true branch yields the loop's exit
+# value (through an IdentityN that also reads the branch's Switch, so the
+# branch is still recognised).
+g = case("v1_branch_dead")
+placeholder(g)
+bool_placeholder(g)
+
+
+def cond_in_body(ids):
+    node(g, "lp/p", "Enter", ["p"], T=B, frame_name=b"lp", is_constant=True)
+    node(g, "lp/sw", "Switch", [ids[0], "lp/p"], T=F)
+    node(g, "lp/idn", "IdentityN", ["lp/sw:1", "lp/switch0:0"], T=[types_pb2.DT_FLOAT] * 2)
+    node(g, "lp/m", "Merge", ["lp/idn:1", "lp/sw:0"], T=F, N=2)
+    return ["lp/m"]
+
+
+v1_loop(g, "lp", ["x"], cond_in_body)
+# A conditional inside a loop body on the loop's exit value (dead there).
+g = case("v1_branch_pred_dead")
+placeholder(g)
+
+
+def cond_on_exit(ids):
+    node(g, "lp/sw", "Switch", [ids[0], "lp/switch0:0"], T=F)
+    node(g, "lp/t", "Relu", ["lp/sw:1"], T=F)
+    node(g, "lp/m", "Merge", ["lp/t", "lp/sw:0"], T=F, N=2)
+    return ["lp/m"]
+
+
+v1_loop(g, "lp", ["x"], cond_on_exit)
+# A conditional whose predicate or data input names an output its producer
+# lacks.
+for name, pred, data in [("v1_cond_pred_bad_port", "p:3", "x"), ("v1_cond_data_bad_port", "p", "c:4")]:
+    g = case(name)
+    placeholder(g)
+    bool_placeholder(g)
+    const(g, "c", np.ones((2, 3), np.float32))
+    n = node(g, "p", "Const", dtype=B) if name == "v1_cond_pred_bad_port" else None
+    if n is not None:
+        del g.node[1]
+        n.attr["value"].tensor.dtype = types_pb2.DT_BOOL
+        n.attr["value"].tensor.bool_val.append(True)
+    node(g, "sw", "Switch", [data, pred], T=F)
+    node(g, "t", "Relu", ["sw:1"], T=F)
+    node(g, "y", "Merge", ["t", "sw:0"], T=F, N=2)
+
 # A variable in a frozen GraphDef (no checkpoint to read it from).
 g = case("variable_no_value")
 node(g, "v", "VarHandleOp", dtype=F, shape=("shape", [2]), shared_name=b"weights")

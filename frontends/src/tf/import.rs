@@ -694,10 +694,16 @@ impl<'a> Importer<'a> {
     /// A v1 conditional, built when its `Merge` is needed.
     fn build_cond(&mut self, gid: usize, g: &Graph, merge: usize) -> Res<()> {
         let (pred, is_true, switches) = cond_of(g, merge)?;
-        let pv = self
-            .lookup(gid, pred)
-            .ok_or_else(|| unsupported(g, merge, "its predicate has no value"))?;
-        let pv = self.tensor(g, merge, pv)?;
+        // Errors here name no node: the caller adds this Merge as context.
+        let pv = match self.lookup(gid, pred) {
+            None => return Err(ImportError::unsupported("its predicate has no value")),
+            Some(V::Dead) => {
+                return Err(ImportError::unsupported(
+                    "its predicate is the untaken output of a Switch",
+                ))
+            }
+            Some(v) => self.tensor(g, merge, v)?,
+        };
         let mut data = vec![];
         for &s in &switches {
             let key = g.nodes[s].inputs[0];
@@ -720,7 +726,7 @@ impl<'a> Importer<'a> {
                 .iter()
                 .position(|&t| t == taken)
                 .map(|i| inputs[i])
-                .ok_or_else(|| unsupported(g, merge, "has no input for one branch"))
+                .ok_or_else(|| ImportError::unsupported("it has no input for one branch"))
         };
         let result = if let Some(c) = self.cx.e.const_value(pv) {
             // A constant predicate: only the taken branch, inline.
