@@ -282,6 +282,34 @@ def size_symbol_used_in_kernel(m):
     )
 
 
+def size_unique_over_bound(m):
+    """A data.unique whose size symbol's bound in the model def (1) is below
+    the 3 distinct values it finds: its buffers are planned at the bound, so
+    the kernel must refuse to write past it."""
+    m["def"].setdefault("symbol_bounds", {})["NU"] = 1
+    _in_kernel(
+        m,
+        "\n    %ux = data.constant dense<[1.0, 2.0, 3.0, 1.0]> : tensor<4xf32>"
+        '\n    %uy, %ui, %uv, %uc, %un = data.unique %ux {count = "NU"} : (tensor<4xf32>) -> '
+        "(tensor<NUxf32>, tensor<NUxi64>, tensor<4xi64>, tensor<NUxi64>, tensor<i64>)\n",
+    )
+
+
+def size_symbol_decided_twice(m):
+    """A data.non_max_suppression whose size symbol is the input's batch
+    symbol B: bound by the input's shape at run start and again by the op."""
+    _in_kernel(
+        m,
+        "\n    %nb = data.constant dense<0.0> : tensor<1x2x4xf32>"
+        "\n    %ns = data.constant dense<1.0> : tensor<1x1x2xf32>"
+        "\n    %nm = data.constant dense<2> : tensor<i64>"
+        "\n    %nt = data.constant dense<0.5> : tensor<f32>"
+        '\n    %nr, %nn = data.non_max_suppression %nb, %ns, %nm, %nt, %nt {count = "B"} : '
+        "(tensor<1x2x4xf32>, tensor<1x1x2xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> "
+        "(tensor<Bx3xi64>, tensor<i64>)\n",
+    )
+
+
 ATTACKS = {
     f.__name__.replace("_", "-"): f
     for f in [
@@ -306,6 +334,8 @@ ATTACKS = {
         specialize_undecided_symbol,
         size_unbounded_symbol,
         size_symbol_used_in_kernel,
+        size_unique_over_bound,
+        size_symbol_decided_twice,
     ]
 }
 

@@ -1,5 +1,6 @@
 //! Size symbols (issue 15 item 3, docs/architecture.md "Execution modes"):
-//! a dim that only an op's run decides — the count of a `data.nonzero` —
+//! a dim that only an op's run decides — the count of a `data.nonzero`,
+//! `data.unique` or `data.non_max_suppression` —
 //! is a symbol with an upper bound in the file (`symbol_bounds`). A run
 //! starts with the symbol at its bound: memory is planned there (the proof
 //! of the loader covers every buffer at the bounds) and the producing
@@ -18,7 +19,7 @@
 use crate::kernels::KernelProgram;
 use crate::model::TaskRt;
 use crate::Error;
-use ge_ir::{Dim, Ident};
+use ge_ir::Ident;
 use ge_om::model::Task;
 use std::collections::{HashMap, HashSet};
 
@@ -57,9 +58,9 @@ pub(crate) fn binders(
             let (Some(&idx), Some(&count)) = (s.outs.first(), s.outs.get(ci)) else {
                 return Err(at("the op lacks its results".into()));
             };
-            let sym = size_symbol(k, idx).ok_or_else(|| {
+            let sym = size_symbol(k, idx, &s.ins).ok_or_else(|| {
                 at(format!(
-                    "result '{}' has no size symbol as its last dim",
+                    "result '{}' has no size symbol (a dim no operand has)",
                     k.types[idx]
                 ))
             })?;
@@ -113,10 +114,19 @@ pub(crate) fn binders(
     Ok(out)
 }
 
-/// The size symbol of a size op's indices result: its last dim.
-fn size_symbol(k: &KernelProgram, v: usize) -> Option<Ident> {
+/// The size symbol of a size op's first result: its one dim that is a
+/// plain symbol no operand mentions (NonZero's `[rank, K]`, NMS's `[K, 3]`,
+/// Unique's `[.., K, ..]`).
+fn size_symbol(k: &KernelProgram, v: usize, ins: &[usize]) -> Option<Ident> {
     let dims = k.types.get(v)?.as_tensor()?.dims.clone()?;
-    dims.last().copied().and_then(Dim::as_symbol)
+    let mut fresh = dims.iter().filter_map(|d| d.as_symbol()).filter(|&s| {
+        !ins.iter()
+            .any(|&i| k.types.get(i).is_some_and(|&t| mentions(t, s)))
+    });
+    match (fresh.next(), fresh.next()) {
+        (Some(s), None) => Some(s),
+        _ => None,
+    }
 }
 
 fn mentions(t: ge_ir::Type, sym: Ident) -> bool {

@@ -26,6 +26,13 @@ Size symbols (a result size decided only when an op ran; planned at its bound):
   Cases: a random mix, all negative (K = 0), all positive (K = 12, the bound).
 - size_compress: Compress(x [3, 4], c [4] bool, axis=1) -> Neg; c a graph input
   (NonZero of the condition, gathered). Cases: 2 of 4 columns, none, all.
+- size_unique: Unique(Relu(x [2, 4]), axis=1, sorted) -> Y [2, K] (then * 2),
+  indices [K], inverse_indices [4], counts [K]. Cases: one distinct column (K = 1,
+  the least: a non-empty operand), two, all four (K = 4, the bound).
+- size_nms: NonMaxSuppression(boxes [1, 6, 4], scores [1, 2, 6], max, 0.5, th) with
+  max and th graph inputs (bound 1 * 2 * 6 = 12), the selection cast to float and
+  scaled. Cases: every score under th (K = 0), six disjoint boxes and max 6 (K = 12,
+  the bound), overlapping boxes and max 2 (between).
 
 Value symbols (the result shape is decided by the values and declared nowhere: the
 import gives its dims fresh symbols, the runtime binds them at run start):
@@ -313,6 +320,70 @@ def size_compress():
     save("size_compress", m, cases)
 
 
+def size_unique():
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node(
+            "Unique", ["a"], ["u", "i", "inv", "c"], name="unique", axis=1, sorted=1
+        ),
+        helper.make_node("Add", ["u", "u"], ["y"], name="double"),
+    ]
+    m = model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, None]),
+            helper.make_tensor_value_info("i", TensorProto.INT64, [None]),
+            helper.make_tensor_value_info("inv", TensorProto.INT64, [4]),
+            helper.make_tensor_value_info("c", TensorProto.INT64, [None]),
+        ],
+        [],
+    )
+    col = np.array([[1.5], [-2.0]], np.float32)
+    two = np.array([[3.0, 1.0, 3.0, 1.0], [0.5, 2.0, 0.5, 2.0]], np.float32)
+    cases = [
+        ("one", [("x", np.repeat(col, 4, axis=1))]),
+        ("two", [("x", two)]),
+        ("all", [("x", np.array([[4, 3, 2, 1], [1, 2, 3, 4]], np.float32))]),
+    ]
+    save("size_unique", m, cases)
+
+
+def size_nms():
+    w = numpy_helper.from_array(np.array(0.5, np.float32), "w")
+    iou = numpy_helper.from_array(np.array([0.5], np.float32), "iou")
+    nodes = [
+        helper.make_node(
+            "NonMaxSuppression", ["boxes", "scores", "max", "iou", "th"], ["s"], name="nms"
+        ),
+        helper.make_node("Cast", ["s"], ["f"], name="cast", to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["f", "w"], ["y"], name="mul"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 6, 4]),
+            helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, 6]),
+            helper.make_tensor_value_info("max", TensorProto.INT64, [1]),
+            helper.make_tensor_value_info("th", TensorProto.FLOAT, [1]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])],
+        [w, iou],
+    )
+    apart = np.array([[[0, 2 * i, 1, 2 * i + 1] for i in range(6)]], np.float32)
+    near = np.array([[[0, 0.1 * i, 1, 1 + 0.1 * i] for i in range(6)]], np.float32)
+    scores = np.array([[[0.9, 0.8, 0.7, 0.6, 0.5, 0.4], [0.1, 0.3, 0.5, 0.7, 0.9, 0.2]]], np.float32)
+    cases = [
+        ("none", [("boxes", apart), ("scores", scores), ("max", np.array([6])),
+                  ("th", np.array([0.95], np.float32))]),
+        ("all", [("boxes", apart), ("scores", scores), ("max", np.array([6])),
+                 ("th", np.array([0.0], np.float32))]),
+        ("some", [("boxes", near), ("scores", scores), ("max", np.array([2])),
+                  ("th", np.array([0.0], np.float32))]),
+    ]
+    save("size_nms", m, cases)
+
+
 if __name__ == "__main__":
     hybrid_reshape()
     hybrid_reduce()
@@ -324,3 +395,5 @@ if __name__ == "__main__":
     hybrid_cumprod()
     size_nonzero()
     size_compress()
+    size_unique()
+    size_nms()

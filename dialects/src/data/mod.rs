@@ -9,15 +9,18 @@
 //! - [`shape`] holds `data.reshape`, `data.squeeze`, `data.unsqueeze`, `data.identity`
 //! - [`movement`] holds `data.transpose`, `data.broadcast_to`, `data.expand`,
 //!   `data.tile`, `data.slice`, `data.concat`, `data.split`
-//! - [`size`] holds `data.nonzero`, whose result size depends on values
+//! - [`size`] holds `data.nonzero`, whose result size depends on values; so
+//!   do [`unique`]'s `data.unique` and [`nms`]'s `data.non_max_suppression`
 //! - [`layout`] holds `data.transdata` and the Ascend storage layouts it converts
 //!   between (ND, NCHW, NHWC, HWCN, NC1HWC0, FRACTAL_Z, FRACTAL_NZ)
 
 pub mod constant;
 pub mod layout;
 pub mod movement;
+pub mod nms;
 pub mod shape;
 pub mod size;
+pub mod unique;
 
 use ge_ir::attributes::{read_element, write_element, Element};
 use ge_ir::opdef::{Dialect, InferCtx};
@@ -34,6 +37,8 @@ pub static DIALECT: Dialect = Dialect {
         movement::OPS,
         layout::OPS,
         size::OPS,
+        unique::OPS,
+        nms::OPS,
     ],
 };
 

@@ -91,9 +91,43 @@ def_op! {
 }
 
 /// The ops that bind a size symbol, with the index of the result holding
-/// the count: what the runtime looks for in a kernel.
+/// the count: what the runtime looks for in a kernel. Each names its
+/// symbol in a `count` attribute, and its first result has that symbol as
+/// a dim (`data.nonzero`, `data.unique`, `data.non_max_suppression`).
 pub fn count_result(name: &str) -> Option<usize> {
-    (name == NonZero::NAME).then_some(1)
+    match name {
+        n if n == NonZero::NAME => Some(1),
+        n if n == super::unique::Unique::NAME => Some(4),
+        n if n == super::nms::NonMaxSuppression::NAME => Some(1),
+        _ => None,
+    }
+}
+
+/// Whether `d` mentions the symbol `sym` (a plain-symbol dim).
+pub fn mentions(d: Dim, sym: Dim) -> bool {
+    let (Some(e), Some(s)) = (d.expr(), sym.as_symbol()) else {
+        return false;
+    };
+    let mut v = vec![];
+    e.symbols(&mut v);
+    v.contains(&s)
+}
+
+/// The static upper bound of the size symbol of size op `o` from its
+/// operands' types (`None` when they are dynamic).
+fn size_bound(body: &ge_ir::Body, o: ge_ir::OpId) -> Option<i64> {
+    let d = body.op(o);
+    let ty = |i: usize| d.operands().get(i).map(|&v| body.value_type(v));
+    match d.name.as_str() {
+        n if n == super::unique::Unique::NAME => super::unique::unique_bound(d, ty(0)?),
+        n if n == super::nms::NonMaxSuppression::NAME => super::nms::nms_bound(ty(1)?),
+        _ => ty(0)?
+            .as_tensor()?
+            .dims
+            .as_ref()?
+            .iter()
+            .try_fold(1i64, |a, d| a.checked_mul(d.as_static()?)),
+    }
 }
 
 /// The size ops of `m`'s functions, for reports (ge-atc's `mode`, ge-run
@@ -104,7 +138,10 @@ pub fn size_ops(m: &ge_ir::Module) -> Vec<(String, String)> {
         .into_iter()
         .map(|(body, o)| {
             let d = body.op(o);
-            let sym = NonZero::attrs(d).count().unwrap_or("?").to_string();
+            let sym = d
+                .attr("count")
+                .and_then(|a| a.as_str().map(str::to_string))
+                .unwrap_or_else(|| "?".into());
             (sym, format!("{} at {}", d.name.as_str(), d.loc))
         })
         .collect();
@@ -121,19 +158,11 @@ pub fn bound_size_symbols(m: &mut ge_ir::Module) {
     let pick = |d: &ge_ir::OpData| count_result(d.name.as_str()).is_some();
     for (body, o) in crate::graph::specialize::function_ops(m, pick) {
         let d = body.op(o);
-        let (Some(sym), Some(&x)) = (NonZero::attrs(d).count(), d.operands().first()) else {
+        let Some(sym) = d.attr("count").and_then(|a| a.as_str().map(str::to_string)) else {
             continue;
         };
-        let n = body
-            .value_type(x)
-            .as_tensor()
-            .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
-            .and_then(|d| {
-                d.iter()
-                    .try_fold(1i64, |a, d| a.checked_mul(d.as_static()?))
-            });
-        if let Some(n) = n {
-            found.push((sym.to_string(), n));
+        if let Some(n) = size_bound(body, o) {
+            found.push((sym, n));
         }
     }
     if found.is_empty() {

@@ -63,6 +63,7 @@ pub mod instance_norm;
 pub mod iota;
 pub mod linalg;
 pub mod movement;
+pub mod nms;
 pub mod nonzero;
 pub mod norm;
 pub mod pad;
@@ -79,6 +80,7 @@ pub mod signal;
 pub mod specialize;
 pub mod tile;
 pub mod topk;
+pub mod unique;
 pub mod vmath;
 pub mod volume;
 

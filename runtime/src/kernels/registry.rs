@@ -21,8 +21,10 @@ use super::{
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::movement::{BroadcastTo, Concat, Expand, Slice, Split, Tile, Transpose};
+use ge_dialects::data::nms::NonMaxSuppression;
 use ge_dialects::data::shape::{Identity, Iota, Reshape, ShapeOf, Squeeze, Unsqueeze};
 use ge_dialects::data::size::NonZero;
+use ge_dialects::data::unique::Unique;
 use ge_dialects::graph::bitwise::{
     BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
 };
@@ -372,6 +374,19 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         (Tile::DEF, |_, _| kernel(tile::Tile)),
         (ShapeOf::DEF, |_, _| kernel(shape_of::ShapeOf)),
         (NonZero::DEF, |_, _| kernel(super::nonzero::NonZero)),
+        (Unique::DEF, |b, o| {
+            let a = Unique::attrs(b.op(o));
+            kernel(super::unique::Unique {
+                axis: a.axis(),
+                sorted: a.sorted() != 0,
+            })
+        }),
+        (NonMaxSuppression::DEF, |b, o| {
+            let a = NonMaxSuppression::attrs(b.op(o));
+            kernel(super::nms::Nms {
+                center_point_box: a.center_point_box() != 0,
+            })
+        }),
         (Iota::DEF, |b, o| {
             let a = Iota::attrs(b.op(o));
             kernel(iota::Iota {

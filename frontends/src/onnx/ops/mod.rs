@@ -14,6 +14,7 @@ mod reduce;
 mod rnn;
 mod shape;
 mod signal;
+mod size;
 
 use super::graph::{Cx, Node, Res};
 use crate::error::ImportError;
@@ -198,6 +199,9 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Transpose", shape::transpose),
     ("Trilu", shape::trilu),
     ("Unsqueeze", shape::unsqueeze),
+    // size.rs (data-dependent output sizes)
+    ("NonMaxSuppression", size::non_max_suppression),
+    ("Unique", size::unique),
     ("Upsample", shape::upsample),
     // control.rs
     ("If", control::if_),
