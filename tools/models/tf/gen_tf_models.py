@@ -101,6 +101,36 @@ for _name, _ctor, _size in [
     ("efficientnet_v2_b0", keras.applications.EfficientNetV2B0, 224),
     ("mobilenet", keras.applications.MobileNet, 224),
     ("densenet169", keras.applications.DenseNet169, 224),
+    # The rest of keras.applications, one or more members of every family, measured
+    # first on 2026-12-02 (after the importer work): a second held-out set.
+    ("vgg19", keras.applications.VGG19, 224),
+    ("resnet101", keras.applications.ResNet101, 224),
+    ("resnet152_v2", keras.applications.ResNet152V2, 224),
+    ("inception_resnet_v2", keras.applications.InceptionResNetV2, 299),
+    ("mobilenet_v3_large", keras.applications.MobileNetV3Large, 224),
+    ("densenet201", keras.applications.DenseNet201, 224),
+    ("nasnet_large", keras.applications.NASNetLarge, 331),
+    ("efficientnet_b3", keras.applications.EfficientNetB3, 300),
+    ("efficientnet_v2_s", keras.applications.EfficientNetV2S, 384),
+    ("convnext_small", keras.applications.ConvNeXtSmall, 224),
+    # ... and every remaining member, so that all 36 constructors of keras.applications
+    # are in the set (the largest last: ConvNeXtXLarge is 350M parameters).
+    ("resnet152", keras.applications.ResNet152, 224),
+    ("resnet101_v2", keras.applications.ResNet101V2, 224),
+    ("efficientnet_b1", keras.applications.EfficientNetB1, 240),
+    ("efficientnet_b2", keras.applications.EfficientNetB2, 260),
+    ("efficientnet_b4", keras.applications.EfficientNetB4, 380),
+    ("efficientnet_b5", keras.applications.EfficientNetB5, 456),
+    ("efficientnet_b6", keras.applications.EfficientNetB6, 528),
+    ("efficientnet_b7", keras.applications.EfficientNetB7, 600),
+    ("efficientnet_v2_b1", keras.applications.EfficientNetV2B1, 240),
+    ("efficientnet_v2_b2", keras.applications.EfficientNetV2B2, 260),
+    ("efficientnet_v2_b3", keras.applications.EfficientNetV2B3, 300),
+    ("efficientnet_v2_m", keras.applications.EfficientNetV2M, 480),
+    ("efficientnet_v2_l", keras.applications.EfficientNetV2L, 480),
+    ("convnext_base", keras.applications.ConvNeXtBase, 224),
+    ("convnext_large", keras.applications.ConvNeXtLarge, 224),
+    ("convnext_xlarge", keras.applications.ConvNeXtXLarge, 224),
 ]:
     model(_name, {"full"}, "heldout")(app(_ctor, _size))
 
