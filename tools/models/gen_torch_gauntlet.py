@@ -88,42 +88,6 @@ def tv(fn, **kw):
     return getattr(tvm, fn)(weights=None, num_classes=CLASSES, **kw), *image()
 
 
-def m_resnet18():
-    return tv("resnet18")
-
-
-def m_mobilenet_v3_small():
-    return tv("mobilenet_v3_small")
-
-
-def m_efficientnet_b0():
-    return tv("efficientnet_b0")
-
-
-def m_densenet121():
-    return tv("densenet121")
-
-
-def m_shufflenet_v2():
-    return tv("shufflenet_v2_x0_5")
-
-
-def m_squeezenet():
-    return tv("squeezenet1_1")
-
-
-def m_mnasnet():
-    return tv("mnasnet0_5")
-
-
-def m_regnet():
-    return tv("regnet_y_400mf")
-
-
-def m_googlenet():
-    return tv("googlenet", aux_logits=False, init_weights=True)
-
-
 def m_convnext_tiny():
     # ConvNeXt-tiny's depths (3, 3, 9, 3), widths / 4 (24..192 instead of 96..768).
     from torchvision.models.convnext import CNBlockConfig, ConvNeXt
@@ -241,11 +205,90 @@ def m_whisper_encoder():
 
     cfg = WhisperConfig(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
                         decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16,
-                        max_source_positions=16, max_target_positions=16)
+                        max_source_positions=16, max_target_positions=16, pad_token_id=1, bos_token_id=2,
+                        eos_token_id=2, decoder_start_token_id=2)
     enc = WhisperModel(cfg).get_encoder()
     g = torch.Generator().manual_seed(0)
     feats = torch.randn(1, 16, 32, generator=g)  # [batch, mel bins, 2 * max_source_positions]
     return ByName(enc, ["input_features"]), (feats,), ["input_features"], ["last_hidden_state"]
+
+
+def m_deberta_v2():
+    from transformers import DebertaV2Config, DebertaV2Model
+
+    return hf(DebertaV2Model, DebertaV2Config(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+                                              num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+                                              relative_attention=True, position_buckets=16,
+                                              pos_att_type=["p2c", "c2p"]))
+
+
+def m_albert():
+    from transformers import AlbertConfig, AlbertModel
+
+    return hf(AlbertModel, AlbertConfig(vocab_size=VOCAB, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64))
+
+
+def m_gemma():
+    from transformers import GemmaConfig, GemmaModel
+
+    return hf(GemmaModel, GemmaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                      max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def m_wav2vec2():
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    cfg = Wav2Vec2Config(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
+                         num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, feat_extract_norm="group",
+                         do_stable_layer_norm=False, mask_time_prob=0.0)
+    g = torch.Generator().manual_seed(0)
+    wave = torch.randn(1, 800, generator=g)
+    return ByName(Wav2Vec2Model(cfg), ["input_values"]), (wave,), ["input_values"], ["last_hidden_state"]
+
+
+def m_clip_vision():
+    from transformers import CLIPVisionConfig, CLIPVisionModel
+
+    cfg = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=IMG, patch_size=16)
+    args, ins, _ = image()
+    return ByName(CLIPVisionModel(cfg), ["pixel_values"]), args, ins, ["last_hidden_state"]
+
+
+def m_segformer():
+    from transformers import SegformerConfig, SegformerForSemanticSegmentation
+
+    cfg = SegformerConfig(num_labels=5, hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1], num_attention_heads=[1, 1, 2, 2],
+                          decoder_hidden_size=32)
+    args, ins, _ = image()
+    return ByName(SegformerForSemanticSegmentation(cfg), ["pixel_values"]), args, ins, ["logits"]
+
+
+def m_mobilevit():
+    import timm
+
+    return timm.create_model("mobilevit_xxs", pretrained=False, num_classes=CLASSES), *image()
+
+
+def m_lraspp():
+    import torchvision.models.segmentation as seg
+
+    m = seg.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=5)
+    args, ins, _ = image()
+    return FirstOutput(m, "out"), args, ins, ["out"]
+
+
+def m_inception_v3():
+    import torchvision.models as tvm
+
+    # init_weights=False: torchvision's own init (truncated normal, std 0.1) makes
+    # the logits ~1e10 at random weights; PyTorch's default init keeps them O(1).
+    m = tvm.inception_v3(weights=None, num_classes=CLASSES, aux_logits=False, init_weights=False)
+    g = torch.Generator().manual_seed(0)
+    return m, (torch.randn(1, 3, 96, 96, generator=g),), ["pixels"], ["logits"]
 
 
 # name -> (builder, set, note)
@@ -256,15 +299,15 @@ MODELS = {
     "llama": (m_llama, "tuned", "transformers LlamaModel, 2 layers, hidden 32, GQA 4/2 heads, RoPE, padding mask"),
     "qwen2": (m_qwen2, "tuned", "transformers Qwen2Model, 2 layers, hidden 32, GQA 4/2 heads, padding mask"),
     "swin_t": (m_swin_t, "tuned", "torchvision SwinTransformer, Swin-T depths/window, embed 24, 64x64"),
-    "resnet18": (m_resnet18, "heldout", "torchvision resnet18, 64x64, 10 classes"),
-    "mobilenet_v3_small": (m_mobilenet_v3_small, "heldout", "torchvision, hard-swish, squeeze-excite, 64x64"),
-    "efficientnet_b0": (m_efficientnet_b0, "heldout", "torchvision, SiLU, squeeze-excite, stochastic depth (eval), 64x64"),
-    "densenet121": (m_densenet121, "heldout", "torchvision, 64x64"),
-    "shufflenet_v2": (m_shufflenet_v2, "heldout", "torchvision shufflenet_v2_x0_5 (channel shuffle), 64x64"),
-    "squeezenet": (m_squeezenet, "heldout", "torchvision squeezenet1_1 (ceil-mode max pool), 64x64"),
-    "mnasnet": (m_mnasnet, "heldout", "torchvision mnasnet0_5, 64x64"),
-    "regnet": (m_regnet, "heldout", "torchvision regnet_y_400mf (grouped conv, SE), 64x64"),
-    "googlenet": (m_googlenet, "heldout", "torchvision GoogLeNet (inception blocks, ceil-mode pools), 64x64"),
+    "resnet18": (lambda: tv("resnet18"), "heldout", "torchvision resnet18, 64x64, 10 classes"),
+    "mobilenet_v3_small": (lambda: tv("mobilenet_v3_small"), "heldout", "torchvision, hard-swish, squeeze-excite, 64x64"),
+    "efficientnet_b0": (lambda: tv("efficientnet_b0"), "heldout", "torchvision, SiLU, squeeze-excite, stochastic depth (eval), 64x64"),
+    "densenet121": (lambda: tv("densenet121"), "heldout", "torchvision, 64x64"),
+    "shufflenet_v2": (lambda: tv("shufflenet_v2_x0_5"), "heldout", "torchvision shufflenet_v2_x0_5 (channel shuffle), 64x64"),
+    "squeezenet": (lambda: tv("squeezenet1_1"), "heldout", "torchvision squeezenet1_1 (ceil-mode max pool), 64x64"),
+    "mnasnet": (lambda: tv("mnasnet0_5"), "heldout", "torchvision mnasnet0_5, 64x64"),
+    "regnet": (lambda: tv("regnet_y_400mf"), "heldout", "torchvision regnet_y_400mf (grouped conv, SE), 64x64"),
+    "googlenet": (lambda: tv("googlenet", aux_logits=False, init_weights=True), "heldout", "torchvision GoogLeNet (inception blocks, ceil-mode pools), 64x64"),
     "convnext_tiny": (m_convnext_tiny, "heldout", "torchvision ConvNeXt, tiny depths 3-3-9-3, widths 24-192, 64x64"),
     "vit": (m_vit, "heldout", "timm vit_tiny_patch16_224 at 64x64, depth 4"),
     "deeplabv3": (m_deeplabv3, "heldout", "torchvision deeplabv3_mobilenet_v3_large head (ASPP, bilinear Resize), 64x64"),
@@ -272,6 +315,16 @@ MODELS = {
     "roberta": (m_roberta, "heldout", "transformers RobertaModel, 2 layers, hidden 32 (positions from the padding)"),
     "mistral": (m_mistral, "heldout", "transformers MistralModel, 2 layers, GQA, sliding window 4"),
     "whisper_encoder": (m_whisper_encoder, "heldout", "transformers Whisper encoder, 2 layers, d_model 32, 16 mel bins"),
+    "wav2vec2": (m_wav2vec2, "heldout", "transformers Wav2Vec2Model: conv feature encoder, GroupNorm, conv positions, 800 samples"),
+    "deberta_v2": (m_deberta_v2, "heldout", "transformers DebertaV2Model, disentangled relative attention (p2c, c2p)"),
+    "albert": (m_albert, "heldout", "transformers AlbertModel, shared layers, factorised embedding"),
+    "gemma": (m_gemma, "heldout", "transformers GemmaModel, multi-query attention, GELU-tanh gate, scaled embedding"),
+    "clip_vision": (m_clip_vision, "heldout", "transformers CLIPVisionModel, patch 16, 64x64, quick-GELU"),
+    "segformer": (m_segformer, "heldout", "transformers SegFormer for segmentation: overlapping patches, efficient attention, Resize"),
+    "mobilevit": (m_mobilevit, "heldout", "timm mobilevit_xxs (unfold/fold by Reshape+Transpose), 64x64"),
+    "lraspp": (m_lraspp, "heldout", "torchvision lraspp_mobilenet_v3_large (bilinear Resize), 64x64"),
+    "mobilenet_v2": (lambda: tv("mobilenet_v2"), "heldout", "torchvision mobilenet_v2, 64x64"),
+    "inception_v3": (m_inception_v3, "heldout", "torchvision Inception v3, 96x96"),
 }
 
 # The committed CI subset (testdata/onnx/torch, < 5 MB with both exporters).

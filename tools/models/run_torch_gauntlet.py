@@ -28,24 +28,11 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The TF model runner's helpers: a command with a timeout, its first error line.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf"))
+from run import first_error, run  # noqa: E402
 RTOL, ATOL = "1e-3", "1e-7"
 EXPORTERS = ("dynamo", "torchscript")
-
-
-def run(cmd, timeout):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return 124, f"timed out after {timeout} s"
-    return p.returncode, (p.stdout + p.stderr)
-
-
-def first_error(text):
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
-    for l in lines:
-        if "error" in l.lower() or "mismatch" in l.lower():
-            return l
-    return lines[-1] if lines else "failed"
 
 
 def commands(bins, d, meta, om):
