@@ -1,0 +1,475 @@
+#!/usr/bin/env python3
+"""Export real PyTorch architectures (random, seeded weights; small configs) with
+BOTH torch.onnx exporters, with onnxruntime's outputs (issue 16 item 4).
+
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py                 # target/torch-gauntlet
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --only bert,resnet18
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set ci        # testdata/onnx/torch
+
+Needs torch, torchvision, timm, transformers, onnxscript (the dynamo exporter),
+onnx and onnxruntime -- gigabytes, so this runs in its own venv, never in CI.
+
+For every model and exporter it writes OUT/<model>/<exporter>/ with
+    model.onnx      one file (weights inline: external_data=False)
+    inN.npy         the inputs, bound by the graph input names of meta.json
+    outN.npy        onnxruntime's outputs of model.onnx on those inputs
+    meta.json       name, set (tuned / heldout), note, input and output names,
+                    and the largest |torch - onnxruntime| difference
+where <exporter> is `dynamo` (torch.onnx.export's default, dynamo=True, via
+onnxscript) or `torchscript` (dynamo=False). An export that torch itself
+refuses is recorded as meta.json with "export_error" and no model.
+
+`tuned` models are the ones issue 16 names (BERT, DistilBERT, GPT-2, Llama,
+Qwen2: GatherND from the attention mask; Swin: ScatterND); every other model
+is `heldout`: nobody looked at its export before the first run of
+tools/models/run_torch_gauntlet.py.
+
+Configurations are small (64x64 images, 10 classes; transformers with 2
+layers, hidden 32, vocabulary 256, 8 tokens) so a debug ge build compiles and
+runs each in seconds; the architecture (every block type and op pattern) is
+the real library's.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import traceback
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IMG = 64
+CLASSES = 10
+VOCAB = 256
+SEQ = 8
+
+
+class FirstOutput(torch.nn.Module):
+    """Returns one tensor of a model that returns a dict / tuple / ModelOutput."""
+
+    def __init__(self, m, key):
+        super().__init__()
+        self.m = m
+        self.key = key
+
+    def forward(self, *args):
+        out = self.m(*args)
+        return out[self.key]
+
+
+def image(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(1, 3, IMG, IMG, generator=g),), ["pixels"], ["logits"]
+
+
+def tokens(mask=True, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, VOCAB, (1, SEQ), generator=g)
+    if not mask:
+        return (ids,), ["input_ids"], ["last_hidden_state"]
+    # A padded batch element: the last two tokens are masked out, so the
+    # mask code's output matters.
+    m = torch.ones(1, SEQ, dtype=torch.int64)
+    m[0, -2:] = 0
+    return (ids, m), ["input_ids", "attention_mask"], ["last_hidden_state"]
+
+
+# --- torchvision / timm image models -------------------------------------
+
+
+def tv(fn, **kw):
+    import torchvision.models as tvm
+
+    return getattr(tvm, fn)(weights=None, num_classes=CLASSES, **kw), *image()
+
+
+def m_convnext_tiny():
+    # ConvNeXt-tiny's depths (3, 3, 9, 3), widths / 4 (24..192 instead of 96..768).
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+
+    cfg = [CNBlockConfig(24, 48, 3), CNBlockConfig(48, 96, 3), CNBlockConfig(96, 192, 9), CNBlockConfig(192, None, 3)]
+    return ConvNeXt(cfg, stochastic_depth_prob=0.1, num_classes=CLASSES), *image()
+
+
+def m_swin_t():
+    # Swin-T's depths (2, 2, 6, 2) and window 7, embed 24 (/4), heads 1-2-4-8;
+    # 64x64 input: 16x16 patches, padded to the window, shifted windows.
+    from torchvision.models.swin_transformer import SwinTransformer
+
+    m = SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2, 6, 2], num_heads=[1, 2, 4, 8],
+                        window_size=[7, 7], stochastic_depth_prob=0.2, num_classes=CLASSES)
+    return m, *image()
+
+
+def m_vit():
+    import timm
+
+    m = timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=IMG, num_classes=CLASSES, depth=4)
+    return m, *image()
+
+
+def m_deeplabv3():
+    import torchvision.models.segmentation as seg
+
+    m = seg.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=5, aux_loss=False)
+    args, ins, _ = image()
+    return FirstOutput(m, "out"), args, ins, ["out"]
+
+
+# --- transformers ---------------------------------------------------------
+
+
+class ByName(torch.nn.Module):
+    """A transformers model called as a user calls it: inputs by keyword
+    (GPT-2's second positional argument is past_key_values, not the mask),
+    the first output (last_hidden_state) as a tensor."""
+
+    def __init__(self, m, names):
+        super().__init__()
+        self.m = m
+        self.names = names
+
+    def forward(self, *args):
+        return self.m(**dict(zip(self.names, args)), return_dict=False)[0]
+
+
+def hf(model_cls, cfg, mask=True):
+    cfg.use_cache = False
+    m = model_cls(cfg)
+    args, ins, outs = tokens(mask)
+    return ByName(m, ins), args, ins, outs
+
+
+def m_bert():
+    from transformers import BertConfig, BertModel
+
+    return hf(BertModel, BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                    intermediate_size=64, max_position_embeddings=64))
+
+
+def m_distilbert():
+    from transformers import DistilBertConfig, DistilBertModel
+
+    return hf(DistilBertModel, DistilBertConfig(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                                                max_position_embeddings=64))
+
+
+def m_gpt2():
+    from transformers import GPT2Config, GPT2Model
+
+    return hf(GPT2Model, GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=64))
+
+
+def m_llama():
+    from transformers import LlamaConfig, LlamaModel
+
+    return hf(LlamaModel, LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64))
+
+
+def m_qwen2():
+    from transformers import Qwen2Config, Qwen2Model
+
+    return hf(Qwen2Model, Qwen2Config(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64))
+
+
+def m_t5_encoder():
+    from transformers import T5Config, T5EncoderModel
+
+    return hf(T5EncoderModel, T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4))
+
+
+def m_roberta():
+    from transformers import RobertaConfig, RobertaModel
+
+    return hf(RobertaModel, RobertaConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                          intermediate_size=64, max_position_embeddings=64))
+
+
+def m_mistral():
+    from transformers import MistralConfig, MistralModel
+
+    return hf(MistralModel, MistralConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                          sliding_window=4))
+
+
+def m_whisper_encoder():
+    from transformers import WhisperConfig, WhisperModel
+
+    cfg = WhisperConfig(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+                        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16,
+                        max_source_positions=16, max_target_positions=16, pad_token_id=1, bos_token_id=2,
+                        eos_token_id=2, decoder_start_token_id=2)
+    enc = WhisperModel(cfg).get_encoder()
+    g = torch.Generator().manual_seed(0)
+    feats = torch.randn(1, 16, 32, generator=g)  # [batch, mel bins, 2 * max_source_positions]
+    return ByName(enc, ["input_features"]), (feats,), ["input_features"], ["last_hidden_state"]
+
+
+def m_deberta_v2():
+    from transformers import DebertaV2Config, DebertaV2Model
+
+    return hf(DebertaV2Model, DebertaV2Config(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+                                              num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+                                              relative_attention=True, position_buckets=16,
+                                              pos_att_type=["p2c", "c2p"]))
+
+
+def m_albert():
+    from transformers import AlbertConfig, AlbertModel
+
+    return hf(AlbertModel, AlbertConfig(vocab_size=VOCAB, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64))
+
+
+def m_gemma():
+    from transformers import GemmaConfig, GemmaModel
+
+    return hf(GemmaModel, GemmaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                      max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def m_wav2vec2():
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    cfg = Wav2Vec2Config(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
+                         num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, feat_extract_norm="group",
+                         do_stable_layer_norm=False, mask_time_prob=0.0)
+    g = torch.Generator().manual_seed(0)
+    wave = torch.randn(1, 800, generator=g)
+    return ByName(Wav2Vec2Model(cfg), ["input_values"]), (wave,), ["input_values"], ["last_hidden_state"]
+
+
+def m_clip_vision():
+    from transformers import CLIPVisionConfig, CLIPVisionModel
+
+    cfg = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=IMG, patch_size=16)
+    args, ins, _ = image()
+    return ByName(CLIPVisionModel(cfg), ["pixel_values"]), args, ins, ["last_hidden_state"]
+
+
+def m_segformer():
+    from transformers import SegformerConfig, SegformerForSemanticSegmentation
+
+    cfg = SegformerConfig(num_labels=5, hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1], num_attention_heads=[1, 1, 2, 2],
+                          decoder_hidden_size=32)
+    args, ins, _ = image()
+    return ByName(SegformerForSemanticSegmentation(cfg), ["pixel_values"]), args, ins, ["logits"]
+
+
+def m_mobilevit():
+    import timm
+
+    return timm.create_model("mobilevit_xxs", pretrained=False, num_classes=CLASSES), *image()
+
+
+def m_lraspp():
+    import torchvision.models.segmentation as seg
+
+    m = seg.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=5)
+    args, ins, _ = image()
+    return FirstOutput(m, "out"), args, ins, ["out"]
+
+
+def m_inception_v3():
+    import torchvision.models as tvm
+
+    # init_weights=False: torchvision's own init (truncated normal, std 0.1) makes
+    # the logits ~1e10 at random weights; PyTorch's default init keeps them O(1).
+    m = tvm.inception_v3(weights=None, num_classes=CLASSES, aux_logits=False, init_weights=False)
+    g = torch.Generator().manual_seed(0)
+    return m, (torch.randn(1, 3, 96, 96, generator=g),), ["pixels"], ["logits"]
+
+
+# name -> (builder, set, note)
+MODELS = {
+    "bert": (m_bert, "tuned", "transformers BertModel, 2 layers, hidden 32, padding mask"),
+    "distilbert": (m_distilbert, "tuned", "transformers DistilBertModel, 2 layers, hidden 32, padding mask"),
+    "gpt2": (m_gpt2, "tuned", "transformers GPT2Model, 2 layers, n_embd 32, padding mask"),
+    "llama": (m_llama, "tuned", "transformers LlamaModel, 2 layers, hidden 32, GQA 4/2 heads, RoPE, padding mask"),
+    "qwen2": (m_qwen2, "tuned", "transformers Qwen2Model, 2 layers, hidden 32, GQA 4/2 heads, padding mask"),
+    "swin_t": (m_swin_t, "tuned", "torchvision SwinTransformer, Swin-T depths/window, embed 24, 64x64"),
+    "resnet18": (lambda: tv("resnet18"), "heldout", "torchvision resnet18, 64x64, 10 classes"),
+    "mobilenet_v3_small": (lambda: tv("mobilenet_v3_small"), "heldout", "torchvision, hard-swish, squeeze-excite, 64x64"),
+    "efficientnet_b0": (lambda: tv("efficientnet_b0"), "heldout", "torchvision, SiLU, squeeze-excite, stochastic depth (eval), 64x64"),
+    "densenet121": (lambda: tv("densenet121"), "heldout", "torchvision, 64x64"),
+    "shufflenet_v2": (lambda: tv("shufflenet_v2_x0_5"), "heldout", "torchvision shufflenet_v2_x0_5 (channel shuffle), 64x64"),
+    "squeezenet": (lambda: tv("squeezenet1_1"), "heldout", "torchvision squeezenet1_1 (ceil-mode max pool), 64x64"),
+    "mnasnet": (lambda: tv("mnasnet0_5"), "heldout", "torchvision mnasnet0_5, 64x64"),
+    "regnet": (lambda: tv("regnet_y_400mf"), "heldout", "torchvision regnet_y_400mf (grouped conv, SE), 64x64"),
+    "googlenet": (lambda: tv("googlenet", aux_logits=False, init_weights=True), "heldout", "torchvision GoogLeNet (inception blocks, ceil-mode pools), 64x64"),
+    "convnext_tiny": (m_convnext_tiny, "heldout", "torchvision ConvNeXt, tiny depths 3-3-9-3, widths 24-192, 64x64"),
+    "vit": (m_vit, "heldout", "timm vit_tiny_patch16_224 at 64x64, depth 4"),
+    "deeplabv3": (m_deeplabv3, "heldout", "torchvision deeplabv3_mobilenet_v3_large head (ASPP, bilinear Resize), 64x64"),
+    "t5_encoder": (m_t5_encoder, "heldout", "transformers T5EncoderModel, 2 layers, d_model 32, relative position bias"),
+    "roberta": (m_roberta, "heldout", "transformers RobertaModel, 2 layers, hidden 32 (positions from the padding)"),
+    "mistral": (m_mistral, "heldout", "transformers MistralModel, 2 layers, GQA, sliding window 4"),
+    "whisper_encoder": (m_whisper_encoder, "heldout", "transformers Whisper encoder, 2 layers, d_model 32, 16 mel bins"),
+    "wav2vec2": (m_wav2vec2, "heldout", "transformers Wav2Vec2Model: conv feature encoder, GroupNorm, conv positions, 800 samples"),
+    "deberta_v2": (m_deberta_v2, "heldout", "transformers DebertaV2Model, disentangled relative attention (p2c, c2p)"),
+    "albert": (m_albert, "heldout", "transformers AlbertModel, shared layers, factorised embedding"),
+    "gemma": (m_gemma, "heldout", "transformers GemmaModel, multi-query attention, GELU-tanh gate, scaled embedding"),
+    "clip_vision": (m_clip_vision, "heldout", "transformers CLIPVisionModel, patch 16, 64x64, quick-GELU"),
+    "segformer": (m_segformer, "heldout", "transformers SegFormer for segmentation: overlapping patches, efficient attention, Resize"),
+    "mobilevit": (m_mobilevit, "heldout", "timm mobilevit_xxs (unfold/fold by Reshape+Transpose), 64x64"),
+    "lraspp": (m_lraspp, "heldout", "torchvision lraspp_mobilenet_v3_large (bilinear Resize), 64x64"),
+    "mobilenet_v2": (lambda: tv("mobilenet_v2"), "heldout", "torchvision mobilenet_v2, 64x64"),
+    "inception_v3": (m_inception_v3, "heldout", "torchvision Inception v3, 96x96"),
+}
+
+# The committed CI subset (testdata/onnx/torch, < 5 MB with both exporters).
+CI_SET = ["bert", "llama", "resnet18_ci"]
+
+
+def m_resnet18_ci():
+    # ResNet-18's topology at 32x32 with widths / 8: the CNN of the CI set.
+    m = _narrow_resnet(8)
+    g = torch.Generator().manual_seed(0)
+    return m, (torch.randn(1, 3, 32, 32, generator=g),), ["pixels"], ["logits"]
+
+
+def _narrow_resnet(width):
+    """torchvision's ResNet with BasicBlocks at widths width..8*width (it has
+    no width factor for BasicBlock): its own _make_layer builds the stages."""
+    from torchvision.models.resnet import BasicBlock, ResNet
+
+    class Narrow(ResNet):
+        def __init__(self):
+            torch.nn.Module.__init__(self)
+            self._norm_layer = torch.nn.BatchNorm2d
+            self.inplanes = width
+            self.dilation = 1
+            self.groups = 1
+            self.base_width = 64
+            self.conv1 = torch.nn.Conv2d(3, width, kernel_size=7, stride=2, padding=3, bias=False)
+            self.bn1 = torch.nn.BatchNorm2d(width)
+            self.relu = torch.nn.ReLU(inplace=True)
+            self.maxpool = torch.nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+            self.layer1 = self._make_layer(BasicBlock, width, 2)
+            self.layer2 = self._make_layer(BasicBlock, 2 * width, 2, stride=2)
+            self.layer3 = self._make_layer(BasicBlock, 4 * width, 2, stride=2)
+            self.layer4 = self._make_layer(BasicBlock, 8 * width, 2, stride=2)
+            self.avgpool = torch.nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = torch.nn.Linear(8 * width, CLASSES)
+
+    return Narrow()
+
+
+MODELS["resnet18_ci"] = (m_resnet18_ci, "heldout", "torchvision ResNet (BasicBlock 2-2-2-2), widths 8-64, 32x32 (CI set)")
+
+
+def randomize_norms(m):
+    """BatchNorm running stats of a fresh model are 0/1: give them values so
+    the folded/unfolded normalisation is really checked."""
+    g = torch.Generator().manual_seed(1)
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) and mod.running_mean is not None:
+            mod.running_mean.copy_(torch.randn(mod.running_mean.shape, generator=g) * 0.1)
+            mod.running_var.copy_(torch.rand(mod.running_var.shape, generator=g) + 0.5)
+
+
+def flat(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in flat(o)]
+    raise TypeError(f"unexpected output type {type(out)}")
+
+
+def export(name, exporter, out_dir):
+    builder, kind, note = MODELS[name]
+    torch.manual_seed(0)
+    model, args, in_names, out_names = builder()
+    model.eval()
+    with torch.no_grad():
+        randomize_norms(model)
+        want = flat(model(*args))
+    d = os.path.join(out_dir, name, exporter)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    meta = {"name": name, "set": kind, "note": note, "exporter": exporter, "torch": torch.__version__,
+            "inputs": in_names, "outputs": out_names}
+    path = os.path.join(d, "model.onnx")
+    try:
+        with torch.no_grad():
+            if exporter == "dynamo":
+                torch.onnx.export(model, args, path, dynamo=True, external_data=False,
+                                  input_names=in_names, output_names=out_names)
+            else:
+                torch.onnx.export(model, args, path, dynamo=False, input_names=in_names, output_names=out_names)
+        m = onnx.load(path)
+    except Exception as e:  # torch refused: recorded, not a ge result
+        traceback.print_exc()
+        meta["export_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+        return meta
+    # The graph's own names (an exporter may drop an unused input, e.g. a
+    # mask it folded away).
+    meta["inputs"] = [i.name for i in m.graph.input]
+    meta["outputs"] = [o.name for o in m.graph.output]
+    meta["opset"] = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), None)
+    feeds = {}
+    for i, n in enumerate(in_names):
+        if n in meta["inputs"]:
+            feeds[n] = args[i].numpy()
+    meta["inputs"] = [n for n in meta["inputs"] if n in feeds]
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = sess.run(None, feeds)
+    for i, n in enumerate(meta["inputs"]):
+        np.save(os.path.join(d, f"in{i}.npy"), feeds[n])
+    for i, o in enumerate(got):
+        np.save(os.path.join(d, f"out{i}.npy"), o)
+    meta["ort_vs_torch"] = max(float(np.max(np.abs(g - w.numpy()))) if g.size else 0.0 for g, w in zip(got, want))
+    meta["ops"] = sorted({n.op_type for n in m.graph.node})
+    json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+    return meta
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="output directory (default: target/torch-gauntlet; --set ci: testdata/onnx/torch)")
+    ap.add_argument("--set", choices=["full", "ci"], default="full")
+    ap.add_argument("--only", help="comma-separated model names")
+    ap.add_argument("--exporters", default="dynamo,torchscript")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        for n, (_, kind, note) in MODELS.items():
+            print(f"{n:20} {kind:8} {note}")
+        return
+    names = CI_SET if a.set == "ci" else [n for n in MODELS if n not in CI_SET or n in ("bert", "llama")]
+    if a.only:
+        names = a.only.split(",")
+        unknown = [n for n in names if n not in MODELS]
+        if unknown:
+            sys.exit(f"unknown model(s) {unknown}; --list shows them")
+    out = a.out or os.path.join(ROOT, *(("testdata", "onnx", "torch") if a.set == "ci" else ("target", "torch-gauntlet")))
+    torch.set_num_threads(1)
+    for n in names:
+        for e in a.exporters.split(","):
+            try:
+                meta = export(n, e, out)
+            except Exception as err:  # the model itself did not build/run: a generator bug, say it and go on
+                traceback.print_exc()
+                print(f"{n:20} {e:12} GENERATOR ERROR {type(err).__name__}: {err}", flush=True)
+                continue
+            if "export_error" in meta:
+                print(f"{n:20} {e:12} export refused by torch: {meta['export_error']}", flush=True)
+            else:
+                size = os.path.getsize(os.path.join(out, n, e, "model.onnx"))
+                print(f"{n:20} {e:12} opset {meta['opset']} {size / 1e6:6.2f} MB  |ort-torch| {meta['ort_vs_torch']:.2e}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
