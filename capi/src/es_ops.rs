@@ -2923,6 +2923,150 @@ pub unsafe extern "C" fn ge_es_mel_weight_matrix(
     })
 }
 
+/// `graph.linear_attention`: Recurrent linear attention (ONNX LinearAttention)
+///
+/// - `query`: operand
+/// - `key`: operand
+/// - `value`: operand
+/// - `past_state`: optional operand (NULL: absent)
+/// - `decay`: optional operand (NULL: absent)
+/// - `beta`: optional operand (NULL: absent)
+/// - `q_num_heads` (NULL: absent): query heads (a positive multiple of kv_num_heads)
+/// - `kv_num_heads` (NULL: absent): key/value heads, each with its own state
+/// - `update_rule` (NULL: `"gated_delta"`): linear, gated, delta or gated_delta
+/// - `scale` (NULL: `0.0`): output scale (0: 1/sqrt(d_k))
+/// - `chunk_size` (NULL: `64`): chunk size of a chunk-parallel evaluation (a hint; the result is the same)
+/// - `output`: result `output`
+/// - `present_state`: result `present_state`
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_linear_attention(
+    graph: *mut ge_graph,
+    query: ge_es_tensor,
+    key: ge_es_tensor,
+    value: ge_es_tensor,
+    past_state: *const ge_es_tensor,
+    decay: *const ge_es_tensor,
+    beta: *const ge_es_tensor,
+    q_num_heads: *const i64,
+    kv_num_heads: *const i64,
+    update_rule: *const c_char,
+    scale: *const f64,
+    chunk_size: *const i64,
+    output: *mut ge_es_tensor,
+    present_state: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_linear_attention", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.linear_attention")?;
+            call_.one("query", query)?;
+            call_.one("key", key)?;
+            call_.one("value", value)?;
+            call_.opt("past_state", past_state)?;
+            call_.opt("decay", decay)?;
+            call_.opt("beta", beta)?;
+            call_.attr_ptr("q_num_heads", q_num_heads)?;
+            call_.attr_ptr("kv_num_heads", kv_num_heads)?;
+            call_.str("update_rule", update_rule, false)?;
+            call_.attr_ptr("scale", scale)?;
+            call_.attr_ptr("chunk_size", chunk_size)?;
+            call_.finish_fields(&[("output", output), ("present_state", present_state)])
+        }
+    })
+}
+
+/// `graph.causal_conv_with_state`: Depthwise causal 1-D convolution with a carried state (ONNX CausalConvWithState)
+///
+/// - `input`: operand
+/// - `weight`: operand
+/// - `bias`: optional operand (NULL: absent)
+/// - `past_state`: optional operand (NULL: absent)
+/// - `activation` (NULL: `"none"`): none, silu or swish (= silu) after the convolution
+/// - `output`: result `output`
+/// - `present_state`: result `present_state`
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_causal_conv_with_state(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    weight: ge_es_tensor,
+    bias: *const ge_es_tensor,
+    past_state: *const ge_es_tensor,
+    activation: *const c_char,
+    output: *mut ge_es_tensor,
+    present_state: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_causal_conv_with_state", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.causal_conv_with_state")?;
+            call_.one("input", input)?;
+            call_.one("weight", weight)?;
+            call_.opt("bias", bias)?;
+            call_.opt("past_state", past_state)?;
+            call_.str("activation", activation, false)?;
+            call_.finish_fields(&[("output", output), ("present_state", present_state)])
+        }
+    })
+}
+
+/// `graph.swiglu`: Swish-gated linear unit (ONNX SwiGLU)
+///
+/// - `a`: operand
+/// - `b`: operand
+/// - `alpha` (NULL: `1.0`): the gate's sigmoid slope
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_swiglu(
+    graph: *mut ge_graph,
+    a: ge_es_tensor,
+    b: ge_es_tensor,
+    alpha: *const f64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_swiglu", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.swiglu")?;
+            call_.one("a", a)?;
+            call_.one("b", b)?;
+            call_.attr_ptr("alpha", alpha)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.tensor_scatter`: Write an update into a KV cache along the sequence axis (ONNX TensorScatter)
+///
+/// - `past_cache`: operand
+/// - `update`: operand
+/// - `write_indices`: optional operand (NULL: absent)
+/// - `mode` (NULL: `"linear"`): "linear" (positions must fit) or "circular" (wrap around)
+/// - `axis` (NULL: `-2`): the sequence axis (negative counts from the end; never 0)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_tensor_scatter(
+    graph: *mut ge_graph,
+    past_cache: ge_es_tensor,
+    update: ge_es_tensor,
+    write_indices: *const ge_es_tensor,
+    mode: *const c_char,
+    axis: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_tensor_scatter", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.tensor_scatter")?;
+            call_.one("past_cache", past_cache)?;
+            call_.one("update", update)?;
+            call_.opt("write_indices", write_indices)?;
+            call_.str("mode", mode, false)?;
+            call_.attr_ptr("axis", axis)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `data.constant`: A constant tensor
 ///
 /// - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 6
+#define GE_API_VERSION_MINOR 7
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -1648,6 +1648,82 @@ ge_status ge_es_mel_weight_matrix(struct ge_graph *graph,
                                   double upper_edge_hertz,
                                   ge_dtype dtype,
                                   struct ge_es_tensor *out);
+
+// `graph.linear_attention`: Recurrent linear attention (ONNX LinearAttention)
+//
+// - `query`: operand
+// - `key`: operand
+// - `value`: operand
+// - `past_state`: optional operand (NULL: absent)
+// - `decay`: optional operand (NULL: absent)
+// - `beta`: optional operand (NULL: absent)
+// - `q_num_heads` (NULL: absent): query heads (a positive multiple of kv_num_heads)
+// - `kv_num_heads` (NULL: absent): key/value heads, each with its own state
+// - `update_rule` (NULL: `"gated_delta"`): linear, gated, delta or gated_delta
+// - `scale` (NULL: `0.0`): output scale (0: 1/sqrt(d_k))
+// - `chunk_size` (NULL: `64`): chunk size of a chunk-parallel evaluation (a hint; the result is the same)
+// - `output`: result `output`
+// - `present_state`: result `present_state`
+ge_status ge_es_linear_attention(struct ge_graph *graph,
+                                 struct ge_es_tensor query,
+                                 struct ge_es_tensor key,
+                                 struct ge_es_tensor value,
+                                 const struct ge_es_tensor *past_state,
+                                 const struct ge_es_tensor *decay,
+                                 const struct ge_es_tensor *beta,
+                                 const int64_t *q_num_heads,
+                                 const int64_t *kv_num_heads,
+                                 const char *update_rule,
+                                 const double *scale,
+                                 const int64_t *chunk_size,
+                                 struct ge_es_tensor *output,
+                                 struct ge_es_tensor *present_state);
+
+// `graph.causal_conv_with_state`: Depthwise causal 1-D convolution with a carried state (ONNX CausalConvWithState)
+//
+// - `input`: operand
+// - `weight`: operand
+// - `bias`: optional operand (NULL: absent)
+// - `past_state`: optional operand (NULL: absent)
+// - `activation` (NULL: `"none"`): none, silu or swish (= silu) after the convolution
+// - `output`: result `output`
+// - `present_state`: result `present_state`
+ge_status ge_es_causal_conv_with_state(struct ge_graph *graph,
+                                       struct ge_es_tensor input,
+                                       struct ge_es_tensor weight,
+                                       const struct ge_es_tensor *bias,
+                                       const struct ge_es_tensor *past_state,
+                                       const char *activation,
+                                       struct ge_es_tensor *output,
+                                       struct ge_es_tensor *present_state);
+
+// `graph.swiglu`: Swish-gated linear unit (ONNX SwiGLU)
+//
+// - `a`: operand
+// - `b`: operand
+// - `alpha` (NULL: `1.0`): the gate's sigmoid slope
+// - `out`: the result
+ge_status ge_es_swiglu(struct ge_graph *graph,
+                       struct ge_es_tensor a,
+                       struct ge_es_tensor b,
+                       const double *alpha,
+                       struct ge_es_tensor *out);
+
+// `graph.tensor_scatter`: Write an update into a KV cache along the sequence axis (ONNX TensorScatter)
+//
+// - `past_cache`: operand
+// - `update`: operand
+// - `write_indices`: optional operand (NULL: absent)
+// - `mode` (NULL: `"linear"`): "linear" (positions must fit) or "circular" (wrap around)
+// - `axis` (NULL: `-2`): the sequence axis (negative counts from the end; never 0)
+// - `out`: the result
+ge_status ge_es_tensor_scatter(struct ge_graph *graph,
+                               struct ge_es_tensor past_cache,
+                               struct ge_es_tensor update,
+                               const struct ge_es_tensor *write_indices,
+                               const char *mode,
+                               const int64_t *axis,
+                               struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

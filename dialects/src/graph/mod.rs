@@ -7,6 +7,7 @@ pub mod elementwise;
 pub mod func;
 pub mod grid_sample;
 pub mod index;
+pub mod kv_cache;
 pub mod linalg;
 pub mod nn;
 pub mod nn3d;
@@ -17,8 +18,10 @@ pub mod reduce;
 pub mod rnn;
 pub mod rotary;
 pub mod scan;
+pub mod sequence_mixing;
 pub mod signal;
 pub mod specialize;
+pub mod swiglu;
 pub mod trig;
 
 use ge_ir::opdef::Dialect;
@@ -45,5 +48,8 @@ pub static DIALECT: Dialect = Dialect {
         rotary::OPS,
         scan::OPS,
         signal::OPS,
+        sequence_mixing::OPS,
+        swiglu::OPS,
+        kv_cache::OPS,
     ],
 };

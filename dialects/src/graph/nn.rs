@@ -1391,19 +1391,23 @@ fn infer_softmax_axis(cx: &InferCtx, axis: i64) -> Result<Vec<Type>, String> {
     same_as_first(cx)
 }
 
+/// The largest of the row's `n` entries at `at(k)`; 0 when every entry is
+/// -inf, so that exp gives 0/0 like numpy.
+fn row_max(xs: &[f64], n: usize, at: impl Fn(usize) -> usize) -> f64 {
+    let m = (0..n).fold(f64::NEG_INFINITY, |m, k| m.max(xs[at(k)]));
+    if m == f64::NEG_INFINITY {
+        0.0
+    } else {
+        m
+    }
+}
+
 /// Softmax (or log-softmax) of `xs` viewed as `outer x n x inner` along the middle dim.
 pub fn softmax_along(xs: &mut [f64], outer: usize, n: usize, inner: usize, log: bool) {
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * n + k) * inner + i;
-            let mut m = f64::NEG_INFINITY;
-            for k in 0..n {
-                m = m.max(xs[at(k)]);
-            }
-            if m == f64::NEG_INFINITY {
-                // every entry is -inf: exp gives 0/0 like numpy
-                m = 0.0;
-            }
+            let m = row_max(xs, n, at);
             let mut sum = 0.0;
             for k in 0..n {
                 sum += (xs[at(k)] - m).exp();
@@ -1411,6 +1415,40 @@ pub fn softmax_along(xs: &mut [f64], outer: usize, n: usize, inner: usize, log: 
             for k in 0..n {
                 let v = xs[at(k)] - m;
                 xs[at(k)] = if log { v - sum.ln() } else { v.exp() / sum };
+            }
+        }
+    }
+}
+
+/// Softmax (or log-softmax) of 16-bit float data as the ONNX reference
+/// computes it in numpy: every step rounded to the element type — `x - max`,
+/// its `exp`, the sum (bf16: accumulated in bf16 in index order, as numpy
+/// reduces a user dtype; f16: numpy's float accumulation, rounded once),
+/// the quotient and its log. Computing in f32 and rounding once differs from
+/// it by an ulp (a bf16 ulp is 2^-8 relative: ONNX's bf16 Attention cases).
+pub fn softmax_along_rounded(
+    xs: &mut [f64],
+    outer: usize,
+    n: usize,
+    inner: usize,
+    log: bool,
+    dtype: DType,
+) {
+    let r = |v: f64| ge_ir::tensor::round_f(dtype, v);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let m = row_max(xs, n, at);
+            for k in 0..n {
+                xs[at(k)] = r(r(xs[at(k)] - m).exp());
+            }
+            let sum = match dtype {
+                DType::BF16 => (1..n).fold(xs[at(0)], |acc, k| r(acc + xs[at(k)])),
+                _ => r((0..n).map(|k| xs[at(k)]).sum::<f64>()),
+            };
+            for k in 0..n {
+                let p = r(xs[at(k)] / sum);
+                xs[at(k)] = if log { r(p.ln()) } else { p };
             }
         }
     }
@@ -1425,8 +1463,13 @@ fn softmax_sem(cx: &SemCtx, x: &Tensor, log: bool) -> SemResult {
     let axis = norm_axis(axis, x.rank(), "attribute 'axis'")?;
     let (outer, n, inner) = split_at_axis(&x.shape, axis);
     let mut xs = x.to_f64();
-    softmax_along(&mut xs, outer, n, inner, log);
     let dt = result_dtype(cx, 0, x.dtype);
+    match dt {
+        DType::F16 | DType::BF16 if n > 0 => {
+            softmax_along_rounded(&mut xs, outer, n, inner, log, dt)
+        }
+        _ => softmax_along(&mut xs, outer, n, inner, log),
+    }
     Ok(vec![Tensor::from_f64(x.shape.clone(), dt, xs)])
 }
 

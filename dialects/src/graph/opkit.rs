@@ -133,7 +133,12 @@ pub fn verify_by_infer(body: &Body, op: OpId) -> Result<(), OpError> {
         return Ok(());
     };
     let ots = body.operand_types(op);
-    let Some(sizes) = def.group_sizes(def.operands, ots.len(), None) else {
+    // Optional operands in the middle are placed by `operand_segment_sizes`
+    // (as the builder's inference reads them), never filled in order.
+    let segs = d
+        .attr("operand_segment_sizes")
+        .and_then(|a| a.as_i64_array());
+    let Some(sizes) = def.group_sizes(def.operands, ots.len(), segs.as_deref()) else {
         return Ok(());
     };
     let mut i = 0;

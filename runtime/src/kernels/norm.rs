@@ -20,6 +20,24 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
     let outer: usize = x.shape[..ax].iter().product();
     let len = x.shape.get(ax).copied().unwrap_or(1);
     let inner: usize = x.shape[ax + 1..].iter().product();
+    if matches!(out.dtype, ge_ir::DType::F16 | ge_ir::DType::BF16) && len > 0 {
+        // Rounded step by step as the ONNX reference (numpy in the 16-bit
+        // type) computes it: the op's own row function.
+        let mut v = vec![0f64; x.numel()];
+        load_f64(x.dtype, x.ptr, 0, &mut v);
+        let vp = Shared(v.as_mut_ptr());
+        let block = len * inner;
+        let dt = out.dtype;
+        par.run(outer, outer * block > 1 << 15, &|r| {
+            // SAFETY: block r of `v` (outer blocks of len x inner elements);
+            // tasks own disjoint blocks.
+            let b = unsafe { std::slice::from_raw_parts_mut(vp.p().add(r * block), block) };
+            ge_dialects::graph::nn::softmax_along_rounded(b, 1, len, inner, log, dt);
+            Ok(())
+        })?;
+        store_f64(out.dtype, out.ptr, 0, &v);
+        return Ok(());
+    }
     if out.dtype == ge_ir::DType::F64 {
         // At f64 precision, with the reference's own row loop.
         let mut v = vec![0f64; x.numel()];

@@ -15,8 +15,8 @@ use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative,
     gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, qlinear, quant,
-    resize, rnn, rotary, scatter_elements, shape_of, signal, specialize, tile, topk, volume,
-    Kernel, Op,
+    resize, rnn, rotary, scatter_elements, sequence_mixing, shape_of, signal, specialize, swiglu,
+    tensor_scatter, tile, topk, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -33,6 +33,7 @@ use ge_dialects::graph::grid_sample::GridSample;
 use ge_dialects::graph::index::{
     Embedding, Gather, GatherElements, Pad, Resize, ScatterElements, Topk,
 };
+use ge_dialects::graph::kv_cache::TensorScatter;
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
 use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, ConvTranspose2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm,
@@ -47,11 +48,13 @@ use ge_dialects::graph::reduce::{
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
 use ge_dialects::graph::rotary::RotaryEmbedding;
 use ge_dialects::graph::scan::Cumprod;
+use ge_dialects::graph::sequence_mixing::{CausalConvWithState, LinearAttention};
 use ge_dialects::graph::signal::{
     BlackmanWindow, Dft, DftParams, HammingWindow, HannWindow, MelParams, MelWeightMatrix, Stft,
     StftParams, Window,
 };
 use ge_dialects::graph::specialize::Specialize;
+use ge_dialects::graph::swiglu::Swiglu;
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -311,6 +314,23 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(rotary::Rotary::from_op(b, o)?)
         }),
         (Bitcast::DEF, |_, _| step(Op::Copy)),
+        (LinearAttention::DEF, |b, o| {
+            kernel(sequence_mixing::LinearAttention::from_op(b, o)?)
+        }),
+        (CausalConvWithState::DEF, |b, o| {
+            kernel(sequence_mixing::CausalConv::from_op(b, o)?)
+        }),
+        (Swiglu::DEF, |b, o| {
+            let alpha = Swiglu::attrs(b.op(o)).alpha();
+            kernel(swiglu::Swiglu { alpha })
+        }),
+        (TensorScatter::DEF, |b, o| {
+            let a = TensorScatter::attrs(b.op(o));
+            kernel(tensor_scatter::TensorScatter {
+                axis: a.axis(),
+                mode: a.mode().to_string(),
+            })
+        }),
         (Dft::DEF, |b, o| {
             let params = DftParams::of(b.op(o)).ok()?;
             kernel(signal::Dft { params })

@@ -6,15 +6,18 @@
 mod control;
 mod einsum;
 mod elementwise;
+mod kv_cache;
 mod legacy;
 mod nd;
 mod nn;
 mod quant;
 mod reduce;
 mod rnn;
+mod sequence_mixing;
 mod shape;
 mod signal;
 mod size;
+mod swiglu;
 
 use super::graph::{Cx, Node, Res};
 use crate::error::ImportError;
@@ -213,6 +216,14 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("HannWindow", signal::hann_window),
     ("MelWeightMatrix", signal::mel_weight_matrix),
     ("STFT", signal::stft),
+    // sequence_mixing.rs, swiglu.rs, kv_cache.rs (transformer-era ops, opsets 24-28)
+    (
+        "CausalConvWithState",
+        sequence_mixing::causal_conv_with_state,
+    ),
+    ("LinearAttention", sequence_mixing::linear_attention),
+    ("SwiGLU", swiglu::swiglu),
+    ("TensorScatter", kv_cache::tensor_scatter),
 ];
 
 /// The mapping function of an ONNX op (default domain).
