@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 6
+#define GE_API_VERSION_MINOR 7
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -1648,6 +1648,33 @@ ge_status ge_es_mel_weight_matrix(struct ge_graph *graph,
                                   double upper_edge_hertz,
                                   ge_dtype dtype,
                                   struct ge_es_tensor *out);
+
+// `graph.center_crop_pad`: Crop or pad a tensor to a shape around its centre (ONNX CenterCropPad)
+//
+// - `input`: operand
+// - `shape`, `shape_len`: the target size of each dim of `axes`
+// - `axes`, `axes_len` (NULL: `[]`): the dims `shape` sets (every dim when empty)
+// - `out`: the result
+ge_status ge_es_center_crop_pad(struct ge_graph *graph,
+                                struct ge_es_tensor input,
+                                const int64_t *shape,
+                                size_t shape_len,
+                                const int64_t *axes,
+                                size_t axes_len,
+                                struct ge_es_tensor *out);
+
+// `graph.affine_grid`: The sampling grid of a batch of affine transforms (ONNX AffineGrid)
+//
+// - `theta`: operand
+// - `size`, `size_len`: the image size: N, C, H, W (or N, C, D, H, W)
+// - `align_corners` (NULL: `0`): 1: -1 and 1 are the corner pixels' centres; 0: their outer edges
+// - `out`: the result
+ge_status ge_es_affine_grid(struct ge_graph *graph,
+                            struct ge_es_tensor theta,
+                            const int64_t *size,
+                            size_t size_len,
+                            const int64_t *align_corners,
+                            struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

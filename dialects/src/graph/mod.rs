@@ -5,6 +5,7 @@ pub mod bitwise;
 pub mod control;
 pub mod elementwise;
 pub mod func;
+pub mod geometry;
 pub mod grid_sample;
 pub mod index;
 pub mod linalg;
@@ -45,5 +46,6 @@ pub static DIALECT: Dialect = Dialect {
         rotary::OPS,
         scan::OPS,
         signal::OPS,
+        geometry::OPS,
     ],
 };

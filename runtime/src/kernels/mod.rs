@@ -58,6 +58,7 @@ pub mod conv_transpose;
 pub mod cumulative;
 pub mod ew;
 pub mod gather_elements;
+pub mod geometry;
 pub mod grid_sample;
 pub mod instance_norm;
 pub mod iota;

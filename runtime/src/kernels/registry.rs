@@ -14,9 +14,9 @@ use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative,
-    gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, qlinear, quant,
-    resize, rnn, rotary, scatter_elements, shape_of, signal, specialize, tile, topk, volume,
-    Kernel, Op,
+    gather_elements, geometry, grid_sample, instance_norm, iota, linalg, movement, pad, pool,
+    qlinear, quant, resize, rnn, rotary, scatter_elements, shape_of, signal, specialize, tile,
+    topk, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -27,6 +27,7 @@ use ge_dialects::graph::bitwise::{
     BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
 };
 use ge_dialects::graph::elementwise::*;
+use ge_dialects::graph::geometry::{AffineGrid, CenterCropPad};
 use ge_dialects::graph::grid_sample::GridSample;
 use ge_dialects::graph::index::{
     Embedding, Gather, GatherElements, Pad, Resize, ScatterElements, Topk,
@@ -309,6 +310,14 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(rotary::Rotary::from_op(b, o)?)
         }),
         (Bitcast::DEF, |_, _| step(Op::Copy)),
+        (CenterCropPad::DEF, |_, _| kernel(geometry::CenterCropPad)),
+        (AffineGrid::DEF, |b, o| {
+            let a = AffineGrid::attrs(b.op(o));
+            kernel(geometry::AffineGrid {
+                size: a.size()?,
+                align: a.align_corners() != 0,
+            })
+        }),
         (Dft::DEF, |b, o| {
             let params = DftParams::of(b.op(o)).ok()?;
             kernel(signal::Dft { params })

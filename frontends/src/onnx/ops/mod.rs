@@ -6,6 +6,7 @@
 mod control;
 mod einsum;
 mod elementwise;
+mod geometry;
 mod legacy;
 mod nd;
 mod nn;
@@ -209,6 +210,9 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("HannWindow", signal::hann_window),
     ("MelWeightMatrix", signal::mel_weight_matrix),
     ("STFT", signal::stft),
+    // geometry.rs
+    ("AffineGrid", geometry::affine_grid),
+    ("CenterCropPad", geometry::center_crop_pad),
 ];
 
 /// The mapping function of an ONNX op (default domain).
