@@ -2978,6 +2978,55 @@ pub unsafe extern "C" fn ge_es_affine_grid(
     })
 }
 
+/// `graph.det`: The determinant of each square matrix of a batch (ONNX Det)
+///
+/// - `input`: operand
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_det(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_det", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.det")?;
+            call_.one("input", input)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.reverse_sequence`: Reverse the first elements of each sequence of a batch (ONNX ReverseSequence)
+///
+/// - `input`: operand
+/// - `sequence_lens`: operand
+/// - `batch_axis` (NULL: `1`): the batch dim (0 or 1)
+/// - `time_axis` (NULL: `0`): the time dim (1 or 0)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_reverse_sequence(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    sequence_lens: ge_es_tensor,
+    batch_axis: *const i64,
+    time_axis: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_reverse_sequence", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.reverse_sequence")?;
+            call_.one("input", input)?;
+            call_.one("sequence_lens", sequence_lens)?;
+            call_.attr_ptr("batch_axis", batch_axis)?;
+            call_.attr_ptr("time_axis", time_axis)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `data.constant`: A constant tensor
 ///
 /// - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

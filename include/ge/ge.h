@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 7
+#define GE_API_VERSION_MINOR 8
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -1675,6 +1675,26 @@ ge_status ge_es_affine_grid(struct ge_graph *graph,
                             size_t size_len,
                             const int64_t *align_corners,
                             struct ge_es_tensor *out);
+
+// `graph.det`: The determinant of each square matrix of a batch (ONNX Det)
+//
+// - `input`: operand
+// - `out`: the result
+ge_status ge_es_det(struct ge_graph *graph, struct ge_es_tensor input, struct ge_es_tensor *out);
+
+// `graph.reverse_sequence`: Reverse the first elements of each sequence of a batch (ONNX ReverseSequence)
+//
+// - `input`: operand
+// - `sequence_lens`: operand
+// - `batch_axis` (NULL: `1`): the batch dim (0 or 1)
+// - `time_axis` (NULL: `0`): the time dim (1 or 0)
+// - `out`: the result
+ge_status ge_es_reverse_sequence(struct ge_graph *graph,
+                                 struct ge_es_tensor input,
+                                 struct ge_es_tensor sequence_lens,
+                                 const int64_t *batch_axis,
+                                 const int64_t *time_axis,
+                                 struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

@@ -3,6 +3,7 @@
 pub mod activation;
 pub mod bitwise;
 pub mod control;
+pub mod det;
 pub mod elementwise;
 pub mod func;
 pub mod geometry;
@@ -15,6 +16,7 @@ pub mod opkit;
 pub mod qlinear;
 pub mod quant;
 pub mod reduce;
+pub mod reverse_sequence;
 pub mod rnn;
 pub mod rotary;
 pub mod scan;
@@ -47,5 +49,7 @@ pub static DIALECT: Dialect = Dialect {
         scan::OPS,
         signal::OPS,
         geometry::OPS,
+        det::OPS,
+        reverse_sequence::OPS,
     ],
 };

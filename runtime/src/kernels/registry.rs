@@ -13,10 +13,10 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative,
+    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, det,
     gather_elements, geometry, grid_sample, instance_norm, iota, linalg, movement, pad, pool,
-    qlinear, quant, resize, rnn, rotary, scatter_elements, shape_of, signal, specialize, tile,
-    topk, volume, Kernel, Op,
+    qlinear, quant, resize, reverse_sequence, rnn, rotary, scatter_elements, shape_of, signal,
+    specialize, tile, topk, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -26,6 +26,7 @@ use ge_dialects::data::size::NonZero;
 use ge_dialects::graph::bitwise::{
     BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
 };
+use ge_dialects::graph::det::Det;
 use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::geometry::{AffineGrid, CenterCropPad};
 use ge_dialects::graph::grid_sample::GridSample;
@@ -43,6 +44,7 @@ use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
+use ge_dialects::graph::reverse_sequence::ReverseSequence;
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
 use ge_dialects::graph::rotary::RotaryEmbedding;
 use ge_dialects::graph::scan::Cumprod;
@@ -311,6 +313,14 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (Bitcast::DEF, |_, _| step(Op::Copy)),
         (CenterCropPad::DEF, |_, _| kernel(geometry::CenterCropPad)),
+        (Det::DEF, |_, _| kernel(det::Det)),
+        (ReverseSequence::DEF, |b, o| {
+            let a = ReverseSequence::attrs(b.op(o));
+            kernel(reverse_sequence::ReverseSequence {
+                batch_axis: a.batch_axis(),
+                time_axis: a.time_axis(),
+            })
+        }),
         (AffineGrid::DEF, |b, o| {
             let a = AffineGrid::attrs(b.op(o));
             kernel(geometry::AffineGrid {

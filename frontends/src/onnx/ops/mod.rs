@@ -4,6 +4,7 @@
 //! To support a new op, add its function to a family file and one line here.
 
 mod control;
+mod det;
 mod einsum;
 mod elementwise;
 mod geometry;
@@ -12,6 +13,7 @@ mod nd;
 mod nn;
 mod quant;
 mod reduce;
+mod reverse_sequence;
 mod rnn;
 mod shape;
 mod signal;
@@ -213,6 +215,10 @@ pub static TABLE: &[(&str, MapFn)] = &[
     // geometry.rs
     ("AffineGrid", geometry::affine_grid),
     ("CenterCropPad", geometry::center_crop_pad),
+    // det.rs
+    ("Det", det::det),
+    // reverse_sequence.rs
+    ("ReverseSequence", reverse_sequence::reverse_sequence),
 ];
 
 /// The mapping function of an ONNX op (default domain).
