@@ -1071,6 +1071,32 @@ def small_types():
     save_onnx("small_types", m, [("x", x)], check=False)
 
 
+def geometry():
+    """CenterCropPad (target shape an initializer: an attribute) and AffineGrid
+    (size a graph input: a graph.specialize), lit-tests/frontends/onnx-geometry.test;
+    geometry_bad_align has align_corners = 2, which the importer refuses."""
+    nodes = [
+        helper.make_node("CenterCropPad", ["x", "shape"], ["c"], name="ccp", axes=[0, -1]),
+        helper.make_node("AffineGrid", ["theta", "size"], ["g"], name="ag", align_corners=1),
+    ]
+    shape = numpy_helper.from_array(np.array([3, 6], np.int64), "shape")
+    m = model(
+        nodes,
+        [vi("x", [4, 3, 5]), vi("theta", [2, 2, 3]), vi("size", [4], TensorProto.INT64)],
+        [vi("c", [3, 3, 6]), vi("g", [2, 3, 4, 2])],
+        inits=[shape],
+        opset=20,
+    )
+    r = np.random.default_rng(16)  # its own generator: the same bytes when run alone
+    x, theta = r.standard_normal((4, 3, 5)), r.standard_normal((2, 2, 3))
+    ins = [("x", x.astype(np.float32)), ("theta", theta.astype(np.float32)), ("size", np.array([2, 1, 3, 4], np.int64))]
+    save_onnx("geometry", m, ins)
+    nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["g"], name="ag", align_corners=2)]
+    size = numpy_helper.from_array(np.array([1, 1, 2, 2], np.int64), "size")
+    m = model(nodes, [vi("theta", [1, 2, 3])], [vi("g", [1, 2, 2, 2])], inits=[size], opset=20)
+    save_onnx("geometry_bad_align", m, check=False)
+
+
 def main():
     # `gen_test_models.py NAME...` runs only the named generators (e.g. tf_list_errors).
     if sys.argv[1:]:
@@ -1093,6 +1119,7 @@ def main():
     einsum()
     named_io()
     small_types()
+    geometry()
     tf_list_errors()
     tf_op_errors()
 

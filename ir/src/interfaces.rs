@@ -526,6 +526,8 @@ pub enum KernelFamily {
     /// Fourier transforms, windows and mel filter banks (dft, stft, the
     /// window functions, mel_weight_matrix; runtime/src/kernels/signal.rs).
     Signal,
+    /// Dense linear algebra other than products (det; runtime/src/kernels/det.rs).
+    Linalg,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -3,8 +3,10 @@
 pub mod activation;
 pub mod bitwise;
 pub mod control;
+pub mod det;
 pub mod elementwise;
 pub mod func;
+pub mod geometry;
 pub mod grid_sample;
 pub mod index;
 pub mod kv_cache;
@@ -15,6 +17,7 @@ pub mod opkit;
 pub mod qlinear;
 pub mod quant;
 pub mod reduce;
+pub mod reverse_sequence;
 pub mod rnn;
 pub mod rotary;
 pub mod scan;
@@ -51,5 +54,8 @@ pub static DIALECT: Dialect = Dialect {
         sequence_mixing::OPS,
         swiglu::OPS,
         kv_cache::OPS,
+        geometry::OPS,
+        det::OPS,
+        reverse_sequence::OPS,
     ],
 };

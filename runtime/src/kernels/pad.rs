@@ -48,6 +48,16 @@ impl Pad {
         })
     }
 
+    /// Constant mode with zeros (every dtype's zero is all-zero bytes):
+    /// graph.center_crop_pad's kernel, which computes `pads` per run.
+    pub fn zeros(pads: Vec<i64>, dtype: ge_ir::DType) -> Pad {
+        Pad {
+            pads,
+            mode: Mode::Constant,
+            fill: vec![0; dtype.byte_size()],
+        }
+    }
+
     /// The input coordinate that output coordinate `o` of a dim of `n`
     /// elements (padded by `begin` in front) reads; `None`: the fill value.
     /// `n > 0` unless the mode is constant (checked by `run`).

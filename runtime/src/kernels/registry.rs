@@ -13,10 +13,10 @@
 use super::ew::Code;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative,
-    gather_elements, grid_sample, instance_norm, iota, linalg, movement, pad, pool, qlinear, quant,
-    resize, rnn, rotary, scatter_elements, sequence_mixing, shape_of, signal, specialize, swiglu,
-    tensor_scatter, tile, topk, volume, Kernel, Op,
+    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, det,
+    gather_elements, geometry, grid_sample, instance_norm, iota, linalg, movement, pad, pool,
+    qlinear, quant, resize, reverse_sequence, rnn, rotary, scatter_elements, sequence_mixing,
+    shape_of, signal, specialize, swiglu, tensor_scatter, tile, topk, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -28,7 +28,9 @@ use ge_dialects::data::unique::Unique;
 use ge_dialects::graph::bitwise::{
     BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
 };
+use ge_dialects::graph::det::Det;
 use ge_dialects::graph::elementwise::*;
+use ge_dialects::graph::geometry::{AffineGrid, CenterCropPad};
 use ge_dialects::graph::grid_sample::GridSample;
 use ge_dialects::graph::index::{
     Embedding, Gather, GatherElements, Pad, Resize, ScatterElements, Topk,
@@ -45,6 +47,7 @@ use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
+use ge_dialects::graph::reverse_sequence::ReverseSequence;
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
 use ge_dialects::graph::rotary::RotaryEmbedding;
 use ge_dialects::graph::scan::Cumprod;
@@ -329,6 +332,22 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(tensor_scatter::TensorScatter {
                 axis: a.axis(),
                 mode: a.mode().to_string(),
+            })
+        }),
+        (CenterCropPad::DEF, |_, _| kernel(geometry::CenterCropPad)),
+        (Det::DEF, |_, _| kernel(det::Det)),
+        (ReverseSequence::DEF, |b, o| {
+            let a = ReverseSequence::attrs(b.op(o));
+            kernel(reverse_sequence::ReverseSequence {
+                batch_axis: a.batch_axis(),
+                time_axis: a.time_axis(),
+            })
+        }),
+        (AffineGrid::DEF, |b, o| {
+            let a = AffineGrid::attrs(b.op(o));
+            kernel(geometry::AffineGrid {
+                size: a.size()?,
+                align: a.align_corners() != 0,
             })
         }),
         (Dft::DEF, |b, o| {

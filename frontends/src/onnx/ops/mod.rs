@@ -4,14 +4,17 @@
 //! To support a new op, add its function to a family file and one line here.
 
 mod control;
+mod det;
 mod einsum;
 mod elementwise;
 mod kv_cache;
+mod geometry;
 mod legacy;
 mod nd;
 mod nn;
 mod quant;
 mod reduce;
+mod reverse_sequence;
 mod rnn;
 mod sequence_mixing;
 mod shape;
@@ -224,6 +227,13 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("LinearAttention", sequence_mixing::linear_attention),
     ("SwiGLU", swiglu::swiglu),
     ("TensorScatter", kv_cache::tensor_scatter),
+    // geometry.rs
+    ("AffineGrid", geometry::affine_grid),
+    ("CenterCropPad", geometry::center_crop_pad),
+    // det.rs
+    ("Det", det::det),
+    // reverse_sequence.rs
+    ("ReverseSequence", reverse_sequence::reverse_sequence),
 ];
 
 /// The mapping function of an ONNX op (default domain).
