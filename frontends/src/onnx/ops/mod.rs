@@ -11,6 +11,7 @@ mod nd;
 mod nn;
 mod quant;
 mod reduce;
+mod resize;
 mod rnn;
 mod shape;
 mod signal;
@@ -183,7 +184,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Pad", shape::pad),
     ("Range", shape::range),
     ("Reshape", shape::reshape),
-    ("Resize", shape::resize),
+    ("Resize", resize::resize),
     ("Scatter", shape::scatter_elements),
     ("ScatterElements", shape::scatter_elements),
     ("ScatterND", nd::scatter_nd),
@@ -198,7 +199,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Transpose", shape::transpose),
     ("Trilu", shape::trilu),
     ("Unsqueeze", shape::unsqueeze),
-    ("Upsample", shape::upsample),
+    ("Upsample", resize::upsample),
     // control.rs
     ("If", control::if_),
     ("Loop", control::loop_),
