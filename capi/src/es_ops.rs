@@ -1905,12 +1905,12 @@ pub unsafe extern "C" fn ge_es_topk(
     })
 }
 
-/// `graph.resize`: Resample a tensor by nearest or (multi-)linear interpolation (ONNX Resize)
+/// `graph.resize`: Resample a tensor by nearest, (multi-)linear or (multi-)cubic interpolation (ONNX Resize)
 ///
 /// - `input`: operand
 /// - `mode` (NULL: `"nearest"`): interpolation mode
-/// - `scales`, `scales_len` (NULL: absent): scale per dim (exclusive with sizes)
-/// - `sizes`, `sizes_len` (NULL: absent): output shape (exclusive with scales)
+/// - `scales`, `scales_len` (NULL: absent): scale per resized dim (exclusive with sizes)
+/// - `sizes`, `sizes_len` (NULL: absent): output length per resized dim (exclusive with scales)
 /// - `coordinate_transformation_mode` (NULL: `"half_pixel"`): how output coordinates map to input coordinates
 /// - `nearest_mode` (NULL: `"round_prefer_floor"`): rounding of the source coordinate in nearest mode
 /// - `out`: the result
@@ -1941,6 +1941,70 @@ pub unsafe extern "C" fn ge_es_resize(
                 false,
             )?;
             call_.str("nearest_mode", nearest_mode, false)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.resize`: Resample a tensor by nearest, (multi-)linear or (multi-)cubic interpolation (ONNX Resize)
+///
+/// - `input`: operand
+/// - `mode` (NULL: `"nearest"`): interpolation mode
+/// - `scales`, `scales_len` (NULL: absent): scale per resized dim (exclusive with sizes)
+/// - `sizes`, `sizes_len` (NULL: absent): output length per resized dim (exclusive with scales)
+/// - `coordinate_transformation_mode` (NULL: `"half_pixel"`): how output coordinates map to input coordinates
+/// - `nearest_mode` (NULL: `"round_prefer_floor"`): rounding of the source coordinate in nearest mode
+/// - `cubic_coeff_a` (NULL: `-0.75`): the cubic kernel's coefficient
+/// - `exclude_outside` (NULL: `0`): 1: taps outside the input weigh nothing (the rest renormalised)
+/// - `antialias` (NULL: `0`): 1: stretch the linear or cubic filter when downscaling
+/// - `roi`, `roi_len` (NULL: absent): the crop of tf_crop_and_resize: starts, then ends, of the resized dims
+/// - `extrapolation_value` (NULL: `0.0`): the output outside the input under tf_crop_and_resize
+/// - `axes`, `axes_len` (NULL: absent): the dims that scales, sizes and roi refer to (default: every dim)
+/// - `keep_aspect_ratio_policy` (NULL: `"stretch"`): how sizes keep the input's aspect ratio
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_resize_v2(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    mode: *const c_char,
+    scales: *const f64,
+    scales_len: usize,
+    sizes: *const i64,
+    sizes_len: usize,
+    coordinate_transformation_mode: *const c_char,
+    nearest_mode: *const c_char,
+    cubic_coeff_a: *const f64,
+    exclude_outside: *const i64,
+    antialias: *const i64,
+    roi: *const f64,
+    roi_len: usize,
+    extrapolation_value: *const f64,
+    axes: *const i64,
+    axes_len: usize,
+    keep_aspect_ratio_policy: *const c_char,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_resize_v2", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.resize")?;
+            call_.one("input", input)?;
+            call_.str("mode", mode, false)?;
+            call_.array("scales", scales, scales_len, false)?;
+            call_.array("sizes", sizes, sizes_len, false)?;
+            call_.str(
+                "coordinate_transformation_mode",
+                coordinate_transformation_mode,
+                false,
+            )?;
+            call_.str("nearest_mode", nearest_mode, false)?;
+            call_.attr_ptr("cubic_coeff_a", cubic_coeff_a)?;
+            call_.attr_ptr("exclude_outside", exclude_outside)?;
+            call_.attr_ptr("antialias", antialias)?;
+            call_.array("roi", roi, roi_len, false)?;
+            call_.attr_ptr("extrapolation_value", extrapolation_value)?;
+            call_.array("axes", axes, axes_len, false)?;
+            call_.str("keep_aspect_ratio_policy", keep_aspect_ratio_policy, false)?;
             call_.finish_one(out)
         }
     })
@@ -2738,6 +2802,38 @@ pub unsafe extern "C" fn ge_es_cumprod(
         unsafe {
             let mut call_ = Call::new(graph, "graph.cumprod")?;
             call_.one("input", input)?;
+            call_.attr_ptr("axis", axis)?;
+            call_.attr_ptr("exclusive", exclusive)?;
+            call_.attr_ptr("reverse", reverse)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.cumsum`: Cumulative sum along an axis (ONNX CumSum)
+///
+/// - `input`: operand
+/// - `axis_value`: optional operand (NULL: absent)
+/// - `axis` (NULL: `0`): the axis when there is no `axis_value` (negative counts from the end)
+/// - `exclusive` (NULL: `0`): 1: the sum of the elements before each one
+/// - `reverse` (NULL: `0`): 1: from the last element backwards
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_cumsum(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    axis_value: *const ge_es_tensor,
+    axis: *const i64,
+    exclusive: *const i64,
+    reverse: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_cumsum", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.cumsum")?;
+            call_.one("input", input)?;
+            call_.opt("axis_value", axis_value)?;
             call_.attr_ptr("axis", axis)?;
             call_.attr_ptr("exclusive", exclusive)?;
             call_.attr_ptr("reverse", reverse)?;

@@ -1145,12 +1145,12 @@ ge_status ge_es_topk(struct ge_graph *graph,
                      struct ge_es_tensor *values,
                      struct ge_es_tensor *indices);
 
-// `graph.resize`: Resample a tensor by nearest or (multi-)linear interpolation (ONNX Resize)
+// `graph.resize`: Resample a tensor by nearest, (multi-)linear or (multi-)cubic interpolation (ONNX Resize)
 //
 // - `input`: operand
 // - `mode` (NULL: `"nearest"`): interpolation mode
-// - `scales`, `scales_len` (NULL: absent): scale per dim (exclusive with sizes)
-// - `sizes`, `sizes_len` (NULL: absent): output shape (exclusive with scales)
+// - `scales`, `scales_len` (NULL: absent): scale per resized dim (exclusive with sizes)
+// - `sizes`, `sizes_len` (NULL: absent): output length per resized dim (exclusive with scales)
 // - `coordinate_transformation_mode` (NULL: `"half_pixel"`): how output coordinates map to input coordinates
 // - `nearest_mode` (NULL: `"round_prefer_floor"`): rounding of the source coordinate in nearest mode
 // - `out`: the result
@@ -1164,6 +1164,42 @@ ge_status ge_es_resize(struct ge_graph *graph,
                        const char *coordinate_transformation_mode,
                        const char *nearest_mode,
                        struct ge_es_tensor *out);
+
+// `graph.resize`: Resample a tensor by nearest, (multi-)linear or (multi-)cubic interpolation (ONNX Resize)
+//
+// - `input`: operand
+// - `mode` (NULL: `"nearest"`): interpolation mode
+// - `scales`, `scales_len` (NULL: absent): scale per resized dim (exclusive with sizes)
+// - `sizes`, `sizes_len` (NULL: absent): output length per resized dim (exclusive with scales)
+// - `coordinate_transformation_mode` (NULL: `"half_pixel"`): how output coordinates map to input coordinates
+// - `nearest_mode` (NULL: `"round_prefer_floor"`): rounding of the source coordinate in nearest mode
+// - `cubic_coeff_a` (NULL: `-0.75`): the cubic kernel's coefficient
+// - `exclude_outside` (NULL: `0`): 1: taps outside the input weigh nothing (the rest renormalised)
+// - `antialias` (NULL: `0`): 1: stretch the linear or cubic filter when downscaling
+// - `roi`, `roi_len` (NULL: absent): the crop of tf_crop_and_resize: starts, then ends, of the resized dims
+// - `extrapolation_value` (NULL: `0.0`): the output outside the input under tf_crop_and_resize
+// - `axes`, `axes_len` (NULL: absent): the dims that scales, sizes and roi refer to (default: every dim)
+// - `keep_aspect_ratio_policy` (NULL: `"stretch"`): how sizes keep the input's aspect ratio
+// - `out`: the result
+ge_status ge_es_resize_v2(struct ge_graph *graph,
+                          struct ge_es_tensor input,
+                          const char *mode,
+                          const double *scales,
+                          size_t scales_len,
+                          const int64_t *sizes,
+                          size_t sizes_len,
+                          const char *coordinate_transformation_mode,
+                          const char *nearest_mode,
+                          const double *cubic_coeff_a,
+                          const int64_t *exclude_outside,
+                          const int64_t *antialias,
+                          const double *roi,
+                          size_t roi_len,
+                          const double *extrapolation_value,
+                          const int64_t *axes,
+                          size_t axes_len,
+                          const char *keep_aspect_ratio_policy,
+                          struct ge_es_tensor *out);
 
 // `graph.pad`: Pad (or crop, with negative pads) a tensor (ONNX Pad)
 //
@@ -1562,6 +1598,22 @@ ge_status ge_es_cumprod(struct ge_graph *graph,
                         const int64_t *exclusive,
                         const int64_t *reverse,
                         struct ge_es_tensor *out);
+
+// `graph.cumsum`: Cumulative sum along an axis (ONNX CumSum)
+//
+// - `input`: operand
+// - `axis_value`: optional operand (NULL: absent)
+// - `axis` (NULL: `0`): the axis when there is no `axis_value` (negative counts from the end)
+// - `exclusive` (NULL: `0`): 1: the sum of the elements before each one
+// - `reverse` (NULL: `0`): 1: from the last element backwards
+// - `out`: the result
+ge_status ge_es_cumsum(struct ge_graph *graph,
+                       struct ge_es_tensor input,
+                       const struct ge_es_tensor *axis_value,
+                       const int64_t *axis,
+                       const int64_t *exclusive,
+                       const int64_t *reverse,
+                       struct ge_es_tensor *out);
 
 // `graph.dft`: Discrete Fourier transform along one axis (ONNX DFT)
 //

@@ -572,69 +572,54 @@ def_op! {
 
 // ---- resize ---------------------------------------------------------------
 
-const RESIZE_MODES: &[&str] = &["nearest", "linear"];
-const COORD_MODES: &[&str] = &[
+/// The values of graph.resize's enum attributes (the ONNX importer checks
+/// a node's against them).
+pub const RESIZE_MODES: &[&str] = &["nearest", "linear", "cubic"];
+pub const COORD_MODES: &[&str] = &[
     "half_pixel",
+    "half_pixel_symmetric",
     "pytorch_half_pixel",
     "align_corners",
     "asymmetric",
+    "tf_crop_and_resize",
 ];
-const NEAREST_MODES: &[&str] = &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"];
+pub const NEAREST_MODES: &[&str] = &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"];
+pub const ASPECT_POLICIES: &[&str] = &["stretch", "not_larger", "not_smaller"];
 
-/// The output shape and per-axis scales of a resize.
-fn resize_plan(a: ResizeAttrView, input: &[Dim]) -> Result<(Vec<Dim>, Option<Vec<f64>>), String> {
-    let r = input.len();
-    match (a.scales(), a.sizes()) {
-        (Some(_), Some(_)) => Err("takes either 'scales' or 'sizes', not both".into()),
-        (None, None) => Err("requires attribute 'scales' or 'sizes'".into()),
-        (Some(s), None) => {
-            if s.len() != r {
-                return Err(format!(
-                    "attribute 'scales' must have one entry per input dim ({r}), but has {}",
-                    s.len()
-                ));
-            }
-            if let Some(bad) = s.iter().find(|&&x| x.is_nan() || x <= 0.0) {
-                return Err(format!(
-                    "attribute 'scales' entries must be > 0, but got {bad}"
-                ));
-            }
-            let out = input
-                .iter()
-                .zip(&s)
-                .map(|(&d, &sc)| match d.as_static() {
-                    Some(n) => Dim::Static((n as f64 * sc).floor() as i64),
-                    None if sc.fract() == 0.0 => d.mul_const(sc as i64),
-                    None if (1.0 / sc).fract() == 0.0 => d.div_const((1.0 / sc) as i64),
-                    None => Dim::Unknown,
-                })
-                .collect();
-            Ok((out, Some(s)))
-        }
-        (None, Some(z)) => {
-            if z.len() != r {
-                return Err(format!(
-                    "attribute 'sizes' must have one entry per input dim ({r}), but has {}",
-                    z.len()
-                ));
-            }
-            check_min("sizes", &z, 1)?;
-            Ok((z.iter().map(|&n| Dim::Static(n)).collect(), None))
-        }
-    }
+/// How one output coordinate of a resized axis reads the input.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResizeTaps {
+    /// `(source index, weight)` pairs, indices clamped into the input.
+    Taps(Vec<(usize, f64)>),
+    /// Outside the crop (`tf_crop_and_resize`): the output is `extrapolation_value`.
+    Outside,
 }
 
-/// The (mode, coordinate transformation, nearest rounding) of a resize, checked.
-pub fn resize_modes(
-    a: ResizeAttrView,
-) -> Result<(&'static str, &'static str, &'static str), String> {
-    let m = a.mode();
-    let c = a.coordinate_transformation_mode();
-    let n = a.nearest_mode();
+/// The checked modes and numbers of a resize, everything but the sizes.
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeModes {
+    pub mode: &'static str,
+    pub coord: &'static str,
+    pub nearest: &'static str,
+    pub cubic_a: f64,
+    pub exclude_outside: bool,
+    pub antialias: bool,
+    pub extrapolation: f64,
+}
+
+/// The modes of a resize, checked against each other.
+pub fn resize_modes(a: ResizeAttrView) -> Result<ResizeModes, String> {
+    let (m, c, n, p) = (
+        a.mode(),
+        a.coordinate_transformation_mode(),
+        a.nearest_mode(),
+        a.keep_aspect_ratio_policy(),
+    );
     for (name, v, all) in [
         ("mode", m, RESIZE_MODES),
         ("coordinate_transformation_mode", c, COORD_MODES),
         ("nearest_mode", n, NEAREST_MODES),
+        ("keep_aspect_ratio_policy", p, ASPECT_POLICIES),
     ] {
         if !all.contains(&v) {
             return Err(format!(
@@ -643,7 +628,183 @@ pub fn resize_modes(
             ));
         }
     }
-    Ok((m, c, n))
+    let antialias = a.antialias() != 0;
+    let exclude_outside = a.exclude_outside() != 0;
+    if m == "nearest" && antialias {
+        return Err("'antialias' applies to the linear and cubic modes, not nearest".into());
+    }
+    if m == "nearest" && exclude_outside {
+        return Err("'exclude_outside' applies to the linear and cubic modes, not nearest".into());
+    }
+    if !a.cubic_coeff_a().is_finite() || !a.extrapolation_value().is_finite() {
+        return Err("'cubic_coeff_a' and 'extrapolation_value' must be finite".into());
+    }
+    match (c == "tf_crop_and_resize", a.roi().is_some()) {
+        (true, false) => {
+            return Err("coordinate_transformation_mode 'tf_crop_and_resize' requires attribute 'roi'".into())
+        }
+        (false, true) => {
+            return Err(format!(
+                "attribute 'roi' is read only by coordinate_transformation_mode 'tf_crop_and_resize', not '{c}'"
+            ))
+        }
+        _ => {}
+    }
+    Ok(ResizeModes {
+        mode: m,
+        coord: c,
+        nearest: n,
+        cubic_a: a.cubic_coeff_a(),
+        exclude_outside,
+        antialias,
+        extrapolation: a.extrapolation_value(),
+    })
+}
+
+/// One axis of a resize: the scale of the coordinate transformation, the
+/// resized length before rounding, and the crop (start, end) in `[0, 1]`
+/// coordinates of the input.
+#[derive(Clone, Copy, Debug)]
+struct AxisPlan {
+    scale: f64,
+    len: f64,
+    roi: (f64, f64),
+}
+
+/// The resized axes (`axes`, normalised, or every dim) of a resize of rank `r`.
+fn resize_axes(a: ResizeAttrView, r: usize) -> Result<Vec<usize>, String> {
+    let Some(axes) = a.axes() else {
+        return Ok((0..r).collect());
+    };
+    let mut out = Vec::with_capacity(axes.len());
+    for &x in &axes {
+        let d = norm_axis(x, r, "attribute 'axes' entry")?;
+        if out.contains(&d) {
+            return Err(format!("attribute 'axes' names dim {d} twice: {axes:?}"));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// The output shape of a resize and, when every input dim is static, the
+/// plan of each axis. `scales`, `sizes` and `roi` refer to `axes` (every dim
+/// without it); other dims keep their length.
+fn resize_plan(
+    a: ResizeAttrView,
+    input: &[Dim],
+) -> Result<(Vec<Dim>, Option<Vec<AxisPlan>>), String> {
+    let r = input.len();
+    let axes = resize_axes(a, r)?;
+    let n = axes.len();
+    let roi = a.roi();
+    if let Some(v) = &roi {
+        if v.len() != 2 * n {
+            return Err(format!(
+                "attribute 'roi' must have 2 entries per resized dim ({}), but has {}",
+                2 * n,
+                v.len()
+            ));
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(format!(
+                "attribute 'roi' entries must be finite, but got {v:?}"
+            ));
+        }
+    }
+    let stat: Option<Vec<f64>> = input
+        .iter()
+        .map(|d| d.as_static().map(|v| v as f64))
+        .collect();
+    let mut out = input.to_vec();
+    let mut plan: Option<Vec<AxisPlan>> = stat.as_ref().map(|s| {
+        s.iter()
+            .map(|&len| AxisPlan {
+                scale: 1.0,
+                len,
+                roi: (0.0, 1.0),
+            })
+            .collect()
+    });
+    let count = |name: &str, len: usize| {
+        if len == n {
+            Ok(())
+        } else {
+            Err(format!(
+                "attribute '{name}' must have one entry per resized dim ({n}), but has {len}"
+            ))
+        }
+    };
+    match (a.scales(), a.sizes()) {
+        (Some(_), Some(_)) => return Err("takes either 'scales' or 'sizes', not both".into()),
+        (None, None) => return Err("requires attribute 'scales' or 'sizes'".into()),
+        (Some(s), None) => {
+            count("scales", s.len())?;
+            if let Some(bad) = s.iter().find(|&&x| !x.is_finite() || x <= 0.0) {
+                return Err(format!(
+                    "attribute 'scales' entries must be > 0, but got {bad}"
+                ));
+            }
+            for (&d, &sc) in axes.iter().zip(&s) {
+                let dim = input[d];
+                out[d] = match dim.as_static() {
+                    Some(v) => Dim::Static((v as f64 * sc).floor() as i64),
+                    None if sc.fract() == 0.0 => dim.mul_const(sc as i64),
+                    None if (1.0 / sc).fract() == 0.0 => dim.div_const((1.0 / sc) as i64),
+                    None => Dim::Unknown,
+                };
+                if let Some(p) = plan.as_mut() {
+                    p[d].scale = sc;
+                    p[d].len *= sc;
+                }
+            }
+        }
+        (None, Some(z)) => {
+            count("sizes", z.len())?;
+            check_min("sizes", &z, 1)?;
+            let policy = a.keep_aspect_ratio_policy();
+            match (policy, &stat) {
+                ("stretch", _) => {
+                    for (&d, &v) in axes.iter().zip(&z) {
+                        out[d] = Dim::Static(v);
+                        if let Some(p) = plan.as_mut() {
+                            p[d].scale = v as f64 / p[d].len;
+                            p[d].len = v as f64;
+                        }
+                    }
+                }
+                (_, Some(st)) => {
+                    // One scale for every resized axis, the smallest
+                    // (not_larger) or largest (not_smaller) of the ratios.
+                    let ratios = axes.iter().zip(&z).map(|(&d, &v)| v as f64 / st[d]);
+                    let scale = if policy == "not_larger" {
+                        ratios.fold(f64::INFINITY, f64::min)
+                    } else {
+                        ratios.fold(f64::NEG_INFINITY, f64::max)
+                    };
+                    for &d in &axes {
+                        // round_int: halfway cases up.
+                        out[d] = Dim::Static((scale * st[d] + 0.5).floor() as i64);
+                        if let Some(p) = plan.as_mut() {
+                            p[d].scale = scale;
+                            p[d].len = scale * st[d];
+                        }
+                    }
+                }
+                (_, None) => {
+                    for &d in &axes {
+                        out[d] = Dim::Unknown;
+                    }
+                }
+            }
+        }
+    }
+    if let (Some(v), Some(p)) = (&roi, plan.as_mut()) {
+        for (k, &d) in axes.iter().enumerate() {
+            p[d].roi = (v[k], v[n + k]);
+        }
+    }
+    Ok((out, plan))
 }
 
 fn infer_resize(cx: &InferCtx) -> Result<Vec<Type>, String> {
@@ -661,83 +822,150 @@ fn infer_resize(cx: &InferCtx) -> Result<Vec<Type>, String> {
     Ok(vec![Type::tensor(&out, dt)])
 }
 
-/// Taps `(source index, weight)` of one output coordinate along one axis.
-fn resize_taps(
-    x: usize,
-    in_len: usize,
-    out_len: f64,
-    scale: f64,
-    (mode, coord, nearest): (&str, &str, &str),
-) -> Vec<(usize, f64)> {
-    let xf = x as f64;
-    let orig = match coord {
+/// The source coordinate of output coordinate `x` along an axis of `in_len`
+/// with `out_len` outputs (ONNX's `coordinate_transformation_mode`); `None`
+/// outside a `tf_crop_and_resize` crop.
+fn resize_source(x: usize, in_len: usize, out_len: usize, p: AxisPlan, coord: &str) -> Option<f64> {
+    let (xf, n) = (x as f64, in_len as f64);
+    let (scale, len) = (p.scale, p.len);
+    Some(match coord {
         "half_pixel" => (xf + 0.5) / scale - 0.5,
-        "pytorch_half_pixel" => {
-            if out_len > 1.0 {
-                (xf + 0.5) / scale - 0.5
-            } else {
-                0.0
-            }
+        "half_pixel_symmetric" => {
+            // The crop's centre stays the output's centre when the length
+            // was rounded down.
+            let adjustment = out_len as f64 / len;
+            let offset = n / 2.0 * (1.0 - adjustment);
+            offset + (xf + 0.5) / scale - 0.5
         }
-        "align_corners" => {
-            if out_len == 1.0 {
-                0.0
+        "pytorch_half_pixel" if len > 1.0 => (xf + 0.5) / scale - 0.5,
+        "pytorch_half_pixel" => 0.0,
+        // ONNX divides by the unrounded resized length: `in * scale` with
+        // scales given.
+        "align_corners" if len == 1.0 => 0.0,
+        "align_corners" => xf * (n - 1.0) / (len - 1.0),
+        "tf_crop_and_resize" => {
+            let (s, e) = p.roi;
+            let v = if len == 1.0 {
+                (e - s) * (n - 1.0) / 2.0
             } else {
-                // ONNX divides by the unrounded resized length: `in *
-                // scale` with scales given (`out_len` is its floor).
-                xf * (in_len as f64 - 1.0) / (out_len - 1.0)
+                xf * (e - s) * (n - 1.0) / (len - 1.0)
+            } + s * (n - 1.0);
+            if v < 0.0 || v > n - 1.0 {
+                return None;
             }
+            v
         }
         _ => xf / scale,
-    };
-    let clamp = |v: f64| v.max(0.0).min(in_len as f64 - 1.0) as usize;
-    if mode == "nearest" {
-        let frac = orig - orig.floor();
-        let r = match nearest {
-            "floor" => orig.floor(),
-            "ceil" => orig.ceil(),
-            "round_prefer_ceil" if frac == 0.5 => orig.ceil(),
-            "round_prefer_floor" if frac == 0.5 => orig.floor(),
-            _ => orig.round(),
-        };
-        return vec![(clamp(r), 1.0)];
-    }
-    let x0 = orig.floor();
-    let w1 = orig - x0;
-    vec![(clamp(x0), 1.0 - w1), (clamp(x0 + 1.0), w1)]
+    })
 }
 
-/// The taps of every output coordinate along every axis of a resize from
-/// `in_shape` to `out_shape` (`scales` when the op has them, else the
-/// ratio of the sizes); the reference and the runtime's kernel share them.
-pub fn resize_axis_taps(
-    in_shape: &[usize],
-    out_shape: &[usize],
-    scales: Option<&[f64]>,
-    modes: (&str, &str, &str),
-) -> Vec<Vec<Vec<(usize, f64)>>> {
-    in_shape
-        .iter()
-        .zip(out_shape)
+/// The cubic convolution kernel of coefficient `a` at distance `x`.
+fn cubic_weight(x: f64, a: f64) -> f64 {
+    let x = x.abs();
+    let (x2, x3) = (x * x, x * x * x);
+    if x <= 1.0 {
+        (a + 2.0) * x3 - (a + 3.0) * x2 + 1.0
+    } else if x < 2.0 {
+        a * x3 - 5.0 * a * x2 + 8.0 * a * x - 4.0 * a
+    } else {
+        0.0
+    }
+}
+
+/// Taps of source coordinate `src` along an axis of `in_len` (the ONNX
+/// reference's `_get_neighbor` and coefficient functions): the `n` nearest
+/// indices around `src` (the left one preferred: `ratio` in `(0, 1]`),
+/// edge-clamped, or with `exclude_outside` dropped and the rest renormalised.
+fn resize_taps(src: f64, in_len: usize, scale: f64, m: &ResizeModes) -> Vec<(usize, f64)> {
+    let clamp = |v: i64| v.clamp(0, in_len as i64 - 1) as usize;
+    if m.mode == "nearest" {
+        let frac = src - src.floor();
+        let r = match m.nearest {
+            "floor" => src.floor(),
+            "ceil" => src.ceil(),
+            "round_prefer_ceil" if frac == 0.5 => src.ceil(),
+            "round_prefer_floor" if frac == 0.5 => src.floor(),
+            _ => src.round(),
+        };
+        return vec![(clamp(r as i64), 1.0)];
+    }
+    // `left` is the last index below `src` (one below an integer `src`).
+    let (left, ratio) = if src.fract() == 0.0 {
+        (src as i64 - 1, 1.0)
+    } else {
+        (src.floor() as i64, src - src.floor())
+    };
+    // The first tap's offset from `left` and the weights.
+    let (first, mut w): (i64, Vec<f64>) = match (m.mode, m.antialias) {
+        ("linear", false) => (0, vec![1.0 - ratio, ratio]),
+        ("cubic", false) => {
+            let a = m.cubic_a;
+            let r1 = 1.0 - ratio;
+            (
+                -1,
+                vec![
+                    ((a * (ratio + 1.0) - 5.0 * a) * (ratio + 1.0) + 8.0 * a) * (ratio + 1.0)
+                        - 4.0 * a,
+                    ((a + 2.0) * ratio - (a + 3.0)) * ratio * ratio + 1.0,
+                    ((a + 2.0) * r1 - (a + 3.0)) * r1 * r1 + 1.0,
+                    ((a * (r1 + 1.0) - 5.0 * a) * (r1 + 1.0) + 8.0 * a) * (r1 + 1.0) - 4.0 * a,
+                ],
+            )
+        }
+        (mode, _) => {
+            // Antialias: the filter stretched by 1/scale when downscaling,
+            // its weights normalised.
+            let s = scale.min(1.0);
+            let support = if mode == "linear" { 1.0 } else { 2.0 };
+            let start = (-support / s).floor() as i64 + 1;
+            let w: Vec<f64> = (start..2 - start)
+                .map(|j| {
+                    let d = s * (j as f64 - ratio);
+                    if mode == "linear" {
+                        (1.0 - d.abs()).clamp(0.0, 1.0)
+                    } else {
+                        cubic_weight(d, m.cubic_a)
+                    }
+                })
+                .collect();
+            let sum: f64 = w.iter().sum();
+            (start, w.into_iter().map(|v| v / sum).collect())
+        }
+    };
+    let idx = |k: usize| left + first + k as i64;
+    if m.exclude_outside {
+        for (k, v) in w.iter_mut().enumerate() {
+            if idx(k) < 0 || idx(k) >= in_len as i64 {
+                *v = 0.0;
+            }
+        }
+        let sum: f64 = w.iter().sum();
+        let sum = if sum == 0.0 { 1.0 } else { sum };
+        w.iter_mut().for_each(|v| *v /= sum);
+    }
+    w.into_iter()
         .enumerate()
-        .map(|(a, (&n_in, &n_out))| {
-            let scale = scales.map_or(n_out as f64 / n_in as f64, |s| s[a]);
-            // The resized length before rounding (ONNX's align_corners).
-            let len = scales.map_or(n_out as f64, |s| n_in as f64 * s[a]);
-            (0..n_out)
-                .map(|o| resize_taps(o, n_in, len, scale, modes))
-                .collect()
-        })
+        .filter(|&(_, v)| v != 0.0)
+        .map(|(k, v)| (clamp(idx(k)), v))
         .collect()
 }
 
-fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
-    arity(t, 1)?;
-    let x = t[0];
-    let at = Resize::attrs(cx);
-    let modes = resize_modes(at)?;
-    let in_dims: Vec<Dim> = x.shape.iter().map(|&n| Dim::Static(n as i64)).collect();
-    let (out_dims, scales) = resize_plan(at, &in_dims)?;
+/// A resize resolved for one concrete input shape: the output shape and,
+/// per axis, the taps of every output coordinate. The reference and the
+/// runtime's kernel both run it.
+#[derive(Clone, Debug)]
+pub struct ResizeRun {
+    pub out_shape: Vec<usize>,
+    pub taps: Vec<Vec<ResizeTaps>>,
+    pub modes: ResizeModes,
+}
+
+/// The taps of a resize of `in_shape` (errors: bad attributes, an empty
+/// input or output, a linear or cubic resize of rank above 16).
+pub fn resize_run(a: ResizeAttrView, in_shape: &[usize]) -> Result<ResizeRun, String> {
+    let modes = resize_modes(a)?;
+    let in_dims: Vec<Dim> = in_shape.iter().map(|&n| Dim::Static(n as i64)).collect();
+    let (out_dims, plan) = resize_plan(a, &in_dims)?;
     let out_shape: Vec<usize> = out_dims
         .iter()
         .map(|d| match d.as_static() {
@@ -745,75 +973,146 @@ fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
             _ => Err(format!("empty output dim {d}")),
         })
         .collect::<Result<_, _>>()?;
-    if x.is_empty() {
+    if in_shape.contains(&0) {
         return Err("cannot resize an empty tensor".into());
     }
+    checked_numel(&out_shape)?;
+    let plan = plan.ok_or("internal: a resize plan without static dims")?;
+    let taps = in_shape
+        .iter()
+        .zip(&out_shape)
+        .zip(plan)
+        .map(|((&n_in, &n_out), p)| {
+            // An axis that keeps its length, scale and crop is copied, as the
+            // ONNX reference skips it.
+            let same = n_in == n_out
+                && (p.scale - 1.0).abs() <= 1e-9
+                && (p.roi.0.abs() <= 1e-9 && (p.roi.1 - 1.0).abs() <= 1e-9);
+            (0..n_out)
+                .map(|o| {
+                    if same {
+                        return ResizeTaps::Taps(vec![(o, 1.0)]);
+                    }
+                    match resize_source(o, n_in, n_out, p, modes.coord) {
+                        Some(src) => ResizeTaps::Taps(resize_taps(src, n_in, p.scale, &modes)),
+                        None => ResizeTaps::Outside,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Ok(ResizeRun {
+        out_shape,
+        taps,
+        modes,
+    })
+}
+
+fn sem_resize(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
+    let x = t[0];
+    let run = resize_run(Resize::attrs(cx), &x.shape)?;
+    let out_shape = run.out_shape.clone();
     let n_out = checked_numel(&out_shape)?;
     let r = x.rank();
-    if modes.0 == "linear" && r > 16 {
-        return Err(format!(
-            "linear resize of rank {r} is not supported (at most 16)"
-        ));
-    }
-    let taps = resize_axis_taps(&x.shape, &out_shape, scales.as_deref(), modes);
     let st = strides(&x.shape);
+    let ev = run.modes.extrapolation;
     let mut pos = vec![0usize; r];
-    if modes.0 == "nearest" {
+    let dt = result_dtype(cx, 0, x.dtype);
+    let outside = |pos: &[usize]| (0..r).any(|a| run.taps[a][pos[a]] == ResizeTaps::Outside);
+    let has_outside = run.taps.iter().flatten().any(|t| *t == ResizeTaps::Outside);
+    if run.modes.mode == "nearest" && !has_outside {
         let mut idx = Vec::with_capacity(n_out);
         for _ in 0..n_out {
-            idx.push((0..r).map(|a| taps[a][pos[a]][0].0 * st[a]).sum());
+            idx.push(
+                (0..r)
+                    .map(|a| match &run.taps[a][pos[a]] {
+                        ResizeTaps::Taps(t) => t[0].0 * st[a],
+                        ResizeTaps::Outside => 0,
+                    })
+                    .sum(),
+            );
             next_index(&mut pos, &out_shape);
         }
         return Ok(vec![take(x, &idx, out_shape)?]);
     }
     let xs = x.to_f64();
     let mut out = Vec::with_capacity(n_out);
+    let mut combos: Vec<(usize, f64)> = vec![];
     for _ in 0..n_out {
-        // Sum over the 2^r corners of the interpolation cell.
-        let mut acc = 0.0;
-        for corner in 0..(1usize << r) {
-            let mut w = 1.0;
-            let mut flat = 0;
-            for a in 0..r {
-                let (i, wt) = taps[a][pos[a]][(corner >> a) & 1];
-                w *= wt;
-                flat += i * st[a];
-            }
-            if w != 0.0 {
-                acc += w * xs[flat];
-            }
+        if outside(&pos) {
+            out.push(ev);
+            next_index(&mut pos, &out_shape);
+            continue;
         }
-        out.push(acc);
+        // The weighted sum over the product of every axis' taps.
+        combos.clear();
+        combos.push((0, 1.0));
+        for a in 0..r {
+            let ResizeTaps::Taps(t) = &run.taps[a][pos[a]] else {
+                continue;
+            };
+            combos = combos
+                .iter()
+                .flat_map(|&(o, w)| {
+                    let sa = st[a];
+                    t.iter().map(move |&(i, wt)| (o + i * sa, w * wt))
+                })
+                .collect();
+        }
+        out.push(combos.iter().map(|&(i, w)| w * xs[i]).sum());
         next_index(&mut pos, &out_shape);
     }
-    let dt = result_dtype(cx, 0, x.dtype);
     Ok(vec![Tensor::from_f64(out_shape, dt, out)])
 }
 
 def_op! {
-    /// Resample a tensor by nearest or (multi-)linear interpolation (ONNX Resize)
+    /// Resample a tensor by nearest, (multi-)linear or (multi-)cubic interpolation (ONNX Resize)
     ///
-    /// Exactly one of `scales` (floats, one per dim; output dim = `floor(in * scale)`) or
-    /// `sizes` (integers) gives the output shape. `mode`: `nearest` (rounded per
-    /// `nearest_mode`) or `linear` (interpolation along every dim, edge values beyond the
-    /// input). Output coordinate `x` maps to the input per `coordinate_transformation_mode`:
-    /// `half_pixel` `(x + 0.5)/scale - 0.5`, `pytorch_half_pixel` (the same, 0 for length-1
-    /// outputs), `align_corners` `x*(in-1)/(out-1)`, `asymmetric` `x/scale`. ONNX's `roi`,
-    /// `cubic` mode, `antialias`, `axes` and `keep_aspect_ratio_policy` are not supported.
+    /// Exactly one of `scales` (floats; output dim = `floor(in * scale)`) or `sizes`
+    /// (integers) gives the output shape, one entry per dim of `axes` (every dim without it;
+    /// other dims keep their length). With `sizes`, `keep_aspect_ratio_policy` `not_larger`
+    /// / `not_smaller` resizes every axis of `axes` by the smallest / largest ratio
+    /// `sizes / in` (output `round_half_up(scale * in)`). `mode`: `nearest` (rounded per
+    /// `nearest_mode`), `linear` or `cubic` (coefficient `cubic_coeff_a`), interpolated along
+    /// every dim with edge values beyond the input, or with `exclude_outside` the weights of
+    /// outside taps dropped and the rest renormalised; `antialias` stretches the linear or
+    /// cubic filter by `1/scale` when downscaling. Output coordinate `x` maps to the input
+    /// per `coordinate_transformation_mode`: `half_pixel` `(x + 0.5)/scale - 0.5`,
+    /// `half_pixel_symmetric` (the same, shifted so the centres match when the length was
+    /// rounded), `pytorch_half_pixel` (0 for length-1 outputs), `align_corners`
+    /// `x*(in-1)/(out-1)`, `asymmetric` `x/scale`, `tf_crop_and_resize` (the crop `roi`,
+    /// starts then ends of the resized dims in `[0, 1]` coordinates, resampled with
+    /// align-corners spacing; outside the input the output is `extrapolation_value`; the
+    /// output shape does not shrink with the crop, as in onnxruntime and the ONNX reference).
     pub Resize = "graph.resize" {
         operands { input: TensorOf(super::linalg::NUMERIC) },
         results { output: TensorOf(super::linalg::NUMERIC) },
         attrs {
             /// interpolation mode
             mode: Enum(RESIZE_MODES) = "nearest",
-            /// scale per dim (exclusive with sizes)
+            /// scale per resized dim (exclusive with sizes)
             scales: Option<F64Array>,
-            /// output shape (exclusive with scales)
+            /// output length per resized dim (exclusive with scales)
             sizes: Option<I64Array>,
             /// how output coordinates map to input coordinates
             coordinate_transformation_mode: Enum(COORD_MODES) = "half_pixel",
             /// rounding of the source coordinate in nearest mode
             nearest_mode: Enum(NEAREST_MODES) = "round_prefer_floor",
+            /// the cubic kernel's coefficient
+            cubic_coeff_a: F64 = -0.75,
+            /// 1: taps outside the input weigh nothing (the rest renormalised)
+            exclude_outside: I64 = 0,
+            /// 1: stretch the linear or cubic filter when downscaling
+            antialias: I64 = 0,
+            /// the crop of tf_crop_and_resize: starts, then ends, of the resized dims
+            roi: Option<F64Array>,
+            /// the output outside the input under tf_crop_and_resize
+            extrapolation_value: F64 = 0.0,
+            /// the dims that scales, sizes and roi refer to (default: every dim)
+            axes: Option<I64Array>,
+            /// how sizes keep the input's aspect ratio
+            keep_aspect_ratio_policy: Enum(ASPECT_POLICIES) = "stretch",
         },
         traits [Pure],
         format: COMPUTE_FORMAT,

@@ -50,7 +50,7 @@ use ge_dialects::graph::reduce::{
 use ge_dialects::graph::reverse_sequence::ReverseSequence;
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
 use ge_dialects::graph::rotary::RotaryEmbedding;
-use ge_dialects::graph::scan::Cumprod;
+use ge_dialects::graph::scan::{Cumprod, Cumsum};
 use ge_dialects::graph::sequence_mixing::{CausalConvWithState, LinearAttention};
 use ge_dialects::graph::signal::{
     BlackmanWindow, Dft, DftParams, HammingWindow, HannWindow, MelParams, MelWeightMatrix, Stft,
@@ -387,7 +387,10 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             kernel(signal::Mel { params })
         }),
         (Cumprod::DEF, |b, o| {
-            kernel(cumulative::Cumprod::from_op(b, o))
+            kernel(cumulative::Cumulative::cumprod(b, o))
+        }),
+        (Cumsum::DEF, |b, o| {
+            kernel(cumulative::Cumulative::cumsum(b, o))
         }),
         (BitShift::DEF, |b, o| {
             kernel(bit_shift::BitShift::from_op(b, o))

@@ -1,22 +1,26 @@
-//! `graph.resize` (ONNX Resize, nearest and multi-linear): the taps of
-//! every output coordinate along every axis come from the op's own
-//! [`resize_axis_taps`] (the reference uses them too). Output rows (the
-//! innermost axis) run in parallel: a row's outer-axis taps are combined
-//! once, then each output element sums them over its innermost taps
-//! (nearest: copies one element's bytes, any dtype; linear: sums in f64).
+//! `graph.resize` (ONNX Resize: nearest, multi-linear and multi-cubic, with
+//! antialiasing, excluded outside taps and every coordinate transformation):
+//! the taps of every output coordinate along every axis come from the op's
+//! own [`resize_run`] (the reference uses them too), resolved for each run's
+//! input shape. Output rows (the innermost axis) run in parallel: a row's
+//! outer-axis taps are combined once, then each output element sums them
+//! over its innermost taps (nearest: copies one element's bytes, any dtype;
+//! linear and cubic: sums in f64). A coordinate outside a
+//! `tf_crop_and_resize` crop gives `extrapolation_value`.
 
 use super::{Kernel, Par, Slot};
 use crate::buffer::{load_f64, store_f64};
 use crate::shared::Shared;
-use ge_dialects::graph::index::{resize_axis_taps, resize_modes, Resize as ResizeOp};
+use ge_dialects::graph::index::{resize_modes, resize_run, Resize as ResizeOp, ResizeTaps};
+use ge_ir::attributes::AttrDict;
 use ge_ir::body::{Body, OpId};
 
 #[derive(Clone, Debug)]
 pub struct Resize {
-    /// (mode, coordinate transformation, nearest rounding)
-    pub modes: (&'static str, &'static str, &'static str),
-    pub scales: Option<Vec<f64>>,
-    pub sizes: Option<Vec<i64>>,
+    /// The op's attributes (checked when the kernel is made).
+    attrs: AttrDict,
+    /// Nearest (copies elements, any dtype).
+    nearest: bool,
 }
 
 /// Output rows per parallel task.
@@ -24,35 +28,18 @@ const ROWS: usize = 64;
 
 impl Resize {
     pub fn from_op(b: &Body, o: OpId) -> Option<Resize> {
-        let a = ResizeOp::attrs(b.op(o));
+        let d = b.op(o);
+        let m = resize_modes(ResizeOp::attrs(d)).ok()?;
         Some(Resize {
-            modes: resize_modes(a).ok()?,
-            scales: a.scales(),
-            sizes: a.sizes(),
+            attrs: d.attrs,
+            nearest: m.mode == "nearest",
         })
-    }
-
-    /// Whether `out` is the output shape of the op for an input of `inp`.
-    fn fits(&self, inp: &[usize], out: &[usize]) -> bool {
-        let want: Option<Vec<usize>> = match (&self.scales, &self.sizes) {
-            (Some(s), None) if s.len() == inp.len() => Some(
-                inp.iter()
-                    .zip(s)
-                    .map(|(&n, &sc)| (n as f64 * sc).floor() as usize)
-                    .collect(),
-            ),
-            (None, Some(z)) if z.len() == inp.len() => {
-                z.iter().map(|&n| usize::try_from(n).ok()).collect()
-            }
-            _ => None,
-        };
-        want.as_deref() == Some(out) && out.iter().all(|&d| d >= 1) && inp.iter().all(|&d| d >= 1)
     }
 }
 
 impl Kernel for Resize {
     fn float_only(&self) -> bool {
-        self.modes.0 == "linear"
+        !self.nearest
     }
 
     fn f64_ok(&self) -> bool {
@@ -63,37 +50,29 @@ impl Kernel for Resize {
         let (&[x], &[y]) = (ins, outs) else {
             return Err("resize takes 1 operand and gives 1 result".into());
         };
-        if x.shape.is_empty() || !self.fits(&x.shape, &y.shape) || x.dtype != y.dtype {
+        let run = resize_run(ResizeOp::attrs(&self.attrs), &x.shape)?;
+        if x.shape.is_empty() || run.out_shape != y.shape || x.dtype != y.dtype {
             return Err(format!("resize of {:?} cannot give {:?}", x.shape, y.shape));
         }
-        let taps = resize_axis_taps(&x.shape, &y.shape, self.scales.as_deref(), self.modes);
-        let linear = self.modes.0 == "linear";
-        // Zero-weight taps add nothing (the reference skips them too).
-        let taps: Vec<Vec<Vec<(usize, f64)>>> = taps
-            .into_iter()
-            .map(|axis| {
-                axis.into_iter()
-                    .map(|t| {
-                        t.into_iter()
-                            .filter(|&(_, w)| w != 0.0 || !linear)
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
+        let taps = &run.taps;
+        let ev = run.modes.extrapolation;
         let r = x.shape.len();
         let st = ge_ir::tensor::strides(&x.shape);
         let (outer_shape, row) = (&y.shape[..r - 1], y.shape[r - 1]);
         let rows: usize = outer_shape.iter().product();
         let es = x.dtype.byte_size();
-        let xs = if linear {
+        // Linear and cubic sum in f64; so does a nearest resize that writes
+        // the extrapolation value somewhere.
+        let has_outside = taps.iter().flatten().any(|t| *t == ResizeTaps::Outside);
+        let sums = !self.nearest || has_outside;
+        let xs = if sums {
             let mut v = vec![0f64; x.numel()];
             load_f64(x.dtype, x.ptr, 0, &mut v);
             v
         } else {
             vec![]
         };
-        let mut ys = vec![0f64; if linear { y.numel() } else { 0 }];
+        let mut ys = vec![0f64; if sums { y.numel() } else { 0 }];
         let (yp, xp, op) = (
             Shared(ys.as_mut_ptr()),
             Shared(x.ptr as *const u8),
@@ -113,10 +92,16 @@ impl Kernel for Resize {
             for row_i in first..(first + ROWS).min(rows) {
                 combos.clear();
                 combos.push((0, 1.0));
+                // A row outside the crop on an outer axis is all extrapolation.
+                let mut outside = false;
                 for a in 0..r - 1 {
-                    let mut next = Vec::with_capacity(combos.len() * 2);
+                    let ResizeTaps::Taps(t) = &taps[a][pos[a]] else {
+                        outside = true;
+                        break;
+                    };
+                    let mut next = Vec::with_capacity(combos.len() * t.len());
                     for &(o, w) in &combos {
-                        for &(i, wt) in &taps[a][pos[a]] {
+                        for &(i, wt) in t {
                             next.push((o + i * st[a], w * wt));
                         }
                     }
@@ -124,7 +109,18 @@ impl Kernel for Resize {
                 }
                 for (xo, t) in last.iter().enumerate() {
                     let dst = row_i * row + xo;
-                    if linear {
+                    let t = match (outside, t) {
+                        (false, ResizeTaps::Taps(t)) => t,
+                        _ => {
+                            if sums {
+                                // SAFETY: dst < rows*row = the numel of `ys`;
+                                // task `task` writes only its own rows.
+                                unsafe { *yp.p().add(dst) = ev };
+                            }
+                            continue;
+                        }
+                    };
+                    if sums {
                         let mut acc = 0.0;
                         for &(o, w) in &combos {
                             for &(i, wt) in t {
@@ -158,7 +154,7 @@ impl Kernel for Resize {
             }
             Ok(())
         })?;
-        if linear {
+        if sums {
             store_f64(y.dtype, y.ptr, 0, &ys);
         }
         Ok(())

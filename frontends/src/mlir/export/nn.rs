@@ -235,6 +235,16 @@ pub fn resize<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let nearest = e
         .attr_str(op, "nearest_mode")
         .unwrap_or("round_prefer_floor");
+    // Antialiasing, dropped outside taps and a subset of axes have no TOSA
+    // form (`scales` below is indexed per dim).
+    for a in ["antialias", "exclude_outside"] {
+        if e.body.op(op).attr(a).and_then(|v| v.as_int()).unwrap_or(0) != 0 {
+            return Err(format!("resize with '{a}' has no TOSA equivalent"));
+        }
+    }
+    if e.body.op(op).attr("axes").is_some() {
+        return Err("resize of a subset of 'axes' has no TOSA equivalent".into());
+    }
     let scales = e.body.op(op).attr("scales").and_then(|a| a.as_f64_array());
     // Per spatial dim k: (n, d, offset) with input = (o·d + offset) / n.
     let mut params = [(0i64, 0i64, 0i64); 2];

@@ -15,6 +15,7 @@ mod nn;
 mod quant;
 mod reduce;
 mod reverse_sequence;
+mod resize;
 mod rnn;
 mod sequence_mixing;
 mod shape;
@@ -190,7 +191,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Pad", shape::pad),
     ("Range", shape::range),
     ("Reshape", shape::reshape),
-    ("Resize", shape::resize),
+    ("Resize", resize::resize),
     ("Scatter", shape::scatter_elements),
     ("ScatterElements", shape::scatter_elements),
     ("ScatterND", nd::scatter_nd),
@@ -208,7 +209,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     // size.rs (data-dependent output sizes)
     ("NonMaxSuppression", size::non_max_suppression),
     ("Unique", size::unique),
-    ("Upsample", shape::upsample),
+    ("Upsample", resize::upsample),
     // control.rs
     ("If", control::if_),
     ("Loop", control::loop_),

@@ -1,6 +1,6 @@
 //! Reductions, arg-reductions, cumulative sums and products.
 
-use super::{norm_axis, one, op1, op2, unsupported, Cx, Node, Res};
+use super::{invalid, norm_axis, one, op1, op2, Cx, Node, Res};
 use ge_dialects::graph::specialize::ValueKind;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
@@ -147,19 +147,28 @@ pub fn arg_min(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     arg(cx, n, "graph.argmin")
 }
 
-/// CumSum ([`crate::emit::Emitter::cumsum`]).
+/// CumSum maps to `graph.cumsum`; an axis that is not a constant becomes the
+/// op's `axis_value` operand, read (and range-checked) when it runs.
 pub fn cum_sum(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let axis = cx.const_i64s(n.input(1)?, "axis")?;
+    let axis = n.input(1)?;
+    let mut attrs = vec![
+        ("exclusive", Attribute::i64(n.i("exclusive", 0)?)),
+        ("reverse", Attribute::i64(n.i("reverse", 0)?)),
+    ];
+    if !cx.is_const(axis) {
+        return one(cx.e.op("graph.cumsum", &[x, axis], attrs)?);
+    }
+    let a = cx.const_i64s(axis, "axis")?;
+    let [a] = a[..] else {
+        return Err(invalid(
+            n,
+            format!("axis must hold one element, got {}", a.len()),
+        ));
+    };
     let rank = cx.e.rank(x)?;
-    let a = norm_axis(n, axis.first().copied().unwrap_or(0), rank)?;
-    let dims = cx.e.dims(x)?;
-    let len = dims[a]
-        .as_static()
-        .ok_or_else(|| unsupported(n, "along a dynamic axis"))? as usize;
-    let exclusive = n.i("exclusive", 0)? != 0;
-    let reverse = n.i("reverse", 0)? != 0;
-    one(cx.e.cumsum(x, a, len, exclusive, reverse)?)
+    attrs.push(("axis", Attribute::i64(norm_axis(n, a, rank)? as i64)));
+    one(cx.e.op("graph.cumsum", &[x], attrs)?)
 }
 
 /// CumProd maps to `graph.cumprod`; an axis that is not a constant is read at
