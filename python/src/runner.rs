@@ -14,7 +14,7 @@ use crate::arrays::{copy_into, fits, to_numpy, writable_array};
 use crate::errors::{error, guard, guard_nogil};
 use crate::runtime::{elem_type, positional_inputs};
 use ge_ir::DType;
-use ge_runtime::{HostTensor, RunOptions};
+use ge_runtime::HostTensor;
 use numpy::PyUntypedArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -23,6 +23,12 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 /// A model bound for repeated runs: `r = sess.runner(); (y,) = r.run(x)`.
 #[pyclass(module = "ge", frozen)]
 pub struct Runner {
+    /// The runtime's output tensors of the last call, reused by the next
+    /// (`Session::run_reusing`: no allocation for outputs of an unchanged
+    /// size). Only ever locked with `try_lock`, briefly, with the GIL held:
+    /// a call that finds it taken (another thread's call) runs with new
+    /// tensors.
+    recycled: Mutex<Vec<HostTensor>>,
     session: ge_runtime::Session,
     input_names: Vec<String>,
     input_dtypes: Vec<Option<DType>>,
@@ -53,6 +59,7 @@ impl Runner {
             None => None,
         };
         Ok(Runner {
+            recycled: Mutex::new(vec![]),
             session,
             input_names: inputs.iter().map(|(n, _)| n.clone()).collect(),
             input_dtypes: inputs.iter().map(|(_, t)| elem_type(t)).collect(),
@@ -96,6 +103,29 @@ impl Runner {
             copy_into(o, &array(i)?);
         }
         Ok(Ok(()))
+    }
+
+    /// The runner's arrays holding `outs` (the same arrays as the last
+    /// call's when they fit, else new ones — or an error for the caller's).
+    fn arrays<'py>(&self, py: Python<'py>, outs: &[HostTensor]) -> PyResult<Bound<'py, PyTuple>> {
+        let mut slot = self.lock(py);
+        if let Some(t) = slot.as_ref() {
+            let t = t.bind(py);
+            match self.fill(t, outs)? {
+                Ok(()) => return Ok(t.clone()),
+                Err(why) if self.fixed => {
+                    return Err(error(format!("{why} (the arrays given as outputs=)")))
+                }
+                Err(_) => {}
+            }
+        }
+        let arrays = outs
+            .iter()
+            .map(|o| to_numpy(py, o))
+            .collect::<PyResult<Vec<_>>>()?;
+        let t = PyTuple::new(py, arrays)?;
+        *slot = Some(t.clone().unbind());
+        Ok(t)
     }
 
     fn name(&self, i: usize) -> &str {
@@ -177,34 +207,24 @@ impl Runner {
                 positional_inputs(inputs, &self.input_names, &self.input_dtypes, "the model")?;
             let session = &self.session;
             let tensors = ins.tensors();
-            let opts = RunOptions::default();
-            let run =
-                || guard_nogil(|| session.run_with(tensors, &opts).map_err(|e| e.to_string()));
-            let r = if self.release_gil {
+            let mut outs = match self.recycled.try_lock() {
+                Ok(mut g) => std::mem::take(&mut *g),
+                Err(_) => vec![],
+            };
+            let out = &mut outs;
+            let mut run =
+                || guard_nogil(|| session.run_reusing(tensors, out).map_err(|e| e.to_string()));
+            if self.release_gil {
                 py.detach(run)
             } else {
                 run()
             }
             .map_err(PyErr::from)?;
-            let mut slot = self.lock(py);
-            if let Some(t) = slot.as_ref() {
-                let t = t.bind(py);
-                match self.fill(t, &r.outputs)? {
-                    Ok(()) => return Ok(t.clone()),
-                    Err(why) if self.fixed => {
-                        return Err(error(format!("{why} (the arrays given as outputs=)")))
-                    }
-                    Err(_) => {}
-                }
+            let t = self.arrays(py, &outs);
+            if let Ok(mut g) = self.recycled.try_lock() {
+                *g = outs;
             }
-            let arrays = r
-                .outputs
-                .iter()
-                .map(|o| to_numpy(py, o))
-                .collect::<PyResult<Vec<_>>>()?;
-            let t = PyTuple::new(py, arrays)?;
-            *slot = Some(t.clone().unbind());
-            Ok(t)
+            t
         })
     }
 

@@ -13,6 +13,7 @@ use ge_runtime::{HostTensor, LoadOptions, RunOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// The inputs of a run, in the model's order: host tensors that may borrow
 /// the caller's arrays, which this value keeps alive (the arrays are
@@ -289,6 +290,9 @@ pub struct Session {
     input_dtypes: Vec<Option<DType>>,
     /// The output names as Python strings, made once (the result dict's keys).
     output_keys: Vec<Py<PyString>>,
+    /// The runtime's output tensors of the last run, reused by the next
+    /// (`Session::run_reusing`; see `Runner::recycled`).
+    recycled: Mutex<Vec<HostTensor>>,
 }
 
 impl Session {
@@ -315,6 +319,7 @@ impl Session {
                 .iter()
                 .map(|n| PyString::intern(py, n).unbind())
                 .collect(),
+            recycled: Mutex::new(vec![]),
         }
     }
 }
@@ -344,22 +349,41 @@ impl Session {
             };
             let session = &self.session;
             let tensors = ins.tensors();
+            // Without a trace, into the last run's tensors (no allocation
+            // for outputs of an unchanged size); the arrays are new.
+            let mut outs = match (&trace, self.recycled.try_lock()) {
+                (None, Ok(mut g)) => std::mem::take(&mut *g),
+                _ => vec![],
+            };
+            let out = &mut outs;
             let r = py
                 .detach(|| {
-                    guard_nogil(|| session.run_with(tensors, &opts).map_err(|e| e.to_string()))
+                    guard_nogil(|| {
+                        match opts.trace {
+                            false => session.run_reusing(tensors, out).map(|()| None),
+                            true => session.run_with(tensors, &opts).map(|r| {
+                                *out = r.outputs;
+                                r.trace
+                            }),
+                        }
+                        .map_err(|e| e.to_string())
+                    })
                 })
                 .map_err(PyErr::from)?;
-            if let (Some(p), Some(t)) = (&trace, &r.trace) {
+            if let (Some(p), Some(t)) = (&trace, &r) {
                 ge_ir::output::write(p.display().to_string(), t.to_json().as_bytes())
                     .map_err(|e| error(format!("cannot write '{}': {e}", p.display())))?;
             }
             let out = PyDict::new(py);
-            for (i, t) in r.outputs.iter().enumerate() {
+            for (i, t) in outs.iter().enumerate() {
                 let arr = to_numpy(py, t)?;
                 match self.output_keys.get(i) {
                     Some(k) => out.set_item(k.bind(py), arr)?,
                     None => out.set_item(format!("out{i}"), arr)?,
                 }
+            }
+            if let Ok(mut g) = self.recycled.try_lock() {
+                *g = outs;
             }
             Ok(out)
         })

@@ -215,3 +215,68 @@ def test_threads_sharing_a_runner_do_not_corrupt_it(model):
             assert (v == v.flat[0]).all() and v.flat[0] >= 1
 
     in_threads(work, 4)
+
+
+def test_recycled_outputs_follow_the_shape_of_each_run(model):
+    # The runtime's output tensors of one call are reused by the next
+    # (Session::run_reusing): growing and shrinking the batch gives each
+    # run's own results, and arrays of a shape seen before are not reused
+    # once another shape replaced them.
+    r = model.session().runner()
+    s = np.ones(4, np.float32)
+    for b in [2, 7, 1, 7, 3, 3]:
+        x = np.arange(b * 4, dtype=np.float32).reshape(b, 4) - 5
+        (y, t) = r.run(x, s)
+        assert y.shape == (b, 4)
+        np.testing.assert_array_equal(y, np.maximum(x + 1, 0))
+        np.testing.assert_array_equal(t, s * 2)
+
+
+def test_non_contiguous_and_other_dtype_inputs_through_a_runner(model):
+    r = model.session().runner()
+    x, s = inputs(b=3, seed=5)
+    want = np.maximum(x * s + 1, 0)
+    wide = np.zeros((3, 8), np.float32)
+    wide[:, ::2] = x
+    before = ge._native._input_copies()
+    np.testing.assert_allclose(r.run(wide[:, ::2], s)[0], want, rtol=1e-6)  # strided: one copy
+    np.testing.assert_allclose(r.run(np.asfortranarray(x), s)[0], want, rtol=1e-6)  # Fortran order
+    np.testing.assert_allclose(r.run(x.astype(">f4"), s)[0], want, rtol=1e-6)  # byte-swapped
+    assert ge._native._input_copies() == before + 3
+    np.testing.assert_allclose(r.run(x, s)[0], want, rtol=1e-6)  # in place again
+    assert ge._native._input_copies() == before + 3
+    with pytest.raises(ge.Error, match="input 'scale'.*complex128"):  # no same_kind cast to f32
+        r.run(x, s.astype(np.complex128))
+    with pytest.raises(ge.Error, match="rank"):
+        r.run(x[0], s)
+    np.testing.assert_allclose(r.run(x, s)[0], want, rtol=1e-6)
+
+
+# A size symbol (data.nonzero's count K): the output shapes are known only
+# after the run; each call through a runner gets arrays of its own count.
+NONZERO = """
+module attributes {ge.symbol_bounds = {K = 12 : i64}} {
+  graph.func @main(%x: tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<3x4xf32>) {
+    %a = graph.relu %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
+    %i:2 = data.nonzero %a {count = "K"} : (tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<i64>)
+    %s = graph.sigmoid %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
+    graph.return %i#0, %s : tensor<2xKxi64>, tensor<3x4xf32>
+  }
+}
+"""
+
+
+def test_size_symbol_outputs_have_each_runs_count():
+    m = ge.Model(ge.compile(ge.parse(NONZERO, name="nonzero"), op_compiler_cache_mode="disable"))
+    r = m.session().runner()
+    rng = np.random.default_rng(7)
+    for on in [5, 12, 0, 5, 1, 12, 5]:
+        x = -np.ones(12, np.float32)
+        x[rng.permutation(12)[:on]] = 2.0
+        x = x.reshape(3, 4)
+        (idx, sig) = r.run(x)
+        assert idx.shape == (2, on)
+        np.testing.assert_array_equal(idx, np.stack(np.nonzero(x > 0)))
+        np.testing.assert_allclose(sig, 1 / (1 + np.exp(-x)), rtol=1e-5)
+        # Session.run agrees.
+        np.testing.assert_array_equal(list(m.session().run([x]).values())[0], idx)

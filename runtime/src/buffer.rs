@@ -36,6 +36,16 @@ impl AlignedBuf {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Exactly `len` zeroed bytes, in this buffer's memory when it holds
+    /// them (no allocation), else in a new buffer.
+    pub fn zero_to(&mut self, len: usize) {
+        if len.div_ceil(ALIGN) > self.lines.len() {
+            *self = AlignedBuf::zeroed(len);
+            return;
+        }
+        self.len = len;
+        self.as_mut_slice().fill(0);
+    }
     /// Grow (never shrink) to at least `len` bytes; contents are not kept.
     pub fn ensure(&mut self, len: usize) {
         if len > self.len {
@@ -183,6 +193,18 @@ impl HostTensor {
             shape: shape.to_vec(),
             buf: Storage::own(AlignedBuf::zeroed(n * dtype.byte_size())),
         }
+    }
+    /// Make this tensor [`HostTensor::zeros`] of `dtype` and `shape` in
+    /// the memory it has when that holds them (no allocation: what
+    /// [`Session::run_reusing`](crate::Session::run_reusing) does with the
+    /// tensors of an earlier run). A borrowed tensor gets memory of its own.
+    pub fn reset_zeros(&mut self, dtype: DType, shape: &[usize]) {
+        let n: usize = shape.iter().product();
+        self.dtype = dtype;
+        self.shape.clear();
+        self.shape.extend_from_slice(shape);
+        self.buf.lent = None;
+        self.buf.own.zero_to(n * dtype.byte_size());
     }
     /// From raw little-endian element bytes (checked against the shape).
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<HostTensor, String> {

@@ -13,8 +13,9 @@ use crate::{Error, Site};
 use ge_ir::{DType, Dim, Ident, Location};
 use ge_om::model::{ArenaRole, Buffer, Operand, Task};
 use std::collections::{HashMap, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 /// Where a kernel value lives during a run.
@@ -170,11 +171,38 @@ impl Events {
             timeout,
         }
     }
+    /// The table of a new run on this one's memory (a context reuses its
+    /// run's events: the maps and lists keep their capacity).
+    fn reset(&mut self, streams: usize, timeout: Option<std::time::Duration>) {
+        let fresh = match self.state.get_mut() {
+            Ok(st) => {
+                st.counts.clear();
+                st.waiters.values_mut().for_each(Vec::clear);
+                st.running = streams;
+                st.blocked.clear();
+                st.blocked.resize(streams, None);
+                st.deadlock = false;
+                self.wake.len() != streams
+            }
+            Err(_) => true,
+        };
+        if fresh {
+            *self = Events::new(streams, timeout);
+            return;
+        }
+        *self.abort.get_mut() = false;
+        self.deadline = timeout.map(|t| Instant::now() + t);
+        self.timeout = timeout;
+    }
     fn signal(&self, rec: usize) {
         if let Ok(mut st) = self.state.lock() {
             *st.counts.entry(rec).or_insert(0) += 1;
-            for s in st.waiters.remove(&rec).unwrap_or_default() {
-                self.wake[s].notify_one();
+            // The list is emptied, not removed: the next run reuses it.
+            if let Some(w) = st.waiters.get_mut(&rec) {
+                for &s in w.iter() {
+                    self.wake[s].notify_one();
+                }
+                w.clear();
             }
         }
     }
@@ -263,32 +291,134 @@ impl Events {
 }
 
 /// One execution context: its own workspace (and copied I/O) arenas, scratch
-/// per stream, and the stream workers.
+/// per stream, and the stream workers. A run takes a context of its own
+/// from the model's pool and gives it back: everything a run needs besides
+/// its outputs is kept here and refilled by the next run (issue 20: no
+/// allocation per call once a context has run a shape).
 pub(crate) struct ExecContext {
     arenas: Vec<Option<AlignedBuf>>,
     /// Scratch of stream 0 (workers own theirs).
     scratch: AlignedBuf,
+    /// Stream 0's kernel slots and wait counts (workers own theirs).
+    stream0: StreamScratch,
+    /// What the last run shared with the workers (`None` before the first
+    /// run): the next run refills it in place.
+    state: Option<Arc<RunState>>,
+    /// Where the workers report that their stream of a run is done.
+    replies: Arc<Replies>,
     /// Workers of streams 1.. (stream 0 runs on the calling thread).
     workers: Vec<Worker>,
 }
 
-/// What a stream worker runs: everything it touches is owned or shared
-/// (`Arc`), except the arena pointers, which stay valid because the caller
-/// waits for every worker's reply before it returns.
+/// What a run shares with its stream workers: the plan it reads, the
+/// arenas' base addresses, the events between streams, the compute slots.
+/// Kept by the context: once every worker has replied (each drops its
+/// reference first), the next run owns it alone and refills it.
+struct RunState {
+    plan: RunPlan,
+    /// Each arena's base address in this run (stale between runs, never
+    /// read then: `arena_bases` refills them first).
+    bases: Vec<Ptr>,
+    events: Events,
+    slots: Slots,
+    /// The trace clock's start (`None`: no trace).
+    t0: Option<Instant>,
+}
+
+/// A stream's own scratch of a run, kept for the next run by the thread
+/// running the stream (stream 0's by the context): the slots a launch hands
+/// its kernel — refilled in place, so no allocation once they have grown to
+/// the model's largest kernel — and how often each wait task has waited.
+#[derive(Default)]
+struct StreamScratch {
+    slots: Vec<Slot>,
+    waits: HashMap<usize, u64>,
+}
+
+// SAFETY: the slots' pointers are stale between runs and never read then:
+// `launch` overwrites every slot it hands a kernel with this run's
+// pointers first. A context (and the scratch in it) is used by one run at
+// a time, on the thread that took it from the pool; `Slot`'s pointers are
+// what keeps it from being `Send` on its own.
+unsafe impl Send for StreamScratch {}
+
+/// A stream of a run for a worker: the model and the run's shared state.
 struct Job {
     inner: Arc<Inner>,
-    plan: Arc<RunPlan>,
-    bases: Arc<Vec<Ptr>>,
-    events: Arc<Events>,
-    slots: Arc<Slots>,
-    t0: Option<Instant>,
-    done: mpsc::Sender<(usize, Result<(), Error>, Vec<TraceEvent>)>,
+    state: Arc<RunState>,
+}
+
+/// One stream's end of a run: its stream, its result, its trace events.
+type Reply = (usize, Result<(), Error>, Vec<TraceEvent>);
+
+/// The replies of a context's workers (its list keeps its capacity).
+#[derive(Default)]
+struct Replies {
+    done: Mutex<Vec<Reply>>,
+    arrived: Condvar,
+}
+
+impl Replies {
+    fn push(&self, r: Reply) {
+        let mut g = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        g.push(r);
+        self.arrived.notify_one();
+    }
+    /// Wait for `n` replies (every worker replies once per job, even when
+    /// its stream panicked); the list, to be drained.
+    fn wait(&self, n: usize) -> MutexGuard<'_, Vec<Reply>> {
+        let mut g = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        while g.len() < n {
+            g = self.arrived.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        g
+    }
+}
+
+/// A worker's job slot: one job at a time (a run waits for every reply
+/// before the context runs again), or closed.
+#[derive(Default)]
+struct Mailbox {
+    slot: Mutex<(Option<Job>, bool)>,
+    posted: Condvar,
+}
+
+impl Mailbox {
+    fn lock(&self) -> MutexGuard<'_, (Option<Job>, bool)> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// Hand the worker a job; `false` when it has stopped.
+    fn put(&self, job: Job) -> bool {
+        let mut g = self.lock();
+        if g.1 {
+            return false;
+        }
+        g.0 = Some(job);
+        self.posted.notify_one();
+        true
+    }
+    /// The next job; `None` once closed.
+    fn take(&self) -> Option<Job> {
+        let mut g = self.lock();
+        loop {
+            if let Some(j) = g.0.take() {
+                return Some(j);
+            }
+            if g.1 {
+                return None;
+            }
+            g = self.posted.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+    fn close(&self) {
+        self.lock().1 = true;
+        self.posted.notify_one();
+    }
 }
 
 /// A persistent stream worker thread (it owns its stream's scratch).
 struct Worker {
-    /// `None` only while dropping: closing the channel ends the thread.
-    tx: Option<mpsc::Sender<Job>>,
+    mailbox: Arc<Mailbox>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -298,57 +428,47 @@ struct Worker {
 /// saw a worker's channel context still alive) keeps no threads behind.
 impl Drop for Worker {
     fn drop(&mut self) {
-        drop(self.tx.take());
+        self.mailbox.close();
         if let Some(t) = self.thread.take() {
             // The worker is idle (every run waits for all of its replies),
-            // so it sees the closed channel at once; a worker that panicked
-            // has nothing left to join.
+            // so it sees the closed mailbox at once.
             let _ = t.join();
         }
     }
 }
 
 impl Worker {
-    fn start(s: usize) -> Result<Worker, Error> {
-        let (tx, rx) = mpsc::channel::<Job>();
+    fn start(s: usize, replies: Arc<Replies>) -> Result<Worker, Error> {
+        let mailbox = Arc::new(Mailbox::default());
+        let jobs = mailbox.clone();
         let thread = std::thread::Builder::new()
             .name(format!("ge-stream-{s}"))
             .spawn(move || {
                 let mut scratch = AlignedBuf::zeroed(0);
-                while let Ok(job) = rx.recv() {
-                    let Job {
-                        inner,
-                        plan,
-                        bases,
-                        events,
-                        slots,
-                        t0,
-                        done,
-                    } = job;
-                    scratch.ensure(plan.first.scratch.get(s).copied().unwrap_or(0));
+                let mut mine = StreamScratch::default();
+                while let Some(Job { inner, state }) = jobs.take() {
                     let mut tr = vec![];
-                    let r = run_stream(
-                        &inner,
-                        &plan,
-                        s,
-                        &bases,
-                        scratch.as_mut_ptr(),
-                        &events,
-                        &slots,
-                        t0.map(|t| (t, &mut tr)),
-                    );
+                    // A panic is this stream's error: the worker lives on
+                    // and replies, so the run never waits for it in vain.
+                    let r = catch_unwind(AssertUnwindSafe(|| {
+                        scratch.ensure(state.plan.first.scratch.get(s).copied().unwrap_or(0));
+                        let trace = state.t0.map(|t| (t, &mut tr));
+                        run_stream(&inner, &state, s, scratch.as_mut_ptr(), &mut mine, trace)
+                    }))
+                    .unwrap_or_else(|_| Err(Error(format!("stream {s} panicked"))));
                     if r.is_err() {
-                        events.abort();
+                        state.events.abort();
                     }
-                    events.finish();
-                    // Let go of the model before replying (the caller may drop it next).
-                    drop((inner, plan, bases, events, slots));
-                    let _ = done.send((s, r, tr));
+                    state.events.finish();
+                    // Let go of the model and the run before replying (the
+                    // caller may drop the model next, or refill the state).
+                    drop((inner, state));
+                    replies.push((s, r, tr));
                 }
             })
             .map_err(|e| Error(format!("cannot start a stream worker: {e}")))?;
         Ok(Worker {
-            tx: Some(tx),
+            mailbox,
             thread: Some(thread),
         })
     }
@@ -393,7 +513,29 @@ impl Session {
     }
 
     pub fn run_with(&self, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
-        run(&self.model.inner, inputs, opts)
+        let mut outputs = Vec::with_capacity(self.model.inner.out_types.len());
+        let (symbols, trace) = run(&self.model.inner, inputs, opts, &mut outputs)?;
+        Ok(RunResult {
+            outputs,
+            symbols,
+            trace,
+        })
+    }
+
+    /// Run on `inputs` into `outputs`, reusing the tensors an earlier run
+    /// left there: each output is written into the memory of the tensor at
+    /// its position when that holds it (no allocation: a loop that reads
+    /// each run's outputs before the next run allocates nothing for them
+    /// — the Python runner, issue 20); missing tensors are added, extra ones
+    /// dropped. The outputs have this run's shapes (a size symbol's actual
+    /// count, as [`Session::run`] gives). After an error `outputs` holds
+    /// tensors of no meaning.
+    pub fn run_reusing(
+        &self,
+        inputs: &[HostTensor],
+        outputs: &mut Vec<HostTensor>,
+    ) -> Result<(), Error> {
+        run(&self.model.inner, inputs, &RunOptions::default(), outputs).map(|_| ())
     }
 
     /// Run on inputs given by name, in any order (`[("input_ids", ids),
@@ -1081,10 +1223,16 @@ fn new_context(inner: &Inner) -> Result<ExecContext, Error> {
         })
         .collect();
     let ns = inner.streams.len();
-    let workers = (1..ns).map(Worker::start).collect::<Result<_, _>>()?;
+    let replies = Arc::new(Replies::default());
+    let workers = (1..ns)
+        .map(|s| Worker::start(s, replies.clone()))
+        .collect::<Result<_, _>>()?;
     Ok(ExecContext {
         arenas,
         scratch: AlignedBuf::zeroed(0),
+        stream0: StreamScratch::default(),
+        state: None,
+        replies,
         workers,
     })
 }
@@ -1100,14 +1248,25 @@ fn start_symbols(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, 
     Ok(syms)
 }
 
-fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<RunResult, Error> {
+/// The symbols a run bound (sorted by name) and its trace.
+type RunInfo = (Vec<(String, i64)>, Option<Trace>);
+
+/// Run into `outputs` (see [`Session::run_reusing`]).
+fn run(
+    inner: &Arc<Inner>,
+    inputs: &[HostTensor],
+    opts: &RunOptions,
+    outputs: &mut Vec<HostTensor>,
+) -> Result<RunInfo, Error> {
     let plan = plan_for(inner, start_symbols(inner, inputs)?)?;
-    let mut outputs: Vec<HostTensor> = inner
-        .out_types
-        .iter()
-        .zip(&plan.out_shapes)
-        .map(|(t, s)| HostTensor::zeros(t.dtype().unwrap_or(DType::F32), s))
-        .collect();
+    outputs.truncate(inner.out_types.len());
+    for (i, (t, s)) in inner.out_types.iter().zip(&plan.out_shapes).enumerate() {
+        let dt = t.dtype().unwrap_or(DType::F32);
+        match outputs.get_mut(i) {
+            Some(o) => o.reset_zeros(dt, s),
+            None => outputs.push(HostTensor::zeros(dt, s)),
+        }
+    }
     let mut ctx = {
         let mut pool = inner
             .contexts
@@ -1123,19 +1282,20 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
             buf.ensure(n);
         }
     }
-    let bases = arena_bases(inner, &mut ctx, inputs, &mut outputs)?;
+    let state = run_state(inner, &mut ctx, plan, inputs, outputs, opts.trace)?;
     let mut result = copy_inputs(inner, &mut ctx, inputs);
     let mut traces = vec![];
-    let plans = Arc::new(RunPlan::new(inner, plan));
     if result.is_ok() {
-        (result, traces) = run_streams(inner, &mut ctx, &plans, Arc::new(bases), opts);
+        (result, traces) = run_streams(inner, &mut ctx, &state, opts);
     }
-    let plan = plans.now();
+    let plan = state.plan.now();
+    // Every worker has let go of it: the next run on this context refills it.
+    ctx.state = Some(state);
     if let (Ok(()), Ok(p)) = (&result, &plan) {
-        result = shrink_outputs(&p.out_shapes, &mut outputs);
+        result = shrink_outputs(&p.out_shapes, outputs);
     }
     if result.is_ok() {
-        result = copy_outputs(inner, &ctx, &mut outputs);
+        result = copy_outputs(inner, &ctx, outputs);
     }
     if let Ok(mut pool) = inner.contexts.lock() {
         pool.push(ctx);
@@ -1146,11 +1306,7 @@ fn run(inner: &Arc<Inner>, inputs: &[HostTensor], opts: &RunOptions) -> Result<R
     let mut symbols: Vec<(String, i64)> =
         plan.syms.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     symbols.sort();
-    Ok(RunResult {
-        outputs,
-        symbols,
-        trace,
-    })
+    Ok((symbols, trace))
 }
 
 /// Outputs whose shape a size symbol made smaller than planned: their
@@ -1243,13 +1399,14 @@ fn bind_size(
 /// caller's tensor for a zero-copy input or output.
 fn arena_bases(
     inner: &Inner,
-    ctx: &mut ExecContext,
+    arenas: &mut [Option<AlignedBuf>],
     inputs: &[HostTensor],
     outputs: &mut [HostTensor],
-) -> Result<Vec<Ptr>, Error> {
-    let mut bases: Vec<Ptr> = vec![];
+    bases: &mut Vec<Ptr>,
+) -> Result<(), Error> {
+    bases.clear();
     for (a, arena) in inner.def.arenas.iter().enumerate() {
-        let p = match (arena.role, inner.bindings[a], &mut ctx.arenas[a]) {
+        let p = match (arena.role, inner.bindings[a], &mut arenas[a]) {
             (_, _, Some(buf)) => buf.as_mut_ptr(),
             (ArenaRole::Input, Binding::ZeroCopy, None) => {
                 let i = inner
@@ -1274,7 +1431,40 @@ fn arena_bases(
         };
         bases.push(Shared(p));
     }
-    Ok(bases)
+    Ok(())
+}
+
+/// The context's run state, refilled for this run: allocated on the
+/// context's first run only (or, never expected, when a worker still held
+/// the last one).
+fn run_state(
+    inner: &Inner,
+    ctx: &mut ExecContext,
+    plan: Arc<ShapePlan>,
+    inputs: &[HostTensor],
+    outputs: &mut [HostTensor],
+    trace: bool,
+) -> Result<Arc<RunState>, Error> {
+    let fresh = |plan: &Arc<ShapePlan>| {
+        Arc::new(RunState {
+            plan: RunPlan::new(inner, plan.clone()),
+            bases: Vec::with_capacity(inner.def.arenas.len()),
+            events: Events::new(inner.streams.len(), inner.limits.timeout),
+            slots: Slots::new(inner.threads),
+            t0: None,
+        })
+    };
+    let mut state = ctx.state.take().unwrap_or_else(|| fresh(&plan));
+    if Arc::get_mut(&mut state).is_none() {
+        state = fresh(&plan);
+    }
+    let st = Arc::get_mut(&mut state).ok_or_else(|| Error("run state shared".into()))?;
+    st.plan = RunPlan::new(inner, plan);
+    arena_bases(inner, &mut ctx.arenas, inputs, outputs, &mut st.bases)?;
+    st.events.reset(inner.streams.len(), inner.limits.timeout);
+    st.slots = Slots::new(inner.threads);
+    st.t0 = trace.then(Instant::now);
+    Ok(state)
 }
 
 /// The bytes `[offset, offset + n)` of a context arena, checked (a symbolic
@@ -1325,67 +1515,56 @@ fn copy_outputs(inner: &Inner, ctx: &ExecContext, outputs: &mut [HostTensor]) ->
 
 /// Run every stream: 1.. on the context's workers, 0 on this thread; wait
 /// for all of them. The first real error (not a stream that stopped because
-/// another failed), and each stream's trace events.
+/// another failed), and each stream's trace events (none without a trace).
 fn run_streams(
     inner: &Arc<Inner>,
     ctx: &mut ExecContext,
-    plan: &Arc<RunPlan>,
-    bases: Arc<Vec<Ptr>>,
+    state: &Arc<RunState>,
     opts: &RunOptions,
 ) -> (Result<(), Error>, Vec<Vec<TraceEvent>>) {
-    let events = Arc::new(Events::new(inner.streams.len(), inner.limits.timeout));
-    // This run's compute slots: `threads` cores, shared by its streams.
-    let slots = Arc::new(Slots::new(inner.threads));
-    let t0 = Instant::now();
-    let mut traces: Vec<Vec<TraceEvent>> = vec![vec![]; inner.streams.len()];
-    let (done_tx, done_rx) = mpsc::channel();
+    let events = &state.events;
+    let mut traces: Vec<Vec<TraceEvent>> = match opts.trace {
+        true => vec![vec![]; inner.streams.len()],
+        false => vec![],
+    };
     let mut sent = 0;
     let mut errors: Vec<Error> = vec![];
     for w in &ctx.workers {
         let job = Job {
             inner: inner.clone(),
-            plan: plan.clone(),
-            bases: bases.clone(),
-            events: events.clone(),
-            slots: slots.clone(),
-            t0: opts.trace.then_some(t0),
-            done: done_tx.clone(),
+            state: state.clone(),
         };
-        if w.tx.as_ref().is_some_and(|tx| tx.send(job).is_ok()) {
+        if w.mailbox.put(job) {
             sent += 1;
         } else {
             events.abort();
             errors.push(Error("a stream worker has stopped".into()));
         }
     }
-    drop(done_tx);
+    let mut tr0 = vec![];
+    let trace = state.t0.map(|t| (t, &mut tr0));
     let r0 = run_stream(
         inner,
-        plan,
+        state,
         0,
-        &bases,
         ctx.scratch.as_mut_ptr(),
-        &events,
-        &slots,
-        opts.trace.then_some((t0, &mut traces[0])),
+        &mut ctx.stream0,
+        trace,
     );
     if let Err(e) = r0 {
         events.abort();
         errors.push(e);
     }
     events.finish();
-    for _ in 0..sent {
-        match done_rx.recv() {
-            Ok((s, r, tr)) => {
-                traces[s] = tr;
-                if let Err(e) = r {
-                    errors.push(e);
-                }
-            }
-            Err(_) => {
-                errors.push(Error("a stream worker panicked".into()));
-                break;
-            }
+    if let Some(t) = traces.first_mut() {
+        *t = tr0;
+    }
+    for (s, r, tr) in ctx.replies.wait(sent).drain(..) {
+        if let Some(t) = traces.get_mut(s) {
+            *t = tr;
+        }
+        if let Err(e) = r {
+            errors.push(e);
         }
     }
     // The failure that stopped the run comes first: the streams it aborted
@@ -1408,20 +1587,19 @@ fn run_streams(
     (result, traces)
 }
 
-/// Run the tasks of stream `s` in order.
-#[allow(clippy::too_many_arguments)]
+/// Run the tasks of stream `s` in order (`mine`: its scratch).
 fn run_stream(
     inner: &Inner,
-    plans: &RunPlan,
+    st: &RunState,
     s: usize,
-    bases: &[Ptr],
     scratch: *mut u8,
-    events: &Events,
-    slots: &Slots,
+    mine: &mut StreamScratch,
     mut trace: Option<(Instant, &mut Vec<TraceEvent>)>,
 ) -> Result<(), Error> {
+    let (plans, bases, events, slots) = (&st.plan, &st.bases[..], &st.events, &st.slots);
     let list = &inner.streams[s];
-    let mut waits_done: HashMap<usize, u64> = HashMap::new();
+    let waits_done = &mut mine.waits;
+    waits_done.clear();
     let mut pc = 0;
     let mut steps = 0u64;
     let compute = Par {
@@ -1454,12 +1632,22 @@ fn run_stream(
         };
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), Failure> = match &rt.task {
-            Task::Launch { .. } => launch(inner, plan, ti, bases, scratch, par, events.deadline)
-                .and_then(|()| match inner.sizes.get(&ti) {
-                    Some(b) => bind_size(inner, plans, plan, ti, rt, b, bases, scratch)
-                        .map_err(Failure::from),
-                    None => Ok(()),
-                }),
+            Task::Launch { .. } => launch(
+                inner,
+                plan,
+                ti,
+                bases,
+                scratch,
+                par,
+                events.deadline,
+                &mut mine.slots,
+            )
+            .and_then(|()| match inner.sizes.get(&ti) {
+                Some(b) => {
+                    bind_size(inner, plans, plan, ti, rt, b, bases, scratch).map_err(Failure::from)
+                }
+                None => Ok(()),
+            }),
             Task::Memcpy { src, dst, .. } => {
                 let (src, dst) = match plan.moved.get(&ti) {
                     Some(Task::Memcpy { src, dst, .. }) => (src, dst),
@@ -1594,6 +1782,7 @@ fn switch_label(bases: &[Ptr], value: &Buffer, n: usize, targets: &[u32]) -> Res
         })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn launch(
     inner: &Inner,
     plan: &ShapePlan,
@@ -1602,6 +1791,7 @@ fn launch(
     scratch: *mut u8,
     par: &Par,
     deadline: Option<Instant>,
+    buf: &mut Vec<Slot>,
 ) -> Result<(), Failure> {
     let rt = &inner.tasks[ti];
     let k = rt.kernel.as_ref().ok_or("launch without a kernel")?;
@@ -1623,27 +1813,35 @@ fn launch(
     // proved it for arena, weight, folded and constant places at this shape,
     // and scratch places are carved from this stream's scratch of the
     // plan's size. The native steps rely on exactly that (`Step::run`).
-    let slots: Vec<Slot> = (0..k.types.len())
-        .map(|v| Slot {
-            ptr: ptr_of(v, tp.places[v]),
-            shape: tp.shapes[v].clone(),
-            dtype: k.types[v].dtype().unwrap_or(DType::U8),
-        })
-        .collect();
+    // The stream's slots are refilled in place (no allocation once grown).
+    let n = k.types.len();
+    if buf.len() < n {
+        buf.resize_with(n, || Slot {
+            ptr: std::ptr::null_mut(),
+            shape: vec![],
+            dtype: DType::U8,
+        });
+    }
+    for (v, slot) in buf[..n].iter_mut().enumerate() {
+        slot.ptr = ptr_of(v, tp.places[v]);
+        slot.shape.clone_from(&tp.shapes[v]);
+        slot.dtype = k.types[v].dtype().unwrap_or(DType::U8);
+    }
+    let slots = &buf[..n];
     if let Some(v) =
         (0..slots.len()).find(|&v| slots[v].ptr.is_null() && !matches!(tp.places[v], Place::None))
     {
         return Err(format!("value {v} has no memory").into());
     }
     if k.fallback.is_some() {
-        return fallback(inner, plan, k, &slots, &tp.copies, bases, deadline);
+        return fallback(inner, plan, k, slots, &tp.copies, bases, deadline);
     }
     for (si, s) in k.steps.iter().enumerate() {
         if rt.skip[si] {
             continue;
         }
         // Kernel functions keep their `Result<(), String>`; the op is added here.
-        s.run(&slots, par).map_err(|msg| Failure {
+        s.run(slots, par).map_err(|msg| Failure {
             msg,
             op: Some((Some(s.name.clone()), s.loc)),
         })?;

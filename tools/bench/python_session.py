@@ -12,7 +12,9 @@ All run the same .om (compiled with ge.compile) with the same input:
   (its p50): `sess.run({"x": x})` (dict in, a new dict of new arrays out, the
   GIL released while the model runs); `r.run(x)` with `r = sess.runner()` (the
   input positional, the output arrays made once and reused, the GIL released);
-  and `sess.runner(release_gil=False)` (the same, holding the GIL).
+  and `sess.runner(release_gil=False)` (the same, holding the GIL);
+- the floor of the Python timing itself: an empty call (`lambda: None`) timed the
+  same way — the part of each Python column no binding can remove.
 
 The models: testdata/onnx/small_cnn.onnx (the issue's small model), one relu
 (the overhead alone), and two held-out shapes the call path was not tuned on (a
@@ -79,6 +81,7 @@ def main():
     ge_run = os.path.join(REPO, "target", "release" if args.profile == "release" else "debug", "ge-run")
     tmp = tempfile.mkdtemp(prefix="ge-bench-py-")
     rows = []
+    floors = []
     for name, (om_bytes, x) in cases(ge, es, np).items():
         om_path = os.path.join(tmp, "m.om")
         in_path = os.path.join(tmp, "x.npy")
@@ -101,6 +104,7 @@ def main():
             rust = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])["p50_ms"] * 1e3
             inproc = p50(sess._time_rust(feed, args.iterations, args.warmup)) * 1e6
             py = {k: time_calls(f, args.iterations, args.warmup) for k, f in calls.items()}
+            floors.append(time_calls(lambda: None, args.iterations, args.warmup))
             rounds.append((rust, inproc, py))
             log(f"{name} round {r + 1}: ge-run p50 {rust:.2f} us, in-process Rust {inproc:.2f} us, "
                 + ", ".join(f"{k} {v:.2f} us ({v / rust:.3f}x ge-run)" for k, v in py.items()))
@@ -110,7 +114,8 @@ def main():
         ratios = [p["runner"] / g for g, _, p in rounds]
         rows.append((name, rust, inproc, py, min(ratios), max(ratios)))
     print(f"profile {args.profile}, {args.iterations} iterations (+{args.warmup} warm-up) per side and round, "
-          f"{args.rounds} rounds, median round (by runner / ge-run):")
+          f"{args.rounds} rounds, median round (by runner / ge-run); 1-min load average {os.getloadavg()[0]:.2f}; "
+          f"an empty Python call timed the same way: p50 {p50(floors):.2f} µs (median over rounds):")
     print("| model | ge-run p50 µs | same loop in-process p50 µs | `Session.run(dict)` p50 µs (/ ge-run) "
           "| `runner.run(x)` p50 µs (/ ge-run) | `runner(release_gil=False).run(x)` p50 µs (/ ge-run) "
           "| runner / ge-run, range over rounds |")

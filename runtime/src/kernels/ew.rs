@@ -130,20 +130,21 @@ pub struct Bcast {
 
 impl Bcast {
     pub fn new(out: &[usize], inp: &[usize]) -> Result<Bcast, String> {
-        let n_out: usize = out.iter().product();
         let n_in: usize = inp.iter().product();
+        // A contiguous or a one-element load needs no dims (`load` reads
+        // neither): nothing is allocated for the common cases.
         if inp == out {
             return Ok(Bcast {
-                dims: vec![n_out],
-                strides: vec![1],
+                dims: vec![],
+                strides: vec![],
                 same: true,
                 scalar: false,
             });
         }
         if n_in == 1 {
             return Ok(Bcast {
-                dims: vec![n_out],
-                strides: vec![0],
+                dims: vec![],
+                strides: vec![],
                 same: false,
                 scalar: true,
             });
@@ -281,10 +282,46 @@ struct Dst {
 }
 
 /// Register tiles of one worker.
+#[derive(Default)]
 struct Tiles {
     f: Vec<Vec<f32>>,
     i: Vec<Vec<i64>>,
     d: Vec<Vec<f64>>,
+}
+
+impl Tiles {
+    /// At least a tile for each register of `g`, in the vector of its
+    /// class (registers of another class may keep a stale tile there).
+    fn fit(&mut self, g: &Group) {
+        fn fit<T: Clone + Default>(v: &mut Vec<Vec<T>>, g: &Group, class: Class) {
+            if v.len() < g.regs.len() {
+                v.resize_with(g.regs.len(), Vec::new);
+            }
+            for (t, r) in v.iter_mut().zip(&g.regs) {
+                if r.class == class && t.len() < TILE {
+                    t.resize(TILE, T::default());
+                }
+            }
+        }
+        fit(&mut self.f, g, Class::F);
+        fit(&mut self.i, g, Class::I);
+        fit(&mut self.d, g, Class::D);
+    }
+}
+
+/// A group's loads (broadcast plan, element type, buffer) and stores.
+type Loads = Vec<(Bcast, DType, Shared<*const u8>)>;
+type Stores = Vec<(DType, Shared<*mut u8>)>;
+
+thread_local! {
+    /// Each thread's register tiles, reused by every group it runs (issue
+    /// 20: a zeroed tile per register per call was the largest allocation of
+    /// a small model's run). Stale values are never read: a tile's first
+    /// `len` elements are written (by its load or its instruction) before
+    /// any instruction reads them — the group is in SSA order.
+    static TILES: std::cell::RefCell<Tiles> = std::cell::RefCell::default();
+    /// Each thread's load and store lists, reused by the next group it starts.
+    static IO: std::cell::RefCell<(Loads, Stores)> = std::cell::RefCell::default();
 }
 
 /// A float the loops compute in: f32 (with [`vmath`]'s branch-free `exp`
@@ -673,18 +710,18 @@ impl Group {
     fn run_tile(
         &self,
         t: &mut Tiles,
-        loads: &[(Bcast, DType, *const u8)],
-        stores: &[(DType, *mut u8)],
+        loads: &[(Bcast, DType, Shared<*const u8>)],
+        stores: &[(DType, Shared<*mut u8>)],
         start: usize,
         len: usize,
     ) -> Result<(), String> {
         // Register r's tile lives in t.f[r], t.i[r] or t.d[r] by its class.
         for (k, (bc, dt, p)) in loads.iter().enumerate() {
-            let r = self.inputs[k].0;
+            let (r, p) = (self.inputs[k].0, p.p());
             match self.regs[r].class {
-                Class::F => bc.load_f(*dt, *p, start, &mut t.f[r][..len]),
-                Class::I => bc.load_i(*dt, *p, start, &mut t.i[r][..len]),
-                Class::D => bc.load_d(*dt, *p, start, &mut t.d[r][..len]),
+                Class::F => bc.load_f(*dt, p, start, &mut t.f[r][..len]),
+                Class::I => bc.load_i(*dt, p, start, &mut t.i[r][..len]),
+                Class::D => bc.load_d(*dt, p, start, &mut t.d[r][..len]),
             }
         }
         for ins in &self.instrs {
@@ -708,7 +745,7 @@ impl Group {
             r?;
         }
         for (k, &(r, _)) in self.outputs.iter().enumerate() {
-            let (dt, p) = stores[k];
+            let (dt, p) = (stores[k].0, stores[k].1.p());
             match self.regs[r].class {
                 Class::F => store_f32(dt, p, start, &t.f[r][..len]),
                 Class::I => store_i64(dt, p, start, &t.i[r][..len]),
@@ -863,51 +900,54 @@ impl Group {
     /// `in_shapes` the concrete shapes of the inputs, `out_shape` the
     /// iteration space.
     pub fn run(&self, slots: &[Slot], out_shape: &[usize], par: &Par) -> Result<(), String> {
+        // Taken out of this thread's cell (and put back below), so a nested
+        // use would only find it empty.
+        let (mut loads, mut stores) = IO.with(|c| c.take());
+        let r = self.run_with(slots, out_shape, par, &mut loads, &mut stores);
+        loads.clear();
+        stores.clear();
+        IO.with(|c| c.replace((loads, stores)));
+        r
+    }
+
+    fn run_with(
+        &self,
+        slots: &[Slot],
+        out_shape: &[usize],
+        par: &Par,
+        loads: &mut Loads,
+        stores: &mut Stores,
+    ) -> Result<(), String> {
         let n: usize = out_shape.iter().product();
-        let mut loads = Vec::with_capacity(self.inputs.len());
         for &(_, v) in &self.inputs {
             let s = &slots[v];
             loads.push((
                 Bcast::new(out_shape, &s.shape)?,
                 s.dtype,
-                s.ptr as *const u8,
+                Shared(s.ptr as *const u8),
             ));
         }
-        let stores: Vec<(DType, Shared<*mut u8>)> = self
-            .outputs
-            .iter()
-            .map(|&(_, v)| (slots[v].dtype, Shared(slots[v].ptr)))
-            .collect();
-        let loads: Vec<(Bcast, DType, Shared<*const u8>)> = loads
-            .into_iter()
-            .map(|(b, d, p)| (b, d, Shared(p)))
-            .collect();
+        stores.extend(
+            self.outputs
+                .iter()
+                .map(|&(_, v)| (slots[v].dtype, Shared(slots[v].ptr))),
+        );
+        let (loads, stores) = (&*loads, &*stores);
         let chunk = TILE * 16;
         let nchunks = n.div_ceil(chunk).max(1);
         par.run(nchunks, n >= 4 * chunk, &|c| {
-            // A tile for each register, in the vector of its class.
-            fn tiles<T: Clone + Default>(g: &Group, class: Class) -> Vec<Vec<T>> {
-                let size = |r: &Reg| if r.class == class { TILE } else { 0 };
-                g.regs.iter().map(|r| vec![T::default(); size(r)]).collect()
-            }
-            let mut t = Tiles {
-                f: tiles(self, Class::F),
-                i: tiles(self, Class::I),
-                d: tiles(self, Class::D),
-            };
-            let l: Vec<(Bcast, DType, *const u8)> = loads
-                .iter()
-                .map(|(b, d, p)| (b.clone(), *d, p.p()))
-                .collect();
-            let s: Vec<(DType, *mut u8)> = stores.iter().map(|(d, p)| (*d, p.p())).collect();
+            let mut t = TILES.with(|c| c.take());
+            t.fit(self);
             let end = ((c + 1) * chunk).min(n);
             let mut start = c * chunk;
-            while start < end {
+            let mut r = Ok(());
+            while start < end && r.is_ok() {
                 let len = TILE.min(end - start);
-                self.run_tile(&mut t, &l, &s, start, len)?;
+                r = self.run_tile(&mut t, loads, stores, start, len);
                 start += len;
             }
-            Ok(())
+            TILES.with(|c| c.replace(t));
+            r
         })
     }
 }
