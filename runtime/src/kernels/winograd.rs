@@ -1,0 +1,714 @@
+//! Winograd F(m x m, 3 x 3) convolution for 3x3 stride-1 undilated filters
+//! (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2016).
+//!
+//! The output is cut into m x m tiles. Each tile's (m+2) x (m+2) input patch
+//! `d` and each 3x3 filter `g` are transformed (`V = Bᵀ d B`, `U = G g Gᵀ`);
+//! the tile's outputs are `Aᵀ [Σ_c U ⊙ V] A`. Summed over channels, the
+//! elementwise products of all tiles are (m+2)² independent matrix products
+//! `M[pos] = U[pos] (ocg x cg) · V[pos] (cg x tiles)`, run through the `gemm`
+//! crate: (m+2)²/m² multiplications per output and channel pair instead of
+//! 9 (4 for F(2x2), 2.25 for F(4x4)), for the cost of the transforms.
+//!
+//! The filter transform is a step of its own ([`FilterTransform`]) that
+//! reads only the filter, so the loader folds it once at load time when the
+//! filter is a weight (`model.rs`'s `fold`); the convolution step reads its
+//! result. [`plan`] picks the algorithm per convolution from the shapes
+//! ([`tile_for`], a cost model); `GE_CONV_ALGO` overrides it (`im2col`,
+//! `winograd`, `winograd2`, `winograd4`) so the paths can be compared on
+//! the same `.om`.
+
+use super::conv::{bias_activation, scatter_row, Conv, Ptrs, Shapes};
+use super::{concrete, sgemm, F32In, F32Out, Kernel, Op, Par, Slot, Step};
+use crate::shared::Shared;
+use ge_ir::{DType, Type};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The transform matrices of one tile size: `Bᵀ` (alpha x alpha), `G`
+/// (alpha x 3) and `Aᵀ` (m x alpha), alpha = m + 2, row-major.
+#[derive(Debug)]
+pub struct Transform {
+    pub m: usize,
+    pub alpha: usize,
+    bt: &'static [f32],
+    g: &'static [f32],
+    at: &'static [f32],
+}
+
+/// F(2x2, 3x3): interpolation points 0, 1, -1 (and infinity).
+static F2: Transform = Transform {
+    m: 2,
+    alpha: 4,
+    #[rustfmt::skip]
+    bt: &[
+        1.0, 0.0, -1.0, 0.0,
+        0.0, 1.0, 1.0, 0.0,
+        0.0, -1.0, 1.0, 0.0,
+        0.0, 1.0, 0.0, -1.0,
+    ],
+    #[rustfmt::skip]
+    g: &[
+        1.0, 0.0, 0.0,
+        0.5, 0.5, 0.5,
+        0.5, -0.5, 0.5,
+        0.0, 0.0, 1.0,
+    ],
+    #[rustfmt::skip]
+    at: &[
+        1.0, 1.0, 1.0, 0.0,
+        0.0, 1.0, -1.0, -1.0,
+    ],
+};
+
+/// F(4x4, 3x3): interpolation points 0, ±1, ±2 (and infinity).
+static F4: Transform = Transform {
+    m: 4,
+    alpha: 6,
+    #[rustfmt::skip]
+    bt: &[
+        4.0, 0.0, -5.0, 0.0, 1.0, 0.0,
+        0.0, -4.0, -4.0, 1.0, 1.0, 0.0,
+        0.0, 4.0, -4.0, -1.0, 1.0, 0.0,
+        0.0, -2.0, -1.0, 2.0, 1.0, 0.0,
+        0.0, 2.0, -1.0, -2.0, 1.0, 0.0,
+        0.0, 4.0, 0.0, -5.0, 0.0, 1.0,
+    ],
+    #[rustfmt::skip]
+    g: &[
+        1.0 / 4.0, 0.0, 0.0,
+        -1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0,
+        -1.0 / 6.0, 1.0 / 6.0, -1.0 / 6.0,
+        1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0,
+        1.0 / 24.0, -1.0 / 12.0, 1.0 / 6.0,
+        0.0, 0.0, 1.0,
+    ],
+    #[rustfmt::skip]
+    at: &[
+        1.0, 1.0, 1.0, 1.0, 1.0, 0.0,
+        0.0, 1.0, -1.0, 2.0, -2.0, 0.0,
+        0.0, 1.0, 1.0, 4.0, 4.0, 0.0,
+        0.0, 1.0, -1.0, 8.0, -8.0, 1.0,
+    ],
+};
+
+/// The transforms of output tile size `m` (2 or 4).
+pub fn transform(m: usize) -> Option<&'static Transform> {
+    match m {
+        2 => Some(&F2),
+        4 => Some(&F4),
+        _ => None,
+    }
+}
+
+/// The Winograd path of a convolution step: its tile size and which of the
+/// step's operands is the transformed filter ([`FilterTransform`]'s result).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Winograd {
+    pub m: usize,
+    pub input: usize,
+}
+
+/// What `GE_CONV_ALGO` asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Choice {
+    /// The cost model decides ([`tile_for`]).
+    Auto,
+    /// Never Winograd: im2col + GEMM (the old path).
+    Im2col,
+    /// Winograd wherever it applies, this tile size (or the cheaper one).
+    Winograd(Option<usize>),
+}
+
+fn choice() -> Choice {
+    match std::env::var("GE_CONV_ALGO").as_deref() {
+        Ok("im2col") => Choice::Im2col,
+        Ok("winograd") => Choice::Winograd(None),
+        Ok("winograd2") => Choice::Winograd(Some(2)),
+        Ok("winograd4") => Choice::Winograd(Some(4)),
+        _ => Choice::Auto,
+    }
+}
+
+/// Estimated cost (in FMAs of the GEMM's inner kernel) of a convolution of
+/// `cg` -> `ocg` channels with a 3x3 filter over an `oh x ow` output, by
+/// im2col + GEMM (`None`) or Winograd F(m x m) (`Some(m)`).
+///
+/// The GEMM's FMAs are divided by its efficiency at depth `k`: the `gemm`
+/// crate packs both operands per call, which a short depth does not repay
+/// (`k / (k + 16)`: 0.5 at 16 channels, 0.9 at 144). im2col writes its
+/// 9·cg rows of `p` columns (`IM2COL_COPY` FMAs an element); a Winograd
+/// transform costs `TRANSFORM` FMAs per transformed element and per point
+/// of the tile (alpha), and the tiles cover `ceil(oh/m)·m` rows (edge
+/// waste).
+pub fn cost(cg: usize, ocg: usize, oh: usize, ow: usize, m: Option<usize>) -> f64 {
+    const IM2COL_COPY: f64 = 1.0;
+    const TRANSFORM: f64 = 1.0;
+    let eff = |k: usize| k as f64 / (k as f64 + 16.0);
+    let (cg_f, ocg_f) = (cg as f64, ocg as f64);
+    match m.and_then(transform) {
+        None => {
+            let p = (oh * ow) as f64;
+            9.0 * cg_f * ocg_f * p / eff(9 * cg) + IM2COL_COPY * 9.0 * cg_f * p
+        }
+        Some(t) => {
+            let tiles = (oh.div_ceil(t.m) * ow.div_ceil(t.m)) as f64;
+            let aa = (t.alpha * t.alpha) as f64;
+            aa * tiles * (cg_f * ocg_f / eff(cg) + TRANSFORM * t.alpha as f64 * (cg_f + ocg_f))
+        }
+    }
+}
+
+/// The Winograd tile size for a convolution of these shapes, or `None` for
+/// im2col: the cheapest by [`cost`]. An unknown output size (a symbolic
+/// dimension) is costed at 28 x 28.
+pub fn tile_for(cg: usize, ocg: usize, oh: Option<usize>, ow: Option<usize>) -> Option<usize> {
+    let (oh, ow) = (oh.unwrap_or(28), ow.unwrap_or(28));
+    [None, Some(2), Some(4)]
+        .into_iter()
+        .min_by(|a, b| cost(cg, ocg, oh, ow, *a).total_cmp(&cost(cg, ocg, oh, ow, *b)))
+        .flatten()
+}
+
+/// Whether `c` is a convolution Winograd F(m x m, 3 x 3) computes: a 3x3
+/// filter, stride 1, no dilation.
+fn applies(c: &Conv, kh: usize, kw: usize) -> bool {
+    kh == 3 && kw == 3 && c.strides == [1, 1] && c.dilations == [1, 1]
+}
+
+/// Choose each convolution's algorithm: for those Winograd is cheaper for
+/// (or forced by `GE_CONV_ALGO`), insert the filter transform step before
+/// the convolution (a new value of `types`, folded at load when the filter
+/// is a weight) and give the convolution its result.
+pub fn plan(steps: &mut Vec<Step>, types: &mut Vec<Type>) {
+    let forced = choice();
+    if forced == Choice::Im2col {
+        return;
+    }
+    let none = HashMap::new();
+    let mut i = 0;
+    while i < steps.len() {
+        let Op::Conv(c) = &steps[i].op else {
+            i += 1;
+            continue;
+        };
+        let (x, w) = match steps[i].ins[..] {
+            [x, w, ..] => (x, w),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let wshape = concrete(types[w], &none).ok();
+        let out = steps[i].outs.first().copied();
+        let Some(&[oc, cg, kh, kw]) = wshape.as_deref() else {
+            i += 1;
+            continue;
+        };
+        let float = |v: usize| {
+            matches!(
+                types[v].dtype(),
+                Some(DType::F32 | DType::F16 | DType::BF16)
+            )
+        };
+        let g = c.group;
+        if !applies(c, kh, kw) || g == 0 || oc % g != 0 || cg == 0 || !float(x) || !float(w) {
+            i += 1;
+            continue;
+        }
+        let ocg = oc / g;
+        // The output's spatial size (the last two dims of NCHW, or the
+        // middle two of NC1HWC0 blocks), when static.
+        let dims = out.and_then(|o| types[o].as_tensor().and_then(|t| t.dims.clone()));
+        let hw = |k: usize| {
+            let d = dims.as_ref()?;
+            d.get(k)?.eval(&none).and_then(|v| usize::try_from(v).ok())
+        };
+        let (oh, ow) = (hw(2), hw(3));
+        let m = match forced {
+            Choice::Winograd(Some(m)) => Some(m),
+            Choice::Winograd(None) => Some(tile_for(cg, ocg, oh, ow).unwrap_or(2)),
+            // Depthwise convolutions have a direct kernel of their own.
+            _ if cg == 1 && ocg == 1 => None,
+            _ => tile_for(cg, ocg, oh, ow),
+        };
+        let Some(t) = m.and_then(transform) else {
+            i += 1;
+            continue;
+        };
+        let aa = t.alpha * t.alpha;
+        let u = types.len();
+        types.push(Type::tensor_static(
+            &[g as i64, aa as i64, ocg as i64, cg as i64],
+            DType::F32,
+        ));
+        let step = Step {
+            op: Op::Kernel(Arc::new(FilterTransform { m: t.m, group: g })),
+            ins: vec![w],
+            outs: vec![u],
+            name: format!(
+                "{} (winograd F({m}x{m},3x3) filter)",
+                steps[i].name,
+                m = t.m
+            ),
+            loc: steps[i].loc,
+        };
+        let conv = &mut steps[i];
+        conv.ins.push(u);
+        let input = conv.ins.len() - 1;
+        if let Op::Conv(c) = &mut conv.op {
+            c.winograd = Some(Winograd { m: t.m, input });
+        }
+        steps.insert(i, step);
+        i += 2;
+    }
+}
+
+/// `U = G g Gᵀ` of every 3x3 filter `[oc, cg, 3, 3]`, laid out as
+/// `[group, alpha², ocg, cg]`: per group and tile position, the left
+/// operand of one GEMM.
+#[derive(Debug)]
+pub struct FilterTransform {
+    pub m: usize,
+    pub group: usize,
+}
+
+impl Kernel for FilterTransform {
+    fn run(&self, ins: &[&Slot], outs: &[&Slot], _par: &Par) -> Result<(), String> {
+        let t = transform(self.m).ok_or("winograd: tile size is not 2 or 4")?;
+        let (Some(w), Some(out)) = (ins.first(), outs.first()) else {
+            return Err("winograd filter transform: needs a filter and a result".into());
+        };
+        let a = t.alpha;
+        let g = self.group.max(1);
+        let (oc, cg) = match w.shape[..] {
+            [oc, cg, 3, 3] if oc % g == 0 => (oc, cg),
+            _ => {
+                return Err(format!(
+                    "winograd: filter {:?} is not [oc, cg, 3, 3]",
+                    w.shape
+                ))
+            }
+        };
+        let ocg = oc / g;
+        if out.shape != [g, a * a, ocg, cg] || out.dtype != DType::F32 {
+            return Err(format!(
+                "winograd: transformed filter {:?} is not [{g}, {}, {ocg}, {cg}] f32",
+                out.shape,
+                a * a
+            ));
+        }
+        let win = F32In::new(w);
+        let ws = win.slice();
+        let mut o = F32Out::new(out);
+        // SAFETY: the result slot holds g·alpha²·ocg·cg f32 (checked above).
+        let us = unsafe { std::slice::from_raw_parts_mut(o.ptr(), out.numel()) };
+        let mut gg = vec![0f32; a * 3];
+        for co in 0..oc {
+            let (gi, ol) = (co / ocg, co % ocg);
+            for ci in 0..cg {
+                let f = &ws[(co * cg + ci) * 9..][..9];
+                // gg = G f (alpha x 3), then U = gg Gᵀ (alpha x alpha).
+                for r in 0..a {
+                    for j in 0..3 {
+                        gg[r * 3 + j] = (0..3).map(|k| t.g[r * 3 + k] * f[k * 3 + j]).sum();
+                    }
+                }
+                for r in 0..a {
+                    for s in 0..a {
+                        let v: f32 = (0..3).map(|j| gg[r * 3 + j] * t.g[s * 3 + j]).sum();
+                        us[((gi * a * a + r * a + s) * ocg + ol) * cg + ci] = v;
+                    }
+                }
+            }
+        }
+        o.finish();
+        Ok(())
+    }
+    fn float_only(&self) -> bool {
+        true
+    }
+}
+
+thread_local! {
+    /// The transformed inputs `V` and products `M` of a block of tiles (on
+    /// the thread that runs the convolution).
+    static BLOCK: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// Per-task rows of the transforms.
+    static ROWS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// An output tile row on its way into NC1HWC0 blocks.
+    static OUT_ROWS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Run the convolution by Winograd F(m x m, 3 x 3) with the transformed
+/// filter `u` (`[g, alpha², ocg, cg]`).
+///
+/// Blocks of whole tile rows are done one after the other, each in three
+/// phases on the pool: the input transform by channels, the alpha² GEMMs,
+/// the output transform (with bias, activation and NC1HWC0 scatter) by
+/// output channels. A block's `V` and `M` are sized to stay in L2.
+pub(super) fn run(
+    conv: &Conv,
+    sh: &Shapes,
+    ptrs: &Ptrs,
+    u: &Slot,
+    m: usize,
+    par: &Par,
+) -> Result<(), String> {
+    let t = transform(m).ok_or("winograd: tile size is not 2 or 4")?;
+    let geo = &sh.geo;
+    if geo.kh != 3 || geo.kw != 3 || geo.sh != 1 || geo.sw != 1 || geo.dh != 1 || geo.dw != 1 {
+        return Err("winograd: not a 3x3 stride-1 convolution".into());
+    }
+    let aa = t.alpha * t.alpha;
+    let Shapes {
+        n, cg, ocg, g, p, ..
+    } = *sh;
+    if u.shape != [g, aa, ocg, cg] || u.dtype != DType::F32 {
+        return Err(format!(
+            "winograd: transformed filter {:?} is not [{g}, {aa}, {ocg}, {cg}] f32",
+            u.shape
+        ));
+    }
+    let (tx_n, ty_n) = (geo.ow.div_ceil(m), geo.oh.div_ceil(m));
+    // Tiles per block: V and M (alpha²·(cg+ocg) floats a tile) within
+    // ~1 MiB, at least one tile row.
+    let per_tile = aa * (cg + ocg) * 4;
+    let rows = ((1 << 20) / per_tile.max(1) / tx_n.max(1)).clamp(1, ty_n.max(1));
+    let tb_max = rows * tx_n;
+    let (mut v, mut mm) = BLOCK.with(|b| b.take());
+    v.resize(aa * cg * tb_max, 0.0);
+    mm.resize(aa * ocg * tb_max, 0.0);
+    let (vp, mp) = (Shared(v.as_mut_ptr()), Shared(mm.as_mut_ptr()));
+    let up = Shared(u.ptr as *const f32);
+    let parallel = par.threads() > 1 && cg * ocg * p > 1 << 16;
+    let mut r = Ok(());
+    'planes: for plane in 0..n * g {
+        let (bi, gi) = (plane / g, plane % g);
+        for ty0 in (0..ty_n).step_by(rows) {
+            let ty1 = (ty0 + rows).min(ty_n);
+            let tb = (ty1 - ty0) * tx_n;
+            let chunks = (4 * par.threads()).min(cg);
+            let per = cg.div_ceil(chunks);
+            r = par.run(chunks, parallel, &|k| {
+                let blk = Block {
+                    t,
+                    sh,
+                    ty0,
+                    ty1,
+                    tx_n,
+                };
+                for ci in k * per..((k + 1) * per).min(cg) {
+                    // SAFETY: channel `ci` of plane (bi, gi) lies in the
+                    // input (`Shapes` checked against the slots); this task
+                    // writes rows `pos·cg + ci` of V only, each `tb` long,
+                    // inside V's alpha²·cg·tb_max floats.
+                    unsafe {
+                        let x = ptrs.x.p().add((bi * sh.c + gi * cg + ci) * geo.h * geo.w);
+                        input_transform(&blk, x, vp.p().add(ci * tb), cg * tb);
+                    }
+                }
+                Ok(())
+            });
+            if r.is_err() {
+                break 'planes;
+            }
+            r = par.run(aa, parallel, &|pos| {
+                // SAFETY: U[gi][pos] is ocg x cg, V[pos] cg x tb, M[pos]
+                // ocg x tb, all inside their buffers; each task writes its
+                // own M[pos].
+                unsafe {
+                    sgemm(
+                        ocg,
+                        cg,
+                        tb,
+                        1.0,
+                        up.p().add((gi * aa + pos) * ocg * cg),
+                        cg as isize,
+                        1,
+                        vp.p().add(pos * cg * tb),
+                        tb as isize,
+                        1,
+                        0.0,
+                        mp.p().add(pos * ocg * tb),
+                        tb as isize,
+                        1,
+                    )
+                };
+                Ok(())
+            });
+            if r.is_err() {
+                break 'planes;
+            }
+            let chunks = (4 * par.threads()).min(ocg);
+            let per = ocg.div_ceil(chunks);
+            r = par.run(chunks, parallel, &|k| {
+                let blk = Block {
+                    t,
+                    sh,
+                    ty0,
+                    ty1,
+                    tx_n,
+                };
+                for ol in k * per..((k + 1) * per).min(ocg) {
+                    let co = gi * ocg + ol;
+                    // SAFETY: this task writes output channel `co` of batch
+                    // `bi` (its plane, or its lanes of the NC1HWC0 blocks)
+                    // at rows of tile rows ty0..ty1 only; M's rows
+                    // `pos·ocg + ol` are inside M.
+                    unsafe {
+                        output_block(conv, &blk, ptrs, mp.p().add(ol * tb), ocg * tb, bi, co)
+                    };
+                }
+                Ok(())
+            });
+            if r.is_err() {
+                break 'planes;
+            }
+        }
+    }
+    BLOCK.with(|b| b.replace((v, mm)));
+    r
+}
+
+/// A block of tile rows `ty0..ty1` (`tx_n` tiles each).
+struct Block<'a> {
+    t: &'static Transform,
+    sh: &'a Shapes,
+    ty0: usize,
+    ty1: usize,
+    tx_n: usize,
+}
+
+/// Transform one input channel's tiles of the block into `v` (row `pos` at
+/// `v + pos·pos_stride`, the block's tiles in order).
+///
+/// # Safety
+/// `x` is an `h x w` plane; `v + pos·pos_stride` is valid for `tb` floats
+/// for every pos < alpha².
+unsafe fn input_transform(b: &Block, x: *const f32, v: *mut f32, pos_stride: usize) {
+    ROWS.with(|rows| {
+        let rows: &mut Vec<f32> = &mut rows.borrow_mut();
+        by_cpu_features!(input_rows(b: &Block, x: *const f32, v: *mut f32, pos_stride: usize, rows: &mut Vec<f32>))
+    })
+}
+
+/// `dst[..] += c · src[..]` (skipped for a zero coefficient; a unit one
+/// adds or subtracts: the same bits as the multiplication).
+#[inline(always)]
+fn axpy(dst: &mut [f32], c: f32, src: &[f32]) {
+    let src = &src[..dst.len()];
+    if c == 1.0 {
+        dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
+    } else if c == -1.0 {
+        dst.iter_mut().zip(src).for_each(|(d, s)| *d -= s);
+    } else if c != 0.0 {
+        dst.iter_mut().zip(src).for_each(|(d, s)| *d += c * s);
+    }
+}
+
+#[inline(always)]
+unsafe fn input_rows(
+    b: &Block,
+    x: *const f32,
+    v: *mut f32,
+    pos_stride: usize,
+    rows: &mut Vec<f32>,
+) {
+    let t = b.t;
+    let (m, a) = (t.m, t.alpha);
+    let geo = &b.sh.geo;
+    let txn = b.tx_n;
+    // Each padded input row, split by phase: ph[r][k] = row[k·m + r], so a
+    // tile's tap j is ph[j % m][tx + j / m]: unit strides over the tiles.
+    let plen = txn + 1;
+    let wide = plen * m;
+    let (n_pad, n_ph, n_t) = (wide, a * m * plen, a * a * txn);
+    rows.resize(n_pad + n_ph + n_t + txn, 0.0);
+    let (pad, rest) = rows.split_at_mut(n_pad);
+    let (ph, rest) = rest.split_at_mut(n_ph);
+    let (tt, acc) = rest.split_at_mut(n_t);
+    let acc = &mut acc[..txn];
+    for ty in b.ty0..b.ty1 {
+        for i in 0..a {
+            let iy = (ty * m + i) as isize - geo.pt as isize;
+            pad.fill(0.0);
+            if iy >= 0 && (iy as usize) < geo.h {
+                // Columns q of the padded row read input column q - pl.
+                let src = std::slice::from_raw_parts(x.add(iy as usize * geo.w), geo.w);
+                let q0 = geo.pl.min(wide);
+                let n = geo.w.min(wide - q0);
+                pad[q0..q0 + n].copy_from_slice(&src[..n]);
+            }
+            let phi = &mut ph[i * m * plen..(i + 1) * m * plen];
+            for r in 0..m {
+                for k in 0..plen {
+                    phi[r * plen + k] = pad[k * m + r];
+                }
+            }
+            // Row transform: tt[i][s][tx] = Σ_j Bᵀ[s][j] row[tx·m + j].
+            for s in 0..a {
+                let dst = &mut tt[(i * a + s) * txn..][..txn];
+                dst.fill(0.0);
+                for j in 0..a {
+                    let src = &phi[(j % m) * plen + j / m..][..txn];
+                    axpy(dst, t.bt[s * a + j], src);
+                }
+            }
+        }
+        // Column transform: V[r][s][tx] = Σ_i Bᵀ[r][i] tt[i][s][tx].
+        let tl = (ty - b.ty0) * txn;
+        for r in 0..a {
+            for s in 0..a {
+                acc.fill(0.0);
+                for i in 0..a {
+                    axpy(acc, t.bt[r * a + i], &tt[(i * a + s) * txn..][..txn]);
+                }
+                let dst = std::slice::from_raw_parts_mut(v.add((r * a + s) * pos_stride + tl), txn);
+                dst.copy_from_slice(acc);
+            }
+        }
+    }
+}
+
+/// Transform output channel `co`'s products of the block (row `pos` at
+/// `mrow + pos·pos_stride`) into its output rows, then bias, activation and
+/// (with `blocked_out`) the NC1HWC0 scatter.
+///
+/// # Safety
+/// As [`run`]'s output phase: `mrow + pos·pos_stride` valid for `tb`
+/// floats, the output holds channel `co` of batch `bi`.
+unsafe fn output_block(
+    conv: &Conv,
+    b: &Block,
+    ptrs: &Ptrs,
+    mrow: *const f32,
+    pos_stride: usize,
+    bi: usize,
+    co: usize,
+) {
+    let geo = &b.sh.geo;
+    let (m, ow) = (b.t.m, geo.ow);
+    let oy0 = b.ty0 * m;
+    let oy1 = (b.ty1 * m).min(geo.oh);
+    let len = (oy1 - oy0) * ow;
+    let p = b.sh.p;
+    OUT_ROWS.with(|buf| {
+        let buf: &mut Vec<f32> = &mut buf.borrow_mut();
+        let dst = match conv.blocked_out {
+            None => ptrs.o.p().add((bi * b.sh.oc + co) * p + oy0 * ow),
+            Some(_) => {
+                if buf.len() < len {
+                    buf.resize(len, 0.0);
+                }
+                buf.as_mut_ptr()
+            }
+        };
+        ROWS.with(|rows| {
+            let rows: &mut Vec<f32> = &mut rows.borrow_mut();
+            by_cpu_features!(output_rows(b: &Block, mrow: *const f32, pos_stride: usize, dst: *mut f32, rows: &mut Vec<f32>))
+        });
+        let out = std::slice::from_raw_parts_mut(dst, len);
+        let bv = ptrs.b.map(|bp| *bp.p().add(co));
+        bias_activation(bv, &conv.act, conv.alpha, out);
+        if let Some(c0) = conv.blocked_out {
+            scatter_row(ptrs.o.p(), out, b.sh.oc, p, c0, bi, co, oy0 * ow);
+        }
+    })
+}
+
+#[inline(always)]
+unsafe fn output_rows(
+    b: &Block,
+    mrow: *const f32,
+    pos_stride: usize,
+    dst: *mut f32,
+    rows: &mut Vec<f32>,
+) {
+    let t = b.t;
+    let (m, a) = (t.m, t.alpha);
+    let geo = &b.sh.geo;
+    let (txn, ow) = (b.tx_n, geo.ow);
+    rows.resize(m * a * txn + m * m * txn, 0.0);
+    let (s_buf, y) = rows.split_at_mut(m * a * txn);
+    let oy0 = b.ty0 * m;
+    for ty in b.ty0..b.ty1 {
+        let tl = (ty - b.ty0) * txn;
+        let mr = |pos: usize| std::slice::from_raw_parts(mrow.add(pos * pos_stride + tl), txn);
+        // s[o][q] = Σ_r Aᵀ[o][r] M[r][q]; y[o][pp] = Σ_q Aᵀ[pp][q] s[o][q].
+        for o in 0..m {
+            for q in 0..a {
+                let d = &mut s_buf[(o * a + q) * txn..][..txn];
+                d.fill(0.0);
+                for r in 0..a {
+                    axpy(d, t.at[o * a + r], mr(r * a + q));
+                }
+            }
+            for pp in 0..m {
+                let d = &mut y[(o * m + pp) * txn..][..txn];
+                d.fill(0.0);
+                for q in 0..a {
+                    axpy(d, t.at[pp * a + q], &s_buf[(o * a + q) * txn..][..txn]);
+                }
+            }
+        }
+        for o in 0..m {
+            let oy = ty * m + o;
+            if oy >= geo.oh {
+                break;
+            }
+            let orow = std::slice::from_raw_parts_mut(dst.add((oy - oy0) * ow), ow);
+            for pp in 0..m {
+                let yr = &y[(o * m + pp) * txn..][..txn];
+                for (tx, &val) in yr.iter().enumerate() {
+                    if let Some(d) = orow.get_mut(tx * m + pp) {
+                        *d = val;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_model_prefers_im2col_for_few_channels() {
+        // VGG's first convolution (3 input channels): the transforms and a
+        // GEMM of depth 3 cost more than they save.
+        assert_eq!(tile_for(3, 64, Some(224), Some(224)), None);
+        // Deep 3x3 layers: the large tile.
+        assert_eq!(tile_for(256, 256, Some(56), Some(56)), Some(4));
+        assert_eq!(tile_for(512, 512, Some(7), Some(7)), Some(4));
+    }
+
+    #[test]
+    fn filter_transform_of_a_delta_is_the_interpolation() {
+        // A centre-tap filter: U = G e₁ e₁ᵀ Gᵀ, the outer product of G's
+        // middle column (F(2x2): 0, 1/2, -1/2, 0).
+        let mut w = vec![0f32; 9];
+        w[4] = 1.0;
+        let mut u = vec![0f32; 16];
+        let ws = Slot {
+            ptr: w.as_mut_ptr() as *mut u8,
+            shape: vec![1, 1, 3, 3],
+            dtype: DType::F32,
+        };
+        let us = Slot {
+            ptr: u.as_mut_ptr() as *mut u8,
+            shape: vec![1, 16, 1, 1],
+            dtype: DType::F32,
+        };
+        FilterTransform { m: 2, group: 1 }
+            .run(&[&ws], &[&us], &Par::NONE)
+            .unwrap();
+        let col = [0.0, 0.5, -0.5, 0.0];
+        for r in 0..4 {
+            for s in 0..4 {
+                assert_eq!(u[r * 4 + s], col[r] * col[s], "U[{r}][{s}]");
+            }
+        }
+    }
+}
