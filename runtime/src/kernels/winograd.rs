@@ -25,15 +25,14 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The transform matrices of one tile size: `Bᵀ` (alpha x alpha), `G`
-/// (alpha x 3) and `Aᵀ` (m x alpha), alpha = m + 2, row-major.
+/// One tile size: m x m outputs from alpha x alpha inputs (alpha = m + 2)
+/// and the filter transform `G` (alpha x 3, row-major); its `Bᵀ` and `Aᵀ`
+/// are the constants by the transforms ([`BT2`], [`AT2`], [`BT4`], [`AT4`]).
 #[derive(Debug)]
 pub struct Transform {
     pub m: usize,
     pub alpha: usize,
-    bt: &'static [f32],
     g: &'static [f32],
-    at: &'static [f32],
 }
 
 /// F(2x2, 3x3): interpolation points 0, 1, -1 (and infinity).
@@ -41,23 +40,11 @@ static F2: Transform = Transform {
     m: 2,
     alpha: 4,
     #[rustfmt::skip]
-    bt: &[
-        1.0, 0.0, -1.0, 0.0,
-        0.0, 1.0, 1.0, 0.0,
-        0.0, -1.0, 1.0, 0.0,
-        0.0, 1.0, 0.0, -1.0,
-    ],
-    #[rustfmt::skip]
     g: &[
         1.0, 0.0, 0.0,
         0.5, 0.5, 0.5,
         0.5, -0.5, 0.5,
         0.0, 0.0, 1.0,
-    ],
-    #[rustfmt::skip]
-    at: &[
-        1.0, 1.0, 1.0, 0.0,
-        0.0, 1.0, -1.0, -1.0,
     ],
 };
 
@@ -66,15 +53,6 @@ static F4: Transform = Transform {
     m: 4,
     alpha: 6,
     #[rustfmt::skip]
-    bt: &[
-        4.0, 0.0, -5.0, 0.0, 1.0, 0.0,
-        0.0, -4.0, -4.0, 1.0, 1.0, 0.0,
-        0.0, 4.0, -4.0, -1.0, 1.0, 0.0,
-        0.0, -2.0, -1.0, 2.0, 1.0, 0.0,
-        0.0, 2.0, -1.0, -2.0, 1.0, 0.0,
-        0.0, 4.0, 0.0, -5.0, 0.0, 1.0,
-    ],
-    #[rustfmt::skip]
     g: &[
         1.0 / 4.0, 0.0, 0.0,
         -1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0,
@@ -82,13 +60,6 @@ static F4: Transform = Transform {
         1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0,
         1.0 / 24.0, -1.0 / 12.0, 1.0 / 6.0,
         0.0, 0.0, 1.0,
-    ],
-    #[rustfmt::skip]
-    at: &[
-        1.0, 1.0, 1.0, 1.0, 1.0, 0.0,
-        0.0, 1.0, -1.0, 2.0, -2.0, 0.0,
-        0.0, 1.0, 1.0, 4.0, 4.0, 0.0,
-        0.0, 1.0, -1.0, 8.0, -8.0, 1.0,
     ],
 };
 
@@ -372,9 +343,15 @@ pub(super) fn run(
     }
     let (tx_n, ty_n) = (geo.ow.div_ceil(m), geo.oh.div_ceil(m));
     // Tiles per block: V and M (alpha²·(cg+ocg) floats a tile) within
-    // ~1 MiB, at least one tile row.
+    // ~2 MiB (L2), but at least 128 tiles (the GEMMs' columns: the `gemm`
+    // crate packs U[pos] at every call, which fewer columns do not repay);
+    // the tile rows spread evenly over the blocks.
     let per_tile = aa * (cg + ocg) * 4;
-    let rows = ((1 << 20) / per_tile.max(1) / tx_n.max(1)).clamp(1, ty_n.max(1));
+    let want = ((2 << 20) / per_tile.max(1))
+        .clamp(128, 1024)
+        .div_ceil(tx_n.max(1));
+    let blocks = ty_n.div_ceil(want.clamp(1, ty_n.max(1))).max(1);
+    let rows = ty_n.div_ceil(blocks).max(1);
     let tb_max = rows * tx_n;
     let (mut v, mut mm) = BLOCK.with(|b| b.take());
     v.resize(aa * cg * tb_max, 0.0);
@@ -493,18 +470,65 @@ unsafe fn input_transform(b: &Block, x: *const f32, v: *mut f32, pos_stride: usi
     })
 }
 
-/// `dst[..] += c · src[..]` (skipped for a zero coefficient; a unit one
-/// adds or subtracts: the same bits as the multiplication).
+/// Lanes of a tile group: the transforms run on this many tiles of a tile
+/// row at once, each value a vector of lanes.
+const L: usize = 16;
+type Lanes = [f32; L];
+
+/// `Bᵀ` and `Aᵀ` of F(2x2, 3x3) and F(4x4, 3x3) as constants, so that the
+/// transforms below unroll with every zero coefficient dropped and every
+/// unit one an add or subtract (the same bits as the multiplication).
+#[rustfmt::skip]
+const BT2: [[f32; 4]; 4] = [
+    [1.0, 0.0, -1.0, 0.0],
+    [0.0, 1.0, 1.0, 0.0],
+    [0.0, -1.0, 1.0, 0.0],
+    [0.0, 1.0, 0.0, -1.0],
+];
+#[rustfmt::skip]
+const AT2: [[f32; 4]; 2] = [
+    [1.0, 1.0, 1.0, 0.0],
+    [0.0, 1.0, -1.0, -1.0],
+];
+#[rustfmt::skip]
+const BT4: [[f32; 6]; 6] = [
+    [4.0, 0.0, -5.0, 0.0, 1.0, 0.0],
+    [0.0, -4.0, -4.0, 1.0, 1.0, 0.0],
+    [0.0, 4.0, -4.0, -1.0, 1.0, 0.0],
+    [0.0, -2.0, -1.0, 2.0, 1.0, 0.0],
+    [0.0, 2.0, -1.0, -2.0, 1.0, 0.0],
+    [0.0, 4.0, 0.0, -5.0, 0.0, 1.0],
+];
+#[rustfmt::skip]
+const AT4: [[f32; 6]; 4] = [
+    [1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
+    [0.0, 1.0, -1.0, 2.0, -2.0, 0.0],
+    [0.0, 1.0, 1.0, 4.0, 4.0, 0.0],
+    [0.0, 1.0, -1.0, 8.0, -8.0, 1.0],
+];
+
+/// `Σ_j c[j] · x[j]` lane by lane, in `j` order, from the first nonzero
+/// coefficient on.
 #[inline(always)]
-fn axpy(dst: &mut [f32], c: f32, src: &[f32]) {
-    let src = &src[..dst.len()];
-    if c == 1.0 {
-        dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
-    } else if c == -1.0 {
-        dst.iter_mut().zip(src).for_each(|(d, s)| *d -= s);
-    } else if c != 0.0 {
-        dst.iter_mut().zip(src).for_each(|(d, s)| *d += c * s);
+fn lin<const A: usize>(c: &[f32; A], x: &[Lanes; A]) -> Lanes {
+    let mut out = [0f32; L];
+    let mut first = true;
+    for j in 0..A {
+        if c[j] == 0.0 {
+            continue;
+        }
+        if first {
+            for l in 0..L {
+                out[l] = c[j] * x[j][l];
+            }
+            first = false;
+        } else {
+            for l in 0..L {
+                out[l] += c[j] * x[j][l];
+            }
+        }
     }
+    out
 }
 
 #[inline(always)]
@@ -515,23 +539,33 @@ unsafe fn input_rows(
     pos_stride: usize,
     rows: &mut Vec<f32>,
 ) {
-    let t = b.t;
-    let (m, a) = (t.m, t.alpha);
+    match b.t.m {
+        2 => input_rows_of::<2, 4>(&BT2, b, x, v, pos_stride, rows),
+        _ => input_rows_of::<4, 6>(&BT4, b, x, v, pos_stride, rows),
+    }
+}
+
+#[inline(always)]
+unsafe fn input_rows_of<const M: usize, const A: usize>(
+    bt: &[[f32; A]; A],
+    b: &Block,
+    x: *const f32,
+    v: *mut f32,
+    pos_stride: usize,
+    rows: &mut Vec<f32>,
+) {
     let geo = &b.sh.geo;
     let txn = b.tx_n;
-    // Each padded input row, split by phase: ph[r][k] = row[k·m + r], so a
-    // tile's tap j is ph[j % m][tx + j / m]: unit strides over the tiles.
-    let plen = txn + 1;
-    let wide = plen * m;
-    let (n_pad, n_ph, n_t) = (wide, a * m * plen, a * a * txn);
-    rows.resize(n_pad + n_ph + n_t + txn, 0.0);
-    let (pad, rest) = rows.split_at_mut(n_pad);
-    let (ph, rest) = rest.split_at_mut(n_ph);
-    let (tt, acc) = rest.split_at_mut(n_t);
-    let acc = &mut acc[..txn];
+    // Each padded input row, split by phase: ph[r][k] = row[k·M + r], so a
+    // tile's tap j is ph[j % M][tx + j / M]: unit strides over the tiles.
+    // The phases run on past the last tile to a whole group of lanes.
+    let plen = txn.next_multiple_of(L) + 1;
+    let wide = plen * M;
+    rows.resize(wide + A * M * plen, 0.0);
+    let (pad, ph) = rows.split_at_mut(wide);
     for ty in b.ty0..b.ty1 {
-        for i in 0..a {
-            let iy = (ty * m + i) as isize - geo.pt as isize;
+        for i in 0..A {
+            let iy = (ty * M + i) as isize - geo.pt as isize;
             pad.fill(0.0);
             if iy >= 0 && (iy as usize) < geo.h {
                 // Columns q of the padded row read input column q - pl.
@@ -540,32 +574,39 @@ unsafe fn input_rows(
                 let n = geo.w.min(wide - q0);
                 pad[q0..q0 + n].copy_from_slice(&src[..n]);
             }
-            let phi = &mut ph[i * m * plen..(i + 1) * m * plen];
-            for r in 0..m {
-                for k in 0..plen {
-                    phi[r * plen + k] = pad[k * m + r];
-                }
-            }
-            // Row transform: tt[i][s][tx] = Σ_j Bᵀ[s][j] row[tx·m + j].
-            for s in 0..a {
-                let dst = &mut tt[(i * a + s) * txn..][..txn];
-                dst.fill(0.0);
-                for j in 0..a {
-                    let src = &phi[(j % m) * plen + j / m..][..txn];
-                    axpy(dst, t.bt[s * a + j], src);
+            let phi = &mut ph[i * M * plen..(i + 1) * M * plen];
+            for (k, chunk) in pad.chunks_exact(M).enumerate() {
+                for r in 0..M {
+                    phi[r * plen + k] = chunk[r];
                 }
             }
         }
-        // Column transform: V[r][s][tx] = Σ_i Bᵀ[r][i] tt[i][s][tx].
         let tl = (ty - b.ty0) * txn;
-        for r in 0..a {
-            for s in 0..a {
-                acc.fill(0.0);
-                for i in 0..a {
-                    axpy(acc, t.bt[r * a + i], &tt[(i * a + s) * txn..][..txn]);
+        for tx0 in (0..txn).step_by(L) {
+            let lanes = (txn - tx0).min(L);
+            // t[i][s] = Σ_j Bᵀ[s][j] d[i][j] (rows), V[r][s] = Σ_i Bᵀ[r][i] t[i][s].
+            let mut t = [[[0f32; L]; A]; A];
+            for i in 0..A {
+                let d: [Lanes; A] = std::array::from_fn(|j| {
+                    let at = (i * M + j % M) * plen + tx0 + j / M;
+                    let mut l = [0f32; L];
+                    l.copy_from_slice(&ph[at..at + L]);
+                    l
+                });
+                for s in 0..A {
+                    t[i][s] = lin(&bt[s], &d);
                 }
-                let dst = std::slice::from_raw_parts_mut(v.add((r * a + s) * pos_stride + tl), txn);
-                dst.copy_from_slice(acc);
+            }
+            for s in 0..A {
+                let col: [Lanes; A] = std::array::from_fn(|i| t[i][s]);
+                for r in 0..A {
+                    let out = lin(&bt[r], &col);
+                    let dst = std::slice::from_raw_parts_mut(
+                        v.add((r * A + s) * pos_stride + tl + tx0),
+                        lanes,
+                    );
+                    dst.copy_from_slice(&out[..lanes]);
+                }
             }
         }
     }
@@ -604,10 +645,10 @@ unsafe fn output_block(
                 buf.as_mut_ptr()
             }
         };
-        ROWS.with(|rows| {
-            let rows: &mut Vec<f32> = &mut rows.borrow_mut();
-            by_cpu_features!(output_rows(b: &Block, mrow: *const f32, pos_stride: usize, dst: *mut f32, rows: &mut Vec<f32>))
-        });
+        // (In a closure of its own: the macro returns from it.)
+        let transform =
+            || by_cpu_features!(output_rows(b: &Block, mrow: *const f32, pos_stride: usize, dst: *mut f32));
+        transform();
         let out = std::slice::from_raw_parts_mut(dst, len);
         let bv = ptrs.b.map(|bp| *bp.p().add(co));
         bias_activation(bv, &conv.act, conv.alpha, out);
@@ -618,51 +659,56 @@ unsafe fn output_block(
 }
 
 #[inline(always)]
-unsafe fn output_rows(
+unsafe fn output_rows(b: &Block, mrow: *const f32, pos_stride: usize, dst: *mut f32) {
+    match b.t.m {
+        2 => output_rows_of::<2, 4>(&AT2, b, mrow, pos_stride, dst),
+        _ => output_rows_of::<4, 6>(&AT4, b, mrow, pos_stride, dst),
+    }
+}
+
+#[inline(always)]
+unsafe fn output_rows_of<const M: usize, const A: usize>(
+    at: &[[f32; A]; M],
     b: &Block,
     mrow: *const f32,
     pos_stride: usize,
     dst: *mut f32,
-    rows: &mut Vec<f32>,
 ) {
-    let t = b.t;
-    let (m, a) = (t.m, t.alpha);
     let geo = &b.sh.geo;
     let (txn, ow) = (b.tx_n, geo.ow);
-    rows.resize(m * a * txn + m * m * txn, 0.0);
-    let (s_buf, y) = rows.split_at_mut(m * a * txn);
-    let oy0 = b.ty0 * m;
+    let oy0 = b.ty0 * M;
     for ty in b.ty0..b.ty1 {
         let tl = (ty - b.ty0) * txn;
-        let mr = |pos: usize| std::slice::from_raw_parts(mrow.add(pos * pos_stride + tl), txn);
-        // s[o][q] = Σ_r Aᵀ[o][r] M[r][q]; y[o][pp] = Σ_q Aᵀ[pp][q] s[o][q].
-        for o in 0..m {
-            for q in 0..a {
-                let d = &mut s_buf[(o * a + q) * txn..][..txn];
-                d.fill(0.0);
-                for r in 0..a {
-                    axpy(d, t.at[o * a + r], mr(r * a + q));
+        for tx0 in (0..txn).step_by(L) {
+            let lanes = (txn - tx0).min(L);
+            // s[o][q] = Σ_r Aᵀ[o][r] M[r][q]; y[o][pp] = Σ_q Aᵀ[pp][q] s[o][q].
+            let mut s = [[[0f32; L]; A]; M];
+            for q in 0..A {
+                let col: [Lanes; A] = std::array::from_fn(|r| {
+                    let mut l = [0f32; L];
+                    let src = std::slice::from_raw_parts(
+                        mrow.add((r * A + q) * pos_stride + tl + tx0),
+                        lanes,
+                    );
+                    l[..lanes].copy_from_slice(src);
+                    l
+                });
+                for o in 0..M {
+                    s[o][q] = lin(&at[o], &col);
                 }
             }
-            for pp in 0..m {
-                let d = &mut y[(o * m + pp) * txn..][..txn];
-                d.fill(0.0);
-                for q in 0..a {
-                    axpy(d, t.at[pp * a + q], &s_buf[(o * a + q) * txn..][..txn]);
+            for o in 0..M {
+                let oy = ty * M + o;
+                if oy >= geo.oh {
+                    break;
                 }
-            }
-        }
-        for o in 0..m {
-            let oy = ty * m + o;
-            if oy >= geo.oh {
-                break;
-            }
-            let orow = std::slice::from_raw_parts_mut(dst.add((oy - oy0) * ow), ow);
-            for pp in 0..m {
-                let yr = &y[(o * m + pp) * txn..][..txn];
-                for (tx, &val) in yr.iter().enumerate() {
-                    if let Some(d) = orow.get_mut(tx * m + pp) {
-                        *d = val;
+                let orow = std::slice::from_raw_parts_mut(dst.add((oy - oy0) * ow), ow);
+                for pp in 0..M {
+                    let y = lin(&at[pp], &s[o]);
+                    for (lane, &val) in y[..lanes].iter().enumerate() {
+                        if let Some(d) = orow.get_mut((tx0 + lane) * M + pp) {
+                            *d = val;
+                        }
                     }
                 }
             }
