@@ -66,15 +66,25 @@ SHAPES = [(3, 64, 224), (64, 64, 224), (128, 128, 112), (256, 256, 56), (512, 51
           (96, 128, 28), (128, 192, 28)]
 
 
-def conv_air(c, oc, s):
-    x, f, y = (f"tensor<1x{c}x{s}x{s}xf32>", f"tensor<{oc}x{c}x3x3xf32>",
-               f"tensor<1x{oc}x{s}x{s}xf32>")
-    return (f"graph.func @main(%x: {x}, %f: {f}) -> {y} {{\n"
-            f"  %y = graph.conv2d %x, %f {{pads = [1, 1, 1, 1], activation = \"relu\"}} : "
-            f"({x}, {f}) -> {y}\n  graph.return %y : {y}\n}}\n")
+# A single convolution as ONNX, its filter a seeded initializer (a weight of the .om, so
+# the Winograd filter transform is folded at load as in a real model).
+CONV_ONNX = r"""
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+c, oc, s, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+w = (np.random.default_rng(0).standard_normal((oc, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+g = helper.make_graph([node], "conv",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, s, s])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, oc, s, s])],
+                      [numpy_helper.from_array(w, "w")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+"""
 
 
-def shapes(ge_run, a):
+def shapes(ge_run, ge_translate, a):
     """Each single convolution on every path (p50 of --iterations runs, the median of
     --rounds interleaved rounds), and the path the cost model picks."""
     algos = ["im2col", "winograd2", "winograd4"]
@@ -82,9 +92,11 @@ def shapes(ge_run, a):
           "| cost model picks |")
     print("|---|---|---|---|---|---|")
     for c, oc, s in SHAPES:
-        air = os.path.join(OUT, f"conv_{c}_{oc}_{s}.air")
-        with open(air, "w") as fh:
-            fh.write(conv_air(c, oc, s))
+        base = os.path.join(OUT, f"conv_{c}_{oc}_{s}")
+        run([PYTHON, "-c", CONV_ONNX, str(c), str(oc), str(s), base + ".onnx"], "conv model")
+        run([ge_translate, "--import-onnx", base + ".onnx", "-o", base + ".air"], "import")
+        air = base + ".om"
+        run([ge_run, base + ".air", "--save-om", air, "--random-inputs"], "compile")
         p50 = {k: [] for k in algos}
         for _ in range(a.rounds):
             for algo in algos:
@@ -122,7 +134,7 @@ def main():
              "--bin", "ge-translate"], "cargo build", capture=False)
     log(f"load average before: {benchlib.loadavg()}")
     if a.shapes:
-        shapes(ge_run, a)
+        shapes(ge_run, ge_translate, a)
         log(f"load average after: {benchlib.loadavg()}")
         return
     rows, checks = [], []

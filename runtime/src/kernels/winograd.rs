@@ -105,29 +105,48 @@ fn choice() -> Choice {
 /// `cg` -> `ocg` channels with a 3x3 filter over an `oh x ow` output, by
 /// im2col + GEMM (`None`) or Winograd F(m x m) (`Some(m)`).
 ///
-/// The GEMM's FMAs are divided by its efficiency at depth `k`: the `gemm`
-/// crate packs both operands per call, which a short depth does not repay
-/// (`k / (k + 16)`: 0.5 at 16 channels, 0.9 at 144). im2col writes its
-/// 9·cg rows of `p` columns (`IM2COL_COPY` FMAs an element); a Winograd
+/// The GEMM's FMAs are divided by its efficiency at depth `k` (`k / (k +
+/// 8)`) and at `n` columns per call (`n / (n + 128)`: the `gemm` crate packs
+/// both operands at every call, which few columns do not repay — im2col's
+/// GEMM has the plane's columns, Winograd's a block's tiles); a Winograd
 /// transform costs `TRANSFORM` FMAs per transformed element and per point
-/// of the tile (alpha), and the tiles cover `ceil(oh/m)·m` rows (edge
-/// waste).
+/// of the tile (alpha); the tiles cover `ceil(oh/m)·m` rows (edge waste).
+/// The constants are fitted to single convolutions of the light models'
+/// shapes (`tools/bench/conv_algo.py --shapes`, docs/benchmarks.md), a
+/// Winograd pick where im2col measured faster counting against a fit.
 pub fn cost(cg: usize, ocg: usize, oh: usize, ow: usize, m: Option<usize>) -> f64 {
-    const IM2COL_COPY: f64 = 1.0;
-    const TRANSFORM: f64 = 1.0;
-    let eff = |k: usize| k as f64 / (k as f64 + 16.0);
+    const TRANSFORM: f64 = 16.0;
+    let eff = |k: usize| k as f64 / (k as f64 + 8.0);
+    let eff_n = |n: usize| n as f64 / (n as f64 + 128.0);
     let (cg_f, ocg_f) = (cg as f64, ocg as f64);
     match m.and_then(transform) {
         None => {
-            let p = (oh * ow) as f64;
-            9.0 * cg_f * ocg_f * p / eff(9 * cg) + IM2COL_COPY * 9.0 * cg_f * p
+            let p = oh * ow;
+            9.0 * cg_f * ocg_f * p as f64 / eff(9 * cg) / eff_n(p)
         }
         Some(t) => {
-            let tiles = (oh.div_ceil(t.m) * ow.div_ceil(t.m)) as f64;
-            let aa = (t.alpha * t.alpha) as f64;
-            aa * tiles * (cg_f * ocg_f / eff(cg) + TRANSFORM * t.alpha as f64 * (cg_f + ocg_f))
+            let (tx_n, ty_n) = (ow.div_ceil(t.m), oh.div_ceil(t.m));
+            let tiles = (tx_n * ty_n) as f64;
+            let aa = t.alpha * t.alpha;
+            let tb = block_rows(aa, cg, ocg, tx_n, ty_n) * tx_n;
+            aa as f64
+                * tiles
+                * (cg_f * ocg_f / eff(cg) / eff_n(tb) + TRANSFORM * t.alpha as f64 * (cg_f + ocg_f))
         }
     }
+}
+
+/// Tile rows per block: V and M (alpha²·(cg+ocg) floats a tile) within
+/// ~2 MiB (L2), but at least 128 tiles (the GEMMs' columns: the `gemm`
+/// crate packs U[pos] at every call, which fewer columns do not repay);
+/// the tile rows spread evenly over the blocks.
+fn block_rows(aa: usize, cg: usize, ocg: usize, tx_n: usize, ty_n: usize) -> usize {
+    let per_tile = aa * (cg + ocg) * 4;
+    let want = ((2 << 20) / per_tile.max(1))
+        .clamp(128, 1024)
+        .div_ceil(tx_n.max(1));
+    let blocks = ty_n.div_ceil(want.clamp(1, ty_n.max(1))).max(1);
+    ty_n.div_ceil(blocks).max(1)
 }
 
 /// The Winograd tile size for a convolution of these shapes, or `None` for
@@ -342,16 +361,7 @@ pub(super) fn run(
         ));
     }
     let (tx_n, ty_n) = (geo.ow.div_ceil(m), geo.oh.div_ceil(m));
-    // Tiles per block: V and M (alpha²·(cg+ocg) floats a tile) within
-    // ~2 MiB (L2), but at least 128 tiles (the GEMMs' columns: the `gemm`
-    // crate packs U[pos] at every call, which fewer columns do not repay);
-    // the tile rows spread evenly over the blocks.
-    let per_tile = aa * (cg + ocg) * 4;
-    let want = ((2 << 20) / per_tile.max(1))
-        .clamp(128, 1024)
-        .div_ceil(tx_n.max(1));
-    let blocks = ty_n.div_ceil(want.clamp(1, ty_n.max(1))).max(1);
-    let rows = ty_n.div_ceil(blocks).max(1);
+    let rows = block_rows(aa, cg, ocg, tx_n, ty_n);
     let tb_max = rows * tx_n;
     let (mut v, mut mm) = BLOCK.with(|b| b.take());
     v.resize(aa * cg * tb_max, 0.0);
@@ -726,8 +736,13 @@ mod tests {
         // GEMM of depth 3 cost more than they save.
         assert_eq!(tile_for(3, 64, Some(224), Some(224)), None);
         // Deep 3x3 layers: the large tile.
-        assert_eq!(tile_for(256, 256, Some(56), Some(56)), Some(4));
-        assert_eq!(tile_for(512, 512, Some(7), Some(7)), Some(4));
+        // Deep layers on large planes (VGG's): the large tile.
+        assert_eq!(tile_for(128, 128, Some(112), Some(112)), Some(4));
+        assert_eq!(tile_for(512, 512, Some(28), Some(28)), Some(4));
+        // Small planes (ResNet's 7x7, AlexNet's 13x13): too few tiles per
+        // GEMM call, im2col measured faster.
+        assert_eq!(tile_for(512, 512, Some(7), Some(7)), None);
+        assert_eq!(tile_for(192, 192, Some(13), Some(13)), None);
     }
 
     #[test]
