@@ -519,6 +519,9 @@ const AT4: [[f32; 6]; 4] = [
 
 /// `Σ_j c[j] · x[j]` lane by lane, in `j` order, from the first nonzero
 /// coefficient on.
+// Indices as in the transforms' sums (Bᵀ[r][i] t[i][s]), over tiny
+// constant-size arrays that unroll.
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 fn lin<const A: usize>(c: &[f32; A], x: &[Lanes; A]) -> Lanes {
     let mut out = [0f32; L];
@@ -555,6 +558,9 @@ unsafe fn input_rows(
     }
 }
 
+// Indices as in the transforms' sums (Bᵀ[r][i] t[i][s]), over tiny
+// constant-size arrays that unroll.
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn input_rows_of<const M: usize, const A: usize>(
     bt: &[[f32; A]; A],
@@ -676,6 +682,9 @@ unsafe fn output_rows(b: &Block, mrow: *const f32, pos_stride: usize, dst: *mut 
     }
 }
 
+// Indices as in the transforms' sums (Bᵀ[r][i] t[i][s]), over tiny
+// constant-size arrays that unroll.
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn output_rows_of<const M: usize, const A: usize>(
     at: &[[f32; A]; M],
