@@ -671,6 +671,13 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
     for op in model.fallback_ops() {
         stdout.push_str(&format!("fallback: {op}\n"));
     }
+    for (algo, n, folded) in model.conv_algorithms() {
+        let at_load = match algo.starts_with("winograd") {
+            true => format!(" ({folded} filters transformed at load)"),
+            false => String::new(),
+        };
+        stdout.push_str(&format!("conv: {algo} x{n}{at_load}\n"));
+    }
     stdout
 }
 

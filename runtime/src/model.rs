@@ -470,6 +470,31 @@ impl Model {
         }
         (native, fb)
     }
+    /// How the convolutions of the model's launches compute (by
+    /// `Conv::algorithm`, sorted by name): (algorithm, convolutions, of
+    /// those whose Winograd filter transform was folded at load time).
+    pub fn conv_algorithms(&self) -> Vec<(String, usize, usize)> {
+        let mut counts: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+        for t in self.inner.tasks.iter().filter(|t| !t.dead) {
+            let Some(k) = t.kernel.as_ref().filter(|k| k.fallback.is_none()) else {
+                continue;
+            };
+            for (si, s) in k.steps.iter().enumerate() {
+                if let (kernels::Op::Conv(c), Some(&w)) = (&s.op, s.ins.get(1)) {
+                    let e = counts.entry(c.algorithm(k.types[w])).or_default();
+                    e.0 += 1;
+                    let folded = c.winograd.is_some_and(|w| {
+                        let u = s.ins.get(w.input);
+                        k.steps[..si].iter().enumerate().any(|(fi, f)| {
+                            f.outs.first() == u && t.skip.get(fi).copied().unwrap_or(false)
+                        })
+                    });
+                    e.1 += folded as usize;
+                }
+            }
+        }
+        counts.into_iter().map(|(a, (n, f))| (a, n, f)).collect()
+    }
     /// Kernel values computed once at load time (weight-only subexpressions,
     /// such as a filter's FRACTAL_Z -> NCHW transdata) rather than at each run.
     pub fn folded_values(&self) -> usize {

@@ -1,4 +1,5 @@
-//! 2-D convolution (NCHW input, OIHW filter): im2col + GEMM
+//! 2-D convolution (NCHW input, OIHW filter): Winograd F(m x m, 3 x 3)
+//! where its cost model says it pays ([`winograd`]), else im2col + GEMM
 //! (the `gemm` crate), tiled over output columns so the im2col panel stays in
 //! cache and tiles run on the compute pool; 1x1 stride-1 convolutions use the
 //! input as the GEMM operand directly; depthwise convolutions have a direct
@@ -6,7 +7,7 @@
 //! the kernel converts to NC1HWC0 right away is written as blocks from the
 //! tile (`Conv::blocked_out`).
 
-use super::{activation, sgemm, F32In, F32Out, Par, Slot};
+use super::{activation, sgemm, winograd, F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::nn::Conv2d;
 use ge_ir::body::{Body, OpId};
@@ -14,7 +15,7 @@ use std::cell::RefCell;
 
 /// Add a channel's bias, then apply the epilogue: one pass over the row for
 /// relu and relu6 (the common cases), two otherwise.
-fn bias_activation(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
+pub(super) fn bias_activation(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
     by_cpu_features!(bias_activation_row(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]))
 }
 
@@ -50,6 +51,9 @@ pub struct Conv {
     /// With `blocked_out`: the plain NCHW type of the result, so the loader
     /// can undo the fold when nothing needs the blocks (`crate::layouts`).
     pub plain_type: Option<ge_ir::Type>,
+    /// Computed by Winograd F(m x m, 3 x 3) from a transformed filter
+    /// operand (chosen per shape by [`winograd::plan`]); else im2col + GEMM.
+    pub winograd: Option<winograd::Winograd>,
 }
 
 fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
@@ -78,7 +82,28 @@ impl Conv {
             alpha: a.activation_alpha() as f32,
             blocked_out: None,
             plain_type: None,
+            winograd: None,
         })
+    }
+
+    /// How it computes with this filter type, for `ge-run --info`:
+    /// `winograd F(mxm,3x3)`, `depthwise` (one input and one output
+    /// channel per group) or `im2col` (a GEMM; 1x1 stride-1 convolutions
+    /// use the input itself as its operand).
+    pub fn algorithm(&self, filter: ge_ir::Type) -> String {
+        let depthwise = filter
+            .as_tensor()
+            .and_then(|t| t.dims.clone())
+            .is_some_and(|d| {
+                d.len() == 4
+                    && d[1].as_static() == Some(1)
+                    && d[0].as_static() == Some(self.group as i64)
+            });
+        match self.winograd {
+            Some(w) => format!("winograd F({m}x{m},3x3)", m = w.m),
+            None if depthwise => "depthwise".into(),
+            None => "im2col".into(),
+        }
     }
 
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
@@ -86,7 +111,11 @@ impl Conv {
         let sh = self.shapes(x, w, out)?;
         let xin = F32In::new(x);
         let win = F32In::new(w);
-        let bias = ins.get(2).map(|b| F32In::new(b));
+        // The bias is the third operand, unless that is the Winograd filter.
+        let bias = ins
+            .get(2)
+            .filter(|_| self.winograd.is_none_or(|wg| wg.input != 2))
+            .map(|b| F32In::new(b));
         let mut o = F32Out::new(out);
         let ptrs = Ptrs {
             x: Shared(xin.ptr()),
@@ -97,7 +126,12 @@ impl Conv {
         if let Some(c0) = self.blocked_out {
             zero_pad_channels(ptrs.o.p(), sh.n, sh.oc, sh.p, c0);
         }
-        if sh.cg == 1 && sh.ocg == 1 {
+        let wino = self
+            .winograd
+            .and_then(|wg| Some((wg.m, *ins.get(wg.input)?)));
+        if let Some((m, u)) = wino {
+            winograd::run(self, &sh, &ptrs, u, m, par)?;
+        } else if sh.cg == 1 && sh.ocg == 1 {
             self.run_depthwise(&sh, &ptrs, par)?;
         } else {
             self.run_gemm(&sh, &ptrs, par)?;
@@ -315,24 +349,24 @@ impl Conv {
 /// `g` groups of `cg` in and `ocg` out channels, `k` = cg*kh*kw rows of the
 /// im2col matrix, `p` = oh*ow output pixels per plane.
 #[derive(Clone, Copy)]
-struct Shapes {
-    n: usize,
-    c: usize,
-    oc: usize,
-    cg: usize,
-    g: usize,
-    ocg: usize,
-    k: usize,
-    p: usize,
-    geo: Geo,
+pub(super) struct Shapes {
+    pub n: usize,
+    pub c: usize,
+    pub oc: usize,
+    pub cg: usize,
+    pub g: usize,
+    pub ocg: usize,
+    pub k: usize,
+    pub p: usize,
+    pub geo: Geo,
 }
 
 /// The convolution's tensors, for the compute pool's threads.
-struct Ptrs {
-    x: Shared<*const f32>,
-    w: Shared<*const f32>,
-    o: Shared<*mut f32>,
-    b: Option<Shared<*const f32>>,
+pub(super) struct Ptrs {
+    pub x: Shared<*const f32>,
+    pub w: Shared<*const f32>,
+    pub o: Shared<*mut f32>,
+    pub b: Option<Shared<*const f32>>,
 }
 
 /// Where a GEMM block's right operand comes from.
@@ -451,7 +485,7 @@ fn fill_panels(
 /// # Safety
 /// `out` holds `[_, ceil(oc/c0), p, c0]` floats and the columns lie in `p`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatter_row(
+pub(super) unsafe fn scatter_row(
     out: *mut f32,
     row: &[f32],
     oc: usize,
@@ -517,19 +551,19 @@ pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
 
 /// Convolution geometry of one group.
 #[derive(Clone, Copy)]
-struct Geo {
-    h: usize,
-    w: usize,
-    kh: usize,
-    kw: usize,
-    oh: usize,
-    ow: usize,
-    sh: usize,
-    sw: usize,
-    pt: usize,
-    pl: usize,
-    dh: usize,
-    dw: usize,
+pub(super) struct Geo {
+    pub h: usize,
+    pub w: usize,
+    pub kh: usize,
+    pub kw: usize,
+    pub oh: usize,
+    pub ow: usize,
+    pub sh: usize,
+    pub sw: usize,
+    pub pt: usize,
+    pub pl: usize,
+    pub dh: usize,
+    pub dw: usize,
 }
 
 /// Columns `j0..j1` of the im2col matrix rows of input channels `chans`

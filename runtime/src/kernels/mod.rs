@@ -89,6 +89,7 @@ pub mod topk;
 pub mod unique;
 pub mod vmath;
 pub mod volume;
+pub mod winograd;
 
 use crate::buffer::{class_of, AlignedBuf, Class};
 use ge_dialects::data::constant::Constant;
@@ -431,6 +432,7 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
     b.flush();
     fold_blocked_conv_outputs(&mut b.steps, &results, &b.types);
     store_live_ew_values(&mut b.steps, &results);
+    winograd::plan(&mut b.steps, &mut b.types);
     Ok(KernelProgram {
         name: name.to_string(),
         types: b.types,
