@@ -3163,6 +3163,110 @@ pub unsafe extern "C" fn ge_es_tensor_scatter(
     })
 }
 
+/// `graph.center_crop_pad`: Crop or pad a tensor to a shape around its centre (ONNX CenterCropPad)
+///
+/// - `input`: operand
+/// - `shape`, `shape_len`: the target size of each dim of `axes`
+/// - `axes`, `axes_len` (NULL: `[]`): the dims `shape` sets (every dim when empty)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_center_crop_pad(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    shape: *const i64,
+    shape_len: usize,
+    axes: *const i64,
+    axes_len: usize,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_center_crop_pad", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.center_crop_pad")?;
+            call_.one("input", input)?;
+            call_.array("shape", shape, shape_len, true)?;
+            call_.array("axes", axes, axes_len, false)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.affine_grid`: The sampling grid of a batch of affine transforms (ONNX AffineGrid)
+///
+/// - `theta`: operand
+/// - `size`, `size_len`: the image size: N, C, H, W (or N, C, D, H, W)
+/// - `align_corners` (NULL: `0`): 1: -1 and 1 are the corner pixels' centres; 0: their outer edges
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_affine_grid(
+    graph: *mut ge_graph,
+    theta: ge_es_tensor,
+    size: *const i64,
+    size_len: usize,
+    align_corners: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_affine_grid", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.affine_grid")?;
+            call_.one("theta", theta)?;
+            call_.array("size", size, size_len, true)?;
+            call_.attr_ptr("align_corners", align_corners)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.det`: The determinant of each square matrix of a batch (ONNX Det)
+///
+/// - `input`: operand
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_det(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_det", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.det")?;
+            call_.one("input", input)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.reverse_sequence`: Reverse the first elements of each sequence of a batch (ONNX ReverseSequence)
+///
+/// - `input`: operand
+/// - `sequence_lens`: operand
+/// - `batch_axis` (NULL: `1`): the batch dim (0 or 1)
+/// - `time_axis` (NULL: `0`): the time dim (1 or 0)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_reverse_sequence(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    sequence_lens: ge_es_tensor,
+    batch_axis: *const i64,
+    time_axis: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_reverse_sequence", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.reverse_sequence")?;
+            call_.one("input", input)?;
+            call_.one("sequence_lens", sequence_lens)?;
+            call_.attr_ptr("batch_axis", batch_axis)?;
+            call_.attr_ptr("time_axis", time_axis)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `data.constant`: A constant tensor
 ///
 /// - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

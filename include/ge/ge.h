@@ -1777,6 +1777,53 @@ ge_status ge_es_tensor_scatter(struct ge_graph *graph,
                                const int64_t *axis,
                                struct ge_es_tensor *out);
 
+// `graph.center_crop_pad`: Crop or pad a tensor to a shape around its centre (ONNX CenterCropPad)
+//
+// - `input`: operand
+// - `shape`, `shape_len`: the target size of each dim of `axes`
+// - `axes`, `axes_len` (NULL: `[]`): the dims `shape` sets (every dim when empty)
+// - `out`: the result
+ge_status ge_es_center_crop_pad(struct ge_graph *graph,
+                                struct ge_es_tensor input,
+                                const int64_t *shape,
+                                size_t shape_len,
+                                const int64_t *axes,
+                                size_t axes_len,
+                                struct ge_es_tensor *out);
+
+// `graph.affine_grid`: The sampling grid of a batch of affine transforms (ONNX AffineGrid)
+//
+// - `theta`: operand
+// - `size`, `size_len`: the image size: N, C, H, W (or N, C, D, H, W)
+// - `align_corners` (NULL: `0`): 1: -1 and 1 are the corner pixels' centres; 0: their outer edges
+// - `out`: the result
+ge_status ge_es_affine_grid(struct ge_graph *graph,
+                            struct ge_es_tensor theta,
+                            const int64_t *size,
+                            size_t size_len,
+                            const int64_t *align_corners,
+                            struct ge_es_tensor *out);
+
+// `graph.det`: The determinant of each square matrix of a batch (ONNX Det)
+//
+// - `input`: operand
+// - `out`: the result
+ge_status ge_es_det(struct ge_graph *graph, struct ge_es_tensor input, struct ge_es_tensor *out);
+
+// `graph.reverse_sequence`: Reverse the first elements of each sequence of a batch (ONNX ReverseSequence)
+//
+// - `input`: operand
+// - `sequence_lens`: operand
+// - `batch_axis` (NULL: `1`): the batch dim (0 or 1)
+// - `time_axis` (NULL: `0`): the time dim (1 or 0)
+// - `out`: the result
+ge_status ge_es_reverse_sequence(struct ge_graph *graph,
+                                 struct ge_es_tensor input,
+                                 struct ge_es_tensor sequence_lens,
+                                 const int64_t *batch_axis,
+                                 const int64_t *time_axis,
+                                 struct ge_es_tensor *out);
+
 // `data.constant`: A constant tensor
 //
 // - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

@@ -57,6 +57,14 @@ class LstmResults(NamedTuple):
     y_h: Tensor
     y_c: Tensor
 
+class LinearAttentionResults(NamedTuple):
+    output: Tensor
+    present_state: Tensor
+
+class CausalConvResults(NamedTuple):
+    output: Tensor
+    present_state: Tensor
+
 class Graph:
     """One graph.func being built in a new module."""
     name: str
@@ -1699,25 +1707,39 @@ class Graph:
         self,
         input: Tensor,
         *,
-        mode: Literal["nearest", "linear"] = 'nearest',
+        mode: Literal["nearest", "linear", "cubic"] = 'nearest',
         scales: Optional[Sequence[float]] = None,
         sizes: Optional[Sequence[int]] = None,
-        coordinate_transformation_mode: Literal["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"] = 'half_pixel',
+        coordinate_transformation_mode: Literal["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"] = 'half_pixel',
         nearest_mode: Literal["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"] = 'round_prefer_floor',
+        cubic_coeff_a: float = -0.75,
+        exclude_outside: int = 0,
+        antialias: int = 0,
+        roi: Optional[Sequence[float]] = None,
+        extrapolation_value: float = 0.0,
+        axes: Optional[Sequence[int]] = None,
+        keep_aspect_ratio_policy: Literal["stretch", "not_larger", "not_smaller"] = 'stretch',
     ) -> Tensor:
-        """Resample a tensor by nearest or (multi-)linear interpolation (ONNX Resize)
+        """Resample a tensor by nearest, (multi-)linear or (multi-)cubic interpolation (ONNX Resize)
 
-        Exactly one of `scales` (floats, one per dim; output dim = `floor(in * scale)`) or `sizes` (integers) gives the output shape. `mode`: `nearest` (rounded per `nearest_mode`) or `linear` (interpolation along every dim, edge values beyond the input). Output coordinate `x` maps to the input per `coordinate_transformation_mode`: `half_pixel` `(x + 0.5)/scale - 0.5`, `pytorch_half_pixel` (the same, 0 for length-1 outputs), `align_corners` `x*(in-1)/(out-1)`, `asymmetric` `x/scale`. ONNX's `roi`, `cubic` mode, `antialias`, `axes` and `keep_aspect_ratio_policy` are not supported.
+        Exactly one of `scales` (floats; output dim = `floor(in * scale)`) or `sizes` (integers) gives the output shape, one entry per dim of `axes` (every dim without it; other dims keep their length). With `sizes`, `keep_aspect_ratio_policy` `not_larger` / `not_smaller` resizes every axis of `axes` by the smallest / largest ratio `sizes / in` (output `round_half_up(scale * in)`). `mode`: `nearest` (rounded per `nearest_mode`), `linear` or `cubic` (coefficient `cubic_coeff_a`), interpolated along every dim with edge values beyond the input, or with `exclude_outside` the weights of outside taps dropped and the rest renormalised; `antialias` stretches the linear or cubic filter by `1/scale` when downscaling. Output coordinate `x` maps to the input per `coordinate_transformation_mode`: `half_pixel` `(x + 0.5)/scale - 0.5`, `half_pixel_symmetric` (the same, shifted so the centres match when the length was rounded), `pytorch_half_pixel` (0 for length-1 outputs), `align_corners` `x*(in-1)/(out-1)`, `asymmetric` `x/scale`, `tf_crop_and_resize` (the crop `roi`, starts then ends of the resized dims in `[0, 1]` coordinates, resampled with align-corners spacing; outside the input the output is `extrapolation_value`; the output shape does not shrink with the crop, as in onnxruntime and the ONNX reference).
 
         Op ``graph.resize``; Rust: ``b.resize(input, ResizeAttrs) -> Tensor``.
 
         Args:
             input (Tensor): tensor of f64/f32/f16/bf16/i64/i32/i16/i8/ui64/ui32/ui16/ui8 values
-            mode (Literal["nearest", "linear"], default "nearest"): interpolation mode
-            scales (Sequence[float], optional): scale per dim (exclusive with sizes)
-            sizes (Sequence[int], optional): output shape (exclusive with scales)
-            coordinate_transformation_mode (Literal["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"], default "half_pixel"): how output coordinates map to input coordinates
+            mode (Literal["nearest", "linear", "cubic"], default "nearest"): interpolation mode
+            scales (Sequence[float], optional): scale per resized dim (exclusive with sizes)
+            sizes (Sequence[int], optional): output length per resized dim (exclusive with scales)
+            coordinate_transformation_mode (Literal["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"], default "half_pixel"): how output coordinates map to input coordinates
             nearest_mode (Literal["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"], default "round_prefer_floor"): rounding of the source coordinate in nearest mode
+            cubic_coeff_a (float, default -0.75): the cubic kernel's coefficient
+            exclude_outside (int, default 0): 1: taps outside the input weigh nothing (the rest renormalised)
+            antialias (int, default 0): 1: stretch the linear or cubic filter when downscaling
+            roi (Sequence[float], optional): the crop of tf_crop_and_resize: starts, then ends, of the resized dims
+            extrapolation_value (float, default 0.0): the output outside the input under tf_crop_and_resize
+            axes (Sequence[int], optional): the dims that scales, sizes and roi refer to (default: every dim)
+            keep_aspect_ratio_policy (Literal["stretch", "not_larger", "not_smaller"], default "stretch"): how sizes keep the input's aspect ratio
 
         Returns:
             Tensor
@@ -2335,6 +2357,33 @@ class Graph:
         """
         ...
 
+    def cumsum(
+        self,
+        input: Tensor,
+        axis_value: Optional[Tensor] = None,
+        *,
+        axis: int = 0,
+        exclusive: int = 0,
+        reverse: int = 0,
+    ) -> Tensor:
+        """Cumulative sum along an axis (ONNX CumSum)
+
+        `y[..., i, ...] = x[..., 0, ...] + … + x[..., i, ...]` along the axis; with `exclusive` the sum stops before `i` (0 for the first); with `reverse` it runs from the end. Integer sums wrap to the type. The axis is the attribute `axis`, or, when the optional operand `axis_value` is given (ONNX's `axis` input known only at run time: one int32 or int64 element), that element, read when the op runs; out of range (`[-rank, rank-1]`) it is a run-time error. The result's shape is the input's either way.
+
+        Op ``graph.cumsum``; Rust: ``b.cumsum(input, axis_value: Option, CumsumAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of f64/f32/f16/bf16/i64/i32/i16/i8/ui64/ui32/ui16/ui8/index values
+            axis_value (Tensor, optional): tensor of i32/i64 values
+            axis (int, default 0): the axis when there is no `axis_value` (negative counts from the end)
+            exclusive (int, default 0): 1: the sum of the elements before each one
+            reverse (int, default 0): 1: from the last element backwards
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def dft(
         self,
         input: Tensor,
@@ -2480,6 +2529,211 @@ class Graph:
             lower_edge_hertz (float): the lower edge of the lowest band, in hertz
             upper_edge_hertz (float): the upper edge of the highest band, in hertz
             dtype (DTypeLike): the result's element type (ONNX `output_datatype`)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def linear_attention(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        past_state: Optional[Tensor] = None,
+        decay: Optional[Tensor] = None,
+        beta: Optional[Tensor] = None,
+        *,
+        q_num_heads: Optional[int] = None,
+        kv_num_heads: Optional[int] = None,
+        update_rule: Literal["linear", "gated", "delta", "gated_delta"] = 'gated_delta',
+        scale: float = 0.0,
+        chunk_size: int = 64,
+    ) -> LinearAttentionResults:
+        """Recurrent linear attention (ONNX LinearAttention)
+
+        `query` (`B x T x H_q·d_k`), `key` (`B x T x H_kv·d_k`) and `value` (`B x T x H_kv·d_v`) hold the heads packed in the last dim. Each KV head keeps a state `S` (`d_k x d_v`, `past_state` or zeros) updated token by token by `update_rule`: `linear` `S += k ⊗ v`; `gated` first scales `S` by `exp(g)`; `delta` writes `k ⊗ β(v - Sᵀk)`; `gated_delta` both (the gate before the read). `decay` (log-space `g`) is `B x T x H_kv·d_k` or `B x T x H_kv` (one per head), `beta` `B x T x H_kv` or `B x T x 1`. The output of query head `h` is `scale · qᵀS` of KV head `h / (H_q / H_kv)` (`scale` 0: `1/sqrt(d_k)`); `present_state` is the final `S` (`B x H_kv x d_k x d_v`, in `past_state`'s element type, else the query's). `chunk_size` is a tuning hint without effect on the result.
+
+        Op ``graph.linear_attention``; Rust: ``b.linear_attention(query, key, value, past_state: Option, decay: Option, beta: Option, LinearAttentionAttrs) -> LinearAttentionResults { output, present_state }``.
+
+        Args:
+            query (Tensor): tensor of floating-point values
+            key (Tensor): tensor of floating-point values
+            value (Tensor): tensor of floating-point values
+            past_state (Tensor, optional): tensor of floating-point values
+            decay (Tensor, optional): tensor of floating-point values
+            beta (Tensor, optional): tensor of floating-point values
+            q_num_heads (int, optional): query heads (a positive multiple of kv_num_heads)
+            kv_num_heads (int, optional): key/value heads, each with its own state
+            update_rule (Literal["linear", "gated", "delta", "gated_delta"], default "gated_delta"): linear, gated, delta or gated_delta
+            scale (float, default 0.0): output scale (0: 1/sqrt(d_k))
+            chunk_size (int, default 64): chunk size of a chunk-parallel evaluation (a hint; the result is the same)
+
+        Returns:
+            LinearAttentionResults(output, present_state)
+        """
+        ...
+
+    def causal_conv_with_state(
+        self,
+        input: Tensor,
+        weight: Tensor,
+        bias: Optional[Tensor] = None,
+        past_state: Optional[Tensor] = None,
+        *,
+        activation: Literal["none", "silu", "swish"] = 'none',
+    ) -> CausalConvResults:
+        """Depthwise causal 1-D convolution with a carried state (ONNX CausalConvWithState)
+
+        `input` is `B x C x L`, `weight` `C x 1 x k` (a depthwise Conv weight), `bias` `C`, `past_state` `B x C x k-1` (zeros when absent). Each channel of `past_state ++ input` is convolved with its own kernel without padding, giving `output` (`B x C x L`, plus `bias`, then `x·sigmoid(x)` with `activation` `silu` or its alias `swish`); `present_state` is the last `k-1` positions of `past_state ++ input`.
+
+        Op ``graph.causal_conv_with_state``; Rust: ``b.causal_conv_with_state(input, weight, bias: Option, past_state: Option, CausalConvWithStateAttrs) -> CausalConvResults { output, present_state }``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            weight (Tensor): tensor of floating-point values
+            bias (Tensor, optional): tensor of floating-point values
+            past_state (Tensor, optional): tensor of floating-point values
+            activation (Literal["none", "silu", "swish"], default "none"): none, silu or swish (= silu) after the convolution
+
+        Returns:
+            CausalConvResults(output, present_state)
+        """
+        ...
+
+    def swiglu(
+        self,
+        a: Tensor,
+        b: Tensor,
+        *,
+        alpha: float = 1.0,
+    ) -> Tensor:
+        """Swish-gated linear unit (ONNX SwiGLU)
+
+        `y = a · sigmoid(alpha · a) · b` elementwise, `a` the gate and `b` the value, of one shape (no broadcasting). As the ONNX reference, the sigmoid and the swish are rounded to the element type before they are multiplied.
+
+        Op ``graph.swiglu``; Rust: ``b.swiglu(a, b, SwigluAttrs) -> Tensor``.
+
+        Args:
+            a (Tensor): tensor of floating-point values
+            b (Tensor): tensor of floating-point values
+            alpha (float, default 1.0): the gate's sigmoid slope
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def tensor_scatter(
+        self,
+        past_cache: Tensor,
+        update: Tensor,
+        write_indices: Optional[Tensor] = None,
+        *,
+        mode: Literal["linear", "circular"] = 'linear',
+        axis: int = -2,
+    ) -> Tensor:
+        """Write an update into a KV cache along the sequence axis (ONNX TensorScatter)
+
+        The result is `past_cache` with, for every index of the dims before `axis` (the first being the batch entry `b`), the update's `sequence_length` rows written at cache positions `write_indices[b] + s` (0 without `write_indices`); `mode = "circular"` takes the positions modulo the cache length, `"linear"` requires them to fit (a run-time error otherwise). `update` has the cache's shape except along `axis` (not 0), where it is at most as long.
+
+        Op ``graph.tensor_scatter``; Rust: ``b.tensor_scatter(past_cache, update, write_indices: Option, TensorScatterAttrs) -> Tensor``.
+
+        Args:
+            past_cache (Tensor): tensor of any type
+            update (Tensor): tensor of any type
+            write_indices (Tensor, optional): tensor of i64 values
+            mode (Literal["linear", "circular"], default "linear"): "linear" (positions must fit) or "circular" (wrap around)
+            axis (int, default -2): the sequence axis (negative counts from the end; never 0)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def center_crop_pad(
+        self,
+        input: Tensor,
+        shape: Sequence[int],
+        *,
+        axes: Sequence[int] = [],
+    ) -> Tensor:
+        """Crop or pad a tensor to a shape around its centre (ONNX CenterCropPad)
+
+        Each dim of `axes` (every dim when `axes` is empty; negative axes count from the end) becomes the matching entry of `shape`: a larger size pads with zeros, `d / 2` elements in front and the rest behind; a smaller one crops, `d / 2` elements from the front and the rest from the back. Other dims are kept. ONNX's `shape` input becomes the attribute.
+
+        Op ``graph.center_crop_pad``; Rust: ``b.center_crop_pad(input, shape: &[i64], CenterCropPadAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of any type
+            shape (Sequence[int]): the target size of each dim of `axes`
+            axes (Sequence[int], default []): the dims `shape` sets (every dim when empty)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def affine_grid(
+        self,
+        theta: Tensor,
+        size: Sequence[int],
+        *,
+        align_corners: int = 0,
+    ) -> Tensor:
+        """The sampling grid of a batch of affine transforms (ONNX AffineGrid)
+
+        `theta` is `N x 2 x 3` (2-D) or `N x 3 x 4` (3-D); `size` is the image size `[N, C, H, W]` or `[N, C, D, H, W]`. The result is `N x H x W x 2` (or `N x D x H x W x 3`): each pixel's normalised coordinates `(x, y[, z], 1)` in [-1, 1] multiplied by `theta`, x first (the grid graph.grid_sample reads). With `align_corners`, -1 and 1 are the centres of the corner pixels, otherwise their outer edges. ONNX's `size` input becomes the attribute.
+
+        Op ``graph.affine_grid``; Rust: ``b.affine_grid(theta, size: &[i64], AffineGridAttrs) -> Tensor``.
+
+        Args:
+            theta (Tensor): tensor of floating-point values
+            size (Sequence[int]): the image size: N, C, H, W (or N, C, D, H, W)
+            align_corners (int, default 0): 1: -1 and 1 are the corner pixels' centres; 0: their outer edges
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def det(
+        self,
+        input: Tensor,
+    ) -> Tensor:
+        """The determinant of each square matrix of a batch (ONNX Det)
+
+        `input` is `[*, n, n]`; the result is `[*]`, computed by Gaussian elimination with partial pivoting in f64 and rounded to the element type.
+
+        Op ``graph.det``; Rust: ``b.det(input) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def reverse_sequence(
+        self,
+        input: Tensor,
+        sequence_lens: Tensor,
+        *,
+        batch_axis: int = 1,
+        time_axis: int = 0,
+    ) -> Tensor:
+        """Reverse the first elements of each sequence of a batch (ONNX ReverseSequence)
+
+        `input` has a batch dim and a time dim (`batch_axis`, `time_axis`: 0 and 1 in either order); for batch entry `b`, the first `sequence_lens[b]` elements along time are reversed and the rest kept.
+
+        Op ``graph.reverse_sequence``; Rust: ``b.reverse_sequence(input, sequence_lens, ReverseSequenceAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of any type
+            sequence_lens (Tensor): tensor of i64 values
+            batch_axis (int, default 1): the batch dim (0 or 1)
+            time_axis (int, default 0): the time dim (1 or 0)
 
         Returns:
             Tensor
