@@ -11,24 +11,6 @@ use common::*;
 use ge_compile::CompileOptions;
 use ge_runtime::{HostTensor, Session};
 
-/// A size symbol (`K`, data.nonzero's count) and a branch beside it on
-/// another stream.
-const NONZERO: &str = r#"
-module attributes {ge.symbol_bounds = {K = 12 : i64}} {
-  graph.func @main(%x: tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<Kx2xf32>, tensor<3x4xf32>) {
-    %w = data.constant dense<[0.5, -2.0]> : tensor<2xf32>
-    %a = graph.relu %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
-    %i:2 = data.nonzero %a {count = "K"} : (tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<i64>)
-    %t = data.transpose %i#0 {perm = [1, 0]} : (tensor<2xKxi64>) -> tensor<Kx2xi64>
-    %f = graph.cast %t {to = f32} : (tensor<Kx2xi64>) -> tensor<Kx2xf32>
-    %z = graph.mul %f, %w : (tensor<Kx2xf32>, tensor<2xf32>) -> tensor<Kx2xf32>
-    %s = graph.sigmoid %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
-    %u = graph.tanh %s : (tensor<3x4xf32>) -> tensor<3x4xf32>
-    graph.return %i#0, %z, %u : tensor<2xKxi64>, tensor<Kx2xf32>, tensor<3x4xf32>
-  }
-}
-"#;
-
 /// `x` with `on` of its 12 elements positive (from `seed`'s position on).
 fn input(on: usize, seed: usize) -> HostTensor {
     let v: Vec<f32> = (0..12)
@@ -74,7 +56,7 @@ fn counts_up_and_down(sess: &Session, outs: &mut Vec<HostTensor>, seed: usize) {
 
 #[test]
 fn reused_outputs_have_each_runs_shape_and_values() {
-    let bytes = om_bytes("nonzero", NONZERO, &CompileOptions::default());
+    let bytes = om_bytes("nonzero", NONZERO_MODEL, &CompileOptions::default());
     for threads in [1, 2] {
         let model = load(&bytes, threads);
         let sess = model.session();
@@ -87,7 +69,10 @@ fn reused_outputs_have_each_runs_shape_and_values() {
 
 #[test]
 fn threads_sharing_a_session_reuse_their_own_outputs() {
-    let model = load(&om_bytes("nonzero", NONZERO, &CompileOptions::default()), 2);
+    let model = load(
+        &om_bytes("nonzero", NONZERO_MODEL, &CompileOptions::default()),
+        2,
+    );
     let sess = model.session();
     std::thread::scope(|sc| {
         for t in 0..4 {

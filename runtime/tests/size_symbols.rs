@@ -13,22 +13,6 @@ use ge_ir::tensor::Tensor;
 use ge_ir::DType;
 use ge_runtime::HostTensor;
 
-const SRC: &str = r#"
-module attributes {ge.symbol_bounds = {K = 12 : i64}} {
-  graph.func @main(%x: tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<Kx2xf32>, tensor<3x4xf32>) {
-    %w = data.constant dense<[0.5, -2.0]> : tensor<2xf32>
-    %a = graph.relu %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
-    %i:2 = data.nonzero %a {count = "K"} : (tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<i64>)
-    %t = data.transpose %i#0 {perm = [1, 0]} : (tensor<2xKxi64>) -> tensor<Kx2xi64>
-    %f = graph.cast %t {to = f32} : (tensor<Kx2xi64>) -> tensor<Kx2xf32>
-    %z = graph.mul %f, %w : (tensor<Kx2xf32>, tensor<2xf32>) -> tensor<Kx2xf32>
-    %s = graph.sigmoid %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
-    %u = graph.tanh %s : (tensor<3x4xf32>) -> tensor<3x4xf32>
-    graph.return %i#0, %z, %u : tensor<2xKxi64>, tensor<Kx2xf32>, tensor<3x4xf32>
-  }
-}
-"#;
-
 /// `x` with the elements at `on` positive, the others negative.
 fn input(on: &[usize]) -> Tensor {
     let v: Vec<f64> = (0..12)
@@ -45,14 +29,14 @@ fn input(on: &[usize]) -> Tensor {
 
 #[test]
 fn size_symbols_bind_after_the_op_and_match_the_interpreter() {
-    let bytes = om_bytes("size_syms", SRC, &CompileOptions::default());
+    let bytes = om_bytes("size_syms", NONZERO_MODEL, &CompileOptions::default());
     for threads in [1, 2] {
         let model = load(&bytes, threads);
         assert_eq!(
             model.size_symbols(),
             vec!["K <= 12: data.nonzero at loc(\"size_syms\":6:5)".to_string()]
         );
-        let (_, src) = signature(SRC, "main");
+        let (_, src) = signature(NONZERO_MODEL, "main");
         let session = model.session();
         let all: Vec<usize> = (0..12).collect();
         let cases: &[&[usize]] = &[&[1, 5, 6, 11], &[], &all, &[3], &[1, 5, 6, 11]];

@@ -187,3 +187,23 @@ pub fn assert_close(got: &[Tensor], want: &[Tensor], what: &str) {
         );
     }
 }
+
+/// A size symbol `K` (data.nonzero's count of `relu(x)`, bound 12) feeding a
+/// transpose, cast and mul, and a branch beside it (sigmoid, tanh) that does
+/// not depend on the count — on another stream. Used by the size-symbol and
+/// `run_reusing` tests.
+pub const NONZERO_MODEL: &str = r#"
+module attributes {ge.symbol_bounds = {K = 12 : i64}} {
+  graph.func @main(%x: tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<Kx2xf32>, tensor<3x4xf32>) {
+    %w = data.constant dense<[0.5, -2.0]> : tensor<2xf32>
+    %a = graph.relu %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
+    %i:2 = data.nonzero %a {count = "K"} : (tensor<3x4xf32>) -> (tensor<2xKxi64>, tensor<i64>)
+    %t = data.transpose %i#0 {perm = [1, 0]} : (tensor<2xKxi64>) -> tensor<Kx2xi64>
+    %f = graph.cast %t {to = f32} : (tensor<Kx2xi64>) -> tensor<Kx2xf32>
+    %z = graph.mul %f, %w : (tensor<Kx2xf32>, tensor<2xf32>) -> tensor<Kx2xf32>
+    %s = graph.sigmoid %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
+    %u = graph.tanh %s : (tensor<3x4xf32>) -> tensor<3x4xf32>
+    graph.return %i#0, %z, %u : tensor<2xKxi64>, tensor<Kx2xf32>, tensor<3x4xf32>
+  }
+}
+"#;
