@@ -22,7 +22,8 @@ pub const COMPUTE_FORMAT: &str = "operands attr-dict `:` functional-type(operand
 
 // ---- type constraints -------------------------------------------------------
 
-const NUMERIC_DTYPES: &[DType] = &[
+/// The number types and then `i1` (ordered types: max and min take bool).
+const ORDERED_DTYPES: &[DType] = &[
     DType::F64,
     DType::F32,
     DType::F16,
@@ -36,7 +37,9 @@ const NUMERIC_DTYPES: &[DType] = &[
     DType::U16,
     DType::U8,
     DType::Index,
+    DType::I1,
 ];
+const NUMERIC_DTYPES: &[DType] = ORDERED_DTYPES.split_at(ORDERED_DTYPES.len() - 1).0;
 const SIGNED_DTYPES: &[DType] = &[
     DType::F64,
     DType::F32,
@@ -50,6 +53,9 @@ const SIGNED_DTYPES: &[DType] = &[
 ];
 /// Tensors of any number type (not `i1`).
 pub const NUMERIC: C = C::TensorOf(NUMERIC_DTYPES);
+/// Tensors of any number type or `i1` (ONNX ReduceMax/ReduceMin take bool,
+/// where max is logical or and min logical and).
+pub const ORDERED: C = C::TensorOf(ORDERED_DTYPES);
 /// Tensors of floats or signed integers.
 pub const SIGNED: C = C::TensorOf(SIGNED_DTYPES);
 

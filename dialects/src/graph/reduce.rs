@@ -1,7 +1,7 @@
 //! Reductions (ONNX semantics): reduce_sum/mean/max/min/prod over `axes`, and
 //! argmax/argmin along one `axis`. Negative axes count from the back.
 
-use crate::graph::elementwise::NUMERIC;
+use crate::graph::elementwise::{NUMERIC, ORDERED};
 use crate::interfaces::*;
 use ge_ir::body::{Body, OpId};
 use ge_ir::def_op;
@@ -205,6 +205,21 @@ fn reduce(x: &[&Tensor], kind: Red, a: ReduceAttrs) -> Result<Vec<Tensor>, Strin
             acc.iter_mut().for_each(|s| *s /= count as f64);
         }
         Ok(vec![Tensor::from_f64(out_shape, t.dtype, acc)])
+    } else if t.dtype == DType::I1 {
+        // max is or, min is and; over an empty set the identity of each
+        // (false, true), as the ONNX reference's numpy reduction gives.
+        let init = match kind {
+            Red::Max => 0,
+            Red::Min => 1,
+            _ => return Err(format!("reduce_{name} does not take i1")),
+        };
+        let mut acc = vec![init; m];
+        for (i, &o) in oidx.iter().enumerate() {
+            let v = t.get_i(i);
+            let s = &mut acc[o];
+            *s = if kind == Red::Max { *s | v } else { *s & v };
+        }
+        Ok(vec![Tensor::from_i64(out_shape, t.dtype, acc)])
     } else {
         if count == 0 && matches!(kind, Red::Max | Red::Min | Red::Mean) {
             return Err(format!(
@@ -238,14 +253,14 @@ fn reduce(x: &[&Tensor], kind: Red, a: ReduceAttrs) -> Result<Vec<Tensor>, Strin
 /// Reductions differ only in name, docs, kernel and interfaces; each reads
 /// its own attributes.
 macro_rules! reduce_op {
-    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $red:expr, $prec:expr) => {
+    ($ty:ident, $name:literal, $summary:literal, $desc:literal, $types:expr, $red:expr, $prec:expr) => {
         def_op! {
             #[doc = $summary]
             #[doc = ""]
             #[doc = $desc]
             pub $ty = $name {
-                operands { data: NUMERIC },
-                results { reduced: NUMERIC },
+                operands { data: $types },
+                results { reduced: $types },
                 attrs {
                     /// axes to reduce (negative counts from the back); empty: all axes
                     #[es(positional)]
@@ -280,6 +295,7 @@ reduce_op!(
     "ONNX ReduceSum with `axes` as an attribute: \
      `%y = graph.reduce_sum %x {axes = [1], keepdims = 0 : i64} : (tensor<Bx8xf32>) -> tensor<Bxf32>`. \
      Empty `axes` reduces every axis (unless `noop_with_empty_axes = 1`). Integers wrap.",
+    NUMERIC,
     Red::Sum,
     PrecisionClass::Black
 );
@@ -289,6 +305,7 @@ reduce_op!(
     "Arithmetic mean over axes",
     "ONNX ReduceMean with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
      Integer means truncate toward zero; a float mean over an empty axis is NaN.",
+    NUMERIC,
     Red::Mean,
     PrecisionClass::Black
 );
@@ -297,7 +314,9 @@ reduce_op!(
     "graph.reduce_max",
     "Maximum over axes",
     "ONNX ReduceMax with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
-     NaN propagates; a float maximum over an empty axis is -inf.",
+     NaN propagates; a float maximum over an empty axis is -inf. On `i1` it is logical or \
+     (false over an empty axis).",
+    ORDERED,
     Red::Max,
     PrecisionClass::Gray
 );
@@ -306,7 +325,9 @@ reduce_op!(
     "graph.reduce_min",
     "Minimum over axes",
     "ONNX ReduceMin with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
-     NaN propagates; a float minimum over an empty axis is +inf.",
+     NaN propagates; a float minimum over an empty axis is +inf. On `i1` it is logical and \
+     (true over an empty axis).",
+    ORDERED,
     Red::Min,
     PrecisionClass::Gray
 );
@@ -316,6 +337,7 @@ reduce_op!(
     "Product over axes",
     "ONNX ReduceProd with `axes` as an attribute; attributes as for `graph.reduce_sum`. \
      Integers wrap.",
+    NUMERIC,
     Red::Prod,
     PrecisionClass::Black
 );

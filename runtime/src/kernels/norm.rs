@@ -5,6 +5,7 @@ use super::ew::Bcast;
 use super::{vmath, F32In, F32Out, Par, Slot};
 use crate::buffer::{load_f64, load_i64, store_f64, store_i64};
 use crate::shared::Shared;
+use ge_ir::DType;
 
 pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
     let a = if axis < 0 { axis + rank as i64 } else { axis };
@@ -254,9 +255,13 @@ impl Reduce {
             RedKind::Min => f64::INFINITY,
         };
         let mut acc = vec![init; nout];
+        // i1 (max/min only): or/and, so an empty set gives false/true.
+        let bool_ = x.dtype == DType::I1;
         let mut iacc: Vec<i64> = vec![
             match self.kind {
                 RedKind::Prod => 1,
+                RedKind::Max if bool_ => 0,
+                RedKind::Min if bool_ => 1,
                 RedKind::Max => i64::MIN,
                 RedKind::Min => i64::MAX,
                 _ => 0,
