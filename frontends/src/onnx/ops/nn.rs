@@ -717,12 +717,23 @@ pub fn dropout(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         }
         None => false,
     };
-    let ratio = match n.opt_input(1) {
-        Some(r) => cx.const_f64s(r, "ratio")?.first().copied().unwrap_or(0.5),
-        None => n.f("ratio", 0.5)? as f64,
-    };
-    if training && ratio != 0.0 {
-        return Err(unsupported(n, "in training mode"));
+    // In inference the output is the input and the mask all true whatever
+    // the ratio, so the ratio is read (and must be a constant) only in
+    // training mode, where a non-zero one drops elements at random.
+    if training {
+        let ratio = match n.opt_input(1) {
+            Some(r) => cx.const_f64s(r, "ratio")?.first().copied().unwrap_or(0.5),
+            None => n.f("ratio", 0.5)? as f64,
+        };
+        if ratio != 0.0 {
+            return Err(unsupported(
+                n,
+                format!(
+                    "in training mode (training_mode = 1) with ratio {}",
+                    ratio as f32
+                ),
+            ));
+        }
     }
     let y = op1(cx, "data.identity", x)?;
     if !n.outputs_used.get(1).copied().unwrap_or(false) {
