@@ -335,11 +335,30 @@ fn select(cx: &mut Cx, c: ValueId, a: ValueId, b: ValueId) -> Res<ValueId> {
     Ok(cx.e.op("graph.where", &[c, a, b], vec![])?)
 }
 
+/// `exp(x) - 1` rounded once to x's type, as the ONNX reference's
+/// `np.expm1` gives it: a 16-bit float is computed in f32 (an `exp`
+/// rounded to bf16 before the `- 1` is an ulp off near 0: test_celu_bfloat16).
+fn expm1(cx: &mut Cx, x: ValueId) -> Res<ValueId> {
+    let dt = cx.e.dtype(x)?;
+    let wide = matches!(dt, DType::F16 | DType::BF16);
+    let xf = if wide {
+        super::cast(cx, x, DType::F32)?
+    } else {
+        x
+    };
+    let e = op1(cx, "graph.exp", xf)?;
+    let em1 = add_k(cx, e, -1.0)?;
+    if wide {
+        super::cast(cx, em1, dt)
+    } else {
+        Ok(em1)
+    }
+}
+
 pub fn elu(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let alpha = n.f("alpha", 1.0)? as f64;
-    let e = op1(cx, "graph.exp", x)?;
-    let em1 = add_k(cx, e, -1.0)?;
+    let em1 = expm1(cx, x)?;
     let neg = scale(cx, em1, alpha)?;
     let c = lt_zero(cx, x)?;
     one(select(cx, c, neg, x)?)
@@ -361,9 +380,10 @@ pub fn selu(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn celu(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let alpha = n.f("alpha", 1.0)? as f64;
-    let xa = scale(cx, x, 1.0 / alpha)?;
-    let e = op1(cx, "graph.exp", xa)?;
-    let em1 = add_k(cx, e, -1.0)?;
+    // alpha * expm1(x / alpha), each step rounded to x's type (the reference).
+    let a = scalar_like(cx, x, alpha)?;
+    let xa = op2(cx, "graph.div", x, a)?;
+    let em1 = expm1(cx, xa)?;
     let neg = scale(cx, em1, alpha)?;
     let z = scalar_like(cx, x, 0.0)?;
     let a = op2(cx, "graph.max", x, z)?;
