@@ -1097,6 +1097,102 @@ def geometry():
     save_onnx("geometry_bad_align", m, check=False)
 
 
+def small_gaps():
+    """Issue 16's small gaps (lit-tests/frontends/onnx-small-gaps.test): Dropout
+    with the ratio a graph input (inference: identity, mask all true), Celu on
+    f16, ReduceMax on bool, TfIdfVectorizer, and the ai.onnx.ml ops Binarizer,
+    ArrayFeatureExtractor and TreeEnsemble; plus one model per import
+    diagnostic. Its own generator (no shared rng), so this can run alone."""
+    T = TensorProto
+    r = np.random.default_rng(1616)
+    ml = lambda op, ins, outs, **kw: helper.make_node(op, ins, outs, domain="ai.onnx.ml", **kw)
+    f32 = lambda v: numpy_helper.from_array(np.array(v, np.float32))
+    nodes = [
+        helper.make_node("Dropout", ["x", "ratio"], ["d", "mask"], name="drop"),
+        helper.make_node("Celu", ["h"], ["celu"], name="celu", alpha=2.0),
+        helper.make_node("ReduceMax", ["b", "axes"], ["bmax"], name="bmax", keepdims=0),
+        helper.make_node(
+            "TfIdfVectorizer", ["tok"], ["tfidf"], name="tfidf", mode="TFIDF",
+            min_gram_length=1, max_gram_length=2, max_skip_count=1,
+            ngram_counts=[0, 4], ngram_indexes=[0, 1, 2, 3, 4, 5, 6],
+            pool_int64s=[2, 3, 5, 4, 5, 6, 7, 8, 6, 7],
+            weights=[1.0, 0.5, 2.0, 1.0, 3.0, 1.0, 0.25],
+        ),
+        ml("Binarizer", ["x"], ["bin"], name="bin", threshold=0.25),
+        ml("ArrayFeatureExtractor", ["x", "cols"], ["afe"], name="afe"),
+        ml(
+            "TreeEnsemble", ["feat"], ["trees"], name="trees", n_targets=2,
+            aggregate_function=1, tree_roots=[0, 2],
+            nodes_modes=numpy_helper.from_array(np.array([0, 6, 3], np.uint8)),
+            nodes_featureids=[0, 1, 1],
+            nodes_splits=numpy_helper.from_array(np.array([0.5, np.nan, 2.0])),
+            nodes_truenodeids=[0, 1, 3], nodes_falsenodeids=[1, 2, 4],
+            nodes_trueleafs=[1, 1, 1], nodes_falseleafs=[0, 1, 1],
+            nodes_missing_value_tracks_true=[0, 1, 0],
+            leaf_targetids=[0, 1, 0, 1, 0],
+            leaf_weights=numpy_helper.from_array(np.array([2.0, 4.0, 8.0, 6.0, 10.0])),
+            membership_values=numpy_helper.from_array(np.array([1.0, 3.0, np.nan])),
+        ),
+    ]
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    g = helper.make_graph(
+        nodes, "g",
+        [vi("x", [3, 4]), vi("ratio", [], T.FLOAT), vi("h", [5], T.FLOAT16), vi("b", [3, 2], T.BOOL),
+         vi("tok", [2, 6], T.INT64), vi("cols", [2], T.INT64), vi("feat", [4, 2], T.DOUBLE)],
+        [vi("d", [3, 4]), vi("mask", [3, 4], T.BOOL), vi("celu", [5], T.FLOAT16), vi("bmax", [3], T.BOOL),
+         vi("tfidf", [2, 7]), vi("bin", [3, 4]), vi("afe", [3, 2]), vi("trees", [4, 2], T.DOUBLE)],
+        [axes],
+    )
+    m = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("ai.onnx.ml", 5)],
+        producer_name="ge tools/gen_test_models.py", ir_version=10,
+    )
+    ins = [
+        ("x", r.standard_normal((3, 4)).astype(np.float32)),
+        ("ratio", np.array(0.7, np.float32)),
+        ("h", np.array([-3.0, -0.5, 0.0, 0.5, 3.0], np.float16)),
+        ("b", np.array([[True, False], [False, False], [True, True]])),
+        ("tok", np.array([[1, 5, 6, 3, 3, 7], [8, 6, 7, 5, 6, 8]], np.int64)),
+        ("cols", np.array([3, 0], np.int64)),
+        ("feat", np.array([[0, 3], [1, 3], [1, np.nan], [np.nan, 0]])),
+    ]
+    save_onnx("small_gaps", m, ins)
+
+    def bad(name, node, inputs, outputs, opsets=(("", 21),), inits=()):
+        g = helper.make_graph([node], "g", inputs, outputs, list(inits))
+        m = helper.make_model(
+            g, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets],
+            producer_name="ge tools/gen_test_models.py", ir_version=10,
+        )
+        save_onnx(name, m, check=False)
+
+    x, y = [vi("x", [3, 4]), vi("r", [], T.FLOAT)], [vi("y", [3, 4])]
+    train = numpy_helper.from_array(np.array(True), "t")
+    bad("small_gaps_dropout_training", helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop"),
+        x, y, inits=[train, numpy_helper.from_array(np.array(0.3, np.float32), "r")])
+    bad("small_gaps_dropout_training_ratio", helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop"),
+        x, y, inits=[train])
+    bad("small_gaps_tfidf_strings",
+        helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", mode="TF", min_gram_length=1,
+                         max_gram_length=1, max_skip_count=0, ngram_counts=[0], ngram_indexes=[0],
+                         pool_strings=["a"]),
+        [vi("x", [3], T.INT64)], [vi("y", [1])])
+    bad("small_gaps_tfidf_mode",
+        helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", mode="BM25", min_gram_length=1,
+                         max_gram_length=1, max_skip_count=0, ngram_counts=[0], ngram_indexes=[0],
+                         pool_int64s=[1]),
+        [vi("x", [3], T.INT64)], [vi("y", [1])])
+    tree = dict(
+        n_targets=1, tree_roots=[0], nodes_modes=numpy_helper.from_array(np.array([0], np.uint8)),
+        nodes_featureids=[0], nodes_splits=f32([0.5]), nodes_truenodeids=[0], nodes_falsenodeids=[0],
+        nodes_trueleafs=[1], nodes_falseleafs=[1], leaf_targetids=[0], leaf_weights=f32([1.0]),
+    )
+    ml_io = ([vi("x", [2, 1])], [vi("y", [2, 1])], (("", 21), ("ai.onnx.ml", 5)))
+    bad("small_gaps_tree_post", ml("TreeEnsemble", ["x"], ["y"], name="trees", post_transform=2, **tree), *ml_io)
+    bad("small_gaps_tree_aggregate", ml("TreeEnsemble", ["x"], ["y"], name="trees", aggregate_function=7, **tree),
+        *ml_io)
+
+
 def main():
     # `gen_test_models.py NAME...` runs only the named generators (e.g. tf_list_errors).
     if sys.argv[1:]:
@@ -1120,6 +1216,7 @@ def main():
     named_io()
     small_types()
     geometry()
+    small_gaps()
     tf_list_errors()
     tf_op_errors()
 

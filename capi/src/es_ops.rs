@@ -3267,6 +3267,172 @@ pub unsafe extern "C" fn ge_es_reverse_sequence(
     })
 }
 
+/// `graph.tfidf_vectorizer`: N-gram counts of integer token rows, weighted (ONNX TfIdfVectorizer)
+///
+/// - `input`: operand
+/// - `min_gram_length`: the shortest n-gram counted
+/// - `max_gram_length`: the longest n-gram counted
+/// - `max_skip_count`: the largest number of tokens skipped between two of an n-gram's
+/// - `mode`: TF (counts), IDF (weights of the present n-grams) or TFIDF (their product)
+/// - `ngram_counts`, `ngram_counts_len`: where the pool's (i+1)-grams start, for each length
+/// - `ngram_indexes`, `ngram_indexes_len`: the output column of each n-gram of the pool, in pool order
+/// - `pool_int64s`, `pool_int64s_len`: the n-grams, shortest first, token by token
+/// - `weights`, `weights_len` (NULL: `[]`): weight per output column (empty: 1)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_tfidf_vectorizer(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    min_gram_length: i64,
+    max_gram_length: i64,
+    max_skip_count: i64,
+    mode: *const c_char,
+    ngram_counts: *const i64,
+    ngram_counts_len: usize,
+    ngram_indexes: *const i64,
+    ngram_indexes_len: usize,
+    pool_int64s: *const i64,
+    pool_int64s_len: usize,
+    weights: *const f64,
+    weights_len: usize,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_tfidf_vectorizer", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.tfidf_vectorizer")?;
+            call_.one("input", input)?;
+            call_.attr("min_gram_length", min_gram_length);
+            call_.attr("max_gram_length", max_gram_length);
+            call_.attr("max_skip_count", max_skip_count);
+            call_.str("mode", mode, true)?;
+            call_.array("ngram_counts", ngram_counts, ngram_counts_len, true)?;
+            call_.array("ngram_indexes", ngram_indexes, ngram_indexes_len, true)?;
+            call_.array("pool_int64s", pool_int64s, pool_int64s_len, true)?;
+            call_.array("weights", weights, weights_len, false)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.tree_ensemble`: A tree ensemble's per-target scores (ONNX ai.onnx.ml TreeEnsemble)
+///
+/// - `input`: operand
+/// - `n_targets`: the number of targets (columns of the result)
+/// - `tree_roots`, `tree_roots_len`: the node each tree starts at
+/// - `nodes_modes`, `nodes_modes_len`: per node: its comparison, 0..=6 (leq, lt, gte, gt, eq, neq, member)
+/// - `nodes_featureids`, `nodes_featureids_len`: per node: the feature it reads
+/// - `nodes_splits`, `nodes_splits_len`: per node: the value it compares with (unused by membership nodes)
+/// - `nodes_truenodeids`, `nodes_truenodeids_len`: per node: the node or leaf of its true branch
+/// - `nodes_falsenodeids`, `nodes_falsenodeids_len`: per node: the node or leaf of its false branch
+/// - `nodes_trueleafs`, `nodes_trueleafs_len`: per node: 1 when its true branch is a leaf
+/// - `nodes_falseleafs`, `nodes_falseleafs_len`: per node: 1 when its false branch is a leaf
+/// - `leaf_targetids`, `leaf_targetids_len`: per leaf: the target it adds to
+/// - `leaf_weights`, `leaf_weights_len`: per leaf: its weight
+/// - `aggregate_function` (NULL: `"SUM"`): how the trees' leaves combine per target
+/// - `nodes_missing_value_tracks_true`, `nodes_missing_value_tracks_true_len` (NULL: `[]`): per node: 1 when a NaN feature takes the true branch (empty: none does)
+/// - `membership_values`, `membership_values_len` (NULL: `[]`): the sets of the membership nodes, concatenated in node order
+/// - `membership_counts`, `membership_counts_len` (NULL: `[]`): the size of each membership node's set, in node order
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_tree_ensemble(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    n_targets: i64,
+    tree_roots: *const i64,
+    tree_roots_len: usize,
+    nodes_modes: *const i64,
+    nodes_modes_len: usize,
+    nodes_featureids: *const i64,
+    nodes_featureids_len: usize,
+    nodes_splits: *const f64,
+    nodes_splits_len: usize,
+    nodes_truenodeids: *const i64,
+    nodes_truenodeids_len: usize,
+    nodes_falsenodeids: *const i64,
+    nodes_falsenodeids_len: usize,
+    nodes_trueleafs: *const i64,
+    nodes_trueleafs_len: usize,
+    nodes_falseleafs: *const i64,
+    nodes_falseleafs_len: usize,
+    leaf_targetids: *const i64,
+    leaf_targetids_len: usize,
+    leaf_weights: *const f64,
+    leaf_weights_len: usize,
+    aggregate_function: *const c_char,
+    nodes_missing_value_tracks_true: *const i64,
+    nodes_missing_value_tracks_true_len: usize,
+    membership_values: *const f64,
+    membership_values_len: usize,
+    membership_counts: *const i64,
+    membership_counts_len: usize,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_tree_ensemble", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.tree_ensemble")?;
+            call_.one("input", input)?;
+            call_.attr("n_targets", n_targets);
+            call_.array("tree_roots", tree_roots, tree_roots_len, true)?;
+            call_.array("nodes_modes", nodes_modes, nodes_modes_len, true)?;
+            call_.array(
+                "nodes_featureids",
+                nodes_featureids,
+                nodes_featureids_len,
+                true,
+            )?;
+            call_.array("nodes_splits", nodes_splits, nodes_splits_len, true)?;
+            call_.array(
+                "nodes_truenodeids",
+                nodes_truenodeids,
+                nodes_truenodeids_len,
+                true,
+            )?;
+            call_.array(
+                "nodes_falsenodeids",
+                nodes_falsenodeids,
+                nodes_falsenodeids_len,
+                true,
+            )?;
+            call_.array(
+                "nodes_trueleafs",
+                nodes_trueleafs,
+                nodes_trueleafs_len,
+                true,
+            )?;
+            call_.array(
+                "nodes_falseleafs",
+                nodes_falseleafs,
+                nodes_falseleafs_len,
+                true,
+            )?;
+            call_.array("leaf_targetids", leaf_targetids, leaf_targetids_len, true)?;
+            call_.array("leaf_weights", leaf_weights, leaf_weights_len, true)?;
+            call_.str("aggregate_function", aggregate_function, false)?;
+            call_.array(
+                "nodes_missing_value_tracks_true",
+                nodes_missing_value_tracks_true,
+                nodes_missing_value_tracks_true_len,
+                false,
+            )?;
+            call_.array(
+                "membership_values",
+                membership_values,
+                membership_values_len,
+                false,
+            )?;
+            call_.array(
+                "membership_counts",
+                membership_counts,
+                membership_counts_len,
+                false,
+            )?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `data.constant`: A constant tensor
 ///
 /// - `value` in `.air` syntax: the tensor: dense<…>, dense_resource<…> or #ge.external<…>

@@ -20,7 +20,7 @@
 #define GE_API_VERSION_MAJOR 0
 
 // Minor version: additions only (new functions, new constants, new ops).
-#define GE_API_VERSION_MINOR 7
+#define GE_API_VERSION_MINOR 8
 
 // The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 // `ge_api_version()`: the library serves a program built against the
@@ -1823,6 +1823,85 @@ ge_status ge_es_reverse_sequence(struct ge_graph *graph,
                                  const int64_t *batch_axis,
                                  const int64_t *time_axis,
                                  struct ge_es_tensor *out);
+
+// `graph.tfidf_vectorizer`: N-gram counts of integer token rows, weighted (ONNX TfIdfVectorizer)
+//
+// - `input`: operand
+// - `min_gram_length`: the shortest n-gram counted
+// - `max_gram_length`: the longest n-gram counted
+// - `max_skip_count`: the largest number of tokens skipped between two of an n-gram's
+// - `mode`: TF (counts), IDF (weights of the present n-grams) or TFIDF (their product)
+// - `ngram_counts`, `ngram_counts_len`: where the pool's (i+1)-grams start, for each length
+// - `ngram_indexes`, `ngram_indexes_len`: the output column of each n-gram of the pool, in pool order
+// - `pool_int64s`, `pool_int64s_len`: the n-grams, shortest first, token by token
+// - `weights`, `weights_len` (NULL: `[]`): weight per output column (empty: 1)
+// - `out`: the result
+ge_status ge_es_tfidf_vectorizer(struct ge_graph *graph,
+                                 struct ge_es_tensor input,
+                                 int64_t min_gram_length,
+                                 int64_t max_gram_length,
+                                 int64_t max_skip_count,
+                                 const char *mode,
+                                 const int64_t *ngram_counts,
+                                 size_t ngram_counts_len,
+                                 const int64_t *ngram_indexes,
+                                 size_t ngram_indexes_len,
+                                 const int64_t *pool_int64s,
+                                 size_t pool_int64s_len,
+                                 const double *weights,
+                                 size_t weights_len,
+                                 struct ge_es_tensor *out);
+
+// `graph.tree_ensemble`: A tree ensemble's per-target scores (ONNX ai.onnx.ml TreeEnsemble)
+//
+// - `input`: operand
+// - `n_targets`: the number of targets (columns of the result)
+// - `tree_roots`, `tree_roots_len`: the node each tree starts at
+// - `nodes_modes`, `nodes_modes_len`: per node: its comparison, 0..=6 (leq, lt, gte, gt, eq, neq, member)
+// - `nodes_featureids`, `nodes_featureids_len`: per node: the feature it reads
+// - `nodes_splits`, `nodes_splits_len`: per node: the value it compares with (unused by membership nodes)
+// - `nodes_truenodeids`, `nodes_truenodeids_len`: per node: the node or leaf of its true branch
+// - `nodes_falsenodeids`, `nodes_falsenodeids_len`: per node: the node or leaf of its false branch
+// - `nodes_trueleafs`, `nodes_trueleafs_len`: per node: 1 when its true branch is a leaf
+// - `nodes_falseleafs`, `nodes_falseleafs_len`: per node: 1 when its false branch is a leaf
+// - `leaf_targetids`, `leaf_targetids_len`: per leaf: the target it adds to
+// - `leaf_weights`, `leaf_weights_len`: per leaf: its weight
+// - `aggregate_function` (NULL: `"SUM"`): how the trees' leaves combine per target
+// - `nodes_missing_value_tracks_true`, `nodes_missing_value_tracks_true_len` (NULL: `[]`): per node: 1 when a NaN feature takes the true branch (empty: none does)
+// - `membership_values`, `membership_values_len` (NULL: `[]`): the sets of the membership nodes, concatenated in node order
+// - `membership_counts`, `membership_counts_len` (NULL: `[]`): the size of each membership node's set, in node order
+// - `out`: the result
+ge_status ge_es_tree_ensemble(struct ge_graph *graph,
+                              struct ge_es_tensor input,
+                              int64_t n_targets,
+                              const int64_t *tree_roots,
+                              size_t tree_roots_len,
+                              const int64_t *nodes_modes,
+                              size_t nodes_modes_len,
+                              const int64_t *nodes_featureids,
+                              size_t nodes_featureids_len,
+                              const double *nodes_splits,
+                              size_t nodes_splits_len,
+                              const int64_t *nodes_truenodeids,
+                              size_t nodes_truenodeids_len,
+                              const int64_t *nodes_falsenodeids,
+                              size_t nodes_falsenodeids_len,
+                              const int64_t *nodes_trueleafs,
+                              size_t nodes_trueleafs_len,
+                              const int64_t *nodes_falseleafs,
+                              size_t nodes_falseleafs_len,
+                              const int64_t *leaf_targetids,
+                              size_t leaf_targetids_len,
+                              const double *leaf_weights,
+                              size_t leaf_weights_len,
+                              const char *aggregate_function,
+                              const int64_t *nodes_missing_value_tracks_true,
+                              size_t nodes_missing_value_tracks_true_len,
+                              const double *membership_values,
+                              size_t membership_values_len,
+                              const int64_t *membership_counts,
+                              size_t membership_counts_len,
+                              struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

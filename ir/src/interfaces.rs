@@ -528,6 +528,9 @@ pub enum KernelFamily {
     Signal,
     /// Dense linear algebra other than products (det; runtime/src/kernels/det.rs).
     Linalg,
+    /// Classical machine-learning ops of ONNX: n-gram counting and tree
+    /// ensembles (runtime/src/kernels/{tfidf,tree_ensemble}.rs).
+    ClassicalMl,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -25,6 +25,8 @@ pub mod sequence_mixing;
 pub mod signal;
 pub mod specialize;
 pub mod swiglu;
+pub mod tfidf;
+pub mod tree_ensemble;
 pub mod trig;
 
 use ge_ir::opdef::Dialect;
@@ -57,5 +59,7 @@ pub static DIALECT: Dialect = Dialect {
         geometry::OPS,
         det::OPS,
         reverse_sequence::OPS,
+        tfidf::OPS,
+        tree_ensemble::OPS,
     ],
 };

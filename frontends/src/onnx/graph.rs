@@ -716,13 +716,12 @@ impl<'a> Cx<'a> {
         let key = (domain.clone(), op_type.clone());
         let mut results = if let Some(f) = self.model.functions.get(&key) {
             self.expand_function(f, &node, &loc_name)
+        } else if let Some(map) = ops::lookup_in(&domain, &op_type) {
+            map(self, &node)
         } else if domain.is_empty() {
-            match ops::lookup(&op_type) {
-                Some(map) => map(self, &node),
-                None => Err(ImportError::unsupported(format!(
-                    "unsupported operator {op_type}"
-                ))),
-            }
+            Err(ImportError::unsupported(format!(
+                "unsupported operator {op_type}"
+            )))
         } else {
             Err(ImportError::unsupported(format!(
                 "unsupported operator {domain}.{op_type}"

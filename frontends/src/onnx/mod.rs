@@ -164,7 +164,7 @@ fn check_supported(m: &ModelProto, name: &str) -> Result<(), ImportError> {
         if funcs.contains(&(dom.clone(), op.clone())) {
             return;
         }
-        if dom.is_empty() && ops::lookup(&op).is_some() {
+        if ops::lookup_in(&dom, &op).is_some() {
             return;
         }
         let node = n

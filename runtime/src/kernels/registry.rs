@@ -16,7 +16,8 @@ use super::{
     arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, det,
     gather_elements, geometry, grid_sample, instance_norm, iota, linalg, movement, pad, pool,
     qlinear, quant, resize, reverse_sequence, rnn, rotary, scatter_elements, sequence_mixing,
-    shape_of, signal, specialize, swiglu, tensor_scatter, tile, topk, volume, Kernel, Op,
+    shape_of, signal, specialize, swiglu, tensor_scatter, tfidf, tile, topk, tree_ensemble, volume,
+    Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
@@ -58,6 +59,8 @@ use ge_dialects::graph::signal::{
 };
 use ge_dialects::graph::specialize::Specialize;
 use ge_dialects::graph::swiglu::Swiglu;
+use ge_dialects::graph::tfidf::{TfIdfParams, TfidfVectorizer};
+use ge_dialects::graph::tree_ensemble::{TreeEnsemble, TreeParams};
 use ge_dialects::graph::trig::{Acos, Asin, Atan};
 use ge_ir::body::{Body, OpId};
 use ge_ir::interfaces::OpKey;
@@ -336,6 +339,14 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (CenterCropPad::DEF, |_, _| kernel(geometry::CenterCropPad)),
         (Det::DEF, |_, _| kernel(det::Det)),
+        (TfidfVectorizer::DEF, |b, o| {
+            let params = TfIdfParams::of(b.op(o)).ok()?;
+            kernel(tfidf::TfIdf { params })
+        }),
+        (TreeEnsemble::DEF, |b, o| {
+            let params = TreeParams::of(b.op(o)).ok()?;
+            kernel(tree_ensemble::TreeEnsemble { params })
+        }),
         (ReverseSequence::DEF, |b, o| {
             let a = ReverseSequence::attrs(b.op(o));
             kernel(reverse_sequence::ReverseSequence {

@@ -10,6 +10,7 @@ mod elementwise;
 mod geometry;
 mod kv_cache;
 mod legacy;
+mod ml;
 mod nd;
 mod nn;
 mod quant;
@@ -22,6 +23,7 @@ mod shape;
 mod signal;
 mod size;
 mod swiglu;
+mod tfidf;
 
 use super::graph::{Cx, Node, Res};
 use crate::error::ImportError;
@@ -235,11 +237,25 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Det", det::det),
     // reverse_sequence.rs
     ("ReverseSequence", reverse_sequence::reverse_sequence),
+    // tfidf.rs
+    ("TfIdfVectorizer", tfidf::tfidf_vectorizer),
 ];
 
-/// The mapping function of an ONNX op (default domain).
-pub fn lookup(op: &str) -> Option<MapFn> {
-    TABLE.iter().find(|(n, _)| *n == op).map(|(_, f)| *f)
+/// The ops of the `ai.onnx.ml` domain with tensor semantics (ml.rs).
+pub static ML_TABLE: &[(&str, MapFn)] = &[
+    ("ArrayFeatureExtractor", ml::array_feature_extractor),
+    ("Binarizer", ml::binarizer),
+    ("TreeEnsemble", ml::tree_ensemble),
+];
+
+/// The mapping function of an op of `domain` (normalised: `""` is ai.onnx).
+pub fn lookup_in(domain: &str, op: &str) -> Option<MapFn> {
+    let table = match domain {
+        "" => TABLE,
+        "ai.onnx.ml" => ML_TABLE,
+        _ => return None,
+    };
+    table.iter().find(|(n, _)| *n == op).map(|(_, f)| *f)
 }
 
 // ---- helpers shared by the families ------------------------------------------
