@@ -3,6 +3,7 @@
 //! accessors taking the ONNX defaults) and returns the values of its outputs.
 //! To support a new op, add its function to a family file and one line here.
 
+mod col2im;
 mod control;
 mod det;
 mod einsum;
@@ -10,6 +11,7 @@ mod elementwise;
 mod geometry;
 mod kv_cache;
 mod legacy;
+mod max_unpool;
 mod nd;
 mod nn;
 mod quant;
@@ -235,6 +237,10 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Det", det::det),
     // reverse_sequence.rs
     ("ReverseSequence", reverse_sequence::reverse_sequence),
+    // col2im.rs
+    ("Col2Im", col2im::col2im),
+    // max_unpool.rs (MaxPool is nn.rs's; with Indices it calls max_unpool.rs)
+    ("MaxUnpool", max_unpool::max_unpool),
 ];
 
 /// The mapping function of an ONNX op (default domain).
