@@ -76,7 +76,11 @@ impl Col2ImGeom {
         }
         // Every product the op takes must be computable (a plane, a block,
         // the block positions).
-        for (what, v) in [("image", &image), ("block", &block), ("block positions", &cols)] {
+        for (what, v) in [
+            ("image", &image),
+            ("block", &block),
+            ("block positions", &cols),
+        ] {
             checked_numel(v).map_err(|_| format!("the {what} {v:?} has too many elements"))?;
         }
         Ok(Col2ImGeom {
