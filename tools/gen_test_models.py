@@ -1191,6 +1191,64 @@ def small_gaps():
     bad("small_gaps_tree_post", ml("TreeEnsemble", ["x"], ["y"], name="trees", post_transform=2, **tree), *ml_io)
     bad("small_gaps_tree_aggregate", ml("TreeEnsemble", ["x"], ["y"], name="trees", aggregate_function=7, **tree),
         *ml_io)
+def col2im():
+    """Col2Im (lit-tests/frontends/onnx-col2im.test): 2-D with pads, strides and
+    dilations, block_shape an initializer (an attribute) and image_shape a graph
+    input (a graph.specialize); col2im_int has int32 columns, which the importer
+    refuses (float types only)."""
+    nodes = [
+        helper.make_node(
+            "Col2Im", ["x", "image", "block"], ["y"], name="c2i",
+            pads=[1, 0, 0, 1], strides=[2, 1], dilations=[1, 2],
+        )
+    ]
+    block = numpy_helper.from_array(np.array([2, 3], np.int64), "block")
+    # rows: (5 + 1 + 0 - 2) / 2 + 1 = 3; cols: (6 + 0 + 1 - 5) / 1 + 1 = 3
+    m = model(
+        nodes,
+        [vi("x", [2, 12, 9]), vi("image", [2], TensorProto.INT64)],
+        [vi("y", [2, 2, 5, 6])],
+        inits=[block],
+        opset=18,
+    )
+    r = np.random.default_rng(161)  # its own generator: the same bytes when run alone
+    ins = [("x", r.standard_normal((2, 12, 9)).astype(np.float32)), ("image", np.array([5, 6], np.int64))]
+    save_onnx("col2im", m, ins)
+    image = numpy_helper.from_array(np.array([3, 3], np.int64), "image")
+    nodes = [helper.make_node("Col2Im", ["x", "image", "block"], ["y"], name="c2i")]
+    m = model(
+        nodes, [vi("x", [1, 4, 4], TensorProto.INT32)], [vi("y", [1, 1, 3, 3], TensorProto.INT32)],
+        inits=[image, numpy_helper.from_array(np.array([2, 2], np.int64), "block")], opset=18,
+    )
+    save_onnx("col2im_int", m, check=False)
+
+
+def max_unpool():
+    """MaxPool with its Indices output (1-D: through a neutral H dim;
+    storage_order = 1) into MaxUnpool with a constant output_shape
+    (lit-tests/frontends/onnx-max-unpool.test); max_pool_order has
+    storage_order = 2 and max_pool_indices_3d a 3-D input, which the importer
+    refuses."""
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2], strides=[2], storage_order=1),
+        helper.make_node("MaxUnpool", ["y", "i", "shape"], ["u"], name="mu", kernel_shape=[2], strides=[2]),
+    ]
+    shape = numpy_helper.from_array(np.array([1, 2, 7], np.int64), "shape")
+    m = model(
+        nodes,
+        [vi("x", [1, 2, 6])],
+        [vi("y", [1, 2, 3]), vi("i", [1, 2, 3], TensorProto.INT64), vi("u", [1, 2, 7])],
+        inits=[shape],
+        opset=22,
+    )
+    r = np.random.default_rng(162)  # its own generator: the same bytes when run alone
+    save_onnx("max_unpool", m, [("x", r.standard_normal((1, 2, 6)).astype(np.float32))])
+    nodes = [helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2], storage_order=2)]
+    m = model(nodes, [vi("x", [1, 1, 3, 3])], [vi("y", [1, 1, 2, 2]), vi("i", [1, 1, 2, 2], TensorProto.INT64)], opset=22)
+    save_onnx("max_pool_order", m, check=False)
+    nodes = [helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2, 2])]
+    m = model(nodes, [vi("x", [1, 1, 3, 3, 3])], [vi("y", [1, 1, 2, 2, 2]), vi("i", [1, 1, 2, 2, 2], TensorProto.INT64)], opset=22)
+    save_onnx("max_pool_indices_3d", m)
 
 
 def main():
@@ -1217,6 +1275,8 @@ def main():
     small_types()
     geometry()
     small_gaps()
+    col2im()
+    max_unpool()
     tf_list_errors()
     tf_op_errors()
 

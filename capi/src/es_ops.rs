@@ -3218,6 +3218,129 @@ pub unsafe extern "C" fn ge_es_affine_grid(
     })
 }
 
+/// `graph.col2im`: Rearrange columns of sliding blocks into an image, adding overlaps (ONNX Col2Im)
+///
+/// - `input`: operand
+/// - `image_shape`, `image_shape_len`: the spatial dims of the image
+/// - `block_shape`, `block_shape_len`: the spatial dims of a block
+/// - `dilations`, `dilations_len` (NULL: `[]`): the block's dilation along each spatial dim (empty: all 1)
+/// - `pads`, `pads_len` (NULL: `[]`): the image's padding: every begin amount, then every end amount (empty: all 0)
+/// - `strides`, `strides_len` (NULL: `[]`): the block's stride along each spatial dim (empty: all 1)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_col2im(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    image_shape: *const i64,
+    image_shape_len: usize,
+    block_shape: *const i64,
+    block_shape_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    strides: *const i64,
+    strides_len: usize,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_col2im", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.col2im")?;
+            call_.one("input", input)?;
+            call_.array("image_shape", image_shape, image_shape_len, true)?;
+            call_.array("block_shape", block_shape, block_shape_len, true)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.max_pool2d_indices`: 2-D max pooling with the place of each maximum (ONNX MaxPool with `Indices`)
+///
+/// - `input`: operand
+/// - `kernel_shape`, `kernel_shape_len`: window size [kH, kW]
+/// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): padding [top, left, bottom, right]; each smaller than the kernel extent
+/// - `dilations`, `dilations_len` (NULL: `[1, 1]`): window dilation along H and W
+/// - `ceil_mode` (NULL: `0`): 1: round the output size up
+/// - `storage_order` (NULL: `0`): 0: indices row major; 1: column major within each plane
+/// - `output`: result `output`
+/// - `indices`: result `indices`
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_max_pool2d_indices(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    kernel_shape: *const i64,
+    kernel_shape_len: usize,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    ceil_mode: *const i64,
+    storage_order: *const i64,
+    output: *mut ge_es_tensor,
+    indices: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_max_pool2d_indices", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.max_pool2d_indices")?;
+            call_.one("input", input)?;
+            call_.array("kernel_shape", kernel_shape, kernel_shape_len, true)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("ceil_mode", ceil_mode)?;
+            call_.attr_ptr("storage_order", storage_order)?;
+            call_.finish_fields(&[("output", output), ("indices", indices)])
+        }
+    })
+}
+
+/// `graph.max_unpool`: Put pooled values back where they came from (ONNX MaxUnpool)
+///
+/// - `input`: operand
+/// - `indices`: operand
+/// - `kernel_shape`, `kernel_shape_len`: the pooling window per spatial dim
+/// - `pads`, `pads_len` (NULL: `[]`): the pooling's pads: every begin amount, then every end amount (empty: all 0)
+/// - `strides`, `strides_len` (NULL: `[]`): the pooling's strides (empty: all 1)
+/// - `output_shape`, `output_shape_len` (NULL: `[]`): the result's shape, N and C included (empty: the unpooled shape)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_max_unpool(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    indices: ge_es_tensor,
+    kernel_shape: *const i64,
+    kernel_shape_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    strides: *const i64,
+    strides_len: usize,
+    output_shape: *const i64,
+    output_shape_len: usize,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_max_unpool", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.max_unpool")?;
+            call_.one("input", input)?;
+            call_.one("indices", indices)?;
+            call_.array("kernel_shape", kernel_shape, kernel_shape_len, true)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("output_shape", output_shape, output_shape_len, false)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.det`: The determinant of each square matrix of a batch (ONNX Det)
 ///
 /// - `input`: operand

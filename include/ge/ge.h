@@ -1804,6 +1804,77 @@ ge_status ge_es_affine_grid(struct ge_graph *graph,
                             const int64_t *align_corners,
                             struct ge_es_tensor *out);
 
+// `graph.col2im`: Rearrange columns of sliding blocks into an image, adding overlaps (ONNX Col2Im)
+//
+// - `input`: operand
+// - `image_shape`, `image_shape_len`: the spatial dims of the image
+// - `block_shape`, `block_shape_len`: the spatial dims of a block
+// - `dilations`, `dilations_len` (NULL: `[]`): the block's dilation along each spatial dim (empty: all 1)
+// - `pads`, `pads_len` (NULL: `[]`): the image's padding: every begin amount, then every end amount (empty: all 0)
+// - `strides`, `strides_len` (NULL: `[]`): the block's stride along each spatial dim (empty: all 1)
+// - `out`: the result
+ge_status ge_es_col2im(struct ge_graph *graph,
+                       struct ge_es_tensor input,
+                       const int64_t *image_shape,
+                       size_t image_shape_len,
+                       const int64_t *block_shape,
+                       size_t block_shape_len,
+                       const int64_t *dilations,
+                       size_t dilations_len,
+                       const int64_t *pads,
+                       size_t pads_len,
+                       const int64_t *strides,
+                       size_t strides_len,
+                       struct ge_es_tensor *out);
+
+// `graph.max_pool2d_indices`: 2-D max pooling with the place of each maximum (ONNX MaxPool with `Indices`)
+//
+// - `input`: operand
+// - `kernel_shape`, `kernel_shape_len`: window size [kH, kW]
+// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): padding [top, left, bottom, right]; each smaller than the kernel extent
+// - `dilations`, `dilations_len` (NULL: `[1, 1]`): window dilation along H and W
+// - `ceil_mode` (NULL: `0`): 1: round the output size up
+// - `storage_order` (NULL: `0`): 0: indices row major; 1: column major within each plane
+// - `output`: result `output`
+// - `indices`: result `indices`
+ge_status ge_es_max_pool2d_indices(struct ge_graph *graph,
+                                   struct ge_es_tensor input,
+                                   const int64_t *kernel_shape,
+                                   size_t kernel_shape_len,
+                                   const int64_t *strides,
+                                   size_t strides_len,
+                                   const int64_t *pads,
+                                   size_t pads_len,
+                                   const int64_t *dilations,
+                                   size_t dilations_len,
+                                   const int64_t *ceil_mode,
+                                   const int64_t *storage_order,
+                                   struct ge_es_tensor *output,
+                                   struct ge_es_tensor *indices);
+
+// `graph.max_unpool`: Put pooled values back where they came from (ONNX MaxUnpool)
+//
+// - `input`: operand
+// - `indices`: operand
+// - `kernel_shape`, `kernel_shape_len`: the pooling window per spatial dim
+// - `pads`, `pads_len` (NULL: `[]`): the pooling's pads: every begin amount, then every end amount (empty: all 0)
+// - `strides`, `strides_len` (NULL: `[]`): the pooling's strides (empty: all 1)
+// - `output_shape`, `output_shape_len` (NULL: `[]`): the result's shape, N and C included (empty: the unpooled shape)
+// - `out`: the result
+ge_status ge_es_max_unpool(struct ge_graph *graph,
+                           struct ge_es_tensor input,
+                           struct ge_es_tensor indices,
+                           const int64_t *kernel_shape,
+                           size_t kernel_shape_len,
+                           const int64_t *pads,
+                           size_t pads_len,
+                           const int64_t *strides,
+                           size_t strides_len,
+                           const int64_t *output_shape,
+                           size_t output_shape_len,
+                           struct ge_es_tensor *out);
+
 // `graph.det`: The determinant of each square matrix of a batch (ONNX Det)
 //
 // - `input`: operand

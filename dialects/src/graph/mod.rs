@@ -2,6 +2,7 @@
 
 pub mod activation;
 pub mod bitwise;
+pub mod col2im;
 pub mod control;
 pub mod det;
 pub mod elementwise;
@@ -11,6 +12,7 @@ pub mod grid_sample;
 pub mod index;
 pub mod kv_cache;
 pub mod linalg;
+pub mod max_unpool;
 pub mod nn;
 pub mod nn3d;
 pub mod opkit;
@@ -57,6 +59,8 @@ pub static DIALECT: Dialect = Dialect {
         swiglu::OPS,
         kv_cache::OPS,
         geometry::OPS,
+        col2im::OPS,
+        max_unpool::OPS,
         det::OPS,
         reverse_sequence::OPS,
         tfidf::OPS,

@@ -656,12 +656,14 @@ def_op! {
 
 // ---- pooling ------------------------------------------------------------
 
-struct PoolAttrs {
-    kernel: Vec<i64>,
-    strides: Vec<i64>,
-    pads: Vec<i64>,
-    dilations: Vec<i64>,
-    ceil: bool,
+/// The checked window attributes of a 2-D pool (graph.max_pool2d_indices's too).
+#[derive(Clone, Debug)]
+pub struct PoolAttrs {
+    pub kernel: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub pads: Vec<i64>,
+    pub dilations: Vec<i64>,
+    pub ceil: bool,
 }
 
 impl PoolAttrs {
@@ -688,7 +690,7 @@ impl PoolAttrs {
     }
 }
 
-fn pool_attrs(
+pub fn pool_attrs(
     kernel: Option<Vec<i64>>,
     strides: Vec<i64>,
     pads: Vec<i64>,
@@ -827,6 +829,16 @@ fn pool2d(cx: &SemCtx, x: &Tensor, avg: bool) -> SemResult {
     Ok(vec![Tensor::from_f64(vec![n, c, oh, ow], dt, out)])
 }
 
+/// The element types of ONNX MaxPool: floats, i8 and u8.
+pub const MAX_POOL_TYPES: &[DType] = &[
+    DType::F64,
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::I8,
+    DType::U8,
+];
+
 fn sem_max_pool2d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     arity(t, 1)?;
     pool2d(cx, t[0], false)
@@ -842,10 +854,11 @@ def_op! {
     ///
     /// The maximum over each `kH x kW` window (dilated by `dilations`) of an `N x C x H x W`
     /// input; padded cells never win. Output size as for `conv2d`, or rounded up with
-    /// `ceil_mode = 1`. ONNX's optional `Indices` result and `storage_order` are not supported.
+    /// `ceil_mode = 1`. Floats, i8 and u8, as ONNX MaxPool. ONNX's optional `Indices` result
+    /// and `storage_order` are not supported.
     pub MaxPool2d = "graph.max_pool2d" {
-        operands { input: FloatTensor },
-        results { output: FloatTensor },
+        operands { input: TensorOf(MAX_POOL_TYPES) },
+        results { output: TensorOf(MAX_POOL_TYPES) },
         attrs {
             /// window size [kH, kW]
             kernel_shape: I64Array,

@@ -53,6 +53,7 @@ pub mod arg_reduce;
 pub mod attention;
 pub mod batch_norm;
 pub mod bit_shift;
+pub mod col2im;
 pub mod conv;
 pub mod conv_transpose;
 pub mod cumulative;
@@ -64,6 +65,7 @@ pub mod grid_sample;
 pub mod instance_norm;
 pub mod iota;
 pub mod linalg;
+pub mod max_unpool;
 pub mod movement;
 pub mod nms;
 pub mod nonzero;
@@ -209,7 +211,8 @@ impl Op {
         match self {
             Op::Kernel(k) => k.f64_ok(),
             Op::MatMul(_) | Op::Softmax { .. } => true,
-            Op::Transdata(_) => false,
+            // Pools compute in f32 (max pooling of i8/u8 is exact in f32).
+            Op::Transdata(_) | Op::Pool(_) => false,
             _ => !self.float_only(),
         }
     }
@@ -217,8 +220,11 @@ impl Op {
     /// Whether the native kernel computes on floats only (f32/f16/bf16):
     /// compute ops; data movement, reductions and matmul take any dtype.
     fn float_only(&self) -> bool {
-        if let Op::Kernel(k) = self {
-            return k.float_only();
+        match self {
+            Op::Kernel(k) => return k.float_only(),
+            // The max of i8/u8 values (the ints graph.max_pool2d takes) is exact in f32.
+            Op::Pool(p) => return p.avg,
+            _ => {}
         }
         !matches!(
             self,

@@ -10,7 +10,9 @@
 //! test failure, not a silent fallback to the interpreter. A plugin adds a
 //! kernel at run time with [`register_kernel`]; such a registration wins.
 
+use super::col2im as col2im_kernel;
 use super::ew::Code;
+use super::max_unpool as max_unpool_kernel;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, det,
@@ -29,6 +31,7 @@ use ge_dialects::data::unique::Unique;
 use ge_dialects::graph::bitwise::{
     BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
 };
+use ge_dialects::graph::col2im::{Col2Im, Col2ImGeom};
 use ge_dialects::graph::det::Det;
 use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::geometry::{AffineGrid, CenterCropPad};
@@ -38,6 +41,7 @@ use ge_dialects::graph::index::{
 };
 use ge_dialects::graph::kv_cache::TensorScatter;
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
+use ge_dialects::graph::max_unpool::{ArgmaxPool, MaxPool2dIndices, MaxUnpool, UnpoolAttrs};
 use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, ConvTranspose2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm,
     LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, ScaledDotProductAttention, Softmax,
@@ -360,6 +364,21 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
                 size: a.size()?,
                 align: a.align_corners() != 0,
             })
+        }),
+        (Col2Im::DEF, |b, o| {
+            let geom = Col2ImGeom::of(Col2Im::attrs(b.op(o))).ok()?;
+            kernel(col2im_kernel::Col2Im { geom })
+        }),
+        (MaxPool2dIndices::DEF, |b, o| {
+            let (attrs, column_major) = ArgmaxPool::attrs(MaxPool2dIndices::attrs(b.op(o))).ok()?;
+            kernel(max_unpool_kernel::MaxPoolIndices {
+                attrs,
+                column_major,
+            })
+        }),
+        (MaxUnpool::DEF, |b, o| {
+            let attrs = UnpoolAttrs::of(MaxUnpool::attrs(b.op(o))).ok()?;
+            kernel(max_unpool_kernel::MaxUnpool { attrs })
         }),
         (Dft::DEF, |b, o| {
             let params = DftParams::of(b.op(o)).ok()?;

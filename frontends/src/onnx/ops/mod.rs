@@ -3,6 +3,7 @@
 //! accessors taking the ONNX defaults) and returns the values of its outputs.
 //! To support a new op, add its function to a family file and one line here.
 
+mod col2im;
 mod control;
 mod det;
 mod einsum;
@@ -11,6 +12,7 @@ mod geometry;
 mod kv_cache;
 mod legacy;
 mod ml;
+mod max_unpool;
 mod nd;
 mod nn;
 mod quant;
@@ -239,6 +241,10 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("ReverseSequence", reverse_sequence::reverse_sequence),
     // tfidf.rs
     ("TfIdfVectorizer", tfidf::tfidf_vectorizer),
+    // col2im.rs
+    ("Col2Im", col2im::col2im),
+    // max_unpool.rs (MaxPool is nn.rs's; with Indices it calls max_unpool.rs)
+    ("MaxUnpool", max_unpool::max_unpool),
 ];
 
 /// The ops of the `ai.onnx.ml` domain with tensor semantics (ml.rs).

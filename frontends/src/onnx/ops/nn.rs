@@ -13,13 +13,19 @@ use ge_ir::{DType, Dim};
 
 /// Strides, pads ([begins..., ends...]) and dilations of a conv/pool node
 /// with `k` spatial dims, `auto_pad` resolved to explicit pads.
-struct Window {
-    strides: Vec<i64>,
-    pads: Vec<i64>,
-    dilations: Vec<i64>,
+pub(super) struct Window {
+    pub strides: Vec<i64>,
+    pub pads: Vec<i64>,
+    pub dilations: Vec<i64>,
 }
 
-fn window(cx: &Cx, n: &Node, x: ValueId, kernel: &[i64], ceil_mode: bool) -> Res<Window> {
+pub(super) fn window(
+    cx: &Cx,
+    n: &Node,
+    x: ValueId,
+    kernel: &[i64],
+    ceil_mode: bool,
+) -> Res<Window> {
     let k = kernel.len();
     let strides = n.ints("strides").unwrap_or_else(|| vec![1; k]);
     let dilations = n.ints("dilations").unwrap_or_else(|| vec![1; k]);
@@ -68,7 +74,7 @@ fn window(cx: &Cx, n: &Node, x: ValueId, kernel: &[i64], ceil_mode: bool) -> Res
 
 /// The 2-D attribute form of a window with one or two spatial dims (1-D
 /// windows get a leading neutral H dim).
-fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+pub(super) fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
     if one_d {
         (
             vec![1, w.strides[0]],
@@ -82,7 +88,7 @@ fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
 
 /// Spatial rank of an `N x C x ...` input; 1-D, 2-D and (`volumes`) 3-D
 /// are supported.
-fn spatial_rank(cx: &Cx, n: &Node, x: ValueId, volumes: bool) -> Res<usize> {
+pub(super) fn spatial_rank(cx: &Cx, n: &Node, x: ValueId, volumes: bool) -> Res<usize> {
     let r = cx.e.rank(x)?;
     match r {
         3 | 4 => Ok(r - 2),
@@ -320,8 +326,9 @@ fn pool_on(cx: &mut Cx, n: &Node, x: ValueId, name: &str, cip: i64) -> Res<Vec<V
 }
 
 pub fn max_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
-    if n.i("storage_order", 0)? != 0 {
-        return Err(unsupported(n, "with storage_order = 1"));
+    // storage_order orders the indices only.
+    if n.outputs_used.get(1) == Some(&true) {
+        return super::max_unpool::max_pool_indices(cx, n);
     }
     pool(cx, n, "graph.max_pool2d")
 }
