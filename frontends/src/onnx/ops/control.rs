@@ -464,7 +464,15 @@ pub fn scan(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         if rank == 0 {
             return Err(invalid(n, format!("scan input #{k} is a scalar")));
         }
-        in_axes.push(norm_axis(n, list_attr(n, "scan_input_axes", k, 0)?, rank)?);
+        let axis = list_attr(n, "scan_input_axes", k, 0)?;
+        let r = rank as i64;
+        if !(-r..r).contains(&axis) {
+            return Err(invalid(
+                n,
+                format!("scan input #{k} has rank {rank}: its scan axis {axis} is out of range"),
+            ));
+        }
+        in_axes.push(axis.rem_euclid(r) as usize);
     }
     let in_dirs = directions(n, "scan_input_directions", m)?;
     let out_dirs = directions(n, "scan_output_directions", nout)?;
@@ -570,7 +578,9 @@ fn num_scan_inputs(n: &Node, available: usize) -> Res<usize> {
         Ok(m) if (1..=available).contains(&m) => Ok(m),
         _ => Err(invalid(
             n,
-            format!("num_scan_inputs is {m}, but the node has {available} state and scan inputs"),
+            format!(
+                "num_scan_inputs is {m}, but the node has {available} state and scan inputs (it must be 1 to {available})"
+            ),
         )),
     }
 }
@@ -587,9 +597,22 @@ fn check_len(n: &Node, name: &str, want: usize) -> Res<()> {
     match n.ints(name) {
         Some(v) if v.len() != want => Err(invalid(
             n,
-            format!("'{name}' has {} entries, but there are {want}", v.len()),
+            format!(
+                "'{name}' has {} entries, but there are {want} {}",
+                v.len(),
+                what(name)
+            ),
         )),
         _ => Ok(()),
+    }
+}
+
+/// What a Scan list attribute has one entry of.
+fn what(name: &str) -> &'static str {
+    if name.starts_with("scan_output") {
+        "scan outputs"
+    } else {
+        "scan inputs"
     }
 }
 
@@ -643,8 +666,13 @@ fn scan_loop(
                 ),
             ));
         };
-        if len.is_some_and(|p| p != l) {
-            return Err(invalid(n, "the scan inputs' scan axes differ in length"));
+        if let Some(p) = len.filter(|&p| p != l) {
+            return Err(invalid(
+                n,
+                format!(
+                    "scan input #{k} has {l} steps along its scan axis, but scan input #0 has {p}"
+                ),
+            ));
         }
         len = Some(l);
     }
