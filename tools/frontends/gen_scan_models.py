@@ -145,6 +145,18 @@ def bad_models():
     m = g.model([n], [vi("s0", [2]), vi("x", ["T", 2])], [vi("s", [2]), vi("y", ["T", 2])],
                 opset=11)
     save("scan_dynamic_length", m)
+    # A scan output of 400 GB: the accumulator is a broadcast zero, never built at import;
+    # compiling it fails on the memory budget.
+    b = body(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         helper.make_node("Identity", ["s_out"], ["y_t"])],
+        [vi("s_in", [1000]), vi("x_t", [1000])],
+        [vi("s_out", [1000]), vi("y_t", [1000])],
+    )
+    n = helper.make_node("Scan", ["s0", "x"], ["s", "y"], name="huge", body=b, num_scan_inputs=1)
+    m = g.model([n], [vi("s0", [1000]), vi("x", [100000000, 1000])],
+                [vi("s", [1000]), vi("y", [100000000, 1000])], opset=11)
+    save("scan_huge", m)
 
 
 def main():

@@ -8,7 +8,6 @@ use crate::onnx::graph::join_types;
 use crate::proto::onnx::GraphProto;
 use ge_ir::attributes::Attribute;
 use ge_ir::body::{BlockId, OpId, RegionId, ValueId};
-use ge_ir::tensor::Tensor;
 use ge_ir::{DType, Dim, Location, Type};
 
 /// A placeholder result type, replaced once the regions are built.
@@ -394,31 +393,21 @@ fn erase_accumulators(cx: &mut Cx, acc_inits: Vec<Option<ValueId>>) {
     }
 }
 
-/// A zero tensor of `shape`. With an empty dim it is a slice of nothing from
-/// a tensor with 1 there (unfolded: the text format cannot spell an empty
-/// `dense<>` of rank > 1 yet).
+/// A zero tensor of `shape`: a scalar broadcast (folded to a constant when
+/// small, so a huge accumulator costs nothing at import). Not folded with an
+/// empty dim: the text format cannot spell an empty `dense<>` of rank > 1 yet.
 fn zeros(cx: &mut Cx, shape: &[usize], dtype: DType) -> Res<ValueId> {
-    let empty: Vec<i64> = (0..shape.len())
-        .filter(|&a| shape[a] == 0)
-        .map(|a| a as i64)
-        .collect();
-    let full: Vec<usize> = shape.iter().map(|&d| d.max(1)).collect();
-    let z = cx.e.constant(&Tensor::zeros(full, dtype))?;
-    if empty.is_empty() {
-        return Ok(z);
-    }
-    let fold = std::mem::replace(&mut cx.e.fold, false);
-    let sliced = cx.e.op(
-        "data.slice",
+    let z = cx.e.scalar(dtype, 0.0)?;
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let fold = cx.e.fold;
+    cx.e.fold = fold && !shape.contains(&0);
+    let out = cx.e.op(
+        "data.broadcast_to",
         &[z],
-        vec![
-            ("starts", Attribute::i64_array(&vec![0; empty.len()])),
-            ("ends", Attribute::i64_array(&vec![0; empty.len()])),
-            ("axes", Attribute::i64_array(&empty)),
-        ],
+        vec![("shape", Attribute::i64_array(&dims))],
     );
     cx.e.fold = fold;
-    Ok(sliced?)
+    Ok(out?)
 }
 
 /// Where a Scan reads its scan inputs and writes its scan outputs: an axis
