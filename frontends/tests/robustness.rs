@@ -43,6 +43,8 @@ fn onnx_import_never_panics() {
         "control_flow.onnx",
         "local_function.onnx",
         "dyn_batch.onnx",
+        "scan/scan_axes.onnx",
+        "scan/scan8_batch.onnx",
     ] {
         for v in variants(&testdata(&format!("onnx/{model}"))) {
             let _ = import_bytes(&ctx, &v, model, &base, &ImportOptions::default());
@@ -72,6 +74,8 @@ fn good_models_import_and_verify() {
         "dyn_batch.onnx",
         "external_data.onnx",
         "shape_folding.onnx",
+        "scan/scan_axes.onnx",
+        "scan/scan8_batch.onnx",
     ] {
         let m = import_bytes(
             &ctx,

@@ -1,12 +1,13 @@
 //! Control flow: If → `graph.if` (inlined when the condition is a constant),
-//! Loop → `graph.while` with the iteration count and condition carried.
+//! Loop → `graph.while` with the iteration count and condition carried, Scan
+//! → `graph.while` with the iteration count carried, slicing its scan inputs
+//! and writing its scan outputs into accumulators of their final shape.
 
-use super::{invalid, unsupported, Cx, Node, Res};
+use super::{invalid, norm_axis, unsupported, Cx, Node, Res};
 use crate::onnx::graph::join_types;
 use crate::proto::onnx::GraphProto;
 use ge_ir::attributes::Attribute;
-use ge_ir::body::{OpId, RegionId, ValueId};
-use ge_ir::tensor::Tensor;
+use ge_ir::body::{BlockId, OpId, RegionId, ValueId};
 use ge_ir::{DType, Dim, Location, Type};
 
 /// A placeholder result type, replaced once the regions are built.
@@ -143,15 +144,26 @@ pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         scan_types: vec![],
     };
     lp.scan_types = vec![None; lp.nscan];
-    // Carried types: start from the initial values, widen until the body's
-    // yields fit (at most a few rounds: each round can only add `?` dims).
+    settle(cx, n, "loop-carried", |cx| lp.attempt(cx))
+}
+
+/// Runs `attempt` (one `graph.while` build) until it succeeds. Carried types
+/// start from the initial values and widen until the body's yields fit: at
+/// most a few rounds, each can only add `?` dims (a first one may probe the
+/// scan outputs' types).
+fn settle(
+    cx: &mut Cx,
+    n: &Node,
+    what: &str,
+    mut attempt: impl FnMut(&mut Cx) -> Res<Option<Vec<ValueId>>>,
+) -> Res<Vec<ValueId>> {
     for _round in 0..4 {
-        if let Some(results) = lp.attempt(cx)? {
+        if let Some(results) = attempt(cx)? {
             return Ok(results);
         }
     }
     cx.e.set_loc(Location::unknown());
-    Err(unsupported(n, "whose loop-carried types do not settle"))
+    Err(unsupported(n, format!("whose {what} types do not settle")))
 }
 
 /// One ONNX Loop being imported: what stays fixed across attempts, and the
@@ -191,11 +203,7 @@ impl LoopImport<'_> {
         let saved = cx.e.insertion_block();
         self.cond_region(cx, regions[0], &all_types[..ncarried])?;
         // do region
-        let db = cx.e.b.body.add_block(regions[1]);
-        let dargs: Vec<ValueId> = all_types[..ncarried]
-            .iter()
-            .map(|&t| cx.e.b.body.add_block_arg(db, t, loc))
-            .collect();
+        let (db, dargs) = block_with_args(cx, regions[1], &all_types[..ncarried]);
         let outs = cx.convert_subgraph(&self.body, db, &dargs[..2 + nv])?;
         cx.e.set_block(db);
         cx.e.set_loc(loc);
@@ -204,20 +212,11 @@ impl LoopImport<'_> {
         let cond_out = scalar_bool(cx, outs[0])?;
         let mut yields = vec![next_i, cond_out];
         yields.extend(outs[1..1 + nv].iter().copied());
-        let mut widened = self.widen_carried(cx, &outs[1..1 + nv])?;
-        let mut new_scan = self.scan_types.clone();
+        let mut widened = widen_types(n, &mut self.carried, cx, &outs[1..1 + nv])?;
         for k in 0..nscan {
             let s = outs[1 + nv + k];
             let st = cx.e.ty(s);
-            let j = match self.scan_types[k] {
-                None => Some(st),
-                Some(prev) => join_types(prev, st),
-            }
-            .ok_or_else(|| unsupported(n, "with scan outputs of changing rank"))?;
-            if Some(j) != self.scan_types[k] {
-                new_scan[k] = Some(j);
-                widened = true;
-            }
+            widened |= join_scan_type(n, &mut self.scan_types[k], st)?;
             if !probing {
                 let u = super::unsqueeze(cx, s, &[0])?;
                 let acc = dargs[2 + nv + k];
@@ -226,40 +225,14 @@ impl LoopImport<'_> {
                 yields.push(cat);
             }
         }
-        if !widened && !probing {
-            cx.e.b
-                .create("graph.yield", &yields, vec![], Some(vec![]), 0)?;
-            if let Some(b) = saved {
-                cx.e.set_block(b);
-            }
-            cx.e.set_loc(loc);
-            let results = cx.e.b.body.op(op).results().to_vec();
-            for (&r, &t) in results.iter().zip(&all_types) {
-                cx.e.b.body.set_value_type(r, t);
-            }
-            return Ok(Some(results[2..].to_vec()));
-        }
-        // Retry with the widened types: drop this attempt.
-        if let Some(b) = saved {
-            cx.e.set_block(b);
-        }
-        cx.e.b.body.erase_op(op);
-        erase_accumulators(cx, acc_inits);
-        self.scan_types = new_scan;
-        Ok(None)
+        let done = !widened && !probing;
+        finish_attempt(cx, op, saved, done, &yields, &all_types, 2, acc_inits)
     }
 
     /// The cond region: `graph.condition (i < M) and c` passing every
     /// carried value through.
     fn cond_region(&self, cx: &mut Cx, region: RegionId, types: &[Type]) -> Res<()> {
-        let loc = cx.loc;
-        let cb = cx.e.b.body.add_block(region);
-        let cargs: Vec<ValueId> = types
-            .iter()
-            .map(|&t| cx.e.b.body.add_block_arg(cb, t, loc))
-            .collect();
-        cx.e.set_block(cb);
-        cx.e.set_loc(loc);
+        let (_, cargs) = block_with_args(cx, region, types);
         let go = match self.max_trip {
             Some(mt) => {
                 let lt = cx.e.op("graph.less", &[cargs[0], mt], vec![])?;
@@ -272,29 +245,6 @@ impl LoopImport<'_> {
         cx.e.b
             .create("graph.condition", &cond_ops, vec![], Some(vec![]), 0)?;
         Ok(())
-    }
-
-    /// Joins each carried type with the type the body yields for it; true
-    /// when one of them changed.
-    fn widen_carried(&mut self, cx: &Cx, outs: &[ValueId]) -> Res<bool> {
-        let mut widened = false;
-        for (k, &out) in outs.iter().enumerate() {
-            let (want, got) = (self.carried[k], cx.e.ty(out));
-            if want == got {
-                continue;
-            }
-            let j = join_types(want, got).ok_or_else(|| {
-                unsupported(
-                    self.n,
-                    format!("with loop-carried value #{k} changing from '{want}' to '{got}'"),
-                )
-            })?;
-            if j != want {
-                self.carried[k] = j;
-                widened = true;
-            }
-        }
-        Ok(widened)
     }
 
     /// The initial accumulators, empty along the new leading dim; None for a
@@ -321,26 +271,98 @@ impl LoopImport<'_> {
                     format!("with scan output #{k} of dynamic shape '{t}'"),
                 ));
             };
-            // An empty accumulator: a slice of nothing from a one-row zero
-            // tensor (unfolded: the text format cannot spell an empty
-            // `dense<>` of rank > 1 yet).
-            shape.insert(0, 1);
-            let z = cx.e.constant(&Tensor::zeros(shape, tt.dtype))?;
-            let fold = std::mem::replace(&mut cx.e.fold, false);
-            let empty = cx.e.op(
-                "data.slice",
-                &[z],
-                vec![
-                    ("starts", Attribute::i64_array(&[0])),
-                    ("ends", Attribute::i64_array(&[0])),
-                    ("axes", Attribute::i64_array(&[0])),
-                ],
-            );
-            cx.e.fold = fold;
-            acc_inits.push(Some(empty?));
+            shape.insert(0, 0);
+            let empty = zeros(cx, &shape, tt.dtype)?;
+            acc_inits.push(Some(empty));
         }
         Ok(acc_inits)
     }
+}
+
+/// A new entry block of `region` with arguments of `types`, where ops are
+/// inserted from now on.
+fn block_with_args(cx: &mut Cx, region: RegionId, types: &[Type]) -> (BlockId, Vec<ValueId>) {
+    let loc = cx.loc;
+    let b = cx.e.b.body.add_block(region);
+    let args = types
+        .iter()
+        .map(|&t| cx.e.b.body.add_block_arg(b, t, loc))
+        .collect();
+    cx.e.set_block(b);
+    cx.e.set_loc(loc);
+    (b, args)
+}
+
+/// Joins a scan output's type `got` into `slot`; true when it changed.
+fn join_scan_type(n: &Node, slot: &mut Option<Type>, got: Type) -> Res<bool> {
+    let j = match *slot {
+        None => Some(got),
+        Some(prev) => join_types(prev, got),
+    }
+    .ok_or_else(|| unsupported(n, "with scan outputs of changing rank"))?;
+    let changed = *slot != Some(j);
+    *slot = Some(j);
+    Ok(changed)
+}
+
+/// Ends an attempt at a `graph.while` `op` built with result `types`: when
+/// `done`, its do region yields `yields` and its results but the first
+/// `skip` (the counters) are returned; else the op and the accumulators
+/// `accs` are erased for a retry with wider types. The insertion point goes
+/// back to `saved`.
+#[allow(clippy::too_many_arguments)]
+fn finish_attempt(
+    cx: &mut Cx,
+    op: OpId,
+    saved: Option<BlockId>,
+    done: bool,
+    yields: &[ValueId],
+    types: &[Type],
+    skip: usize,
+    accs: Vec<Option<ValueId>>,
+) -> Res<Option<Vec<ValueId>>> {
+    let loc = cx.loc;
+    if done {
+        cx.e.b
+            .create("graph.yield", yields, vec![], Some(vec![]), 0)?;
+    }
+    if let Some(b) = saved {
+        cx.e.set_block(b);
+    }
+    cx.e.set_loc(loc);
+    if done {
+        let results = cx.e.b.body.op(op).results().to_vec();
+        for (&r, &t) in results.iter().zip(types) {
+            cx.e.b.body.set_value_type(r, t);
+        }
+        return Ok(Some(results[skip..].to_vec()));
+    }
+    cx.e.b.body.erase_op(op);
+    erase_accumulators(cx, accs);
+    Ok(None)
+}
+
+/// Joins each carried type with the type the body yields for it; true
+/// when one of them changed.
+fn widen_types(n: &Node, carried: &mut [Type], cx: &Cx, outs: &[ValueId]) -> Res<bool> {
+    let mut widened = false;
+    for (k, &out) in outs.iter().enumerate() {
+        let (want, got) = (carried[k], cx.e.ty(out));
+        if want == got {
+            continue;
+        }
+        let j = join_types(want, got).ok_or_else(|| {
+            unsupported(
+                n,
+                format!("with loop-carried value #{k} changing from '{want}' to '{got}'"),
+            )
+        })?;
+        if j != want {
+            carried[k] = j;
+            widened = true;
+        }
+    }
+    Ok(widened)
 }
 
 /// The type of a scan output's accumulator: the output's type with a
@@ -368,5 +390,414 @@ fn erase_accumulators(cx: &mut Cx, acc_inits: Vec<Option<ValueId>>) {
                 }
             }
         }
+    }
+}
+
+/// A zero tensor of `shape`: a scalar broadcast (folded to a constant when
+/// small, so a huge accumulator costs nothing at import). Not folded with an
+/// empty dim: the text format cannot spell an empty `dense<>` of rank > 1 yet.
+fn zeros(cx: &mut Cx, shape: &[usize], dtype: DType) -> Res<ValueId> {
+    let z = cx.e.scalar(dtype, 0.0)?;
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let fold = cx.e.fold;
+    cx.e.fold = fold && !shape.contains(&0);
+    let out = cx.e.op(
+        "data.broadcast_to",
+        &[z],
+        vec![("shape", Attribute::i64_array(&dims))],
+    );
+    cx.e.fold = fold;
+    Ok(out?)
+}
+
+/// Where a Scan reads its scan inputs and writes its scan outputs: an axis
+/// and whether it runs from the end, per scan input and per scan output.
+struct ScanAxes {
+    /// Per scan input: its scan axis (resolved) and direction.
+    inputs: Vec<(usize, bool)>,
+    /// Per scan output: its axis as given (resolved against the output's
+    /// rank once the body's types are known) and direction.
+    outputs: Vec<(i64, bool)>,
+}
+
+/// Scan (opset 9 and newer; opset 8 in [`scan8`]): state variables carried
+/// from one iteration to the next, scan inputs sliced along their axes (from
+/// the end where a direction is 1) and scan outputs stacked along theirs:
+///
+/// ```text
+/// graph.while (i = 0, s..., acc...) {
+///   graph.condition i < N, i, s..., acc...
+/// } do {
+///   x_t = gather(x, i or N-1-i, axis)...; body(s..., x_t...) -> s_out..., y...
+///   graph.yield i + 1, s_out..., scatter_elements(acc, i or N-1-i, y)...
+/// }
+/// ```
+///
+/// `N`, the length of the scan axis, must be static: each accumulator is a
+/// zero tensor of the scan output's final shape, written one slice per
+/// iteration, so the results keep static types (their sizes are planned).
+pub fn scan(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if n.opset < 9 {
+        return scan8(cx, n);
+    }
+    let inputs: Vec<ValueId> = (0..n.num_inputs())
+        .map(|i| n.input(i))
+        .collect::<Res<_>>()?;
+    let m = num_scan_inputs(n, inputs.len())?;
+    let (states, xs) = inputs.split_at(inputs.len() - m);
+    let body = n.graph("body")?;
+    let nout = body.output.len().saturating_sub(states.len());
+    let mut in_axes = vec![];
+    for (k, &x) in xs.iter().enumerate() {
+        let rank = cx.e.rank(x)?;
+        if rank == 0 {
+            return Err(invalid(n, format!("scan input #{k} is a scalar")));
+        }
+        let axis = list_attr(n, "scan_input_axes", k, 0)?;
+        let r = rank as i64;
+        if !(-r..r).contains(&axis) {
+            return Err(invalid(
+                n,
+                format!("scan input #{k} has rank {rank}: its scan axis {axis} is out of range"),
+            ));
+        }
+        in_axes.push(axis.rem_euclid(r) as usize);
+    }
+    let in_dirs = directions(n, "scan_input_directions", m)?;
+    let out_dirs = directions(n, "scan_output_directions", nout)?;
+    check_len(n, "scan_input_axes", m)?;
+    check_len(n, "scan_output_axes", nout)?;
+    let out_axes = (0..nout)
+        .map(|k| list_attr(n, "scan_output_axes", k, 0))
+        .collect::<Res<Vec<_>>>()?;
+    let axes = ScanAxes {
+        inputs: in_axes.into_iter().zip(in_dirs).collect(),
+        outputs: out_axes.into_iter().zip(out_dirs).collect(),
+    };
+    scan_loop(cx, n, &body, states, xs, axes)
+}
+
+/// Scan as opset 8 defines it: every input has a leading batch dim, the
+/// scan axis is the next one and `directions` says which scan inputs run
+/// from the end (scan outputs are written forwards). Each batch element is
+/// scanned on its own (one `graph.while` each; `MAX_BATCH` at most) and the
+/// results are stacked again. `sequence_lens` is not supported.
+fn scan8(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    /// The most batch elements unrolled into their own loops.
+    const MAX_BATCH: i64 = 64;
+    if n.opt_input(0).is_some() {
+        return Err(unsupported(n, "with 'sequence_lens' given"));
+    }
+    let inputs: Vec<ValueId> = (1..n.num_inputs())
+        .map(|i| n.input(i))
+        .collect::<Res<_>>()?;
+    let m = num_scan_inputs(n, inputs.len())?;
+    let body = n.graph("body")?;
+    let dirs = directions(n, "directions", m)?;
+    let mut batch = None;
+    for &v in &inputs {
+        let dims = cx.e.dims(v)?;
+        let Some(&d) = dims.first() else {
+            return Err(invalid(n, "every input needs the batch dim (opset 8)"));
+        };
+        let Some(b) = d.as_static() else {
+            return Err(unsupported(
+                n,
+                format!("with a dynamic batch dim ('{}')", cx.e.ty(v)),
+            ));
+        };
+        if batch.is_some_and(|x| x != b) {
+            return Err(invalid(n, "the inputs' batch dims differ"));
+        }
+        batch = Some(b);
+    }
+    let b = batch.unwrap_or(0);
+    if !(1..=MAX_BATCH).contains(&b) {
+        return Err(unsupported(
+            n,
+            format!("with a batch of {b} (1 to {MAX_BATCH} are)"),
+        ));
+    }
+    let nout = body.output.len().saturating_sub(inputs.len() - m);
+    let mut per_batch: Vec<Vec<ValueId>> = vec![];
+    for i in 0..b {
+        let idx = cx.e.scalar(DType::I64, i as f64)?;
+        let mut sliced = vec![];
+        for &v in &inputs {
+            let s =
+                cx.e.op("graph.gather", &[v, idx], vec![("axis", Attribute::i64(0))])?;
+            sliced.push(s);
+        }
+        let (states, xs) = sliced.split_at(sliced.len() - m);
+        if xs.iter().any(|&x| cx.e.rank(x).is_ok_and(|r| r == 0)) {
+            return Err(invalid(
+                n,
+                "a scan input has no scan axis after the batch dim",
+            ));
+        }
+        let axes = ScanAxes {
+            inputs: dirs.iter().map(|&d| (0, d)).collect(),
+            outputs: vec![(0, false); nout],
+        };
+        let outs = scan_loop(cx, n, &body, states, xs, axes)?;
+        per_batch.push(outs);
+    }
+    let nres = per_batch.first().map_or(0, |o| o.len());
+    let mut results = vec![];
+    for k in 0..nres {
+        let parts: Vec<ValueId> = per_batch
+            .iter()
+            .map(|o| super::unsqueeze(cx, o[k], &[0]))
+            .collect::<Res<_>>()?;
+        results.push(if parts.len() == 1 {
+            parts[0]
+        } else {
+            cx.e.op("data.concat", &parts, vec![("axis", Attribute::i64(0))])?
+        });
+    }
+    Ok(results)
+}
+
+/// `num_scan_inputs`, checked against the `available` inputs.
+fn num_scan_inputs(n: &Node, available: usize) -> Res<usize> {
+    let m = n
+        .opt_i("num_scan_inputs")?
+        .ok_or_else(|| invalid(n, "the attribute 'num_scan_inputs' is required"))?;
+    match usize::try_from(m) {
+        Ok(m) if (1..=available).contains(&m) => Ok(m),
+        _ => Err(invalid(
+            n,
+            format!(
+                "num_scan_inputs is {m}, but the node has {available} state and scan inputs (it must be 1 to {available})"
+            ),
+        )),
+    }
+}
+
+/// Entry `k` of an optional integer list attribute (`default` without it).
+fn list_attr(n: &Node, name: &str, k: usize, default: i64) -> Res<i64> {
+    Ok(n.ints(name)
+        .and_then(|v| v.get(k).copied())
+        .unwrap_or(default))
+}
+
+/// An optional list attribute given must have one entry per input/output.
+fn check_len(n: &Node, name: &str, want: usize) -> Res<()> {
+    match n.ints(name) {
+        Some(v) if v.len() != want => Err(invalid(
+            n,
+            format!(
+                "'{name}' has {} entries, but there are {want} {}",
+                v.len(),
+                what(name)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What a Scan list attribute has one entry of.
+fn what(name: &str) -> &'static str {
+    if name.starts_with("scan_output") {
+        "scan outputs"
+    } else {
+        "scan inputs"
+    }
+}
+
+/// A direction list attribute: true where the entry says reverse (1).
+fn directions(n: &Node, name: &str, want: usize) -> Res<Vec<bool>> {
+    check_len(n, name, want)?;
+    (0..want)
+        .map(|k| match list_attr(n, name, k, 0)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            d => Err(invalid(n, format!("'{name}' entry {d} is neither 0 nor 1"))),
+        })
+        .collect()
+}
+
+/// The `graph.while` of a Scan with `states` carried and `xs` scanned.
+fn scan_loop(
+    cx: &mut Cx,
+    n: &Node,
+    body: &GraphProto,
+    states: &[ValueId],
+    xs: &[ValueId],
+    axes: ScanAxes,
+) -> Res<Vec<ValueId>> {
+    let nstate = states.len();
+    if body.input.len() != nstate + xs.len() {
+        return Err(invalid(
+            n,
+            format!(
+                "the body takes {} inputs, but there are {nstate} state variables and {} scan inputs",
+                body.input.len(),
+                xs.len()
+            ),
+        ));
+    }
+    if body.output.len() != nstate + axes.outputs.len() {
+        return Err(invalid(
+            n,
+            "the body must return every state variable, then the scan outputs",
+        ));
+    }
+    let mut len = None;
+    for (k, (&x, &(axis, _))) in xs.iter().zip(&axes.inputs).enumerate() {
+        let d = cx.e.dims(x)?.get(axis).copied().unwrap_or(Dim::Unknown);
+        let Some(l) = d.as_static() else {
+            return Err(unsupported(
+                n,
+                format!(
+                    "over scan input #{k} ('{}') whose scan axis is not static",
+                    cx.e.ty(x)
+                ),
+            ));
+        };
+        if let Some(p) = len.filter(|&p| p != l) {
+            return Err(invalid(
+                n,
+                format!(
+                    "scan input #{k} has {l} steps along its scan axis, but scan input #0 has {p}"
+                ),
+            ));
+        }
+        len = Some(l);
+    }
+    let len = len.unwrap_or(0);
+    let mut sc = ScanImport {
+        n,
+        body,
+        states,
+        xs,
+        axes,
+        len,
+        i0: cx.e.scalar(DType::I64, 0.0)?,
+        trips: cx.e.scalar(DType::I64, len as f64)?,
+        carried: states.iter().map(|&v| cx.e.ty(v)).collect(),
+        out_types: vec![None; body.output.len() - nstate],
+    };
+    settle(cx, n, "state", |cx| sc.attempt(cx))
+}
+
+/// One ONNX Scan being imported (see [`scan`]).
+struct ScanImport<'a> {
+    n: &'a Node,
+    body: &'a GraphProto,
+    states: &'a [ValueId],
+    xs: &'a [ValueId],
+    axes: ScanAxes,
+    /// The length of the scan axis: the number of iterations.
+    len: i64,
+    i0: ValueId,
+    trips: ValueId,
+    carried: Vec<Type>,
+    /// The body's scan output types; None until an attempt has seen them.
+    out_types: Vec<Option<Type>>,
+}
+
+impl ScanImport<'_> {
+    /// Scan output `k`'s static shape and its axis in the stacked result.
+    fn out_shape(&self, k: usize, t: Type) -> Res<(Vec<usize>, usize)> {
+        let n = self.n;
+        let dims = t
+            .as_tensor()
+            .and_then(|tt| tt.dims.as_ref())
+            .and_then(|d| {
+                d.iter()
+                    .map(|x| x.as_static().and_then(|v| usize::try_from(v).ok()))
+                    .collect::<Option<Vec<usize>>>()
+            })
+            .ok_or_else(|| {
+                unsupported(n, format!("with scan output #{k} of dynamic shape '{t}'"))
+            })?;
+        let axis = norm_axis(n, self.axes.outputs[k].0, dims.len() + 1)?;
+        Ok((dims, axis))
+    }
+
+    /// Builds the `graph.while` with the current types (see
+    /// [`LoopImport::attempt`]).
+    fn attempt(&mut self, cx: &mut Cx) -> Res<Option<Vec<ValueId>>> {
+        let (n, nstate, loc) = (self.n, self.states.len(), cx.loc);
+        let probing = self.out_types.iter().any(|t| t.is_none());
+        let mut accs = vec![];
+        let mut shapes = vec![];
+        if !probing {
+            for (k, t) in self.out_types.iter().flatten().enumerate() {
+                let (mut shape, axis) = self.out_shape(k, *t)?;
+                shapes.push((shape.clone(), axis));
+                shape.insert(axis, self.len as usize);
+                let dt = t
+                    .dtype()
+                    .ok_or_else(|| invalid(n, "a scan output is not a tensor"))?;
+                accs.push(zeros(cx, &shape, dt)?);
+            }
+        }
+        let mut operands = vec![self.i0];
+        operands.extend(self.states.iter().copied());
+        operands.extend(accs.iter().copied());
+        let mut types = vec![cx.e.ty(self.i0)];
+        types.extend(self.carried.iter().copied());
+        types.extend(accs.iter().map(|&a| cx.e.ty(a)));
+        let op = create_with_regions(cx, "graph.while", &operands, types.len(), 2)?;
+        let regions = cx.e.b.body.op(op).regions().to_vec();
+        let saved = cx.e.insertion_block();
+        // cond region: i < N
+        let (_, cargs) = block_with_args(cx, regions[0], &types);
+        let go = cx.e.op("graph.less", &[cargs[0], self.trips], vec![])?;
+        let mut cond_ops = vec![go];
+        cond_ops.extend(cargs.iter().copied());
+        cx.e.b
+            .create("graph.condition", &cond_ops, vec![], Some(vec![]), 0)?;
+        // do region: this iteration's slices, the body, the updates
+        let (db, dargs) = block_with_args(cx, regions[1], &types);
+        let one = cx.e.scalar(DType::I64, 1.0)?;
+        let last = cx.e.scalar(DType::I64, (self.len - 1) as f64)?;
+        let back = cx.e.op("graph.sub", &[last, dargs[0]], vec![])?;
+        let pos = |rev: bool| if rev { back } else { dargs[0] };
+        let mut args = dargs[1..1 + nstate].to_vec();
+        for (&x, &(axis, rev)) in self.xs.iter().zip(&self.axes.inputs) {
+            let s = cx.e.op(
+                "graph.gather",
+                &[x, pos(rev)],
+                vec![("axis", Attribute::i64(axis as i64))],
+            )?;
+            args.push(s);
+        }
+        let outs = cx.convert_subgraph(self.body, db, &args)?;
+        cx.e.set_block(db);
+        cx.e.set_loc(loc);
+        let next_i = cx.e.op("graph.add", &[dargs[0], one], vec![])?;
+        let mut yields = vec![next_i];
+        yields.extend(outs[..nstate].iter().copied());
+        let mut widened = widen_types(n, &mut self.carried, cx, &outs[..nstate])?;
+        for k in 0..self.out_types.len() {
+            let s = outs[nstate + k];
+            let st = cx.e.ty(s);
+            widened |= join_scan_type(n, &mut self.out_types[k], st)?;
+            if let Some((shape, axis)) = shapes.get(k) {
+                // acc[.., pos, ..] = s: a scatter along the axis with the
+                // position broadcast to the slice's shape.
+                let upd = super::unsqueeze(cx, s, &[*axis as i64])?;
+                let mut ushape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+                ushape.insert(*axis, 1);
+                let idx = cx.e.op(
+                    "data.broadcast_to",
+                    &[pos(self.axes.outputs[k].1)],
+                    vec![("shape", Attribute::i64_array(&ushape))],
+                )?;
+                let acc = dargs[1 + nstate + k];
+                let w = cx.e.op(
+                    "graph.scatter_elements",
+                    &[acc, idx, upd],
+                    vec![("axis", Attribute::i64(*axis as i64))],
+                )?;
+                yields.push(w);
+            }
+        }
+        let done = !widened && !probing;
+        let accs = accs.into_iter().map(Some).collect();
+        finish_attempt(cx, op, saved, done, &yields, &types, 1, accs)
     }
 }

@@ -217,6 +217,7 @@ pub static TABLE: &[(&str, MapFn)] = &[
     // control.rs
     ("If", control::if_),
     ("Loop", control::loop_),
+    ("Scan", control::scan),
     // signal.rs
     ("BlackmanWindow", signal::blackman_window),
     ("DFT", signal::dft),
