@@ -16,6 +16,7 @@ pub mod nn3d;
 pub mod opkit;
 pub mod qlinear;
 pub mod quant;
+pub mod range;
 pub mod reduce;
 pub mod reverse_sequence;
 pub mod rnn;
@@ -57,5 +58,6 @@ pub static DIALECT: Dialect = Dialect {
         geometry::OPS,
         det::OPS,
         reverse_sequence::OPS,
+        range::OPS,
     ],
 };
