@@ -133,7 +133,8 @@ graph.func @main(%s: tensor<f32>, %l: tensor<f32>, %d: tensor<f32>, %pads: tenso
     let (_, parsed) = signature(src, "main");
     let f = |v: f64| Tensor::from_f64(vec![], DType::F32, vec![v]);
     // (start, limit, delta, pads, lengths)
-    let cases: &[(f64, f64, f64, [i64; 2], [usize; 2])] = &[
+    type Case = (f64, f64, f64, [i64; 2], [usize; 2]);
+    let cases: &[Case] = &[
         (0.0, 5.0, 1.0, [1, 2], [5, 8]),
         (10.0, 4.0, -3.0, [0, 0], [2, 2]),
         (5.0, 0.0, 1.0, [2, 0], [0, 2]),
