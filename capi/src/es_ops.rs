@@ -2016,6 +2016,7 @@ pub unsafe extern "C" fn ge_es_resize_v2(
 /// - `pads`, `pads_len`: begin amounts of every dim, then end amounts
 /// - `mode` (NULL: `"constant"`): how padded elements are filled
 /// - `value` (NULL: `0.0`): fill value of constant mode
+/// - `axes`, `axes_len` (NULL: `[]`): the dims `pads` lists, in its order (every dim when empty)
 /// - `out`: the result
 #[no_mangle]
 pub unsafe extern "C" fn ge_es_pad(
@@ -2025,6 +2026,8 @@ pub unsafe extern "C" fn ge_es_pad(
     pads_len: usize,
     mode: *const c_char,
     value: *const f64,
+    axes: *const i64,
+    axes_len: usize,
     out: *mut ge_es_tensor,
 ) -> ge_status {
     entry("ge_es_pad", || {
@@ -2035,6 +2038,7 @@ pub unsafe extern "C" fn ge_es_pad(
             call_.array("pads", pads, pads_len, true)?;
             call_.str("mode", mode, false)?;
             call_.attr_ptr("value", value)?;
+            call_.array("axes", axes, axes_len, false)?;
             call_.finish_one(out)
         }
     })

@@ -328,6 +328,7 @@ fn cost_units_and_free_ops_match_both_models() {
         // New with issue 15 (after the tables): shape computations.
         "data.shape_of",
         "data.iota",
+        "graph.range",
     ];
     let mut bad = vec![];
     for d in ops() {

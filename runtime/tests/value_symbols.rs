@@ -113,3 +113,50 @@ graph.func @main(%x: tensor<2x3x4xf32>, %shape: tensor<2xi64>) -> tensor<R0xR1xf
         "{e}"
     );
 }
+
+/// Range over run-time bounds (ONNX Range with graph-input start, limit and
+/// delta): its length is a value symbol; a padded copy of it with run-time
+/// pads binds a second one. Four runs, the last a binding seen before.
+#[test]
+fn range_and_pad_lengths_bind_per_run() {
+    let src = r#"
+graph.func @main(%s: tensor<f32>, %l: tensor<f32>, %d: tensor<f32>, %pads: tensor<2xi64>) -> (tensor<Nxf32>, tensor<Pxf32>) {
+  %r = graph.specialize %s, %l, %d {op = "graph.range", static_attrs = {to = f32}, from_values = ["start:float", "limit:float", "delta:float"]} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<Nxf32>
+  %t = graph.tanh %r : (tensor<Nxf32>) -> tensor<Nxf32>
+  %p = graph.specialize %t, %pads {op = "graph.pad", static_attrs = {value = 2.5 : f64}, from_values = ["pads:ints"]} : (tensor<Nxf32>, tensor<2xi64>) -> tensor<Pxf32>
+  graph.return %t, %p : tensor<Nxf32>, tensor<Pxf32>
+}
+"#;
+    let bytes = om_bytes("value_range", src, &CompileOptions::default());
+    let model = load(&bytes, 1);
+    let session = model.session();
+    let (_, parsed) = signature(src, "main");
+    let f = |v: f64| Tensor::from_f64(vec![], DType::F32, vec![v]);
+    // (start, limit, delta, pads, lengths)
+    type Case = (f64, f64, f64, [i64; 2], [usize; 2]);
+    let cases: &[Case] = &[
+        (0.0, 5.0, 1.0, [1, 2], [5, 8]),
+        (10.0, 4.0, -3.0, [0, 0], [2, 2]),
+        (5.0, 0.0, 1.0, [2, 0], [0, 2]),
+        (0.0, 5.0, 1.0, [1, 2], [5, 8]),
+    ];
+    for (i, &(s, l, d, pads, sizes)) in cases.iter().enumerate() {
+        let ins = vec![f(s), f(l), f(d), ints(&pads)];
+        let want = interpret(&parsed, "main", &ins);
+        let host: Vec<HostTensor> = ins.iter().map(HostTensor::from_tensor).collect();
+        let got: Vec<Tensor> = session
+            .run(&host)
+            .unwrap_or_else(|e| panic!("run {i}: {e}"))
+            .iter()
+            .map(|t| t.to_tensor().unwrap())
+            .collect();
+        assert_eq!([got[0].len(), got[1].len()], sizes, "case {i}");
+        assert_close(&got, &want, &format!("case {i}"));
+    }
+    assert_eq!(session.plans_built(), 3);
+    // A zero step is refused by graph.range's own infer, naming the op.
+    let ins = [f(0.0), f(5.0), f(0.0), ints(&[0, 0])];
+    let host: Vec<HostTensor> = ins.iter().map(HostTensor::from_tensor).collect();
+    let e = session.run(&host).expect_err("must fail").to_string();
+    assert!(e.contains("'graph.range'") && e.contains("zero"), "{e}");
+}

@@ -48,6 +48,14 @@ import gives its dims fresh symbols, the runtime binds them at run start):
 - value_constant_of_shape: y = ConstantOfShape(shape, 1.5) * w (a scalar weight),
   the intermediate undeclared, the output [?, ?]. Cases: [2, 3],
   [5, 1], [1, 7].
+- value_range: y = Range(start, limit, delta) * 2 with all three float graph inputs,
+  the output undeclared. Cases: 0..5 by 1 (5), 1..10 by 3 (3), 10 down to 4 by -3 (2),
+  5..0 by 1 (empty); bad inputs: delta 0, a length of 10^13 (over the memory budget).
+- value_onehot: OneHot(indices [2, 3] int64, depth (an int64 scalar input), values
+  [off, on], axis=1) -> [2, depth, 3]. Cases: depth 4 (with -1 wrapping), 10, 1.
+- value_pad_axes: Pad(x [2, 3, 4], pads, value, axes) with pads, the constant value
+  and axes ([2]) graph inputs, the output undeclared. Cases: axes [1, 2], axes
+  [-1, 0], axes [0, 2] with a crop (negative pads).
 """
 
 import os
@@ -384,6 +392,67 @@ def size_nms():
     save("size_nms", m, cases)
 
 
+def value_range():
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    nodes = [
+        helper.make_node("Range", ["start", "limit", "delta"], ["r"], name="range"),
+        helper.make_node("Mul", ["r", "two"], ["y"], name="mul"),
+    ]
+    scalar = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [])  # noqa: E731
+    m = model(nodes, [scalar("start"), scalar("limit"), scalar("delta")], [undeclared("y", 1)], [two])
+    f = lambda *v: [(n, np.array(x, np.float32)) for n, x in zip(["start", "limit", "delta"], v)]  # noqa: E731
+    cases = [("up5", f(0, 5, 1)), ("by3", f(1, 10, 3)), ("down", f(10, 4, -3)), ("empty", f(5, 0, 1))]
+    bad = [("zero", f(0, 5, 0)), ("huge", f(0, 1e13, 1))]
+    save("value_range", m, cases, bad)
+
+
+def value_onehot():
+    nodes = [helper.make_node("OneHot", ["indices", "depth", "values"], ["y"], name="onehot", axis=1)]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("indices", TensorProto.INT64, [2, 3]),
+            helper.make_tensor_value_info("depth", TensorProto.INT64, []),
+            helper.make_tensor_value_info("values", TensorProto.FLOAT, [2]),
+        ],
+        [undeclared("y", 3)],
+        [],
+    )
+    idx = np.array([[0, 1, -1], [3, 2, 0]], np.int64)
+    vals = np.array([-1.0, 5.0], np.float32)
+    d = lambda v: np.array(v, np.int64)  # noqa: E731
+    cases = [
+        ("d4", [("indices", idx), ("depth", d(4)), ("values", vals)]),
+        ("d10", [("indices", idx), ("depth", d(10)), ("values", vals)]),
+        ("d1", [("indices", idx), ("depth", d(1)), ("values", vals)]),
+    ]
+    save("value_onehot", m, cases)
+
+
+def value_pad_axes():
+    nodes = [helper.make_node("Pad", ["x", "pads", "value", "axes"], ["y"], name="pad")]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+            helper.make_tensor_value_info("pads", TensorProto.INT64, [4]),
+            helper.make_tensor_value_info("value", TensorProto.FLOAT, []),
+            helper.make_tensor_value_info("axes", TensorProto.INT64, [2]),
+        ],
+        [undeclared("y", 3)],
+        [],
+    )
+    x = f32(2, 3, 4)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    v = np.array(1.25, np.float32)
+    cases = [
+        ("a12", [("x", x), ("pads", i64(1, 0, 2, 3)), ("value", v), ("axes", i64(1, 2))]),
+        ("am1", [("x", x), ("pads", i64(2, 0, 1, 0)), ("value", v), ("axes", i64(-1, 0))]),
+        ("crop", [("x", x), ("pads", i64(-1, 0, 0, -2)), ("value", v), ("axes", i64(0, 2))]),
+    ]
+    save("value_pad_axes", m, cases)
+
+
 if __name__ == "__main__":
     hybrid_reshape()
     hybrid_reduce()
@@ -397,3 +466,6 @@ if __name__ == "__main__":
     size_compress()
     size_unique()
     size_nms()
+    value_range()
+    value_onehot()
+    value_pad_axes()

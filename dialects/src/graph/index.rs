@@ -1134,15 +1134,44 @@ def_op! {
 
 const PAD_MODES: &[&str] = &["constant", "reflect", "edge", "wrap"];
 
-fn pad_attrs(a: PadAttrView, rank: usize) -> Result<(Vec<i64>, &'static str, f64), String> {
+/// The begin and end amounts of every dim of a rank-`rank` input: `pads` as
+/// given, or, with `axes`, spread over those dims (negative axes count from
+/// the end; the other dims get 0).
+pub fn full_pads(a: PadAttrView, rank: usize) -> Result<Vec<i64>, String> {
     let pads = a.pads().ok_or("requires attribute 'pads'")?;
-    if pads.len() != 2 * rank {
+    let axes = a.axes();
+    let n = if axes.is_empty() { rank } else { axes.len() };
+    if pads.len() != 2 * n {
         return Err(format!(
-            "attribute 'pads' must have 2 x rank = {} entries (all begins, then all ends), but has {}",
-            2 * rank,
+            "attribute 'pads' must have 2 x {} = {} entries (all begins, then all ends), but has {}",
+            if axes.is_empty() { "rank" } else { "len(axes)" },
+            2 * n,
             pads.len()
         ));
     }
+    if axes.is_empty() {
+        return Ok(pads);
+    }
+    let mut full = vec![0i64; 2 * rank];
+    let mut seen = vec![false; rank];
+    for (k, &a) in axes.iter().enumerate() {
+        let r = rank as i64;
+        let ax = if a < 0 { a + r } else { a };
+        if !(0..r).contains(&ax) {
+            return Err(format!("axis {a} is out of range for rank {rank}"));
+        }
+        let ax = ax as usize;
+        if std::mem::replace(&mut seen[ax], true) {
+            return Err(format!("axis {a} is given twice in 'axes'"));
+        }
+        full[ax] = pads[k];
+        full[rank + ax] = pads[n + k];
+    }
+    Ok(full)
+}
+
+fn pad_attrs(a: PadAttrView, rank: usize) -> Result<(Vec<i64>, &'static str, f64), String> {
+    let pads = full_pads(a, rank)?;
     let mode = a.mode();
     if !PAD_MODES.contains(&mode) {
         return Err(format!(
@@ -1283,6 +1312,8 @@ def_op! {
             mode: Enum(PAD_MODES) = "constant",
             /// fill value of constant mode
             value: F64 = 0.0,
+            /// the dims `pads` lists, in its order (every dim when empty)
+            axes: I64Array = [],
         },
         traits [Pure],
         format: COMPUTE_FORMAT,

@@ -18,6 +18,7 @@ pub mod nn3d;
 pub mod opkit;
 pub mod qlinear;
 pub mod quant;
+pub mod range;
 pub mod reduce;
 pub mod reverse_sequence;
 pub mod rnn;
@@ -65,5 +66,6 @@ pub static DIALECT: Dialect = Dialect {
         reverse_sequence::OPS,
         tfidf::OPS,
         tree_ensemble::OPS,
+        range::OPS,
     ],
 };

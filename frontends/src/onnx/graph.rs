@@ -325,6 +325,36 @@ impl<'a> Cx<'a> {
         values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
         num_results: usize,
     ) -> Res<Vec<ValueId>> {
+        self.specialize_impl(n, None, name, data, attrs, values, num_results)
+    }
+
+    /// [`Self::specialize`] for an intermediate value of node `n` (not one
+    /// of its outputs): no declared types, value symbols named after `base`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn specialize_as(
+        &mut self,
+        n: &Node,
+        base: &str,
+        name: &str,
+        data: &[ValueId],
+        attrs: Vec<(&str, ge_ir::attributes::Attribute)>,
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+        num_results: usize,
+    ) -> Res<Vec<ValueId>> {
+        self.specialize_impl(n, Some(base), name, data, attrs, values, num_results)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn specialize_impl(
+        &mut self,
+        n: &Node,
+        base: Option<&str>,
+        name: &str,
+        data: &[ValueId],
+        attrs: Vec<(&str, ge_ir::attributes::Attribute)>,
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+        num_results: usize,
+    ) -> Res<Vec<ValueId>> {
         use ge_ir::attributes::{AttrDict, Attribute};
         let Some(&(first, what, _)) = values.first() else {
             return Err(ImportError::invalid(format!(
@@ -352,6 +382,7 @@ impl<'a> Cx<'a> {
             .map(|k| {
                 n.output_names
                     .get(k)
+                    .filter(|_| base.is_none())
                     .and_then(|o| self.declared(o).cloned())
                     .filter(|vi| vi.r#type.is_some())
                     .and_then(|vi| self.value_type(&vi).ok())
@@ -374,7 +405,18 @@ impl<'a> Cx<'a> {
             let ranks = self.value_symbol_ranks(name, &data_types, &attrs, values, num_results);
             match ranks {
                 Some(r) if values.iter().all(|v| self.known_at_run_start(v.0)) => {
-                    self.value_symbol_types(n, &declared, &r)
+                    let bases: Vec<String> = (0..r.len())
+                        .map(|k| match base {
+                            Some(b) => b.to_string(),
+                            None => n
+                                .output_names
+                                .get(k)
+                                .filter(|o| !o.is_empty())
+                                .cloned()
+                                .unwrap_or_else(|| format!("{}_{k}", n.name)),
+                        })
+                        .collect();
+                    self.value_symbol_types(&bases, &declared, &r)
                 }
                 _ => {
                     let mut e = self.not_constant(first, what);
@@ -451,7 +493,7 @@ impl<'a> Cx<'a> {
     /// from the values (docs/architecture.md "Execution modes").
     fn value_symbol_types(
         &mut self,
-        n: &Node,
+        bases: &[String],
         declared: &[Option<Type>],
         ranks: &[(usize, ge_ir::DType)],
     ) -> Vec<Type> {
@@ -460,12 +502,7 @@ impl<'a> Cx<'a> {
             let decl = declared[k]
                 .and_then(|t| t.as_tensor()?.dims.clone())
                 .filter(|d| d.len() == rank);
-            let base = n
-                .output_names
-                .get(k)
-                .filter(|o| !o.is_empty())
-                .cloned()
-                .unwrap_or_else(|| format!("{}_{k}", n.name));
+            let base = &bases[k];
             let dims: Vec<Dim> = (0..rank)
                 .map(|i| match decl.as_ref().map(|d| d[i]) {
                     Some(d) if d != Dim::Unknown => d,

@@ -27,6 +27,11 @@ pub fn result_ranks(
     attrs: &[(&str, Attribute)],
     num_results: usize,
 ) -> Option<Vec<(usize, DType)>> {
+    if op == "graph.range" {
+        // No data operand: one dim, the element type its `to`.
+        let to = attrs.iter().find(|(k, _)| *k == "to")?.1.as_type()?;
+        return Some(vec![(1, to.dtype()?)]).filter(|_| num_results == 1);
+    }
     let x = data.first()?.as_tensor()?;
     let (rank, dt) = (x.dims.as_ref()?.len(), x.dtype);
     let len = |name: &str| values.iter().find(|v| v.attr == name).map(|v| v.len);

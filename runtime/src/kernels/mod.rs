@@ -74,6 +74,7 @@ pub mod pad;
 pub mod pool;
 pub mod qlinear;
 pub mod quant;
+pub mod range;
 pub mod registry;
 pub mod resize;
 pub mod reverse_sequence;

@@ -41,8 +41,14 @@ impl Pad {
         let dt = b.value_type(*b.op(o).results().first()?).dtype()?;
         let fill =
             ge_dialects::data::tensor_to_bytes(&ge_ir::tensor::Tensor::scalar(dt, a.value()));
+        let rank = b
+            .value_type(*b.op(o).operands().first()?)
+            .as_tensor()?
+            .dims
+            .as_ref()?
+            .len();
         Some(Pad {
-            pads: a.pads()?,
+            pads: ge_dialects::graph::index::full_pads(a, rank).ok()?,
             mode,
             fill,
         })

@@ -17,8 +17,9 @@ use super::norm::{Norm, RedKind, Reduce};
 use super::{
     arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, det,
     gather_elements, geometry, grid_sample, instance_norm, iota, linalg, movement, pad, pool,
-    qlinear, quant, resize, reverse_sequence, rnn, rotary, scatter_elements, sequence_mixing,
-    shape_of, signal, specialize, swiglu, tensor_scatter, tfidf, tile, topk, tree_ensemble, volume,
+    qlinear, quant, range, resize, reverse_sequence, rnn, rotary, scatter_elements,
+    sequence_mixing, shape_of, signal, specialize, swiglu, tensor_scatter, tfidf, tile, topk,
+    tree_ensemble, volume,
     Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
@@ -49,6 +50,7 @@ use ge_dialects::graph::nn::{
 use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, MaxPool3d};
 use ge_dialects::graph::qlinear::{ConvInteger, MatmulInteger, QlinearConv, QlinearMatmul};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
+use ge_dialects::graph::range::Range;
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
 };
@@ -463,6 +465,14 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             let a = Iota::attrs(b.op(o));
             kernel(iota::Iota {
                 start: a.start(),
+                delta: a.delta(),
+            })
+        }),
+        (Range::DEF, |b, o| {
+            let a = Range::attrs(b.op(o));
+            kernel(range::Range {
+                start: a.start(),
+                limit: a.limit()?,
                 delta: a.delta(),
             })
         }),

@@ -949,6 +949,9 @@ pub fn pad<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
         ));
     }
     let pads = e.attr_ints(op, "pads").ok_or("pad has no pads")?;
+    if e.attr_ints(op, "axes").is_some_and(|a| !a.is_empty()) {
+        return Err("pad with 'axes' is not exported".into());
+    }
     let r = x.rank();
     if pads.len() != 2 * r || pads.iter().any(|&p| p < 0) {
         return Err("pad with negative (cropping) pads is not exported".into());

@@ -241,6 +241,9 @@ fn symbolic_range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if (0..3).any(|i| run_time(cx, n, i).is_some()) {
+        return run_time_range(cx, n);
+    }
     if cx.e.const_value(n.input(1)?).is_none() {
         return symbolic_range(cx, n);
     }
@@ -271,6 +274,40 @@ pub fn range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         )
     };
     one(cx.e.constant(&t)?)
+}
+
+/// Range whose bounds are tensor values known at run time: a
+/// `graph.specialize` of `graph.range`, its length a value symbol
+/// (docs/architecture.md "Execution modes").
+fn run_time_range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let dt = cx.e.dtype(n.input(0)?)?;
+    let mut attrs = vec![("to", Attribute::ty(ge_ir::Type::scalar(dt)))];
+    let mut values = vec![];
+    for (i, what) in ["start", "limit", "delta"].into_iter().enumerate() {
+        let v = n.input(i)?;
+        if run_time(cx, n, i).is_some() || cx.sym.contains_key(&v) {
+            values.push((v, what, Float));
+        } else {
+            let c = cx.const_f64s(v, what)?;
+            let c = *c
+                .first()
+                .ok_or_else(|| invalid(n, format!("{what} is empty")))?;
+            attrs.push((what, Attribute::f64(c)));
+        }
+    }
+    cx.specialize(n, "graph.range", &[], attrs, &values, 1)
+}
+
+/// A `graph.range` from 0 to the value `limit` known at run time (its
+/// length a value symbol named after `n`'s output `base`): OneHot's
+/// positions when its depth is a graph input.
+pub(super) fn run_time_iota(cx: &mut Cx, n: &Node, limit: ValueId, base: &str) -> Res<ValueId> {
+    let attrs = vec![("to", Attribute::ty(ge_ir::Type::scalar(DType::I64)))];
+    let values = [(limit, "limit", Float)];
+    let r = cx.specialize_as(n, base, "graph.range", &[], attrs, &values, 1)?;
+    r.first()
+        .copied()
+        .ok_or_else(|| invalid(n, "graph.range gave no result"))
 }
 
 pub fn eye_like(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
@@ -770,9 +807,7 @@ pub fn compress(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 pub fn pad(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let rank = cx.e.rank(x)?;
-    let run_time_pads = n.opset >= 11
-        && n.opt_input(3).is_none()
-        && (run_time(cx, n, 1).is_some() || run_time(cx, n, 2).is_some());
+    let run_time_pads = n.opset >= 11 && (1..4).any(|i| run_time(cx, n, i).is_some());
     if run_time_pads {
         return run_time_pad(cx, n, x);
     }
@@ -825,7 +860,8 @@ pub fn pad(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     )?)
 }
 
-/// Pad with its pads or constant value read at run time (no `axes`).
+/// Pad with its pads, constant value or axes read at run time (the
+/// concrete `graph.pad` spreads `pads` over `axes` itself).
 fn run_time_pad(cx: &mut Cx, n: &Node, x: ValueId) -> Res<Vec<ValueId>> {
     let mut attrs = vec![("mode", Attribute::string(&n.s("mode", "constant")?))];
     let mut values = vec![];
@@ -841,6 +877,13 @@ fn run_time_pad(cx: &mut Cx, n: &Node, x: ValueId) -> Res<Vec<ValueId>> {
         } else {
             let c = cx.const_f64s(v, "constant_value")?;
             attrs.push(("value", Attribute::f64(c.first().copied().unwrap_or(0.0))));
+        }
+    }
+    if let Some(a) = n.opt_input(3) {
+        if run_time(cx, n, 3).is_some() {
+            values.push((a, "axes", Ints));
+        } else {
+            attrs.push(("axes", Attribute::i64_array(&cx.const_i64s(a, "axes")?)));
         }
     }
     cx.specialize(n, "graph.pad", &[x], attrs, &values, 1)
@@ -878,6 +921,9 @@ pub fn top_k(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    if run_time(cx, n, 1).is_some() {
+        return run_time_one_hot(cx, n);
+    }
     let (idx, values) = (n.input(0)?, n.input(2)?);
     let depth = cx.const_f64s(n.input(1)?, "depth")?;
     let depth = *depth.first().ok_or_else(|| invalid(n, "depth is empty"))? as i64;
@@ -895,6 +941,42 @@ pub fn one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     ishape[axis] = depth.max(0) as usize;
     let iota =
         cx.e.constant(&Tensor::from_i64(ishape, DType::I64, (0..depth).collect()))?;
+    let hit = op2(cx, "graph.equal", i, iota)?;
+    let i0 = cx.e.scalar(DType::I64, 0.0)?;
+    let i1 = cx.e.scalar(DType::I64, 1.0)?;
+    let off = cx.e.op(
+        "graph.gather",
+        &[values, i0],
+        vec![("axis", Attribute::i64(0))],
+    )?;
+    let on = cx.e.op(
+        "graph.gather",
+        &[values, i1],
+        vec![("axis", Attribute::i64(0))],
+    )?;
+    one(cx.e.op("graph.where", &[hit, on, off], vec![])?)
+}
+
+/// OneHot whose depth is read at run time: the positions `0..depth` are a
+/// run-time `graph.range` (length: a value symbol), unsqueezed to the
+/// output's rank and compared with the (wrapped) indices.
+fn run_time_one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
+    let (idx, depth, values) = (n.input(0)?, n.input(1)?, n.input(2)?);
+    let rank = cx.e.rank(idx)?;
+    let axis = norm_axis(n, n.i("axis", -1)?, rank + 1)?;
+    let base = n.output_names.first().map_or("onehot", String::as_str);
+    let iota = run_time_iota(cx, n, depth, &format!("{base}_depth"))?;
+    let i = cast(cx, idx, DType::I64)?;
+    // Negative indices count from the end: add the depth (as i64, a scalar).
+    let d = cast(cx, depth, DType::I64)?;
+    let d = super::reshape(cx, d, &[])?;
+    let zero = cx.e.scalar(DType::I64, 0.0)?;
+    let neg = op2(cx, "graph.less", i, zero)?;
+    let wrapped = op2(cx, "graph.add", i, d)?;
+    let i = cx.e.op("graph.where", &[neg, wrapped, i], vec![])?;
+    let i = super::unsqueeze(cx, i, &[axis as i64])?;
+    let others: Vec<i64> = (0..=rank as i64).filter(|&a| a != axis as i64).collect();
+    let iota = super::unsqueeze(cx, iota, &others)?;
     let hit = op2(cx, "graph.equal", i, iota)?;
     let i0 = cx.e.scalar(DType::I64, 0.0)?;
     let i1 = cx.e.scalar(DType::I64, 1.0)?;
