@@ -4,6 +4,13 @@ use ge_ir::opdef::InferCtx;
 use ge_ir::{Dim, Type};
 
 /// numpy broadcasting of two shapes.
+///
+/// Two different symbolic dims broadcast when one is shown to be at least
+/// the other (`S` and `min(S, 64)`, a prefix of a 64-entry buffer sliced to
+/// the sequence): where the broadcast is valid the two are equal or the
+/// smaller is 1, so the larger is the result. Sizes where it is not valid
+/// (`S = 70`: 64 against 70) are refused at run time by the kernels, which
+/// check operand shapes against the result's (as onnxruntime refuses them).
 pub fn broadcast_shapes(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
     let n = a.len().max(b.len());
     let mut out = Vec::with_capacity(n);
@@ -22,10 +29,28 @@ pub fn broadcast_shapes(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
             (Dim::Static(1), d) | (d, Dim::Static(1)) => d,
             (p, q) if p == q => p,
             (Dim::Unknown, d) | (d, Dim::Unknown) => d,
-            (p, q) => return Err(format!("cannot broadcast dimension {p} with {q}")),
+            (p, q) => {
+                larger(p, q).ok_or_else(|| format!("cannot broadcast dimension {p} with {q}"))?
+            }
         });
     }
     Ok(out)
+}
+
+/// The larger of two different dims, one of them symbolic, when one is
+/// shown to be at least the other.
+fn larger(p: Dim, q: Dim) -> Option<Dim> {
+    if p.is_static() && q.is_static() {
+        return None;
+    }
+    let (a, b) = (p.expr()?, q.expr()?);
+    if a.provably_le(&b) {
+        Some(q)
+    } else if b.provably_le(&a) {
+        Some(p)
+    } else {
+        None
+    }
 }
 
 fn tensor_shape(t: Type, what: &str) -> Result<Vec<Dim>, String> {
@@ -90,5 +115,15 @@ mod tests {
             broadcast_shapes(&[b, Dim::Static(1)], &s(&[7])).unwrap(),
             vec![b, Dim::Static(7)]
         );
+        // A prefix of a 64-entry buffer sliced to the sequence meets the sequence.
+        let seq = Dim::sym("S");
+        let prefix = seq.min(Dim::Static(64));
+        assert_eq!(
+            broadcast_shapes(&[prefix], &[b, seq]).unwrap(),
+            vec![b, seq]
+        );
+        assert_eq!(broadcast_shapes(&[seq], &[prefix]).unwrap(), vec![seq]);
+        assert!(broadcast_shapes(&[b], &[seq]).is_err());
+        assert!(broadcast_shapes(&[b], &s(&[7])).is_err());
     }
 }

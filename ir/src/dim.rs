@@ -259,17 +259,48 @@ impl DimExpr {
         self.div_expr(other).map(|_| DimExpr::Const(0))
     }
 
-    /// The minimum (`max = false`) or maximum of two expressions.
-    fn extremum(self, other: DimExpr, max: bool) -> DimExpr {
-        // Decided when the difference has a known sign.
-        let (lo, hi) = self
+    /// Whether `self <= other` for every value of the symbols in
+    /// `0..=SYM_MAX`, as far as can be shown: equal expressions; a
+    /// difference whose interval is not positive; a `min` one of whose
+    /// arguments is `<= other` (`min(S, 64) <= S`); a `max` one of whose
+    /// arguments is `>= self` (`S <= max(S, 8)`). The last two see what
+    /// interval arithmetic cannot: in `min(S, 64) - S` the two `S` are one
+    /// value. `false` means "not shown", not "greater".
+    pub fn provably_le(&self, other: &DimExpr) -> bool {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.provably_le_rec(other))
+    }
+
+    fn provably_le_rec(&self, other: &DimExpr) -> bool {
+        if self == other {
+            return true;
+        }
+        let (_, hi) = self
             .clone()
             .sub(other.clone())
             .range(&|_| Some((0, SYM_MAX)));
         if hi <= 0 {
+            return true;
+        }
+        if let DimExpr::Min(xs) = self {
+            if xs.iter().any(|x| x.provably_le(other)) {
+                return true;
+            }
+        }
+        if let DimExpr::Max(ys) = other {
+            if ys.iter().any(|y| self.provably_le(y)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The minimum (`max = false`) or maximum of two expressions.
+    fn extremum(self, other: DimExpr, max: bool) -> DimExpr {
+        // Decided when one is shown to be at most the other.
+        if self.provably_le(&other) {
             return if max { other } else { self };
         }
-        if lo >= 0 {
+        if other.provably_le(&self) {
             return if max { self } else { other };
         }
         let mut args = vec![];
@@ -300,11 +331,10 @@ impl DimExpr {
         args.dedup();
         // Drop an argument another one dominates (`max(B, B+S)` is `B+S`).
         let dominated = |a: &DimExpr, b: &DimExpr| {
-            let (lo, hi) = a.clone().sub(b.clone()).range(&|_| Some((0, SYM_MAX)));
             if max {
-                hi <= 0
+                a.provably_le(b)
             } else {
-                lo >= 0
+                b.provably_le(a)
             }
         };
         let mut kept: Vec<DimExpr> = vec![];

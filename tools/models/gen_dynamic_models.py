@@ -5,6 +5,7 @@ at three sizes each (<model>.<size>.in<i>.npy / .out<i>.npy).
 
     .venv/bin/pip install -r tools/frontends/requirements.txt   # onnx
     .venv/bin/python tools/models/gen_dynamic_models.py
+    .venv/bin/python tools/models/gen_dynamic_models.py prefix_broadcast   # one model
 
 References come from onnxruntime when it is installed, else from
 `onnx.reference.ReferenceEvaluator` (numpy). Everything is seeded, so reruns
@@ -21,6 +22,7 @@ give the same bytes. lit-tests/dynamic/*.test run these models.
 """
 
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -272,9 +274,138 @@ def range_symbolic_delta():
     print("wrote", os.path.relpath(os.path.join(OUT, "range_symbolic_delta.onnx"), ROOT))
 
 
+# --- the three patterns of transformers exported by torch with dynamic
+# (batch, sequence) axes (issue 15; tools/models/gen_torch_gauntlet.py
+# --dynamic has the real exports) ----------------------------------------
+
+
+def reseed(seed):
+    """Seeds the generator per model, so `gen_dynamic_models.py NAME` writes
+    the same bytes as a full run."""
+    global rng
+    rng = np.random.default_rng(seed)
+
+
+def prefix_broadcast():
+    """BERT/dynamo's positions: a prefix of a 64-entry buffer sliced to the
+    sequence, [1, min(sequence, 64)], added to and expanded by [batch,
+    sequence]. Case s70 has no reference: the model is invalid there."""
+    reseed(151)
+    inits = [
+        const("buf", f32(1, 64)),
+        const("i1", np.array(1, np.int64)),
+        const("ax0", np.array([0], np.int64)),
+        const("ax1", np.array([1], np.int64)),
+    ]
+    n = [
+        node("Shape", ["x"], ["shp"]),
+        node("Gather", ["shp", "i1"], ["seq"], axis=0),
+        node("Unsqueeze", ["seq", "ax0"], ["seq1"]),
+        node("Slice", ["buf", "ax0", "seq1", "ax1"], ["prefix"]),
+        node("Add", ["x", "prefix"], ["y"]),
+        node("Expand", ["prefix", "shp"], ["z"]),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence"]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", "sequence"])],
+        inits,
+    )
+    save("prefix_broadcast", m, [(f"b{b}s{s}", [("x", f32(b, s))]) for b, s in [(1, 5), (2, 16), (3, 64)]])
+    np.save(os.path.join(OUT, "prefix_broadcast.b1s70.in0.npy"), f32(1, 70))
+
+
+def gathernd_mask():
+    """Llama/dynamo's padding mask: GatherND of a [batch, sequence] mask by
+    [batch, sequence, 2] index pairs built from Range (here the sequence
+    reversed), and GatherND of rows of a [batch, sequence, 4] tensor by
+    indices read from an input (one past the end is a run error)."""
+    reseed(152)
+    inits = [
+        const("i0", np.array(0, np.int64)),
+        const("i1", np.array(1, np.int64)),
+        const("ax0", np.array([0], np.int64)),
+        const("ax1", np.array([1], np.int64)),
+        const("axm1", np.array([-1], np.int64)),
+    ]
+    n = [
+        node("Cast", ["mask"], ["maskb"], to=TensorProto.BOOL),
+        node("Shape", ["mask"], ["shp"]),
+        node("Gather", ["shp", "i0"], ["b"], axis=0),
+        node("Gather", ["shp", "i1"], ["s"], axis=0),
+        node("Range", ["i0", "b", "i1"], ["ab"]),
+        node("Range", ["i0", "s", "i1"], ["as"]),
+        node("Sub", ["s", "i1"], ["last"]),
+        node("Sub", ["last", "as"], ["rs"]),
+        node("Unsqueeze", ["ab", "ax1"], ["ab2"]),
+        node("Unsqueeze", ["rs", "ax0"], ["rs2"]),
+        node("Expand", ["ab2", "shp"], ["bi"]),
+        node("Expand", ["rs2", "shp"], ["si"]),
+        node("Unsqueeze", ["bi", "axm1"], ["bi3"]),
+        node("Unsqueeze", ["si", "axm1"], ["si3"]),
+        node("Concat", ["bi3", "si3"], ["idx"], axis=-1),
+        node("GatherND", ["maskb", "idx"], ["picked"]),
+        node("Cast", ["picked"], ["y"], to=TensorProto.FLOAT),
+        node("GatherND", ["x", "rows"], ["z"]),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "sequence"]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence", 4]),
+         helper.make_tensor_value_info("rows", TensorProto.INT64, [3, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence"]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, "sequence", 4])],
+        inits,
+    )
+    cases = []
+    for b, s in [(1, 5), (2, 8), (3, 13)]:
+        mask = (rng.random((b, s)) > 0.3).astype(np.int64)
+        rows = rng.integers(-b, b, size=(3, 1), dtype=np.int64)
+        cases.append((f"b{b}s{s}", [("mask", mask), ("x", f32(b, s, 4)), ("rows", rows)]))
+    save("gathernd_mask", m, cases)
+    np.save(os.path.join(OUT, "gathernd_mask.bad_rows.npy"), np.array([[0], [2], [0]], np.int64))
+
+
+def expand_where():
+    """TorchScript's `x[:, None, :].expand(b, 4, -1)`: the Expand target is
+    Where(Equal(shape, -1), 1, shape) over a shape computed from the input."""
+    reseed(153)
+    inits = [
+        const("i0", np.array(0, np.int64)),
+        const("ax0", np.array([0], np.int64)),
+        const("ax1", np.array([1], np.int64)),
+        const("four", np.array([4], np.int64)),
+        const("m1", np.array([-1], np.int64)),
+        const("ones", np.array([1, 1, 1], np.int64)),
+        const("mones", np.array([-1, -1, -1], np.int64)),
+    ]
+    n = [
+        node("Shape", ["x"], ["shp"]),
+        node("Gather", ["shp", "i0"], ["b"], axis=0),
+        node("Unsqueeze", ["b", "ax0"], ["b1"]),
+        node("Concat", ["b1", "four", "m1"], ["target"], axis=0),
+        node("Equal", ["target", "mones"], ["is_keep"]),
+        node("Where", ["is_keep", "ones", "target"], ["shape"]),
+        node("Unsqueeze", ["x", "ax1"], ["u"]),
+        # The Expand's result is not declared (an intermediate, as in the exports).
+        node("Expand", ["u", "shape"], ["e"]),
+        node("Relu", ["e"], ["y"]),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, "sequence"])],
+        inits,
+    )
+    save("expand_where", m, [(f"b{b}s{s}", [("x", f32(b, s))]) for b, s in [(1, 5), (2, 8), (3, 13)]])
+
+
+MODELS = {f.__name__: f for f in [bert_dyn, cnn_dyn, larger_sizes, unknown_dim, range_symbolic_delta,
+                                  prefix_broadcast, gathernd_mask, expand_where]}
+
+
 if __name__ == "__main__":
-    bert_dyn()
-    cnn_dyn()
-    larger_sizes()
-    unknown_dim()
-    range_symbolic_delta()
+    # Names of MODELS to (re)generate; every model without arguments.
+    for name in sys.argv[1:] or MODELS:
+        MODELS[name]()

@@ -5,6 +5,8 @@ BOTH torch.onnx exporters, with onnxruntime's outputs (issue 16 item 4).
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py                 # target/torch-gauntlet
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --only bert,resnet18
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set ci        # testdata/onnx/torch
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic       # target/torch-gauntlet-dynamic
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic --set ci   # testdata/onnx/dynamic/torch
 
 Needs torch, torchvision, timm, transformers, onnxscript (the dynamo exporter),
 onnx and onnxruntime -- gigabytes, so this runs in its own venv, never in CI.
@@ -23,6 +25,14 @@ refuses is recorded as meta.json with "export_error" and no model.
 Qwen2: GatherND from the attention mask; Swin: ScatterND); every other model
 is `heldout`: nobody looked at its export before the first run of
 tools/models/run_torch_gauntlet.py.
+
+`--dynamic` (issue 15) exports the models of DYNAMIC_SET with dynamic axes
+instead -- `dynamic_shapes` for dynamo (named `torch.export.Dim`s: batch,
+sequence; batch, height, width for a CNN; batch for ViT, whose position
+embedding fixes the image size), `dynamic_axes` for TorchScript -- from an
+example at batch 2 (torch.export specialises dims of size 1), and writes the
+inputs and onnxruntime's outputs at each size of SIZES as
+<size>.inN.npy / <size>.outN.npy (meta.json "sizes" lists them).
 
 Configurations are small (64x64 images, 10 classes; transformers with 2
 layers, hidden 32, vocabulary 256, 8 tokens) so a debug ge build compiles and
@@ -62,20 +72,20 @@ class FirstOutput(torch.nn.Module):
         return out[self.key]
 
 
-def image(seed=0):
+def image(seed=0, batch=1, height=IMG, width=IMG):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(1, 3, IMG, IMG, generator=g),), ["pixels"], ["logits"]
+    return (torch.randn(batch, 3, height, width, generator=g),), ["pixels"], ["logits"]
 
 
-def tokens(mask=True, seed=0):
+def tokens(mask=True, seed=0, batch=1, seq=SEQ):
     g = torch.Generator().manual_seed(seed)
-    ids = torch.randint(0, VOCAB, (1, SEQ), generator=g)
+    ids = torch.randint(0, VOCAB, (batch, seq), generator=g)
     if not mask:
         return (ids,), ["input_ids"], ["last_hidden_state"]
-    # A padded batch element: the last two tokens are masked out, so the
-    # mask code's output matters.
-    m = torch.ones(1, SEQ, dtype=torch.int64)
-    m[0, -2:] = 0
+    # A padded batch element: the last two tokens of the last element are
+    # masked out, so the mask code's output matters.
+    m = torch.ones(batch, seq, dtype=torch.int64)
+    m[-1, -min(2, seq - 1):] = 0
     return (ids, m), ["input_ids", "attention_mask"], ["last_hidden_state"]
 
 
@@ -368,6 +378,105 @@ def _narrow_resnet(width):
 MODELS["resnet18_ci"] = (m_resnet18_ci, "heldout", "torchvision ResNet (BasicBlock 2-2-2-2), widths 8-64, 32x32 (CI set)")
 
 
+def m_resnet18_tiny():
+    # ResNet-18's topology with widths / 16 (4-32): the CNN of the dynamic CI set.
+    m = _narrow_resnet(4)
+    args, ins, outs = image(batch=2, height=40, width=32)
+    return m, args, ins, outs
+
+
+MODELS["resnet18_tiny"] = (m_resnet18_tiny, "heldout", "torchvision ResNet (BasicBlock 2-2-2-2), widths 4-32 (dynamic CI set)")
+
+# --dynamic: name -> axes kind. "tokens": input_ids / attention_mask [batch,
+# sequence] -> [batch, sequence, hidden]; "image" / "small_image": pixels
+# [batch, 3, height, width] -> logits [batch, classes] (small_image: sizes
+# that keep the CI set small); "batch": pixels [batch, 3, IMG, IMG].
+DYNAMIC_SET = {"bert": "tokens", "distilbert": "tokens", "gpt2": "tokens", "llama": "tokens", "qwen2": "tokens",
+               "roberta": "tokens", "resnet18": "image", "vit": "batch", "resnet18_tiny": "small_image"}
+DYNAMIC_CI_SET = ["bert", "llama", "resnet18_tiny"]
+# The sizes each kind runs at (the export's example is batch 2, not one of
+# torch.export's specialised sizes 0 and 1).
+SIZES = {"tokens": [(1, 5), (2, 8), (3, 13)], "image": [(1, 64, 64), (2, 48, 40), (3, 72, 56)],
+         "small_image": [(1, 32, 32), (2, 40, 32), (3, 24, 40)], "batch": [(1,), (2,), (3,)]}
+AXES = {"tokens": ({0: "batch", 1: "sequence"}, {0: "batch", 1: "sequence"}),
+        "image": ({0: "batch", 2: "height", 3: "width"}, {0: "batch"}),
+        "small_image": ({0: "batch", 2: "height", 3: "width"}, {0: "batch"}),
+        "batch": ({0: "batch"}, {0: "batch"})}
+
+
+def size_name(kind, size):
+    return "".join(f"{k}{v}" for k, v in zip({"tokens": "bs", "batch": "b"}.get(kind, "bhw"), size))
+
+
+def dynamic_inputs(kind, n_inputs, size, seed):
+    if kind == "tokens":
+        return tokens(mask=n_inputs == 2, seed=seed, batch=size[0], seq=size[1])[0]
+    if kind in ("image", "small_image"):
+        return image(seed=seed, batch=size[0], height=size[1], width=size[2])[0]
+    return image(seed=seed, batch=size[0])[0]
+
+
+def export_dynamic(name, exporter, out_dir):
+    """Exports NAME with dynamic axes and writes onnxruntime's outputs at each size of SIZES."""
+    import inspect
+
+    builder, kind, note = MODELS[name]
+    axes = DYNAMIC_SET[name]
+    torch.manual_seed(0)
+    model, _, in_names, out_names = builder()
+    model.eval()
+    with torch.no_grad():
+        randomize_norms(model)
+    example = dynamic_inputs(axes, len(in_names), (2, 8) if axes == "tokens" else (2, 64, 56)[: len(SIZES[axes][0])], 0)
+    in_axes, out_axes = AXES[axes]
+    d = os.path.join(out_dir, name, exporter)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    meta = {"name": name, "set": kind, "note": note, "exporter": exporter, "torch": torch.__version__,
+            "inputs": in_names, "outputs": out_names, "dynamic": {n: in_axes for n in in_names}}
+    path = os.path.join(d, "model.onnx")
+    try:
+        with torch.no_grad():
+            if exporter == "dynamo":
+                dims = {a: torch.export.Dim(a) for a in set(in_axes.values())}
+                specs = tuple({i: dims[a] for i, a in in_axes.items()} for _ in in_names)
+                params = inspect.signature(model.forward).parameters.values()
+                if any(p.kind == p.VAR_POSITIONAL for p in params):
+                    specs = (specs,)
+                torch.onnx.export(model, example, path, dynamo=True, external_data=False, input_names=in_names,
+                                  output_names=out_names, dynamic_shapes=specs)
+            else:
+                dyn = {n: in_axes for n in in_names} | {n: out_axes for n in out_names}
+                torch.onnx.export(model, example, path, dynamo=False, input_names=in_names, output_names=out_names,
+                                  dynamic_axes=dyn)
+        m = onnx.load(path)
+    except Exception as e:  # torch refused: recorded, not a ge result
+        return refused(meta, d, e)
+    graph_inputs = [i.name for i in m.graph.input]
+    meta["inputs"] = [n for n in in_names if n in graph_inputs]
+    meta["outputs"] = [o.name for o in m.graph.output]
+    meta["opset"] = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), None)
+    meta["ops"] = sorted({n.op_type for n in m.graph.node})
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    meta["sizes"], meta["ort_vs_torch"] = [], 0.0
+    for k, size in enumerate(SIZES[axes]):
+        args = dynamic_inputs(axes, len(in_names), size, 10 + k)
+        sz = size_name(axes, size)
+        feeds = {n: a.numpy() for n, a in zip(in_names, args) if n in meta["inputs"]}
+        with torch.no_grad():
+            want = flat(model(*args))
+        got = sess.run(None, feeds)
+        for i, n in enumerate(meta["inputs"]):
+            np.save(os.path.join(d, f"{sz}.in{i}.npy"), feeds[n])
+        for i, o in enumerate(got):
+            np.save(os.path.join(d, f"{sz}.out{i}.npy"), o)
+        diff = max(float(np.max(np.abs(g - w.numpy()))) if g.size else 0.0 for g, w in zip(got, want))
+        meta["ort_vs_torch"] = max(meta["ort_vs_torch"], diff)
+        meta["sizes"].append(sz)
+    json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+    return meta
+
+
 def randomize_norms(m):
     """BatchNorm running stats of a fresh model are 0/1: give them values so
     the folded/unfolded normalisation is really checked."""
@@ -384,6 +493,14 @@ def flat(out):
     if isinstance(out, (list, tuple)):
         return [t for o in out for t in flat(o)]
     raise TypeError(f"unexpected output type {type(out)}")
+
+
+def refused(meta, d, e):
+    """Records an export torch itself refused (meta.json with "export_error")."""
+    traceback.print_exc()
+    meta["export_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+    return meta
 
 
 def export(name, exporter, out_dir):
@@ -409,10 +526,7 @@ def export(name, exporter, out_dir):
                 torch.onnx.export(model, args, path, dynamo=False, input_names=in_names, output_names=out_names)
         m = onnx.load(path)
     except Exception as e:  # torch refused: recorded, not a ge result
-        traceback.print_exc()
-        meta["export_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
-        return meta
+        return refused(meta, d, e)
     # The graph's own names (an exporter may drop an unused input, e.g. a
     # mask it folded away).
     meta["inputs"] = [i.name for i in m.graph.input]
@@ -442,23 +556,30 @@ def main():
     ap.add_argument("--only", help="comma-separated model names")
     ap.add_argument("--exporters", default="dynamo,torchscript")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--dynamic", action="store_true", help="dynamic axes: the models of DYNAMIC_SET at SIZES")
     a = ap.parse_args()
     if a.list:
         for n, (_, kind, note) in MODELS.items():
             print(f"{n:20} {kind:8} {note}")
         return
     names = CI_SET if a.set == "ci" else [n for n in MODELS if n not in CI_SET or n in ("bert", "llama")]
+    if a.dynamic:
+        names = DYNAMIC_CI_SET if a.set == "ci" else [n for n in DYNAMIC_SET if n not in DYNAMIC_CI_SET or n in ("bert", "llama")]
     if a.only:
         names = a.only.split(",")
-        unknown = [n for n in names if n not in MODELS]
+        unknown = [n for n in names if n not in (DYNAMIC_SET if a.dynamic else MODELS)]
         if unknown:
             sys.exit(f"unknown model(s) {unknown}; --list shows them")
-    out = a.out or os.path.join(ROOT, *(("testdata", "onnx", "torch") if a.set == "ci" else ("target", "torch-gauntlet")))
+    if a.dynamic:
+        out = a.out or os.path.join(ROOT, *(("testdata", "onnx", "dynamic", "torch") if a.set == "ci"
+                                            else ("target", "torch-gauntlet-dynamic")))
+    else:
+        out = a.out or os.path.join(ROOT, *(("testdata", "onnx", "torch") if a.set == "ci" else ("target", "torch-gauntlet")))
     torch.set_num_threads(1)
     for n in names:
         for e in a.exporters.split(","):
             try:
-                meta = export(n, e, out)
+                meta = (export_dynamic if a.dynamic else export)(n, e, out)
             except Exception as err:  # the model itself did not build/run: a generator bug, say it and go on
                 traceback.print_exc()
                 print(f"{n:20} {e:12} GENERATOR ERROR {type(err).__name__}: {err}", flush=True)
@@ -467,7 +588,8 @@ def main():
                 print(f"{n:20} {e:12} export refused by torch: {meta['export_error']}", flush=True)
             else:
                 size = os.path.getsize(os.path.join(out, n, e, "model.onnx"))
-                print(f"{n:20} {e:12} opset {meta['opset']} {size / 1e6:6.2f} MB  |ort-torch| {meta['ort_vs_torch']:.2e}",
+                sizes = f"  at {' '.join(meta['sizes'])}" if a.dynamic else ""
+                print(f"{n:20} {e:12} opset {meta['opset']} {size / 1e6:6.2f} MB  |ort-torch| {meta['ort_vs_torch']:.2e}{sizes}",
                       flush=True)
 
 

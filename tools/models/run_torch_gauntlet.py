@@ -11,6 +11,11 @@ bound to a constant) and every output checked by name against onnxruntime's
     tools/models/run_torch_gauntlet.py                          # target/torch-gauntlet
     tools/models/run_torch_gauntlet.py --dir testdata/onnx/torch   # the CI set
     tools/models/run_torch_gauntlet.py --only bert,swin_t --markdown
+    tools/models/run_torch_gauntlet.py --dir target/torch-gauntlet-dynamic   # dynamic axes
+
+Dynamic-axes exports (`gen_torch_gauntlet.py --dynamic`; meta.json lists
+"sizes") are compiled once, with no shape flag, and run at every size
+(<size>.inN.npy / <size>.outN.npy); a pass is a pass at every size.
 
 Results: pass; compile-fail / run-fail (ge refused or failed; the first error
 line); mismatch (ran, outputs differ); export-refused (torch itself could not
@@ -36,14 +41,19 @@ EXPORTERS = ("dynamo", "torchscript")
 
 
 def commands(bins, d, meta, om):
+    """The ge-atc command and one ge-run command per size (one for a fixed-shape export)."""
     atc = [os.path.join(bins, "ge-atc"), "--framework=5", "--model=" + os.path.join(d, "model.onnx"),
            f"--output={om}", "--op_compiler_cache_mode=disable"]
-    rn = [os.path.join(bins, "ge-run"), om + ".om", "--info", "--rtol", RTOL, "--atol", ATOL]
-    for i, n in enumerate(meta["inputs"]):
-        rn += ["--input", f"{n}={os.path.join(d, f'in{i}.npy')}"]
-    for i, n in enumerate(meta["outputs"]):
-        rn += ["--expect", f"{n}={os.path.join(d, f'out{i}.npy')}"]
-    return atc, rn
+    runs = []
+    for size in meta.get("sizes", [None]):
+        prefix = f"{size}." if size else ""
+        rn = [os.path.join(bins, "ge-run"), om + ".om", "--info", "--rtol", RTOL, "--atol", ATOL]
+        for i, n in enumerate(meta["inputs"]):
+            rn += ["--input", f"{n}={os.path.join(d, f'{prefix}in{i}.npy')}"]
+        for i, n in enumerate(meta["outputs"]):
+            rn += ["--expect", f"{n}={os.path.join(d, f'{prefix}out{i}.npy')}"]
+        runs.append(rn)
+    return atc, runs
 
 
 def check(bins, d, meta, work, timeout):
@@ -51,18 +61,24 @@ def check(bins, d, meta, work, timeout):
     if "export_error" in meta:
         return "export-refused", meta["export_error"]
     om = os.path.join(work, f"{meta['name']}_{meta['exporter']}")
-    atc, rn = commands(bins, d, meta, om)
+    atc, runs = commands(bins, d, meta, om)
     rc, out = run(atc, timeout)
     if rc != 0:
         return "compile-fail", first_error(out)
-    rc, out = run(rn, timeout)
-    if rc != 0:
-        return ("mismatch" if "mismatch" in out.lower() or "differ" in out.lower() else "run-fail"), first_error(out)
+    for size, rn in zip(meta.get("sizes", [None]), runs):
+        rc, out = run(rn, timeout)
+        if rc != 0:
+            at = f"at {size}: " if size else ""
+            return ("mismatch" if "mismatch" in out.lower() or "differ" in out.lower() else "run-fail"), \
+                at + first_error(out)
     # `--info`: "... N kernels native, M on the interpreter" -- a pass with
     # interpreter fallbacks is said, not hidden.
     m = re.search(r"(\d+) on the interpreter", out)
     interp = int(m.group(1)) if m else 0
-    return "pass", (f"{interp} kernel(s) on the interpreter" if interp else "")
+    detail = [f"at {' '.join(meta['sizes'])}"] if "sizes" in meta else []
+    if interp:
+        detail.append(f"{interp} kernel(s) on the interpreter")
+    return "pass", "; ".join(detail)
 
 
 def main():
@@ -103,7 +119,8 @@ def main():
             res[e] = (st, detail)
             print(f"{n:20} {meta['set']:8} {e:12} {st:14} {detail}", flush=True)
             if a.commands and st != "export-refused":
-                for c in commands(a.bin_dir, d, meta, os.path.join(work, f"{n}_{e}")):
+                atc, runs = commands(a.bin_dir, d, meta, os.path.join(work, f"{n}_{e}"))
+                for c in [atc, *runs]:
                     print("    " + " ".join(c))
         if meta:
             rows.append((meta, res))

@@ -60,6 +60,8 @@ const TRACKED: &[&str] = &[
     "Min",
     "Max",
     "Neg",
+    "Equal",
+    "Where",
 ];
 
 impl Cx<'_> {
@@ -208,10 +210,58 @@ fn eval(cx: &Cx, n: &Node) -> Res<Option<SymVal>> {
             }
             _ => None,
         },
+        // TorchScript's `x.expand(b, -1, s)`: the target is
+        // `Where(Equal(shape, -1), 1, shape)` over a tracked shape.
+        "Where" => match (val(0), val(1), val(2)) {
+            (Some(c), Some(a), Some(b)) => select(c, a, b),
+            _ => None,
+        },
         op => match (val(0), val(1)) {
             (Some(a), Some(b)) => binary(op, a, b),
             _ => None,
         },
+    })
+}
+
+/// `Equal` of two dims as 1 / 0 when decided (`B` is never `-1`: sizes
+/// are not negative), `?` otherwise.
+fn equal(a: Dim, b: Dim) -> Dim {
+    if a == b {
+        return Dim::Static(1);
+    }
+    let below = |x: Dim, y: Dim| match (x.add(Dim::Static(1)).expr(), y.expr()) {
+        (Some(x1), Some(y)) => x1.provably_le(&y),
+        _ => false,
+    };
+    if below(a, b) || below(b, a) {
+        Dim::Static(0)
+    } else {
+        Dim::Unknown
+    }
+}
+
+/// `Where` with a known condition over rank <= 1 values (numpy broadcasting).
+fn select(cond: SymVal, a: SymVal, b: SymVal) -> Option<SymVal> {
+    let rank1 = [&cond, &a, &b].iter().any(|v| v.shape.len() == 1);
+    let cond = cond.statics()?;
+    let lens = [cond.len(), a.elems.len(), b.elems.len()];
+    let len = lens.iter().copied().max()?;
+    if lens.iter().any(|&l| l != len && l != 1) {
+        return None;
+    }
+    let at = |v: &[Dim], i: usize| v[i.min(v.len() - 1)];
+    let elems = (0..len)
+        .map(|i| {
+            if cond[i.min(cond.len() - 1)] != 0 {
+                at(&a.elems, i)
+            } else {
+                at(&b.elems, i)
+            }
+        })
+        .collect();
+    Some(SymVal {
+        shape: if rank1 { vec![len] } else { vec![] },
+        elems,
     })
 }
 
@@ -267,6 +317,7 @@ fn binary(op: &str, a: SymVal, b: SymVal) -> Option<SymVal> {
         "Mod" => Dim::rem,
         "Min" => Dim::min,
         "Max" => Dim::max,
+        "Equal" => equal,
         _ => return None,
     };
     let (la, lb) = (a.elems.len(), b.elems.len());

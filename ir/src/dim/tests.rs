@@ -77,6 +77,24 @@ fn min_max_simplify_with_known_signs() {
 }
 
 #[test]
+fn min_max_see_through_their_own_arguments() {
+    // `min(S, 64) - S` has the interval [-2^40, 64] (the two S are taken as
+    // independent), yet min(S, 64) <= S: an argument of the min is S itself.
+    let (b, s) = (Dim::sym("B"), Dim::sym("S"));
+    let m = s.min(Dim::Static(64));
+    assert_eq!(m.max(s), s, "max(min(S, 64), S)");
+    assert_eq!(s.max(m), s, "max(S, min(S, 64))");
+    assert_eq!(m.min(s), m, "min(min(S, 64), S)");
+    let x = s.max(Dim::Static(8));
+    assert_eq!(x.min(s), s, "min(max(S, 8), S)");
+    assert_eq!(x.max(s), x);
+    // Through a further argument: min(S, B) <= S + B.
+    assert_eq!(s.min(b).max(s.add(b)), s.add(b));
+    // Not decidable: max(min(S, 64), B) stays a max.
+    assert_eq!(m.max(b).to_string(), "(max(B, min(S, 64)))");
+}
+
+#[test]
 fn upper_bound_is_sound_where_eval_at_bounds_is_not() {
     let (b, s) = (Dim::sym("B"), Dim::sym("S"));
     let bounds = env(&[("B", 8), ("S", 4)]);

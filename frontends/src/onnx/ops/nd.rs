@@ -1,8 +1,11 @@
 //! GatherND and ScatterND, composed from a flat index into the data viewed
 //! as rows: `graph.gather` (which has a native kernel) and
 //! `graph.scatter_elements` on the flattened data, so that no new graph op
-//! is needed. The composition needs the data's shape and the index depth
-//! (`indices.shape[-1]`) to be static.
+//! is needed. The composition needs the index depth (`indices.shape[-1]`)
+//! to be static; the data's shape may be symbolic for GatherND without
+//! batch dims (the padding-mask code of transformers exported with dynamic
+//! axes: a `[batch, sequence]` mask indexed by `[batch, sequence]` pairs),
+//! whose dims, strides and row count are then read from `data.shape_of`.
 //!
 //! An index outside its dim (after counting negatives from the end) must be
 //! an error, not a silent read of another row: such a row's flat index is
@@ -22,14 +25,63 @@ fn op2(cx: &mut Cx, name: &str, x: ValueId, y: ValueId) -> Res<ValueId> {
     super::op2(cx, name, x, y)
 }
 
+/// The `k` indexed dims as values: the dims (`[k]`), their row-major
+/// strides (`[k]`) and their product (the row count, a scalar).
+struct Rows {
+    dims: ValueId,
+    strides: ValueId,
+    count: ValueId,
+}
+
+impl Rows {
+    fn constant(cx: &mut Cx, dims: &[i64]) -> Res<Rows> {
+        let k = dims.len();
+        let mut strides = vec![1i64; k];
+        for j in (0..k.saturating_sub(1)).rev() {
+            strides[j] = strides[j + 1] * dims[j + 1];
+        }
+        Ok(Rows {
+            dims: const_i64(cx, vec![k], dims.to_vec())?,
+            strides: const_i64(cx, vec![k], strides)?,
+            count: const_i64(cx, vec![], vec![product(dims)])?,
+        })
+    }
+
+    /// The first `k` dims of `data`, read at run time.
+    fn of_data(cx: &mut Cx, data: ValueId, k: usize) -> Res<Rows> {
+        let shape = cx.e.op("data.shape_of", &[data], vec![])?;
+        let dims = cx.e.op(
+            "data.slice",
+            &[shape],
+            vec![
+                ("starts", Attribute::i64_array(&[0])),
+                ("ends", Attribute::i64_array(&[k as i64])),
+            ],
+        )?;
+        let strides = cx.e.op(
+            "graph.cumprod",
+            &[dims],
+            vec![
+                ("exclusive", Attribute::i64(1)),
+                ("reverse", Attribute::i64(1)),
+            ],
+        )?;
+        let count = reduce(cx, "graph.reduce_prod", dims, &[0], false)?;
+        Ok(Rows {
+            dims,
+            strides,
+            count,
+        })
+    }
+}
+
 /// The flat row index of each index tuple of `indices` (shape `I`, last dim
-/// `k`) into `dims` (the `k` indexed dims, row-major), or `past_end` where a
+/// `k`) into `rows` (the `k` indexed dims, row-major), or `past_end` where a
 /// component is out of its dim; shape `I[:-1]`.
-fn flat_rows(cx: &mut Cx, indices: ValueId, dims: &[i64], past_end: i64) -> Res<ValueId> {
+fn flat_rows(cx: &mut Cx, indices: ValueId, rows: &Rows, past_end: ValueId) -> Res<ValueId> {
     let q = cx.e.rank(indices)?;
-    let k = dims.len();
     let idx = cast(cx, indices, DType::I64)?;
-    let dimv = const_i64(cx, vec![k], dims.to_vec())?;
+    let dimv = rows.dims;
     let zero = const_i64(cx, vec![], vec![0])?;
     let neg = op2(cx, "graph.less", idx, zero)?;
     let wrapped = op2(cx, "graph.add", idx, dimv)?;
@@ -40,16 +92,10 @@ fn flat_rows(cx: &mut Cx, indices: ValueId, dims: &[i64], past_end: i64) -> Res<
     let bad = cast(cx, bad, DType::I64)?;
     let last = [q as i64 - 1];
     let bad = reduce(cx, "graph.reduce_max", bad, &last, false)?;
-    let mut strides = vec![1i64; k];
-    for j in (0..k.saturating_sub(1)).rev() {
-        strides[j] = strides[j + 1] * dims[j + 1];
-    }
-    let sv = const_i64(cx, vec![k], strides)?;
-    let prod = op2(cx, "graph.mul", idx, sv)?;
+    let prod = op2(cx, "graph.mul", idx, rows.strides)?;
     let flat = reduce(cx, "graph.reduce_sum", prod, &last, false)?;
     let is_bad = op2(cx, "graph.greater", bad, zero)?;
-    let end = const_i64(cx, vec![], vec![past_end])?;
-    Ok(cx.e.op("graph.where", &[is_bad, end, flat], vec![])?)
+    Ok(cx.e.op("graph.where", &[is_bad, past_end, flat], vec![])?)
 }
 
 /// `indices.shape[-1]` (static, within `1..=max`) and `indices`' rank.
@@ -77,8 +123,47 @@ fn product(v: &[i64]) -> i64 {
     v.iter().product()
 }
 
+/// GatherND without batch dims on data of a symbolic shape: the indexed
+/// dims are read from the data's shape at run time, the data is viewed as
+/// `[rows] + D[k:]` with symbolic dims.
+fn gather_nd_symbolic(cx: &mut Cx, n: &Node, data: ValueId, indices: ValueId) -> Res<Vec<ValueId>> {
+    let d = cx.e.dims(data)?;
+    if n.i("batch_dims", 0)? != 0 {
+        return Err(super::unsupported(
+            n,
+            format!(
+                "with batch_dims and data of a dynamic shape ('{}')",
+                cx.e.ty(data)
+            ),
+        ));
+    }
+    let (k, _) = index_depth(cx, n, indices, d.len())?;
+    let rows = match d[..k]
+        .iter()
+        .map(|x| x.as_static())
+        .collect::<Option<Vec<i64>>>()
+    {
+        Some(st) => Rows::constant(cx, &st)?,
+        None => Rows::of_data(cx, data, k)?,
+    };
+    let flat = flat_rows(cx, indices, &rows, rows.count)?;
+    let mut view = vec![ge_ir::dim::product(&d[..k])];
+    view.extend_from_slice(&d[k..]);
+    let data = super::shape::sym_reshape(cx, data, &view)?;
+    one(cx.e.op(
+        "graph.gather",
+        &[data, flat],
+        vec![("axis", Attribute::i64(0))],
+    )?)
+}
+
 pub fn gather_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (data, indices) = (n.input(0)?, n.input(1)?);
+    if cx.e.static_shape(data).is_none()
+        && cx.e.dims(data)?.iter().all(|d| *d != ge_ir::Dim::Unknown)
+    {
+        return gather_nd_symbolic(cx, n, data, indices);
+    }
     let d = static_shape(cx, n, data, "data")?;
     let r = d.len();
     let b = n.i("batch_dims", 0)?;
@@ -110,7 +195,9 @@ pub fn gather_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     }
     let batch = product(&d[..b]);
     let rows = product(&d[b..b + k]);
-    let mut flat = flat_rows(cx, indices, &d[b..b + k], batch * rows)?;
+    let indexed = Rows::constant(cx, &d[b..b + k])?;
+    let past_end = const_i64(cx, vec![], vec![batch * rows])?;
+    let mut flat = flat_rows(cx, indices, &indexed, past_end)?;
     if b > 0 {
         // Row offset of each batch: arange(batch) * rows, laid along I[:b].
         let mut shape: Vec<usize> = d[..b].iter().map(|&x| x as usize).collect();
@@ -154,7 +241,9 @@ pub fn scatter_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     }
     let total = product(&d);
     let inner = product(&d[k..]);
-    let rows = flat_rows(cx, indices, &d[..k], total)?;
+    let indexed = Rows::constant(cx, &d[..k])?;
+    let past_end = const_i64(cx, vec![], vec![total])?;
+    let rows = flat_rows(cx, indices, &indexed, past_end)?;
     // Element index of each updated element: row * inner + 0..inner.
     let rows = unsqueeze(cx, rows, &[q as i64 - 1])?;
     let inner_v = const_i64(cx, vec![], vec![inner])?;

@@ -428,14 +428,19 @@ pub fn reshape(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             format!("target {}: {m}", ge_ir::dim::format_dims(&target)),
         )
     })?;
-    one(cx.e.op(
+    one(sym_reshape(cx, x, &out)?)
+}
+
+/// `data.reshape` of `x` to a shape with symbolic dims.
+pub fn sym_reshape(cx: &mut Cx, x: ValueId, dims: &[Dim]) -> Res<ValueId> {
+    Ok(cx.e.op(
         "data.reshape",
         &[x],
         vec![
             ("shape", Attribute::i64_array(&[])),
             (
                 "sym_shape",
-                Attribute::string(&ge_ir::dim::format_dims(&out)),
+                Attribute::string(&ge_ir::dim::format_dims(dims)),
             ),
         ],
     )?)
