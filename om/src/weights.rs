@@ -28,7 +28,7 @@ pub enum WeightBytes<'a> {
 
 impl WeightBytes<'_> {
     /// The byte length (`None` on overflow).
-    pub fn len(&self) -> Option<u64> {
+    pub fn byte_len(&self) -> Option<u64> {
         match self {
             WeightBytes::Bytes(b) => Some(b.len() as u64),
             WeightBytes::Splat { element, count } => (element.len() as u64).checked_mul(*count),
@@ -64,7 +64,7 @@ impl<'a> Weights<'a> {
             .checked_next_multiple_of(align.max(1))
             .ok_or_else(too_big)?;
         self.len = w
-            .len()
+            .byte_len()
             .and_then(|n| n.checked_add(off))
             .ok_or_else(too_big)?;
         self.pieces.push((off, w));
@@ -99,7 +99,7 @@ impl<'a> Weights<'a> {
                 }
             }
             // `push` checked that this does not overflow.
-            at = off + w.len().unwrap_or(0);
+            at = off + w.byte_len().unwrap_or(0);
         }
         zeros(self.len - at, f)
     }

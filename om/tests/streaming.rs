@@ -52,7 +52,7 @@ fn model(stored: &[u8]) -> OmStream<'_> {
         ),
     ];
     for (ty, w) in pieces {
-        let bytes = w.len().unwrap();
+        let bytes = w.byte_len().unwrap();
         let offset = weights.push(w, 64).unwrap();
         defs.push(WeightDef {
             offset,

@@ -465,8 +465,8 @@ impl<'a> ProgramWriter<'a> {
                 WeightBytes::Bytes(Cow::Owned(tensor_to_bytes(&t)))
             }
         };
-        let len = bytes.len().ok_or("a weight's size overflows")?;
-        let off = self.weights.push(bytes, WEIGHT_ALIGN as u64)?;
+        let len = bytes.byte_len().ok_or("a weight's size overflows")?;
+        let off = self.weights.push(bytes, WEIGHT_ALIGN)?;
         let r = d.results()[0];
         self.weight_index
             .insert(r, self.program.weights.len() as u32);
