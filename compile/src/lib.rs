@@ -101,12 +101,11 @@ pub fn context() -> ge_ir::Context {
 /// What running a compiled model takes — its arenas and its weights — must
 /// fit the memory budget (`ge_ir::budget`): refused at compile time, not
 /// when the model is loaded.
-pub fn check_budget(om: &OmModel) -> Result<(), String> {
-    let need = om
-        .def
+pub fn check_budget(def: &ge_om::model::ModelDef) -> Result<(), String> {
+    let need = def
         .arenas
         .iter()
-        .try_fold(om.def.weights_size, |acc, a| acc.checked_add(a.size));
+        .try_fold(def.weights_size, |acc, a| acc.checked_add(a.size));
     ge_ir::budget::check(need, &"the compiled model (arenas and weights)")
 }
 
@@ -148,7 +147,7 @@ pub fn compile_module(
         },
     )
     .map_err(String::from)?;
-    check_budget(&om)?;
+    check_budget(&om.def)?;
     Ok(om)
 }
 

@@ -30,7 +30,8 @@
 //! partition's checksum), then parses and validates the contents; anything
 //! wrong is one clear line in an [`OmError`], never a panic.
 
-use crate::model::{IoDesc, ModelDef, OmModel, TaskProgram};
+use crate::model::{IoDesc, ModelDef, OmModel, OmStream, TaskProgram};
+use crate::weights::Weights;
 
 pub const MAGIC: [u8; 8] = *b"\x89GEOM\r\n\x1a";
 pub const VERSION: u32 = 1;
@@ -151,55 +152,155 @@ pub fn to_bytes(m: &OmModel) -> Result<Vec<u8>, String> {
 /// Serialise without validating the contents (for testing the reader on
 /// well-formed containers with bad contents).
 pub fn to_bytes_unchecked(m: &OmModel) -> Result<Vec<u8>, String> {
-    let parts: Vec<(Kind, Vec<u8>)> = vec![
-        (Kind::ModelDef, to_json(&m.def)?),
-        (Kind::Weights, m.weights.clone()),
-        (Kind::TaskProgram, to_json(&m.program)?),
-        (Kind::Kernels, m.kernels.as_bytes().to_vec()),
-        (Kind::IoDesc, to_json(&m.io)?),
-    ];
-    let table_end = HEADER_SIZE + ENTRY_SIZE * parts.len();
-    let mut out = vec![0u8; align_up(table_end)];
-    let mut entries = vec![];
-    for (kind, bytes) in &parts {
-        let off = align_up(out.len());
-        out.resize(off, 0);
-        out.extend_from_slice(bytes);
-        entries.push((*kind, off, bytes.len(), crc32fast::hash(bytes)));
-    }
-    let total = out.len();
-    for (i, (kind, off, len, crc)) in entries.iter().enumerate() {
-        let e = HEADER_SIZE + i * ENTRY_SIZE;
-        out[e..e + 4].copy_from_slice(&(*kind as u32).to_le_bytes());
-        out[e + 8..e + 16].copy_from_slice(&(*off as u64).to_le_bytes());
-        out[e + 16..e + 24].copy_from_slice(&(*len as u64).to_le_bytes());
-        out[e + 24..e + 28].copy_from_slice(&crc.to_le_bytes());
-    }
-    out[0..8].copy_from_slice(&MAGIC);
-    out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    out[12..16].copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
-    out[16..24].copy_from_slice(&(total as u64).to_le_bytes());
-    out[32..36].copy_from_slice(&(parts.len() as u32).to_le_bytes());
-    out[40..48].copy_from_slice(&(HEADER_SIZE as u64).to_le_bytes());
-    put_str(&mut out[48..48 + SOC_LEN], &m.def.soc);
-    put_str(&mut out[80..80 + NAME_LEN], &m.def.name);
-    let body_crc = crc32fast::hash(&out[HEADER_SIZE..]);
-    out[24..28].copy_from_slice(&body_crc.to_le_bytes());
-    let header_crc = crc32fast::hash(&out[..HEADER_SIZE]);
-    out[28..32].copy_from_slice(&header_crc.to_le_bytes());
-    Ok(out)
+    let weights = Weights::from_bytes(&m.weights);
+    Image::of(m.parts(&weights))?.to_vec()
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, String> {
-    serde_json::to_vec_pretty(v).map_err(|e| format!("cannot serialise the model: {e}"))
+/// Serialise a model whose weights stream (it must validate); the same bytes as
+/// [`to_bytes`] of [`OmStream::to_model`].
+pub fn stream_to_bytes(m: &OmStream) -> Result<Vec<u8>, String> {
+    m.validate()?;
+    Image::of(m.parts())?.to_vec()
 }
 
 /// Write a model to `path` (through [`ge_ir::output`]: a regular file is replaced
 /// atomically, a device, FIFO or link is written through).
 pub fn write(path: &std::path::Path, m: &OmModel) -> Result<(), String> {
-    let bytes = to_bytes(m)?;
-    ge_ir::output::write(path, &bytes)
-        .map_err(|e| format!("cannot write '{}': {e}", path.display()))
+    m.validate()?;
+    let weights = Weights::from_bytes(&m.weights);
+    Image::of(m.parts(&weights))?.write(path).map(drop)
+}
+
+/// Write a model whose weights stream to `path` as [`write`] does: each
+/// weight's bytes go from where they are to the file (checksummed on a first
+/// pass over them), never through a buffer of the whole partition. The number
+/// of bytes written.
+pub fn write_stream(path: &std::path::Path, m: &OmStream) -> Result<u64, String> {
+    m.validate()?;
+    Image::of(m.parts())?.write(path)
+}
+
+/// A model's parts, borrowed: what the writer serialises.
+pub struct Parts<'m> {
+    pub def: &'m ModelDef,
+    pub weights: &'m Weights<'m>,
+    pub program: &'m TaskProgram,
+    pub kernels: &'m str,
+    pub io: &'m IoDesc,
+}
+
+/// One partition's contents.
+enum Contents<'m> {
+    Bytes(std::borrow::Cow<'m, [u8]>),
+    Weights(&'m Weights<'m>),
+}
+
+/// A model laid out as a file: the header and partition table (filled, with
+/// both checksums), then each partition after its zero padding.
+struct Image<'m> {
+    head: Vec<u8>,
+    parts: Vec<(u64, Contents<'m>)>,
+    total: u64,
+}
+
+impl<'m> Image<'m> {
+    fn of(p: Parts<'m>) -> Result<Image<'m>, String> {
+        use std::borrow::Cow;
+        let parts: Vec<(Kind, Contents)> = vec![
+            (Kind::ModelDef, Contents::Bytes(Cow::Owned(to_json(p.def)?))),
+            (Kind::Weights, Contents::Weights(p.weights)),
+            (
+                Kind::TaskProgram,
+                Contents::Bytes(Cow::Owned(to_json(p.program)?)),
+            ),
+            (
+                Kind::Kernels,
+                Contents::Bytes(Cow::Borrowed(p.kernels.as_bytes())),
+            ),
+            (Kind::IoDesc, Contents::Bytes(Cow::Owned(to_json(p.io)?))),
+        ];
+        let table_end = HEADER_SIZE + ENTRY_SIZE * parts.len();
+        let mut head = vec![0u8; align_up(table_end)];
+        let too_big = || "the model is too large for the .om format".to_string();
+        // Each partition's offset, padding before it and checksum state.
+        let mut at = head.len() as u64;
+        let mut laid = vec![];
+        for (i, (kind, c)) in parts.into_iter().enumerate() {
+            let off = at
+                .checked_next_multiple_of(ALIGN as u64)
+                .ok_or_else(too_big)?;
+            let (len, crc) = match &c {
+                Contents::Bytes(b) => {
+                    let mut h = crc32fast::Hasher::new();
+                    h.update(b);
+                    (b.len() as u64, h)
+                }
+                Contents::Weights(w) => (w.len(), w.crc32()),
+            };
+            let e = HEADER_SIZE + i * ENTRY_SIZE;
+            head[e..e + 4].copy_from_slice(&(kind as u32).to_le_bytes());
+            head[e + 8..e + 16].copy_from_slice(&off.to_le_bytes());
+            head[e + 16..e + 24].copy_from_slice(&len.to_le_bytes());
+            head[e + 24..e + 28].copy_from_slice(&crc.clone().finalize().to_le_bytes());
+            laid.push((off - at, c, crc));
+            at = off.checked_add(len).ok_or_else(too_big)?;
+        }
+        let total = at;
+        head[0..8].copy_from_slice(&MAGIC);
+        head[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        head[12..16].copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
+        head[16..24].copy_from_slice(&total.to_le_bytes());
+        head[32..36].copy_from_slice(&(laid.len() as u32).to_le_bytes());
+        head[40..48].copy_from_slice(&(HEADER_SIZE as u64).to_le_bytes());
+        put_str(&mut head[48..48 + SOC_LEN], &p.def.soc);
+        put_str(&mut head[80..80 + NAME_LEN], &p.def.name);
+        // The body's checksum from the partitions' own: the table, then each
+        // partition's padding and bytes.
+        let mut body = crc32fast::Hasher::new();
+        body.update(&head[HEADER_SIZE..]);
+        let mut parts = vec![];
+        for (pad, c, crc) in laid {
+            body.update(&ZEROS[..pad as usize]);
+            body.combine(&crc);
+            parts.push((pad, c));
+        }
+        head[24..28].copy_from_slice(&body.finalize().to_le_bytes());
+        let header_crc = crc32fast::hash(&head[..HEADER_SIZE]);
+        head[28..32].copy_from_slice(&header_crc.to_le_bytes());
+        Ok(Image { head, parts, total })
+    }
+
+    fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        w.write_all(&self.head)?;
+        for (pad, c) in &self.parts {
+            w.write_all(&ZEROS[..*pad as usize])?;
+            match c {
+                Contents::Bytes(b) => w.write_all(b)?,
+                Contents::Weights(ws) => ws.for_each_chunk(&mut |b| w.write_all(b))?,
+            }
+        }
+        Ok(())
+    }
+
+    fn to_vec(&self) -> Result<Vec<u8>, String> {
+        ge_ir::budget::check(Some(self.total), &"the .om file image")?;
+        let mut out = Vec::with_capacity(self.total as usize);
+        self.write_to(&mut out).map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    fn write(&self, path: &std::path::Path) -> Result<u64, String> {
+        ge_ir::output::write_with(path, |w| self.write_to(w))
+            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+        Ok(self.total)
+    }
+}
+
+/// Padding before a partition is less than [`ALIGN`] bytes.
+static ZEROS: [u8; ALIGN] = [0; ALIGN];
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, String> {
+    serde_json::to_vec_pretty(v).map_err(|e| format!("cannot serialise the model: {e}"))
 }
 
 fn u32_at(b: &[u8], o: usize) -> u32 {

@@ -10,6 +10,8 @@
 //! - [`model`]: the contents as Rust values (JSON partitions);
 //! - [`validate`]: the checks every model passes before [`parse`] returns it
 //!   (and before [`format::to_bytes`] writes it);
+//! - [`weights`]: the weights partition as the writer streams it (each
+//!   weight from where it is, splats chunk by chunk), for [`model::OmStream`];
 //! - [`plan`]: offset assignment for the workspace arena — the compiler's
 //!   memory planner and, for models with unbounded dims
 //!   ([`model::Replan`]), the runtime's per-shape planner ([`plan::replan`]).
@@ -38,6 +40,8 @@ pub mod format;
 pub mod model;
 pub mod plan;
 pub mod validate;
+pub mod weights;
 
 pub use format::{parse, read, to_bytes, OmError, OmFile};
-pub use model::OmModel;
+pub use model::{OmModel, OmStream};
+pub use weights::{WeightBytes, Weights};

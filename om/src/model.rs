@@ -1,6 +1,8 @@
 //! What an `.om` holds, as Rust values: the JSON partitions are these,
 //! serialised with serde. Their validation is [`crate::validate`].
 
+use crate::format::Parts;
+use crate::weights::Weights;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -249,5 +251,66 @@ impl OmModel {
             &self.kernels,
             &self.io,
         )
+    }
+
+    /// The parts the writer serialises, with `weights` (this model's, as
+    /// [`Weights::from_bytes`] makes them).
+    pub fn parts<'m>(&'m self, weights: &'m Weights<'m>) -> Parts<'m> {
+        Parts {
+            def: &self.def,
+            weights,
+            program: &self.program,
+            kernels: &self.kernels,
+            io: &self.io,
+        }
+    }
+}
+
+/// A whole model whose weights partition is streamed by the writer
+/// ([`crate::format::write_stream`]) from where each weight already is —
+/// what the compiler writes: the partition is never built in memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OmStream<'a> {
+    pub def: ModelDef,
+    pub weights: Weights<'a>,
+    pub program: TaskProgram,
+    /// The kernel functions (and what they call) as `.air` text.
+    pub kernels: String,
+    pub io: IoDesc,
+}
+
+impl OmStream<'_> {
+    /// Check every reference and range, as [`OmModel::validate`].
+    pub fn validate(&self) -> Result<(), String> {
+        crate::validate::validate(
+            &self.def,
+            self.weights.len(),
+            &self.program,
+            &self.kernels,
+            &self.io,
+        )
+    }
+
+    /// The parts the writer serialises.
+    pub fn parts(&self) -> Parts<'_> {
+        Parts {
+            def: &self.def,
+            weights: &self.weights,
+            program: &self.program,
+            kernels: &self.kernels,
+            io: &self.io,
+        }
+    }
+
+    /// The model with its weights partition in one buffer (its size checked
+    /// against the memory budget).
+    pub fn to_model(&self) -> Result<OmModel, String> {
+        Ok(OmModel {
+            def: self.def.clone(),
+            weights: self.weights.to_vec()?,
+            program: self.program.clone(),
+            kernels: self.kernels.clone(),
+            io: self.io.clone(),
+        })
     }
 }

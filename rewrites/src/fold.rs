@@ -38,12 +38,19 @@ pub fn try_fold(rw: &mut Rewriter, op: OpId, size_limit: usize) -> Result<bool, 
             if out_elems > size_limit {
                 return Ok(false);
             }
-            match ge_ir::interp::fold_with_semantics(rw.body, op, &consts) {
-                Some(ts) => ts
-                    .iter()
-                    .map(|t| FoldResult::Attr(Attribute::dense(t.to_dense())))
-                    .collect(),
-                None => return Ok(false),
+            // Elementwise on splats: one element computed, a splat out.
+            if let Some(ds) = ge_ir::interp::fold_splats(rw.body, op, &consts) {
+                ds.into_iter()
+                    .map(|d| FoldResult::Attr(Attribute::dense(d)))
+                    .collect()
+            } else {
+                match ge_ir::interp::fold_with_semantics(rw.body, op, &consts) {
+                    Some(ts) => ts
+                        .iter()
+                        .map(|t| FoldResult::Attr(Attribute::dense(t.to_dense())))
+                        .collect(),
+                    None => return Ok(false),
+                }
             }
         }
     };

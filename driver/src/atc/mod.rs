@@ -490,7 +490,7 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
 
 /// Which execution mode the model runs in, and why (docs/architecture.md,
 /// "Execution modes").
-fn mode_line(om: &ge_om::OmModel) -> String {
+fn mode_line(om: &ge_om::OmStream) -> String {
     let ctx = ge_dialects::context();
     let kernels = ge_ir::parser::parse_module(
         &ctx,
@@ -553,7 +553,7 @@ fn mode_line(om: &ge_om::OmModel) -> String {
 }
 
 /// Static or dynamic: how the memory of `om` is planned.
-fn memory_mode(om: &ge_om::OmModel) -> String {
+fn memory_mode(om: &ge_om::OmStream) -> String {
     match (&om.def.replan, om.def.symbol_bounds.is_empty()) {
         (Some(r), _) => format!(
             "dynamic: {} without an upper bound; memory is planned per concrete shape when it is first seen (plans cached)",
@@ -566,7 +566,7 @@ fn memory_mode(om: &ge_om::OmModel) -> String {
 
 /// The summary of a compiled model.
 fn summary(
-    om: &ge_om::OmModel,
+    om: &ge_om::OmStream,
     inputs: &str,
     ops_before: usize,
     ops_after: usize,
@@ -738,19 +738,33 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         return failed(&log, &error("--output is required"));
     };
     let t = Instant::now();
-    let (om, bytes) = match write_om(&m, &out, &args.soc_version) {
+    let om = match lower_om(&m, &out, &args.soc_version) {
+        Ok(x) => x,
+        Err(e) => return failed(&log, &e),
+    };
+    times.push(("lower-om", t.elapsed()));
+    let t = Instant::now();
+    // The compile cache keeps the file's bytes; without it they are never in
+    // memory at once.
+    let written = match &cache {
+        Some(_) => ge_om::format::stream_to_bytes(&om)
+            .map_err(error)
+            .and_then(|b| write_output(&out, &b).map(|()| (b.len() as u64, Some(b)))),
+        None => write_om(&om, &out).map(|n| (n, None)),
+    };
+    let (len, bytes) = match written {
         Ok(x) => x,
         Err(e) => return failed(&log, &e),
     };
     times.push(("write-om", t.elapsed()));
     let sum = summary(&om, &inputs, ops_before, ops_after, &times);
-    if let Some((c, k)) = &cache {
+    if let (Some((c, k)), Some(bytes)) = (&cache, bytes) {
         match c.put(k, &encode_entry(&sum, &bytes)) {
             Ok(()) => log.info(&format!("compile cache: stored {}", k.short())),
             Err(e) => log.warn(&format!("compile cache: cannot store: {e}")),
         }
     }
-    let how = format!("({} bytes)", bytes.len());
+    let how = format!("({len} bytes)");
     succeeded(log, &p, &out, &args.soc_version, &how, &sum)
 }
 
@@ -881,14 +895,14 @@ fn compile_stages(
     Ok(ops_after)
 }
 
-/// Lower the compiled module to an `.om` for `soc`, check it against the
-/// memory budget and write it to `out`: the model and its bytes.
-fn write_om(m: &Module, out: &Path, soc: &str) -> Result<(ge_om::OmModel, Vec<u8>), String> {
+/// Lower the compiled module to an `.om` for `soc` (named for `out`), its
+/// weights left in the module, and check it against the memory budget.
+fn lower_om(m: &Module, out: &Path, soc: &str) -> Result<ge_om::OmStream<'static>, String> {
     let name = out
         .file_stem()
         .filter(|s| *s != "-")
         .map(|s| s.to_string_lossy().into_owned());
-    let om = ge_lowering::om::from_module(
+    let om = ge_lowering::om::stream_from_module(
         m.body(),
         Some(m),
         &ge_lowering::om::OmOptions {
@@ -898,10 +912,18 @@ fn write_om(m: &Module, out: &Path, soc: &str) -> Result<(ge_om::OmModel, Vec<u8
         },
     )
     .map_err(error)?;
-    ge_compile::check_budget(&om).map_err(error)?;
-    let bytes = ge_om::format::to_bytes(&om).map_err(error)?;
-    write_output(out, &bytes)?;
-    Ok((om, bytes))
+    ge_compile::check_budget(&om.def).map_err(error)?;
+    Ok(om)
+}
+
+/// Write `om` to `out`, each weight streamed from the module into the file,
+/// creating missing parent folders: the number of bytes written.
+fn write_om(om: &ge_om::OmStream, out: &Path) -> Result<u64, String> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| error(format!("cannot create '{}': {e}", dir.display())))?;
+    }
+    ge_om::format::write_stream(out, om).map_err(error)
 }
 
 pub fn main() -> i32 {

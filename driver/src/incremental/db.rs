@@ -893,8 +893,8 @@ pub fn om_bytes(db: &dyn Db, job: Job, entry: OmEntry) -> Result<Arc<[u8]>, Stri
         name: None,
         soc: entry.soc(db).clone(),
     };
-    let model = ge_lowering::om::from_module(m.body(), Some(&m), &opts)?;
-    let bytes = ge_om::format::to_bytes(&model)?;
+    let model = ge_lowering::om::stream_from_module(m.body(), Some(&m), &opts)?;
+    let bytes = ge_om::format::stream_to_bytes(&model)?;
     Ok(Arc::from(bytes))
 }
 

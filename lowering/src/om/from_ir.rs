@@ -22,9 +22,11 @@ use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId, WalkOrder};
 use ge_ir::module::Module;
 use ge_ir::Type;
 use ge_om::model::{
-    ArenaDef, ArenaRole, Buffer, IoDesc, IoTensor, KernelDef, ModelDef, OmModel, Operand, Task,
-    TaskProgram, WeightDef,
+    ArenaDef, ArenaRole, Buffer, IoDesc, IoTensor, KernelDef, ModelDef, OmModel, OmStream, Operand,
+    Task, TaskProgram, WeightDef,
 };
+use ge_om::{WeightBytes, Weights};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Settings of the `.om` writer.
@@ -72,6 +74,19 @@ pub fn from_module(
     module: Option<&Module>,
     opts: &OmOptions,
 ) -> LowerResult<OmModel> {
+    let s = stream_from_module(mbody, module, opts)?;
+    s.to_model().map_err(LowerError::from)
+}
+
+/// [`from_module`] with the weights left where they are (the dense
+/// constants' storage, a splat's one element): what
+/// [`ge_om::format::write_stream`] writes without building the weights
+/// partition in memory.
+pub fn stream_from_module(
+    mbody: &Body,
+    module: Option<&Module>,
+    opts: &OmOptions,
+) -> LowerResult<OmStream<'static>> {
     let f = entry_function(mbody, opts.entry.as_deref())?;
     let fd = mbody.op(f);
     let entry = func_name(fd);
@@ -107,12 +122,12 @@ pub fn from_module(
         num_streams: int(body, prog, "num_streams").max(1) as u32,
         num_events: int(body, prog, "num_events").max(0) as u32,
         symbol_bounds,
-        weights_size: weights.len() as u64,
+        weights_size: weights.len(),
         engines,
         memory_plan: memory_plan_summary(mbody, f),
         replan: replan_of(mbody, f)?,
     };
-    let m = OmModel {
+    let m = OmStream {
         def,
         weights,
         program,
@@ -310,7 +325,7 @@ struct ProgramWriter<'a> {
     module: Option<&'a Module>,
     arenas: &'a Arenas,
     program: TaskProgram,
-    weights: Vec<u8>,
+    weights: Weights<'static>,
     /// The buffer each view of the program stands for.
     places: HashMap<ValueId, Buffer>,
     weight_index: HashMap<ValueId, u32>,
@@ -325,7 +340,7 @@ impl<'a> ProgramWriter<'a> {
             module,
             arenas,
             program: TaskProgram::default(),
-            weights: vec![],
+            weights: Weights::new(),
             places: HashMap::new(),
             weight_index: HashMap::new(),
             kernel_index: HashMap::new(),
@@ -428,12 +443,18 @@ impl<'a> ProgramWriter<'a> {
     fn weight(&mut self, o: OpId) -> Result<(), String> {
         let d = self.body.op(o);
         let value = d.attr("value").ok_or("a weight without a value")?;
-        // Dense weights are copied as they are stored; only resource blobs,
-        // external files and sub-byte types go through a reference tensor.
-        let direct = value.as_dense().and_then(|d| d.row_major_bytes());
-        let bytes = match direct {
-            Some(bytes) => bytes?,
-            None => {
+        // Dense weights are written from their storage (a splat from its one
+        // element); only resource blobs, external files and sub-byte types go
+        // through a reference tensor.
+        let bytes = match value.as_dense() {
+            Some(e) if e.dtype().bit_width().is_multiple_of(8) && e.splat => WeightBytes::Splat {
+                element: Cow::Borrowed(&e.bytes),
+                count: e.len() as u64,
+            },
+            Some(e) if e.dtype().bit_width().is_multiple_of(8) => {
+                WeightBytes::Bytes(Cow::Borrowed(&e.bytes))
+            }
+            _ => {
                 let t = elements_tensor(value, self.module).map_err(|m| {
                     if matches!(value.data(), AttrData::DenseResource { .. }) && self.module.is_none() {
                         format!("{m}: a pass cannot see the module's resource blobs; write the .om with `ge-opt --emit-om=FILE` instead")
@@ -441,18 +462,17 @@ impl<'a> ProgramWriter<'a> {
                         m
                     }
                 })?;
-                std::borrow::Cow::Owned(tensor_to_bytes(&t))
+                WeightBytes::Bytes(Cow::Owned(tensor_to_bytes(&t)))
             }
         };
-        let off = self.weights.len().div_ceil(WEIGHT_ALIGN as usize) * WEIGHT_ALIGN as usize;
-        self.weights.resize(off, 0);
-        self.weights.extend_from_slice(&bytes);
+        let len = bytes.byte_len().ok_or("a weight's size overflows")?;
+        let off = self.weights.push(bytes, WEIGHT_ALIGN)?;
         let r = d.results()[0];
         self.weight_index
             .insert(r, self.program.weights.len() as u32);
         self.program.weights.push(WeightDef {
-            offset: off as u64,
-            bytes: bytes.len() as u64,
+            offset: off,
+            bytes: len,
             ty: self.body.value_type(r).to_string(),
         });
         Ok(())

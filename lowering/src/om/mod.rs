@@ -9,20 +9,19 @@ pub mod from_ir;
 pub mod pass;
 pub mod to_ir;
 
-pub use from_ir::{from_module, OmOptions};
-use ge_om::OmModel;
+pub use from_ir::{from_module, stream_from_module, OmOptions};
 pub use to_ir::to_module;
 
 /// Lower-level entry point for tools: build the `.om` of a module's lowered
-/// entry function and write it atomically.
+/// entry function and write it atomically, each weight streamed from the
+/// module into the file. The number of bytes written.
 pub fn write_module(
     module: &ge_ir::Module,
     path: &std::path::Path,
     opts: &OmOptions,
-) -> Result<OmModel, String> {
-    let m = from_module(module.body(), Some(module), opts)?;
-    ge_om::format::write(path, &m)?;
-    Ok(m)
+) -> Result<u64, String> {
+    let m = stream_from_module(module.body(), Some(module), opts)?;
+    ge_om::format::write_stream(path, &m)
 }
 
 /// Read an `.om` file and rebuild its module (`ge-translate --om-to-air`).

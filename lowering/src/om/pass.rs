@@ -1,6 +1,6 @@
 //! `write-om{file=model.om}`: serialise the lowered module as an `.om`.
 
-use super::from_ir::{from_module, OmOptions};
+use super::from_ir::{stream_from_module, OmOptions};
 use crate::funcs::error_at;
 use ge_ir::builtin::Module;
 use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
@@ -65,9 +65,10 @@ impl Pass for WriteOm {
         let Some(body) = op.inner.as_deref() else {
             return Ok(());
         };
-        let m = from_module(body, None, &self.opts)
+        let m = stream_from_module(body, None, &self.opts)
             .map_err(|e| vec![e.diagnostic("write-om", op.loc)])?;
-        ge_om::format::write(std::path::Path::new(&self.file), &m)
+        ge_om::format::write_stream(std::path::Path::new(&self.file), &m)
+            .map(drop)
             .map_err(|m| error_at(op.loc, format!("write-om: {m}")))
     }
 }
