@@ -78,7 +78,9 @@ pub struct RunArgs {
     /// SoC (a built-in name or a profile .json)
     #[arg(long, value_name = "NAME")]
     pub soc: Option<String>,
-    /// Print what the model is (inputs, outputs, streams, kernels, fallbacks)
+    /// Print what the model is (inputs, outputs, streams, kernels, fallbacks);
+    /// alone it only describes the model, with inputs (--input,
+    /// --random-inputs) or outputs to write or check it also runs it
     #[arg(long)]
     pub info: bool,
     /// Print the latency summary as one JSON line
@@ -681,6 +683,19 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
     stdout
 }
 
+/// Whether the flags ask for a run (inputs, outputs, a check, a trace or
+/// timing); `--info` without any of them only describes the model.
+fn asks_for_a_run(args: &RunArgs) -> bool {
+    !args.inputs.is_empty()
+        || args.random_inputs
+        || !args.outputs.is_empty()
+        || !args.expects.is_empty()
+        || args.trace.is_some()
+        || args.iterations != 1
+        || args.warmup > 0
+        || args.json
+}
+
 /// The model's inputs: from `--input` files, else random (`--random-inputs`,
 /// symbols from `--bind`).
 fn gather_inputs(
@@ -760,6 +775,14 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         model
             .require_native(&allowed)
             .map_err(|e| format!("--native-only: {e}"))?;
+    }
+    if args.info && !asks_for_a_run(args) {
+        // `--info` alone describes the model; it needs no inputs.
+        return Ok(RunOutput {
+            stdout,
+            stderr: String::new(),
+            code: 0,
+        });
     }
     // Inputs, and the files of the outputs (checked before running).
     let in_names: Vec<String> = ins.iter().map(|(n, _)| n.clone()).collect();

@@ -20,8 +20,10 @@ status 1 when a form that is expected to pass fails; `--expect-fail NAME[:FORM]`
 """
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,6 +105,9 @@ def main():
     forms = a.forms.split(",")
     work = a.keep or tempfile.mkdtemp(prefix="ge-tf-")
     os.makedirs(work, exist_ok=True)
+    if not a.keep:
+        # The .om files of a full-size run take gigabytes: never leave them behind.
+        atexit.register(shutil.rmtree, work, True)
     rows, bad = [], 0
     for n in names:
         d = os.path.join(a.dir, n)
