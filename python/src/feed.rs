@@ -155,9 +155,7 @@ fn in_place(
     // the array (`Feed::keep`) until the tensor is dropped (`Fed::drop`),
     // and the runtime only reads lent memory (the caller must not write an
     // input array from another thread during the run, docs/python.md).
-    match unsafe { HostTensor::borrowed_shape(dtype, shape, data, nbytes) } {
-        Ok(t) => Some(t),
-        // Not aligned to the runtime's borrow alignment: the whole path copies.
-        Err(_) => None,
-    }
+    // `None` when not aligned to the runtime's borrow alignment: the whole
+    // path copies.
+    unsafe { HostTensor::borrowed_shape(dtype, shape, data, nbytes) }.ok()
 }
