@@ -308,6 +308,19 @@ pub fn fits(t: &HostTensor, a: &Bound<'_, PyUntypedArray>) -> Result<(), String>
     writable(a)
 }
 
+/// [`fits`] for an array the caller already found to fit an output of
+/// `t`'s element type, with the dtype object `descr` (held, so that its
+/// address is no other dtype's): the same dtype object (its element type
+/// cannot have changed since), `t`'s shape and the flags an output needs —
+/// all read from the array now. `false`: check with [`fits`].
+pub fn still_fits(t: &HostTensor, a: &Bound<'_, PyUntypedArray>, descr: &Py<PyArrayDescr>) -> bool {
+    let need =
+        npyffi::NPY_ARRAY_C_CONTIGUOUS | npyffi::NPY_ARRAY_ALIGNED | npyffi::NPY_ARRAY_WRITEABLE;
+    // SAFETY: reading a field of a live array (we hold a reference to it).
+    let d = unsafe { (*a.as_array_ptr()).fields.descr };
+    std::ptr::eq(d, descr.as_ptr().cast()) && flags(a) & need == need && a.shape() == t.shape
+}
+
 /// Whether an output can be written into `a` in place.
 fn writable(a: &Bound<'_, PyUntypedArray>) -> Result<(), String> {
     let need =

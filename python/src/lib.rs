@@ -11,7 +11,8 @@
 //! - [`frontends`]: ONNX and TensorFlow import;
 //! - [`compile`]: ge-atc in process;
 //! - [`runtime`]: models and sessions on numpy arrays;
-//! - [`runner`]: `Session.runner()`, the cheap call path for repeated runs.
+//! - [`runner`]: `Session.runner()`, the cheap call path for repeated runs;
+//! - [`feed`]: the inputs of a call, lent with what the last call learned.
 
 use pyo3::prelude::*;
 
@@ -19,6 +20,7 @@ mod arrays;
 mod compile;
 mod errors;
 mod es;
+mod feed;
 mod frontends;
 mod ir;
 mod runner;

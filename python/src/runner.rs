@@ -8,14 +8,18 @@
 //! dict (a runner writes each output into an array it made once — or the
 //! caller's own, `outputs=` — and returns the same tuple every call), and,
 //! with `release_gil=False`, dropping and taking back the GIL around a run
-//! too short for another thread to use it.
+//! too short for another thread to use it. What it remembers from the last
+//! call (each checked again at every call, see `feed.rs`): the dtype object
+//! of each input array read in place, the vectors of the inputs, the
+//! runtime's output tensors, and the dtype object of each output array.
 
-use crate::arrays::{copy_into, fits, to_numpy, writable_array};
+use crate::arrays::{copy_into, fits, still_fits, to_numpy, writable_array};
 use crate::errors::{error, guard, guard_nogil};
-use crate::runtime::{elem_type, positional_inputs};
+use crate::feed::Feed;
+use crate::runtime::{check_count, elem_type};
 use ge_ir::DType;
 use ge_runtime::HostTensor;
-use numpy::PyUntypedArray;
+use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -23,12 +27,11 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 /// A model bound for repeated runs: `r = sess.runner(); (y,) = r.run(x)`.
 #[pyclass(module = "ge", frozen)]
 pub struct Runner {
-    /// The runtime's output tensors of the last call, reused by the next
-    /// (`Session::run_reusing`: no allocation for outputs of an unchanged
-    /// size). Only ever locked with `try_lock`, briefly, with the GIL held:
-    /// a call that finds it taken (another thread's call) runs with new
-    /// tensors.
-    recycled: Mutex<Vec<HostTensor>>,
+    /// What a call keeps for the next: the inputs' [`Feed`] and the
+    /// runtime's output tensors (`Session::run_reusing`: no allocation for
+    /// outputs of an unchanged size). Only ever locked with `try_lock`: a
+    /// call that finds it taken (another thread's call) starts afresh.
+    scratch: Mutex<Scratch>,
     session: ge_runtime::Session,
     input_names: Vec<String>,
     input_dtypes: Vec<Option<DType>>,
@@ -40,7 +43,30 @@ pub struct Runner {
     /// The output arrays, returned as this tuple by every call (`None`
     /// until the first run when the runner makes them). Locked while a
     /// call writes them; only ever locked with the GIL held.
-    outputs: Mutex<Option<Py<PyTuple>>>,
+    outputs: Mutex<Option<Outs>>,
+}
+
+/// What one call of a runner (or a session) keeps for the next.
+#[derive(Default)]
+pub struct Scratch {
+    pub feed: Feed,
+    pub outs: Vec<HostTensor>,
+}
+
+/// The output arrays and, per array, the dtype object it had when it was
+/// last found to fit its output (`None`: not yet checked).
+struct Outs {
+    tuple: Py<PyTuple>,
+    descrs: Vec<Option<Py<PyArrayDescr>>>,
+}
+
+impl Outs {
+    fn new(tuple: Py<PyTuple>) -> Outs {
+        Outs {
+            tuple,
+            descrs: vec![],
+        }
+    }
 }
 
 impl Runner {
@@ -59,14 +85,14 @@ impl Runner {
             None => None,
         };
         Ok(Runner {
-            recycled: Mutex::new(vec![]),
+            scratch: Mutex::new(Scratch::default()),
             session,
             input_names: inputs.iter().map(|(n, _)| n.clone()).collect(),
             input_dtypes: inputs.iter().map(|(_, t)| elem_type(t)).collect(),
             output_names,
             fixed: given.is_some(),
             release_gil,
-            outputs: Mutex::new(given),
+            outputs: Mutex::new(given.map(Outs::new)),
         })
     }
 
@@ -74,7 +100,7 @@ impl Runner {
     /// held across a release of it, so it is free unless a call on another
     /// thread was switched out (the GC ran Python code) while holding it:
     /// then wait for it without the GIL, so that call can finish.
-    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Option<Py<PyTuple>>> {
+    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Option<Outs>> {
         loop {
             match self.outputs.try_lock() {
                 Ok(g) => return g,
@@ -87,20 +113,43 @@ impl Runner {
     }
 
     /// Write the run's outputs into the arrays; `false` when they do not
-    /// fit (first run, another shape), with what does not fit.
-    fn fill(&self, t: &Bound<'_, PyTuple>, outs: &[HostTensor]) -> PyResult<Result<(), String>> {
-        let array = |i: usize| {
-            t.get_item(i)?
-                .cast_into::<PyUntypedArray>()
-                .map_err(|_| error("a runner output is not an array"))
-        };
-        for (i, o) in outs.iter().enumerate() {
-            if let Err(why) = fits(o, &array(i)?) {
+    /// fit (first run, another shape), with what does not fit. An array
+    /// whose dtype object is the one it had when it last fit is checked
+    /// for shape and flags only ([`still_fits`]).
+    fn fill(
+        &self,
+        o: &mut Outs,
+        py: Python<'_>,
+        outs: &[HostTensor],
+    ) -> PyResult<Result<(), String>> {
+        let t = o.tuple.bind(py);
+        if t.len() != outs.len() {
+            return Ok(Err(format!(
+                "the run gives {} outputs, the runner has {} arrays",
+                outs.len(),
+                t.len()
+            )));
+        }
+        o.descrs.resize_with(outs.len(), || None);
+        for (i, (out, seen)) in outs.iter().zip(o.descrs.iter_mut()).enumerate() {
+            let item = t.get_borrowed_item(i)?;
+            let a = item
+                .cast::<PyUntypedArray>()
+                .map_err(|_| error("a runner output is not an array"))?;
+            if seen.as_ref().is_some_and(|d| still_fits(out, &a, d)) {
+                continue;
+            }
+            if let Err(why) = fits(out, &a) {
+                *seen = None;
                 return Ok(Err(format!("output '{}': {why}", self.name(i))));
             }
+            *seen = Some(a.dtype().unbind());
         }
-        for (i, o) in outs.iter().enumerate() {
-            copy_into(o, &array(i)?);
+        for (i, out) in outs.iter().enumerate() {
+            let item = t.get_borrowed_item(i)?;
+            if let Ok(a) = item.cast::<PyUntypedArray>() {
+                copy_into(out, &a);
+            }
         }
         Ok(Ok(()))
     }
@@ -109,10 +158,9 @@ impl Runner {
     /// call's when they fit, else new ones — or an error for the caller's).
     fn arrays<'py>(&self, py: Python<'py>, outs: &[HostTensor]) -> PyResult<Bound<'py, PyTuple>> {
         let mut slot = self.lock(py);
-        if let Some(t) = slot.as_ref() {
-            let t = t.bind(py);
-            match self.fill(t, outs)? {
-                Ok(()) => return Ok(t.clone()),
+        if let Some(o) = slot.as_mut() {
+            match self.fill(o, py, outs)? {
+                Ok(()) => return Ok(o.tuple.bind(py).clone()),
                 Err(why) if self.fixed => {
                     return Err(error(format!("{why} (the arrays given as outputs=)")))
                 }
@@ -124,7 +172,7 @@ impl Runner {
             .map(|o| to_numpy(py, o))
             .collect::<PyResult<Vec<_>>>()?;
         let t = PyTuple::new(py, arrays)?;
-        *slot = Some(t.clone().unbind());
+        *slot = Some(Outs::new(t.clone().unbind()));
         Ok(t)
     }
 
@@ -203,15 +251,23 @@ impl Runner {
         inputs: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         guard(|| {
-            let ins =
-                positional_inputs(inputs, &self.input_names, &self.input_dtypes, "the model")?;
-            let session = &self.session;
-            let tensors = ins.tensors();
-            let mut outs = match self.recycled.try_lock() {
-                Ok(mut g) => std::mem::take(&mut *g),
-                Err(_) => vec![],
+            check_count(inputs.len(), &self.input_names, "the model")?;
+            let mut held = self.scratch.try_lock();
+            let mut fresh = Scratch::default();
+            let sc = match held.as_deref_mut() {
+                Ok(sc) => sc,
+                // Another thread's call has it (or a panic left it): this
+                // call starts afresh.
+                Err(_) => &mut fresh,
             };
-            let out = &mut outs;
+            let fed = sc.feed.lend(
+                |i| inputs.get_item(i),
+                &self.input_names,
+                &self.input_dtypes,
+            )?;
+            let session = &self.session;
+            let tensors = fed.tensors();
+            let out = &mut sc.outs;
             let mut run =
                 || guard_nogil(|| session.run_reusing(tensors, out).map_err(|e| e.to_string()));
             if self.release_gil {
@@ -220,11 +276,8 @@ impl Runner {
                 run()
             }
             .map_err(PyErr::from)?;
-            let t = self.arrays(py, &outs);
-            if let Ok(mut g) = self.recycled.try_lock() {
-                *g = outs;
-            }
-            t
+            drop(fed);
+            self.arrays(py, &sc.outs)
         })
     }
 
@@ -232,7 +285,7 @@ impl Runner {
     /// of a runner that makes its own).
     #[getter]
     fn outputs<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyTuple>> {
-        self.lock(py).as_ref().map(|t| t.bind(py).clone())
+        self.lock(py).as_ref().map(|o| o.tuple.bind(py).clone())
     }
 
     /// The input names, in the order a call takes the arrays.

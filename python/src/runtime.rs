@@ -7,7 +7,7 @@
 
 use crate::arrays::{lend, to_numpy, Lent};
 use crate::errors::{error, guard, guard_nogil};
-use crate::runner::Runner;
+use crate::runner::{Runner, Scratch};
 use ge_ir::DType;
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
 use pyo3::prelude::*;
@@ -47,37 +47,89 @@ pub fn ordered_inputs<'py>(
     dtypes: &[Option<DType>],
     what: &str,
 ) -> PyResult<Inputs<'py>> {
-    let py = inputs.py();
+    let given = Given::of(inputs, names, what)?;
     let want = |i: usize| dtypes.get(i).copied().flatten();
-    if let Ok(d) = inputs.cast::<PyDict>() {
-        if d.len() != names.len() {
-            unknown_key(d, names, what)?;
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            lend(
+                &given.get(i, names, keys, what)?,
+                || format!("input '{n}'"),
+                want(i),
+            )
+        })
+        .collect()
+}
+
+/// The objects given for a function's inputs: a dict by name, or a tuple
+/// or list in order (its length checked).
+pub enum Given<'a, 'py> {
+    Dict(&'a Bound<'py, PyDict>),
+    Seq(Bound<'py, PyTuple>),
+}
+
+impl<'a, 'py> Given<'a, 'py> {
+    pub fn of(inputs: &'a Bound<'py, PyAny>, names: &[String], what: &str) -> PyResult<Self> {
+        if let Ok(d) = inputs.cast::<PyDict>() {
+            if d.len() != names.len() {
+                unknown_key(d, names, what)?;
+            }
+            return Ok(Given::Dict(d));
         }
-        return keys
-            .iter()
-            .zip(names)
-            .enumerate()
-            .map(|(i, (k, n))| match d.get_item(k.bind(py))? {
-                Some(v) => lend(&v, || format!("input '{n}'"), want(i)),
-                None => {
-                    unknown_key(d, names, what)?;
-                    Err(error(format!(
-                        "missing input '{n}' of {what} (its inputs: {})",
-                        names.join(", ")
-                    )))
+        let t = if let Ok(t) = inputs.cast::<PyTuple>() {
+            t.clone()
+        } else if let Ok(l) = inputs.cast::<PyList>() {
+            l.to_tuple()
+        } else {
+            return Err(error(
+                "inputs are a dict {name: array} or a list of arrays in order",
+            ));
+        };
+        check_count(t.len(), names, what)?;
+        Ok(Given::Seq(t))
+    }
+
+    /// The object given for input `i` (`names[i]`, `keys[i]` as a Python
+    /// string).
+    pub fn get(
+        &self,
+        i: usize,
+        names: &[String],
+        keys: &[Py<PyString>],
+        what: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Given::Seq(t) => t.get_item(i),
+            Given::Dict(d) => {
+                let py = d.py();
+                let k = keys.get(i).ok_or_else(|| error("an input without a key"))?;
+                match d.get_item(k.bind(py))? {
+                    Some(v) => Ok(v),
+                    None => {
+                        unknown_key(d, names, what)?;
+                        Err(error(format!(
+                            "missing input '{}' of {what} (its inputs: {})",
+                            names.get(i).map_or("?", |n| n.as_str()),
+                            names.join(", ")
+                        )))
+                    }
                 }
-            })
-            .collect();
+            }
+        }
     }
-    if let Ok(t) = inputs.cast::<PyTuple>() {
-        return positional_inputs(t, names, dtypes, what);
+}
+
+/// The error for `n` inputs given to `what`, which takes `names`.
+pub fn check_count(n: usize, names: &[String], what: &str) -> PyResult<()> {
+    if n != names.len() {
+        return Err(error(format!(
+            "{what} takes {} inputs ({}), {n} given",
+            names.len(),
+            names.join(", "),
+        )));
     }
-    if let Ok(l) = inputs.cast::<PyList>() {
-        return positional_inputs(&l.to_tuple(), names, dtypes, what);
-    }
-    Err(error(
-        "inputs are a dict {name: array} or a list of arrays in order",
-    ))
+    Ok(())
 }
 
 /// The error for a key of `d` that is not an input name, if there is one
@@ -100,31 +152,6 @@ pub fn keys(py: Python<'_>, names: &[String]) -> Vec<Py<PyString>> {
     names
         .iter()
         .map(|n| PyString::intern(py, n).unbind())
-        .collect()
-}
-
-/// Inputs given positionally, in the order of `names` (see
-/// [`ordered_inputs`]).
-pub fn positional_inputs<'py>(
-    items: &Bound<'py, PyTuple>,
-    names: &[String],
-    dtypes: &[Option<DType>],
-    what: &str,
-) -> PyResult<Inputs<'py>> {
-    if items.len() != names.len() {
-        return Err(error(format!(
-            "{what} takes {} inputs ({}), {} given",
-            names.len(),
-            names.join(", "),
-            items.len()
-        )));
-    }
-    let want = |i: usize| dtypes.get(i).copied().flatten();
-    items
-        .iter()
-        .zip(names)
-        .enumerate()
-        .map(|(i, (v, n))| lend(&v, || format!("input '{n}'"), want(i)))
         .collect()
 }
 
@@ -290,9 +317,9 @@ pub struct Session {
     input_dtypes: Vec<Option<DType>>,
     /// The output names as Python strings, made once (the result dict's keys).
     output_keys: Vec<Py<PyString>>,
-    /// The runtime's output tensors of the last run, reused by the next
-    /// (`Session::run_reusing`; see `Runner::recycled`).
-    recycled: Mutex<Vec<HostTensor>>,
+    /// What a run keeps for the next: the inputs' feed and the runtime's
+    /// output tensors (`Session::run_reusing`; see `Runner::scratch`).
+    scratch: Mutex<Scratch>,
 }
 
 impl Session {
@@ -319,7 +346,7 @@ impl Session {
                 .iter()
                 .map(|n| PyString::intern(py, n).unbind())
                 .collect(),
-            recycled: Mutex::new(vec![]),
+            scratch: Mutex::new(Scratch::default()),
         }
     }
 }
@@ -343,19 +370,28 @@ impl Session {
         trace: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
-            let ins = self.inputs(inputs)?;
+            let (names, what) = (&self.input_names, "the model");
+            let given = Given::of(inputs, names, what)?;
+            let mut held = self.scratch.try_lock();
+            let mut fresh = Scratch::default();
+            let sc = match held.as_deref_mut() {
+                Ok(sc) => sc,
+                // Another thread's run has it: this one starts afresh.
+                Err(_) => &mut fresh,
+            };
+            let fed = sc.feed.lend(
+                |i| given.get(i, names, &self.input_keys, what),
+                names,
+                &self.input_dtypes,
+            )?;
             let opts = RunOptions {
                 trace: trace.is_some(),
             };
             let session = &self.session;
-            let tensors = ins.tensors();
+            let tensors = fed.tensors();
             // Without a trace, into the last run's tensors (no allocation
             // for outputs of an unchanged size); the arrays are new.
-            let mut outs = match (&trace, self.recycled.try_lock()) {
-                (None, Ok(mut g)) => std::mem::take(&mut *g),
-                _ => vec![],
-            };
-            let out = &mut outs;
+            let out = &mut sc.outs;
             let r = py
                 .detach(|| {
                     guard_nogil(|| {
@@ -370,20 +406,18 @@ impl Session {
                     })
                 })
                 .map_err(PyErr::from)?;
+            drop(fed);
             if let (Some(p), Some(t)) = (&trace, &r) {
                 ge_ir::output::write(p.display().to_string(), t.to_json().as_bytes())
                     .map_err(|e| error(format!("cannot write '{}': {e}", p.display())))?;
             }
             let out = PyDict::new(py);
-            for (i, t) in outs.iter().enumerate() {
+            for (i, t) in sc.outs.iter().enumerate() {
                 let arr = to_numpy(py, t)?;
                 match self.output_keys.get(i) {
                     Some(k) => out.set_item(k.bind(py), arr)?,
                     None => out.set_item(format!("out{i}"), arr)?,
                 }
-            }
-            if let Ok(mut g) = self.recycled.try_lock() {
-                *g = outs;
             }
             Ok(out)
         })

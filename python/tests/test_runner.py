@@ -280,3 +280,92 @@ def test_size_symbol_outputs_have_each_runs_count():
         np.testing.assert_allclose(sig, 1 / (1 + np.exp(-x)), rtol=1e-5)
         # Session.run agrees.
         np.testing.assert_array_equal(list(m.session().run([x]).values())[0], idx)
+
+
+def test_a_layout_that_changes_between_calls_is_checked_again(model):
+    # A runner (and a session) remembers the dtype object of the last array
+    # it read in place and skips re-deriving it; shape, flags and address are
+    # read at every call. Each change below must take the whole check again
+    # (a copy or an error), never the remembered one.
+    sess = model.session()
+    r = sess.runner()
+    x, s = inputs(b=3, seed=6)
+    want = np.maximum(x * s + 1, 0)
+    np.testing.assert_allclose(r.run(x, s)[0], want, rtol=1e-6)  # remembered now
+    before = ge._native._input_copies()
+    np.testing.assert_allclose(r.run(x.astype(np.float64), s)[0], want, rtol=1e-6)  # another dtype
+    np.testing.assert_allclose(r.run(x.astype(">f4"), s)[0], want, rtol=1e-6)  # byte-swapped
+    wide = np.zeros((3, 8), np.float32)
+    wide[:, ::2] = x
+    np.testing.assert_allclose(r.run(wide[:, ::2], s)[0], want, rtol=1e-6)  # same dtype, strided
+    raw = np.zeros(3 * 4 + 1, np.float32)
+    odd = raw[1:].reshape(3, 4)  # 4-byte aligned for numpy, not 8 for the runtime
+    odd[:] = x
+    assert odd.flags.aligned and odd.ctypes.data % 8 != 0
+    np.testing.assert_allclose(r.run(odd, s)[0], want, rtol=1e-6)
+    assert ge._native._input_copies() == before + 4
+    # The same array object changed in place: its dtype (same item size)...
+    y = x.copy()
+    r.run(y, s)
+    y.dtype = np.int32
+    np.testing.assert_allclose(r.run(y, s)[0], np.maximum(y.astype(np.float32) * s + 1, 0), rtol=1e-6)
+    assert ge._native._input_copies() == before + 5
+    # ... and its shape: a wrong one is refused, a new batch runs at its size.
+    z = np.arange(12, dtype=np.float32)
+    r.run(z.reshape(3, 4), s)
+    z.shape = (2, 6)
+    with pytest.raises(ge.Error, match="dim 1 must be 4"):
+        r.run(z, s)
+    z.shape = (12,)
+    with pytest.raises(ge.Error, match="rank"):
+        r.run(z, s)
+    z.shape = (6, 2)
+    with pytest.raises(ge.Error, match="dim 1 must be 4"):
+        r.run(z, s)
+    z.shape = (3, 4)
+    np.testing.assert_allclose(r.run(z, s)[0], np.maximum(z * s + 1, 0), rtol=1e-6)
+    big = np.tile(z, (2, 1))
+    (y6, _) = r.run(big, s)
+    assert y6.shape == (6, 4)
+    np.testing.assert_allclose(y6, np.maximum(big * s + 1, 0), rtol=1e-6)
+    # A zero-size batch is not read in place (nothing to read) and still runs.
+    (y0, _) = r.run(np.zeros((0, 4), np.float32), s)
+    assert y0.shape == (0, 4)
+    # Session.run by name remembers the same way and agrees.
+    names = [n for n, _ in model.inputs]
+    for a in [x, x.astype(np.float64), wide[:, ::2], x, odd, x]:
+        got = list(sess.run({names[0]: a, names[1]: s}).values())[0]
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    # In place again, with no copy.
+    before = ge._native._input_copies()
+    r.run(x, s)
+    sess.run({names[0]: x, names[1]: s})
+    assert ge._native._input_copies() == before
+
+
+def test_inputs_of_a_dict_replaced_by_another_thread_stay_alive(model):
+    # Session.run holds each input array for the whole run: a thread that
+    # replaces the dict's arrays meanwhile (dropping the last reference to the
+    # one being read) does not free memory the run reads — every result is
+    # the old array's or the new one's, whole.
+    sess = model.session()
+    names = [n for n, _ in model.inputs]
+    s = np.ones(4, np.float32)
+    feed = {names[0]: np.full((8, 4), 3.0, np.float32), names[1]: s}
+    stop = threading.Event()
+
+    def work(i):
+        if i == 0:
+            try:
+                for _ in range(300):
+                    y = list(sess.run(feed).values())[0]
+                    assert (y == y.flat[0]).all() and y.flat[0] in (4.0, 6.0), y
+            finally:
+                stop.set()
+        else:
+            v = 3.0
+            while not stop.is_set():
+                v = 8.0 - v  # 3 and 5, alternately
+                feed[names[0]] = np.full((8, 4), v, np.float32)
+
+    in_threads(work, 2)

@@ -130,10 +130,13 @@ def mismatches(text):
                         bad.append(f"{name}.{m}: parameters {_params(member)} in the stub, "
                                    f"{_runtime_params(getattr(obj, m))} at runtime")
             init = declared.get("__init__")
-            try:
-                rt_init = _runtime_params(obj)
-            except ValueError:
+            # A class made from Python has its constructor's text signature;
+            # one without (no #[new]) has none — inspect would fall back to
+            # object's `()` for it under pyo3's abi3-py310 types.
+            if getattr(obj, "__text_signature__", None) is None:
                 rt_init = None  # no constructor from Python
+            else:
+                rt_init = _runtime_params(obj)
             if (init is None) != (rt_init is None):
                 bad.append(f"{name}.__init__: constructible at runtime is {rt_init is not None}")
             elif init is not None and _params(init) != rt_init:

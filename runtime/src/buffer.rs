@@ -231,7 +231,22 @@ impl HostTensor {
         ptr: *const u8,
         len: usize,
     ) -> Result<HostTensor, String> {
-        check_len(dtype, shape, len)?;
+        // SAFETY: the caller's contract is this function's.
+        unsafe { HostTensor::borrowed_shape(dtype, shape.to_vec(), ptr, len) }
+    }
+    /// [`HostTensor::borrowed`] with a shape vector of the caller's (a
+    /// caller lending arrays call after call reuses the vector of the last
+    /// call's tensor: no allocation).
+    ///
+    /// # Safety
+    /// As [`HostTensor::borrowed`].
+    pub unsafe fn borrowed_shape(
+        dtype: DType,
+        shape: Vec<usize>,
+        ptr: *const u8,
+        len: usize,
+    ) -> Result<HostTensor, String> {
+        check_len(dtype, &shape, len)?;
         if ptr.is_null() || !(ptr as usize).is_multiple_of(BORROW_ALIGN) {
             return Err(format!(
                 "the buffer at {ptr:p} is not aligned to {BORROW_ALIGN} bytes"
@@ -239,7 +254,7 @@ impl HostTensor {
         }
         Ok(HostTensor {
             dtype,
-            shape: shape.to_vec(),
+            shape,
             buf: Storage {
                 own: AlignedBuf::zeroed(0),
                 lent: Some((ptr, len)),
@@ -637,6 +652,26 @@ mod tests {
         t.bytes_mut()[0] = 0xff;
         assert!(!t.is_borrowed() && t.as_ptr() != p, "written: copied first");
         assert_eq!(mem, [1.0, 2.0, 3.0], "the lent memory is never written");
+    }
+
+    #[test]
+    fn a_borrow_keeps_the_callers_shape_vector() {
+        let mem = [0u64; 3]; // 24 bytes, 8-byte aligned
+        let p = mem.as_ptr() as *const u8;
+        let mut shape = Vec::with_capacity(4);
+        shape.extend_from_slice(&[2, 3]);
+        let at = shape.as_ptr();
+        // SAFETY: `mem` outlives `t` and is not written meanwhile.
+        let t = unsafe { HostTensor::borrowed_shape(DType::F32, shape, p, 24) }.expect("borrow");
+        assert_eq!(
+            (t.shape.as_ptr(), t.shape.capacity()),
+            (at, 4),
+            "not copied"
+        );
+        // Checked as `borrowed` checks: 2x3 f32 is 24 bytes.
+        // SAFETY: as above.
+        let e = unsafe { HostTensor::borrowed_shape(DType::F32, vec![2, 3], p, 20) };
+        assert!(e.is_err());
     }
 
     #[test]

@@ -26,7 +26,7 @@ come from the same cargo profile: by default this script builds `ge-run` and ins
 the package (maturin develop) in --profile release.
 
 Usage: .venv/bin/python tools/bench/python_session.py [--iterations 2000] [--warmup 200]
-           [--rounds 5] [--profile release|dev] [--no-build]
+           [--rounds 5] [--profile release|dev] [--no-build] [--only TEXT]
 """
 
 import argparse
@@ -67,6 +67,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--profile", choices=["release", "dev"], default="release")
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--only", help="run only the models whose name contains this text")
     args = ap.parse_args()
     if not args.no_build:
         build(args.profile)
@@ -83,6 +84,8 @@ def main():
     rows = []
     floors = []
     for name, (om_bytes, x) in cases(ge, es, np).items():
+        if args.only and args.only not in name:
+            continue
         om_path = os.path.join(tmp, "m.om")
         in_path = os.path.join(tmp, "x.npy")
         with open(om_path, "wb") as f:
