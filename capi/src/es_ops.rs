@@ -2016,10 +2016,40 @@ pub unsafe extern "C" fn ge_es_resize_v2(
 /// - `pads`, `pads_len`: begin amounts of every dim, then end amounts
 /// - `mode` (NULL: `"constant"`): how padded elements are filled
 /// - `value` (NULL: `0.0`): fill value of constant mode
-/// - `axes`, `axes_len` (NULL: `[]`): the dims `pads` lists, in its order (every dim when empty)
 /// - `out`: the result
 #[no_mangle]
 pub unsafe extern "C" fn ge_es_pad(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    pads: *const i64,
+    pads_len: usize,
+    mode: *const c_char,
+    value: *const f64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_pad", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.pad")?;
+            call_.one("input", input)?;
+            call_.array("pads", pads, pads_len, true)?;
+            call_.str("mode", mode, false)?;
+            call_.attr_ptr("value", value)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.pad`: Pad (or crop, with negative pads) a tensor (ONNX Pad)
+///
+/// - `input`: operand
+/// - `pads`, `pads_len`: begin amounts of every dim, then end amounts
+/// - `mode` (NULL: `"constant"`): how padded elements are filled
+/// - `value` (NULL: `0.0`): fill value of constant mode
+/// - `axes`, `axes_len` (NULL: `[]`): the dims `pads` lists, in its order (every dim when empty)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_pad_v2(
     graph: *mut ge_graph,
     input: ge_es_tensor,
     pads: *const i64,
@@ -2030,7 +2060,7 @@ pub unsafe extern "C" fn ge_es_pad(
     axes_len: usize,
     out: *mut ge_es_tensor,
 ) -> ge_status {
-    entry("ge_es_pad", || {
+    entry("ge_es_pad_v2", || {
         // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
         unsafe {
             let mut call_ = Call::new(graph, "graph.pad")?;

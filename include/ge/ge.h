@@ -1216,6 +1216,24 @@ ge_status ge_es_pad(struct ge_graph *graph,
                     const double *value,
                     struct ge_es_tensor *out);
 
+// `graph.pad`: Pad (or crop, with negative pads) a tensor (ONNX Pad)
+//
+// - `input`: operand
+// - `pads`, `pads_len`: begin amounts of every dim, then end amounts
+// - `mode` (NULL: `"constant"`): how padded elements are filled
+// - `value` (NULL: `0.0`): fill value of constant mode
+// - `axes`, `axes_len` (NULL: `[]`): the dims `pads` lists, in its order (every dim when empty)
+// - `out`: the result
+ge_status ge_es_pad_v2(struct ge_graph *graph,
+                       struct ge_es_tensor input,
+                       const int64_t *pads,
+                       size_t pads_len,
+                       const char *mode,
+                       const double *value,
+                       const int64_t *axes,
+                       size_t axes_len,
+                       struct ge_es_tensor *out);
+
 // `graph.bitwise_and`: Bitwise and of integer tensors, with broadcasting
 //
 // - `lhs`: operand

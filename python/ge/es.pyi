@@ -65,6 +65,10 @@ class CausalConvResults(NamedTuple):
     output: Tensor
     present_state: Tensor
 
+class MaxPoolIndicesResults(NamedTuple):
+    output: Tensor
+    indices: Tensor
+
 class Graph:
     """One graph.func being built in a new module."""
     name: str
@@ -956,12 +960,12 @@ class Graph:
     ) -> Tensor:
         """Maximum over axes
 
-        ONNX ReduceMax with `axes` as an attribute; attributes as for `graph.reduce_sum`. NaN propagates; a float maximum over an empty axis is -inf.
+        ONNX ReduceMax with `axes` as an attribute; attributes as for `graph.reduce_sum`. NaN propagates; a float maximum over an empty axis is -inf. On `i1` it is logical or (false over an empty axis).
 
         Op ``graph.reduce_max``; Rust: ``b.reduce_max(data, axes: &[i64], ReduceMaxAttrs) -> Tensor``.
 
         Args:
-            data (Tensor): tensor of f64/f32/f16/bf16/i64/i32/i16/i8/ui64/ui32/ui16/ui8/index values
+            data (Tensor): tensor of f64/f32/f16/bf16/i64/i32/i16/i8/ui64/ui32/ui16/ui8/index/i1 values
             axes (Sequence[int], default []): axes to reduce (negative counts from the back); empty: all axes
             keepdims (int, default 1): 1: keep reduced axes as size 1; 0: drop them
             noop_with_empty_axes (int, default 0): 1: empty `axes` means no reduction (the identity) instead of all axes
@@ -981,12 +985,12 @@ class Graph:
     ) -> Tensor:
         """Minimum over axes
 
-        ONNX ReduceMin with `axes` as an attribute; attributes as for `graph.reduce_sum`. NaN propagates; a float minimum over an empty axis is +inf.
+        ONNX ReduceMin with `axes` as an attribute; attributes as for `graph.reduce_sum`. NaN propagates; a float minimum over an empty axis is +inf. On `i1` it is logical and (true over an empty axis).
 
         Op ``graph.reduce_min``; Rust: ``b.reduce_min(data, axes: &[i64], ReduceMinAttrs) -> Tensor``.
 
         Args:
-            data (Tensor): tensor of f64/f32/f16/bf16/i64/i32/i16/i8/ui64/ui32/ui16/ui8/index values
+            data (Tensor): tensor of f64/f32/f16/bf16/i64/i32/i16/i8/ui64/ui32/ui16/ui8/index/i1 values
             axes (Sequence[int], default []): axes to reduce (negative counts from the back); empty: all axes
             keepdims (int, default 1): 1: keep reduced axes as size 1; 0: drop them
             noop_with_empty_axes (int, default 0): 1: empty `axes` means no reduction (the identity) instead of all axes
@@ -1151,12 +1155,12 @@ class Graph:
     ) -> Tensor:
         """2-D max pooling (ONNX MaxPool, NCHW)
 
-        The maximum over each `kH x kW` window (dilated by `dilations`) of an `N x C x H x W` input; padded cells never win. Output size as for `conv2d`, or rounded up with `ceil_mode = 1`. ONNX's optional `Indices` result and `storage_order` are not supported.
+        The maximum over each `kH x kW` window (dilated by `dilations`) of an `N x C x H x W` input; padded cells never win. Output size as for `conv2d`, or rounded up with `ceil_mode = 1`. Floats, i8 and u8, as ONNX MaxPool. ONNX's optional `Indices` result and `storage_order` are not supported.
 
         Op ``graph.max_pool2d``; Rust: ``b.max_pool2d(input, kernel_shape: &[i64], MaxPool2dAttrs) -> Tensor``.
 
         Args:
-            input (Tensor): tensor of floating-point values
+            input (Tensor): tensor of f64/f32/f16/bf16/i8/ui8 values
             kernel_shape (Sequence[int]): window size [kH, kW]
             strides (Sequence[int], default [1, 1]): stride along H and W
             pads (Sequence[int], default [0, 0, 0, 0]): padding [top, left, bottom, right]; each smaller than the kernel extent
@@ -1753,6 +1757,7 @@ class Graph:
         *,
         mode: Literal["constant", "reflect", "edge", "wrap"] = 'constant',
         value: float = 0.0,
+        axes: Sequence[int] = [],
     ) -> Tensor:
         """Pad (or crop, with negative pads) a tensor (ONNX Pad)
 
@@ -1765,6 +1770,7 @@ class Graph:
             pads (Sequence[int]): begin amounts of every dim, then end amounts
             mode (Literal["constant", "reflect", "edge", "wrap"], default "constant"): how padded elements are filled
             value (float, default 0.0): fill value of constant mode
+            axes (Sequence[int], default []): the dims `pads` lists, in its order (every dim when empty)
 
         Returns:
             Tensor
@@ -2697,6 +2703,95 @@ class Graph:
         """
         ...
 
+    def col2im(
+        self,
+        input: Tensor,
+        image_shape: Sequence[int],
+        block_shape: Sequence[int],
+        *,
+        dilations: Sequence[int] = [],
+        pads: Sequence[int] = [],
+        strides: Sequence[int] = [],
+    ) -> Tensor:
+        """Rearrange columns of sliding blocks into an image, adding overlaps (ONNX Col2Im)
+
+        The inverse of im2col in any number of spatial dims: `input` is `N x (C * prod(block_shape)) x L`, where `L` is the number of positions a block of `block_shape` (dilated by `dilations`) takes when it slides over the image of `image_shape` padded by `pads` with `strides`. Each column element is added into the image element it covers; elements that fall in the padding are dropped. The result is `N x C x image_shape`. ONNX's `image_shape` and `block_shape` inputs become the attributes.
+
+        Op ``graph.col2im``; Rust: ``b.col2im(input, image_shape: &[i64], block_shape: &[i64], Col2ImAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            image_shape (Sequence[int]): the spatial dims of the image
+            block_shape (Sequence[int]): the spatial dims of a block
+            dilations (Sequence[int], default []): the block's dilation along each spatial dim (empty: all 1)
+            pads (Sequence[int], default []): the image's padding: every begin amount, then every end amount (empty: all 0)
+            strides (Sequence[int], default []): the block's stride along each spatial dim (empty: all 1)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def max_pool2d_indices(
+        self,
+        input: Tensor,
+        kernel_shape: Sequence[int],
+        *,
+        strides: Sequence[int] = [1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1],
+        ceil_mode: int = 0,
+        storage_order: int = 0,
+    ) -> MaxPoolIndicesResults:
+        """2-D max pooling with the place of each maximum (ONNX MaxPool with `Indices`)
+
+        graph.max_pool2d's result (the same windows, pads, dilations and `ceil_mode`; floats, i8 and u8) and, for each output element, the index of the input element it came from, counted over the whole `N x C x H x W` input: row major, or with `storage_order = 1` column major within each plane (`(n * C + c) * H * W + x * H + y`). The first largest value of a window wins, as in ONNX's reference.
+
+        Op ``graph.max_pool2d_indices``; Rust: ``b.max_pool2d_indices(input, kernel_shape: &[i64], MaxPool2dIndicesAttrs) -> MaxPoolIndicesResults { output, indices }``.
+
+        Args:
+            input (Tensor): tensor of f64/f32/f16/bf16/i8/ui8 values
+            kernel_shape (Sequence[int]): window size [kH, kW]
+            strides (Sequence[int], default [1, 1]): stride along H and W
+            pads (Sequence[int], default [0, 0, 0, 0]): padding [top, left, bottom, right]; each smaller than the kernel extent
+            dilations (Sequence[int], default [1, 1]): window dilation along H and W
+            ceil_mode (int, default 0): 1: round the output size up
+            storage_order (int, default 0): 0: indices row major; 1: column major within each plane
+
+        Returns:
+            MaxPoolIndicesResults(output, indices)
+        """
+        ...
+
+    def max_unpool(
+        self,
+        input: Tensor,
+        indices: Tensor,
+        kernel_shape: Sequence[int],
+        *,
+        pads: Sequence[int] = [],
+        strides: Sequence[int] = [],
+        output_shape: Sequence[int] = [],
+    ) -> Tensor:
+        """Put pooled values back where they came from (ONNX MaxUnpool)
+
+        `input` (`N x C x spatial...`) and `indices` (the same shape; what graph.max_pool2d_indices gives) make a zero tensor of the shape the pooling was taken from — `(in - 1) * stride - pad_begin - pad_end + kernel` per spatial dim — with each input value at its index (counted over that whole tensor, row major); an index out of range is an error. With `output_shape` (ONNX's input of that name) the result has that shape, at least as large, with the unpooled tensor at its start and zeros after, as in ONNX's reference.
+
+        Op ``graph.max_unpool``; Rust: ``b.max_unpool(input, indices, kernel_shape: &[i64], MaxUnpoolAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            indices (Tensor): tensor of i64 values
+            kernel_shape (Sequence[int]): the pooling window per spatial dim
+            pads (Sequence[int], default []): the pooling's pads: every begin amount, then every end amount (empty: all 0)
+            strides (Sequence[int], default []): the pooling's strides (empty: all 1)
+            output_shape (Sequence[int], default []): the result's shape, N and C included (empty: the unpooled shape)
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def det(
         self,
         input: Tensor,
@@ -2734,6 +2829,90 @@ class Graph:
             sequence_lens (Tensor): tensor of i64 values
             batch_axis (int, default 1): the batch dim (0 or 1)
             time_axis (int, default 0): the time dim (1 or 0)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def tfidf_vectorizer(
+        self,
+        input: Tensor,
+        min_gram_length: int,
+        max_gram_length: int,
+        max_skip_count: int,
+        mode: Literal["TF", "IDF", "TFIDF"],
+        ngram_counts: Sequence[int],
+        ngram_indexes: Sequence[int],
+        pool_int64s: Sequence[int],
+        *,
+        weights: Sequence[float] = [],
+    ) -> Tensor:
+        """N-gram counts of integer token rows, weighted (ONNX TfIdfVectorizer)
+
+        `input` is `[C]` or `[N, C]` token ids (i32 or i64); the result is `[out]` or `[N, out]` f32 with `out = max(ngram_indexes) + 1`. The pool `pool_int64s` lists the n-grams by length: `ngram_counts[i]` is where the `(i+1)`-grams start; the n-gram with id `k` (in pool order) counts in column `ngram_indexes[k]`. Only lengths `min_gram_length..= max_gram_length` are counted, with skip distances `1..=max_skip_count + 1` (a skip-`d` n-gram takes every `d`-th token; unigrams count once). `mode` TF gives the counts, IDF the column's weight where the count is non-zero, TFIDF the count times the weight (`weights` per output column, 1 when empty). String pools are not supported.
+
+        Op ``graph.tfidf_vectorizer``; Rust: ``b.tfidf_vectorizer(input, min_gram_length: i64, max_gram_length: i64, max_skip_count: i64, mode: &str, ngram_counts: &[i64], ngram_indexes: &[i64], pool_int64s: &[i64], TfidfVectorizerAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of i32/i64 values
+            min_gram_length (int): the shortest n-gram counted
+            max_gram_length (int): the longest n-gram counted
+            max_skip_count (int): the largest number of tokens skipped between two of an n-gram's
+            mode (Literal["TF", "IDF", "TFIDF"]): TF (counts), IDF (weights of the present n-grams) or TFIDF (their product)
+            ngram_counts (Sequence[int]): where the pool's (i+1)-grams start, for each length
+            ngram_indexes (Sequence[int]): the output column of each n-gram of the pool, in pool order
+            pool_int64s (Sequence[int]): the n-grams, shortest first, token by token
+            weights (Sequence[float], default []): weight per output column (empty: 1)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def tree_ensemble(
+        self,
+        input: Tensor,
+        n_targets: int,
+        tree_roots: Sequence[int],
+        nodes_modes: Sequence[int],
+        nodes_featureids: Sequence[int],
+        nodes_splits: Sequence[float],
+        nodes_truenodeids: Sequence[int],
+        nodes_falsenodeids: Sequence[int],
+        nodes_trueleafs: Sequence[int],
+        nodes_falseleafs: Sequence[int],
+        leaf_targetids: Sequence[int],
+        leaf_weights: Sequence[float],
+        *,
+        aggregate_function: Literal["AVERAGE", "SUM", "MIN", "MAX"] = 'SUM',
+        nodes_missing_value_tracks_true: Sequence[int] = [],
+        membership_values: Sequence[float] = [],
+        membership_counts: Sequence[int] = [],
+    ) -> Tensor:
+        """A tree ensemble's per-target scores (ONNX ai.onnx.ml TreeEnsemble)
+
+        `input` is `[N, F]` features; the result `[N, n_targets]` of the same type. Node `i` compares feature `nodes_featureids[i]` with `nodes_splits[i]` by `nodes_modes[i]` (0 `<=`, 1 `<`, 2 `>=`, 3 `>`, 4 `==`, 5 `!=`, 6 membership of its set) — a NaN feature takes the true branch where `nodes_missing_value_tracks_true` is 1 — and goes on to node or leaf `nodes_truenodeids[i]` / `nodes_falsenodeids[i]` (a leaf where `nodes_trueleafs` / `nodes_falseleafs` is 1). Each row walks every tree from `tree_roots` to a leaf, whose `leaf_weights` entry is aggregated into target `leaf_targetids` by `aggregate_function`, tree by tree, rounded to the element type at each step. The sets of the membership nodes are `membership_values` cut by `membership_counts` (node order); ONNX's NaN-delimited list becomes the two at import. ONNX's `post_transform` other than NONE is not supported.
+
+        Op ``graph.tree_ensemble``; Rust: ``b.tree_ensemble(input, n_targets: i64, tree_roots: &[i64], nodes_modes: &[i64], nodes_featureids: &[i64], nodes_splits: &[f64], nodes_truenodeids: &[i64], nodes_falsenodeids: &[i64], nodes_trueleafs: &[i64], nodes_falseleafs: &[i64], leaf_targetids: &[i64], leaf_weights: &[f64], TreeEnsembleAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of f16/f32/f64 values
+            n_targets (int): the number of targets (columns of the result)
+            tree_roots (Sequence[int]): the node each tree starts at
+            nodes_modes (Sequence[int]): per node: its comparison, 0..=6 (leq, lt, gte, gt, eq, neq, member)
+            nodes_featureids (Sequence[int]): per node: the feature it reads
+            nodes_splits (Sequence[float]): per node: the value it compares with (unused by membership nodes)
+            nodes_truenodeids (Sequence[int]): per node: the node or leaf of its true branch
+            nodes_falsenodeids (Sequence[int]): per node: the node or leaf of its false branch
+            nodes_trueleafs (Sequence[int]): per node: 1 when its true branch is a leaf
+            nodes_falseleafs (Sequence[int]): per node: 1 when its false branch is a leaf
+            leaf_targetids (Sequence[int]): per leaf: the target it adds to
+            leaf_weights (Sequence[float]): per leaf: its weight
+            aggregate_function (Literal["AVERAGE", "SUM", "MIN", "MAX"], default "SUM"): how the trees' leaves combine per target
+            nodes_missing_value_tracks_true (Sequence[int], default []): per node: 1 when a NaN feature takes the true branch (empty: none does)
+            membership_values (Sequence[float], default []): the sets of the membership nodes, concatenated in node order
+            membership_counts (Sequence[int], default []): the size of each membership node's set, in node order
 
         Returns:
             Tensor

@@ -19,8 +19,7 @@ use super::{
     gather_elements, geometry, grid_sample, instance_norm, iota, linalg, movement, pad, pool,
     qlinear, quant, range, resize, reverse_sequence, rnn, rotary, scatter_elements,
     sequence_mixing, shape_of, signal, specialize, swiglu, tensor_scatter, tfidf, tile, topk,
-    tree_ensemble, volume,
-    Kernel, Op,
+    tree_ensemble, volume, Kernel, Op,
 };
 use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
