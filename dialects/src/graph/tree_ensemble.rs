@@ -80,6 +80,78 @@ fn required<T>(v: Option<T>, name: &str) -> Result<T, String> {
     v.ok_or_else(|| format!("requires attribute '{name}'"))
 }
 
+/// How the trees' leaf weights combine (the declaration's enum admits only
+/// these names; SUM is its default).
+fn aggregate_of(name: &str) -> Aggregate {
+    match name {
+        "AVERAGE" => Aggregate::Average,
+        "MIN" => Aggregate::Min,
+        "MAX" => Aggregate::Max,
+        _ => Aggregate::Sum,
+    }
+}
+
+/// The comparison of an ONNX `nodes_modes` entry.
+fn mode_of(m: i64) -> Result<Mode, String> {
+    Ok(match m {
+        0 => Mode::Leq,
+        1 => Mode::Lt,
+        2 => Mode::Gte,
+        3 => Mode::Gt,
+        4 => Mode::Eq,
+        5 => Mode::Neq,
+        6 => Mode::Member,
+        m => {
+            return Err(format!(
+                "attribute 'nodes_modes' entry {m} is not a mode (0..=6)"
+            ))
+        }
+    })
+}
+
+/// Every per-node attribute has one entry per node (`nodes_modes` has `n`);
+/// `nodes_missing_value_tracks_true` has one or none.
+fn check_node_lengths(n: usize, lens: &[(&str, usize)], missing: usize) -> Result<(), String> {
+    for &(name, len) in lens {
+        if len != n {
+            return Err(format!(
+                "attribute '{name}' has {len} entries, but 'nodes_modes' has {n} (one per node)"
+            ));
+        }
+    }
+    if missing != 0 && missing != n {
+        return Err(format!(
+            "attribute 'nodes_missing_value_tracks_true' has {missing} entries, but there are {n} nodes"
+        ));
+    }
+    Ok(())
+}
+
+/// The (target, weight) of each leaf, targets checked against `n_targets`.
+fn leaves_of(
+    targets: &[i64],
+    weights: &[f64],
+    n_targets: usize,
+) -> Result<Vec<(usize, f64)>, String> {
+    if targets.len() != weights.len() {
+        return Err(format!(
+            "attributes 'leaf_targetids' ({} entries) and 'leaf_weights' ({}) must have one entry per leaf",
+            targets.len(),
+            weights.len()
+        ));
+    }
+    targets
+        .iter()
+        .zip(weights)
+        .map(|(&t, &w)| match usize::try_from(t) {
+            Ok(t) if t < n_targets => Ok((t, w)),
+            _ => Err(format!(
+                "leaf target {t} is out of range for 'n_targets' {n_targets}"
+            )),
+        })
+        .collect()
+}
+
 /// The largest `n_targets` accepted (a row of the result is allocated).
 const MAX_TARGETS: usize = 1 << 24;
 
@@ -93,12 +165,7 @@ impl TreeParams {
             .ok_or_else(|| {
                 format!("attribute 'n_targets' must be in [0, {MAX_TARGETS}], but got {n_targets}")
             })?;
-        let aggregate = match a.aggregate_function() {
-            "AVERAGE" => Aggregate::Average,
-            "MIN" => Aggregate::Min,
-            "MAX" => Aggregate::Max,
-            _ => Aggregate::Sum,
-        };
+        let aggregate = aggregate_of(a.aggregate_function());
         let modes = required(a.nodes_modes(), "nodes_modes")?;
         let features = required(a.nodes_featureids(), "nodes_featureids")?;
         let splits = required(a.nodes_splits(), "nodes_splits")?;
@@ -108,45 +175,23 @@ impl TreeParams {
         let false_leafs = required(a.nodes_falseleafs(), "nodes_falseleafs")?;
         let missing = a.nodes_missing_value_tracks_true();
         let n = modes.len();
-        for (name, len) in [
-            ("nodes_featureids", features.len()),
-            ("nodes_splits", splits.len()),
-            ("nodes_truenodeids", true_ids.len()),
-            ("nodes_falsenodeids", false_ids.len()),
-            ("nodes_trueleafs", true_leafs.len()),
-            ("nodes_falseleafs", false_leafs.len()),
-        ] {
-            if len != n {
-                return Err(format!(
-                    "attribute '{name}' has {len} entries, but 'nodes_modes' has {n} (one per node)"
-                ));
-            }
-        }
-        if !missing.is_empty() && missing.len() != n {
-            return Err(format!(
-                "attribute 'nodes_missing_value_tracks_true' has {} entries, but there are {n} nodes",
-                missing.len()
-            ));
-        }
-        let targets = required(a.leaf_targetids(), "leaf_targetids")?;
-        let weights = required(a.leaf_weights(), "leaf_weights")?;
-        if targets.len() != weights.len() {
-            return Err(format!(
-                "attributes 'leaf_targetids' ({} entries) and 'leaf_weights' ({}) must have one entry per leaf",
-                targets.len(),
-                weights.len()
-            ));
-        }
-        let leaves = targets
-            .iter()
-            .zip(&weights)
-            .map(|(&t, &w)| match usize::try_from(t) {
-                Ok(t) if t < n_targets => Ok((t, w)),
-                _ => Err(format!(
-                    "leaf target {t} is out of range for 'n_targets' {n_targets}"
-                )),
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        check_node_lengths(
+            n,
+            &[
+                ("nodes_featureids", features.len()),
+                ("nodes_splits", splits.len()),
+                ("nodes_truenodeids", true_ids.len()),
+                ("nodes_falsenodeids", false_ids.len()),
+                ("nodes_trueleafs", true_leafs.len()),
+                ("nodes_falseleafs", false_leafs.len()),
+            ],
+            missing.len(),
+        )?;
+        let leaves = leaves_of(
+            &required(a.leaf_targetids(), "leaf_targetids")?,
+            &required(a.leaf_weights(), "leaf_weights")?,
+            n_targets,
+        )?;
         let next = |id: i64, leaf: i64, what: &str| -> Result<Next, String> {
             let (limit, kind) = match leaf {
                 0 => (n, "node"),
@@ -171,20 +216,7 @@ impl TreeParams {
         let mut member_at = 0usize;
         let mut nodes = Vec::with_capacity(n);
         for i in 0..n {
-            let mode = match modes[i] {
-                0 => Mode::Leq,
-                1 => Mode::Lt,
-                2 => Mode::Gte,
-                3 => Mode::Gt,
-                4 => Mode::Eq,
-                5 => Mode::Neq,
-                6 => Mode::Member,
-                m => {
-                    return Err(format!(
-                        "attribute 'nodes_modes' entry {m} is not a mode (0..=6)"
-                    ))
-                }
-            };
+            let mode = mode_of(modes[i])?;
             let feature = usize::try_from(features[i])
                 .map_err(|_| format!("feature id {} must be >= 0", features[i]))?;
             let mut members = vec![];
