@@ -934,32 +934,12 @@ pub fn one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let depth = *depth.first().ok_or_else(|| invalid(n, "depth is empty"))? as i64;
     let rank = cx.e.rank(idx)?;
     let axis = norm_axis(n, n.i("axis", -1)?, rank + 1)?;
-    let i = cast(cx, idx, DType::I64)?;
-    // Negative indices count from the end.
-    let zero = cx.e.scalar(DType::I64, 0.0)?;
-    let neg = op2(cx, "graph.less", i, zero)?;
     let d = cx.e.scalar(DType::I64, depth as f64)?;
-    let wrapped = op2(cx, "graph.add", i, d)?;
-    let i = cx.e.op("graph.where", &[neg, wrapped, i], vec![])?;
-    let i = super::unsqueeze(cx, i, &[axis as i64])?;
     let mut ishape = vec![1usize; rank + 1];
     ishape[axis] = depth.max(0) as usize;
     let iota =
         cx.e.constant(&Tensor::from_i64(ishape, DType::I64, (0..depth).collect()))?;
-    let hit = op2(cx, "graph.equal", i, iota)?;
-    let i0 = cx.e.scalar(DType::I64, 0.0)?;
-    let i1 = cx.e.scalar(DType::I64, 1.0)?;
-    let off = cx.e.op(
-        "graph.gather",
-        &[values, i0],
-        vec![("axis", Attribute::i64(0))],
-    )?;
-    let on = cx.e.op(
-        "graph.gather",
-        &[values, i1],
-        vec![("axis", Attribute::i64(0))],
-    )?;
-    one(cx.e.op("graph.where", &[hit, on, off], vec![])?)
+    select_one_hot(cx, idx, d, axis, iota, values)
 }
 
 /// OneHot whose depth is read at run time: the positions `0..depth` are a
@@ -971,17 +951,31 @@ fn run_time_one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let axis = norm_axis(n, n.i("axis", -1)?, rank + 1)?;
     let base = n.output_names.first().map_or("onehot", String::as_str);
     let iota = run_time_iota(cx, n, depth, &format!("{base}_depth"))?;
-    let i = cast(cx, idx, DType::I64)?;
-    // Negative indices count from the end: add the depth (as i64, a scalar).
     let d = cast(cx, depth, DType::I64)?;
     let d = super::reshape(cx, d, &[])?;
-    let zero = cx.e.scalar(DType::I64, 0.0)?;
-    let neg = op2(cx, "graph.less", i, zero)?;
-    let wrapped = op2(cx, "graph.add", i, d)?;
-    let i = cx.e.op("graph.where", &[neg, wrapped, i], vec![])?;
-    let i = super::unsqueeze(cx, i, &[axis as i64])?;
     let others: Vec<i64> = (0..=rank as i64).filter(|&a| a != axis as i64).collect();
     let iota = super::unsqueeze(cx, iota, &others)?;
+    select_one_hot(cx, idx, d, axis, iota, values)
+}
+
+/// OneHot's result from its positions `iota` (`0..depth` along `axis`, 1
+/// elsewhere): the indices, negative ones counted from the end (plus the
+/// i64 scalar `depth`), unsqueezed at `axis` and compared with `iota`, pick
+/// `values[1]` where they hit and `values[0]` elsewhere.
+fn select_one_hot(
+    cx: &mut Cx,
+    idx: ValueId,
+    depth: ValueId,
+    axis: usize,
+    iota: ValueId,
+    values: ValueId,
+) -> Res<Vec<ValueId>> {
+    let i = cast(cx, idx, DType::I64)?;
+    let zero = cx.e.scalar(DType::I64, 0.0)?;
+    let neg = op2(cx, "graph.less", i, zero)?;
+    let wrapped = op2(cx, "graph.add", i, depth)?;
+    let i = cx.e.op("graph.where", &[neg, wrapped, i], vec![])?;
+    let i = super::unsqueeze(cx, i, &[axis as i64])?;
     let hit = op2(cx, "graph.equal", i, iota)?;
     let i0 = cx.e.scalar(DType::I64, 0.0)?;
     let i1 = cx.e.scalar(DType::I64, 1.0)?;
