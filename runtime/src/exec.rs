@@ -1602,9 +1602,16 @@ fn run_stream(
     waits_done.clear();
     let mut pc = 0;
     let mut steps = 0u64;
+    // A kernel that loops (graph.while) keeps the run's limits.
+    let limits = crate::kernels::RunLimits {
+        max_steps: inner.limits.max_steps,
+        deadline: events.deadline,
+    };
     let compute = Par {
         pool: Some((&inner.compute, slots)),
+        limits,
     };
+    let host = Par { pool: None, limits };
     // This thread wants a core while it runs the stream (not while it waits).
     let _awake = inner.compute.awake();
     while pc < list.len() {
@@ -1628,7 +1635,7 @@ fn run_stream(
         // (taken before the trace clock starts: waiting is not running).
         let (par, _slot) = match (&rt.task, rt.compute) {
             (Task::Launch { .. }, true) => (&compute, compute.enter()),
-            _ => (&Par::NONE, None),
+            _ => (&host, None),
         };
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), Failure> = match &rt.task {
