@@ -1587,6 +1587,15 @@ fn run_streams(
     (result, traces)
 }
 
+/// The limits a kernel that loops (graph.while) keeps: the run's step
+/// budget and deadline.
+fn loop_limits(inner: &Inner, events: &Events) -> crate::kernels::RunLimits {
+    crate::kernels::RunLimits {
+        max_steps: inner.limits.max_steps,
+        deadline: events.deadline,
+    }
+}
+
 /// Run the tasks of stream `s` in order (`mine`: its scratch).
 fn run_stream(
     inner: &Inner,
@@ -1602,11 +1611,7 @@ fn run_stream(
     waits_done.clear();
     let mut pc = 0;
     let mut steps = 0u64;
-    // A kernel that loops (graph.while) keeps the run's limits.
-    let limits = crate::kernels::RunLimits {
-        max_steps: inner.limits.max_steps,
-        deadline: events.deadline,
-    };
+    let limits = loop_limits(inner, events);
     let compute = Par {
         pool: Some((&inner.compute, slots)),
         limits,
