@@ -748,6 +748,40 @@ impl Body {
         walk_ops(vec![(self, op)], false, order, &mut |_, o| f(o));
     }
 
+    /// Values defined outside `op` that ops nested in its (non-isolated)
+    /// regions use — what a region of `graph.if`/`graph.while` captures from
+    /// the enclosing function — in first-use order, without repeats. The
+    /// lowering passes them to a control-flow task as inputs after its
+    /// operands; the runtime's control-flow kernel reads them in that order.
+    pub fn captured_values(&self, op: OpId) -> Vec<ValueId> {
+        let mut out: Vec<ValueId> = vec![];
+        if self.op(op).inner.is_some() || self.op(op).regions().is_empty() {
+            return out;
+        }
+        let mut inside = std::collections::HashSet::new();
+        self.walk(op, WalkOrder::Pre, &mut |o| {
+            inside.insert(o);
+        });
+        let mut seen = std::collections::HashSet::new();
+        self.walk(op, WalkOrder::Pre, &mut |o| {
+            if o == op {
+                return;
+            }
+            for &v in self.op(o).operands() {
+                let defined_inside = match self.value(v).def {
+                    ValueDef::Result { op: d, .. } => inside.contains(&d),
+                    ValueDef::BlockArg { block, .. } => self
+                        .block_parent_op(block)
+                        .is_some_and(|p| inside.contains(&p)),
+                };
+                if !defined_inside && seen.insert(v) {
+                    out.push(v);
+                }
+            }
+        });
+        out
+    }
+
     /// [`Body::walk`] for every op of region `r`.
     pub fn walk_region(&self, r: RegionId, order: WalkOrder, f: &mut dyn FnMut(OpId)) {
         walk_ops(self.region_ops(r), false, order, &mut |_, o| f(o));

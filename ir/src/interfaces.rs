@@ -531,6 +531,10 @@ pub enum KernelFamily {
     /// Classical machine-learning ops of ONNX: n-gram counting and tree
     /// ensembles (runtime/src/kernels/{tfidf,tree_ensemble}.rs).
     ClassicalMl,
+    /// Control flow with regions (graph.if, graph.while, graph.case): the
+    /// regions compiled to native programs per concrete shape
+    /// (runtime/src/kernels/control_flow.rs).
+    ControlFlow,
 }
 
 op_interface!(KernelFamily, "kernel");

@@ -224,7 +224,8 @@ pub fn for_each_nested(body: &Body, op: OpId, f: &mut dyn FnMut(&Body, OpId)) {
 }
 
 /// Values `op` reads: its operands, then values defined outside it that ops
-/// in its (non-isolated) regions use — in first-use order, without repeats.
+/// in its (non-isolated) regions use (`Body::captured_values`) — in
+/// first-use order, without repeats.
 pub fn inputs_of(body: &Body, op: OpId) -> Vec<ValueId> {
     let mut out: Vec<ValueId> = vec![];
     let mut seen = HashSet::new();
@@ -233,32 +234,11 @@ pub fn inputs_of(body: &Body, op: OpId) -> Vec<ValueId> {
             out.push(v);
         }
     }
-    if body.op(op).inner.is_some() || body.op(op).regions().is_empty() {
-        return out;
+    for v in body.captured_values(op) {
+        if seen.insert(v) {
+            out.push(v);
+        }
     }
-    let mut inside = HashSet::new();
-    body.walk(op, WalkOrder::Pre, &mut |o| {
-        inside.insert(o);
-    });
-    body.walk(op, WalkOrder::Pre, &mut |o| {
-        if o == op {
-            return;
-        }
-        for &v in body.op(o).operands() {
-            let defined_inside = match body.defining_op(v) {
-                Some(d) => inside.contains(&d),
-                None => match body.value(v).def {
-                    ge_ir::body::ValueDef::BlockArg { block, .. } => body
-                        .block_parent_op(block)
-                        .is_some_and(|p| inside.contains(&p)),
-                    _ => false,
-                },
-            };
-            if !defined_inside && seen.insert(v) {
-                out.push(v);
-            }
-        }
-    });
     out
 }
 

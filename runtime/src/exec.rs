@@ -1587,6 +1587,15 @@ fn run_streams(
     (result, traces)
 }
 
+/// The limits a kernel that loops (graph.while) keeps: the run's step
+/// budget and deadline.
+fn loop_limits(inner: &Inner, events: &Events) -> crate::kernels::RunLimits {
+    crate::kernels::RunLimits {
+        max_steps: inner.limits.max_steps,
+        deadline: events.deadline,
+    }
+}
+
 /// Run the tasks of stream `s` in order (`mine`: its scratch).
 fn run_stream(
     inner: &Inner,
@@ -1602,9 +1611,12 @@ fn run_stream(
     waits_done.clear();
     let mut pc = 0;
     let mut steps = 0u64;
+    let limits = loop_limits(inner, events);
     let compute = Par {
         pool: Some((&inner.compute, slots)),
+        limits,
     };
+    let host = Par { pool: None, limits };
     // This thread wants a core while it runs the stream (not while it waits).
     let _awake = inner.compute.awake();
     while pc < list.len() {
@@ -1628,7 +1640,7 @@ fn run_stream(
         // (taken before the trace clock starts: waiting is not running).
         let (par, _slot) = match (&rt.task, rt.compute) {
             (Task::Launch { .. }, true) => (&compute, compute.enter()),
-            _ => (&Par::NONE, None),
+            _ => (&host, None),
         };
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), Failure> = match &rt.task {

@@ -18,7 +18,7 @@ use ge_ir::Type;
 const YIELD_PARENTS: &[&str] = &["graph.if", "graph.while", "graph.case", "graph.fused"];
 
 /// The one element of a condition/index tensor.
-fn single(t: &Tensor, what: &str) -> Result<i64, String> {
+pub fn single(t: &Tensor, what: &str) -> Result<i64, String> {
     if t.len() != 1 {
         return Err(format!(
             "operand '{what}' must hold exactly one element, but has shape {:?}",
@@ -296,6 +296,7 @@ def_op! {
         semantics: sem_if,
         interfaces [
             CPU_ENGINES,
+            KernelFamily::ControlFlow,
         ],
         es(none = "region op: its branches are nested blocks, not values an eager call can take"),
     }
@@ -322,16 +323,16 @@ fn verify_case(body: &Body, op: OpId) -> Result<(), OpError> {
 
 fn sem_case(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let i = single(x.first().ok_or("expects an index")?, "index")?;
-    let n = cx.num_regions();
+    cx.run_region(case_branch(i, cx.num_regions())?, vec![])
+}
+
+/// The branch `graph.case` runs for index `i` of `n` branches: region `i`,
+/// the last (the default) when `i` is out of range.
+pub fn case_branch(i: i64, n: usize) -> Result<usize, String> {
     if n == 0 {
         return Err("has no branches".into());
     }
-    let k = if i >= 0 && (i as usize) < n {
-        i as usize
-    } else {
-        n - 1
-    };
-    cx.run_region(k, vec![])
+    Ok(usize::try_from(i).ok().filter(|&k| k < n).unwrap_or(n - 1))
 }
 
 def_op! {
@@ -363,6 +364,7 @@ def_op! {
         semantics: sem_case,
         interfaces [
             CPU_ENGINES,
+            KernelFamily::ControlFlow,
         ],
         es(none = "region op: its branches are nested blocks"),
     }
@@ -450,6 +452,7 @@ def_op! {
         semantics: sem_while,
         interfaces [
             CPU_ENGINES,
+            KernelFamily::ControlFlow,
         ],
         es(none = "region op: its condition and body are nested blocks"),
     }

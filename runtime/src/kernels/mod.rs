@@ -54,6 +54,7 @@ pub mod attention;
 pub mod batch_norm;
 pub mod bit_shift;
 pub mod col2im;
+pub mod control_flow;
 pub mod conv;
 pub mod conv_transpose;
 pub mod cumulative;
@@ -99,8 +100,9 @@ pub mod winograd;
 use crate::buffer::{class_of, AlignedBuf, Class};
 use ge_dialects::data::constant::Constant;
 use ge_dialects::graph::func::Return;
-use ge_ir::body::{Body, OpId, ValueId};
+use ge_ir::body::{BlockId, Body, OpId, ValueId};
 use ge_ir::module::Module;
+use ge_ir::opdef::Trait;
 use ge_ir::{DType, Dim, Ident, Location, Type};
 use std::collections::HashMap;
 
@@ -122,14 +124,35 @@ impl Slot {
 }
 
 /// Intra-op parallelism: the compute pool and the run's compute slots
-/// (AICore/VectorCore kernels), or none (host kernels, load-time folding).
+/// (AICore/VectorCore kernels), or none (host kernels, load-time folding);
+/// and the run's limits, which a kernel that loops (`graph.while`) keeps.
 pub struct Par<'a> {
     pub pool: Option<(&'a crate::pool::Pool, &'a crate::pool::Slots)>,
+    pub limits: RunLimits,
+}
+
+/// What bounds a kernel that loops: the steps one loop may run (the run's
+/// `--max-steps`) and the run's deadline (`--timeout`).
+#[derive(Clone, Copy, Debug)]
+pub struct RunLimits {
+    pub max_steps: u64,
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl RunLimits {
+    /// The default step budget, no deadline (load-time folding).
+    pub const DEFAULT: RunLimits = RunLimits {
+        max_steps: crate::model::DEFAULT_MAX_STEPS,
+        deadline: None,
+    };
 }
 
 impl<'a> Par<'a> {
-    /// Everything on the calling thread.
-    pub const NONE: Par<'static> = Par { pool: None };
+    /// Everything on the calling thread, under the default limits.
+    pub const NONE: Par<'static> = Par {
+        pool: None,
+        limits: RunLimits::DEFAULT,
+    };
 
     pub fn threads(&self) -> usize {
         self.pool.map_or(1, |(p, _)| p.threads())
@@ -405,6 +428,22 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
     let body = fd.inner.as_deref().ok_or_else(no_body)?;
     let r = *fd.regions().first().ok_or_else(no_body)?;
     let blk = body.entry_block(r).ok_or_else(no_body)?;
+    compile_block(Some(module), body, blk, &[], name, fd.loc)
+}
+
+/// The program of block `blk` of `body` — a kernel function's body, or a
+/// region of a control-flow op ([`control_flow`]): the block's arguments and
+/// then `extra` (values defined outside the block that it reads) are the
+/// program's arguments, the operands of its terminator its results.
+/// `module` holds the resource blobs of `dense_resource` constants.
+pub fn compile_block(
+    module: Option<&Module>,
+    body: &Body,
+    blk: BlockId,
+    extra: &[ValueId],
+    name: &str,
+    loc: Location,
+) -> Result<KernelProgram, String> {
     let mut b = Builder {
         body,
         ids: HashMap::new(),
@@ -417,20 +456,24 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
     let args: Vec<usize> = body
         .block(blk)
         .args
-        .clone()
-        .into_iter()
-        .map(|a| b.id(a))
+        .iter()
+        .chain(extra)
+        .map(|&a| b.id(a))
         .collect();
+    let ends = |o: OpId| {
+        let d = body.op(o);
+        Return::is(d) || d.has_trait(Trait::Terminator)
+    };
     let mut results = vec![];
     if let Some(ret) = body.block_ops(blk).last() {
-        if Return::is(body.op(ret)) {
+        if ends(ret) {
             let rs: Vec<ValueId> = body.op(ret).operands().to_vec();
             results = rs.into_iter().map(|v| b.id(v)).collect();
         }
     }
     let mut fallback = None;
     for o in body.block_ops(blk) {
-        if Return::is(body.op(o)) {
+        if ends(o) {
             break;
         }
         fallback = b.op(module, o)?;
@@ -450,20 +493,17 @@ pub fn compile(module: &Module, name: &str) -> Result<KernelProgram, String> {
         steps: b.steps,
         consts: b.consts,
         fallback,
-        loc: fd.loc,
+        loc,
     })
 }
 
 impl Builder<'_> {
     /// Add op `o`: a constant, an elementwise op (to the open group) or a
     /// native step. `Some(reason)` when it has no native kernel.
-    fn op(&mut self, module: &Module, o: OpId) -> Result<Option<String>, String> {
+    fn op(&mut self, module: Option<&Module>, o: OpId) -> Result<Option<String>, String> {
         let body = self.body;
         let d = body.op(o);
         let opname = d.name.as_str();
-        if !d.regions().is_empty() {
-            return Ok(Some(opname.to_string()));
-        }
         let has_f64 = |v: &ValueId| body.value_type(*v).dtype() == Some(DType::F64);
         let f64_data = d.results().iter().any(has_f64) || d.operands().iter().any(has_f64);
         let native = d
@@ -475,7 +515,7 @@ impl Builder<'_> {
             Some(registry::Native::Constant) => {
                 self.flush();
                 let value = Constant::attrs(d).value().ok_or("constant without value")?;
-                let t = ge_dialects::data::constant::elements_tensor(value, Some(module))?;
+                let t = ge_dialects::data::constant::elements_tensor(value, module)?;
                 let id = self.id(d.results()[0]);
                 self.consts.push((
                     id,
@@ -495,7 +535,15 @@ impl Builder<'_> {
             return Ok(Some(opname.to_string()));
         }
         self.flush();
-        let ins: Vec<usize> = d.operands().iter().map(|&v| self.id(v)).collect();
+        // A control-flow op also reads what its regions capture, after its
+        // operands (the order `control_flow::ControlFlow` expects).
+        let ins: Vec<usize> = d
+            .operands()
+            .iter()
+            .copied()
+            .chain(body.captured_values(o))
+            .map(|v| self.id(v))
+            .collect();
         let outs: Vec<usize> = d.results().iter().map(|&v| self.id(v)).collect();
         // Compute ops run on floats (f32/f16/bf16, and f64 where `f64_ok`);
         // data movement on any dtype.

@@ -11,6 +11,7 @@
 //! kernel at run time with [`register_kernel`]; such a registration wins.
 
 use super::col2im as col2im_kernel;
+use super::control_flow::ControlFlow;
 use super::ew::Code;
 use super::max_unpool as max_unpool_kernel;
 use super::norm::{Norm, RedKind, Reduce};
@@ -32,6 +33,7 @@ use ge_dialects::graph::bitwise::{
     BitShift, Bitcast, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor,
 };
 use ge_dialects::graph::col2im::{Col2Im, Col2ImGeom};
+use ge_dialects::graph::control::{Case, If, While};
 use ge_dialects::graph::det::Det;
 use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::geometry::{AffineGrid, CenterCropPad};
@@ -169,6 +171,9 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         (Specialize::DEF, |b, o| {
             kernel(specialize::Specialize::from_op(b, o)?)
         }),
+        (If::DEF, |b, o| kernel(ControlFlow::from_op(b, o)?)),
+        (Case::DEF, |b, o| kernel(ControlFlow::from_op(b, o)?)),
+        (While::DEF, |b, o| kernel(ControlFlow::from_op(b, o)?)),
         (Conv2d::DEF, |b, o| {
             conv::Conv::from_op(b, o).map(|c| Native::Step(Op::Conv(c)))
         }),

@@ -81,14 +81,14 @@ impl Specialize {
 }
 
 /// A slot's elements as a reference tensor.
-fn tensor_of(s: &Slot) -> Result<Tensor, String> {
+pub(super) fn tensor_of(s: &Slot) -> Result<Tensor, String> {
     // SAFETY: the executor gives every operand slot `s.bytes()` valid bytes
     // (the contract of `Step::run`).
     let bytes = unsafe { std::slice::from_raw_parts(s.ptr as *const u8, s.bytes()) };
     ge_dialects::data::tensor_from_bytes(bytes, s.shape.clone(), s.dtype)
 }
 
-fn static_type(s: &Slot) -> Type {
+pub(super) fn static_type(s: &Slot) -> Type {
     let dims: Vec<Dim> = s.shape.iter().map(|&d| Dim::Static(d as i64)).collect();
     Type::tensor(&dims, s.dtype)
 }
