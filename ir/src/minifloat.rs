@@ -216,7 +216,7 @@ impl MiniFloat {
 /// of two (a significand of 1.5 or more rounds up), NaN for zero, negative,
 /// infinite and NaN values and past 2^127, the smallest value (2^-127) below it.
 fn e8m0_nearest(v: f64) -> u64 {
-    if !(v > 0.0) || v.is_infinite() {
+    if v.is_nan() || v <= 0.0 || v.is_infinite() {
         return 0xFF;
     }
     if v < 2f64.powi(-127) {

@@ -75,7 +75,7 @@ fn a_random_draw_from_a_weight_is_never_folded() {
     let model = load(&om_bytes("bernoulli", text, &CompileOptions::default()), 1);
     assert_eq!(model.folded_values(), 0, "nothing folded");
     let x = ge_ir::tensor::Tensor::from_f64(vec![256], ge_ir::DType::F32, vec![0.0; 256]);
-    let (a, b) = (run(&model, &[x.clone()]), run(&model, &[x]));
+    let (a, b) = (run(&model, std::slice::from_ref(&x)), run(&model, &[x]));
     assert_ne!(a[1].to_f64(), b[1].to_f64(), "two runs draw differently");
     assert_eq!(
         a[0].to_f64(),
