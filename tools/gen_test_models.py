@@ -1251,6 +1251,60 @@ def max_unpool():
     save_onnx("max_pool_indices_3d", m)
 
 
+def e8m0_and_random():
+    """FLOAT8E8M0 (opset 24 Cast with round_mode; lit-tests/frontends/onnx-e8m0.test)
+    and the random ops (lit-tests/frontends/onnx-random.test). cast_e8m0 casts to
+    e8m0 rounding up (the default), down without saturation and to nearest, reads each
+    back as f32, and reads an e8m0 initializer; random_ops draws with every random op
+    (seeded, so ge's runs repeat; no reference: no other generator draws ge's numbers).
+    Fixed inputs (no rng), so this can run alone."""
+    T = TensorProto
+    x = np.array([0.0, 0.124, 1.1, 1.5, 3.0, -2.0, 3.0e38, np.inf], np.float32)
+    init = helper.make_tensor("w", T.FLOAT8E8M0, [3], [0, 127, 254], raw=False)
+    nodes = [
+        helper.make_node("Cast", ["x"], ["up"], name="up", to=T.FLOAT8E8M0),
+        helper.make_node("Cast", ["up"], ["y_up"], name="up_back", to=T.FLOAT),
+        helper.make_node("Cast", ["x"], ["down"], name="down", to=T.FLOAT8E8M0,
+                         round_mode="down", saturate=0),
+        helper.make_node("Cast", ["down"], ["y_down"], name="down_back", to=T.FLOAT),
+        helper.make_node("Cast", ["x"], ["near"], name="near", to=T.FLOAT8E8M0,
+                         round_mode="nearest", saturate=0),
+        helper.make_node("Cast", ["near"], ["y_near"], name="near_back", to=T.FLOAT),
+        helper.make_node("Cast", ["w"], ["y_w"], name="w_back", to=T.FLOAT),
+    ]
+    m = model(
+        nodes,
+        [vi("x", [8])],
+        [vi("y_up", [8]), vi("y_down", [8]), vi("y_near", [8]), vi("y_w", [3])],
+        [init],
+        opset=24,
+    )
+    save_onnx("cast_e8m0", m, [("x", x)], check=False)
+    nodes = [
+        helper.make_node("RandomUniform", [], ["u"], name="u", shape=[3, 4], seed=1.0),
+        helper.make_node("RandomUniformLike", ["p"], ["ul"], name="ul", low=-2.0, high=3.0,
+                         seed=2.0),
+        helper.make_node("RandomNormal", [], ["n"], name="n", shape=[2, 3], mean=5.0,
+                         scale=0.5, seed=3.0, dtype=T.DOUBLE),
+        helper.make_node("RandomNormalLike", ["p"], ["nl"], name="nl", dtype=T.FLOAT16),
+        helper.make_node("Bernoulli", ["p"], ["b"], name="b", seed=4.0, dtype=T.INT32),
+        helper.make_node("Multinomial", ["logits"], ["k"], name="k", sample_size=6, seed=5.0,
+                         dtype=T.INT64),
+    ]
+    m = model(
+        nodes,
+        [vi("p", [2, 5]), vi("logits", [2, 3])],
+        [vi("u", [3, 4]), vi("ul", [2, 5]), vi("n", [2, 3], T.DOUBLE),
+         vi("nl", [2, 5], T.FLOAT16), vi("b", [2, 5], T.INT32), vi("k", [2, 6], T.INT64)],
+        opset=22,
+    )
+    save_onnx("random_ops", m)
+    p = np.array([[0.0, 0.25, 0.5, 0.75, 1.0], [0.1, 0.2, 0.3, 0.9, 1.0]], np.float32)
+    logits = np.log(np.array([[0.2, 0.8, 1e-30], [1.0, 1.0, 1.0]], np.float32))
+    np.save(os.path.join(ONNX_DIR, "random_ops.in0.npy"), p)
+    np.save(os.path.join(ONNX_DIR, "random_ops.in1.npy"), logits)
+
+
 def main():
     # `gen_test_models.py NAME...` runs only the named generators (e.g. tf_list_errors).
     if sys.argv[1:]:
@@ -1277,6 +1331,7 @@ def main():
     small_gaps()
     col2im()
     max_unpool()
+    e8m0_and_random()
     tf_list_errors()
     tf_op_errors()
 

@@ -689,6 +689,35 @@ pub unsafe extern "C" fn ge_es_cast(
     })
 }
 
+/// `graph.cast`: Convert elements to another type
+///
+/// - `input`: operand
+/// - `to`: the target element type
+/// - `round_mode` (NULL: absent): how a cast to f8E8M0FNU rounds (ONNX's `round_mode`: up, down or nearest); absent: to the nearest power of two, as f8E8M0FNU's own conversion
+/// - `saturate` (NULL: `1`): with `round_mode`: rounding up from 2^127 stays at 2^127 (ONNX's `saturate`) rather than giving NaN
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_cast_v2(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    to: ge_dtype,
+    round_mode: *const c_char,
+    saturate: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_cast_v2", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.cast")?;
+            call_.one("input", input)?;
+            call_.dtype("to", to)?;
+            call_.str("round_mode", round_mode, false)?;
+            call_.attr_ptr("saturate", saturate)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.where`: Select elements from two tensors by a condition
 ///
 /// - `cond`: operand
@@ -3585,6 +3614,133 @@ pub unsafe extern "C" fn ge_es_tree_ensemble(
                 membership_counts_len,
                 false,
             )?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.random_uniform`: Values drawn uniformly from [low, high) (ONNX RandomUniform, RandomUniformLike)
+///
+/// - `like`: optional operand (NULL: absent)
+/// - `shape`, `shape_len` (NULL: absent): the result's shape (without `like`)
+/// - `dtype` (NULL: absent): the result's element type
+/// - `low` (NULL: `0.0`): the smallest value
+/// - `high` (NULL: `1.0`): the bound above every value
+/// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_random_uniform(
+    graph: *mut ge_graph,
+    like: *const ge_es_tensor,
+    shape: *const i64,
+    shape_len: usize,
+    dtype: *const ge_dtype,
+    low: *const f64,
+    high: *const f64,
+    seed: *const f64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_random_uniform", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.random_uniform")?;
+            call_.opt("like", like)?;
+            call_.array("shape", shape, shape_len, false)?;
+            call_.dtype_ptr("dtype", dtype)?;
+            call_.attr_ptr("low", low)?;
+            call_.attr_ptr("high", high)?;
+            call_.attr_ptr("seed", seed)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.random_normal`: Values drawn from a normal distribution (ONNX RandomNormal, RandomNormalLike)
+///
+/// - `like`: optional operand (NULL: absent)
+/// - `shape`, `shape_len` (NULL: absent): the result's shape (without `like`)
+/// - `dtype` (NULL: absent): the result's element type
+/// - `mean` (NULL: `0.0`): the mean
+/// - `scale` (NULL: `1.0`): the standard deviation
+/// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_random_normal(
+    graph: *mut ge_graph,
+    like: *const ge_es_tensor,
+    shape: *const i64,
+    shape_len: usize,
+    dtype: *const ge_dtype,
+    mean: *const f64,
+    scale: *const f64,
+    seed: *const f64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_random_normal", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.random_normal")?;
+            call_.opt("like", like)?;
+            call_.array("shape", shape, shape_len, false)?;
+            call_.dtype_ptr("dtype", dtype)?;
+            call_.attr_ptr("mean", mean)?;
+            call_.attr_ptr("scale", scale)?;
+            call_.attr_ptr("seed", seed)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.bernoulli`: Each element 1 with the probability its input gives, else 0 (ONNX Bernoulli)
+///
+/// - `input`: operand
+/// - `dtype` (NULL: absent): the result's element type (any number type or i1)
+/// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_bernoulli(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    dtype: *const ge_dtype,
+    seed: *const f64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_bernoulli", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.bernoulli")?;
+            call_.one("input", input)?;
+            call_.dtype_ptr("dtype", dtype)?;
+            call_.attr_ptr("seed", seed)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.multinomial`: Class indices drawn from each row's distribution (ONNX Multinomial)
+///
+/// - `input`: operand
+/// - `sample_size` (NULL: `1`): samples per row
+/// - `dtype` (NULL: absent): the result's element type (i32 or i64)
+/// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_multinomial(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    sample_size: *const i64,
+    dtype: *const ge_dtype,
+    seed: *const f64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_multinomial", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.multinomial")?;
+            call_.one("input", input)?;
+            call_.attr_ptr("sample_size", sample_size)?;
+            call_.dtype_ptr("dtype", dtype)?;
+            call_.attr_ptr("seed", seed)?;
             call_.finish_one(out)
         }
     })

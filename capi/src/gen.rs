@@ -247,7 +247,7 @@ impl Func {
 /// promised (docs/c-api.md, "Versions": the op keeps its old function and
 /// gets a new one): `ge_es_<method>` keeps the first `n` attribute fields,
 /// the others taking their defaults, and `ge_es_<method>_v2` takes them all.
-const GROWN: &[(&str, usize)] = &[("resize", 5), ("pad", 2)];
+const GROWN: &[(&str, usize)] = &[("resize", 5), ("pad", 2), ("cast", 0)];
 
 /// The C functions of an ES op: (name, attribute fields it takes).
 pub fn c_functions(es: &EsOp) -> Vec<(String, Option<usize>)> {

@@ -166,6 +166,11 @@ fn old_precision(name: &str) -> PrecisionClass {
             | "graph.yield"
             | "graph.condition"
             | "data.constant"
+            // New with issue 16: a draw keeps the element type the model asked for.
+            | "graph.random_uniform"
+            | "graph.random_normal"
+            | "graph.bernoulli"
+            | "graph.multinomial"
     ) || !(name.starts_with("graph.") || name.starts_with("data."));
     // `unit_of`: the Cube ops.
     let cube = matches!(

@@ -159,6 +159,7 @@ pub fn write_npy(path: &str, t: &Tensor) -> Result<(), String> {
         | DType::F8E4M3FNUZ
         | DType::F8E5M2
         | DType::F8E5M2FNUZ
+        | DType::F8E8M0FNU
         | DType::F4E2M1FN => write_vec(&shape, t.to_f64().into_iter().map(|x| x as f32).collect()),
         DType::F16 => write_vec(
             &shape,

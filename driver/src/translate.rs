@@ -32,7 +32,8 @@ pub struct TranslateArgs {
     /// Print an .om offline model back as .air (kernels, task program, weights as resources)
     #[arg(long, value_name = "MODEL.om", group = "mode")]
     pub om_to_air: Option<String>,
-    /// List the ONNX ops the importer supports
+    /// List the ONNX ops the importer supports: ai.onnx's by name, then those of other
+    /// domains as DOMAIN:NAME (ai.onnx.ml:TreeEnsemble)
     #[arg(long, group = "mode")]
     pub list_onnx_ops: bool,
     /// List the TensorFlow ops the importer supports
@@ -134,9 +135,13 @@ fn write_text(args: &TranslateArgs, text: String) -> TranslateOutput {
 
 pub fn main_with(args: TranslateArgs, ctx: &Context) -> TranslateOutput {
     if args.list_onnx_ops {
-        let names: Vec<&str> = ge_frontends::onnx::ops::TABLE
+        let ml = ge_frontends::onnx::ops::ML_TABLE
             .iter()
-            .map(|(n, _)| *n)
+            .map(|(n, _)| format!("ai.onnx.ml:{n}"));
+        let names: Vec<String> = ge_frontends::onnx::ops::TABLE
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .chain(ml)
             .collect();
         return TranslateOutput {
             stdout: format!("{}\n", names.join("\n")),

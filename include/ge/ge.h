@@ -544,6 +544,20 @@ ge_status ge_es_cast(struct ge_graph *graph,
                      ge_dtype to,
                      struct ge_es_tensor *out);
 
+// `graph.cast`: Convert elements to another type
+//
+// - `input`: operand
+// - `to`: the target element type
+// - `round_mode` (NULL: absent): how a cast to f8E8M0FNU rounds (ONNX's `round_mode`: up, down or nearest); absent: to the nearest power of two, as f8E8M0FNU's own conversion
+// - `saturate` (NULL: `1`): with `round_mode`: rounding up from 2^127 stays at 2^127 (ONNX's `saturate`) rather than giving NaN
+// - `out`: the result
+ge_status ge_es_cast_v2(struct ge_graph *graph,
+                        struct ge_es_tensor input,
+                        ge_dtype to,
+                        const char *round_mode,
+                        const int64_t *saturate,
+                        struct ge_es_tensor *out);
+
 // `graph.where`: Select elements from two tensors by a condition
 //
 // - `cond`: operand
@@ -1991,6 +2005,70 @@ ge_status ge_es_tree_ensemble(struct ge_graph *graph,
                               const int64_t *membership_counts,
                               size_t membership_counts_len,
                               struct ge_es_tensor *out);
+
+// `graph.random_uniform`: Values drawn uniformly from [low, high) (ONNX RandomUniform, RandomUniformLike)
+//
+// - `like`: optional operand (NULL: absent)
+// - `shape`, `shape_len` (NULL: absent): the result's shape (without `like`)
+// - `dtype` (NULL: absent): the result's element type
+// - `low` (NULL: `0.0`): the smallest value
+// - `high` (NULL: `1.0`): the bound above every value
+// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+// - `out`: the result
+ge_status ge_es_random_uniform(struct ge_graph *graph,
+                               const struct ge_es_tensor *like,
+                               const int64_t *shape,
+                               size_t shape_len,
+                               const ge_dtype *dtype,
+                               const double *low,
+                               const double *high,
+                               const double *seed,
+                               struct ge_es_tensor *out);
+
+// `graph.random_normal`: Values drawn from a normal distribution (ONNX RandomNormal, RandomNormalLike)
+//
+// - `like`: optional operand (NULL: absent)
+// - `shape`, `shape_len` (NULL: absent): the result's shape (without `like`)
+// - `dtype` (NULL: absent): the result's element type
+// - `mean` (NULL: `0.0`): the mean
+// - `scale` (NULL: `1.0`): the standard deviation
+// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+// - `out`: the result
+ge_status ge_es_random_normal(struct ge_graph *graph,
+                              const struct ge_es_tensor *like,
+                              const int64_t *shape,
+                              size_t shape_len,
+                              const ge_dtype *dtype,
+                              const double *mean,
+                              const double *scale,
+                              const double *seed,
+                              struct ge_es_tensor *out);
+
+// `graph.bernoulli`: Each element 1 with the probability its input gives, else 0 (ONNX Bernoulli)
+//
+// - `input`: operand
+// - `dtype` (NULL: absent): the result's element type (any number type or i1)
+// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+// - `out`: the result
+ge_status ge_es_bernoulli(struct ge_graph *graph,
+                          struct ge_es_tensor input,
+                          const ge_dtype *dtype,
+                          const double *seed,
+                          struct ge_es_tensor *out);
+
+// `graph.multinomial`: Class indices drawn from each row's distribution (ONNX Multinomial)
+//
+// - `input`: operand
+// - `sample_size` (NULL: `1`): samples per row
+// - `dtype` (NULL: absent): the result's element type (i32 or i64)
+// - `seed` (NULL: absent): the generator's seed (ONNX's float `seed`)
+// - `out`: the result
+ge_status ge_es_multinomial(struct ge_graph *graph,
+                            struct ge_es_tensor input,
+                            const int64_t *sample_size,
+                            const ge_dtype *dtype,
+                            const double *seed,
+                            struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

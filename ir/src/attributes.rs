@@ -224,6 +224,7 @@ pub fn read_element(dt: DType, b: &[u8]) -> Element {
         | DType::F8E4M3FNUZ
         | DType::F8E5M2
         | DType::F8E5M2FNUZ
+        | DType::F8E8M0FNU
         | DType::F4E2M1FN => Element::Float(dt.float_from_bits(b[0] as u64)),
         DType::I4 | DType::U4 | DType::I2 | DType::U2 => {
             Element::Int(crate::tensor::wrap_i(dt, b[0] as i64))
@@ -258,6 +259,7 @@ pub fn write_element(dt: DType, e: Element, out: &mut Vec<u8>) {
         | DType::F8E4M3FNUZ
         | DType::F8E5M2
         | DType::F8E5M2FNUZ
+        | DType::F8E8M0FNU
         | DType::F4E2M1FN => out.push(dt.float_bits(f) as u8),
         DType::I8 | DType::U8 | DType::I4 | DType::U4 | DType::I2 | DType::U2 => out.push(i as u8),
         DType::I16 | DType::U16 => out.extend_from_slice(&(i as i16).to_le_bytes()),

@@ -11,8 +11,9 @@
 //! (infinities and NaNs) — the digit generation is [`crate::mlir_float`]'s.
 //!
 //! The 8-bit formats whose special values differ from IEEE's (`f8E4M3FN`,
-//! the `FNUZ` family, `f8E8M0FNU`) and the 6- and 4-bit ones are not
-//! covered: their attributes stay a diagnostic.
+//! the `FNUZ` family, `f8E8M0FNU`) and `f4E2M1FN` are dtypes
+//! ([`crate::minifloat`]); the other 6- and 4-bit ones are not covered: their
+//! attributes stay a diagnostic.
 
 use num_bigint::BigUint;
 

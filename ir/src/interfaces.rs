@@ -22,6 +22,7 @@
 //! | [`PrecisionClass`] | white/gray/black list of mixed precision | `convert-precision` |
 //! | [`Layout`] | plain, format-following, or blocked (NC1HWC0 / FRACTAL_*) | `select-formats` |
 //! | [`KernelFamily`] | which native kernel family of the runtime runs it | the runtime's kernel registry (keyed by [`OpKey`]) |
+//! | [`RandomValues`] | that the op draws random values, and the set they lie in | checks of outputs no reference can reproduce (ge-conformance) |
 
 use crate::attributes::{AttrDict, Format};
 use crate::dim::Dim;
@@ -535,6 +536,59 @@ pub enum KernelFamily {
     /// regions compiled to native programs per concrete shape
     /// (runtime/src/kernels/control_flow.rs).
     ControlFlow,
+    /// Random number generation: uniform, normal, Bernoulli and multinomial
+    /// draws (runtime/src/kernels/random.rs).
+    Random,
 }
 
 op_interface!(KernelFamily, "kernel");
+
+// ---- random values ------------------------------------------------------------
+
+/// The set a random op's results lie in (see [`RandomValues`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueDomain {
+    /// `lo <= x < hi` (a uniform draw; `lo` itself when `hi <= lo`).
+    HalfOpen(f64, f64),
+    /// Any number but NaN (a normal draw).
+    NotNan,
+    /// One of these values (a Bernoulli draw: 0 and 1).
+    OneOf(Vec<f64>),
+}
+
+impl ValueDomain {
+    pub fn contains(&self, x: f64) -> bool {
+        match self {
+            ValueDomain::HalfOpen(lo, hi) if hi <= lo => x == *lo,
+            ValueDomain::HalfOpen(lo, hi) => *lo <= x && x < *hi,
+            ValueDomain::NotNan => !x.is_nan(),
+            ValueDomain::OneOf(v) => v.contains(&x),
+        }
+    }
+}
+
+impl std::fmt::Display for ValueDomain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueDomain::HalfOpen(lo, hi) => write!(f, "[{lo}, {hi})"),
+            ValueDomain::NotNan => f.write_str("the numbers (no NaN)"),
+            ValueDomain::OneOf(v) => {
+                let v: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                write!(f, "{{{}}}", v.join(", "))
+            }
+        }
+    }
+}
+
+/// The op draws random values: its results cannot be compared with another
+/// implementation's, only checked against the set they lie in, which
+/// `domain` gives from the op (its attributes and operand types; `None` when
+/// it cannot say). Such an op is not `Pure` — without a seed every run
+/// differs — so constant folding, CSE and DCE leave it alone, and the
+/// runtime never folds it at load time.
+#[derive(Clone, Copy)]
+pub struct RandomValues {
+    pub domain: fn(&crate::body::Body, crate::body::OpId) -> Option<ValueDomain>,
+}
+
+op_interface!(RandomValues, "random");

@@ -1,13 +1,17 @@
 //! The 8- and 4-bit float storage types (ONNX FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
-//! FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT4E2M1; MLIR's f8E4M3FN, f8E4M3FNUZ,
-//! f8E5M2, f8E5M2FNUZ, f4E2M1FN): their bits to and from f64, exactly as
-//! `ml_dtypes` (which the ONNX reference uses) converts them — round to
-//! nearest even; a value beyond the largest finite one becomes infinity
-//! (f8E5M2), NaN (the others with a NaN) or the largest value (f4E2M1FN,
-//! which has neither).
+//! FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0, FLOAT4E2M1; MLIR's f8E4M3FN,
+//! f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU, f4E2M1FN): their bits to and
+//! from f64, exactly as `ml_dtypes` (which the ONNX reference uses) converts
+//! them — round to nearest even; a value beyond the largest finite one becomes
+//! infinity (f8E5M2), NaN (the others with a NaN) or the largest value
+//! (f4E2M1FN, which has neither).
 //!
-//! One description ([`MiniFloat`]) covers all five: the layouts differ only
-//! in field widths, bias and how NaN and infinity are spelled.
+//! One description ([`MiniFloat`]) covers all six: the layouts differ only
+//! in field widths, bias and how NaN and infinity are spelled. f8E8M0FNU is
+//! the odd one: no sign and no mantissa, every value a power of two
+//! 2^(e - 127), 0xFF NaN; `ml_dtypes` makes zero and negative values NaN and
+//! anything below 2^-127 the smallest value. ONNX's Cast to it (opset 24)
+//! rounds as its `round_mode` says instead: [`e8m0_from_f32`].
 
 use crate::types::DType;
 
@@ -22,6 +26,8 @@ enum Special {
     Fnuz,
     /// Neither infinities nor NaN (f4E2M1FN): everything saturates.
     Finite,
+    /// Unsigned powers of two, 0xFF NaN (f8E8M0FNU).
+    E8m0,
 }
 
 /// A small float format.
@@ -41,6 +47,7 @@ impl MiniFloat {
             DType::F8E4M3FNUZ => (4, 3, 8, Special::Fnuz),
             DType::F8E5M2 => (5, 2, 15, Special::Ieee),
             DType::F8E5M2FNUZ => (5, 2, 16, Special::Fnuz),
+            DType::F8E8M0FNU => (8, 0, 127, Special::E8m0),
             DType::F4E2M1FN => (2, 1, 1, Special::Finite),
             _ => return None,
         };
@@ -64,6 +71,7 @@ impl MiniFloat {
     fn nan_bits(self) -> u64 {
         match self.special {
             Special::Fnuz => self.sign_bit(),
+            Special::E8m0 => 0xFF,
             // All ones (f8E5M2's quiet NaN is 0x7E, ml_dtypes' choice).
             Special::Ieee => ((1 << self.ebits) - 1) << self.mbits | 1 << (self.mbits - 1),
             _ => (1 << (self.ebits + self.mbits)) - 1,
@@ -80,7 +88,7 @@ impl MiniFloat {
     /// The largest finite value.
     pub fn max(self) -> f64 {
         let emax_field = match self.special {
-            Special::Ieee => (1 << self.ebits) - 2,
+            Special::Ieee | Special::E8m0 => (1 << self.ebits) - 2,
             _ => (1 << self.ebits) - 1,
         };
         let mant_max = match self.special {
@@ -92,6 +100,12 @@ impl MiniFloat {
 
     /// The value of `bits` (the low `1 + ebits + mbits` bits are read).
     pub fn decode(self, bits: u64) -> f64 {
+        if self.special == Special::E8m0 {
+            return match bits & 0xFF {
+                0xFF => f64::NAN,
+                e => 2f64.powi(e as i32 - self.bias),
+            };
+        }
         let bits = bits & ((self.sign_bit() << 1) - 1);
         let neg = bits & self.sign_bit() != 0;
         let e = ((bits >> self.mbits) & ((1 << self.ebits) - 1)) as i32;
@@ -125,6 +139,9 @@ impl MiniFloat {
     /// The bits of `v`, rounded to nearest even; past the largest finite
     /// value: infinity, NaN or the largest value, as the format has them.
     pub fn encode(self, v: f64) -> u64 {
+        if self.special == Special::E8m0 {
+            return e8m0_nearest(v);
+        }
         let sign = if v.is_sign_negative() {
             self.sign_bit()
         } else {
@@ -195,6 +212,82 @@ impl MiniFloat {
     }
 }
 
+/// `v` as f8E8M0FNU bits the way `ml_dtypes` converts it: the nearest power
+/// of two (a significand of 1.5 or more rounds up), NaN for zero, negative,
+/// infinite and NaN values and past 2^127, the smallest value (2^-127) below it.
+fn e8m0_nearest(v: f64) -> u64 {
+    if v.is_nan() || v <= 0.0 || v.is_infinite() {
+        return 0xFF;
+    }
+    if v < 2f64.powi(-127) {
+        return 0;
+    }
+    let bits = v.to_bits();
+    let mut e = ((bits >> 52) & 0x7FF) as i64 - 1023;
+    if bits & (1 << 51) != 0 {
+        e += 1;
+    }
+    if e > 127 {
+        0xFF
+    } else {
+        (e + 127) as u64
+    }
+}
+
+/// How ONNX's Cast (opset 24) rounds to FLOAT8E8M0 (its `round_mode`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum E8m0Rounding {
+    /// Up to the next power of two unless the value is one (ONNX's default).
+    Up,
+    /// Down: the value's own exponent.
+    Down,
+    /// To the nearest power of two by the first dropped significand bit.
+    Nearest,
+}
+
+impl E8m0Rounding {
+    /// The `round_mode` word: `up`, `down` or `nearest`.
+    pub fn parse(s: &str) -> Option<E8m0Rounding> {
+        match s {
+            "up" => Some(E8m0Rounding::Up),
+            "down" => Some(E8m0Rounding::Down),
+            "nearest" => Some(E8m0Rounding::Nearest),
+            _ => None,
+        }
+    }
+}
+
+/// ONNX's conversion of `x` to FLOAT8E8M0 bits (`onnx.numpy_helper.
+/// to_float8e8m0`, which Cast-24 runs): the biased exponent of the f32 value,
+/// its sign ignored, rounded by `mode` from the dropped significand bits;
+/// infinities and NaN give 0xFF (NaN); rounding up from 2^127 gives NaN
+/// unless `saturate`.
+pub fn e8m0_from_f32(x: f32, saturate: bool, mode: E8m0Rounding) -> u8 {
+    let bits = x.to_bits();
+    let exponent = (bits >> 23) & 0xFF;
+    if exponent == 0xFF {
+        return 0xFF;
+    }
+    let fraction = bits & 0x7F_FFFF;
+    let round_up = match mode {
+        E8m0Rounding::Down => false,
+        E8m0Rounding::Up => fraction != 0,
+        E8m0Rounding::Nearest => {
+            // guard, round and sticky bits; the exponent's "lsb" is 1 for
+            // every normal value, as the reference computes it
+            let g = bits & 0x40_0000 != 0;
+            let r = bits & 0x20_0000 != 0;
+            let s = bits & 0x1F_FFFF != 0;
+            g && (r || s || exponent > 0)
+        }
+    };
+    if round_up && !(saturate && exponent == 0xFE) {
+        (exponent + 1) as u8
+    } else {
+        exponent as u8
+    }
+}
+
 /// The value range of the small integer types (`i4`, `ui4`, `i2`, `ui2`).
 pub fn small_int_range(dt: DType) -> Option<(i64, i64)> {
     match dt {
@@ -235,6 +328,11 @@ mod tests {
             (DType::F4E2M1FN, -3.5, -4.0),
             (DType::F4E2M1FN, 0.25, 0.0),
             (DType::F4E2M1FN, 0.48, 0.5),
+            (DType::F8E8M0FNU, 1.5, 2.0),
+            (DType::F8E8M0FNU, 1.4, 1.0),
+            (DType::F8E8M0FNU, 3.0, 4.0),
+            (DType::F8E8M0FNU, 1e-45, 2f64.powi(-127)),
+            (DType::F8E8M0FNU, 1.49 * 2f64.powi(127), 2f64.powi(127)),
         ];
         for &(dt, x, want) in cases {
             assert_eq!(rt(dt, x), want, "{x} as {dt}");
@@ -244,6 +342,83 @@ mod tests {
             assert!(rt(dt, f64::INFINITY).is_nan(), "{dt}");
         }
         assert_eq!(rt(DType::F8E5M2, f64::NEG_INFINITY), f64::NEG_INFINITY);
+        for x in [0.0, -2.0, f64::INFINITY, 1.5 * 2f64.powi(127)] {
+            assert!(rt(DType::F8E8M0FNU, x).is_nan(), "{x} as f8E8M0FNU");
+        }
+    }
+
+    /// `onnx.numpy_helper.to_float8e8m0` (onnx 1.23) on the same inputs, in
+    /// every mode, with and without saturation.
+    #[test]
+    fn onnx_e8m0_cast_matches_the_reference() {
+        let p = |e: i32| 2f32.powi(e);
+        let xs = [
+            0.0,
+            1.0,
+            1.5,
+            1.4,
+            1.6,
+            3.0,
+            -2.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            p(-127),
+            p(-127) / 2.0,
+            p(127),
+            f32::MAX,
+            6e-39,
+            1.5 * p(-127),
+        ];
+        use E8m0Rounding::*;
+        let want: [(E8m0Rounding, bool, [u8; 16]); 6] = [
+            (
+                Up,
+                true,
+                [
+                    0, 127, 128, 128, 128, 129, 128, 255, 255, 255, 1, 1, 254, 254, 1, 1,
+                ],
+            ),
+            (
+                Up,
+                false,
+                [
+                    0, 127, 128, 128, 128, 129, 128, 255, 255, 255, 1, 1, 254, 255, 1, 1,
+                ],
+            ),
+            (
+                Down,
+                true,
+                [
+                    0, 127, 127, 127, 127, 128, 128, 255, 255, 255, 0, 0, 254, 254, 0, 0,
+                ],
+            ),
+            (
+                Down,
+                false,
+                [
+                    0, 127, 127, 127, 127, 128, 128, 255, 255, 255, 0, 0, 254, 254, 0, 0,
+                ],
+            ),
+            (
+                Nearest,
+                true,
+                [
+                    0, 127, 128, 127, 128, 129, 128, 255, 255, 255, 0, 0, 254, 254, 1, 1,
+                ],
+            ),
+            (
+                Nearest,
+                false,
+                [
+                    0, 127, 128, 127, 128, 129, 128, 255, 255, 255, 0, 0, 254, 255, 1, 1,
+                ],
+            ),
+        ];
+        for (mode, sat, bits) in want {
+            let got: Vec<u8> = xs.iter().map(|&x| e8m0_from_f32(x, sat, mode)).collect();
+            assert_eq!(got, bits, "{mode:?} saturate={sat}");
+        }
     }
 
     /// Every bit pattern reads back to itself, NaNs included (their sign and
@@ -255,10 +430,11 @@ mod tests {
             DType::F8E4M3FNUZ,
             DType::F8E5M2,
             DType::F8E5M2FNUZ,
+            DType::F8E8M0FNU,
             DType::F4E2M1FN,
         ] {
             let f = MiniFloat::of(dt).unwrap();
-            let n = 1u64 << (1 + f.ebits + f.mbits);
+            let n = 1u64 << (f.ebits + f.mbits + u32::from(f.special != Special::E8m0));
             for b in 0..n {
                 let v = f.decode(b);
                 assert_eq!(f.encode(v), b, "{dt} bits {b:#x} = {v}");
@@ -274,5 +450,6 @@ mod tests {
         assert_eq!(max(DType::F8E5M2), 57344.0);
         assert_eq!(max(DType::F8E5M2FNUZ), 57344.0);
         assert_eq!(max(DType::F4E2M1FN), 6.0);
+        assert_eq!(max(DType::F8E8M0FNU), 2f64.powi(127));
     }
 }

@@ -27,13 +27,16 @@ pub enum DType {
     I1,
     Index,
     /// The small storage types (ONNX FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2,
-    /// FLOAT8E5M2FNUZ, FLOAT4E2M1, INT4, UINT4, INT2, UINT2): values convert
+    /// FLOAT8E5M2FNUZ, FLOAT8E8M0, FLOAT4E2M1, INT4, UINT4, INT2, UINT2): values convert
     /// as [`crate::minifloat`] says; each element is stored in a byte of its
     /// own (ONNX packs the 4- and 2-bit ones; its importer unpacks them).
     F8E4M3FN,
     F8E4M3FNUZ,
     F8E5M2,
     F8E5M2FNUZ,
+    /// `f8E8M0FNU`: a power of two 2^(e - 127) (no sign, no zero; 0xFF is NaN),
+    /// the shared scale of the OCP MX formats.
+    F8E8M0FNU,
     F4E2M1FN,
     I4,
     U4,
@@ -42,7 +45,7 @@ pub enum DType {
 }
 
 impl DType {
-    pub const ALL: [DType; 23] = [
+    pub const ALL: [DType; 24] = [
         DType::F64,
         DType::F32,
         DType::F16,
@@ -61,6 +64,7 @@ impl DType {
         DType::F8E4M3FNUZ,
         DType::F8E5M2,
         DType::F8E5M2FNUZ,
+        DType::F8E8M0FNU,
         DType::F4E2M1FN,
         DType::I4,
         DType::U4,
@@ -88,6 +92,7 @@ impl DType {
             DType::F8E4M3FNUZ => "f8E4M3FNUZ",
             DType::F8E5M2 => "f8E5M2",
             DType::F8E5M2FNUZ => "f8E5M2FNUZ",
+            DType::F8E8M0FNU => "f8E8M0FNU",
             DType::F4E2M1FN => "f4E2M1FN",
             DType::I4 => "i4",
             DType::U4 => "ui4",
@@ -121,6 +126,7 @@ impl DType {
             | DType::F8E4M3FNUZ
             | DType::F8E5M2
             | DType::F8E5M2FNUZ
+            | DType::F8E8M0FNU
             | DType::F4E2M1FN
             | DType::I4
             | DType::U4
@@ -150,6 +156,7 @@ impl DType {
                 | DType::F8E4M3FNUZ
                 | DType::F8E5M2
                 | DType::F8E5M2FNUZ
+                | DType::F8E8M0FNU
                 | DType::F4E2M1FN
         )
     }

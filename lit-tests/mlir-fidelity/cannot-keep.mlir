@@ -20,9 +20,9 @@
 // Float values of small float types ge neither models as a dtype (f8E4M3FN,
 // f8E5M2 and the others of small-types.mlir) nor keeps as text (f80, f128,
 // tf32, f8E4M3, f8E3M4: floats-wide.mlir).
-// CHECK: error: ge cannot keep float attributes of type 'f8E8M0FNU': it models f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ and f4E2M1FN, and keeps f80, f128, tf32, f8E4M3 and f8E3M4 as text
+// CHECK: error: ge cannot keep float attributes of type 'f6E2M3FN': it models f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU and f4E2M1FN, and keeps f80, f128, tf32, f8E4M3 and f8E3M4 as text
 // CHECK-NEXT: cannot-keep.mlir:[[# @LINE + 1]]:14
-"x.a"() {f = 1.0 : f8E8M0FNU} : () -> ()
+"x.a"() {f = 1.0 : f6E2M3FN} : () -> ()
 
 // -----
 

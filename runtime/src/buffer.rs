@@ -532,6 +532,7 @@ pub(crate) fn load_i64(dtype: DType, p: *const u8, start: usize, out: &mut [i64]
             | DType::F8E4M3FNUZ
             | DType::F8E5M2
             | DType::F8E5M2FNUZ
+            | DType::F8E8M0FNU
             | DType::F4E2M1FN => {
                 let mut tmp = vec![0f32; out.len()];
                 load_f32(dtype, p, start, &mut tmp);
@@ -584,6 +585,7 @@ pub(crate) fn store_i64(dtype: DType, p: *mut u8, start: usize, v: &[i64]) {
             | DType::F8E4M3FNUZ
             | DType::F8E5M2
             | DType::F8E5M2FNUZ
+            | DType::F8E8M0FNU
             | DType::F4E2M1FN => {
                 let tmp: Vec<f32> = v.iter().map(|&x| x as f32).collect();
                 store_f32(dtype, p, start, &tmp);

@@ -908,7 +908,7 @@ fn fold_launch(
         .map(|v| kernels::concrete(k.types[v], &empty).ok())
         .collect();
     for (si, s) in k.steps.iter().enumerate() {
-        if s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
+        if !s.pure || s.ins.is_empty() || !s.ins.iter().all(|v| known.contains_key(v)) {
             continue;
         }
         if !s.ins.iter().chain(&s.outs).all(|&v| shapes[v].is_some()) {

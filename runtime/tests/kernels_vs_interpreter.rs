@@ -933,3 +933,57 @@ fn quantized_conv_matches_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn seeded_random_draws_match_the_interpreter() {
+    // The kernels call the ops' own draw functions: a seeded draw is the
+    // interpreter's, bit for bit, in every element type.
+    for dt in ["f32", "f16", "bf16", "f64"] {
+        let t = format!("tensor<3x7x{dt}>");
+        let text = one_op(
+            &[],
+            &format!(
+                "graph.random_uniform {{shape = [3, 7], low = -2.0, high = 5.0, seed = 3.0, dtype = {dt}}}"
+            ),
+            &t,
+        );
+        check(&text, &format!("random_uniform {dt}"));
+        let like = one_op(
+            &[("x", &t)],
+            "graph.random_normal $OPERANDS {mean = 1.0, scale = 2.0, seed = 4.0}",
+            &t,
+        );
+        check(&like, &format!("random_normal like {dt}"));
+        for out in ["f32", "i64", "i1"] {
+            let text = one_op(
+                &[("p", &t)],
+                &format!("graph.bernoulli $OPERANDS {{seed = 5.0, dtype = {out}}}"),
+                &format!("tensor<3x7x{out}>"),
+            );
+            check(&text, &format!("bernoulli {dt} -> {out}"));
+        }
+        let text = one_op(
+            &[("l", &t)],
+            "graph.multinomial $OPERANDS {sample_size = 9 : i64, seed = 6.0}",
+            "tensor<3x9xi32>",
+        );
+        check(&text, &format!("multinomial {dt}"));
+    }
+}
+
+#[test]
+fn rounding_casts_to_e8m0_match_the_interpreter() {
+    for from in ["f32", "f16", "f64", "i32"] {
+        for mode in ["up", "down", "nearest"] {
+            for sat in [0, 1] {
+                let text = format!(
+                    "graph.func @main(%x: tensor<5x6x{from}>) -> tensor<5x6xf32> {{\n  \
+                     %e = graph.cast %x {{to = f8E8M0FNU, round_mode = \"{mode}\", saturate = {sat} : i64}} : (tensor<5x6x{from}>) -> tensor<5x6xf8E8M0FNU>\n  \
+                     %y = graph.cast %e {{to = f32}} : (tensor<5x6xf8E8M0FNU>) -> tensor<5x6xf32>\n  \
+                     graph.return %y : tensor<5x6xf32>\n}}\n"
+                );
+                check(&text, &format!("cast {from} -> e8m0 {mode} saturate={sat}"));
+            }
+        }
+    }
+}

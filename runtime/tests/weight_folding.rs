@@ -61,3 +61,25 @@ fn a_symbolic_batch_folds_the_same_weight_steps_as_a_static_one() {
         assert_close(&run(&dynamic, &ins), &want, &format!("batch {batch}"));
     }
 }
+
+/// A random draw from a weight is not weight-only work: it is not `Pure`, so
+/// the loader never folds it (an unseeded Bernoulli of constant
+/// probabilities draws anew on every run).
+#[test]
+fn a_random_draw_from_a_weight_is_never_folded() {
+    let text = "graph.func @main(%x: tensor<256xf32>) -> (tensor<256xf32>, tensor<256xf32>) {\n  \
+         %p = data.constant dense<0.5> : tensor<256xf32>\n  \
+         %b = graph.bernoulli %p : (tensor<256xf32>) -> tensor<256xf32>\n  \
+         %y = graph.add %b, %x : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>\n  \
+         graph.return %y, %b : tensor<256xf32>, tensor<256xf32>\n}\n";
+    let model = load(&om_bytes("bernoulli", text, &CompileOptions::default()), 1);
+    assert_eq!(model.folded_values(), 0, "nothing folded");
+    let x = ge_ir::tensor::Tensor::from_f64(vec![256], ge_ir::DType::F32, vec![0.0; 256]);
+    let (a, b) = (run(&model, std::slice::from_ref(&x)), run(&model, &[x]));
+    assert_ne!(a[1].to_f64(), b[1].to_f64(), "two runs draw differently");
+    assert_eq!(
+        a[0].to_f64(),
+        a[1].to_f64(),
+        "the sum reads this run's draw"
+    );
+}

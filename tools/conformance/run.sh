@@ -3,7 +3,9 @@
 # (the node tests and the pytorch-converted, pytorch-operator and simple suites) to
 # tools/conformance/cases (git-ignored), run every case through import and the
 # executor with ge-conformance, and compare each case's status with
-# tools/conformance/expected.tsv (pass > pass-interp > unsupported > fail): any
+# tools/conformance/expected.tsv (pass > pass-interp > checked-random > unsupported > fail;
+# checked-random: the outputs of random ops, which no implementation can reproduce, have
+# the right element type, shape and value set — counted apart, never as a pass): any
 # case that got worse fails the run; improvements are listed with a reminder.
 #
 # The report mode (no --check) also installs the pinned onnxruntime into ./.venv,

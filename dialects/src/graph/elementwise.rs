@@ -1074,9 +1074,49 @@ fn infer_cast(cx: &InferCtx) -> Result<Vec<Type>, String> {
     Ok(vec![t.with_dtype(to)])
 }
 
+/// The rounding of a cast with a `round_mode` (to f8E8M0FNU only), and
+/// whether it saturates.
+pub fn cast_rounding(
+    a: &CastAttrView,
+) -> Result<Option<(ge_ir::minifloat::E8m0Rounding, bool)>, String> {
+    let Some(mode) = a.round_mode() else {
+        return Ok(None);
+    };
+    let r = ge_ir::minifloat::E8m0Rounding::parse(mode).ok_or_else(|| {
+        format!("attribute 'round_mode' must be up, down or nearest, but got '{mode}'")
+    })?;
+    Ok(Some((r, a.saturate() != 0)))
+}
+
+/// `round_mode` only on a cast to f8E8M0FNU (its words are the generic
+/// verifier's to check).
+fn verify_cast(body: &Body, op: OpId) -> Result<(), OpError> {
+    let a = Cast::attrs(body.op(op));
+    if a.round_mode().is_some() && cast_target(a.to())? != DType::F8E8M0FNU {
+        return Err("attribute 'round_mode' applies to casts to f8E8M0FNU only".into());
+    }
+    Ok(())
+}
+
 fn sem_cast(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let to = cast_target(Cast::attrs(cx).to())?;
-    Ok(vec![arg(x, 0)?.cast(to)])
+    let a = Cast::attrs(cx);
+    let to = cast_target(a.to())?;
+    let x = arg(x, 0)?;
+    match cast_rounding(&a)? {
+        Some((mode, saturate)) => {
+            let f = ge_ir::minifloat::MiniFloat::of(to).ok_or("not a small float")?;
+            let v = x
+                .to_f64()
+                .into_iter()
+                .map(|v| {
+                    let bits = ge_ir::minifloat::e8m0_from_f32(v as f32, saturate, mode);
+                    f.decode(bits as u64)
+                })
+                .collect();
+            Ok(vec![Tensor::from_f64(x.shape.clone(), to, v)])
+        }
+        None => Ok(vec![x.cast(to)]),
+    }
 }
 
 def_op! {
@@ -1085,16 +1125,26 @@ def_op! {
     /// ONNX Cast: `%y = graph.cast %x {to = f16} : (tensor<4xf32>) -> tensor<4xf16>`.
     /// Conversions follow numpy's `astype`: floats round to the nearest representable value,
     /// float to integer truncates toward zero (NaN becomes 0), integers wrap to the target
-    /// width, and anything to `i1` is `x != 0`.
+    /// width, and anything to `i1` is `x != 0`. A cast to f8E8M0FNU with `round_mode`
+    /// converts as ONNX Cast-24 does (`onnx.numpy_helper.to_float8e8m0`): the exponent of the
+    /// value as f32, its sign ignored, rounded up, down or to nearest by the dropped
+    /// significand bits, infinities and NaN to NaN.
     pub Cast = "graph.cast" {
         operands { input: AnyTensor },
         results { output: AnyTensor },
         attrs {
             /// the target element type
             to: Type,
+            /// how a cast to f8E8M0FNU rounds (ONNX's `round_mode`: up, down or nearest);
+            /// absent: to the nearest power of two, as f8E8M0FNU's own conversion
+            round_mode: Option<Enum(&["up", "down", "nearest"])>,
+            /// with `round_mode`: rounding up from 2^127 stays at 2^127 (ONNX's `saturate`)
+            /// rather than giving NaN
+            saturate: I64 = 1,
         },
         traits [Pure, Elementwise, SameOperandsAndResultShape],
         format: COMPUTE_FORMAT,
+        verify: verify_cast,
         infer: infer_cast,
         semantics: sem_cast,
         interfaces [

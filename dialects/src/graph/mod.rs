@@ -18,6 +18,7 @@ pub mod nn3d;
 pub mod opkit;
 pub mod qlinear;
 pub mod quant;
+pub mod random;
 pub mod range;
 pub mod reduce;
 pub mod reverse_sequence;
@@ -67,5 +68,6 @@ pub static DIALECT: Dialect = Dialect {
         tfidf::OPS,
         tree_ensemble::OPS,
         range::OPS,
+        random::OPS,
     ],
 };

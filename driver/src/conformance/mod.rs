@@ -17,10 +17,14 @@
 //! does), for a look at what lies behind those cases.
 //!
 //! A pass whose compiled model ran any kernel on the reference interpreter
-//! is counted apart ("pass (interpreter kernels)"). Every case's status is
-//! checked against tools/conformance/expected.tsv ([`expected`]).
+//! is counted apart ("pass (interpreter kernels)"), and so is a case whose
+//! outputs come from random ops, checked by type, shape and value set since
+//! no implementation draws ONNX's numbers ("checked (random outputs)",
+//! [`random`]). Every case's status is checked against
+//! tools/conformance/expected.tsv ([`expected`]).
 
 pub mod expected;
+pub mod random;
 pub mod report;
 pub mod scope;
 
@@ -202,6 +206,9 @@ pub struct CaseResult {
     pub interpreted: Vec<String>,
     /// Every kernel ran on the interpreter.
     pub all_interpreted: bool,
+    /// The sets the random outputs were checked against (none: every output
+    /// was compared with ONNX's values).
+    pub random_sets: Vec<String>,
 }
 
 struct DataSet {
@@ -307,7 +314,21 @@ pub fn run_case(
         res.reason = reason;
         return res;
     }
-    if res.interpreted.is_empty() {
+    if !res.random_sets.is_empty() {
+        res.status = Status::RandomChecked;
+        let kernels = if res.interpreted.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; kernels on the interpreter: {}",
+                res.interpreted.join(", ")
+            )
+        };
+        res.reason = one_line(&format!(
+            "random outputs checked by type, shape and values in {}{kernels}",
+            res.random_sets.join(", ")
+        ));
+    } else if res.interpreted.is_empty() {
         res.status = Status::Pass;
     } else {
         res.status = Status::PassInterpreted;
@@ -353,6 +374,7 @@ impl CaseRun<'_> {
         let (rtol, atol) = tolerances(dir);
         for set in &sets {
             let (module, opts) = self.import(&bytes, set, res)?;
+            let kinds = random::outputs(&module);
             let run = self
                 .exec
                 .run(&module, named_inputs(&module, set, &opts), self.max_ops)
@@ -363,7 +385,7 @@ impl CaseRun<'_> {
                 }
             }
             res.all_interpreted |= run.all_interpreted;
-            compare_outputs(&run.outputs, &set.outputs, rtol, atol)
+            compare_outputs(&run.outputs, &set.outputs, &kinds, rtol, atol, res)
                 .map_err(|why| (Status::Fail, why))?;
         }
         Ok(())
@@ -459,8 +481,16 @@ fn named_inputs(module: &Module, set: &DataSet, opts: &ImportOptions) -> Vec<(St
 }
 
 /// Compare a run's outputs with the data set's: their number, then each
-/// ([`compare`]); Err names the first difference.
-fn compare_outputs(got: &[Tensor], want: &[Tensor], rtol: f64, atol: f64) -> Result<(), String> {
+/// ([`compare`]; an output of a random op by [`random::check`], its set
+/// recorded in `res`); Err names the first difference.
+fn compare_outputs(
+    got: &[Tensor],
+    want: &[Tensor],
+    kinds: &[random::Output],
+    rtol: f64,
+    atol: f64,
+    res: &mut CaseResult,
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!(
             "{} outputs but ONNX gives {}",
@@ -469,7 +499,20 @@ fn compare_outputs(got: &[Tensor], want: &[Tensor], rtol: f64, atol: f64) -> Res
         ));
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        if let Some(why) = compare(g, w, rtol, atol) {
+        let why = match kinds.get(i) {
+            Some(random::Output::Random(dom)) => {
+                let set = dom.to_string();
+                if !res.random_sets.contains(&set) {
+                    res.random_sets.push(set);
+                }
+                random::check(g, w, dom)
+            }
+            Some(random::Output::Unbounded) => {
+                Some("drawn by a random op along a path whose values ge cannot bound".to_string())
+            }
+            _ => compare(g, w, rtol, atol),
+        };
+        if let Some(why) = why {
             return Err(format!("output #{i}: {why}"));
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 pub struct Summary {
     pub total: usize,
     /// Cases per status, indexed by `Status as usize`.
-    pub count: [usize; 4],
+    pub count: [usize; Status::ALL.len()],
     /// Passes that ran every kernel on the interpreter.
     pub all_interpreted: usize,
     /// Passes that bound graph inputs as constants (--bind-constant-inputs).
@@ -73,7 +73,7 @@ fn pct(n: usize, total: usize) -> f64 {
 
 impl Summary {
     pub fn of(results: &[CaseResult]) -> Summary {
-        let mut count = [0; 4];
+        let mut count = [0; Status::ALL.len()];
         for r in results {
             count[r.status as usize] += 1;
         }
@@ -107,11 +107,13 @@ impl Summary {
     /// The one-line summary ge-conformance prints for a suite.
     pub fn line(&self, suite: &str, bound: bool) -> String {
         let mut s = format!(
-            "{} passed ({} with every kernel native, {} with interpreter kernels), {} failed, \
-             {} unsupported of {} {}: pass rate {:.1}%, native {:.1}%",
+            "{} passed ({} with every kernel native, {} with interpreter kernels), {} checked \
+             (random outputs), {} failed, {} unsupported of {} {}: pass rate {:.1}%, native \
+             {:.1}%",
             self.passes(),
             self.n(Status::Pass),
             self.n(Status::PassInterpreted),
+            self.n(Status::RandomChecked),
             self.n(Status::Fail),
             self.n(Status::Unsupported),
             self.total,
@@ -220,7 +222,12 @@ fn intro(
         "\n**Pass rate: {:.1}%** ({} of {}); **{:.1}% with every kernel native** ({}). \
          \"pass (interpreter kernels)\" counts passes where the compiled model ran at least \
          one kernel on the reference interpreter (no native kernel for an op or a type): \
-         right answers, but not the runtime's own kernels; {} of them ran every kernel there.\n\n",
+         right answers, but not the runtime's own kernels; {} of them ran every kernel there. \
+         \"checked (random outputs)\" counts cases whose outputs come from random ops \
+         (Bernoulli, RandomUniform, ...), whose values no implementation can reproduce: their \
+         element type and shape match exactly and every value lies in the op's set (Bernoulli: \
+         {{0, 1}}, a uniform draw: [low, high), ...), every other output matches — not a pass, \
+         and not in the pass rate.\n\n",
         s.pct(s.passes()),
         s.passes(),
         s.total,
@@ -264,6 +271,7 @@ fn case_lists(out: &mut String, results: &[CaseResult], peer: Option<&Peer>) {
         ("Failures", Status::Fail),
         ("Unsupported", Status::Unsupported),
         ("Passes with interpreter kernels", Status::PassInterpreted),
+        ("Random outputs checked", Status::RandomChecked),
     ] {
         out.push_str(&format!("\n## {title}\n\n"));
         let list: Vec<&CaseResult> = results.iter().filter(|r| r.status == st).collect();
@@ -305,12 +313,13 @@ fn case_lists(out: &mut String, results: &[CaseResult], peer: Option<&Peer>) {
 fn suites_table(out: &mut String, suites: &[(String, Vec<CaseResult>)], peer: Option<&Peer>) {
     out.push_str("## Suites\n\n");
     out.push_str(
-        "| suite | cases | pass | pass (interpreter kernels) | fail | unsupported | ge pass rate |",
+        "| suite | cases | pass | pass (interpreter kernels) | checked (random outputs) | fail | \
+         unsupported | ge pass rate |",
     );
     if let Some(p) = peer {
         out.push_str(&format!(" {} pass rate |", p.name));
     }
-    out.push_str("\n|---|---:|---:|---:|---:|---:|---:|");
+    out.push_str("\n|---|---:|---:|---:|---:|---:|---:|---:|");
     if peer.is_some() {
         out.push_str("---:|");
     }
@@ -330,10 +339,11 @@ fn suites_table(out: &mut String, suites: &[(String, Vec<CaseResult>)], peer: Op
             let owned: Vec<CaseResult> = rs.iter().map(|r| (*r).clone()).collect();
             let s = Summary::of(&owned);
             out.push_str(&format!(
-                "| {label} | {} | {} | {} | {} | {} | **{:.1}%** |",
+                "| {label} | {} | {} | {} | {} | {} | {} | **{:.1}%** |",
                 s.total,
                 s.n(Status::Pass),
                 s.n(Status::PassInterpreted),
+                s.n(Status::RandomChecked),
                 s.n(Status::Fail),
                 s.n(Status::Unsupported),
                 s.pct(s.passes()),
@@ -374,19 +384,22 @@ fn suites_table(out: &mut String, suites: &[(String, Vec<CaseResult>)], peer: Op
 
 fn per_op(out: &mut String, results: &[CaseResult], peer: Option<&Peer>) {
     out.push_str("## Per op\n\nA test counts for every op its model uses.\n\n");
-    out.push_str("| op | tests | pass | pass (interpreter kernels) | fail | unsupported |");
+    out.push_str(
+        "| op | tests | pass | pass (interpreter kernels) | checked (random outputs) | fail | \
+         unsupported |",
+    );
     if let Some(p) = peer {
         out.push_str(&format!(
             " {} pass |",
             p.name.split(' ').next().unwrap_or("peer")
         ));
     }
-    out.push_str("\n|---|---:|---:|---:|---:|---:|");
+    out.push_str("\n|---|---:|---:|---:|---:|---:|---:|");
     if peer.is_some() {
         out.push_str("---:|");
     }
     out.push('\n');
-    let mut per_op: BTreeMap<&str, ([usize; 4], usize)> = BTreeMap::new();
+    let mut per_op: BTreeMap<&str, ([usize; Status::ALL.len()], usize)> = BTreeMap::new();
     for r in results {
         for op in &r.ops {
             let e = per_op.entry(op.as_str()).or_default();
@@ -399,10 +412,11 @@ fn per_op(out: &mut String, results: &[CaseResult], peer: Option<&Peer>) {
     for (op, (c, peer_pass)) in &per_op {
         let n = |st: Status| c[st as usize];
         out.push_str(&format!(
-            "| {op} | {} | {} | {} | {} | {} |",
+            "| {op} | {} | {} | {} | {} | {} | {} |",
             c.iter().sum::<usize>(),
             n(Status::Pass),
             n(Status::PassInterpreted),
+            n(Status::RandomChecked),
             n(Status::Fail),
             n(Status::Unsupported)
         ));

@@ -218,7 +218,7 @@ impl<'c, 's> Parser<'c, 's> {
         DType::parse(text).ok_or_else(|| {
             self.err(
                 span,
-                format!("unsupported element type '{text}' (expected one of f64, f32, f16, bf16, i64, i32, i16, i8, ui64, ui32, ui16, ui8, i1, index, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f4E2M1FN, i4, ui4, i2, ui2)"),
+                format!("unsupported element type '{text}' (expected one of f64, f32, f16, bf16, i64, i32, i16, i8, ui64, ui32, ui16, ui8, i1, index, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU, f4E2M1FN, i4, ui4, i2, ui2)"),
             )
         })
     }
@@ -511,7 +511,7 @@ impl<'c, 's> Parser<'c, 's> {
                     let Some(f) = FloatFormat::of(name) else {
                         return Err(self.err(
                             span,
-                            format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ and f4E2M1FN, and keeps f80, f128, tf32, f8E4M3 and f8E3M4 as text"),
+                            format!("ge cannot keep float attributes of type '{name}': it models f16, bf16, f32, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU and f4E2M1FN, and keeps f80, f128, tf32, f8E4M3 and f8E3M4 as text"),
                         ));
                     };
                     return Ok(Attribute::verbatim(&format!(

@@ -53,6 +53,7 @@ pub mod arg_reduce;
 pub mod attention;
 pub mod batch_norm;
 pub mod bit_shift;
+pub mod cast_e8m0;
 pub mod col2im;
 pub mod control_flow;
 pub mod conv;
@@ -75,6 +76,7 @@ pub mod pad;
 pub mod pool;
 pub mod qlinear;
 pub mod quant;
+pub mod random;
 pub mod range;
 pub mod registry;
 pub mod resize;
@@ -277,6 +279,10 @@ pub struct Step {
     /// The op's location in the model's source (a fused location for an
     /// elementwise loop of several ops), for errors.
     pub loc: Location,
+    /// Its op is `Pure`: the same inputs give the same results, so it may be
+    /// computed once at load time when its inputs are known (a random draw
+    /// is not).
+    pub pure: bool,
 }
 
 /// A compiled kernel function.
@@ -347,6 +353,7 @@ impl Builder<'_> {
                 outs: vec![],
                 name,
                 loc,
+                pure: true,
             });
         }
     }
@@ -561,6 +568,7 @@ impl Builder<'_> {
             outs,
             name: opname.to_string(),
             loc: d.loc,
+            pure: d.has_trait(ge_ir::opdef::Trait::Pure),
         });
         Ok(None)
     }

@@ -16,9 +16,9 @@ use super::ew::Code;
 use super::max_unpool as max_unpool_kernel;
 use super::norm::{Norm, RedKind, Reduce};
 use super::{
-    arg_reduce, attention, batch_norm, bit_shift, conv, conv_transpose, cumulative, det,
+    arg_reduce, attention, batch_norm, bit_shift, cast_e8m0, conv, conv_transpose, cumulative, det,
     gather_elements, geometry, grid_sample, instance_norm, iota, linalg, movement, pad, pool,
-    qlinear, quant, range, resize, reverse_sequence, rnn, rotary, scatter_elements,
+    qlinear, quant, random, range, resize, reverse_sequence, rnn, rotary, scatter_elements,
     sequence_mixing, shape_of, signal, specialize, swiglu, tensor_scatter, tfidf, tile, topk,
     tree_ensemble, volume, Kernel, Op,
 };
@@ -51,6 +51,7 @@ use ge_dialects::graph::nn::{
 use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, MaxPool3d};
 use ge_dialects::graph::qlinear::{ConvInteger, MatmulInteger, QlinearConv, QlinearMatmul};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
+use ge_dialects::graph::random::{Bernoulli, Multinomial, RandomNormal, RandomUniform};
 use ge_dialects::graph::range::Range;
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
@@ -145,7 +146,7 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         Equal => Code::Eq, Less => Code::Lt, Greater => Code::Gt,
         LessEqual => Code::Le, GreaterEqual => Code::Ge,
         And => Code::And, Or => Code::Or, Xor => Code::Xor, Not => Code::Not,
-        Where => Code::Where, Cast => Code::Cast,
+        Where => Code::Where,
         Identity => Code::Identity, BroadcastTo => Code::Identity, Expand => Code::Identity,
     ]
     .to_vec();
@@ -154,6 +155,12 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             LeakyRelu::DEF,
             (|b, o| ew(Code::LeakyRelu(LeakyRelu::attrs(b.op(o)).alpha() as f32))) as MakeKernel,
         ),
+        (Cast::DEF, |b, o| {
+            match cast_rounding(&Cast::attrs(b.op(o))).ok()? {
+                Some((mode, saturate)) => kernel(cast_e8m0::CastE8m0 { mode, saturate }),
+                None => ew(Code::Cast),
+            }
+        }),
         (Gelu::DEF, |b, o| {
             ew(match Gelu::attrs(b.op(o)).approximate() {
                 "tanh" => Code::GeluTanh,
@@ -349,6 +356,45 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (CenterCropPad::DEF, |_, _| kernel(geometry::CenterCropPad)),
         (Det::DEF, |_, _| kernel(det::Det)),
+        (RandomUniform::DEF, |b, o| {
+            let a = RandomUniform::attrs(b.op(o));
+            let draw = random::Draw::Uniform {
+                low: a.low(),
+                high: a.high(),
+            };
+            kernel(random::Random {
+                draw,
+                seed: a.seed(),
+            })
+        }),
+        (RandomNormal::DEF, |b, o| {
+            let a = RandomNormal::attrs(b.op(o));
+            let draw = random::Draw::Normal {
+                mean: a.mean(),
+                scale: a.scale(),
+            };
+            kernel(random::Random {
+                draw,
+                seed: a.seed(),
+            })
+        }),
+        (Bernoulli::DEF, |b, o| {
+            let seed = Bernoulli::attrs(b.op(o)).seed();
+            kernel(random::Random {
+                draw: random::Draw::Bernoulli,
+                seed,
+            })
+        }),
+        (Multinomial::DEF, |b, o| {
+            let a = Multinomial::attrs(b.op(o));
+            let draw = random::Draw::Multinomial {
+                samples: usize::try_from(a.sample_size()).ok()?,
+            };
+            kernel(random::Random {
+                draw,
+                seed: a.seed(),
+            })
+        }),
         (TfidfVectorizer::DEF, |b, o| {
             let params = TfIdfParams::of(b.op(o)).ok()?;
             kernel(tfidf::TfIdf { params })

@@ -242,6 +242,7 @@ pub fn plan(steps: &mut Vec<Step>, types: &mut Vec<Type>) {
                 m = t.m
             ),
             loc: steps[i].loc,
+            pure: true,
         };
         let conv = &mut steps[i];
         conv.ins.push(u);

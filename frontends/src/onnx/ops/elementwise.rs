@@ -231,9 +231,22 @@ pub fn cast(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 /// converts as numpy's `astype` (a float8 past its range is infinity or
 /// NaN); saturating to a float8 type clips to its largest value first (the
 /// ONNX reference's `saturate_cast`: `clip(x, min, max).astype(to)`).
+/// A cast to FLOAT8E8M0 rounds as its `round_mode` says (default up; opset 24).
 fn saturating_cast(cx: &mut Cx, n: &Node, x: ValueId, to: DType) -> Res<ValueId> {
     let from = cx.e.dtype(x)?;
-    let to_f8 = to.is_small_float() && to != DType::F4E2M1FN;
+    if to == DType::F8E8M0FNU && from != to {
+        let mode = n.s("round_mode", "up")?;
+        return Ok(cx.e.op(
+            "graph.cast",
+            &[x],
+            vec![
+                ("to", Attribute::ty(ge_ir::Type::scalar(to))),
+                ("round_mode", Attribute::string(&mode)),
+                ("saturate", Attribute::i64(n.i("saturate", 1)?)),
+            ],
+        )?);
+    }
+    let to_f8 = to.is_small_float() && !matches!(to, DType::F4E2M1FN | DType::F8E8M0FNU);
     let x = match ge_ir::minifloat::MiniFloat::of(to) {
         Some(f) if to_f8 && n.i("saturate", 1)? != 0 && from.is_float() => {
             let (lo, hi) = (scalar_like(cx, x, -f.max())?, scalar_like(cx, x, f.max())?);

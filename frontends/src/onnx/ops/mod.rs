@@ -16,6 +16,7 @@ mod ml;
 mod nd;
 mod nn;
 mod quant;
+mod random;
 mod reduce;
 mod resize;
 mod reverse_sequence;
@@ -246,6 +247,13 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Col2Im", col2im::col2im),
     // max_unpool.rs (MaxPool is nn.rs's; with Indices it calls max_unpool.rs)
     ("MaxUnpool", max_unpool::max_unpool),
+    // random.rs
+    ("Bernoulli", random::bernoulli),
+    ("Multinomial", random::multinomial),
+    ("RandomNormal", random::random_normal),
+    ("RandomNormalLike", random::random_normal_like),
+    ("RandomUniform", random::random_uniform),
+    ("RandomUniformLike", random::random_uniform_like),
 ];
 
 /// The ops of the `ai.onnx.ml` domain with tensor semantics (ml.rs).
