@@ -446,8 +446,10 @@ fn conv_transpose_extra(src: &impl AttrSource, a: &ConvAttrs) -> Result<Vec<i64>
     Ok(op)
 }
 
+/// Output length of a transposed convolution along one axis:
+/// `stride*(in-1) + output_padding + dil*(k-1) + 1 - pad_begin - pad_end`.
 #[allow(clippy::too_many_arguments)]
-fn transpose_out(
+pub(crate) fn transpose_out(
     input: Dim,
     k: Dim,
     s: i64,

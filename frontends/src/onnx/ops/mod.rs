@@ -5,6 +5,7 @@
 
 mod col2im;
 mod control;
+mod deform_conv;
 mod det;
 mod einsum;
 mod elementwise;
@@ -20,6 +21,7 @@ mod reduce;
 mod resize;
 mod reverse_sequence;
 mod rnn;
+mod roi_align;
 mod sequence_mixing;
 mod shape;
 mod signal;
@@ -246,6 +248,9 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("Col2Im", col2im::col2im),
     // max_unpool.rs (MaxPool is nn.rs's; with Indices it calls max_unpool.rs)
     ("MaxUnpool", max_unpool::max_unpool),
+    // deform_conv.rs, roi_align.rs
+    ("DeformConv", deform_conv::deform_conv),
+    ("RoiAlign", roi_align::roi_align),
 ];
 
 /// The ops of the `ai.onnx.ml` domain with tensor semantics (ml.rs).

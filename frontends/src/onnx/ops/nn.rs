@@ -107,7 +107,7 @@ pub(super) fn spatial_rank(cx: &Cx, n: &Node, x: ValueId, volumes: bool) -> Res<
     }
 }
 
-fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
+pub(super) fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
     if let Some(ks) = n.ints("kernel_shape") {
         return Ok(ks);
     }
@@ -191,7 +191,7 @@ pub(super) fn conv2d_attrs(
 
 pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
-    let k = spatial_rank(cx, n, x, false)?;
+    let k = spatial_rank(cx, n, x, true)?;
     let kernel = kernel_of(cx, n, w, k)?;
     if kernel.len() != k {
         return Err(invalid(n, "kernel_shape does not match the input rank"));
@@ -242,6 +242,22 @@ pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     } else if auto_pad == "VALID" {
         pads = vec![0; 2 * k];
     }
+    let mut operands = vec![x, w];
+    operands.extend(n.opt_input(2));
+    let group = ("group", Attribute::i64(n.i("group", 1)?));
+    if k == 3 {
+        return one(cx.e.op(
+            "graph.conv_transpose3d",
+            &operands,
+            vec![
+                ("strides", Attribute::i64_array(&strides)),
+                ("pads", Attribute::i64_array(&pads)),
+                ("dilations", Attribute::i64_array(&dilations)),
+                group,
+                ("output_padding", Attribute::i64_array(&out_pad)),
+            ],
+        )?);
+    }
     let win = Window {
         strides,
         pads,
@@ -249,13 +265,10 @@ pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     };
     let (strides, pads, dilations) = window_2d(&win, k == 1);
     let out_pad = if k == 1 { vec![0, out_pad[0]] } else { out_pad };
-    let (x2, w2) = if k == 1 {
-        (unsqueeze(cx, x, &[2])?, unsqueeze(cx, w, &[2])?)
-    } else {
-        (x, w)
-    };
-    let mut operands = vec![x2, w2];
-    operands.extend(n.opt_input(2));
+    if k == 1 {
+        operands[0] = unsqueeze(cx, x, &[2])?;
+        operands[1] = unsqueeze(cx, w, &[2])?;
+    }
     let y = cx.e.op(
         "graph.conv_transpose2d",
         &operands,
@@ -263,7 +276,7 @@ pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             ("strides", Attribute::i64_array(&strides)),
             ("pads", Attribute::i64_array(&pads)),
             ("dilations", Attribute::i64_array(&dilations)),
-            ("group", Attribute::i64(n.i("group", 1)?)),
+            group,
             ("output_padding", Attribute::i64_array(&out_pad)),
         ],
     )?;
