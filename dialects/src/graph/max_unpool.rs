@@ -10,7 +10,9 @@
 //! ([`pool_attrs`], [`window_out`]).
 
 use super::elementwise::COMPUTE_FORMAT;
-use super::nn::{pool_attrs, window_out, window_out_usize, PoolAttrs, MAX_POOL_TYPES};
+use super::nn::{
+    pool_attrs, window_flops, window_out, window_out_usize, PoolAttrs, MAX_POOL_TYPES,
+};
 use super::nn3d::{dims5, pool_window, Window3};
 use super::opkit::*;
 use crate::interfaces::*;
@@ -220,13 +222,7 @@ def_op! {
 
 /// One compare per window cell.
 fn argmax_pool_flops(cx: &CostCtx) -> f64 {
-    let k: f64 = MaxPool2dIndices::attrs(cx)
-        .kernel_shape()
-        .unwrap_or_default()
-        .iter()
-        .map(|&k| k as f64)
-        .product();
-    cx.out_elements() * k.max(1.0)
+    window_flops(cx, MaxPool2dIndices::attrs(cx).kernel_shape())
 }
 
 // ---- MaxPool with indices on volumes -----------------------------------------------
@@ -337,13 +333,7 @@ fn sem_max_pool3d_indices(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
 
 /// One compare per window cell.
 fn argmax_pool3d_flops(cx: &CostCtx) -> f64 {
-    let k: f64 = MaxPool3dIndices::attrs(cx)
-        .kernel_shape()
-        .unwrap_or_default()
-        .iter()
-        .map(|&k| k as f64)
-        .product();
-    cx.out_elements() * k.max(1.0)
+    window_flops(cx, MaxPool3dIndices::attrs(cx).kernel_shape())
 }
 
 def_op! {

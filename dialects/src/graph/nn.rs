@@ -1751,7 +1751,7 @@ pub(crate) fn conv_flops(cx: &CostCtx) -> f64 {
 }
 
 /// One operation per window cell of each output element.
-fn window_flops(cx: &CostCtx, kernel: Option<Vec<i64>>) -> f64 {
+pub(crate) fn window_flops(cx: &CostCtx, kernel: Option<Vec<i64>>) -> f64 {
     let k: f64 = kernel
         .unwrap_or_default()
         .iter()

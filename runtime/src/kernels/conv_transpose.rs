@@ -13,6 +13,39 @@ use ge_dialects::graph::nn::ConvTranspose2d;
 use ge_dialects::graph::nn3d::Transpose3;
 use ge_ir::body::{Body, OpId};
 
+/// The columns `filterᵀ · input` of one batch entry and group: every output
+/// channel's kernel-window contribution (`rows` = output channels of the
+/// group x kernel taps) of every input position (`n`), from the group's `cg`
+/// filter rows at `w` (`cg x rows`, read transposed) and its `cg` input
+/// channels at `x` (`cg x n`).
+///
+/// # Safety
+/// `w` must be valid for `cg * rows` and `x` for `cg * n` f32 reads.
+unsafe fn columns(w: *const f32, x: *const f32, (rows, cg, n): (usize, usize, usize)) -> Vec<f32> {
+    let mut cols = vec![0f32; rows * n];
+    // SAFETY: A = `w` (rows x cg, column stride rows), B = `x` (cg x n), C =
+    // `cols` (rows x n): the caller's contract and the allocation above.
+    unsafe {
+        sgemm(
+            rows,
+            cg,
+            n,
+            1.0,
+            w,
+            1,
+            rows as isize,
+            x,
+            n as isize,
+            1,
+            0.0,
+            cols.as_mut_ptr(),
+            n as isize,
+            1,
+        )
+    };
+    cols
+}
+
 #[derive(Clone, Debug)]
 pub struct ConvTranspose {
     pub strides: [usize; 2],
@@ -94,27 +127,13 @@ impl Kernel for ConvTranspose {
         let (pt, pl) = (self.pads[0], self.pads[1]);
         par.run(n * g, n * m * ohw * cg * kk > 1 << 16, &|task| {
             let (b, grp) = (task / g, task % g);
-            let mut cols = vec![0f32; rows * hw];
-            // SAFETY: A = the group's filter rows (cg x rows, row stride
-            // rows) read transposed, B = the batch's group channels (cg x hw)
-            // of the input, C = `cols` (rows x hw); all inside their slots
-            // (shapes checked above).
-            unsafe {
-                sgemm(
-                    rows,
-                    cg,
-                    hw,
-                    1.0,
+            // SAFETY: the group's filter rows and the batch's group channels
+            // lie inside their slots (shapes checked above).
+            let cols = unsafe {
+                columns(
                     wp.p().add(grp * cg * rows),
-                    1,
-                    rows as isize,
                     xp.p().add((b * c + grp * cg) * hw),
-                    hw as isize,
-                    1,
-                    0.0,
-                    cols.as_mut_ptr(),
-                    hw as isize,
-                    1,
+                    (rows, cg, hw),
                 )
             };
             for mo in 0..mg {
@@ -212,27 +231,13 @@ impl Kernel for ConvTranspose3 {
         let (xp, wp, yp) = (Shared(xi.ptr()), Shared(wi.ptr()), Shared(yo.ptr()));
         par.run(n * g, n * m * vout * cg * kk > 1 << 16, &|task| {
             let (b, grp) = (task / g, task % g);
-            let mut cols = vec![0f32; rows * vin];
-            // SAFETY: A = the group's filter rows (cg x rows, row stride
-            // rows) read transposed, B = the batch's group channels (cg x
-            // vin) of the input, C = `cols` (rows x vin); all inside their
-            // slots (shapes checked above).
-            unsafe {
-                sgemm(
-                    rows,
-                    cg,
-                    vin,
-                    1.0,
+            // SAFETY: the group's filter rows and the batch's group channels
+            // lie inside their slots (shapes checked above).
+            let cols = unsafe {
+                columns(
                     wp.p().add(grp * cg * rows),
-                    1,
-                    rows as isize,
                     xp.p().add((b * c + grp * cg) * vin),
-                    vin as isize,
-                    1,
-                    0.0,
-                    cols.as_mut_ptr(),
-                    vin as isize,
-                    1,
+                    (rows, cg, vin),
                 )
             };
             // SAFETY: output channels grp*mg .. (grp+1)*mg of batch `b` are

@@ -3,7 +3,7 @@
 //! its operands in ONNX's order; a mask without a bias gets a zero bias
 //! (the op's optional operands fill in order).
 
-use super::nn::{kernel_of, spatial_rank, window};
+use super::nn::conv2d_attrs;
 use super::{invalid, one, unsupported, Cx, Node, Res};
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
@@ -11,21 +11,20 @@ use ge_ir::tensor::Tensor;
 
 pub fn deform_conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w, offset) = (n.input(0)?, n.input(1)?, n.input(2)?);
-    if spatial_rank(cx, n, x, false)? != 2 {
-        return Err(unsupported(n, "on 1-D inputs (2-D images only)"));
-    }
-    let kernel = kernel_of(cx, n, w, 2)?;
+    let mut attrs = conv2d_attrs(cx, n, x, w)?;
+    attrs.push(("offset_group", Attribute::i64(n.i("offset_group", 1)?)));
     let filter = cx.e.dims(w)?;
-    if kernel.len() != 2
-        || filter.len() != 4
-        || filter[2..]
-            .iter()
-            .zip(&kernel)
-            .any(|(d, &k)| d.as_static().is_some_and(|d| d != k))
+    let kernel = n.ints("kernel_shape");
+    if filter.len() != 4
+        || kernel.is_some_and(|k| {
+            filter[2..]
+                .iter()
+                .zip(&k)
+                .any(|(d, &k)| d.as_static().is_some_and(|d| d != k))
+        })
     {
         return Err(invalid(n, "kernel_shape does not match the filter"));
     }
-    let win = window(cx, n, x, &kernel, false)?;
     let mut operands = vec![x, w, offset];
     match (n.opt_input(3), n.opt_input(4)) {
         (Some(b), mask) => operands.extend([b].into_iter().chain(mask)),
@@ -42,15 +41,5 @@ pub fn deform_conv(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         }
         (None, None) => {}
     }
-    one(cx.e.op(
-        "graph.deform_conv2d",
-        &operands,
-        vec![
-            ("strides", Attribute::i64_array(&win.strides)),
-            ("pads", Attribute::i64_array(&win.pads)),
-            ("dilations", Attribute::i64_array(&win.dilations)),
-            ("group", Attribute::i64(n.i("group", 1)?)),
-            ("offset_group", Attribute::i64(n.i("offset_group", 1)?)),
-        ],
-    )?)
+    one(cx.e.op("graph.deform_conv2d", &operands, attrs)?)
 }

@@ -73,7 +73,7 @@ pub(super) fn window(
 }
 
 /// The 2-D attribute form of a window with one or two spatial dims (1-D
-/// windows get a leading neutral H dim).
+/// windows get a leading neutral H dim; other windows stay as they are).
 pub(super) fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
     if one_d {
         (
@@ -107,7 +107,7 @@ pub(super) fn spatial_rank(cx: &Cx, n: &Node, x: ValueId, volumes: bool) -> Res<
     }
 }
 
-pub(super) fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
+fn kernel_of(cx: &Cx, n: &Node, w: ValueId, k: usize) -> Res<Vec<i64>> {
     if let Some(ks) = n.ints("kernel_shape") {
         return Ok(ks);
     }
@@ -244,39 +244,30 @@ pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     }
     let mut operands = vec![x, w];
     operands.extend(n.opt_input(2));
-    let group = ("group", Attribute::i64(n.i("group", 1)?));
-    if k == 3 {
-        return one(cx.e.op(
-            "graph.conv_transpose3d",
-            &operands,
-            vec![
-                ("strides", Attribute::i64_array(&strides)),
-                ("pads", Attribute::i64_array(&pads)),
-                ("dilations", Attribute::i64_array(&dilations)),
-                group,
-                ("output_padding", Attribute::i64_array(&out_pad)),
-            ],
-        )?);
-    }
     let win = Window {
         strides,
         pads,
         dilations,
     };
     let (strides, pads, dilations) = window_2d(&win, k == 1);
+    let name = if k == 3 {
+        "graph.conv_transpose3d"
+    } else {
+        "graph.conv_transpose2d"
+    };
     let out_pad = if k == 1 { vec![0, out_pad[0]] } else { out_pad };
     if k == 1 {
         operands[0] = unsqueeze(cx, x, &[2])?;
         operands[1] = unsqueeze(cx, w, &[2])?;
     }
     let y = cx.e.op(
-        "graph.conv_transpose2d",
+        name,
         &operands,
         vec![
             ("strides", Attribute::i64_array(&strides)),
             ("pads", Attribute::i64_array(&pads)),
             ("dilations", Attribute::i64_array(&dilations)),
-            group,
+            ("group", Attribute::i64(n.i("group", 1)?)),
             ("output_padding", Attribute::i64_array(&out_pad)),
         ],
     )?;
