@@ -1227,8 +1227,8 @@ def max_unpool():
     """MaxPool with its Indices output (1-D: through a neutral H dim;
     storage_order = 1) into MaxUnpool with a constant output_shape
     (lit-tests/frontends/onnx-max-unpool.test); max_pool_order has
-    storage_order = 2 and max_pool_indices_3d a 3-D input, which the importer
-    refuses."""
+    storage_order = 2, which the importer refuses; max_pool_indices_3d pools
+    a 3-D input (column-major indices) and unpools it."""
     nodes = [
         helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2], strides=[2], storage_order=1),
         helper.make_node("MaxUnpool", ["y", "i", "shape"], ["u"], name="mu", kernel_shape=[2], strides=[2]),
@@ -1246,9 +1246,108 @@ def max_unpool():
     nodes = [helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2], storage_order=2)]
     m = model(nodes, [vi("x", [1, 1, 3, 3])], [vi("y", [1, 1, 2, 2]), vi("i", [1, 1, 2, 2], TensorProto.INT64)], opset=22)
     save_onnx("max_pool_order", m, check=False)
-    nodes = [helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2, 2])]
-    m = model(nodes, [vi("x", [1, 1, 3, 3, 3])], [vi("y", [1, 1, 2, 2, 2]), vi("i", [1, 1, 2, 2, 2], TensorProto.INT64)], opset=22)
-    save_onnx("max_pool_indices_3d", m)
+    # 3-D: column-major indices with a pad and strides; row-major ones unpooled again.
+    nodes = [
+        helper.make_node(
+            "MaxPool", ["x"], ["ya", "ia"], name="mpa", kernel_shape=[2, 2, 2], strides=[1, 2, 2],
+            pads=[0, 1, 0, 0, 0, 1], storage_order=1,
+        ),
+        helper.make_node("MaxPool", ["x"], ["yb", "ib"], name="mpb", kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+        helper.make_node("MaxUnpool", ["yb", "ib"], ["u"], name="mu", kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+    ]
+    m = model(
+        nodes,
+        [vi("x", [2, 2, 4, 4, 4])],
+        [
+            vi("ya", [2, 2, 3, 2, 2]),
+            vi("ia", [2, 2, 3, 2, 2], TensorProto.INT64),
+            vi("u", [2, 2, 4, 4, 4]),
+        ],
+        opset=22,
+    )
+    save_onnx("max_pool_indices_3d", m, [("x", r.standard_normal((2, 2, 4, 4, 4)).astype(np.float32))])
+
+
+def vision_ops():
+    """DeformConv, ConvTranspose on volumes and RoiAlign
+    (lit-tests/frontends/onnx-vision-ops.test): deform_conv has a mask but no
+    bias (the importer passes a zero bias), two groups and two offset groups;
+    conv_transpose_3d has strides, output_padding, a bias and auto_pad
+    SAME_UPPER; roi_align_10 is opset 10 (output_half_pixel, max)
+    and roi_align_16 opset 16 (half_pixel, sampling_ratio 2); deform_conv_1d
+    has a 1-D input, which the importer refuses."""
+    r = np.random.default_rng(163)  # its own generator: the same bytes when run alone
+    nodes = [
+        helper.make_node(
+            "DeformConv", ["x", "w", "offset", "", "mask"], ["y"], name="dc",
+            kernel_shape=[2, 3], strides=[2, 1], pads=[1, 0, 0, 1], dilations=[1, 2], group=2, offset_group=2,
+        )
+    ]
+    # rows: (5 + 1 + 0 - 2) / 2 + 1 = 3; cols: (6 + 0 + 1 - 5) / 1 + 1 = 3
+    w = numpy_helper.from_array(r.standard_normal((4, 2, 2, 3)).astype(np.float32), "w")
+    m = model(
+        nodes,
+        [vi("x", [1, 4, 5, 6]), vi("offset", [1, 24, 3, 3]), vi("mask", [1, 12, 3, 3])],
+        [vi("y", [1, 4, 3, 3])],
+        inits=[w],
+        opset=19,
+    )
+    ins = [
+        ("x", r.standard_normal((1, 4, 5, 6)).astype(np.float32)),
+        ("offset", (2 * r.standard_normal((1, 24, 3, 3))).astype(np.float32)),
+        ("mask", r.random((1, 12, 3, 3)).astype(np.float32)),
+    ]
+    save_onnx("deform_conv", m, ins)
+    nodes = [helper.make_node("DeformConv", ["x", "w", "offset"], ["y"], name="dc")]
+    m = model(
+        nodes, [vi("x", [1, 1, 5]), vi("w", [1, 1, 2]), vi("offset", [1, 2, 4])], [vi("y", [1, 1, 4])], opset=19,
+    )
+    save_onnx("deform_conv_1d", m, check=False)
+    nodes = [
+        helper.make_node(
+            "ConvTranspose", ["x", "w", "b"], ["y"], name="ct",
+            strides=[2, 1, 2], output_padding=[1, 0, 0], auto_pad="SAME_UPPER",
+        )
+    ]
+    # (onnx.reference's ConvTranspose splits the filter wrongly with groups:
+    # the kernel test runtime/tests/vision_kernels.rs covers those.)
+    w = numpy_helper.from_array(r.standard_normal((4, 3, 2, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(r.standard_normal(3).astype(np.float32), "b")
+    m = model(nodes, [vi("x", [2, 4, 2, 3, 4])], [vi("y", [2, 3, 4, 3, 8])], inits=[w, b], opset=17)
+    save_onnx("conv_transpose_3d", m, [("x", r.standard_normal((2, 4, 2, 3, 4)).astype(np.float32))])
+    rois = np.array([[0, 0, 7, 7], [1.5, 2.5, 6, 4], [-2, 3, 9, 12], [5, 5, 4, 4]], np.float32)
+    idx = np.array([1, 0, 1, 0], np.int64)
+    for opset, attrs in [
+        (10, dict(mode="max", output_height=2, output_width=3, spatial_scale=0.5)),
+        (16, dict(output_height=3, output_width=2, sampling_ratio=2)),
+    ]:
+        nodes = [helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="ra", **attrs)]
+        oh, ow = attrs["output_height"], attrs["output_width"]
+        m = model(
+            nodes,
+            [vi("x", [2, 3, 8, 8]), vi("rois", [4, 4]), vi("idx", [4], TensorProto.INT64)],
+            [vi("y", [4, 3, oh, ow])],
+            opset=opset,
+        )
+        ins = [("x", r.standard_normal((2, 3, 8, 8)).astype(np.float32)), ("rois", rois), ("idx", idx)]
+        if opset == 10:
+            # onnx.reference gives opset 10 the newer default (half_pixel); ONNX
+            # defines opset 10 as output_half_pixel: the reference of the opset
+            # 16 twin that says so.
+            save_onnx(f"roi_align_{opset}", m)
+            twin = helper.make_node(
+                "RoiAlign", ["x", "rois", "idx"], ["y"], coordinate_transformation_mode="output_half_pixel", **attrs
+            )
+            m = model([twin], m.graph.input, m.graph.output, opset=16)
+            save_onnx(f"roi_align_{opset}_twin", m, ins)
+            for suffix in [f"in{i}.npy" for i in range(3)] + ["out0.npy"]:
+                os.replace(
+                    os.path.join(ONNX_DIR, f"roi_align_{opset}_twin.{suffix}"),
+                    os.path.join(ONNX_DIR, f"roi_align_{opset}.{suffix}"),
+                )
+            os.remove(os.path.join(ONNX_DIR, f"roi_align_{opset}_twin.onnx"))
+        else:
+            save_onnx(f"roi_align_{opset}", m, ins)
 
 
 def e8m0_and_random():
@@ -1332,6 +1431,7 @@ def main():
     col2im()
     max_unpool()
     e8m0_and_random()
+    vision_ops()
     tf_list_errors()
     tf_op_errors()
 

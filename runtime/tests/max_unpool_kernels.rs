@@ -1,4 +1,4 @@
-//! The kernels of graph.max_pool2d_indices and graph.max_unpool
+//! The kernels of graph.max_pool2d_indices, graph.max_pool3d_indices and graph.max_unpool
 //! (runtime/src/kernels/max_unpool.rs) against the reference interpreter.
 //! Each case compiles a one- or two-op function (with and without Ascend
 //! storage formats), loads it with every kernel native (`common::load` fails
@@ -111,5 +111,35 @@ fn max_unpool_matches_the_interpreter() {
             "graph.func @main(%x: {x}) -> {y} {{\n  %p, %i = graph.max_pool2d_indices %x {{kernel_shape = {k}, strides = {k}}} : ({x}) -> ({p}, {i})\n  %y = graph.max_unpool %p, %i {{kernel_shape = {k}, strides = {k}{extra}}} : ({p}, {i}) -> {y}\n  graph.return %y : {y}\n}}\n"
         );
         check(&text, &format!("max_unpool {shape}x{dt} {k}{extra}"));
+    }
+}
+
+#[test]
+fn max_pool3d_indices_matches_the_interpreter() {
+    // (input shape, dtype, attributes, result shape)
+    let cases = [
+        ("1x1x2x2x2", "f32", "{kernel_shape = [2, 2, 2]}", "1x1x1x1x1"),
+        (
+            "2x3x4x5x6",
+            "f32",
+            "{kernel_shape = [2, 3, 2], pads = [0, 1, 1, 1, 1, 0], storage_order = 1 : i64}",
+            "2x3x4x5x6",
+        ),
+        (
+            "1x2x5x6x7",
+            "f16",
+            "{ceil_mode = 1 : i64, dilations = [1, 2, 1], kernel_shape = [2, 2, 3], strides = [2, 1, 2]}",
+            "1x2x3x4x3",
+        ),
+        ("1x2x3x4x4", "f64", "{kernel_shape = [1, 2, 2], strides = [1, 2, 2]}", "1x2x3x2x2"),
+        ("2x4x16x16x16", "f32", "{kernel_shape = [2, 2, 2], strides = [2, 2, 2]}", "2x4x8x8x8"),
+    ];
+    for (shape, dt, attrs, out) in cases {
+        let x = format!("tensor<{shape}x{dt}>");
+        let (y, i) = (format!("tensor<{out}x{dt}>"), format!("tensor<{out}xi64>"));
+        let text = format!(
+            "graph.func @main(%x: {x}) -> ({y}, {i}) {{\n  %y, %i = graph.max_pool3d_indices %x {attrs} : ({x}) -> ({y}, {i})\n  graph.return %y, %i : {y}, {i}\n}}\n"
+        );
+        check(&text, &format!("max_pool3d_indices {shape}x{dt} {attrs}"));
     }
 }

@@ -1,15 +1,19 @@
 //! Max pooling that also gives where each maximum came from (ONNX
-//! MaxPool's `Indices` output, with `storage_order`) and its inverse (ONNX
-//! MaxUnpool), which puts pooled values back at those places.
+//! MaxPool's `Indices` output, with `storage_order`, on images and volumes)
+//! and its inverse (ONNX MaxUnpool), which puts pooled values back at those
+//! places.
 //!
-//! The window loop with the argmax ([`max_pool_argmax`], generic over the
-//! element type) and the scatter of the unpooling ([`max_unpool`]) are
+//! The window loops with the argmax ([`max_pool_argmax`],
+//! [`max_pool3d_argmax`], generic over the element type) and the scatter of the unpooling ([`max_unpool`]) are
 //! shared with the runtime's native kernels (runtime/src/kernels/max_unpool.rs).
 //! The window rules (sizes, pads, ceil mode) are graph.max_pool2d's
 //! ([`pool_attrs`], [`window_out`]).
 
 use super::elementwise::COMPUTE_FORMAT;
-use super::nn::{pool_attrs, window_out, window_out_usize, PoolAttrs, MAX_POOL_TYPES};
+use super::nn::{
+    pool_attrs, window_flops, window_out, window_out_usize, PoolAttrs, MAX_POOL_TYPES,
+};
+use super::nn3d::{dims5, pool_window, Window3};
 use super::opkit::*;
 use crate::interfaces::*;
 use ge_ir::def_op;
@@ -218,13 +222,159 @@ def_op! {
 
 /// One compare per window cell.
 fn argmax_pool_flops(cx: &CostCtx) -> f64 {
-    let k: f64 = MaxPool2dIndices::attrs(cx)
-        .kernel_shape()
-        .unwrap_or_default()
-        .iter()
-        .map(|&k| k as f64)
-        .product();
-    cx.out_elements() * k.max(1.0)
+    window_flops(cx, MaxPool2dIndices::attrs(cx).kernel_shape())
+}
+
+// ---- MaxPool with indices on volumes -----------------------------------------------
+
+/// The checked window and index order of a `graph.max_pool3d_indices`
+/// (any attribute source; `true`: column major, ONNX `storage_order = 1`).
+pub fn argmax_pool3d_attrs(a: MaxPool3dIndicesAttrView) -> Result<(Window3, bool), String> {
+    let w = pool_window((
+        a.kernel_shape(),
+        a.strides(),
+        a.pads(),
+        a.dilations(),
+        a.ceil_mode(),
+    ))?;
+    match a.storage_order() {
+        0 => Ok((w, false)),
+        1 => Ok((w, true)),
+        s => Err(format!(
+            "attribute 'storage_order' must be 0 (row major) or 1 (column major), but is {s}"
+        )),
+    }
+}
+
+/// Max-pool volumes `planes` of `x` (`dims` = `D x H x W` each, all
+/// volumes of the tensor) into `out` and `idx` (`od x oh x ow` each,
+/// starting at volume `planes.start`), as [`max_pool_argmax`] does planes:
+/// the first largest value wins; its index counts from the start of the
+/// tensor, row major (`column_major`: `z + y * D + x * D * H` within the
+/// volume, as ONNX's reference numbers them).
+pub fn max_pool3d_argmax<T: Real>(
+    w: &Window3,
+    dims: [usize; 3],
+    column_major: bool,
+    x: &[T],
+    planes: std::ops::Range<usize>,
+    out: &mut [T],
+    idx: &mut [i64],
+) {
+    let Ok(od) = w.out_sizes(dims) else {
+        return;
+    };
+    let (vin, vout) = (dims.iter().product::<usize>(), od.iter().product::<usize>());
+    let first = planes.start;
+    let at = |o: usize, k: usize, a: usize| -> Option<usize> {
+        (o * w.strides[a] + k * w.dilations[a])
+            .checked_sub(w.pads[a])
+            .filter(|&i| i < dims[a])
+    };
+    for p in planes {
+        let base = p * vin;
+        for o in 0..vout {
+            let oi = [o / (od[1] * od[2]), o / od[2] % od[1], o % od[2]];
+            let mut best: Option<(f64, [usize; 3])> = None;
+            for k0 in 0..w.kernel[0] {
+                let Some(z) = at(oi[0], k0, 0) else { continue };
+                for k1 in 0..w.kernel[1] {
+                    let Some(y) = at(oi[1], k1, 1) else { continue };
+                    for k2 in 0..w.kernel[2] {
+                        let Some(xx) = at(oi[2], k2, 2) else { continue };
+                        let v = x[base + (z * dims[1] + y) * dims[2] + xx].get();
+                        if best.is_none_or(|(b, _)| v > b) {
+                            best = Some((v, [z, y, xx]));
+                        }
+                    }
+                }
+            }
+            let (v, i) = match best {
+                Some((v, [z, y, xx])) if column_major => {
+                    (v, (base + z + y * dims[0] + xx * dims[0] * dims[1]) as i64)
+                }
+                Some((v, [z, y, xx])) => (v, (base + (z * dims[1] + y) * dims[2] + xx) as i64),
+                None => (0.0, -1),
+            };
+            out[(p - first) * vout + o] = T::of(v);
+            idx[(p - first) * vout + o] = i;
+        }
+    }
+}
+
+fn infer_max_pool3d_indices(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let t = cx.operand_types[0];
+    let (w, _) = argmax_pool3d_attrs(MaxPool3dIndices::attrs(cx))?;
+    let dt = dtype_of(t)?;
+    let Some(x) = dims_rank(t, "input", 5, "NCDHW")? else {
+        return Ok(vec![Type::unranked(dt), Type::unranked(DType::I64)]);
+    };
+    let k: Vec<Dim> = w.kernel.iter().map(|&k| Dim::Static(k as i64)).collect();
+    let mut out = vec![x[0], x[1]];
+    out.extend(w.out_dims(&x[2..], &k)?);
+    Ok(vec![Type::tensor(&out, dt), Type::tensor(&out, DType::I64)])
+}
+
+fn sem_max_pool3d_indices(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 1)?;
+    let x = t[0];
+    let (n, c, dims) = dims5(&x.shape, "input")?;
+    let (w, col) = argmax_pool3d_attrs(MaxPool3dIndices::attrs(cx))?;
+    let od = w.out_sizes(dims)?;
+    let shape = vec![n, c, od[0], od[1], od[2]];
+    let total = checked_numel(&shape)?;
+    let (mut v, mut idx) = (vec![0f64; total], vec![0i64; total]);
+    max_pool3d_argmax(&w, dims, col, &x.to_f64(), 0..n * c, &mut v, &mut idx);
+    Ok(vec![
+        Tensor::from_f64(shape.clone(), x.dtype, v),
+        Tensor::from_i64(shape, DType::I64, idx),
+    ])
+}
+
+/// One compare per window cell.
+fn argmax_pool3d_flops(cx: &CostCtx) -> f64 {
+    window_flops(cx, MaxPool3dIndices::attrs(cx).kernel_shape())
+}
+
+def_op! {
+    /// 3-D max pooling with the place of each maximum (ONNX MaxPool with `Indices`, NCDHW)
+    ///
+    /// graph.max_pool3d's result (the same windows, pads, dilations and `ceil_mode`) and, for
+    /// each output element, the index of the input element it came from, counted over the
+    /// whole `N x C x D x H x W` input: row major, or with `storage_order = 1` column major
+    /// within each volume (`(n * C + c) * D * H * W + z + y * D + x * D * H`, as ONNX's
+    /// reference numbers them). The first largest value of a window wins.
+    pub MaxPool3dIndices = "graph.max_pool3d_indices" {
+        operands { input: FloatTensor },
+        results { output: FloatTensor, indices: TensorOf(&[DType::I64]) },
+        attrs {
+            /// window size [kD, kH, kW]
+            kernel_shape: I64Array,
+            /// stride along D, H and W
+            strides: I64Array = [1, 1, 1],
+            /// padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+            pads: I64Array = [0, 0, 0, 0, 0, 0],
+            /// window dilation along D, H and W
+            dilations: I64Array = [1, 1, 1],
+            /// 1: round the output sizes up
+            ceil_mode: I64 = 0,
+            /// 0: indices row major; 1: column major within each volume
+            storage_order: I64 = 0,
+        },
+        traits [Pure],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_max_pool3d_indices,
+        semantics: sem_max_pool3d_indices,
+        interfaces [
+            Cost::vector(argmax_pool3d_flops),
+            FusionPattern::Opaque,
+            VECTOR_ENGINES,
+            PrecisionClass::Gray,
+            KernelFamily::Pool,
+        ],
+        es(results = MaxPool3dIndicesResults),
+    }
 }
 
 // ---- MaxUnpool ---------------------------------------------------------------------
@@ -455,4 +605,4 @@ def_op! {
     }
 }
 
-pub static OPS: &[&OpDef] = &[&MAX_POOL2D_INDICES, &MAX_UNPOOL];
+pub static OPS: &[&OpDef] = &[&MAX_POOL2D_INDICES, &MAX_POOL3D_INDICES, &MAX_UNPOOL];

@@ -4,6 +4,7 @@ pub mod activation;
 pub mod bitwise;
 pub mod col2im;
 pub mod control;
+pub mod deform_conv;
 pub mod det;
 pub mod elementwise;
 pub mod func;
@@ -23,6 +24,7 @@ pub mod range;
 pub mod reduce;
 pub mod reverse_sequence;
 pub mod rnn;
+pub mod roi_align;
 pub mod rotary;
 pub mod scan;
 pub mod sequence_mixing;
@@ -69,5 +71,7 @@ pub static DIALECT: Dialect = Dialect {
         tree_ensemble::OPS,
         range::OPS,
         random::OPS,
+        deform_conv::OPS,
+        roi_align::OPS,
     ],
 };

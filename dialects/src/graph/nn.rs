@@ -446,8 +446,10 @@ fn conv_transpose_extra(src: &impl AttrSource, a: &ConvAttrs) -> Result<Vec<i64>
     Ok(op)
 }
 
+/// Output length of a transposed convolution along one axis:
+/// `stride*(in-1) + output_padding + dil*(k-1) + 1 - pad_begin - pad_end`.
 #[allow(clippy::too_many_arguments)]
-fn transpose_out(
+pub(crate) fn transpose_out(
     input: Dim,
     k: Dim,
     s: i64,
@@ -1749,7 +1751,7 @@ pub(crate) fn conv_flops(cx: &CostCtx) -> f64 {
 }
 
 /// One operation per window cell of each output element.
-fn window_flops(cx: &CostCtx, kernel: Option<Vec<i64>>) -> f64 {
+pub(crate) fn window_flops(cx: &CostCtx, kernel: Option<Vec<i64>>) -> f64 {
     let k: f64 = kernel
         .unwrap_or_default()
         .iter()

@@ -1,17 +1,20 @@
-//! Volumetric ops (ONNX Conv, MaxPool and AveragePool on `N x C x D x H x
-//! W` inputs): `graph.conv3d`, `graph.max_pool3d`, `graph.avg_pool3d`.
+//! Volumetric ops (ONNX Conv, ConvTranspose, MaxPool and AveragePool on `N
+//! x C x D x H x W` inputs): `graph.conv3d`, `graph.conv_transpose3d`,
+//! `graph.max_pool3d`, `graph.avg_pool3d`.
 //!
 //! The pooling loop ([`pool3d_plane`]) is generic over the element type and
 //! public: the semantics run it in f64, the runtime's native kernel
 //! (runtime/src/kernels/volume.rs) in f32. The convolution's reference is a
 //! direct sum here; the kernel computes it with im2col and a GEMM, so the
-//! two are independent statements checked against each other.
+//! two are independent statements checked against each other. Likewise the
+//! transposed convolution: a direct scatter here, a GEMM and col2im in the
+//! kernel (runtime/src/kernels/conv_transpose.rs).
 
 // Reference loops index several arrays by the same loop variable.
 #![allow(clippy::needless_range_loop)]
 
 use super::elementwise::COMPUTE_FORMAT;
-use super::nn::{window_out, window_out_usize};
+use super::nn::{conv_flops, transpose_out, window_out, window_out_usize};
 use super::opkit::*;
 use crate::interfaces::*;
 use ge_ir::def_op;
@@ -71,7 +74,7 @@ impl Window3 {
 
     /// The output's spatial dims for input dims `x` (symbolic or unknown dims
     /// flow through).
-    fn out_dims(&self, x: &[Dim], kernel: &[Dim]) -> Result<Vec<Dim>, String> {
+    pub fn out_dims(&self, x: &[Dim], kernel: &[Dim]) -> Result<Vec<Dim>, String> {
         (0..3)
             .map(|i| {
                 window_out(
@@ -199,7 +202,7 @@ pub fn pool3d_plane<T: Real>(
     }
 }
 
-fn pool_window(a: PoolView) -> Result<Window3, String> {
+pub(crate) fn pool_window(a: PoolView) -> Result<Window3, String> {
     let (kernel, strides, pads, dilations, ceil) = a;
     let kernel = kernel.ok_or("requires attribute 'kernel_shape'")?;
     let w = Window3::new(Some(kernel), strides, pads, dilations, ceil != 0)?;
@@ -216,7 +219,7 @@ fn pool_window(a: PoolView) -> Result<Window3, String> {
 }
 
 /// kernel_shape, strides, pads, dilations, ceil_mode.
-type PoolView = (Option<Vec<i64>>, Vec<i64>, Vec<i64>, Vec<i64>, i64);
+pub(crate) type PoolView = (Option<Vec<i64>>, Vec<i64>, Vec<i64>, Vec<i64>, i64);
 
 /// The window of a 3-D pool op from its attributes (`avg`: an average pool).
 pub fn pool_window_of(src: &impl ge_ir::opdef::AttrSource, avg: bool) -> Result<Window3, String> {
@@ -420,6 +423,187 @@ fn sem_conv3d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
     Ok(vec![Tensor::from_f64(out_shape.to_vec(), dt, out)])
 }
 
+// ---- transposed convolution -------------------------------------------------
+
+/// The checked attributes of a `graph.conv_transpose3d`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transpose3 {
+    pub strides: [usize; 3],
+    /// [front, top, left, back, bottom, right]
+    pub pads: [usize; 6],
+    pub dilations: [usize; 3],
+    pub output_padding: [usize; 3],
+    pub group: usize,
+}
+
+impl Transpose3 {
+    pub fn of(src: &impl ge_ir::opdef::AttrSource) -> Result<Transpose3, String> {
+        let a = ConvTranspose3d::attrs(src);
+        let w = Window3::new(None, a.strides(), a.pads(), a.dilations(), false)?;
+        let op = three("output_padding", a.output_padding(), 0)?;
+        for i in 0..3 {
+            if op[i] >= w.strides[i].max(w.dilations[i]) {
+                return Err(format!(
+                    "attribute 'output_padding' entry {} must be smaller than the stride or the dilation ({} / {})",
+                    op[i], w.strides[i], w.dilations[i]
+                ));
+            }
+        }
+        let g = a.group();
+        if g < 1 {
+            return Err(format!("attribute 'group' must be >= 1, but got {g}"));
+        }
+        Ok(Transpose3 {
+            strides: w.strides,
+            pads: w.pads,
+            dilations: w.dilations,
+            output_padding: op,
+            group: g as usize,
+        })
+    }
+
+    /// The result dims for `input` (`N x C x D x H x W`), `filter` (`C x
+    /// M/group x kD x kH x kW`) and `bias` (`M`), checked.
+    pub fn result_dims(
+        &self,
+        x: &[Dim],
+        f: &[Dim],
+        bias: Option<&[Dim]>,
+    ) -> Result<Vec<Dim>, String> {
+        let g = self.group as i64;
+        if !x[1].compatible(f[0]) {
+            return Err(format!(
+                "operand 'input' has {} channels, but operand 'filter' has {} input channels (dim 0)",
+                x[1], f[0]
+            ));
+        }
+        if let Some(c) = f[0].as_static().filter(|c| c % g != 0) {
+            return Err(format!(
+                "operand 'filter' has {c} input channels, which is not a multiple of group {g}"
+            ));
+        }
+        let m = f[1].mul_const(g);
+        if let Some(b) = bias {
+            check_dim_eq(
+                b[0],
+                m,
+                "operand 'bias' must have one entry per output channel",
+            )?;
+        }
+        let mut out = vec![x[0], m];
+        for i in 0..3 {
+            out.push(transpose_out(
+                x[2 + i],
+                f[2 + i],
+                self.strides[i] as i64,
+                self.dilations[i] as i64,
+                self.pads[i] as i64,
+                self.pads[3 + i] as i64,
+                self.output_padding[i] as i64,
+                AXES[i],
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// The result dims `[N, M, OD, OH, OW]` of run-time shapes, checked.
+    pub fn shapes(
+        &self,
+        x: &[usize],
+        f: &[usize],
+        bias: Option<&[usize]>,
+    ) -> Result<[usize; 5], String> {
+        dims5(x, "input")?;
+        dims5(f, "filter")?;
+        if bias.is_some_and(|b| b.len() != 1) {
+            return Err(format!(
+                "operand 'bias' must have rank 1, but has shape {bias:?}"
+            ));
+        }
+        let d = |s: &[usize]| -> Vec<Dim> { s.iter().map(|&v| Dim::Static(v as i64)).collect() };
+        let out = self.result_dims(&d(x), &d(f), bias.map(d).as_deref())?;
+        let mut o = [0usize; 5];
+        for (o, v) in o.iter_mut().zip(&out) {
+            *o = v.as_static().unwrap_or(0) as usize;
+        }
+        checked_numel(&o)?;
+        Ok(o)
+    }
+}
+
+fn infer_conv_transpose3d(cx: &InferCtx) -> Result<Vec<Type>, String> {
+    let t = Transpose3::of(cx)?;
+    let ts = cx.operand_types;
+    let dt = dtype_of(ts[0])?;
+    let x = dims_rank(ts[0], "input", 5, "NCDHW")?;
+    let f = dims_rank(ts[1], "filter", 5, "C x M/group x kD x kH x kW")?;
+    let b = ts
+        .get(2)
+        .map(|&b| dims_rank(b, "bias", 1, "M"))
+        .transpose()?;
+    let (Some(x), Some(f)) = (x, f) else {
+        return Ok(vec![Type::unranked(dt)]);
+    };
+    let out = t.result_dims(&x, &f, b.flatten().as_deref())?;
+    Ok(vec![Type::tensor(&out, dt)])
+}
+
+fn sem_conv_transpose3d(cx: &SemCtx, t: &[&Tensor]) -> SemResult {
+    arity(t, 2)?;
+    let tr = Transpose3::of(cx)?;
+    let (x, f) = (t[0], t[1]);
+    let bias = t.get(2);
+    let out_shape = tr.shapes(&x.shape, &f.shape, bias.map(|b| &b.shape[..]))?;
+    let [n, m, od, oh, ow] = out_shape;
+    let (c, idims) = (x.shape[1], [x.shape[2], x.shape[3], x.shape[4]]);
+    let (mg, kdims) = (f.shape[1], [f.shape[2], f.shape[3], f.shape[4]]);
+    let (cg, odims) = (c / tr.group, [od, oh, ow]);
+    let (xs, fs) = (x.to_f64(), f.to_f64());
+    let bv = bias.map_or(vec![0.0; m], |b| b.to_f64());
+    let (pin, pout, kk) = (
+        idims.iter().product::<usize>(),
+        odims.iter().product::<usize>(),
+        kdims.iter().product::<usize>(),
+    );
+    let mut out = vec![0.0; checked_numel(&out_shape)?];
+    for (p, v) in out.chunks_mut(pout.max(1)).enumerate() {
+        v.iter_mut().for_each(|v| *v = bv[p % m.max(1)]);
+    }
+    // The output place of input place `i` and tap `k` along each axis.
+    let place = |i: [usize; 3], k: [usize; 3]| -> Option<usize> {
+        let mut at = 0;
+        for a in 0..3 {
+            let o = (i[a] * tr.strides[a] + k[a] * tr.dilations[a]).checked_sub(tr.pads[a])?;
+            if o >= odims[a] {
+                return None;
+            }
+            at = at * odims[a] + o;
+        }
+        Some(at)
+    };
+    let unflat = |v: usize, d: [usize; 3]| [v / (d[1] * d[2]), v / d[2] % d[1], v % d[2]];
+    for b in 0..n {
+        for ic in 0..c {
+            let grp = ic / cg;
+            for pi in 0..pin {
+                let xv = xs[(b * c + ic) * pin + pi];
+                let i = unflat(pi, idims);
+                for k in 0..kk {
+                    let Some(po) = place(i, unflat(k, kdims)) else {
+                        continue;
+                    };
+                    for mo in 0..mg {
+                        let oc = grp * mg + mo;
+                        out[(b * m + oc) * pout + po] += xv * fs[(ic * mg + mo) * kk + k];
+                    }
+                }
+            }
+        }
+    }
+    let dt = result_dtype(cx, 0, x.dtype);
+    Ok(vec![Tensor::from_f64(out_shape.to_vec(), dt, out)])
+}
+
 fn conv3d_flops(cx: &CostCtx) -> f64 {
     let per: f64 = cx.operand_dims(1).iter().skip(1).product();
     2.0 * cx.out_elements() * per
@@ -488,12 +672,51 @@ def_op! {
 }
 
 def_op! {
+    /// 3-D transposed convolution (ONNX ConvTranspose on volumes)
+    ///
+    /// `graph.conv_transpose2d` with a depth axis: `input` is `N x C x D x H x W`, `filter` `C
+    /// x M/group x kD x kH x kW`, `bias` (optional) has `M` entries; the output is `N x M x OD x
+    /// OH x OW` with `OD = stride_d*(D-1) + output_padding_d + dil_d*(kD-1) + 1 - pad_front -
+    /// pad_back` (likewise OH, OW). `output_padding` must be smaller than the stride or the
+    /// dilation. ONNX's `output_shape` and `auto_pad` become `pads` at import.
+    pub ConvTranspose3d = "graph.conv_transpose3d" {
+        operands { input: FloatTensor, filter: FloatTensor, bias: Option<FloatTensor> },
+        results { output: FloatTensor },
+        attrs {
+            /// stride along D, H and W
+            strides: I64Array = [1, 1, 1],
+            /// [front, top, left, back, bottom, right] removed from the full output
+            pads: I64Array = [0, 0, 0, 0, 0, 0],
+            /// filter dilation along D, H and W
+            dilations: I64Array = [1, 1, 1],
+            /// number of channel groups
+            group: I64 = 1,
+            /// extra size added at the back/bottom/right of the output
+            output_padding: I64Array = [0, 0, 0],
+        },
+        traits [Pure, SameOperandsElementType],
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: infer_conv_transpose3d,
+        semantics: sem_conv_transpose3d,
+        interfaces [
+            Cost::cube(conv_flops),
+            FusionPattern::OutElementwiseFusable,
+            CUBE_ENGINES,
+            PrecisionClass::White,
+            KernelFamily::Conv,
+        ],
+        es,
+    }
+}
+
+def_op! {
     /// 3-D max pooling (ONNX MaxPool, NCDHW)
     ///
     /// The maximum over each `kD x kH x kW` window (dilated by `dilations`) of an `N x C x D x
     /// H x W` input; padded cells never win, NaN does. Output sizes as for `graph.conv3d`, or
     /// rounded up with `ceil_mode = 1` (a window must still start inside the input or the
-    /// begin pad). ONNX's optional `Indices` result is not supported.
+    /// begin pad). With ONNX's `Indices` result it is `graph.max_pool3d_indices`.
     pub MaxPool3d = "graph.max_pool3d" {
         operands { input: FloatTensor },
         results { output: FloatTensor },
@@ -565,7 +788,7 @@ def_op! {
     }
 }
 
-pub static OPS: &[&OpDef] = &[&CONV3D, &MAX_POOL3D, &AVG_POOL3D];
+pub static OPS: &[&OpDef] = &[&CONV3D, &CONV_TRANSPOSE3D, &MAX_POOL3D, &AVG_POOL3D];
 
 #[cfg(test)]
 mod tests {

@@ -3,12 +3,48 @@
 //! the columns `filterᵀ · input` — every output channel's kernel-window
 //! contribution of every input pixel — and col2im adds them into the output
 //! (started at the bias). Batch x group pairs own disjoint output channels
-//! and run in parallel.
+//! and run in parallel. `graph.conv_transpose3d` ([`ConvTranspose3`]) is the
+//! same GEMM with the N-D col2im of `graph.col2im`.
 
 use super::{sgemm, F32In, F32Out, Kernel, Par, Slot};
 use crate::shared::Shared;
+use ge_dialects::graph::col2im::{col2im, Col2ImGeom};
 use ge_dialects::graph::nn::ConvTranspose2d;
+use ge_dialects::graph::nn3d::Transpose3;
 use ge_ir::body::{Body, OpId};
+
+/// The columns `filterᵀ · input` of one batch entry and group: every output
+/// channel's kernel-window contribution (`rows` = output channels of the
+/// group x kernel taps) of every input position (`n`), from the group's `cg`
+/// filter rows at `w` (`cg x rows`, read transposed) and its `cg` input
+/// channels at `x` (`cg x n`).
+///
+/// # Safety
+/// `w` must be valid for `cg * rows` and `x` for `cg * n` f32 reads.
+unsafe fn columns(w: *const f32, x: *const f32, (rows, cg, n): (usize, usize, usize)) -> Vec<f32> {
+    let mut cols = vec![0f32; rows * n];
+    // SAFETY: A = `w` (rows x cg, column stride rows), B = `x` (cg x n), C =
+    // `cols` (rows x n): the caller's contract and the allocation above.
+    unsafe {
+        sgemm(
+            rows,
+            cg,
+            n,
+            1.0,
+            w,
+            1,
+            rows as isize,
+            x,
+            n as isize,
+            1,
+            0.0,
+            cols.as_mut_ptr(),
+            n as isize,
+            1,
+        )
+    };
+    cols
+}
 
 #[derive(Clone, Debug)]
 pub struct ConvTranspose {
@@ -91,27 +127,13 @@ impl Kernel for ConvTranspose {
         let (pt, pl) = (self.pads[0], self.pads[1]);
         par.run(n * g, n * m * ohw * cg * kk > 1 << 16, &|task| {
             let (b, grp) = (task / g, task % g);
-            let mut cols = vec![0f32; rows * hw];
-            // SAFETY: A = the group's filter rows (cg x rows, row stride
-            // rows) read transposed, B = the batch's group channels (cg x hw)
-            // of the input, C = `cols` (rows x hw); all inside their slots
-            // (shapes checked above).
-            unsafe {
-                sgemm(
-                    rows,
-                    cg,
-                    hw,
-                    1.0,
+            // SAFETY: the group's filter rows and the batch's group channels
+            // lie inside their slots (shapes checked above).
+            let cols = unsafe {
+                columns(
                     wp.p().add(grp * cg * rows),
-                    1,
-                    rows as isize,
                     xp.p().add((b * c + grp * cg) * hw),
-                    hw as isize,
-                    1,
-                    0.0,
-                    cols.as_mut_ptr(),
-                    hw as isize,
-                    1,
+                    (rows, cg, hw),
                 )
             };
             for mo in 0..mg {
@@ -141,6 +163,94 @@ impl Kernel for ConvTranspose {
                             }
                         }
                     }
+                }
+            }
+            Ok(())
+        })?;
+        yo.finish();
+        Ok(())
+    }
+}
+
+/// `graph.conv_transpose3d`: per batch and group one GEMM makes the columns
+/// `filterᵀ · input` (every output channel's kernel-window contribution of
+/// every input voxel) and the col2im of `graph.col2im`
+/// (`ge_dialects::graph::col2im::col2im`, N-D) adds them into the output
+/// planes — its blocks are the kernel windows, its block positions the
+/// input voxels; the bias is added after.
+#[derive(Clone, Debug)]
+pub struct ConvTranspose3 {
+    pub attrs: Transpose3,
+}
+
+impl ConvTranspose3 {
+    pub fn from_op(b: &Body, o: OpId) -> Option<ConvTranspose3> {
+        Some(ConvTranspose3 {
+            attrs: Transpose3::of(b.op(o)).ok()?,
+        })
+    }
+}
+
+impl Kernel for ConvTranspose3 {
+    fn float_only(&self) -> bool {
+        true
+    }
+
+    fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
+        let (x, w, bias, y) = match (ins, outs) {
+            (&[x, w], &[y]) => (x, w, None, y),
+            (&[x, w, b], &[y]) => (x, w, Some(b), y),
+            _ => return Err("conv_transpose3d takes 2 or 3 operands and gives 1 result".into()),
+        };
+        let a = &self.attrs;
+        let dims = a.shapes(&x.shape, &w.shape, bias.map(|b| &b.shape[..]))?;
+        if y.shape != dims {
+            return Err(format!(
+                "conv_transpose3d: result shape {:?} is not the transposed convolution's {dims:?}",
+                y.shape
+            ));
+        }
+        let [n, m, od, oh, ow] = dims;
+        let (c, g) = (x.shape[1], a.group);
+        let (cg, mg) = (c / g, m / g);
+        let block = [w.shape[2], w.shape[3], w.shape[4]];
+        let geom = Col2ImGeom {
+            image: vec![od, oh, ow],
+            block: block.to_vec(),
+            dilations: a.dilations.to_vec(),
+            strides: a.strides.to_vec(),
+            pad_begin: a.pads[..3].to_vec(),
+            cols: x.shape[2..].to_vec(),
+        };
+        let (vin, vout, kk) = (geom.cols_len(), geom.image_len(), geom.block_len());
+        let rows = mg * kk;
+        let (xi, wi) = (F32In::new(x), F32In::new(w));
+        let bi = bias.map(F32In::new);
+        let bias = bi.as_ref().map(|b| b.slice());
+        let mut yo = F32Out::new(y);
+        let (xp, wp, yp) = (Shared(xi.ptr()), Shared(wi.ptr()), Shared(yo.ptr()));
+        par.run(n * g, n * m * vout * cg * kk > 1 << 16, &|task| {
+            let (b, grp) = (task / g, task % g);
+            // SAFETY: the group's filter rows and the batch's group channels
+            // lie inside their slots (shapes checked above).
+            let cols = unsafe {
+                columns(
+                    wp.p().add(grp * cg * rows),
+                    xp.p().add((b * c + grp * cg) * vin),
+                    (rows, cg, vin),
+                )
+            };
+            // SAFETY: output channels grp*mg .. (grp+1)*mg of batch `b` are
+            // `mg * vout` contiguous elements inside the checked n x m x od
+            // x oh x ow result; only this task writes them.
+            let out = unsafe {
+                std::slice::from_raw_parts_mut(yp.p().add((b * m + grp * mg) * vout), mg * vout)
+            };
+            col2im(&geom, &cols, 0..mg, out);
+            if let Some(bias) = bias {
+                for (mo, plane) in out.chunks_mut(vout.max(1)).enumerate() {
+                    let bv = bias[grp * mg + mo];
+                    plane.iter_mut().for_each(|v| *v += bv);
                 }
             }
             Ok(())

@@ -34,6 +34,7 @@ use ge_dialects::graph::bitwise::{
 };
 use ge_dialects::graph::col2im::{Col2Im, Col2ImGeom};
 use ge_dialects::graph::control::{Case, If, While};
+use ge_dialects::graph::deform_conv::DeformConv2d;
 use ge_dialects::graph::det::Det;
 use ge_dialects::graph::elementwise::*;
 use ge_dialects::graph::geometry::{AffineGrid, CenterCropPad};
@@ -43,12 +44,14 @@ use ge_dialects::graph::index::{
 };
 use ge_dialects::graph::kv_cache::TensorScatter;
 use ge_dialects::graph::linalg::{BatchMatmul, Gemm, Matmul};
-use ge_dialects::graph::max_unpool::{ArgmaxPool, MaxPool2dIndices, MaxUnpool, UnpoolAttrs};
+use ge_dialects::graph::max_unpool::{
+    argmax_pool3d_attrs, ArgmaxPool, MaxPool2dIndices, MaxPool3dIndices, MaxUnpool, UnpoolAttrs,
+};
 use ge_dialects::graph::nn::{
     AvgPool2d, BatchNorm, Conv2d, ConvTranspose2d, GlobalAvgPool, GlobalMaxPool, InstanceNorm,
     LayerNorm, LogSoftmax, MaxPool2d, RmsNorm, ScaledDotProductAttention, Softmax,
 };
-use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, MaxPool3d};
+use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, ConvTranspose3d, MaxPool3d};
 use ge_dialects::graph::qlinear::{ConvInteger, MatmulInteger, QlinearConv, QlinearMatmul};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
 use ge_dialects::graph::random::{Bernoulli, Multinomial, RandomNormal, RandomUniform};
@@ -58,6 +61,7 @@ use ge_dialects::graph::reduce::{
 };
 use ge_dialects::graph::reverse_sequence::ReverseSequence;
 use ge_dialects::graph::rnn::{Gru, Lstm, Rnn};
+use ge_dialects::graph::roi_align::RoiAlign;
 use ge_dialects::graph::rotary::RotaryEmbedding;
 use ge_dialects::graph::scan::{Cumprod, Cumsum};
 use ge_dialects::graph::sequence_mixing::{CausalConvWithState, LinearAttention};
@@ -428,6 +432,14 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
                 column_major,
             })
         }),
+        (MaxPool3dIndices::DEF, |b, o| {
+            let (window, column_major) =
+                argmax_pool3d_attrs(MaxPool3dIndices::attrs(b.op(o))).ok()?;
+            kernel(max_unpool_kernel::MaxPool3dIndices {
+                window,
+                column_major,
+            })
+        }),
         (MaxUnpool::DEF, |b, o| {
             let attrs = UnpoolAttrs::of(MaxUnpool::attrs(b.op(o))).ok()?;
             kernel(max_unpool_kernel::MaxUnpool { attrs })
@@ -494,6 +506,15 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         }),
         (ConvTranspose2d::DEF, |b, o| {
             kernel(conv_transpose::ConvTranspose::from_op(b, o)?)
+        }),
+        (ConvTranspose3d::DEF, |b, o| {
+            kernel(conv_transpose::ConvTranspose3::from_op(b, o)?)
+        }),
+        (DeformConv2d::DEF, |b, o| {
+            kernel(super::deform_conv::DeformConv::from_op(b, o)?)
+        }),
+        (RoiAlign::DEF, |b, o| {
+            kernel(super::roi_align::RoiAlign::from_op(b, o)?)
         }),
         (Tile::DEF, |_, _| kernel(tile::Tile)),
         (ShapeOf::DEF, |_, _| kernel(shape_of::ShapeOf)),

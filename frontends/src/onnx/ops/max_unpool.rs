@@ -1,5 +1,6 @@
-//! MaxPool with its `Indices` output maps to `graph.max_pool2d_indices`, and
-//! MaxUnpool to `graph.max_unpool` (dialects/src/graph/max_unpool.rs).
+//! MaxPool with its `Indices` output maps to `graph.max_pool2d_indices`
+//! (`graph.max_pool3d_indices` on volumes), and MaxUnpool to
+//! `graph.max_unpool` (dialects/src/graph/max_unpool.rs).
 //! MaxPool's window attributes are resolved as for every pool
 //! ([`super::nn::window`]); 1-D inputs get a neutral H dim (their indices
 //! are the same numbers). MaxUnpool's `output_shape` input becomes the
@@ -14,10 +15,10 @@ use ge_ir::body::ValueId;
 
 pub fn max_pool_indices(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let k = spatial_rank(cx, n, x, false).map_err(|_| {
+    let k = spatial_rank(cx, n, x, true).map_err(|_| {
         unsupported(
             n,
-            "with the Indices output on other than 1-D and 2-D inputs",
+            "with the Indices output on other than 1-D, 2-D and 3-D inputs",
         )
     })?;
     let kernel = n
@@ -35,6 +36,25 @@ pub fn max_pool_indices(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     }
     let ceil_mode = n.i("ceil_mode", 0)?;
     let win = window(cx, n, x, &kernel, ceil_mode != 0)?;
+    if k == 3 {
+        if let Some(dt) = cx.e.ty(x).dtype().filter(|d| !d.is_float()) {
+            return Err(unsupported(
+                n,
+                format!("with the Indices output on 3-D {dt} inputs (only float types)"),
+            ));
+        }
+        let attrs = vec![
+            ("kernel_shape", Attribute::i64_array(&kernel)),
+            ("strides", Attribute::i64_array(&win.strides)),
+            ("pads", Attribute::i64_array(&win.pads)),
+            ("dilations", Attribute::i64_array(&win.dilations)),
+            ("ceil_mode", Attribute::i64(ceil_mode)),
+            ("storage_order", Attribute::i64(order)),
+        ];
+        return Ok(cx
+            .e
+            .op_multi("graph.max_pool3d_indices", &[x], attrs, None)?);
+    }
     let (strides, pads, dilations) = window_2d(&win, k == 1);
     let kernel = if k == 1 { vec![1, kernel[0]] } else { kernel };
     let x2 = if k == 1 { unsqueeze(cx, x, &[2])? } else { x };

@@ -5,6 +5,7 @@
 
 mod col2im;
 mod control;
+mod deform_conv;
 mod det;
 mod einsum;
 mod elementwise;
@@ -21,6 +22,7 @@ mod reduce;
 mod resize;
 mod reverse_sequence;
 mod rnn;
+mod roi_align;
 mod sequence_mixing;
 mod shape;
 mod signal;
@@ -254,6 +256,9 @@ pub static TABLE: &[(&str, MapFn)] = &[
     ("RandomNormalLike", random::random_normal_like),
     ("RandomUniform", random::random_uniform),
     ("RandomUniformLike", random::random_uniform_like),
+    // deform_conv.rs, roi_align.rs
+    ("DeformConv", deform_conv::deform_conv),
+    ("RoiAlign", roi_align::roi_align),
 ];
 
 /// The ops of the `ai.onnx.ml` domain with tensor semantics (ml.rs).

@@ -73,7 +73,7 @@ pub(super) fn window(
 }
 
 /// The 2-D attribute form of a window with one or two spatial dims (1-D
-/// windows get a leading neutral H dim).
+/// windows get a leading neutral H dim; other windows stay as they are).
 pub(super) fn window_2d(w: &Window, one_d: bool) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
     if one_d {
         (
@@ -191,7 +191,7 @@ pub(super) fn conv2d_attrs(
 
 pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (x, w) = (n.input(0)?, n.input(1)?);
-    let k = spatial_rank(cx, n, x, false)?;
+    let k = spatial_rank(cx, n, x, true)?;
     let kernel = kernel_of(cx, n, w, k)?;
     if kernel.len() != k {
         return Err(invalid(n, "kernel_shape does not match the input rank"));
@@ -242,22 +242,26 @@ pub fn conv_transpose(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     } else if auto_pad == "VALID" {
         pads = vec![0; 2 * k];
     }
+    let mut operands = vec![x, w];
+    operands.extend(n.opt_input(2));
     let win = Window {
         strides,
         pads,
         dilations,
     };
     let (strides, pads, dilations) = window_2d(&win, k == 1);
-    let out_pad = if k == 1 { vec![0, out_pad[0]] } else { out_pad };
-    let (x2, w2) = if k == 1 {
-        (unsqueeze(cx, x, &[2])?, unsqueeze(cx, w, &[2])?)
+    let name = if k == 3 {
+        "graph.conv_transpose3d"
     } else {
-        (x, w)
+        "graph.conv_transpose2d"
     };
-    let mut operands = vec![x2, w2];
-    operands.extend(n.opt_input(2));
+    let out_pad = if k == 1 { vec![0, out_pad[0]] } else { out_pad };
+    if k == 1 {
+        operands[0] = unsqueeze(cx, x, &[2])?;
+        operands[1] = unsqueeze(cx, w, &[2])?;
+    }
     let y = cx.e.op(
-        "graph.conv_transpose2d",
+        name,
         &operands,
         vec![
             ("strides", Attribute::i64_array(&strides)),
