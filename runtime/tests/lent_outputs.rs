@@ -93,6 +93,9 @@ fn a_fitting_loan_is_written_in_place() {
     }
 }
 
+/// A loan (dtype, shape, bytes) and the public shape set after it.
+type Case = (DType, &'static [usize], usize, Option<Vec<usize>>);
+
 #[test]
 fn a_loan_that_does_not_fit_is_left_unwritten() {
     let m = model(1);
@@ -102,7 +105,7 @@ fn a_loan_that_does_not_fit_is_left_unwritten() {
     let untouched = words(12);
     // Another shape, another dtype, and a public shape changed after the
     // loan to the run's (its length no longer matches).
-    let cases: [(DType, &[usize], usize, Option<Vec<usize>>); 3] = [
+    let cases: [Case; 3] = [
         (DType::F32, &[2, 4], 32, None),
         (DType::I32, &[3, 4], 48, None),
         (DType::F32, &[2, 4], 32, Some(vec![3, 4])),
