@@ -299,7 +299,9 @@ pub unsafe fn empty<'py>(
 /// C-contiguous, aligned, writable array of `dtype`'s elements, is empty,
 /// or its memory overlaps `inputs` or `taken` (a range already lent to
 /// another output) — a run's output must not alias its inputs or another
-/// output. A lent range is added to `taken`.
+/// output. A lent range is added to `taken`. `known`: the dtype object the
+/// caller found `a`'s to stand for `dtype`'s elements before (and holds
+/// since, so its address is no other dtype's): then not checked again.
 ///
 /// # Safety
 /// Until the loan ends (`HostTensor::end_loan`, or the tensor no longer
@@ -313,8 +315,12 @@ pub unsafe fn lend_out(
     dtype: DType,
     inputs: &[HostTensor],
     taken: &mut Vec<(usize, usize)>,
+    known: Option<&Py<PyArrayDescr>>,
 ) -> bool {
-    if !same_elements(a, dtype) || writable(a).is_err() {
+    // SAFETY: reading a field of a live array (we hold a reference to it).
+    let descr = unsafe { (*a.as_array_ptr()).fields.descr };
+    let same = known.is_some_and(|d| std::ptr::eq(descr, d.as_ptr().cast()));
+    if !(same || same_elements(a, dtype)) || writable(a).is_err() {
         return false;
     }
     let shape = a.shape();

@@ -213,7 +213,7 @@ impl Runner {
             // other call of this runner out; every call so far came from
             // this thread (`solo`), and docs/python.md asks that no other
             // thread reads the arrays while a call runs.
-            let lent = unsafe { lend_out(out, &a, dt, inputs, taken) };
+            let lent = unsafe { lend_out(out, &a, dt, inputs, taken, seen.as_ref()) };
             if lent && seen.is_none() {
                 *seen = Some(a.dtype().unbind());
             }

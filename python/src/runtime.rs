@@ -390,7 +390,7 @@ impl Session {
                     // SAFETY: the array is this call's alone (no other
                     // reference to it exists) and is held in `arrays`
                     // until the loans end (`Loans`, dropped first).
-                    unsafe { lend_out(&mut outs[i], a, *dt, inputs, taken) }
+                    unsafe { lend_out(&mut outs[i], a, *dt, inputs, taken, None) }
                 }),
                 _ => None,
             };
