@@ -20,7 +20,10 @@ call cancel out). The ways:
 Each Python way also pays its loop (`for _ in range(N): f()`), which the timing
 script pays too. Prints a table of instructions per call and their ratio to rust.
 
-Usage: .venv/bin/python tools/bench/python_session_instr.py [--calls 2000] [--base 200]
+Each valgrind run takes a minute or more (Python's start-up); the differences are only
+meaningful for many calls (a few thousand instructions of noise per 1000 calls).
+
+Usage: .venv/bin/python tools/bench/python_session_instr.py [--calls 20000] [--base 2000]
            [--only TEXT] [--ways rust,run,held,released,empty]
 """
 
@@ -64,8 +67,10 @@ else:
 
 def instructions(tmp, om, inp, way, n):
     out = os.path.join(tmp, f"cg.{way}.{n}.out")
+    # A fixed hash seed: the two runs of a way differ only by the calls.
+    env = dict(os.environ, PYTHONHASHSEED="0")
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", CHILD,
-                    om, inp, way, str(n)], check=True, capture_output=True)
+                    om, inp, way, str(n)], check=True, capture_output=True, env=env)
     with open(out) as f:
         text = f.read()
     m = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
@@ -76,8 +81,8 @@ def instructions(tmp, om, inp, way, n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--base", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--base", type=int, default=2000)
     ap.add_argument("--only", help="run only the models whose name contains this text")
     ap.add_argument("--ways", default="rust,run,held,released,empty")
     args = ap.parse_args()
