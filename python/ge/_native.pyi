@@ -247,6 +247,12 @@ class Runner:
         of a runner that makes its own).
         """
         ...
+    @property
+    def releases_gil(self) -> bool:
+        """Whether the next call releases the GIL while the model runs (by
+        `release_gil=`, or the rule: docs/python.md "Threads and the GIL").
+        """
+        ...
     def run(self, *inputs: ArrayLike) -> Tuple[np.ndarray, ...]:
         """Run on the input arrays, positional in the model's input order;
         returns the tuple of output arrays — the same arrays every call,
@@ -261,6 +267,12 @@ class Session:
     """Runs a model: `run({"x": array}) -> {"y": array}`.
     """
     def __init__(self, model: Model) -> None: ...
+    @property
+    def _last_run_ns(self) -> Optional[int]:
+        """The nanoseconds of the last run timed for the GIL rule (`None`: not
+        timed yet, or `release_gil=` forced it).
+        """
+        ...
     def _time_rust(self, inputs: _Inputs, iterations: int, warmup: int = 0) -> List[float]:
         """The seconds of each of `iterations` runs timed in Rust as ge-run times
         them (inputs converted once, `Session::run_with` alone in the loop):
@@ -273,14 +285,22 @@ class Session:
         """Shape plans built so far (one per concrete input shape).
         """
         ...
+    @property
+    def releases_gil(self) -> bool:
+        """Whether the next `run` releases the GIL while the model runs (the
+        rule: docs/python.md "Threads and the GIL").
+        """
+        ...
     def run(self, inputs: _Inputs, trace: Optional[_Path] = None) -> Dict[str, np.ndarray]:
         """Run on `inputs` (a dict by input name, or a list in order); returns
-        `{output name: array}` in the model's output order. The GIL is
-        released while the model runs. `trace`: write a Perfetto trace of
+        `{output name: array}` in the model's output order, each a new array
+        the run wrote in place when its shape was known before the run. The
+        GIL is released while the model runs unless the session's last
+        timed run took under 20 µs (docs/python.md). `trace`: write a Perfetto trace of
         this run to that path (ge-run's `--trace`).
         """
         ...
-    def runner(self, outputs: Optional[Union[Sequence[np.ndarray], Mapping[str, np.ndarray]]] = None, release_gil: bool = True) -> Runner:
+    def runner(self, outputs: Optional[Union[Sequence[np.ndarray], Mapping[str, np.ndarray]]] = None, release_gil: Optional[bool] = None) -> Runner:
         """A runner: this session bound for repeated calls, the cheapest way to
         run a model from Python — `run = sess.runner(); (y,) = run(x)` takes
         the input arrays positionally (in `Model.inputs` order) and returns
@@ -288,10 +308,11 @@ class Session:
         `outputs`: the caller's arrays to write the outputs into (a list in
         the model's output order or a dict by name; C-contiguous, writable,
         of each output's element type, and of its shape at every run).
-        `release_gil`: drop the GIL while the model runs (the default; with
-        `False` a call holds it, saving the release and re-acquisition —
-        worth it for a model of a few microseconds, when no other Python
-        thread has to run meanwhile).
+        `release_gil`: `None` (the default) releases the GIL while the model
+        runs unless its last timed run took under 20 µs (`Session.run`'s
+        rule, docs/python.md "Threads and the GIL"); `True` always releases
+        it, `False` always holds it (saving the release and re-acquisition,
+        while no other Python thread runs).
         """
         ...
 
@@ -328,6 +349,12 @@ __version__: str
 def _input_copies() -> int:
     """How many input arrays were copied on their way to a run so far in this
     process (a contiguous array of the model's dtype is read in place).
+    """
+    ...
+
+def _output_copies() -> int:
+    """How many run outputs were copied into an array so far in this process
+    (an output written in place by the run is not).
     """
     ...
 

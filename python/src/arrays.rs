@@ -3,8 +3,9 @@
 //! An input array is lent to the runtime — read in place, no copy — when it
 //! is C-contiguous, in native byte order and 8-byte aligned (any other is
 //! made so by `numpy.ascontiguousarray` first, one copy); the runtime binds
-//! its input arena to that buffer. An output is one copy from the runtime's
-//! buffer into a new array.
+//! its input arena to that buffer. An output is written by the run into the
+//! array the call returns when the array is lent to it ([`lend_out`]: the
+//! runtime's `HostTensor::lend_mut`), else copied from the runtime's buffer.
 
 use crate::errors::error;
 use ge_ir::DType;
@@ -58,6 +59,23 @@ static INPUT_COPIES: AtomicUsize = AtomicUsize::new(0);
 #[pyfunction]
 pub fn _input_copies() -> usize {
     INPUT_COPIES.load(Ordering::Relaxed)
+}
+
+/// Outputs of runs copied into an array (`ge._native._output_copies()`:
+/// the tests read it to prove an output was written in place).
+static OUTPUT_COPIES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many run outputs were copied into an array so far in this process
+/// (an output written in place by the run is not).
+#[pyfunction]
+pub fn _output_copies() -> usize {
+    OUTPUT_COPIES.load(Ordering::Relaxed)
+}
+
+/// A new numpy array holding a copy of the run output `t` (counted).
+pub fn output_to_numpy<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyAny>> {
+    OUTPUT_COPIES.fetch_add(1, Ordering::Relaxed);
+    to_numpy(py, t)
 }
 
 /// An array as the runtime reads it: a host tensor over the array's own
@@ -227,6 +245,125 @@ fn typed<'py, T: Element>(py: Python<'py>, t: &HostTensor) -> Bound<'py, PyAny> 
     }
 }
 
+/// A new, uninitialised array of `T` and `shape`.
+///
+/// # Safety
+/// The caller writes every byte of it before Python can see it.
+unsafe fn empty_typed<'py, T: Element>(
+    py: Python<'py>,
+    shape: &[usize],
+) -> Bound<'py, PyUntypedArray> {
+    // SAFETY: the caller's contract (the memory is written before use).
+    unsafe { PyArray::<T, IxDyn>::new(py, IxDyn(shape), false) }
+        .as_untyped()
+        .clone()
+}
+
+/// A new, uninitialised array of `shape` whose numpy element type stores
+/// `dtype`'s elements byte for byte, to receive an output in place
+/// ([`lend_out`]); `None` for an element type numpy has no such type for
+/// (bf16 without ml_dtypes' `bfloat16` is widened, so never in place).
+///
+/// # Safety
+/// The caller writes every byte of it before Python can see it (a run that
+/// kept the loan wrote them all, `HostTensor::reset_zeros` first), or drops
+/// it unseen.
+pub unsafe fn empty<'py>(
+    py: Python<'py>,
+    dtype: DType,
+    shape: &[usize],
+) -> Option<Bound<'py, PyUntypedArray>> {
+    // SAFETY (every arm): the caller's contract.
+    unsafe {
+        Some(match dtype {
+            DType::F64 => empty_typed::<f64>(py, shape),
+            DType::F32 => empty_typed::<f32>(py, shape),
+            DType::F16 => empty_typed::<half::f16>(py, shape),
+            DType::I64 | DType::Index => empty_typed::<i64>(py, shape),
+            DType::I32 => empty_typed::<i32>(py, shape),
+            DType::I16 => empty_typed::<i16>(py, shape),
+            DType::I8 => empty_typed::<i8>(py, shape),
+            DType::U64 => empty_typed::<u64>(py, shape),
+            DType::U32 => empty_typed::<u32>(py, shape),
+            DType::U16 => empty_typed::<u16>(py, shape),
+            DType::U8 => empty_typed::<u8>(py, shape),
+            DType::I1 => empty_typed::<bool>(py, shape),
+            _ => return None,
+        })
+    }
+}
+
+/// Lend `a`'s buffer to `t` so that a run writes its output of element
+/// type `dtype` there in place (`HostTensor::lend_mut`, the runtime's
+/// `Session::run_reusing`); `false` (nothing lent) when `a` is not a
+/// C-contiguous, aligned, writable array of `dtype`'s elements, is empty,
+/// or its memory overlaps `inputs` or `taken` (a range already lent to
+/// another output) — a run's output must not alias its inputs or another
+/// output. A lent range is added to `taken`. `known`: the dtype object the
+/// caller found `a`'s to stand for `dtype`'s elements before (and holds
+/// since, so its address is no other dtype's): then not checked again.
+///
+/// # Safety
+/// Until the loan ends (`HostTensor::end_loan`, or the tensor no longer
+/// `is_lent_mut` after a run), the caller holds a strong reference to `a`
+/// and nothing else reads or writes its memory: `a` is not yet visible to
+/// Python, or the caller's documented contract (docs/python.md) excludes
+/// other threads from it while the run writes it.
+pub unsafe fn lend_out(
+    t: &mut HostTensor,
+    a: &Bound<'_, PyUntypedArray>,
+    dtype: DType,
+    inputs: &[HostTensor],
+    taken: &mut Vec<(usize, usize)>,
+    known: Option<&Py<PyArrayDescr>>,
+) -> bool {
+    // SAFETY: reading a field of a live array (we hold a reference to it).
+    let descr = unsafe { (*a.as_array_ptr()).fields.descr };
+    let same = known.is_some_and(|d| std::ptr::eq(descr, d.as_ptr().cast()));
+    if !(same || same_elements(a, dtype)) || writable(a).is_err() {
+        return false;
+    }
+    let shape = a.shape();
+    let Some(len) = shape
+        .iter()
+        .try_fold(dtype.byte_size(), |n, &d| n.checked_mul(d))
+    else {
+        return false;
+    };
+    // SAFETY: reading the data pointer of a live array (we hold it).
+    let ptr = unsafe { (*a.as_array_ptr()).fields.data as *mut u8 };
+    let start = ptr as usize;
+    let overlaps =
+        |s: usize, n: usize| n > 0 && s < start.wrapping_add(len) && start < s.wrapping_add(n);
+    if inputs
+        .iter()
+        .any(|i| overlaps(i.bytes().as_ptr() as usize, i.bytes().len()))
+        || taken.iter().any(|&(s, n)| overlaps(s, n))
+    {
+        return false;
+    }
+    // SAFETY: `a` is a C-contiguous, aligned, writable array of `shape`
+    // and `dtype`'s element size (checked above), so `len` bytes at `ptr`
+    // are its buffer; they overlap no input and no other lent output; the
+    // caller's contract keeps `a` alive and untouched for the loan.
+    // `lend_mut` checks length, emptiness and alignment itself.
+    let lent = unsafe { t.lend_mut(dtype, shape, ptr, len) }.is_ok();
+    if lent {
+        taken.push((start, len));
+    }
+    lent
+}
+
+/// Make the bytes of a bool output 0 or 1 (numpy's bool must not hold
+/// other bytes; the runtime's i1 is one byte per element).
+pub fn fix_bools(t: &mut HostTensor) {
+    if t.dtype == DType::I1 {
+        for b in t.bytes_mut() {
+            *b = (*b != 0) as u8;
+        }
+    }
+}
+
 /// A numpy array holding a copy of `t`.
 pub fn to_numpy<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyAny>> {
     let want = t.numel().checked_mul(t.dtype.byte_size());
@@ -238,24 +375,8 @@ pub fn to_numpy<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyA
             t.bytes().len()
         )));
     }
-    Ok(match t.dtype {
-        DType::F64 => typed::<f64>(py, t),
-        DType::F32 => typed::<f32>(py, t),
-        DType::F16 => typed::<half::f16>(py, t),
-        DType::I64 | DType::Index => typed::<i64>(py, t),
-        DType::I32 => typed::<i32>(py, t),
-        DType::I16 => typed::<i16>(py, t),
-        DType::I8 => typed::<i8>(py, t),
-        DType::U64 => typed::<u64>(py, t),
-        DType::U32 => typed::<u32>(py, t),
-        DType::U16 => typed::<u16>(py, t),
-        DType::U8 => typed::<u8>(py, t),
-        DType::I1 => {
-            // One byte per element, 0 or 1 (numpy's bool must not hold other bytes).
-            let b = typed::<u8>(py, t);
-            b.call_method1("astype", ("bool",))?
-        }
-        DType::BF16 => match PyArrayDescr::new(py, "bfloat16") {
+    if t.dtype == DType::BF16 {
+        return Ok(match PyArrayDescr::new(py, "bfloat16") {
             // ml_dtypes is installed: the same element type.
             Ok(descr) => typed::<u16>(py, t).call_method1("view", (descr,))?,
             // Without it, bfloat16 widens exactly to float32.
@@ -265,10 +386,20 @@ pub fn to_numpy<'py>(py: Python<'py>, t: &HostTensor) -> PyResult<Bound<'py, PyA
                     .call_method1("__lshift__", (16,))?
                     .call_method1("view", ("float32",))?
             }
-        },
-        #[allow(unreachable_patterns)]
-        other => return Err(error(format!("element type {other} has no numpy dtype"))),
-    })
+        });
+    }
+    // SAFETY: filled with all of its bytes (`write_into`) before Python
+    // can see it.
+    match unsafe { empty(py, t.dtype, &t.shape) } {
+        Some(a) => {
+            write_into(t, &a);
+            Ok(a.into_any())
+        }
+        None => Err(error(format!(
+            "element type {} has no numpy dtype",
+            t.dtype
+        ))),
+    }
 }
 
 /// Whether `a`'s element type stores `d`'s elements byte for byte (the
@@ -340,14 +471,22 @@ fn descr_text(a: &Bound<'_, PyUntypedArray>) -> String {
 
 /// Copy the output `t` into `a`, which [`fits`] it.
 pub fn copy_into(t: &HostTensor, a: &Bound<'_, PyUntypedArray>) {
+    OUTPUT_COPIES.fetch_add(1, Ordering::Relaxed);
+    write_into(t, a);
+}
+
+/// [`copy_into`], not counted (a new array of [`to_numpy`]).
+fn write_into(t: &HostTensor, a: &Bound<'_, PyUntypedArray>) {
     let src = t.bytes();
     if src.is_empty() {
         return;
     }
     // SAFETY: `fits(t, a)` held (checked by the caller, with the GIL held
-    // since): `a` is a C-contiguous, writable array of `t`'s shape and
-    // element size, so its buffer holds exactly `src.len()` bytes; the
-    // runtime's output buffer is its own memory, distinct from any array.
+    // since; or `a` is new, made by `empty` for `t`): `a` is a
+    // C-contiguous, writable array of `t`'s shape and element size, so its
+    // buffer holds exactly `src.len()` bytes; `t`'s bytes are the runtime's
+    // own buffer or another array's (a loan at another position), never
+    // `a`'s.
     unsafe {
         let dst = (*a.as_array_ptr()).fields.data as *mut u8;
         std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());

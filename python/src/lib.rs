@@ -12,7 +12,8 @@
 //! - [`compile`]: ge-atc in process;
 //! - [`runtime`]: models and sessions on numpy arrays;
 //! - [`runner`]: `Session.runner()`, the cheap call path for repeated runs;
-//! - [`feed`]: the inputs of a call, lent with what the last call learned.
+//! - [`feed`]: the inputs of a call, lent with what the last call learned;
+//! - [`gil`]: whether a run releases the GIL.
 
 use pyo3::prelude::*;
 
@@ -22,6 +23,7 @@ mod errors;
 mod es;
 mod feed;
 mod frontends;
+mod gil;
 mod ir;
 mod runner;
 mod runtime;
@@ -42,6 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(arrays::_input_copies, m)?)?;
+    m.add_function(wrap_pyfunction!(arrays::_output_copies, m)?)?;
     ir::register(m)?;
     es::register(m)?;
     frontends::register(m)?;

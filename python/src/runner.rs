@@ -5,23 +5,35 @@
 //! What `Session.run` pays per call and a runner does not: the input names
 //! looked up in a dict (a runner takes the arrays positionally, in the
 //! model's input order), a new numpy array per output and a new result
-//! dict (a runner writes each output into an array it made once — or the
-//! caller's own, `outputs=` — and returns the same tuple every call), and,
-//! with `release_gil=False`, dropping and taking back the GIL around a run
-//! too short for another thread to use it. What it remembers from the last
-//! call (each checked again at every call, see `feed.rs`): the dtype object
-//! of each input array read in place, the vectors of the inputs, the
-//! runtime's output tensors, and the dtype object of each output array.
+//! dict (a runner's run writes each output straight into an array it made
+//! once — or the caller's own, `outputs=` — and returns the same tuple
+//! every call). What it remembers from the last call (each checked again
+//! at every call, see `feed.rs`): the dtype object of each input array read
+//! in place, the vectors of the inputs, the runtime's output tensors, and
+//! the dtype object of each output array.
+//!
+//! Outputs in place: the runner lends its arrays to the runtime's output
+//! tensors (`HostTensor::lend_mut`), and a run whose output has the array's
+//! shape and element type writes it there (`Session::run_reusing`), with
+//! the GIL released — so the arrays are locked for the whole call, and only
+//! while one thread calls the runner: from the first call of a second
+//! thread on, a run writes into the runtime's own memory and the output is
+//! copied into the arrays with the GIL held (as before), so a thread never
+//! sees another thread's run half written into a shared runner's arrays.
 
-use crate::arrays::{copy_into, fits, still_fits, to_numpy, writable_array};
+use crate::arrays::{
+    copy_into, fits, fix_bools, lend_out, output_to_numpy, still_fits, writable_array,
+};
 use crate::errors::{error, guard, guard_nogil};
 use crate::feed::Feed;
+use crate::gil::Gil;
 use crate::runtime::{check_count, elem_type};
 use ge_ir::DType;
 use ge_runtime::HostTensor;
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 /// A model bound for repeated runs: `r = sess.runner(); (y,) = r.run(x)`.
@@ -36,10 +48,16 @@ pub struct Runner {
     input_names: Vec<String>,
     input_dtypes: Vec<Option<DType>>,
     output_names: Vec<String>,
+    /// Each output's element type (what its array is lent as).
+    output_dtypes: Vec<Option<DType>>,
     /// The arrays are the caller's (`outputs=`): never replaced, so a run
     /// whose outputs do not fit them is an error.
     fixed: bool,
-    release_gil: bool,
+    gil: Gil,
+    /// The thread that calls this runner ([`thread_key`]; 0 before the
+    /// first call, [`SHARED`] once a second thread called): runs write
+    /// into the arrays in place only while one thread calls.
+    caller: AtomicUsize,
     /// The output arrays, returned as this tuple by every call (`None`
     /// until the first run when the runner makes them). Locked while a
     /// call writes them; only ever locked with the GIL held.
@@ -51,6 +69,34 @@ pub struct Runner {
 pub struct Scratch {
     pub feed: Feed,
     pub outs: Vec<HostTensor>,
+    /// The shapes of the last run's outputs (`Session.run` makes arrays of
+    /// them before a run of a model with symbolic output shapes).
+    pub shapes: Vec<Vec<usize>>,
+    /// The memory ranges lent to the outputs of the call under way.
+    pub taken: Vec<(usize, usize)>,
+}
+
+/// The runtime's output tensors of one call, some of them lent the memory
+/// of arrays the call returns ([`lend_out`]): dropping it ends every loan,
+/// with the GIL held, before the arrays can go.
+pub struct Loans<'a>(pub &'a mut Vec<HostTensor>);
+
+impl Drop for Loans<'_> {
+    fn drop(&mut self) {
+        for t in self.0.iter_mut().filter(|t| t.is_lent_mut()) {
+            t.end_loan();
+        }
+    }
+}
+
+/// [`Runner::caller`] once two threads have called the runner.
+const SHARED: usize = usize::MAX;
+
+/// A number for the calling thread, unique among live threads (the address
+/// of a thread-local; never 0 or [`SHARED`]).
+fn thread_key() -> usize {
+    thread_local!(static KEY: u8 = const { 0 });
+    KEY.with(|k| k as *const u8 as usize)
 }
 
 /// The output arrays and, per array, the dtype object it had when it was
@@ -75,11 +121,12 @@ impl Runner {
         session: ge_runtime::Session,
         model: &ge_runtime::Model,
         outputs: Option<&Bound<'_, PyAny>>,
-        release_gil: bool,
+        release_gil: Option<bool>,
     ) -> PyResult<Runner> {
         let inputs = model.inputs();
         let outs = model.outputs();
         let output_names: Vec<String> = outs.iter().map(|(n, _)| n.clone()).collect();
+        let output_dtypes = outs.iter().map(|(_, t)| elem_type(t)).collect();
         let given = match outputs {
             Some(o) => Some(caller_outputs(py, o, &outs)?),
             None => None,
@@ -90,37 +137,100 @@ impl Runner {
             input_names: inputs.iter().map(|(n, _)| n.clone()).collect(),
             input_dtypes: inputs.iter().map(|(_, t)| elem_type(t)).collect(),
             output_names,
+            output_dtypes,
             fixed: given.is_some(),
-            release_gil,
+            gil: Gil::of(release_gil),
+            caller: AtomicUsize::new(0),
             outputs: Mutex::new(given.map(Outs::new)),
         })
     }
 
-    /// The lock on the output arrays. Taken with the GIL held and never
-    /// held across a release of it, so it is free unless a call on another
-    /// thread was switched out (the GC ran Python code) while holding it:
-    /// then wait for it without the GIL, so that call can finish.
+    /// The lock on the output arrays. Taken with the GIL held; held across
+    /// a run (GIL released) only by a call that writes the arrays in place
+    /// ([`Runner::solo`]). When it is taken (another thread's run, or a call
+    /// switched out while the GC ran Python code), wait for it without the
+    /// GIL, so that call can finish.
     fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Option<Outs>> {
         loop {
             match self.outputs.try_lock() {
                 Ok(g) => return g,
                 // A panic while it was held (reported as ge.InternalError)
-                // left the arrays whole: each is written by one memcpy.
+                // left arrays of the right shapes, whatever their values.
                 Err(TryLockError::Poisoned(p)) => return p.into_inner(),
                 Err(TryLockError::WouldBlock) => py.detach(std::thread::yield_now),
             }
         }
     }
 
-    /// Write the run's outputs into the arrays; `false` when they do not
-    /// fit (first run, another shape), with what does not fit. An array
-    /// whose dtype object is the one it had when it last fit is checked
-    /// for shape and flags only ([`still_fits`]).
+    /// Whether this call's run may write the arrays in place: every call so
+    /// far came from this thread (see the module doc).
+    fn solo(&self) -> bool {
+        let me = thread_key();
+        if self.caller.load(Relaxed) == me {
+            return true;
+        }
+        match self.caller.compare_exchange(0, me, Relaxed, Relaxed) {
+            Ok(_) => true,
+            Err(c) if c == me => true,
+            Err(_) => {
+                self.caller.store(SHARED, Relaxed);
+                false
+            }
+        }
+    }
+
+    /// Lend the arrays to the run's output tensors (each that can take its
+    /// output in place: [`lend_out`]), the lock on them held until the
+    /// loans end.
+    fn lend(
+        &self,
+        py: Python<'_>,
+        o: &mut Outs,
+        outs: &mut Vec<HostTensor>,
+        inputs: &[HostTensor],
+        taken: &mut Vec<(usize, usize)>,
+    ) -> PyResult<()> {
+        let t = o.tuple.bind(py);
+        let n = self.output_dtypes.len();
+        if t.len() != n {
+            return Ok(());
+        }
+        if outs.len() < n {
+            outs.resize_with(n, || HostTensor::zeros(DType::U8, &[0]));
+        }
+        o.descrs.resize_with(n, || None);
+        taken.clear();
+        for (i, (out, seen)) in outs.iter_mut().zip(o.descrs.iter_mut()).enumerate() {
+            let dt = self.output_dtypes.get(i).copied().flatten();
+            let (Some(dt), Ok(a)) = (dt, t.get_borrowed_item(i)) else {
+                continue;
+            };
+            let Ok(a) = a.cast::<PyUntypedArray>() else {
+                continue;
+            };
+            // SAFETY: the lock on the arrays (held by the caller until the
+            // loans end, `Loans`) keeps `a` alive in the tuple and every
+            // other call of this runner out; every call so far came from
+            // this thread (`solo`), and docs/python.md asks that no other
+            // thread reads the arrays while a call runs.
+            let lent = unsafe { lend_out(out, &a, dt, inputs, taken, seen.as_ref()) };
+            if lent && seen.is_none() {
+                *seen = Some(a.dtype().unbind());
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the run's outputs into the arrays (those written in place by
+    /// the run: bools made 0 or 1); `false` when they do not fit (first
+    /// run, another shape), with what does not fit. An array whose dtype
+    /// object is the one it had when it last fit is checked for shape and
+    /// flags only ([`still_fits`]).
     fn fill(
         &self,
         o: &mut Outs,
         py: Python<'_>,
-        outs: &[HostTensor],
+        outs: &mut [HostTensor],
     ) -> PyResult<Result<(), String>> {
         let t = o.tuple.bind(py);
         if t.len() != outs.len() {
@@ -132,6 +242,9 @@ impl Runner {
         }
         o.descrs.resize_with(outs.len(), || None);
         for (i, (out, seen)) in outs.iter().zip(o.descrs.iter_mut()).enumerate() {
+            if out.is_lent_mut() {
+                continue;
+            }
             let item = t.get_borrowed_item(i)?;
             let a = item
                 .cast::<PyUntypedArray>()
@@ -145,7 +258,11 @@ impl Runner {
             }
             *seen = Some(a.dtype().unbind());
         }
-        for (i, out) in outs.iter().enumerate() {
+        for (i, out) in outs.iter_mut().enumerate() {
+            if out.is_lent_mut() {
+                fix_bools(out);
+                continue;
+            }
             let item = t.get_borrowed_item(i)?;
             if let Ok(a) = item.cast::<PyUntypedArray>() {
                 copy_into(out, &a);
@@ -155,9 +272,14 @@ impl Runner {
     }
 
     /// The runner's arrays holding `outs` (the same arrays as the last
-    /// call's when they fit, else new ones — or an error for the caller's).
-    fn arrays<'py>(&self, py: Python<'py>, outs: &[HostTensor]) -> PyResult<Bound<'py, PyTuple>> {
-        let mut slot = self.lock(py);
+    /// call's when they fit, else — for the outputs not written in place —
+    /// new ones, or an error for the caller's).
+    fn arrays<'py>(
+        &self,
+        py: Python<'py>,
+        slot: &mut Option<Outs>,
+        outs: &mut [HostTensor],
+    ) -> PyResult<Bound<'py, PyTuple>> {
         if let Some(o) = slot.as_mut() {
             match self.fill(o, py, outs)? {
                 Ok(()) => return Ok(o.tuple.bind(py).clone()),
@@ -167,9 +289,19 @@ impl Runner {
                 Err(_) => {}
             }
         }
+        let old = slot.as_ref().map(|o| o.tuple.bind(py));
         let arrays = outs
-            .iter()
-            .map(|o| to_numpy(py, o))
+            .iter_mut()
+            .enumerate()
+            .map(|(i, out)| match (out.is_lent_mut(), old) {
+                // Written in place: that array (a loan is only ever of
+                // the array at its position).
+                (true, Some(t)) => {
+                    fix_bools(out);
+                    t.get_item(i)
+                }
+                _ => output_to_numpy(py, out),
+            })
             .collect::<PyResult<Vec<_>>>()?;
         let t = PyTuple::new(py, arrays)?;
         *slot = Some(Outs::new(t.clone().unbind()));
@@ -265,19 +397,34 @@ impl Runner {
                 &self.input_names,
                 &self.input_dtypes,
             )?;
+            // Written in place: the arrays locked for the whole call (and
+            // checked again under the lock, which orders this call after a
+            // second thread's whole call).
+            let mut slot = self
+                .solo()
+                .then(|| self.lock(py))
+                .filter(|_| self.caller.load(Relaxed) != SHARED);
+            let outs = Loans(&mut sc.outs);
+            if let Some(Some(o)) = slot.as_deref_mut() {
+                self.lend(py, o, outs.0, fed.tensors(), &mut sc.taken)?;
+            }
             let session = &self.session;
             let tensors = fed.tensors();
-            let out = &mut sc.outs;
-            let mut run =
-                || guard_nogil(|| session.run_reusing(tensors, out).map_err(|e| e.to_string()));
-            if self.release_gil {
-                py.detach(run)
-            } else {
-                run()
-            }
-            .map_err(PyErr::from)?;
+            let out = &mut *outs.0;
+            self.gil
+                .run(py, || {
+                    guard_nogil(|| session.run_reusing(tensors, out).map_err(|e| e.to_string()))
+                })
+                .map_err(PyErr::from)?;
             drop(fed);
-            self.arrays(py, &sc.outs)
+            let mut slot = match slot {
+                Some(s) => s,
+                None => self.lock(py),
+            };
+            let r = self.arrays(py, &mut slot, outs.0);
+            // The loans end before the lock is let go.
+            drop(outs);
+            r
         })
     }
 
@@ -286,6 +433,13 @@ impl Runner {
     #[getter]
     fn outputs<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyTuple>> {
         self.lock(py).as_ref().map(|o| o.tuple.bind(py).clone())
+    }
+
+    /// Whether the next call releases the GIL while the model runs (by
+    /// `release_gil=`, or the rule: docs/python.md "Threads and the GIL").
+    #[getter]
+    fn releases_gil(&self) -> bool {
+        self.gil.releases()
     }
 
     /// The input names, in the order a call takes the arrays.
@@ -302,13 +456,18 @@ impl Runner {
 
     fn __repr__(&self) -> String {
         format!(
-            "<ge.Runner ({}) -> ({}){}>",
+            "<ge.Runner ({}) -> ({}){}{}>",
             self.input_names.join(", "),
             self.output_names.join(", "),
             if self.fixed {
                 ", into the caller's arrays"
             } else {
                 ""
+            },
+            match self.gil.forced() {
+                Some(true) => ", releasing the GIL",
+                Some(false) => ", holding the GIL",
+                None => "",
             }
         )
     }

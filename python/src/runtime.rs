@@ -1,13 +1,15 @@
 //! `ge.Model` and `ge.Session`: compiled models run on numpy arrays.
 //!
-//! A run releases the GIL (other Python threads go on; any number of
-//! threads may run one model at once, each run on its own execution
-//! context); inputs are named as the model names them, any symbolic dims
+//! A run releases the GIL unless it is known to be short (`gil.rs`; other
+//! Python threads go on; any number of threads may run one model at once,
+//! each run on its own execution context); outputs are written in place
+//! into the arrays returned when their shape is known before the run; inputs are named as the model names them, any symbolic dims
 //! are bound from the arrays' shapes.
 
-use crate::arrays::{lend, to_numpy, Lent};
+use crate::arrays::{empty, fix_bools, lend, lend_out, output_to_numpy, Lent};
 use crate::errors::{error, guard, guard_nogil};
-use crate::runner::{Runner, Scratch};
+use crate::gil::Gil;
+use crate::runner::{Loans, Runner, Scratch};
 use ge_ir::DType;
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
 use pyo3::prelude::*;
@@ -317,6 +319,10 @@ pub struct Session {
     input_dtypes: Vec<Option<DType>>,
     /// The output names as Python strings, made once (the result dict's keys).
     output_keys: Vec<Py<PyString>>,
+    /// Each output's element type and, when the model fixes it, its shape
+    /// (what `run` makes the array of before the run).
+    output_types: Vec<(Option<DType>, Option<Vec<usize>>)>,
+    gil: Gil,
     /// What a run keeps for the next: the inputs' feed and the runtime's
     /// output tensors (`Session::run_reusing`; see `Runner::scratch`).
     scratch: Mutex<Scratch>,
@@ -346,9 +352,65 @@ impl Session {
                 .iter()
                 .map(|n| PyString::intern(py, n).unbind())
                 .collect(),
+            output_types: m
+                .model
+                .outputs()
+                .iter()
+                .map(|(_, t)| (elem_type(t), static_shape(t)))
+                .collect(),
+            gil: Gil::of(None),
             scratch: Mutex::new(Scratch::default()),
         }
     }
+
+    /// A new array per output whose shape is known before the run — the
+    /// model's, else the last run's — lent to the runtime's output tensor
+    /// (the run writes it in place when its output has that shape).
+    fn lend_new<'py>(
+        &self,
+        py: Python<'py>,
+        shapes: &[Vec<usize>],
+        taken: &mut Vec<(usize, usize)>,
+        outs: &mut Vec<HostTensor>,
+        inputs: &[HostTensor],
+    ) -> Vec<Option<Bound<'py, numpy::PyUntypedArray>>> {
+        let n = self.output_types.len();
+        if outs.len() < n {
+            outs.resize_with(n, || HostTensor::zeros(DType::U8, &[0]));
+        }
+        taken.clear();
+        let mut arrays = Vec::with_capacity(n);
+        for (i, (dt, fixed)) in self.output_types.iter().enumerate() {
+            let shape = fixed.as_deref().or(shapes.get(i).map(|s| s.as_slice()));
+            let lent = match (dt, shape) {
+                // SAFETY: the array is new and reaches Python only when the
+                // run kept the loan, so wrote every byte (zeroed first by
+                // `HostTensor::reset_zeros`); else it is dropped unseen.
+                (Some(dt), Some(shape)) => unsafe { empty(py, *dt, shape) }.filter(|a| {
+                    // SAFETY: the array is this call's alone (no other
+                    // reference to it exists) and is held in `arrays`
+                    // until the loans end (`Loans`, dropped first).
+                    unsafe { lend_out(&mut outs[i], a, *dt, inputs, taken, None) }
+                }),
+                _ => None,
+            };
+            arrays.push(lent);
+        }
+        arrays
+    }
+}
+
+/// The shape of an `.air` tensor type whose dims are all static.
+fn static_shape(ty: &str) -> Option<Vec<usize>> {
+    let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty).ok()?;
+    t.as_tensor()?
+        .shape()
+        .iter()
+        .map(|d| match d {
+            ge_ir::Dim::Static(n) => usize::try_from(*n).ok(),
+            _ => None,
+        })
+        .collect()
 }
 
 #[pymethods]
@@ -359,8 +421,10 @@ impl Session {
     }
 
     /// Run on `inputs` (a dict by input name, or a list in order); returns
-    /// `{output name: array}` in the model's output order. The GIL is
-    /// released while the model runs. `trace`: write a Perfetto trace of
+    /// `{output name: array}` in the model's output order, each a new array
+    /// the run wrote in place when its shape was known before the run. The
+    /// GIL is released while the model runs unless the session's last
+    /// timed run took under 20 µs (docs/python.md). `trace`: write a Perfetto trace of
     /// this run to that path (ge-run's `--trace`).
     #[pyo3(signature = (inputs, trace = None))]
     fn run<'py>(
@@ -387,13 +451,22 @@ impl Session {
             let opts = RunOptions {
                 trace: trace.is_some(),
             };
+            // Declared first, so dropped after the loans end.
+            let mut arrays = vec![];
+            let outs = Loans(&mut sc.outs);
+            // Outputs in place, but not for a traced run (its outputs are
+            // its own).
+            if !opts.trace {
+                arrays = self.lend_new(py, &sc.shapes, &mut sc.taken, outs.0, fed.tensors());
+            }
             let session = &self.session;
             let tensors = fed.tensors();
             // Without a trace, into the last run's tensors (no allocation
-            // for outputs of an unchanged size); the arrays are new.
-            let out = &mut sc.outs;
-            let r = py
-                .detach(|| {
+            // for outputs of an unchanged size) or the new arrays.
+            let out = &mut *outs.0;
+            let r = self
+                .gil
+                .run(py, || {
                     guard_nogil(|| {
                         match opts.trace {
                             false => session.run_reusing(tensors, out).map(|()| None),
@@ -411,15 +484,28 @@ impl Session {
                 ge_ir::output::write(p.display().to_string(), t.to_json().as_bytes())
                     .map_err(|e| error(format!("cannot write '{}': {e}", p.display())))?;
             }
-            let out = PyDict::new(py);
-            for (i, t) in sc.outs.iter().enumerate() {
-                let arr = to_numpy(py, t)?;
+            let dict = PyDict::new(py);
+            sc.shapes.resize_with(outs.0.len(), Vec::new);
+            for (i, t) in outs.0.iter_mut().enumerate() {
+                if let Some(s) = sc.shapes.get_mut(i) {
+                    s.clone_from(&t.shape);
+                }
+                let arr = match arrays.get(i) {
+                    // Written in place.
+                    Some(Some(a)) if t.is_lent_mut() => {
+                        fix_bools(t);
+                        a.clone().into_any()
+                    }
+                    _ => output_to_numpy(py, t)?,
+                };
                 match self.output_keys.get(i) {
-                    Some(k) => out.set_item(k.bind(py), arr)?,
-                    None => out.set_item(format!("out{i}"), arr)?,
+                    Some(k) => dict.set_item(k.bind(py), arr)?,
+                    None => dict.set_item(format!("out{i}"), arr)?,
                 }
             }
-            Ok(out)
+            // The loans end before the arrays can go.
+            drop(outs);
+            Ok(dict)
         })
     }
 
@@ -430,18 +516,33 @@ impl Session {
     /// `outputs`: the caller's arrays to write the outputs into (a list in
     /// the model's output order or a dict by name; C-contiguous, writable,
     /// of each output's element type, and of its shape at every run).
-    /// `release_gil`: drop the GIL while the model runs (the default; with
-    /// `False` a call holds it, saving the release and re-acquisition —
-    /// worth it for a model of a few microseconds, when no other Python
-    /// thread has to run meanwhile).
-    #[pyo3(signature = (outputs = None, release_gil = true))]
+    /// `release_gil`: `None` (the default) releases the GIL while the model
+    /// runs unless its last timed run took under 20 µs (`Session.run`'s
+    /// rule, docs/python.md "Threads and the GIL"); `True` always releases
+    /// it, `False` always holds it (saving the release and re-acquisition,
+    /// while no other Python thread runs).
+    #[pyo3(signature = (outputs = None, release_gil = None))]
     fn runner(
         &self,
         py: Python<'_>,
         outputs: Option<&Bound<'_, PyAny>>,
-        release_gil: bool,
+        release_gil: Option<bool>,
     ) -> PyResult<Runner> {
         guard(|| Runner::new(py, self.session.clone(), &self.model, outputs, release_gil))
+    }
+
+    /// Whether the next `run` releases the GIL while the model runs (the
+    /// rule: docs/python.md "Threads and the GIL").
+    #[getter]
+    fn releases_gil(&self) -> bool {
+        self.gil.releases()
+    }
+
+    /// The nanoseconds of the last run timed for the GIL rule (`None`: not
+    /// timed yet, or `release_gil=` forced it).
+    #[getter]
+    fn _last_run_ns(&self) -> Option<u64> {
+        self.gil.last_ns()
     }
 
     /// Shape plans built so far (one per concrete input shape).

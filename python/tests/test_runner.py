@@ -203,7 +203,9 @@ def test_threads_with_a_runner_each(model):
 
 def test_threads_sharing_a_runner_do_not_corrupt_it(model):
     # One runner's arrays are shared: each call's result is whole when it
-    # returns (the runner locks them while it writes).
+    # returns. While one thread calls it, runs write the arrays in place;
+    # from a second thread's first call on, runs go to the runtime's memory
+    # and are copied into the arrays with the GIL held (counted).
     r = model.session().runner()
     s = np.ones(4, np.float32)
 
@@ -214,7 +216,12 @@ def test_threads_sharing_a_runner_do_not_corrupt_it(model):
             v = y.copy()
             assert (v == v.flat[0]).all() and v.flat[0] >= 1
 
-    in_threads(work, 4)
+    work(0)
+    before = ge._native._output_copies()
+    work(0)
+    assert ge._native._output_copies() == before
+    in_threads(lambda i: work(i + 1), 4)
+    assert ge._native._output_copies() > before
 
 
 def test_recycled_outputs_follow_the_shape_of_each_run(model):

@@ -89,16 +89,22 @@ impl std::fmt::Debug for AlignedBuf {
 pub const BORROW_ALIGN: usize = 8;
 
 /// Where a host tensor's bytes are: its own buffer, or memory the caller
-/// lends for the tensor's life ([`HostTensor::borrowed`]), read only —
-/// anything that would write copies it into `own` first.
+/// lends for the tensor's life — read only ([`HostTensor::borrowed`]:
+/// anything that would write copies it into `own` first), or writable
+/// ([`HostTensor::lend_mut`]: a run writes its output there, and `own` is
+/// kept for when the loan ends).
 struct Storage {
     own: AlignedBuf,
     lent: Option<(*const u8, usize)>,
+    /// The loan may be written (only through `&mut`, see `write_ptr`).
+    writable: bool,
 }
 
-// SAFETY: lent memory is only ever read, and `HostTensor::borrowed`'s
-// contract keeps it valid and unwritten for as long as the tensor lives, on
-// any thread; `own` is an ordinary `Vec`.
+// SAFETY: lent memory is only ever read through `&self`, and written only
+// through `&mut self` when the loan is writable; `HostTensor::borrowed`'s
+// and `HostTensor::lend_mut`'s contracts keep it valid, and untouched by
+// anyone else, for as long as the loan lasts, on any thread; `own` is an
+// ordinary `Vec`.
 unsafe impl Send for Storage {}
 // SAFETY: as above — shared access only reads.
 unsafe impl Sync for Storage {}
@@ -108,12 +114,14 @@ impl Storage {
         Storage {
             own: buf,
             lent: None,
+            writable: false,
         }
     }
     fn bytes(&self) -> &[u8] {
         match self.lent {
-            // SAFETY: `borrowed`'s contract: `len` readable bytes at `ptr`
-            // (non-null and aligned, checked there), unwritten while `self` lives.
+            // SAFETY: `borrowed`'s (or `lend_mut`'s) contract: `len`
+            // readable bytes at `ptr` (non-null and aligned, checked
+            // there), written by no one else while the loan lasts.
             Some((ptr, len)) => unsafe { std::slice::from_raw_parts(ptr, len) },
             None => self.own.as_slice(),
         }
@@ -123,8 +131,26 @@ impl Storage {
         if self.lent.is_some() {
             self.own = AlignedBuf::from_bytes(self.bytes());
             self.lent = None;
+            self.writable = false;
         }
         &mut self.own
+    }
+    /// Where a write goes, and how many bytes: a writable loan's memory,
+    /// else the tensor's own buffer (after copying a read-only loan).
+    fn write_ptr(&mut self) -> (*mut u8, usize) {
+        match self.lent {
+            Some((ptr, len)) if self.writable => (ptr as *mut u8, len),
+            _ => {
+                let own = self.owned();
+                (own.as_mut_ptr(), own.len())
+            }
+        }
+    }
+    /// End any loan, keeping the tensor's own buffer (its memory, not its
+    /// bytes' length: the caller sets the shape to match).
+    fn end_loan(&mut self) {
+        self.lent = None;
+        self.writable = false;
     }
 }
 
@@ -197,13 +223,31 @@ impl HostTensor {
     /// Make this tensor [`HostTensor::zeros`] of `dtype` and `shape` in
     /// the memory it has when that holds them (no allocation: what
     /// [`Session::run_reusing`](crate::Session::run_reusing) does with the
-    /// tensors of an earlier run). A borrowed tensor gets memory of its own.
+    /// tensors of an earlier run). A writable loan ([`HostTensor::lend_mut`])
+    /// of this very dtype and shape is kept (the caller's memory is zeroed);
+    /// any other borrowed tensor gets memory of its own.
     pub fn reset_zeros(&mut self, dtype: DType, shape: &[usize]) {
         let n: usize = shape.iter().product();
+        let lent_len = self.buf.lent.map_or(0, |(_, len)| len);
+        // (`dtype` and `shape` are public fields: the loan's length is
+        // checked too.)
+        if self.is_lent_mut()
+            && self.dtype == dtype
+            && self.shape == shape
+            && Some(lent_len) == n.checked_mul(dtype.byte_size())
+        {
+            // A writable loan of exactly this dtype and shape: zero the
+            // caller's memory, where the run then writes its output.
+            let (ptr, len) = self.buf.write_ptr();
+            // SAFETY: `lend_mut`'s contract: `len` writable bytes at `ptr`,
+            // ours alone while the loan lasts (`&mut self`).
+            unsafe { std::ptr::write_bytes(ptr, 0, len) };
+            return;
+        }
         self.dtype = dtype;
         self.shape.clear();
         self.shape.extend_from_slice(shape);
-        self.buf.lent = None;
+        self.buf.end_loan();
         self.buf.own.zero_to(n * dtype.byte_size());
     }
     /// From raw little-endian element bytes (checked against the shape).
@@ -258,8 +302,62 @@ impl HostTensor {
             buf: Storage {
                 own: AlignedBuf::zeroed(0),
                 lent: Some((ptr, len)),
+                writable: false,
             },
         })
+    }
+    /// Lend this tensor `len` bytes of the caller's memory at `ptr` to be
+    /// written in place as a tensor of `dtype` and `shape` — what
+    /// [`Session::run_reusing`](crate::Session::run_reusing) writes an
+    /// output into when the run's output has that dtype and shape (the Python
+    /// package lends the numpy array it returns). The tensor's own memory is
+    /// kept for when the loan ends ([`HostTensor::end_loan`], or a run whose
+    /// output does not fit it). Checked as [`HostTensor::borrowed`]: the
+    /// length against `dtype` and `shape` (not empty), `ptr` non-null and
+    /// aligned to [`BORROW_ALIGN`]; on an `Err` the tensor is unchanged.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads and writes of `len` bytes, and nothing else
+    /// reads, writes or frees that memory, for as long as the loan lasts:
+    /// until [`HostTensor::end_loan`], the tensor is dropped or
+    /// [`HostTensor::is_lent_mut`] turns false (a run replaced the loan).
+    pub unsafe fn lend_mut(
+        &mut self,
+        dtype: DType,
+        shape: &[usize],
+        ptr: *mut u8,
+        len: usize,
+    ) -> Result<(), String> {
+        check_len(dtype, shape, len)?;
+        if len == 0 || ptr.is_null() || !(ptr as usize).is_multiple_of(BORROW_ALIGN) {
+            return Err(format!(
+                "{len} bytes at {ptr:p}: not a non-empty buffer aligned to {BORROW_ALIGN} bytes"
+            ));
+        }
+        self.dtype = dtype;
+        self.shape.clear();
+        self.shape.extend_from_slice(shape);
+        self.buf.lent = Some((ptr as *const u8, len));
+        self.buf.writable = true;
+        Ok(())
+    }
+    /// Whether the tensor is a writable loan of the caller's memory
+    /// ([`HostTensor::lend_mut`]) — after a run: whether the run wrote its
+    /// output there.
+    pub fn is_lent_mut(&self) -> bool {
+        self.buf.lent.is_some() && self.buf.writable
+    }
+    /// End a loan (read-only or writable): the tensor lets go of the
+    /// caller's memory and becomes an empty tensor (shape `[0]`) in its own
+    /// memory, which a later run reuses. No effect on a tensor of its own.
+    pub fn end_loan(&mut self) {
+        if self.buf.lent.is_none() {
+            return;
+        }
+        self.buf.end_loan();
+        self.buf.own.len = 0;
+        self.shape.clear();
+        self.shape.push(0);
     }
     /// Whether the bytes are the caller's memory ([`HostTensor::borrowed`]).
     pub fn is_borrowed(&self) -> bool {
@@ -289,9 +387,14 @@ impl HostTensor {
     pub fn bytes(&self) -> &[u8] {
         self.buf.bytes()
     }
-    /// The bytes, writable (a borrowed tensor copies them first).
+    /// The bytes, writable (a read-only borrowed tensor copies them first;
+    /// a writable loan is written in place).
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.buf.owned().as_mut_slice()
+        let (ptr, len) = self.buf.write_ptr();
+        // SAFETY: `write_ptr` gives `len` writable bytes: the tensor's own
+        // buffer, or a writable loan's memory (`lend_mut`'s contract), ours
+        // alone for the life of `&mut self`.
+        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
     }
     /// The bytes' length agrees with `dtype` and `shape` (both are public
     /// fields a caller may have changed since the tensor was made): the
@@ -309,7 +412,7 @@ impl HostTensor {
         self.bytes().as_ptr()
     }
     pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.buf.owned().as_mut_ptr()
+        self.buf.write_ptr().0
     }
 }
 

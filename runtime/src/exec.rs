@@ -530,6 +530,14 @@ impl Session {
     /// dropped. The outputs have this run's shapes (a size symbol's actual
     /// count, as [`Session::run`] gives). After an error `outputs` holds
     /// tensors of no meaning.
+    ///
+    /// Caller-provided output memory: a tensor lent writable
+    /// ([`HostTensor::lend_mut`]) with the dtype and shape of the run's
+    /// output at its position receives the output in place — the run binds
+    /// a zero-copy output arena to it, or copies the arena into it — and is
+    /// still [`HostTensor::is_lent_mut`] afterwards; one that does not fit
+    /// (another shape, or a size symbol's count below its bound) is given
+    /// memory of its own, the loan ended unwritten or partly written.
     pub fn run_reusing(
         &self,
         inputs: &[HostTensor],

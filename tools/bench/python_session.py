@@ -8,11 +8,13 @@ All run the same .om (compiled with ge.compile) with the same input:
 - Rust in this process: `Session._time_rust` runs ge-run's own timing loop (inputs
   converted once, `Session::run_with` alone timed) inside the very extension module
   under test — the same build as the Python side, whatever the profile;
-- Python, three ways, each timed with time.perf_counter() around each call
-  (its p50): `sess.run({"x": x})` (dict in, a new dict of new arrays out, the
-  GIL released while the model runs); `r.run(x)` with `r = sess.runner()` (the
-  input positional, the output arrays made once and reused, the GIL released);
-  and `sess.runner(release_gil=False)` (the same, holding the GIL);
+- Python, four ways, each timed with time.perf_counter() around each call
+  (its p50): `sess.run({"x": x})` (dict in, a new dict of new arrays out, which
+  the run writes in place; the GIL by the rule of docs/python.md: held for a
+  run under 20 µs); `r.run(x)` with `r = sess.runner()` (the input positional,
+  the output arrays made once and written in place by every run, the GIL by
+  the rule); `sess.runner(release_gil=False)` (the same, the GIL always held)
+  and `sess.runner(release_gil=True)` (always released);
 - the floor of the Python timing itself: an empty call (`lambda: None`) timed the
   same way — the part of each Python column no binding can remove.
 
@@ -97,8 +99,10 @@ def main():
         feed = {in_name: x}
         runner = sess.runner()
         held = sess.runner(release_gil=False)
+        released = sess.runner(release_gil=True)
         # What each Python column times, one call each.
-        calls = {"run": lambda: sess.run(feed), "runner": lambda: runner.run(x), "held": lambda: held.run(x)}
+        calls = {"run": lambda: sess.run(feed), "runner": lambda: runner.run(x), "held": lambda: held.run(x),
+                 "released": lambda: released.run(x)}
         rounds = []
         for r in range(args.rounds):
             out = subprocess.run([ge_run, om_path, "--input", f"{in_name}={in_path}", "--iterations",
@@ -121,10 +125,10 @@ def main():
           f"an empty Python call timed the same way: p50 {p50(floors):.2f} µs (median over rounds):")
     print("| model | ge-run p50 µs | same loop in-process p50 µs | `Session.run(dict)` p50 µs (/ ge-run) "
           "| `runner.run(x)` p50 µs (/ ge-run) | `runner(release_gil=False).run(x)` p50 µs (/ ge-run) "
-          "| runner / ge-run, range over rounds |")
-    print("|---|---|---|---|---|---|---|")
+          "| `runner(release_gil=True).run(x)` p50 µs (/ ge-run) | runner / ge-run, range over rounds |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, rust, inproc, py, lo, hi in rows:
-        cols = " | ".join(f"{py[k]:.2f} ({py[k] / rust:.3f})" for k in ("run", "runner", "held"))
+        cols = " | ".join(f"{py[k]:.2f} ({py[k] / rust:.3f})" for k in ("run", "runner", "held", "released"))
         print(f"| {name} | {rust:.2f} | {inproc:.2f} | {cols} | {lo:.3f} – {hi:.3f} |")
 
 

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Per-call instructions of ge.Session.run from Python vs the Rust loop ge-run times
+(issue 20), counted by valgrind's callgrind: what wall time cannot show on a loaded
+machine.
+
+For each model (the cases of tools/bench/python_session.py, compiled once outside
+valgrind) and each way to call it, a child Python process loads the .om, makes one
+call, then runs the call N times; it is run under `valgrind --tool=callgrind` with
+N = --base and N = --base + --calls, and the difference of the two instruction totals
+divided by --calls is the instructions of one call (start-up, loading and the first
+call cancel out). The ways:
+
+- rust: `Session._time_rust(feed, N)` — ge-run's own timing loop (`Session::run_with`
+  on inputs converted once, an Instant read around each run) inside the extension;
+- run: `sess.run({"x": x})`; held: `r.run(x)` with `r = sess.runner(release_gil=False)`
+  (what the GIL rule does for a short run — the rule itself would see valgrind's slow
+  runs and release it); released: `sess.runner(release_gil=True)`;
+- empty: a Python loop calling `lambda: None` (the floor of a call from Python).
+
+Each Python way also pays its loop (`for _ in range(N): f()`), which the timing
+script pays too. Prints a table of instructions per call and their ratio to rust.
+
+Each valgrind run takes a minute or more (Python's start-up); the differences are only
+meaningful for many calls (a few thousand instructions of noise per 1000 calls).
+
+Usage: .venv/bin/python tools/bench/python_session_instr.py [--calls 20000] [--base 2000]
+           [--only TEXT] [--ways rust,run,held,released,empty]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+CHILD = r"""
+import sys, numpy as np, ge
+om, inp, way, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+model = ge.Model(om)
+x = np.load(inp)
+sess = model.session()
+feed = {model.inputs[0][0]: x}
+if way == "rust":
+    sess._time_rust(feed, 1)
+    sess._time_rust(feed, n)
+else:
+    if way == "run":
+        f = lambda: sess.run(feed)
+    elif way == "held":
+        r = sess.runner(release_gil=False)
+        f = lambda: r.run(x)
+    elif way == "released":
+        r = sess.runner(release_gil=True)
+        f = lambda: r.run(x)
+    else:
+        f = lambda: None
+    for _ in range(8):
+        f()
+    for _ in range(n):
+        f()
+"""
+
+
+def instructions(tmp, om, inp, way, n):
+    out = os.path.join(tmp, f"cg.{way}.{n}.out")
+    # A fixed hash seed: the two runs of a way differ only by the calls.
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", CHILD,
+                    om, inp, way, str(n)], check=True, capture_output=True, env=env)
+    with open(out) as f:
+        text = f.read()
+    m = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
+    if not m:
+        raise SystemExit(f"no instruction total in {out}")
+    return int(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--base", type=int, default=2000)
+    ap.add_argument("--only", help="run only the models whose name contains this text")
+    ap.add_argument("--ways", default="rust,run,held,released,empty")
+    args = ap.parse_args()
+    import numpy as np
+
+    import ge
+    from ge import es
+    from python_session import cases
+
+    ways = args.ways.split(",")
+    tmp = tempfile.mkdtemp(prefix="ge-bench-instr-")
+    rows = []
+    for i, (name, (om_bytes, x)) in enumerate(cases(ge, es, np).items()):
+        if args.only and args.only not in name:
+            continue
+        om, inp = os.path.join(tmp, f"m{i}.om"), os.path.join(tmp, f"x{i}.npy")
+        with open(om, "wb") as f:
+            f.write(om_bytes)
+        np.save(inp, x)
+        per = {}
+        for way in ways:
+            lo = instructions(tmp, om, inp, way, args.base)
+            hi = instructions(tmp, om, inp, way, args.base + args.calls)
+            per[way] = (hi - lo) / args.calls
+            print(f"{name}: {way} {per[way]:.0f} instructions per call", file=sys.stderr, flush=True)
+        rows.append((name, per))
+    print(f"callgrind instructions per call ({args.calls} calls, the difference of runs of "
+          f"{args.base} and {args.base + args.calls}); in brackets the ratio to rust:")
+    print("| model | " + " | ".join(ways) + " |")
+    print("|---|" + "---|" * len(ways))
+    for name, per in rows:
+        rust = per.get("rust")
+        cells = [f"{per[w]:.0f}" + (f" ({per[w] / rust:.3f})" if rust and w != "rust" else "") for w in ways]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
