@@ -249,13 +249,17 @@ def specialize_huge_values(m):
 
 def specialize_undecided_symbol(m):
     """A graph.specialize whose result dim is a symbol (a value symbol) that no
-    input decides and whose value is computed in the kernel: known only after
-    an op ran, which the runtime cannot bind at run start."""
+    input decides and whose value is computed in the kernel by more ops than
+    the runtime's host prefix evaluates at run start (65 > 64): known only
+    after those ops ran, which the runtime cannot bind at run start."""
+    chain = "".join(
+        f"\n    %ha{k + 1} = graph.abs %ha{k} : (tensor<2xi64>) -> tensor<2xi64>" for k in range(65)
+    )
     _in_kernel(
         m,
         "\n    %hx = data.constant dense<1.0> : tensor<4xf32>"
-        "\n    %ha = data.constant dense<2> : tensor<2xi64>"
-        '\n    %hs = graph.specialize %hx, %ha {op = "data.reshape", static_attrs = {}, '
+        "\n    %ha0 = data.constant dense<2> : tensor<2xi64>" + chain +
+        '\n    %hs = graph.specialize %hx, %ha65 {op = "data.reshape", static_attrs = {}, '
         'from_values = ["shape:ints"]} : (tensor<4xf32>, tensor<2xi64>) -> tensor<HVxHWxf32>\n',
     )
 

@@ -390,6 +390,28 @@ impl<'m> Interpreter<'m> {
         }
     }
 
+    /// Run the one op `op` of `body` on `operands` (its result types may
+    /// name [`Self::symbols`]; each result is checked against its type).
+    /// For callers that evaluate a slice of a function rather than all of
+    /// it (the runtime's host prefix of value symbols).
+    pub fn run_op(
+        &self,
+        body: &Body,
+        op: OpId,
+        operands: Vec<Tensor>,
+    ) -> Result<Vec<Tensor>, InterpError> {
+        let d = body.op(op);
+        self.count_op(d.loc)?;
+        let operands: Vec<Arc<Tensor>> = operands.into_iter().map(Arc::new).collect();
+        let mut symbols = self.symbols.clone();
+        let results = self.eval_op(body, op, &operands, &Env::new(body), &symbols)?;
+        for (i, (&v, t)) in d.results().iter().zip(&results).enumerate() {
+            check_type(body.value_type(v), t, &mut symbols)
+                .map_err(|m| InterpError::new(format!("'{}' result #{i}: {m}", d.name), d.loc))?;
+        }
+        Ok(results)
+    }
+
     fn eval_op(
         &self,
         body: &Body,

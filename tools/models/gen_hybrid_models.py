@@ -56,6 +56,18 @@ import gives its dims fresh symbols, the runtime binds them at run start):
 - value_pad_axes: Pad(x [2, 3, 4], pads, value, axes) with pads, the constant value
   and axes ([2]) graph inputs, the output undeclared. Cases: axes [1, 2], axes
   [-1, 0], axes [0, 2] with a crop (negative pads).
+
+Values computed in the model at run start (a host prefix of small ops evaluated by
+the runtime before the shape is planned):
+
+- value_computed: Reshape(x [2, 3], Abs(shape)). Cases: shape [3, 2], [-6, -1].
+- value_topk: TopK(x [3, 8], k + 1, axis=1) with `k` an int64 [1] graph input; both
+  outputs undeclared. Cases: k 0, 3, 7 (K = 1, 4, 8); bad: k 8 (K = 9 > 8).
+- value_center_crop: CenterCropPad's expansion by hand on x [N, 6] (N a dim_param):
+  pads = (max(Shape(x), shape) - Shape(x)) split in halves, Pad, then a Slice whose
+  bounds read the padded value's shape (value symbols) and `shape` (an int64 [2]
+  input). Cases: x [4, 6] to [6, 4], x [3, 6] to [2, 2], x [5, 6] to [7, 9].
+- value_onehot's bad cases: depth 0 and -2 (onnxruntime refuses both).
 """
 
 import os
@@ -273,7 +285,69 @@ def value_computed():
         [undeclared("y", 2)],
         [],
     )
-    save("value_computed", m, [("s3x2", [("x", f32(2, 3)), ("shape", np.array([3, 2], np.int64))])])
+    x = f32(2, 3)
+    cases = [
+        ("s3x2", [("x", x), ("shape", np.array([3, 2], np.int64))]),
+        ("s6x1", [("x", x), ("shape", np.array([-6, -1], np.int64))]),
+    ]
+    save("value_computed", m, cases)
+
+
+def value_topk():
+    one = numpy_helper.from_array(np.array([1], np.int64), "one")
+    nodes = [
+        helper.make_node("Add", ["k", "one"], ["kk"], name="k_plus_1"),
+        helper.make_node("TopK", ["x", "kk"], ["v", "i"], name="topk", axis=1),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8]),
+            helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
+        ],
+        [undeclared("v", 2), helper.make_tensor_value_info("i", TensorProto.INT64, [None, None])],
+        [one],
+    )
+    x = np.random.default_rng(1551).standard_normal((3, 8)).astype(np.float32)
+    k = lambda v: np.array([v], np.int64)  # noqa: E731
+    cases = [("k1", [("x", x), ("k", k(0))]), ("k4", [("x", x), ("k", k(3))]), ("k8", [("x", x), ("k", k(7))])]
+    save("value_topk", m, cases, bad=[("k9", [("x", x), ("k", k(8))])])
+
+
+def value_center_crop():
+    two = numpy_helper.from_array(np.array([2], np.int64), "two")
+    nodes = [
+        helper.make_node("Shape", ["x"], ["xs"], name="shape_x"),
+        helper.make_node("Max", ["xs", "shape"], ["padded"], name="max"),
+        helper.make_node("Sub", ["padded", "xs"], ["amount"], name="amount"),
+        helper.make_node("Div", ["amount", "two"], ["left"], name="left"),
+        helper.make_node("Sub", ["amount", "left"], ["right"], name="right"),
+        helper.make_node("Concat", ["left", "right"], ["pads"], name="pads", axis=0),
+        helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+        helper.make_node("Shape", ["p"], ["ps"], name="shape_p"),
+        helper.make_node("Sub", ["ps", "shape"], ["diff"], name="diff"),
+        helper.make_node("Div", ["diff", "two"], ["start"], name="start"),
+        helper.make_node("Add", ["start", "shape"], ["end"], name="end"),
+        helper.make_node("Slice", ["p", "start", "end"], ["y"], name="slice"),
+    ]
+    m = model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+        [undeclared("y", 2)],
+        [two],
+    )
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    r = np.random.default_rng(1552)
+    x = lambda n: r.standard_normal((n, 6)).astype(np.float32)  # noqa: E731
+    cases = [
+        ("a", [("x", x(4)), ("shape", i64(6, 4))]),
+        ("b", [("x", x(3)), ("shape", i64(2, 2))]),
+        ("c", [("x", x(5)), ("shape", i64(7, 9))]),
+    ]
+    save("value_center_crop", m, cases)
 
 
 def size_nonzero():
@@ -426,7 +500,11 @@ def value_onehot():
         ("d10", [("indices", idx), ("depth", d(10)), ("values", vals)]),
         ("d1", [("indices", idx), ("depth", d(1)), ("values", vals)]),
     ]
-    save("value_onehot", m, cases)
+    bad = [
+        ("d0", [("indices", idx), ("depth", d(0)), ("values", vals)]),
+        ("dm2", [("indices", idx), ("depth", d(-2)), ("values", vals)]),
+    ]
+    save("value_onehot", m, cases, bad)
 
 
 def value_pad_axes():
@@ -461,6 +539,8 @@ if __name__ == "__main__":
     value_expand()
     value_constant_of_shape()
     value_computed()
+    value_topk()
+    value_center_crop()
     hybrid_cumprod()
     size_nonzero()
     size_compress()

@@ -25,6 +25,11 @@ use std::sync::OnceLock;
 /// counts, not data.
 pub const MAX_VALUE_ELEMENTS: i64 = 4096;
 
+/// The most ops of the host prefix that computes value operands from the
+/// graph inputs and weights at run start (docs/architecture.md "Execution
+/// modes": value symbols).
+pub const MAX_PREFIX_OPS: usize = 64;
+
 /// How a value operand becomes an attribute of the concrete op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ValueKind {
@@ -36,6 +41,9 @@ pub enum ValueKind {
     Floats,
     /// The one element, as a float.
     Float,
+    /// The one element, a count that must be at least 1 (OneHot's `depth`
+    /// as the limit of its positions' range), as a float.
+    Count,
 }
 
 impl ValueKind {
@@ -45,6 +53,7 @@ impl ValueKind {
             ValueKind::Int => "int",
             ValueKind::Floats => "floats",
             ValueKind::Float => "float",
+            ValueKind::Count => "count",
         }
     }
     fn parse(s: &str) -> Option<ValueKind> {
@@ -53,6 +62,7 @@ impl ValueKind {
             ValueKind::Int,
             ValueKind::Floats,
             ValueKind::Float,
+            ValueKind::Count,
         ]
         .into_iter()
         .find(|k| k.name() == s)
@@ -81,6 +91,17 @@ impl ValueKind {
             ValueKind::Float => {
                 let v = t.to_f64();
                 one(v.len())?;
+                Attribute::f64(v[0])
+            }
+            ValueKind::Count => {
+                let v = t.to_f64();
+                one(v.len())?;
+                if v[0].is_nan() || v[0] < 1.0 {
+                    return Err(format!(
+                        "'{what}' is a count and must be at least 1 at run time, got {}",
+                        v[0]
+                    ));
+                }
                 Attribute::f64(v[0])
             }
         })
@@ -132,7 +153,7 @@ impl Spec {
                 .split_once(':')
                 .and_then(|(n, k)| Some((n, ValueKind::parse(k)?)))
                 .ok_or_else(|| {
-                    format!("'from_values' entry '{e}' is not NAME:KIND (KIND one of ints, int, floats, float)")
+                    format!("'from_values' entry '{e}' is not NAME:KIND (KIND one of ints, int, floats, float, count)")
                 })?;
             if def.attr_def(attr).is_none() {
                 return Err(format!(
@@ -330,7 +351,7 @@ def_op! {
     /// from_values = ["axes:ints"]} : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<3x1xf32>`
     /// runs `graph.reduce_sum %x {axes = <the values of %axes>, keepdims = 1}`. The trailing
     /// operands, one per `from_values` entry `NAME:KIND` (`ints`, `int`, `floats`,
-    /// `float`), are small static integer or float tensors read at run time; the leading
+    /// `float`; `count`: one element, at least 1, as a float), are small static integer or float tensors read at run time; the leading
     /// ones are the concrete op's operands. At run time the concrete op is built, its result
     /// types inferred and checked against this op's declared result types (where they are
     /// static or bound symbols), verified, and run with its native kernel. See

@@ -538,18 +538,64 @@ fn mode_line(om: &ge_om::OmStream) -> String {
         .into_iter()
         .map(|(s, op)| format!("{s} ({op})"))
         .collect();
-    let values = if values.is_empty() {
-        String::new()
-    } else {
-        format!(
+    let values = match (values.is_empty(), kernels.as_ref().is_ok_and(|m| reads_computed_values(m, om))) {
+        (true, _) => String::new(),
+        (false, false) => format!(
             "; value symbols {} bound at run start from input values",
             values.join(", ")
-        )
+        ),
+        (false, true) => format!(
+            "; value symbols {} bound at run start from input values or values computed from them on the host (HostCPU: a prefix of at most {} small ops, each by its reference semantics)",
+            values.join(", "),
+            ge_dialects::graph::specialize::MAX_PREFIX_OPS
+        ),
     };
     format!(
         "hybrid: {} read at run time (each specialised on the host: concrete op built, verified and run on its native kernel, cached per value){values}; memory {memory}",
         hybrid.join("; ")
     )
+}
+
+/// Whether some `graph.specialize` of `om` reads a value that is neither a
+/// model input nor a weight: the runtime computes it on the host at run
+/// start (`runtime/src/value_syms.rs`).
+fn reads_computed_values(kernels: &Module, om: &ge_om::OmStream) -> bool {
+    use ge_dialects::graph::specialize::{Spec, Specialize};
+    use ge_om::model::{Operand, Task};
+    let is_input = |b: &ge_om::model::Buffer| {
+        om.io
+            .inputs
+            .iter()
+            .any(|t| t.buffer.arena == b.arena && t.buffer.offset == b.offset)
+    };
+    om.program.tasks.iter().any(|t| {
+        let Task::Launch { kernel, ins, .. } = t else {
+            return false;
+        };
+        let Some(body) = om
+            .program
+            .kernels
+            .get(*kernel as usize)
+            .and_then(|k| kernels.lookup_symbol(&k.name))
+            .and_then(|f| kernels.body().op(f).inner.as_deref())
+        else {
+            return false;
+        };
+        body.all_ops(ge_ir::WalkOrder::Pre).into_iter().any(|o| {
+            let d = body.op(o);
+            let Some(spec) = Specialize::is(d).then(|| Spec::of(body, o).ok()).flatten() else {
+                return false;
+            };
+            d.operands()[spec.num_data..]
+                .iter()
+                .any(|&v| match body.value(v).def {
+                    ge_ir::body::ValueDef::BlockArg { index, .. } => {
+                        matches!(ins.get(index as usize), Some(Operand::Buffer(b)) if !is_input(b))
+                    }
+                    ge_ir::body::ValueDef::Result { .. } => true,
+                })
+        })
+    })
 }
 
 /// Static or dynamic: how the memory of `om` is planned.

@@ -51,6 +51,12 @@ impl Symbols {
         cand
     }
 
+    /// Whether `name` is a symbol the values decide (a value or size
+    /// symbol from [`Symbols::fresh`]), not an input's `dim_param`.
+    pub fn is_fresh(&self, name: &str) -> bool {
+        self.used.contains(name) && !self.map.values().any(|v| v == name)
+    }
+
     /// The symbol for an ONNX `dim_param`: upper-cased, other characters
     /// replaced by `_`, prefixed with `S` unless it starts with a letter, and
     /// suffixed `_2`, `_3`… when two params would collide.
@@ -404,7 +410,7 @@ impl<'a> Cx<'a> {
         } else {
             let ranks = self.value_symbol_ranks(name, &data_types, &attrs, values, num_results);
             match ranks {
-                Some(r) if values.iter().all(|v| self.known_at_run_start(v.0)) => {
+                Some(r) if self.computable_at_run_start(values) => {
                     let bases: Vec<String> = (0..r.len())
                         .map(|k| match base {
                             Some(b) => b.to_string(),
@@ -454,14 +460,65 @@ impl<'a> Cx<'a> {
         Ok(self.e.b.body.op(op).results().to_vec())
     }
 
-    /// Whether the runtime has `v`'s value before the run: a graph input
-    /// (an argument of the entry function, not of a subgraph).
-    fn known_at_run_start(&self, v: ValueId) -> bool {
+    /// Whether the runtime can compute the value operands `values` at run
+    /// start: each is a graph input (an argument of the entry function, not
+    /// of a subgraph), a constant, or computed from those by a small *host
+    /// prefix* — at most `MAX_PREFIX_OPS` ops outside control flow, every
+    /// result static and at most `MAX_VALUE_ELEMENTS` elements, where a
+    /// `data.shape_of` reads only its operand's type (dims of the inputs or
+    /// value symbols bound before). The runtime evaluates that prefix on the
+    /// host before the shape is planned (`runtime/src/value_syms.rs`).
+    fn computable_at_run_start(
+        &self,
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+    ) -> bool {
+        use ge_dialects::graph::specialize::{MAX_PREFIX_OPS, MAX_VALUE_ELEMENTS};
+        use ge_ir::body::ValueDef;
         let body = &*self.e.b.body;
-        match body.value(v).def {
-            ge_ir::body::ValueDef::BlockArg { block, .. } => body.block_parent_op(block).is_none(),
-            ge_ir::body::ValueDef::Result { .. } => false,
+        let small = |v: ValueId| {
+            body.value_type(v)
+                .as_tensor()
+                .and_then(|t| t.num_elements())
+                .is_some_and(|k| k <= MAX_VALUE_ELEMENTS)
+        };
+        let mut seen: HashSet<ge_ir::body::OpId> = HashSet::new();
+        let mut stack: Vec<ValueId> = values.iter().map(|v| v.0).collect();
+        while let Some(v) = stack.pop() {
+            let op = match body.value(v).def {
+                ValueDef::BlockArg { block, .. } if body.block_parent_op(block).is_none() => {
+                    continue
+                }
+                ValueDef::BlockArg { .. } => return false,
+                ValueDef::Result { op, .. } => op,
+            };
+            if self.e.const_value(v).is_some() || !seen.insert(op) {
+                continue;
+            }
+            let d = body.op(op);
+            let in_entry = d
+                .parent_block()
+                .is_some_and(|b| body.block_parent_op(b).is_none());
+            if seen.len() > MAX_PREFIX_OPS
+                || !in_entry
+                || !d.regions().is_empty()
+                || !d.results().iter().all(|&r| small(r))
+            {
+                return false;
+            }
+            if ge_dialects::data::shape::ShapeOf::is(d) {
+                // Only the operand's type is read: its dims must be known then.
+                let dims = d
+                    .operands()
+                    .first()
+                    .and_then(|&x| body.value_type(x).as_tensor()?.dims.clone());
+                if !dims.is_some_and(|d| d.iter().all(|x| *x != Dim::Unknown)) {
+                    return false;
+                }
+                continue;
+            }
+            stack.extend(d.operands().iter().copied());
         }
+        true
     }
 
     /// Rank and element type of each result of a `graph.specialize` of
@@ -764,7 +821,7 @@ impl<'a> Cx<'a> {
                 "unsupported operator {domain}.{op_type}"
             )))
         }
-        .map_err(|e| e.context(&ctx_msg))?;
+        .map_err(|e| self.fresh_symbol_limit(&node, e).context(&ctx_msg))?;
         if domain.is_empty() {
             super::symbolic::propagate(self, &node, &mut results)
                 .map_err(|e| e.context(&ctx_msg))?;
@@ -783,6 +840,38 @@ impl<'a> Cx<'a> {
                 .map_err(|e| e.context(&ctx_msg))?;
         }
         Ok(())
+    }
+
+    /// An invalid-shape error of a node whose operands have dims the values
+    /// decide (value or size symbols) is a limit of the import, not a bad
+    /// model: such dims cannot be proven equal to other dims yet
+    /// (docs/architecture.md "Execution modes", not built (1)).
+    fn fresh_symbol_limit(&self, n: &Node, e: ImportError) -> ImportError {
+        if e.kind != ImportErrorKind::Invalid {
+            return e;
+        }
+        let fresh = n.present_inputs().iter().any(|&v| {
+            let mut syms = vec![];
+            for d in self
+                .e
+                .ty(v)
+                .as_tensor()
+                .and_then(|t| t.dims.clone())
+                .unwrap_or_default()
+            {
+                if let Some(x) = d.expr() {
+                    x.symbols(&mut syms);
+                }
+            }
+            syms.iter().any(|s| self.symbols.is_fresh(s.as_str()))
+        });
+        if !fresh {
+            return e;
+        }
+        ImportError::unsupported(format!(
+            "{} (its operands have dims decided by values at run time, which cannot be proven compatible with other dims yet)",
+            e.message
+        ))
     }
 
     /// Expand a model-local function inline.

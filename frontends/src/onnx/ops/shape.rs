@@ -6,7 +6,7 @@ use super::{
     cast, invalid, norm_axis, one, op1, op2, run_time, static_shape, unsupported, Cx, Node, Res,
 };
 use crate::onnx::tensor::{dtype_from_onnx, tensor_value};
-use ge_dialects::graph::specialize::ValueKind::{Float, Int, Ints};
+use ge_dialects::graph::specialize::ValueKind::{self, Float, Int, Ints};
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
@@ -298,12 +298,13 @@ fn run_time_range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     cx.specialize(n, "graph.range", &[], attrs, &values, 1)
 }
 
-/// A `graph.range` from 0 to the value `limit` known at run time (its
-/// length a value symbol named after `n`'s output `base`): OneHot's
-/// positions when its depth is a graph input.
+/// A `graph.range` from 0 to the count `limit` known at run time (its
+/// length a value symbol named after `n`'s output `base`; a `limit` under 1
+/// is a run-time error, as onnxruntime's): OneHot's positions when its
+/// depth is a graph input or computed.
 pub(super) fn run_time_iota(cx: &mut Cx, n: &Node, limit: ValueId, base: &str) -> Res<ValueId> {
     let attrs = vec![("to", Attribute::ty(ge_ir::Type::scalar(DType::I64)))];
-    let values = [(limit, "limit", Float)];
+    let values = [(limit, "limit", ValueKind::Count)];
     let r = cx.specialize_as(n, base, "graph.range", &[], attrs, &values, 1)?;
     r.first()
         .copied()
@@ -896,7 +897,10 @@ fn run_time_pad(cx: &mut Cx, n: &Node, x: ValueId) -> Res<Vec<ValueId>> {
 
 pub fn top_k(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    if let Some(k) = run_time(cx, n, 1).filter(|_| n.opset >= 10) {
+    // A K computed from dims (tracked symbolically, not static) is read at
+    // run time like one computed from values.
+    let computed = n.opt_input(1).filter(|k| cx.sym.contains_key(k));
+    if let Some(k) = run_time(cx, n, 1).or(computed).filter(|_| n.opset >= 10) {
         let attrs = vec![
             ("axis", Attribute::i64(n.i("axis", -1)?)),
             ("largest", Attribute::i64(n.i("largest", 1)?)),
@@ -926,12 +930,15 @@ pub fn top_k(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn one_hot(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
-    if run_time(cx, n, 1).is_some() {
+    if run_time(cx, n, 1).is_some() || cx.sym.contains_key(&n.input(1)?) {
         return run_time_one_hot(cx, n);
     }
     let (idx, values) = (n.input(0)?, n.input(2)?);
     let depth = cx.const_f64s(n.input(1)?, "depth")?;
     let depth = *depth.first().ok_or_else(|| invalid(n, "depth is empty"))? as i64;
+    if depth < 1 {
+        return Err(invalid(n, format!("depth must be at least 1, got {depth}")));
+    }
     let rank = cx.e.rank(idx)?;
     let axis = norm_axis(n, n.i("axis", -1)?, rank + 1)?;
     let d = cx.e.scalar(DType::I64, depth as f64)?;
