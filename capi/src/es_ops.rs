@@ -1616,6 +1616,51 @@ pub unsafe extern "C" fn ge_es_conv3d(
     })
 }
 
+/// `graph.conv_transpose3d`: 3-D transposed convolution (ONNX ConvTranspose on volumes)
+///
+/// - `input`: operand
+/// - `filter`: operand
+/// - `bias`: optional operand (NULL: absent)
+/// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): [front, top, left, back, bottom, right] removed from the full output
+/// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): filter dilation along D, H and W
+/// - `group` (NULL: `1`): number of channel groups
+/// - `output_padding`, `output_padding_len` (NULL: `[0, 0, 0]`): extra size added at the back/bottom/right of the output
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_conv_transpose3d(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    filter: ge_es_tensor,
+    bias: *const ge_es_tensor,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    group: *const i64,
+    output_padding: *const i64,
+    output_padding_len: usize,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_conv_transpose3d", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.conv_transpose3d")?;
+            call_.one("input", input)?;
+            call_.one("filter", filter)?;
+            call_.opt("bias", bias)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("group", group)?;
+            call_.array("output_padding", output_padding, output_padding_len, false)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
 /// `graph.max_pool3d`: 3-D max pooling (ONNX MaxPool, NCDHW)
 ///
 /// - `input`: operand
@@ -3365,6 +3410,50 @@ pub unsafe extern "C" fn ge_es_max_pool2d_indices(
     })
 }
 
+/// `graph.max_pool3d_indices`: 3-D max pooling with the place of each maximum (ONNX MaxPool with `Indices`, NCDHW)
+///
+/// - `input`: operand
+/// - `kernel_shape`, `kernel_shape_len`: window size [kD, kH, kW]
+/// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+/// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): window dilation along D, H and W
+/// - `ceil_mode` (NULL: `0`): 1: round the output sizes up
+/// - `storage_order` (NULL: `0`): 0: indices row major; 1: column major within each volume
+/// - `output`: result `output`
+/// - `indices`: result `indices`
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_max_pool3d_indices(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    kernel_shape: *const i64,
+    kernel_shape_len: usize,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    ceil_mode: *const i64,
+    storage_order: *const i64,
+    output: *mut ge_es_tensor,
+    indices: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_max_pool3d_indices", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.max_pool3d_indices")?;
+            call_.one("input", input)?;
+            call_.array("kernel_shape", kernel_shape, kernel_shape_len, true)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("ceil_mode", ceil_mode)?;
+            call_.attr_ptr("storage_order", storage_order)?;
+            call_.finish_fields(&[("output", output), ("indices", indices)])
+        }
+    })
+}
+
 /// `graph.max_unpool`: Put pooled values back where they came from (ONNX MaxUnpool)
 ///
 /// - `input`: operand
@@ -3741,6 +3830,104 @@ pub unsafe extern "C" fn ge_es_multinomial(
             call_.attr_ptr("sample_size", sample_size)?;
             call_.dtype_ptr("dtype", dtype)?;
             call_.attr_ptr("seed", seed)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.deform_conv2d`: 2-D deformable convolution (ONNX DeformConv)
+///
+/// - `input`: operand
+/// - `filter`: operand
+/// - `offset`: operand
+/// - `bias`: optional operand (NULL: absent)
+/// - `mask`: optional operand (NULL: absent)
+/// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+/// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): zero padding [top, left, bottom, right] (ONNX begin/end order)
+/// - `dilations`, `dilations_len` (NULL: `[1, 1]`): filter dilation along H and W
+/// - `group` (NULL: `1`): number of channel groups
+/// - `offset_group` (NULL: `1`): number of groups of input channels that share one set of offsets (and mask)
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_deform_conv2d(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    filter: ge_es_tensor,
+    offset: ge_es_tensor,
+    bias: *const ge_es_tensor,
+    mask: *const ge_es_tensor,
+    strides: *const i64,
+    strides_len: usize,
+    pads: *const i64,
+    pads_len: usize,
+    dilations: *const i64,
+    dilations_len: usize,
+    group: *const i64,
+    offset_group: *const i64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_deform_conv2d", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.deform_conv2d")?;
+            call_.one("input", input)?;
+            call_.one("filter", filter)?;
+            call_.one("offset", offset)?;
+            call_.opt("bias", bias)?;
+            call_.opt("mask", mask)?;
+            call_.array("strides", strides, strides_len, false)?;
+            call_.array("pads", pads, pads_len, false)?;
+            call_.array("dilations", dilations, dilations_len, false)?;
+            call_.attr_ptr("group", group)?;
+            call_.attr_ptr("offset_group", offset_group)?;
+            call_.finish_one(out)
+        }
+    })
+}
+
+/// `graph.roi_align`: Pool regions of interest by bilinear sampling (ONNX RoiAlign)
+///
+/// - `input`: operand
+/// - `rois`: operand
+/// - `batch_indices`: operand
+/// - `coordinate_transformation_mode` (NULL: `"half_pixel"`): how region corners map to input coordinates: half_pixel or output_half_pixel
+/// - `mode` (NULL: `"avg"`): the pooling of each bin's samples: avg or max
+/// - `output_height` (NULL: `1`): bins along the height
+/// - `output_width` (NULL: `1`): bins along the width
+/// - `sampling_ratio` (NULL: `0`): samples per bin along each axis (0: adaptive)
+/// - `spatial_scale` (NULL: `1.0`): the scale from region coordinates to input coordinates
+/// - `out`: the result
+#[no_mangle]
+pub unsafe extern "C" fn ge_es_roi_align(
+    graph: *mut ge_graph,
+    input: ge_es_tensor,
+    rois: ge_es_tensor,
+    batch_indices: ge_es_tensor,
+    coordinate_transformation_mode: *const c_char,
+    mode: *const c_char,
+    output_height: *const i64,
+    output_width: *const i64,
+    sampling_ratio: *const i64,
+    spatial_scale: *const f64,
+    out: *mut ge_es_tensor,
+) -> ge_status {
+    entry("ge_es_roi_align", || {
+        // SAFETY: the pointers are NULL or valid as ge.h documents for this function.
+        unsafe {
+            let mut call_ = Call::new(graph, "graph.roi_align")?;
+            call_.one("input", input)?;
+            call_.one("rois", rois)?;
+            call_.one("batch_indices", batch_indices)?;
+            call_.str(
+                "coordinate_transformation_mode",
+                coordinate_transformation_mode,
+                false,
+            )?;
+            call_.str("mode", mode, false)?;
+            call_.attr_ptr("output_height", output_height)?;
+            call_.attr_ptr("output_width", output_width)?;
+            call_.attr_ptr("sampling_ratio", sampling_ratio)?;
+            call_.attr_ptr("spatial_scale", spatial_scale)?;
             call_.finish_one(out)
         }
     })

@@ -997,6 +997,32 @@ ge_status ge_es_conv3d(struct ge_graph *graph,
                        const int64_t *group,
                        struct ge_es_tensor *out);
 
+// `graph.conv_transpose3d`: 3-D transposed convolution (ONNX ConvTranspose on volumes)
+//
+// - `input`: operand
+// - `filter`: operand
+// - `bias`: optional operand (NULL: absent)
+// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): [front, top, left, back, bottom, right] removed from the full output
+// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): filter dilation along D, H and W
+// - `group` (NULL: `1`): number of channel groups
+// - `output_padding`, `output_padding_len` (NULL: `[0, 0, 0]`): extra size added at the back/bottom/right of the output
+// - `out`: the result
+ge_status ge_es_conv_transpose3d(struct ge_graph *graph,
+                                 struct ge_es_tensor input,
+                                 struct ge_es_tensor filter,
+                                 const struct ge_es_tensor *bias,
+                                 const int64_t *strides,
+                                 size_t strides_len,
+                                 const int64_t *pads,
+                                 size_t pads_len,
+                                 const int64_t *dilations,
+                                 size_t dilations_len,
+                                 const int64_t *group,
+                                 const int64_t *output_padding,
+                                 size_t output_padding_len,
+                                 struct ge_es_tensor *out);
+
 // `graph.max_pool3d`: 3-D max pooling (ONNX MaxPool, NCDHW)
 //
 // - `input`: operand
@@ -1885,6 +1911,32 @@ ge_status ge_es_max_pool2d_indices(struct ge_graph *graph,
                                    struct ge_es_tensor *output,
                                    struct ge_es_tensor *indices);
 
+// `graph.max_pool3d_indices`: 3-D max pooling with the place of each maximum (ONNX MaxPool with `Indices`, NCDHW)
+//
+// - `input`: operand
+// - `kernel_shape`, `kernel_shape_len`: window size [kD, kH, kW]
+// - `strides`, `strides_len` (NULL: `[1, 1, 1]`): stride along D, H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0, 0, 0]`): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+// - `dilations`, `dilations_len` (NULL: `[1, 1, 1]`): window dilation along D, H and W
+// - `ceil_mode` (NULL: `0`): 1: round the output sizes up
+// - `storage_order` (NULL: `0`): 0: indices row major; 1: column major within each volume
+// - `output`: result `output`
+// - `indices`: result `indices`
+ge_status ge_es_max_pool3d_indices(struct ge_graph *graph,
+                                   struct ge_es_tensor input,
+                                   const int64_t *kernel_shape,
+                                   size_t kernel_shape_len,
+                                   const int64_t *strides,
+                                   size_t strides_len,
+                                   const int64_t *pads,
+                                   size_t pads_len,
+                                   const int64_t *dilations,
+                                   size_t dilations_len,
+                                   const int64_t *ceil_mode,
+                                   const int64_t *storage_order,
+                                   struct ge_es_tensor *output,
+                                   struct ge_es_tensor *indices);
+
 // `graph.max_unpool`: Put pooled values back where they came from (ONNX MaxUnpool)
 //
 // - `input`: operand
@@ -2069,6 +2121,59 @@ ge_status ge_es_multinomial(struct ge_graph *graph,
                             const ge_dtype *dtype,
                             const double *seed,
                             struct ge_es_tensor *out);
+
+// `graph.deform_conv2d`: 2-D deformable convolution (ONNX DeformConv)
+//
+// - `input`: operand
+// - `filter`: operand
+// - `offset`: operand
+// - `bias`: optional operand (NULL: absent)
+// - `mask`: optional operand (NULL: absent)
+// - `strides`, `strides_len` (NULL: `[1, 1]`): stride along H and W
+// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): zero padding [top, left, bottom, right] (ONNX begin/end order)
+// - `dilations`, `dilations_len` (NULL: `[1, 1]`): filter dilation along H and W
+// - `group` (NULL: `1`): number of channel groups
+// - `offset_group` (NULL: `1`): number of groups of input channels that share one set of offsets (and mask)
+// - `out`: the result
+ge_status ge_es_deform_conv2d(struct ge_graph *graph,
+                              struct ge_es_tensor input,
+                              struct ge_es_tensor filter,
+                              struct ge_es_tensor offset,
+                              const struct ge_es_tensor *bias,
+                              const struct ge_es_tensor *mask,
+                              const int64_t *strides,
+                              size_t strides_len,
+                              const int64_t *pads,
+                              size_t pads_len,
+                              const int64_t *dilations,
+                              size_t dilations_len,
+                              const int64_t *group,
+                              const int64_t *offset_group,
+                              struct ge_es_tensor *out);
+
+// `graph.roi_align`: Pool regions of interest by bilinear sampling (ONNX RoiAlign)
+//
+// - `input`: operand
+// - `rois`: operand
+// - `batch_indices`: operand
+// - `coordinate_transformation_mode` (NULL: `"half_pixel"`): how region corners map to input coordinates: half_pixel or output_half_pixel
+// - `mode` (NULL: `"avg"`): the pooling of each bin's samples: avg or max
+// - `output_height` (NULL: `1`): bins along the height
+// - `output_width` (NULL: `1`): bins along the width
+// - `sampling_ratio` (NULL: `0`): samples per bin along each axis (0: adaptive)
+// - `spatial_scale` (NULL: `1.0`): the scale from region coordinates to input coordinates
+// - `out`: the result
+ge_status ge_es_roi_align(struct ge_graph *graph,
+                          struct ge_es_tensor input,
+                          struct ge_es_tensor rois,
+                          struct ge_es_tensor batch_indices,
+                          const char *coordinate_transformation_mode,
+                          const char *mode,
+                          const int64_t *output_height,
+                          const int64_t *output_width,
+                          const int64_t *sampling_ratio,
+                          const double *spatial_scale,
+                          struct ge_es_tensor *out);
 
 // `data.constant`: A constant tensor
 //

@@ -69,6 +69,10 @@ class MaxPoolIndicesResults(NamedTuple):
     output: Tensor
     indices: Tensor
 
+class MaxPool3dIndicesResults(NamedTuple):
+    output: Tensor
+    indices: Tensor
+
 class Graph:
     """One graph.func being built in a new module."""
     name: str
@@ -684,16 +688,21 @@ class Graph:
         self,
         input: Tensor,
         to: DTypeLike,
+        *,
+        round_mode: Optional[Literal["up", "down", "nearest"]] = None,
+        saturate: int = 1,
     ) -> Tensor:
         """Convert elements to another type
 
-        ONNX Cast: `%y = graph.cast %x {to = f16} : (tensor<4xf32>) -> tensor<4xf16>`. Conversions follow numpy's `astype`: floats round to the nearest representable value, float to integer truncates toward zero (NaN becomes 0), integers wrap to the target width, and anything to `i1` is `x != 0`.
+        ONNX Cast: `%y = graph.cast %x {to = f16} : (tensor<4xf32>) -> tensor<4xf16>`. Conversions follow numpy's `astype`: floats round to the nearest representable value, float to integer truncates toward zero (NaN becomes 0), integers wrap to the target width, and anything to `i1` is `x != 0`. A cast to f8E8M0FNU with `round_mode` converts as ONNX Cast-24 does (`onnx.numpy_helper.to_float8e8m0`): the exponent of the value as f32, its sign ignored, rounded up, down or to nearest by the dropped significand bits, infinities and NaN to NaN.
 
-        Op ``graph.cast``; Rust: ``b.cast(input, to: DType) -> Tensor``.
+        Op ``graph.cast``; Rust: ``b.cast(input, to: DType, CastAttrs) -> Tensor``.
 
         Args:
             input (Tensor): tensor of any type
             to (DTypeLike): the target element type
+            round_mode (Literal["up", "down", "nearest"], optional): how a cast to f8E8M0FNU rounds (ONNX's `round_mode`: up, down or nearest); absent: to the nearest power of two, as f8E8M0FNU's own conversion
+            saturate (int, default 1): with `round_mode`: rounding up from 2^127 stays at 2^127 (ONNX's `saturate`) rather than giving NaN
 
         Returns:
             Tensor
@@ -1447,6 +1456,39 @@ class Graph:
         """
         ...
 
+    def conv_transpose3d(
+        self,
+        input: Tensor,
+        filter: Tensor,
+        bias: Optional[Tensor] = None,
+        *,
+        strides: Sequence[int] = [1, 1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1, 1],
+        group: int = 1,
+        output_padding: Sequence[int] = [0, 0, 0],
+    ) -> Tensor:
+        """3-D transposed convolution (ONNX ConvTranspose on volumes)
+
+        `graph.conv_transpose2d` with a depth axis: `input` is `N x C x D x H x W`, `filter` `C x M/group x kD x kH x kW`, `bias` (optional) has `M` entries; the output is `N x M x OD x OH x OW` with `OD = stride_d*(D-1) + output_padding_d + dil_d*(kD-1) + 1 - pad_front - pad_back` (likewise OH, OW). `output_padding` must be smaller than the stride or the dilation. ONNX's `output_shape` and `auto_pad` become `pads` at import.
+
+        Op ``graph.conv_transpose3d``; Rust: ``b.conv_transpose3d(input, filter, bias: Option, ConvTranspose3dAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            filter (Tensor): tensor of floating-point values
+            bias (Tensor, optional): tensor of floating-point values
+            strides (Sequence[int], default [1, 1, 1]): stride along D, H and W
+            pads (Sequence[int], default [0, 0, 0, 0, 0, 0]): [front, top, left, back, bottom, right] removed from the full output
+            dilations (Sequence[int], default [1, 1, 1]): filter dilation along D, H and W
+            group (int, default 1): number of channel groups
+            output_padding (Sequence[int], default [0, 0, 0]): extra size added at the back/bottom/right of the output
+
+        Returns:
+            Tensor
+        """
+        ...
+
     def max_pool3d(
         self,
         input: Tensor,
@@ -1459,7 +1501,7 @@ class Graph:
     ) -> Tensor:
         """3-D max pooling (ONNX MaxPool, NCDHW)
 
-        The maximum over each `kD x kH x kW` window (dilated by `dilations`) of an `N x C x D x H x W` input; padded cells never win, NaN does. Output sizes as for `graph.conv3d`, or rounded up with `ceil_mode = 1` (a window must still start inside the input or the begin pad). ONNX's optional `Indices` result is not supported.
+        The maximum over each `kD x kH x kW` window (dilated by `dilations`) of an `N x C x D x H x W` input; padded cells never win, NaN does. Output sizes as for `graph.conv3d`, or rounded up with `ceil_mode = 1` (a window must still start inside the input or the begin pad). With ONNX's `Indices` result it is `graph.max_pool3d_indices`.
 
         Op ``graph.max_pool3d``; Rust: ``b.max_pool3d(input, kernel_shape: &[i64], MaxPool3dAttrs) -> Tensor``.
 
@@ -2763,6 +2805,37 @@ class Graph:
         """
         ...
 
+    def max_pool3d_indices(
+        self,
+        input: Tensor,
+        kernel_shape: Sequence[int],
+        *,
+        strides: Sequence[int] = [1, 1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1, 1],
+        ceil_mode: int = 0,
+        storage_order: int = 0,
+    ) -> MaxPool3dIndicesResults:
+        """3-D max pooling with the place of each maximum (ONNX MaxPool with `Indices`, NCDHW)
+
+        graph.max_pool3d's result (the same windows, pads, dilations and `ceil_mode`) and, for each output element, the index of the input element it came from, counted over the whole `N x C x D x H x W` input: row major, or with `storage_order = 1` column major within each volume (`(n * C + c) * D * H * W + z + y * D + x * D * H`, as ONNX's reference numbers them). The first largest value of a window wins.
+
+        Op ``graph.max_pool3d_indices``; Rust: ``b.max_pool3d_indices(input, kernel_shape: &[i64], MaxPool3dIndicesAttrs) -> MaxPool3dIndicesResults { output, indices }``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            kernel_shape (Sequence[int]): window size [kD, kH, kW]
+            strides (Sequence[int], default [1, 1, 1]): stride along D, H and W
+            pads (Sequence[int], default [0, 0, 0, 0, 0, 0]): padding [front, top, left, back, bottom, right]; each smaller than the kernel extent
+            dilations (Sequence[int], default [1, 1, 1]): window dilation along D, H and W
+            ceil_mode (int, default 0): 1: round the output sizes up
+            storage_order (int, default 0): 0: indices row major; 1: column major within each volume
+
+        Returns:
+            MaxPool3dIndicesResults(output, indices)
+        """
+        ...
+
     def max_unpool(
         self,
         input: Tensor,
@@ -2913,6 +2986,184 @@ class Graph:
             nodes_missing_value_tracks_true (Sequence[int], default []): per node: 1 when a NaN feature takes the true branch (empty: none does)
             membership_values (Sequence[float], default []): the sets of the membership nodes, concatenated in node order
             membership_counts (Sequence[int], default []): the size of each membership node's set, in node order
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def random_uniform(
+        self,
+        like: Optional[Tensor] = None,
+        *,
+        shape: Optional[Sequence[int]] = None,
+        dtype: Optional[DTypeLike] = None,
+        low: float = 0.0,
+        high: float = 1.0,
+        seed: Optional[float] = None,
+    ) -> Tensor:
+        """Values drawn uniformly from [low, high) (ONNX RandomUniform, RandomUniformLike)
+
+        The result has the shape of operand `like` (RandomUniformLike) or attribute `shape`, and element type `dtype` (default: `like`'s, else f32; f16, bf16, f32 or f64): `%r = graph.random_uniform {shape = [2, 3], low = -1.0, high = 1.0, seed = 7.0} : () -> tensor<2x3xf32>`. With `seed` every execution draws the same values; without it each draws new ones. The generator (ChaCha8) and the draw are documented in dialects/src/graph/random.rs; not `Pure`, so never folded or merged.
+
+        Op ``graph.random_uniform``; Rust: ``b.random_uniform(like: Option, RandomUniformAttrs) -> Tensor``.
+
+        Args:
+            like (Tensor, optional): tensor of any type
+            shape (Sequence[int], optional): the result's shape (without `like`)
+            dtype (DTypeLike, optional): the result's element type
+            low (float, default 0.0): the smallest value
+            high (float, default 1.0): the bound above every value
+            seed (float, optional): the generator's seed (ONNX's float `seed`)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def random_normal(
+        self,
+        like: Optional[Tensor] = None,
+        *,
+        shape: Optional[Sequence[int]] = None,
+        dtype: Optional[DTypeLike] = None,
+        mean: float = 0.0,
+        scale: float = 1.0,
+        seed: Optional[float] = None,
+    ) -> Tensor:
+        """Values drawn from a normal distribution (ONNX RandomNormal, RandomNormalLike)
+
+        Shape and element type as for `graph.random_uniform`; each value is `mean + scale·z` with `z` standard normal (Box–Muller from the ChaCha8 generator of dialects/src/graph/random.rs). With `seed` every execution draws the same values.
+
+        Op ``graph.random_normal``; Rust: ``b.random_normal(like: Option, RandomNormalAttrs) -> Tensor``.
+
+        Args:
+            like (Tensor, optional): tensor of any type
+            shape (Sequence[int], optional): the result's shape (without `like`)
+            dtype (DTypeLike, optional): the result's element type
+            mean (float, default 0.0): the mean
+            scale (float, default 1.0): the standard deviation
+            seed (float, optional): the generator's seed (ONNX's float `seed`)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def bernoulli(
+        self,
+        input: Tensor,
+        *,
+        dtype: Optional[DTypeLike] = None,
+        seed: Optional[float] = None,
+    ) -> Tensor:
+        """Each element 1 with the probability its input gives, else 0 (ONNX Bernoulli)
+
+        `input` holds probabilities (f16, bf16, f32 or f64); the result has its shape and element type `dtype` (default: the input's): `%r = graph.bernoulli %p {seed = 0.0} : (tensor<10xf32>) -> tensor<10xf32>`. One uniform draw `u` per element gives 1 when `u < p` (the ChaCha8 generator of dialects/src/graph/random.rs; with `seed` every execution draws the same values).
+
+        Op ``graph.bernoulli``; Rust: ``b.bernoulli(input, BernoulliAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            dtype (DTypeLike, optional): the result's element type (any number type or i1)
+            seed (float, optional): the generator's seed (ONNX's float `seed`)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def multinomial(
+        self,
+        input: Tensor,
+        *,
+        sample_size: int = 1,
+        dtype: Optional[DTypeLike] = None,
+        seed: Optional[float] = None,
+    ) -> Tensor:
+        """Class indices drawn from each row's distribution (ONNX Multinomial)
+
+        `input` is `[batch, classes]` of unnormalised log-probabilities; the result is `[batch, sample_size]` of `dtype` (i32 or i64, default i32), each index the first class whose cumulative probability exceeds a uniform draw (the ChaCha8 generator of dialects/src/graph/random.rs; with `seed` every execution draws the same values).
+
+        Op ``graph.multinomial``; Rust: ``b.multinomial(input, MultinomialAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            sample_size (int, default 1): samples per row
+            dtype (DTypeLike, optional): the result's element type (i32 or i64)
+            seed (float, optional): the generator's seed (ONNX's float `seed`)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def deform_conv2d(
+        self,
+        input: Tensor,
+        filter: Tensor,
+        offset: Tensor,
+        bias: Optional[Tensor] = None,
+        mask: Optional[Tensor] = None,
+        *,
+        strides: Sequence[int] = [1, 1],
+        pads: Sequence[int] = [0, 0, 0, 0],
+        dilations: Sequence[int] = [1, 1],
+        group: int = 1,
+        offset_group: int = 1,
+    ) -> Tensor:
+        """2-D deformable convolution (ONNX DeformConv)
+
+        A convolution whose taps move: `input` is `N x C x H x W`, `filter` `M x C/group x kH x kW`, `offset` `N x (offset_group * 2 * kH * kW) x OH x OW` — for each output pixel and tap, the (y, x) shift of the place the tap reads, per group of `C / offset_group` input channels —, `bias` (optional) has `M` entries and `mask` (optional) `N x (offset_group * kH * kW) x OH x OW` scales each tap. A moved tap reads the input by bilinear interpolation, zero outside it. The output is `N x M x OH x OW`, sized as for `graph.conv2d`. A mask needs a bias operand before it (the importer passes zeros).
+
+        Op ``graph.deform_conv2d``; Rust: ``b.deform_conv2d(input, filter, offset, bias: Option, mask: Option, DeformConv2dAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            filter (Tensor): tensor of floating-point values
+            offset (Tensor): tensor of floating-point values
+            bias (Tensor, optional): tensor of floating-point values
+            mask (Tensor, optional): tensor of floating-point values
+            strides (Sequence[int], default [1, 1]): stride along H and W
+            pads (Sequence[int], default [0, 0, 0, 0]): zero padding [top, left, bottom, right] (ONNX begin/end order)
+            dilations (Sequence[int], default [1, 1]): filter dilation along H and W
+            group (int, default 1): number of channel groups
+            offset_group (int, default 1): number of groups of input channels that share one set of offsets (and mask)
+
+        Returns:
+            Tensor
+        """
+        ...
+
+    def roi_align(
+        self,
+        input: Tensor,
+        rois: Tensor,
+        batch_indices: Tensor,
+        *,
+        coordinate_transformation_mode: Literal["half_pixel", "output_half_pixel"] = 'half_pixel',
+        mode: Literal["avg", "max"] = 'avg',
+        output_height: int = 1,
+        output_width: int = 1,
+        sampling_ratio: int = 0,
+        spatial_scale: float = 1.0,
+    ) -> Tensor:
+        """Pool regions of interest by bilinear sampling (ONNX RoiAlign)
+
+        For each region `r` (`rois[r] = [x1, y1, x2, y2]`, scaled by `spatial_scale`, of the image `batch_indices[r]` of the `N x C x H x W` input), an `output_height x output_width` grid of bins; each bin averages (`mode = "avg"`) or takes the maximum (`"max"`) of `sampling_ratio x sampling_ratio` bilinear samples (0: `ceil(region size / bins)` per axis). `coordinate_transformation_mode = "half_pixel"` shifts the scaled corners by -0.5 (opset 16's default; opset 10 behaves as `"output_half_pixel"`, which also makes regions at least 1 x 1). As in ONNX's reference, `max` takes the maximum of the weighted corner values of each sample. The result is `num_rois x C x output_height x output_width`; a batch index out of range is an error.
+
+        Op ``graph.roi_align``; Rust: ``b.roi_align(input, rois, batch_indices, RoiAlignAttrs) -> Tensor``.
+
+        Args:
+            input (Tensor): tensor of floating-point values
+            rois (Tensor): tensor of floating-point values
+            batch_indices (Tensor): tensor of i64 values
+            coordinate_transformation_mode (Literal["half_pixel", "output_half_pixel"], default "half_pixel"): how region corners map to input coordinates: half_pixel or output_half_pixel
+            mode (Literal["avg", "max"], default "avg"): the pooling of each bin's samples: avg or max
+            output_height (int, default 1): bins along the height
+            output_width (int, default 1): bins along the width
+            sampling_ratio (int, default 0): samples per bin along each axis (0: adaptive)
+            spatial_scale (float, default 1.0): the scale from region coordinates to input coordinates
 
         Returns:
             Tensor
