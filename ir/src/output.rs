@@ -8,9 +8,9 @@
 //! - `-`: the process's stdout.
 //! - nothing yet, or a regular file: a temporary file in the same directory (its name unique
 //!   per process and per call), filled, given the old file's permission bits (and owner,
-//!   where the process may), fsynced and renamed over the path. Readers see the old
-//!   contents or the new, never half of them. (A hard link to the old file keeps the old
-//!   contents.)
+//!   where the process may), fsynced (unless [`Durability::Unsynced`]) and renamed over
+//!   the path. Readers see the old contents or the new, never half of them. (A hard link
+//!   to the old file keeps the old contents.)
 //! - a character or block device or a FIFO (`/dev/null`, a pipe): opened and written in
 //!   place — no rename, no truncation. A FIFO blocks until someone reads it, as with a
 //!   shell's `>`. A Unix socket is connected to and written.
@@ -44,9 +44,34 @@ pub fn write_with(
     path: impl AsRef<Path>,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    write_with_sync(path, Durability::Synced, fill)
+}
+
+/// Whether a replaced file's data reaches the disk before the rename.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// `fsync` the temporary file before renaming it (what [`write`] and
+    /// [`write_with`] do): after a system crash the path holds the old
+    /// contents or the new.
+    Synced,
+    /// Rename without `fsync`: other processes still see the old contents or the
+    /// new, never half of them; only a system crash right after the write may leave
+    /// a truncated file. For outputs that carry their own checksums (an `.om`), so
+    /// a torn file is refused when read, and that a tool regenerates, as a
+    /// compiler's outputs are: the flush would cost the disk's write time of the
+    /// whole file (hundreds of MB of weights) and buy nothing.
+    Unsynced,
+}
+
+/// [`write_with`], choosing whether a replaced file is flushed before the rename.
+pub fn write_with_sync(
+    path: impl AsRef<Path>,
+    sync: Durability,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     let path = path.as_ref();
     let dest = resolve(path)?;
-    match (write_to(&dest, fill), dest.path()) {
+    match (write_to(&dest, sync, fill), dest.path()) {
         // Through a link, say where the write went.
         (Err(e), Some(target)) if target != path => Err(io::Error::new(
             e.kind(),
@@ -56,7 +81,11 @@ pub fn write_with(
     }
 }
 
-fn write_to(dest: &Dest, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+fn write_to(
+    dest: &Dest,
+    sync: Durability,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     match dest {
         Dest::Fd(1) => stream(io::stdout().lock(), fill),
         Dest::Fd(2) => stream(io::stderr().lock(), fill),
@@ -73,7 +102,7 @@ fn write_to(dest: &Dest, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) ->
             stream(&s, fill)?;
             s.shutdown(std::net::Shutdown::Write)
         }
-        Dest::Replace { path, old } => replace(path, old.as_ref(), fill),
+        Dest::Replace { path, old } => replace(path, old.as_ref(), sync, fill),
     }
 }
 
@@ -231,6 +260,7 @@ fn stream<W: Write>(w: W, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
 fn replace(
     path: &Path,
     old: Option<&Metadata>,
+    sync: Durability,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let (tmp, file) = create_temp(path)?;
@@ -247,7 +277,9 @@ fn replace(
             }
             f.set_permissions(old.permissions())?;
         }
-        f.sync_all()?;
+        if sync == Durability::Synced {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if res.is_err() {

@@ -78,6 +78,31 @@ fn a_regular_file_is_replaced_by_rename_keeping_its_permissions() {
 }
 
 #[test]
+fn an_unsynced_write_still_replaces_the_file_by_rename() {
+    let s = Scratch::new("unsynced");
+    let p = s.path("out.om");
+    std::fs::write(&p, "old contents, longer").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let inode = std::fs::metadata(&p).unwrap().ino();
+    output::write_with_sync(&p, output::Durability::Unsynced, |w| w.write_all(b"new")).unwrap();
+    let m = std::fs::metadata(&p).unwrap();
+    assert_eq!(read(&p), "new");
+    assert_ne!(m.ino(), inode, "a new file renamed over the old one");
+    assert_eq!(m.permissions().mode() & 0o7777, 0o600);
+    assert_eq!(s.entries(), ["out.om"]);
+    // A new path, and a failed fill, behave as with the flush.
+    let q = s.path("new.om");
+    output::write_with_sync(&q, output::Durability::Unsynced, |w| w.write_all(b"x")).unwrap();
+    assert_eq!(read(&q), "x");
+    let e = output::write_with_sync(&p, output::Durability::Unsynced, |_| {
+        Err(std::io::Error::other("fill failed"))
+    });
+    assert!(e.is_err());
+    assert_eq!(read(&p), "new");
+    assert_eq!(s.entries(), ["new.om", "out.om"]);
+}
+
+#[test]
 fn a_failed_fill_leaves_the_old_file_and_no_temporary_file() {
     let s = Scratch::new("failed");
     let p = s.path("out.txt");

@@ -32,6 +32,7 @@
 
 use crate::model::{IoDesc, ModelDef, OmModel, OmStream, TaskProgram};
 use crate::weights::Weights;
+use ge_ir::output::Durability;
 
 pub const MAGIC: [u8; 8] = *b"\x89GEOM\r\n\x1a";
 pub const VERSION: u32 = 1;
@@ -168,7 +169,9 @@ pub fn stream_to_bytes(m: &OmStream) -> Result<Vec<u8>, String> {
 pub fn write(path: &std::path::Path, m: &OmModel) -> Result<(), String> {
     m.validate()?;
     let weights = Weights::from_bytes(&m.weights);
-    Image::of(m.parts(&weights))?.write(path).map(drop)
+    Image::of(m.parts(&weights))?
+        .write(path, Durability::Synced)
+        .map(drop)
 }
 
 /// Write a model whose weights stream to `path` as [`write`] does: each
@@ -176,8 +179,19 @@ pub fn write(path: &std::path::Path, m: &OmModel) -> Result<(), String> {
 /// pass over them), never through a buffer of the whole partition. The number
 /// of bytes written.
 pub fn write_stream(path: &std::path::Path, m: &OmStream) -> Result<u64, String> {
+    write_stream_with(path, m, Durability::Synced)
+}
+
+/// [`write_stream`], choosing whether a replaced file is flushed to the disk
+/// before its rename ([`ge_ir::output::Durability`]: an `.om` carries its own
+/// checksums, so a file a system crash tore is refused when read).
+pub fn write_stream_with(
+    path: &std::path::Path,
+    m: &OmStream,
+    sync: Durability,
+) -> Result<u64, String> {
     m.validate()?;
-    Image::of(m.parts())?.write(path)
+    Image::of(m.parts())?.write(path, sync)
 }
 
 /// A model's parts, borrowed: what the writer serialises.
@@ -289,8 +303,8 @@ impl<'m> Image<'m> {
         Ok(out)
     }
 
-    fn write(&self, path: &std::path::Path) -> Result<u64, String> {
-        ge_ir::output::write_with(path, |w| self.write_to(w))
+    fn write(&self, path: &std::path::Path, sync: Durability) -> Result<u64, String> {
+        ge_ir::output::write_with_sync(path, sync, |w| self.write_to(w))
             .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
         Ok(self.total)
     }

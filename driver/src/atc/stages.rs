@@ -133,14 +133,35 @@ pub fn run_stage(
         output: Default::default(),
     };
     let t = Instant::now();
-    ge_ir::pass::manager::run_pipeline(
-        &pm,
-        m,
-        &cx,
-        &PassManagerOptions::default(),
-        &Instrumentation::default(),
-    )?;
+    // The module is verified once, after the last stage ([`verify`]), not after
+    // every pass: on a small model re-verifying it after each of the ~15 passes
+    // cost more than most of the passes.
+    let opts = PassManagerOptions {
+        verify_each: false,
+        ..Default::default()
+    };
+    ge_ir::pass::manager::run_pipeline(&pm, m, &cx, &opts, &Instrumentation::default())?;
     Ok(t.elapsed())
+}
+
+/// Verify the compiled module (the stages do not verify between passes): an
+/// invalid one is a compiler bug, reported before anything is written.
+pub fn verify(m: &Module) -> Result<(), Vec<ge_ir::diagnostics::Diagnostic>> {
+    let errors: Vec<_> = ge_ir::verifier::verify_module(m)
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect();
+    match errors.is_empty() {
+        true => Ok(()),
+        false => {
+            let mut out = vec![ge_ir::diagnostics::Diagnostic::error(
+                "IR is invalid after compilation".to_string(),
+                ge_ir::diagnostics::Pos::None,
+            )];
+            out.extend(errors);
+            Err(out)
+        }
+    }
 }
 
 /// Ops inside functions (not the functions themselves), nested ones included.
