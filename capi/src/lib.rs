@@ -42,7 +42,7 @@ mod tests_tf_trace;
 /// (a changed signature, a removed function, a renumbered constant) bumps it.
 pub const GE_API_VERSION_MAJOR: u32 = 0;
 /// Minor version: additions only (new functions, new constants, new ops).
-pub const GE_API_VERSION_MINOR: u32 = 8;
+pub const GE_API_VERSION_MINOR: u32 = 9;
 /// The version this header describes: `MAJOR << 16 | MINOR`. Compare it with
 /// `ge_api_version()`: the library serves a program built against the
 /// header when the majors are equal and the library's minor is not older.
