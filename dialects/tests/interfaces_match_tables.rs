@@ -77,6 +77,7 @@ const OUT_EWISE_FUSABLE: &[&str] = &[
     "graph.conv3d",
     "graph.avg_pool3d",
     "graph.max_pool3d",
+    "graph.conv_transpose3d",
 ];
 
 /// `op_pattern` for an op whose operands have its result's shape.
@@ -184,6 +185,7 @@ fn old_precision(name: &str) -> PrecisionClass {
             // New with issue 16, as conv2d (the recurrent layers stay Gray: their
             // sigmoids and tanh are not safe in f16 by default).
             | "graph.conv3d"
+            | "graph.conv_transpose3d"
     );
     if never {
         PrecisionClass::Never
@@ -315,6 +317,9 @@ fn cost_units_and_free_ops_match_both_models() {
         "graph.scaled_dot_product_attention",
         // New with issue 16: matrix products too (the recurrent layers' W and R).
         "graph.conv3d",
+        "graph.conv_transpose3d",
+        // DeformConv: its GEMM over the sampled columns is a cube matmul.
+        "graph.deform_conv2d",
         "graph.rnn",
         "graph.gru",
         "graph.lstm",

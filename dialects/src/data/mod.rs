@@ -178,7 +178,13 @@ mod tests {
     #[test]
     fn bytes_round_trip_every_dtype() {
         for dt in DType::ALL {
-            let t = Tensor::from_i64(vec![2, 2], dt, vec![0, 1, 1, 0]);
+            // f8E8M0FNU has no zero (0 reads as NaN, which never compares equal).
+            let values = if dt == DType::F8E8M0FNU {
+                vec![1, 2, 2, 1]
+            } else {
+                vec![0, 1, 1, 0]
+            };
+            let t = Tensor::from_i64(vec![2, 2], dt, values);
             let b = tensor_to_bytes(&t);
             assert_eq!(b.len(), 4 * dt.byte_size());
             assert_eq!(tensor_from_bytes(&b, vec![2, 2], dt).unwrap(), t);
