@@ -401,8 +401,52 @@ def expand_where():
     save("expand_where", m, [(f"b{b}s{s}", [("x", f32(b, s))]) for b, s in [(1, 5), (2, 8), (3, 13)]])
 
 
+def nd_batch_scatter():
+    """GatherND with batch_dims 1 and 2 on data with dynamic axes (rows of
+    each batch, e.g. per-sequence token picks), and ScatterND writing new
+    rows into a [batch, maxlen, 4] cache at (b, t) pairs read from an input
+    (a KV cache updated in place), with reduction none and add. Indices are
+    inputs, some negative (counted from the end)."""
+    reseed(154)
+    n = [
+        node("GatherND", ["x", "pick"], ["g1"], batch_dims=1),
+        node("GatherND", ["h", "pick2"], ["g2"], batch_dims=2),
+        node("ScatterND", ["cache", "pos", "upd"], ["s"]),
+        node("ScatterND", ["cache", "pos", "upd"], ["sa"], reduction="add"),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence", 4]),
+         helper.make_tensor_value_info("pick", TensorProto.INT64, ["batch", 3, 1]),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT, ["batch", 2, "sequence", 3]),
+         helper.make_tensor_value_info("pick2", TensorProto.INT64, ["batch", 2, 2, 1]),
+         helper.make_tensor_value_info("cache", TensorProto.FLOAT, ["batch", "maxlen", 4]),
+         helper.make_tensor_value_info("pos", TensorProto.INT64, ["batch", "new", 2]),
+         helper.make_tensor_value_info("upd", TensorProto.FLOAT, ["batch", "new", 4])],
+        [helper.make_tensor_value_info("g1", TensorProto.FLOAT, ["batch", 3, 4]),
+         helper.make_tensor_value_info("g2", TensorProto.FLOAT, ["batch", 2, 2, 3]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, ["batch", "maxlen", 4]),
+         helper.make_tensor_value_info("sa", TensorProto.FLOAT, ["batch", "maxlen", 4])],
+        [],
+        opset=18,
+    )
+    cases = []
+    for b, s, maxlen, new in [(1, 5, 6, 2), (2, 8, 9, 3), (3, 13, 16, 5)]:
+        pick = rng.integers(-s, s, size=(b, 3, 1), dtype=np.int64)
+        pick2 = rng.integers(-s, s, size=(b, 2, 2, 1), dtype=np.int64)
+        # Distinct (b, t) pairs: ScatterND without reduction leaves duplicates unspecified.
+        t = np.stack([rng.permutation(maxlen)[:new] for _ in range(b)])
+        pos = np.stack([np.broadcast_to(np.arange(b)[:, None], (b, new)), t], axis=-1).astype(np.int64)
+        cases.append((f"b{b}s{s}m{maxlen}", [
+            ("x", f32(b, s, 4)), ("pick", pick), ("h", f32(b, 2, s, 3)), ("pick2", pick2),
+            ("cache", f32(b, maxlen, 4)), ("pos", pos), ("upd", f32(b, new, 4))]))
+    save("nd_batch_scatter", m, cases)
+    # A pick one past the end of its batch's rows: a run error in ge, not a read of the next batch.
+    np.save(os.path.join(OUT, "nd_batch_scatter.bad_pick.npy"), np.array([[[0], [1], [8]], [[0], [0], [0]]], np.int64))
+
+
 MODELS = {f.__name__: f for f in [bert_dyn, cnn_dyn, larger_sizes, unknown_dim, range_symbolic_delta,
-                                  prefix_broadcast, gathernd_mask, expand_where]}
+                                  prefix_broadcast, gathernd_mask, expand_where, nd_batch_scatter]}
 
 
 if __name__ == "__main__":

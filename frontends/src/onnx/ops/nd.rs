@@ -2,10 +2,11 @@
 //! as rows: `graph.gather` (which has a native kernel) and
 //! `graph.scatter_elements` on the flattened data, so that no new graph op
 //! is needed. The composition needs the index depth (`indices.shape[-1]`)
-//! to be static; the data's shape may be symbolic for GatherND without
-//! batch dims (the padding-mask code of transformers exported with dynamic
-//! axes: a `[batch, sequence]` mask indexed by `[batch, sequence]` pairs),
-//! whose dims, strides and row count are then read from `data.shape_of`.
+//! to be static; the data's shape may be symbolic (the padding-mask code
+//! of transformers exported with dynamic axes: a `[batch, sequence]` mask
+//! indexed by `[batch, sequence]` pairs; a KV cache updated in place by
+//! ScatterND), whose dims, strides and row counts are then read from
+//! `data.shape_of`.
 //!
 //! An index outside its dim (after counting negatives from the end) must be
 //! an error, not a silent read of another row: such a row's flat index is
@@ -15,7 +16,7 @@ use super::{cast, invalid, one, reduce, reshape, static_shape, unsqueeze, Cx, No
 use ge_ir::attributes::Attribute;
 use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
-use ge_ir::DType;
+use ge_ir::{DType, Dim};
 
 fn const_i64(cx: &mut Cx, shape: Vec<usize>, v: Vec<i64>) -> Res<ValueId> {
     Ok(cx.e.constant(&Tensor::from_i64(shape, DType::I64, v))?)
@@ -47,15 +48,15 @@ impl Rows {
         })
     }
 
-    /// The first `k` dims of `data`, read at run time.
-    fn of_data(cx: &mut Cx, data: ValueId, k: usize) -> Res<Rows> {
+    /// The dims `at` of `data`, read at run time.
+    fn of_data(cx: &mut Cx, data: ValueId, at: std::ops::Range<usize>) -> Res<Rows> {
         let shape = cx.e.op("data.shape_of", &[data], vec![])?;
         let dims = cx.e.op(
             "data.slice",
             &[shape],
             vec![
-                ("starts", Attribute::i64_array(&[0])),
-                ("ends", Attribute::i64_array(&[k as i64])),
+                ("starts", Attribute::i64_array(&[at.start as i64])),
+                ("ends", Attribute::i64_array(&[at.end as i64])),
             ],
         )?;
         let strides = cx.e.op(
@@ -123,38 +124,91 @@ fn product(v: &[i64]) -> i64 {
     v.iter().product()
 }
 
-/// GatherND without batch dims on data of a symbolic shape: the indexed
-/// dims are read from the data's shape at run time, the data is viewed as
-/// `[rows] + D[k:]` with symbolic dims.
+/// GatherND on data of a symbolic shape: the indexed dims `D[b:b+k]` are
+/// read from the data's shape at run time (constants when static), the
+/// data is viewed as `[batch * rows] + D[b+k:]` with symbolic dims. With
+/// batch dims, each index tuple's row is offset by its batch's position
+/// (`data.iota` over the batch count, laid along `I[:b]`) times the rows per
+/// batch; a batch dim of `indices` that differs from the data's at run time
+/// makes that view's reshape fail, a run error.
 fn gather_nd_symbolic(cx: &mut Cx, n: &Node, data: ValueId, indices: ValueId) -> Res<Vec<ValueId>> {
     let d = cx.e.dims(data)?;
-    if n.i("batch_dims", 0)? != 0 {
-        return Err(super::unsupported(
-            n,
-            format!(
-                "with batch_dims and data of a dynamic shape ('{}')",
-                cx.e.ty(data)
-            ),
-        ));
-    }
-    let (k, _) = index_depth(cx, n, indices, d.len())?;
-    let rows = match d[..k]
+    let b = batch_dims(cx, n, data, indices)?;
+    let (k, q) = index_depth(cx, n, indices, d.len() - b)?;
+    let indexed = &d[b..b + k];
+    let rows = match indexed
         .iter()
         .map(|x| x.as_static())
         .collect::<Option<Vec<i64>>>()
     {
         Some(st) => Rows::constant(cx, &st)?,
-        None => Rows::of_data(cx, data, k)?,
+        None => Rows::of_data(cx, data, b..b + k)?,
     };
-    let flat = flat_rows(cx, indices, &rows, rows.count)?;
-    let mut view = vec![ge_ir::dim::product(&d[..k])];
-    view.extend_from_slice(&d[k..]);
+    let mut flat = flat_rows(cx, indices, &rows, rows.count)?;
+    if b > 0 {
+        let batch = ge_ir::dim::product(&d[..b]);
+        let pos = super::shape::iota(cx, batch, 0, 1)?;
+        let mut along = cx.e.dims(indices)?[..b].to_vec();
+        along.extend(std::iter::repeat_n(ge_ir::Dim::Static(1), q - 1 - b));
+        let pos = super::shape::sym_reshape(cx, pos, &along)?;
+        let off = op2(cx, "graph.mul", pos, rows.count)?;
+        let with_off = op2(cx, "graph.add", flat, off)?;
+        // Keep a bad tuple past the end of the whole view.
+        let total = super::shape::element_count(cx, n, data, b + k)?;
+        let bad = op2(cx, "graph.equal", flat, rows.count)?;
+        flat = cx.e.op("graph.where", &[bad, total, with_off], vec![])?;
+    }
+    let mut view = vec![ge_ir::dim::product(&d[..b + k])];
+    view.extend_from_slice(&d[b + k..]);
     let data = super::shape::sym_reshape(cx, data, &view)?;
     one(cx.e.op(
         "graph.gather",
         &[data, flat],
         vec![("axis", Attribute::i64(0))],
     )?)
+}
+
+/// GatherND's `batch_dims`, checked against the ranks of `data` and
+/// `indices` and the batch dims both have at import.
+fn batch_dims(cx: &Cx, n: &Node, data: ValueId, indices: ValueId) -> Res<usize> {
+    let d = cx.e.dims(data)?;
+    let r = d.len();
+    let b = n.i("batch_dims", 0)?;
+    if b < 0 || b as usize >= r {
+        return Err(invalid(
+            n,
+            format!("batch_dims {b} must be within 0..{r} (the rank of 'data')"),
+        ));
+    }
+    let b = b as usize;
+    let idims = cx.e.dims(indices)?;
+    if idims.len() <= b {
+        return Err(invalid(
+            n,
+            format!(
+                "'indices' of rank {} must have more than batch_dims = {b} dims",
+                idims.len()
+            ),
+        ));
+    }
+    for (j, (&i, &x)) in idims[..b].iter().zip(&d[..b]).enumerate() {
+        let differ = match (i.as_static(), x.as_static()) {
+            (Some(i), Some(x)) => i != x,
+            // Two symbols: the same name or unrelated (checked at run time).
+            _ => false,
+        };
+        if differ {
+            return Err(invalid(
+                n,
+                format!(
+                    "batch dim {j} of 'indices' ({}) differs from that of 'data' ({})",
+                    cx.e.ty(indices),
+                    cx.e.ty(data)
+                ),
+            ));
+        }
+    }
+    Ok(b)
 }
 
 pub fn gather_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
@@ -166,33 +220,8 @@ pub fn gather_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     }
     let d = static_shape(cx, n, data, "data")?;
     let r = d.len();
-    let b = n.i("batch_dims", 0)?;
-    if b < 0 || b as usize >= r {
-        return Err(invalid(
-            n,
-            format!("batch_dims {b} must be within 0..{r} (the rank of 'data')"),
-        ));
-    }
-    let b = b as usize;
+    let b = batch_dims(cx, n, data, indices)?;
     let (k, q) = index_depth(cx, n, indices, r - b)?;
-    if q <= b {
-        return Err(invalid(
-            n,
-            format!("'indices' of rank {q} must have more than batch_dims = {b} dims"),
-        ));
-    }
-    let idims = cx.e.dims(indices)?;
-    for (j, (&i, &x)) in idims[..b].iter().zip(&d[..b]).enumerate() {
-        if i.as_static().is_some_and(|i| i != x) {
-            return Err(invalid(
-                n,
-                format!(
-                    "batch dim {j} of 'indices' ({}) differs from that of 'data' ({x})",
-                    cx.e.ty(indices)
-                ),
-            ));
-        }
-    }
     let batch = product(&d[..b]);
     let rows = product(&d[b..b + k]);
     let indexed = Rows::constant(cx, &d[b..b + k])?;
@@ -221,13 +250,17 @@ pub fn gather_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 
 pub fn scatter_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let (data, indices, updates) = (n.input(0)?, n.input(1)?, n.input(2)?);
-    let d = static_shape(cx, n, data, "data")?;
+    let d = cx.e.dims(data)?;
+    if d.contains(&Dim::Unknown) {
+        // The clear refusal for a dim nothing names.
+        static_shape(cx, n, data, "data")?;
+    }
     let r = d.len();
     let (k, q) = index_depth(cx, n, indices, r)?;
     let reduction = n.s("reduction", "none")?;
     // The expected shape of `updates`: I[:-1] + D[k:].
     let mut want = cx.e.dims(indices)?[..q - 1].to_vec();
-    want.extend(d[k..].iter().map(|&x| ge_ir::Dim::Static(x)));
+    want.extend_from_slice(&d[k..]);
     let got = cx.e.dims(updates)?;
     let fits = got.len() == want.len() && got.iter().zip(&want).all(|(a, b)| a.compatible(*b));
     if !fits {
@@ -239,24 +272,35 @@ pub fn scatter_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             ),
         ));
     }
-    let total = product(&d);
-    let inner = product(&d[k..]);
-    let indexed = Rows::constant(cx, &d[..k])?;
-    let past_end = const_i64(cx, vec![], vec![total])?;
-    let rows = flat_rows(cx, indices, &indexed, past_end)?;
+    let total = super::shape::element_count(cx, n, data, r)?;
+    let inner_dim = ge_ir::dim::product(&d[k..]);
+    let indexed = match d[..k]
+        .iter()
+        .map(|x| x.as_static())
+        .collect::<Option<Vec<i64>>>()
+    {
+        Some(st) => Rows::constant(cx, &st)?,
+        None => Rows::of_data(cx, data, 0..k)?,
+    };
+    let rows = flat_rows(cx, indices, &indexed, total)?;
     // Element index of each updated element: row * inner + 0..inner.
     let rows = unsqueeze(cx, rows, &[q as i64 - 1])?;
-    let inner_v = const_i64(cx, vec![], vec![inner])?;
+    let inner_v = match inner_dim.as_static() {
+        Some(i) => const_i64(cx, vec![], vec![i])?,
+        None => op2(cx, "graph.div", total, indexed.count)?,
+    };
     let base = op2(cx, "graph.mul", rows, inner_v)?;
-    let iota = const_i64(cx, vec![inner as usize], (0..inner).collect())?;
+    let iota = match inner_dim.as_static() {
+        Some(i) => const_i64(cx, vec![i as usize], (0..i).collect())?,
+        None => super::shape::iota(cx, inner_dim, 0, 1)?,
+    };
     let elems = op2(cx, "graph.add", base, iota)?;
     // A bad row (marked `total`) stays past the end.
-    let end = const_i64(cx, vec![], vec![total])?;
-    let bad = op2(cx, "graph.greater_equal", base, end)?;
-    let elems = cx.e.op("graph.where", &[bad, end, elems], vec![])?;
-    let elems = reshape(cx, elems, &[-1])?;
-    let upd = reshape(cx, updates, &[-1])?;
-    let flat = reshape(cx, data, &[-1])?;
+    let bad = op2(cx, "graph.greater_equal", base, total)?;
+    let elems = cx.e.op("graph.where", &[bad, total, elems], vec![])?;
+    let elems = flatten(cx, elems)?;
+    let upd = flatten(cx, updates)?;
+    let flat = flatten(cx, data)?;
     let out = cx.e.op(
         "graph.scatter_elements",
         &[flat, elems, upd],
@@ -265,5 +309,17 @@ pub fn scatter_nd(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             ("reduction", Attribute::string(&reduction)),
         ],
     )?;
-    one(reshape(cx, out, &d)?)
+    match cx.e.static_shape(data) {
+        Some(st) => one(reshape(cx, out, &st)?),
+        None => one(super::shape::sym_reshape(cx, out, &d)?),
+    }
+}
+
+/// `x` as one dim (its element count, symbolic where its dims are).
+fn flatten(cx: &mut Cx, x: ValueId) -> Res<ValueId> {
+    if cx.e.static_shape(x).is_some() {
+        return reshape(cx, x, &[-1]);
+    }
+    let d = cx.e.dims(x)?;
+    super::shape::sym_reshape(cx, x, &[ge_ir::dim::product(&d)])
 }

@@ -177,8 +177,32 @@ pub fn size(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     one(super::reduce(cx, "graph.reduce_prod", s, &[], false)?)
 }
 
+/// The product of `x`'s first `upto` dims as an `i64` scalar: a constant
+/// when they are static, else read from `data.shape_of` at run time.
+pub(super) fn element_count(cx: &mut Cx, n: &Node, x: ValueId, upto: usize) -> Res<ValueId> {
+    let dims = cx.e.dims(x)?;
+    let dims = dims
+        .get(..upto)
+        .ok_or_else(|| invalid(n, format!("'{}' has fewer than {upto} dims", cx.e.ty(x))))?;
+    if let Some(count) = ge_ir::dim::product(dims).as_static() {
+        return Ok(cx
+            .e
+            .constant(&Tensor::from_i64(vec![], DType::I64, vec![count]))?);
+    }
+    let s = cx.e.op("data.shape_of", &[x], vec![])?;
+    let s = cx.e.op(
+        "data.slice",
+        &[s],
+        vec![
+            ("starts", Attribute::i64_array(&[0])),
+            ("ends", Attribute::i64_array(&[upto as i64])),
+        ],
+    )?;
+    super::reduce(cx, "graph.reduce_prod", s, &[], false)
+}
+
 /// `data.iota`: `start, start + delta, …`, `count` elements (a dim).
-fn iota(cx: &mut Cx, count: Dim, start: i64, delta: i64) -> Res<ValueId> {
+pub(super) fn iota(cx: &mut Cx, count: Dim, start: i64, delta: i64) -> Res<ValueId> {
     Ok(cx.e.op(
         "data.iota",
         &[],
