@@ -218,8 +218,9 @@ impl DimExpr {
         DimExpr::Mod(Box::new(rest), d)
     }
 
-    /// `self / other` when `other` is a constant, or a single monomial that
-    /// divides every term of `self` exactly; `None` otherwise (the quotient
+    /// `self / other` when `other` is a constant, or a polynomial that
+    /// divides `self` exactly (`(32*B*P+32*B*S) / (8*P+8*S)` is `4*B`, the
+    /// `-1` of a Reshape to `[-1, P+S, 8]`); `None` otherwise (the quotient
     /// would not be a polynomial).
     pub fn div_expr(self, other: DimExpr) -> Option<DimExpr> {
         if let DimExpr::Const(d) = other {
@@ -228,10 +229,12 @@ impl DimExpr {
         if self == other {
             return Some(DimExpr::Const(1));
         }
-        let (ob, oc) = other.poly();
-        let [(m, k)] = ob.as_slice() else { return None };
+        let (ob, oc) = other.clone().poly();
+        let [(m, k)] = ob.as_slice() else {
+            return self.div_poly(other);
+        };
         if oc != 0 || *k == 0 {
-            return None;
+            return self.div_poly(other);
         }
         let (ts, c) = self.poly();
         if c != 0 {
@@ -249,6 +252,42 @@ impl DimExpr {
             out.push((tm, tk / k));
         }
         Some(DimExpr::from_poly((out, 0)))
+    }
+
+    /// Exact division by a polynomial of two or more terms, by long
+    /// division: the largest term of what is left (by degree, then by its
+    /// atoms) over the divisor's largest term is the next term of the
+    /// quotient. `None` when a leading term does not divide, or something
+    /// is left over.
+    fn div_poly(self, other: DimExpr) -> Option<DimExpr> {
+        fn lead(e: DimExpr) -> Option<(Vec<DimExpr>, i64)> {
+            e.poly()
+                .0
+                .into_iter()
+                .max_by(|a, b| (a.0.len(), &a.0).cmp(&(b.0.len(), &b.0)))
+        }
+        let (dm, dk) = lead(other.clone())?;
+        let mut left = self;
+        let mut quotient = DimExpr::Const(0);
+        // Each step removes the leading term; a quotient of more terms than
+        // this is not worth a shape (and bounds the loop).
+        for _ in 0..64 {
+            if left == DimExpr::Const(0) {
+                return Some(quotient);
+            }
+            let (mut tm, tk) = lead(left.clone())?;
+            if dk == 0 || tk % dk != 0 {
+                return None;
+            }
+            for a in &dm {
+                let i = tm.iter().position(|x| x == a)?;
+                tm.remove(i);
+            }
+            let q = DimExpr::from_poly((vec![(tm, tk / dk)], 0));
+            left = left.sub(q.clone().mul_expr(other.clone()));
+            quotient = quotient.add(q);
+        }
+        None
     }
 
     /// `self % other` when `other` is a constant or divides `self` exactly.

@@ -7,6 +7,8 @@ BOTH torch.onnx exporters, with onnxruntime's outputs (issue 16 item 4).
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set ci        # testdata/onnx/torch
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic       # target/torch-gauntlet-dynamic
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic --set ci   # testdata/onnx/dynamic/torch
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --decode        # target/torch-gauntlet-decode
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --decode --set ci    # testdata/onnx/dynamic/torch_decode
 
 Needs torch, torchvision, timm, transformers, onnxscript (the dynamo exporter),
 onnx and onnxruntime -- gigabytes, so this runs in its own venv, never in CI.
@@ -34,6 +36,18 @@ example at batch 2 (torch.export specialises dims of size 1), and writes the
 inputs and onnxruntime's outputs at each size of SIZES as
 <size>.inN.npy / <size>.outN.npy (meta.json "sizes" lists them).
 
+`--decode` (issue 15 item 5) exports the causal LMs of DECODE_SET (the
+*ForCausalLM / LMHeadModel classes) with a KV cache: inputs input_ids,
+attention_mask [batch, past + new], position_ids and past_key_values.<l>.key /
+.value [batch, kv_heads, past_sequence, head_dim]; outputs logits and
+present.<l>.key / .value (the cache grown by the new tokens). Dynamo gets named
+Dims batch, sequence, past_sequence (the mask's length is Dim.AUTO: torch
+derives it as past + new), TorchScript dynamic_axes. From ONE export it
+records onnxruntime's outputs at the past lengths of DECODE_SIZES (0 = the
+prefill, 1, 7, 31) and onnxruntime's greedy decoding of 16 tokens
+(greedy.prompt.npy, meta.json "greedy"; tools/models/greedy_decode.py), each
+present fed back as the next past.
+
 Configurations are small (64x64 images, 10 classes; transformers with 2
 layers, hidden 32, vocabulary 256, 8 tokens) so a debug ge build compiles and
 runs each in seconds; the architecture (every block type and op pattern) is
@@ -51,6 +65,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from greedy_decode import STEPS, greedy  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IMG = 64
@@ -477,6 +494,300 @@ def export_dynamic(name, exporter, out_dir):
     return meta
 
 
+# --decode (issue 15 item 5): causal LMs with a KV cache. name -> (builder, set, note).
+# Each builder returns (model class, config); the config keeps the gauntlet's tiny sizes.
+
+
+def d_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    return LlamaForCausalLM, LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+
+
+def d_qwen2():
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    return Qwen2ForCausalLM, Qwen2Config(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+
+
+def d_mistral():
+    from transformers import MistralConfig, MistralForCausalLM
+
+    # A sliding window shorter than the longest cache: the mask, not the cache, applies it.
+    return MistralForCausalLM, MistralConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             max_position_embeddings=128, sliding_window=16)
+
+
+def d_gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    return GPT2LMHeadModel, GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=128)
+
+
+def d_phi():
+    from transformers import PhiConfig, PhiForCausalLM
+
+    return PhiForCausalLM, PhiConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                     num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=128,
+                                     partial_rotary_factor=0.5)
+
+
+def d_gemma():
+    from transformers import GemmaConfig, GemmaForCausalLM
+
+    return GemmaForCausalLM, GemmaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                         max_position_embeddings=128, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+def d_qwen3():
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    return Qwen3ForCausalLM, Qwen3Config(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                                         max_position_embeddings=128)
+
+
+def d_phi3():
+    from transformers import Phi3Config, Phi3ForCausalLM
+
+    return Phi3ForCausalLM, Phi3Config(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                                       pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+DECODE_SET = {
+    "llama": (d_llama, "tuned", "transformers LlamaForCausalLM, 2 layers, hidden 32, GQA 4/2 heads, RoPE"),
+    "qwen2": (d_qwen2, "tuned", "transformers Qwen2ForCausalLM, 2 layers, hidden 32, GQA 4/2 heads, q/k/v biases"),
+    "mistral": (d_mistral, "heldout", "transformers MistralForCausalLM, GQA, sliding window 16 (< the longest cache)"),
+    "gpt2": (d_gpt2, "heldout", "transformers GPT2LMHeadModel, 2 layers, n_embd 32, learned positions, tied head"),
+    "phi": (d_phi, "heldout", "transformers PhiForCausalLM, partial rotary (half the head), parallel attention/MLP"),
+    "gemma": (d_gemma, "heldout", "transformers GemmaForCausalLM, multi-query attention, scaled embedding"),
+    "qwen3": (d_qwen3, "heldout", "transformers Qwen3ForCausalLM, q/k RMSNorm per head, GQA 4/2"),
+    "phi3": (d_phi3, "heldout", "transformers Phi3ForCausalLM, fused qkv and gate/up projections, GQA 4/2"),
+}
+
+
+def d_opt():
+    from transformers import OPTConfig, OPTForCausalLM
+
+    return OPTForCausalLM, OPTConfig(vocab_size=VOCAB, hidden_size=32, ffn_dim=64, num_hidden_layers=2,
+                                     num_attention_heads=2, max_position_embeddings=128, word_embed_proj_dim=32,
+                                     pad_token_id=1, bos_token_id=2, eos_token_id=2)
+
+
+def d_bloom():
+    from transformers import BloomConfig, BloomForCausalLM
+
+    return BloomForCausalLM, BloomConfig(vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=4)
+
+
+def d_gpt_neox():
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+    return GPTNeoXForCausalLM, GPTNeoXConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+                                             num_hidden_layers=2, num_attention_heads=4, rotary_pct=0.25,
+                                             max_position_embeddings=128)
+
+
+def d_falcon():
+    from transformers import FalconConfig, FalconForCausalLM
+
+    return FalconForCausalLM, FalconConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+                                           num_attention_heads=4, num_kv_heads=1, multi_query=True,
+                                           new_decoder_architecture=False, parallel_attn=True, alibi=False,
+                                           max_position_embeddings=128)
+
+
+def d_gemma2():
+    from transformers import Gemma2Config, Gemma2ForCausalLM
+
+    return Gemma2ForCausalLM, Gemma2Config(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+                                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                           head_dim=8, max_position_embeddings=128, sliding_window=16,
+                                           pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+def d_olmo2():
+    from transformers import Olmo2Config, Olmo2ForCausalLM
+
+    return Olmo2ForCausalLM, Olmo2Config(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                                         pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+def d_stablelm():
+    from transformers import StableLmConfig, StableLmForCausalLM
+
+    return StableLmForCausalLM, StableLmConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+                                               num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                               partial_rotary_factor=0.25, max_position_embeddings=128)
+
+
+DECODE_SET.update({
+    "opt": (d_opt, "heldout", "transformers OPTForCausalLM, learned positions offset by 2, ReLU, pre-LayerNorm"),
+    "bloom": (d_bloom, "heldout", "transformers BloomForCausalLM, ALiBi position bias, fused qkv"),
+    "gpt_neox": (d_gpt_neox, "heldout", "transformers GPTNeoXForCausalLM, rotary on a quarter of the head, parallel residual"),
+    "falcon": (d_falcon, "heldout", "transformers FalconForCausalLM, multi-query attention, parallel attention/MLP"),
+    "gemma2": (d_gemma2, "heldout", "transformers Gemma2ForCausalLM, logit soft-capping, alternating sliding window 16"),
+    "olmo2": (d_olmo2, "heldout", "transformers Olmo2ForCausalLM, q/k RMSNorm over all heads, post-norm"),
+    "stablelm": (d_stablelm, "heldout", "transformers StableLmForCausalLM, LayerNorm, rotary on a quarter of the head"),
+})
+DECODE_CI_SET = ["llama", "gpt2"]
+# (name, batch, new tokens, past length): one export runs at each.
+DECODE_SIZES = [("past0", 2, 5, 0), ("past1", 2, 1, 1), ("past7", 1, 3, 7), ("past31", 2, 1, 31)]
+DECODE_EXAMPLE = (2, 3, 5)  # batch, new tokens, past length of the export's example (none 0 or 1, all distinct)
+GREEDY_PROMPT = 5
+
+
+class Decoder(torch.nn.Module):
+    """A causal LM called as a decoding loop calls it: input_ids, attention_mask
+    [batch, past + new], position_ids and the cache as flat tensors
+    (past_key_values.<l>.key / .value, [batch, kv_heads, past, head_dim]) in;
+    logits and the grown cache (present.<l>.key / .value) out."""
+
+    def __init__(self, m, layers):
+        super().__init__()
+        self.m = m
+        self.layers = layers
+
+    def forward(self, *args):
+        from transformers import DynamicCache
+
+        ids, mask, pos, past = args[0], args[1], args[2], args[3:]
+        cache = DynamicCache()
+        for layer in range(self.layers):
+            cache.update(past[2 * layer], past[2 * layer + 1], layer)
+        out = self.m(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True,
+                     return_dict=True)
+        present = []
+        for layer in out.past_key_values.layers[: self.layers]:
+            present += [layer.keys, layer.values]
+        return (out.logits, *present)
+
+
+def decode_names(layers):
+    ins = ["input_ids", "attention_mask", "position_ids"]
+    outs = ["logits"]
+    for layer in range(layers):
+        ins += [f"past_key_values.{layer}.key", f"past_key_values.{layer}.value"]
+        outs += [f"present.{layer}.key", f"present.{layer}.value"]
+    return ins, outs
+
+
+def decode_inputs(layers, kv, batch, new, past, seed):
+    """Random tokens and cache; batch element 1 (if any) left-padded by 2."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, VOCAB, (batch, new), generator=g)
+    mask = torch.ones(batch, past + new, dtype=torch.int64)
+    pos = torch.arange(past, past + new).repeat(batch, 1)
+    if batch > 1 and past + new > 3:
+        mask[1, :2] = 0
+        pos[1] = (pos[1] - 2).clamp(min=0)
+    args = [ids, mask, pos]
+    for _ in range(2 * layers):
+        args.append(torch.randn(batch, kv[0], past, kv[1], generator=g))
+    return tuple(args)
+
+
+def export_decode(name, exporter, out_dir, strip=False):
+    """Exports NAME's causal LM with a KV cache and writes onnxruntime's outputs
+    at each of DECODE_SIZES and its greedy decoding of STEPS tokens. STRIP
+    drops the nodes' metadata_props (the dynamo exporter's stack traces and
+    name scopes: two thirds of a tiny model's bytes, no semantics) before
+    onnxruntime runs the model."""
+    builder, kind, note = DECODE_SET[name]
+    torch.manual_seed(0)
+    cls, cfg = builder()
+    cfg.use_cache = True
+    lm = cls(cfg).eval()
+    layers = cfg.num_hidden_layers
+    with torch.no_grad():  # the cache's [kv_heads, head_dim], from the model itself
+        k = lm(input_ids=torch.zeros(1, 2, dtype=torch.int64), use_cache=True).past_key_values.layers[0].keys
+    kv = (k.shape[1], k.shape[3])
+    model = Decoder(lm, layers).eval()
+    in_names, out_names = decode_names(layers)
+    d = os.path.join(out_dir, name, exporter)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    meta = {"name": name, "set": kind, "note": note, "exporter": exporter, "torch": torch.__version__,
+            "inputs": in_names, "outputs": out_names, "layers": layers, "kv": list(kv)}
+    example = decode_inputs(layers, kv, *DECODE_EXAMPLE, 0)
+    path = os.path.join(d, "model.onnx")
+    try:
+        with torch.no_grad():
+            if exporter == "dynamo":
+                b, s, p = torch.export.Dim("batch"), torch.export.Dim("sequence"), torch.export.Dim("past_sequence")
+                auto = torch.export.Dim.AUTO
+                specs = [{0: b, 1: s}, {0: b, 1: auto}, {0: b, 1: s}] + [{0: b, 2: p}] * (2 * layers)
+                torch.onnx.export(model, example, path, dynamo=True, external_data=False, input_names=in_names,
+                                  output_names=out_names, dynamic_shapes=(tuple(specs),))
+            else:
+                dyn = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "total_sequence"},
+                       "position_ids": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"}}
+                for n in in_names[3:]:
+                    dyn[n] = {0: "batch", 2: "past_sequence"}
+                for n in out_names[1:]:
+                    dyn[n] = {0: "batch", 2: "total_sequence"}
+                torch.onnx.export(model, example, path, dynamo=False, input_names=in_names, output_names=out_names,
+                                  dynamic_axes=dyn)
+        m = onnx.load(path)
+    except Exception as e:  # torch refused: recorded, not a ge result
+        return refused(meta, d, e)
+    if strip:
+        for node in m.graph.node:
+            del node.metadata_props[:]
+        onnx.save(m, path)
+        meta["stripped"] = "node metadata_props"
+    meta["inputs"] = [i.name for i in m.graph.input]
+    meta["outputs"] = [o.name for o in m.graph.output]
+    meta["opset"] = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), None)
+    meta["ops"] = sorted({n.op_type for n in m.graph.node})
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    meta["sizes"], meta["ort_vs_torch"] = [], {}
+    for k, (sz, batch, new, past) in enumerate(DECODE_SIZES):
+        args = decode_inputs(layers, kv, batch, new, past, 10 + k)
+        feeds = {n: a.numpy() for n, a in zip(in_names, args) if n in meta["inputs"]}
+        with torch.no_grad():
+            want = flat(model(*args))
+        got = sess.run(None, feeds)
+        for i, n in enumerate(meta["inputs"]):
+            np.save(os.path.join(d, f"{sz}.in{i}.npy"), feeds[n])
+        for i, o in enumerate(got):
+            np.save(os.path.join(d, f"{sz}.out{i}.npy"), o)
+        meta["ort_vs_torch"][sz] = max(float(np.max(np.abs(g - w.numpy()))) if g.size else 0.0
+                                       for g, w in zip(got, want))
+        meta["sizes"].append(sz)
+
+    def ort_step(feeds):
+        return sess.run(None, {n: f for n, f in zip(in_names, feeds) if n in meta["inputs"]})
+
+    def torch_step(feeds):
+        with torch.no_grad():
+            return [t.numpy() for t in flat(model(*[torch.from_numpy(f) for f in feeds]))]
+
+    # A prompt whose greedy choices are clear (top-2 logit margin > 1e-3 at
+    # every step, so equal token ids are a fair test at rtol 1e-3) and, of
+    # those, the one with the most distinct tokens (a random model tends to
+    # repeat one token).
+    best = None
+    for seed in range(8):
+        prompt = np.random.default_rng(100 + seed).integers(0, VOCAB, size=(1, GREEDY_PROMPT), dtype=np.int64)
+        tokens, margin = greedy(ort_step, layers, kv, prompt)
+        score = (margin > 1e-3, len({t[0] for t in tokens}), margin)
+        if best is None or score > best[0]:
+            best = (score, prompt, tokens, margin)
+    _, prompt, tokens, margin = best
+    np.save(os.path.join(d, "greedy.prompt.npy"), prompt)
+    meta["greedy"] = {"steps": STEPS, "tokens": [t[0] for t in tokens], "min_margin": margin,
+                      "torch_tokens": [t[0] for t in greedy(torch_step, layers, kv, prompt)[0]]}
+    json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+    return meta
+
+
 def randomize_norms(m):
     """BatchNorm running stats of a fresh model are 0/1: give them values so
     the folded/unfolded normalisation is really checked."""
@@ -556,41 +867,58 @@ def main():
     ap.add_argument("--only", help="comma-separated model names")
     ap.add_argument("--exporters", default="dynamo,torchscript")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--dynamic", action="store_true", help="dynamic axes: the models of DYNAMIC_SET at SIZES")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--dynamic", action="store_true", help="dynamic axes: the models of DYNAMIC_SET at SIZES")
+    mode.add_argument("--decode", action="store_true",
+                      help="causal LMs with a KV cache (DECODE_SET) at DECODE_SIZES, and greedy decoding")
     a = ap.parse_args()
+    table = DECODE_SET if a.decode else DYNAMIC_SET if a.dynamic else MODELS
     if a.list:
-        for n, (_, kind, note) in MODELS.items():
+        for n in table:
+            _, kind, note = DECODE_SET[n] if a.decode else MODELS[n]
             print(f"{n:20} {kind:8} {note}")
         return
-    names = CI_SET if a.set == "ci" else [n for n in MODELS if n not in CI_SET or n in ("bert", "llama")]
-    if a.dynamic:
+    if a.decode:
+        names, ci_dir, full_dir = (DECODE_CI_SET if a.set == "ci" else list(DECODE_SET), ("testdata", "onnx", "dynamic",
+                                   "torch_decode"), ("target", "torch-gauntlet-decode"))
+    elif a.dynamic:
         names = DYNAMIC_CI_SET if a.set == "ci" else [n for n in DYNAMIC_SET if n not in DYNAMIC_CI_SET or n in ("bert", "llama")]
+        ci_dir, full_dir = ("testdata", "onnx", "dynamic", "torch"), ("target", "torch-gauntlet-dynamic")
+    else:
+        names = CI_SET if a.set == "ci" else [n for n in MODELS if n not in CI_SET or n in ("bert", "llama")]
+        ci_dir, full_dir = ("testdata", "onnx", "torch"), ("target", "torch-gauntlet")
     if a.only:
         names = a.only.split(",")
-        unknown = [n for n in names if n not in (DYNAMIC_SET if a.dynamic else MODELS)]
+        unknown = [n for n in names if n not in table]
         if unknown:
             sys.exit(f"unknown model(s) {unknown}; --list shows them")
-    if a.dynamic:
-        out = a.out or os.path.join(ROOT, *(("testdata", "onnx", "dynamic", "torch") if a.set == "ci"
-                                            else ("target", "torch-gauntlet-dynamic")))
-    else:
-        out = a.out or os.path.join(ROOT, *(("testdata", "onnx", "torch") if a.set == "ci" else ("target", "torch-gauntlet")))
+    out = a.out or os.path.join(ROOT, *(ci_dir if a.set == "ci" else full_dir))
+    export_one = export_dynamic if a.dynamic else export
+    if a.decode:
+        def export_one(n, e, out):
+            return export_decode(n, e, out, strip=a.set == "ci")
     torch.set_num_threads(1)
     for n in names:
         for e in a.exporters.split(","):
             try:
-                meta = (export_dynamic if a.dynamic else export)(n, e, out)
+                meta = export_one(n, e, out)
             except Exception as err:  # the model itself did not build/run: a generator bug, say it and go on
                 traceback.print_exc()
                 print(f"{n:20} {e:12} GENERATOR ERROR {type(err).__name__}: {err}", flush=True)
                 continue
             if "export_error" in meta:
                 print(f"{n:20} {e:12} export refused by torch: {meta['export_error']}", flush=True)
-            else:
-                size = os.path.getsize(os.path.join(out, n, e, "model.onnx"))
-                sizes = f"  at {' '.join(meta['sizes'])}" if a.dynamic else ""
-                print(f"{n:20} {e:12} opset {meta['opset']} {size / 1e6:6.2f} MB  |ort-torch| {meta['ort_vs_torch']:.2e}{sizes}",
-                      flush=True)
+                continue
+            size = os.path.getsize(os.path.join(out, n, e, "model.onnx"))
+            diff = meta["ort_vs_torch"]
+            diff = max(diff.values()) if isinstance(diff, dict) else diff
+            extra = f"  at {' '.join(meta['sizes'])}" if "sizes" in meta else ""
+            if "greedy" in meta:
+                g = meta["greedy"]
+                same = "= torch" if g["tokens"] == g["torch_tokens"] else "!= torch's " + str(g["torch_tokens"])
+                extra += f"  greedy {g['tokens']} {same} (margin {g['min_margin']:.1e})"
+            print(f"{n:20} {e:12} opset {meta['opset']} {size / 1e6:6.2f} MB  |ort-torch| {diff:.2e}{extra}",
+                  flush=True)
 
 
 if __name__ == "__main__":

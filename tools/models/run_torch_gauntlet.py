@@ -12,10 +12,16 @@ bound to a constant) and every output checked by name against onnxruntime's
     tools/models/run_torch_gauntlet.py --dir testdata/onnx/torch   # the CI set
     tools/models/run_torch_gauntlet.py --only bert,swin_t --markdown
     tools/models/run_torch_gauntlet.py --dir target/torch-gauntlet-dynamic   # dynamic axes
+    tools/models/run_torch_gauntlet.py --dir target/torch-gauntlet-decode    # KV-cache decoding
 
 Dynamic-axes exports (`gen_torch_gauntlet.py --dynamic`; meta.json lists
 "sizes") are compiled once, with no shape flag, and run at every size
 (<size>.inN.npy / <size>.outN.npy); a pass is a pass at every size.
+Decoding exports (`--decode`: a causal LM with past_key_values; the sizes are
+past lengths) also decode greedily from greedy.prompt.npy, one ge-run per
+token with the .om compiled once, feeding each present back as the next past:
+a pass also needs onnxruntime's token ids (meta.json "greedy"). That needs numpy
+(tools/models/greedy_decode.py); the rest only Python 3.
 
 Results: pass; compile-fail / run-fail (ge refused or failed; the first error
 line); mismatch (ran, outputs differ); export-refused (torch itself could not
@@ -35,6 +41,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The TF model runner's helpers: a command with a timeout, its first error line.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import first_error, run  # noqa: E402
 RTOL, ATOL = "1e-3", "1e-7"
 EXPORTERS = ("dynamo", "torchscript")
@@ -54,6 +61,41 @@ def commands(bins, d, meta, om):
             rn += ["--expect", f"{n}={os.path.join(d, f'{prefix}out{i}.npy')}"]
         runs.append(rn)
     return atc, runs
+
+
+def greedy_ge(bins, om, d, meta, work, timeout):
+    """ge-run's greedy decoding (one ge-run per step, the .om compiled once):
+    (token ids, None), or (None, the first error)."""
+    import numpy as np
+    from greedy_decode import greedy
+
+    step_dir = os.path.join(work, f"{meta['name']}_{meta['exporter']}_greedy")
+    os.makedirs(step_dir, exist_ok=True)
+    names = dict(zip(["input_ids", "attention_mask", "position_ids"] +
+                     [f"past_key_values.{n // 2}.{('key', 'value')[n % 2]}" for n in range(2 * meta["layers"])],
+                     range(3 + 2 * meta["layers"])))
+    failure = []
+
+    def step(feeds):
+        cmd = [os.path.join(bins, "ge-run"), om]
+        for n in meta["inputs"]:
+            f = os.path.join(step_dir, f"{n}.npy")
+            np.save(f, feeds[names[n]])
+            cmd += ["--input", f"{n}={f}"]
+        for i, n in enumerate(meta["outputs"]):
+            cmd += ["--output", f"{n}={os.path.join(step_dir, f'out{i}.npy')}"]
+        rc, out = run(cmd, timeout)
+        if rc != 0:
+            failure.append(first_error(out))
+            raise RuntimeError(failure[-1])
+        return [np.load(os.path.join(step_dir, f"out{i}.npy")) for i in range(len(meta["outputs"]))]
+
+    prompt = np.load(os.path.join(d, "greedy.prompt.npy"))
+    try:
+        tokens, _ = greedy(step, meta["layers"], meta["kv"], prompt, meta["greedy"]["steps"])
+    except RuntimeError:
+        return None, failure[-1]
+    return [t[0] for t in tokens], None
 
 
 def check(bins, d, meta, work, timeout):
@@ -76,6 +118,13 @@ def check(bins, d, meta, work, timeout):
     m = re.search(r"(\d+) on the interpreter", out)
     interp = int(m.group(1)) if m else 0
     detail = [f"at {' '.join(meta['sizes'])}"] if "sizes" in meta else []
+    if "greedy" in meta:
+        tokens, err = greedy_ge(bins, om + ".om", d, meta, work, timeout)
+        if err:
+            return "run-fail", f"greedy: {err}"
+        if tokens != meta["greedy"]["tokens"]:
+            return "mismatch", f"greedy tokens {tokens}, onnxruntime's {meta['greedy']['tokens']}"
+        detail.append(f"greedy {len(tokens)} tokens")
     if interp:
         detail.append(f"{interp} kernel(s) on the interpreter")
     return "pass", "; ".join(detail)

@@ -50,6 +50,25 @@ fn exact_symbolic_division_cancels() {
 }
 
 #[test]
+fn division_by_a_sum_is_exact_polynomial_division() {
+    // A KV cache of past P plus new S tokens, reshaped to [-1, P+S, 8].
+    let (b, p, s) = (Dim::sym("B"), Dim::sym("P"), Dim::sym("S"));
+    let total = p.add(s);
+    let count = b.mul(total).mul_const(32);
+    assert_eq!(count.div(total.mul_const(8)), b.mul_const(4));
+    assert_eq!(count.rem(total.mul_const(8)), Dim::Static(0));
+    // (B+1)*(S+2) / (S+2), and a divisor with a constant term.
+    let lhs = b.add(Dim::Static(1)).mul(s.add(Dim::Static(2)));
+    assert_eq!(lhs.div(s.add(Dim::Static(2))), b.add(Dim::Static(1)));
+    assert_eq!(lhs.div(b.add(Dim::Static(1))), s.add(Dim::Static(2)));
+    // (P+S)^2 / (P+S).
+    assert_eq!(total.mul(total).div(total), total);
+    // Not exact: a remainder is left, so unknown.
+    assert_eq!(count.add(Dim::Static(1)).div(total), Dim::Unknown);
+    assert_eq!(b.mul(p).div(p.add(s)), Dim::Unknown);
+}
+
+#[test]
 fn remainder_drops_multiples() {
     let s = Dim::sym("S");
     let four = Dim::Static(4);
