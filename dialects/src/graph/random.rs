@@ -571,4 +571,21 @@ mod tests {
         let mean = normal.iter().sum::<f64>() / 4000.0;
         assert!((mean - 2.0).abs() < 0.05, "{mean}");
     }
+
+    #[test]
+    fn dropout_keeps_scales_or_passes_through() {
+        let x = vec![2.0; 4000];
+        let (y, mask) = dropout_values(3, &x, 0.75, true).unwrap();
+        let kept = mask.iter().filter(|&&k| k).count();
+        assert!((800..1200).contains(&kept), "{kept}");
+        assert!(y.iter().zip(&mask).all(|(&v, &k)| v == if k { 8.0 } else { 0.0 }));
+        for (ratio, training) in [(0.0, true), (0.5, false)] {
+            let (y, mask) = dropout_values(3, &x, ratio, training).unwrap();
+            assert!(y == x && mask.iter().all(|&k| k));
+        }
+        for bad in [1.0, -0.5, f64::NAN] {
+            assert!(dropout_values(3, &x, bad, true).is_err());
+        }
+        assert!(dropout_scalar(&[1.0, 2.0], "ratio").is_err());
+    }
 }

@@ -299,4 +299,45 @@ mod tests {
         let f32s = Tensor::from_f64(vec![2], DType::F32, vec![1.0, 0.0]);
         assert!(check(&f32s, &want, &bits).is_some_and(|m| m.contains("f32")));
     }
+
+    /// A dropout's outputs: found with their operands; a result element must
+    /// be 0 or the kept value, a mask must agree with the result.
+    #[test]
+    fn dropout_outputs_are_checked_against_the_input() {
+        let m = module(
+            r#"graph.func @main(%x: tensor<3xf32>, %r: tensor<f32>, %t: tensor<i1>) -> (tensor<3xf32>, tensor<3xi1>) {
+  %y, %k = graph.dropout %x, %r, %t : (tensor<3xf32>, tensor<f32>, tensor<i1>) -> (tensor<3xf32>, tensor<3xi1>)
+  graph.return %y, %k : tensor<3xf32>, tensor<3xi1>
+}"#,
+        );
+        let outs = outputs(&m);
+        let Output::Dropout(d) = &outs[0] else {
+            panic!("{outs:?}")
+        };
+        assert!(!d.mask && matches!(&outs[1], Output::Dropout(k) if k.mask && k.op == d.op));
+        assert_eq!(d.operands, [Src::Arg(0), Src::Arg(1), Src::Arg(2)]);
+        let t = |dt, v: Vec<f64>| Tensor::from_f64(vec![v.len()], dt, v);
+        let scalar = |dt, v| Tensor::from_f64(vec![], dt, vec![v]);
+        let args = [
+            Some(t(DType::F32, vec![1.0, 2.0, 3.0])),
+            Some(scalar(DType::F32, 0.5)),
+            Some(scalar(DType::I1, 1.0)),
+        ];
+        let run = dropout_run(d, &args).unwrap();
+        assert!(run.drops && run.kept == [2.0, 4.0, 6.0]);
+        let want = t(DType::F32, vec![0.0, 4.0, 0.0]);
+        let y = t(DType::F32, vec![2.0, 0.0, 6.0]);
+        let tol = (1e-3, 1e-7);
+        assert_eq!(check_dropout(&y, &want, &run, None, tol), None);
+        let bad = t(DType::F32, vec![1.0, 0.0, 6.0]);
+        assert!(check_dropout(&bad, &want, &run, None, tol).is_some_and(|m| m.contains("neither")));
+        let mask_want = t(DType::I1, vec![0.0, 1.0, 0.0]);
+        let mask = t(DType::I1, vec![1.0, 0.0, 1.0]);
+        assert_eq!(check_dropout(&mask, &mask_want, &run, Some(&y), tol), None);
+        let wrong = t(DType::I1, vec![1.0, 1.0, 1.0]);
+        assert!(check_dropout(&wrong, &mask_want, &run, Some(&y), tol).is_some());
+        let off = [args[0].clone(), args[1].clone(), Some(scalar(DType::I1, 0.0))];
+        assert!(!dropout_run(d, &off).unwrap().drops);
+        assert!(dropout_run(d, &args[..1]).is_err());
+    }
 }

@@ -78,6 +78,7 @@ pub mod pool;
 pub mod qlinear;
 pub mod quant;
 pub mod random;
+pub mod real_kernel;
 pub mod range;
 pub mod registry;
 pub mod resize;

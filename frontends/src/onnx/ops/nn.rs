@@ -794,7 +794,7 @@ pub fn dropout(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         let training = n.input(2)?;
         let mut attrs = vec![];
         if let Some(seed) = n.opt_i("seed")? {
-            attrs.push(("seed", fattr(seed as f64)));
+            attrs.push(("seed", Attribute::f64(seed as f64)));
         }
         return Ok(cx
             .e
