@@ -517,6 +517,8 @@ def_op! {
             // ge-conformance checks them against the input itself.
             RandomValues { domain: |_, _| None },
         ],
+        es(none = "an importer op for ONNX Dropout whose training flag is known only at run time; \
+            a model built as code leaves dropout out"),
     }
 }
 
@@ -578,7 +580,10 @@ mod tests {
         let (y, mask) = dropout_values(3, &x, 0.75, true).unwrap();
         let kept = mask.iter().filter(|&&k| k).count();
         assert!((800..1200).contains(&kept), "{kept}");
-        assert!(y.iter().zip(&mask).all(|(&v, &k)| v == if k { 8.0 } else { 0.0 }));
+        assert!(y
+            .iter()
+            .zip(&mask)
+            .all(|(&v, &k)| v == if k { 8.0 } else { 0.0 }));
         for (ratio, training) in [(0.0, true), (0.5, false)] {
             let (y, mask) = dropout_values(3, &x, ratio, training).unwrap();
             assert!(y == x && mask.iter().all(|&k| k));

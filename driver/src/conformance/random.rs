@@ -336,7 +336,11 @@ mod tests {
         assert_eq!(check_dropout(&mask, &mask_want, &run, Some(&y), tol), None);
         let wrong = t(DType::I1, vec![1.0, 1.0, 1.0]);
         assert!(check_dropout(&wrong, &mask_want, &run, Some(&y), tol).is_some());
-        let off = [args[0].clone(), args[1].clone(), Some(scalar(DType::I1, 0.0))];
+        let off = [
+            args[0].clone(),
+            args[1].clone(),
+            Some(scalar(DType::I1, 0.0)),
+        ];
         assert!(!dropout_run(d, &off).unwrap().drops);
         assert!(dropout_run(d, &args[..1]).is_err());
     }

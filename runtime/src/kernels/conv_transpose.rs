@@ -22,7 +22,11 @@ use ge_ir::body::{Body, OpId};
 ///
 /// # Safety
 /// `w` must be valid for `cg * rows` and `x` for `cg * n` reads.
-unsafe fn columns<T: Elem>(w: *const T, x: *const T, (rows, cg, n): (usize, usize, usize)) -> Vec<T> {
+unsafe fn columns<T: Elem>(
+    w: *const T,
+    x: *const T,
+    (rows, cg, n): (usize, usize, usize),
+) -> Vec<T> {
     let mut cols = vec![T::default(); rows * n];
     // SAFETY: A = `w` (rows x cg, column stride rows), B = `x` (cg x n), C =
     // `cols` (rows x n): the caller's contract and the allocation above.
@@ -140,7 +144,11 @@ impl RealKernel for Call2<'_> {
         let cg = c / g;
         let (hw, ohw, kk) = (h * wd, oh * ow, kh * kw);
         let rows = mg * kk;
-        let (xp, wp, yp) = (Shared(x.as_ptr()), Shared(w.as_ptr()), Shared(out.as_mut_ptr()));
+        let (xp, wp, yp) = (
+            Shared(x.as_ptr()),
+            Shared(w.as_ptr()),
+            Shared(out.as_mut_ptr()),
+        );
         let [sh, sw] = self.k.strides;
         let [dh, dw] = self.k.dilations;
         let (pt, pl) = (self.k.pads[0], self.k.pads[1]);
@@ -268,7 +276,11 @@ impl RealKernel for Call3 {
         let (cg, mg) = (c / g, m / g);
         let (vin, vout, kk) = (geom.cols_len(), geom.image_len(), geom.block_len());
         let rows = mg * kk;
-        let (xp, wp, yp) = (Shared(x.as_ptr()), Shared(w.as_ptr()), Shared(out.as_mut_ptr()));
+        let (xp, wp, yp) = (
+            Shared(x.as_ptr()),
+            Shared(w.as_ptr()),
+            Shared(out.as_mut_ptr()),
+        );
         par.run(n * g, n * m * vout * cg * kk > 1 << 16, &|task| {
             let (b, grp) = (task / g, task % g);
             // SAFETY: the group's filter rows and the batch's group channels

@@ -97,12 +97,7 @@ impl Elem for f64 {
 pub trait RealKernel {
     /// Compute `out` (the result's elements) from `ins` (each operand's
     /// elements, in order; their shapes are the slots' of [`run_real`]).
-    fn compute<T: Elem>(
-        &self,
-        ins: &[&[T]],
-        out: &mut [T],
-        par: &Par,
-    ) -> Result<(), String>;
+    fn compute<T: Elem>(&self, ins: &[&[T]], out: &mut [T], par: &Par) -> Result<(), String>;
 }
 
 /// Run `k` on the operand slots `ins` into result `y`: in f64 when `y` is
