@@ -172,6 +172,8 @@ fn old_precision(name: &str) -> PrecisionClass {
             | "graph.random_normal"
             | "graph.bernoulli"
             | "graph.multinomial"
+            // Issue 16 too: Dropout's mask comes from the random family's draw.
+            | "graph.dropout"
     ) || !(name.starts_with("graph.") || name.starts_with("data."));
     // `unit_of`: the Cube ops.
     let cube = matches!(

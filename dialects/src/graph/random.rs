@@ -1,5 +1,6 @@
 //! Random draws (ONNX RandomUniform, RandomNormal, their `*Like` forms,
-//! Bernoulli, Multinomial).
+//! Bernoulli, Multinomial) and Dropout with its training flag read at run
+//! time.
 //!
 //! **The generator.** Every op draws from ChaCha8 (`rand_chacha`'s
 //! `ChaCha8Rng`, whose output is portable and stable across versions), one
@@ -135,6 +136,46 @@ pub fn multinomial_values(seed: u64, logits: &[f64], classes: usize, samples: us
         }
     }
     out
+}
+
+/// Dropout's result and mask for input `x`: with `training` false or
+/// `ratio` 0, `x` itself and every element kept (no draw); else each element
+/// kept when one uniform draw is at least `ratio`, scaled by `1/(1 - ratio)`,
+/// the others 0. A ratio outside [0, 1) is an error.
+pub fn dropout_values(
+    seed: u64,
+    x: &[f64],
+    ratio: f64,
+    training: bool,
+) -> Result<(Vec<f64>, Vec<bool>), String> {
+    if !training || ratio == 0.0 {
+        return Ok((x.to_vec(), vec![true; x.len()]));
+    }
+    if !(0.0..1.0).contains(&ratio) {
+        return Err(format!(
+            "operand 'ratio' must lie in [0, 1), but is {ratio}"
+        ));
+    }
+    let scale = 1.0 / (1.0 - ratio);
+    let mut d = Draws::new(seed);
+    let mask: Vec<bool> = x.iter().map(|_| d.unit() >= ratio).collect();
+    let y = x
+        .iter()
+        .zip(&mask)
+        .map(|(&v, &keep)| if keep { v * scale } else { 0.0 })
+        .collect();
+    Ok((y, mask))
+}
+
+/// The one value of Dropout's scalar operand `what` (a scalar or one element).
+pub fn dropout_scalar(v: &[f64], what: &str) -> Result<f64, String> {
+    match v {
+        [x] => Ok(*x),
+        _ => Err(format!(
+            "operand '{what}' must hold one value, but holds {}",
+            v.len()
+        )),
+    }
 }
 
 /// The element type named by attribute `dtype` (a scalar type), if given.
@@ -410,7 +451,84 @@ def_op! {
     }
 }
 
-pub static OPS: &[&OpDef] = &[&RANDOM_UNIFORM, &RANDOM_NORMAL, &BERNOULLI, &MULTINOMIAL];
+/// A scalar operand of Dropout: rank 0 or one element, of the given kind.
+fn dropout_operand(t: Type, what: &str, ok: bool) -> Result<(), String> {
+    let one = t
+        .as_tensor()
+        .and_then(|t| t.dims.clone())
+        .is_none_or(|d| d.iter().all(|d| !matches!(d, Dim::Static(s) if *s != 1)));
+    if !one || !ok {
+        return Err(format!(
+            "operand '{what}' must be one {} value, but is '{t}'",
+            if what == "ratio" { "float" } else { "i1" }
+        ));
+    }
+    Ok(())
+}
+
+def_op! {
+    /// Elements zeroed at random in training, the rest scaled (ONNX Dropout)
+    ///
+    /// `%y, %mask = graph.dropout %x, %ratio, %training {seed = 0.0} : (tensor<3x4xf32>,
+    /// tensor<f32>, tensor<i1>) -> (tensor<3x4xf32>, tensor<3x4xi1>)`. `ratio` and
+    /// `training` are read when the op runs: with `training` false or `ratio` 0 the result is
+    /// the input and the mask all true; else each element is kept when a uniform draw (the
+    /// ChaCha8 generator of dialects/src/graph/random.rs) is at least `ratio`, and scaled
+    /// by `1/(1 - ratio)`; `mask` says which were kept. A ratio outside [0, 1) is an error
+    /// when it is used. Not `Pure` (see the module docs). The importer emits the op only
+    /// when `training` is not known at import time to be false.
+    pub Dropout = "graph.dropout" {
+        operands { input: FloatTensor, ratio: FloatTensor, training: AnyTensor },
+        results { output: FloatTensor, mask: AnyTensor },
+        attrs {
+            /// the generator's seed (ONNX's `seed`, an int there)
+            seed: Option<F64>,
+        },
+        format: COMPUTE_FORMAT,
+        verify: verify_by_infer,
+        infer: |cx: &InferCtx| {
+            let [x, ratio, training] = cx.operand_types[..] else {
+                return Err("takes operands 'input', 'ratio' and 'training'".into());
+            };
+            dropout_operand(ratio, "ratio", ratio.dtype().is_none_or(|d| d.is_float()))?;
+            dropout_operand(training, "training", training.dtype().is_none_or(|d| d == DType::I1))?;
+            Ok(vec![x, x.with_dtype(DType::I1)])
+        },
+        semantics: |cx: &SemCtx, t: &[&Tensor]| -> SemResult {
+            arity(t, 3)?;
+            let ratio = dropout_scalar(&t[1].to_f64(), "ratio")?;
+            let training = dropout_scalar(&t[2].to_f64(), "training")? != 0.0;
+            let seed = op_seed(Dropout::attrs(cx).seed());
+            let (y, mask) = dropout_values(seed, &t[0].to_f64(), ratio, training)?;
+            let mask = mask.into_iter().map(|k| f64::from(u8::from(k))).collect();
+            let shape = t[0].shape.clone();
+            Ok(vec![
+                Tensor::from_f64(shape.clone(), t[0].dtype, y),
+                Tensor::from_f64(shape, DType::I1, mask),
+            ])
+        },
+        interfaces [
+            Cost::vector(draw_flops),
+            FusionPattern::Opaque,
+            CPU_ENGINES,
+            PrecisionClass::Never,
+            KernelFamily::Random,
+            // Its values are not one set (0 or the scaled input):
+            // ge-conformance checks them against the input itself.
+            RandomValues { domain: |_, _| None },
+        ],
+        es(none = "an importer op for ONNX Dropout whose training flag is known only at run time; \
+            a model built as code leaves dropout out"),
+    }
+}
+
+pub static OPS: &[&OpDef] = &[
+    &RANDOM_UNIFORM,
+    &RANDOM_NORMAL,
+    &BERNOULLI,
+    &MULTINOMIAL,
+    &DROPOUT,
+];
 
 #[cfg(test)]
 mod tests {
@@ -454,5 +572,25 @@ mod tests {
         let normal = normal_values(9, 4000, 2.0, 0.5, DType::F64);
         let mean = normal.iter().sum::<f64>() / 4000.0;
         assert!((mean - 2.0).abs() < 0.05, "{mean}");
+    }
+
+    #[test]
+    fn dropout_keeps_scales_or_passes_through() {
+        let x = vec![2.0; 4000];
+        let (y, mask) = dropout_values(3, &x, 0.75, true).unwrap();
+        let kept = mask.iter().filter(|&&k| k).count();
+        assert!((800..1200).contains(&kept), "{kept}");
+        assert!(y
+            .iter()
+            .zip(&mask)
+            .all(|(&v, &k)| v == if k { 8.0 } else { 0.0 }));
+        for (ratio, training) in [(0.0, true), (0.5, false)] {
+            let (y, mask) = dropout_values(3, &x, ratio, training).unwrap();
+            assert!(y == x && mask.iter().all(|&k| k));
+        }
+        for bad in [1.0, -0.5, f64::NAN] {
+            assert!(dropout_values(3, &x, bad, true).is_err());
+        }
+        assert!(dropout_scalar(&[1.0, 2.0], "ratio").is_err());
     }
 }

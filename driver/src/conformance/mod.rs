@@ -216,13 +216,22 @@ struct DataSet {
     outputs: Vec<Tensor>,
 }
 
-fn read_dataset(dir: &Path) -> Result<DataSet, String> {
-    let read_all = |kind: &str| -> Result<Vec<(String, Tensor)>, String> {
+/// Per input and per output of the model, why its test data cannot be read
+/// as a tensor ([`scope::non_tensor_io`]).
+type NonTensorIo = (Vec<Option<String>>, Vec<Option<String>>);
+
+fn read_dataset(dir: &Path, io: &NonTensorIo) -> Result<DataSet, String> {
+    let read_all = |kind: &str, why: &[Option<String>]| -> Result<Vec<(String, Tensor)>, String> {
         let mut out = vec![];
         for i in 0.. {
             let p = dir.join(format!("{kind}_{i}.pb"));
             if !p.exists() {
                 break;
+            }
+            // Its file holds a SequenceProto or OptionalProto, which would
+            // decode as a meaningless TensorProto: refused by the model's type.
+            if let Some(Some(why)) = why.get(i) {
+                return Err(format!("{kind} #{i} {why}: not supported"));
             }
             let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
             let t = decode_named_tensor(&bytes, dir)
@@ -232,8 +241,11 @@ fn read_dataset(dir: &Path) -> Result<DataSet, String> {
         Ok(out)
     };
     Ok(DataSet {
-        inputs: read_all("input")?,
-        outputs: read_all("output")?.into_iter().map(|(_, t)| t).collect(),
+        inputs: read_all("input", &io.0)?,
+        outputs: read_all("output", &io.1)?
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect(),
     })
 }
 
@@ -365,19 +377,23 @@ impl CaseRun<'_> {
         let dir = self.case.dir.as_path();
         let bytes = std::fs::read(dir.join("model.onnx"))
             .map_err(|e| (Status::Fail, format!("cannot read model: {e}")))?;
+        let mut io = NonTensorIo::default();
         if let Ok(m) = decode_model(&bytes, &self.case.name) {
             res.ops = model_ops(&m);
             res.out_of_scope = scope::out_of_scope(&m);
+            io = scope::non_tensor_io(&m);
         }
-        let sets = read_datasets(dir)
+        let sets = read_datasets(dir, &io)
             .map_err(|e| (Status::Unsupported, format!("test data: {}", one_line(&e))))?;
         let (rtol, atol) = tolerances(dir);
         for set in &sets {
             let (module, opts) = self.import(&bytes, set, res)?;
             let kinds = random::outputs(&module);
+            let inputs = named_inputs(&module, set, &opts);
+            let args = random::arg_values(&module, &inputs);
             let run = self
                 .exec
-                .run(&module, named_inputs(&module, set, &opts), self.max_ops)
+                .run(&module, inputs, self.max_ops)
                 .map_err(|e| (Status::Fail, format!("run: {}", one_line(&e))))?;
             for op in run.interpreted {
                 if !res.interpreted.contains(&op) {
@@ -385,7 +401,12 @@ impl CaseRun<'_> {
                 }
             }
             res.all_interpreted |= run.all_interpreted;
-            compare_outputs(&run.outputs, &set.outputs, &kinds, rtol, atol, res)
+            let runs = Checks {
+                kinds: &kinds,
+                args: &args,
+                tol: (rtol, atol),
+            };
+            compare_outputs(&run.outputs, &set.outputs, &runs, res)
                 .map_err(|why| (Status::Fail, why))?;
         }
         Ok(())
@@ -445,14 +466,14 @@ fn model_ops(m: &ge_frontends::proto::onnx::ModelProto) -> Vec<String> {
 }
 
 /// The case's `test_data_set_K` folders, K = 0, 1, ... while they exist.
-fn read_datasets(dir: &Path) -> Result<Vec<DataSet>, String> {
+fn read_datasets(dir: &Path, io: &NonTensorIo) -> Result<Vec<DataSet>, String> {
     let mut sets = vec![];
     for k in 0.. {
         let d = dir.join(format!("test_data_set_{k}"));
         if !d.is_dir() {
             break;
         }
-        sets.push(read_dataset(&d)?);
+        sets.push(read_dataset(&d, io)?);
     }
     Ok(sets)
 }
@@ -480,15 +501,26 @@ fn named_inputs(module: &Module, set: &DataSet, opts: &ImportOptions) -> Vec<(St
         .collect()
 }
 
+/// How a run's outputs are checked: what each is ([`random::outputs`]),
+/// `main`'s arguments in the run (for the dropout checks) and the case's
+/// tolerance (rtol, atol).
+struct Checks<'a> {
+    kinds: &'a [random::Output],
+    args: &'a [Option<Tensor>],
+    tol: (f64, f64),
+}
+
+/// The set a dropout's drawn outputs are checked against, as the report names it.
+const DROPOUT_SET: &str = "{0, x/(1-ratio)} (dropout)";
+
 /// Compare a run's outputs with the data set's: their number, then each
 /// ([`compare`]; an output of a random op by [`random::check`], its set
-/// recorded in `res`); Err names the first difference.
+/// recorded in `res`; a dropout's by [`random::check_dropout`] unless it
+/// dropped nothing); Err names the first difference.
 fn compare_outputs(
     got: &[Tensor],
     want: &[Tensor],
-    kinds: &[random::Output],
-    rtol: f64,
-    atol: f64,
+    c: &Checks,
     res: &mut CaseResult,
 ) -> Result<(), String> {
     if got.len() != want.len() {
@@ -498,18 +530,34 @@ fn compare_outputs(
             want.len()
         ));
     }
+    let (rtol, atol) = c.tol;
+    let mut record = |set: String| {
+        if !res.random_sets.contains(&set) {
+            res.random_sets.push(set);
+        }
+    };
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let why = match kinds.get(i) {
+        let why = match c.kinds.get(i) {
             Some(random::Output::Random(dom)) => {
-                let set = dom.to_string();
-                if !res.random_sets.contains(&set) {
-                    res.random_sets.push(set);
-                }
+                record(dom.to_string());
                 random::check(g, w, dom)
             }
             Some(random::Output::Unbounded) => {
                 Some("drawn by a random op along a path whose values ge cannot bound".to_string())
             }
+            Some(random::Output::Dropout(d)) => match random::dropout_run(d, c.args) {
+                Err(e) => Some(e),
+                Ok(run) if !run.drops => compare(g, w, rtol, atol),
+                Ok(run) => {
+                    record(DROPOUT_SET.to_string());
+                    // The result of the same dropout, when it is an output.
+                    let y = c.kinds.iter().zip(got).find_map(|(k, t)| match k {
+                        random::Output::Dropout(o) if o.op == d.op && !o.mask => Some(t),
+                        _ => None,
+                    });
+                    random::check_dropout(g, w, &run, y, c.tol)
+                }
+            },
             _ => compare(g, w, rtol, atol),
         };
         if let Some(why) = why {

@@ -32,11 +32,47 @@ const OUT_OF_SCOPE_OPS: &[(&str, &str)] = &[
     ("RegexFullMatch", "a string operator"),
 ];
 
-fn type_reason(t: &TypeProto) -> Option<&'static str> {
+/// What a value of type `t` is when it is not a tensor (a sequence, an
+/// optional or a map): its test data is not a `TensorProto`.
+fn container_reason(t: &TypeProto) -> Option<&'static str> {
     match &t.value {
         Some(type_proto::Value::SequenceType(_)) => Some("a sequence value"),
         Some(type_proto::Value::OptionalType(_)) => Some("an optional value"),
         Some(type_proto::Value::MapType(_)) => Some("a map value"),
+        _ => None,
+    }
+}
+
+/// Per fed input (the graph's inputs without initializers, as the test data's
+/// `input_K.pb` follow them) and per output: `'name' is a sequence value`
+/// (optional, map) for a value that is not a tensor, else `None`.
+pub fn non_tensor_io(m: &ModelProto) -> (Vec<Option<String>>, Vec<Option<String>>) {
+    let Some(g) = m.graph.as_ref() else {
+        return (vec![], vec![]);
+    };
+    let inits: std::collections::HashSet<&str> = g
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
+    let why = |vi: &ge_frontends::proto::onnx::ValueInfoProto| {
+        let r = vi.r#type.as_ref().and_then(container_reason)?;
+        Some(format!("'{}' is {r}", vi.name.as_deref().unwrap_or("")))
+    };
+    let ins = g
+        .input
+        .iter()
+        .filter(|vi| !inits.contains(vi.name.as_deref().unwrap_or("")))
+        .map(why)
+        .collect();
+    (ins, g.output.iter().map(why).collect())
+}
+
+fn type_reason(t: &TypeProto) -> Option<&'static str> {
+    if let Some(r) = container_reason(t) {
+        return Some(r);
+    }
+    match &t.value {
         Some(type_proto::Value::TensorType(tt))
             if tt.elem_type == Some(DataType::String as i32) =>
         {

@@ -6,7 +6,8 @@
 //! and run in parallel. `graph.conv_transpose3d` ([`ConvTranspose3`]) is the
 //! same GEMM with the N-D col2im of `graph.col2im`.
 
-use super::{sgemm, F32In, F32Out, Kernel, Par, Slot};
+use super::real_kernel::{run_real, Elem, RealKernel};
+use super::{Kernel, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::col2im::{col2im, Col2ImGeom};
 use ge_dialects::graph::nn::ConvTranspose2d;
@@ -20,27 +21,24 @@ use ge_ir::body::{Body, OpId};
 /// channels at `x` (`cg x n`).
 ///
 /// # Safety
-/// `w` must be valid for `cg * rows` and `x` for `cg * n` f32 reads.
-unsafe fn columns(w: *const f32, x: *const f32, (rows, cg, n): (usize, usize, usize)) -> Vec<f32> {
-    let mut cols = vec![0f32; rows * n];
+/// `w` must be valid for `cg * rows` and `x` for `cg * n` reads.
+unsafe fn columns<T: Elem>(
+    w: *const T,
+    x: *const T,
+    (rows, cg, n): (usize, usize, usize),
+) -> Vec<T> {
+    let mut cols = vec![T::default(); rows * n];
     // SAFETY: A = `w` (rows x cg, column stride rows), B = `x` (cg x n), C =
     // `cols` (rows x n): the caller's contract and the allocation above.
     unsafe {
-        sgemm(
-            rows,
-            cg,
-            n,
-            1.0,
+        T::gemm(
+            (rows, cg, n),
             w,
-            1,
-            rows as isize,
+            (1, rows as isize),
             x,
-            n as isize,
-            1,
-            0.0,
+            (n as isize, 1),
             cols.as_mut_ptr(),
-            n as isize,
-            1,
+            (n as isize, 1),
         )
     };
     cols
@@ -87,6 +85,10 @@ impl Kernel for ConvTranspose {
         true
     }
 
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
         let (x, w, bias, y) = match (ins, outs) {
             (&[x, w], &[y]) => (x, w, None, y),
@@ -114,21 +116,46 @@ impl Kernel for ConvTranspose {
         if bias.is_some_and(|b| b.numel() != m) {
             return Err(format!("conv_transpose2d: bias must have {m} entries"));
         }
+        let call = Call2 {
+            k: self,
+            x: [n, c, h, wd],
+            w: [mg, kh, kw],
+            y: [m, oh, ow],
+        };
+        run_real(&call, ins, y, par)
+    }
+}
+
+/// One run of [`ConvTranspose`] with its checked shapes: input `[n, c, h,
+/// w]`, filter `[c, mg, kh, kw]` (given as `[mg, kh, kw]`), result `[n, m,
+/// oh, ow]` (given as `[m, oh, ow]`).
+struct Call2<'a> {
+    k: &'a ConvTranspose,
+    x: [usize; 4],
+    w: [usize; 3],
+    y: [usize; 3],
+}
+
+impl RealKernel for Call2<'_> {
+    fn compute<T: Elem>(&self, ins: &[&[T]], out: &mut [T], par: &Par) -> Result<(), String> {
+        let ([n, c, h, wd], [mg, kh, kw], [m, oh, ow]) = (self.x, self.w, self.y);
+        let (x, w, bias) = (ins[0], ins[1], ins.get(2).copied());
+        let g = self.k.group;
         let cg = c / g;
         let (hw, ohw, kk) = (h * wd, oh * ow, kh * kw);
         let rows = mg * kk;
-        let (xi, wi) = (F32In::new(x), F32In::new(w));
-        let bi = bias.map(F32In::new);
-        let mut yo = F32Out::new(y);
-        let (xp, wp, yp) = (Shared(xi.ptr()), Shared(wi.ptr()), Shared(yo.ptr()));
-        let bias = bi.as_ref().map(|b| b.slice());
-        let [sh, sw] = self.strides;
-        let [dh, dw] = self.dilations;
-        let (pt, pl) = (self.pads[0], self.pads[1]);
+        let (xp, wp, yp) = (
+            Shared(x.as_ptr()),
+            Shared(w.as_ptr()),
+            Shared(out.as_mut_ptr()),
+        );
+        let [sh, sw] = self.k.strides;
+        let [dh, dw] = self.k.dilations;
+        let (pt, pl) = (self.k.pads[0], self.k.pads[1]);
         par.run(n * g, n * m * ohw * cg * kk > 1 << 16, &|task| {
             let (b, grp) = (task / g, task % g);
             // SAFETY: the group's filter rows and the batch's group channels
-            // lie inside their slots (shapes checked above).
+            // lie inside their slots (shapes checked by the kernel).
             let cols = unsafe {
                 columns(
                     wp.p().add(grp * cg * rows),
@@ -143,7 +170,7 @@ impl Kernel for ConvTranspose {
                 // it (tasks own disjoint (b, group) channel ranges).
                 let out =
                     unsafe { std::slice::from_raw_parts_mut(yp.p().add((b * m + oc) * ohw), ohw) };
-                out.fill(bias.map_or(0.0, |b| b[oc]));
+                out.fill(bias.map_or(T::default(), |b| b[oc]));
                 for ky in 0..kh {
                     for kx in 0..kw {
                         let col = &cols[((mo * kh + ky) * kw + kx) * hw..][..hw];
@@ -158,7 +185,7 @@ impl Kernel for ConvTranspose {
                             for (ix, &v) in col[iy * wd..(iy + 1) * wd].iter().enumerate() {
                                 if let Some(o) = orow.get_mut((ix * sw + kx * dw).wrapping_sub(pl))
                                 {
-                                    *o += v;
+                                    *o = *o + v;
                                 }
                             }
                         }
@@ -166,9 +193,7 @@ impl Kernel for ConvTranspose {
                 }
             }
             Ok(())
-        })?;
-        yo.finish();
-        Ok(())
+        })
     }
 }
 
@@ -196,6 +221,10 @@ impl Kernel for ConvTranspose3 {
         true
     }
 
+    fn f64_ok(&self) -> bool {
+        true
+    }
+
     fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
         let (x, w, bias, y) = match (ins, outs) {
             (&[x, w], &[y]) => (x, w, None, y),
@@ -210,29 +239,52 @@ impl Kernel for ConvTranspose3 {
                 y.shape
             ));
         }
-        let [n, m, od, oh, ow] = dims;
-        let (c, g) = (x.shape[1], a.group);
-        let (cg, mg) = (c / g, m / g);
-        let block = [w.shape[2], w.shape[3], w.shape[4]];
+        let [_, _, od, oh, ow] = dims;
         let geom = Col2ImGeom {
             image: vec![od, oh, ow],
-            block: block.to_vec(),
+            block: w.shape[2..5].to_vec(),
             dilations: a.dilations.to_vec(),
             strides: a.strides.to_vec(),
             pad_begin: a.pads[..3].to_vec(),
             cols: x.shape[2..].to_vec(),
         };
+        let call = Call3 {
+            group: a.group,
+            n: dims[0],
+            c: x.shape[1],
+            m: dims[1],
+            geom,
+        };
+        run_real(&call, ins, y, par)
+    }
+}
+
+/// One run of [`ConvTranspose3`]: `n` batch entries of `c` input channels
+/// into `m` output channels, the col2im geometry of one (batch, group).
+struct Call3 {
+    group: usize,
+    n: usize,
+    c: usize,
+    m: usize,
+    geom: Col2ImGeom,
+}
+
+impl RealKernel for Call3 {
+    fn compute<T: Elem>(&self, ins: &[&[T]], out: &mut [T], par: &Par) -> Result<(), String> {
+        let (x, w, bias) = (ins[0], ins[1], ins.get(2).copied());
+        let (n, c, m, g, geom) = (self.n, self.c, self.m, self.group, &self.geom);
+        let (cg, mg) = (c / g, m / g);
         let (vin, vout, kk) = (geom.cols_len(), geom.image_len(), geom.block_len());
         let rows = mg * kk;
-        let (xi, wi) = (F32In::new(x), F32In::new(w));
-        let bi = bias.map(F32In::new);
-        let bias = bi.as_ref().map(|b| b.slice());
-        let mut yo = F32Out::new(y);
-        let (xp, wp, yp) = (Shared(xi.ptr()), Shared(wi.ptr()), Shared(yo.ptr()));
+        let (xp, wp, yp) = (
+            Shared(x.as_ptr()),
+            Shared(w.as_ptr()),
+            Shared(out.as_mut_ptr()),
+        );
         par.run(n * g, n * m * vout * cg * kk > 1 << 16, &|task| {
             let (b, grp) = (task / g, task % g);
             // SAFETY: the group's filter rows and the batch's group channels
-            // lie inside their slots (shapes checked above).
+            // lie inside their slots (shapes checked by the kernel).
             let cols = unsafe {
                 columns(
                     wp.p().add(grp * cg * rows),
@@ -246,16 +298,14 @@ impl Kernel for ConvTranspose3 {
             let out = unsafe {
                 std::slice::from_raw_parts_mut(yp.p().add((b * m + grp * mg) * vout), mg * vout)
             };
-            col2im(&geom, &cols, 0..mg, out);
+            col2im(geom, &cols, 0..mg, out);
             if let Some(bias) = bias {
                 for (mo, plane) in out.chunks_mut(vout.max(1)).enumerate() {
                     let bv = bias[grp * mg + mo];
-                    plane.iter_mut().for_each(|v| *v += bv);
+                    plane.iter_mut().for_each(|v| *v = *v + bv);
                 }
             }
             Ok(())
-        })?;
-        yo.finish();
-        Ok(())
+        })
     }
 }

@@ -1,11 +1,13 @@
 //! `graph.deform_conv2d` (ONNX DeformConv): deformable im2col and the GEMM.
 //! Per (sample, group) the columns hold every tap of every output pixel as
 //! the op samples it (`ge_dialects::graph::deform_conv::bilinear` at the
-//! regular place plus the offset, times the mask), and one `sgemm`
-//! multiplies the group's filter rows by them; the bias is added after.
-//! Samples and groups write disjoint output channels and run in parallel.
+//! regular place plus the offset, times the mask), and one GEMM multiplies
+//! the group's filter rows by them; the bias is added after. Samples and
+//! groups write disjoint output channels and run in parallel. f64 computes
+//! in f64 ([`RealKernel`]).
 
-use super::{sgemm, F32In, F32Out, Kernel, Par, Slot};
+use super::real_kernel::{run_real, Elem, RealKernel};
+use super::{Kernel, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::deform_conv::{
     bilinear, tap_origin, DeformAttrs, DeformConv2d, DeformDims,
@@ -26,16 +28,16 @@ impl DeformConv {
 
 /// The sampled columns of sample `b`, group `grp`: row `ci * kk + k` (input
 /// channel `ci` of the group, tap `k`), column `p` (output pixel).
-struct Unfold<'a> {
+struct Unfold<'a, T> {
     a: &'a DeformAttrs,
-    d: DeformDims,
-    x: &'a [f32],
-    offset: &'a [f32],
-    mask: Option<&'a [f32]>,
+    d: &'a DeformDims,
+    x: &'a [T],
+    offset: &'a [T],
+    mask: Option<&'a [T]>,
 }
 
-impl Unfold<'_> {
-    fn fill(&self, b: usize, grp: usize, cols: &mut [f32]) {
+impl<T: Elem> Unfold<'_, T> {
+    fn fill(&self, b: usize, grp: usize, cols: &mut [T]) {
         let (a, d) = (self.a, &self.d);
         let (cg, cog) = (d.cg(a), d.c_per_offset_group(a));
         let (kk, hw, ohw) = (d.kh * d.kw, d.h * d.w, d.oh * d.ow);
@@ -56,8 +58,8 @@ impl Unfold<'_> {
                 let row = &mut cols[(ci * kk + k) * ohw..][..ohw];
                 for (p, v) in row.iter_mut().enumerate() {
                     let (y, x) = tap_origin(a, p / d.ow, p % d.ow, ky, kx);
-                    let s = bilinear(plane, d.h, d.w, y + dys[p] as f64, x + dxs[p] as f64);
-                    *v = (s * ms.map_or(1.0, |m| m[p] as f64)) as f32;
+                    let s = bilinear(plane, d.h, d.w, y + dys[p].get(), x + dxs[p].get());
+                    *v = T::of(s * ms.map_or(1.0, |m| m[p].get()));
                 }
             }
         }
@@ -66,6 +68,10 @@ impl Unfold<'_> {
 
 impl Kernel for DeformConv {
     fn float_only(&self) -> bool {
+        true
+    }
+
+    fn f64_ok(&self) -> bool {
         true
     }
 
@@ -89,24 +95,34 @@ impl Kernel for DeformConv {
                 y.shape, d.n, d.m, d.oh, d.ow
             ));
         }
-        let (xi, fi, oi) = (F32In::new(x), F32In::new(f), F32In::new(off));
-        let (bi, mi) = (bias.map(|b| F32In::new(b)), mask.map(|m| F32In::new(m)));
+        run_real(&Call { a, d }, ins, y, par)
+    }
+}
+
+/// One run of [`DeformConv`] with its checked dims.
+struct Call<'a> {
+    a: &'a DeformAttrs,
+    d: DeformDims,
+}
+
+impl RealKernel for Call<'_> {
+    fn compute<T: Elem>(&self, ins: &[&[T]], out: &mut [T], par: &Par) -> Result<(), String> {
+        let (a, d) = (self.a, &self.d);
+        let (f, bias) = (ins[1], ins.get(3).copied());
         let unfold = Unfold {
             a,
             d,
-            x: xi.slice(),
-            offset: oi.slice(),
-            mask: mi.as_ref().map(|m| m.slice()),
+            x: ins[0],
+            offset: ins[2],
+            mask: ins.get(4).copied(),
         };
-        let bias = bi.as_ref().map(|b| b.slice());
-        let mut yo = F32Out::new(y);
-        let (fp, yp) = (Shared(fi.ptr()), Shared(yo.ptr()));
+        let (fp, yp) = (Shared(f.as_ptr()), Shared(out.as_mut_ptr()));
         let (cg, mg, ohw) = (d.cg(a), d.m / a.group, d.oh * d.ow);
         let k = cg * d.kh * d.kw;
         let tasks = d.n * a.group;
         par.run(tasks, tasks > 1 && d.n * d.m * ohw * k > 1 << 14, &|t| {
             let (b, grp) = (t / a.group, t % a.group);
-            let mut cols = vec![0f32; k * ohw];
+            let mut cols = vec![T::default(); k * ohw];
             unfold.fill(b, grp, &mut cols);
             // SAFETY: the filter rows of group `grp` are `mg` rows of `k`
             // elements inside the checked `M x C/group x kH x kW` filter; the
@@ -115,33 +131,24 @@ impl Kernel for DeformConv {
             // `cols` is `k x ohw`.
             unsafe {
                 let dst = yp.p().add((b * d.m + grp * mg) * ohw);
-                sgemm(
-                    mg,
-                    k,
-                    ohw,
-                    1.0,
+                T::gemm(
+                    (mg, k, ohw),
                     fp.p().add(grp * mg * k),
-                    k as isize,
-                    1,
+                    (k as isize, 1),
                     cols.as_ptr(),
-                    ohw as isize,
-                    1,
-                    0.0,
+                    (ohw as isize, 1),
                     dst,
-                    ohw as isize,
-                    1,
+                    (ohw as isize, 1),
                 );
                 if let Some(bias) = bias {
                     for r in 0..mg {
                         let row = std::slice::from_raw_parts_mut(dst.add(r * ohw), ohw);
                         let bv = bias[grp * mg + r];
-                        row.iter_mut().for_each(|v| *v += bv);
+                        row.iter_mut().for_each(|v| *v = *v + bv);
                     }
                 }
             }
             Ok(())
-        })?;
-        yo.finish();
-        Ok(())
+        })
     }
 }

@@ -79,6 +79,7 @@ pub mod qlinear;
 pub mod quant;
 pub mod random;
 pub mod range;
+pub mod real_kernel;
 pub mod registry;
 pub mod resize;
 pub mod reverse_sequence;

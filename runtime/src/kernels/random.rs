@@ -1,5 +1,6 @@
 //! Native kernels of the random ops (`graph.random_uniform`,
-//! `graph.random_normal`, `graph.bernoulli`, `graph.multinomial`): the ops'
+//! `graph.random_normal`, `graph.bernoulli`, `graph.multinomial`,
+//! `graph.dropout`): the ops'
 //! own draw functions (dialects/src/graph/random.rs: the ChaCha8 generator,
 //! seeded by the op's `seed` or afresh on every run), so a seeded op gives
 //! the interpreter's values bit for bit. Their steps are not `pure`: the
@@ -8,7 +9,8 @@
 use super::{Kernel, Par, Slot};
 use crate::buffer::{load_f64, store_f64, store_i64};
 use ge_dialects::graph::random::{
-    bernoulli_values, multinomial_shape, multinomial_values, normal_values, op_seed, uniform_values,
+    bernoulli_values, dropout_scalar, dropout_values, multinomial_shape, multinomial_values,
+    normal_values, op_seed, uniform_values,
 };
 
 /// What a draw gives per element.
@@ -81,6 +83,43 @@ impl Kernel for Random {
                 store_i64(y.dtype, y.ptr, 0, &v)
             }
         }
+        Ok(())
+    }
+
+    fn f64_ok(&self) -> bool {
+        true
+    }
+}
+
+/// `graph.dropout`: its ratio and training flag read from their slots on
+/// every run, the mask drawn by the op's own `dropout_values`.
+#[derive(Clone, Debug)]
+pub struct Dropout {
+    pub seed: Option<f64>,
+}
+
+impl Kernel for Dropout {
+    fn run(&self, ins: &[&Slot], outs: &[&Slot], _: &Par) -> Result<(), String> {
+        let (&[x, ratio, training], &[y, mask]) = (ins, outs) else {
+            return Err("dropout takes 3 operands and gives 2 results".into());
+        };
+        if y.shape != x.shape || mask.shape != x.shape {
+            return Err(format!(
+                "dropout of {:?} cannot give {:?} and {:?}",
+                x.shape, y.shape, mask.shape
+            ));
+        }
+        let load = |s: &Slot| {
+            let mut v = vec![0f64; s.numel()];
+            load_f64(s.dtype, s.ptr, 0, &mut v);
+            v
+        };
+        let r = dropout_scalar(&load(ratio), "ratio")?;
+        let t = dropout_scalar(&load(training), "training")? != 0.0;
+        let (v, keep) = dropout_values(op_seed(self.seed), &load(x), r, t)?;
+        store_f64(y.dtype, y.ptr, 0, &v);
+        let keep: Vec<i64> = keep.into_iter().map(i64::from).collect();
+        store_i64(mask.dtype, mask.ptr, 0, &keep);
         Ok(())
     }
 

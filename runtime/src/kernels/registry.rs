@@ -54,7 +54,7 @@ use ge_dialects::graph::nn::{
 use ge_dialects::graph::nn3d::{AvgPool3d, Conv3d, ConvTranspose3d, MaxPool3d};
 use ge_dialects::graph::qlinear::{ConvInteger, MatmulInteger, QlinearConv, QlinearMatmul};
 use ge_dialects::graph::quant::{DequantizeLinear, QuantizeLinear};
-use ge_dialects::graph::random::{Bernoulli, Multinomial, RandomNormal, RandomUniform};
+use ge_dialects::graph::random::{Bernoulli, Dropout, Multinomial, RandomNormal, RandomUniform};
 use ge_dialects::graph::range::Range;
 use ge_dialects::graph::reduce::{
     Argmax, Argmin, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum,
@@ -398,6 +398,10 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
                 draw,
                 seed: a.seed(),
             })
+        }),
+        (Dropout::DEF, |b, o| {
+            let seed = Dropout::attrs(b.op(o)).seed();
+            kernel(random::Dropout { seed })
         }),
         (TfidfVectorizer::DEF, |b, o| {
             let params = TfIdfParams::of(b.op(o)).ok()?;

@@ -388,8 +388,11 @@ pub fn global_max_pool(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 }
 
 pub fn batch_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
-    if n.i("training_mode", 0)? != 0 || n.outputs_used.iter().skip(1).any(|&u| u) {
-        return Err(unsupported(n, "in training mode"));
+    let training = n.opset >= 14 && n.i("training_mode", 0)? != 0;
+    if !training && n.outputs_used.iter().skip(1).any(|&u| u) {
+        // Before opset 14 the extra outputs (mean, var, saved_mean,
+        // saved_var) asked for training; their meaning varied by opset.
+        return Err(unsupported(n, "in training mode (before opset 14)"));
     }
     let ins: Vec<ValueId> = (0..5).map(|i| n.input(i)).collect::<Res<_>>()?;
     let dt = cx.e.dtype(ins[0])?;
@@ -398,6 +401,10 @@ pub fn batch_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         operands.push(cast(cx, v, dt)?);
     }
     let eps = n.f("epsilon", 1e-5)?;
+    if training {
+        let stats_dt = cx.e.dtype(ins[3])?;
+        return batch_norm_training(cx, n, &operands, stats_dt, eps as f64);
+    }
     if n.opset < 9 && n.i("spatial", 1)? == 0 {
         // spatial = 0 (before opset 9): statistics per activation — the
         // parameters have the shape of one sample, `x.shape[1:]`.
@@ -419,6 +426,53 @@ pub fn batch_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         &operands,
         vec![("epsilon", fattr(eps as f64))],
     )?)
+}
+
+/// BatchNormalization with `training_mode = 1` (opset 14 on), composed of
+/// ops with native kernels rather than an op of its own: the batch's mean
+/// and (population) variance over every axis but the channel (1) —
+/// `reduce_mean`, `sub`, `mul` — normalise `x` through `graph.batch_norm`
+/// itself (so Y has the inference op's kernel), and the running statistics
+/// are `input · momentum + batch · (1 - momentum)`, in the element type of
+/// the `input_mean` operand. `operands` are x, scale, B, input_mean and
+/// input_var, all of x's element type.
+fn batch_norm_training(
+    cx: &mut Cx,
+    n: &Node,
+    operands: &[ValueId],
+    stats_dt: DType,
+    eps: f64,
+) -> Res<Vec<ValueId>> {
+    let x = operands[0];
+    let rank = cx.e.rank(x)?;
+    if rank < 2 {
+        return Err(invalid(
+            n,
+            format!("input X must have rank 2 or more, not {rank}"),
+        ));
+    }
+    let axes: Vec<i64> = (0..rank as i64).filter(|&a| a != 1).collect();
+    let mean_k = reduce(cx, "graph.reduce_mean", x, &axes, true)?;
+    let d = op2(cx, "graph.sub", x, mean_k)?;
+    let d2 = op2(cx, "graph.mul", d, d)?;
+    let var = reduce(cx, "graph.reduce_mean", d2, &axes, false)?;
+    let mean = squeeze(cx, mean_k, &axes)?;
+    let y = cx.e.op(
+        "graph.batch_norm",
+        &[x, operands[1], operands[2], mean, var],
+        vec![("epsilon", fattr(eps))],
+    )?;
+    let momentum = n.f("momentum", 0.9)? as f64;
+    let mut outs = vec![y];
+    for (running, batch) in [(operands[3], mean), (operands[4], var)] {
+        let m = scalar_like(cx, running, momentum)?;
+        let kept = op2(cx, "graph.mul", running, m)?;
+        let rest = scalar_like(cx, batch, 1.0 - momentum)?;
+        let new = op2(cx, "graph.mul", batch, rest)?;
+        let sum = op2(cx, "graph.add", kept, new)?;
+        outs.push(cast(cx, sum, stats_dt)?);
+    }
+    Ok(outs)
 }
 
 pub fn instance_normalization(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
@@ -716,35 +770,35 @@ pub fn matmul(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     one(op2(cx, "graph.matmul", a, b)?)
 }
 
+/// Dropout: the identity (and an all-true mask) when training is known at
+/// import time to be off — no `training_mode`, a constant false one, or a
+/// constant ratio of 0 — else `graph.dropout`, which reads the ratio and the
+/// training flag when it runs (the ratio from its operand, else the
+/// attribute of opsets before 12, else 0.5).
 pub fn dropout(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let training = match n.opt_input(2) {
-        Some(t) => {
-            cx.const_i64s(t, "training_mode")?
-                .first()
-                .copied()
-                .unwrap_or(0)
-                != 0
-        }
-        None => false,
+    let all_zero = |cx: &Cx, v: ValueId| {
+        cx.e.const_value(v)
+            .is_some_and(|c| c.to_f64().iter().all(|&e| e == 0.0))
     };
-    // In inference the output is the input and the mask all true whatever
-    // the ratio, so the ratio is read (and must be a constant) only in
-    // training mode, where a non-zero one drops elements at random.
-    if training {
-        let ratio = match n.opt_input(1) {
-            Some(r) => cx.const_f64s(r, "ratio")?.first().copied().unwrap_or(0.5),
-            None => n.f("ratio", 0.5)? as f64,
+    let ratio = n.opt_input(1);
+    let off = match n.opt_input(2) {
+        None => true,
+        Some(t) => all_zero(cx, t) || ratio.is_some_and(|r| all_zero(cx, r)),
+    };
+    if !off {
+        let ratio = match ratio {
+            Some(r) => r,
+            None => cx.e.scalar(DType::F32, n.f("ratio", 0.5)? as f64)?,
         };
-        if ratio != 0.0 {
-            return Err(unsupported(
-                n,
-                format!(
-                    "in training mode (training_mode = 1) with ratio {}",
-                    ratio as f32
-                ),
-            ));
+        let training = n.input(2)?;
+        let mut attrs = vec![];
+        if let Some(seed) = n.opt_i("seed")? {
+            attrs.push(("seed", Attribute::f64(seed as f64)));
         }
+        return Ok(cx
+            .e
+            .op_multi("graph.dropout", &[x, ratio, training], attrs, None)?);
     }
     let y = op1(cx, "data.identity", x)?;
     if !n.outputs_used.get(1).copied().unwrap_or(false) {
