@@ -397,8 +397,18 @@ impl LoopImport<'_> {
             .cloned()
             .unwrap_or_else(|| format!("{}_scan_{k}", n.name));
         let kind = ge_dialects::graph::specialize::ValueKind::Ints;
-        let r = cx.specialize_as(n, &base, "data.expand", &[z], vec![], &[(target, "shape", kind)], 1)?;
-        let acc = *r.first().ok_or_else(|| invalid(n, "data.expand gave no result"))?;
+        let r = cx.specialize_as(
+            n,
+            &base,
+            "data.expand",
+            &[z],
+            vec![],
+            &[(target, "shape", kind)],
+            1,
+        )?;
+        let acc = *r
+            .first()
+            .ok_or_else(|| invalid(n, "data.expand gave no result"))?;
         // The leading dim is the value symbol; the others are static.
         let lead = cx.e.dims(acc)?.first().copied().unwrap_or(Dim::Unknown);
         let mut d = vec![lead];
@@ -422,8 +432,8 @@ fn passes_condition_through(cx: &Cx, cond_out: ValueId, cond_in: ValueId) -> boo
             return false;
         };
         let d = body.op(o);
-        let same_type = d.operands().len() == 1
-            && body.value_type(d.operands()[0]) == body.value_type(v);
+        let same_type =
+            d.operands().len() == 1 && body.value_type(d.operands()[0]) == body.value_type(v);
         let identity = d.name.as_str() == "data.identity"
             || (d.name.as_str() == "graph.cast" && same_type)
             || (d.name.as_str() == "data.reshape" && same_type);
