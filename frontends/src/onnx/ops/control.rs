@@ -156,18 +156,29 @@ pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     };
     lp.scan_types = vec![None; lp.nscan];
     let results = settle(cx, n, "loop-carried", |cx| lp.attempt(cx))?;
-    for k in 0..lp.nscan {
-        let unplannable = cx.e.dims(results[nv + k])?.contains(&Dim::Unknown);
-        let used = n.output_names.get(nv + k).is_some_and(|o| !o.is_empty());
-        if unplannable && used {
-            return Err(unsupported(
-                n,
-                format!(
-                    "with scan output #{k} ('{}') whose length is known only when the loop has run (its condition is computed in the body, or its trip count is not computable at run start from the inputs by a small host prefix)",
-                    cx.e.ty(results[nv + k])
-                ),
-            ));
+    // In the main graph a `?` reaches the memory planner; inside a subgraph
+    // the enclosing control-flow kernel specialises per concrete shape.
+    let top =
+        cx.e.insertion_block()
+            .is_some_and(|b| cx.e.b.body.block_parent_op(b).is_none());
+    for (k, &r) in results.iter().enumerate() {
+        let used = n.output_names.get(k).is_some_and(|o| !o.is_empty());
+        if !top || !used || !cx.e.dims(r)?.contains(&Dim::Unknown) {
+            continue;
         }
+        let what = if k < nv {
+            format!(
+                "loop-carried value #{k} ('{}') whose shape changes between iterations",
+                cx.e.ty(r)
+            )
+        } else {
+            format!(
+                "scan output #{} ('{}') whose length is known only when the loop has run (its condition is computed in the body, or its trip count is not computable at run start from the inputs by a small host prefix)",
+                k - nv,
+                cx.e.ty(r)
+            )
+        };
+        return Err(unsupported(n, format!("with {what}")));
     }
     Ok(results)
 }
