@@ -68,6 +68,17 @@ the runtime before the shape is planned):
   bounds read the padded value's shape (value symbols) and `shape` (an int64 [2]
   input). Cases: x [4, 6] to [6, 4], x [3, 6] to [2, 2], x [5, 6] to [7, 9].
 - value_onehot's bad cases: depth 0 and -2 (onnxruntime refuses both).
+
+Loops whose trip count the model computes (the scan outputs' length is a value
+symbol bound at run start; docs/architecture.md "Execution modes"):
+
+- loop_trip_count: M = Add(k, 1) with `k` an int64 scalar input, cond a constant
+  true; body: s = s + x (x [2, 3], captured), scan output s * i (the iteration
+  number, cast) -> Y [M, 2, 3], then Relu(Y). Cases: k 0, 2 and 6 (M = 1, 3, 7)
+  and k -1 (no iteration: the scan output is empty).
+- loop_early_exit: the body computes its condition (i < 2): the scan output's
+  length is known only when the loop has run: an import error naming the node
+  (model only).
 """
 
 import os
@@ -531,6 +542,59 @@ def value_pad_axes():
     save("value_pad_axes", m, cases)
 
 
+def loop_body(cond_out_nodes, cond_out):
+    nodes = [
+        helper.make_node("Add", ["s_in", "x"], ["s_out"], name="acc"),
+        helper.make_node("Cast", ["i"], ["fi"], name="cast_i", to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["s_out", "fi"], ["scan"], name="scale"),
+    ] + cond_out_nodes
+    return helper.make_graph(
+        nodes,
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [2, 3]),
+        ],
+        [
+            helper.make_tensor_value_info(cond_out, TensorProto.BOOL, []),
+            helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("scan", TensorProto.FLOAT, [2, 3]),
+        ],
+    )
+
+
+def loop_model(body):
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    t = numpy_helper.from_array(np.array(True), "t")
+    s0 = numpy_helper.from_array(np.zeros((2, 3), np.float32), "s0")
+    nodes = [
+        helper.make_node("Add", ["k", "one"], ["m"], name="trips"),
+        helper.make_node("Loop", ["m", "t", "s0"], ["s", "ys"], name="loop", body=body),
+        helper.make_node("Relu", ["ys"], ["y"], name="relu"),
+    ]
+    return model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("k", TensorProto.INT64, []),
+        ],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [2, 3]), undeclared("y", 3)],
+        [one, t, s0],
+    )
+
+
+def loop_trip_count():
+    m = loop_model(loop_body([helper.make_node("Identity", ["c_in"], ["c_out"])], "c_out"))
+    x = np.random.default_rng(7).standard_normal((2, 3)).astype(np.float32)
+    k = lambda v: [("x", x), ("k", np.array(v, np.int64))]  # noqa: E731
+    save("loop_trip_count", m, [("m1", k(0)), ("m3", k(2)), ("m7", k(6)), ("m0", k(-1))])
+    two = numpy_helper.from_array(np.array(2, np.int64), "two")
+    early = loop_body([helper.make_node("Less", ["i", "two"], ["c_out"], name="early")], "c_out")
+    early.initializer.append(two)
+    save("loop_early_exit", loop_model(early), [])
+
+
 if __name__ == "__main__":
     hybrid_reshape()
     hybrid_reduce()
@@ -549,3 +613,4 @@ if __name__ == "__main__":
     value_range()
     value_onehot()
     value_pad_axes()
+    loop_trip_count()

@@ -468,7 +468,7 @@ impl<'a> Cx<'a> {
     /// `data.shape_of` reads only its operand's type (dims of the inputs or
     /// value symbols bound before). The runtime evaluates that prefix on the
     /// host before the shape is planned (`runtime/src/value_syms.rs`).
-    fn computable_at_run_start(
+    pub(crate) fn computable_at_run_start(
         &self,
         values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
     ) -> bool {

@@ -248,7 +248,7 @@ impl ControlFlow {
         }
         for (k, (&v, &t)) in params.iter().zip(args).enumerate() {
             let declared = b.value_type(v);
-            if !types_compatible(declared, t) {
+            if !fits(declared, t) {
                 return Err(format!(
                     "region value #{k} is '{t}' here, which does not fit its type '{declared}'"
                 ));
@@ -318,6 +318,31 @@ impl ControlFlow {
     }
 }
 
+/// Whether a value declared `declared` may be `t` (static) in a region
+/// program: compatible types, where a symbolic dim is any size — the
+/// symbols' values are the run's (a Loop's value-symbol accumulator,
+/// `[N, ...]`), not known to the kernel; every op is verified again at the
+/// static types and the results are checked against the planned buffers
+/// ([`store`]), so nothing is sized by the symbol here.
+fn fits(declared: Type, t: Type) -> bool {
+    if types_compatible(declared, t) {
+        return true;
+    }
+    let (Some(d), Some(c)) = (declared.as_tensor(), t.as_tensor()) else {
+        return false;
+    };
+    let (Some(dd), Some(cd)) = (&d.dims, &c.dims) else {
+        return false;
+    };
+    d.dtype == c.dtype
+        && d.encoding == c.encoding
+        && dd.len() == cd.len()
+        && dd
+            .iter()
+            .zip(cd.iter())
+            .all(|(p, q)| p.as_static().is_none() || p.compatible(*q))
+}
+
 /// Set the result types of op `o` from its operands' (now static) types
 /// with the op's own inference; ops without inference (nested control
 /// flow) keep their declared types.
@@ -343,7 +368,7 @@ fn refine_results(b: &mut Body, o: OpId) -> Result<(), String> {
     }
     for (i, (&r, &t)) in results.iter().zip(&inferred).enumerate() {
         let declared = b.value_type(r);
-        if !types_compatible(declared, t) {
+        if !fits(declared, t) {
             return Err(format!(
                 "'{}' result #{i} is declared '{declared}' but is '{t}' at these shapes",
                 b.op(o).name

@@ -97,7 +97,17 @@ pub fn if_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
 /// }
 /// ```
 ///
-/// Scan outputs are accumulated along a new leading dim (`?` sized).
+/// Scan outputs are accumulated along a new leading dim. When the loop runs
+/// exactly `count = cond ? max(M, 0) : 0` times — the body passes its
+/// condition through unchanged (or yields a constant true) — and `count` is
+/// computable at run start (a graph input, or computed from inputs by the
+/// host prefix), each accumulator is a zero tensor of its final shape
+/// `[N, ...]` (`N` a value symbol, bound at run start like a Reshape target:
+/// a `graph.specialize` of `data.expand`), written one row per iteration as
+/// Scan's are, so the result is planned per binding (docs/architecture.md
+/// "Execution modes", hybrid). Otherwise the accumulators grow by a
+/// `data.concat` per iteration (`?` sized), and a named scan output whose
+/// length is known only when the loop has run is an import error.
 pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let body = n.graph("body")?;
     let inits: Vec<ValueId> = (2..n.num_inputs())
@@ -142,9 +152,35 @@ pub fn loop_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         carried: inits.iter().map(|&v| cx.e.ty(v)).collect(),
         inits,
         scan_types: vec![],
+        fixed_count: None,
     };
     lp.scan_types = vec![None; lp.nscan];
-    settle(cx, n, "loop-carried", |cx| lp.attempt(cx))
+    let results = settle(cx, n, "loop-carried", |cx| lp.attempt(cx))?;
+    // In the main graph a `?` reaches the memory planner; inside a subgraph
+    // the enclosing control-flow kernel specialises per concrete shape.
+    let top =
+        cx.e.insertion_block()
+            .is_some_and(|b| cx.e.b.body.block_parent_op(b).is_none());
+    for (k, &r) in results.iter().enumerate() {
+        let used = n.output_names.get(k).is_some_and(|o| !o.is_empty());
+        if !top || !used || !cx.e.dims(r)?.contains(&Dim::Unknown) {
+            continue;
+        }
+        let what = if k < nv {
+            format!(
+                "loop-carried value #{k} ('{}') whose shape changes between iterations",
+                cx.e.ty(r)
+            )
+        } else {
+            format!(
+                "scan output #{} ('{}') whose length is known only when the loop has run (its condition is computed in the body, or its trip count is not computable at run start from the inputs by a small host prefix)",
+                k - nv,
+                cx.e.ty(r)
+            )
+        };
+        return Err(unsupported(n, format!("with {what}")));
+    }
+    Ok(results)
 }
 
 /// Runs `attempt` (one `graph.while` build) until it succeeds. Carried types
@@ -179,6 +215,11 @@ struct LoopImport<'n> {
     carried: Vec<Type>,
     /// The scan outputs' types; None until an attempt has seen the body.
     scan_types: Vec<Option<Type>>,
+    /// The iteration count `cond ? max(M, 0) : 0` as a 1-element i64
+    /// vector, when the body cannot end the loop early and the count is
+    /// computable at run start (see [`loop_`]); decided by the first
+    /// attempt.
+    fixed_count: Option<Option<ValueId>>,
 }
 
 impl LoopImport<'_> {
@@ -189,8 +230,15 @@ impl LoopImport<'_> {
         let (n, nv, nscan, loc) = (self.n, self.inits.len(), self.nscan, cx.loc);
         let mut all_types = vec![cx.e.ty(self.i0), cx.e.ty(self.cinit)];
         all_types.extend(self.carried.iter().copied());
-        all_types.extend(self.scan_types.iter().map(|&t| accumulator_type(t)));
         let acc_inits = self.empty_accumulators(cx)?;
+        // A fixed count's accumulators have their final types ([N, ...]).
+        let fixed = self.fixed_count.flatten().is_some();
+        for (&t, a) in self.scan_types.iter().zip(&acc_inits) {
+            all_types.push(match a {
+                Some(a) if fixed => cx.e.ty(*a),
+                _ => accumulator_type(t),
+            });
+        }
         let mut operands = vec![self.i0, self.cinit];
         operands.extend(self.inits.iter().copied());
         let probing = acc_inits.iter().any(|a| a.is_none());
@@ -213,17 +261,37 @@ impl LoopImport<'_> {
         let mut yields = vec![next_i, cond_out];
         yields.extend(outs[1..1 + nv].iter().copied());
         let mut widened = widen_types(n, &mut self.carried, cx, &outs[1..1 + nv])?;
+        if self.fixed_count.is_none() {
+            self.fixed_count = Some(None);
+            if nscan > 0 && passes_condition_through(cx, outs[0], dargs[1]) {
+                // Back in the enclosing block: the count is computed there.
+                let here = cx.e.insertion_block();
+                if let Some(b) = saved {
+                    cx.e.set_block(b);
+                }
+                self.fixed_count = Some(self.iteration_count(cx)?);
+                if let Some(b) = here {
+                    cx.e.set_block(b);
+                }
+                cx.e.set_loc(loc);
+            }
+        }
         for k in 0..nscan {
             let s = outs[1 + nv + k];
             let st = cx.e.ty(s);
             widened |= join_scan_type(n, &mut self.scan_types[k], st)?;
-            if !probing {
-                let u = super::unsqueeze(cx, s, &[0])?;
-                let acc = dargs[2 + nv + k];
-                let cat =
-                    cx.e.op("data.concat", &[acc, u], vec![("axis", Attribute::i64(0))])?;
-                yields.push(cat);
+            if probing {
+                continue;
             }
+            let acc = dargs[2 + nv + k];
+            let w = if fixed {
+                let shape = static_dims(n, k, cx.e.ty(s))?;
+                write_row(cx, acc, s, dargs[0], &shape, 0)?
+            } else {
+                let u = super::unsqueeze(cx, s, &[0])?;
+                cx.e.op("data.concat", &[acc, u], vec![("axis", Attribute::i64(0))])?
+            };
+            yields.push(w);
         }
         let done = !widened && !probing;
         finish_attempt(cx, op, saved, done, &yields, &all_types, 2, acc_inits)
@@ -271,12 +339,161 @@ impl LoopImport<'_> {
                     format!("with scan output #{k} of dynamic shape '{t}'"),
                 ));
             };
+            if let Some(count) = self.fixed_count.flatten() {
+                acc_inits.push(Some(self.full_accumulator(cx, k, count, &shape, tt.dtype)?));
+                continue;
+            }
             shape.insert(0, 0);
             let empty = zeros(cx, &shape, tt.dtype)?;
             acc_inits.push(Some(empty));
         }
         Ok(acc_inits)
     }
+}
+
+impl LoopImport<'_> {
+    /// The iteration count `cond ? max(M, 0) : 0` as a 1-element i64 vector,
+    /// built in the current (enclosing) block; None without a trip count or
+    /// when the host prefix cannot compute it at run start.
+    fn iteration_count(&self, cx: &mut Cx) -> Res<Option<ValueId>> {
+        let Some(m) = self.max_trip else {
+            return Ok(None);
+        };
+        let zero = cx.e.scalar(DType::I64, 0.0)?;
+        let pos = cx.e.op("graph.max", &[m, zero], vec![])?;
+        let count = cx.e.op("graph.where", &[self.cinit, pos, zero], vec![])?;
+        let count = super::reshape(cx, count, &[1])?;
+        let kind = ge_dialects::graph::specialize::ValueKind::Ints;
+        if !cx.computable_at_run_start(&[(count, "shape", kind)]) {
+            return Ok(None);
+        }
+        Ok(Some(count))
+    }
+
+    /// Scan output `k`'s accumulator when the loop runs `count` times: zeros
+    /// of `[N, shape...]`, `N` a value symbol named after the output (a
+    /// `graph.specialize` of `data.expand`, bound at run start).
+    fn full_accumulator(
+        &self,
+        cx: &mut Cx,
+        k: usize,
+        count: ValueId,
+        shape: &[usize],
+        dt: DType,
+    ) -> Res<ValueId> {
+        let n = self.n;
+        if let Some(c) = cx.e.const_value(count) {
+            // A count known at import: a static accumulator.
+            let c = usize::try_from(c.to_i64().first().copied().unwrap_or(0)).unwrap_or(0);
+            let mut full = vec![c];
+            full.extend_from_slice(shape);
+            return zeros(cx, &full, dt);
+        }
+        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let target = if dims.is_empty() {
+            count
+        } else {
+            let rest = cx.e.i64_vector(&dims)?;
+            cx.e.op(
+                "data.concat",
+                &[count, rest],
+                vec![("axis", Attribute::i64(0))],
+            )?
+        };
+        let z = cx.e.scalar(dt, 0.0)?;
+        let base = n
+            .output_names
+            .get(self.inits.len() + k)
+            .filter(|o| !o.is_empty())
+            .cloned()
+            .unwrap_or_else(|| format!("{}_scan_{k}", n.name));
+        let kind = ge_dialects::graph::specialize::ValueKind::Ints;
+        let r = cx.specialize_as(
+            n,
+            &base,
+            "data.expand",
+            &[z],
+            vec![],
+            &[(target, "shape", kind)],
+            1,
+        )?;
+        let acc = *r
+            .first()
+            .ok_or_else(|| invalid(n, "data.expand gave no result"))?;
+        // The leading dim is the value symbol; the others are static.
+        let lead = cx.e.dims(acc)?.first().copied().unwrap_or(Dim::Unknown);
+        let mut d = vec![lead];
+        d.extend(shape.iter().map(|&x| Dim::Static(x as i64)));
+        cx.e.b.body.set_value_type(acc, Type::tensor(&d, dt));
+        Ok(acc)
+    }
+}
+
+/// Whether the body's condition output `cond_out` is its condition input
+/// `cond_in` (through identities) or a constant true: then the body never
+/// ends the loop, which runs exactly `cond ? max(M, 0) : 0` times.
+fn passes_condition_through(cx: &Cx, cond_out: ValueId, cond_in: ValueId) -> bool {
+    let mut v = cond_out;
+    loop {
+        if v == cond_in {
+            return true;
+        }
+        let body = &*cx.e.b.body;
+        let Some(o) = body.defining_op(v) else {
+            return false;
+        };
+        let d = body.op(o);
+        let same_type =
+            d.operands().len() == 1 && body.value_type(d.operands()[0]) == body.value_type(v);
+        let identity = d.name.as_str() == "data.identity"
+            || (d.name.as_str() == "graph.cast" && same_type)
+            || (d.name.as_str() == "data.reshape" && same_type);
+        if identity && d.operands().len() == 1 {
+            v = d.operands()[0];
+            continue;
+        }
+        return cx
+            .e
+            .const_value(v)
+            .is_some_and(|c| c.len() == 1 && c.get_f(0) != 0.0);
+    }
+}
+
+/// Scan output `k`'s static shape (one iteration's).
+fn static_dims(n: &Node, k: usize, t: Type) -> Res<Vec<usize>> {
+    t.as_tensor()
+        .and_then(|tt| tt.dims.as_ref())
+        .and_then(|d| {
+            d.iter()
+                .map(|x| x.as_static().and_then(|v| usize::try_from(v).ok()))
+                .collect::<Option<Vec<usize>>>()
+        })
+        .ok_or_else(|| unsupported(n, format!("with scan output #{k} of dynamic shape '{t}'")))
+}
+
+/// `acc[.., pos, ..] = s` along `axis`: a scatter with the position
+/// broadcast to the slice's shape (`shape`: one slice's, without the axis).
+fn write_row(
+    cx: &mut Cx,
+    acc: ValueId,
+    s: ValueId,
+    pos: ValueId,
+    shape: &[usize],
+    axis: usize,
+) -> Res<ValueId> {
+    let upd = super::unsqueeze(cx, s, &[axis as i64])?;
+    let mut ushape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    ushape.insert(axis, 1);
+    let idx = cx.e.op(
+        "data.broadcast_to",
+        &[pos],
+        vec![("shape", Attribute::i64_array(&ushape))],
+    )?;
+    Ok(cx.e.op(
+        "graph.scatter_elements",
+        &[acc, idx, upd],
+        vec![("axis", Attribute::i64(axis as i64))],
+    )?)
 }
 
 /// A new entry block of `region` with arguments of `types`, where ops are
@@ -701,17 +918,7 @@ impl ScanImport<'_> {
     /// Scan output `k`'s static shape and its axis in the stacked result.
     fn out_shape(&self, k: usize, t: Type) -> Res<(Vec<usize>, usize)> {
         let n = self.n;
-        let dims = t
-            .as_tensor()
-            .and_then(|tt| tt.dims.as_ref())
-            .and_then(|d| {
-                d.iter()
-                    .map(|x| x.as_static().and_then(|v| usize::try_from(v).ok()))
-                    .collect::<Option<Vec<usize>>>()
-            })
-            .ok_or_else(|| {
-                unsupported(n, format!("with scan output #{k} of dynamic shape '{t}'"))
-            })?;
+        let dims = static_dims(n, k, t)?;
         let axis = norm_axis(n, self.axes.outputs[k].0, dims.len() + 1)?;
         Ok((dims, axis))
     }
@@ -777,23 +984,9 @@ impl ScanImport<'_> {
             let st = cx.e.ty(s);
             widened |= join_scan_type(n, &mut self.out_types[k], st)?;
             if let Some((shape, axis)) = shapes.get(k) {
-                // acc[.., pos, ..] = s: a scatter along the axis with the
-                // position broadcast to the slice's shape.
-                let upd = super::unsqueeze(cx, s, &[*axis as i64])?;
-                let mut ushape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-                ushape.insert(*axis, 1);
-                let idx = cx.e.op(
-                    "data.broadcast_to",
-                    &[pos(self.axes.outputs[k].1)],
-                    vec![("shape", Attribute::i64_array(&ushape))],
-                )?;
                 let acc = dargs[1 + nstate + k];
-                let w = cx.e.op(
-                    "graph.scatter_elements",
-                    &[acc, idx, upd],
-                    vec![("axis", Attribute::i64(*axis as i64))],
-                )?;
-                yields.push(w);
+                let p = pos(self.axes.outputs[k].1);
+                yields.push(write_row(cx, acc, s, p, shape, *axis)?);
             }
         }
         let done = !widened && !probing;
