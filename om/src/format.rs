@@ -30,7 +30,7 @@
 //! partition's checksum), then parses and validates the contents; anything
 //! wrong is one clear line in an [`OmError`], never a panic.
 
-use crate::model::{IoDesc, ModelDef, OmModel, OmStream, TaskProgram};
+use crate::model::{IoDesc, ModelDef, OmModel, TaskProgram, ValidStream};
 use crate::weights::Weights;
 use ge_ir::output::Durability;
 
@@ -157,10 +157,9 @@ pub fn to_bytes_unchecked(m: &OmModel) -> Result<Vec<u8>, String> {
     Image::of(m.parts(&weights))?.to_vec()
 }
 
-/// Serialise a model whose weights stream (it must validate); the same bytes as
-/// [`to_bytes`] of [`OmStream::to_model`].
-pub fn stream_to_bytes(m: &OmStream) -> Result<Vec<u8>, String> {
-    m.validate()?;
+/// Serialise a validated model whose weights stream; the same bytes as
+/// [`to_bytes`] of [`OmStream::to_model`](crate::model::OmStream::to_model).
+pub fn stream_to_bytes(m: &ValidStream) -> Result<Vec<u8>, String> {
     Image::of(m.parts())?.to_vec()
 }
 
@@ -174,11 +173,11 @@ pub fn write(path: &std::path::Path, m: &OmModel) -> Result<(), String> {
         .map(drop)
 }
 
-/// Write a model whose weights stream to `path` as [`write`] does: each
-/// weight's bytes go from where they are to the file (checksummed on a first
-/// pass over them), never through a buffer of the whole partition. The number
-/// of bytes written.
-pub fn write_stream(path: &std::path::Path, m: &OmStream) -> Result<u64, String> {
+/// Write a validated model whose weights stream to `path` as [`write`] does:
+/// each weight's bytes go from where they are to the file (checksummed on a
+/// first pass over them), never through a buffer of the whole partition. The
+/// number of bytes written.
+pub fn write_stream(path: &std::path::Path, m: &ValidStream) -> Result<u64, String> {
     write_stream_with(path, m, Durability::Synced)
 }
 
@@ -187,10 +186,9 @@ pub fn write_stream(path: &std::path::Path, m: &OmStream) -> Result<u64, String>
 /// checksums, so a file a system crash tore is refused when read).
 pub fn write_stream_with(
     path: &std::path::Path,
-    m: &OmStream,
+    m: &ValidStream,
     sync: Durability,
 ) -> Result<u64, String> {
-    m.validate()?;
     Image::of(m.parts())?.write(path, sync)
 }
 

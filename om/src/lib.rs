@@ -43,5 +43,5 @@ pub mod validate;
 pub mod weights;
 
 pub use format::{parse, read, to_bytes, OmError, OmFile};
-pub use model::{OmModel, OmStream};
+pub use model::{OmModel, OmStream, ValidStream};
 pub use weights::{WeightBytes, Weights};

@@ -229,14 +229,29 @@ pub fn type_bytes(ty: &str, bounds: &BTreeMap<String, i64>) -> Result<u64, Strin
 /// element (what a buffer of the type must be aligned to: kernels access it
 /// through typed pointers).
 pub fn type_layout(ty: &str, bounds: &BTreeMap<String, i64>) -> Result<(u64, u64), String> {
+    type_layout_at(ty, &symbol_values(bounds))
+}
+
+/// `symbol_bounds` keyed as [`type_layout_at`] takes them.
+pub(crate) fn symbol_values(
+    bounds: &BTreeMap<String, i64>,
+) -> std::collections::HashMap<ge_ir::Ident, i64> {
+    bounds
+        .iter()
+        .map(|(k, v)| (ge_ir::Ident::new(k), *v))
+        .collect()
+}
+
+/// [`type_layout`] with the bounds keyed by symbol ([`symbol_values`]).
+pub(crate) fn type_layout_at(
+    ty: &str,
+    bounds: &std::collections::HashMap<ge_ir::Ident, i64>,
+) -> Result<(u64, u64), String> {
     let t = ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
         .map_err(|d| format!("bad type '{ty}': {}", d.message))?;
     let elem = t.dtype().map_or(1, |d| d.byte_size().max(1)) as u64;
-    let b: std::collections::HashMap<ge_ir::Ident, i64> = bounds
-        .iter()
-        .map(|(k, v)| (ge_ir::Ident::new(k), *v))
-        .collect();
-    let n = ge_dialects::memory::byte_size_bound(t, &b).map_err(|m| format!("type '{ty}': {m}"))?;
+    let n =
+        ge_dialects::memory::byte_size_bound(t, bounds).map_err(|m| format!("type '{ty}': {m}"))?;
     let n = u64::try_from(n).map_err(|_| format!("type '{ty}' has a negative size"))?;
     Ok((n, elem))
 }
@@ -279,7 +294,7 @@ pub struct OmStream<'a> {
     pub io: IoDesc,
 }
 
-impl OmStream<'_> {
+impl<'a> OmStream<'a> {
     /// Check every reference and range, as [`OmModel::validate`].
     pub fn validate(&self) -> Result<(), String> {
         crate::validate::validate(
@@ -289,6 +304,12 @@ impl OmStream<'_> {
             &self.kernels,
             &self.io,
         )
+    }
+
+    /// The model, [`validate`](Self::validate)d: what the writers take.
+    pub fn validated(self) -> Result<ValidStream<'a>, String> {
+        self.validate()?;
+        Ok(ValidStream(self))
     }
 
     /// The parts the writer serialises.
@@ -312,5 +333,27 @@ impl OmStream<'_> {
             kernels: self.kernels.clone(),
             io: self.io.clone(),
         })
+    }
+}
+
+/// An [`OmStream`] that passed [`OmStream::validate`]: the only way to make
+/// one is [`OmStream::validated`], and it gives no mutable access, so a
+/// writer taking it (`crate::format::write_stream`) need not check the model
+/// again (ge-atc validated every model twice, a sixth of a small model's
+/// compile).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidStream<'a>(OmStream<'a>);
+
+impl<'a> ValidStream<'a> {
+    /// The model, no longer known to be valid (to change it).
+    pub fn into_inner(self) -> OmStream<'a> {
+        self.0
+    }
+}
+
+impl<'a> std::ops::Deref for ValidStream<'a> {
+    type Target = OmStream<'a>;
+    fn deref(&self) -> &OmStream<'a> {
+        &self.0
     }
 }

@@ -16,10 +16,10 @@
 //! planner check on top of this (`ge_runtime`'s `proof` module).
 
 use crate::model::{
-    type_bytes, type_layout, ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram,
+    symbol_values, type_layout_at, ArenaRole, Buffer, IoDesc, ModelDef, Operand, Task, TaskProgram,
     WeightDef,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// At most this many streams (a runtime starts one worker thread per stream).
 pub const MAX_STREAMS: u32 = 1024;
@@ -37,10 +37,34 @@ pub fn validate(
     io: &IoDesc,
 ) -> Result<(), String> {
     check_def(d, weights_len)?;
-    check_weights(d, &program.weights, weights_len)?;
-    check_tasks(d, program)?;
-    check_io(d, io)?;
+    let mut layouts = Layouts {
+        bounds: symbol_values(&d.symbol_bounds),
+        known: HashMap::new(),
+    };
+    check_weights(&mut layouts, &program.weights, weights_len)?;
+    check_tasks(d, &mut layouts, program)?;
+    check_io(d, &mut layouts, io)?;
     check_kernels(program, kernels)
+}
+
+/// The byte sizes (at the model's symbol bounds) and element sizes of the
+/// buffers' types, each distinct type string parsed once: a model has many
+/// buffers of few types.
+struct Layouts<'m> {
+    bounds: HashMap<ge_ir::Ident, i64>,
+    known: HashMap<&'m str, (u64, u64)>,
+}
+
+impl<'m> Layouts<'m> {
+    /// [`crate::model::type_layout`] of `ty`.
+    fn of(&mut self, ty: &'m str) -> Result<(u64, u64), String> {
+        if let Some(&l) = self.known.get(ty) {
+            return Ok(l);
+        }
+        let l = type_layout_at(ty, &self.bounds)?;
+        self.known.insert(ty, l);
+        Ok(l)
+    }
 }
 
 /// The model def on its own: streams, the weights size, the arenas.
@@ -166,7 +190,12 @@ fn check_replan(d: &ModelDef, r: &crate::model::Replan) -> Result<(), String> {
 
 /// A buffer (`what` names its user in errors): its arena exists, its size is
 /// its type's at the bounds, and its bytes lie inside the arena.
-fn check_buffer(d: &ModelDef, what: &str, b: &Buffer) -> Result<(), String> {
+fn check_buffer<'m>(
+    d: &ModelDef,
+    layouts: &mut Layouts<'m>,
+    what: &str,
+    b: &'m Buffer,
+) -> Result<(), String> {
     let a = d.arenas.get(b.arena as usize).ok_or_else(|| {
         format!(
             "{what}: arena {} does not exist ({} arenas)",
@@ -174,7 +203,7 @@ fn check_buffer(d: &ModelDef, what: &str, b: &Buffer) -> Result<(), String> {
             d.arenas.len()
         )
     })?;
-    let (n, elem) = type_layout(&b.ty, &d.symbol_bounds).map_err(|m| format!("{what}: {m}"))?;
+    let (n, elem) = layouts.of(&b.ty).map_err(|m| format!("{what}: {m}"))?;
     if n != b.bytes {
         return Err(format!("{what}: '{}' is {n} bytes, not {}", b.ty, b.bytes));
     }
@@ -202,9 +231,13 @@ fn check_buffer(d: &ModelDef, what: &str, b: &Buffer) -> Result<(), String> {
 }
 
 /// Every weight is its type's size, 64-byte aligned, inside the partition.
-fn check_weights(d: &ModelDef, weights: &[WeightDef], weights_len: u64) -> Result<(), String> {
+fn check_weights<'m>(
+    layouts: &mut Layouts<'m>,
+    weights: &'m [WeightDef],
+    weights_len: u64,
+) -> Result<(), String> {
     for (i, w) in weights.iter().enumerate() {
-        let n = type_bytes(&w.ty, &d.symbol_bounds).map_err(|m| format!("weight #{i}: {m}"))?;
+        let (n, _) = layouts.of(&w.ty).map_err(|m| format!("weight #{i}: {m}"))?;
         if n != w.bytes {
             return Err(format!(
                 "weight #{i}: '{}' is {n} bytes, not {}",
@@ -234,7 +267,11 @@ fn check_weights(d: &ModelDef, weights: &[WeightDef], weights_len: u64) -> Resul
 /// The task program: every id in range, every buffer inside its arena,
 /// every jump to a label of its own stream, every wait after a record of its
 /// event, and an end task.
-fn check_tasks(d: &ModelDef, program: &TaskProgram) -> Result<(), String> {
+fn check_tasks<'m>(
+    d: &ModelDef,
+    layouts: &mut Layouts<'m>,
+    program: &'m TaskProgram,
+) -> Result<(), String> {
     let labels: HashSet<(u32, u32)> = program
         .tasks
         .iter()
@@ -267,10 +304,10 @@ fn check_tasks(d: &ModelDef, program: &TaskProgram) -> Result<(), String> {
         match t {
             Task::Launch {
                 kernel, ins, outs, ..
-            } => check_launch(d, program, &what, *kernel, ins, outs)?,
+            } => check_launch(d, layouts, program, &what, (*kernel, ins, outs))?,
             Task::Memcpy { src, dst, .. } => {
-                check_buffer(d, &what, src)?;
-                check_buffer(d, &what, dst)?;
+                check_buffer(d, layouts, &what, src)?;
+                check_buffer(d, layouts, &what, dst)?;
                 if src.bytes != dst.bytes {
                     return Err(format!(
                         "{what}: memcpy of {} bytes into {}",
@@ -300,7 +337,7 @@ fn check_tasks(d: &ModelDef, program: &TaskProgram) -> Result<(), String> {
                 stream,
                 targets,
             } => {
-                check_buffer(d, &what, value)?;
+                check_buffer(d, layouts, &what, value)?;
                 check_switch_value(&what, value)?;
                 for l in targets {
                     jump(&what, *l, *stream)?;
@@ -351,20 +388,19 @@ fn task_stream(t: &Task) -> Option<u32> {
 
 /// A launch: its kernel and weights exist, its buffers lie in their arenas,
 /// and it writes something.
-fn check_launch(
+fn check_launch<'m>(
     d: &ModelDef,
+    layouts: &mut Layouts<'m>,
     program: &TaskProgram,
     what: &str,
-    kernel: u32,
-    ins: &[Operand],
-    outs: &[Buffer],
+    (kernel, ins, outs): (u32, &'m [Operand], &'m [Buffer]),
 ) -> Result<(), String> {
     if kernel as usize >= program.kernels.len() {
         return Err(format!("{what}: kernel {kernel} does not exist"));
     }
     for o in ins {
         match o {
-            Operand::Buffer(b) => check_buffer(d, what, b)?,
+            Operand::Buffer(b) => check_buffer(d, layouts, what, b)?,
             Operand::Weight(w) if (*w as usize) < program.weights.len() => {}
             Operand::Weight(w) => return Err(format!("{what}: weight {w} does not exist")),
         }
@@ -373,21 +409,21 @@ fn check_launch(
         return Err(format!("{what}: a launch writes at least one buffer"));
     }
     for b in outs {
-        check_buffer(d, what, b)?;
+        check_buffer(d, layouts, what, b)?;
     }
     Ok(())
 }
 
 /// Inputs and outputs lie in arenas of their role, and their names (which
 /// callers address them by) are well-formed and distinct.
-fn check_io(d: &ModelDef, io: &IoDesc) -> Result<(), String> {
+fn check_io<'m>(d: &ModelDef, layouts: &mut Layouts<'m>, io: &'m IoDesc) -> Result<(), String> {
     for (k, list, role) in [
         ("input", &io.inputs, ArenaRole::Input),
         ("output", &io.outputs, ArenaRole::Output),
     ] {
         ge_dialects::graph::func::check_io_names(k, list.iter().map(|t| t.name.as_str()))?;
         for (i, t) in list.iter().enumerate() {
-            check_buffer(d, &format!("{k} #{i} '{}'", t.name), &t.buffer)?;
+            check_buffer(d, layouts, &format!("{k} #{i} '{}'", t.name), &t.buffer)?;
             // check_buffer proved the arena exists.
             let a = &d.arenas[t.buffer.arena as usize];
             if a.role != role {

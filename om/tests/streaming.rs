@@ -121,7 +121,7 @@ fn model(stored: &[u8]) -> OmStream<'_> {
 #[test]
 fn streamed_bytes_are_the_in_memory_writers() {
     let stored = [1u8, 2, 3];
-    let s = model(&stored);
+    let s = model(&stored).validated().expect("valid");
     let m = s.to_model().expect("within the budget");
     // 3 bytes, gap to 64, the splat to 400 064, the 160 bytes (aligned
     // already), gap to 400 256, the 64 zeros.
@@ -139,7 +139,7 @@ fn streamed_bytes_are_the_in_memory_writers() {
 #[test]
 fn a_streamed_file_is_the_in_memory_writers() {
     let stored = [1u8, 2, 3];
-    let s = model(&stored);
+    let s = model(&stored).validated().expect("valid");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.om");
     let n = ge_om::format::write_stream(&path, &s).expect("written");
@@ -151,14 +151,15 @@ fn a_streamed_file_is_the_in_memory_writers() {
 }
 
 #[test]
-fn a_stream_that_does_not_validate_is_not_written() {
+fn a_stream_that_does_not_validate_cannot_be_written() {
+    // The writers take a `ValidStream`, which only `validated` makes.
     let stored = [1u8, 2, 3];
     let mut s = model(&stored);
     s.def.weights_size += 1;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.om");
-    let e = ge_om::format::write_stream(&path, &s).unwrap_err();
+    let e = s.validated().unwrap_err();
     assert!(e.contains("weights partition has"), "{e}");
-    assert!(!path.exists());
-    assert!(ge_om::format::stream_to_bytes(&s).is_err());
+    // A valid stream taken apart and changed must be validated again.
+    let mut s = model(&stored).validated().expect("valid").into_inner();
+    s.def.weights_size += 1;
+    assert!(s.validated().is_err());
 }

@@ -2,40 +2,51 @@
 //! users load at run time (`ge-opt --rewrite-rules=file.rr`).
 
 use crate::pattern::PatternSet;
+use crate::rr::parse::checked;
 use crate::rr::{parse_rules, to_patterns, Rule};
 use ge_ir::Context;
 use std::sync::OnceLock;
 
-/// The library files: (file name, text).
-pub const LIBRARY: &[(&str, &str)] = &[
-    ("algebraic.rr", include_str!("../rules/algebraic.rr")),
-    ("identity.rr", include_str!("../rules/identity.rr")),
-    ("broadcast.rr", include_str!("../rules/broadcast.rr")),
-    ("fold_bn.rr", include_str!("../rules/fold_bn.rr")),
-    ("epilogue.rr", include_str!("../rules/epilogue.rr")),
-    ("recognize.rr", include_str!("../rules/recognize.rr")),
-    ("layout.rr", include_str!("../rules/layout.rr")),
-    ("taso.rr", include_str!("../rules/taso.rr")),
-];
+mod built {
+    use crate::rr::ast::*;
+    include!(concat!(env!("OUT_DIR"), "/library.rs"));
+}
+
+/// The library files: (file name, text), in the order their rules are tried
+/// (the list is `rewrites/build.rs`'s `FILES`).
+pub use built::LIBRARY;
 
 /// Rules a user loaded; stored as a context extension.
 #[derive(Default, Debug)]
 pub struct UserRules(pub Vec<Rule>);
 
-/// Every rule of the library. Panics only if the shipped library itself is
+/// Every rule of the library: built at compile time from the files
+/// (`rewrites/build.rs`), checked against `ctx` here as [`parse_rules`]
+/// checks a file's rules. Panics only if the shipped library itself is
 /// broken, which the library tests rule out.
 pub fn library_rules(ctx: &Context) -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
         let mut out = vec![];
-        for (name, text) in LIBRARY {
-            match parse_rules(ctx, name, 0, text) {
+        for ((name, text), rules) in LIBRARY.iter().zip(built::BUILT) {
+            match checked(ctx, 0, text, rules().into_iter().map(Ok)) {
                 Ok(rs) => out.extend(rs),
                 Err(d) => panic!("shipped rule library {name} is invalid: {}", d.message),
             }
         }
         out
     })
+}
+
+/// The library parsed from its files at run time, as [`library_rules`]
+/// built them at compile time (for the test that they agree).
+pub fn parse_library(ctx: &Context) -> Result<Vec<Rule>, String> {
+    let mut out = vec![];
+    for (name, text) in LIBRARY {
+        let rs = parse_rules(ctx, name, 0, text).map_err(|d| format!("{name}: {}", d.message))?;
+        out.extend(rs);
+    }
+    Ok(out)
 }
 
 /// Library rules carrying `label`.

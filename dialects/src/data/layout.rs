@@ -402,12 +402,17 @@ pub fn transdata_bytes(
         return Ok((bytes.to_vec(), true));
     }
     let mut out = vec![0u8; n * es];
+    // A splat's runs (at most the destination's innermost dim long) are
+    // prefixes of one run of the element: each is one copy.
+    let run = if splat {
+        bytes.repeat(to.storage.last().copied().unwrap_or(1).max(1))
+    } else {
+        vec![]
+    };
     let copied = copy_runs(&from, &to, |d, src, stride, count| {
         let dst = &mut out[d * es..(d + count) * es];
         if splat {
-            for e in dst.chunks_exact_mut(es) {
-                e.copy_from_slice(bytes);
-            }
+            dst.copy_from_slice(&run[..count * es]);
         } else if stride == 1 {
             dst.copy_from_slice(&bytes[src * es..(src + count) * es]);
         } else {

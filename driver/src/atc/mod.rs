@@ -497,8 +497,23 @@ fn inputs_line(m: &Module, format: Option<&str>) -> String {
 }
 
 /// Which execution mode the model runs in, and why (docs/architecture.md,
-/// "Execution modes").
-fn mode_line(om: &ge_om::OmStream) -> String {
+/// "Execution modes"). `compiled`: the module `om` was lowered from.
+fn mode_line(om: &ge_om::OmStream, compiled: &Module) -> String {
+    // The kernels partition is printed from functions of `compiled`: when no
+    // op of it is a `graph.specialize` or a size op, the partition has none
+    // either and the mode is the memory's (without parsing the partition,
+    // a twelfth of a small model's compile).
+    let mut special = false;
+    compiled
+        .body()
+        .walk_deep(ge_ir::WalkOrder::Pre, &mut |b, o| {
+            let d = b.op(o);
+            special |= ge_dialects::graph::specialize::Specialize::is(d)
+                || ge_dialects::data::size::count_result(d.name.as_str()).is_some();
+        });
+    if !special {
+        return memory_mode(om);
+    }
     let ctx = ge_dialects::context();
     let kernels = ge_ir::parser::parse_module(
         &ctx,
@@ -621,6 +636,7 @@ fn memory_mode(om: &ge_om::OmStream) -> String {
 /// The summary of a compiled model.
 fn summary(
     om: &ge_om::OmStream,
+    compiled: &Module,
     inputs: &str,
     ops_before: usize,
     ops_after: usize,
@@ -698,7 +714,7 @@ fn summary(
             .collect();
         let _ = writeln!(s, "  dynamic      {}", b.join(", "));
     }
-    let _ = writeln!(s, "  mode         {}", mode_line(om));
+    let _ = writeln!(s, "  mode         {}", mode_line(om, compiled));
     let _ = writeln!(s, "  compile time");
     let mut total = Duration::ZERO;
     for (name, d) in times {
@@ -811,7 +827,7 @@ pub fn main_with(args: AtcArgs, ctx: &Context) -> AtcOutput {
         Err(e) => return failed(&log, &e),
     };
     times.push(("write-om", t.elapsed()));
-    let sum = summary(&om, &inputs, ops_before, ops_after, &times);
+    let sum = summary(&om, &m, &inputs, ops_before, ops_after, &times);
     if let (Some((c, k)), Some(bytes)) = (&cache, bytes) {
         match c.put(k, &encode_entry(&sum, &bytes)) {
             Ok(()) => log.info(&format!("compile cache: stored {}", k.short())),
@@ -952,7 +968,7 @@ fn compile_stages(
 
 /// Lower the compiled module to an `.om` for `soc` (named for `out`), its
 /// weights left in the module, and check it against the memory budget.
-fn lower_om(m: &Module, out: &Path, soc: &str) -> Result<ge_om::OmStream<'static>, String> {
+fn lower_om(m: &Module, out: &Path, soc: &str) -> Result<ge_om::ValidStream<'static>, String> {
     let name = out
         .file_stem()
         .filter(|s| *s != "-")
@@ -973,7 +989,7 @@ fn lower_om(m: &Module, out: &Path, soc: &str) -> Result<ge_om::OmStream<'static
 
 /// Write `om` to `out`, each weight streamed from the module into the file,
 /// creating missing parent folders: the number of bytes written.
-fn write_om(om: &ge_om::OmStream, out: &Path) -> Result<u64, String> {
+fn write_om(om: &ge_om::ValidStream, out: &Path) -> Result<u64, String> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| error(format!("cannot create '{}': {e}", dir.display())))?;

@@ -25,7 +25,7 @@ use ge_om::model::{
     ArenaDef, ArenaRole, Buffer, IoDesc, IoTensor, KernelDef, ModelDef, OmModel, OmStream, Operand,
     Task, TaskProgram, WeightDef,
 };
-use ge_om::{WeightBytes, Weights};
+use ge_om::{ValidStream, WeightBytes, Weights};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -79,14 +79,14 @@ pub fn from_module(
 }
 
 /// [`from_module`] with the weights left where they are (the dense
-/// constants' storage, a splat's one element): what
+/// constants' storage, a splat's one element), validated: what
 /// [`ge_om::format::write_stream`] writes without building the weights
 /// partition in memory.
 pub fn stream_from_module(
     mbody: &Body,
     module: Option<&Module>,
     opts: &OmOptions,
-) -> LowerResult<OmStream<'static>> {
+) -> LowerResult<ValidStream<'static>> {
     let f = entry_function(mbody, opts.entry.as_deref())?;
     let fd = mbody.op(f);
     let entry = func_name(fd);
@@ -134,8 +134,7 @@ pub fn stream_from_module(
         kernels,
         io,
     };
-    m.validate().at_op(fd.loc)?;
-    Ok(m)
+    m.validated().at_op(fd.loc)
 }
 
 /// The function to export: `entry`, or the only lowered one.

@@ -7,6 +7,7 @@ pub mod eval;
 pub mod greedy;
 pub mod helpers;
 pub mod parse;
+pub mod syntax;
 
 pub use ast::Rule;
 pub use parse::parse_rules;
