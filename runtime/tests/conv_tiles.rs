@@ -11,8 +11,8 @@ use ge_compile::CompileOptions;
 
 #[test]
 fn row_and_column_splits_match_the_interpreter() {
-    // The GEMM path's splits (the cost model gives most of these shapes to
-    // the direct kernel): both tests of this file force it alike.
+    // The GEMM path's splits, whatever the default: both tests of this
+    // file force it alike.
     std::env::set_var("GE_CONV_ALGO", "im2col");
     // (batch, in channels, H, W, out channels, kernel, pad, group)
     let cases = [

@@ -54,8 +54,8 @@ pub struct Conv {
     /// Computed by Winograd F(m x m, 3 x 3) from a transformed filter
     /// operand (chosen per shape by [`winograd::plan`]); else im2col + GEMM.
     pub winograd: Option<winograd::Winograd>,
-    /// Computed by the direct kernel ([`conv_direct`], chosen per shape by
-    /// [`conv_direct::plan`]); else im2col + GEMM.
+    /// Computed by the direct kernel ([`conv_direct`], when
+    /// `GE_CONV_ALGO=direct` asks for it: [`conv_direct::plan`]).
     pub direct: bool,
 }
 

@@ -13,8 +13,7 @@
 //! tap with the filter taps packed `[block][tap][OCB]` — and the valid
 //! columns are copied out with the bias/activation epilogue.
 //!
-//! Chosen per shape by [`prefer`] (`GE_CONV_ALGO=direct` forces it, on CPUs
-//! with FMA; elsewhere it still computes, slowly).
+//! Only when `GE_CONV_ALGO=direct` asks for it (see [`plan`]).
 
 use super::conv::{bias_activation, scatter_row, Conv, Ptrs, Shapes};
 use super::winograd::{choice, Choice};
@@ -70,26 +69,15 @@ impl Plan {
     }
 }
 
-/// Whether the direct kernel is expected to beat im2col + GEMM for a
-/// convolution of `cg·kh·kw` taps per output over an `oh x ow` plane:
-/// few taps per output (a shallow GEMM, where its packing and the im2col
-/// copy are a large share of the work) or a small plane (where the GEMM
-/// gets too few columns per call).
-pub fn prefer(cg: usize, kh: usize, kw: usize, oh: usize, ow: usize) -> bool {
-    let taps = cg * kh * kw;
-    let p = oh * ow;
-    taps <= 1152 && (p <= 3600 || taps <= 300) && kh * kw > 1
-}
-
-/// Mark the convolutions the direct kernel computes: those [`prefer`]
-/// picks (on a CPU with FMA; the Winograd ones and depthwise ones keep
-/// their kernels), or every one but those when `GE_CONV_ALGO=direct`.
+/// Mark the convolutions the direct kernel computes: every one but the
+/// depthwise ones when `GE_CONV_ALGO=direct`, else none. (Not chosen by
+/// default: on SqueezeNet it measured 1.16-1.28x the CPU time of im2col +
+/// GEMM — docs/benchmarks.md — its inner loop is not yet at the GEMM
+/// micro-kernel's speed.)
 pub fn plan(steps: &mut [Step], types: &[Type]) {
-    let forced = match choice() {
-        Choice::Direct => true,
-        Choice::Auto if fma() => false,
-        _ => return,
-    };
+    if choice() != Choice::Direct {
+        return;
+    }
     let none = HashMap::new();
     for s in steps.iter_mut() {
         let (Op::Conv(c), [x, w, ..]) = (&mut s.op, &s.ins[..]) else {
@@ -101,37 +89,11 @@ pub fn plan(steps: &mut [Step], types: &[Type]) {
                 Some(DType::F32 | DType::F16 | DType::BF16)
             )
         };
-        let Ok(&[oc, cg, kh, kw]) = concrete(types[*w], &none).as_deref() else {
+        let Ok(&[oc, cg, _, _]) = concrete(types[*w], &none).as_deref() else {
             continue;
         };
         let g = c.group.max(1);
-        if c.winograd.is_some() || !float(*x) || !float(*w) || (cg == 1 && oc == g) {
-            continue;
-        }
-        // The output's spatial size (the last two dims of NCHW, or the
-        // middle two of NC1HWC0 blocks), when static.
-        let dims = s
-            .outs
-            .first()
-            .and_then(|&o| types[o].as_tensor().and_then(|t| t.dims.clone()));
-        let hw = |k: usize| {
-            let d = dims.as_ref()?;
-            d.get(k)?.eval(&none).and_then(|v| usize::try_from(v).ok())
-        };
-        let (oh, ow) = (hw(2).unwrap_or(28), hw(3).unwrap_or(28));
-        c.direct = forced || prefer(cg, kh, kw, oh, ow);
-    }
-}
-
-/// Whether the CPU fuses multiply-adds (the kernel's inner step).
-fn fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        cfg!(target_feature = "fma") || cfg!(target_arch = "aarch64")
+        c.direct = c.winograd.is_none() && float(*x) && float(*w) && !(cg == 1 && oc == g);
     }
 }
 
@@ -157,27 +119,52 @@ pub(super) fn run(conv: &Conv, sh: &Shapes, ptrs: &Ptrs, par: &Par) -> Result<()
     flat.clear();
     flat.resize(sh.ocg * pl.segs * SEG, 0.0);
     let offs = tap_offsets(sh, &pl);
-    let r = (|| {
-        for plane in 0..sh.n * sh.g {
-            let (bi, gi) = (plane / sh.g, plane % sh.g);
-            // SAFETY: `ptrs` hold the convolution's tensors at `sh`'s sizes.
-            unsafe {
-                let xs = ptrs
-                    .x
-                    .p()
-                    .add((bi * sh.c + gi * sh.cg) * sh.geo.h * sh.geo.w);
-                fill_phases(sh, &pl, xs, &mut phases);
-                pack_filter(sh, &pl, ptrs.w.p().add(gi * sh.ocg * pl.taps), &mut packed);
-            }
-            compute(sh, &pl, &offs, &phases, &packed, &mut flat, par)?;
-            copy_out(conv, sh, &pl, &flat, ptrs, bi, gi, par)?;
-        }
-        Ok(())
-    })();
+    let bufs = Bufs {
+        offs: &offs,
+        phases: &mut phases,
+        packed: &mut packed,
+        flat: &mut flat,
+    };
+    let r = planes(conv, sh, &pl, ptrs, bufs, par);
     PHASES.with(|b| b.replace(phases));
     PACKED.with(|b| b.replace(packed));
     FLAT.with(|b| b.replace(flat));
     r
+}
+
+/// A convolution's scratch buffers ([`run`]'s thread-locals).
+struct Bufs<'a> {
+    offs: &'a [usize],
+    phases: &'a mut [f32],
+    packed: &'a mut [f32],
+    flat: &'a mut [f32],
+}
+
+/// Every (batch, group) plane: phase planes, packed filter, the blocks,
+/// the copy out.
+fn planes(
+    conv: &Conv,
+    sh: &Shapes,
+    pl: &Plan,
+    ptrs: &Ptrs,
+    mut b: Bufs,
+    par: &Par,
+) -> Result<(), String> {
+    for plane in 0..sh.n * sh.g {
+        let (bi, gi) = (plane / sh.g, plane % sh.g);
+        // SAFETY: `ptrs` hold the convolution's tensors at `sh`'s sizes.
+        unsafe {
+            let xs = ptrs
+                .x
+                .p()
+                .add((bi * sh.c + gi * sh.cg) * sh.geo.h * sh.geo.w);
+            fill_phases(sh, pl, xs, b.phases);
+            pack_filter(sh, pl, ptrs.w.p().add(gi * sh.ocg * pl.taps), b.packed);
+        }
+        compute(sh, pl, b.offs, b.phases, b.packed, b.flat, par)?;
+        copy_out(conv, sh, pl, b.flat, ptrs, bi, gi, par)?;
+    }
+    Ok(())
 }
 
 /// Offset of every tap (`ci, ky, kx`, the filter's order) in the phase
