@@ -108,10 +108,10 @@ fn nan_wins_a_window_as_in_the_reference() {
 
 /// Average pooling's row-wise path (runtime/src/kernels/pool.rs `avg_plane`):
 /// the same windows as the max cases, with and without the padding counted,
-/// bit for bit against the interpreter (each output sums its taps in the
-/// reference's order).
+/// against the interpreter at the f32 tolerance (the interpreter's sums
+/// round differently: 1 ulp apart).
 #[test]
-fn average_pooling_matches_the_interpreter_bitwise() {
+fn average_pooling_matches_the_interpreter() {
     // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
     let cases = [
         (3, 2, 1, [1, 1, 1, 1], false, 14, 14), // ShuffleNet's stride-2 units
@@ -136,13 +136,16 @@ fn average_pooling_matches_the_interpreter_bitwise() {
                         ceil as i64
                     ),
                 );
-            let (types, _) = signature(&text, "main");
+            let (types, m) = signature(&text, "main");
             let ins = random_inputs(&types, &[], 6);
-            check(
-                &text,
-                &ins,
-                &format!("avg k={k} s={s} d={d} pads={p:?} ceil={ceil} include_pad={include_pad} {h}x{w}"),
+            let want = interpret(&m, "main", &ins);
+            let what = format!(
+                "avg k={k} s={s} d={d} pads={p:?} ceil={ceil} include_pad={include_pad} {h}x{w}"
             );
+            for threads in [1, 2] {
+                let om = om_bytes("avg", &text, &CompileOptions::default());
+                assert_close(&run(&load(&om, threads), &ins), &want, &what);
+            }
         }
     }
 }

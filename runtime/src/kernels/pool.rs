@@ -272,7 +272,7 @@ struct AvgGeo {
 /// stride 1, so the loop vectorises), then each sum is divided by its count
 /// — the taps are separable, so the count is a product of per-axis counts.
 /// Each output sums its taps in the generic loop's order (window rows, then
-/// columns), so the results are bitwise the same.
+/// columns), so the results are bitwise that loop's.
 ///
 /// # Safety
 /// `src` holds `h x w` floats, `dst` `oh x ow`.
