@@ -11,6 +11,9 @@ use ge_compile::CompileOptions;
 
 #[test]
 fn row_and_column_splits_match_the_interpreter() {
+    // The GEMM path's splits, whatever the default: both tests of this
+    // file force it alike.
+    std::env::set_var("GE_CONV_ALGO", "im2col");
     // (batch, in channels, H, W, out channels, kernel, pad, group)
     let cases = [
         // Whole planes (more output channels than columns) split by output
@@ -62,6 +65,7 @@ fn row_and_column_splits_match_the_interpreter() {
 /// kernel writes the blocks itself, pad channels (20 of 24) included.
 #[test]
 fn convolutions_write_nc1hwc0_blocks_with_zero_pad_channels() {
+    std::env::set_var("GE_CONV_ALGO", "im2col");
     let (x, f, b) = (
         "tensor<2x6x8x8xf32>",
         "tensor<20x6x3x3xf32>",

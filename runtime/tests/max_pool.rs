@@ -105,3 +105,47 @@ fn nan_wins_a_window_as_in_the_reference() {
     let x = Tensor::from_f64(x.shape.clone(), x.dtype, v);
     check(&text, &[x], "NaN inputs");
 }
+
+/// Average pooling's row-wise path (runtime/src/kernels/pool.rs `avg_plane`):
+/// the same windows as the max cases, with and without the padding counted,
+/// against the interpreter at the f32 tolerance (the interpreter's sums
+/// round differently: 1 ulp apart).
+#[test]
+fn average_pooling_matches_the_interpreter() {
+    // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
+    let cases = [
+        (3, 2, 1, [1, 1, 1, 1], false, 14, 14), // ShuffleNet's stride-2 units
+        (2, 2, 1, [0, 0, 0, 0], false, 8, 9),
+        (3, 1, 1, [1, 1, 1, 1], false, 7, 6),
+        (3, 3, 1, [0, 1, 2, 0], false, 11, 10),
+        (2, 2, 1, [0, 0, 0, 0], true, 5, 7), // a partial last window
+        (5, 2, 1, [2, 2, 2, 2], true, 9, 9),
+        (1, 1, 1, [0, 0, 0, 0], false, 4, 4),
+        (3, 2, 2, [2, 2, 2, 2], false, 11, 9), // dilated
+        (7, 1, 1, [0, 0, 0, 0], false, 7, 7),  // a global-like window
+        (3, 2, 1, [1, 1, 1, 1], true, 6, 70),
+    ];
+    for (k, s, d, p, ceil, h, w) in cases {
+        for include_pad in [0, 1] {
+            let text = pool_text(k, s, d, p, ceil, h, w)
+                .replace("graph.max_pool2d", "graph.avg_pool2d")
+                .replace(
+                    &format!("ceil_mode = {} : i64}}", ceil as i64),
+                    &format!(
+                        "ceil_mode = {} : i64, count_include_pad = {include_pad} : i64}}",
+                        ceil as i64
+                    ),
+                );
+            let (types, m) = signature(&text, "main");
+            let ins = random_inputs(&types, &[], 6);
+            let want = interpret(&m, "main", &ins);
+            let what = format!(
+                "avg k={k} s={s} d={d} pads={p:?} ceil={ceil} include_pad={include_pad} {h}x{w}"
+            );
+            for threads in [1, 2] {
+                let om = om_bytes("avg", &text, &CompileOptions::default());
+                assert_close(&run(&load(&om, threads), &ins), &want, &what);
+            }
+        }
+    }
+}

@@ -7,7 +7,7 @@
 //! the kernel converts to NC1HWC0 right away is written as blocks from the
 //! tile (`Conv::blocked_out`).
 
-use super::{activation, sgemm, winograd, F32In, F32Out, Par, Slot};
+use super::{activation, conv_direct, sgemm, winograd, F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::nn::Conv2d;
 use ge_ir::body::{Body, OpId};
@@ -54,6 +54,9 @@ pub struct Conv {
     /// Computed by Winograd F(m x m, 3 x 3) from a transformed filter
     /// operand (chosen per shape by [`winograd::plan`]); else im2col + GEMM.
     pub winograd: Option<winograd::Winograd>,
+    /// Computed by the direct kernel ([`conv_direct`], when
+    /// `GE_CONV_ALGO=direct` asks for it: [`conv_direct::plan`]).
+    pub direct: bool,
 }
 
 fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
@@ -83,13 +86,14 @@ impl Conv {
             blocked_out: None,
             plain_type: None,
             winograd: None,
+            direct: false,
         })
     }
 
     /// How it computes with this filter type, for `ge-run --info`:
     /// `winograd F(mxm,3x3)`, `depthwise` (one input and one output
-    /// channel per group) or `im2col` (a GEMM; 1x1 stride-1 convolutions
-    /// use the input itself as its operand).
+    /// channel per group), `direct` ([`conv_direct`]) or `im2col` (a GEMM;
+    /// 1x1 stride-1 convolutions use the input itself as its operand).
     pub fn algorithm(&self, filter: ge_ir::Type) -> String {
         let depthwise = filter
             .as_tensor()
@@ -102,6 +106,7 @@ impl Conv {
         match self.winograd {
             Some(w) => format!("winograd F({m}x{m},3x3)", m = w.m),
             None if depthwise => "depthwise".into(),
+            None if self.direct => "direct".into(),
             None => "im2col".into(),
         }
     }
@@ -133,6 +138,8 @@ impl Conv {
             winograd::run(self, &sh, &ptrs, u, m, par)?;
         } else if sh.cg == 1 && sh.ocg == 1 {
             self.run_depthwise(&sh, &ptrs, par)?;
+        } else if self.direct {
+            conv_direct::run(self, &sh, &ptrs, par)?;
         } else {
             self.run_gemm(&sh, &ptrs, par)?;
         }
@@ -397,7 +404,14 @@ impl Tiling {
         let planes = sh.n * sh.g;
         // Column tiles: the im2col panel (k x tn floats) around 256 KiB, in
         // whole 64-column steps (gemm's kernel covers 64 columns at a time).
-        let mut tn = ((65536 / k.max(1) + 32) / 64 * 64).clamp(64, 2048);
+        // A pointwise convolution's operand is the input itself, not a
+        // panel: one column tile (the GEMM blocks for the cache itself;
+        // every tile would pack all the weights again — SqueezeNet's
+        // 512 -> 1000 classifier on 169 columns was two calls, 128 + 41).
+        let mut tn = match pointwise {
+            true => p.max(1),
+            false => ((65536 / k.max(1) + 32) / 64 * 64).clamp(64, 2048),
+        };
         // Few column tiles for the threads and more output channels than
         // columns (ResNet's 14x14 and 7x7 stages: 49 columns are tiles of 32
         // and 17, and every tile packs all the weights): whole planes, and

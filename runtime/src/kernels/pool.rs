@@ -92,6 +92,24 @@ impl Pool {
             o.finish();
             return Ok(());
         }
+        if let Some(g) = self.avg_geometry(h, w, oh, ow) {
+            par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
+                AVG_ROW.with(|buf| {
+                    // SAFETY: one input and one output plane per task.
+                    unsafe {
+                        avg_plane(
+                            &g,
+                            xp.p().add(pl * h * w),
+                            op.p().add(pl * oh * ow),
+                            &mut buf.borrow_mut(),
+                        )
+                    }
+                });
+                Ok(())
+            })?;
+            o.finish();
+            return Ok(());
+        }
         par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
             // SAFETY: one output plane per task.
             unsafe {
@@ -172,6 +190,136 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// The geometry of the row-wise average path: positive kernel, strides
+    /// and dilations, non-negative pads.
+    fn avg_geometry(&self, h: usize, w: usize, oh: usize, ow: usize) -> Option<AvgGeo> {
+        let ok = self.avg
+            && self.pads.iter().all(|&p| p >= 0)
+            && self.strides.iter().all(|&s| s > 0)
+            && self.dilations.iter().all(|&d| d > 0)
+            && self.kernel.iter().all(|&k| k > 0);
+        let axis = |i: usize, n: usize, on: usize| Axis {
+            n: n as isize,
+            on,
+            k: self.kernel[i],
+            s: self.strides[i],
+            d: self.dilations[i],
+            p: self.pads[i],
+            max: n as isize + self.pads[i + 2],
+        };
+        ok.then(|| AvgGeo {
+            y: axis(0, h, oh),
+            x: axis(1, w, ow),
+            w,
+            include_pad: self.include_pad,
+        })
+    }
+}
+
+/// One axis of an average pool: input size `n`, output size `on`; tap `k`
+/// of output `o` reads `o·s - p + k·d`, which counts as a (padded) tap
+/// below `max` and as a value inside `[0, n)`.
+struct Axis {
+    n: isize,
+    on: usize,
+    k: isize,
+    s: isize,
+    d: isize,
+    p: isize,
+    max: isize,
+}
+
+impl Axis {
+    fn at(&self, o: usize, k: isize) -> isize {
+        o as isize * self.s - self.p + k * self.d
+    }
+    /// Of output `o`'s taps: how many read a value, and how many count
+    /// with the padding.
+    fn counts(&self, o: usize) -> (usize, usize) {
+        let (mut valid, mut padded) = (0, 0);
+        for k in 0..self.k {
+            let i = self.at(o, k);
+            if i < self.max {
+                padded += 1;
+                valid += (i >= 0 && i < self.n) as usize;
+            }
+        }
+        (valid, padded)
+    }
+    /// The outputs `[lo, hi)` whose tap `k` reads inside `[0, n)`.
+    fn valid(&self, k: isize) -> (usize, usize) {
+        let lo = (0..self.on)
+            .find(|&o| self.at(o, k) >= 0)
+            .unwrap_or(self.on);
+        let hi = (lo..self.on)
+            .find(|&o| self.at(o, k) >= self.n)
+            .unwrap_or(self.on);
+        (lo, hi)
+    }
+}
+
+/// Geometry of one average-pooled plane.
+struct AvgGeo {
+    y: Axis,
+    x: Axis,
+    w: usize,
+    include_pad: bool,
+}
+
+/// Average pooling of one plane, a row of outputs at a time: each valid
+/// window row and tap adds its input run to the row of sums (contiguous for
+/// stride 1, so the loop vectorises), then each sum is divided by its count
+/// — the taps are separable, so the count is a product of per-axis counts.
+/// Each output sums its taps in the generic loop's order (window rows, then
+/// columns), so the results are bitwise that loop's.
+///
+/// # Safety
+/// `src` holds `h x w` floats, `dst` `oh x ow`.
+unsafe fn avg_plane(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f32>) {
+    by_cpu_features!(avg_plane_rows(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f32>))
+}
+
+#[inline(always)]
+unsafe fn avg_plane_rows(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f32>) {
+    let (ax, ay) = (&g.x, &g.y);
+    let ow = ax.on;
+    let cols: Vec<(usize, usize)> = (0..ow).map(|o| ax.counts(o)).collect();
+    let runs: Vec<(usize, usize)> = (0..ax.k).map(|k| ax.valid(k)).collect();
+    acc.clear();
+    acc.resize(ow, 0.0);
+    for oy in 0..ay.on {
+        acc.fill(0.0);
+        let (rows_valid, rows_padded) = ay.counts(oy);
+        for ky in 0..ay.k {
+            let iy = ay.at(oy, ky);
+            if iy < 0 || iy >= ay.n {
+                continue;
+            }
+            let row = std::slice::from_raw_parts(src.add(iy as usize * g.w), g.w);
+            for (kx, &(lo, hi)) in runs.iter().enumerate() {
+                if lo >= hi {
+                    continue;
+                }
+                // Input column of output `lo` at this tap: inside the row.
+                let first = ax.at(lo, kx as isize) as usize;
+                let taps = row[first..].iter().step_by(ax.s as usize);
+                for (a, &v) in acc[lo..hi].iter_mut().zip(taps) {
+                    *a += v;
+                }
+            }
+        }
+        let out = std::slice::from_raw_parts_mut(dst.add(oy * ow), ow);
+        for ((o, &a), &(cv, cp)) in out.iter_mut().zip(acc.iter()).zip(&cols) {
+            let d = match g.include_pad {
+                true => rows_padded * cp,
+                false => rows_valid * cv,
+            };
+            *o = if d == 0 { f32::NAN } else { a / d as f32 };
+        }
+    }
+}
+
 /// Geometry of one max-pooled plane.
 struct MaxGeo {
     h: usize,
@@ -189,6 +337,8 @@ struct MaxGeo {
 thread_local! {
     /// A plane padded with -inf, split into its column phases.
     static PHASES: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// A row of an average pool's sums.
+    static AVG_ROW: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Max pooling of one plane: the plane padded with -inf (a padded tap never

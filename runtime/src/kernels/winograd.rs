@@ -82,18 +82,21 @@ pub struct Winograd {
 
 /// What `GE_CONV_ALGO` asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Choice {
+pub(super) enum Choice {
     /// The cost model decides ([`tile_for`]).
     Auto,
     /// Never Winograd: im2col + GEMM (the old path).
     Im2col,
     /// Winograd wherever it applies, this tile size (or the cheaper one).
     Winograd(Option<usize>),
+    /// Never Winograd: the direct kernel ([`super::conv_direct`]).
+    Direct,
 }
 
-fn choice() -> Choice {
+pub(super) fn choice() -> Choice {
     match std::env::var("GE_CONV_ALGO").as_deref() {
         Ok("im2col") => Choice::Im2col,
+        Ok("direct") => Choice::Direct,
         Ok("winograd") => Choice::Winograd(None),
         Ok("winograd2") => Choice::Winograd(Some(2)),
         Ok("winograd4") => Choice::Winograd(Some(4)),
@@ -172,7 +175,7 @@ fn applies(c: &Conv, kh: usize, kw: usize) -> bool {
 /// is a weight) and give the convolution its result.
 pub fn plan(steps: &mut Vec<Step>, types: &mut Vec<Type>) {
     let forced = choice();
-    if forced == Choice::Im2col {
+    if matches!(forced, Choice::Im2col | Choice::Direct) {
         return;
     }
     let none = HashMap::new();

@@ -1,0 +1,184 @@
+//! The direct convolution kernel (`GE_CONV_ALGO=direct`) against the
+//! interpreter: strides, dilations, pads on any side, groups, batch > 1,
+//! kernel sizes 1 to 5 (and 7 and 11), channel counts off the register
+//! block, no bias, NC1HWC0 outputs, 1 and 2 threads. `GE_CONV_ALGO` is read
+//! at load time, so the loads run one after the other (`ALGO` lock).
+
+mod common;
+use common::*;
+use ge_compile::CompileOptions;
+use proptest::prelude::*;
+use std::sync::Mutex;
+
+static ALGO: Mutex<()> = Mutex::new(());
+
+/// One convolution's shape.
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    oc: usize,
+    k: [usize; 2],
+    strides: [usize; 2],
+    dilations: [usize; 2],
+    /// top, left, bottom, right
+    pads: [usize; 4],
+    group: usize,
+    bias: bool,
+}
+
+impl Case {
+    fn out(&self) -> [usize; 2] {
+        let ext = |i: usize| (self.k[i] - 1) * self.dilations[i] + 1;
+        let oh = (self.h + self.pads[0] + self.pads[2] - ext(0)) / self.strides[0] + 1;
+        let ow = (self.w + self.pads[1] + self.pads[3] - ext(1)) / self.strides[1] + 1;
+        [oh, ow]
+    }
+    fn fits(&self) -> bool {
+        let ext = |i: usize| (self.k[i] - 1) * self.dilations[i] + 1;
+        self.h + self.pads[0] + self.pads[2] >= ext(0)
+            && self.w + self.pads[1] + self.pads[3] >= ext(1)
+    }
+}
+
+fn conv_text(k: &Case, act: &str) -> String {
+    let Case {
+        n,
+        c,
+        h,
+        w,
+        oc,
+        group,
+        ..
+    } = *k;
+    let [oh, ow] = k.out();
+    let [kh, kw] = k.k;
+    let cg = c / group;
+    let (xt, ft, bt) = (
+        format!("tensor<{n}x{c}x{h}x{w}xf32>"),
+        format!("tensor<{oc}x{cg}x{kh}x{kw}xf32>"),
+        format!("tensor<{oc}xf32>"),
+    );
+    let yt = format!("tensor<{n}x{oc}x{oh}x{ow}xf32>");
+    let [t, l, b, r] = k.pads;
+    let ([sh, sw], [dh, dw]) = (k.strides, k.dilations);
+    let attrs = format!(
+        "{{group = {group} : i64, pads = [{t}, {l}, {b}, {r}], strides = [{sh}, {sw}], \
+         dilations = [{dh}, {dw}], activation = \"{act}\"}}"
+    );
+    match k.bias {
+        true => format!(
+            "graph.func @main(%x: {xt}, %f: {ft}, %b: {bt}) -> {yt} {{\n  \
+             %y = graph.conv2d %x, %f, %b {attrs} : ({xt}, {ft}, {bt}) -> {yt}\n  \
+             graph.return %y : {yt}\n}}\n"
+        ),
+        false => format!(
+            "graph.func @main(%x: {xt}, %f: {ft}) -> {yt} {{\n  \
+             %y = graph.conv2d %x, %f {attrs} : ({xt}, {ft}) -> {yt}\n  \
+             graph.return %y : {yt}\n}}\n"
+        ),
+    }
+}
+
+/// Run `k` on the direct kernel and compare with the interpreter; check
+/// that the model reports the direct path.
+fn check(k: &Case, act: &str, formats: bool, threads: usize, seed: u64) {
+    let text = conv_text(k, act);
+    let (types, m) = signature(&text, "main");
+    let ins = random_inputs(&types, &[], seed);
+    let want = interpret(&m, "main", &ins);
+    let opts = CompileOptions {
+        formats,
+        ..Default::default()
+    };
+    let om = om_bytes("direct", &text, &opts);
+    let _lock = ALGO.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("GE_CONV_ALGO", "direct");
+    let model = load(&om, threads);
+    std::env::remove_var("GE_CONV_ALGO");
+    let depthwise = k.c == k.group && k.oc == k.group;
+    let algos = model.conv_algorithms();
+    let label = if depthwise { "depthwise" } else { "direct" };
+    assert!(
+        algos.iter().any(|(a, n, _)| a == label && *n == 1),
+        "{k:?}: the model reports {algos:?}"
+    );
+    let got = run(&model, &ins);
+    assert_close(
+        &got,
+        &want,
+        &format!("{k:?} act={act} formats={formats} threads={threads}"),
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+fn case(
+    n: usize,
+    c: usize,
+    hw: [usize; 2],
+    oc: usize,
+    k: [usize; 2],
+    strides: [usize; 2],
+    dilations: [usize; 2],
+    pads: [usize; 4],
+    group: usize,
+) -> Case {
+    Case {
+        n,
+        c,
+        h: hw[0],
+        w: hw[1],
+        oc,
+        k,
+        strides,
+        dilations,
+        pads,
+        group,
+        bias: true,
+    }
+}
+
+#[test]
+fn direct_matches_the_interpreter() {
+    let cases = [
+        case(1, 16, [13, 13], 64, [3, 3], [1, 1], [1, 1], [1; 4], 1), // SqueezeNet's expand
+        case(1, 3, [23, 23], 8, [3, 3], [2, 2], [1, 1], [0; 4], 1),   // stride 2, 3 channels
+        case(1, 3, [31, 29], 6, [11, 11], [4, 4], [1, 1], [2; 4], 1), // AlexNet's first
+        case(2, 5, [9, 7], 7, [3, 3], [1, 1], [1, 1], [2, 0, 1, 3], 1), // uneven pads, batch 2
+        case(1, 8, [10, 10], 12, [3, 3], [1, 1], [2, 2], [2; 4], 2),  // dilation, groups
+        case(1, 6, [12, 11], 9, [5, 3], [2, 1], [1, 2], [1, 2, 0, 1], 3), // mixed
+        case(1, 24, [14, 14], 36, [1, 1], [1, 1], [1, 1], [0; 4], 3), // grouped 1x1
+        case(1, 4, [15, 15], 5, [7, 7], [2, 2], [1, 1], [3; 4], 1),   // ResNet's first
+        case(1, 2, [3, 3], 2, [3, 3], [1, 1], [1, 1], [0; 4], 1),     // one output pixel
+    ];
+    for (i, k) in cases.iter().enumerate() {
+        for (formats, threads) in [(false, 1), (true, 2)] {
+            check(k, "relu", formats, threads, i as u64);
+        }
+    }
+    let mut nobias = cases[3];
+    nobias.bias = false;
+    check(&nobias, "none", false, 2, 9);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #[test]
+    fn direct_matches_at_random_shapes(
+        n in 1usize..3, cg in 1usize..7, ocg in 1usize..10, group in 1usize..3,
+        h in 1usize..14, w in 1usize..14, kh in 1usize..6, kw in 1usize..6,
+        strides in proptest::array::uniform2(1usize..4),
+        dilations in proptest::array::uniform2(1usize..3),
+        pads in proptest::array::uniform4(0usize..3),
+        bias: bool, threads in 1usize..3, seed: u64,
+    ) {
+        let k = Case {
+            n, c: cg * group, h, w, oc: ocg * group, k: [kh, kw], strides, dilations, pads,
+            group, bias,
+        };
+        prop_assume!(k.fits());
+        check(&k, "relu", false, threads, seed);
+    }
+}
