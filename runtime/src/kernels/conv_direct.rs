@@ -147,7 +147,7 @@ fn planes(
     sh: &Shapes,
     pl: &Plan,
     ptrs: &Ptrs,
-    mut b: Bufs,
+    b: Bufs,
     par: &Par,
 ) -> Result<(), String> {
     for plane in 0..sh.n * sh.g {
