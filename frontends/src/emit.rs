@@ -132,11 +132,16 @@ impl<'a> Emitter<'a> {
                 return None;
             }
         }
-        let tensors = ge_ir::interp::fold_with_semantics(body, op, &consts)?;
-        let mut out = Vec::with_capacity(tensors.len());
-        for t in &tensors {
-            let c = self.constant(t).ok()?;
-            out.push(c);
+        let mut out = vec![];
+        if let Some(ds) = ge_ir::interp::fold_bytes(body, op, &consts) {
+            for d in ds {
+                out.push(self.constant_attr(Attribute::dense(d)).ok()?);
+            }
+        } else {
+            let tensors = ge_ir::interp::fold_with_semantics(body, op, &consts)?;
+            for t in &tensors {
+                out.push(self.constant(t).ok()?);
+            }
         }
         // The folded op was created just now: nothing uses its results yet.
         self.b.body.erase_op(op);

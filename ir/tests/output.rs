@@ -103,6 +103,29 @@ fn an_unsynced_write_still_replaces_the_file_by_rename() {
 }
 
 #[test]
+fn an_unsynced_replace_leaves_hard_links_and_open_readers_the_old_contents() {
+    // The unsynced replace exchanges the names and unlinks the old file: to a hard
+    // link or an open descriptor the old file stays as it was, as with a rename.
+    let s = Scratch::new("unsynced-links");
+    let p = s.path("out.om");
+    std::fs::write(&p, "old").unwrap();
+    std::fs::hard_link(&p, s.path("kept.om")).unwrap();
+    let mut reader = std::fs::File::open(&p).unwrap();
+    for new in ["new", "newer"] {
+        output::write_with_sync(&p, output::Durability::Unsynced, |w| {
+            w.write_all(new.as_bytes())
+        })
+        .unwrap();
+        assert_eq!(read(&p), new);
+        assert_eq!(s.entries(), ["kept.om", "out.om"]);
+    }
+    assert_eq!(read(&s.path("kept.om")), "old");
+    let mut text = String::new();
+    reader.read_to_string(&mut text).unwrap();
+    assert_eq!(text, "old");
+}
+
+#[test]
 fn a_failed_fill_leaves_the_old_file_and_no_temporary_file() {
     let s = Scratch::new("failed");
     let p = s.path("out.txt");

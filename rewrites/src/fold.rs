@@ -38,8 +38,11 @@ pub fn try_fold(rw: &mut Rewriter, op: OpId, size_limit: usize) -> Result<bool, 
             if out_elems > size_limit {
                 return Ok(false);
             }
-            // Elementwise on splats: one element computed, a splat out.
-            if let Some(ds) = ge_ir::interp::fold_splats(rw.body, op, &consts) {
+            // Elementwise on splats: one element computed, a splat out; a byte
+            // copy (reshape): the operand's bytes.
+            if let Some(ds) = ge_ir::interp::fold_splats(rw.body, op, &consts)
+                .or_else(|| ge_ir::interp::fold_bytes(rw.body, op, &consts))
+            {
                 ds.into_iter()
                     .map(|d| FoldResult::Attr(Attribute::dense(d)))
                     .collect()
