@@ -45,7 +45,8 @@ om, inp, way, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 model = ge.Model(om)
 x = np.load(inp)
 sess = model.session()
-feed = {model.inputs[0][0]: x}
+# The name interned, as a string literal in the caller's code is ({"x": x}).
+feed = {sys.intern(model.inputs[0][0]): x}
 if way == "rust":
     sess._time_rust(feed, 1)
     sess._time_rust(feed, n)
