@@ -91,8 +91,11 @@ class Model:
         """Run once (`Session.run`).
         """
         ...
-    def session(self) -> Session:
+    def session(self, release_gil: Optional[bool] = None) -> Session:
         """A session (cheap; sessions and models may be used from any thread).
+        `release_gil`: as for `Session.runner()` — `None` (the default) the
+        rule of docs/python.md "Threads and the GIL", `True` / `False`
+        always release / hold it while the model runs.
         """
         ...
     @property
@@ -266,7 +269,7 @@ class Runner:
 class Session:
     """Runs a model: `run({"x": array}) -> {"y": array}`.
     """
-    def __init__(self, model: Model) -> None: ...
+    def __init__(self, model: Model, release_gil: Optional[bool] = None) -> None: ...
     @property
     def _last_run_ns(self) -> Optional[int]:
         """The nanoseconds of the last run timed for the GIL rule (`None`: not

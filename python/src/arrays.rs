@@ -15,7 +15,7 @@ use numpy::{
     PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
-use pyo3::types::PyAny;
+use pyo3::types::{PyAny, PyType};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The ge element type of a numpy dtype (`kind` and item size).
@@ -290,6 +290,89 @@ pub unsafe fn empty<'py>(
             DType::I1 => empty_typed::<bool>(py, shape),
             _ => return None,
         })
+    }
+}
+
+/// The numpy dtype object [`empty`] makes an array of `dtype` with (`None`:
+/// numpy has no such type), made once per output by `Session` so that a
+/// call makes its arrays with [`empty_with`] and lends them with
+/// [`lend_out`]'s `known` (no dtype lookup per call).
+pub fn descr_of(py: Python<'_>, dtype: DType) -> Option<Py<PyArrayDescr>> {
+    let d = match dtype {
+        DType::F64 => PyArrayDescr::of::<f64>(py),
+        DType::F32 => PyArrayDescr::of::<f32>(py),
+        DType::F16 => PyArrayDescr::of::<half::f16>(py),
+        DType::I64 | DType::Index => PyArrayDescr::of::<i64>(py),
+        DType::I32 => PyArrayDescr::of::<i32>(py),
+        DType::I16 => PyArrayDescr::of::<i16>(py),
+        DType::I8 => PyArrayDescr::of::<i8>(py),
+        DType::U64 => PyArrayDescr::of::<u64>(py),
+        DType::U32 => PyArrayDescr::of::<u32>(py),
+        DType::U16 => PyArrayDescr::of::<u16>(py),
+        DType::U8 => PyArrayDescr::of::<u8>(py),
+        DType::I1 => PyArrayDescr::of::<bool>(py),
+        _ => return None,
+    };
+    Some(d.unbind())
+}
+
+/// numpy's array type (`numpy.ndarray`), for [`empty_with`] (looked up once
+/// per session, not per array).
+pub fn ndarray_type(py: Python<'_>) -> Py<PyType> {
+    // SAFETY: numpy's `PyArray_Type` is a static type object that lives as
+    // long as numpy (which this extension keeps imported); a borrowed
+    // reference to it is taken as a strong one.
+    unsafe {
+        Bound::from_borrowed_ptr(
+            py,
+            npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type).cast(),
+        )
+        .cast_into_unchecked::<PyType>()
+        .unbind()
+    }
+}
+
+/// [`empty`] with numpy's array type `ty` ([`ndarray_type`]) and the dtype
+/// object `descr` (from [`descr_of`]): numpy's
+/// `PyArray_NewFromDescr` called directly, the shape passed as it is
+/// (`None` when numpy refuses it: too many dims, a dim over `isize::MAX`,
+/// out of memory — the caller then copies the output as for no array).
+///
+/// # Safety
+/// As [`empty`]: the caller writes every byte before Python can see it, or
+/// drops it unseen.
+pub unsafe fn empty_with<'py>(
+    py: Python<'py>,
+    ty: &Py<PyType>,
+    descr: &Py<PyArrayDescr>,
+    shape: &[usize],
+) -> Option<Bound<'py, PyUntypedArray>> {
+    let nd = std::os::raw::c_int::try_from(shape.len()).ok()?;
+    if shape.iter().any(|&d| isize::try_from(d).is_err()) {
+        return None;
+    }
+    // SAFETY: `PyArray_NewFromDescr` steals the reference to the descr
+    // (`into_ptr` gives it one of its own); it reads `nd` dims from the
+    // pointer (usize and npy_intp have one size, every dim fits in isize:
+    // checked above) and copies them; no strides, no data (numpy allocates
+    // it, uninitialised: the caller's contract), no flags, no base object.
+    // The result is a new reference to an ndarray, or null with an error.
+    unsafe {
+        let ptr = npyffi::PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            ty.as_ptr().cast(),
+            descr.clone_ref(py).into_ptr().cast(),
+            nd,
+            shape.as_ptr() as *mut npyffi::npy_intp,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+        );
+        match Bound::from_owned_ptr_or_err(py, ptr) {
+            Ok(a) => Some(a.cast_into_unchecked()),
+            Err(_) => None,
+        }
     }
 }
 

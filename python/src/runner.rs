@@ -74,6 +74,10 @@ pub struct Scratch {
     pub shapes: Vec<Vec<usize>>,
     /// The memory ranges lent to the outputs of the call under way.
     pub taken: Vec<(usize, usize)>,
+    /// `Session.run`'s new output arrays of the call under way (`None`: an
+    /// output without one), held until the loans end; emptied before the
+    /// call returns (the vector is kept: no allocation per call).
+    pub arrays: Vec<Option<Py<PyUntypedArray>>>,
 }
 
 /// The runtime's output tensors of one call, some of them lent the memory

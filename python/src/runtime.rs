@@ -6,14 +6,18 @@
 //! into the arrays returned when their shape is known before the run; inputs are named as the model names them, any symbolic dims
 //! are bound from the arrays' shapes.
 
-use crate::arrays::{empty, fix_bools, lend, lend_out, output_to_numpy, Lent};
+use crate::arrays::{
+    descr_of, empty_with, fix_bools, lend, lend_out, ndarray_type, output_to_numpy, Lent,
+};
 use crate::errors::{error, guard, guard_nogil};
 use crate::gil::Gil;
 use crate::runner::{Loans, Runner, Scratch};
 use ge_ir::DType;
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
+use numpy::{PyArrayDescr, PyUntypedArray};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -65,9 +69,10 @@ pub fn ordered_inputs<'py>(
 }
 
 /// The objects given for a function's inputs: a dict by name, or a tuple
-/// or list in order (its length checked).
+/// or list in order (its length checked). A dict carries the position of
+/// its next entry ([`Given::get`] walks it in step with the inputs).
 pub enum Given<'a, 'py> {
-    Dict(&'a Bound<'py, PyDict>),
+    Dict(&'a Bound<'py, PyDict>, Cell<pyo3::ffi::Py_ssize_t>),
     Seq(Bound<'py, PyTuple>),
 }
 
@@ -77,7 +82,7 @@ impl<'a, 'py> Given<'a, 'py> {
             if d.len() != names.len() {
                 unknown_key(d, names, what)?;
             }
-            return Ok(Given::Dict(d));
+            return Ok(Given::Dict(d, Cell::new(0)));
         }
         let t = if let Ok(t) = inputs.cast::<PyTuple>() {
             t.clone()
@@ -103,9 +108,27 @@ impl<'a, 'py> Given<'a, 'py> {
     ) -> PyResult<Bound<'py, PyAny>> {
         match self {
             Given::Seq(t) => t.get_item(i),
-            Given::Dict(d) => {
+            Given::Dict(d, pos) => {
                 let py = d.py();
                 let k = keys.get(i).ok_or_else(|| error("an input without a key"))?;
+                // The dict's next entry, when its key is this input's name
+                // object itself (a dict written in input order with string
+                // literals, which are the interned names): no lookup.
+                let (mut p, mut key, mut value) =
+                    (pos.get(), std::ptr::null_mut(), std::ptr::null_mut());
+                // SAFETY: `d` is a live dict (held, the GIL held);
+                // `PyDict_Next` checks `p` against its entries and gives
+                // borrowed references to the entry's key and value, the
+                // value taken as a new reference before any other Python
+                // code can run.
+                if unsafe { pyo3::ffi::PyDict_Next(d.as_ptr(), &mut p, &mut key, &mut value) } != 0
+                {
+                    pos.set(p);
+                    if std::ptr::eq(key, k.as_ptr()) {
+                        // SAFETY: as above (`value` is live and non-null).
+                        return Ok(unsafe { Bound::from_borrowed_ptr(py, value) });
+                    }
+                }
                 match d.get_item(k.bind(py))? {
                     Some(v) => Ok(v),
                     None => {
@@ -281,8 +304,12 @@ impl Model {
     }
 
     /// A session (cheap; sessions and models may be used from any thread).
-    fn session(slf: &Bound<'_, Self>) -> Session {
-        Session::of(slf.py(), slf.get())
+    /// `release_gil`: as for `Session.runner()` — `None` (the default) the
+    /// rule of docs/python.md "Threads and the GIL", `True` / `False`
+    /// always release / hold it while the model runs.
+    #[pyo3(signature = (release_gil = None))]
+    fn session(slf: &Bound<'_, Self>, release_gil: Option<bool>) -> Session {
+        Session::of(slf.py(), slf.get(), release_gil)
     }
 
     /// Run once (`Session.run`).
@@ -293,7 +320,7 @@ impl Model {
         inputs: &Bound<'py, PyAny>,
         trace: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        Session::of(py, self).run(py, inputs, trace)
+        Session::of(py, self, None).run(py, inputs, trace)
     }
 
     fn __repr__(&self) -> String {
@@ -322,6 +349,11 @@ pub struct Session {
     /// Each output's element type and, when the model fixes it, its shape
     /// (what `run` makes the array of before the run).
     output_types: Vec<(Option<DType>, Option<Vec<usize>>)>,
+    /// Each output's numpy dtype object (`arrays::descr_of`, made once):
+    /// `run` makes its arrays with it and lends them knowing it.
+    output_descrs: Vec<Option<Py<PyArrayDescr>>>,
+    /// `numpy.ndarray` (`arrays::ndarray_type`), what those arrays are.
+    ndarray: Py<PyType>,
     gil: Gil,
     /// What a run keeps for the next: the inputs' feed and the runtime's
     /// output tensors (`Session::run_reusing`; see `Runner::scratch`).
@@ -340,7 +372,13 @@ impl Session {
         )
     }
 
-    fn of(py: Python<'_>, m: &Model) -> Session {
+    fn of(py: Python<'_>, m: &Model, release_gil: Option<bool>) -> Session {
+        let output_types: Vec<_> = m
+            .model
+            .outputs()
+            .iter()
+            .map(|(_, t)| (elem_type(t), static_shape(t)))
+            .collect();
         Session {
             session: m.model.session(),
             model: m.model.clone(),
@@ -352,51 +390,57 @@ impl Session {
                 .iter()
                 .map(|n| PyString::intern(py, n).unbind())
                 .collect(),
-            output_types: m
-                .model
-                .outputs()
+            output_descrs: output_types
                 .iter()
-                .map(|(_, t)| (elem_type(t), static_shape(t)))
+                .map(|(dt, _)| dt.and_then(|d| descr_of(py, d)))
                 .collect(),
-            gil: Gil::of(None),
+            output_types,
+            ndarray: ndarray_type(py),
+            gil: Gil::of(release_gil),
             scratch: Mutex::new(Scratch::default()),
         }
     }
 
     /// A new array per output whose shape is known before the run — the
     /// model's, else the last run's — lent to the runtime's output tensor
-    /// (the run writes it in place when its output has that shape).
-    fn lend_new<'py>(
+    /// (the run writes it in place when its output has that shape), into
+    /// `arrays` (the last call's vector, emptied: `None` for an output
+    /// without one).
+    fn lend_new(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         shapes: &[Vec<usize>],
         taken: &mut Vec<(usize, usize)>,
+        arrays: &mut Vec<Option<Py<PyUntypedArray>>>,
         outs: &mut Vec<HostTensor>,
         inputs: &[HostTensor],
-    ) -> Vec<Option<Bound<'py, numpy::PyUntypedArray>>> {
+    ) {
         let n = self.output_types.len();
         if outs.len() < n {
             outs.resize_with(n, || HostTensor::zeros(DType::U8, &[0]));
         }
         taken.clear();
-        let mut arrays = Vec::with_capacity(n);
+        arrays.clear();
         for (i, (dt, fixed)) in self.output_types.iter().enumerate() {
             let shape = fixed.as_deref().or(shapes.get(i).map(|s| s.as_slice()));
-            let lent = match (dt, shape) {
+            let descr = self.output_descrs.get(i).and_then(|d| d.as_ref());
+            let lent = match (dt, shape, descr) {
                 // SAFETY: the array is new and reaches Python only when the
                 // run kept the loan, so wrote every byte (zeroed first by
                 // `HostTensor::reset_zeros`); else it is dropped unseen.
-                (Some(dt), Some(shape)) => unsafe { empty(py, *dt, shape) }.filter(|a| {
-                    // SAFETY: the array is this call's alone (no other
-                    // reference to it exists) and is held in `arrays`
-                    // until the loans end (`Loans`, dropped first).
-                    unsafe { lend_out(&mut outs[i], a, *dt, inputs, taken, None) }
-                }),
+                (Some(dt), Some(shape), Some(d)) => {
+                    unsafe { empty_with(py, &self.ndarray, d, shape) }.filter(|a| {
+                        // SAFETY: the array is this call's alone (no other
+                        // reference to it exists) and is held in `arrays`
+                        // until the loans end (`Loans`, dropped first). Its
+                        // dtype object is `d` (numpy keeps a builtin one).
+                        unsafe { lend_out(&mut outs[i], a, *dt, inputs, taken, Some(d)) }
+                    })
+                }
                 _ => None,
             };
-            arrays.push(lent);
+            arrays.push(lent.map(Bound::unbind));
         }
-        arrays
     }
 }
 
@@ -416,8 +460,9 @@ fn static_shape(ty: &str) -> Option<Vec<usize>> {
 #[pymethods]
 impl Session {
     #[new]
-    fn new(model: &Bound<'_, Model>) -> Session {
-        Session::of(model.py(), model.get())
+    #[pyo3(signature = (model, release_gil = None))]
+    fn new(model: &Bound<'_, Model>, release_gil: Option<bool>) -> Session {
+        Session::of(model.py(), model.get(), release_gil)
     }
 
     /// Run on `inputs` (a dict by input name, or a list in order); returns
@@ -451,13 +496,15 @@ impl Session {
             let opts = RunOptions {
                 trace: trace.is_some(),
             };
-            // Declared first, so dropped after the loans end.
-            let mut arrays = vec![];
+            // The new arrays are held in the scratch (`sc.arrays`), which
+            // outlives the loans.
+            sc.arrays.clear();
             let outs = Loans(&mut sc.outs);
             // Outputs in place, but not for a traced run (its outputs are
             // its own).
             if !opts.trace {
-                arrays = self.lend_new(py, &sc.shapes, &mut sc.taken, outs.0, fed.tensors());
+                let (shapes, taken, arrays) = (&sc.shapes, &mut sc.taken, &mut sc.arrays);
+                self.lend_new(py, shapes, taken, arrays, outs.0, fed.tensors());
             }
             let session = &self.session;
             let tensors = fed.tensors();
@@ -490,11 +537,11 @@ impl Session {
                 if let Some(s) = sc.shapes.get_mut(i) {
                     s.clone_from(&t.shape);
                 }
-                let arr = match arrays.get(i) {
+                let arr = match sc.arrays.get(i) {
                     // Written in place.
                     Some(Some(a)) if t.is_lent_mut() => {
                         fix_bools(t);
-                        a.clone().into_any()
+                        a.bind(py).clone().into_any()
                     }
                     _ => output_to_numpy(py, t)?,
                 };
@@ -505,6 +552,7 @@ impl Session {
             }
             // The loans end before the arrays can go.
             drop(outs);
+            sc.arrays.clear();
             Ok(dict)
         })
     }

@@ -12,7 +12,9 @@ call cancel out). The ways:
 
 - rust: `Session._time_rust(feed, N)` — ge-run's own timing loop (`Session::run_with`
   on inputs converted once, an Instant read around each run) inside the extension;
-- run: `sess.run({"x": x})`; held: `r.run(x)` with `r = sess.runner(release_gil=False)`
+- run: `sess.run({"x": x})` (the GIL by the rule, which sees valgrind's slow runs and
+  releases it); run-held: the same on `model.session(release_gil=False)` (what the rule
+  does for a short run outside valgrind: compare it with held); held: `r.run(x)` with `r = sess.runner(release_gil=False)`
   (what the GIL rule does for a short run — the rule itself would see valgrind's slow
   runs and release it); released: `sess.runner(release_gil=True)`;
 - empty: a Python loop calling `lambda: None` (the floor of a call from Python).
@@ -24,7 +26,7 @@ Each valgrind run takes a minute or more (Python's start-up); the differences ar
 meaningful for many calls (a few thousand instructions of noise per 1000 calls).
 
 Usage: .venv/bin/python tools/bench/python_session_instr.py [--calls 20000] [--base 2000]
-           [--only TEXT] [--ways rust,run,held,released,empty]
+           [--only TEXT] [--ways rust,run,run-held,held,released,empty]
 """
 
 import argparse
@@ -43,13 +45,17 @@ om, inp, way, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 model = ge.Model(om)
 x = np.load(inp)
 sess = model.session()
-feed = {model.inputs[0][0]: x}
+# The name interned, as a string literal in the caller's code is ({"x": x}).
+feed = {sys.intern(model.inputs[0][0]): x}
 if way == "rust":
     sess._time_rust(feed, 1)
     sess._time_rust(feed, n)
 else:
     if way == "run":
         f = lambda: sess.run(feed)
+    elif way == "run-held":
+        s2 = model.session(release_gil=False)
+        f = lambda: s2.run(feed)
     elif way == "held":
         r = sess.runner(release_gil=False)
         f = lambda: r.run(x)
@@ -67,8 +73,10 @@ else:
 
 def instructions(tmp, om, inp, way, n):
     out = os.path.join(tmp, f"cg.{way}.{n}.out")
-    # A fixed hash seed: the two runs of a way differ only by the calls.
-    env = dict(os.environ, PYTHONHASHSEED="0")
+    # A fixed hash seed: the two runs of a way differ only by the calls; one
+    # OpenBLAS thread (numpy's idle BLAS threads spin for a varying number of
+    # instructions: ~1 M per run, noise of ~150 instructions per call at 5000).
+    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", CHILD,
                     om, inp, way, str(n)], check=True, capture_output=True, env=env)
     with open(out) as f:
@@ -84,7 +92,7 @@ def main():
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--base", type=int, default=2000)
     ap.add_argument("--only", help="run only the models whose name contains this text")
-    ap.add_argument("--ways", default="rust,run,held,released,empty")
+    ap.add_argument("--ways", default="rust,run,run-held,held,released,empty")
     args = ap.parse_args()
     import numpy as np
 
