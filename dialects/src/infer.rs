@@ -11,6 +11,11 @@ use ge_ir::{Dim, Type};
 /// smaller is 1, so the larger is the result. Sizes where it is not valid
 /// (`S = 70`: 64 against 70) are refused at run time by the kernels, which
 /// check operand shapes against the result's (as onnxruntime refuses them).
+///
+/// Two symbolic dims neither shown to bound the other are refused, unless an
+/// import is learning symbol equalities (`ge_ir::dim::equal`): then a mask
+/// length `M` meeting `PAST+SEQ` is learned as `M = PAST+SEQ` (checked when
+/// the inputs bind the symbols) and the result is `PAST+SEQ`.
 pub fn broadcast_shapes(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
     let n = a.len().max(b.len());
     let mut out = Vec::with_capacity(n);
@@ -29,9 +34,9 @@ pub fn broadcast_shapes(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
             (Dim::Static(1), d) | (d, Dim::Static(1)) => d,
             (p, q) if p == q => p,
             (Dim::Unknown, d) | (d, Dim::Unknown) => d,
-            (p, q) => {
-                larger(p, q).ok_or_else(|| format!("cannot broadcast dimension {p} with {q}"))?
-            }
+            (p, q) => larger(p, q)
+                .or_else(|| ge_ir::dim::equal::learn_equal(p, q))
+                .ok_or_else(|| format!("cannot broadcast dimension {p} with {q}"))?,
         });
     }
     Ok(out)

@@ -812,5 +812,8 @@ pub fn parse_dims(text: &str) -> Result<Vec<Dim>, String> {
         .ok_or_else(|| format!("invalid dims '{text}'"))
 }
 
+pub mod equal;
+pub use equal::SymbolEqualities;
+
 #[cfg(test)]
 mod tests;

@@ -673,7 +673,8 @@ fn bind(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Err
         )));
     }
     let mut syms: HashMap<Ident, i64> = HashMap::new();
-    let mut from: HashMap<Ident, usize> = HashMap::new();
+    // Where each symbol was bound: (input, axis).
+    let mut from: HashMap<Ident, (usize, usize)> = HashMap::new();
     for (i, (x, &t)) in inputs.iter().zip(&inner.in_types).enumerate() {
         let name = &io[i].name;
         let tt = t
@@ -719,12 +720,12 @@ fn bind(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Err
                             if prev != n {
                                 return Err(Error(format!(
                                     "input #{i} '{name}' has {sym} = {n} but input #{} has {sym} = {prev}",
-                                    from[sym]
+                                    from[sym].0
                                 )));
                             }
                         }
                         syms.insert(*sym, n);
-                        from.entry(*sym).or_insert(i);
+                        from.entry(*sym).or_insert((i, k));
                     }
                 }
                 _ => {}
@@ -738,8 +739,10 @@ fn bind(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Err
                 if let Some(v) = d.eval(&syms) {
                     if v != n as i64 {
                         return Err(Error(format!(
-                            "input #{i} '{}' has shape {:?} but the model expects '{t}' (dim {k} must be {v})",
-                            io[i].name, x.shape
+                            "input #{i} '{}' has shape {:?} but the model expects '{t}' (dim {k} must be {d} = {v}{})",
+                            io[i].name,
+                            x.shape,
+                            symbol_sources(*d, &syms, &from, io)
                         )));
                     }
                 } else {
@@ -752,6 +755,32 @@ fn bind(inner: &Inner, inputs: &[HostTensor]) -> Result<HashMap<Ident, i64>, Err
         }
     }
     Ok(syms)
+}
+
+/// Where the symbols of a compound input dim were bound, for a bind error:
+/// `, PAST = 7 from input #2 'past' dim 2, S = 1 from input #0 'ids' dim 1`
+/// (a learned equality such as a mask's length `= PAST+S` fails here).
+fn symbol_sources(
+    d: Dim,
+    syms: &HashMap<Ident, i64>,
+    from: &HashMap<Ident, (usize, usize)>,
+    io: &[ge_om::model::IoTensor],
+) -> String {
+    let mut names = vec![];
+    if let Some(e) = d.expr() {
+        e.symbols(&mut names);
+    }
+    names
+        .iter()
+        .filter_map(|s| {
+            let (i, k) = from.get(s)?;
+            Some(format!(
+                ", {s} = {} from input #{i} '{}' dim {k}",
+                syms.get(s)?,
+                io.get(*i)?.name
+            ))
+        })
+        .collect()
 }
 
 /// The bytes of type `ty` at concrete symbol values (checked arithmetic).

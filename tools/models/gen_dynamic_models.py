@@ -445,8 +445,46 @@ def nd_batch_scatter():
     np.save(os.path.join(OUT, "nd_batch_scatter.bad_pick.npy"), np.array([[[0], [1], [8]], [[0], [0], [0]]], np.int64))
 
 
+def mask_equality():
+    """Bloom's ALiBi pattern (issue 15): a mask [batch, mask_len] of its own
+    length symbol, unsqueezed to [batch, 1, mask_len], added to scores
+    [batch, sequence, past+sequence] of a query against a cache grown by the
+    new keys, then the softmax's MatMul contracts past+sequence. Nothing says
+    mask_len = past+sequence: ge learns it at the Add and checks it when the
+    inputs bind. bad_mask: one longer than past+sequence (onnxruntime refuses
+    it too); one_mask: length 1, which onnxruntime broadcasts and ge refuses
+    (the equality was learned), never a wrong answer."""
+    reseed(152)
+    inits = [const("ax1", np.array([1], np.int64))]
+    n = [
+        node("Concat", ["past", "k"], ["keys"], axis=1),
+        node("Transpose", ["keys"], ["keys_t"], perm=[0, 2, 1]),
+        node("MatMul", ["q", "keys_t"], ["scores"]),
+        node("Unsqueeze", ["mask", "ax1"], ["bias"]),
+        node("Add", ["scores", "bias"], ["biased"]),
+        node("Softmax", ["biased"], ["probs"], axis=-1),
+        node("MatMul", ["probs", "keys"], ["y"]),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("q", TensorProto.FLOAT, ["batch", "sequence", 4]),
+         helper.make_tensor_value_info("k", TensorProto.FLOAT, ["batch", "sequence", 4]),
+         helper.make_tensor_value_info("past", TensorProto.FLOAT, ["batch", "past_sequence", 4]),
+         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "mask_len"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence", 4])],
+        inits,
+    )
+    cases = [(f"b{b}p{p}s{s}", [("q", f32(b, s, 4)), ("k", f32(b, s, 4)), ("past", f32(b, p, 4)),
+                               ("mask", f32(b, p + s))])
+             for b, p, s in [(1, 0, 5), (2, 3, 1), (3, 7, 2)]]
+    save("mask_equality", m, cases)
+    np.save(os.path.join(OUT, "mask_equality.bad_mask.npy"), f32(2, 5))
+    np.save(os.path.join(OUT, "mask_equality.one_mask.npy"), f32(2, 1))
+
+
 MODELS = {f.__name__: f for f in [bert_dyn, cnn_dyn, larger_sizes, unknown_dim, range_symbolic_delta,
-                                  prefix_broadcast, gathernd_mask, expand_where, nd_batch_scatter]}
+                                  prefix_broadcast, gathernd_mask, expand_where, nd_batch_scatter,
+                                  mask_equality]}
 
 
 if __name__ == "__main__":

@@ -202,7 +202,7 @@ pub(crate) fn matmul_type(ta: Type, tb: Type) -> Result<Type, String> {
         b.clone()
     };
     let (ka, kb) = (a2[a2.len() - 1], b2[b2.len() - 2]);
-    if !ka.compatible(kb) {
+    if !ka.compatible(kb) && ge_ir::dim::equal::learn_equal(ka, kb).is_none() {
         return Err(format!(
             "contracted dims differ: operand 'lhs' '{ta}' has {ka} columns, operand 'rhs' '{tb}' has {kb} rows"
         ));
@@ -319,7 +319,7 @@ fn infer_batch_matmul(cx: &InferCtx) -> Result<Vec<Type>, String> {
     } else {
         (b[r - 2], b[r - 1])
     };
-    if !ka.compatible(kb) {
+    if !ka.compatible(kb) && ge_ir::dim::equal::learn_equal(ka, kb).is_none() {
         return Err(format!(
             "contracted dims differ: operand 'lhs' '{ta}' gives K = {ka} (transpose_a = {tra}), operand 'rhs' '{tb}' gives K = {kb} (transpose_b = {trb})"
         ));
@@ -426,7 +426,7 @@ fn infer_gemm(cx: &InferCtx) -> Result<Vec<Type>, String> {
         Some(b) => (b[0], b[1]),
         None => (Dim::Unknown, Dim::Unknown),
     };
-    if !ka.compatible(kb) {
+    if !ka.compatible(kb) && ge_ir::dim::equal::learn_equal(ka, kb).is_none() {
         return Err(format!(
             "contracted dims differ: operand 'a' '{}' gives K = {ka} (transA = {}), operand 'b' '{}' gives K = {kb} (transB = {})",
             ts[0], tra as i64, ts[1], trb as i64

@@ -24,7 +24,13 @@ enum Token {
 impl Symbols {
     /// The dim of a `dim_param`: an expression over other params when it is
     /// one (see the module docs), else the param's own symbol.
+    /// Symbols equated by [`Symbols::equal`] are replaced by their expression.
     pub fn dim(&mut self, param: &str) -> Dim {
+        let d = self.dim_unresolved(param);
+        self.equal.resolve_dim(d)
+    }
+
+    fn dim_unresolved(&mut self, param: &str) -> Dim {
         match tokens(param) {
             Some(tokens)
                 if tokens

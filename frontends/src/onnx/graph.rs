@@ -33,6 +33,9 @@ pub struct Symbols {
     /// Upper bounds of size symbols (a NonZero's count is at most its
     /// operand's element count), recorded in `ge.symbol_bounds`.
     pub bounds: BTreeMap<String, i64>,
+    /// Equalities of input symbols learned by an earlier import pass
+    /// (`ge.symbol_equalities`, see `ge_ir::dim::equal`).
+    pub equal: ge_ir::dim::SymbolEqualities,
 }
 
 impl Symbols {

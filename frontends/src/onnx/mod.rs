@@ -7,6 +7,12 @@
 //! - `dim_value` dims are static, `dim_param` dims become symbols (upper-cased
 //!   and sanitised; the module attribute `ge.onnx_dim_params` maps each symbol
 //!   back to its ONNX name), other dims are `?`;
+//! - two input symbols an op needs equal (a mask's length `M` added to
+//!   scores of length `PAST+SEQ`) are equated: the graph is imported again
+//!   with `M` replaced by `PAST+SEQ`, the module attribute
+//!   `ge.symbol_equalities = {M = "PAST+SEQ"}` records it, and the runtime
+//!   checks the input's dim when the inputs bind the symbols
+//!   (`ge_ir::dim::equal`);
 //! - each node is converted by its op's mapping function ([`ops::TABLE`]);
 //!   model-local functions are expanded inline; node names become locations
 //!   `loc("node"("model.onnx":0:0))`;
@@ -26,6 +32,7 @@ use crate::emit::Emitter;
 use crate::error::ImportError;
 use crate::proto::onnx::{ModelProto, TensorProto};
 use ge_ir::attributes::{AttrDict, Attribute};
+use ge_ir::dim::SymbolEqualities;
 use ge_ir::tensor::Tensor;
 use ge_ir::{Context, Dim, Ident, Location, Module, Type, ValueId};
 use graph::{norm_domain, walk_nodes, Cx, ModelInfo, Symbols};
@@ -302,16 +309,48 @@ pub fn import_bytes(
             })
             .collect(),
     };
+    // Each pass that learns symbol equalities (a mask's length meeting
+    // `PAST+SEQ`, `ge_ir::dim::equal`) is followed by one importing with them
+    // substituted, so every type agrees; a pass learning nothing new decides.
+    let mut eq = SymbolEqualities::default();
+    let mut passes = 0;
+    loop {
+        let (r, learned) = ge_ir::dim::equal::learning(eq.clone(), || {
+            import_graph(ctx, g, &info, &sets, name, opts, eq.clone())
+        });
+        passes += 1;
+        if learned == eq || passes == MAX_LEARNING_PASSES {
+            return r;
+        }
+        eq = learned;
+    }
+}
+
+/// Import passes at most (each learns at least one more equality).
+const MAX_LEARNING_PASSES: usize = 8;
+
+/// One import of the graph, input symbols equated as `eq` says.
+fn import_graph(
+    ctx: &Context,
+    g: &crate::proto::onnx::GraphProto,
+    info: &ModelInfo,
+    sets: &HashMap<String, i64>,
+    name: &str,
+    opts: &ImportOptions,
+    eq: SymbolEqualities,
+) -> Result<Module, ImportError> {
     let file_loc = Location::file(name, 0, 0);
     let mut m = Module::new(ctx, file_loc);
     let mut symbols = Symbols::default();
+    symbols.equal = eq;
     let (func, inner, entry) = crate::emit::new_function(ctx, &mut m, file_loc)?;
     let (in_types, out_types, in_names, out_names) = {
         let mut e = Emitter::new(ctx, inner, entry);
         e.fold = opts.fold;
-        let mut cx = Cx::new(e, &info, &mut symbols, sets.clone());
+        let mut cx = Cx::new(e, info, &mut symbols, sets.clone());
         cx.check_declared_types = opts.input_shapes.is_empty();
         let (in_types, in_names) = declare_inputs(&mut cx, g, opts, entry, file_loc)?;
+        ge_ir::dim::equal::allow_learning(input_symbols(&in_types));
         check_shadowed_inputs(&mut cx, g)?;
         let unknown: Vec<&str> = opts
             .input_shapes
@@ -377,7 +416,29 @@ pub fn import_bytes(
             Attribute::dict(AttrDict::new(entries)),
         );
     }
+    if !symbols.equal.is_empty() {
+        let entries: Vec<(Ident, Attribute)> = symbols
+            .equal
+            .iter()
+            .map(|(sym, e)| (sym, Attribute::string(&e.to_string())))
+            .collect();
+        m.outer.set_attr(
+            m.op,
+            "ge.symbol_equalities",
+            Attribute::dict(AttrDict::new(entries)),
+        );
+    }
     crate::error::verified(m)
+}
+
+/// The plain symbols of the inputs' dims (`B`, not `2*B`): those a run binds.
+fn input_symbols(types: &[Type]) -> Vec<Ident> {
+    types
+        .iter()
+        .filter_map(|t| t.as_tensor())
+        .flat_map(|t| t.shape().to_vec())
+        .filter_map(Dim::as_symbol)
+        .collect()
 }
 
 /// The graph's inputs that are not initializers: arguments of the entry
