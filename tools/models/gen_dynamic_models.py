@@ -480,11 +480,65 @@ def mask_equality():
     save("mask_equality", m, cases)
     np.save(os.path.join(OUT, "mask_equality.bad_mask.npy"), f32(2, 5))
     np.save(os.path.join(OUT, "mask_equality.one_mask.npy"), f32(2, 1))
+def if_fold_split():
+    """An If whose condition is decided by facts known at import — the
+    static dim `Shape(x)[2] == 1`, and `Shape(x)[1] < Shape(x)[1] + 1` over a
+    symbolic dim — with branches of different types (so only the taken
+    branch can be imported), and Split of the dynamic `sequence` dim into 2
+    equal parts by `num_outputs` (uneven at odd sizes: the last part is
+    smaller, Split-18). if_runtime_cond: the same If on `Shape(x)[0] == 1`
+    over the dynamic batch, not known at import: refused with one line."""
+    reseed(160)
+    inits = [
+        const("i0", np.array(0, np.int64)),
+        const("i1", np.array(1, np.int64)),
+        const("i2", np.array(2, np.int64)),
+        const("ax2", np.array([2], np.int64)),
+    ]
+    squeeze = helper.make_graph([node("Squeeze", ["x", "ax2"], ["sq_then"])], "t", [],
+                                [helper.make_tensor_value_info("sq_then", TensorProto.FLOAT, None)])
+    keep = helper.make_graph([node("Identity", ["x"], ["sq_else"])], "e", [],
+                             [helper.make_tensor_value_info("sq_else", TensorProto.FLOAT, None)])
+    halves = helper.make_graph([node("Split", ["sq"], ["a_then", "b_then"], axis=1, num_outputs=2)],
+                               "t2", [],
+                               [helper.make_tensor_value_info("a_then", TensorProto.FLOAT, None),
+                                helper.make_tensor_value_info("b_then", TensorProto.FLOAT, None)])
+    whole = helper.make_graph([node("Identity", ["x"], ["a_else"]), node("Neg", ["x"], ["b_else"])],
+                              "e2", [],
+                              [helper.make_tensor_value_info("a_else", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("b_else", TensorProto.FLOAT, None)])
+
+    def build(cond_dim):
+        n = [
+            node("Shape", ["x"], ["shp"]),
+            node("Gather", ["shp", cond_dim], ["d"], axis=0),
+            node("Equal", ["d", "i1"], ["is_one"]),
+            node("If", ["is_one"], ["sq"], then_branch=squeeze, else_branch=keep),
+            node("Gather", ["shp", "i1"], ["s"], axis=0),
+            node("Add", ["s", "i1"], ["s1"]),
+            node("Less", ["s", "s1"], ["below"]),
+            node("If", ["below"], ["a", "b"], then_branch=halves, else_branch=whole),
+            node("Relu", ["a"], ["y"]),
+            node("Abs", ["b"], ["z"]),
+        ]
+        return model(
+            n,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence", 1])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None]),
+             helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", None])],
+            inits,
+            opset=18,
+        )
+
+    sizes = [(2, 6), (3, 7), (1, 1)]
+    save("if_fold_split", build("i2"),
+         [(f"b{b}s{s}", [("x", f32(b, s, 1))]) for b, s in sizes])
+    save("if_runtime_cond", build("i0"), [])
 
 
 MODELS = {f.__name__: f for f in [bert_dyn, cnn_dyn, larger_sizes, unknown_dim, range_symbolic_delta,
                                   prefix_broadcast, gathernd_mask, expand_where, nd_batch_scatter,
-                                  mask_equality]}
+                                  mask_equality, if_fold_split]}
 
 
 if __name__ == "__main__":

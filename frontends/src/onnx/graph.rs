@@ -425,7 +425,17 @@ impl<'a> Cx<'a> {
                                 .unwrap_or_else(|| format!("{}_{k}", n.name)),
                         })
                         .collect();
-                    self.value_symbol_types(&bases, &declared, &r)
+                    let hints = match (name, data_types.first(), values.first()) {
+                        ("data.expand", Some(x), Some(&(target, _, _))) => {
+                            let x = x.as_tensor().and_then(|t| t.dims.clone());
+                            match (x, self.partial_values(target, 8)) {
+                                (Some(x), Some(t)) => super::value_symbols::expand_dims(&x, &t),
+                                _ => vec![],
+                            }
+                        }
+                        _ => vec![],
+                    };
+                    self.value_symbol_types(&bases, &declared, &r, &hints)
                 }
                 _ => {
                     let mut e = self.not_constant(first, what);
@@ -556,6 +566,7 @@ impl<'a> Cx<'a> {
         bases: &[String],
         declared: &[Option<Type>],
         ranks: &[(usize, ge_ir::DType)],
+        hints: &[Option<Dim>],
     ) -> Vec<Type> {
         let mut out = vec![];
         for (k, &(rank, dt)) in ranks.iter().enumerate() {
@@ -566,12 +577,48 @@ impl<'a> Cx<'a> {
             let dims: Vec<Dim> = (0..rank)
                 .map(|i| match decl.as_ref().map(|d| d[i]) {
                     Some(d) if d != Dim::Unknown => d,
-                    _ => Dim::sym(&self.symbols.fresh(&format!("{base}_{i}"))),
+                    _ => match hints.get(i).copied().flatten().filter(|_| k == 0) {
+                        Some(d) if d != Dim::Unknown => d,
+                        _ => Dim::sym(&self.symbols.fresh(&format!("{base}_{i}"))),
+                    },
                 })
                 .collect();
             out.push(Type::tensor(&dims, dt));
         }
         out
+    }
+
+    /// The elements of a small rank-1 integer value known at import (`None`
+    /// where only the run knows one): a constant, or a `data.concat` of such
+    /// pieces at most `depth` deep — an Expand target `Concat(N, [2, 3])` with
+    /// `N` read from an input is `[?, 2, 3]`.
+    fn partial_values(&self, v: ValueId, depth: usize) -> Option<Vec<Option<i64>>> {
+        use ge_ir::body::ValueDef;
+        let body = &*self.e.b.body;
+        let t = body.value_type(v).as_tensor()?;
+        if t.dims.as_ref()?.len() != 1 {
+            return None;
+        }
+        let len = usize::try_from(t.num_elements()?).ok()?;
+        if len > ge_dialects::graph::specialize::MAX_VALUE_ELEMENTS as usize {
+            return None;
+        }
+        if let Some(c) = self.e.const_value(v) {
+            return Some(c.to_i64().into_iter().map(Some).collect());
+        }
+        let unknown = Some(vec![None; len]);
+        let ValueDef::Result { op, .. } = body.value(v).def else {
+            return unknown;
+        };
+        let d = body.op(op);
+        if depth == 0 || !ge_dialects::data::movement::Concat::is(d) {
+            return unknown;
+        }
+        let mut out = vec![];
+        for &p in d.operands() {
+            out.extend(self.partial_values(p, depth - 1)?);
+        }
+        Some(out).filter(|o| o.len() == len)
     }
 
     /// Whether `v` is a compile-time constant.

@@ -61,6 +61,10 @@ const TRACKED: &[&str] = &[
     "Max",
     "Neg",
     "Equal",
+    "Less",
+    "LessOrEqual",
+    "Greater",
+    "GreaterOrEqual",
     "Where",
 ];
 
@@ -240,6 +244,30 @@ fn equal(a: Dim, b: Dim) -> Dim {
     }
 }
 
+/// `a < b` as 1 / 0 when decided for every value of the symbols, `?`
+/// otherwise (an `If` on it is then not folded at import).
+fn less(a: Dim, b: Dim) -> Dim {
+    let le = |x: Dim, y: Dim| match (x.expr(), y.expr()) {
+        (Some(x), Some(y)) => x.provably_le(&y),
+        _ => false,
+    };
+    if le(a.add(Dim::Static(1)), b) {
+        Dim::Static(1)
+    } else if le(b, a) {
+        Dim::Static(0)
+    } else {
+        Dim::Unknown
+    }
+}
+
+/// `a <= b`, decided as [`less`] is.
+fn less_equal(a: Dim, b: Dim) -> Dim {
+    match less(b, a) {
+        Dim::Static(v) => Dim::Static(1 - v),
+        d => d,
+    }
+}
+
 /// `Where` with a known condition over rank <= 1 values (numpy broadcasting).
 fn select(cond: SymVal, a: SymVal, b: SymVal) -> Option<SymVal> {
     let rank1 = [&cond, &a, &b].iter().any(|v| v.shape.len() == 1);
@@ -318,6 +346,10 @@ fn binary(op: &str, a: SymVal, b: SymVal) -> Option<SymVal> {
         "Min" => Dim::min,
         "Max" => Dim::max,
         "Equal" => equal,
+        "Less" => less,
+        "LessOrEqual" => less_equal,
+        "Greater" => |a, b| less(b, a),
+        "GreaterOrEqual" => |a, b| less_equal(b, a),
         _ => return None,
     };
     let (la, lb) = (a.elems.len(), b.elems.len());
@@ -376,4 +408,35 @@ pub fn resolve_reshape(input: &[Dim], target: &[Dim], allowzero: bool) -> Result
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_decide_only_what_holds_for_every_value_of_the_symbols() {
+        let s = Dim::sym("S");
+        let (zero, three, four) = (Dim::Static(0), Dim::Static(3), Dim::Static(4));
+        assert_eq!(less(s, s.add(Dim::Static(1))), Dim::Static(1));
+        assert_eq!(less(s, s), Dim::Static(0));
+        assert_eq!(less_equal(s, s), Dim::Static(1));
+        // Sizes are not negative.
+        assert_eq!(less_equal(zero, s), Dim::Static(1));
+        assert_eq!(less(s, zero), Dim::Static(0));
+        // S may be on either side of 4: not decided, the If is not folded.
+        assert_eq!(less(s, four), Dim::Unknown);
+        assert_eq!(less_equal(four, s), Dim::Unknown);
+        assert_eq!(less(three, four), Dim::Static(1));
+        assert_eq!(less_equal(four, three), Dim::Static(0));
+        assert_eq!(
+            binary(
+                "Greater",
+                SymVal::vector(vec![four]),
+                SymVal::vector(vec![three])
+            )
+            .map(|v| v.elems),
+            Some(vec![Dim::Static(1)])
+        );
+    }
 }

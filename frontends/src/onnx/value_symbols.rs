@@ -7,7 +7,7 @@
 //! from the concrete op, the operands' types and the value operands' lengths.
 
 use ge_ir::attributes::Attribute;
-use ge_ir::{DType, Type};
+use ge_ir::{DType, Dim, Type};
 
 /// What the importer knows of a value operand before the run: its length.
 pub struct ValueOperand<'a> {
@@ -68,12 +68,57 @@ pub fn result_ranks(
     .filter(|v| v.len() == num_results)
 }
 
+/// The result dims of a `data.expand` of dims `x` to a target whose
+/// elements are partly known at import (`target[i]` `None`: read at run
+/// time): a known element other than 1 is the dim, 1 keeps `x`'s dim, and
+/// an unknown element against a static dim other than 1 can only be 1 or
+/// that dim; `None` where the values decide (a fresh value symbol). The
+/// runtime checks the concrete op's result against these types, so a wrong
+/// target is a run error.
+pub fn expand_dims(x: &[Dim], target: &[Option<i64>]) -> Vec<Option<Dim>> {
+    let r = x.len().max(target.len());
+    (0..r)
+        .map(|i| {
+            let xd = (i + x.len()).checked_sub(r).map(|j| x[j]);
+            let t = (i + target.len()).checked_sub(r).map(|j| target[j]);
+            match (xd, t) {
+                (Some(Dim::Unknown), _) => None,
+                (Some(xd), None | Some(Some(1))) => Some(xd),
+                (None, Some(Some(1))) => Some(Dim::Static(1)),
+                (_, Some(Some(k))) if k >= 0 => Some(Dim::Static(k)),
+                (Some(Dim::Static(s)), Some(None)) if s != 1 => Some(Dim::Static(s)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn t(dims: &[i64]) -> Type {
         Type::tensor_static(dims, DType::F32)
+    }
+
+    #[test]
+    fn expand_dims_keep_what_the_known_elements_decide() {
+        let s = Dim::sym("S");
+        // [2, 3] to Concat(N, [2, 3]): N is read at run time.
+        assert_eq!(
+            expand_dims(&[Dim::Static(2), Dim::Static(3)], &[None, Some(2), Some(3)]),
+            vec![None, Some(Dim::Static(2)), Some(Dim::Static(3))]
+        );
+        // 1 keeps the operand's dim; an unknown element against 5 is 5.
+        assert_eq!(
+            expand_dims(&[s, Dim::Static(5)], &[Some(1), None]),
+            vec![Some(s), Some(Dim::Static(5))]
+        );
+        // Against a symbol or 1 the value decides; a negative one is the run's error.
+        assert_eq!(
+            expand_dims(&[s, Dim::Static(1)], &[None, None, Some(-2)]),
+            vec![None, None, None]
+        );
     }
 
     #[test]

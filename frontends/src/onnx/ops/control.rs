@@ -79,7 +79,9 @@ pub fn if_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         let t = join_types(a, b).ok_or_else(|| {
             unsupported(
                 n,
-                format!("with branches yielding '{a}' and '{b}' as output #{k}"),
+                format!(
+                    "with branches yielding '{a}' and '{b}' as output #{k} (its condition is not known at import, so one type must hold both)"
+                ),
             )
         })?;
         cx.e.b.body.set_value_type(res, t);

@@ -542,9 +542,26 @@ pub fn split(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         Some(s) => s,
         None => {
             let count = n.opt_i("num_outputs")?.unwrap_or(parts as i64).max(1);
-            let d = cx.e.dims(x)?[a]
-                .as_static()
-                .ok_or_else(|| unsupported(n, "into equal parts along a dynamic axis"))?;
+            let Some(d) = cx.e.dims(x)?[a].as_static() else {
+                // A symbolic dim: data.split's own inference gives the parts
+                // (`B` by 2 is `B/2` twice when `B` is `2*K`, else
+                // `(B+1)/2` and the rest); the kernels check them per run.
+                if count as usize != parts {
+                    return Err(invalid(
+                        n,
+                        format!("has {parts} outputs but 'num_outputs' is {count}"),
+                    ));
+                }
+                return Ok(cx.e.op_multi(
+                    "data.split",
+                    &[x],
+                    vec![
+                        ("axis", Attribute::i64(axis)),
+                        ("num_outputs", Attribute::i64(count)),
+                    ],
+                    None,
+                )?);
+            };
             let chunk = (d + count - 1) / count;
             (0..count)
                 .map(|i| (d - i * chunk).clamp(0, chunk))
