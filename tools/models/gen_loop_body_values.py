@@ -17,8 +17,8 @@ these models.
   8 and 10.
 - loop_body_reshape_range: x [6] and m are inputs; the body builds
   Range(0, i + 1) (its length from i), reshapes x to [i % 2 + 1, -1] (the target
-  from i) and takes ReduceMax over the rows; the sums go to a carried scalar and
-  a scan output. Cases m = 1, 4 and 7.
+  from i) and takes ReduceMax over the rows; the sums (kept [1]) go to a carried
+  [1] and a scan output. Cases m = 1, 4 and 7.
 """
 
 import os
@@ -119,24 +119,24 @@ def loop_body_reshape_range():
         helper.make_node("Add", ["i", "one"], ["ip1"], name="ip1"),
         helper.make_node("Cast", ["ip1"], ["limit"], name="limit", to=TensorProto.FLOAT),
         helper.make_node("Range", ["f0", "limit", "f1"], ["r"], name="range"),
-        helper.make_node("ReduceSum", ["r"], ["rs"], name="range_sum", keepdims=0),
+        helper.make_node("ReduceSum", ["r"], ["rs"], name="range_sum", keepdims=1),
         helper.make_node("Mod", ["i", "two"], ["par"], name="parity"),
         helper.make_node("Add", ["par", "one"], ["rows"], name="rows"),
         helper.make_node("Unsqueeze", ["rows", "zero"], ["rows1"], name="rows1"),
         helper.make_node("Concat", ["rows1", "minus1"], ["target"], name="target", axis=0),
         helper.make_node("Reshape", ["x", "target"], ["xr"], name="reshape"),
         helper.make_node("ReduceMax", ["xr", "axis1"], ["mx"], name="row_max", keepdims=0),
-        helper.make_node("ReduceSum", ["mx"], ["ms"], name="max_sum", keepdims=0),
+        helper.make_node("ReduceSum", ["mx"], ["ms"], name="max_sum", keepdims=1),
         helper.make_node("Add", ["rs", "ms"], ["scan"], name="step"),
         helper.make_node("Add", ["a_in", "scan"], ["a_out"], name="acc"),
     ]
     body = helper.make_graph(
         nodes,
         "body",
-        [vi("i", TensorProto.INT64, []), vi("c_in", TensorProto.BOOL, []), vi("a_in", TensorProto.FLOAT, [])],
-        [vi("c_out", TensorProto.BOOL, []), vi("a_out", TensorProto.FLOAT, []), vi("scan", TensorProto.FLOAT, [])],
+        [vi("i", TensorProto.INT64, []), vi("c_in", TensorProto.BOOL, []), vi("a_in", TensorProto.FLOAT, [1])],
+        [vi("c_out", TensorProto.BOOL, []), vi("a_out", TensorProto.FLOAT, [1]), vi("scan", TensorProto.FLOAT, [1])],
     )
-    m = loop_model("loop_body_reshape_range", body, 6, np.array(0, np.float32), [], 1)
+    m = loop_model("loop_body_reshape_range", body, 6, np.zeros(1, np.float32), [1], 2)
     x = rng.standard_normal(6).astype(np.float32)
     cases = [(f"m{k}", [("x", x), ("m", np.array(k, np.int64))]) for k in (1, 4, 7)]
     save("loop_body_reshape_range", m, cases)
