@@ -437,6 +437,7 @@ impl<'a> Cx<'a> {
                     };
                     self.value_symbol_types(&bases, &declared, &r, &hints)
                 }
+                Some(r) if self.computable_in_region(values) => region_value_types(&declared, &r),
                 _ => {
                     let mut e = self.not_constant(first, what);
                     e.message.push_str(
@@ -530,6 +531,58 @@ impl<'a> Cx<'a> {
                 continue;
             }
             stack.extend(d.operands().iter().copied());
+        }
+        true
+    }
+
+    /// Whether the value operands `values`, read inside a subgraph (a Loop
+    /// or Scan body, an If branch), can be computed on the host before the
+    /// region runs: each is computed in the subgraph's block by at most
+    /// `MAX_PREFIX_OPS` ops without regions from the subgraph's inputs (the
+    /// iteration number, loop-carried and scan values), values of the
+    /// enclosing graphs, constants, or the shapes of values
+    /// (`data.shape_of`). The region's kernel computes them per run of the
+    /// region from those values and keys its programs on them
+    /// (`runtime/src/kernels/control_flow.rs`, docs/architecture.md
+    /// "Execution modes": values inside control flow).
+    pub(crate) fn computable_in_region(
+        &self,
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+    ) -> bool {
+        use ge_dialects::graph::specialize::{MAX_PREFIX_OPS, MAX_VALUE_ELEMENTS};
+        use ge_ir::body::ValueDef;
+        let body = &*self.e.b.body;
+        let Some(blk) = self.e.insertion_block() else {
+            return false;
+        };
+        if body.block_parent_op(blk).is_none() {
+            return false;
+        }
+        let mut seen: HashSet<ge_ir::body::OpId> = HashSet::new();
+        let mut stack: Vec<ValueId> = values.iter().map(|v| v.0).collect();
+        while let Some(v) = stack.pop() {
+            let op = match body.value(v).def {
+                ValueDef::Result { op, .. } if body.op(op).parent_block() == Some(blk) => op,
+                // Read by value per run of the region: a small value.
+                _ => match body
+                    .value_type(v)
+                    .as_tensor()
+                    .and_then(|t| t.num_elements())
+                {
+                    Some(n) if n > MAX_VALUE_ELEMENTS => return false,
+                    _ => continue,
+                },
+            };
+            if !seen.insert(op) {
+                continue;
+            }
+            let d = body.op(op);
+            if seen.len() > MAX_PREFIX_OPS || !d.regions().is_empty() {
+                return false;
+            }
+            if !ge_dialects::data::shape::ShapeOf::is(d) {
+                stack.extend(d.operands().iter().copied());
+            }
         }
         true
     }
@@ -780,7 +833,48 @@ impl<'a> Cx<'a> {
                 "inconsistent shapes: '{name}' is declared as '{want}' but computes '{got}'"
             )));
         }
+        self.narrow_in_region(v, want);
         Ok(())
+    }
+
+    /// Inside a subgraph, give a value computed there the static dims its
+    /// declaration has where inference left `?` (a value downstream of a
+    /// shape the region decides from values at run time, as a Loop body's
+    /// Slice by the iteration number): the region's kernel infers every
+    /// type again at the concrete shapes and refuses a value that does not
+    /// fit its declared type (`runtime/src/kernels/control_flow.rs`), so a
+    /// declaration the values break is a run error naming the op.
+    fn narrow_in_region(&mut self, v: ValueId, want: Type) {
+        use ge_ir::body::ValueDef;
+        let body = &mut self.e.b.body;
+        let ValueDef::Result { op, .. } = body.value(v).def else {
+            return;
+        };
+        let Some(blk) = body.op(op).parent_block() else {
+            return;
+        };
+        if body.block_parent_op(blk).is_none() {
+            return;
+        }
+        let got = body.value_type(v);
+        let (Some(w), Some(g)) = (want.as_tensor(), got.as_tensor()) else {
+            return;
+        };
+        let (Some(wd), Some(gd)) = (&w.dims, &g.dims) else {
+            return;
+        };
+        if wd.len() != gd.len() || !gd.contains(&Dim::Unknown) {
+            return;
+        }
+        let dims: Vec<Dim> = gd
+            .iter()
+            .zip(wd.iter())
+            .map(|(&g, &w)| match (g, w) {
+                (Dim::Unknown, Dim::Static(_)) => w,
+                _ => g,
+            })
+            .collect();
+        body.set_value_type(v, Type::tensor(&dims, g.dtype));
     }
 
     /// Resolve a node's attributes (substituting `ref_attr_name` inside functions).
@@ -1045,6 +1139,32 @@ impl<'a> Cx<'a> {
             })
             .collect()
     }
+}
+
+/// The result types of a `graph.specialize` in a region whose shapes the
+/// region's kernel computes from values before each run of it: the declared
+/// dims where static, else `?` (every value of a region program is static
+/// when it runs).
+fn region_value_types(declared: &[Option<Type>], ranks: &[(usize, ge_ir::DType)]) -> Vec<Type> {
+    ranks
+        .iter()
+        .enumerate()
+        .map(|(k, &(rank, dt))| {
+            let decl = declared
+                .get(k)
+                .copied()
+                .flatten()
+                .and_then(|t| t.as_tensor()?.dims.clone())
+                .filter(|d| d.len() == rank);
+            let dims: Vec<Dim> = (0..rank)
+                .map(|i| match decl.as_ref().map(|d| d[i]) {
+                    Some(d @ Dim::Static(_)) => d,
+                    _ => Dim::Unknown,
+                })
+                .collect();
+            Type::tensor(&dims, dt)
+        })
+        .collect()
 }
 
 /// Join two types for values that meet (If branches, loop-carried values):

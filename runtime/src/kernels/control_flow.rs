@@ -33,10 +33,15 @@
 use super::specialize::{static_type, tensor_of};
 use super::{compile_block, concrete, Kernel, KernelProgram, Par, RunLimits, Slot};
 use crate::buffer::AlignedBuf;
+use ge_dialects::data::shape::ShapeOf;
 use ge_dialects::graph::control::{Case, If, While};
-use ge_ir::body::{Body, OpId, ValueId};
+use ge_dialects::graph::specialize::{
+    concrete_module, Spec, Specialize, MAX_PREFIX_OPS, MAX_VALUE_ELEMENTS,
+};
+use ge_ir::body::{BlockId, Body, OpId, ValueDef, ValueId};
 use ge_ir::builder::{constant_value, infer_result_types};
 use ge_ir::opdef::Trait;
+use ge_ir::tensor::Tensor;
 use ge_ir::verifier::types_compatible;
 use ge_ir::{DType, Type};
 use std::collections::HashMap;
@@ -73,8 +78,9 @@ enum Kind {
     While,
 }
 
-/// A region program's key: the region and its arguments' shapes.
-type Key = (usize, Vec<Vec<usize>>);
+/// A region program's key: the region, its arguments' shapes and the bytes
+/// of the arguments whose values decide shapes in it ([`keyed_params`]).
+type Key = (usize, Vec<Vec<usize>>, Vec<Vec<u8>>);
 
 pub struct ControlFlow {
     kind: Kind,
@@ -86,6 +92,10 @@ pub struct ControlFlow {
     /// regions capture follow ([`Body::captured_values`]).
     num_operands: usize,
     captured: Vec<ValueId>,
+    /// Per region: the positions (among its block's arguments, then the
+    /// captured values) of the values that decide the result shapes of its
+    /// `graph.specialize`s ([`keyed_params`]).
+    keyed: Vec<Vec<usize>>,
     cache: Mutex<HashMap<Key, Arc<RegionProgram>>>,
 }
 
@@ -185,12 +195,14 @@ impl ControlFlow {
             return None;
         }
         let captured = b.captured_values(o);
+        let mut keyed = vec![];
         for &r in d.regions() {
             let blk = b.entry_block(r)?;
             let p = compile_block(None, b, blk, &captured, "region", d.loc).ok()?;
             if p.fallback.is_some() {
                 return None;
             }
+            keyed.push(keyed_params(b, blk, &captured));
         }
         Some(ControlFlow {
             kind,
@@ -198,6 +210,7 @@ impl ControlFlow {
             op: o,
             num_operands: d.operands().len(),
             captured,
+            keyed,
             cache: Mutex::new(HashMap::new()),
         })
     }
@@ -209,12 +222,31 @@ impl ControlFlow {
     /// The program of region `ri` for arguments of these types (the block's
     /// arguments, then the captured values), cached per shape.
     fn program(&self, ri: usize, args: &[&Slot]) -> Result<Arc<RegionProgram>, String> {
-        let key: Key = (ri, args.iter().map(|s| s.shape.clone()).collect());
+        let keyed = self.keyed.get(ri).map_or(&[][..], |k| &k[..]);
+        let mut values = Vec::with_capacity(keyed.len());
+        for &i in keyed {
+            let s = args.get(i).ok_or("a region value is missing")?;
+            let n = s.shape.iter().product::<usize>();
+            if n as i64 > MAX_VALUE_ELEMENTS {
+                return Err(format!(
+                    "a value deciding shapes in a region has {n} elements, more than the {MAX_VALUE_ELEMENTS} the host computes shapes from"
+                ));
+            }
+            // SAFETY: every argument slot is valid for its `bytes()` (the
+            // contract of `Step::run`, or a region's own `Value`).
+            let bytes = unsafe { std::slice::from_raw_parts(s.ptr as *const u8, s.bytes()) };
+            values.push(bytes.to_vec());
+        }
+        let key: Key = (ri, args.iter().map(|s| s.shape.clone()).collect(), values);
         if let Some(p) = self.cache.lock().map_err(|_| "poisoned")?.get(&key) {
             return Ok(p.clone());
         }
         let types: Vec<Type> = args.iter().map(|s| static_type(s)).collect();
-        let p = Arc::new(RegionProgram::new(self.specialize(ri, &types)?)?);
+        let mut known = HashMap::new();
+        for &i in keyed {
+            known.insert(i, tensor_of(args[i])?);
+        }
+        let p = Arc::new(RegionProgram::new(self.specialize(ri, &types, &known)?)?);
         let mut cache = self.cache.lock().map_err(|_| "poisoned")?;
         if cache.len() >= CACHE_CAP {
             cache.clear();
@@ -224,9 +256,17 @@ impl ControlFlow {
     }
 
     /// Region `ri` compiled with its arguments (and captured values) of
-    /// static types `args`: result types inferred again op by op, its ops
-    /// verified, every value of the program static.
-    fn specialize(&self, ri: usize, args: &[Type]) -> Result<KernelProgram, String> {
+    /// static types `args`: result types inferred again op by op — a
+    /// `graph.specialize` whose result shapes its declaration leaves open
+    /// from the values the host computes from `known` (the values of the
+    /// keyed arguments, by position; [`predict`]) —, its ops verified, every
+    /// value of the program static.
+    fn specialize(
+        &self,
+        ri: usize,
+        args: &[Type],
+        known: &HashMap<usize, Tensor>,
+    ) -> Result<KernelProgram, String> {
         let mut b = self.body.clone();
         let d = b.op(self.op);
         let loc = d.loc;
@@ -255,9 +295,16 @@ impl ControlFlow {
             }
             b.set_value_type(v, t);
         }
+        let mut host: HashMap<ValueId, Tensor> = known
+            .iter()
+            .filter_map(|(&i, t)| Some((*params.get(i)?, t.clone())))
+            .collect();
         let ops: Vec<OpId> = b.block_ops(blk).collect();
         for &o in &ops {
             refine_results(&mut b, o)?;
+            if Specialize::is(b.op(o)) && !b.result_types(o).iter().all(|t| is_static(*t)) {
+                predict(&mut b, blk, o, &mut host)?;
+            }
         }
         // The region's ops, not the op: its declared results are the
         // loop's at the end, not a carried value's now.
@@ -341,6 +388,180 @@ fn fits(declared: Type, t: Type) -> bool {
             .iter()
             .zip(cd.iter())
             .all(|(p, q)| p.as_static().is_none() || p.compatible(*q))
+}
+
+/// Whether `t` is a tensor of static shape.
+fn is_static(t: Type) -> bool {
+    t.as_tensor()
+        .and_then(|t| t.dims.clone())
+        .is_some_and(|d| d.iter().all(|x| x.as_static().is_some()))
+}
+
+/// The values a host evaluation of `v` in block `blk` reads: `v` itself
+/// when it is not computed in `blk` (a block argument or a captured value),
+/// else those of the operands of its op, down through the ops of `blk`
+/// (a `data.shape_of` reads only its operand's type). `None` through an
+/// op with regions or past [`MAX_PREFIX_OPS`] ops.
+fn host_leaves(b: &Body, blk: BlockId, v: ValueId, seen: &mut Vec<OpId>) -> Option<Vec<ValueId>> {
+    let op = match b.value(v).def {
+        ValueDef::Result { op, .. } if b.op(op).parent_block() == Some(blk) => op,
+        _ => return Some(vec![v]),
+    };
+    if seen.contains(&op) {
+        return Some(vec![]);
+    }
+    seen.push(op);
+    let d = b.op(op);
+    if seen.len() > MAX_PREFIX_OPS || !d.regions().is_empty() {
+        return None;
+    }
+    if ShapeOf::is(d) {
+        return Some(vec![]);
+    }
+    let mut out = vec![];
+    for &x in d.operands() {
+        out.extend(host_leaves(b, blk, x, seen)?);
+    }
+    Some(out)
+}
+
+/// The positions among the region's parameters (its entry block `blk`'s
+/// arguments, then `captured`) of the values that decide the result shapes
+/// of its `graph.specialize`s whose declared results are not static (a
+/// Slice whose `starts` a Loop body computes from the iteration number):
+/// the region's programs are keyed by these values, and [`predict`]
+/// computes the shapes from them on the host. A specialize whose values the
+/// host cannot compute (through nested control flow) adds nothing: its
+/// region fails at run time with a clear error.
+fn keyed_params(b: &Body, blk: BlockId, captured: &[ValueId]) -> Vec<usize> {
+    let params: Vec<ValueId> = b.block(blk).args.iter().chain(captured).copied().collect();
+    let mut out: Vec<usize> = vec![];
+    for o in b.block_ops(blk) {
+        let d = b.op(o);
+        if !Specialize::is(d) || b.result_types(o).iter().all(|t| is_static(*t)) {
+            continue;
+        }
+        let Ok(spec) = Spec::of(b, o) else { continue };
+        let mut seen = vec![];
+        let leaves: Option<Vec<ValueId>> = d.operands()[spec.num_data.min(d.operands().len())..]
+            .iter()
+            .map(|&v| host_leaves(b, blk, v, &mut seen))
+            .collect::<Option<Vec<_>>>()
+            .map(|l| l.concat());
+        for v in leaves.unwrap_or_default() {
+            if let Some(i) = params.iter().position(|&p| p == v) {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The value of `v` (of block `blk` of `b`, whose types are static here)
+/// computed on the host from `host` (the keyed parameters' values and what
+/// was computed before), each op by its reference semantics on values of
+/// at most [`MAX_VALUE_ELEMENTS`] elements.
+fn host_value(
+    b: &Body,
+    blk: BlockId,
+    v: ValueId,
+    host: &mut HashMap<ValueId, Tensor>,
+    interp: &ge_ir::interp::Interpreter,
+) -> Result<Tensor, String> {
+    if let Some(t) = host.get(&v) {
+        return Ok(t.clone());
+    }
+    let op = match b.value(v).def {
+        ValueDef::Result { op, .. } if b.op(op).parent_block() == Some(blk) => op,
+        _ => return Err("a value deciding a shape is not computed in the region".into()),
+    };
+    let d = b.op(op);
+    for &r in d.results() {
+        let n = b.value_type(r).as_tensor().and_then(|t| t.num_elements());
+        if n.is_none_or(|n| n > MAX_VALUE_ELEMENTS) {
+            return Err(format!(
+                "'{}' computes a value deciding a shape that is not a static tensor of at most {MAX_VALUE_ELEMENTS} elements",
+                d.name
+            ));
+        }
+    }
+    let out = if ShapeOf::is(d) {
+        let x = *d.operands().first().ok_or("malformed data.shape_of")?;
+        let dims: Vec<i64> = b
+            .value_type(x)
+            .as_tensor()
+            .map(|t| t.shape().iter().filter_map(|d| d.as_static()).collect())
+            .unwrap_or_default();
+        let dt = b.value_type(v).dtype().unwrap_or(DType::I64);
+        vec![Tensor::from_i64(vec![dims.len()], dt, dims)]
+    } else {
+        let args: Vec<Tensor> = d
+            .operands()
+            .iter()
+            .map(|&x| host_value(b, blk, x, host, interp))
+            .collect::<Result<_, _>>()?;
+        interp.run_op(b, op, args).map_err(|e| e.msg)?
+    };
+    for (&r, t) in d.results().iter().zip(out) {
+        host.insert(r, t);
+    }
+    host.get(&v)
+        .cloned()
+        .ok_or_else(|| format!("'{}' gives fewer results", d.name))
+}
+
+/// Give `graph.specialize` op `o` of block `blk` the result types its
+/// concrete op has for the values of its value operands, computed on the
+/// host (GE's HostCPU "specialise, then launch", inside a region). The
+/// prediction is checked: the op's kernel builds the concrete op again
+/// from the values it reads and refuses a result that differs from the
+/// memory this program gave it.
+fn predict(
+    b: &mut Body,
+    blk: BlockId,
+    o: OpId,
+    host: &mut HashMap<ValueId, Tensor>,
+) -> Result<(), String> {
+    let spec = Spec::of(b, o)?;
+    let d = b.op(o);
+    let loc = d.loc;
+    let operands = d.operands().to_vec();
+    let results = d.results().to_vec();
+    let (data, vals) = operands.split_at(spec.num_data.min(operands.len()));
+    let data: Vec<Type> = data.iter().map(|&v| b.value_type(v)).collect();
+    let m = ge_ir::Module::new(ge_dialects::graph::specialize::registry(), loc);
+    let mut interp = ge_ir::interp::Interpreter::new(&m);
+    interp.max_ops = Some(MAX_PREFIX_OPS * 64);
+    let values: Vec<Tensor> = vals
+        .iter()
+        .map(|&v| host_value(b, blk, v, host, &interp))
+        .collect::<Result<_, _>>()
+        .map_err(|m| format!("'{}' at these values: {m}", spec.def.name))?;
+    let refs: Vec<&Tensor> = values.iter().collect();
+    let attrs = spec.concrete_attrs(&refs)?;
+    let (_, types) = concrete_module(spec.def, &attrs, &data, loc)?;
+    if types.len() != results.len() {
+        return Err(format!(
+            "'{}' gives {} results here, declared {}",
+            spec.def.name,
+            types.len(),
+            results.len()
+        ));
+    }
+    for (i, (&r, &t)) in results.iter().zip(&types).enumerate() {
+        let declared = b.value_type(r);
+        if !fits(declared, t) {
+            return Err(format!(
+                "'{}' result #{i} is declared '{declared}' but is '{t}' at these values",
+                spec.def.name
+            ));
+        }
+        b.set_value_type(r, t);
+    }
+    Ok(())
 }
 
 /// Set the result types of op `o` from its operands' (now static) types
