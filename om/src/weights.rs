@@ -172,7 +172,7 @@ fn zeros(n: u64, f: &mut dyn FnMut(&[u8], u64) -> io::Result<()>) -> io::Result<
     if n >= size {
         f(&ZEROS, n / size)?;
     }
-    if n % size > 0 {
+    if !n.is_multiple_of(size) {
         f(&ZEROS[..(n % size) as usize], 1)?;
     }
     Ok(())
