@@ -54,8 +54,8 @@ fn byte_folds_equal_the_semantic_folds() {
         r#"
 graph.func @f() -> () {
   %s = data.constant dense<0.02> : tensor<4x3xf32>
-  %v = data.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<2x3xf32>
-  %h = data.constant dense<[1.5, -2.0]> : tensor<1x2xf16>
+  %v = data.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %h = data.constant dense<[[1.5, -2.0]]> : tensor<1x2xf16>
   %i = data.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
   %0 = data.reshape %s {shape = [12]} : (tensor<4x3xf32>) -> tensor<12xf32>
   %1 = data.reshape %v {shape = [3, -1]} : (tensor<2x3xf32>) -> tensor<3x2xf32>

@@ -20,7 +20,7 @@ graph.func @main(%x: tensor<8xf32>, %m: tensor<i64>) -> (tensor<1xf32>, tensor<f
   %t = data.constant dense<true> : tensor<i1>
   %a0 = data.constant dense<0.0> : tensor<1xf32>
   %q0 = data.constant dense<0.0> : tensor<f32>
-  %r:5 = graph.while %zero, %t, %a0, %q0 : (tensor<i64>, tensor<i1>, tensor<1xf32>, tensor<f32>) -> (tensor<i64>, tensor<i1>, tensor<1xf32>, tensor<f32>) {
+  %r:4 = graph.while %zero, %t, %a0, %q0 : (tensor<i64>, tensor<i1>, tensor<1xf32>, tensor<f32>) -> (tensor<i64>, tensor<i1>, tensor<1xf32>, tensor<f32>) {
   ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %a: tensor<1xf32>, %q: tensor<f32>):
     %lt = graph.less %i, %m : (tensor<i64>, tensor<i64>) -> tensor<i1>
     %go = graph.and %lt, %ci : (tensor<i1>, tensor<i1>) -> tensor<i1>
