@@ -4,48 +4,14 @@
 //! give (`fold_with_semantics`), a splat stays a splat, and other ops are left
 //! to the full fold.
 
-use ge_ir::attributes::{Attribute, DenseElements};
-use ge_ir::interp::{fold_bytes, fold_with_semantics};
-use ge_ir::module::Module;
+mod common;
+use common::{folds, parse};
+use ge_ir::attributes::DenseElements;
+use ge_ir::interp::fold_bytes;
 
-fn parse(text: &str) -> Module {
-    let ctx = ge_dialects::context();
-    ge_ir::parser::parse_module(&ctx, "t.air", text, Default::default())
-        .unwrap_or_else(|d| panic!("{}\n{text}", d.message))
-}
-
-/// An op's name, its byte fold and its full fold.
-type Folds = (
-    String,
-    Option<Vec<DenseElements>>,
-    Option<Vec<DenseElements>>,
-);
-
-/// Each op of the function's body but constants and the return, folded both ways.
-fn folds(m: &Module) -> Vec<Folds> {
-    let mut out = vec![];
-    let mb = m.body();
-    mb.walk_deep(ge_ir::body::WalkOrder::Pre, &mut |b, o| {
-        let name = b.op(o).name.as_str();
-        if ["graph.func", "graph.return", "data.constant"].contains(&name) {
-            return;
-        }
-        let consts: Vec<Option<Attribute>> = b
-            .op(o)
-            .operands()
-            .iter()
-            .map(|&v| {
-                b.defining_op(v)
-                    .filter(|&c| b.op(c).name.as_str() == "data.constant")
-                    .and_then(|c| b.op(c).attr("value"))
-            })
-            .collect();
-        let bytes = fold_bytes(b, o, &consts);
-        let full = fold_with_semantics(b, o, &consts)
-            .map(|ts| ts.iter().map(|t| t.to_dense().canonical()).collect());
-        out.push((name.to_string(), bytes, full));
-    });
-    out
+/// Every op of the function's body but constants and the return is folded.
+fn body_op(name: &str) -> bool {
+    !["graph.func", "graph.return", "data.constant"].contains(&name)
 }
 
 #[test]
@@ -67,7 +33,7 @@ graph.func @f() -> () {
 }
 "#,
     );
-    let fs = folds(&m);
+    let fs = folds(&m, body_op, fold_bytes);
     assert_eq!(fs.len(), 6);
     for (name, bytes, full) in fs {
         let full = full.unwrap_or_else(|| panic!("{name} does not fold"));
@@ -88,7 +54,7 @@ graph.func @f() -> () {
 }
 "#,
     );
-    let fs = folds(&m);
+    let fs = folds(&m, body_op, fold_bytes);
     let d = &fs[0].1.as_ref().expect("folds as bytes")[0];
     assert!(d.splat);
     assert_eq!(d.bytes.len(), 4);
@@ -107,7 +73,7 @@ graph.func @f() -> () {
 }
 "#,
     );
-    for (name, bytes, _) in folds(&m) {
+    for (name, bytes, _) in folds(&m, body_op, fold_bytes) {
         assert!(bytes.is_none(), "{name} is not folded as bytes");
     }
 }

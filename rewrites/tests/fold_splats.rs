@@ -5,49 +5,13 @@
 //! integer and bool types; non-elementwise ops and non-splat operands are left
 //! to the full fold.
 
-use ge_ir::attributes::{Attribute, DenseElements};
-use ge_ir::interp::{fold_splats, fold_with_semantics};
-use ge_ir::module::Module;
+mod common;
+use common::{folds, parse};
+use ge_ir::interp::fold_splats;
 
-fn parse(text: &str) -> Module {
-    let ctx = ge_dialects::context();
-    ge_ir::parser::parse_module(&ctx, "t.air", text, Default::default())
-        .unwrap_or_else(|d| panic!("{}\n{text}", d.message))
-}
-
-/// An op's name, its splat fold and its full fold.
-type Folds = (
-    String,
-    Option<Vec<DenseElements>>,
-    Option<Vec<DenseElements>>,
-);
-
-/// Each graph op of the module (not the function or its return) folded both
-/// ways on its constant operands.
-fn folds(m: &Module) -> Vec<Folds> {
-    let mut out = vec![];
-    let mb = m.body();
-    mb.walk_deep(ge_ir::body::WalkOrder::Pre, &mut |b, o| {
-        let d = b.op(o);
-        let name = d.name.as_str();
-        if !name.starts_with("graph.") || name == "graph.func" || name == "graph.return" {
-            return;
-        }
-        let consts: Vec<Option<Attribute>> = d
-            .operands()
-            .iter()
-            .map(|&v| {
-                b.defining_op(v)
-                    .filter(|&c| b.op(c).name.as_str() == "data.constant")
-                    .and_then(|c| b.op(c).attr("value"))
-            })
-            .collect();
-        let splat = fold_splats(b, o, &consts);
-        let full = fold_with_semantics(b, o, &consts)
-            .map(|ts| ts.iter().map(|t| t.to_dense().canonical()).collect());
-        out.push((name.to_string(), splat, full));
-    });
-    out
+/// Graph ops (not the function or its return) are folded.
+fn graph_op(name: &str) -> bool {
+    name.starts_with("graph.") && name != "graph.func" && name != "graph.return"
 }
 
 #[test]
@@ -85,7 +49,7 @@ graph.func @f() -> () {
 }
 "#,
     );
-    let fs = folds(&m);
+    let fs = folds(&m, graph_op, fold_splats);
     assert_eq!(fs.len(), 16);
     for (name, splat, full) in fs {
         let full = full.unwrap_or_else(|| panic!("{name} does not fold"));
@@ -110,7 +74,7 @@ graph.func @f() -> () {
 }
 "#,
     );
-    for (name, splat, full) in folds(&m) {
+    for (name, splat, full) in folds(&m, graph_op, fold_splats) {
         assert!(full.is_some(), "{name} folds");
         assert!(splat.is_none(), "{name} is not folded as a splat");
     }
