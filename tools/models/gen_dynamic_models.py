@@ -536,9 +536,129 @@ def if_fold_split():
     save("if_runtime_cond", build("i0"), [])
 
 
+def value_elements():
+    """AffineGrid's expanded pattern (issue 16): one element of an int64
+    input `size` = [n, h, w] read twice at run time — as `Range(0, h)`'s
+    limit and, through Split -> Concat -> Slice, as a dim of ConstantOfShape —
+    and the two meet in a broadcast: y[i, j] = i + j over [h, w]. ge gives
+    both dims the one value symbol of that element. bad_size: a negative h,
+    refused at run time (as onnxruntime refuses ConstantOfShape's shape)."""
+    reseed(161)
+    inits = [
+        const("i0", np.array(0, np.int64)),
+        const("i1", np.array(1, np.int64)),
+        const("one_1d", np.array([1], np.int64)),
+        const("s1", np.array([1], np.int64)),
+        const("e3", np.array([3], np.int64)),
+        const("ax0", np.array([0], np.int64)),
+    ]
+    n = [
+        node("Split", ["size"], ["n", "h", "w"], axis=0, num_outputs=3),
+        node("Concat", ["one_1d", "h", "w"], ["nhw"], axis=0),
+        node("Slice", ["nhw", "s1", "e3"], ["hw"]),
+        node("ConstantOfShape", ["hw"], ["zeros"],
+             value=numpy_helper.from_array(np.array([0.0], np.float32))),
+        node("Squeeze", ["h", "ax0"], ["h0"]),
+        node("Squeeze", ["w", "ax0"], ["w0"]),
+        node("Range", ["i0", "h0", "i1"], ["rh_i"]),
+        node("Range", ["i0", "w0", "i1"], ["rw_i"]),
+        node("Cast", ["rh_i"], ["rh"], to=TensorProto.FLOAT),
+        node("Cast", ["rw_i"], ["rw"], to=TensorProto.FLOAT),
+        node("Unsqueeze", ["rh", "s1"], ["rh_col"]),
+        node("Add", ["zeros", "rh_col"], ["t"]),
+        node("Add", ["t", "rw"], ["y"]),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("size", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None])],
+        inits,
+        opset=18,
+    )
+    save("value_elements", m,
+         [(f"h{h}w{w}", [("size", np.array([1, h, w], np.int64))]) for h, w in [(3, 4), (5, 2), (1, 1)]])
+    np.save(os.path.join(OUT, "value_elements.bad_size.npy"), np.array([1, -2, 3], np.int64))
+
+
+def if_scalar_branch():
+    """AffineGrid's align_corners step (issue 16): an If on `d == 1` with
+    `d` a run-time input, whose then branch yields a scalar 0 and whose
+    else branch `2 / (d - 1)` as [1]; the step scales a vector, y = x * step.
+    Both ranks give y the same shape, so ge yields the scalar as [1].
+    if_scalar_output: the step is also a graph output, whose rank would
+    show: refused with one line naming the If."""
+    reseed(162)
+    inits = [
+        const("one", np.array(1, np.int64)),
+        const("zero_f", np.array(0.0, np.float32)),
+        const("one_f", np.array(1.0, np.float32)),
+        const("two_f", np.array(2.0, np.float32)),
+    ]
+    zero = helper.make_graph([node("Identity", ["zero_f"], ["step_then"])], "t", [],
+                             [helper.make_tensor_value_info("step_then", TensorProto.FLOAT, None)])
+    div = helper.make_graph([node("Div", ["two_f", "dm1"], ["step_else"])], "e", [],
+                            [helper.make_tensor_value_info("step_else", TensorProto.FLOAT, None)])
+
+    def build(show_step):
+        n = [
+            node("Equal", ["d", "one"], ["is_one"]),
+            node("Cast", ["d"], ["d_f"], to=TensorProto.FLOAT),
+            node("Sub", ["d_f", "one_f"], ["dm1"]),
+            node("If", ["is_one"], ["step"], then_branch=zero, else_branch=div),
+            node("Mul", ["x", "step"], ["y"]),
+        ]
+        outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])]
+        if show_step:
+            outs.append(helper.make_tensor_value_info("step", TensorProto.FLOAT, None))
+        return model(
+            n,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"]),
+             helper.make_tensor_value_info("d", TensorProto.INT64, [1])],
+            outs,
+            inits,
+            opset=18,
+        )
+
+    save("if_scalar_branch", build(False),
+         [(f"n{k}d{d}", [("x", f32(k)), ("d", np.array([d], np.int64))]) for k, d in [(4, 1), (5, 5), (3, 3)]])
+    # Its step output has no shape (either rank): written without the full check.
+    onnx.save(build(True), os.path.join(OUT, "if_scalar_output.onnx"))
+
+
+def split_computed():
+    """Split with a `split` input computed from the shape (issue 16):
+    [s / 2, s - s / 2] of the dynamic sequence dim, so the parts' dims are
+    those expressions; run at even, odd and length-1 sequences."""
+    reseed(163)
+    inits = [
+        const("i1", np.array([1], np.int64)),
+        const("i2", np.array([2], np.int64)),
+    ]
+    n = [
+        node("Shape", ["x"], ["shp"]),
+        node("Gather", ["shp", "i1"], ["s"], axis=0),
+        node("Div", ["s", "i2"], ["half"]),
+        node("Sub", ["s", "half"], ["rest"]),
+        node("Concat", ["half", "rest"], ["parts"], axis=0),
+        node("Split", ["x", "parts"], ["a", "b"], axis=1),
+        node("Relu", ["a"], ["y"]),
+        node("Neg", ["b"], ["z"]),
+    ]
+    m = model(
+        n,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", None])],
+        inits,
+        opset=18,
+    )
+    save("split_computed", m, [(f"b{b}s{s}", [("x", f32(b, s))]) for b, s in [(2, 6), (3, 7), (1, 1)]])
+
+
 MODELS = {f.__name__: f for f in [bert_dyn, cnn_dyn, larger_sizes, unknown_dim, range_symbolic_delta,
                                   prefix_broadcast, gathernd_mask, expand_where, nd_batch_scatter,
-                                  mask_equality, if_fold_split]}
+                                  mask_equality, if_fold_split, value_elements, if_scalar_branch,
+                                  split_computed]}
 
 
 if __name__ == "__main__":

@@ -244,6 +244,12 @@ pub struct Cx<'a> {
     pub check_declared_types: bool,
     /// Shape values known as dim expressions (`symbolic.rs`).
     pub sym: HashMap<ValueId, super::symbolic::SymVal>,
+    /// The value symbol of each run-time element a dim is exactly
+    /// (`elements.rs`).
+    pub elem_syms: HashMap<(ValueId, usize), Dim>,
+    /// If results whose rank-0 branch value is yielded as `[1]`, with the
+    /// error to give if a use could see it (`ops/control.rs`).
+    pub promoted: Vec<(ValueId, String)>,
 }
 
 impl<'a> Cx<'a> {
@@ -266,6 +272,8 @@ impl<'a> Cx<'a> {
             loc: Location::unknown(),
             check_declared_types: true,
             sym: HashMap::new(),
+            elem_syms: HashMap::new(),
+            promoted: vec![],
         }
     }
 
@@ -364,7 +372,6 @@ impl<'a> Cx<'a> {
         values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
         num_results: usize,
     ) -> Res<Vec<ValueId>> {
-        use ge_ir::attributes::{AttrDict, Attribute};
         let Some(&(first, what, _)) = values.first() else {
             return Err(ImportError::invalid(format!(
                 "{name}: nothing to specialise"
@@ -425,16 +432,7 @@ impl<'a> Cx<'a> {
                                 .unwrap_or_else(|| format!("{}_{k}", n.name)),
                         })
                         .collect();
-                    let hints = match (name, data_types.first(), values.first()) {
-                        ("data.expand", Some(x), Some(&(target, _, _))) => {
-                            let x = x.as_tensor().and_then(|t| t.dims.clone());
-                            match (x, self.partial_values(target, 8)) {
-                                (Some(x), Some(t)) => super::value_symbols::expand_dims(&x, &t),
-                                _ => vec![],
-                            }
-                        }
-                        _ => vec![],
-                    };
+                    let hints = self.value_dim_hints(name, &data_types, &attrs, values, &bases);
                     self.value_symbol_types(&bases, &declared, &r, &hints)
                 }
                 Some(r) if self.computable_in_region(values) => region_value_types(&declared, &r),
@@ -447,6 +445,23 @@ impl<'a> Cx<'a> {
                 }
             }
         };
+        self.create_specialize(name, data, attrs, values, types)
+    }
+
+    /// A `graph.specialize` of `name` with result types `types` that the
+    /// importer knows (dims static or over symbols bound before the op runs:
+    /// a Split by sizes computed from dims, `(S+1)/2` and `S-(S+1)/2`); its
+    /// kernel builds the concrete op from the values it reads at run time and
+    /// refuses a result that differs from `types`.
+    pub fn create_specialize(
+        &mut self,
+        name: &str,
+        data: &[ValueId],
+        attrs: Vec<(&str, ge_ir::attributes::Attribute)>,
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+        types: Vec<Type>,
+    ) -> Res<Vec<ValueId>> {
+        use ge_ir::attributes::{AttrDict, Attribute};
         let entries: Vec<(ge_ir::Ident, Attribute)> = attrs
             .into_iter()
             .map(|(k, v)| (ge_ir::Ident::new(k), v))
@@ -641,37 +656,81 @@ impl<'a> Cx<'a> {
         out
     }
 
-    /// The elements of a small rank-1 integer value known at import (`None`
-    /// where only the run knows one): a constant, or a `data.concat` of such
-    /// pieces at most `depth` deep — an Expand target `Concat(N, [2, 3])` with
-    /// `N` read from an input is `[?, 2, 3]`.
-    fn partial_values(&self, v: ValueId, depth: usize) -> Option<Vec<Option<i64>>> {
-        use ge_ir::body::ValueDef;
-        let body = &*self.e.b.body;
-        let t = body.value_type(v).as_tensor()?;
-        if t.dims.as_ref()?.len() != 1 {
-            return None;
+    /// What the values decide of the first result's dims before the run
+    /// (`None`: a fresh value symbol): an Expand target's known elements
+    /// ([`super::value_symbols::expand_dims`]), and a dim that is exactly one
+    /// run-time element — an Expand (ConstantOfShape) dim against 1 or a new
+    /// one, a `Range(0, L, 1)` length — that element's symbol, shared by
+    /// every dim that is that element (`elements.rs`).
+    fn value_dim_hints(
+        &mut self,
+        name: &str,
+        data: &[Type],
+        attrs: &[(&str, ge_ir::attributes::Attribute)],
+        values: &[(ValueId, &str, ge_dialects::graph::specialize::ValueKind)],
+        bases: &[String],
+    ) -> Vec<Option<Dim>> {
+        use super::elements::Elem;
+        let base = bases.first().cloned().unwrap_or_default();
+        let attr = |k: &str| attrs.iter().find(|(a, _)| *a == k).map(|(_, v)| *v);
+        match (name, data.first(), values) {
+            ("data.expand", Some(x), [(target, _, _)]) => {
+                let x = x.as_tensor().and_then(|t| t.dims.clone());
+                let (Some(x), Some(t)) = (x, self.elements(*target)) else {
+                    return vec![];
+                };
+                let known: Vec<Option<i64>> = t
+                    .iter()
+                    .map(|e| match e {
+                        Elem::Known(k) => Some(*k),
+                        Elem::Of(..) => None,
+                    })
+                    .collect();
+                let mut hints = super::value_symbols::expand_dims(&x, &known);
+                let r = hints.len();
+                for (i, h) in hints.iter_mut().enumerate() {
+                    let xd = (i + x.len()).checked_sub(r).map(|j| x[j]);
+                    let te = (i + t.len()).checked_sub(r).map(|j| t[j]);
+                    if let (None, None | Some(Dim::Static(1)), Some(Elem::Of(v, k))) = (*h, xd, te)
+                    {
+                        *h = Some(self.element_symbol((v, k), &format!("{base}_{i}")));
+                    }
+                }
+                hints
+            }
+            // A Reshape target element is the dim, except 0 (the input's dim,
+            // unless `allowzero`) and -1 (inferred).
+            ("data.reshape", Some(x), [(target, _, _)]) => {
+                let x = x
+                    .as_tensor()
+                    .and_then(|t| t.dims.clone())
+                    .unwrap_or_default();
+                let allowzero = attr("allowzero").and_then(|a| a.as_int()).unwrap_or(0) != 0;
+                let Some(t) = self.elements(*target) else {
+                    return vec![];
+                };
+                t.iter()
+                    .enumerate()
+                    .map(|(i, e)| match *e {
+                        Elem::Known(k) if k > 0 || (k == 0 && allowzero) => Some(Dim::Static(k)),
+                        Elem::Known(0) => x.get(i).copied().filter(|d| *d != Dim::Unknown),
+                        Elem::Known(_) => None,
+                        Elem::Of(v, k) => Some(self.element_symbol((v, k), &format!("{base}_{i}"))),
+                    })
+                    .collect()
+            }
+            ("graph.range", None, [(limit, "limit", _)]) => {
+                let from_zero = attr("start").map_or(Some(0.0), |a| a.as_float()) == Some(0.0)
+                    && attr("delta").map_or(Some(1.0), |a| a.as_float()) == Some(1.0);
+                match self.elements(*limit).as_deref() {
+                    Some(&[Elem::Of(v, k)]) if from_zero => {
+                        vec![Some(self.element_symbol((v, k), &format!("{base}_0")))]
+                    }
+                    _ => vec![],
+                }
+            }
+            _ => vec![],
         }
-        let len = usize::try_from(t.num_elements()?).ok()?;
-        if len > ge_dialects::graph::specialize::MAX_VALUE_ELEMENTS as usize {
-            return None;
-        }
-        if let Some(c) = self.e.const_value(v) {
-            return Some(c.to_i64().into_iter().map(Some).collect());
-        }
-        let unknown = Some(vec![None; len]);
-        let ValueDef::Result { op, .. } = body.value(v).def else {
-            return unknown;
-        };
-        let d = body.op(op);
-        if depth == 0 || !ge_dialects::data::movement::Concat::is(d) {
-            return unknown;
-        }
-        let mut out = vec![];
-        for &p in d.operands() {
-            out.extend(self.partial_values(p, depth - 1)?);
-        }
-        Some(out).filter(|o| o.len() == len)
     }
 
     /// Whether `v` is a compile-time constant.

@@ -22,6 +22,7 @@
 //! at once (node name, op, opset) before any conversion starts.
 
 pub mod dim_param;
+pub mod elements;
 pub mod graph;
 pub mod ops;
 pub mod symbolic;
@@ -380,6 +381,7 @@ fn import_graph(
         cx.e.set_loc(file_loc);
         cx.e.b
             .create("graph.return", &outs, vec![], Some(vec![]), 0)?;
+        ops::control::check_promoted(&cx)?;
         drop(cx);
         crate::emit::remove_unused_constants(inner);
         (in_types, out_types, in_names, out_names)

@@ -60,33 +60,116 @@ pub fn if_(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let regions = cx.e.b.body.op(op).regions().to_vec();
     let loc = cx.loc;
     let mut yields: Vec<Vec<ValueId>> = vec![];
+    let mut blocks = vec![];
     for (r, g) in regions.iter().zip([&then_g, &else_g]) {
         let block = cx.e.b.body.add_block(*r);
-        let outs = cx.convert_subgraph(g, block, &[])?;
-        let saved = cx.e.insertion_block();
-        cx.e.set_block(block);
-        cx.e.set_loc(loc);
-        cx.e.b
-            .create("graph.yield", &outs, vec![], Some(vec![]), 0)?;
-        if let Some(b) = saved {
-            cx.e.set_block(b);
-        }
-        yields.push(outs);
+        yields.push(cx.convert_subgraph(g, block, &[])?);
+        blocks.push(block);
     }
     let results = cx.e.b.body.op(op).results().to_vec();
+    let saved = cx.e.insertion_block();
+    let mut types = vec![];
     for (k, &res) in results.iter().enumerate() {
         let (a, b) = (cx.e.ty(yields[0][k]), cx.e.ty(yields[1][k]));
-        let t = join_types(a, b).ok_or_else(|| {
-            unsupported(
-                n,
-                format!(
+        let t = match join_types(a, b) {
+            Some(t) => t,
+            None => {
+                let msg = format!(
                     "with branches yielding '{a}' and '{b}' as output #{k} (its condition is not known at import, so one type must hold both)"
-                ),
-            )
-        })?;
+                );
+                let Some(side) = scalar_side(a, b) else {
+                    return Err(unsupported(n, msg));
+                };
+                // The rank-0 branch yields its value as `[1]`; every use is
+                // checked at the end of the import (`Cx::check_promoted`).
+                cx.e.set_block(blocks[side]);
+                cx.e.set_loc(loc);
+                yields[side][k] = super::reshape(cx, yields[side][k], &[1])?;
+                cx.promoted
+                    .push((res, format!("node '{}' (If): If {msg}", n.name)));
+                cx.e.ty(yields[1 - side][k])
+            }
+        };
+        types.push(t);
+    }
+    for (block, outs) in blocks.iter().zip(&yields) {
+        cx.e.set_block(*block);
+        cx.e.set_loc(loc);
+        cx.e.b
+            .create("graph.yield", outs, vec![], Some(vec![]), 0)?;
+    }
+    if let Some(b) = saved {
+        cx.e.set_block(b);
+    }
+    for (&res, t) in results.iter().zip(types) {
         cx.e.b.body.set_value_type(res, t);
     }
     Ok(results)
+}
+
+/// Check the If results whose rank-0 branch value was yielded as `[1]`
+/// (`scalar_side`): the promotion must not be observable, so every use is
+/// an elementwise op with another operand of rank >= 1 (same result shape
+/// either way), or an elementwise op whose other operands are rank 0 — then
+/// its results are checked the same way. Anything else (a graph output, a
+/// reshape, a shape read) is the If's unsupported-types error.
+pub fn check_promoted(cx: &Cx) -> Res<()> {
+    use ge_ir::opdef::Trait;
+    let body = &*cx.e.b.body;
+    for (v, msg) in &cx.promoted {
+        let mut work = vec![*v];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(w) = work.pop() {
+            if !seen.insert(w) {
+                continue;
+            }
+            for u in body.users(w) {
+                let d = body.op(u);
+                let rank = |x: ValueId| {
+                    body.value_type(x)
+                        .as_tensor()?
+                        .dims
+                        .as_ref()
+                        .map(|d| d.len())
+                };
+                if !d.has_trait(Trait::Elementwise)
+                    || d.operands().iter().any(|&x| rank(x).is_none())
+                {
+                    return Err(unsupported_msg(msg, d.name.as_str()));
+                }
+                let wider = d
+                    .operands()
+                    .iter()
+                    .any(|&x| x != w && rank(x).is_some_and(|r| r >= 1));
+                if !wider {
+                    work.extend(d.results().iter().copied());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn unsupported_msg(msg: &str, user: &str) -> crate::error::ImportError {
+    crate::error::ImportError::unsupported(format!(
+        "{msg}; the rank-0 branch's value as [1] would be seen by '{user}'"
+    ))
+}
+
+/// Which branch (0: then, 1: else) yields a rank-0 value where the other
+/// yields the same element type as `[1]`: the one element either way.
+/// Where every use broadcasts it against a value of rank >= 1, the results
+/// are the same (ONNX would give the If's output either rank at run time).
+fn scalar_side(a: Type, b: Type) -> Option<usize> {
+    let (x, y) = (a.as_tensor()?, b.as_tensor()?);
+    if x.dtype != y.dtype {
+        return None;
+    }
+    match (x.dims.as_deref()?, y.dims.as_deref()?) {
+        ([], [Dim::Static(1)]) => Some(0),
+        ([Dim::Static(1)], []) => Some(1),
+        _ => None,
+    }
 }
 
 /// Loop(M, cond, v...) with body(iter, cond, v...) -> (cond, v..., scans...):
@@ -994,5 +1077,24 @@ impl ScanImport<'_> {
         let done = !widened && !probing;
         let accs = accs.into_iter().map(Some).collect();
         finish_attempt(cx, op, saved, done, &yields, &types, 1, accs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_scalar_against_one_element_is_promoted() {
+        let t = |d: &[i64]| Type::tensor_static(d, DType::F32);
+        assert_eq!(scalar_side(t(&[]), t(&[1])), Some(0));
+        assert_eq!(scalar_side(t(&[1]), t(&[])), Some(1));
+        assert_eq!(scalar_side(t(&[]), t(&[2])), None);
+        assert_eq!(scalar_side(t(&[]), t(&[1, 1])), None);
+        assert_eq!(
+            scalar_side(t(&[]), Type::tensor_static(&[1], DType::I64)),
+            None
+        );
+        assert_eq!(scalar_side(t(&[1]), t(&[1])), None);
     }
 }

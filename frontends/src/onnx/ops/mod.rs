@@ -4,7 +4,7 @@
 //! To support a new op, add its function to a family file and one line here.
 
 mod col2im;
-mod control;
+pub(crate) mod control;
 mod deform_conv;
 mod det;
 mod einsum;

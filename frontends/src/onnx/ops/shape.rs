@@ -531,6 +531,7 @@ pub fn split(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             return cx.specialize(n, "data.split", &[x], attrs, &[(s, "split", Ints)], k);
         }
         match n.opt_input(1) {
+            Some(s) if !cx.is_const(s) => return symbolic_split(cx, n, x, a, s),
             Some(s) => Some(cx.const_i64s(s, "split")?),
             None => None,
         }
@@ -589,6 +590,37 @@ pub fn split(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         ],
         Some(types),
     )?)
+}
+
+/// Split by a `split` input computed from dims (`[S/2, S-S/2]` from
+/// `Shape(x)`): the parts' dims are those expressions, and the sizes are
+/// read when it runs — a `graph.specialize` of `data.split` whose kernel
+/// builds the concrete split from the values and refuses parts that differ
+/// from the types (or do not add up to the dim).
+fn symbolic_split(cx: &mut Cx, n: &Node, x: ValueId, a: usize, s: ValueId) -> Res<Vec<ValueId>> {
+    let sizes = cx.sym_dims(s, "split")?;
+    if sizes.len() != n.num_outputs {
+        return Err(invalid(
+            n,
+            format!(
+                "has {} outputs but 'split' has {} elements",
+                n.num_outputs,
+                sizes.len()
+            ),
+        ));
+    }
+    let dims = cx.e.dims(x)?;
+    let dt = cx.e.dtype(x)?;
+    let types = sizes
+        .iter()
+        .map(|&p| {
+            let mut d = dims.clone();
+            d[a] = p;
+            ge_ir::Type::tensor(&d, dt)
+        })
+        .collect();
+    let attrs = vec![("axis", Attribute::i64(a as i64))];
+    cx.create_specialize("data.split", &[x], attrs, &[(s, "split", Ints)], types)
 }
 
 /// Squeeze/Unsqueeze axes: an input from opset 13, an attribute before.
