@@ -276,11 +276,20 @@ class Session:
         timed yet, or `release_gil=` forced it).
         """
         ...
-    def _time_rust(self, inputs: _Inputs, iterations: int, warmup: int = 0) -> List[float]:
+    @property
+    def _recycled(self) -> Tuple[int, int]:
+        """`(dicts, arrays)`: how many calls so far returned the last call's
+        dict again and how many output arrays a run wrote again, no one
+        else holding them (docs/python.md "Copies"; for the tests).
+        """
+        ...
+    def _time_rust(self, inputs: _Inputs, iterations: int, warmup: int = 0, reusing: bool = False) -> List[float]:
         """The seconds of each of `iterations` runs timed in Rust as ge-run times
         them (inputs converted once, `Session::run_with` alone in the loop):
         tools/bench/python_session.py compares `run`'s time from Python with
-        these in the same build.
+        these in the same build. `reusing`: `Session::run_reusing` into the
+        last run's outputs instead (what a runner's run calls;
+        tools/bench/python_session_instr.py counts both).
         """
         ...
     @property
@@ -296,8 +305,10 @@ class Session:
         ...
     def run(self, inputs: _Inputs, trace: Optional[_Path] = None) -> Dict[str, np.ndarray]:
         """Run on `inputs` (a dict by input name, or a list in order); returns
-        `{output name: array}` in the model's output order, each a new array
-        the run wrote in place when its shape was known before the run. The
+        `{output name: array}` in the model's output order, each an array no
+        one else holds — new, or the last call's recycled when its caller let
+        go of it (docs/python.md "Recycling") — the run wrote in place when
+        its shape was known before the run. The
         GIL is released while the model runs unless the session's last
         timed run took under 20 µs (docs/python.md). `trace`: write a Perfetto trace of
         this run to that path (ge-run's `--trace`).

@@ -13,6 +13,7 @@
 //! - [`runtime`]: models and sessions on numpy arrays;
 //! - [`runner`]: `Session.runner()`, the cheap call path for repeated runs;
 //! - [`feed`]: the inputs of a call, lent with what the last call learned;
+//! - [`recycle`]: `Session.run`'s last result reused when no one holds it;
 //! - [`gil`]: whether a run releases the GIL.
 
 use pyo3::prelude::*;
@@ -25,6 +26,7 @@ mod feed;
 mod frontends;
 mod gil;
 mod ir;
+mod recycle;
 mod runner;
 mod runtime;
 mod values;

@@ -27,6 +27,7 @@ use crate::arrays::{
 use crate::errors::{error, guard, guard_nogil};
 use crate::feed::Feed;
 use crate::gil::Gil;
+use crate::recycle::Last;
 use crate::runtime::{check_count, elem_type};
 use ge_ir::DType;
 use ge_runtime::HostTensor;
@@ -78,6 +79,8 @@ pub struct Scratch {
     /// output without one), held until the loans end; emptied before the
     /// call returns (the vector is kept: no allocation per call).
     pub arrays: Vec<Option<Py<PyUntypedArray>>>,
+    /// `Session.run`'s last result, recycled when no one else holds it.
+    pub last: Last,
 }
 
 /// The runtime's output tensors of one call, some of them lent the memory

@@ -11,14 +11,16 @@ use crate::arrays::{
 };
 use crate::errors::{error, guard, guard_nogil};
 use crate::gil::Gil;
+use crate::recycle::Last;
 use crate::runner::{Loans, Runner, Scratch};
 use ge_ir::DType;
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
-use numpy::{PyArrayDescr, PyUntypedArray};
+use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use std::cell::Cell;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 /// The inputs of a run, in the model's order: host tensors that may borrow
@@ -356,8 +358,12 @@ pub struct Session {
     ndarray: Py<PyType>,
     gil: Gil,
     /// What a run keeps for the next: the inputs' feed and the runtime's
-    /// output tensors (`Session::run_reusing`; see `Runner::scratch`).
+    /// output tensors (`Session::run_reusing`; see `Runner::scratch`), the
+    /// last result (`recycle.rs`).
     scratch: Mutex<Scratch>,
+    /// How many calls returned the last call's dict again, and how many
+    /// output arrays were written again (`_recycled`, for the tests).
+    recycled: [AtomicUsize; 2],
 }
 
 impl Session {
@@ -398,15 +404,18 @@ impl Session {
             ndarray: ndarray_type(py),
             gil: Gil::of(release_gil),
             scratch: Mutex::new(Scratch::default()),
+            recycled: Default::default(),
         }
     }
 
-    /// A new array per output whose shape is known before the run — the
-    /// model's, else the last run's — lent to the runtime's output tensor
-    /// (the run writes it in place when its output has that shape), into
-    /// `arrays` (the last call's vector, emptied: `None` for an output
-    /// without one).
-    fn lend_new(
+    /// An array per output whose shape is known before the run — the
+    /// model's, else the last run's: the last call's array when it may be
+    /// written again and has that shape (`last`, see `recycle.rs`), else a
+    /// new one — lent to the runtime's output tensor (the run writes it in
+    /// place when its output has that shape), into `arrays` (the last
+    /// call's vector, emptied: `None` for an output without one).
+    #[allow(clippy::too_many_arguments)]
+    fn lend_arrays(
         &self,
         py: Python<'_>,
         shapes: &[Vec<usize>],
@@ -414,6 +423,7 @@ impl Session {
         arrays: &mut Vec<Option<Py<PyUntypedArray>>>,
         outs: &mut Vec<HostTensor>,
         inputs: &[HostTensor],
+        last: &Last,
     ) {
         let n = self.output_types.len();
         if outs.len() < n {
@@ -425,15 +435,22 @@ impl Session {
             let shape = fixed.as_deref().or(shapes.get(i).map(|s| s.as_slice()));
             let descr = self.output_descrs.get(i).and_then(|d| d.as_ref());
             let lent = match (dt, shape, descr) {
-                // SAFETY: the array is new and reaches Python only when the
-                // run kept the loan, so wrote every byte (zeroed first by
-                // `HostTensor::reset_zeros`); else it is dropped unseen.
                 (Some(dt), Some(shape), Some(d)) => {
-                    unsafe { empty_with(py, &self.ndarray, d, shape) }.filter(|a| {
-                        // SAFETY: the array is this call's alone (no other
-                        // reference to it exists) and is held in `arrays`
-                        // until the loans end (`Loans`, dropped first). Its
-                        // dtype object is `d` (numpy keeps a builtin one).
+                    let a = match last.array(py, i).filter(|a| a.shape() == shape) {
+                        Some(a) => Some(a.clone()),
+                        // SAFETY: the array is new and reaches Python only
+                        // when the run kept the loan, so wrote every byte
+                        // (zeroed first by `HostTensor::reset_zeros`); else
+                        // it is dropped unseen.
+                        None => unsafe { empty_with(py, &self.ndarray, d, shape) },
+                    };
+                    a.filter(|a| {
+                        // SAFETY: no one but this call can reach the array
+                        // (new, or the last call's that no one else holds:
+                        // `recycle.rs`), and it is held in `arrays` until
+                        // the loans end (`Loans`, dropped first). A new
+                        // one's dtype object is `d` (numpy keeps a builtin
+                        // one); a recycled one's is checked against it.
                         unsafe { lend_out(&mut outs[i], a, *dt, inputs, taken, Some(d)) }
                     })
                 }
@@ -441,6 +458,52 @@ impl Session {
             };
             arrays.push(lent.map(Bound::unbind));
         }
+    }
+
+    /// The result of a run into `outs` (the arrays lent to them in
+    /// `arrays`): the last call's dict (`dict`, taken from `last`) or a new
+    /// one, holding per output its array written in place or a new copy;
+    /// kept in `last` for the next call.
+    fn result<'py>(
+        &self,
+        py: Python<'py>,
+        outs: &mut [HostTensor],
+        arrays: &[Option<Py<PyUntypedArray>>],
+        shapes: &mut Vec<Vec<usize>>,
+        dict: Option<Bound<'py, PyDict>>,
+        last: &mut Last,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if dict.is_some() {
+            self.recycled[0].fetch_add(1, Relaxed);
+        }
+        let dict = dict.unwrap_or_else(|| PyDict::new(py));
+        shapes.resize_with(outs.len(), Vec::new);
+        for (i, t) in outs.iter_mut().enumerate() {
+            if let Some(s) = shapes.get_mut(i) {
+                s.clone_from(&t.shape);
+            }
+            let arr = match arrays.get(i) {
+                // Written in place.
+                Some(Some(a)) if t.is_lent_mut() => {
+                    fix_bools(t);
+                    a.bind(py).clone().into_any()
+                }
+                _ => output_to_numpy(py, t)?,
+            };
+            match self.output_keys.get(i) {
+                Some(k) => {
+                    if last.put(&dict, i, k.bind(py).as_any(), &arr)? {
+                        self.recycled[1].fetch_add(1, Relaxed);
+                    }
+                }
+                None => {
+                    last.clear();
+                    dict.set_item(format!("out{i}"), arr)?
+                }
+            }
+        }
+        last.keep(&dict, outs.len());
+        Ok(dict)
     }
 }
 
@@ -466,8 +529,10 @@ impl Session {
     }
 
     /// Run on `inputs` (a dict by input name, or a list in order); returns
-    /// `{output name: array}` in the model's output order, each a new array
-    /// the run wrote in place when its shape was known before the run. The
+    /// `{output name: array}` in the model's output order, each an array no
+    /// one else holds — new, or the last call's recycled when its caller let
+    /// go of it (docs/python.md "Recycling") — the run wrote in place when
+    /// its shape was known before the run. The
     /// GIL is released while the model runs unless the session's last
     /// timed run took under 20 µs (docs/python.md). `trace`: write a Perfetto trace of
     /// this run to that path (ge-run's `--trace`).
@@ -496,20 +561,27 @@ impl Session {
             let opts = RunOptions {
                 trace: trace.is_some(),
             };
-            // The new arrays are held in the scratch (`sc.arrays`), which
-            // outlives the loans.
+            // The last call's dict and arrays, when no one else holds them
+            // (`recycle.rs`); not for a traced run (its outputs are its own).
+            let dict = match opts.trace {
+                false => sc.last.take(py, &self.output_keys),
+                true => {
+                    sc.last.clear();
+                    None
+                }
+            };
+            // The call's arrays are held in the scratch (`sc.arrays`),
+            // which outlives the loans.
             sc.arrays.clear();
             let outs = Loans(&mut sc.outs);
-            // Outputs in place, but not for a traced run (its outputs are
-            // its own).
             if !opts.trace {
                 let (shapes, taken, arrays) = (&sc.shapes, &mut sc.taken, &mut sc.arrays);
-                self.lend_new(py, shapes, taken, arrays, outs.0, fed.tensors());
+                self.lend_arrays(py, shapes, taken, arrays, outs.0, fed.tensors(), &sc.last);
             }
             let session = &self.session;
             let tensors = fed.tensors();
             // Without a trace, into the last run's tensors (no allocation
-            // for outputs of an unchanged size) or the new arrays.
+            // for outputs of an unchanged size) or the lent arrays.
             let out = &mut *outs.0;
             let r = self
                 .gil
@@ -531,29 +603,11 @@ impl Session {
                 ge_ir::output::write(p.display().to_string(), t.to_json().as_bytes())
                     .map_err(|e| error(format!("cannot write '{}': {e}", p.display())))?;
             }
-            let dict = PyDict::new(py);
-            sc.shapes.resize_with(outs.0.len(), Vec::new);
-            for (i, t) in outs.0.iter_mut().enumerate() {
-                if let Some(s) = sc.shapes.get_mut(i) {
-                    s.clone_from(&t.shape);
-                }
-                let arr = match sc.arrays.get(i) {
-                    // Written in place.
-                    Some(Some(a)) if t.is_lent_mut() => {
-                        fix_bools(t);
-                        a.bind(py).clone().into_any()
-                    }
-                    _ => output_to_numpy(py, t)?,
-                };
-                match self.output_keys.get(i) {
-                    Some(k) => dict.set_item(k.bind(py), arr)?,
-                    None => dict.set_item(format!("out{i}"), arr)?,
-                }
-            }
+            let dict = self.result(py, outs.0, &sc.arrays, &mut sc.shapes, dict, &mut sc.last);
             // The loans end before the arrays can go.
             drop(outs);
             sc.arrays.clear();
-            Ok(dict)
+            dict
         })
     }
 
@@ -593,6 +647,17 @@ impl Session {
         self.gil.last_ns()
     }
 
+    /// `(dicts, arrays)`: how many calls so far returned the last call's
+    /// dict again and how many output arrays a run wrote again, no one
+    /// else holding them (docs/python.md "Copies"; for the tests).
+    #[getter]
+    fn _recycled(&self) -> (usize, usize) {
+        (
+            self.recycled[0].load(Relaxed),
+            self.recycled[1].load(Relaxed),
+        )
+    }
+
     /// Shape plans built so far (one per concrete input shape).
     #[getter]
     fn plans_built(&self) -> usize {
@@ -602,14 +667,17 @@ impl Session {
     /// The seconds of each of `iterations` runs timed in Rust as ge-run times
     /// them (inputs converted once, `Session::run_with` alone in the loop):
     /// tools/bench/python_session.py compares `run`'s time from Python with
-    /// these in the same build.
-    #[pyo3(signature = (inputs, iterations, warmup = 0))]
+    /// these in the same build. `reusing`: `Session::run_reusing` into the
+    /// last run's outputs instead (what a runner's run calls;
+    /// tools/bench/python_session_instr.py counts both).
+    #[pyo3(signature = (inputs, iterations, warmup = 0, reusing = false))]
     fn _time_rust(
         &self,
         py: Python<'_>,
         inputs: &Bound<'_, PyAny>,
         iterations: usize,
         warmup: usize,
+        reusing: bool,
     ) -> PyResult<Vec<f64>> {
         guard(|| {
             let ins = self.inputs(inputs)?;
@@ -618,13 +686,21 @@ impl Session {
             py.detach(|| {
                 guard_nogil(|| {
                     let opts = RunOptions::default();
+                    let mut outs = vec![];
+                    let mut once = || {
+                        match reusing {
+                            true => session.run_reusing(ins, &mut outs),
+                            false => session.run_with(ins, &opts).map(drop),
+                        }
+                        .map_err(|e| e.to_string())
+                    };
                     for _ in 0..warmup {
-                        session.run_with(ins, &opts).map_err(|e| e.to_string())?;
+                        once()?;
                     }
                     let mut times = Vec::with_capacity(iterations);
                     for _ in 0..iterations {
                         let t = std::time::Instant::now();
-                        session.run_with(ins, &opts).map_err(|e| e.to_string())?;
+                        once()?;
                         times.push(t.elapsed().as_secs_f64());
                     }
                     Ok(times)
