@@ -15,7 +15,7 @@ says it pays), interleaved, on the onnx package's light models.
    ge-run's own p50 (wall) is printed too.
 The table: median and range over rounds of each path's task-clock, and their ratio.
 `--shapes` instead times single 3x3 convolutions of the light models' layer shapes on
-every path forced (im2col, F(2x2), F(4x4), the direct kernel; ge-run's p50) next to the
+every path forced (im2col, F(2x2), F(4x4); ge-run's p50) next to the
 path the cost model picks — the check of the cost model's constants.
 Usage: python3 tools/bench/conv_algo.py [--models vgg19,resnet50,...] [--rounds 3]
            [--iterations 10] [--warmup 2] [--no-build] [--shapes]
@@ -87,10 +87,10 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), pat
 def shapes(ge_run, ge_translate, a):
     """Each single convolution on every path (p50 of --iterations runs, the median of
     --rounds interleaved rounds), and the path the cost model picks."""
-    algos = ["im2col", "winograd2", "winograd4", "direct"]
+    algos = ["im2col", "winograd2", "winograd4"]
     print("| conv (c -> oc, side) | im2col p50 ms | F(2x2) p50 ms | F(4x4) p50 ms "
-          "| direct p50 ms | fastest | cost model picks |")
-    print("|---|---|---|---|---|---|---|")
+          "| fastest | cost model picks |")
+    print("|---|---|---|---|---|---|")
     for c, oc, s in SHAPES:
         base = os.path.join(OUT, f"conv_{c}_{oc}_{s}")
         run([PYTHON, "-c", CONV_ONNX, str(c), str(oc), str(s), base + ".onnx"], "conv model")
@@ -109,7 +109,7 @@ def shapes(ge_run, ge_translate, a):
         med = {k: sorted(v)[len(v) // 2] for k, v in p50.items()}
         best = min(med, key=med.get)
         print(f"| {c} -> {oc}, {s}x{s} | {med['im2col']:.2f} | {med['winograd2']:.2f} | "
-              f"{med['winograd4']:.2f} | {med['direct']:.2f} | {best} | {'; '.join(pick)} |",
+              f"{med['winograd4']:.2f} | {best} | {'; '.join(pick)} |",
               flush=True)
 
 

@@ -87,16 +87,17 @@ pub(super) enum Choice {
     Auto,
     /// Never Winograd: im2col + GEMM (the old path).
     Im2col,
+    /// As `Auto`, and the GEMM path's constant filters packed at load for
+    /// [`super::sgemm_packed`] ([`super::conv::Conv::prepare`]).
+    Packed,
     /// Winograd wherever it applies, this tile size (or the cheaper one).
     Winograd(Option<usize>),
-    /// Never Winograd: the direct kernel ([`super::conv_direct`]).
-    Direct,
 }
 
 pub(super) fn choice() -> Choice {
     match std::env::var("GE_CONV_ALGO").as_deref() {
         Ok("im2col") => Choice::Im2col,
-        Ok("direct") => Choice::Direct,
+        Ok("packed") => Choice::Packed,
         Ok("winograd") => Choice::Winograd(None),
         Ok("winograd2") => Choice::Winograd(Some(2)),
         Ok("winograd4") => Choice::Winograd(Some(4)),
@@ -175,7 +176,7 @@ fn applies(c: &Conv, kh: usize, kw: usize) -> bool {
 /// is a weight) and give the convolution its result.
 pub fn plan(steps: &mut Vec<Step>, types: &mut Vec<Type>) {
     let forced = choice();
-    if matches!(forced, Choice::Im2col | Choice::Direct) {
+    if matches!(forced, Choice::Im2col) {
         return;
     }
     let none = HashMap::new();
