@@ -5,7 +5,7 @@
 //! dilations, pads on any side, groups (depthwise keeps its own kernel),
 //! 1x1, batch > 1, kernel sizes 1 to 5 (and 7 and 11), channel counts off
 //! the 4-row panels and 24-column blocks, k across the micro-kernel's
-//! 128-deep slices, NC1HWC0 outputs and FRACTAL_Z filters converted at
+//! 384-deep slices, planes across its 192-column blocks of `B`, NC1HWC0 outputs and FRACTAL_Z filters converted at
 //! load, 1 and 2 threads.
 
 mod common;
@@ -187,6 +187,7 @@ fn packed_filters_match_the_interpreter() {
         case(1, 64, [7, 7], 70, [3, 3], [1, 1], [1, 1], [1; 4], 1),   // k = 576: 5 slices
         case(1, 40, [9, 9], 33, [1, 1], [1, 1], [1, 1], [0; 4], 1),   // pointwise, 81 columns
         case(2, 32, [6, 6], 130, [3, 3], [2, 2], [1, 1], [1; 4], 1),  // row blocks on 2 threads
+        case(1, 800, [15, 15], 20, [1, 1], [1, 1], [1, 1], [0; 4], 1), // k 3 slices, 2 column blocks
     ];
     for (i, k) in cases.iter().enumerate() {
         for (formats, threads) in [(false, 1), (true, 2)] {

@@ -93,6 +93,26 @@ impl PackCache {
     }
 }
 
+/// The rule for packing a convolution's constant filter at load: always
+/// when `GE_CONV_ALGO=packed`, never when `gemm` or `im2col`; by default
+/// when the vector kernel runs here ([`super::sgemm_packed::fast`]) and a
+/// group has at least [`PACK_MIN_ROWS`] output channels. Measured on this
+/// AVX2 VM (docs/benchmarks.md, "Filters packed at load, second round"):
+/// the packed kernel is within noise of the `gemm` crate's per GEMM call
+/// and saves its per-call packing of the filter; with fewer rows its strips
+/// of the activations serve too few row panels to repay their copy.
+fn packs(choice: winograd::Choice, ocg: usize) -> bool {
+    match choice {
+        winograd::Choice::Packed => true,
+        winograd::Choice::Auto => super::sgemm_packed::fast() && ocg >= PACK_MIN_ROWS,
+        _ => false,
+    }
+}
+
+/// Output channels per group below which the default keeps the `gemm`
+/// crate ([`packs`]).
+const PACK_MIN_ROWS: usize = 16;
+
 fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
     match v.as_deref() {
         None => Some([d, d]),
@@ -125,22 +145,20 @@ impl Conv {
     }
 
     /// Pack the constant filter `w` (its bytes live and stay unchanged as
-    /// long as the model) for the GEMM path when `GE_CONV_ALGO=packed` asks
-    /// for it, unless the convolution computes another way or the packed
-    /// copy would not fit in `budget` bytes. Returns the bytes it allocated.
-    /// Not the default: on this AVX2 machine the micro-kernel cost 1.07-1.15x
-    /// the CPU time of the `gemm` crate, which packs both operands per call
-    /// (docs/benchmarks.md, "Filters packed at load").
+    /// long as the model) for the GEMM path, unless the convolution
+    /// computes another way, the packed copy would not fit in `budget`
+    /// bytes or [`packs`] says the `gemm` crate is as fast. Returns the
+    /// bytes it allocated.
     pub fn prepare(&self, w: &Slot, budget: usize) -> usize {
-        if !matches!(winograd::choice(), winograd::Choice::Packed) {
-            return 0;
-        }
         let Ok([oc, cg, kh, kw]) = dims4(&w.shape) else {
             return 0;
         };
         let g = self.group.max(1);
         let depthwise = cg == 1 && oc == g;
         if self.winograd.is_some() || depthwise || oc % g != 0 || w.ptr.is_null() {
+            return 0;
+        }
+        if !packs(winograd::choice(), oc / g) {
             return 0;
         }
         let (ocg, k) = (oc / g, cg * kh * kw);

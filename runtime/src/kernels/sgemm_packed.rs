@@ -6,20 +6,30 @@
 //! input plane): a call never packs the filter.
 //!
 //! The micro-kernel computes an `MR x NR` block of `C` in registers
-//! (AVX2/FMA: 4 rows x 3 vectors of 8 columns, 12 accumulators; the
-//! columns of the last block store masked), over `k` in slices of [`KC`]:
-//! the `KC x NR` strip of `B` it reuses for every row panel is copied into
-//! a contiguous block that stays in the L1 cache (the only per-call copy:
-//! 1/`MR` of the multiply-adds it serves, none of the filter). The CPU's features are detected at run time; without
-//! AVX2 and FMA a scalar loop computes the same blocks.
+//! (AVX2/FMA: 4 rows x 3 vectors of 8 columns, 12 accumulators + 3 vectors
+//! of `B` + 1 broadcast of `A` = the 16 registers, written in assembly so
+//! none spills; `k` unrolled by 4). `B` is copied per call, `KC x NC` at a
+//! time, into contiguous strips of `NR` columns that the kernel reads for
+//! every row panel (the only per-call copy: 1/`MR` of the multiply-adds it
+//! serves, none of the filter); the row panels go by blocks of `A` that
+//! stay in L2 while the strips pass. The CPU's features are detected at run
+//! time ([`fast`]); without AVX2 and FMA a scalar loop computes the same
+//! blocks.
 
 /// Rows of a packed panel.
 pub const MR: usize = 4;
 /// Columns of a register block (three AVX vectors).
 const NR: usize = 24;
-/// `k` per slice: a packed `KC x NR` strip of `B` (24 KiB) stays in L1
-/// (128 cost 1.18x the CPU time of 256 on ResNet's 1x1 1024 -> 256).
-const KC: usize = 256;
+/// Most `k` per slice (a longer `k` is cut into equal slices): a strip of
+/// `KC x NR` floats (36 KiB) streams from L2 at a fraction of what the
+/// kernel can take; longer slices store `C` fewer times (256, 384 and 512
+/// measured within noise of each other on this AVX2 VM).
+const KC: usize = 384;
+/// Columns of `B` packed at a time: `KC x NC` floats (288 KiB) stay in L2.
+const NC: usize = 192;
+/// Floats of `A` (`MC / kc` rows of a slice) that stay in L2 with the
+/// packed block of `B`.
+const MC: usize = 32768;
 
 /// A row-major `m x k` matrix in panels of [`MR`] rows, k-major.
 #[derive(Debug)]
@@ -92,12 +102,24 @@ impl PackedA {
             ldc,
         };
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
+        if fast() {
             // SAFETY: the CPU has AVX2 and FMA; the pointers as above.
             return avx2::gemm(&g);
         }
         scalar(&g);
+    }
+}
+
+/// Whether the vector kernel runs here (x86-64 with AVX2 and FMA): else
+/// the scalar loop, far slower than the `gemm` crate.
+pub fn fast() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -133,95 +155,117 @@ unsafe fn scalar(g: &Gemm) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Gemm, KC, MR, NR};
+    use super::{Gemm, KC, MC, MR, NC, NR};
+    use std::arch::asm;
     use std::arch::x86_64::*;
 
-    /// The blocks of `C`: slices of `k`, then `NR` columns, then panels.
-    /// Each `KC x NR` strip of `B` is first copied into a contiguous block
-    /// (zero columns past `n`): the micro-kernel then reads it
-    /// sequentially, where `B`'s own rows lie a plane apart (a 1x1
-    /// convolution's input: one page per row, a TLB miss per load).
+    /// The blocks of `C`: `NC` columns at a time, then slices of `k` (of
+    /// equal length, at most [`KC`]), then strips of `NR` columns, then row
+    /// panels. Each `kc x NC` block of `B` is first copied, row by row,
+    /// into contiguous `kc x NR` strips (zero columns past `n`): the
+    /// micro-kernel then reads a strip sequentially from L1 for every row
+    /// panel, where `B`'s own rows lie a plane apart (a 1x1 convolution's
+    /// input: one page per row, a TLB miss per load). The copy walks
+    /// along `B`'s rows, which the hardware prefetcher follows.
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA; the pointers as [`super::PackedA::gemm`].
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn gemm(g: &Gemm) {
-        let mut strip = Strip([0f32; KC * NR]);
-        let strip = &mut strip.0;
-        let mut k0 = 0;
-        while k0 < g.k {
-            let kc = KC.min(g.k - k0);
-            let first = k0 == 0;
-            let mut j = 0;
-            while j < g.n {
-                let w = (g.n - j).min(NR);
-                pack_strip(g.b.add(k0 * g.ldb + j), g.ldb, kc, w, strip);
-                let mut i = 0;
-                while i < g.rows {
-                    let t = Tile {
-                        a: g.a.add(i * g.k + k0 * MR),
-                        b: strip.as_ptr(),
-                        kc,
-                        c: g.c.add(i * g.ldc + j),
-                        ldc: g.ldc,
-                        rows: (g.rows - i).min(MR),
-                        first,
-                    };
-                    match (w.div_ceil(8), w % 8 == 0) {
-                        (3, true) => tile::<3, false>(&t, w),
-                        (3, false) => tile::<3, true>(&t, w),
-                        (2, true) => tile::<2, false>(&t, w),
-                        (2, false) => tile::<2, true>(&t, w),
-                        (_, true) => tile::<1, false>(&t, w),
-                        (_, false) => tile::<1, true>(&t, w),
+        let mut panel = PANEL.with(|p| p.take());
+        panel.resize(KC * NC / 16 + 1, Block([0f32; 16]));
+        let strips = panel.as_mut_ptr().cast::<f32>();
+        let slices = g.k.div_ceil(KC);
+        let step = g.k.div_ceil(slices);
+        let mut j0 = 0;
+        while j0 < g.n {
+            let nc = (g.n - j0).min(NC);
+            let mut k0 = 0;
+            while k0 < g.k {
+                let kc = step.min(g.k - k0);
+                pack(g.b.add(k0 * g.ldb + j0), g.ldb, kc, nc, strips);
+                // Row panels by blocks of `A` that stay in L2 while every
+                // strip of the packed block passes.
+                let mc = (MC / kc).next_multiple_of(MR);
+                let mut i0 = 0;
+                while i0 < g.rows {
+                    let i1 = (i0 + mc).min(g.rows);
+                    let mut j = 0;
+                    while j < nc {
+                        let w = (nc - j).min(NR);
+                        let strip = strips.add(j * kc);
+                        let mut i = i0;
+                        while i < i1 {
+                            let t = Tile {
+                                a: g.a.add(i * g.k + k0 * MR),
+                                b: strip,
+                                kc,
+                                c: g.c.add(i * g.ldc + j0 + j),
+                                ldc: g.ldc,
+                                rows: (g.rows - i).min(MR),
+                                first: k0 == 0,
+                            };
+                            match w.div_ceil(8) {
+                                3 => tile::<3>(&t, w),
+                                2 => tile::<2>(&t, w),
+                                _ => tile::<1>(&t, w),
+                            }
+                            i += MR;
+                        }
+                        j += NR;
                     }
-                    i += MR;
+                    i0 = i1;
                 }
-                j += NR;
+                k0 += kc;
             }
-            k0 += KC;
+            j0 += nc;
         }
+        PANEL.with(|p| p.replace(panel));
     }
 
-    /// A strip of `B`, aligned so no row's vector loads split a cache line.
+    /// 64 bytes, the alignment of the strips (no vector load of the
+    /// micro-kernel splits a cache line).
+    #[derive(Clone, Copy)]
     #[repr(align(64))]
-    struct Strip([f32; KC * NR]);
+    struct Block(#[allow(dead_code)] [f32; 16]);
 
-    /// Rows `0..kc` of columns `0..w` of `B` (rows `ldb` apart) into
-    /// `strip`, `NR` floats a row, zeros past `w`.
+    thread_local! {
+        /// The packed block of `B` (`KC x NC` floats), reused across calls.
+        static PANEL: std::cell::Cell<Vec<Block>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+
+    /// Rows `0..kc` of columns `0..nc` of `B` (rows `ldb` apart) into
+    /// strips of `NR` columns, each `kc x NR` floats, the last one padded
+    /// with zero columns.
     ///
     /// # Safety
-    /// `b` points at `kc` rows of `w` floats `ldb` apart; `kc <= KC`.
+    /// `b` points at `kc` rows of `nc` floats `ldb` apart; `d` at
+    /// `kc * nc.next_multiple_of(NR)` floats; `nc <= NC`, `kc <= KC`.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn pack_strip(
-        b: *const f32,
-        ldb: usize,
-        kc: usize,
-        w: usize,
-        strip: &mut [f32; KC * NR],
-    ) {
-        let d = strip.as_mut_ptr();
-        if w == NR {
-            for kk in 0..kc {
-                let (s, o) = (b.add(kk * ldb), d.add(kk * NR));
-                _mm256_storeu_ps(o, _mm256_loadu_ps(s));
-                _mm256_storeu_ps(o.add(8), _mm256_loadu_ps(s.add(8)));
-                _mm256_storeu_ps(o.add(16), _mm256_loadu_ps(s.add(16)));
-            }
-            return;
-        }
+    unsafe fn pack(b: *const f32, ldb: usize, kc: usize, nc: usize, d: *mut f32) {
+        let full = nc / NR;
+        let rest = nc - full * NR;
         for kk in 0..kc {
-            let o = d.add(kk * NR);
-            std::ptr::copy_nonoverlapping(b.add(kk * ldb), o, w);
-            std::ptr::write_bytes(o.add(w), 0, NR - w);
+            let s = b.add(kk * ldb);
+            for f in 0..full {
+                let (s, o) = (s.add(f * NR), d.add(f * kc * NR + kk * NR));
+                _mm256_store_ps(o, _mm256_loadu_ps(s));
+                _mm256_store_ps(o.add(8), _mm256_loadu_ps(s.add(8)));
+                _mm256_store_ps(o.add(16), _mm256_loadu_ps(s.add(16)));
+            }
+            if rest > 0 {
+                let o = d.add(full * kc * NR + kk * NR);
+                std::ptr::copy_nonoverlapping(s.add(full * NR), o, rest);
+                std::ptr::write_bytes(o.add(rest), 0, NR - rest);
+            }
         }
     }
 
     /// One `MR x 8·NV` block over one slice of `k`.
     struct Tile {
         a: *const f32,
-        /// The packed strip of `B` (`NR` floats a row).
+        /// The packed strip of `B` (`NR` floats a row, 32-byte aligned).
         b: *const f32,
         kc: usize,
         c: *mut f32,
@@ -240,57 +284,200 @@ mod avx2 {
         _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), lanes)
     }
 
-    /// Vector `v` of the row at `p` (the last one masked when `PARTIAL`).
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn load<const NV: usize, const PARTIAL: bool>(
-        p: *const f32,
-        v: usize,
-        m: __m256i,
-    ) -> __m256 {
-        if PARTIAL && v == NV - 1 {
-            _mm256_maskload_ps(p.add(8 * v), m)
-        } else {
-            _mm256_loadu_ps(p.add(8 * v))
-        }
+    /// One `k` step of the micro-kernel, `$i` steps from the pointers:
+    /// `NV` vectors of the strip's row, then each of the 4 rows' `A`
+    /// value broadcast and multiplied into its accumulators.
+    macro_rules! step {
+        (3, $i:literal) => {
+            concat!(
+                "vmovaps ymm12, [{b} + ",
+                $i,
+                "*96]\n",
+                "vmovaps ymm13, [{b} + ",
+                $i,
+                "*96 + 32]\n",
+                "vmovaps ymm14, [{b} + ",
+                $i,
+                "*96 + 64]\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16]\n",
+                "vfmadd231ps ymm0, ymm15, ymm12\n",
+                "vfmadd231ps ymm1, ymm15, ymm13\n",
+                "vfmadd231ps ymm2, ymm15, ymm14\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 4]\n",
+                "vfmadd231ps ymm3, ymm15, ymm12\n",
+                "vfmadd231ps ymm4, ymm15, ymm13\n",
+                "vfmadd231ps ymm5, ymm15, ymm14\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 8]\n",
+                "vfmadd231ps ymm6, ymm15, ymm12\n",
+                "vfmadd231ps ymm7, ymm15, ymm13\n",
+                "vfmadd231ps ymm8, ymm15, ymm14\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 12]\n",
+                "vfmadd231ps ymm9, ymm15, ymm12\n",
+                "vfmadd231ps ymm10, ymm15, ymm13\n",
+                "vfmadd231ps ymm11, ymm15, ymm14\n",
+            )
+        };
+        (2, $i:literal) => {
+            concat!(
+                "vmovaps ymm12, [{b} + ",
+                $i,
+                "*96]\n",
+                "vmovaps ymm13, [{b} + ",
+                $i,
+                "*96 + 32]\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16]\n",
+                "vfmadd231ps ymm0, ymm15, ymm12\n",
+                "vfmadd231ps ymm1, ymm15, ymm13\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 4]\n",
+                "vfmadd231ps ymm3, ymm15, ymm12\n",
+                "vfmadd231ps ymm4, ymm15, ymm13\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 8]\n",
+                "vfmadd231ps ymm6, ymm15, ymm12\n",
+                "vfmadd231ps ymm7, ymm15, ymm13\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 12]\n",
+                "vfmadd231ps ymm9, ymm15, ymm12\n",
+                "vfmadd231ps ymm10, ymm15, ymm13\n",
+            )
+        };
+        (1, $i:literal) => {
+            concat!(
+                "vmovaps ymm12, [{b} + ",
+                $i,
+                "*96]\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16]\n",
+                "vfmadd231ps ymm0, ymm15, ymm12\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 4]\n",
+                "vfmadd231ps ymm3, ymm15, ymm12\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 8]\n",
+                "vfmadd231ps ymm6, ymm15, ymm12\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 12]\n",
+                "vfmadd231ps ymm9, ymm15, ymm12\n",
+            )
+        };
+    }
+
+    /// The `k` loop of an `MR x 8·$nv` block: unrolled by 4, then the
+    /// remaining steps one at a time; the sums in `$acc` (`MR` rows of 3
+    /// vectors, the unused ones zero).
+    macro_rules! k_loop {
+        ($nv:tt, $t:expr, $acc:ident) => {
+            asm!(
+                "vxorps ymm0, ymm0, ymm0",
+                "vxorps ymm1, ymm1, ymm1",
+                "vxorps ymm2, ymm2, ymm2",
+                "vxorps ymm3, ymm3, ymm3",
+                "vxorps ymm4, ymm4, ymm4",
+                "vxorps ymm5, ymm5, ymm5",
+                "vxorps ymm6, ymm6, ymm6",
+                "vxorps ymm7, ymm7, ymm7",
+                "vxorps ymm8, ymm8, ymm8",
+                "vxorps ymm9, ymm9, ymm9",
+                "vxorps ymm10, ymm10, ymm10",
+                "vxorps ymm11, ymm11, ymm11",
+                "test {n4}, {n4}",
+                "jz 3f",
+                "2:",
+                "prefetcht0 [{a} + 512]",
+                step!($nv, 0),
+                step!($nv, 1),
+                step!($nv, 2),
+                step!($nv, 3),
+                "add {a}, 64",
+                "add {b}, 384",
+                "dec {n4}",
+                "jnz 2b",
+                "3:",
+                "test {n1}, {n1}",
+                "jz 5f",
+                "4:",
+                step!($nv, 0),
+                "add {a}, 16",
+                "add {b}, 96",
+                "dec {n1}",
+                "jnz 4b",
+                "5:",
+                a = inout(reg) $t.a => _,
+                b = inout(reg) $t.b => _,
+                n4 = inout(reg) $t.kc / 4 => _,
+                n1 = inout(reg) $t.kc % 4 => _,
+                out("ymm0") $acc[0][0],
+                out("ymm1") $acc[0][1],
+                out("ymm2") $acc[0][2],
+                out("ymm3") $acc[1][0],
+                out("ymm4") $acc[1][1],
+                out("ymm5") $acc[1][2],
+                out("ymm6") $acc[2][0],
+                out("ymm7") $acc[2][1],
+                out("ymm8") $acc[2][2],
+                out("ymm9") $acc[3][0],
+                out("ymm10") $acc[3][1],
+                out("ymm11") $acc[3][2],
+                out("ymm12") _,
+                out("ymm13") _,
+                out("ymm14") _,
+                out("ymm15") _,
+                options(nostack, readonly),
+            )
+        };
     }
 
     /// # Safety
-    /// As [`gemm`]; `w` columns (`8·(NV-1) < w <= 8·NV`, all of the last
-    /// vector's lanes unless `PARTIAL`) lie in `B` and `C`.
+    /// As [`gemm`]; `w` columns (`8·(NV-1) < w <= 8·NV`) lie in `C`; the
+    /// strip holds `kc` rows of `NR` floats, 32-byte aligned; the panel
+    /// `kc` steps of `MR` floats.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn tile<const NV: usize, const PARTIAL: bool>(t: &Tile, w: usize) {
-        let mut acc = [[_mm256_setzero_ps(); NV]; MR];
-        let (mut a, mut b) = (t.a, t.b);
-        for _ in 0..t.kc {
-            let mut bv = [_mm256_setzero_ps(); NV];
-            for (v, x) in bv.iter_mut().enumerate() {
-                *x = _mm256_loadu_ps(b.add(8 * v));
-            }
-            for (r, row) in acc.iter_mut().enumerate() {
-                let av = _mm256_broadcast_ss(&*a.add(r));
-                for (x, &y) in row.iter_mut().zip(&bv) {
-                    *x = _mm256_fmadd_ps(av, y, *x);
-                }
-            }
-            a = a.add(MR);
-            b = b.add(NR);
+    unsafe fn tile<const NV: usize>(t: &Tile, w: usize) {
+        let mut acc = [[_mm256_setzero_ps(); 3]; MR];
+        // SAFETY: the asm reads `kc` rows of the strip (`NR` floats, the
+        // first `8·NV` of them, aligned as the caller promises) and `kc`
+        // groups of `MR` floats of the panel (the prefetch may point past
+        // it: a hint, never a fault); it writes only its registers.
+        match NV {
+            3 => k_loop!(3, t, acc),
+            2 => k_loop!(2, t, acc),
+            _ => k_loop!(1, t, acc),
         }
-        // The mask after the loop: live across it, it made the register
-        // allocator spill an accumulator (13 vectors + 3 of B + 1).
         let m = mask(w - 8 * (NV - 1));
+        let partial = w % 8 != 0;
         for (r, row) in acc.iter().enumerate().take(t.rows) {
             let c = t.c.add(r * t.ldc);
-            for (v, &x) in row.iter().enumerate() {
-                let x = match t.first {
-                    true => x,
-                    false => _mm256_add_ps(x, load::<NV, PARTIAL>(c, v, m)),
+            for (v, &x) in row.iter().enumerate().take(NV) {
+                let last = partial && v == NV - 1;
+                let p = c.add(8 * v);
+                let x = match (t.first, last) {
+                    (true, _) => x,
+                    (false, false) => _mm256_add_ps(x, _mm256_loadu_ps(p)),
+                    (false, true) => _mm256_add_ps(x, _mm256_maskload_ps(p, m)),
                 };
-                if PARTIAL && v == NV - 1 {
-                    _mm256_maskstore_ps(c.add(8 * v), m, x);
+                if last {
+                    _mm256_maskstore_ps(p, m, x);
                 } else {
-                    _mm256_storeu_ps(c.add(8 * v), x);
+                    _mm256_storeu_ps(p, x);
                 }
             }
         }
@@ -321,6 +508,11 @@ mod tests {
             (8, 130, 49),
             (13, 300, 25),
             (4, 9, 24),
+            // Several `NC` blocks (a partial strip in each), `KC` slices of
+            // equal length, `MC` row blocks (`MC / kc` rows at most).
+            (7, 20, 2 * NC + 30),
+            (6, 2 * KC + 5, 50),
+            (MC / KC + 13, KC, 17),
         ] {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32) - 6.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32) * 0.5).collect();

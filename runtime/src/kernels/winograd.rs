@@ -83,12 +83,18 @@ pub struct Winograd {
 /// What `GE_CONV_ALGO` asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Choice {
-    /// The cost model decides ([`tile_for`]).
+    /// The cost model decides ([`tile_for`]); the GEMM path's constant
+    /// filters are packed at load where [`super::conv::Conv::prepare`]'s
+    /// rule says the packed kernel is faster.
     Auto,
-    /// Never Winograd: im2col + GEMM (the old path).
+    /// As `Auto`, but the GEMM path always the `gemm` crate (no filter
+    /// packed at load: the old default).
+    Gemm,
+    /// Never Winograd: im2col + the `gemm` crate (the oldest path).
     Im2col,
-    /// As `Auto`, and the GEMM path's constant filters packed at load for
-    /// [`super::sgemm_packed`] ([`super::conv::Conv::prepare`]).
+    /// As `Auto`, and every GEMM path's constant filter packed at load for
+    /// [`super::sgemm_packed`] ([`super::conv::Conv::prepare`]), whatever
+    /// its shape.
     Packed,
     /// Winograd wherever it applies, this tile size (or the cheaper one).
     Winograd(Option<usize>),
@@ -98,6 +104,7 @@ pub(super) fn choice() -> Choice {
     match std::env::var("GE_CONV_ALGO").as_deref() {
         Ok("im2col") => Choice::Im2col,
         Ok("packed") => Choice::Packed,
+        Ok("gemm") => Choice::Gemm,
         Ok("winograd") => Choice::Winograd(None),
         Ok("winograd2") => Choice::Winograd(Some(2)),
         Ok("winograd4") => Choice::Winograd(Some(4)),
