@@ -463,7 +463,7 @@ mod avx2 {
             _ => k_loop!(1, t, acc),
         }
         let m = mask(w - 8 * (NV - 1));
-        let partial = w % 8 != 0;
+        let partial = !w.is_multiple_of(8);
         for (r, row) in acc.iter().enumerate().take(t.rows) {
             let c = t.c.add(r * t.ldc);
             for (v, &x) in row.iter().enumerate().take(NV) {
