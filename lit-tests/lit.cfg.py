@@ -68,6 +68,16 @@ with tempfile.TemporaryDirectory() as d:
     except OSError:
         pass
 
+# The packed GEMM micro-kernel's default depends on the CPU (AVX2 + FMA: the runtime's
+# runtime/src/kernels/sgemm_packed.rs `fast`): tests of that choice say REQUIRES: avx2.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = f.read().split()
+    if "avx2" in flags and "fma" in flags:
+        config.available_features.add("avx2")
+except OSError:
+    pass
+
 # A missing feature makes its tests UNSUPPORTED, silently. Where the features
 # must be there (CI: tools/test-all.sh with GE_INSTALL_MLIR=1 sets
 # GE_REQUIRE_LIT_FEATURES="mlir-opt mlir-bridge ilp"), a missing one stops the

@@ -747,6 +747,8 @@ fn overlaps(a: &Buffer, off: u64, bytes: u64, arena: u32) -> bool {
 fn fold(inner: &mut Inner) -> Result<(), Error> {
     let mut consts: Vec<ConstBuf> = vec![];
     let mut dead: Vec<usize> = vec![];
+    // Bytes of filters packed at load so far (counted against the budget).
+    let mut packed = 0usize;
     let io_arenas: Vec<u32> = inner.io.outputs.iter().map(|t| t.buffer.arena).collect();
     let retire = |c: ConstBuf, dead: &mut Vec<usize>| {
         if c.readers_ok && !io_arenas.contains(&c.arena) {
@@ -760,7 +762,7 @@ fn fold(inner: &mut Inner) -> Result<(), Error> {
         let arg_consts = const_args(&task, kernel.as_deref(), native, &mut consts);
         let fully_const = match (&kernel, &task) {
             (Some(k), Task::Launch { ins, outs, .. }) if native => {
-                fold_launch(inner, ti, k, ins, outs, arg_consts)?
+                fold_launch(inner, ti, k, ins, outs, arg_consts, &mut packed)?
             }
             _ => vec![],
         };
@@ -870,6 +872,41 @@ fn const_args(
     arg_consts
 }
 
+/// Pack the constant filters of the launch's convolutions for their GEMM
+/// (`kernels::conv::Conv::prepare`), while the packed copies fit in the
+/// memory budget (`packed`: bytes packed so far in the model).
+fn pack_filters(
+    inner: &Inner,
+    k: &KernelProgram,
+    known: &HashMap<usize, *mut u8>,
+    shapes: &[Option<Vec<usize>>],
+    skip: &[bool],
+    packed: &mut usize,
+) {
+    for (si, s) in k.steps.iter().enumerate() {
+        let (kernels::Op::Conv(c), Some(&w)) = (&s.op, s.ins.get(1)) else {
+            continue;
+        };
+        let (Some(&p), Some(Some(shape)), Some(dtype)) =
+            (known.get(&w), shapes.get(w), k.types[w].dtype())
+        else {
+            continue;
+        };
+        if skip[si] {
+            continue;
+        }
+        let slot = Slot {
+            ptr: p,
+            shape: shape.clone(),
+            dtype,
+        };
+        let budget = usize::try_from(inner.limits.max_memory)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(*packed);
+        *packed += c.prepare(&slot, budget);
+    }
+}
+
 /// Run the steps of launch `ti` whose inputs are all known (weights,
 /// kernel constants, folded arguments) once, recording what it may skip;
 /// returns its results when every one of them is constant.
@@ -880,6 +917,7 @@ fn fold_launch(
     ins: &[Operand],
     outs: &[Buffer],
     arg_consts: HashMap<usize, Arc<AlignedBuf>>,
+    packed: &mut usize,
 ) -> Result<Vec<(Buffer, Arc<AlignedBuf>)>, Error> {
     let empty = HashMap::new();
     let mut known: HashMap<usize, *mut u8> = HashMap::new();
@@ -949,6 +987,7 @@ fn fold_launch(
         }
         skip[si] = true;
     }
+    pack_filters(inner, k, &known, &shapes, &skip, packed);
     // A launch is constant when every result is known.
     let mut all = skip.iter().all(|&x| x);
     let mut results = vec![];

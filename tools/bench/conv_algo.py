@@ -15,10 +15,13 @@ says it pays), interleaved, on the onnx package's light models.
    ge-run's own p50 (wall) is printed too.
 The table: median and range over rounds of each path's task-clock, and their ratio.
 `--shapes` instead times single 3x3 convolutions of the light models' layer shapes on
-every path forced (im2col, F(2x2), F(4x4), the direct kernel; ge-run's p50) next to the
-path the cost model picks — the check of the cost model's constants.
+every path forced (im2col, F(2x2), F(4x4); ge-run's p50) next to the
+path the cost model picks — the check of the cost model's constants. `--packed-shapes`
+times single 1x1 and 3x3 convolutions of SqueezeNet / ShuffleNet / Inception / ResNet-50
+with the filter packed at load (GE_CONV_ALGO=packed) against the `gemm` crate
+(GE_CONV_ALGO=gemm): CPU time of --iterations runs (task-clock minus a 2-run process).
 Usage: python3 tools/bench/conv_algo.py [--models vgg19,resnet50,...] [--rounds 3]
-           [--iterations 10] [--warmup 2] [--no-build] [--shapes]
+           [--iterations 10] [--warmup 2] [--no-build] [--shapes] [--packed-shapes]
 """
 import argparse
 import json
@@ -74,8 +77,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 c, oc, s, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-w = (np.random.default_rng(0).standard_normal((oc, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
-node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+k = int(sys.argv[5]) if len(sys.argv) > 5 else 3
+w = (np.random.default_rng(0).standard_normal((oc, c, k, k)) / np.sqrt(k * k * c)).astype(np.float32)
+node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[k // 2] * 4)
 g = helper.make_graph([node], "conv",
                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, s, s])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, oc, s, s])],
@@ -84,13 +88,61 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), pat
 """
 
 
+# Single 1x1 and 3x3 convolutions (in channels, out channels, plane side, kernel side) of
+# SqueezeNet, ShuffleNet, Inception and ResNet-50 that run on the GEMM path: the filter
+# packed at load (`GE_CONV_ALGO=packed`) against the `gemm` crate (`gemm`), CPU time
+# (`--packed-shapes`).
+PACKED_SHAPES = [(96, 16, 54, 1), (16, 64, 54, 1), (64, 256, 56, 1), (256, 64, 56, 1),
+                 (256, 128, 28, 1), (512, 128, 28, 1), (128, 512, 28, 1), (1024, 256, 14, 1),
+                 (256, 1024, 14, 1), (2048, 512, 7, 1), (512, 2048, 7, 1), (512, 1000, 13, 1),
+                 (192, 64, 28, 1), (480, 192, 14, 1), (832, 384, 7, 1), (64, 64, 56, 3),
+                 (128, 128, 28, 3), (256, 256, 14, 3), (512, 512, 7, 3), (96, 128, 28, 3),
+                 (32, 128, 13, 3)]
+
+
+def packed_shapes(ge_run, ge_translate, a):
+    """Each single convolution with its filter packed at load and with the `gemm` crate:
+    task-clock of --iterations runs minus that of 2 (load and warm-up cancel), --rounds
+    interleaved rounds, the median ratio."""
+    print("| conv (c -> oc, side, kernel) | gemm crate ms | packed ms | packed / gemm "
+          "| default |")
+    print("|---|---|---|---|---|")
+    ratios = []
+    for c, oc, s, k in PACKED_SHAPES:
+        base = os.path.join(OUT, f"conv_{c}_{oc}_{s}_{k}")
+        run([PYTHON, "-c", CONV_ONNX, str(c), str(oc), str(s), base + ".onnx", str(k)],
+            "conv model")
+        run([ge_translate, "--import-onnx", base + ".onnx", "-o", base + ".air"], "import")
+        om = base + ".om"
+        run([ge_run, base + ".air", "--save-om", om, "--random-inputs"], "compile")
+        ms = {"gemm": [], "packed": []}
+        for _ in range(a.rounds):
+            for algo in ms:
+                env = dict(os.environ, GE_CONV_ALGO=algo)
+                t = [task_clock([ge_run, om, "--random-inputs", "--iterations", str(n),
+                                 "--warmup", "0", "--threads", "1"], env)[0]
+                     for n in (a.iterations + 2, 2)]
+                ms[algo].append(t[0] - t[1])
+        info = run([ge_run, om, "--random-inputs", "--info"], "info")
+        pick = [line[6:] for line in info.splitlines() if line.startswith("conv:")]
+        med = {k: sorted(v)[len(v) // 2] for k, v in ms.items()}
+        r = med["packed"] / med["gemm"]
+        ratios.append(r)
+        print(f"| {c} -> {oc}, {s}x{s}, {k}x{k} | {med['gemm']:.1f} | {med['packed']:.1f} "
+              f"| {r:.2f} | {'; '.join(pick)} |", flush=True)
+    geo = 1.0
+    for r in ratios:
+        geo *= r
+    print(f"\ngeomean packed / gemm: {geo ** (1 / len(ratios)):.3f}")
+
+
 def shapes(ge_run, ge_translate, a):
     """Each single convolution on every path (p50 of --iterations runs, the median of
     --rounds interleaved rounds), and the path the cost model picks."""
-    algos = ["im2col", "winograd2", "winograd4", "direct"]
+    algos = ["im2col", "winograd2", "winograd4"]
     print("| conv (c -> oc, side) | im2col p50 ms | F(2x2) p50 ms | F(4x4) p50 ms "
-          "| direct p50 ms | fastest | cost model picks |")
-    print("|---|---|---|---|---|---|---|")
+          "| fastest | cost model picks |")
+    print("|---|---|---|---|---|---|")
     for c, oc, s in SHAPES:
         base = os.path.join(OUT, f"conv_{c}_{oc}_{s}")
         run([PYTHON, "-c", CONV_ONNX, str(c), str(oc), str(s), base + ".onnx"], "conv model")
@@ -109,7 +161,7 @@ def shapes(ge_run, ge_translate, a):
         med = {k: sorted(v)[len(v) // 2] for k, v in p50.items()}
         best = min(med, key=med.get)
         print(f"| {c} -> {oc}, {s}x{s} | {med['im2col']:.2f} | {med['winograd2']:.2f} | "
-              f"{med['winograd4']:.2f} | {med['direct']:.2f} | {best} | {'; '.join(pick)} |",
+              f"{med['winograd4']:.2f} | {best} | {'; '.join(pick)} |",
               flush=True)
 
 
@@ -125,6 +177,8 @@ def main():
     ap.add_argument("--atol-of-max", type=float, default=1e-6)
     ap.add_argument("--shapes", action="store_true",
                     help="single convolutions of the light models' shapes, every path forced")
+    ap.add_argument("--packed-shapes", action="store_true",
+                    help="single 1x1 and 3x3 convolutions: filter packed at load vs gemm crate")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
@@ -134,6 +188,10 @@ def main():
         run(["cargo", "build", "--release", "-q", "-p", "ge-driver", "--bin", "ge-run",
              "--bin", "ge-translate"], "cargo build", capture=False)
     log(f"load average before: {benchlib.loadavg()}")
+    if a.packed_shapes:
+        packed_shapes(ge_run, ge_translate, a)
+        log(f"load average after: {benchlib.loadavg()}")
+        return
     if a.shapes:
         shapes(ge_run, ge_translate, a)
         log(f"load average after: {benchlib.loadavg()}")

@@ -7,11 +7,13 @@
 //! the kernel converts to NC1HWC0 right away is written as blocks from the
 //! tile (`Conv::blocked_out`).
 
-use super::{activation, conv_direct, sgemm, winograd, F32In, F32Out, Par, Slot};
+use super::sgemm_packed::{PackedA, MR};
+use super::{activation, sgemm, winograd, F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::nn::Conv2d;
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
+use std::sync::{Arc, RwLock};
 
 /// Add a channel's bias, then apply the epilogue: one pass over the row for
 /// relu and relu6 (the common cases), two otherwise.
@@ -54,10 +56,62 @@ pub struct Conv {
     /// Computed by Winograd F(m x m, 3 x 3) from a transformed filter
     /// operand (chosen per shape by [`winograd::plan`]); else im2col + GEMM.
     pub winograd: Option<winograd::Winograd>,
-    /// Computed by the direct kernel ([`conv_direct`], when
-    /// `GE_CONV_ALGO=direct` asks for it: [`conv_direct::plan`]).
-    pub direct: bool,
+    /// Constant filters packed at load for [`super::sgemm_packed`]
+    /// ([`Conv::prepare`]).
+    pub packed: PackCache,
 }
+
+/// The filters of a convolution packed at load, by the address of the
+/// filter's bytes (a weight, a kernel constant or a value folded at load:
+/// memory that lives and stays unchanged as long as the model). Shared by
+/// the clones of the kernel; a run whose filter is not here (an input, a
+/// computed value) calls the unpacked GEMM.
+#[derive(Clone, Debug, Default)]
+pub struct PackCache(Arc<RwLock<Vec<Arc<PackedFilter>>>>);
+
+/// One filter, `[oc, cg, kh, kw]`, packed group by group (`ocg x k` each).
+#[derive(Debug)]
+pub struct PackedFilter {
+    addr: usize,
+    dims: [usize; 4],
+    groups: Vec<PackedA>,
+}
+
+impl PackCache {
+    fn find(&self, addr: usize, dims: &[usize]) -> Option<Arc<PackedFilter>> {
+        let v = self.0.read().ok()?;
+        v.iter()
+            .find(|f| f.addr == addr && f.dims[..] == *dims)
+            .cloned()
+    }
+    /// How many filters it holds.
+    pub fn len(&self) -> usize {
+        self.0.read().map_or(0, |v| v.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The rule for packing a convolution's constant filter at load: always
+/// when `GE_CONV_ALGO=packed`, never when `gemm` or `im2col`; by default
+/// when the vector kernel runs here ([`super::sgemm_packed::fast`]) and a
+/// group has at least [`PACK_MIN_ROWS`] output channels. Measured on this
+/// AVX2 VM (docs/benchmarks.md, "Filters packed at load, second round"):
+/// the packed kernel is within noise of the `gemm` crate's per GEMM call
+/// and saves its per-call packing of the filter; with fewer rows its strips
+/// of the activations serve too few row panels to repay their copy.
+fn packs(choice: winograd::Choice, ocg: usize) -> bool {
+    match choice {
+        winograd::Choice::Packed => true,
+        winograd::Choice::Auto => super::sgemm_packed::fast() && ocg >= PACK_MIN_ROWS,
+        _ => false,
+    }
+}
+
+/// Output channels per group below which the default keeps the `gemm`
+/// crate ([`packs`]).
+const PACK_MIN_ROWS: usize = 16;
 
 fn pair(v: Option<Vec<i64>>, d: usize) -> Option<[usize; 2]> {
     match v.as_deref() {
@@ -86,14 +140,59 @@ impl Conv {
             blocked_out: None,
             plain_type: None,
             winograd: None,
-            direct: false,
+            packed: PackCache::default(),
         })
+    }
+
+    /// Pack the constant filter `w` (its bytes live and stay unchanged as
+    /// long as the model) for the GEMM path, unless the convolution
+    /// computes another way, the packed copy would not fit in `budget`
+    /// bytes or [`packs`] says the `gemm` crate is as fast. Returns the
+    /// bytes it allocated.
+    pub fn prepare(&self, w: &Slot, budget: usize) -> usize {
+        let Ok([oc, cg, kh, kw]) = dims4(&w.shape) else {
+            return 0;
+        };
+        let g = self.group.max(1);
+        let depthwise = cg == 1 && oc == g;
+        if self.winograd.is_some() || depthwise || oc % g != 0 || w.ptr.is_null() {
+            return 0;
+        }
+        if !packs(winograd::choice(), oc / g) {
+            return 0;
+        }
+        let (ocg, k) = (oc / g, cg * kh * kw);
+        let bytes = g * PackedA::bytes_for(ocg, k);
+        if bytes > budget || self.packed.find(w.ptr as usize, &w.shape).is_some() {
+            return 0;
+        }
+        let f = F32In::new(w);
+        let groups = f
+            .slice()
+            .chunks_exact((ocg * k).max(1))
+            .take(g)
+            .map(|a| PackedA::pack(a, ocg, k))
+            .collect();
+        let filter = PackedFilter {
+            addr: w.ptr as usize,
+            dims: [oc, cg, kh, kw],
+            groups,
+        };
+        match self.packed.0.write() {
+            Ok(mut v) => {
+                v.push(Arc::new(filter));
+                bytes
+            }
+            Err(_) => 0,
+        }
     }
 
     /// How it computes with this filter type, for `ge-run --info`:
     /// `winograd F(mxm,3x3)`, `depthwise` (one input and one output
-    /// channel per group), `direct` ([`conv_direct`]) or `im2col` (a GEMM;
-    /// 1x1 stride-1 convolutions use the input itself as its operand).
+    /// channel per group), `im2col packed` (a GEMM whose filter was packed
+    /// at load: [`Conv::prepare`]) or `im2col` (a GEMM packing both
+    /// operands per call; 1x1 stride-1 convolutions use the input itself as
+    /// its right operand either way).
     pub fn algorithm(&self, filter: ge_ir::Type) -> String {
         let depthwise = filter
             .as_tensor()
@@ -106,7 +205,7 @@ impl Conv {
         match self.winograd {
             Some(w) => format!("winograd F({m}x{m},3x3)", m = w.m),
             None if depthwise => "depthwise".into(),
-            None if self.direct => "direct".into(),
+            None if !self.packed.is_empty() => "im2col packed".into(),
             None => "im2col".into(),
         }
     }
@@ -138,10 +237,9 @@ impl Conv {
             winograd::run(self, &sh, &ptrs, u, m, par)?;
         } else if sh.cg == 1 && sh.ocg == 1 {
             self.run_depthwise(&sh, &ptrs, par)?;
-        } else if self.direct {
-            conv_direct::run(self, &sh, &ptrs, par)?;
         } else {
-            self.run_gemm(&sh, &ptrs, par)?;
+            let packed = self.packed.find(w.ptr as usize, &w.shape);
+            self.run_gemm(&sh, &ptrs, packed.as_deref(), par)?;
         }
         o.finish();
         Ok(())
@@ -234,7 +332,13 @@ impl Conv {
     /// im2col + GEMM over blocks of output rows x columns of every (batch,
     /// group) plane, with the epilogue (bias, activation, NC1HWC0 scatter)
     /// per block.
-    fn run_gemm(&self, sh: &Shapes, ptrs: &Ptrs, par: &Par) -> Result<(), String> {
+    fn run_gemm(
+        &self,
+        sh: &Shapes,
+        ptrs: &Ptrs,
+        packed: Option<&PackedFilter>,
+        par: &Par,
+    ) -> Result<(), String> {
         let geo = &sh.geo;
         let pointwise = geo.kh == 1
             && geo.kw == 1
@@ -265,7 +369,7 @@ impl Conv {
             };
             // SAFETY: block `t` writes rows r0..r1, columns j0..j1 of its
             // (batch, group) output block only (`Tiling::block`).
-            unsafe { self.gemm_block(sh, ptrs, &tl, operand, t) };
+            unsafe { self.gemm_block(sh, ptrs, packed, &tl, operand, t) };
             Ok(())
         });
         if shared {
@@ -280,7 +384,15 @@ impl Conv {
     /// # Safety
     /// `ptrs` point to the convolution's tensors at the sizes of `sh`, and no
     /// other thread writes this block of the output at the same time.
-    unsafe fn gemm_block(&self, sh: &Shapes, ptrs: &Ptrs, tl: &Tiling, operand: Operand, t: usize) {
+    unsafe fn gemm_block(
+        &self,
+        sh: &Shapes,
+        ptrs: &Ptrs,
+        packed: Option<&PackedFilter>,
+        tl: &Tiling,
+        operand: Operand,
+        t: usize,
+    ) {
         let Shapes {
             c,
             oc,
@@ -310,8 +422,13 @@ impl Conv {
                 (tile.as_mut_ptr(), cols)
             }
         };
-        let gemm = |b: *const f32, ldb: usize| {
-            sgemm(
+        // The filter packed at load (row blocks start at multiples of 16).
+        let packed = packed
+            .and_then(|f| f.groups.get(gi))
+            .filter(|_| r0 % MR == 0);
+        let gemm = |b: *const f32, ldb: usize| match packed {
+            Some(pa) => pa.gemm(r0, r1 - r0, b, ldb, cols, cdst, rsc),
+            None => sgemm(
                 r1 - r0,
                 k,
                 cols,
@@ -326,7 +443,7 @@ impl Conv {
                 cdst,
                 rsc as isize,
                 1,
-            )
+            ),
         };
         match operand {
             Operand::Input => gemm(xs.add(j0), p),

@@ -57,7 +57,6 @@ pub mod cast_e8m0;
 pub mod col2im;
 pub mod control_flow;
 pub mod conv;
-pub mod conv_direct;
 pub mod conv_transpose;
 pub mod cumulative;
 pub mod deform_conv;
@@ -89,6 +88,7 @@ pub mod roi_align;
 pub mod rotary;
 pub mod scatter_elements;
 pub mod sequence_mixing;
+pub mod sgemm_packed;
 pub mod shape_of;
 pub mod signal;
 pub mod specialize;
@@ -496,7 +496,6 @@ pub fn compile_block(
     fold_blocked_conv_outputs(&mut b.steps, &results, &b.types);
     store_live_ew_values(&mut b.steps, &results);
     winograd::plan(&mut b.steps, &mut b.types);
-    conv_direct::plan(&mut b.steps, &b.types);
     Ok(KernelProgram {
         name: name.to_string(),
         types: b.types,

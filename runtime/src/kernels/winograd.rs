@@ -83,20 +83,28 @@ pub struct Winograd {
 /// What `GE_CONV_ALGO` asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Choice {
-    /// The cost model decides ([`tile_for`]).
+    /// The cost model decides ([`tile_for`]); the GEMM path's constant
+    /// filters are packed at load where [`super::conv::Conv::prepare`]'s
+    /// rule says the packed kernel is faster.
     Auto,
-    /// Never Winograd: im2col + GEMM (the old path).
+    /// As `Auto`, but the GEMM path always the `gemm` crate (no filter
+    /// packed at load: the old default).
+    Gemm,
+    /// Never Winograd: im2col + the `gemm` crate (the oldest path).
     Im2col,
+    /// As `Auto`, and every GEMM path's constant filter packed at load for
+    /// [`super::sgemm_packed`] ([`super::conv::Conv::prepare`]), whatever
+    /// its shape.
+    Packed,
     /// Winograd wherever it applies, this tile size (or the cheaper one).
     Winograd(Option<usize>),
-    /// Never Winograd: the direct kernel ([`super::conv_direct`]).
-    Direct,
 }
 
 pub(super) fn choice() -> Choice {
     match std::env::var("GE_CONV_ALGO").as_deref() {
         Ok("im2col") => Choice::Im2col,
-        Ok("direct") => Choice::Direct,
+        Ok("packed") => Choice::Packed,
+        Ok("gemm") => Choice::Gemm,
         Ok("winograd") => Choice::Winograd(None),
         Ok("winograd2") => Choice::Winograd(Some(2)),
         Ok("winograd4") => Choice::Winograd(Some(4)),
@@ -175,7 +183,7 @@ fn applies(c: &Conv, kh: usize, kw: usize) -> bool {
 /// is a weight) and give the convolution its result.
 pub fn plan(steps: &mut Vec<Step>, types: &mut Vec<Type>) {
     let forced = choice();
-    if matches!(forced, Choice::Im2col | Choice::Direct) {
+    if matches!(forced, Choice::Im2col) {
         return;
     }
     let none = HashMap::new();

@@ -1,16 +1,17 @@
-//! The direct convolution kernel (`GE_CONV_ALGO=direct`) against the
-//! interpreter: strides, dilations, pads on any side, groups, batch > 1,
-//! kernel sizes 1 to 5 (and 7 and 11), channel counts off the register
-//! block, no bias, NC1HWC0 outputs, 1 and 2 threads. `GE_CONV_ALGO` is read
-//! at load time, so the loads run one after the other (`ALGO` lock).
+//! Convolutions whose filter (and bias) are constants, `GE_CONV_ALGO=packed`:
+//! the loader packs the filter once into the panels of the GEMM micro-kernel
+//! (`kernels/sgemm_packed.rs`, `Conv::prepare`) and every run reads it
+//! packed. Checked against the interpreter for every shape class: strides,
+//! dilations, pads on any side, groups (depthwise keeps its own kernel),
+//! 1x1, batch > 1, kernel sizes 1 to 5 (and 7 and 11), channel counts off
+//! the 4-row panels and 24-column blocks, k across the micro-kernel's
+//! 384-deep slices, planes across its 192-column blocks of `B`, NC1HWC0 outputs and FRACTAL_Z filters converted at
+//! load, 1 and 2 threads.
 
 mod common;
 use common::*;
 use ge_compile::CompileOptions;
 use proptest::prelude::*;
-use std::sync::Mutex;
-
-static ALGO: Mutex<()> = Mutex::new(());
 
 /// One convolution's shape.
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +44,33 @@ impl Case {
     }
 }
 
-fn conv_text(k: &Case, act: &str) -> String {
+/// A `dense<...>` literal of `len` values from `seed`, nested in `shape`.
+fn dense(len: usize, shape: &[usize], seed: u64) -> String {
+    let values: Vec<String> = (0..len as u64)
+        .map(|i| {
+            let v = (i
+                .wrapping_mul(2654435761)
+                .wrapping_add(seed.wrapping_mul(97)))
+                % 1001;
+            format!("{:.3}", (v as f64 - 500.0) / 500.0)
+        })
+        .collect();
+    nest(&values, shape)
+}
+
+/// `[[...], ...]` of `values` in `shape`.
+fn nest(values: &[String], shape: &[usize]) -> String {
+    match shape {
+        [] | [_] => format!("[{}]", values.join(", ")),
+        [n, rest @ ..] => {
+            let chunk = values.len() / n;
+            let parts: Vec<String> = values.chunks(chunk).map(|c| nest(c, rest)).collect();
+            format!("[{}]", parts.join(", "))
+        }
+    }
+}
+
+fn conv_text(k: &Case, act: &str, seed: u64) -> String {
     let Case {
         n,
         c,
@@ -68,24 +95,33 @@ fn conv_text(k: &Case, act: &str) -> String {
         "{{group = {group} : i64, pads = [{t}, {l}, {b}, {r}], strides = [{sh}, {sw}], \
          dilations = [{dh}, {dw}], activation = \"{act}\"}}"
     );
-    match k.bias {
-        true => format!(
-            "graph.func @main(%x: {xt}, %f: {ft}, %b: {bt}) -> {yt} {{\n  \
-             %y = graph.conv2d %x, %f, %b {attrs} : ({xt}, {ft}, {bt}) -> {yt}\n  \
-             graph.return %y : {yt}\n}}\n"
+    let f = dense(oc * cg * kh * kw, &[oc, cg, kh, kw], seed);
+    let (bias, operands, types) = match k.bias {
+        true => (
+            format!(
+                "  %b = data.constant dense<{}> : {bt}\n",
+                dense(oc, &[oc], seed.wrapping_add(1))
+            ),
+            ", %b",
+            format!(", {bt}"),
         ),
-        false => format!(
-            "graph.func @main(%x: {xt}, %f: {ft}) -> {yt} {{\n  \
-             %y = graph.conv2d %x, %f {attrs} : ({xt}, {ft}) -> {yt}\n  \
-             graph.return %y : {yt}\n}}\n"
-        ),
-    }
+        false => (String::new(), "", String::new()),
+    };
+    format!(
+        "graph.func @main(%x: {xt}) -> {yt} {{\n  \
+         %f = data.constant dense<{f}> : {ft}\n{bias}  \
+         %y = graph.conv2d %x, %f{operands} {attrs} : ({xt}, {ft}{types}) -> {yt}\n  \
+         graph.return %y : {yt}\n}}\n"
+    )
 }
 
-/// Run `k` on the direct kernel and compare with the interpreter; check
-/// that the model reports the direct path.
+/// Run `k` with its filter packed at load and compare with the
+/// interpreter; check that the model reports the packed path (or its own
+/// kernel: depthwise, Winograd).
 fn check(k: &Case, act: &str, formats: bool, threads: usize, seed: u64) {
-    let text = conv_text(k, act);
+    // Read at load time; every test of this file asks for the packed path.
+    std::env::set_var("GE_CONV_ALGO", "packed");
+    let text = conv_text(k, act, seed);
     let (types, m) = signature(&text, "main");
     let ins = random_inputs(&types, &[], seed);
     let want = interpret(&m, "main", &ins);
@@ -93,16 +129,12 @@ fn check(k: &Case, act: &str, formats: bool, threads: usize, seed: u64) {
         formats,
         ..Default::default()
     };
-    let om = om_bytes("direct", &text, &opts);
-    let _lock = ALGO.lock().unwrap_or_else(|e| e.into_inner());
-    std::env::set_var("GE_CONV_ALGO", "direct");
-    let model = load(&om, threads);
-    std::env::remove_var("GE_CONV_ALGO");
-    let depthwise = k.c == k.group && k.oc == k.group;
+    let model = load(&om_bytes("packed", &text, &opts), threads);
     let algos = model.conv_algorithms();
-    let label = if depthwise { "depthwise" } else { "direct" };
     assert!(
-        algos.iter().any(|(a, n, _)| a == label && *n == 1),
+        algos
+            .iter()
+            .all(|(a, _, _)| a == "im2col packed" || a == "depthwise" || a.starts_with("winograd")),
         "{k:?}: the model reports {algos:?}"
     );
     let got = run(&model, &ins);
@@ -141,7 +173,7 @@ fn case(
 }
 
 #[test]
-fn direct_matches_the_interpreter() {
+fn packed_filters_match_the_interpreter() {
     let cases = [
         case(1, 16, [13, 13], 64, [3, 3], [1, 1], [1, 1], [1; 4], 1), // SqueezeNet's expand
         case(1, 3, [23, 23], 8, [3, 3], [2, 2], [1, 1], [0; 4], 1),   // stride 2, 3 channels
@@ -152,6 +184,10 @@ fn direct_matches_the_interpreter() {
         case(1, 24, [14, 14], 36, [1, 1], [1, 1], [1, 1], [0; 4], 3), // grouped 1x1
         case(1, 4, [15, 15], 5, [7, 7], [2, 2], [1, 1], [3; 4], 1),   // ResNet's first
         case(1, 2, [3, 3], 2, [3, 3], [1, 1], [1, 1], [0; 4], 1),     // one output pixel
+        case(1, 64, [7, 7], 70, [3, 3], [1, 1], [1, 1], [1; 4], 1),   // k = 576: 5 slices
+        case(1, 40, [9, 9], 33, [1, 1], [1, 1], [1, 1], [0; 4], 1),   // pointwise, 81 columns
+        case(2, 32, [6, 6], 130, [3, 3], [2, 2], [1, 1], [1; 4], 1),  // row blocks on 2 threads
+        case(1, 800, [15, 15], 20, [1, 1], [1, 1], [1, 1], [0; 4], 1), // k 3 slices, 2 column blocks
     ];
     for (i, k) in cases.iter().enumerate() {
         for (formats, threads) in [(false, 1), (true, 2)] {
@@ -166,7 +202,7 @@ fn direct_matches_the_interpreter() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
     #[test]
-    fn direct_matches_at_random_shapes(
+    fn packed_filters_match_at_random_shapes(
         n in 1usize..3, cg in 1usize..7, ocg in 1usize..10, group in 1usize..3,
         h in 1usize..14, w in 1usize..14, kh in 1usize..6, kw in 1usize..6,
         strides in proptest::array::uniform2(1usize..4),

@@ -1,0 +1,545 @@
+//! A single-precision GEMM whose left operand is packed once, at model load
+//! (a convolution's constant filter): `C[rows x n] = A[rows x k] * B[k x n]`
+//! with `A` in panels of [`MR`] rows stored k-major (the `MR` values of one
+//! `k` index side by side, zero rows padding the last panel), and `B` read
+//! row-major with any row stride (an im2col panel, or a 1x1 convolution's
+//! input plane): a call never packs the filter.
+//!
+//! The micro-kernel computes an `MR x NR` block of `C` in registers
+//! (AVX2/FMA: 4 rows x 3 vectors of 8 columns, 12 accumulators + 3 vectors
+//! of `B` + 1 broadcast of `A` = the 16 registers, written in assembly so
+//! none spills; `k` unrolled by 4). `B` is copied per call, `KC x NC` at a
+//! time, into contiguous strips of `NR` columns that the kernel reads for
+//! every row panel (the only per-call copy: 1/`MR` of the multiply-adds it
+//! serves, none of the filter); the row panels go by blocks of `A` that
+//! stay in L2 while the strips pass. The CPU's features are detected at run
+//! time ([`fast`]); without AVX2 and FMA a scalar loop computes the same
+//! blocks.
+
+/// Rows of a packed panel.
+pub const MR: usize = 4;
+/// Columns of a register block (three AVX vectors).
+const NR: usize = 24;
+/// Most `k` per slice (a longer `k` is cut into equal slices): a strip of
+/// `KC x NR` floats (36 KiB) streams from L2 at a fraction of what the
+/// kernel can take; longer slices store `C` fewer times (256, 384 and 512
+/// measured within noise of each other on this AVX2 VM).
+const KC: usize = 384;
+/// Columns of `B` packed at a time: `KC x NC` floats (288 KiB) stay in L2.
+const NC: usize = 192;
+/// Floats of `A` (`MC / kc` rows of a slice) that stay in L2 with the
+/// packed block of `B`.
+const MC: usize = 32768;
+
+/// A row-major `m x k` matrix in panels of [`MR`] rows, k-major.
+#[derive(Debug)]
+pub struct PackedA {
+    pub m: usize,
+    pub k: usize,
+    data: Vec<f32>,
+}
+
+impl PackedA {
+    /// Pack the row-major `m x k` matrix `a` (`a.len() >= m * k`).
+    pub fn pack(a: &[f32], m: usize, k: usize) -> PackedA {
+        let panels = m.div_ceil(MR);
+        let mut data = vec![0f32; panels * MR * k];
+        for (r, row) in a.chunks_exact(k.max(1)).take(m).enumerate() {
+            let base = (r / MR) * MR * k + r % MR;
+            for (kk, &v) in row.iter().enumerate() {
+                data[base + kk * MR] = v;
+            }
+        }
+        PackedA { m, k, data }
+    }
+
+    /// Bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.data.len() * std::mem::size_of::<f32>()
+    }
+
+    /// Bytes [`PackedA::pack`] allocates for an `m x k` matrix.
+    pub fn bytes_for(m: usize, k: usize) -> usize {
+        m.div_ceil(MR) * MR * k * std::mem::size_of::<f32>()
+    }
+
+    /// `C[rows x n] = A[r0..r0 + rows] * B[k x n]` (`C` overwritten).
+    ///
+    /// # Safety
+    /// `r0` is a multiple of [`MR`] and `r0 + rows <= m`; `b` points at `k`
+    /// rows of `n` floats `ldb` apart, `c` at `rows` rows of `n` floats
+    /// `ldc` apart, not overlapping `b`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn gemm(
+        &self,
+        r0: usize,
+        rows: usize,
+        b: *const f32,
+        ldb: usize,
+        n: usize,
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        if rows == 0 || n == 0 {
+            return;
+        }
+        let k = self.k;
+        if k == 0 {
+            for r in 0..rows {
+                std::ptr::write_bytes(c.add(r * ldc), 0, n);
+            }
+            return;
+        }
+        let a = self.data.as_ptr().add(r0 * k);
+        let g = Gemm {
+            a,
+            k,
+            rows,
+            b,
+            ldb,
+            n,
+            c,
+            ldc,
+        };
+        #[cfg(target_arch = "x86_64")]
+        if fast() {
+            // SAFETY: the CPU has AVX2 and FMA; the pointers as above.
+            return avx2::gemm(&g);
+        }
+        scalar(&g);
+    }
+}
+
+/// Whether the vector kernel runs here (x86-64 with AVX2 and FMA): else
+/// the scalar loop, far slower than the `gemm` crate.
+pub fn fast() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// One call's operands: `a` at the first row panel.
+struct Gemm {
+    a: *const f32,
+    k: usize,
+    rows: usize,
+    b: *const f32,
+    ldb: usize,
+    n: usize,
+    c: *mut f32,
+    ldc: usize,
+}
+
+/// The scalar blocks, in the order of the vector kernel's sums (`k`
+/// ascending, one fused multiply-add per term).
+///
+/// # Safety
+/// As [`PackedA::gemm`].
+unsafe fn scalar(g: &Gemm) {
+    for r in 0..g.rows {
+        let panel = g.a.add((r / MR) * MR * g.k + r % MR);
+        for j in 0..g.n {
+            let mut s = 0f32;
+            for kk in 0..g.k {
+                s = (*panel.add(kk * MR)).mul_add(*g.b.add(kk * g.ldb + j), s);
+            }
+            *g.c.add(r * g.ldc + j) = s;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Gemm, KC, MC, MR, NC, NR};
+    use std::arch::asm;
+    use std::arch::x86_64::*;
+
+    /// The blocks of `C`: `NC` columns at a time, then slices of `k` (of
+    /// equal length, at most [`KC`]), then strips of `NR` columns, then row
+    /// panels. Each `kc x NC` block of `B` is first copied, row by row,
+    /// into contiguous `kc x NR` strips (zero columns past `n`): the
+    /// micro-kernel then reads a strip sequentially from L1 for every row
+    /// panel, where `B`'s own rows lie a plane apart (a 1x1 convolution's
+    /// input: one page per row, a TLB miss per load). The copy walks
+    /// along `B`'s rows, which the hardware prefetcher follows.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; the pointers as [`super::PackedA::gemm`].
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn gemm(g: &Gemm) {
+        let mut panel = PANEL.with(|p| p.take());
+        panel.resize(KC * NC / 16 + 1, Block([0f32; 16]));
+        let strips = panel.as_mut_ptr().cast::<f32>();
+        let slices = g.k.div_ceil(KC);
+        let step = g.k.div_ceil(slices);
+        let mut j0 = 0;
+        while j0 < g.n {
+            let nc = (g.n - j0).min(NC);
+            let mut k0 = 0;
+            while k0 < g.k {
+                let kc = step.min(g.k - k0);
+                pack(g.b.add(k0 * g.ldb + j0), g.ldb, kc, nc, strips);
+                // Row panels by blocks of `A` that stay in L2 while every
+                // strip of the packed block passes.
+                let mc = (MC / kc).next_multiple_of(MR);
+                let mut i0 = 0;
+                while i0 < g.rows {
+                    let i1 = (i0 + mc).min(g.rows);
+                    let mut j = 0;
+                    while j < nc {
+                        let w = (nc - j).min(NR);
+                        let strip = strips.add(j * kc);
+                        let mut i = i0;
+                        while i < i1 {
+                            let t = Tile {
+                                a: g.a.add(i * g.k + k0 * MR),
+                                b: strip,
+                                kc,
+                                c: g.c.add(i * g.ldc + j0 + j),
+                                ldc: g.ldc,
+                                rows: (g.rows - i).min(MR),
+                                first: k0 == 0,
+                            };
+                            match w.div_ceil(8) {
+                                3 => tile::<3>(&t, w),
+                                2 => tile::<2>(&t, w),
+                                _ => tile::<1>(&t, w),
+                            }
+                            i += MR;
+                        }
+                        j += NR;
+                    }
+                    i0 = i1;
+                }
+                k0 += kc;
+            }
+            j0 += nc;
+        }
+        PANEL.with(|p| p.replace(panel));
+    }
+
+    /// 64 bytes, the alignment of the strips (no vector load of the
+    /// micro-kernel splits a cache line).
+    #[derive(Clone, Copy)]
+    #[repr(align(64))]
+    struct Block(#[allow(dead_code)] [f32; 16]);
+
+    thread_local! {
+        /// The packed block of `B` (`KC x NC` floats), reused across calls.
+        static PANEL: std::cell::Cell<Vec<Block>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+
+    /// Rows `0..kc` of columns `0..nc` of `B` (rows `ldb` apart) into
+    /// strips of `NR` columns, each `kc x NR` floats, the last one padded
+    /// with zero columns.
+    ///
+    /// # Safety
+    /// `b` points at `kc` rows of `nc` floats `ldb` apart; `d` at
+    /// `kc * nc.next_multiple_of(NR)` floats; `nc <= NC`, `kc <= KC`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pack(b: *const f32, ldb: usize, kc: usize, nc: usize, d: *mut f32) {
+        let full = nc / NR;
+        let rest = nc - full * NR;
+        for kk in 0..kc {
+            let s = b.add(kk * ldb);
+            for f in 0..full {
+                let (s, o) = (s.add(f * NR), d.add(f * kc * NR + kk * NR));
+                _mm256_store_ps(o, _mm256_loadu_ps(s));
+                _mm256_store_ps(o.add(8), _mm256_loadu_ps(s.add(8)));
+                _mm256_store_ps(o.add(16), _mm256_loadu_ps(s.add(16)));
+            }
+            if rest > 0 {
+                let o = d.add(full * kc * NR + kk * NR);
+                std::ptr::copy_nonoverlapping(s.add(full * NR), o, rest);
+                std::ptr::write_bytes(o.add(rest), 0, NR - rest);
+            }
+        }
+    }
+
+    /// One `MR x 8·NV` block over one slice of `k`.
+    struct Tile {
+        a: *const f32,
+        /// The packed strip of `B` (`NR` floats a row, 32-byte aligned).
+        b: *const f32,
+        kc: usize,
+        c: *mut f32,
+        ldc: usize,
+        /// Rows of `C` to store (the panel's padding rows are not).
+        rows: usize,
+        /// The first slice of `k`: store the sums, else add them to `C`.
+        first: bool,
+    }
+
+    /// Lane mask of the first `n` of 8 lanes.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn mask(n: usize) -> __m256i {
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), lanes)
+    }
+
+    /// One `k` step of the micro-kernel, `$i` steps from the pointers:
+    /// `NV` vectors of the strip's row, then each of the 4 rows' `A`
+    /// value broadcast and multiplied into its accumulators.
+    macro_rules! step {
+        (3, $i:literal) => {
+            concat!(
+                "vmovaps ymm12, [{b} + ",
+                $i,
+                "*96]\n",
+                "vmovaps ymm13, [{b} + ",
+                $i,
+                "*96 + 32]\n",
+                "vmovaps ymm14, [{b} + ",
+                $i,
+                "*96 + 64]\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16]\n",
+                "vfmadd231ps ymm0, ymm15, ymm12\n",
+                "vfmadd231ps ymm1, ymm15, ymm13\n",
+                "vfmadd231ps ymm2, ymm15, ymm14\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 4]\n",
+                "vfmadd231ps ymm3, ymm15, ymm12\n",
+                "vfmadd231ps ymm4, ymm15, ymm13\n",
+                "vfmadd231ps ymm5, ymm15, ymm14\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 8]\n",
+                "vfmadd231ps ymm6, ymm15, ymm12\n",
+                "vfmadd231ps ymm7, ymm15, ymm13\n",
+                "vfmadd231ps ymm8, ymm15, ymm14\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 12]\n",
+                "vfmadd231ps ymm9, ymm15, ymm12\n",
+                "vfmadd231ps ymm10, ymm15, ymm13\n",
+                "vfmadd231ps ymm11, ymm15, ymm14\n",
+            )
+        };
+        (2, $i:literal) => {
+            concat!(
+                "vmovaps ymm12, [{b} + ",
+                $i,
+                "*96]\n",
+                "vmovaps ymm13, [{b} + ",
+                $i,
+                "*96 + 32]\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16]\n",
+                "vfmadd231ps ymm0, ymm15, ymm12\n",
+                "vfmadd231ps ymm1, ymm15, ymm13\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 4]\n",
+                "vfmadd231ps ymm3, ymm15, ymm12\n",
+                "vfmadd231ps ymm4, ymm15, ymm13\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 8]\n",
+                "vfmadd231ps ymm6, ymm15, ymm12\n",
+                "vfmadd231ps ymm7, ymm15, ymm13\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 12]\n",
+                "vfmadd231ps ymm9, ymm15, ymm12\n",
+                "vfmadd231ps ymm10, ymm15, ymm13\n",
+            )
+        };
+        (1, $i:literal) => {
+            concat!(
+                "vmovaps ymm12, [{b} + ",
+                $i,
+                "*96]\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16]\n",
+                "vfmadd231ps ymm0, ymm15, ymm12\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 4]\n",
+                "vfmadd231ps ymm3, ymm15, ymm12\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 8]\n",
+                "vfmadd231ps ymm6, ymm15, ymm12\n",
+                "vbroadcastss ymm15, [{a} + ",
+                $i,
+                "*16 + 12]\n",
+                "vfmadd231ps ymm9, ymm15, ymm12\n",
+            )
+        };
+    }
+
+    /// The `k` loop of an `MR x 8·$nv` block: unrolled by 4, then the
+    /// remaining steps one at a time; the sums in `$acc` (`MR` rows of 3
+    /// vectors, the unused ones zero).
+    macro_rules! k_loop {
+        ($nv:tt, $t:expr, $acc:ident) => {
+            asm!(
+                "vxorps ymm0, ymm0, ymm0",
+                "vxorps ymm1, ymm1, ymm1",
+                "vxorps ymm2, ymm2, ymm2",
+                "vxorps ymm3, ymm3, ymm3",
+                "vxorps ymm4, ymm4, ymm4",
+                "vxorps ymm5, ymm5, ymm5",
+                "vxorps ymm6, ymm6, ymm6",
+                "vxorps ymm7, ymm7, ymm7",
+                "vxorps ymm8, ymm8, ymm8",
+                "vxorps ymm9, ymm9, ymm9",
+                "vxorps ymm10, ymm10, ymm10",
+                "vxorps ymm11, ymm11, ymm11",
+                "test {n4}, {n4}",
+                "jz 3f",
+                "2:",
+                "prefetcht0 [{a} + 512]",
+                step!($nv, 0),
+                step!($nv, 1),
+                step!($nv, 2),
+                step!($nv, 3),
+                "add {a}, 64",
+                "add {b}, 384",
+                "dec {n4}",
+                "jnz 2b",
+                "3:",
+                "test {n1}, {n1}",
+                "jz 5f",
+                "4:",
+                step!($nv, 0),
+                "add {a}, 16",
+                "add {b}, 96",
+                "dec {n1}",
+                "jnz 4b",
+                "5:",
+                a = inout(reg) $t.a => _,
+                b = inout(reg) $t.b => _,
+                n4 = inout(reg) $t.kc / 4 => _,
+                n1 = inout(reg) $t.kc % 4 => _,
+                out("ymm0") $acc[0][0],
+                out("ymm1") $acc[0][1],
+                out("ymm2") $acc[0][2],
+                out("ymm3") $acc[1][0],
+                out("ymm4") $acc[1][1],
+                out("ymm5") $acc[1][2],
+                out("ymm6") $acc[2][0],
+                out("ymm7") $acc[2][1],
+                out("ymm8") $acc[2][2],
+                out("ymm9") $acc[3][0],
+                out("ymm10") $acc[3][1],
+                out("ymm11") $acc[3][2],
+                out("ymm12") _,
+                out("ymm13") _,
+                out("ymm14") _,
+                out("ymm15") _,
+                options(nostack, readonly),
+            )
+        };
+    }
+
+    /// # Safety
+    /// As [`gemm`]; `w` columns (`8·(NV-1) < w <= 8·NV`) lie in `C`; the
+    /// strip holds `kc` rows of `NR` floats, 32-byte aligned; the panel
+    /// `kc` steps of `MR` floats.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn tile<const NV: usize>(t: &Tile, w: usize) {
+        let mut acc = [[_mm256_setzero_ps(); 3]; MR];
+        // SAFETY: the asm reads `kc` rows of the strip (`NR` floats, the
+        // first `8·NV` of them, aligned as the caller promises) and `kc`
+        // groups of `MR` floats of the panel (the prefetch may point past
+        // it: a hint, never a fault); it writes only its registers.
+        match NV {
+            3 => k_loop!(3, t, acc),
+            2 => k_loop!(2, t, acc),
+            _ => k_loop!(1, t, acc),
+        }
+        let m = mask(w - 8 * (NV - 1));
+        let partial = !w.is_multiple_of(8);
+        for (r, row) in acc.iter().enumerate().take(t.rows) {
+            let c = t.c.add(r * t.ldc);
+            for (v, &x) in row.iter().enumerate().take(NV) {
+                let last = partial && v == NV - 1;
+                let p = c.add(8 * v);
+                let x = match (t.first, last) {
+                    (true, _) => x,
+                    (false, false) => _mm256_add_ps(x, _mm256_loadu_ps(p)),
+                    (false, true) => _mm256_add_ps(x, _mm256_maskload_ps(p, m)),
+                };
+                if last {
+                    _mm256_maskstore_ps(p, m, x);
+                } else {
+                    _mm256_storeu_ps(p, x);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+        let mut c = vec![0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum();
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn packed_gemm_matches_the_reference_on_every_edge() {
+        // Rows off the panel size, columns off the vector and block sizes,
+        // k across several slices.
+        for (m, k, n) in [
+            (1, 1, 1),
+            (5, 3, 7),
+            (8, 130, 49),
+            (13, 300, 25),
+            (4, 9, 24),
+            // Several `NC` blocks (a partial strip in each), `KC` slices of
+            // equal length, `MC` row blocks (`MC / kc` rows at most).
+            (7, 20, 2 * NC + 30),
+            (6, 2 * KC + 5, 50),
+            (MC / KC + 13, KC, 17),
+        ] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32) - 6.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32) * 0.5).collect();
+            let p = PackedA::pack(&a, m, k);
+            let want = reference(&a, &b, m, k, n);
+            // The whole matrix, and rows from the second panel on.
+            let mut c = vec![f32::NAN; m * n];
+            // SAFETY: the sizes above.
+            unsafe { p.gemm(0, m, b.as_ptr(), n, n, c.as_mut_ptr(), n) };
+            for (x, y) in c.iter().zip(&want) {
+                assert!(
+                    (x - y).abs() <= 1e-3 * y.abs().max(1.0),
+                    "{m}x{k}x{n}: {x} {y}"
+                );
+            }
+            if m > MR {
+                let mut c = vec![f32::NAN; (m - MR) * n];
+                // SAFETY: the sizes above.
+                unsafe { p.gemm(MR, m - MR, b.as_ptr(), n, n, c.as_mut_ptr(), n) };
+                for (x, y) in c.iter().zip(&want[MR * n..]) {
+                    assert!(
+                        (x - y).abs() <= 1e-3 * y.abs().max(1.0),
+                        "{m}x{k}x{n} rows 4.."
+                    );
+                }
+            }
+            assert_eq!(p.bytes(), PackedA::bytes_for(m, k));
+        }
+    }
+}
