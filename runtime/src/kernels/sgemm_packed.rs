@@ -277,6 +277,9 @@ mod avx2 {
     }
 
     /// Lane mask of the first `n` of 8 lanes.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 (the only requirement: no memory is touched).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn mask(n: usize) -> __m256i {
@@ -520,7 +523,8 @@ mod tests {
             let want = reference(&a, &b, m, k, n);
             // The whole matrix, and rows from the second panel on.
             let mut c = vec![f32::NAN; m * n];
-            // SAFETY: the sizes above.
+            // SAFETY: row 0 is a panel start and `0 + m <= m`; `b` holds
+            // `k` rows of `n` floats, `c` `m` rows of `n`, separate vectors.
             unsafe { p.gemm(0, m, b.as_ptr(), n, n, c.as_mut_ptr(), n) };
             for (x, y) in c.iter().zip(&want) {
                 assert!(
@@ -530,7 +534,8 @@ mod tests {
             }
             if m > MR {
                 let mut c = vec![f32::NAN; (m - MR) * n];
-                // SAFETY: the sizes above.
+                // SAFETY: `MR` is a panel start and `MR + (m - MR) = m`; `b`
+                // holds `k x n` floats, `c` `(m - MR) x n`, separate vectors.
                 unsafe { p.gemm(MR, m - MR, b.as_ptr(), n, n, c.as_mut_ptr(), n) };
                 for (x, y) in c.iter().zip(&want[MR * n..]) {
                     assert!(
