@@ -32,7 +32,9 @@ meaningful for many calls (a few thousand instructions of noise per 1000 calls).
 
 `--functions N` also prints, per model and way, the N functions whose exclusive
 instructions per call grew most between the two runs (`callgrind_annotate`, the same
-difference divided by --calls): where a call's instructions go.
+difference divided by --calls): where a call's instructions go; and, for each way after
+the first, the N functions whose per-call counts differ most from the first way's (with
+`--ways rust-reusing,held`: what a runner's call costs that ge-run's loop does not).
 
 Usage: .venv/bin/python tools/bench/python_session_instr.py [--calls 20000] [--base 2000]
            [--only TEXT] [--ways rust,rust-reusing,run,run-held,run-held-keep,held,released,empty]
@@ -148,7 +150,7 @@ def main():
         with open(om, "wb") as f:
             f.write(om_bytes)
         np.save(inp, x)
-        per = {}
+        per, fn_per_call = {}, {}
         for way in ways:
             fns = args.functions > 0
             lo = instructions(tmp, om, inp, way, args.base, fns)
@@ -159,6 +161,16 @@ def main():
             print(f"{name}: {way} {per[way]:.0f} instructions per call", file=sys.stderr, flush=True)
             if fns:
                 for f, c in top_functions(lo_f, hi_f, args.calls, args.functions):
+                    print(f"    {c:9.1f}  {f}", file=sys.stderr, flush=True)
+                fn_per_call[way] = {f: (hi_f.get(f, 0) - lo_f.get(f, 0)) / args.calls for f in set(lo_f) | set(hi_f)}
+        # Where a way's call differs from the first way's (e.g. a runner's
+        # from ge-run's own loop): the functions whose per-call counts differ most.
+        first = ways[0]
+        for way in ways[1:]:
+            if first in fn_per_call and way in fn_per_call:
+                a, b = fn_per_call[first], fn_per_call[way]
+                print(f"{name}: {way} - {first}, per call, by function:", file=sys.stderr, flush=True)
+                for f, c in top_functions(a, b, 1, args.functions):
                     print(f"    {c:9.1f}  {f}", file=sys.stderr, flush=True)
         rows.append((name, per))
     print(f"callgrind instructions per call ({args.calls} calls, the difference of runs of "
