@@ -29,10 +29,13 @@ The table reports median (p50) latency in ms of the median round; ratio = ge / o
 (below 1: ge is faster).
 
 `--models light` stands for the onnx package's nine light models (light_bvlc_alexnet,
-light_densenet121, ... light_zfnet512: onnx/backend/test/data/light in the .venv).
+light_densenet121, ... light_zfnet512: onnx/backend/test/data/light in the .venv);
+`--models dir:PATH` for every model.onnx under PATH — the PyTorch gauntlet's exports
+(tools/models/gen_torch_gauntlet.py writes target/torch-gauntlet/<model>/<exporter>/;
+its CI subset is testdata/onnx/torch), run on the in{k}.npy saved beside each model.
 
 Usage: python3 tools/bench/runtime.py [--iterations 20] [--warmup 3] [--threads 1,2] [--rounds 3]
-           [--models resnet50,mobilenet_v2,bert_base|light] [--no-build] [--small] [--json FILE]
+           [--models resnet50,mobilenet_v2,bert_base|light|dir:PATH] [--no-build] [--small] [--json FILE]
            [--rtol 1e-3] [--atol 1e-7] [--atol-of-max 1e-6]
 """
 
@@ -93,17 +96,24 @@ print(json.dumps({"runs": len(ts), "mean_ms": sum(ts) / len(ts), "p50_ms": pick(
                   "version": ort.__version__}))
 """
 
-# Model inputs with a fixed seed (int64 token ids for BERT, N(0,1) images otherwise).
+# Model inputs: the exporter's own in{k}.npy beside the model when given (a gauntlet
+# folder: token ids within the vocabulary), else a fixed seed (int64 token ids for BERT,
+# N(0,1) images otherwise).
 INPUTS = r"""
-import sys
+import os, sys
 import numpy as np
 import onnx
 m = onnx.load(sys.argv[1], load_external_data=False)
 rng = np.random.default_rng(0)
 feeds = {}
 init = {i.name for i in m.graph.initializer}
+given = sys.argv[4] if len(sys.argv) > 4 else ""
 for i in m.graph.input:
     if i.name in init:
+        continue
+    saved = os.path.join(given, f"in{len(feeds)}.npy")
+    if given and os.path.exists(saved):
+        feeds[i.name] = np.load(saved)
         continue
     t = i.type.tensor_type
     shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
@@ -154,6 +164,29 @@ print(json.dumps(r))
 """
 
 
+def expand(spec, paths):
+    """The model names of one --models entry: `light` (the nine light models),
+    `dir:PATH` (every model.onnx under PATH, e.g. a PyTorch gauntlet folder
+    target/torch-gauntlet or testdata/onnx/torch: named by its folder, `bert/dynamo`
+    as `torch_bert_dynamo`, its ONNX file recorded in `paths`), or one generated model."""
+    if spec == "light":
+        return ["light_" + n for n in LIGHT]
+    if not spec.startswith("dir:"):
+        return [spec]
+    root = os.path.abspath(spec[4:])
+    if not os.path.isdir(root):
+        die(f"--models {spec}: {root} is not a folder")
+    found = []
+    for d, _, files in sorted(os.walk(root)):
+        if "model.onnx" in files:
+            name = "torch_" + os.path.relpath(d, root).replace(os.sep, "_")
+            paths[name] = os.path.join(d, "model.onnx")
+            found.append(name)
+    if not found:
+        die(f"--models {spec}: no model.onnx under {root}")
+    return sorted(found)
+
+
 def run(cmd, what, capture=True):
     shown = [c if "\n" not in c else "<script>" for c in cmd]
     log("$ " + benchlib.shell_join(shown))
@@ -196,8 +229,8 @@ def main():
                     help="raise atol to this times the largest |ort| output (whole networks)")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
-    models = [m for spec in a.models.split(",")
-              for m in (["light_" + n for n in LIGHT] if spec == "light" else [spec])]
+    paths = {}  # model name -> ONNX file, for the models of a `dir:` spec
+    models = [m for spec in a.models.split(",") for m in expand(spec, paths)]
     out = OUT + ("-small" if a.small else "")
     os.makedirs(out, exist_ok=True)
     if not os.path.exists(PYTHON):
@@ -214,7 +247,7 @@ def main():
 
     # 1. ONNX models.
     gen = os.path.join(HERE, "runtime_models.py")
-    generated = [m for m in models if not m.startswith("light_")]
+    generated = [m for m in models if not m.startswith("light_") and m not in paths]
     if not all(newer(os.path.join(out, m + ".onnx"), gen) for m in generated):
         cmd = [PYTHON, gen, out] + (["--small"] if a.small else [])
         run(cmd, "runtime_models.py", capture=False)
@@ -222,8 +255,8 @@ def main():
     results = {"machine": benchlib.machine(), "rev": benchlib.git_rev(), "models": {}}
     rows, variant_rows, checks = [], [], []
     for m in models:
-        onnx_path = (os.path.join(light_dir(), m + ".onnx") if m.startswith("light_")
-                     else os.path.join(out, m + ".onnx"))
+        onnx_path = paths.get(m) or (os.path.join(light_dir(), m + ".onnx") if m.startswith("light_")
+                                     else os.path.join(out, m + ".onnx"))
         air = os.path.join(out, m + ".air")
         # 2. Import and compile (default, unfused, one stream).
         if not newer(air, onnx_path):
@@ -231,7 +264,8 @@ def main():
             run([ge_translate, "--import-onnx", onnx_path, "-o", air], "import")
             log(f"  imported in {time.perf_counter() - t:.1f} s")
         names = run([PYTHON, "-c", INPUTS, onnx_path, os.path.join(out, m + ".inputs.npz"),
-                     os.path.join(out, m)], "inputs").split()
+                     os.path.join(out, m)] + ([os.path.dirname(onnx_path)] if m in paths else []),
+                    "inputs").split()
         oms = {}
         for variant, flags in [("default", []), ("no-fuse", ["--no-fuse"]),
                                ("single-stream", ["--single-stream"]),
