@@ -14,9 +14,13 @@
 //!
 //! A worker joins a region only with a free slot of the region's run, and
 //! may join late: when a slot or a core comes free during a long region (a
-//! stream's kernel ends, a stream blocks), idle workers look again. A region
-//! started while another one holds the workers (two sessions of one model)
-//! runs on its caller's thread alone.
+//! stream's kernel ends, a stream blocks), idle workers look again. Up to
+//! [`REGIONS`] regions are open at once (the streams of a run, two sessions
+//! of one model), each joinable: a region that starts while another
+//! stream's kernel holds the run's other slot gets the worker as soon as
+//! that kernel ends (with one region at a time it ran on its caller's thread
+//! to the end — Inception's 10 ms convolutions at 1x on 2 threads). Only a
+//! region started while all [`REGIONS`] are open runs on its caller alone.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
@@ -26,6 +30,10 @@ use std::time::{Duration, Instant};
 
 /// How long an idle worker spins (while a core is idle) before it parks.
 pub const SPIN: Duration = Duration::from_micros(500);
+
+/// Parallel regions open at once; a region started while all are taken
+/// runs on its caller's thread.
+pub const REGIONS: usize = 8;
 
 type Body = dyn Fn(usize) -> Result<(), String> + Sync;
 
@@ -73,14 +81,26 @@ impl Job {
     }
 }
 
+/// One open region: its job, and the workers looking at or working on it.
+struct Entry {
+    /// Claimed by a region's caller from start to the moment no worker
+    /// looks at it any more (so a worker never finds a later region here
+    /// while the earlier one's caller still waits for it).
+    owned: AtomicBool,
+    /// The region in progress (null when none).
+    job: AtomicPtr<Job>,
+    /// Workers looking at or working on `job`.
+    active: AtomicUsize,
+}
+
 struct Shared {
     /// Bumped when a region starts, when a core or slot may have come free
     /// during one, and to stop: parked workers wait for it to move.
     epoch: AtomicU64,
-    /// The region in progress (null between regions).
-    job: AtomicPtr<Job>,
-    /// Workers looking at or working on `job`.
-    active: AtomicUsize,
+    /// The open regions.
+    entries: [Entry; REGIONS],
+    /// Open regions (a quick "nothing to do" for [`Shared::freed`]).
+    open: AtomicUsize,
     /// Threads that want a core now: stream threads not blocked (see
     /// [`Pool::awake`]) and workers in a region.
     awake: AtomicIsize,
@@ -104,35 +124,43 @@ impl Shared {
     /// A core or a slot may have come free: with a region in progress, idle
     /// workers try to join it.
     fn freed(&self) {
-        if !self.job.load(SeqCst).is_null() {
+        if self.open.load(SeqCst) > 0 {
             self.notify();
         }
     }
 
-    /// Help the region in progress, if it has work left and its run a free
-    /// slot; whether this worker did.
+    /// Help an open region that has work left and its run a free slot;
+    /// whether this worker did.
     fn try_join(&self) -> bool {
-        if self.job.load(Acquire).is_null() {
+        if self.open.load(SeqCst) == 0 {
+            return false;
+        }
+        self.entries.iter().any(|e| Shared::join(e, &self.awake))
+    }
+
+    /// Help the region of `e`, if any; whether this worker did.
+    fn join(e: &Entry, awake: &AtomicIsize) -> bool {
+        if e.job.load(Acquire).is_null() {
             return false;
         }
         // Counted in before `job` is read again: the region's caller clears
         // `job` and then waits for `active` to drop to zero, so a job read
         // here stays alive until the decrement below.
-        self.active.fetch_add(1, SeqCst);
-        let j = self.job.load(SeqCst);
+        e.active.fetch_add(1, SeqCst);
+        let j = e.job.load(SeqCst);
         let mut joined = false;
         if !j.is_null() {
             // SAFETY: see above; the slots outlive the region.
             let (job, slots) = unsafe { (&*j, &*(*j).slots) };
             if !job.exhausted() && slots.try_take(1) == 1 {
-                self.awake.fetch_add(1, SeqCst);
+                awake.fetch_add(1, SeqCst);
                 job.work();
-                self.awake.fetch_sub(1, SeqCst);
+                awake.fetch_sub(1, SeqCst);
                 slots.release(1);
                 joined = true;
             }
         }
-        self.active.fetch_sub(1, Release);
+        e.active.fetch_sub(1, Release);
         joined
     }
 }
@@ -140,8 +168,6 @@ impl Shared {
 pub struct Pool {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
-    /// Held while a region runs on the workers.
-    busy: Mutex<()>,
 }
 
 impl Pool {
@@ -150,8 +176,12 @@ impl Pool {
     pub fn new(threads: usize, spin: Duration) -> std::io::Result<Pool> {
         let shared = Arc::new(Shared {
             epoch: AtomicU64::new(0),
-            job: AtomicPtr::new(std::ptr::null_mut()),
-            active: AtomicUsize::new(0),
+            entries: std::array::from_fn(|_| Entry {
+                owned: AtomicBool::new(false),
+                job: AtomicPtr::new(std::ptr::null_mut()),
+                active: AtomicUsize::new(0),
+            }),
+            open: AtomicUsize::new(0),
             awake: AtomicIsize::new(0),
             threads: threads.max(1),
             stop: AtomicBool::new(false),
@@ -162,7 +192,6 @@ impl Pool {
         let mut pool = Pool {
             shared: shared.clone(),
             workers: vec![],
-            busy: Mutex::new(()),
         };
         for i in 1..threads.max(1) {
             let s = shared.clone();
@@ -214,14 +243,22 @@ impl Pool {
         f: &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
         slots: &Slots,
     ) -> Result<(), String> {
-        // Another region holds the workers: run on this thread.
-        let busy = match self.busy.try_lock() {
-            Ok(g) if !self.workers.is_empty() && n > 1 => g,
-            _ => return (0..n).try_for_each(f),
+        let s = &*self.shared;
+        // A free entry, or (all taken, or nobody to help) this thread alone.
+        let entry = match self.workers.is_empty() || n < 2 {
+            true => None,
+            false => s.entries.iter().find(|e| {
+                e.owned
+                    .compare_exchange(false, true, SeqCst, Relaxed)
+                    .is_ok()
+            }),
         };
-        // SAFETY (lifetime): workers use `f` only while counted in `active`
-        // with `job` set, and this function clears `job` and waits for
-        // `active` to reach zero before it returns.
+        let Some(e) = entry else {
+            return (0..n).try_for_each(f);
+        };
+        // SAFETY (lifetime): workers use `f` only while counted in the
+        // entry's `active` with its `job` set, and this function clears
+        // `job` and waits for `active` to reach zero before it returns.
         let f: *const Body = unsafe {
             std::mem::transmute::<
                 &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
@@ -236,15 +273,16 @@ impl Pool {
             next: AtomicUsize::new(0),
             err: Mutex::new(None),
         };
-        let s = &*self.shared;
-        s.job.store(&job as *const Job as *mut Job, SeqCst);
+        e.job.store(&job as *const Job as *mut Job, SeqCst);
+        s.open.fetch_add(1, SeqCst);
         s.notify();
         job.work();
-        s.job.store(std::ptr::null_mut(), SeqCst);
+        e.job.store(std::ptr::null_mut(), SeqCst);
+        s.open.fetch_sub(1, SeqCst);
         // Wait for the workers to leave the region; a worker may be off its
         // core, so give the core away now and then while waiting.
         let mut spins = 0u32;
-        while s.active.load(SeqCst) != 0 {
+        while e.active.load(SeqCst) != 0 {
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(64) {
                 std::thread::yield_now();
@@ -252,7 +290,7 @@ impl Pool {
                 std::hint::spin_loop();
             }
         }
-        drop(busy);
+        e.owned.store(false, SeqCst);
         match job.err.into_inner() {
             Ok(Some(e)) => Err(e),
             _ => Ok(()),
@@ -548,6 +586,41 @@ mod tests {
             threads_that_worked(&pool, &slots, 80)
         });
         assert_eq!(threads, 2, "the worker never joined");
+    }
+
+    /// Two streams' regions open at once, each on its stream's own slot:
+    /// when the first ends (its stream's kernel with it), the worker joins
+    /// the second, though it started while the first was open.
+    #[test]
+    fn workers_join_a_region_that_started_during_another() {
+        let pool = Pool::new(2, SPIN).expect("pool");
+        let slots = Slots::new(2);
+        let (held, started) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        let threads = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                // The first stream: a 20 ms region on its own slot.
+                let slot = pool.enter(&slots);
+                held.wait();
+                pool.run(
+                    2,
+                    &|i| {
+                        if i == 0 {
+                            started.wait();
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                        Ok(())
+                    },
+                    &slots,
+                )
+                .expect("run");
+                drop(slot);
+            });
+            held.wait();
+            let _slot = pool.enter(&slots);
+            started.wait();
+            threads_that_worked(&pool, &slots, 80)
+        });
+        assert_eq!(threads, 2, "the worker never joined the second region");
     }
 
     /// Four streams of one run, each running parallel regions: never more
