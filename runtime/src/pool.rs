@@ -40,10 +40,15 @@ type Body = dyn Fn(usize) -> Result<(), String> + Sync;
 /// One parallel region, on the stack of the thread that runs it.
 struct Job {
     n: usize,
-    /// Indices taken at a time: neighbouring indices often write
-    /// neighbouring memory (a channel of NC1HWC0 blocks shares its cache
-    /// lines with the next), so each thread takes a contiguous run.
-    chunk: usize,
+    /// A take is `1 / parts` of the indices left (guided scheduling):
+    /// neighbouring indices often write neighbouring memory (a channel of
+    /// NC1HWC0 blocks shares its cache lines with the next), so each thread
+    /// takes a contiguous run, long at first; the runs shrink to single
+    /// indices at the end, so the threads finish together, and a worker that
+    /// joins late (a slot came free) still finds its share — with fixed
+    /// quarters, a worker joining SqueezeNet's 3x3 expand after the 1x1 one
+    /// found at most one quarter left.
+    parts: usize,
     /// The region's body; the pointer outlives no use (see [`Pool::run`]).
     f: *const Body,
     /// The run's slots: a worker computes on the region holding one.
@@ -59,11 +64,9 @@ impl Job {
         // for every worker to leave it before returning).
         let f = unsafe { &*self.f };
         loop {
-            let i0 = self.next.fetch_add(self.chunk, Relaxed);
-            if i0 >= self.n {
+            let Some(run) = self.take() else {
                 return;
-            }
-            let run = i0..(i0 + self.chunk).min(self.n);
+            };
             let r = catch_unwind(AssertUnwindSafe(|| run.clone().try_for_each(f)))
                 .unwrap_or_else(|_| Err(format!("kernel tasks {run:?} panicked")));
             if let Err(e) = r {
@@ -72,6 +75,21 @@ impl Job {
                     slot.get_or_insert(e);
                 }
                 return;
+            }
+        }
+    }
+
+    /// The next run of indices: `1 / parts` of those left, at least one.
+    fn take(&self) -> Option<std::ops::Range<usize>> {
+        let mut i0 = self.next.load(Relaxed);
+        loop {
+            if i0 >= self.n {
+                return None;
+            }
+            let end = i0 + (self.n - i0).div_ceil(self.parts);
+            match self.next.compare_exchange_weak(i0, end, Relaxed, Relaxed) {
+                Ok(_) => return Some(i0..end),
+                Err(now) => i0 = now,
             }
         }
     }
@@ -267,7 +285,7 @@ impl Pool {
         };
         let job = Job {
             n,
-            chunk: n.div_ceil(2 * self.threads()).max(1),
+            parts: 2 * self.threads(),
             f,
             slots,
             next: AtomicUsize::new(0),
@@ -474,6 +492,26 @@ mod tests {
             .expect("run");
             assert!(hits.iter().all(|h| h.load(Relaxed) == 1), "n = {n}");
         }
+    }
+
+    /// Guided takes: a quarter of what is left on 2 threads, long runs
+    /// first, single indices at the end.
+    #[test]
+    fn takes_shrink_to_single_indices() {
+        let f = |_: usize| Ok(());
+        let body: &Body = &f;
+        let slots = Slots::new(2);
+        let job = Job {
+            n: 8,
+            parts: 4,
+            f: body,
+            slots: &slots,
+            next: AtomicUsize::new(0),
+            err: Mutex::new(None),
+        };
+        let runs: Vec<_> = std::iter::from_fn(|| job.take()).collect();
+        assert_eq!(runs, [0..2, 2..4, 4..5, 5..6, 6..7, 7..8]);
+        assert!(job.exhausted());
     }
 
     #[test]
