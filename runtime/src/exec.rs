@@ -1903,7 +1903,8 @@ fn launch(
         // SAFETY: `n` is the value's size at this shape (`plan_launch`),
         // which its slot holds (see `slots` above); `plan_launch` proved
         // `[off, off + n)` inside arena `a`'s real length (`check_in_arena`).
-        unsafe { std::ptr::copy(src, bases[a].0.add(off), n) };
+        // Split across the kernel's threads when large (`par_copy`'s rule).
+        unsafe { crate::kernels::movement::par_copy(par, src, bases[a].0.add(off), n)? };
     }
     Ok(())
 }

@@ -14,9 +14,13 @@
 //!
 //! A worker joins a region only with a free slot of the region's run, and
 //! may join late: when a slot or a core comes free during a long region (a
-//! stream's kernel ends, a stream blocks), idle workers look again. A region
-//! started while another one holds the workers (two sessions of one model)
-//! runs on its caller's thread alone.
+//! stream's kernel ends, a stream blocks), idle workers look again. Up to
+//! [`REGIONS`] regions are open at once (the streams of a run, two sessions
+//! of one model), each joinable: a region that starts while another
+//! stream's kernel holds the run's other slot gets the worker as soon as
+//! that kernel ends (with one region at a time it ran on its caller's thread
+//! to the end — Inception's 10 ms convolutions at 1x on 2 threads). Only a
+//! region started while all [`REGIONS`] are open runs on its caller alone.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
@@ -27,15 +31,24 @@ use std::time::{Duration, Instant};
 /// How long an idle worker spins (while a core is idle) before it parks.
 pub const SPIN: Duration = Duration::from_micros(500);
 
+/// Parallel regions open at once; a region started while all are taken
+/// runs on its caller's thread.
+pub const REGIONS: usize = 8;
+
 type Body = dyn Fn(usize) -> Result<(), String> + Sync;
 
 /// One parallel region, on the stack of the thread that runs it.
 struct Job {
     n: usize,
-    /// Indices taken at a time: neighbouring indices often write
-    /// neighbouring memory (a channel of NC1HWC0 blocks shares its cache
-    /// lines with the next), so each thread takes a contiguous run.
-    chunk: usize,
+    /// A take is `1 / parts` of the indices left (guided scheduling):
+    /// neighbouring indices often write neighbouring memory (a channel of
+    /// NC1HWC0 blocks shares its cache lines with the next), so each thread
+    /// takes a contiguous run, long at first; the runs shrink to single
+    /// indices at the end, so the threads finish together, and a worker that
+    /// joins late (a slot came free) still finds its share — with fixed
+    /// quarters, a worker joining SqueezeNet's 3x3 expand after the 1x1 one
+    /// found at most one quarter left.
+    parts: usize,
     /// The region's body; the pointer outlives no use (see [`Pool::run`]).
     f: *const Body,
     /// The run's slots: a worker computes on the region holding one.
@@ -51,11 +64,9 @@ impl Job {
         // for every worker to leave it before returning).
         let f = unsafe { &*self.f };
         loop {
-            let i0 = self.next.fetch_add(self.chunk, Relaxed);
-            if i0 >= self.n {
+            let Some(run) = self.take() else {
                 return;
-            }
-            let run = i0..(i0 + self.chunk).min(self.n);
+            };
             let r = catch_unwind(AssertUnwindSafe(|| run.clone().try_for_each(f)))
                 .unwrap_or_else(|_| Err(format!("kernel tasks {run:?} panicked")));
             if let Err(e) = r {
@@ -68,19 +79,46 @@ impl Job {
         }
     }
 
+    /// The next run of indices: `1 / parts` of those left, at least one.
+    fn take(&self) -> Option<std::ops::Range<usize>> {
+        let mut i0 = self.next.load(Relaxed);
+        loop {
+            if i0 >= self.n {
+                return None;
+            }
+            let end = i0 + (self.n - i0).div_ceil(self.parts);
+            match self.next.compare_exchange_weak(i0, end, Relaxed, Relaxed) {
+                Ok(_) => return Some(i0..end),
+                Err(now) => i0 = now,
+            }
+        }
+    }
+
     fn exhausted(&self) -> bool {
         self.next.load(Relaxed) >= self.n
     }
+}
+
+/// One open region: its job, and the workers looking at or working on it.
+struct Entry {
+    /// Claimed by a region's caller from start to the moment no worker
+    /// looks at it any more (so a worker never finds a later region here
+    /// while the earlier one's caller still waits for it).
+    owned: AtomicBool,
+    /// The region in progress (null when none).
+    job: AtomicPtr<Job>,
+    /// Workers looking at or working on `job`.
+    active: AtomicUsize,
 }
 
 struct Shared {
     /// Bumped when a region starts, when a core or slot may have come free
     /// during one, and to stop: parked workers wait for it to move.
     epoch: AtomicU64,
-    /// The region in progress (null between regions).
-    job: AtomicPtr<Job>,
-    /// Workers looking at or working on `job`.
-    active: AtomicUsize,
+    /// The open regions.
+    entries: [Entry; REGIONS],
+    /// Open regions (a quick "nothing to do" for [`Shared::freed`]).
+    open: AtomicUsize,
     /// Threads that want a core now: stream threads not blocked (see
     /// [`Pool::awake`]) and workers in a region.
     awake: AtomicIsize,
@@ -104,35 +142,43 @@ impl Shared {
     /// A core or a slot may have come free: with a region in progress, idle
     /// workers try to join it.
     fn freed(&self) {
-        if !self.job.load(SeqCst).is_null() {
+        if self.open.load(SeqCst) > 0 {
             self.notify();
         }
     }
 
-    /// Help the region in progress, if it has work left and its run a free
-    /// slot; whether this worker did.
+    /// Help an open region that has work left and its run a free slot;
+    /// whether this worker did.
     fn try_join(&self) -> bool {
-        if self.job.load(Acquire).is_null() {
+        if self.open.load(SeqCst) == 0 {
+            return false;
+        }
+        self.entries.iter().any(|e| Shared::join(e, &self.awake))
+    }
+
+    /// Help the region of `e`, if any; whether this worker did.
+    fn join(e: &Entry, awake: &AtomicIsize) -> bool {
+        if e.job.load(Acquire).is_null() {
             return false;
         }
         // Counted in before `job` is read again: the region's caller clears
         // `job` and then waits for `active` to drop to zero, so a job read
         // here stays alive until the decrement below.
-        self.active.fetch_add(1, SeqCst);
-        let j = self.job.load(SeqCst);
+        e.active.fetch_add(1, SeqCst);
+        let j = e.job.load(SeqCst);
         let mut joined = false;
         if !j.is_null() {
             // SAFETY: see above; the slots outlive the region.
             let (job, slots) = unsafe { (&*j, &*(*j).slots) };
             if !job.exhausted() && slots.try_take(1) == 1 {
-                self.awake.fetch_add(1, SeqCst);
+                awake.fetch_add(1, SeqCst);
                 job.work();
-                self.awake.fetch_sub(1, SeqCst);
+                awake.fetch_sub(1, SeqCst);
                 slots.release(1);
                 joined = true;
             }
         }
-        self.active.fetch_sub(1, Release);
+        e.active.fetch_sub(1, Release);
         joined
     }
 }
@@ -140,8 +186,6 @@ impl Shared {
 pub struct Pool {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
-    /// Held while a region runs on the workers.
-    busy: Mutex<()>,
 }
 
 impl Pool {
@@ -150,8 +194,12 @@ impl Pool {
     pub fn new(threads: usize, spin: Duration) -> std::io::Result<Pool> {
         let shared = Arc::new(Shared {
             epoch: AtomicU64::new(0),
-            job: AtomicPtr::new(std::ptr::null_mut()),
-            active: AtomicUsize::new(0),
+            entries: std::array::from_fn(|_| Entry {
+                owned: AtomicBool::new(false),
+                job: AtomicPtr::new(std::ptr::null_mut()),
+                active: AtomicUsize::new(0),
+            }),
+            open: AtomicUsize::new(0),
             awake: AtomicIsize::new(0),
             threads: threads.max(1),
             stop: AtomicBool::new(false),
@@ -162,7 +210,6 @@ impl Pool {
         let mut pool = Pool {
             shared: shared.clone(),
             workers: vec![],
-            busy: Mutex::new(()),
         };
         for i in 1..threads.max(1) {
             let s = shared.clone();
@@ -214,14 +261,22 @@ impl Pool {
         f: &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
         slots: &Slots,
     ) -> Result<(), String> {
-        // Another region holds the workers: run on this thread.
-        let busy = match self.busy.try_lock() {
-            Ok(g) if !self.workers.is_empty() && n > 1 => g,
-            _ => return (0..n).try_for_each(f),
+        let s = &*self.shared;
+        // A free entry, or (all taken, or nobody to help) this thread alone.
+        let entry = match self.workers.is_empty() || n < 2 {
+            true => None,
+            false => s.entries.iter().find(|e| {
+                e.owned
+                    .compare_exchange(false, true, SeqCst, Relaxed)
+                    .is_ok()
+            }),
         };
-        // SAFETY (lifetime): workers use `f` only while counted in `active`
-        // with `job` set, and this function clears `job` and waits for
-        // `active` to reach zero before it returns.
+        let Some(e) = entry else {
+            return (0..n).try_for_each(f);
+        };
+        // SAFETY (lifetime): workers use `f` only while counted in the
+        // entry's `active` with its `job` set, and this function clears
+        // `job` and waits for `active` to reach zero before it returns.
         let f: *const Body = unsafe {
             std::mem::transmute::<
                 &'f (dyn Fn(usize) -> Result<(), String> + Sync + 'f),
@@ -230,21 +285,22 @@ impl Pool {
         };
         let job = Job {
             n,
-            chunk: n.div_ceil(2 * self.threads()).max(1),
+            parts: 2 * self.threads(),
             f,
             slots,
             next: AtomicUsize::new(0),
             err: Mutex::new(None),
         };
-        let s = &*self.shared;
-        s.job.store(&job as *const Job as *mut Job, SeqCst);
+        e.job.store(&job as *const Job as *mut Job, SeqCst);
+        s.open.fetch_add(1, SeqCst);
         s.notify();
         job.work();
-        s.job.store(std::ptr::null_mut(), SeqCst);
+        e.job.store(std::ptr::null_mut(), SeqCst);
+        s.open.fetch_sub(1, SeqCst);
         // Wait for the workers to leave the region; a worker may be off its
         // core, so give the core away now and then while waiting.
         let mut spins = 0u32;
-        while s.active.load(SeqCst) != 0 {
+        while e.active.load(SeqCst) != 0 {
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(64) {
                 std::thread::yield_now();
@@ -252,7 +308,7 @@ impl Pool {
                 std::hint::spin_loop();
             }
         }
-        drop(busy);
+        e.owned.store(false, SeqCst);
         match job.err.into_inner() {
             Ok(Some(e)) => Err(e),
             _ => Ok(()),
@@ -438,6 +494,26 @@ mod tests {
         }
     }
 
+    /// Guided takes: a quarter of what is left on 2 threads, long runs
+    /// first, single indices at the end.
+    #[test]
+    fn takes_shrink_to_single_indices() {
+        let f = |_: usize| Ok(());
+        let body: &Body = &f;
+        let slots = Slots::new(2);
+        let job = Job {
+            n: 8,
+            parts: 4,
+            f: body,
+            slots: &slots,
+            next: AtomicUsize::new(0),
+            err: Mutex::new(None),
+        };
+        let runs: Vec<_> = std::iter::from_fn(|| job.take()).collect();
+        assert_eq!(runs, [0..2, 2..4, 4..5, 5..6, 6..7, 7..8]);
+        assert!(job.exhausted());
+    }
+
     #[test]
     fn errors_and_panics_come_back_as_errors() {
         let pool = Pool::new(2, SPIN).expect("pool");
@@ -548,6 +624,41 @@ mod tests {
             threads_that_worked(&pool, &slots, 80)
         });
         assert_eq!(threads, 2, "the worker never joined");
+    }
+
+    /// Two streams' regions open at once, each on its stream's own slot:
+    /// when the first ends (its stream's kernel with it), the worker joins
+    /// the second, though it started while the first was open.
+    #[test]
+    fn workers_join_a_region_that_started_during_another() {
+        let pool = Pool::new(2, SPIN).expect("pool");
+        let slots = Slots::new(2);
+        let (held, started) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        let threads = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                // The first stream: a 20 ms region on its own slot.
+                let slot = pool.enter(&slots);
+                held.wait();
+                pool.run(
+                    2,
+                    &|i| {
+                        if i == 0 {
+                            started.wait();
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                        Ok(())
+                    },
+                    &slots,
+                )
+                .expect("run");
+                drop(slot);
+            });
+            held.wait();
+            let _slot = pool.enter(&slots);
+            started.wait();
+            threads_that_worked(&pool, &slots, 80)
+        });
+        assert_eq!(threads, 2, "the worker never joined the second region");
     }
 
     /// Four streams of one run, each running parallel regions: never more

@@ -1,7 +1,8 @@
 //! Data movement: copies, transposes, format changes (TransData), concat,
 //! split, slice, gather and embedding lookups — strided byte copies.
 
-use super::Slot;
+use super::{Par, Slot};
+use crate::shared::Shared;
 use ge_dialects::data::layout::Transdata as TransdataOp;
 use ge_dialects::data::layout::{is_padded, plain_logical, Layout};
 use ge_dialects::data::movement::Slice as SliceOp;
@@ -98,19 +99,104 @@ fn strides(s: &[usize]) -> Vec<isize> {
         .collect()
 }
 
+/// The cost rule for splitting a copy across the threads. A copy moves
+/// bytes, not flops: it is split only when it moves at least this many
+/// (256 KiB, ~25 us at memory speed, against the ~2 us a parallel region
+/// costs its caller to open and close with a spinning worker), ...
+pub const PAR_COPY_BYTES: usize = 1 << 18;
+/// ... into tasks of at least this many bytes, at most four per thread
+/// (a worker that joins late still finds some left).
+pub const COPY_TASK_BYTES: usize = 1 << 16;
+
+/// How many tasks a copy of `bytes` is split into on `threads` threads
+/// (1: not split).
+pub fn copy_tasks(bytes: usize, threads: usize) -> usize {
+    if threads < 2 || bytes < PAR_COPY_BYTES {
+        return 1;
+    }
+    (bytes / COPY_TASK_BYTES).clamp(1, 4 * threads)
+}
+
+/// Whether `[a, a + n)` and `[b, b + n)` share no byte.
+pub fn disjoint(a: *const u8, b: *const u8, n: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a.saturating_add(n) <= b || b.saturating_add(n) <= a
+}
+
+/// [`strided_copy`] split across `par`'s threads (by [`copy_tasks`]) along
+/// the outermost axis longer than 1: each task copies a range of that axis
+/// (every axis before it has length 1, so the ranges cover the block).
+///
+/// # Safety
+/// As [`strided_copy`]; and no destination element is a source element
+/// (the tasks run in any order).
+pub unsafe fn par_strided_copy(
+    par: &Par,
+    es: usize,
+    shape: &[usize],
+    src: *const u8,
+    sst: &[isize],
+    dst: *mut u8,
+    dstt: &[isize],
+) -> Result<(), String> {
+    let bytes = shape.iter().product::<usize>() * es;
+    let axis = shape.iter().position(|&d| d > 1);
+    let (k, tasks) = match axis {
+        Some(k) => (k, copy_tasks(bytes, par.threads()).min(shape[k])),
+        None => (0, 1),
+    };
+    if tasks < 2 {
+        strided_copy(es, shape, src, sst, dst, dstt);
+        return Ok(());
+    }
+    let (sp, dp, len) = (Shared(src), Shared(dst), shape[k]);
+    par.run(tasks, true, &|t| {
+        let (a, b) = (len * t / tasks, len * (t + 1) / tasks);
+        let mut sub = shape.to_vec();
+        sub[k] = b - a;
+        let (so, dof) = (a as isize * sst[k], a as isize * dstt[k]);
+        // SAFETY: rows `a..b` of axis `k` of the block the caller vouched
+        // for; the tasks write disjoint rows.
+        unsafe {
+            strided_copy(
+                es,
+                &sub,
+                sp.p().offset(so * es as isize),
+                sst,
+                dp.p().offset(dof * es as isize),
+                dstt,
+            )
+        };
+        Ok(())
+    })
+}
+
+/// Copy `n` contiguous bytes, split across `par`'s threads when it pays
+/// and the two ranges do not overlap (else one `memmove`).
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes.
+pub unsafe fn par_copy(par: &Par, src: *const u8, dst: *mut u8, n: usize) -> Result<(), String> {
+    if copy_tasks(n, par.threads()) < 2 || !disjoint(src, dst, n) {
+        std::ptr::copy(src, dst, n);
+        return Ok(());
+    }
+    par_strided_copy(par, 1, &[n], src, &[1], dst, &[1])
+}
+
 /// Same bytes (reshape and friends).
-pub fn copy(x: &Slot, out: &Slot) -> Result<(), String> {
+pub fn copy(x: &Slot, out: &Slot, par: &Par) -> Result<(), String> {
     if x.bytes() != out.bytes() {
         return Err(format!("reshape of {:?} to {:?}", x.shape, out.shape));
     }
     if x.ptr != out.ptr {
-        // SAFETY: both hold `bytes` bytes; `copy` allows overlap.
-        unsafe { std::ptr::copy(x.ptr, out.ptr, x.bytes()) };
+        // SAFETY: both hold `bytes` bytes; `par_copy` allows overlap.
+        unsafe { par_copy(par, x.ptr, out.ptr, x.bytes())? };
     }
     Ok(())
 }
 
-pub fn transpose(perm: &[usize], x: &Slot, out: &Slot) -> Result<(), String> {
+pub fn transpose(perm: &[usize], x: &Slot, out: &Slot, par: &Par) -> Result<(), String> {
     let st = strides(&x.shape);
     if perm.len() != x.shape.len() || perm.iter().any(|&p| p >= st.len()) {
         return Err(format!("transpose perm {perm:?} for shape {:?}", x.shape));
@@ -120,9 +206,11 @@ pub fn transpose(perm: &[usize], x: &Slot, out: &Slot) -> Result<(), String> {
     if shape != out.shape {
         return Err(format!("transpose result {:?} is not {shape:?}", out.shape));
     }
-    // SAFETY: shapes checked above.
+    // SAFETY: shapes checked above; a transpose's result is a value of
+    // its own (never its operand's bytes).
     unsafe {
-        strided_copy(
+        par_strided_copy(
+            par,
             x.dtype.byte_size(),
             &shape,
             x.ptr,
@@ -130,8 +218,7 @@ pub fn transpose(perm: &[usize], x: &Slot, out: &Slot) -> Result<(), String> {
             out.ptr,
             &strides(&shape),
         )
-    };
-    Ok(())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -317,7 +404,7 @@ fn axis_of(axis: i64, rank: usize) -> Result<usize, String> {
     Ok(a as usize)
 }
 
-pub fn concat(axis: i64, ins: &[&Slot], out: &Slot) -> Result<(), String> {
+pub fn concat(axis: i64, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
     let ax = axis_of(axis, out.shape.len())?;
     let ost = strides(&out.shape);
     let mut off = 0usize;
@@ -326,16 +413,18 @@ pub fn concat(axis: i64, ins: &[&Slot], out: &Slot) -> Result<(), String> {
             return Err("concat of different ranks".into());
         }
         let es = x.dtype.byte_size();
-        // SAFETY: the block lies inside the output at `off` along the axis.
+        // SAFETY: the block lies inside the output at `off` along the axis
+        // (a result of its own, apart from the operands).
         unsafe {
-            strided_copy(
+            par_strided_copy(
+                par,
                 es,
                 &x.shape,
                 x.ptr,
                 &strides(&x.shape),
                 out.ptr.add(off * ost[ax] as usize * es),
                 &ost,
-            )
+            )?
         };
         off += x.shape[ax];
     }
@@ -348,7 +437,7 @@ pub fn concat(axis: i64, ins: &[&Slot], out: &Slot) -> Result<(), String> {
     Ok(())
 }
 
-pub fn split(axis: i64, x: &Slot, outs: &[&Slot]) -> Result<(), String> {
+pub fn split(axis: i64, x: &Slot, outs: &[&Slot], par: &Par) -> Result<(), String> {
     let ax = axis_of(axis, x.shape.len())?;
     let xst = strides(&x.shape);
     let mut off = 0usize;
@@ -359,14 +448,15 @@ pub fn split(axis: i64, x: &Slot, outs: &[&Slot]) -> Result<(), String> {
         }
         // SAFETY: as for concat.
         unsafe {
-            strided_copy(
+            par_strided_copy(
+                par,
                 es,
                 &o.shape,
                 x.ptr.add(off * xst[ax] as usize * es),
                 &xst,
                 o.ptr,
                 &strides(&o.shape),
-            )
+            )?
         };
         off += o.shape[ax];
     }
@@ -390,7 +480,7 @@ impl Slice {
         }
     }
 
-    pub fn run(&self, x: &Slot, out: &Slot) -> Result<(), String> {
+    pub fn run(&self, x: &Slot, out: &Slot, par: &Par) -> Result<(), String> {
         let r = x.shape.len();
         let st = strides(&x.shape);
         let mut start = vec![0isize; r];
@@ -429,9 +519,11 @@ impl Slice {
                 }
             }
         }
-        // SAFETY: every index was checked to lie inside the input.
+        // SAFETY: every index was checked to lie inside the input; the
+        // result is a value of its own.
         unsafe {
-            strided_copy(
+            par_strided_copy(
+                par,
                 es,
                 &out.shape,
                 x.ptr.offset(base * es as isize),
@@ -439,8 +531,7 @@ impl Slice {
                 out.ptr,
                 &strides(&out.shape),
             )
-        };
-        Ok(())
+        }
     }
 }
 
@@ -508,4 +599,88 @@ pub fn embedding(table: &Slot, ids: &Slot, out: &Slot) -> Result<(), String> {
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::{Pool, Slots, SPIN};
+    use ge_ir::DType;
+
+    fn slot(v: &mut [u32], shape: &[usize]) -> Slot {
+        Slot {
+            ptr: v.as_mut_ptr() as *mut u8,
+            shape: shape.to_vec(),
+            dtype: DType::F32,
+        }
+    }
+
+    /// Run `f` once on one thread and once on a 2-thread pool (with the
+    /// caller holding a slot, as a stream does); both results.
+    fn one_and_two(len: usize, f: impl Fn(&Par, &mut [u32])) -> (Vec<u32>, Vec<u32>) {
+        let (pool, slots) = (Pool::new(2, SPIN).expect("pool"), Slots::new(2));
+        let two = Par {
+            pool: Some((&pool, &slots)),
+            limits: crate::kernels::RunLimits::DEFAULT,
+        };
+        let (mut a, mut b) = (vec![0u32; len], vec![0u32; len]);
+        f(&Par::NONE, &mut a);
+        let _slot = two.enter();
+        f(&two, &mut b);
+        (a, b)
+    }
+
+    #[test]
+    fn the_copy_rule_splits_only_large_copies() {
+        assert_eq!(copy_tasks(PAR_COPY_BYTES - 1, 2), 1);
+        assert_eq!(copy_tasks(1 << 30, 1), 1);
+        assert_eq!(copy_tasks(PAR_COPY_BYTES, 2), 4);
+        assert_eq!(copy_tasks(1 << 30, 2), 8);
+        assert!(disjoint(8 as *const u8, 16 as *const u8, 8));
+        assert!(!disjoint(8 as *const u8, 15 as *const u8, 8));
+    }
+
+    /// Concat, split, slice, transpose and copy give the same bytes on two
+    /// threads as on one, above and below the split threshold.
+    #[test]
+    fn split_copies_match_one_thread() {
+        for (c, hw) in [(3, 7), (64, 55 * 55), (5, 128 * 128)] {
+            let src: Vec<u32> = (0..2 * c * hw as u32).collect();
+            let shape = [1, 2 * c as usize, 1, hw as usize];
+            let half = [1, c as usize, 1, hw as usize];
+            let len = src.len();
+            let (a, b) = one_and_two(len, |par, out| {
+                let mut x = src.clone();
+                let mut parts = vec![vec![0u32; len / 2]; 2];
+                let (p0, p1) = parts.split_at_mut(1);
+                let (s0, s1) = (slot(&mut p0[0], &half), slot(&mut p1[0], &half));
+                split(1, &slot(&mut x, &shape), &[&s0, &s1], par).expect("split");
+                // Back together the other way round, then a slice, a
+                // transpose and a copy of that.
+                let mut cat = vec![0u32; len];
+                let cat_s = slot(&mut cat, &shape);
+                concat(1, &[&s1, &s0], &cat_s, par).expect("concat");
+                let mut sl = vec![0u32; len / 2];
+                let sl_s = slot(&mut sl, &half);
+                let s = Slice {
+                    starts: vec![1],
+                    axes: Some(vec![1]),
+                    steps: Some(vec![2]),
+                };
+                s.run(&cat_s, &sl_s, par).expect("slice");
+                let mut tr = vec![0u32; len / 2];
+                let tshape = [hw as usize, 1, c as usize, 1];
+                transpose(&[3, 2, 1, 0], &sl_s, &slot(&mut tr, &tshape), par).expect("t");
+                copy(
+                    &slot(&mut tr, &tshape),
+                    &slot(&mut out[..len / 2], &half),
+                    par,
+                )
+                .expect("copy");
+                out[len / 2..].copy_from_slice(&cat[..len / 2]);
+            });
+            assert!(a == b, "c = {c}, hw = {hw}");
+            assert!(a.iter().any(|&v| v != 0));
+        }
+    }
 }
