@@ -52,3 +52,79 @@ fn depthwise_variants_match_the_interpreter() {
         }
     }
 }
+
+/// One depthwise convolution's shape for the property test.
+#[derive(Clone, Copy, Debug)]
+struct Dw {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    k: [usize; 2],
+    s: [usize; 2],
+    d: [usize; 2],
+    /// top, left, bottom, right
+    p: [usize; 4],
+}
+
+impl Dw {
+    fn out(&self) -> Option<[usize; 2]> {
+        let ext = |i: usize| (self.k[i] - 1) * self.d[i] + 1;
+        let (hp, wp) = (
+            self.h + self.p[0] + self.p[2],
+            self.w + self.p[1] + self.p[3],
+        );
+        (hp >= ext(0) && wp >= ext(1))
+            .then(|| [(hp - ext(0)) / self.s[0] + 1, (wp - ext(1)) / self.s[1] + 1])
+    }
+}
+
+fn dw_strategy() -> impl proptest::strategy::Strategy<Value = Dw> {
+    use proptest::prelude::*;
+    (
+        (1usize..=2, 1usize..=4, 1usize..=13, 1usize..=13),
+        ([1usize..=5, 1usize..=5], [1usize..=3, 1usize..=3]),
+        (
+            [1usize..=2, 1usize..=2],
+            [0usize..=2, 0usize..=2, 0usize..=2, 0usize..=2],
+        ),
+    )
+        .prop_map(|((n, c, h, w), (k, s), (d, p))| Dw {
+            n,
+            c,
+            h,
+            w,
+            k,
+            s,
+            d,
+            p,
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// The stride-phase depthwise kernel (runtime/src/kernels/conv.rs
+    /// `depthwise_plane`) against the interpreter on random shapes: any
+    /// kernel size (non-square too), stride and dilation per axis,
+    /// asymmetric pads, planes smaller than the filter's reach, batch > 1,
+    /// with and without NC1HWC0 formats, 1 and 2 threads.
+    #[test]
+    fn depthwise_random_shapes_match_the_interpreter(dw in dw_strategy(), formats: bool, two: bool) {
+        let Some([oh, ow]) = dw.out() else { return Ok(()) };
+        let Dw { n, c, h, w, k: [kh, kw], s: [sh, sw], d: [dh, dwd], p } = dw;
+        let text = format!(
+            "graph.func @main(%x: tensor<{n}x{c}x{h}x{w}xf32>, %f: tensor<{c}x1x{kh}x{kw}xf32>, %b: tensor<{c}xf32>) -> tensor<{n}x{c}x{oh}x{ow}xf32> {{\n  \
+             %y = graph.conv2d %x, %f, %b {{group = {c} : i64, strides = [{sh}, {sw}], dilations = [{dh}, {dwd}], pads = [{}, {}, {}, {}]}} : \
+             (tensor<{n}x{c}x{h}x{w}xf32>, tensor<{c}x1x{kh}x{kw}xf32>, tensor<{c}xf32>) -> tensor<{n}x{c}x{oh}x{ow}xf32>\n  \
+             graph.return %y : tensor<{n}x{c}x{oh}x{ow}xf32>\n}}\n",
+            p[0], p[1], p[2], p[3]
+        );
+        let opts = CompileOptions { formats, ..Default::default() };
+        let om = om_bytes("dwp", &text, &opts);
+        let (types, m) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 5);
+        let want = interpret(&m, "main", &ins);
+        let got = run(&load(&om, 1 + two as usize), &ins);
+        assert_close(&got, &want, &format!("{dw:?} formats={formats}"));
+    }
+}
