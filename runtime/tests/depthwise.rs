@@ -52,3 +52,41 @@ fn depthwise_variants_match_the_interpreter() {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// The stride-phase depthwise kernel (runtime/src/kernels/conv.rs
+    /// `depthwise_plane`) against the interpreter on random shapes: any
+    /// kernel size (non-square too), stride and dilation per axis,
+    /// asymmetric pads, planes smaller than the filter's reach, batch > 1,
+    /// with and without NC1HWC0 formats, 1 and 2 threads.
+    #[test]
+    fn depthwise_random_shapes_match_the_interpreter(
+        n in 1usize..3, c in 1usize..5, h in 1usize..14, w in 1usize..14,
+        k in proptest::array::uniform2(1usize..6),
+        s in proptest::array::uniform2(1usize..4),
+        d in proptest::array::uniform2(1usize..3),
+        p in proptest::array::uniform4(0usize..3),
+        formats: bool, threads in 1usize..3,
+    ) {
+        let ext = |i: usize| (k[i] - 1) * d[i] + 1;
+        let (hp, wp) = (h + p[0] + p[2], w + p[1] + p[3]);
+        proptest::prop_assume!(hp >= ext(0) && wp >= ext(1));
+        let (oh, ow) = ((hp - ext(0)) / s[0] + 1, (wp - ext(1)) / s[1] + 1);
+        let ([kh, kw], [sh, sw], [dh, dw]) = (k, s, d);
+        let text = format!(
+            "graph.func @main(%x: tensor<{n}x{c}x{h}x{w}xf32>, %f: tensor<{c}x1x{kh}x{kw}xf32>, %b: tensor<{c}xf32>) -> tensor<{n}x{c}x{oh}x{ow}xf32> {{\n  \
+             %y = graph.conv2d %x, %f, %b {{group = {c} : i64, strides = [{sh}, {sw}], dilations = [{dh}, {dw}], pads = [{}, {}, {}, {}]}} : \
+             (tensor<{n}x{c}x{h}x{w}xf32>, tensor<{c}x1x{kh}x{kw}xf32>, tensor<{c}xf32>) -> tensor<{n}x{c}x{oh}x{ow}xf32>\n  \
+             graph.return %y : tensor<{n}x{c}x{oh}x{ow}xf32>\n}}\n",
+            p[0], p[1], p[2], p[3]
+        );
+        let opts = CompileOptions { formats, ..Default::default() };
+        let om = om_bytes("dwp", &text, &opts);
+        let (types, m) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 5);
+        let want = interpret(&m, "main", &ins);
+        let got = run(&load(&om, threads), &ins);
+        assert_close(&got, &want, &format!("k={k:?} s={s:?} d={d:?} p={p:?} {h}x{w} formats={formats}"));
+    }
+}

@@ -124,6 +124,8 @@ fn average_pooling_matches_the_interpreter() {
         (3, 2, 2, [2, 2, 2, 2], false, 11, 9), // dilated
         (7, 1, 1, [0, 0, 0, 0], false, 7, 7),  // a global-like window
         (3, 2, 1, [1, 1, 1, 1], true, 6, 70),
+        (1, 3, 1, [0, 0, 0, 0], false, 2, 2), // fewer columns than the stride
+        (2, 3, 1, [0, 1, 0, 1], false, 5, 4), // column phases of unequal length
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         for include_pad in [0, 1] {

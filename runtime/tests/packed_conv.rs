@@ -1,4 +1,5 @@
-//! Convolutions whose filter (and bias) are constants, `GE_CONV_ALGO=packed`:
+//! Convolutions whose filter (and bias) are constants, `GE_CONV_ALGO=packed`
+//! (and `taps`: the input read by tap offsets, no im2col panel):
 //! the loader packs the filter once into the panels of the GEMM micro-kernel
 //! (`kernels/sgemm_packed.rs`, `Conv::prepare`) and every run reads it
 //! packed. Checked against the interpreter for every shape class: strides,
@@ -119,8 +120,15 @@ fn conv_text(k: &Case, act: &str, seed: u64) -> String {
 /// interpreter; check that the model reports the packed path (or its own
 /// kernel: depthwise, Winograd).
 fn check(k: &Case, act: &str, formats: bool, threads: usize, seed: u64) {
-    // Read at load time; every test of this file asks for the packed path.
-    std::env::set_var("GE_CONV_ALGO", "packed");
+    check_algo("packed", k, act, formats, threads, seed)
+}
+
+/// Serialises setting `GE_CONV_ALGO` and loading (where it is read) among
+/// the tests of this file (`cargo test` runs them on threads of one process).
+static ALGO: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// As [`check`] with `GE_CONV_ALGO=algo` (`packed` or `taps`).
+fn check_algo(algo: &str, k: &Case, act: &str, formats: bool, threads: usize, seed: u64) {
     let text = conv_text(k, act, seed);
     let (types, m) = signature(&text, "main");
     let ins = random_inputs(&types, &[], seed);
@@ -129,19 +137,28 @@ fn check(k: &Case, act: &str, formats: bool, threads: usize, seed: u64) {
         formats,
         ..Default::default()
     };
-    let model = load(&om_bytes("packed", &text, &opts), threads);
+    let om = om_bytes("packed", &text, &opts);
+    let model = {
+        let _held = ALGO.lock().unwrap_or_else(|e| e.into_inner());
+        std::env::set_var("GE_CONV_ALGO", algo);
+        load(&om, threads)
+    };
+    let label = match algo {
+        "taps" => "taps packed",
+        _ => "im2col packed",
+    };
     let algos = model.conv_algorithms();
     assert!(
         algos
             .iter()
-            .all(|(a, _, _)| a == "im2col packed" || a == "depthwise" || a.starts_with("winograd")),
+            .all(|(a, _, _)| a == label || a == "depthwise" || a.starts_with("winograd")),
         "{k:?}: the model reports {algos:?}"
     );
     let got = run(&model, &ins);
     assert_close(
         &got,
         &want,
-        &format!("{k:?} act={act} formats={formats} threads={threads}"),
+        &format!("{k:?} {algo} act={act} formats={formats} threads={threads}"),
     );
 }
 
@@ -197,10 +214,22 @@ fn packed_filters_match_the_interpreter() {
     let mut nobias = cases[3];
     nobias.bias = false;
     check(&nobias, "none", false, 2, 9);
+    // The same shapes read by tap offsets, no im2col panel (conv.rs
+    // `Conv::run_taps`; `GE_CONV_ALGO=taps` takes it wherever a filter is
+    // packed): flat positions across rows, tiles and threads, padding
+    // columns dropped, NC1HWC0 outputs.
+    for (i, k) in cases.iter().enumerate() {
+        for (formats, threads) in [(false, 1), (true, 2), (false, 2)] {
+            check_algo("taps", k, "relu", formats, threads, i as u64);
+        }
+    }
+    check_algo("taps", &nobias, "none", false, 2, 9);
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    /// Random shapes on the im2col panel (`packed`) and on the tap
+    /// offsets (`taps`: conv.rs `Conv::run_taps`).
     #[test]
     fn packed_filters_match_at_random_shapes(
         n in 1usize..3, cg in 1usize..7, ocg in 1usize..10, group in 1usize..3,
@@ -208,13 +237,14 @@ proptest! {
         strides in proptest::array::uniform2(1usize..4),
         dilations in proptest::array::uniform2(1usize..3),
         pads in proptest::array::uniform4(0usize..3),
-        bias: bool, threads in 1usize..3, seed: u64,
+        bias: bool, threads in 1usize..3, taps: bool, formats: bool, seed: u64,
     ) {
         let k = Case {
             n, c: cg * group, h, w, oc: ocg * group, k: [kh, kw], strides, dilations, pads,
             group, bias,
         };
         prop_assume!(k.fits());
-        check(&k, "relu", false, threads, seed);
+        let algo = if taps { "taps" } else { "packed" };
+        check_algo(algo, &k, "relu", formats && taps, threads, seed);
     }
 }

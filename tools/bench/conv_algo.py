@@ -19,9 +19,12 @@ every path forced (im2col, F(2x2), F(4x4); ge-run's p50) next to the
 path the cost model picks — the check of the cost model's constants. `--packed-shapes`
 times single 1x1 and 3x3 convolutions of SqueezeNet / ShuffleNet / Inception / ResNet-50
 with the filter packed at load (GE_CONV_ALGO=packed) against the `gemm` crate
-(GE_CONV_ALGO=gemm): CPU time of --iterations runs (task-clock minus a 2-run process).
+(GE_CONV_ALGO=gemm): CPU time of --iterations runs (task-clock minus a 2-run process);
+`--taps-shapes` the same for single 3x3 convolutions, the packed GEMM reading the input
+by tap offsets (GE_CONV_ALGO=taps) against an im2col panel (GE_CONV_ALGO=packed).
 Usage: python3 tools/bench/conv_algo.py [--models vgg19,resnet50,...] [--rounds 3]
            [--iterations 10] [--warmup 2] [--no-build] [--shapes] [--packed-shapes]
+           [--taps-shapes]
 """
 import argparse
 import json
@@ -100,22 +103,32 @@ PACKED_SHAPES = [(96, 16, 54, 1), (16, 64, 54, 1), (64, 256, 56, 1), (256, 64, 5
                  (32, 128, 13, 3)]
 
 
-def packed_shapes(ge_run, ge_translate, a):
-    """Each single convolution with its filter packed at load and with the `gemm` crate:
-    task-clock of --iterations runs minus that of 2 (load and warm-up cancel), --rounds
-    interleaved rounds, the median ratio."""
-    print("| conv (c -> oc, side, kernel) | gemm crate ms | packed ms | packed / gemm "
-          "| default |")
+# Single 3x3 convolutions with few output channels or small planes (DenseNet-121's
+# 128 -> 32 at every stage, SqueezeNet's expands, Inception's, ResNet-50's): the packed
+# GEMM reading the input by tap offsets (GE_CONV_ALGO=taps) against an im2col panel
+# (GE_CONV_ALGO=packed) (`--taps-shapes`).
+TAPS_SHAPES = [(128, 32, 56, 3), (128, 32, 28, 3), (128, 32, 14, 3), (128, 32, 7, 3),
+               (16, 64, 55, 3), (32, 128, 27, 3), (64, 64, 56, 3), (96, 128, 28, 3),
+               (128, 128, 28, 3), (256, 256, 14, 3), (512, 512, 7, 3), (64, 192, 56, 3)]
+
+
+def packed_shapes(ge_run, ge_translate, a, table=None, algos=("gemm", "packed")):
+    """Each single convolution of `table` (PACKED_SHAPES) on two GE_CONV_ALGO paths (the
+    filter packed at load against the `gemm` crate): task-clock of --iterations runs
+    minus that of 2 (load and warm-up cancel), --rounds interleaved rounds, the median
+    ratio."""
+    x, y = algos
+    print(f"| conv (c -> oc, side, kernel) | {x} ms | {y} ms | {y} / {x} | default |")
     print("|---|---|---|---|---|")
     ratios = []
-    for c, oc, s, k in PACKED_SHAPES:
+    for c, oc, s, k in table or PACKED_SHAPES:
         base = os.path.join(OUT, f"conv_{c}_{oc}_{s}_{k}")
         run([PYTHON, "-c", CONV_ONNX, str(c), str(oc), str(s), base + ".onnx", str(k)],
             "conv model")
         run([ge_translate, "--import-onnx", base + ".onnx", "-o", base + ".air"], "import")
         om = base + ".om"
         run([ge_run, base + ".air", "--save-om", om, "--random-inputs"], "compile")
-        ms = {"gemm": [], "packed": []}
+        ms = {x: [], y: []}
         for _ in range(a.rounds):
             for algo in ms:
                 env = dict(os.environ, GE_CONV_ALGO=algo)
@@ -126,14 +139,14 @@ def packed_shapes(ge_run, ge_translate, a):
         info = run([ge_run, om, "--random-inputs", "--info"], "info")
         pick = [line[6:] for line in info.splitlines() if line.startswith("conv:")]
         med = {k: sorted(v)[len(v) // 2] for k, v in ms.items()}
-        r = med["packed"] / med["gemm"]
+        r = med[y] / med[x]
         ratios.append(r)
-        print(f"| {c} -> {oc}, {s}x{s}, {k}x{k} | {med['gemm']:.1f} | {med['packed']:.1f} "
+        print(f"| {c} -> {oc}, {s}x{s}, {k}x{k} | {med[x]:.1f} | {med[y]:.1f} "
               f"| {r:.2f} | {'; '.join(pick)} |", flush=True)
     geo = 1.0
     for r in ratios:
         geo *= r
-    print(f"\ngeomean packed / gemm: {geo ** (1 / len(ratios)):.3f}")
+    print(f"\ngeomean {y} / {x}: {geo ** (1 / len(ratios)):.3f}")
 
 
 def shapes(ge_run, ge_translate, a):
@@ -179,6 +192,8 @@ def main():
                     help="single convolutions of the light models' shapes, every path forced")
     ap.add_argument("--packed-shapes", action="store_true",
                     help="single 1x1 and 3x3 convolutions: filter packed at load vs gemm crate")
+    ap.add_argument("--taps-shapes", action="store_true",
+                    help="single 3x3 convolutions: packed GEMM by tap offsets vs im2col panel")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
@@ -188,6 +203,10 @@ def main():
         run(["cargo", "build", "--release", "-q", "-p", "ge-driver", "--bin", "ge-run",
              "--bin", "ge-translate"], "cargo build", capture=False)
     log(f"load average before: {benchlib.loadavg()}")
+    if a.taps_shapes:
+        packed_shapes(ge_run, ge_translate, a, TAPS_SHAPES, ("packed", "taps"))
+        log(f"load average after: {benchlib.loadavg()}")
+        return
     if a.packed_shapes:
         packed_shapes(ge_run, ge_translate, a)
         log(f"load average after: {benchlib.loadavg()}")

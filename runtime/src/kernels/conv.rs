@@ -7,7 +7,7 @@
 //! the kernel converts to NC1HWC0 right away is written as blocks from the
 //! tile (`Conv::blocked_out`).
 
-use super::sgemm_packed::{PackedA, MR};
+use super::sgemm_packed::{PackedA, Rows, MR, NR};
 use super::{activation, sgemm, winograd, F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::nn::Conv2d;
@@ -75,6 +75,21 @@ pub struct PackedFilter {
     addr: usize,
     dims: [usize; 4],
     groups: Vec<PackedA>,
+    /// When the GEMM reads the input planes at each tap's offset instead
+    /// of an im2col panel ([`Conv::run_taps`]).
+    taps: Taps,
+}
+
+/// Whether a packed filter's convolution reads its input by tap offsets
+/// ([`Conv::run_taps`]) rather than through an im2col panel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Taps {
+    /// Where [`taps_pay`] says so (the default).
+    Rule,
+    /// Every convolution but 1x1 stride 1 (`GE_CONV_ALGO=taps`).
+    Always,
+    /// Never (`GE_CONV_ALGO=packed`).
+    Never,
 }
 
 impl PackCache {
@@ -91,6 +106,12 @@ impl PackCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Whether it holds filters and all of them always read by taps.
+    fn all_taps(&self) -> bool {
+        self.0
+            .read()
+            .is_ok_and(|v| !v.is_empty() && v.iter().all(|f| f.taps == Taps::Always))
+    }
 }
 
 /// The rule for packing a convolution's constant filter at load: always
@@ -103,11 +124,33 @@ impl PackCache {
 /// of the activations serve too few row panels to repay their copy.
 fn packs(choice: winograd::Choice, ocg: usize) -> bool {
     match choice {
-        winograd::Choice::Packed => true,
+        winograd::Choice::Packed | winograd::Choice::Taps => true,
         winograd::Choice::Auto => super::sgemm_packed::fast() && ocg >= PACK_MIN_ROWS,
         _ => false,
     }
 }
+
+/// The default rule for reading a packed convolution's input by tap
+/// offsets ([`Conv::run_taps`]) rather than through an im2col panel: the
+/// GEMM then also runs over the `pw - ow` padding columns of every output
+/// row — what costs is the extra 24-column strips of the micro-kernel,
+/// `ocg` multiply-adds a column per row of `k` — while the panel it saves
+/// costs about [`IM2COL_FMAS`] multiply-adds per element. Taps when the
+/// extra strips cost less than the panel.
+fn taps_pay(sh: &Shapes) -> bool {
+    let g = &sh.geo;
+    let flat = (g.oh - 1) * (g.ow + (g.kw - 1) * g.dw / g.sw) + g.ow;
+    let extra = (flat.div_ceil(NR) - sh.p.div_ceil(NR)) * NR;
+    sh.ocg * extra < IM2COL_FMAS * sh.p
+}
+
+/// What building one element of an im2col panel (and the panel's trip
+/// through the caches) costs, in the packed GEMM's multiply-adds: single 3x3
+/// convolutions (`tools/bench/conv_algo.py --taps-shapes`, docs/
+/// benchmarks.md) were as fast or faster by taps on every shape measured,
+/// up to 31 multiply-adds of extra strips per output (256 -> 256 at 14x14:
+/// 0.98 of the panel's CPU time).
+const IM2COL_FMAS: usize = 32;
 
 /// Output channels per group below which the default keeps the `gemm`
 /// crate ([`packs`]).
@@ -177,6 +220,11 @@ impl Conv {
             addr: w.ptr as usize,
             dims: [oc, cg, kh, kw],
             groups,
+            taps: match winograd::choice() {
+                winograd::Choice::Taps => Taps::Always,
+                winograd::Choice::Packed => Taps::Never,
+                _ => Taps::Rule,
+            },
         };
         match self.packed.0.write() {
             Ok(mut v) => {
@@ -205,6 +253,7 @@ impl Conv {
         match self.winograd {
             Some(w) => format!("winograd F({m}x{m},3x3)", m = w.m),
             None if depthwise => "depthwise".into(),
+            None if self.packed.all_taps() => "taps packed".into(),
             None if !self.packed.is_empty() => "im2col packed".into(),
             None => "im2col".into(),
         }
@@ -347,6 +396,11 @@ impl Conv {
             && self.pads == [0; 4]
             && geo.oh == geo.h
             && geo.ow == geo.w;
+        if let Some(f) = packed.filter(|f| !pointwise && f.groups.len() == sh.g) {
+            if f.taps == Taps::Always || (f.taps == Taps::Rule && taps_pay(sh)) {
+                return self.run_taps(sh, ptrs, f, par);
+            }
+        }
         let tl = Tiling::new(sh, pointwise, par.threads());
         let parallel = sh.n * sh.oc * sh.p * sh.k > 1 << 18;
         // The shared panels of whole planes (3x3 and strided convolutions),
@@ -376,6 +430,140 @@ impl Conv {
             SHARED_PANEL.with(|b| b.replace(panels));
         }
         r
+    }
+
+    /// A convolution whose filter is packed, without an im2col panel: each
+    /// input plane is copied once into its zero-padded stride phases
+    /// ([`Phases`], as the depthwise kernel's), so row `(ci, ki, kj)` of
+    /// the im2col matrix is the phases of channel `ci` read from a fixed
+    /// offset, at the flat positions `oy * pw + ox` of the outputs; the
+    /// packed GEMM reads those rows in place ([`Rows::Offsets`]) over
+    /// `(oh - 1) * pw + ow` columns, `pw - ow` of every `pw` of them
+    /// padding, dropped as the block is stored.
+    fn run_taps(
+        &self,
+        sh: &Shapes,
+        ptrs: &Ptrs,
+        f: &PackedFilter,
+        par: &Par,
+    ) -> Result<(), String> {
+        let Shapes { n, c, cg, .. } = *sh;
+        let geo = &sh.geo;
+        if geo.oh == 0 || geo.ow == 0 {
+            return Ok(());
+        }
+        let ph = Phases::new(geo);
+        let plen = ph.len(geo);
+        let offsets: Vec<usize> = (0..cg)
+            .flat_map(|ci| {
+                let ph = &ph;
+                (0..geo.kh)
+                    .flat_map(move |ki| (0..geo.kw).map(move |kj| ci * plen + ph.tap(geo, ki, kj)))
+            })
+            .collect();
+        // The GEMM's columns: the flat positions up to the last output.
+        let vsh = Shapes {
+            p: (geo.oh - 1) * ph.pw + geo.ow,
+            ..*sh
+        };
+        let tl = Tiling::new(&vsh, true, par.threads());
+        let parallel = sh.n * sh.oc * sh.p * sh.k > 1 << 18;
+        let mut planes = SHARED_PANEL.with(|b| b.take());
+        planes.clear();
+        planes.resize(n * c * plen, 0.0);
+        let pp = Shared(planes.as_mut_ptr());
+        let (h, w) = (geo.h, geo.w);
+        let r = par.run(n * c, parallel, &|t| {
+            // SAFETY: task `t` fills the phases of input plane `t` only.
+            unsafe {
+                let dst = std::slice::from_raw_parts_mut(pp.p().add(t * plen), plen);
+                ph.fill(geo, ptrs.x.p().add(t * h * w), dst);
+            }
+            Ok(())
+        });
+        let base = Shared(planes.as_ptr());
+        let r = r.and_then(|()| {
+            let blocks = n * sh.g * tl.tiles * tl.row_blocks;
+            par.run(blocks, parallel, &|t| {
+                // SAFETY: block `t` writes its rows of the output columns
+                // its tile's positions map to, only (`Tiling::block`).
+                unsafe { self.taps_block(&vsh, ptrs, f, &tl, base, &offsets, t) };
+                Ok(())
+            })
+        });
+        SHARED_PANEL.with(|b| b.replace(planes));
+        r
+    }
+
+    /// One block of [`Conv::run_taps`]: output rows `r0..r1` (of the
+    /// group's `ocg`), flat positions `j0..j1` of plane (`bi`, `gi`).
+    ///
+    /// # Safety
+    /// `ptrs` point to the convolution's tensors at the sizes of `vsh`
+    /// (whose `p` counts flat positions), `planes` at the phases of every
+    /// input plane, and no other thread writes this block of the output.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn taps_block(
+        &self,
+        vsh: &Shapes,
+        ptrs: &Ptrs,
+        f: &PackedFilter,
+        tl: &Tiling,
+        planes: Shared<*const f32>,
+        offsets: &[usize],
+        t: usize,
+    ) {
+        let Shapes { c, oc, cg, ocg, .. } = *vsh;
+        let geo = &vsh.geo;
+        let (ow, pw) = (geo.ow, Phases::new(geo).pw);
+        let p = geo.oh * ow;
+        let plen = Phases::new(geo).len(geo);
+        let (t, rb) = (t / tl.row_blocks, t % tl.row_blocks);
+        let (r0, r1) = (rb * tl.rows, ((rb + 1) * tl.rows).min(ocg));
+        let (plane, tile) = (t / tl.tiles, t % tl.tiles);
+        let (bi, gi) = (plane / vsh.g, plane % vsh.g);
+        let j0 = tile * tl.tn;
+        let j1 = (j0 + tl.tn).min(vsh.p);
+        let cols = j1 - j0;
+        let Some(pa) = f.groups.get(gi) else { return };
+        let mut buf = OUT_TILE.with(|t| t.take());
+        buf.resize((r1 - r0) * cols, 0.0);
+        let b = planes.p().add((bi * c + gi * cg) * plen + j0);
+        pa.gemm_rows(
+            r0,
+            r1 - r0,
+            Rows::Offsets(b, offsets),
+            cols,
+            buf.as_mut_ptr(),
+            cols,
+        );
+        // Output position of the first real column at or after `j0`.
+        let p0 = j0 / pw * ow + (j0 % pw).min(ow);
+        for r in 0..r1 - r0 {
+            let row = &mut buf[r * cols..(r + 1) * cols];
+            // Drop the padding columns: the real ones move left, in order.
+            let mut len = 0;
+            let mut j = j0;
+            while j < j1 {
+                let (ox, end) = (j % pw, (j / pw + 1) * pw);
+                let take = ow.saturating_sub(ox).min(j1 - j);
+                row.copy_within(j - j0..j - j0 + take, len);
+                len += take;
+                j = end.min(j1);
+            }
+            let row = &mut row[..len];
+            let co = gi * ocg + r0 + r;
+            let bv = ptrs.b.map(|b| *b.p().add(co));
+            bias_activation(bv, &self.act, self.alpha, row);
+            match self.blocked_out {
+                None => {
+                    let dst = ptrs.o.p().add((bi * oc + co) * p + p0);
+                    std::ptr::copy_nonoverlapping(row.as_ptr(), dst, len);
+                }
+                Some(c0) => scatter_row(ptrs.o.p(), row, oc, p, c0, bi, co, p0),
+            }
+        }
+        OUT_TILE.with(|t| t.replace(buf));
     }
 
     /// One block of the GEMM: output rows `r0..r1` (of the group's `ocg`),
@@ -794,9 +982,16 @@ fn taps9(out: &mut [f32], w: &[f32], taps: [&[f32]; 9]) {
 }
 
 /// One depthwise channel: `o[oh x ow] = sum x * w`. The plane is first
-/// copied into a zero-padded scratch plane so every tap reads in bounds:
-/// the loops have no range checks, and a 3x3 filter (the common case) sums
-/// all nine taps in one pass over each output row, which vectorises.
+/// split into its `sh x sw` stride phases, zero-padded: phase `(a, b)` holds
+/// the padded plane's rows `a, a + sh, ...` and columns `b, b + sw, ...`,
+/// every phase `pw` wide. Tap `(ki, kj)` then reads phase
+/// `(ki*dh % sh, kj*dw % sw)` at the fixed offset
+/// `(ki*dh / sh) * pw + kj*dw / sw` from the flat position `oy * pw + ox`
+/// of output `(oy, ox)`, so all taps sum over the whole plane in one loop
+/// of unit strides (long vectors even on 7x7 planes; a 3x3 filter sums its
+/// nine taps in one pass), no range checks; the `ow` valid columns of each
+/// row are then copied out. The sums run in tap order (bitwise the old
+/// row-by-row kernel's).
 ///
 /// # Safety
 /// `x`: an `h x w` plane, `wt`: `kh x kw` taps, `o`: an `oh x ow` plane.
@@ -807,104 +1002,97 @@ unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
     })
 }
 
+/// The stride phases of a depthwise channel's padded plane: `rows x pw`
+/// each, phase `(a, b)` at `(a * sw + b) * rows * pw`.
+struct Phases {
+    rows: usize,
+    pw: usize,
+}
+
+impl Phases {
+    fn new(g: &Geo) -> Phases {
+        Phases {
+            rows: g.oh + (g.kh - 1) * g.dh / g.sh,
+            pw: g.ow + (g.kw - 1) * g.dw / g.sw,
+        }
+    }
+    fn len(&self, g: &Geo) -> usize {
+        g.sh * g.sw * self.rows * self.pw
+    }
+    /// Where tap `(ki, kj)` of output 0 lies.
+    fn tap(&self, g: &Geo, ki: usize, kj: usize) -> usize {
+        let (r, c) = (ki * g.dh, kj * g.dw);
+        ((r % g.sh * g.sw + c % g.sw) * self.rows + r / g.sh) * self.pw + c / g.sw
+    }
+    /// Fill `ph` (zeroed, `len` floats) from the `h x w` plane `x`; the
+    /// phases no tap reads stay zero.
+    ///
+    /// # Safety
+    /// `x` points at `h x w` floats.
+    unsafe fn fill(&self, g: &Geo, x: *const f32, ph: &mut [f32]) {
+        let pw = self.pw;
+        // Only the phases some tap reads (a strided 1x1 filter reads one).
+        let rows_read = |a: usize| (0..g.kh).any(|ki| ki * g.dh % g.sh == a);
+        let cols_read = |b: usize| (0..g.kw).any(|kj| kj * g.dw % g.sw == b);
+        for a in (0..g.sh).filter(|&a| rows_read(a)) {
+            for b in (0..g.sw).filter(|&b| cols_read(b)) {
+                let base = (a * g.sw + b) * self.rows * pw;
+                // Phase column j is input column j*sw + b - pl: valid j in [lo, hi).
+                let (lo, hi) = valid_range(b as isize - g.pl as isize, g.sw, g.w, pw);
+                for i in 0..self.rows {
+                    let y = (i * g.sh + a) as isize - g.pt as isize;
+                    if y < 0 || y >= g.h as isize || lo >= hi {
+                        continue;
+                    }
+                    let src = x.add(y as usize * g.w);
+                    let dst = &mut ph[base + i * pw..base + i * pw + hi];
+                    let first = lo * g.sw + b - g.pl;
+                    if g.sw == 1 {
+                        let s = std::slice::from_raw_parts(src.add(first), hi - lo);
+                        dst[lo..].copy_from_slice(s);
+                    } else {
+                        for (t, v) in dst[lo..].iter_mut().enumerate() {
+                            *v = *src.add(first + t * g.sw);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[inline(always)]
 unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>) {
-    let ph = (g.h + g.pt).max((g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
-    let pw = (g.w + g.pl).max((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
-    let (s, ow) = (g.sw, g.ow);
-    // A 3x3 stride-2 filter reads every other column: the padded plane is
-    // also split into its even and odd columns, so its rows vectorise.
-    let split = g.kh == 3 && g.kw == 3 && g.dw == 1 && s == 2;
-    let half = pw.div_ceil(2);
-    {
-        pad.clear();
-        pad.resize(ph * pw, 0.0);
-        for y in 0..g.h {
-            let src = std::slice::from_raw_parts(x.add(y * g.w), g.w);
-            let at = (y + g.pt) * pw + g.pl;
-            pad[at..at + g.w].copy_from_slice(src);
-        }
-        let w: Vec<f32> = (0..g.kh * g.kw).map(|i| *wt.add(i)).collect();
-        let (mut ev, mut od) = (vec![], vec![]);
-        if split {
-            (ev, od) = (vec![0.0f32; ph * half], vec![0.0f32; ph * half]);
-            for y in 0..ph {
-                let row = &pad[y * pw..(y + 1) * pw];
-                let (e, d) = (&mut ev[y * half..][..half], &mut od[y * half..][..half]);
-                for i in 0..pw / 2 {
-                    e[i] = row[2 * i];
-                    d[i] = row[2 * i + 1];
-                }
-                if pw % 2 == 1 {
-                    e[half - 1] = row[pw - 1];
+    if g.oh == 0 || g.ow == 0 {
+        return;
+    }
+    let ph = Phases::new(g);
+    let (plen, pw, ow) = (ph.len(g), ph.pw, g.ow);
+    // Flat outputs oy*pw + ox up to the last valid one.
+    let n = (g.oh - 1) * pw + ow;
+    pad.clear();
+    pad.resize(plen + n, 0.0);
+    let (planes, acc) = pad.split_at_mut(plen);
+    ph.fill(g, x, planes);
+    let w = std::slice::from_raw_parts(wt, g.kh * g.kw);
+    let tap = |ki: usize, kj: usize| &planes[ph.tap(g, ki, kj)..];
+    if g.kh == 3 && g.kw == 3 {
+        let t = [0, 1, 2].map(|ki| [0, 1, 2].map(|kj| tap(ki, kj)));
+        let [[t0, t1, t2], [t3, t4, t5], [t6, t7, t8]] = t;
+        taps9(acc, w, [t0, t1, t2, t3, t4, t5, t6, t7, t8]);
+    } else {
+        for ki in 0..g.kh {
+            for kj in 0..g.kw {
+                let wv = w[ki * g.kw + kj];
+                for (out, &v) in acc.iter_mut().zip(tap(ki, kj)) {
+                    *out += wv * v;
                 }
             }
         }
-        for oy in 0..g.oh {
-            let orow = std::slice::from_raw_parts_mut(o.add(oy * ow), ow);
-            let row = |ki: usize| &pad[(oy * g.sh + ki * g.dh) * pw..][..pw];
-            if g.kh == 3 && g.kw == 3 && g.dw == 1 {
-                let (r0, r1, r2) = (row(0), row(1), row(2));
-                if s == 1 {
-                    taps9(
-                        orow,
-                        &w,
-                        [
-                            r0,
-                            &r0[1..],
-                            &r0[2..],
-                            r1,
-                            &r1[1..],
-                            &r1[2..],
-                            r2,
-                            &r2[1..],
-                            &r2[2..],
-                        ],
-                    );
-                } else if split {
-                    // Stride 2 on the even/odd column planes: unit strides again.
-                    let e = |ki: usize| &ev[(oy * g.sh + ki * g.dh) * half..][..half];
-                    let d = |ki: usize| &od[(oy * g.sh + ki * g.dh) * half..][..half];
-                    let (e0, e1, e2) = (e(0), e(1), e(2));
-                    taps9(
-                        orow,
-                        &w,
-                        [e0, d(0), &e0[1..], e1, d(1), &e1[1..], e2, d(2), &e2[1..]],
-                    );
-                } else {
-                    for (ox, out) in orow.iter_mut().enumerate() {
-                        let i = ox * s;
-                        *out = w[0] * r0[i]
-                            + w[1] * r0[i + 1]
-                            + w[2] * r0[i + 2]
-                            + w[3] * r1[i]
-                            + w[4] * r1[i + 1]
-                            + w[5] * r1[i + 2]
-                            + w[6] * r2[i]
-                            + w[7] * r2[i + 1]
-                            + w[8] * r2[i + 2];
-                    }
-                }
-                continue;
-            }
-            orow.fill(0.0);
-            for ki in 0..g.kh {
-                let r = row(ki);
-                for kj in 0..g.kw {
-                    let wv = w[ki * g.kw + kj];
-                    let r = &r[kj * g.dw..];
-                    if s == 1 {
-                        for (out, &v) in orow.iter_mut().zip(r) {
-                            *out += wv * v;
-                        }
-                    } else {
-                        for (ox, out) in orow.iter_mut().enumerate() {
-                            *out += wv * r[ox * s];
-                        }
-                    }
-                }
-            }
-        }
+    }
+    for oy in 0..g.oh {
+        let orow = std::slice::from_raw_parts_mut(o.add(oy * ow), ow);
+        orow.copy_from_slice(&acc[oy * pw..oy * pw + ow]);
     }
 }
 

@@ -208,11 +208,16 @@ impl Pool {
             p: self.pads[i],
             max: n as isize + self.pads[i + 2],
         };
-        ok.then(|| AvgGeo {
-            y: axis(0, h, oh),
-            x: axis(1, w, ow),
-            w,
-            include_pad: self.include_pad,
+        ok.then(|| {
+            let x = axis(1, w, ow);
+            AvgGeo {
+                cols: (0..ow).map(|o| x.counts(o)).collect(),
+                runs: (0..x.k).map(|k| x.valid(k)).collect(),
+                y: axis(0, h, oh),
+                x,
+                w,
+                include_pad: self.include_pad,
+            }
         })
     }
 }
@@ -265,6 +270,10 @@ struct AvgGeo {
     x: Axis,
     w: usize,
     include_pad: bool,
+    /// Per output column: its valid and padded tap counts (`Axis::counts`).
+    cols: Vec<(usize, usize)>,
+    /// Per column tap: the outputs it reads inside the row (`Axis::valid`).
+    runs: Vec<(usize, usize)>,
 }
 
 /// Average pooling of one plane, a row of outputs at a time: each valid
@@ -284,10 +293,14 @@ unsafe fn avg_plane(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f3
 unsafe fn avg_plane_rows(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f32>) {
     let (ax, ay) = (&g.x, &g.y);
     let ow = ax.on;
-    let cols: Vec<(usize, usize)> = (0..ow).map(|o| ax.counts(o)).collect();
-    let runs: Vec<(usize, usize)> = (0..ax.k).map(|k| ax.valid(k)).collect();
+    // A strided pool reads every s-th column: each window row is first
+    // split into its s column phases (phase r: columns r, r + s, ...), so
+    // every tap's run is contiguous again and the loop vectorises.
+    let s = ax.s as usize;
+    let q = g.w.div_ceil(s);
     acc.clear();
-    acc.resize(ow, 0.0);
+    acc.resize(ow + if s > 1 { s * q } else { 0 }, 0.0);
+    let (acc, phases) = acc.split_at_mut(ow);
     for oy in 0..ay.on {
         acc.fill(0.0);
         let (rows_valid, rows_padded) = ay.counts(oy);
@@ -297,20 +310,31 @@ unsafe fn avg_plane_rows(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut V
                 continue;
             }
             let row = std::slice::from_raw_parts(src.add(iy as usize * g.w), g.w);
-            for (kx, &(lo, hi)) in runs.iter().enumerate() {
+            if s > 1 {
+                for r in 0..s {
+                    let phase = &mut phases[r * q..(r + 1) * q];
+                    for (d, &v) in phase.iter_mut().zip(row.iter().skip(r).step_by(s)) {
+                        *d = v;
+                    }
+                }
+            }
+            for (kx, &(lo, hi)) in g.runs.iter().enumerate() {
                 if lo >= hi {
                     continue;
                 }
                 // Input column of output `lo` at this tap: inside the row.
                 let first = ax.at(lo, kx as isize) as usize;
-                let taps = row[first..].iter().step_by(ax.s as usize);
+                let taps = match s {
+                    1 => &row[first..],
+                    _ => &phases[first % s * q + first / s..],
+                };
                 for (a, &v) in acc[lo..hi].iter_mut().zip(taps) {
                     *a += v;
                 }
             }
         }
         let out = std::slice::from_raw_parts_mut(dst.add(oy * ow), ow);
-        for ((o, &a), &(cv, cp)) in out.iter_mut().zip(acc.iter()).zip(&cols) {
+        for ((o, &a), &(cv, cp)) in out.iter_mut().zip(acc.iter()).zip(&g.cols) {
             let d = match g.include_pad {
                 true => rows_padded * cp,
                 false => rows_valid * cv,

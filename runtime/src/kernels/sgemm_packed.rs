@@ -3,7 +3,9 @@
 //! with `A` in panels of [`MR`] rows stored k-major (the `MR` values of one
 //! `k` index side by side, zero rows padding the last panel), and `B` read
 //! row-major with any row stride (an im2col panel, or a 1x1 convolution's
-//! input plane): a call never packs the filter.
+//! input plane) or row by row at given offsets ([`Rows::Offsets`]: a
+//! convolution's padded input planes at each tap's offset, no im2col
+//! panel): a call never packs the filter.
 //!
 //! The micro-kernel computes an `MR x NR` block of `C` in registers
 //! (AVX2/FMA: 4 rows x 3 vectors of 8 columns, 12 accumulators + 3 vectors
@@ -19,7 +21,7 @@
 /// Rows of a packed panel.
 pub const MR: usize = 4;
 /// Columns of a register block (three AVX vectors).
-const NR: usize = 24;
+pub const NR: usize = 24;
 /// Most `k` per slice (a longer `k` is cut into equal slices): a strip of
 /// `KC x NR` floats (36 KiB) streams from L2 at a fraction of what the
 /// kernel can take; longer slices store `C` fewer times (256, 384 and 512
@@ -80,6 +82,23 @@ impl PackedA {
         c: *mut f32,
         ldc: usize,
     ) {
+        self.gemm_rows(r0, rows, Rows::Strided(b, ldb), n, c, ldc)
+    }
+
+    /// As [`PackedA::gemm`], with `B`'s rows where `b` says (a convolution's
+    /// input planes at each tap's offset: no im2col panel).
+    ///
+    /// # Safety
+    /// As [`PackedA::gemm`], each of `b`'s `k` rows holding `n` floats.
+    pub unsafe fn gemm_rows(
+        &self,
+        r0: usize,
+        rows: usize,
+        b: Rows,
+        n: usize,
+        c: *mut f32,
+        ldc: usize,
+    ) {
         if rows == 0 || n == 0 {
             return;
         }
@@ -96,7 +115,6 @@ impl PackedA {
             k,
             rows,
             b,
-            ldb,
             n,
             c,
             ldc,
@@ -123,13 +141,35 @@ pub fn fast() -> bool {
     }
 }
 
+/// Where the rows of `B` lie.
+#[derive(Clone, Copy)]
+pub enum Rows<'a> {
+    /// Row `kk` at `b + kk * ldb`.
+    Strided(*const f32, usize),
+    /// Row `kk` at `b + offsets[kk]`.
+    Offsets(*const f32, &'a [usize]),
+}
+
+impl Rows<'_> {
+    /// Row `kk`.
+    ///
+    /// # Safety
+    /// `kk` is a row of `B` (below `offsets.len()`), inside its allocation.
+    #[inline(always)]
+    unsafe fn row(&self, kk: usize) -> *const f32 {
+        match *self {
+            Rows::Strided(b, ldb) => b.add(kk * ldb),
+            Rows::Offsets(b, offsets) => b.add(*offsets.get_unchecked(kk)),
+        }
+    }
+}
+
 /// One call's operands: `a` at the first row panel.
-struct Gemm {
+struct Gemm<'a> {
     a: *const f32,
     k: usize,
     rows: usize,
-    b: *const f32,
-    ldb: usize,
+    b: Rows<'a>,
     n: usize,
     c: *mut f32,
     ldc: usize,
@@ -146,7 +186,7 @@ unsafe fn scalar(g: &Gemm) {
         for j in 0..g.n {
             let mut s = 0f32;
             for kk in 0..g.k {
-                s = (*panel.add(kk * MR)).mul_add(*g.b.add(kk * g.ldb + j), s);
+                s = (*panel.add(kk * MR)).mul_add(*g.b.row(kk).add(j), s);
             }
             *g.c.add(r * g.ldc + j) = s;
         }
@@ -155,7 +195,7 @@ unsafe fn scalar(g: &Gemm) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Gemm, KC, MC, MR, NC, NR};
+    use super::{Gemm, Rows, KC, MC, MR, NC, NR};
     use std::arch::asm;
     use std::arch::x86_64::*;
 
@@ -183,7 +223,7 @@ mod avx2 {
             let mut k0 = 0;
             while k0 < g.k {
                 let kc = step.min(g.k - k0);
-                pack(g.b.add(k0 * g.ldb + j0), g.ldb, kc, nc, strips);
+                pack(g.b, k0, j0, kc, nc, strips);
                 // Row panels by blocks of `A` that stay in L2 while every
                 // strip of the packed block passes.
                 let mc = (MC / kc).next_multiple_of(MR);
@@ -234,20 +274,20 @@ mod avx2 {
         static PANEL: std::cell::Cell<Vec<Block>> = const { std::cell::Cell::new(Vec::new()) };
     }
 
-    /// Rows `0..kc` of columns `0..nc` of `B` (rows `ldb` apart) into
-    /// strips of `NR` columns, each `kc x NR` floats, the last one padded
-    /// with zero columns.
+    /// Rows `k0..k0 + kc` of columns `j0..j0 + nc` of `B` into strips of
+    /// `NR` columns, each `kc x NR` floats, the last one padded with zero
+    /// columns.
     ///
     /// # Safety
-    /// `b` points at `kc` rows of `nc` floats `ldb` apart; `d` at
+    /// `b`'s rows `k0..k0 + kc` hold `j0 + nc` floats each; `d` points at
     /// `kc * nc.next_multiple_of(NR)` floats; `nc <= NC`, `kc <= KC`.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn pack(b: *const f32, ldb: usize, kc: usize, nc: usize, d: *mut f32) {
+    unsafe fn pack(b: Rows, k0: usize, j0: usize, kc: usize, nc: usize, d: *mut f32) {
         let full = nc / NR;
         let rest = nc - full * NR;
         for kk in 0..kc {
-            let s = b.add(kk * ldb);
+            let s = b.row(k0 + kk).add(j0);
             for f in 0..full {
                 let (s, o) = (s.add(f * NR), d.add(f * kc * NR + kk * NR));
                 _mm256_store_ps(o, _mm256_loadu_ps(s));
@@ -541,6 +581,34 @@ mod tests {
                     assert!(
                         (x - y).abs() <= 1e-3 * y.abs().max(1.0),
                         "{m}x{k}x{n} rows 4.."
+                    );
+                }
+            }
+            // B's rows by offsets: row kk stored at row (kk * 7) % k of a
+            // copy of B (7 is prime to every k here but 7 and 14).
+            if k % 7 != 0 {
+                let mut bp = vec![0f32; k * n];
+                let offsets: Vec<usize> = (0..k).map(|kk| (kk * 7) % k * n).collect();
+                for (kk, &o) in offsets.iter().enumerate() {
+                    bp[o..o + n].copy_from_slice(&b[kk * n..(kk + 1) * n]);
+                }
+                let mut c = vec![f32::NAN; m * n];
+                // SAFETY: row 0 is a panel start; every offset leaves `n`
+                // floats of `bp`; `c` holds `m x n` floats, apart from `bp`.
+                unsafe {
+                    p.gemm_rows(
+                        0,
+                        m,
+                        Rows::Offsets(bp.as_ptr(), &offsets),
+                        n,
+                        c.as_mut_ptr(),
+                        n,
+                    )
+                };
+                for (x, y) in c.iter().zip(&want) {
+                    assert!(
+                        (x - y).abs() <= 1e-3 * y.abs().max(1.0),
+                        "{m}x{k}x{n} by offsets: {x} {y}"
                     );
                 }
             }

@@ -96,6 +96,10 @@ pub(super) enum Choice {
     /// [`super::sgemm_packed`] ([`super::conv::Conv::prepare`]), whatever
     /// its shape.
     Packed,
+    /// As `Packed`, and every such convolution but 1x1 stride 1 reads its
+    /// input planes at each tap's offset, no im2col panel
+    /// (`super::conv::Conv::run_taps`), whatever its shape.
+    Taps,
     /// Winograd wherever it applies, this tile size (or the cheaper one).
     Winograd(Option<usize>),
 }
@@ -104,6 +108,7 @@ pub(super) fn choice() -> Choice {
     match std::env::var("GE_CONV_ALGO").as_deref() {
         Ok("im2col") => Choice::Im2col,
         Ok("packed") => Choice::Packed,
+        Ok("taps") => Choice::Taps,
         Ok("gemm") => Choice::Gemm,
         Ok("winograd") => Choice::Winograd(None),
         Ok("winograd2") => Choice::Winograd(Some(2)),
