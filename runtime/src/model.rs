@@ -480,8 +480,12 @@ impl Model {
                 continue;
             };
             for (si, s) in k.steps.iter().enumerate() {
-                if let (kernels::Op::Conv(c), Some(&w)) = (&s.op, s.ins.get(1)) {
-                    let e = counts.entry(c.algorithm(k.types[w])).or_default();
+                if let (kernels::Op::Conv(c), Some(&x), Some(&w), Some(&o)) =
+                    (&s.op, s.ins.first(), s.ins.get(1), s.outs.first())
+                {
+                    let e = counts
+                        .entry(c.algorithm([&k.types[x], &k.types[w], &k.types[o]]))
+                        .or_default();
                     e.0 += 1;
                     let folded = c.winograd.is_some_and(|w| {
                         let u = s.ins.get(w.input);

@@ -106,11 +106,10 @@ impl PackCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Whether it holds filters and all of them always read by taps.
-    fn all_taps(&self) -> bool {
-        self.0
-            .read()
-            .is_ok_and(|v| !v.is_empty() && v.iter().all(|f| f.taps == Taps::Always))
+    /// The taps mode of its filters (`None`: no filter; all are packed
+    /// under one `GE_CONV_ALGO`, so the first one's).
+    fn taps(&self) -> Option<Taps> {
+        self.0.read().ok()?.first().map(|f| f.taps)
     }
 }
 
@@ -128,6 +127,12 @@ fn packs(choice: winograd::Choice, ocg: usize) -> bool {
         winograd::Choice::Auto => super::sgemm_packed::fast() && ocg >= PACK_MIN_ROWS,
         _ => false,
     }
+}
+
+/// Whether a packed filter of taps mode `taps` reads the input by tap
+/// offsets at these shapes (a convolution that is not 1x1 stride 1).
+fn reads_taps(taps: Taps, sh: &Shapes) -> bool {
+    taps == Taps::Always || (taps == Taps::Rule && taps_pay(sh))
 }
 
 /// The default rule for reading a packed convolution's input by tap
@@ -241,7 +246,14 @@ impl Conv {
     /// at load: [`Conv::prepare`]) or `im2col` (a GEMM packing both
     /// operands per call; 1x1 stride-1 convolutions use the input itself as
     /// its right operand either way).
-    pub fn algorithm(&self, filter: ge_ir::Type) -> String {
+    ///
+    /// `types` are the input, filter and output types: with static shapes a
+    /// packed filter's label says which of the two paths the run takes
+    /// (`taps packed`: [`Conv::run_taps`]; `im2col packed`), as
+    /// [`Conv::run_gemm`] decides it; with symbolic ones, `taps or im2col
+    /// packed (by shape)`.
+    pub fn algorithm(&self, types: [&ge_ir::Type; 3]) -> String {
+        let [input, filter, output] = types;
         let depthwise = filter
             .as_tensor()
             .and_then(|t| t.dims.clone())
@@ -253,9 +265,37 @@ impl Conv {
         match self.winograd {
             Some(w) => format!("winograd F({m}x{m},3x3)", m = w.m),
             None if depthwise => "depthwise".into(),
-            None if self.packed.all_taps() => "taps packed".into(),
-            None if !self.packed.is_empty() => "im2col packed".into(),
-            None => "im2col".into(),
+            None => match self.packed.taps() {
+                Some(taps) => self.packed_label(taps, [input, filter, output]),
+                None => "im2col".into(),
+            },
+        }
+    }
+
+    /// [`Conv::algorithm`] of a packed filter.
+    fn packed_label(&self, taps: Taps, types: [&ge_ir::Type; 3]) -> String {
+        let dims = |t: &ge_ir::Type| -> Option<Vec<usize>> {
+            t.as_tensor()?
+                .dims
+                .as_ref()?
+                .iter()
+                .map(|d| d.as_static().and_then(|v| usize::try_from(v).ok()))
+                .collect()
+        };
+        let [x, w, o] = types.map(dims);
+        let sh = match (x, w, o) {
+            (Some(x), Some(w), Some(o)) => self.shapes_of(&x, &w, &o).ok(),
+            _ => None,
+        };
+        let pointwise = |sh: &Shapes| {
+            let g = &sh.geo;
+            g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && self.pads == [0; 4]
+        };
+        match sh {
+            Some(sh) if !pointwise(&sh) && reads_taps(taps, &sh) => "taps packed".into(),
+            Some(_) => "im2col packed".into(),
+            None if taps == Taps::Never => "im2col packed".into(),
+            None => "taps or im2col packed (by shape)".into(),
         }
     }
 
@@ -296,10 +336,15 @@ impl Conv {
 
     /// The sizes of a convolution, checked against each other.
     fn shapes(&self, x: &Slot, w: &Slot, out: &Slot) -> Result<Shapes, String> {
-        let [n, c, h, wd] = dims4(&x.shape)?;
-        let [oc, cg, kh, kw] = dims4(&w.shape)?;
-        let [on, ooc, oh, ow] = match (self.blocked_out, &out.shape[..]) {
-            (None, _) => dims4(&out.shape)?,
+        self.shapes_of(&x.shape, &w.shape, &out.shape)
+    }
+
+    /// [`Conv::shapes`] of an input, filter and output of these dims.
+    fn shapes_of(&self, xs: &[usize], ws: &[usize], os: &[usize]) -> Result<Shapes, String> {
+        let [n, c, h, wd] = dims4(xs)?;
+        let [oc, cg, kh, kw] = dims4(ws)?;
+        let [on, ooc, oh, ow] = match (self.blocked_out, os) {
+            (None, _) => dims4(os)?,
             (Some(c0), &[on, c1, oh, ow, cc0]) if cc0 == c0 && c1 == oc.div_ceil(c0) => {
                 [on, oc, oh, ow]
             }
@@ -312,8 +357,7 @@ impl Conv {
         let g = self.group;
         if on != n || ooc != oc || c != cg * g || oc % g != 0 {
             return Err(format!(
-                "conv2d: shapes {:?} * {:?} -> {:?} do not agree (group {g})",
-                x.shape, w.shape, out.shape
+                "conv2d: shapes {xs:?} * {ws:?} -> {os:?} do not agree (group {g})"
             ));
         }
         Ok(Shapes {
@@ -397,7 +441,7 @@ impl Conv {
             && geo.oh == geo.h
             && geo.ow == geo.w;
         if let Some(f) = packed.filter(|f| !pointwise && f.groups.len() == sh.g) {
-            if f.taps == Taps::Always || (f.taps == Taps::Rule && taps_pay(sh)) {
+            if reads_taps(f.taps, sh) {
                 return self.run_taps(sh, ptrs, f, par);
             }
         }
