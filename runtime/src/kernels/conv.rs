@@ -287,16 +287,24 @@ impl Conv {
             (Some(x), Some(w), Some(o)) => self.shapes_of(&x, &w, &o).ok(),
             _ => None,
         };
-        let pointwise = |sh: &Shapes| {
-            let g = &sh.geo;
-            g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && self.pads == [0; 4]
-        };
         match sh {
-            Some(sh) if !pointwise(&sh) && reads_taps(taps, &sh) => "taps packed".into(),
+            Some(sh) if !self.pointwise(&sh.geo) && reads_taps(taps, &sh) => "taps packed".into(),
             Some(_) => "im2col packed".into(),
             None if taps == Taps::Never => "im2col packed".into(),
             None => "taps or im2col packed (by shape)".into(),
         }
+    }
+
+    /// A 1x1 stride-1 convolution without padding: its input is the GEMM's
+    /// right operand as it is (no im2col panel, no taps).
+    fn pointwise(&self, g: &Geo) -> bool {
+        g.kh == 1
+            && g.kw == 1
+            && g.sh == 1
+            && g.sw == 1
+            && self.pads == [0; 4]
+            && g.oh == g.h
+            && g.ow == g.w
     }
 
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
@@ -433,13 +441,7 @@ impl Conv {
         par: &Par,
     ) -> Result<(), String> {
         let geo = &sh.geo;
-        let pointwise = geo.kh == 1
-            && geo.kw == 1
-            && geo.sh == 1
-            && geo.sw == 1
-            && self.pads == [0; 4]
-            && geo.oh == geo.h
-            && geo.ow == geo.w;
+        let pointwise = self.pointwise(geo);
         if let Some(f) = packed.filter(|f| !pointwise && f.groups.len() == sh.g) {
             if reads_taps(f.taps, sh) {
                 return self.run_taps(sh, ptrs, f, par);
