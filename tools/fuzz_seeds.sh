@@ -40,7 +40,7 @@ if [[ $# -eq 0 ]] || want onnx_run; then
   seed onnx_run 8192 testdata/onnx/*.onnx $(find tools/conformance/cases -name '*.onnx' 2>/dev/null | head -500)
 fi
 # om_runtime's input is a list of edits to built-in seed models (the bytes
-# are read by runtime/tests/om_mutator): a few edit lists of each length.
+# are read by runtime/tests/suite/om_mutator): a few edit lists of each length.
 if [[ $# -eq 0 ]] || want om_runtime; then
   mkdir -p fuzz/corpus/om_runtime
   for n in 1 4 16 64 128; do

@@ -1310,7 +1310,7 @@ def vision_ops():
         )
     ]
     # (onnx.reference's ConvTranspose splits the filter wrongly with groups:
-    # the kernel test runtime/tests/vision_kernels.rs covers those.)
+    # the kernel test runtime/tests/suite/vision_kernels.rs covers those.)
     w = numpy_helper.from_array(r.standard_normal((4, 3, 2, 3, 3)).astype(np.float32), "w")
     b = numpy_helper.from_array(r.standard_normal(3).astype(np.float32), "b")
     m = model(nodes, [vi("x", [2, 4, 2, 3, 4])], [vi("y", [2, 3, 4, 3, 8])], inits=[w, b], opset=17)

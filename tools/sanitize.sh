@@ -11,7 +11,7 @@
 # docs/security.md has the measured run). By hand:
 #
 #   tools/sanitize.sh                 # every test named above
-#   tools/sanitize.sh hostile_om      # one test target
+#   tools/sanitize.sh hostile_om      # one test module (or binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,9 +22,15 @@ export RUSTDOCFLAGS="-Zsanitizer=address"
 # the model's context pool); out-of-bounds and use-after-free are.
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:${ASAN_OPTIONS:-}"
 
+# Names are modules of the runtime's `suite` test binary, or test binaries
+# of their own (runtime/tests/NAME.rs).
 TESTS=(smoke conv_tiles depthwise gemv matmul_split max_pool mixed_dtypes transdata hostile_om)
 if [[ $# -gt 0 ]]; then TESTS=("$@"); fi
-ARGS=(--lib)
-for t in "${TESTS[@]}"; do ARGS+=(--test "$t"); done
+BINARIES=() MODULES=()
+for t in "${TESTS[@]}"; do
+  if [[ -f runtime/tests/$t.rs ]]; then BINARIES+=(--test "$t"); else MODULES+=("$t::"); fi
+done
 
-cargo +nightly test -p ge-runtime --target "$TARGET" --target-dir target/asan "${ARGS[@]}"
+asan_test() { cargo +nightly test -p ge-runtime --target "$TARGET" --target-dir target/asan "$@"; }
+asan_test --lib ${BINARIES[@]+"${BINARIES[@]}"}
+if [[ ${#MODULES[@]} -gt 0 ]]; then asan_test --test suite -- "${MODULES[@]}"; fi

@@ -4,7 +4,7 @@
 //! and a 2 s deadline, every input must end in `Ok` or a one-line error.
 #![no_main]
 
-#[path = "../../runtime/tests/om_mutator/mod.rs"]
+#[path = "../../runtime/tests/suite/om_mutator/mod.rs"]
 mod om_mutator;
 
 use libfuzzer_sys::fuzz_target;

@@ -5,7 +5,7 @@
 //! must end in `Ok` or an error, never a panic, abort or hang.
 #![no_main]
 
-#[path = "../../runtime/tests/om_mutator/mod.rs"]
+#[path = "../../runtime/tests/suite/om_mutator/mod.rs"]
 mod om_mutator;
 
 use libfuzzer_sys::fuzz_target;

@@ -2006,7 +2006,7 @@ impl From<&str> for Failure {
 }
 
 impl Session {
-    /// Inspection hook for tests (runtime/tests/launch_placement.rs): per
+    /// Inspection hook for tests (runtime/tests/suite/launch_placement.rs): per
     /// task of the plan at the shape of `inputs`, how many of a launch's
     /// results are copied into their buffer after the kernel instead of
     /// written there directly (`None` for other tasks). Placement is

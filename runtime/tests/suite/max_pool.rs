@@ -1,0 +1,153 @@
+//! The max-pooling kernel's vectorised path (plane padded with -inf and split
+//! into column phases) against the interpreter, bit for bit, over kernel
+//! sizes, strides, asymmetric padding and ceil mode; NaN wins as in the
+//! reference; a dilated pool takes the generic loop and agrees as well.
+
+use crate::common;
+use common::*;
+use ge_compile::CompileOptions;
+use ge_ir::tensor::Tensor;
+
+fn pool_text(
+    k: usize,
+    s: usize,
+    d: usize,
+    p: [usize; 4],
+    ceil: bool,
+    h: usize,
+    w: usize,
+) -> String {
+    let c = 5;
+    let out = |len: usize, lo: usize, hi: usize| {
+        let span = len + lo + hi - d * (k - 1) - 1;
+        match ceil {
+            true => span.div_ceil(s) + 1,
+            false => span / s + 1,
+        }
+    };
+    let (oh, ow) = (out(h, p[0], p[2]), out(w, p[1], p[3]));
+    format!(
+        "graph.func @main(%x: tensor<2x{c}x{h}x{w}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32> {{\n  \
+         %y = graph.max_pool2d %x {{kernel_shape = [{k}, {k}], strides = [{s}, {s}], dilations = [{d}, {d}], \
+         pads = [{}, {}, {}, {}], ceil_mode = {} : i64}} : (tensor<2x{c}x{h}x{w}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32>\n  \
+         graph.return %y : tensor<2x{c}x{oh}x{ow}xf32>\n}}\n",
+        p[0],
+        p[1],
+        p[2],
+        p[3],
+        ceil as i64
+    )
+}
+
+fn check(text: &str, ins: &[Tensor], what: &str) {
+    let (_, m) = signature(text, "main");
+    let want = interpret(&m, "main", ins);
+    for formats in [false, true] {
+        let opts = CompileOptions {
+            formats,
+            ..Default::default()
+        };
+        let om = om_bytes("pool", text, &opts);
+        for threads in [1, 2] {
+            let got = run(&load(&om, threads), ins);
+            let (g, w) = (got[0].to_f64(), want[0].to_f64());
+            assert_eq!(g.len(), w.len(), "{what}");
+            for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+                assert!(
+                    a == b || (a.is_nan() && b.is_nan()),
+                    "{what} formats={formats} threads={threads}: element {i} is {a}, the interpreter's {b}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn max_pooling_variants_match_the_interpreter_bitwise() {
+    // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
+    let cases = [
+        (3, 2, 1, [1, 1, 1, 1], false, 12, 12), // ResNet's stem pool
+        (2, 2, 1, [0, 0, 0, 0], false, 8, 9),
+        (3, 1, 1, [1, 1, 1, 1], false, 7, 6),
+        (3, 3, 1, [0, 1, 2, 0], false, 11, 10),
+        (2, 2, 1, [0, 0, 0, 0], true, 5, 7), // a partial last window
+        (5, 2, 1, [2, 2, 2, 2], true, 9, 9),
+        (1, 1, 1, [0, 0, 0, 0], false, 4, 4),
+        (3, 2, 2, [2, 2, 2, 2], false, 11, 9), // dilated: the generic loop
+        // Rows wider than the 16 lanes, with a partial last group of lanes
+        // that reads on into the next row (SqueezeNet's stem pool: 111 -> 55).
+        (3, 2, 1, [0, 0, 0, 0], false, 9, 37),
+        (3, 2, 1, [1, 1, 1, 1], false, 6, 70),
+        (3, 1, 1, [1, 1, 1, 1], false, 5, 33),
+        (2, 2, 1, [0, 0, 0, 0], true, 5, 65),
+    ];
+    for (k, s, d, p, ceil, h, w) in cases {
+        let text = pool_text(k, s, d, p, ceil, h, w);
+        let (types, _) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 4);
+        check(
+            &text,
+            &ins,
+            &format!("k={k} s={s} d={d} pads={p:?} ceil={ceil} {h}x{w}"),
+        );
+    }
+}
+
+#[test]
+fn nan_wins_a_window_as_in_the_reference() {
+    let text = pool_text(3, 2, 1, [1, 1, 1, 1], false, 12, 12);
+    let (types, _) = signature(&text, "main");
+    let x = &random_inputs(&types, &[], 5)[0];
+    let mut v = x.to_f64();
+    for i in [0, 13, 77, 500, v.len() - 1] {
+        v[i] = f64::NAN;
+    }
+    let x = Tensor::from_f64(x.shape.clone(), x.dtype, v);
+    check(&text, &[x], "NaN inputs");
+}
+
+/// Average pooling's row-wise path (runtime/src/kernels/pool.rs `avg_plane`):
+/// the same windows as the max cases, with and without the padding counted,
+/// against the interpreter at the f32 tolerance (the interpreter's sums
+/// round differently: 1 ulp apart).
+#[test]
+fn average_pooling_matches_the_interpreter() {
+    // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
+    let cases = [
+        (3, 2, 1, [1, 1, 1, 1], false, 14, 14), // ShuffleNet's stride-2 units
+        (2, 2, 1, [0, 0, 0, 0], false, 8, 9),
+        (3, 1, 1, [1, 1, 1, 1], false, 7, 6),
+        (3, 3, 1, [0, 1, 2, 0], false, 11, 10),
+        (2, 2, 1, [0, 0, 0, 0], true, 5, 7), // a partial last window
+        (5, 2, 1, [2, 2, 2, 2], true, 9, 9),
+        (1, 1, 1, [0, 0, 0, 0], false, 4, 4),
+        (3, 2, 2, [2, 2, 2, 2], false, 11, 9), // dilated
+        (7, 1, 1, [0, 0, 0, 0], false, 7, 7),  // a global-like window
+        (3, 2, 1, [1, 1, 1, 1], true, 6, 70),
+        (1, 3, 1, [0, 0, 0, 0], false, 2, 2), // fewer columns than the stride
+        (2, 3, 1, [0, 1, 0, 1], false, 5, 4), // column phases of unequal length
+    ];
+    for (k, s, d, p, ceil, h, w) in cases {
+        for include_pad in [0, 1] {
+            let text = pool_text(k, s, d, p, ceil, h, w)
+                .replace("graph.max_pool2d", "graph.avg_pool2d")
+                .replace(
+                    &format!("ceil_mode = {} : i64}}", ceil as i64),
+                    &format!(
+                        "ceil_mode = {} : i64, count_include_pad = {include_pad} : i64}}",
+                        ceil as i64
+                    ),
+                );
+            let (types, m) = signature(&text, "main");
+            let ins = random_inputs(&types, &[], 6);
+            let want = interpret(&m, "main", &ins);
+            let what = format!(
+                "avg k={k} s={s} d={d} pads={p:?} ceil={ceil} include_pad={include_pad} {h}x{w}"
+            );
+            for threads in [1, 2] {
+                let om = om_bytes("avg", &text, &CompileOptions::default());
+                assert_close(&run(&load(&om, threads), &ins), &want, &what);
+            }
+        }
+    }
+}
