@@ -118,6 +118,13 @@ pub struct RunArgs {
     /// included; a deadlock fails at once without it)
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// How the model's streams run: 'serial' takes them in turns on the
+    /// calling thread (in one order that keeps every event; kernels still
+    /// use --threads), 'workers' gives each stream beyond the first a
+    /// thread. Serial falls back to workers for a task program with control
+    /// flow or an event it cannot meet
+    #[arg(long, value_name = "MODE", default_value = "serial")]
+    pub streams: ge_runtime::StreamExecution,
     #[command(flatten)]
     pub limits: crate::limits::LimitArgs,
 }
@@ -587,6 +594,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         max_memory: args.limits.max_memory,
         max_steps: args.max_steps,
         timeout,
+        stream_execution: args.streams,
         ..Default::default()
     };
     if path.ends_with(".air") || path.ends_with(".mlir") {
@@ -645,6 +653,12 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
         model.weights_bytes(),
         model.plain_buffers()
     ));
+    if model.num_streams() > 1 {
+        stdout.push_str(match model.runs_streams_serially() {
+            true => "streams run in turns on the calling thread (one order keeping every event)\n",
+            false => "streams run on worker threads, one per stream beyond the first\n",
+        });
+    }
     for (n, t) in ins {
         stdout.push_str(&format!("input {n}: {t}\n"));
     }

@@ -70,7 +70,7 @@ class GraphBuilder:
 class Model:
     """A loaded `.om` model.
     """
-    def __init__(self, model: Union[_Path, bytes], threads: int = 1, soc: Optional[str] = None, max_memory: Optional[int] = None, max_steps: int = ..., timeout: Optional[float] = None, keep_formats: bool = False) -> None: ...
+    def __init__(self, model: Union[_Path, bytes], threads: int = 1, soc: Optional[str] = None, max_memory: Optional[int] = None, max_steps: int = ..., timeout: Optional[float] = None, keep_formats: bool = False, streams: str = 'serial') -> None: ...
     @property
     def fallback_ops(self) -> List[str]:
         """Ops whose kernels run on the reference interpreter.

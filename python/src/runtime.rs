@@ -205,9 +205,11 @@ impl Model {
     /// Load an `.om` from a path or its bytes. `threads`: compute threads
     /// of a run; `max_memory` (bytes), `max_steps`, `timeout` (seconds):
     /// the limits of ge-run's flags of the same names; `soc`: refuse a
-    /// model compiled for another SoC.
+    /// model compiled for another SoC; `streams`: "serial" (streams take
+    /// turns on the running thread) or "workers" (a thread per stream), as
+    /// ge-run's `--streams`.
     #[new]
-    #[pyo3(signature = (model, threads = 1, soc = None, max_memory = None, max_steps = ge_runtime::DEFAULT_MAX_STEPS, timeout = None, keep_formats = false))]
+    #[pyo3(signature = (model, threads = 1, soc = None, max_memory = None, max_steps = ge_runtime::DEFAULT_MAX_STEPS, timeout = None, keep_formats = false, streams = "serial"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -218,8 +220,10 @@ impl Model {
         max_steps: u64,
         timeout: Option<f64>,
         keep_formats: bool,
+        streams: &str,
     ) -> PyResult<Model> {
         guard(|| {
+            let stream_execution = streams.parse().map_err(error)?;
             let timeout = match timeout {
                 Some(t) => Some(
                     std::time::Duration::try_from_secs_f64(t)
@@ -234,6 +238,7 @@ impl Model {
                 max_memory,
                 max_steps,
                 timeout,
+                stream_execution,
                 ..Default::default()
             };
             let m = if let Ok(b) = model.cast::<PyBytes>() {

@@ -1259,7 +1259,11 @@ fn new_context(inner: &Inner) -> Result<ExecContext, Error> {
             _ => None,
         })
         .collect();
-    let ns = inner.streams.len();
+    // Streams beyond the first get a worker unless they run serially.
+    let ns = match inner.serial {
+        Some(_) => 1,
+        None => inner.streams.len(),
+    };
     let replies = Arc::new(Replies::default());
     let workers = (1..ns)
         .map(|s| Worker::start(s, replies.clone()))
@@ -1312,8 +1316,12 @@ fn run(
         pool.pop()
     }
     .map_or_else(|| new_context(inner), Ok)?;
-    ctx.scratch
-        .ensure(plan.scratch.first().copied().unwrap_or(0));
+    // Stream 0's scratch, or every stream's when they take turns on this thread.
+    let scratch = match inner.serial {
+        Some(_) => plan.scratch.iter().copied().max(),
+        None => plan.scratch.first().copied(),
+    };
+    ctx.scratch.ensure(scratch.unwrap_or(0));
     for (buf, &n) in ctx.arenas.iter_mut().zip(&plan.arena_lens) {
         if let Some(buf) = buf {
             buf.ensure(n);
@@ -1564,6 +1572,17 @@ fn run_streams(
         true => vec![vec![]; inner.streams.len()],
         false => vec![],
     };
+    if let Some(order) = &inner.serial {
+        let r = run_serial(
+            inner,
+            state,
+            order,
+            ctx.scratch.as_mut_ptr(),
+            &mut ctx.stream0,
+            &mut traces,
+        );
+        return (r, traces);
+    }
     let mut sent = 0;
     let mut errors: Vec<Error> = vec![];
     for w in &ctx.workers {
@@ -1633,6 +1652,113 @@ fn loop_limits(inner: &Inner, events: &Events) -> crate::kernels::RunLimits {
     }
 }
 
+/// What every task of a run reads besides itself: the model, the run's
+/// shared state, the scratch its kernels use and how they may split work.
+struct Tasks<'a> {
+    inner: &'a Inner,
+    st: &'a RunState,
+    scratch: *mut u8,
+    /// Compute kernels split their work over the pool (holding a slot).
+    compute: Par<'a>,
+    /// Host tasks run on their stream's thread.
+    host: Par<'a>,
+}
+
+impl<'a> Tasks<'a> {
+    fn new(inner: &'a Inner, st: &'a RunState, scratch: *mut u8) -> Tasks<'a> {
+        let limits = loop_limits(inner, &st.events);
+        Tasks {
+            inner,
+            st,
+            scratch,
+            compute: Par {
+                pool: Some((&inner.compute, &st.slots)),
+                limits,
+            },
+            host: Par { pool: None, limits },
+        }
+    }
+
+    /// How task `rt` runs: a compute kernel while it holds one of the run's
+    /// slots (taken here, before any trace clock starts: waiting is not
+    /// running), anything else on the stream's thread.
+    fn par_for(&self, rt: &TaskRt) -> (&Par<'a>, Option<crate::pool::Permit<'a>>) {
+        match (&rt.task, rt.compute) {
+            (Task::Launch { .. }, true) => (&self.compute, self.compute.enter()),
+            _ => (&self.host, None),
+        }
+    }
+
+    /// Run launch or memcpy task `ti` (`slots`: its stream's kernel slots);
+    /// other tasks are the streams' business.
+    fn work(&self, ti: usize, par: &Par, slots: &mut Vec<Slot>) -> Result<(), Failure> {
+        let (inner, plans) = (self.inner, &self.st.plan);
+        let held: Arc<ShapePlan>;
+        let plan: &ShapePlan = match &plans.cur {
+            None => &plans.first,
+            Some(_) => {
+                held = plans.now()?;
+                &held
+            }
+        };
+        let bases = &self.st.bases[..];
+        match &inner.tasks[ti].task {
+            Task::Launch { .. } => {
+                launch(
+                    inner,
+                    plan,
+                    ti,
+                    bases,
+                    self.scratch,
+                    par,
+                    self.st.events.deadline,
+                    slots,
+                )?;
+                match inner.sizes.get(&ti) {
+                    Some(b) => bind_size(
+                        inner,
+                        plans,
+                        plan,
+                        ti,
+                        &inner.tasks[ti],
+                        b,
+                        bases,
+                        self.scratch,
+                    )
+                    .map_err(Failure::from),
+                    None => Ok(()),
+                }
+            }
+            Task::Memcpy { src, dst, .. } => {
+                let (src, dst) = match plan.moved.get(&ti) {
+                    Some(Task::Memcpy { src, dst, .. }) => (src, dst),
+                    _ => (src, dst),
+                };
+                memcpy(bases, src, dst, plan.sizes[ti]);
+                Ok(())
+            }
+            _ => Err("not a launch or memcpy".into()),
+        }
+    }
+}
+
+/// Note task `ti` of stream `s`, started at `start`, in the trace.
+fn traced(
+    trace: &mut Option<(Instant, &mut Vec<TraceEvent>)>,
+    start: Option<std::time::Duration>,
+    ti: usize,
+    s: usize,
+) {
+    if let (Some((t0, tr)), Some(start)) = (trace.as_mut(), start) {
+        tr.push(TraceEvent {
+            task: ti,
+            stream: s,
+            start_us: start.as_secs_f64() * 1e6,
+            end_us: t0.elapsed().as_secs_f64() * 1e6,
+        });
+    }
+}
+
 /// Run the tasks of stream `s` in order (`mine`: its scratch).
 fn run_stream(
     inner: &Inner,
@@ -1642,18 +1768,13 @@ fn run_stream(
     mine: &mut StreamScratch,
     mut trace: Option<(Instant, &mut Vec<TraceEvent>)>,
 ) -> Result<(), Error> {
-    let (plans, bases, events, slots) = (&st.plan, &st.bases[..], &st.events, &st.slots);
+    let events = &st.events;
     let list = &inner.streams[s];
     let waits_done = &mut mine.waits;
     waits_done.clear();
     let mut pc = 0;
     let mut steps = 0u64;
-    let limits = loop_limits(inner, events);
-    let compute = Par {
-        pool: Some((&inner.compute, slots)),
-        limits,
-    };
-    let host = Par { pool: None, limits };
+    let tasks = Tasks::new(inner, st, scratch);
     // This thread wants a core while it runs the stream (not while it waits).
     let _awake = inner.compute.awake();
     while pc < list.len() {
@@ -1665,46 +1786,10 @@ fn run_stream(
         if rt.dead {
             continue;
         }
-        let held: Arc<ShapePlan>;
-        let plan: &ShapePlan = match &plans.cur {
-            None => &plans.first,
-            Some(_) => {
-                held = plans.now()?;
-                &held
-            }
-        };
-        // A compute kernel runs while it holds one of the run's slots
-        // (taken before the trace clock starts: waiting is not running).
-        let (par, _slot) = match (&rt.task, rt.compute) {
-            (Task::Launch { .. }, true) => (&compute, compute.enter()),
-            _ => (&host, None),
-        };
+        let (par, _slot) = tasks.par_for(rt);
         let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
         let res: Result<(), Failure> = match &rt.task {
-            Task::Launch { .. } => launch(
-                inner,
-                plan,
-                ti,
-                bases,
-                scratch,
-                par,
-                events.deadline,
-                &mut mine.slots,
-            )
-            .and_then(|()| match inner.sizes.get(&ti) {
-                Some(b) => {
-                    bind_size(inner, plans, plan, ti, rt, b, bases, scratch).map_err(Failure::from)
-                }
-                None => Ok(()),
-            }),
-            Task::Memcpy { src, dst, .. } => {
-                let (src, dst) = match plan.moved.get(&ti) {
-                    Some(Task::Memcpy { src, dst, .. }) => (src, dst),
-                    _ => (src, dst),
-                };
-                memcpy(bases, src, dst, plan.sizes[ti]);
-                Ok(())
-            }
+            Task::Launch { .. } | Task::Memcpy { .. } => tasks.work(ti, par, &mut mine.slots),
             Task::Record { .. } => {
                 events.signal(ti);
                 Ok(())
@@ -1726,11 +1811,12 @@ fn run_stream(
                 .map(|p| pc = p)
                 .map_err(Failure::from),
             Task::Switch { value, targets, .. } => {
+                let plan = st.plan.now()?;
                 let value = match plan.moved.get(&ti) {
                     Some(Task::Switch { value, .. }) => value,
                     _ => value,
                 };
-                switch_label(bases, value, plan.sizes[ti], targets)
+                switch_label(&st.bases, value, plan.sizes[ti], targets)
                     .and_then(|l| jump(inner, s, l))
                     .map(|p| pc = p)
                     .map_err(Failure::from)
@@ -1742,13 +1828,49 @@ fn run_stream(
         if let Err(f) = res {
             return Err(task_error(f, ti, rt, s));
         }
-        if let (Some((t0, tr)), Some(start)) = (trace.as_mut(), start) {
-            tr.push(TraceEvent {
-                task: ti,
-                stream: s,
-                start_us: start.as_secs_f64() * 1e6,
-                end_us: t0.elapsed().as_secs_f64() * 1e6,
-            });
+        traced(&mut trace, start, ti, s);
+    }
+    Ok(())
+}
+
+/// Run the launches and copies of every stream in the model's serial order
+/// (`crate::serial`) on this thread: the order already keeps the events'
+/// promises, so records and waits are only traced.
+fn run_serial(
+    inner: &Inner,
+    st: &RunState,
+    order: &[crate::serial::Step],
+    scratch: *mut u8,
+    mine: &mut StreamScratch,
+    traces: &mut [Vec<TraceEvent>],
+) -> Result<(), Error> {
+    // Straight-line streams: each runs exactly its list, so a step budget
+    // below a list's length fails the run whatever the order.
+    for (s, list) in inner.streams.iter().enumerate() {
+        within_limits(inner, &st.events, s, list.len() as u64)?;
+    }
+    let tasks = Tasks::new(inner, st, scratch);
+    let _awake = inner.compute.awake();
+    for &crate::serial::Step {
+        stream: s,
+        task: ti,
+        pos,
+    } in order
+    {
+        within_limits(inner, &st.events, s, pos as u64)?;
+        let rt = &inner.tasks[ti];
+        let mut trace = st.t0.zip(traces.get_mut(s));
+        if let Task::Launch { .. } | Task::Memcpy { .. } = rt.task {
+            let (par, _slot) = tasks.par_for(rt);
+            let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
+            tasks
+                .work(ti, par, &mut mine.slots)
+                .map_err(|f| task_error(f, ti, rt, s))?;
+            traced(&mut trace, start, ti, s);
+        } else {
+            // A record or wait: the order itself keeps it.
+            let start = trace.as_ref().map(|(t0, _)| t0.elapsed());
+            traced(&mut trace, start, ti, s);
         }
     }
     Ok(())
@@ -1996,6 +2118,12 @@ struct Failure {
 impl From<String> for Failure {
     fn from(msg: String) -> Failure {
         Failure { msg, op: None }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::from(e.message)
     }
 }
 

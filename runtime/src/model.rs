@@ -44,6 +44,9 @@ pub struct LoadOptions {
     /// none. (A run where every stream waits for an event no running
     /// stream can record fails at once as a deadlock, with or without it.)
     pub timeout: Option<std::time::Duration>,
+    /// Whether the streams run one after another on the calling thread or
+    /// on worker threads (`crate::serial`).
+    pub stream_execution: crate::StreamExecution,
 }
 
 /// The default [`LoadOptions::max_steps`].
@@ -60,6 +63,7 @@ impl Default for LoadOptions {
             max_memory: None,
             max_steps: DEFAULT_MAX_STEPS,
             timeout: None,
+            stream_execution: crate::StreamExecution::Serial,
         }
     }
 }
@@ -155,6 +159,9 @@ pub(crate) struct Inner {
     pub plans: Mutex<crate::exec::PlanCache>,
     pub contexts: Mutex<Vec<crate::exec::ExecContext>>,
     pub limits: Limits,
+    /// The serial order of the streams' tasks (`crate::serial`); `None`:
+    /// one worker thread per stream beyond the first.
+    pub serial: Option<Vec<crate::serial::Step>>,
 }
 
 /// A loaded model. Cheap to clone (shared); `Send + Sync`: any number of
@@ -287,6 +294,7 @@ impl Model {
                 max_steps: opts.max_steps,
                 timeout: opts.timeout,
             },
+            serial: None,
         };
         if opts.fold_weights {
             fold(&mut inner)?;
@@ -299,6 +307,13 @@ impl Model {
         let mut sized: Vec<Ident> = inner.sizes.values().map(|b| b.sym).collect();
         sized.sort();
         inner.symbols.extend(sized);
+        inner.serial = crate::serial::chosen(opts.stream_execution, &inner.tasks, &inner.streams)
+            .map(|order| {
+                order
+                    .into_iter()
+                    .filter(|s| !inner.tasks[s.task].dead)
+                    .collect()
+            });
         Ok(Model {
             inner: Arc::new(inner),
         })
@@ -320,6 +335,11 @@ impl Model {
     }
     pub fn num_streams(&self) -> usize {
         self.inner.streams.len()
+    }
+    /// Whether the streams run one after another on the calling thread
+    /// (`crate::serial`) rather than on worker threads.
+    pub fn runs_streams_serially(&self) -> bool {
+        self.inner.serial.is_some()
     }
     pub fn num_events(&self) -> usize {
         self.inner.def.num_events as usize

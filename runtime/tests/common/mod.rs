@@ -37,11 +37,21 @@ pub fn load(bytes: &[u8], threads: usize) -> Model {
 pub const DEMO_BLOCK_INTERPRETED: &[&str] = &["graph.call"];
 
 /// Load a model; only the ops in `allowed` may run on the interpreter.
+///
+/// With one thread its streams take turns on the calling thread (the
+/// default, `ge_runtime::StreamExecution::Serial`), with more they run on
+/// worker threads, so the tests that run a model at 1 and 2 threads check
+/// both ways of running streams.
 pub fn load_allowing(bytes: &[u8], threads: usize, allowed: &[&str]) -> Model {
+    let stream_execution = match threads {
+        1 => ge_runtime::StreamExecution::Serial,
+        _ => ge_runtime::StreamExecution::Workers,
+    };
     let model = Model::from_bytes(
         bytes,
         &LoadOptions {
             threads,
+            stream_execution,
             ..Default::default()
         },
     )

@@ -1,9 +1,10 @@
 //! The runtime's integration tests, one test binary: each was a binary of its
 //! own, and every one links the compiler (the tests compile their models in
 //! process), so 48 of them filled CI's disk with near-identical executables.
-//! Tests that set process-wide state (`GE_CONV_ALGO`) stay binaries of their
-//! own in `tests/`, so a `cargo test` run (threads in one process) cannot
-//! leak it into these.
+//! Tests that set or count process-wide state stay binaries of their own in
+//! `tests/`, so a `cargo test` run (threads in one process) cannot mix them
+//! with these: `GE_CONV_ALGO` (conv_tiles, packed_conv, winograd), the
+//! process's threads (worker_threads) and its allocations (run_allocations).
 //!
 //! One module per former binary: `cargo test -p ge-runtime --test suite
 //! hostile_om::` runs one of them.
@@ -40,11 +41,11 @@ mod plain_layouts;
 mod properties;
 mod readme;
 mod resize_kernels;
-mod run_allocations;
 mod run_limits;
 mod run_reusing;
 mod scan_kernels;
 mod sequence_kernels;
+mod serial_streams;
 mod signal_kernels;
 mod size_symbols;
 mod size_unique_nms;
@@ -55,5 +56,4 @@ mod transdata;
 mod value_symbols;
 mod vision_kernels;
 mod weight_folding;
-mod worker_threads;
 mod zoo;

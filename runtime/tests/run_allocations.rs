@@ -17,7 +17,7 @@
 //! besides the outputs is inside the kernels (the convolution's and the
 //! matmuls' packing, a general broadcast's index plan).
 
-use crate::common;
+mod common;
 use common::*;
 use ge_compile::CompileOptions;
 use ge_runtime::{HostTensor, Model, Session};

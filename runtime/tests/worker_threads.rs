@@ -3,7 +3,7 @@
 //! channel context outlive its model — the workers were detached and ended some
 //! time after the drop). Its own test binary: no other test's workers run here.
 
-use ge_runtime::{HostTensor, LoadOptions, Model};
+use ge_runtime::{HostTensor, LoadOptions, Model, StreamExecution};
 
 /// Two independent branches (matmul; relu then matmul): two streams.
 const TWO_STREAMS: &str = "module {
@@ -35,7 +35,12 @@ fn dropping_a_model_joins_its_stream_workers() {
     assert!(om.def.num_streams >= 2, "the test needs a second stream");
     let bytes = ge_om::format::to_bytes_unchecked(&om).expect("bytes");
     for _ in 0..20 {
-        let model = Model::from_bytes(&bytes, &LoadOptions::default()).expect("load");
+        // Workers: by default the streams would take turns on this thread.
+        let opts = LoadOptions {
+            stream_execution: StreamExecution::Workers,
+            ..Default::default()
+        };
+        let model = Model::from_bytes(&bytes, &opts).expect("load");
         let x = HostTensor::from_f32(&[2, 8], &[1.0; 16]).expect("input");
         model.run(&[x]).expect("run");
         assert!(
