@@ -564,10 +564,24 @@ mod avx512 {
     /// Columns of a register block (three AVX-512 vectors).
     pub(super) const NR: usize = 48;
 
+    /// Most columns of `C` the narrow kernel takes ([`narrow`]).
+    const NARROW: usize = 8;
+
     /// # Safety
     /// The CPU has AVX-512F; the pointers as [`super::PackedA::gemm`].
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn gemm(g: &Gemm) {
+        match g.n {
+            1 => return narrow::<1>(g),
+            2 => return narrow::<2>(g),
+            3 => return narrow::<3>(g),
+            4 => return narrow::<4>(g),
+            5 => return narrow::<5>(g),
+            6 => return narrow::<6>(g),
+            7 => return narrow::<7>(g),
+            NARROW => return narrow::<NARROW>(g),
+            _ => {}
+        }
         let mut panel = PANEL.with(|p| p.take());
         panel.resize(KC * NC.next_multiple_of(NR) / 16 + 1, Block([0f32; 16]));
         let strips = panel.as_mut_ptr().cast::<f32>();
@@ -615,6 +629,54 @@ mod avx512 {
             j0 += nc;
         }
         PANEL.with(|p| p.replace(panel));
+    }
+
+    /// `C` with `N` (at most [`NARROW`]) columns: a convolution over a map
+    /// of 1, 2x2 or 3x3 pixels (late layers of small images, squeeze-excite
+    /// blocks), where a strip of 48 columns would be mostly zeros. The
+    /// vectors run along the rows instead: four row panels give 16 rows of
+    /// `A` per `k` (four 4-float loads), each multiplied by the `N` values
+    /// of `B`'s row broadcast, over the whole `k` in registers; `B` is read
+    /// in place (no strips) and `C` written once.
+    ///
+    /// # Safety
+    /// As [`gemm`], with `g.n == N`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn narrow<const N: usize>(g: &Gemm) {
+        let mut out = [0f32; 16];
+        let panels = g.rows.div_ceil(MR);
+        let mut p0 = 0;
+        while p0 < panels {
+            let np = (panels - p0).min(4);
+            let base = g.a.add(p0 * MR * g.k);
+            let mut acc = [_mm512_setzero_ps(); N];
+            for kk in 0..g.k {
+                // Panel q's 4 rows at this k; the panels past the last are zeros.
+                let part = |q: usize| match q < np {
+                    true => _mm_loadu_ps(base.add(q * MR * g.k + kk * MR)),
+                    false => _mm_setzero_ps(),
+                };
+                let av = _mm512_insertf32x4::<3>(
+                    _mm512_insertf32x4::<2>(
+                        _mm512_insertf32x4::<1>(_mm512_castps128_ps512(part(0)), part(1)),
+                        part(2),
+                    ),
+                    part(3),
+                );
+                let b = g.b.row(kk);
+                for (j, x) in acc.iter_mut().enumerate() {
+                    *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*b.add(j)), *x);
+                }
+            }
+            let rows = (g.rows - p0 * MR).min(16);
+            for (j, &x) in acc.iter().enumerate() {
+                _mm512_storeu_ps(out.as_mut_ptr(), x);
+                for (r, &v) in out.iter().enumerate().take(rows) {
+                    *g.c.add((p0 * MR + r) * g.ldc + j) = v;
+                }
+            }
+            p0 += 4;
+        }
     }
 
     /// 64 bytes, the alignment of the strips (one vector a cache line).
@@ -813,6 +875,11 @@ mod tests {
         }
         for (m, k, n) in [
             (1, 1, 1),
+            // The narrow kernel: 1..=8 columns, rows off 16 and off 4.
+            (17, 9, 1),
+            (33, 40, 3),
+            (16, 5, 8),
+            (7, 300, 2),
             (4, 7, 16),
             (5, 3, 47),
             (9, 33, 48),
