@@ -399,6 +399,40 @@ impl Conv {
         let Shapes { n, c, oc, g, p, .. } = *sh;
         let geo = &sh.geo;
         let (h, wd, kh, kw) = (geo.h, geo.w, geo.kh, geo.kw);
+        #[cfg(target_arch = "x86_64")]
+        if self.blocked_out.is_none() && super::depthwise_lanes::applies(geo) {
+            // Small maps: 16 channels a task, in the vector lanes.
+            let blocks = g.div_ceil(16);
+            return par.run(n * blocks, n * g * p * kh * kw > 1 << 15, &|t| {
+                let (bi, c0) = (t / blocks, t % blocks * 16);
+                let cnt = (g - c0).min(16);
+                // SAFETY: `applies` held; the task reads channels
+                // `c0..c0 + cnt` of image `bi` and their filters, and
+                // writes only those channels' output planes (`oc == g`
+                // planes of `p` floats an image: NCHW, not blocked).
+                unsafe {
+                    let xs = ptrs.x.p().add((bi * c + c0) * h * wd);
+                    let os = ptrs.o.p().add((bi * oc + c0) * p);
+                    OUT_TILE.with(|s| {
+                        let mut s = s.borrow_mut();
+                        super::depthwise_lanes::block(
+                            geo,
+                            xs,
+                            ptrs.w.p().add(c0 * kh * kw),
+                            os,
+                            cnt,
+                            &mut s,
+                        )
+                    });
+                    for ch in c0..c0 + cnt {
+                        let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
+                        let bv = ptrs.b.map(|b| *b.p().add(ch));
+                        bias_activation(bv, &self.act, self.alpha, plane);
+                    }
+                }
+                Ok(())
+            });
+        }
         par.run(n * g, n * g * p * kh * kw > 1 << 15, &|t| {
             let (bi, ch) = (t / g, t % g);
             // SAFETY: each task writes its own output plane (or its

@@ -60,6 +60,7 @@ pub mod conv;
 pub mod conv_transpose;
 pub mod cumulative;
 pub mod deform_conv;
+mod depthwise_lanes;
 pub mod det;
 pub mod ew;
 pub mod gather_elements;

@@ -23,7 +23,9 @@ fn depthwise_variants_match_the_interpreter() {
     for (i, (k, s, d, p, h, w)) in cases.into_iter().enumerate() {
         // Both one-pass epilogues (bias + relu, bias + relu6).
         let act = ["relu", "relu6"][i % 2];
-        let c = 6;
+        // 20 channels once: two blocks of the lanes kernel (small maps,
+        // `kernels/depthwise_lanes.rs`), the second partial.
+        let c = if i == 0 { 20 } else { 6 };
         let oh = (h + p[0] + p[2] - d * (k - 1) - 1) / s + 1;
         let ow = (w + p[1] + p[3] - d * (k - 1) - 1) / s + 1;
         let text = format!(
