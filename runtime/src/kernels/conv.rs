@@ -400,35 +400,45 @@ impl Conv {
         let geo = &sh.geo;
         let (h, wd, kh, kw) = (geo.h, geo.w, geo.kh, geo.kw);
         #[cfg(target_arch = "x86_64")]
-        if self.blocked_out.is_none() && super::depthwise_lanes::applies(geo) {
-            // Small maps: 16 channels a task, in the vector lanes.
+        if super::depthwise_lanes::applies(geo) {
+            // Small maps: 16 channels a task, in the vector lanes (whatever
+            // the output layout, so NCHW and NC1HWC0 outputs stay equal to
+            // the bit).
             let blocks = g.div_ceil(16);
             return par.run(n * blocks, n * g * p * kh * kw > 1 << 15, &|t| {
                 let (bi, c0) = (t / blocks, t % blocks * 16);
                 let cnt = (g - c0).min(16);
                 // SAFETY: `applies` held; the task reads channels
                 // `c0..c0 + cnt` of image `bi` and their filters, and
-                // writes only those channels' output planes (`oc == g`
-                // planes of `p` floats an image: NCHW, not blocked).
+                // writes only those channels' outputs: their NCHW planes
+                // (`oc == g` planes of `p` floats an image), or their
+                // lanes of the NC1HWC0 blocks from a tile of its own.
                 unsafe {
                     let xs = ptrs.x.p().add((bi * c + c0) * h * wd);
-                    let os = ptrs.o.p().add((bi * oc + c0) * p);
-                    OUT_TILE.with(|s| {
-                        let mut s = s.borrow_mut();
-                        super::depthwise_lanes::block(
-                            geo,
-                            xs,
-                            ptrs.w.p().add(c0 * kh * kw),
-                            os,
-                            cnt,
-                            &mut s,
-                        )
+                    let ws = ptrs.w.p().add(c0 * kh * kw);
+                    OUT_TILE.with(|tile| {
+                        let mut tile = tile.borrow_mut();
+                        let os = match self.blocked_out {
+                            None => ptrs.o.p().add((bi * oc + c0) * p),
+                            Some(_) => {
+                                if tile.len() < cnt * p {
+                                    tile.resize(cnt * p, 0.0);
+                                }
+                                tile.as_mut_ptr()
+                            }
+                        };
+                        PAD.with(|s| {
+                            super::depthwise_lanes::block(geo, xs, ws, os, cnt, &mut s.borrow_mut())
+                        });
+                        for ch in c0..c0 + cnt {
+                            let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
+                            let bv = ptrs.b.map(|b| *b.p().add(ch));
+                            bias_activation(bv, &self.act, self.alpha, plane);
+                            if let Some(cb) = self.blocked_out {
+                                scatter_row(ptrs.o.p(), plane, oc, p, cb, bi, ch, 0);
+                            }
+                        }
                     });
-                    for ch in c0..c0 + cnt {
-                        let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
-                        let bv = ptrs.b.map(|b| *b.p().add(ch));
-                        bias_activation(bv, &self.act, self.alpha, plane);
-                    }
                 }
                 Ok(())
             });
