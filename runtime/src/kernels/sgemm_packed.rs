@@ -218,127 +218,159 @@ unsafe fn scalar(g: &Gemm) {
     }
 }
 
+/// One `MR x w` block of `C` over one slice of `k`: a micro-kernel's job.
+#[cfg(target_arch = "x86_64")]
+struct Tile {
+    a: *const f32,
+    /// The packed strip of `B` (`nr` floats a row, 64-byte aligned).
+    b: *const f32,
+    kc: usize,
+    c: *mut f32,
+    ldc: usize,
+    /// Rows of `C` to store (the panel's padding rows are not).
+    rows: usize,
+    /// The first slice of `k`: store the sums, else add them to `C`.
+    first: bool,
+}
+
+/// A vector micro-kernel for [`blocked`]: the width of its strips, how it
+/// packs them, its block of `w <= nr` columns.
+#[cfg(target_arch = "x86_64")]
+struct Micro {
+    nr: usize,
+    pack: unsafe fn(Rows, usize, usize, usize, usize, *mut f32),
+    tile: unsafe fn(&Tile, usize),
+}
+
+/// 64 bytes, the alignment of the strips (no vector load of a
+/// micro-kernel splits a cache line).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Block(#[allow(dead_code)] [f32; 16]);
+
+#[cfg(target_arch = "x86_64")]
+thread_local! {
+    /// The packed block of `B` (`KC x NC` floats), reused across calls.
+    static PANEL: std::cell::Cell<Vec<Block>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The blocks of `C`: `NC` columns at a time, then slices of `k` (of
+/// equal length, at most [`KC`]), then strips of `nr` columns, then row
+/// panels. Each `kc x NC` block of `B` is first copied, row by row,
+/// into contiguous `kc x nr` strips (zero columns past `n`): the
+/// micro-kernel then reads a strip sequentially from L1 for every row
+/// panel, where `B`'s own rows lie a plane apart (a 1x1 convolution's
+/// input: one page per row, a TLB miss per load). The copy walks
+/// along `B`'s rows, which the hardware prefetcher follows.
+///
+/// # Safety
+/// The CPU has the micro-kernel's features; the pointers as
+/// [`PackedA::gemm`].
+#[cfg(target_arch = "x86_64")]
+unsafe fn blocked(g: &Gemm, micro: &Micro) {
+    let nr = micro.nr;
+    let mut panel = PANEL.with(|p| p.take());
+    panel.resize(KC * NC.next_multiple_of(nr) / 16 + 1, Block([0f32; 16]));
+    let strips = panel.as_mut_ptr().cast::<f32>();
+    let slices = g.k.div_ceil(KC);
+    let step = g.k.div_ceil(slices);
+    let mut j0 = 0;
+    while j0 < g.n {
+        let nc = (g.n - j0).min(NC);
+        let mut k0 = 0;
+        while k0 < g.k {
+            let kc = step.min(g.k - k0);
+            (micro.pack)(g.b, k0, j0, kc, nc, strips);
+            // Row panels by blocks of `A` that stay in L2 while every
+            // strip of the packed block passes.
+            let mc = (MC / kc).next_multiple_of(MR);
+            let mut i0 = 0;
+            while i0 < g.rows {
+                let i1 = (i0 + mc).min(g.rows);
+                let mut j = 0;
+                while j < nc {
+                    let w = (nc - j).min(nr);
+                    let strip = strips.add(j * kc);
+                    let mut i = i0;
+                    while i < i1 {
+                        let t = Tile {
+                            a: g.a.add(i * g.k + k0 * MR),
+                            b: strip,
+                            kc,
+                            c: g.c.add(i * g.ldc + j0 + j),
+                            ldc: g.ldc,
+                            rows: (g.rows - i).min(MR),
+                            first: k0 == 0,
+                        };
+                        (micro.tile)(&t, w);
+                        i += MR;
+                    }
+                    j += nr;
+                }
+                i0 = i1;
+            }
+            k0 += kc;
+        }
+        j0 += nc;
+    }
+    PANEL.with(|p| p.replace(panel));
+}
+
+/// Rows `k0..k0 + kc` of columns `j0..j0 + nc` of `B` into strips of
+/// `NR` columns, each `kc x NR` floats, the last one padded with zero
+/// columns.
+///
+/// # Safety
+/// `b`'s rows `k0..k0 + kc` hold `j0 + nc` floats each; `d` points at
+/// `kc * nc.next_multiple_of(NR)` floats; `nc <= NC`, `kc <= KC`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn pack<const NR: usize>(b: Rows, k0: usize, j0: usize, kc: usize, nc: usize, d: *mut f32) {
+    let full = nc / NR;
+    let rest = nc - full * NR;
+    for kk in 0..kc {
+        let s = b.row(k0 + kk).add(j0);
+        for f in 0..full {
+            std::ptr::copy_nonoverlapping(s.add(f * NR), d.add(f * kc * NR + kk * NR), NR);
+        }
+        if rest > 0 {
+            let o = d.add(full * kc * NR + kk * NR);
+            std::ptr::copy_nonoverlapping(s.add(full * NR), o, rest);
+            std::ptr::write_bytes(o.add(rest), 0, NR - rest);
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Gemm, Rows, KC, MC, MR, NC, NR};
+    use super::{Gemm, Micro, Tile, MR, NR};
     use std::arch::asm;
     use std::arch::x86_64::*;
 
-    /// The blocks of `C`: `NC` columns at a time, then slices of `k` (of
-    /// equal length, at most [`KC`]), then strips of `NR` columns, then row
-    /// panels. Each `kc x NC` block of `B` is first copied, row by row,
-    /// into contiguous `kc x NR` strips (zero columns past `n`): the
-    /// micro-kernel then reads a strip sequentially from L1 for every row
-    /// panel, where `B`'s own rows lie a plane apart (a 1x1 convolution's
-    /// input: one page per row, a TLB miss per load). The copy walks
-    /// along `B`'s rows, which the hardware prefetcher follows.
+    /// The AVX2 micro-kernel over the shared blocking ([`super::blocked`]).
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA; the pointers as [`super::PackedA::gemm`].
-    #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn gemm(g: &Gemm) {
-        let mut panel = PANEL.with(|p| p.take());
-        panel.resize(KC * NC / 16 + 1, Block([0f32; 16]));
-        let strips = panel.as_mut_ptr().cast::<f32>();
-        let slices = g.k.div_ceil(KC);
-        let step = g.k.div_ceil(slices);
-        let mut j0 = 0;
-        while j0 < g.n {
-            let nc = (g.n - j0).min(NC);
-            let mut k0 = 0;
-            while k0 < g.k {
-                let kc = step.min(g.k - k0);
-                pack(g.b, k0, j0, kc, nc, strips);
-                // Row panels by blocks of `A` that stay in L2 while every
-                // strip of the packed block passes.
-                let mc = (MC / kc).next_multiple_of(MR);
-                let mut i0 = 0;
-                while i0 < g.rows {
-                    let i1 = (i0 + mc).min(g.rows);
-                    let mut j = 0;
-                    while j < nc {
-                        let w = (nc - j).min(NR);
-                        let strip = strips.add(j * kc);
-                        let mut i = i0;
-                        while i < i1 {
-                            let t = Tile {
-                                a: g.a.add(i * g.k + k0 * MR),
-                                b: strip,
-                                kc,
-                                c: g.c.add(i * g.ldc + j0 + j),
-                                ldc: g.ldc,
-                                rows: (g.rows - i).min(MR),
-                                first: k0 == 0,
-                            };
-                            match w.div_ceil(8) {
-                                3 => tile::<3>(&t, w),
-                                2 => tile::<2>(&t, w),
-                                _ => tile::<1>(&t, w),
-                            }
-                            i += MR;
-                        }
-                        j += NR;
-                    }
-                    i0 = i1;
-                }
-                k0 += kc;
-            }
-            j0 += nc;
-        }
-        PANEL.with(|p| p.replace(panel));
+        let micro = Micro {
+            nr: NR,
+            pack: super::pack::<NR>,
+            tile: tile_any,
+        };
+        super::blocked(g, &micro)
     }
 
-    /// 64 bytes, the alignment of the strips (no vector load of the
-    /// micro-kernel splits a cache line).
-    #[derive(Clone, Copy)]
-    #[repr(align(64))]
-    struct Block(#[allow(dead_code)] [f32; 16]);
-
-    thread_local! {
-        /// The packed block of `B` (`KC x NC` floats), reused across calls.
-        static PANEL: std::cell::Cell<Vec<Block>> = const { std::cell::Cell::new(Vec::new()) };
-    }
-
-    /// Rows `k0..k0 + kc` of columns `j0..j0 + nc` of `B` into strips of
-    /// `NR` columns, each `kc x NR` floats, the last one padded with zero
-    /// columns.
+    /// The block of `w` columns (`w <= NR`): one, two or three vectors.
     ///
     /// # Safety
-    /// `b`'s rows `k0..k0 + kc` hold `j0 + nc` floats each; `d` points at
-    /// `kc * nc.next_multiple_of(NR)` floats; `nc <= NC`, `kc <= KC`.
-    #[inline]
+    /// As [`tile`].
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn pack(b: Rows, k0: usize, j0: usize, kc: usize, nc: usize, d: *mut f32) {
-        let full = nc / NR;
-        let rest = nc - full * NR;
-        for kk in 0..kc {
-            let s = b.row(k0 + kk).add(j0);
-            for f in 0..full {
-                let (s, o) = (s.add(f * NR), d.add(f * kc * NR + kk * NR));
-                _mm256_store_ps(o, _mm256_loadu_ps(s));
-                _mm256_store_ps(o.add(8), _mm256_loadu_ps(s.add(8)));
-                _mm256_store_ps(o.add(16), _mm256_loadu_ps(s.add(16)));
-            }
-            if rest > 0 {
-                let o = d.add(full * kc * NR + kk * NR);
-                std::ptr::copy_nonoverlapping(s.add(full * NR), o, rest);
-                std::ptr::write_bytes(o.add(rest), 0, NR - rest);
-            }
+    unsafe fn tile_any(t: &Tile, w: usize) {
+        match w.div_ceil(8) {
+            3 => tile::<3>(t, w),
+            2 => tile::<2>(t, w),
+            _ => tile::<1>(t, w),
         }
-    }
-
-    /// One `MR x 8·NV` block over one slice of `k`.
-    struct Tile {
-        a: *const f32,
-        /// The packed strip of `B` (`NR` floats a row, 32-byte aligned).
-        b: *const f32,
-        kc: usize,
-        c: *mut f32,
-        ldc: usize,
-        /// Rows of `C` to store (the panel's padding rows are not).
-        rows: usize,
-        /// The first slice of `k`: store the sums, else add them to `C`.
-        first: bool,
     }
 
     /// Lane mask of the first `n` of 8 lanes.
@@ -558,7 +590,7 @@ mod avx2 {
 /// strips of [`avx512::NR`] columns.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Gemm, Rows, KC, MC, MR, NC};
+    use super::{Gemm, Micro, Tile, MR};
     use std::arch::x86_64::*;
 
     /// Columns of a register block (three AVX-512 vectors).
@@ -582,53 +614,12 @@ mod avx512 {
             NARROW => return narrow::<NARROW>(g),
             _ => {}
         }
-        let mut panel = PANEL.with(|p| p.take());
-        panel.resize(KC * NC.next_multiple_of(NR) / 16 + 1, Block([0f32; 16]));
-        let strips = panel.as_mut_ptr().cast::<f32>();
-        let slices = g.k.div_ceil(KC);
-        let step = g.k.div_ceil(slices);
-        let mut j0 = 0;
-        while j0 < g.n {
-            let nc = (g.n - j0).min(NC);
-            let mut k0 = 0;
-            while k0 < g.k {
-                let kc = step.min(g.k - k0);
-                pack(g.b, k0, j0, kc, nc, strips);
-                let mc = (MC / kc).next_multiple_of(MR);
-                let mut i0 = 0;
-                while i0 < g.rows {
-                    let i1 = (i0 + mc).min(g.rows);
-                    let mut j = 0;
-                    while j < nc {
-                        let w = (nc - j).min(NR);
-                        let strip = strips.add(j * kc);
-                        let mut i = i0;
-                        while i < i1 {
-                            let t = Tile {
-                                a: g.a.add(i * g.k + k0 * MR),
-                                b: strip,
-                                kc,
-                                c: g.c.add(i * g.ldc + j0 + j),
-                                ldc: g.ldc,
-                                rows: (g.rows - i).min(MR),
-                                first: k0 == 0,
-                            };
-                            match w.div_ceil(16) {
-                                3 => tile::<3>(&t, w),
-                                2 => tile::<2>(&t, w),
-                                _ => tile::<1>(&t, w),
-                            }
-                            i += MR;
-                        }
-                        j += NR;
-                    }
-                    i0 = i1;
-                }
-                k0 += kc;
-            }
-            j0 += nc;
-        }
-        PANEL.with(|p| p.replace(panel));
+        let micro = Micro {
+            nr: NR,
+            pack: super::pack::<NR>,
+            tile: tile_any,
+        };
+        super::blocked(g, &micro)
     }
 
     /// `C` with `N` (at most [`NARROW`]) columns: a convolution over a map
@@ -679,56 +670,17 @@ mod avx512 {
         }
     }
 
-    /// 64 bytes, the alignment of the strips (one vector a cache line).
-    #[derive(Clone, Copy)]
-    #[repr(align(64))]
-    struct Block(#[allow(dead_code)] [f32; 16]);
-
-    thread_local! {
-        /// The packed block of `B`, reused across calls.
-        static PANEL: std::cell::Cell<Vec<Block>> = const { std::cell::Cell::new(Vec::new()) };
-    }
-
-    /// Rows `k0..k0 + kc` of columns `j0..j0 + nc` of `B` into strips of
-    /// `NR` columns, each `kc x NR` floats, the last one padded with zero
-    /// columns.
+    /// The block of `w` columns (`w <= NR`): one, two or three vectors.
     ///
     /// # Safety
-    /// `b`'s rows `k0..k0 + kc` hold `j0 + nc` floats each; `d` points at
-    /// `kc * nc.next_multiple_of(NR)` floats, 64-byte aligned.
-    #[inline]
+    /// As [`tile`].
     #[target_feature(enable = "avx512f")]
-    unsafe fn pack(b: Rows, k0: usize, j0: usize, kc: usize, nc: usize, d: *mut f32) {
-        let full = nc / NR;
-        let rest = nc - full * NR;
-        for kk in 0..kc {
-            let s = b.row(k0 + kk).add(j0);
-            for f in 0..full {
-                let (s, o) = (s.add(f * NR), d.add(f * kc * NR + kk * NR));
-                _mm512_store_ps(o, _mm512_loadu_ps(s));
-                _mm512_store_ps(o.add(16), _mm512_loadu_ps(s.add(16)));
-                _mm512_store_ps(o.add(32), _mm512_loadu_ps(s.add(32)));
-            }
-            if rest > 0 {
-                let o = d.add(full * kc * NR + kk * NR);
-                std::ptr::copy_nonoverlapping(s.add(full * NR), o, rest);
-                std::ptr::write_bytes(o.add(rest), 0, NR - rest);
-            }
+    unsafe fn tile_any(t: &Tile, w: usize) {
+        match w.div_ceil(16) {
+            3 => tile::<3>(t, w),
+            2 => tile::<2>(t, w),
+            _ => tile::<1>(t, w),
         }
-    }
-
-    /// One `MR x 16·NV` block over one slice of `k`.
-    struct Tile {
-        a: *const f32,
-        /// The packed strip of `B` (`NR` floats a row, 64-byte aligned).
-        b: *const f32,
-        kc: usize,
-        c: *mut f32,
-        ldc: usize,
-        /// Rows of `C` to store (the panel's padding rows are not).
-        rows: usize,
-        /// The first slice of `k`: store the sums, else add them to `C`.
-        first: bool,
     }
 
     /// # Safety
