@@ -98,14 +98,8 @@ fn live_taps(
     pad: i64,
     dil: i64,
 ) -> Option<(i64, i64)> {
-    let live = |i: i64| {
-        // The lowest and highest positions tap `i` reads.
-        let (lo, hi) = (i * dil - pad, (output - 1) * stride + i * dil - pad);
-        // Some y with 0 <= y * stride + i * dil - pad < input.
-        hi >= 0
-            && lo < input
-            && (0..output).any(|y| (0..input).contains(&(y * stride + i * dil - pad)))
-    };
+    // Some output y with 0 <= y * stride + i * dil - pad < input.
+    let live = |i: i64| (0..output).any(|y| (0..input).contains(&(y * stride + i * dil - pad)));
     let first = (0..k).find(|&i| live(i))?;
     let last = (0..k).rev().find(|&i| live(i))?;
     Some((first, last))

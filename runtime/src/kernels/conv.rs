@@ -394,79 +394,56 @@ impl Conv {
         })
     }
 
-    /// Depthwise: one channel per task, the direct kernel.
+    /// Depthwise, the direct kernels: 16 channels a task in the vector lanes
+    /// on small maps (`depthwise_lanes.rs`), else one channel a task.
     fn run_depthwise(&self, sh: &Shapes, ptrs: &Ptrs, par: &Par) -> Result<(), String> {
         let Shapes { n, c, oc, g, p, .. } = *sh;
         let geo = &sh.geo;
         let (h, wd, kh, kw) = (geo.h, geo.w, geo.kh, geo.kw);
-        #[cfg(target_arch = "x86_64")]
-        if super::depthwise_lanes::applies(geo) {
-            // Small maps: 16 channels a task, in the vector lanes (whatever
-            // the output layout, so NCHW and NC1HWC0 outputs stay equal to
-            // the bit).
-            let blocks = g.div_ceil(16);
-            return par.run(n * blocks, n * g * p * kh * kw > 1 << 15, &|t| {
-                let (bi, c0) = (t / blocks, t % blocks * 16);
-                let cnt = (g - c0).min(16);
-                // SAFETY: `applies` held; the task reads channels
-                // `c0..c0 + cnt` of image `bi` and their filters, and
-                // writes only those channels' outputs: their NCHW planes
-                // (`oc == g` planes of `p` floats an image), or their
-                // lanes of the NC1HWC0 blocks from a tile of its own.
-                unsafe {
-                    let xs = ptrs.x.p().add((bi * c + c0) * h * wd);
-                    let ws = ptrs.w.p().add(c0 * kh * kw);
-                    OUT_TILE.with(|tile| {
-                        let mut tile = tile.borrow_mut();
-                        let os = match self.blocked_out {
-                            None => ptrs.o.p().add((bi * oc + c0) * p),
-                            Some(_) => {
-                                if tile.len() < cnt * p {
-                                    tile.resize(cnt * p, 0.0);
-                                }
-                                tile.as_mut_ptr()
-                            }
-                        };
-                        PAD.with(|s| {
-                            super::depthwise_lanes::block(geo, xs, ws, os, cnt, &mut s.borrow_mut())
-                        });
-                        for ch in c0..c0 + cnt {
-                            let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
-                            let bv = ptrs.b.map(|b| *b.p().add(ch));
-                            bias_activation(bv, &self.act, self.alpha, plane);
-                            if let Some(cb) = self.blocked_out {
-                                scatter_row(ptrs.o.p(), plane, oc, p, cb, bi, ch, 0);
-                            }
-                        }
-                    });
-                }
-                Ok(())
-            });
-        }
-        par.run(n * g, n * g * p * kh * kw > 1 << 15, &|t| {
-            let (bi, ch) = (t / g, t % g);
-            // SAFETY: each task writes its own output plane (or its
-            // channel of the NC1HWC0 blocks).
+        // Small maps with AVX-512: 16 channels a task, in the vector lanes;
+        // else one channel a task, vectorized along its plane.
+        let lanes = super::depthwise_lanes::applies(geo);
+        let width = if lanes { 16 } else { 1 };
+        let blocks = g.div_ceil(width);
+        par.run(n * blocks, n * g * p * kh * kw > 1 << 15, &|t| {
+            let (bi, c0) = (t / blocks, t % blocks * width);
+            let cnt = (g - c0).min(width);
+            // SAFETY: the task reads channels `c0..c0 + cnt` of image `bi`
+            // and their filters, and writes only those channels' outputs:
+            // their NCHW planes (`oc == g` planes of `p` floats an image),
+            // or their lanes of the NC1HWC0 blocks from a tile of its own.
+            // The lanes kernel runs only where `applies` held.
             unsafe {
-                let xs = ptrs.x.p().add((bi * c + ch) * h * wd);
-                let ws = ptrs.w.p().add(ch * kh * kw);
+                let xs = ptrs.x.p().add((bi * c + c0) * h * wd);
+                let ws = ptrs.w.p().add(c0 * kh * kw);
                 OUT_TILE.with(|tile| {
                     let mut tile = tile.borrow_mut();
                     let os = match self.blocked_out {
-                        None => ptrs.o.p().add((bi * oc + ch) * p),
+                        None => ptrs.o.p().add((bi * oc + c0) * p),
                         Some(_) => {
-                            if tile.len() < p {
-                                tile.resize(p, 0.0);
+                            if tile.len() < cnt * p {
+                                tile.resize(cnt * p, 0.0);
                             }
                             tile.as_mut_ptr()
                         }
                     };
+                    #[cfg(target_arch = "x86_64")]
+                    if lanes {
+                        PAD.with(|s| {
+                            super::depthwise_lanes::block(geo, xs, ws, os, cnt, &mut s.borrow_mut())
+                        });
+                    } else {
+                        depthwise(geo, xs, ws, os);
+                    }
+                    #[cfg(not(target_arch = "x86_64"))]
                     depthwise(geo, xs, ws, os);
-                    let plane = std::slice::from_raw_parts_mut(os, p);
-                    let bv = ptrs.b.map(|b| *b.p().add(ch));
-                    bias_activation(bv, &self.act, self.alpha, plane);
-                    if let Some(c0) = self.blocked_out {
-                        scatter_row(ptrs.o.p(), plane, oc, p, c0, bi, ch, 0);
+                    for ch in c0..c0 + cnt {
+                        let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
+                        let bv = ptrs.b.map(|b| *b.p().add(ch));
+                        bias_activation(bv, &self.act, self.alpha, plane);
+                        if let Some(cb) = self.blocked_out {
+                            scatter_row(ptrs.o.p(), plane, oc, p, cb, bi, ch, 0);
+                        }
                     }
                 });
             }
