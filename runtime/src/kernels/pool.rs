@@ -1,5 +1,7 @@
 //! Max / average pooling (NCHW) and global pooling, one plane per task.
-//! Max pooling without dilation takes a vectorised path ([`max_plane`]).
+//! Pools with non-negative pads take a vectorised path ([`pool_plane`]):
+//! the plane padded with the pool's neutral value and split into column
+//! phases, so every tap reads a contiguous run.
 
 use super::{F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
@@ -74,30 +76,12 @@ impl Pool {
         let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
         let (h_, w_) = (h as isize, w as isize);
         let (hmax, wmax) = (h_ + self.pads[2], w_ + self.pads[3]);
-        if let Some(g) = self.max_geometry(h, w, oh, ow) {
+        if let Some(g) = self.window(h, w, oh, ow) {
             par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
-                PHASES.with(|buf| {
+                PADDED.with(|buf| {
                     // SAFETY: one input and one output plane per task.
                     unsafe {
-                        max_plane(
-                            &g,
-                            xp.p().add(pl * h * w),
-                            op.p().add(pl * oh * ow),
-                            &mut buf.borrow_mut(),
-                        )
-                    }
-                });
-                Ok(())
-            })?;
-            o.finish();
-            return Ok(());
-        }
-        if let Some(g) = self.avg_geometry(h, w, oh, ow) {
-            par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
-                AVG_ROW.with(|buf| {
-                    // SAFETY: one input and one output plane per task.
-                    unsafe {
-                        avg_plane(
+                        pool_plane(
                             &g,
                             xp.p().add(pl * h * w),
                             op.p().add(pl * oh * ow),
@@ -165,40 +149,18 @@ impl Pool {
 }
 
 impl Pool {
-    /// The geometry of the vectorised max path: max pooling, no dilation,
-    /// non-negative pads and positive strides.
-    fn max_geometry(&self, h: usize, w: usize, oh: usize, ow: usize) -> Option<MaxGeo> {
-        let ok = !self.avg
-            && oh > 0
+    /// The geometry of the padded-plane path ([`pool_plane`]): positive
+    /// kernel, strides and dilations, non-negative pads, an output.
+    fn window(&self, h: usize, w: usize, oh: usize, ow: usize) -> Option<Window> {
+        let ok = oh > 0
             && ow > 0
-            && self.dilations == [1, 1]
-            && self.pads.iter().all(|&p| p >= 0)
-            && self.strides.iter().all(|&s| s > 0)
-            && self.kernel.iter().all(|&k| k > 0);
-        ok.then(|| MaxGeo {
-            h,
-            w,
-            oh,
-            ow,
-            kh: self.kernel[0] as usize,
-            kw: self.kernel[1] as usize,
-            sh: self.strides[0] as usize,
-            sw: self.strides[1] as usize,
-            pt: self.pads[0] as usize,
-            pl: self.pads[1] as usize,
-        })
-    }
-}
-
-impl Pool {
-    /// The geometry of the row-wise average path: positive kernel, strides
-    /// and dilations, non-negative pads.
-    fn avg_geometry(&self, h: usize, w: usize, oh: usize, ow: usize) -> Option<AvgGeo> {
-        let ok = self.avg
             && self.pads.iter().all(|&p| p >= 0)
             && self.strides.iter().all(|&s| s > 0)
             && self.dilations.iter().all(|&d| d > 0)
             && self.kernel.iter().all(|&k| k > 0);
+        if !ok {
+            return None;
+        }
         let axis = |i: usize, n: usize, on: usize| Axis {
             n: n as isize,
             on,
@@ -208,23 +170,62 @@ impl Pool {
             p: self.pads[i],
             max: n as isize + self.pads[i + 2],
         };
-        ok.then(|| {
-            let x = axis(1, w, ow);
-            AvgGeo {
-                cols: (0..ow).map(|o| x.counts(o)).collect(),
-                runs: (0..x.k).map(|k| x.valid(k)).collect(),
-                y: axis(0, h, oh),
-                x,
-                w,
-                include_pad: self.include_pad,
+        let (y, x) = (axis(0, h, oh), axis(1, w, ow));
+        let (pt, pl) = (y.p as usize, x.p as usize);
+        let (sh, sw, dy, dx) = (y.s as usize, x.s as usize, y.d as usize, x.d as usize);
+        // Padded rows and columns: the input's and every one a window reads,
+        // in phases of `sh` rows and `sw` columns.
+        let rh = (h + pt).max(y.span()).div_ceil(sh);
+        let qw = (w + pl).max(x.span()).div_ceil(sw);
+        let taps = (0..y.k as usize)
+            .flat_map(|ky| {
+                (0..x.k as usize).map(move |kx| {
+                    let (row, col) = (ky * dy, kx * dx);
+                    ((row % sh * sw + col % sw) * rh + row / sh) * qw + col / sw
+                })
+            })
+            .collect();
+        // The run of outputs, rounded up to whole vectors of LANES.
+        let run = ((oh - 1) * qw + ow).next_multiple_of(LANES);
+        let divisors = self.avg.then(|| {
+            // The tap counts are separable: a product of per-axis counts.
+            let (rows, cols): (Vec<_>, Vec<_>) = (
+                (0..oh).map(|o| y.counts(o)).collect(),
+                (0..ow).map(|o| x.counts(o)).collect(),
+            );
+            let mut d = vec![f32::NAN; run];
+            for (oy, &(rv, rp)) in rows.iter().enumerate() {
+                for (ox, &(cv, cp)) in cols.iter().enumerate() {
+                    let n = if self.include_pad { rp * cp } else { rv * cv };
+                    // No tap: NaN, as in the generic loop (x / NaN is NaN).
+                    if n > 0 {
+                        d[oy * qw + ox] = n as f32;
+                    }
+                }
             }
+            d
+        });
+        Some(Window {
+            h,
+            w,
+            oh,
+            ow,
+            sh,
+            sw,
+            pt,
+            pl,
+            rh,
+            qw,
+            run,
+            taps,
+            divisors,
         })
     }
 }
 
-/// One axis of an average pool: input size `n`, output size `on`; tap `k`
-/// of output `o` reads `o·s - p + k·d`, which counts as a (padded) tap
-/// below `max` and as a value inside `[0, n)`.
+/// One axis of a pool: input size `n`, output size `on`; tap `k` of output
+/// `o` reads `o·s - p + k·d`, which counts as a (padded) tap below `max` and
+/// as a value inside `[0, n)`.
 struct Axis {
     n: isize,
     on: usize,
@@ -252,184 +253,174 @@ impl Axis {
         }
         (valid, padded)
     }
-    /// The outputs `[lo, hi)` whose tap `k` reads inside `[0, n)`.
-    fn valid(&self, k: isize) -> (usize, usize) {
-        let lo = (0..self.on)
-            .find(|&o| self.at(o, k) >= 0)
-            .unwrap_or(self.on);
-        let hi = (lo..self.on)
-            .find(|&o| self.at(o, k) >= self.n)
-            .unwrap_or(self.on);
-        (lo, hi)
+    /// Padded positions up to the last tap of the last output.
+    fn span(&self) -> usize {
+        (self.on - 1) * self.s as usize + (self.k as usize - 1) * self.d as usize + 1
     }
 }
 
-/// Geometry of one average-pooled plane.
-struct AvgGeo {
-    y: Axis,
-    x: Axis,
-    w: usize,
-    include_pad: bool,
-    /// Per output column: its valid and padded tap counts (`Axis::counts`).
-    cols: Vec<(usize, usize)>,
-    /// Per column tap: the outputs it reads inside the row (`Axis::valid`).
-    runs: Vec<(usize, usize)>,
-}
-
-/// Average pooling of one plane, a row of outputs at a time: each valid
-/// window row and tap adds its input run to the row of sums (contiguous for
-/// stride 1, so the loop vectorises), then each sum is divided by its count
-/// — the taps are separable, so the count is a product of per-axis counts.
-/// Each output sums its taps in the generic loop's order (window rows, then
-/// columns), so the results are bitwise that loop's.
-///
-/// # Safety
-/// `src` holds `h x w` floats, `dst` `oh x ow`.
-unsafe fn avg_plane(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f32>) {
-    by_cpu_features!(avg_plane_rows(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f32>))
-}
-
-#[inline(always)]
-unsafe fn avg_plane_rows(g: &AvgGeo, src: *const f32, dst: *mut f32, acc: &mut Vec<f32>) {
-    let (ax, ay) = (&g.x, &g.y);
-    let ow = ax.on;
-    // A strided pool reads every s-th column: each window row is first
-    // split into its s column phases (phase r: columns r, r + s, ...), so
-    // every tap's run is contiguous again and the loop vectorises.
-    let s = ax.s as usize;
-    let q = g.w.div_ceil(s);
-    acc.clear();
-    acc.resize(ow + if s > 1 { s * q } else { 0 }, 0.0);
-    let (acc, phases) = acc.split_at_mut(ow);
-    for oy in 0..ay.on {
-        acc.fill(0.0);
-        let (rows_valid, rows_padded) = ay.counts(oy);
-        for ky in 0..ay.k {
-            let iy = ay.at(oy, ky);
-            if iy < 0 || iy >= ay.n {
-                continue;
-            }
-            let row = std::slice::from_raw_parts(src.add(iy as usize * g.w), g.w);
-            if s > 1 {
-                for r in 0..s {
-                    let phase = &mut phases[r * q..(r + 1) * q];
-                    for (d, &v) in phase.iter_mut().zip(row.iter().skip(r).step_by(s)) {
-                        *d = v;
-                    }
-                }
-            }
-            for (kx, &(lo, hi)) in g.runs.iter().enumerate() {
-                if lo >= hi {
-                    continue;
-                }
-                // Input column of output `lo` at this tap: inside the row.
-                let first = ax.at(lo, kx as isize) as usize;
-                let taps = match s {
-                    1 => &row[first..],
-                    _ => &phases[first % s * q + first / s..],
-                };
-                for (a, &v) in acc[lo..hi].iter_mut().zip(taps) {
-                    *a += v;
-                }
-            }
-        }
-        let out = std::slice::from_raw_parts_mut(dst.add(oy * ow), ow);
-        for ((o, &a), &(cv, cp)) in out.iter_mut().zip(acc.iter()).zip(&g.cols) {
-            let d = match g.include_pad {
-                true => rows_padded * cp,
-                false => rows_valid * cv,
-            };
-            *o = if d == 0 { f32::NAN } else { a / d as f32 };
-        }
-    }
-}
-
-/// Geometry of one max-pooled plane.
-struct MaxGeo {
+/// Geometry of one pooled plane on the padded-plane path. The plane is
+/// copied into a buffer of `sh x sw` phases (phase `(a, b)` holds the padded
+/// rows `a, a + sh, ...` and columns `b, b + sw, ...`), each `rh x qw` and
+/// filled with the pool's padding value around the input. Output `(oy, ox)`
+/// then reads tap `(ky, kx)` at `oy * qw + ox` plus an offset of the tap's
+/// alone: taking the outputs as one run (with `qw - ow` unused columns
+/// between rows), every tap is one contiguous run, read with no bounds or
+/// padding checks.
+struct Window {
     h: usize,
     w: usize,
     oh: usize,
     ow: usize,
-    kh: usize,
-    kw: usize,
     sh: usize,
     sw: usize,
     pt: usize,
     pl: usize,
+    rh: usize,
+    qw: usize,
+    /// Outputs in the run: `(oh - 1) * qw + ow`, rounded up to whole
+    /// vectors (the buffer has slack for the last one's reads).
+    run: usize,
+    /// Per window tap (rows, then columns: the generic loop's order): its
+    /// offset in the buffer from output (0, 0)'s.
+    taps: Vec<usize>,
+    /// Average pooling's divisor of each output in the run (NaN where no
+    /// tap counts); `None` for a max pool.
+    divisors: Option<Vec<f32>>,
 }
+
+/// How a pool folds its taps. The padding value is also the fold's start,
+/// and folding it in changes nothing, bit for bit: -inf never wins a max;
+/// +0.0 added to a sum that starts at +0.0 (which no sum of floats then
+/// turns into -0.0) leaves it as it is. So padded taps need no skipping and
+/// each output folds its taps in the generic loop's order: the results are
+/// bitwise that loop's.
+trait Fold {
+    const PAD: f32;
+    fn fold(a: f32, v: f32) -> f32;
+}
+
+struct Max;
+impl Fold for Max {
+    const PAD: f32 = f32::NEG_INFINITY;
+    #[inline(always)]
+    fn fold(a: f32, v: f32) -> f32 {
+        // NaN wins, as in the generic loop.
+        if v > a || v.is_nan() {
+            v
+        } else {
+            a
+        }
+    }
+}
+
+struct Sum;
+impl Fold for Sum {
+    const PAD: f32 = 0.0;
+    #[inline(always)]
+    fn fold(a: f32, v: f32) -> f32 {
+        a + v
+    }
+}
+
+/// Floats in the widest vector: the fold loops run over whole ones.
+const LANES: usize = 16;
 
 thread_local! {
-    /// A plane padded with -inf, split into its column phases.
-    static PHASES: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    /// A row of an average pool's sums.
-    static AVG_ROW: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// A plane padded and split into its phases, then its outputs' folds.
+    static PADDED: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Max pooling of one plane: the plane padded with -inf (a padded tap never
-/// wins, as a skipped one) and split into its `sw` column phases, so each
-/// tap of a window row reads a contiguous run and the loops vectorise —
-/// compiled again for AVX-512 and AVX2. NaN wins as in the generic loop.
+/// Max or average pooling of one plane (`g.divisors` says which), compiled
+/// again for AVX-512 and AVX2.
 ///
 /// # Safety
-/// `src` holds `h x w` floats, `dst` `oh x ow`.
-unsafe fn max_plane(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
-    by_cpu_features!(max_plane_loops(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>))
+/// `src` holds `g.h x g.w` floats, `dst` `g.oh x g.ow`.
+unsafe fn pool_plane(g: &Window, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
+    by_cpu_features!(pool_plane_folds(g: &Window, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>))
 }
 
 #[inline(always)]
-unsafe fn max_plane_loops(g: &MaxGeo, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
-    // Rows and columns any window reads, padding included.
-    let ph = (g.h + g.pt).max((g.oh - 1) * g.sh + g.kh);
-    let pw = (g.w + g.pl).max((g.ow - 1) * g.sw + g.kw);
-    let qw = pw.div_ceil(g.sw);
+unsafe fn pool_plane_folds(g: &Window, src: *const f32, dst: *mut f32, buf: &mut Vec<f32>) {
+    match &g.divisors {
+        Some(d) => fold_plane::<Sum>(g, src, dst, buf, Some(d)),
+        None => fold_plane::<Max>(g, src, dst, buf, None),
+    }
+}
+
+#[inline(always)]
+unsafe fn fold_plane<F: Fold>(
+    g: &Window,
+    src: *const f32,
+    dst: *mut f32,
+    buf: &mut Vec<f32>,
+    divisors: Option<&[f32]>,
+) {
+    let plane = g.rh * g.qw;
+    let phases = g.sh * g.sw * plane;
     buf.clear();
-    buf.resize(g.sw * ph * qw, f32::NEG_INFINITY);
+    // The phases with slack for the run's rounding, then the outputs' folds.
+    buf.resize(phases + LANES + g.run, F::PAD);
+    let (padded, folds) = buf.split_at_mut(phases + LANES);
     for y in 0..g.h {
+        let r = y + g.pt;
+        let at = (r % g.sh * g.sw * g.rh + r / g.sh) * g.qw;
         let row = std::slice::from_raw_parts(src.add(y * g.w), g.w);
-        for p in 0..g.sw {
-            // Phase p holds padded columns i*sw + p: input column i*sw + p - pl.
-            let dst = &mut buf[(p * ph + y + g.pt) * qw..][..qw];
-            let lo = g.pl.saturating_sub(p).div_ceil(g.sw);
-            let hi = (g.pl + g.w).saturating_sub(p).div_ceil(g.sw).min(qw);
-            if lo < hi {
-                // Every sw-th input column from lo's: no index checks left.
-                let src = row[lo * g.sw + p - g.pl..].iter().step_by(g.sw);
-                for (d, &v) in dst[lo..hi].iter_mut().zip(src) {
-                    *d = v;
-                }
-            }
+        split_row(row, &mut padded[at..], plane, g);
+    }
+    for &t in &g.taps {
+        for (a, &v) in folds.iter_mut().zip(&padded[t..t + g.run]) {
+            *a = F::fold(*a, v);
         }
     }
-    // Sixteen outputs at a time in registers (a row of partial maxima in
-    // memory, updated tap by tap, stalls on its own stores). The taps'
-    // offsets in the phase planes are the same for every output row but for
-    // `oy * sh` rows: computed once, not per output (a division per tap and
-    // output cost more than the maxima). The row's last, partial group of
-    // lanes reads past the row into the next one (or the L slack floats at
-    // the end of `buf`) and keeps only its own lanes: every output takes the
-    // same vector path.
-    const L: usize = 16;
-    let ow = g.ow;
-    let take = |a: f32, v: f32| if v > a || v.is_nan() { v } else { a };
-    let taps: Vec<usize> = (0..g.kh)
-        .flat_map(|ky| (0..g.kw).map(move |kx| ((kx % g.sw) * ph + ky) * qw + kx / g.sw))
-        .collect();
-    buf.resize(buf.len() + L, f32::NEG_INFINITY);
-    let buf = &buf[..];
-    for oy in 0..g.oh {
-        let out = std::slice::from_raw_parts_mut(dst.add(oy * ow), ow);
-        let row0 = oy * g.sh * qw;
-        for ox in (0..ow).step_by(L) {
-            let mut acc = [f32::NEG_INFINITY; L];
-            for &t in &taps {
-                let at = row0 + t + ox;
-                let lanes: &[f32; L] = buf[at..at + L].try_into().unwrap_or(&[0.0; L]);
-                for (a, &v) in acc.iter_mut().zip(lanes) {
-                    *a = take(*a, v);
+    if let Some(d) = divisors {
+        for (a, &d) in folds.iter_mut().zip(d) {
+            *a /= d;
+        }
+    }
+    let out = std::slice::from_raw_parts_mut(dst, g.oh * g.ow);
+    for (row, folds) in out.chunks_exact_mut(g.ow).zip(folds.chunks(g.qw)) {
+        row.copy_from_slice(&folds[..g.ow]);
+    }
+}
+
+/// Input row `row` into its padded row of every column phase: `dst` starts
+/// at the row in the first column phase; phases are `plane` floats apart. Padded column
+/// `c = x + pl` of input column `x` goes to phase `c % sw`, index `c / sw`.
+#[inline(always)]
+fn split_row(row: &[f32], dst: &mut [f32], plane: usize, g: &Window) {
+    let (w, pl, sw, qw) = (g.w, g.pl, g.sw, g.qw);
+    match sw {
+        1 => dst[pl..pl + w].copy_from_slice(row),
+        2 => {
+            // Even input columns go to phase pl % 2, odd ones to the other.
+            let (p0, p1) = dst.split_at_mut(plane);
+            let (even, odd) = match pl % 2 {
+                0 => (&mut p0[pl / 2..qw], &mut p1[pl / 2..qw]),
+                _ => (&mut p1[pl / 2..qw], &mut p0[pl / 2 + 1..qw]),
+            };
+            let pairs = row.chunks_exact(2);
+            if let &[last] = pairs.remainder() {
+                even[w / 2] = last;
+            }
+            for ((e, o), p) in even.iter_mut().zip(odd.iter_mut()).zip(pairs) {
+                *e = p[0];
+                *o = p[1];
+            }
+        }
+        _ => {
+            for p in 0..sw {
+                let dst = &mut dst[p * plane..p * plane + qw];
+                let lo = pl.saturating_sub(p).div_ceil(sw);
+                let hi = (pl + w).saturating_sub(p).div_ceil(sw).min(qw);
+                if lo < hi {
+                    // Every sw-th input column from lo's.
+                    let src = row[lo * sw + p - pl..].iter().step_by(sw);
+                    for (d, &v) in dst[lo..hi].iter_mut().zip(src) {
+                        *d = v;
+                    }
                 }
             }
-            let n = L.min(ow - ox);
-            out[ox..ox + n].copy_from_slice(&acc[..n]);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The max-pooling kernel's vectorised path (plane padded with -inf and split
 //! into column phases) against the interpreter, bit for bit, over kernel
 //! sizes, strides, asymmetric padding and ceil mode; NaN wins as in the
-//! reference; a dilated pool takes the generic loop and agrees as well.
+//! reference; dilated pools take the same path.
 
 use crate::common;
 use common::*;
@@ -17,20 +17,39 @@ fn pool_text(
     h: usize,
     w: usize,
 ) -> String {
+    pool_text_2d([k, k], [s, s], [d, d], p, ceil, h, w)
+}
+
+/// A max pool with its own kernel size, stride and dilation per axis.
+fn pool_text_2d(
+    k: [usize; 2],
+    s: [usize; 2],
+    d: [usize; 2],
+    p: [usize; 4],
+    ceil: bool,
+    h: usize,
+    w: usize,
+) -> String {
     let c = 5;
-    let out = |len: usize, lo: usize, hi: usize| {
-        let span = len + lo + hi - d * (k - 1) - 1;
+    let out = |i: usize, len: usize, lo: usize, hi: usize| {
+        let span = len + lo + hi - d[i] * (k[i] - 1) - 1;
         match ceil {
-            true => span.div_ceil(s) + 1,
-            false => span / s + 1,
+            true => span.div_ceil(s[i]) + 1,
+            false => span / s[i] + 1,
         }
     };
-    let (oh, ow) = (out(h, p[0], p[2]), out(w, p[1], p[3]));
+    let (oh, ow) = (out(0, h, p[0], p[2]), out(1, w, p[1], p[3]));
     format!(
         "graph.func @main(%x: tensor<2x{c}x{h}x{w}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32> {{\n  \
-         %y = graph.max_pool2d %x {{kernel_shape = [{k}, {k}], strides = [{s}, {s}], dilations = [{d}, {d}], \
+         %y = graph.max_pool2d %x {{kernel_shape = [{}, {}], strides = [{}, {}], dilations = [{}, {}], \
          pads = [{}, {}, {}, {}], ceil_mode = {} : i64}} : (tensor<2x{c}x{h}x{w}xf32>) -> tensor<2x{c}x{oh}x{ow}xf32>\n  \
          graph.return %y : tensor<2x{c}x{oh}x{ow}xf32>\n}}\n",
+        k[0],
+        k[1],
+        s[0],
+        s[1],
+        d[0],
+        d[1],
         p[0],
         p[1],
         p[2],
@@ -106,7 +125,7 @@ fn nan_wins_a_window_as_in_the_reference() {
     check(&text, &[x], "NaN inputs");
 }
 
-/// Average pooling's row-wise path (runtime/src/kernels/pool.rs `avg_plane`):
+/// Average pooling's padded-plane path (runtime/src/kernels/pool.rs `pool_plane`):
 /// the same windows as the max cases, with and without the padding counted,
 /// against the interpreter at the f32 tolerance (the interpreter's sums
 /// round differently: 1 ulp apart).
@@ -147,6 +166,49 @@ fn average_pooling_matches_the_interpreter() {
             for threads in [1, 2] {
                 let om = om_bytes("avg", &text, &CompileOptions::default());
                 assert_close(&run(&load(&om, threads), &ins), &want, &what);
+            }
+        }
+    }
+}
+
+/// Windows whose kernel, stride and dilation differ between the axes: the
+/// padded planes split into row phases and column phases of their own
+/// (runtime/src/kernels/pool.rs `Window`). Max pools bit for bit, average
+/// pools (with and without the padding counted) at the f32 tolerance.
+#[test]
+fn pools_with_unequal_axes_match_the_interpreter() {
+    // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
+    let cases = [
+        ([3, 2], [1, 2], [1, 1], [1, 0, 1, 0], false, 9, 21),
+        ([2, 3], [3, 1], [1, 1], [0, 1, 1, 1], true, 13, 8),
+        ([3, 3], [2, 3], [2, 1], [2, 1, 2, 1], false, 12, 40),
+        ([1, 4], [1, 2], [1, 2], [0, 3, 0, 3], true, 4, 19),
+    ];
+    for (k, s, d, p, ceil, h, w) in cases {
+        let what = format!("k={k:?} s={s:?} d={d:?} pads={p:?} ceil={ceil} {h}x{w}");
+        let text = pool_text_2d(k, s, d, p, ceil, h, w);
+        let (types, _) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 7);
+        check(&text, &ins, &format!("max {what}"));
+        for include_pad in [0, 1] {
+            let avg = text
+                .replace("graph.max_pool2d", "graph.avg_pool2d")
+                .replace(
+                    &format!("ceil_mode = {} : i64}}", ceil as i64),
+                    &format!(
+                        "ceil_mode = {} : i64, count_include_pad = {include_pad} : i64}}",
+                        ceil as i64
+                    ),
+                );
+            let (_, m) = signature(&avg, "main");
+            let want = interpret(&m, "main", &ins);
+            for threads in [1, 2] {
+                let om = om_bytes("avg", &avg, &CompileOptions::default());
+                assert_close(
+                    &run(&load(&om, threads), &ins),
+                    &want,
+                    &format!("avg include_pad={include_pad} {what}"),
+                );
             }
         }
     }
