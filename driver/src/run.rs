@@ -694,6 +694,12 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
         };
         stdout.push_str(&format!("conv: {algo} x{n}{at_load}\n"));
     }
+    let residuals = model.fused_residuals();
+    if residuals > 0 {
+        stdout.push_str(&format!(
+            "conv: residual add in the epilogue x{residuals}\n"
+        ));
+    }
     stdout
 }
 

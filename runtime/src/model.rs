@@ -325,6 +325,20 @@ impl Model {
         self.inner.plain_buffers
     }
 
+    /// How many convolutions add a residual in their epilogue (an
+    /// elementwise add after them folded in when the kernel was compiled,
+    /// `Conv::residual`).
+    pub fn fused_residuals(&self) -> usize {
+        self.inner
+            .tasks
+            .iter()
+            .filter(|t| !t.dead)
+            .filter_map(|t| t.kernel.as_ref().filter(|k| k.fallback.is_none()))
+            .flat_map(|k| &k.steps)
+            .filter(|s| matches!(&s.op, kernels::Op::Conv(c) if c.residual.is_some()))
+            .count()
+    }
+
     /// The model's name (from the header).
     pub fn name(&self) -> &str {
         &self.inner.name

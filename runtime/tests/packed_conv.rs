@@ -45,32 +45,6 @@ impl Case {
     }
 }
 
-/// A `dense<...>` literal of `len` values from `seed`, nested in `shape`.
-fn dense(len: usize, shape: &[usize], seed: u64) -> String {
-    let values: Vec<String> = (0..len as u64)
-        .map(|i| {
-            let v = (i
-                .wrapping_mul(2654435761)
-                .wrapping_add(seed.wrapping_mul(97)))
-                % 1001;
-            format!("{:.3}", (v as f64 - 500.0) / 500.0)
-        })
-        .collect();
-    nest(&values, shape)
-}
-
-/// `[[...], ...]` of `values` in `shape`.
-fn nest(values: &[String], shape: &[usize]) -> String {
-    match shape {
-        [] | [_] => format!("[{}]", values.join(", ")),
-        [n, rest @ ..] => {
-            let chunk = values.len() / n;
-            let parts: Vec<String> = values.chunks(chunk).map(|c| nest(c, rest)).collect();
-            format!("[{}]", parts.join(", "))
-        }
-    }
-}
-
 fn conv_text(k: &Case, act: &str, seed: u64) -> String {
     let Case {
         n,

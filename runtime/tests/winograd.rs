@@ -166,18 +166,6 @@ fn a_constant_filter_is_transformed_once_at_load() {
     assert_close(&run(&model, &ins), &want, "constant filter");
 }
 
-/// `[[...], ...]` of `values` in `shape`.
-fn nest(values: &[String], shape: &[usize]) -> String {
-    match shape {
-        [] | [_] => format!("[{}]", values.join(", ")),
-        [n, rest @ ..] => {
-            let chunk = values.len() / n;
-            let parts: Vec<String> = values.chunks(chunk).map(|c| nest(c, rest)).collect();
-            format!("[{}]", parts.join(", "))
-        }
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
     #[test]

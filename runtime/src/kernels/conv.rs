@@ -37,6 +37,38 @@ fn bias_activation_row(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]
     }
 }
 
+/// `act((row + bias) + residual)`: the operations of a bias epilogue and an
+/// elementwise add and activation after it, in their order.
+fn bias_residual_activation(
+    bias: Option<f32>,
+    residual: &[f32],
+    act: &str,
+    alpha: f32,
+    row: &mut [f32],
+) {
+    by_cpu_features!(bias_residual_activation_row(bias: Option<f32>, residual: &[f32], act: &str, alpha: f32, row: &mut [f32]))
+}
+
+#[inline(always)]
+fn bias_residual_activation_row(
+    bias: Option<f32>,
+    residual: &[f32],
+    act: &str,
+    alpha: f32,
+    row: &mut [f32],
+) {
+    let pairs = row.iter_mut().zip(residual);
+    match (bias, act) {
+        (Some(b), "relu") => pairs.for_each(|(v, &r)| *v = (*v + b + r).max(0.0)),
+        (None, "relu") => pairs.for_each(|(v, &r)| *v = (*v + r).max(0.0)),
+        (Some(b), _) => pairs.for_each(|(v, &r)| *v = *v + b + r),
+        (None, _) => pairs.for_each(|(v, &r)| *v += r),
+    }
+    if act != "relu" {
+        activation(act, alpha, row);
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Conv {
     pub strides: [usize; 2],
@@ -59,6 +91,11 @@ pub struct Conv {
     /// Constant filters packed at load for [`super::sgemm_packed`]
     /// ([`Conv::prepare`]).
     pub packed: PackCache,
+    /// The operand (an index of the step's inputs) of a residual of the
+    /// result's plain NCHW shape, added after the bias and before the
+    /// activation, tile by tile (an elementwise add folded in by the kernel
+    /// compiler, `fuse_conv_residuals`).
+    pub residual: Option<usize>,
 }
 
 /// The filters of a convolution packed at load, by the address of the
@@ -189,6 +226,7 @@ impl Conv {
             plain_type: None,
             winograd: None,
             packed: PackCache::default(),
+            residual: None,
         })
     }
 
@@ -307,22 +345,64 @@ impl Conv {
             && g.ow == g.w
     }
 
+    /// The epilogue of output row `row`: channel `co` of image `bi`, plain
+    /// positions `p0..p0 + row.len()` of its plane (of `oc` channels of `p`
+    /// positions) — bias, residual, activation.
+    ///
+    /// # Safety
+    /// `ptrs` point to the convolution's tensors, of `oc` output channels
+    /// of `p` positions, and the row lies inside channel `co`'s plane.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn epilogue(
+        &self,
+        ptrs: &Ptrs,
+        oc: usize,
+        p: usize,
+        bi: usize,
+        co: usize,
+        p0: usize,
+        row: &mut [f32],
+    ) {
+        let bias = ptrs.b.map(|b| *b.p().add(co));
+        match ptrs.r {
+            None => bias_activation(bias, &self.act, self.alpha, row),
+            Some(r) => {
+                let at = (bi * oc + co) * p + p0;
+                let residual = std::slice::from_raw_parts(r.p().add(at), row.len());
+                bias_residual_activation(bias, residual, &self.act, self.alpha, row)
+            }
+        }
+    }
+
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
         let (x, w) = (ins[0], ins[1]);
         let sh = self.shapes(x, w, out)?;
         let xin = F32In::new(x);
         let win = F32In::new(w);
-        // The bias is the third operand, unless that is the Winograd filter.
+        // The bias is the third operand, unless that is the Winograd filter
+        // or the residual.
         let bias = ins
             .get(2)
-            .filter(|_| self.winograd.is_none_or(|wg| wg.input != 2))
+            .filter(|_| self.winograd.is_none_or(|wg| wg.input != 2) && self.residual != Some(2))
             .map(|b| F32In::new(b));
+        let residual = match self.residual.map(|i| ins.get(i)) {
+            None => None,
+            Some(Some(r)) if r.shape == [sh.n, sh.oc, sh.geo.oh, sh.geo.ow] => Some(F32In::new(r)),
+            Some(r) => {
+                return Err(format!(
+                    "conv2d: residual {:?} is not of the result's shape {:?}",
+                    r.map(|r| &r.shape),
+                    [sh.n, sh.oc, sh.geo.oh, sh.geo.ow]
+                ))
+            }
+        };
         let mut o = F32Out::new(out);
         let ptrs = Ptrs {
             x: Shared(xin.ptr()),
             w: Shared(win.ptr()),
             o: Shared(o.ptr()),
             b: bias.as_ref().map(|b| Shared(b.ptr())),
+            r: residual.as_ref().map(|r| Shared(r.ptr())),
         };
         if let Some(c0) = self.blocked_out {
             zero_pad_channels(ptrs.o.p(), sh.n, sh.oc, sh.p, c0);
@@ -439,8 +519,7 @@ impl Conv {
                     depthwise(geo, xs, ws, os);
                     for ch in c0..c0 + cnt {
                         let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
-                        let bv = ptrs.b.map(|b| *b.p().add(ch));
-                        bias_activation(bv, &self.act, self.alpha, plane);
+                        self.epilogue(ptrs, oc, p, bi, ch, 0, plane);
                         if let Some(cb) = self.blocked_out {
                             scatter_row(ptrs.o.p(), plane, oc, p, cb, bi, ch, 0);
                         }
@@ -620,8 +699,7 @@ impl Conv {
             }
             let row = &mut row[..len];
             let co = gi * ocg + r0 + r;
-            let bv = ptrs.b.map(|b| *b.p().add(co));
-            bias_activation(bv, &self.act, self.alpha, row);
+            self.epilogue(ptrs, oc, p, bi, co, p0, row);
             match self.blocked_out {
                 None => {
                     let dst = ptrs.o.p().add((bi * oc + co) * p + p0);
@@ -714,8 +792,7 @@ impl Conv {
         }
         for r in 0..r1 - r0 {
             let row = std::slice::from_raw_parts_mut(cdst.add(r * rsc), cols);
-            let bv = ptrs.b.map(|b| *b.p().add(gi * ocg + r0 + r));
-            bias_activation(bv, &self.act, self.alpha, row);
+            self.epilogue(ptrs, oc, p, bi, gi * ocg + r0 + r, j0, row);
             if let Some(c0) = self.blocked_out {
                 scatter_row(ptrs.o.p(), row, oc, p, c0, bi, gi * ocg + r0 + r, j0);
             }
@@ -746,6 +823,8 @@ pub(super) struct Ptrs {
     pub w: Shared<*const f32>,
     pub o: Shared<*mut f32>,
     pub b: Option<Shared<*const f32>>,
+    /// The residual ([`Conv::residual`]), NCHW like the plain result.
+    pub r: Option<Shared<*const f32>>,
 }
 
 /// Where a GEMM block's right operand comes from.

@@ -494,8 +494,9 @@ pub fn compile_block(
         }
     }
     b.flush();
-    fold_blocked_conv_outputs(&mut b.steps, &results, &b.types);
     store_live_ew_values(&mut b.steps, &results);
+    fuse_conv_residuals(&mut b.steps, &results, &b.types);
+    fold_blocked_conv_outputs(&mut b.steps, &results, &b.types);
     winograd::plan(&mut b.steps, &mut b.types);
     Ok(KernelProgram {
         name: name.to_string(),
@@ -597,6 +598,96 @@ fn store_live_ew_values(steps: &mut [Step], results: &[usize]) {
             steps[i].outs = g.outputs.iter().map(|&(_, v)| v).collect();
         }
     }
+}
+
+/// A convolution whose result only an elementwise `add` with a value of its
+/// own shape reads — a residual, known before the convolution runs — and
+/// then at most a `relu`, adds it in its epilogue ([`conv::Conv::residual`]):
+/// each output tile gets `act(conv + bias + residual)` while in cache, and
+/// the elementwise pass over the whole result goes (ResNet's and
+/// MobileNetV2's blocks). The same additions in the same order: bit for bit
+/// the unfused result.
+fn fuse_conv_residuals(steps: &mut Vec<Step>, results: &[usize], types: &[Type]) {
+    let mut i = 0;
+    while i < steps.len() {
+        if let Some((j, r, act, y)) = residual_of(steps, i, results, types) {
+            steps.remove(j);
+            let conv = &mut steps[i];
+            conv.ins.push(r);
+            let index = conv.ins.len() - 1;
+            conv.outs = vec![y];
+            conv.name.push_str(" + add");
+            if let Op::Conv(c) = &mut conv.op {
+                c.residual = Some(index);
+                if act {
+                    c.act = "relu".to_string();
+                    conv.name.push_str(" + relu");
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// For convolution step `i`: the elementwise step that adds a residual to
+/// its result, the residual, whether a relu follows and the value it makes.
+fn residual_of(
+    steps: &[Step],
+    i: usize,
+    results: &[usize],
+    types: &[Type],
+) -> Option<(usize, usize, bool, usize)> {
+    let v = match (&steps[i].op, &steps[i].outs[..]) {
+        (Op::Conv(c), &[v])
+            if c.act == "none"
+                && c.blocked_out.is_none()
+                && c.residual.is_none()
+                && c.winograd.is_none()
+                && !results.contains(&v) =>
+        {
+            v
+        }
+        _ => return None,
+    };
+    let readers: Vec<usize> = (i + 1..steps.len())
+        .filter(|&j| steps[j].ins.contains(&v))
+        .collect();
+    let &[j] = readers.as_slice() else {
+        return None;
+    };
+    let Op::Ew(g) = &steps[j].op else {
+        return None;
+    };
+    // add(v, r) or add(r, v), then at most relu of the sum; one output.
+    let value = |reg: usize| g.inputs.iter().find(|&&(rg, _)| rg == reg).map(|&(_, x)| x);
+    let (add, rest) = g.instrs.split_first()?;
+    let relu = match rest {
+        [] => false,
+        [n] if n.code == ew::Code::Relu && n.args == [add.dst] => true,
+        _ => return None,
+    };
+    let (a, b) = match add.args[..] {
+        [a, b] if add.code == ew::Code::Add => (value(a)?, value(b)?),
+        _ => return None,
+    };
+    let r = match (a == v, b == v) {
+        (true, false) => b,
+        (false, true) => a,
+        _ => return None,
+    };
+    let last = g.instrs.last()?.dst;
+    let &[(reg, y)] = g.outputs.as_slice() else {
+        return None;
+    };
+    // Every value f32 and of one shape (no broadcast), the residual made
+    // before the convolution (an argument or an earlier step's result).
+    let f32_of = |x: usize| types.get(x).filter(|t| t.dtype() == Some(DType::F32));
+    let same = [r, y]
+        .iter()
+        .all(|&x| f32_of(x).is_some() && types[x] == types[v]);
+    let early = !steps[i..].iter().any(|s| s.outs.contains(&r));
+    (reg == last && g.inputs.len() == 2 && f32_of(v).is_some() && same && early)
+        .then_some((j, r, relu, y))
 }
 
 /// A convolution whose only reader is an NCHW -> NC1HWC0 transdata writes

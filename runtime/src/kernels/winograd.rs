@@ -17,7 +17,7 @@
 //! `winograd`, `winograd2`, `winograd4`) so the paths can be compared on
 //! the same `.om`.
 
-use super::conv::{bias_activation, scatter_row, Conv, Ptrs, Shapes};
+use super::conv::{scatter_row, Conv, Ptrs, Shapes};
 use super::{concrete, sgemm, F32In, F32Out, Kernel, Op, Par, Slot, Step};
 use crate::shared::Shared;
 use ge_ir::{DType, Type};
@@ -683,8 +683,7 @@ unsafe fn output_block(
             || by_cpu_features!(output_rows(b: &Block, mrow: *const f32, pos_stride: usize, dst: *mut f32));
         transform();
         let out = std::slice::from_raw_parts_mut(dst, len);
-        let bv = ptrs.b.map(|bp| *bp.p().add(co));
-        bias_activation(bv, &conv.act, conv.alpha, out);
+        conv.epilogue(ptrs, b.sh.oc, p, bi, co, oy0 * ow, out);
         if let Some(c0) = conv.blocked_out {
             scatter_row(ptrs.o.p(), out, b.sh.oc, p, c0, bi, co, oy0 * ow);
         }

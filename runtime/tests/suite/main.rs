@@ -16,6 +16,7 @@ mod om_mutator;
 mod borrowed_inputs;
 mod col2im_kernels;
 mod control_flow;
+mod conv_residual;
 mod depthwise;
 mod det_reverse_sequence_kernels;
 mod folding_lifetimes;

@@ -26,18 +26,6 @@ fn conv_text(batch: &str) -> String {
     )
 }
 
-/// `[[...], ...]` of `values` in `shape`.
-fn nest(values: &[String], shape: &[usize]) -> String {
-    match shape {
-        [] | [_] => format!("[{}]", values.join(", ")),
-        [n, rest @ ..] => {
-            let chunk = values.len() / n;
-            let parts: Vec<String> = values.chunks(chunk).map(|c| nest(c, rest)).collect();
-            format!("[{}]", parts.join(", "))
-        }
-    }
-}
-
 #[test]
 fn a_symbolic_batch_folds_the_same_weight_steps_as_a_static_one() {
     let opts = CompileOptions::default();
