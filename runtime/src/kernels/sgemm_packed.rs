@@ -15,9 +15,11 @@
 //! every row panel (the only per-call copy: 1/`MR` of the multiply-adds it
 //! serves, none of the filter); the row panels go by blocks of `A` that
 //! stay in L2 while the strips pass. The CPU's features are detected at run
-//! time: with AVX-512F ([`wide`]) the same blocking runs 4 rows x 3 vectors
-//! of 16 columns over strips of 48 (ResNet-50 at 1 thread on an AVX-512
-//! EPYC: 75 ms with the AVX2 kernel, 50 ms with this one; onnxruntime's
+//! time: with AVX-512F ([`wide`]) the same blocking runs over strips of 48
+//! columns, each block taking several row panels at once so that 12 to 24
+//! sums are in flight: 8 rows x 3 vectors of 16 columns, 12 x 2 or 12 x 1
+//! for a strip's last columns (ResNet-50 at 1 thread on an AVX-512 EPYC:
+//! 75 ms with the AVX2 kernel, 50 ms with 4-row blocks; onnxruntime's
 //! MLAS has AVX-512 kernels too); with AVX2 and FMA ([`fast`]) the kernel
 //! above; else a scalar loop computes the same blocks.
 
@@ -218,10 +220,15 @@ unsafe fn scalar(g: &Gemm) {
     }
 }
 
-/// One `MR x w` block of `C` over one slice of `k`: a micro-kernel's job.
+/// One `(MR * panels) x w` block of `C` over one slice of `k`: a
+/// micro-kernel's job.
 #[cfg(target_arch = "x86_64")]
 struct Tile {
+    /// The first row panel's slice of `k`; panel `q`'s is `q * pstride`
+    /// floats on.
     a: *const f32,
+    panels: usize,
+    pstride: usize,
     /// The packed strip of `B` (`nr` floats a row, 64-byte aligned).
     b: *const f32,
     kc: usize,
@@ -234,11 +241,13 @@ struct Tile {
 }
 
 /// A vector micro-kernel for [`blocked`]: the width of its strips, how it
-/// packs them, its block of `w <= nr` columns.
+/// packs them, how many row panels its block of `w <= nr` columns takes at
+/// once (as many as keep its registers busy), that block.
 #[cfg(target_arch = "x86_64")]
 struct Micro {
     nr: usize,
     pack: unsafe fn(Rows, usize, usize, usize, usize, *mut f32),
+    panels: fn(usize) -> usize,
     tile: unsafe fn(&Tile, usize),
 }
 
@@ -294,17 +303,21 @@ unsafe fn blocked(g: &Gemm, micro: &Micro) {
                     let strip = strips.add(j * kc);
                     let mut i = i0;
                     while i < i1 {
+                        // Never past the block's (or `A`'s) last panel.
+                        let panels = (micro.panels)(w).min((i1 - i).div_ceil(MR));
                         let t = Tile {
                             a: g.a.add(i * g.k + k0 * MR),
+                            panels,
+                            pstride: MR * g.k,
                             b: strip,
                             kc,
                             c: g.c.add(i * g.ldc + j0 + j),
                             ldc: g.ldc,
-                            rows: (g.rows - i).min(MR),
+                            rows: (g.rows - i).min(MR * panels),
                             first: k0 == 0,
                         };
                         (micro.tile)(&t, w);
-                        i += MR;
+                        i += MR * panels;
                     }
                     j += nr;
                 }
@@ -355,6 +368,7 @@ mod avx2 {
         let micro = Micro {
             nr: NR,
             pack: super::pack::<NR>,
+            panels: |_| 1,
             tile: tile_any,
         };
         super::blocked(g, &micro)
@@ -617,9 +631,22 @@ mod avx512 {
         let micro = Micro {
             nr: NR,
             pack: super::pack::<NR>,
+            panels,
             tile: tile_any,
         };
         super::blocked(g, &micro)
+    }
+
+    /// Row panels a block of `w` columns takes: 24 accumulators for 3 and 2
+    /// vectors of columns (8 x 48, 12 x 32), 12 for one (12 x 16) — a
+    /// narrow block of one panel would have 4 sums in flight, too few to
+    /// hide the multiply-add's latency, and fewer panels load more of `B`
+    /// per multiply-add.
+    fn panels(w: usize) -> usize {
+        match w.div_ceil(16) {
+            3 => 2,
+            _ => 3,
+        }
     }
 
     /// `C` with `N` (at most [`NARROW`]) columns: a convolution over a map
@@ -670,54 +697,68 @@ mod avx512 {
         }
     }
 
-    /// The block of `w` columns (`w <= NR`): one, two or three vectors.
+    /// The block of `w` columns (`w <= NR`: one, two or three vectors) of
+    /// `t.panels` row panels.
     ///
     /// # Safety
     /// As [`tile`].
     #[target_feature(enable = "avx512f")]
     unsafe fn tile_any(t: &Tile, w: usize) {
-        match w.div_ceil(16) {
-            3 => tile::<3>(t, w),
-            2 => tile::<2>(t, w),
-            _ => tile::<1>(t, w),
+        match (w.div_ceil(16), t.panels) {
+            (3, 1) => tile::<3, 1>(t, w),
+            (3, _) => tile::<3, 2>(t, w),
+            (2, 1) => tile::<2, 1>(t, w),
+            (2, 2) => tile::<2, 2>(t, w),
+            (2, _) => tile::<2, 3>(t, w),
+            (_, 1) => tile::<1, 1>(t, w),
+            (_, 2) => tile::<1, 2>(t, w),
+            (_, _) => tile::<1, 3>(t, w),
         }
     }
 
     /// # Safety
     /// As [`gemm`]; `w` columns (`16·(NV-1) < w <= 16·NV`) lie in `C`; the
-    /// strip holds `kc` rows of `NR` floats, 64-byte aligned; the panel
-    /// `kc` steps of `MR` floats.
+    /// strip holds `kc` rows of `NR` floats, 64-byte aligned; each of the
+    /// `P` panels (`t.panels >= P`) `kc` steps of `MR` floats.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn tile<const NV: usize>(t: &Tile, w: usize) {
-        let mut acc = [[_mm512_setzero_ps(); NV]; MR];
-        let (mut a, mut b) = (t.a, t.b);
-        for _ in 0..t.kc {
+    unsafe fn tile<const NV: usize, const P: usize>(t: &Tile, w: usize) {
+        let mut acc = [[[_mm512_setzero_ps(); NV]; MR]; P];
+        let mut b = t.b;
+        for kk in 0..t.kc {
             let mut bv = [_mm512_setzero_ps(); NV];
             for (v, x) in bv.iter_mut().enumerate() {
                 *x = _mm512_load_ps(b.add(16 * v));
             }
-            for (r, row) in acc.iter_mut().enumerate() {
-                let av = _mm512_set1_ps(*a.add(r));
-                for (x, &y) in row.iter_mut().zip(&bv) {
-                    *x = _mm512_fmadd_ps(av, y, *x);
+            for (q, panel) in acc.iter_mut().enumerate() {
+                let a = t.a.add(q * t.pstride + kk * MR);
+                for (r, row) in panel.iter_mut().enumerate() {
+                    let av = _mm512_set1_ps(*a.add(r));
+                    for (x, &y) in row.iter_mut().zip(&bv) {
+                        *x = _mm512_fmadd_ps(av, y, *x);
+                    }
                 }
             }
-            a = a.add(MR);
             b = b.add(NR);
         }
         let tail = w - 16 * (NV - 1);
         let m: __mmask16 = if tail == 16 { !0 } else { (1u16 << tail) - 1 };
-        for (r, row) in acc.iter().enumerate().take(t.rows) {
-            let c = t.c.add(r * t.ldc);
-            for (v, &x) in row.iter().enumerate() {
-                let lanes = if v == NV - 1 { m } else { !0 };
-                let p = c.add(16 * v);
-                let x = match t.first {
-                    true => x,
-                    false => _mm512_add_ps(x, _mm512_maskz_loadu_ps(lanes, p)),
-                };
-                _mm512_mask_storeu_ps(p, lanes, x);
+        for (q, panel) in acc.iter().enumerate() {
+            for (r, row) in panel.iter().enumerate() {
+                let r = q * MR + r;
+                if r >= t.rows {
+                    return;
+                }
+                let c = t.c.add(r * t.ldc);
+                for (v, &x) in row.iter().enumerate() {
+                    let lanes = if v == NV - 1 { m } else { !0 };
+                    let p = c.add(16 * v);
+                    let x = match t.first {
+                        true => x,
+                        false => _mm512_add_ps(x, _mm512_maskz_loadu_ps(lanes, p)),
+                    };
+                    _mm512_mask_storeu_ps(p, lanes, x);
+                }
             }
         }
     }
@@ -747,6 +788,11 @@ mod tests {
             (8, 130, 49),
             (13, 300, 25),
             (4, 9, 24),
+            // Blocks of several row panels (AVX-512: 2 panels for 3 vectors
+            // of columns, 3 for 1 or 2), the last one cut short.
+            (10, 17, 16),
+            (21, 50, 40),
+            (27, 40, 33),
             // Several `NC` blocks (a partial strip in each), `KC` slices of
             // equal length, `MC` row blocks (`MC / kc` rows at most).
             (7, 20, 2 * NC + 30),
