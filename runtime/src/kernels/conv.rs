@@ -614,8 +614,8 @@ impl Conv {
         };
         let tl = Tiling::new(&vsh, true, par.threads());
         let parallel = sh.n * sh.oc * sh.p * sh.k > 1 << 18;
+        // Every float a tap reads is written by `Phases::fill`: no zeroing.
         let mut planes = SHARED_PANEL.with(|b| b.take());
-        planes.clear();
         planes.resize(n * c * plen, 0.0);
         let pp = Shared(planes.as_mut_ptr());
         let (h, w) = (geo.h, geo.w);
@@ -687,25 +687,35 @@ impl Conv {
         let p0 = j0 / pw * ow + (j0 % pw).min(ow);
         for r in 0..r1 - r0 {
             let row = &mut buf[r * cols..(r + 1) * cols];
-            // Drop the padding columns: the real ones move left, in order.
-            let mut len = 0;
-            let mut j = j0;
+            let co = gi * ocg + r0 + r;
+            // Bias and activation over the whole row at once (the padding
+            // columns too: they are dropped), a residual by position.
+            let whole = ptrs.r.is_none();
+            if whole {
+                self.epilogue(ptrs, oc, p, bi, co, p0, row);
+            }
+            // Each run of real columns (one output row's, or the part of it
+            // in the block) to its place; the padding columns between runs
+            // are dropped.
+            let (mut j, mut at) = (j0, p0);
             while j < j1 {
                 let (ox, end) = (j % pw, (j / pw + 1) * pw);
                 let take = ow.saturating_sub(ox).min(j1 - j);
-                row.copy_within(j - j0..j - j0 + take, len);
-                len += take;
-                j = end.min(j1);
-            }
-            let row = &mut row[..len];
-            let co = gi * ocg + r0 + r;
-            self.epilogue(ptrs, oc, p, bi, co, p0, row);
-            match self.blocked_out {
-                None => {
-                    let dst = ptrs.o.p().add((bi * oc + co) * p + p0);
-                    std::ptr::copy_nonoverlapping(row.as_ptr(), dst, len);
+                if take > 0 {
+                    let run = &mut row[j - j0..j - j0 + take];
+                    if !whole {
+                        self.epilogue(ptrs, oc, p, bi, co, at, run);
+                    }
+                    match self.blocked_out {
+                        None => {
+                            let dst = ptrs.o.p().add((bi * oc + co) * p + at);
+                            std::ptr::copy_nonoverlapping(run.as_ptr(), dst, take);
+                        }
+                        Some(c0) => scatter_row(ptrs.o.p(), run, oc, p, c0, bi, co, at),
+                    }
                 }
-                Some(c0) => scatter_row(ptrs.o.p(), row, oc, p, c0, bi, co, p0),
+                at += take;
+                j = end.min(j1);
             }
         }
         OUT_TILE.with(|t| t.replace(buf));
@@ -1170,8 +1180,9 @@ impl Phases {
         let (r, c) = (ki * g.dh, kj * g.dw);
         ((r % g.sh * g.sw + c % g.sw) * self.rows + r / g.sh) * self.pw + c / g.sw
     }
-    /// Fill `ph` (zeroed, `len` floats) from the `h x w` plane `x`; the
-    /// phases no tap reads stay zero.
+    /// Fill `ph` (`len` floats) from the `h x w` plane `x`: every float of
+    /// the phases some tap reads, zeros where the padding is (so `ph` need
+    /// not be zeroed first); the phases no tap reads are left as they are.
     ///
     /// # Safety
     /// `x` points at `h x w` floats.
@@ -1186,19 +1197,39 @@ impl Phases {
                 // Phase column j is input column j*sw + b - pl: valid j in [lo, hi).
                 let (lo, hi) = valid_range(b as isize - g.pl as isize, g.sw, g.w, pw);
                 for i in 0..self.rows {
+                    let dst = &mut ph[base + i * pw..base + (i + 1) * pw];
                     let y = (i * g.sh + a) as isize - g.pt as isize;
                     if y < 0 || y >= g.h as isize || lo >= hi {
+                        dst.fill(0.0);
                         continue;
                     }
                     let src = x.add(y as usize * g.w);
-                    let dst = &mut ph[base + i * pw..base + i * pw + hi];
                     let first = lo * g.sw + b - g.pl;
-                    if g.sw == 1 {
-                        let s = std::slice::from_raw_parts(src.add(first), hi - lo);
-                        dst[lo..].copy_from_slice(s);
-                    } else {
-                        for (t, v) in dst[lo..].iter_mut().enumerate() {
-                            *v = *src.add(first + t * g.sw);
+                    let (head, rest) = dst.split_at_mut(lo);
+                    let (row, tail) = rest.split_at_mut(hi - lo);
+                    head.fill(0.0);
+                    tail.fill(0.0);
+                    match g.sw {
+                        1 => {
+                            row.copy_from_slice(std::slice::from_raw_parts(src.add(first), hi - lo))
+                        }
+                        // Every other column, as pairs (a pattern the
+                        // compiler turns into vector shuffles); the last
+                        // one may have no pair inside the row.
+                        2 => {
+                            let s = std::slice::from_raw_parts(src.add(first), 2 * (hi - lo) - 1);
+                            let pairs = s.chunks_exact(2);
+                            if let (Some(v), &[last]) = (row.last_mut(), pairs.remainder()) {
+                                *v = last;
+                            }
+                            for (v, pair) in row.iter_mut().zip(pairs) {
+                                *v = pair[0];
+                            }
+                        }
+                        _ => {
+                            for (t, v) in row.iter_mut().enumerate() {
+                                *v = *src.add(first + t * g.sw);
+                            }
                         }
                     }
                 }
