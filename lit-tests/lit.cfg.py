@@ -69,12 +69,16 @@ with tempfile.TemporaryDirectory() as d:
         pass
 
 # The packed GEMM micro-kernel's default depends on the CPU (AVX2 + FMA: the runtime's
-# runtime/src/kernels/sgemm_packed.rs `fast`): tests of that choice say REQUIRES: avx2.
+# runtime/src/kernels/sgemm_packed.rs `fast`): tests of that choice say REQUIRES: avx2,
+# and those whose default differs with AVX-512F check by `%if avx512`.
 try:
     with open("/proc/cpuinfo") as f:
         flags = f.read().split()
     if "avx2" in flags and "fma" in flags:
         config.available_features.add("avx2")
+    # With AVX-512F the default packs every constant filter (conv.rs `packs`).
+    if "avx512f" in flags:
+        config.available_features.add("avx512")
 except OSError:
     pass
 
