@@ -247,6 +247,9 @@ impl Reduce {
         }
         let n = x.numel();
         let count = (n / nout.max(1)).max(1) as f64;
+        if self.reduce_f32(x, out, &red, count) {
+            return Ok(());
+        }
         let float = x.dtype.is_float();
         let init = match self.kind {
             RedKind::Sum | RedKind::Mean => 0.0,
@@ -331,5 +334,130 @@ impl Reduce {
             store_i64(out.dtype, out.ptr, 0, &iacc);
         }
         Ok(())
+    }
+}
+
+impl Reduce {
+    /// The f32 reductions over one run of adjacent axes (a global pool's
+    /// `[2, 3]` of NCHW, a softmax-like last axis, a middle axis), as
+    /// `outer x reduced x inner` loops that vectorise: sums in f64 as the
+    /// generic loop's (eight partial sums along a reduced run; along `inner`
+    /// each output's own, in order), maxima and minima on the values, NaN
+    /// winning. `false` (nothing written) for any other reduction.
+    fn reduce_f32(&self, x: &Slot, out: &Slot, red: &[bool], count: f64) -> bool {
+        let Some(a) = red.iter().position(|&r| r) else {
+            return false;
+        };
+        let b = red[a..]
+            .iter()
+            .position(|&r| !r)
+            .map_or(red.len(), |k| a + k);
+        let n = x.numel();
+        if x.dtype != DType::F32
+            || out.dtype != DType::F32
+            || self.kind == RedKind::Prod
+            || red[b..].iter().any(|&r| r)
+            || n == 0
+        {
+            return false;
+        }
+        let size = |d: &[usize]| d.iter().product::<usize>();
+        let (reduced, inner) = (size(&x.shape[a..b]), size(&x.shape[b..]));
+        let outer = n / (reduced * inner);
+        if out.numel() != outer * inner {
+            return false;
+        }
+        // SAFETY: the slots hold `n` and `outer * inner` f32 values.
+        let (xs, ys) = unsafe {
+            (
+                std::slice::from_raw_parts(x.ptr as *const f32, n),
+                std::slice::from_raw_parts_mut(out.ptr as *mut f32, outer * inner),
+            )
+        };
+        reduce_runs(self.kind, xs, ys, reduced, inner, count);
+        true
+    }
+}
+
+/// `ys[o * inner + i]` = the reduction over `r` of `xs[(o * reduced + r) *
+/// inner + i]`, compiled again for AVX-512 and AVX2.
+fn reduce_runs(
+    kind: RedKind,
+    xs: &[f32],
+    ys: &mut [f32],
+    reduced: usize,
+    inner: usize,
+    count: f64,
+) {
+    by_cpu_features!(reduce_runs_loops(kind: RedKind, xs: &[f32], ys: &mut [f32], reduced: usize, inner: usize, count: f64))
+}
+
+#[inline(always)]
+fn reduce_runs_loops(
+    kind: RedKind,
+    xs: &[f32],
+    ys: &mut [f32],
+    reduced: usize,
+    inner: usize,
+    count: f64,
+) {
+    let take_max = |a: f32, v: f32| if v > a || v.is_nan() { v } else { a };
+    let take_min = |a: f32, v: f32| if v < a || v.is_nan() { v } else { a };
+    let finish = |s: f64| match kind {
+        RedKind::Mean => (s / count) as f32,
+        _ => s as f32,
+    };
+    let block = reduced * inner;
+    for (xo, yo) in xs.chunks_exact(block).zip(ys.chunks_exact_mut(inner)) {
+        if inner == 1 {
+            yo[0] = match kind {
+                RedKind::Max => xo.iter().fold(f32::NEG_INFINITY, |a, &v| take_max(a, v)),
+                RedKind::Min => xo.iter().fold(f32::INFINITY, |a, &v| take_min(a, v)),
+                _ => {
+                    // Eight partial sums: independent additions, in lanes.
+                    let mut part = [0f64; 8];
+                    let lanes = xo.chunks_exact(8);
+                    let rest: f64 = lanes.remainder().iter().map(|&v| v as f64).sum();
+                    for c in lanes {
+                        for (p, &v) in part.iter_mut().zip(c) {
+                            *p += v as f64;
+                        }
+                    }
+                    finish(part.iter().sum::<f64>() + rest)
+                }
+            };
+            continue;
+        }
+        let rows = xo.chunks_exact(inner);
+        match kind {
+            RedKind::Max | RedKind::Min => {
+                let init = if kind == RedKind::Max {
+                    f32::NEG_INFINITY
+                } else {
+                    f32::INFINITY
+                };
+                yo.fill(init);
+                for row in rows {
+                    for (y, &v) in yo.iter_mut().zip(row) {
+                        *y = if kind == RedKind::Max {
+                            take_max(*y, v)
+                        } else {
+                            take_min(*y, v)
+                        };
+                    }
+                }
+            }
+            _ => {
+                let mut acc = vec![0f64; inner];
+                for row in rows {
+                    for (s, &v) in acc.iter_mut().zip(row) {
+                        *s += v as f64;
+                    }
+                }
+                for (y, &s) in yo.iter_mut().zip(&acc) {
+                    *y = finish(s);
+                }
+            }
+        }
     }
 }

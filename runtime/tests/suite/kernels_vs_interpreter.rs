@@ -987,3 +987,37 @@ fn rounding_casts_to_e8m0_match_the_interpreter() {
         }
     }
 }
+
+/// f32 reductions over one run of adjacent axes take the vector loops of
+/// `Reduce::reduce_f32` (norm.rs): a global pool's `[2, 3]`, the last axis,
+/// a middle one, the first, all of them; runs long enough for the eight
+/// partial sums and their remainder. Other axis sets (`[0, 2]`) and
+/// products keep the generic loop. All against the interpreter.
+#[test]
+fn f32_reductions_over_adjacent_axes_match_the_interpreter() {
+    let x = "tensor<2x3x7x9xf32>";
+    let cases: [(&str, &str, &str); 6] = [
+        ("[2, 3]", "tensor<2x3xf32>", "global pool"),
+        ("[3]", "tensor<2x3x7xf32>", "last axis"),
+        ("[1]", "tensor<2x7x9xf32>", "middle axis"),
+        ("[0]", "tensor<3x7x9xf32>", "first axis"),
+        ("[0, 1, 2, 3]", "tensor<f32>", "every axis"),
+        ("[0, 2]", "tensor<3x9xf32>", "apart (generic)"),
+    ];
+    for op in [
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+    ] {
+        for (axes, y, what) in cases {
+            let text = one_op(
+                &[("x", x)],
+                &format!("graph.{op} $OPERANDS {{axes = {axes}, keepdims = 0 : i64}}"),
+                y,
+            );
+            check(&text, &format!("{op} {what}"));
+        }
+    }
+}
