@@ -618,14 +618,14 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn gemm(g: &Gemm) {
         match g.n {
-            1 => return narrow::<1>(g),
-            2 => return narrow::<2>(g),
-            3 => return narrow::<3>(g),
-            4 => return narrow::<4>(g),
-            5 => return narrow::<5>(g),
-            6 => return narrow::<6>(g),
-            7 => return narrow::<7>(g),
-            NARROW => return narrow::<NARROW>(g),
+            1 => return narrow::<1, 4>(g),
+            2 => return narrow::<2, 4>(g),
+            3 => return narrow::<3, 2>(g),
+            4 => return narrow::<4, 2>(g),
+            5 => return narrow::<5, 1>(g),
+            6 => return narrow::<6, 1>(g),
+            7 => return narrow::<7, 1>(g),
+            NARROW => return narrow::<NARROW, 1>(g),
             _ => {}
         }
         let micro = Micro {
@@ -651,43 +651,57 @@ mod avx512 {
 
     /// `C` with `N` (at most [`NARROW`]) columns: a convolution over a map
     /// of 1, 2x2 or 3x3 pixels (late layers of small images, squeeze-excite
-    /// blocks), where a strip of 48 columns would be mostly zeros. The
-    /// vectors run along the rows instead: four row panels give 16 rows of
-    /// `A` per `k` (four 4-float loads), each multiplied by the `N` values
-    /// of `B`'s row broadcast, over the whole `k` in registers; `B` is read
-    /// in place (no strips) and `C` written once.
+    /// blocks, a classifier at batch 1), where a strip of 48 columns would
+    /// be mostly zeros. The vectors run along the rows instead: four row
+    /// panels give 16 rows of `A` per `k` (four 4-float loads), each
+    /// multiplied by the `N` values of `B`'s row broadcast, over the whole
+    /// `k` in registers; `B` is read in place (no strips) and `C` written
+    /// once. With few columns the `k` steps go round `S` sets of sums (each
+    /// a dependent chain of multiply-adds: one set would wait on the
+    /// multiply-add's latency every step), added up at the end.
     ///
     /// # Safety
     /// As [`gemm`], with `g.n == N`.
     #[target_feature(enable = "avx512f")]
-    unsafe fn narrow<const N: usize>(g: &Gemm) {
+    unsafe fn narrow<const N: usize, const S: usize>(g: &Gemm) {
         let mut out = [0f32; 16];
         let panels = g.rows.div_ceil(MR);
         let mut p0 = 0;
         while p0 < panels {
             let np = (panels - p0).min(4);
             let base = g.a.add(p0 * MR * g.k);
-            let mut acc = [_mm512_setzero_ps(); N];
-            for kk in 0..g.k {
-                // Panel q's 4 rows at this k; the panels past the last are zeros.
+            let mut acc = [[_mm512_setzero_ps(); N]; S];
+            // Panel q's 4 rows at `kk`; the panels past the last are zeros.
+            let rows_at = |kk: usize| {
                 let part = |q: usize| match q < np {
                     true => _mm_loadu_ps(base.add(q * MR * g.k + kk * MR)),
                     false => _mm_setzero_ps(),
                 };
-                let av = _mm512_insertf32x4::<3>(
+                _mm512_insertf32x4::<3>(
                     _mm512_insertf32x4::<2>(
                         _mm512_insertf32x4::<1>(_mm512_castps128_ps512(part(0)), part(1)),
                         part(2),
                     ),
                     part(3),
-                );
-                let b = g.b.row(kk);
-                for (j, x) in acc.iter_mut().enumerate() {
-                    *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*b.add(j)), *x);
+                )
+            };
+            let mut kk = 0;
+            while kk < g.k {
+                for set in acc.iter_mut().take(g.k - kk) {
+                    let av = rows_at(kk);
+                    let b = g.b.row(kk);
+                    for (j, x) in set.iter_mut().enumerate() {
+                        *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*b.add(j)), *x);
+                    }
+                    kk += 1;
                 }
             }
             let rows = (g.rows - p0 * MR).min(16);
-            for (j, &x) in acc.iter().enumerate() {
+            for j in 0..N {
+                let mut x = acc[0][j];
+                for set in &acc[1..] {
+                    x = _mm512_add_ps(x, set[j]);
+                }
                 _mm512_storeu_ps(out.as_mut_ptr(), x);
                 for (r, &v) in out.iter().enumerate().take(rows) {
                     *g.c.add((p0 * MR + r) * g.ldc + j) = v;
