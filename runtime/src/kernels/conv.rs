@@ -370,13 +370,33 @@ impl Conv {
         row: &mut [f32],
     ) {
         let bias = ptrs.b.map(|b| *b.p().add(co));
+        let act = match self.block_act() {
+            true => "none",
+            false => &self.act,
+        };
         match ptrs.r {
-            None => bias_activation(bias, &self.act, self.alpha, row),
+            None => bias_activation(bias, act, self.alpha, row),
             Some(r) => {
                 let at = (bi * oc + co) * p + p0;
                 let residual = std::slice::from_raw_parts(r.p().add(at), row.len());
-                bias_residual_activation(bias, residual, &self.act, self.alpha, row)
+                bias_residual_activation(bias, residual, act, self.alpha, row)
             }
+        }
+    }
+
+    /// Whether the activation runs over whole blocks of rows after
+    /// [`Conv::epilogue`] ([`Conv::finish_block`]) rather than in it, row by
+    /// row: a transcendental one (sigmoid, tanh, gelu, silu), whose vector
+    /// loop would leave the short rows of a small map to its scalar tail.
+    fn block_act(&self) -> bool {
+        !matches!(self.act.as_str(), "none" | "relu" | "relu6" | "leaky_relu")
+    }
+
+    /// The activation of [`Conv::block_act`] over `block`: rows that went
+    /// through [`Conv::epilogue`] (any other floats in it are dropped later).
+    pub(super) fn finish_block(&self, block: &mut [f32]) {
+        if self.block_act() {
+            activation(&self.act, self.alpha, block);
         }
     }
 
@@ -526,7 +546,12 @@ impl Conv {
                     for ch in c0..c0 + cnt {
                         let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
                         self.epilogue(ptrs, oc, p, bi, ch, 0, plane);
-                        if let Some(cb) = self.blocked_out {
+                    }
+                    // The block's planes lie side by side.
+                    self.finish_block(std::slice::from_raw_parts_mut(os, cnt * p));
+                    if let Some(cb) = self.blocked_out {
+                        for ch in c0..c0 + cnt {
+                            let plane = std::slice::from_raw_parts(os.add((ch - c0) * p), p);
                             scatter_row(ptrs.o.p(), plane, oc, p, cb, bi, ch, 0);
                         }
                     }
@@ -691,38 +716,48 @@ impl Conv {
         );
         // Output position of the first real column at or after `j0`.
         let p0 = j0 / pw * ow + (j0 % pw).min(ow);
-        for r in 0..r1 - r0 {
-            let row = &mut buf[r * cols..(r + 1) * cols];
-            let co = gi * ocg + r0 + r;
-            // Bias and activation over the whole row at once (the padding
-            // columns too: they are dropped), a residual by position.
-            let whole = ptrs.r.is_none();
-            if whole {
-                self.epilogue(ptrs, oc, p, bi, co, p0, row);
-            }
-            // Each run of real columns (one output row's, or the part of it
-            // in the block) to its place; the padding columns between runs
-            // are dropped.
+        // Bias and activation over whole rows at once (the padding columns
+        // too: they are dropped), a residual by position, run by run.
+        let whole = ptrs.r.is_none();
+        // Each run of real columns of a row: its columns in the row, its
+        // output position.
+        let runs = |f: &mut dyn FnMut(std::ops::Range<usize>, usize)| {
             let (mut j, mut at) = (j0, p0);
             while j < j1 {
                 let (ox, end) = (j % pw, (j / pw + 1) * pw);
                 let take = ow.saturating_sub(ox).min(j1 - j);
                 if take > 0 {
-                    let run = &mut row[j - j0..j - j0 + take];
-                    if !whole {
-                        self.epilogue(ptrs, oc, p, bi, co, at, run);
-                    }
-                    match self.blocked_out {
-                        None => {
-                            let dst = ptrs.o.p().add((bi * oc + co) * p + at);
-                            std::ptr::copy_nonoverlapping(run.as_ptr(), dst, take);
-                        }
-                        Some(c0) => scatter_row(ptrs.o.p(), run, oc, p, c0, bi, co, at),
-                    }
+                    f(j - j0..j - j0 + take, at);
                 }
                 at += take;
                 j = end.min(j1);
             }
+        };
+        for r in 0..r1 - r0 {
+            let row = &mut buf[r * cols..(r + 1) * cols];
+            let co = gi * ocg + r0 + r;
+            match whole {
+                true => self.epilogue(ptrs, oc, p, bi, co, p0, row),
+                false => runs(&mut |cs, at| self.epilogue(ptrs, oc, p, bi, co, at, &mut row[cs])),
+            }
+        }
+        self.finish_block(&mut buf[..(r1 - r0) * cols]);
+        // Each run of real columns (one output row's, or the part of it in
+        // the block) to its place; the padding columns between runs are
+        // dropped.
+        for r in 0..r1 - r0 {
+            let row = &buf[r * cols..(r + 1) * cols];
+            let co = gi * ocg + r0 + r;
+            runs(&mut |cs, at| {
+                let run = &row[cs];
+                match self.blocked_out {
+                    None => {
+                        let dst = ptrs.o.p().add((bi * oc + co) * p + at);
+                        std::ptr::copy_nonoverlapping(run.as_ptr(), dst, run.len());
+                    }
+                    Some(c0) => scatter_row(ptrs.o.p(), run, oc, p, c0, bi, co, at),
+                }
+            });
         }
         OUT_TILE.with(|t| t.replace(buf));
     }
@@ -809,7 +844,17 @@ impl Conv {
         for r in 0..r1 - r0 {
             let row = std::slice::from_raw_parts_mut(cdst.add(r * rsc), cols);
             self.epilogue(ptrs, oc, p, bi, gi * ocg + r0 + r, j0, row);
-            if let Some(c0) = self.blocked_out {
+        }
+        match rsc == cols {
+            // The rows lie side by side (a tile, or whole output planes).
+            true => self.finish_block(std::slice::from_raw_parts_mut(cdst, (r1 - r0) * cols)),
+            false => (0..r1 - r0).for_each(|r| {
+                self.finish_block(std::slice::from_raw_parts_mut(cdst.add(r * rsc), cols))
+            }),
+        }
+        if let Some(c0) = self.blocked_out {
+            for r in 0..r1 - r0 {
+                let row = std::slice::from_raw_parts(cdst.add(r * rsc), cols);
                 scatter_row(ptrs.o.p(), row, oc, p, c0, bi, gi * ocg + r0 + r, j0);
             }
         }

@@ -871,8 +871,14 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
         v.iter_mut().for_each(|x| *x = x.max(0.0));
         return;
     }
-    let x = v.to_vec();
-    ew::apply_unary(code, &x, v);
+    // Through a copy on the stack, a chunk at a time (the epilogue calls
+    // this per row of a tile: no allocation per call).
+    let mut x = [0f32; 256];
+    for chunk in v.chunks_mut(x.len()) {
+        let x = &mut x[..chunk.len()];
+        x.copy_from_slice(chunk);
+        ew::apply_unary(code, x, chunk);
+    }
 }
 
 impl Step {

@@ -684,6 +684,7 @@ unsafe fn output_block(
         transform();
         let out = std::slice::from_raw_parts_mut(dst, len);
         conv.epilogue(ptrs, b.sh.oc, p, bi, co, oy0 * ow, out);
+        conv.finish_block(out);
         if let Some(c0) = conv.blocked_out {
             scatter_row(ptrs.o.p(), out, b.sh.oc, p, c0, bi, co, oy0 * ow);
         }

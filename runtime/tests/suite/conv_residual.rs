@@ -5,7 +5,8 @@
 //! and without bias and relu, the residual on either side of the add, NCHW
 //! and NC1HWC0 models, 1 and 2 threads: the model reports the fusion, agrees
 //! with the interpreter, and is bit for bit the unfused model (`fuse`
-//! off: the add in a kernel of its own).
+//! off: the add in a kernel of its own). Transcendental activations in the
+//! epilogue, run over blocks of rows, agree with the interpreter too.
 
 use crate::common;
 use common::*;
@@ -15,6 +16,7 @@ use ge_ir::tensor::Tensor;
 /// A conv (`k`x`k`, `stride`, pad `k / 2`, `group`) of `c` -> `oc`
 /// channels on `h`x`h`, then `add` with the residual argument and maybe a
 /// relu.
+#[derive(Clone, Copy)]
 struct Case {
     c: usize,
     oc: usize,
@@ -183,5 +185,50 @@ fn adds_that_are_not_residuals_stay_apart() {
         let model = load(&om_bytes(name, src, &CompileOptions::default()), 1);
         assert_eq!(model.fused_residuals(), 0, "{name}");
         assert_close(&run(&model, &ins), &want, name);
+    }
+}
+
+/// Transcendental epilogue activations (sigmoid, silu, tanh, gelu) run over
+/// whole blocks of rows after the bias (`Conv::finish_block`): every conv
+/// kernel, maps down to 2x2 (rows shorter than a vector), with a residual
+/// folded in or not, NCHW and NC1HWC0, 1 and 2 threads.
+#[test]
+fn block_activations_match_the_interpreter() {
+    let shapes = [
+        case(16, 32, 2, 1, 1, 1),
+        case(16, 24, 3, 3, 1, 1),
+        case(8, 24, 12, 3, 1, 1),
+        case(8, 16, 13, 3, 2, 1),
+        case(12, 12, 2, 3, 1, 12),
+        case(12, 12, 10, 3, 1, 12),
+    ];
+    for (i, t) in shapes.iter().enumerate() {
+        for act in ["sigmoid", "silu", "tanh", "gelu"] {
+            for residual in [false, true] {
+                let t = Case { relu: false, ..*t };
+                let mut src = text(&t).replace(
+                    "strides = [",
+                    &format!("activation = \"{act}\", strides = ["),
+                );
+                if !residual {
+                    // Return the conv itself.
+                    src = src.replace("graph.return %s", "graph.return %y");
+                }
+                let (types, m) = signature(&src, "main");
+                let ins = random_inputs(&types, &[], 70 + i as u64);
+                let want = interpret(&m, "main", &ins);
+                let what = format!("case {i} {act} residual={residual}");
+                for formats in [false, true] {
+                    let opts = CompileOptions {
+                        formats,
+                        ..Default::default()
+                    };
+                    let om = om_bytes("act", &src, &opts);
+                    for threads in [1, 2] {
+                        assert_close(&run(&load(&om, threads), &ins), &want, &what);
+                    }
+                }
+            }
+        }
     }
 }
