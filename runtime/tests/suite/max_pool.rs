@@ -58,6 +58,18 @@ fn pool_text_2d(
     )
 }
 
+/// The average pool of the same window as max pool `text`.
+fn as_average(text: &str, ceil: bool, include_pad: i64) -> String {
+    text.replace("graph.max_pool2d", "graph.avg_pool2d")
+        .replace(
+            &format!("ceil_mode = {} : i64}}", ceil as i64),
+            &format!(
+                "ceil_mode = {} : i64, count_include_pad = {include_pad} : i64}}",
+                ceil as i64
+            ),
+        )
+}
+
 fn check(text: &str, ins: &[Tensor], what: &str) {
     let (_, m) = signature(text, "main");
     let want = interpret(&m, "main", ins);
@@ -148,15 +160,7 @@ fn average_pooling_matches_the_interpreter() {
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         for include_pad in [0, 1] {
-            let text = pool_text(k, s, d, p, ceil, h, w)
-                .replace("graph.max_pool2d", "graph.avg_pool2d")
-                .replace(
-                    &format!("ceil_mode = {} : i64}}", ceil as i64),
-                    &format!(
-                        "ceil_mode = {} : i64, count_include_pad = {include_pad} : i64}}",
-                        ceil as i64
-                    ),
-                );
+            let text = as_average(&pool_text(k, s, d, p, ceil, h, w), ceil, include_pad);
             let (types, m) = signature(&text, "main");
             let ins = random_inputs(&types, &[], 6);
             let want = interpret(&m, "main", &ins);
@@ -191,15 +195,7 @@ fn pools_with_unequal_axes_match_the_interpreter() {
         let ins = random_inputs(&types, &[], 7);
         check(&text, &ins, &format!("max {what}"));
         for include_pad in [0, 1] {
-            let avg = text
-                .replace("graph.max_pool2d", "graph.avg_pool2d")
-                .replace(
-                    &format!("ceil_mode = {} : i64}}", ceil as i64),
-                    &format!(
-                        "ceil_mode = {} : i64, count_include_pad = {include_pad} : i64}}",
-                        ceil as i64
-                    ),
-                );
+            let avg = as_average(&text, ceil, include_pad);
             let (_, m) = signature(&avg, "main");
             let want = interpret(&m, "main", &ins);
             for threads in [1, 2] {
