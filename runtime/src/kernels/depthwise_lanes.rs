@@ -68,28 +68,34 @@ pub(super) unsafe fn block(
     scratch.clear();
     scratch.resize((hp * wp + taps) * 16, 0.0);
     let (plane, weights) = scratch.split_at_mut(hp * wp * 16);
-    for lane in 0..cnt {
-        let xs = x.add(lane * g.h * g.w);
-        for r in 0..hp {
-            let Some(y) = (r as isize - g.pt as isize)
-                .try_into()
-                .ok()
-                .filter(|&y: &usize| y < g.h)
-            else {
-                continue;
-            };
-            for q in 0..wp {
-                if let Some(c) = q.checked_sub(g.pl).filter(|&c| c < g.w) {
-                    plane[(r * wp + q) * 16 + lane] = *xs.add(y * g.w + c);
-                }
+    // Each valid input pixel's 16 channels in one gather (the planes `h x
+    // w` apart), each tap's 16 weights in another; lanes past `cnt` stay 0.
+    let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let mask: __mmask16 = if cnt >= 16 { !0 } else { (1u16 << cnt) - 1 };
+    let zero = _mm512_setzero_ps();
+    let planes = _mm512_mullo_epi32(lanes, _mm512_set1_epi32((g.h * g.w) as i32));
+    for r in 0..hp {
+        let Some(y) = (r as isize - g.pt as isize)
+            .try_into()
+            .ok()
+            .filter(|&y: &usize| y < g.h)
+        else {
+            continue;
+        };
+        for q in 0..wp {
+            if let Some(c) = q.checked_sub(g.pl).filter(|&c| c < g.w) {
+                let v = _mm512_mask_i32gather_ps::<4>(zero, mask, planes, x.add(y * g.w + c));
+                _mm512_storeu_ps(plane.as_mut_ptr().add((r * wp + q) * 16), v);
             }
         }
-        for t in 0..taps {
-            weights[t * 16 + lane] = *wt.add(lane * taps + t);
-        }
+    }
+    let filters = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(taps as i32));
+    for t in 0..taps {
+        let v = _mm512_mask_i32gather_ps::<4>(zero, mask, filters, wt.add(t));
+        _mm512_storeu_ps(weights.as_mut_ptr().add(t * 16), v);
     }
     let (p, wv) = (plane.as_ptr(), weights.as_ptr());
-    let mut out = [0f32; 16];
+    let outs = _mm512_mullo_epi32(lanes, _mm512_set1_epi32((g.oh * g.ow) as i32));
     for oy in 0..g.oh {
         for ox in 0..g.ow {
             let mut acc = _mm512_setzero_ps();
@@ -102,11 +108,8 @@ pub(super) unsafe fn block(
                     acc = _mm512_fmadd_ps(v, w, acc);
                 }
             }
-            _mm512_storeu_ps(out.as_mut_ptr(), acc);
-            let at = oy * g.ow + ox;
-            for (lane, &v) in out.iter().enumerate().take(cnt) {
-                *o.add(lane * g.oh * g.ow + at) = v;
-            }
+            // Lane `l` to channel `l`'s plane (`oh x ow` apart).
+            _mm512_mask_i32scatter_ps::<4>(o.add(oy * g.ow + ox), mask, outs, acc);
         }
     }
 }
