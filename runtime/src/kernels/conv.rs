@@ -533,22 +533,43 @@ impl Conv {
                             tile.as_mut_ptr()
                         }
                     };
+                    // The lanes kernel applies a bias and a cheap activation
+                    // itself (a residual and the rest stay plane by plane).
+                    let mut in_lanes = false;
                     #[cfg(target_arch = "x86_64")]
                     if lanes {
+                        use super::depthwise_lanes::{LaneAct, LaneEpilogue};
+                        let epi = LaneAct::of(&self.act)
+                            .filter(|_| ptrs.r.is_none())
+                            .map(|act| LaneEpilogue {
+                                bias: ptrs.b.map(|b| b.p().add(c0)),
+                                act,
+                            });
+                        in_lanes = epi.is_some();
                         PAD.with(|s| {
-                            super::depthwise_lanes::block(geo, xs, ws, os, cnt, &mut s.borrow_mut())
+                            super::depthwise_lanes::block(
+                                geo,
+                                xs,
+                                ws,
+                                os,
+                                cnt,
+                                &mut s.borrow_mut(),
+                                epi.as_ref(),
+                            )
                         });
                     } else {
                         depthwise(geo, xs, ws, os);
                     }
                     #[cfg(not(target_arch = "x86_64"))]
                     depthwise(geo, xs, ws, os);
-                    for ch in c0..c0 + cnt {
-                        let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
-                        self.epilogue(ptrs, oc, p, bi, ch, 0, plane);
+                    if !in_lanes {
+                        for ch in c0..c0 + cnt {
+                            let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);
+                            self.epilogue(ptrs, oc, p, bi, ch, 0, plane);
+                        }
+                        // The block's planes lie side by side.
+                        self.finish_block(std::slice::from_raw_parts_mut(os, cnt * p));
                     }
-                    // The block's planes lie side by side.
-                    self.finish_block(std::slice::from_raw_parts_mut(os, cnt * p));
                     if let Some(cb) = self.blocked_out {
                         for ch in c0..c0 + cnt {
                             let plane = std::slice::from_raw_parts(os.add((ch - c0) * p), p);

@@ -44,9 +44,39 @@ pub(super) fn applies(g: &Geo) -> bool {
     }
 }
 
+/// An activation the kernel applies in registers, after the bias.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum LaneAct {
+    None,
+    Relu,
+    Relu6,
+}
+
+impl LaneAct {
+    /// The conv epilogue's activation `name`, if the lanes take it.
+    pub(super) fn of(name: &str) -> Option<LaneAct> {
+        match name {
+            "none" => Some(LaneAct::None),
+            "relu" => Some(LaneAct::Relu),
+            "relu6" => Some(LaneAct::Relu6),
+            _ => None,
+        }
+    }
+}
+
+/// The epilogue [`block`] applies itself: the bias of its channels (if
+/// any), then the activation — the plane-wise epilogue's operations in its
+/// order (`conv::bias_activation`): NaN becomes 0 through relu and stays
+/// NaN through relu6. A block's output pixel is then written once.
+pub(super) struct LaneEpilogue {
+    pub bias: Option<*const f32>,
+    pub act: LaneAct,
+}
+
 /// Channels `0..cnt` (`cnt <= 16`) from `x` (their `h x w` planes, one
 /// after another), filters `wt` (`kh x kw` each, one after another), into
-/// `o` (their `oh x ow` planes, one after another); no bias, no activation.
+/// `o` (their `oh x ow` planes, one after another); with `epi`, its bias
+/// and activation too (the bias: `cnt` floats).
 ///
 /// # Safety
 /// [`applies`] holds for `g`; the pointers hold `cnt` planes / filters as
@@ -60,6 +90,7 @@ pub(super) unsafe fn block(
     o: *mut f32,
     cnt: usize,
     scratch: &mut Vec<f32>,
+    epi: Option<&LaneEpilogue>,
 ) {
     use std::arch::x86_64::*;
     let (hp, wp) = padded(g);
@@ -96,6 +127,11 @@ pub(super) unsafe fn block(
     }
     let (p, wv) = (plane.as_ptr(), weights.as_ptr());
     let outs = _mm512_mullo_epi32(lanes, _mm512_set1_epi32((g.oh * g.ow) as i32));
+    let bias = epi
+        .and_then(|e| e.bias)
+        .map(|b| _mm512_maskz_loadu_ps(mask, b));
+    let act = epi.map_or(LaneAct::None, |e| e.act);
+    let six = _mm512_set1_ps(6.0);
     for oy in 0..g.oh {
         for ox in 0..g.ow {
             let mut acc = _mm512_setzero_ps();
@@ -108,6 +144,16 @@ pub(super) unsafe fn block(
                     acc = _mm512_fmadd_ps(v, w, acc);
                 }
             }
+            if let Some(b) = bias {
+                acc = _mm512_add_ps(acc, b);
+            }
+            acc = match act {
+                LaneAct::None => acc,
+                // max(x, 0) gives the second operand, 0, for NaN.
+                LaneAct::Relu => _mm512_max_ps(acc, zero),
+                // max(0, x) and min(6, x) give the second operand, x, for NaN.
+                LaneAct::Relu6 => _mm512_min_ps(six, _mm512_max_ps(zero, acc)),
+            };
             // Lane `l` to channel `l`'s plane (`oh x ow` apart).
             _mm512_mask_i32scatter_ps::<4>(o.add(oy * g.ow + ox), mask, outs, acc);
         }
