@@ -606,7 +606,9 @@ fn store_live_ew_values(steps: &mut [Step], results: &[usize]) {
 /// each output tile gets `act(conv + bias + residual)` while in cache, and
 /// the elementwise pass over the whole result goes (ResNet's and
 /// MobileNetV2's blocks). The same additions in the same order: bit for bit
-/// the unfused result.
+/// the unfused result, but for a NaN sum through the relu, which the conv
+/// epilogue maps to 0 as the reference's relu does (the elementwise loop
+/// keeps NaN).
 fn fuse_conv_residuals(steps: &mut Vec<Step>, results: &[usize], types: &[Type]) {
     let mut i = 0;
     while i < steps.len() {

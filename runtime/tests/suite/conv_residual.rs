@@ -5,7 +5,7 @@
 //! and without bias and relu, the residual on either side of the add, NCHW
 //! and NC1HWC0 models, 1 and 2 threads: the model reports the fusion, agrees
 //! with the interpreter, and is bit for bit the unfused model (`fuse`
-//! off: the add in a kernel of its own). Transcendental activations in the
+//! off: the add in a kernel of its own) on these NaN-free inputs. Transcendental activations in the
 //! epilogue, run over blocks of rows, agree with the interpreter too.
 
 use crate::common;
