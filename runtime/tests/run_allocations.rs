@@ -71,18 +71,6 @@ const SMALL_CNN: &str = "module {
   }
 }";
 
-/// Two independent branches: two streams (a worker thread, events).
-const TWO_STREAMS: &str = "module {
-  graph.func @main(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
-    %w = data.constant dense<0.5> : tensor<8x8xf32>
-    %a = graph.matmul %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
-    %b = graph.relu %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    %c = graph.matmul %b, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
-    %d = graph.add %a, %c : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    graph.return %d, %b : tensor<2x8xf32>, tensor<2x8xf32>
-  }
-}";
-
 /// Allocations per run of `sess` on `x` (after warm-up runs, which build
 /// the plan and grow the scratch), and the last outputs.
 fn allocs_per_run(sess: &Session, x: &[HostTensor]) -> (usize, Vec<HostTensor>) {

@@ -3,19 +3,9 @@
 //! channel context outlive its model — the workers were detached and ended some
 //! time after the drop). Its own test binary: no other test's workers run here.
 
+mod common;
+use common::TWO_STREAMS;
 use ge_runtime::{HostTensor, LoadOptions, Model, StreamExecution};
-
-/// Two independent branches (matmul; relu then matmul): two streams.
-const TWO_STREAMS: &str = "module {
-  graph.func @main(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
-    %w = data.constant dense<0.5> : tensor<8x8xf32>
-    %a = graph.matmul %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
-    %b = graph.relu %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
-    %c = graph.matmul %b, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
-    %d = graph.add %a, %c : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-    graph.return %d, %b : tensor<2x8xf32>, tensor<2x8xf32>
-  }
-}";
 
 /// Threads of this process whose name starts with `ge-stream`.
 fn stream_threads() -> usize {

@@ -535,33 +535,36 @@ impl Conv {
                     };
                     // The lanes kernel applies a bias and a cheap activation
                     // itself (a residual and the rest stay plane by plane).
-                    let mut in_lanes = false;
                     #[cfg(target_arch = "x86_64")]
-                    if lanes {
+                    let in_lanes = {
                         use super::depthwise_lanes::{LaneAct, LaneEpilogue};
                         let epi = LaneAct::of(&self.act)
-                            .filter(|_| ptrs.r.is_none())
+                            .filter(|_| lanes && ptrs.r.is_none())
                             .map(|act| LaneEpilogue {
                                 bias: ptrs.b.map(|b| b.p().add(c0)),
                                 act,
                             });
-                        in_lanes = epi.is_some();
-                        PAD.with(|s| {
-                            super::depthwise_lanes::block(
-                                geo,
-                                xs,
-                                ws,
-                                os,
-                                cnt,
-                                &mut s.borrow_mut(),
-                                epi.as_ref(),
-                            )
-                        });
-                    } else {
-                        depthwise(geo, xs, ws, os);
-                    }
+                        match lanes {
+                            true => PAD.with(|s| {
+                                super::depthwise_lanes::block(
+                                    geo,
+                                    xs,
+                                    ws,
+                                    os,
+                                    cnt,
+                                    &mut s.borrow_mut(),
+                                    epi.as_ref(),
+                                )
+                            }),
+                            false => depthwise(geo, xs, ws, os),
+                        }
+                        epi.is_some()
+                    };
                     #[cfg(not(target_arch = "x86_64"))]
-                    depthwise(geo, xs, ws, os);
+                    let in_lanes = {
+                        depthwise(geo, xs, ws, os);
+                        false
+                    };
                     if !in_lanes {
                         for ch in c0..c0 + cnt {
                             let plane = std::slice::from_raw_parts_mut(os.add((ch - c0) * p), p);

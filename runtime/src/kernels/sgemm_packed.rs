@@ -880,9 +880,13 @@ mod tests {
         type Kernel = unsafe fn(&Gemm);
         let mut kernels: Vec<(&str, Kernel)> = vec![];
         if fast() {
+            // SAFETY: pushed only when the CPU has AVX2 and FMA; the caller
+            // upholds `gemm`'s pointer contract.
             kernels.push(("avx2", |g| unsafe { avx2::gemm(g) }));
         }
         if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: pushed only when the CPU has AVX-512F; the caller
+            // upholds `gemm`'s pointer contract.
             kernels.push(("avx512", |g| unsafe { avx512::gemm(g) }));
         }
         for (m, k, n) in [

@@ -243,3 +243,16 @@ pub fn nest(values: &[String], shape: &[usize]) -> String {
         }
     }
 }
+
+/// Two independent branches (matmul; relu then matmul): two streams, a
+/// worker thread with `StreamExecution::Workers`, events.
+pub const TWO_STREAMS: &str = "module {
+  graph.func @main(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+    %w = data.constant dense<0.5> : tensor<8x8xf32>
+    %a = graph.matmul %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %b = graph.relu %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %c = graph.matmul %b, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %d = graph.add %a, %c : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    graph.return %d, %b : tensor<2x8xf32>, tensor<2x8xf32>
+  }
+}";
