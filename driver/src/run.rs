@@ -770,7 +770,7 @@ fn latency_line(json: bool, threads: usize, times: &[f64]) -> String {
     );
     if json {
         format!(
-            "{{\"runs\": {n}, \"threads\": {}, \"mean_ms\": {mean:.4}, \"p50_ms\": {p50:.4}, \"p90_ms\": {p90:.4}, \"p99_ms\": {p99:.4}, \"min_ms\": {:.4}}}\n",
+            "{{\"runs\": {n}, \"threads\": {}, \"mean_ms\": {mean:.6}, \"p50_ms\": {p50:.6}, \"p90_ms\": {p90:.6}, \"p99_ms\": {p99:.6}, \"min_ms\": {:.6}}}\n",
             threads,
             s[0]
         )

@@ -51,6 +51,10 @@ pub struct Last {
     /// Per output, after [`Last::take`]: whether its array may be written
     /// again.
     alone: Vec<bool>,
+    /// The bytes of `arrays`' elements, when known: kept while the same
+    /// arrays are put back (no one else holds them, so no one reshaped
+    /// them), found again by [`Last::keep`] after [`Last::put`] changed one.
+    bytes: Option<usize>,
 }
 
 impl Last {
@@ -130,6 +134,7 @@ impl Last {
             return Ok(true);
         }
         dict.set_item(key, arr)?;
+        self.bytes = None;
         let n = self.arrays.len();
         match (arr.cast::<PyUntypedArray>(), self.arrays.get_mut(i)) {
             (Ok(a), Some(slot)) => *slot = a.clone().unbind(),
@@ -145,13 +150,13 @@ impl Last {
     pub fn keep(&mut self, dict: &Bound<'_, PyDict>, outputs: usize) {
         self.alone.clear();
         let py = dict.py();
-        let mut bytes = Some(0usize);
-        for a in &self.arrays {
-            let a = a.bind(py);
-            bytes = bytes
-                .zip(a.len().checked_mul(a.dtype().itemsize()))
-                .and_then(|(b, n)| b.checked_add(n));
-        }
+        let bytes = self.bytes.or_else(|| {
+            self.arrays.iter().try_fold(0usize, |b, a| {
+                let a = a.bind(py);
+                b.checked_add(a.len().checked_mul(a.dtype().itemsize())?)
+            })
+        });
+        self.bytes = bytes;
         match bytes {
             Some(b) if b <= KEEP_BYTES && self.arrays.len() == outputs => {
                 self.dict = Some(dict.clone().unbind())
@@ -165,6 +170,7 @@ impl Last {
         self.dict = None;
         self.arrays.clear();
         self.alone.clear();
+        self.bytes = None;
     }
 }
 

@@ -392,12 +392,14 @@ impl Runner {
         guard(|| {
             check_count(inputs.len(), &self.input_names, "the model")?;
             let mut held = self.scratch.try_lock();
-            let mut fresh = Scratch::default();
+            // Made only when needed: an unused one costs its construction and
+            // drop on every call.
+            let mut fresh: Option<Scratch> = None;
             let sc = match held.as_deref_mut() {
                 Ok(sc) => sc,
                 // Another thread's call has it (or a panic left it): this
                 // call starts afresh.
-                Err(_) => &mut fresh,
+                Err(_) => fresh.insert(Scratch::default()),
             };
             let fed = sc.feed.lend(
                 |i| inputs.get_item(i),

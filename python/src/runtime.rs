@@ -441,7 +441,7 @@ impl Session {
             let descr = self.output_descrs.get(i).and_then(|d| d.as_ref());
             let lent = match (dt, shape, descr) {
                 (Some(dt), Some(shape), Some(d)) => {
-                    let a = match last.array(py, i).filter(|a| a.shape() == shape) {
+                    let a = match last.array(py, i).filter(|a| same_dims(a.shape(), shape)) {
                         Some(a) => Some(a.clone()),
                         // SAFETY: the array is new and reaches Python only
                         // when the run kept the loan, so wrote every byte
@@ -479,7 +479,7 @@ impl Session {
         last: &mut Last,
     ) -> PyResult<Bound<'py, PyDict>> {
         if dict.is_some() {
-            self.recycled[0].fetch_add(1, Relaxed);
+            bump(&self.recycled[0]);
         }
         let dict = dict.unwrap_or_else(|| PyDict::new(py));
         shapes.resize_with(outs.len(), Vec::new);
@@ -498,7 +498,7 @@ impl Session {
             match self.output_keys.get(i) {
                 Some(k) => {
                     if last.put(&dict, i, k.bind(py).as_any(), &arr)? {
-                        self.recycled[1].fetch_add(1, Relaxed);
+                        bump(&self.recycled[1]);
                     }
                 }
                 None => {
@@ -510,6 +510,19 @@ impl Session {
         last.keep(&dict, outs.len());
         Ok(dict)
     }
+}
+
+/// Count one in a `Session::recycled` counter: a load and a store, not a
+/// locked add — only a call holding the session's scratch (its lock) can
+/// recycle, so no two threads count at once.
+fn bump(n: &AtomicUsize) {
+    n.store(n.load(Relaxed) + 1, Relaxed);
+}
+
+/// Whether two shapes are equal: a loop, not the slices' `==` (a call of
+/// `memcmp` for the two to four dims of a shape).
+fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// The shape of an `.air` tensor type whose dims are all static.
@@ -552,11 +565,13 @@ impl Session {
             let (names, what) = (&self.input_names, "the model");
             let given = Given::of(inputs, names, what)?;
             let mut held = self.scratch.try_lock();
-            let mut fresh = Scratch::default();
+            // Made only when needed: an unused one costs its construction and
+            // drop on every call.
+            let mut fresh: Option<Scratch> = None;
             let sc = match held.as_deref_mut() {
                 Ok(sc) => sc,
                 // Another thread's run has it: this one starts afresh.
-                Err(_) => &mut fresh,
+                Err(_) => fresh.insert(Scratch::default()),
             };
             let fed = sc.feed.lend(
                 |i| given.get(i, names, &self.input_keys, what),

@@ -233,7 +233,10 @@ impl HostTensor {
         // checked too.)
         if self.is_lent_mut()
             && self.dtype == dtype
-            && self.shape == shape
+            // (A loop, not the slices' `==`: a `memcmp` call for a few
+            // dims costs more than the compare on a call of microseconds.)
+            && self.shape.len() == shape.len()
+            && self.shape.iter().zip(shape).all(|(a, b)| a == b)
             && Some(lent_len) == n.checked_mul(dtype.byte_size())
         {
             // A writable loan of exactly this dtype and shape: zero the
