@@ -678,7 +678,7 @@ impl Conv {
             // SAFETY: task `t` fills the phases of input plane `t` only.
             unsafe {
                 let dst = std::slice::from_raw_parts_mut(pp.p().add(t * plen), plen);
-                ph.fill(geo, ptrs.x.p().add(t * h * w), dst);
+                ph.fill(geo, ptrs.x.p().add(t * h * w), dst, true);
             }
             Ok(())
         });
@@ -1088,8 +1088,22 @@ thread_local! {
     static SHARED_PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// A tile of output rows on its way into NC1HWC0 blocks.
     static OUT_TILE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    /// Zero-padded input plane of a depthwise channel.
+    /// Zero-padded input plane of a depthwise channel (the lanes kernel's).
     static PAD: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// The stride phases of a depthwise channel and its sums
+    /// ([`depthwise_plane`]).
+    static PLANE_PHASES: RefCell<PlaneBuf> = const { RefCell::new(PlaneBuf { buf: Vec::new(), zeroed_for: None }) };
+}
+
+/// [`depthwise_plane`]'s buffer: a channel's phases, then its sums.
+struct PlaneBuf {
+    buf: Vec<f32>,
+    /// The geometry whose phases' padding the buffer holds as zeros: the
+    /// phases of the last channel of that geometry, whose padding no fill
+    /// writes ([`Phases::fill`] with `pads` false). The next channel of the
+    /// same geometry need not zero it (small maps: the many short zeroing
+    /// calls cost as much as the taps).
+    zeroed_for: Option<Geo>,
 }
 
 pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
@@ -1100,7 +1114,7 @@ pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
 }
 
 /// Convolution geometry of one group.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) struct Geo {
     pub h: usize,
     pub w: usize,
@@ -1227,9 +1241,9 @@ fn taps9(out: &mut [f32], w: &[f32], taps: [&[f32]; 9]) {
 /// # Safety
 /// `x`: an `h x w` plane, `wt`: `kh x kw` taps, `o`: an `oh x ow` plane.
 unsafe fn depthwise(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32) {
-    PAD.with(|buf| {
-        let pad: &mut Vec<f32> = &mut buf.borrow_mut();
-        by_cpu_features!(depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>))
+    PLANE_PHASES.with(|buf| {
+        let st: &mut PlaneBuf = &mut buf.borrow_mut();
+        by_cpu_features!(depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, st: &mut PlaneBuf))
     })
 }
 
@@ -1256,12 +1270,13 @@ impl Phases {
         ((r % g.sh * g.sw + c % g.sw) * self.rows + r / g.sh) * self.pw + c / g.sw
     }
     /// Fill `ph` (`len` floats) from the `h x w` plane `x`: every float of
-    /// the phases some tap reads, zeros where the padding is (so `ph` need
-    /// not be zeroed first); the phases no tap reads are left as they are.
+    /// the phases some tap reads, and with `pads` zeros where the padding
+    /// is (so `ph` need not be zeroed first; without, `ph` holds them
+    /// already); the phases no tap reads are left as they are.
     ///
     /// # Safety
     /// `x` points at `h x w` floats.
-    unsafe fn fill(&self, g: &Geo, x: *const f32, ph: &mut [f32]) {
+    unsafe fn fill(&self, g: &Geo, x: *const f32, ph: &mut [f32], pads: bool) {
         let pw = self.pw;
         // Only the phases some tap reads (a strided 1x1 filter reads one).
         let rows_read = |a: usize| (0..g.kh).any(|ki| ki * g.dh % g.sh == a);
@@ -1275,15 +1290,19 @@ impl Phases {
                     let dst = &mut ph[base + i * pw..base + (i + 1) * pw];
                     let y = (i * g.sh + a) as isize - g.pt as isize;
                     if y < 0 || y >= g.h as isize || lo >= hi {
-                        dst.fill(0.0);
+                        if pads {
+                            dst.fill(0.0);
+                        }
                         continue;
                     }
                     let src = x.add(y as usize * g.w);
                     let first = lo * g.sw + b - g.pl;
                     let (head, rest) = dst.split_at_mut(lo);
                     let (row, tail) = rest.split_at_mut(hi - lo);
-                    head.fill(0.0);
-                    tail.fill(0.0);
+                    if pads {
+                        head.fill(0.0);
+                        tail.fill(0.0);
+                    }
                     match g.sw {
                         1 => {
                             row.copy_from_slice(std::slice::from_raw_parts(src.add(first), hi - lo))
@@ -1314,7 +1333,7 @@ impl Phases {
 }
 
 #[inline(always)]
-unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, pad: &mut Vec<f32>) {
+unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, st: &mut PlaneBuf) {
     if g.oh == 0 || g.ow == 0 {
         return;
     }
@@ -1322,10 +1341,14 @@ unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, p
     let (plen, pw, ow) = (ph.len(g), ph.pw, g.ow);
     // Flat outputs oy*pw + ox up to the last valid one.
     let n = (g.oh - 1) * pw + ow;
-    pad.clear();
-    pad.resize(plen + n, 0.0);
-    let (planes, acc) = pad.split_at_mut(plen);
-    ph.fill(g, x, planes);
+    if st.zeroed_for != Some(*g) || st.buf.len() < plen + n {
+        st.buf.clear();
+        st.buf.resize(plen + n, 0.0);
+        st.zeroed_for = Some(*g);
+    }
+    let (planes, acc) = st.buf[..plen + n].split_at_mut(plen);
+    // The padding is zero already (above, or the last channel's fill).
+    ph.fill(g, x, planes, false);
     let w = std::slice::from_raw_parts(wt, g.kh * g.kw);
     let tap = |ki: usize, kj: usize| &planes[ph.tap(g, ki, kj)..];
     if g.kh == 3 && g.kw == 3 {
@@ -1333,6 +1356,7 @@ unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, p
         let [[t0, t1, t2], [t3, t4, t5], [t6, t7, t8]] = t;
         taps9(acc, w, [t0, t1, t2, t3, t4, t5, t6, t7, t8]);
     } else {
+        acc.fill(0.0);
         for ki in 0..g.kh {
             for kj in 0..g.kw {
                 let wv = w[ki * g.kw + kj];

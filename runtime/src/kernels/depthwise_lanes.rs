@@ -131,31 +131,85 @@ pub(super) unsafe fn block(
         .and_then(|e| e.bias)
         .map(|b| _mm512_maskz_loadu_ps(mask, b));
     let act = epi.map_or(LaneAct::None, |e| e.act);
-    let six = _mm512_set1_ps(6.0);
-    for oy in 0..g.oh {
-        for ox in 0..g.ow {
-            let mut acc = _mm512_setzero_ps();
-            for ki in 0..g.kh {
-                let row = (oy * g.sh + ki * g.dh) * wp;
-                for kj in 0..g.kw {
-                    let pix = row + ox * g.sw + kj * g.dw;
-                    let v = _mm512_loadu_ps(p.add(pix * 16));
-                    let w = _mm512_loadu_ps(wv.add((ki * g.kw + kj) * 16));
-                    acc = _mm512_fmadd_ps(v, w, acc);
-                }
+    let out = Out {
+        bias,
+        act,
+        outs,
+        mask,
+    };
+    // Output pixels (flat, row-major) several at a time: each has its own
+    // chain of fused multiply-adds over the taps, in tap order, and the
+    // chains of a group run side by side sharing each tap's weights (one
+    // chain alone waits on each FMA's latency).
+    let (n, mut q) = (g.oh * g.ow, 0);
+    while q < n {
+        q += match n - q {
+            8.. => pixels::<8>(g, p, wv, o, q, &out),
+            4.. => pixels::<4>(g, p, wv, o, q, &out),
+            2.. => pixels::<2>(g, p, wv, o, q, &out),
+            _ => pixels::<1>(g, p, wv, o, q, &out),
+        };
+    }
+}
+
+/// What [`block`] does with an output pixel's 16 sums.
+#[cfg(target_arch = "x86_64")]
+struct Out {
+    bias: Option<std::arch::x86_64::__m512>,
+    act: LaneAct,
+    /// Lane `l`'s offset into the output: channel `l`'s plane.
+    outs: std::arch::x86_64::__m512i,
+    mask: std::arch::x86_64::__mmask16,
+}
+
+/// Output pixels `q..q + P` (flat) of [`block`]: `p` its interleaved padded
+/// plane, `wv` its interleaved weights. Returns `P`.
+///
+/// # Safety
+/// As [`block`]'s, and `q + P <= oh * ow`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn pixels<const P: usize>(
+    g: &Geo,
+    p: *const f32,
+    wv: *const f32,
+    o: *mut f32,
+    q: usize,
+    out: &Out,
+) -> usize {
+    use std::arch::x86_64::*;
+    let (_, wp) = padded(g);
+    // Each pixel's first tap in the padded plane.
+    let base: [usize; P] = std::array::from_fn(|i| {
+        let (oy, ox) = ((q + i) / g.ow, (q + i) % g.ow);
+        oy * g.sh * wp + ox * g.sw
+    });
+    let mut acc = [_mm512_setzero_ps(); P];
+    for ki in 0..g.kh {
+        for kj in 0..g.kw {
+            let at = ki * g.dh * wp + kj * g.dw;
+            let w = _mm512_loadu_ps(wv.add((ki * g.kw + kj) * 16));
+            for (a, &b) in acc.iter_mut().zip(&base) {
+                let v = _mm512_loadu_ps(p.add((b + at) * 16));
+                *a = _mm512_fmadd_ps(v, w, *a);
             }
-            if let Some(b) = bias {
-                acc = _mm512_add_ps(acc, b);
-            }
-            acc = match act {
-                LaneAct::None => acc,
-                // max(x, 0) gives the second operand, 0, for NaN.
-                LaneAct::Relu => _mm512_max_ps(acc, zero),
-                // max(0, x) and min(6, x) give the second operand, x, for NaN.
-                LaneAct::Relu6 => _mm512_min_ps(six, _mm512_max_ps(zero, acc)),
-            };
-            // Lane `l` to channel `l`'s plane (`oh x ow` apart).
-            _mm512_mask_i32scatter_ps::<4>(o.add(oy * g.ow + ox), mask, outs, acc);
         }
     }
+    let (zero, six) = (_mm512_setzero_ps(), _mm512_set1_ps(6.0));
+    for (i, mut acc) in acc.into_iter().enumerate() {
+        if let Some(b) = out.bias {
+            acc = _mm512_add_ps(acc, b);
+        }
+        acc = match out.act {
+            LaneAct::None => acc,
+            // max(x, 0) gives the second operand, 0, for NaN.
+            LaneAct::Relu => _mm512_max_ps(acc, zero),
+            // max(0, x) and min(6, x) give the second operand, x, for NaN.
+            LaneAct::Relu6 => _mm512_min_ps(six, _mm512_max_ps(zero, acc)),
+        };
+        // Lane `l` to channel `l`'s plane (`oh x ow` apart).
+        _mm512_mask_i32scatter_ps::<4>(o.add(q + i), out.mask, out.outs, acc);
+    }
+    P
 }
