@@ -19,6 +19,11 @@ fn depthwise_variants_match_the_interpreter() {
         (1, 2, 1, [0, 0, 0, 0], 5, 5),
         (3, 2, 2, [2, 2, 2, 2], 11, 9),
         (3, 2, 1, [1, 1, 1, 1], 16, 17),
+        // Maps past the lanes kernel's limits (with AVX-512): the
+        // plane-wise kernel, 3x3 in one pass and 5x5 tap by tap, its zero
+        // padding kept from one channel to the next.
+        (3, 1, 1, [1, 1, 1, 1], 20, 19),
+        (5, 1, 1, [2, 2, 2, 2], 34, 33),
     ];
     for (i, (k, s, d, p, h, w)) in cases.into_iter().enumerate() {
         // Both one-pass epilogues (bias + relu, bias + relu6).
