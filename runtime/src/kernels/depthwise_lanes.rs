@@ -12,6 +12,9 @@
 //! elsewhere the plane-wise kernel runs.
 
 use super::conv::Geo;
+use super::lanes::padded;
+#[cfg(target_arch = "x86_64")]
+use super::lanes::{deinterleave, interleave, results_len};
 
 /// Largest output plane (pixels) of a 3x3 (or smaller) stride-1 filter
 /// taken here. Beyond it a plane fills vectors and the plane-wise kernel,
@@ -32,14 +35,6 @@ const MAX_PLANE_WIDE: usize = 1024;
 /// scratch): a dilation larger than the map reads mostly padding, better
 /// skipped by the plane-wise phases.
 const MAX_PADDED: usize = 4096;
-
-/// Rows and columns of the padded plane every tap of every output reads.
-fn padded(g: &Geo) -> (usize, usize) {
-    (
-        (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1,
-        (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1,
-    )
-}
 
 /// Whether this kernel takes a depthwise convolution of geometry `g` here.
 pub(super) fn applies(g: &Geo) -> bool {
@@ -114,11 +109,7 @@ pub(super) unsafe fn block(
     // [padded pixel][16 lanes], then [tap][16 lanes], then [output pixel
     // (whole vectors of 16)][16 lanes]; zero lanes past `cnt`.
     let npix = g.oh * g.ow;
-    // (Whole vectors of results only where a transpose reads them.)
-    let nres = match npix < TRANSPOSE_FROM {
-        true => npix,
-        false => npix.next_multiple_of(16),
-    };
+    let nres = results_len(npix);
     scratch.clear();
     scratch.resize((hp * wp + taps + nres) * 16, 0.0);
     let (plane, rest) = scratch.split_at_mut(hp * wp * 16);
@@ -126,43 +117,7 @@ pub(super) unsafe fn block(
     let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     let mask: __mmask16 = if cnt >= 16 { !0 } else { (1u16 << cnt) - 1 };
     let zero = _mm512_setzero_ps();
-    // The input 16 pixels at a time (flat, row-major): 16 channels' runs
-    // loaded and transposed into 16 pixels' channels, each stored at its
-    // place in the padded plane (pixels outside what a tap reads dropped).
-    let hw = g.h * g.w;
-    let planes = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(hw as i32));
-    // Input rows past the last a tap reads are not read.
-    let read = g.h.min(hp.saturating_sub(g.pt)) * g.w;
-    for f0 in (0..read).step_by(16) {
-        let k = (read - f0).min(16);
-        let m: __mmask16 = if k == 16 { !0 } else { (1u16 << k) - 1 };
-        let base = plane.as_mut_ptr();
-        let at = |i: usize| {
-            let (y, c) = ((f0 + i) / g.w, (f0 + i) % g.w);
-            let (r, q) = (y + g.pt, c + g.pl);
-            (r < hp && q < wp).then(|| base.add((r * wp + q) * 16))
-        };
-        if k < TRANSPOSE_FROM {
-            // A few pixels: a gather each (the planes `h x w` apart).
-            for i in 0..k {
-                if let Some(dst) = at(i) {
-                    let v = _mm512_mask_i32gather_ps::<4>(zero, mask, planes, x.add(f0 + i));
-                    _mm512_storeu_ps(dst, v);
-                }
-            }
-            continue;
-        }
-        let mut v: [__m512; 16] = std::array::from_fn(|ch| match ch < cnt {
-            true => _mm512_maskz_loadu_ps(m, x.add(ch * hw + f0)),
-            false => zero,
-        });
-        transpose16(&mut v);
-        for (i, v) in v.iter().take(k).enumerate() {
-            if let Some(dst) = at(i) {
-                _mm512_storeu_ps(dst, *v);
-            }
-        }
-    }
+    interleave(g, x, cnt, plane);
     let filters = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(taps as i32));
     for t in 0..taps {
         let v = _mm512_mask_i32gather_ps::<4>(zero, mask, filters, wt.add(t));
@@ -191,69 +146,7 @@ pub(super) unsafe fn block(
             _ => pixels::<1>(g, p, wv, q, &out),
         };
     }
-    // The results 16 pixels at a time: transposed into 16 channels' runs,
-    // each stored in its channel's plane (`oh x ow` apart).
-    for q0 in (0..npix).step_by(16) {
-        let k = (npix - q0).min(16);
-        let m: __mmask16 = if k == 16 { !0 } else { (1u16 << k) - 1 };
-        if k < TRANSPOSE_FROM {
-            // A few pixels: a scatter each, lane `l` to channel `l`'s plane.
-            let outs = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(npix as i32));
-            for i in 0..k {
-                let v = _mm512_loadu_ps(results.as_ptr().add((q0 + i) * 16));
-                _mm512_mask_i32scatter_ps::<4>(o.add(q0 + i), mask, outs, v);
-            }
-            continue;
-        }
-        // Pixels past `npix` read the zeros the results end with.
-        let mut v: [__m512; 16] =
-            std::array::from_fn(|i| _mm512_loadu_ps(results.as_ptr().add((q0 + i) * 16)));
-        transpose16(&mut v);
-        for (ch, v) in v.iter().take(cnt).enumerate() {
-            _mm512_mask_storeu_ps(o.add(ch * npix + q0), m, *v);
-        }
-    }
-}
-
-/// Runs of fewer pixels than this move between the planes and the lanes
-/// by a gather or scatter per pixel (16 loads or stores each); longer ones
-/// by a transpose in registers (16 vector loads or stores and 64
-/// shuffles), cheaper per pixel once there are half a vector's worth.
-const TRANSPOSE_FROM: usize = 8;
-
-/// Transpose 16 vectors of 16 floats in registers: afterwards `r[k]` holds
-/// element `k` of every input vector, in order.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
-    use std::arch::x86_64::*;
-    let mut t = [_mm512_setzero_ps(); 16];
-    // Pairs of rows, interleaved by element (within each 128-bit lane).
-    for i in 0..8 {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    // Blocks of four rows: r[4i + m] lane j = column 4j + m of rows 4i..4i+4.
-    for i in 0..4 {
-        let (a, b, c, d) = (t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]);
-        r[4 * i] = _mm512_shuffle_ps::<0x44>(a, c);
-        r[4 * i + 1] = _mm512_shuffle_ps::<0xEE>(a, c);
-        r[4 * i + 2] = _mm512_shuffle_ps::<0x44>(b, d);
-        r[4 * i + 3] = _mm512_shuffle_ps::<0xEE>(b, d);
-    }
-    // 128-bit lanes of two blocks, then of all four: column k in r[k].
-    for i in 0..2 {
-        for j in 0..4 {
-            let (a, b) = (r[8 * i + j], r[8 * i + 4 + j]);
-            t[8 * i + j] = _mm512_shuffle_f32x4::<0x88>(a, b);
-            t[8 * i + 4 + j] = _mm512_shuffle_f32x4::<0xDD>(a, b);
-        }
-    }
-    for j in 0..8 {
-        r[j] = _mm512_shuffle_f32x4::<0x88>(t[j], t[8 + j]);
-        r[8 + j] = _mm512_shuffle_f32x4::<0xDD>(t[j], t[8 + j]);
-    }
+    deinterleave(results, o, npix, cnt);
 }
 
 /// What [`block`] does with an output pixel's 16 sums.
@@ -313,32 +206,4 @@ unsafe fn pixels<const P: usize>(
         _mm512_storeu_ps(out.results.add((q + i) * 16), acc);
     }
     P
-}
-
-#[cfg(all(test, target_arch = "x86_64"))]
-mod tests {
-    #[test]
-    fn transpose16_puts_element_k_of_every_row_in_row_k() {
-        use std::arch::x86_64::*;
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            return;
-        }
-        let m: Vec<f32> = (0..256).map(|i| i as f32).collect();
-        let mut t = [0.0f32; 256];
-        // SAFETY: AVX-512F is present (checked above); the loads and stores
-        // stay inside the 256-float arrays.
-        unsafe {
-            let mut r: [__m512; 16] =
-                std::array::from_fn(|i| _mm512_loadu_ps(m.as_ptr().add(16 * i)));
-            super::transpose16(&mut r);
-            for (i, v) in r.iter().enumerate() {
-                _mm512_storeu_ps(t.as_mut_ptr().add(16 * i), *v);
-            }
-        }
-        for k in 0..16 {
-            for row in 0..16 {
-                assert_eq!(t[16 * k + row], m[16 * row + k], "element {k} of row {row}");
-            }
-        }
-    }
 }

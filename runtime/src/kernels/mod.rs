@@ -68,6 +68,7 @@ pub mod geometry;
 pub mod grid_sample;
 pub mod instance_norm;
 pub mod iota;
+pub mod lanes;
 pub mod linalg;
 pub mod max_unpool;
 pub mod movement;
