@@ -77,6 +77,7 @@ pub mod nonzero;
 pub mod norm;
 pub mod pad;
 pub mod pool;
+pub mod pool_lanes;
 pub mod qlinear;
 pub mod quant;
 pub mod random;

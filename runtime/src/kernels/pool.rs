@@ -76,6 +76,31 @@ impl Pool {
         let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
         let (h_, w_) = (h as isize, w as isize);
         let (hmax, wmax) = (h_ + self.pads[2], w_ + self.pads[3]);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(g) = super::pool_lanes::geometry(self, (h, w), (oh, ow)) {
+            // Small maps: 16 channels a task, in the vector lanes.
+            let blocks = c.div_ceil(16);
+            par.run(n * blocks, n * c * oh * ow > 1 << 14, &|t| {
+                let (bi, c0) = (t / blocks, t % blocks * 16);
+                let cnt = (c - c0).min(16);
+                // SAFETY: `geometry` took `g` for this pool; the task reads
+                // channels `c0..c0 + cnt` of image `bi` and writes only
+                // their output planes (NCHW, `c` planes an image).
+                unsafe {
+                    let plane = bi * c + c0;
+                    super::pool_lanes::block(
+                        self,
+                        &g,
+                        xp.p().add(plane * h * w),
+                        op.p().add(plane * oh * ow),
+                        cnt,
+                    )
+                };
+                Ok(())
+            })?;
+            o.finish();
+            return Ok(());
+        }
         if let Some(g) = self.window(h, w, oh, ow) {
             par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
                 PADDED.with(|buf| {

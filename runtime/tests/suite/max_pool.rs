@@ -111,6 +111,10 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
         (3, 2, 1, [1, 1, 1, 1], false, 6, 70),
         (3, 1, 1, [1, 1, 1, 1], false, 5, 33),
         (2, 2, 1, [0, 0, 0, 0], true, 5, 65),
+        // Output planes past the lanes kernel's 256 pixels (with AVX-512):
+        // the plane-wise kernel.
+        (3, 2, 1, [1, 1, 1, 1], false, 40, 36),
+        (3, 1, 1, [1, 1, 1, 1], true, 20, 17),
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         let text = pool_text(k, s, d, p, ceil, h, w);
@@ -157,6 +161,9 @@ fn average_pooling_matches_the_interpreter() {
         (3, 2, 1, [1, 1, 1, 1], true, 6, 70),
         (1, 3, 1, [0, 0, 0, 0], false, 2, 2), // fewer columns than the stride
         (2, 3, 1, [0, 1, 0, 1], false, 5, 4), // column phases of unequal length
+        // Past the lanes kernel's 256 output pixels: the plane-wise kernel.
+        (3, 1, 1, [1, 1, 1, 1], false, 20, 17),
+        (3, 2, 1, [1, 1, 1, 1], true, 40, 33),
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         for include_pad in [0, 1] {

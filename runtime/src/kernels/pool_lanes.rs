@@ -1,0 +1,162 @@
+//! Max and average pooling over small maps with the channels in the vector
+//! lanes (`lanes.rs`). On the 2x2 to 16x16 maps of small images' late
+//! layers (GoogLeNet's 3x3 pools over 832 channels of 2x2, Inception's,
+//! SqueezeNet's) the plane-wise kernel (`pool.rs`) spends most of its time
+//! setting up each plane. Here 16 channels go together: their planes are
+//! interleaved into one padded plane (the pool's padding value around),
+//! each output pixel folds one vector per tap, and the results are
+//! transposed back.
+//!
+//! Bit for bit the generic loop of `Pool::run`: each lane folds its
+//! channel's taps in the same (row-major) order from the padding value,
+//! and padded taps change nothing (-inf never wins a max; +0.0 added to a
+//! sum that starts at +0.0 leaves it as it is); an average divides by the
+//! same count.
+
+use super::conv::Geo;
+use super::pool::Pool;
+use std::cell::RefCell;
+
+/// Largest output plane (pixels) taken here: beyond it a plane fills
+/// vectors and the plane-wise kernel is as fast.
+const MAX_PLANE: usize = 256;
+
+/// Largest interleaved padded plane (pixels, 64 bytes each).
+const MAX_PADDED: usize = 4096;
+
+/// The geometry of `pool` on `h x w` planes pooled to `oh x ow`, when this
+/// kernel takes it (AVX-512F, non-negative pads, positive kernel, strides
+/// and dilations, a small map).
+pub(super) fn geometry(
+    pool: &Pool,
+    (h, w): (usize, usize),
+    (oh, ow): (usize, usize),
+) -> Option<Geo> {
+    let pos = |v: isize| usize::try_from(v).ok().filter(|&v| v > 0);
+    let [pt, pl, _, _] = pool.pads.map(|p| usize::try_from(p).ok());
+    let g = Geo {
+        h,
+        w,
+        kh: pos(pool.kernel[0])?,
+        kw: pos(pool.kernel[1])?,
+        oh,
+        ow,
+        sh: pos(pool.strides[0])?,
+        sw: pos(pool.strides[1])?,
+        pt: pt?,
+        pl: pl?,
+        dh: pos(pool.dilations[0])?,
+        dw: pos(pool.dilations[1])?,
+    };
+    if pool.pads.iter().any(|&p| p < 0) || oh == 0 || ow == 0 || oh * ow > MAX_PLANE {
+        return None;
+    }
+    let (hp, wp) = super::lanes::padded(&g);
+    let fits = hp.checked_mul(wp).is_some_and(|n| n <= MAX_PADDED);
+    #[cfg(target_arch = "x86_64")]
+    {
+        (fits && std::arch::is_x86_feature_detected!("avx512f")).then_some(g)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = fits;
+        None
+    }
+}
+
+thread_local! {
+    /// The interleaved padded plane, then the results.
+    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Channels `0..cnt` (`cnt <= 16`) of the planes at `x` (`h x w` each, one
+/// after another) pooled into `o` (`oh x ow` each).
+///
+/// # Safety
+/// `g` came from [`geometry`] for `pool`; `x` holds `cnt` planes of
+/// `h x w` floats and `o` of `oh x ow`, not overlapping.
+#[cfg(target_arch = "x86_64")]
+pub(super) unsafe fn block(pool: &Pool, g: &Geo, x: *const f32, o: *mut f32, cnt: usize) {
+    SCRATCH.with(|s| {
+        // SAFETY: the caller's contract; `geometry` checked AVX-512F.
+        unsafe { pool_lanes(pool, g, x, o, cnt, &mut s.borrow_mut()) }
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn pool_lanes(
+    pool: &Pool,
+    g: &Geo,
+    x: *const f32,
+    o: *mut f32,
+    cnt: usize,
+    scratch: &mut Vec<f32>,
+) {
+    use super::lanes::{deinterleave, interleave, padded, results_len};
+    use std::arch::x86_64::*;
+    let (hp, wp) = padded(g);
+    let npix = g.oh * g.ow;
+    let pad = if pool.avg { 0.0 } else { f32::NEG_INFINITY };
+    scratch.clear();
+    scratch.resize(hp * wp * 16, pad);
+    scratch.resize((hp * wp + results_len(npix)) * 16, 0.0);
+    let (plane, results) = scratch.split_at_mut(hp * wp * 16);
+    interleave(g, x, cnt, plane);
+    let p = plane.as_ptr();
+    let (rows, cols) = (counts(pool, g, 0), counts(pool, g, 1));
+    for q in 0..npix {
+        let (oy, ox) = (q / g.ow, q % g.ow);
+        let base = oy * g.sh * wp + ox * g.sw;
+        let mut acc = _mm512_set1_ps(pad);
+        for ki in 0..g.kh {
+            for kj in 0..g.kw {
+                let v = _mm512_loadu_ps(p.add((base + ki * g.dh * wp + kj * g.dw) * 16));
+                acc = match pool.avg {
+                    true => _mm512_add_ps(acc, v),
+                    // The later value wins when greater or NaN.
+                    false => {
+                        let wins = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, acc)
+                            | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+                        _mm512_mask_mov_ps(acc, wins, v)
+                    }
+                };
+            }
+        }
+        if pool.avg {
+            let n = match pool.include_pad {
+                true => rows[oy].1 * cols[ox].1,
+                false => rows[oy].0 * cols[ox].0,
+            };
+            // No tap: NaN, as the generic loop.
+            let d = if n == 0 { f32::NAN } else { n as f32 };
+            acc = _mm512_div_ps(acc, _mm512_set1_ps(d));
+        }
+        _mm512_storeu_ps(results.as_mut_ptr().add(q * 16), acc);
+    }
+    deinterleave(results, o, npix, cnt);
+}
+
+/// Per output row (`axis` 0) or column (1): how many of its taps read a
+/// value, and how many count with the padding (below the input plus the
+/// far padding), as `Pool::run`'s generic loop counts them.
+fn counts(pool: &Pool, g: &Geo, axis: usize) -> Vec<(usize, usize)> {
+    let (n, on, k, s, d, p) = match axis {
+        0 => (g.h, g.oh, g.kh, g.sh, g.dh, g.pt),
+        _ => (g.w, g.ow, g.kw, g.sw, g.dw, g.pl),
+    };
+    let max = n as isize + pool.pads[axis + 2];
+    (0..on)
+        .map(|o| {
+            let (mut valid, mut padded) = (0, 0);
+            for t in 0..k {
+                let i = (o * s + t * d) as isize - p as isize;
+                if i < max {
+                    padded += 1;
+                    valid += (i >= 0 && i < n as isize) as usize;
+                }
+            }
+            (valid, padded)
+        })
+        .collect()
+}
