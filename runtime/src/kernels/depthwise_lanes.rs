@@ -7,7 +7,7 @@
 //! together: their padded planes are interleaved (pixel-major, 16 floats a
 //! pixel; 16 pixels at a time by a transpose in registers), each output
 //! pixel is the sum over the taps of one vector load times the 16 channels'
-//! tap weights (up to 8 pixels side by side, so the FMA chains overlap), and
+//! tap weights (up to 8 pixels side by side, so the chains of sums overlap), and
 //! the lanes are transposed back into the channels' planes. Needs AVX-512F;
 //! elsewhere the plane-wise kernel runs.
 
@@ -134,9 +134,9 @@ pub(super) unsafe fn block(
         results: results.as_mut_ptr(),
     };
     // Output pixels (flat, row-major) several at a time: each has its own
-    // chain of fused multiply-adds over the taps, in tap order, and the
-    // chains of a group run side by side sharing each tap's weights (one
-    // chain alone waits on each FMA's latency).
+    // chain of multiply-adds over the taps, in tap order, and the chains of
+    // a group run side by side sharing each tap's weights (one chain alone
+    // waits on each add's latency).
     let (n, mut q) = (g.oh * g.ow, 0);
     while q < n {
         q += match n - q {
@@ -187,7 +187,11 @@ unsafe fn pixels<const P: usize>(
             let w = _mm512_loadu_ps(wv.add((ki * g.kw + kj) * 16));
             for (a, &b) in acc.iter_mut().zip(&base) {
                 let v = _mm512_loadu_ps(p.add((b + at) * 16));
-                *a = _mm512_fmadd_ps(v, w, *a);
+                // A product, then a sum — not one fused multiply-add — as
+                // the plane-wise kernel: each tap's rounding the same, so
+                // the result does not depend on which kernel the map size
+                // picked (the sums run in tap order in both).
+                *a = _mm512_add_ps(*a, _mm512_mul_ps(v, w));
             }
         }
     }
