@@ -392,6 +392,21 @@ fn reduce_runs(
     by_cpu_features!(reduce_runs_loops(kind: RedKind, xs: &[f32], ys: &mut [f32], reduced: usize, inner: usize, count: f64))
 }
 
+/// The sum of `xs` in f64, as eight partial sums (independent additions,
+/// in vector lanes; one running sum waits on each addition's latency).
+#[inline(always)]
+pub(crate) fn sum_f64(xs: &[f32]) -> f64 {
+    let mut part = [0f64; 8];
+    let lanes = xs.chunks_exact(8);
+    let rest: f64 = lanes.remainder().iter().map(|&v| v as f64).sum();
+    for c in lanes {
+        for (p, &v) in part.iter_mut().zip(c) {
+            *p += v as f64;
+        }
+    }
+    part.iter().sum::<f64>() + rest
+}
+
 #[inline(always)]
 fn reduce_runs_loops(
     kind: RedKind,
@@ -413,18 +428,7 @@ fn reduce_runs_loops(
             yo[0] = match kind {
                 RedKind::Max => xo.iter().fold(f32::NEG_INFINITY, |a, &v| take_max(a, v)),
                 RedKind::Min => xo.iter().fold(f32::INFINITY, |a, &v| take_min(a, v)),
-                _ => {
-                    // Eight partial sums: independent additions, in lanes.
-                    let mut part = [0f64; 8];
-                    let lanes = xo.chunks_exact(8);
-                    let rest: f64 = lanes.remainder().iter().map(|&v| v as f64).sum();
-                    for c in lanes {
-                        for (p, &v) in part.iter_mut().zip(c) {
-                            *p += v as f64;
-                        }
-                    }
-                    finish(part.iter().sum::<f64>() + rest)
-                }
+                _ => finish(sum_f64(xo)),
             };
             continue;
         }

@@ -505,7 +505,7 @@ pub fn global(max: bool, x: &Slot, out: &Slot) -> Result<(), String> {
                 |a, &b| if b > a || b.is_nan() { b } else { a },
             )
         } else {
-            (s.iter().map(|&x| x as f64).sum::<f64>() / size.max(1) as f64) as f32
+            (super::norm::sum_f64(s) / size.max(1) as f64) as f32
         };
         // SAFETY: the output holds `planes` floats.
         unsafe { *op.add(p) = r };

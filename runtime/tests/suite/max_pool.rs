@@ -216,3 +216,23 @@ fn pools_with_unequal_axes_match_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn global_pooling_matches_the_interpreter() {
+    // Planes of 1, 7 (under one lane group), 35 (four groups of 8 and a
+    // remainder: `norm::sum_f64`'s partial sums) and 169 elements.
+    for (h, w) in [(1, 1), (1, 7), (5, 7), (13, 13)] {
+        let text = format!(
+            "graph.func @main(%x: tensor<2x3x{h}x{w}xf32>) -> (tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>) {{\n  \
+             %a = graph.global_avg_pool %x : (tensor<2x3x{h}x{w}xf32>) -> tensor<2x3x1x1xf32>\n  \
+             %m = graph.global_max_pool %x : (tensor<2x3x{h}x{w}xf32>) -> tensor<2x3x1x1xf32>\n  \
+             graph.return %a, %m : tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>\n}}\n"
+        );
+        let (types, m) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 6);
+        let want = interpret(&m, "main", &ins);
+        let om = om_bytes("gp", &text, &CompileOptions::default());
+        let got = run(&load(&om, 1), &ins);
+        assert_close(&got, &want, &format!("global pools of {h}x{w}"));
+    }
+}
