@@ -174,6 +174,20 @@ impl Pool {
 }
 
 impl Pool {
+    /// Axis `i` (0: rows, 1: columns) of the pool over `n` inputs pooled to
+    /// `on` outputs.
+    pub(super) fn axis(&self, i: usize, n: usize, on: usize) -> Axis {
+        Axis {
+            n: n as isize,
+            on,
+            k: self.kernel[i],
+            s: self.strides[i],
+            d: self.dilations[i],
+            p: self.pads[i],
+            max: n as isize + self.pads[i + 2],
+        }
+    }
+
     /// The geometry of the padded-plane path ([`pool_plane`]): positive
     /// kernel, strides and dilations, non-negative pads, an output.
     fn window(&self, h: usize, w: usize, oh: usize, ow: usize) -> Option<Window> {
@@ -186,16 +200,7 @@ impl Pool {
         if !ok {
             return None;
         }
-        let axis = |i: usize, n: usize, on: usize| Axis {
-            n: n as isize,
-            on,
-            k: self.kernel[i],
-            s: self.strides[i],
-            d: self.dilations[i],
-            p: self.pads[i],
-            max: n as isize + self.pads[i + 2],
-        };
-        let (y, x) = (axis(0, h, oh), axis(1, w, ow));
+        let (y, x) = (self.axis(0, h, oh), self.axis(1, w, ow));
         let (pt, pl) = (y.p as usize, x.p as usize);
         let (sh, sw, dy, dx) = (y.s as usize, x.s as usize, y.d as usize, x.d as usize);
         // Padded rows and columns: the input's and every one a window reads,
@@ -251,7 +256,7 @@ impl Pool {
 /// One axis of a pool: input size `n`, output size `on`; tap `k` of output
 /// `o` reads `o·s - p + k·d`, which counts as a (padded) tap below `max` and
 /// as a value inside `[0, n)`.
-struct Axis {
+pub(super) struct Axis {
     n: isize,
     on: usize,
     k: isize,
@@ -267,7 +272,7 @@ impl Axis {
     }
     /// Of output `o`'s taps: how many read a value, and how many count
     /// with the padding.
-    fn counts(&self, o: usize) -> (usize, usize) {
+    pub(super) fn counts(&self, o: usize) -> (usize, usize) {
         let (mut valid, mut padded) = (0, 0);
         for k in 0..self.k {
             let i = self.at(o, k);

@@ -104,7 +104,13 @@ unsafe fn pool_lanes(
     let (plane, results) = scratch.split_at_mut(hp * wp * 16);
     interleave(g, x, cnt, plane);
     let p = plane.as_ptr();
-    let (rows, cols) = (counts(pool, g, 0), counts(pool, g, 1));
+    // Per output row and column: how many taps read a value, and how many
+    // count with the padding (the generic loop's counts).
+    let counts = |i: usize, n: usize, on: usize| -> Vec<(usize, usize)> {
+        let axis = pool.axis(i, n, on);
+        (0..on).map(|o| axis.counts(o)).collect()
+    };
+    let (rows, cols) = (counts(0, g.h, g.oh), counts(1, g.w, g.ow));
     for q in 0..npix {
         let (oy, ox) = (q / g.ow, q % g.ow);
         let base = oy * g.sh * wp + ox * g.sw;
@@ -135,28 +141,4 @@ unsafe fn pool_lanes(
         _mm512_storeu_ps(results.as_mut_ptr().add(q * 16), acc);
     }
     deinterleave(results, o, npix, cnt);
-}
-
-/// Per output row (`axis` 0) or column (1): how many of its taps read a
-/// value, and how many count with the padding (below the input plus the
-/// far padding), as `Pool::run`'s generic loop counts them.
-fn counts(pool: &Pool, g: &Geo, axis: usize) -> Vec<(usize, usize)> {
-    let (n, on, k, s, d, p) = match axis {
-        0 => (g.h, g.oh, g.kh, g.sh, g.dh, g.pt),
-        _ => (g.w, g.ow, g.kw, g.sw, g.dw, g.pl),
-    };
-    let max = n as isize + pool.pads[axis + 2];
-    (0..on)
-        .map(|o| {
-            let (mut valid, mut padded) = (0, 0);
-            for t in 0..k {
-                let i = (o * s + t * d) as isize - p as isize;
-                if i < max {
-                    padded += 1;
-                    valid += (i >= 0 && i < n as isize) as usize;
-                }
-            }
-            (valid, padded)
-        })
-        .collect()
 }
