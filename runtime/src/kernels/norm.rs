@@ -381,7 +381,7 @@ impl Reduce {
 
 /// `ys[o * inner + i]` = the reduction over `r` of `xs[(o * reduced + r) *
 /// inner + i]`, compiled again for AVX-512 and AVX2.
-fn reduce_runs(
+pub(super) fn reduce_runs(
     kind: RedKind,
     xs: &[f32],
     ys: &mut [f32],
@@ -395,7 +395,7 @@ fn reduce_runs(
 /// The sum of `xs` in f64, as eight partial sums (independent additions,
 /// in vector lanes; one running sum waits on each addition's latency).
 #[inline(always)]
-pub(crate) fn sum_f64(xs: &[f32]) -> f64 {
+fn sum_f64(xs: &[f32]) -> f64 {
     let mut part = [0f64; 8];
     let lanes = xs.chunks_exact(8);
     let rest: f64 = lanes.remainder().iter().map(|&v| v as f64).sum();

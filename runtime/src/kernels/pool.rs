@@ -3,6 +3,7 @@
 //! the plane padded with the pool's neutral value and split into column
 //! phases, so every tap reads a contiguous run.
 
+use super::norm::RedKind;
 use super::{F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::nn::{AvgPool2dAttrView, MaxPool2dAttrView};
@@ -80,6 +81,7 @@ impl Pool {
         if let Some(g) = super::pool_lanes::geometry(self, (h, w), (oh, ow)) {
             // Small maps: 16 channels a task, in the vector lanes.
             let blocks = c.div_ceil(16);
+            let divisors = self.avg.then(|| self.divisors((h, w), (oh, ow)));
             par.run(n * blocks, n * c * oh * ow > 1 << 14, &|t| {
                 let (bi, c0) = (t / blocks, t % blocks * 16);
                 let cnt = (c - c0).min(16);
@@ -94,6 +96,7 @@ impl Pool {
                         xp.p().add(plane * h * w),
                         op.p().add(plane * oh * ow),
                         cnt,
+                        divisors.as_deref(),
                     )
                 };
                 Ok(())
@@ -176,7 +179,7 @@ impl Pool {
 impl Pool {
     /// Axis `i` (0: rows, 1: columns) of the pool over `n` inputs pooled to
     /// `on` outputs.
-    pub(super) fn axis(&self, i: usize, n: usize, on: usize) -> Axis {
+    fn axis(&self, i: usize, n: usize, on: usize) -> Axis {
         Axis {
             n: n as isize,
             on,
@@ -186,6 +189,29 @@ impl Pool {
             p: self.pads[i],
             max: n as isize + self.pads[i + 2],
         }
+    }
+
+    /// The divisor of each output of an average pool over `h x w` planes
+    /// pooled to `oh x ow` (row-major): how many of its taps count, with
+    /// the padding or without (`include_pad`); NaN where none does, as in
+    /// the generic loop (x / NaN is NaN). The counts are separable: a
+    /// product of per-axis counts.
+    pub(super) fn divisors(&self, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Vec<f32> {
+        let (y, x) = (self.axis(0, h, oh), self.axis(1, w, ow));
+        let cols: Vec<_> = (0..ow).map(|o| x.counts(o)).collect();
+        (0..oh)
+            .flat_map(|oy| {
+                let (rv, rp) = y.counts(oy);
+                cols.iter().map(move |&(cv, cp)| {
+                    let n = if self.include_pad { rp * cp } else { rv * cv };
+                    if n > 0 {
+                        n as f32
+                    } else {
+                        f32::NAN
+                    }
+                })
+            })
+            .collect()
     }
 
     /// The geometry of the padded-plane path ([`pool_plane`]): positive
@@ -218,20 +244,14 @@ impl Pool {
         // The run of outputs, rounded up to whole vectors of LANES.
         let run = ((oh - 1) * qw + ow).next_multiple_of(LANES);
         let divisors = self.avg.then(|| {
-            // The tap counts are separable: a product of per-axis counts.
-            let (rows, cols): (Vec<_>, Vec<_>) = (
-                (0..oh).map(|o| y.counts(o)).collect(),
-                (0..ow).map(|o| x.counts(o)).collect(),
-            );
+            // The outputs' divisors at their places in the run (NaN between
+            // rows: those sums are dropped).
             let mut d = vec![f32::NAN; run];
-            for (oy, &(rv, rp)) in rows.iter().enumerate() {
-                for (ox, &(cv, cp)) in cols.iter().enumerate() {
-                    let n = if self.include_pad { rp * cp } else { rv * cv };
-                    // No tap: NaN, as in the generic loop (x / NaN is NaN).
-                    if n > 0 {
-                        d[oy * qw + ox] = n as f32;
-                    }
-                }
+            for (row, divs) in d
+                .chunks_mut(qw)
+                .zip(self.divisors((h, w), (oh, ow)).chunks(ow))
+            {
+                row[..ow].copy_from_slice(divs);
             }
             d
         });
@@ -256,7 +276,7 @@ impl Pool {
 /// One axis of a pool: input size `n`, output size `on`; tap `k` of output
 /// `o` reads `o·s - p + k·d`, which counts as a (padded) tap below `max` and
 /// as a value inside `[0, n)`.
-pub(super) struct Axis {
+struct Axis {
     n: isize,
     on: usize,
     k: isize,
@@ -272,7 +292,7 @@ impl Axis {
     }
     /// Of output `o`'s taps: how many read a value, and how many count
     /// with the padding.
-    pub(super) fn counts(&self, o: usize) -> (usize, usize) {
+    fn counts(&self, o: usize) -> (usize, usize) {
         let (mut valid, mut padded) = (0, 0);
         for k in 0..self.k {
             let i = self.at(o, k);
@@ -499,21 +519,17 @@ pub fn global(max: bool, x: &Slot, out: &Slot) -> Result<(), String> {
     let planes = x.shape[0] * x.shape[1];
     let size: usize = x.shape[2..].iter().product();
     let xi = F32In::new(x);
-    let v = xi.slice();
     let mut o = F32Out::new(out);
-    let op = o.ptr();
-    for p in 0..planes {
-        let s = &v[p * size..(p + 1) * size];
-        let r = if max {
-            s.iter().fold(
-                f32::NEG_INFINITY,
-                |a, &b| if b > a || b.is_nan() { b } else { a },
-            )
-        } else {
-            (super::norm::sum_f64(s) / size.max(1) as f64) as f32
-        };
-        // SAFETY: the output holds `planes` floats.
-        unsafe { *op.add(p) = r };
+    // SAFETY: the output holds `planes` floats.
+    let ys = unsafe { std::slice::from_raw_parts_mut(o.ptr(), planes) };
+    if size == 0 {
+        // No element: max's start, and a mean of 0 / 1, as the reference.
+        ys.fill(if max { f32::NEG_INFINITY } else { 0.0 });
+    } else {
+        // A reduction of each plane: `norm.rs`'s kernel, with the inner
+        // run of one.
+        let kind = if max { RedKind::Max } else { RedKind::Mean };
+        super::norm::reduce_runs(kind, xi.slice(), ys, size, 1, size as f64);
     }
     o.finish();
     Ok(())

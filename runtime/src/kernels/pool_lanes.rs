@@ -70,16 +70,24 @@ thread_local! {
 }
 
 /// Channels `0..cnt` (`cnt <= 16`) of the planes at `x` (`h x w` each, one
-/// after another) pooled into `o` (`oh x ow` each).
+/// after another) pooled into `o` (`oh x ow` each); an average pool divides
+/// by `divisors` (`Pool::divisors`, made once per run).
 ///
 /// # Safety
 /// `g` came from [`geometry`] for `pool`; `x` holds `cnt` planes of
 /// `h x w` floats and `o` of `oh x ow`, not overlapping.
 #[cfg(target_arch = "x86_64")]
-pub(super) unsafe fn block(pool: &Pool, g: &Geo, x: *const f32, o: *mut f32, cnt: usize) {
+pub(super) unsafe fn block(
+    pool: &Pool,
+    g: &Geo,
+    x: *const f32,
+    o: *mut f32,
+    cnt: usize,
+    divisors: Option<&[f32]>,
+) {
     SCRATCH.with(|s| {
         // SAFETY: the caller's contract; `geometry` checked AVX-512F.
-        unsafe { pool_lanes(pool, g, x, o, cnt, &mut s.borrow_mut()) }
+        unsafe { pool_lanes(pool, g, x, o, cnt, divisors, &mut s.borrow_mut()) }
     })
 }
 
@@ -91,6 +99,7 @@ unsafe fn pool_lanes(
     x: *const f32,
     o: *mut f32,
     cnt: usize,
+    divisors: Option<&[f32]>,
     scratch: &mut Vec<f32>,
 ) {
     use super::lanes::{deinterleave, interleave, padded, results_len};
@@ -104,13 +113,6 @@ unsafe fn pool_lanes(
     let (plane, results) = scratch.split_at_mut(hp * wp * 16);
     interleave(g, x, cnt, plane);
     let p = plane.as_ptr();
-    // Per output row and column: how many taps read a value, and how many
-    // count with the padding (the generic loop's counts).
-    let counts = |i: usize, n: usize, on: usize| -> Vec<(usize, usize)> {
-        let axis = pool.axis(i, n, on);
-        (0..on).map(|o| axis.counts(o)).collect()
-    };
-    let (rows, cols) = (counts(0, g.h, g.oh), counts(1, g.w, g.ow));
     for q in 0..npix {
         let (oy, ox) = (q / g.ow, q % g.ow);
         let base = oy * g.sh * wp + ox * g.sw;
@@ -129,13 +131,7 @@ unsafe fn pool_lanes(
                 };
             }
         }
-        if pool.avg {
-            let n = match pool.include_pad {
-                true => rows[oy].1 * cols[ox].1,
-                false => rows[oy].0 * cols[ox].0,
-            };
-            // No tap: NaN, as the generic loop.
-            let d = if n == 0 { f32::NAN } else { n as f32 };
+        if let Some(&d) = divisors.and_then(|d| d.get(q)) {
             acc = _mm512_div_ps(acc, _mm512_set1_ps(d));
         }
         _mm512_storeu_ps(results.as_mut_ptr().add(q * 16), acc);
