@@ -249,6 +249,10 @@ struct Micro {
     pack: unsafe fn(Rows, usize, usize, usize, usize, *mut f32),
     panels: fn(usize) -> usize,
     tile: unsafe fn(&Tile, usize),
+    /// A strip's last columns when there are at most this many, for every
+    /// row panel of the block at once (`thin`); 0: none.
+    thin_max: usize,
+    thin: unsafe fn(&Tile, usize),
 }
 
 /// 64 bytes, the alignment of the strips (no vector load of a
@@ -301,6 +305,22 @@ unsafe fn blocked(g: &Gemm, micro: &Micro) {
                 while j < nc {
                     let w = (nc - j).min(nr);
                     let strip = strips.add(j * kc);
+                    if w <= micro.thin_max {
+                        let t = Tile {
+                            a: g.a.add(i0 * g.k + k0 * MR),
+                            panels: (i1 - i0).div_ceil(MR),
+                            pstride: MR * g.k,
+                            b: strip,
+                            kc,
+                            c: g.c.add(i0 * g.ldc + j0 + j),
+                            ldc: g.ldc,
+                            rows: i1 - i0,
+                            first: k0 == 0,
+                        };
+                        (micro.thin)(&t, w);
+                        j += nr;
+                        continue;
+                    }
                     let mut i = i0;
                     while i < i1 {
                         // Never past the block's (or `A`'s) last panel.
@@ -370,6 +390,8 @@ mod avx2 {
             pack: super::pack::<NR>,
             panels: |_| 1,
             tile: tile_any,
+            thin_max: 0,
+            thin: tile_any,
         };
         super::blocked(g, &micro)
     }
@@ -633,6 +655,8 @@ mod avx512 {
             pack: super::pack::<NR>,
             panels,
             tile: tile_any,
+            thin_max: NARROW,
+            thin,
         };
         super::blocked(g, &micro)
     }
@@ -708,6 +732,91 @@ mod avx512 {
                 }
             }
             p0 += 4;
+        }
+    }
+
+    /// A strip's last `w <= NARROW` columns, every row panel of the block:
+    /// a block of vectors along the columns would be mostly padding (a
+    /// 7x7 map's 49 positions are a strip of 48 and one column, which took
+    /// a whole vector per row), so here the vectors run along the rows,
+    /// as in [`narrow`] — 16 rows of `A` (four panels) per vector, each
+    /// multiplied by the strip's `w` values of `k` broadcast. Each sum is
+    /// the same chain of multiply-adds over the slice as in [`tile`], and
+    /// is stored or added to `C` as there: a column's result does not
+    /// depend on which of the two computed it.
+    ///
+    /// # Safety
+    /// As [`tile`], with `t.panels` the panels of the whole block.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn thin(t: &Tile, w: usize) {
+        match w {
+            1 => thin_w::<1, 4>(t),
+            2 => thin_w::<2, 4>(t),
+            3 => thin_w::<3, 4>(t),
+            4 => thin_w::<4, 4>(t),
+            5 => thin_w::<5, 2>(t),
+            6 => thin_w::<6, 2>(t),
+            7 => thin_w::<7, 2>(t),
+            _ => thin_w::<8, 2>(t),
+        }
+    }
+
+    /// [`thin`] for `W` columns, `G` vectors of 16 rows at a time (`G * W`
+    /// sums in flight: at least 4, the multiply-add's latency).
+    ///
+    /// # Safety
+    /// As [`thin`], with `W` columns of the strip in `C`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn thin_w<const W: usize, const G: usize>(t: &Tile) {
+        let mut out = [0f32; 16];
+        let mut p0 = 0;
+        while p0 < t.panels {
+            // Rows `16 g ..` of this block at `kk`; panels past the last
+            // are zeros.
+            let rows_at = |g: usize, kk: usize| {
+                let part = |i: usize| {
+                    let q = p0 + 4 * g + i;
+                    match q < t.panels {
+                        true => _mm_loadu_ps(t.a.add(q * t.pstride + kk * MR)),
+                        false => _mm_setzero_ps(),
+                    }
+                };
+                _mm512_insertf32x4::<3>(
+                    _mm512_insertf32x4::<2>(
+                        _mm512_insertf32x4::<1>(_mm512_castps128_ps512(part(0)), part(1)),
+                        part(2),
+                    ),
+                    part(3),
+                )
+            };
+            let mut acc = [[_mm512_setzero_ps(); W]; G];
+            let mut b = t.b;
+            for kk in 0..t.kc {
+                for (g, set) in acc.iter_mut().enumerate() {
+                    let av = rows_at(g, kk);
+                    for (j, x) in set.iter_mut().enumerate() {
+                        *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*b.add(j)), *x);
+                    }
+                }
+                b = b.add(NR);
+            }
+            for (g, set) in acc.iter().enumerate() {
+                let r0 = (p0 + 4 * g) * MR;
+                if r0 >= t.rows {
+                    break;
+                }
+                for (j, &x) in set.iter().enumerate() {
+                    _mm512_storeu_ps(out.as_mut_ptr(), x);
+                    for (r, &v) in out.iter().enumerate().take(t.rows - r0) {
+                        let c = t.c.add((r0 + r) * t.ldc + j);
+                        *c = match t.first {
+                            true => v,
+                            false => v + *c,
+                        };
+                    }
+                }
+            }
+            p0 += 4 * G;
         }
     }
 
@@ -793,6 +902,40 @@ mod tests {
     }
 
     #[test]
+    fn a_column_sums_the_same_in_a_thin_strip_as_in_a_full_one() {
+        // Column 48 is the whole last strip of an n = 49 product (`thin` on
+        // AVX-512) and inside a full strip of an n = 96 one: the same bits,
+        // over one slice of `k` and over three.
+        for k in [100, 2 * KC + 5] {
+            let m = 37;
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 7 % 13) as f32) * 0.37 - 2.1)
+                .collect();
+            let b: Vec<f32> = (0..k * 96)
+                .map(|i| ((i * 5 % 11) as f32) * 0.53 - 1.7)
+                .collect();
+            let p = PackedA::pack(&a, m, k);
+            let mut wide = vec![0f32; m * 96];
+            let mut thin = vec![0f32; m * 49];
+            // SAFETY: `b` holds `k` rows of 96 floats (the first 49 of each
+            // read for `thin`); `wide` and `thin` hold `m` rows of 96 and 49.
+            unsafe {
+                p.gemm(0, m, b.as_ptr(), 96, 96, wide.as_mut_ptr(), 96);
+                p.gemm(0, m, b.as_ptr(), 96, 49, thin.as_mut_ptr(), 49);
+            }
+            for r in 0..m {
+                for j in 0..49 {
+                    assert_eq!(
+                        wide[r * 96 + j].to_bits(),
+                        thin[r * 49 + j].to_bits(),
+                        "k {k} row {r} column {j}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn packed_gemm_matches_the_reference_on_every_edge() {
         // Rows off the panel size, columns off the vector and block sizes,
         // k across several slices.
@@ -812,6 +955,12 @@ mod tests {
             (7, 20, 2 * NC + 30),
             (6, 2 * KC + 5, 50),
             (MC / KC + 13, KC, 17),
+            // A strip's last 1 to 8 columns (AVX-512: vectors along the
+            // rows, `thin`), over several slices of `k` and a partial
+            // group of 16 rows.
+            (37, 2 * KC + 5, 48 + 1),
+            (70, 20, 96 + 8),
+            (9, 7, 48 + 5),
         ] {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32) - 6.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32) * 0.5).collect();
