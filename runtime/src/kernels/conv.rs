@@ -182,6 +182,11 @@ fn reads_taps(taps: Taps, sh: &Shapes) -> bool {
 /// costs about [`IM2COL_FMAS`] multiply-adds per element. Taps when the
 /// extra strips cost less than the panel.
 fn taps_pay(sh: &Shapes) -> bool {
+    // With AVX-512 the taps run over the output positions alone (a grid
+    // of the padded planes, `Rows::Grid`): no extra strips.
+    if super::sgemm_packed::wide() {
+        return true;
+    }
     let g = &sh.geo;
     let flat = (g.oh - 1) * (g.ow + (g.kw - 1) * g.dw / g.sw) + g.ow;
     let extra = (flat.div_ceil(NR) - sh.p.div_ceil(NR)) * NR;
@@ -662,9 +667,16 @@ impl Conv {
                     .flat_map(move |ki| (0..geo.kw).map(move |kj| ci * plen + ph.tap(geo, ki, kj)))
             })
             .collect();
-        // The GEMM's columns: the flat positions up to the last output.
+        // The GEMM's columns: with AVX-512 the output positions, read from
+        // the padded planes as a grid (`Rows::Grid`, which packs them run
+        // by run); else the flat positions up to the last output, the
+        // padding columns between output rows computed and dropped.
+        let grid = super::sgemm_packed::wide();
         let vsh = Shapes {
-            p: (geo.oh - 1) * ph.pw + geo.ow,
+            p: match grid {
+                true => geo.oh * geo.ow,
+                false => (geo.oh - 1) * ph.pw + geo.ow,
+            },
             ..*sh
         };
         let tl = Tiling::new(&vsh, true, par.threads());
@@ -688,7 +700,7 @@ impl Conv {
             par.run(blocks, parallel, &|t| {
                 // SAFETY: block `t` writes its rows of the output columns
                 // its tile's positions map to, only (`Tiling::block`).
-                unsafe { self.taps_block(&vsh, ptrs, f, &tl, base, &offsets, t) };
+                unsafe { self.taps_block(&vsh, ptrs, f, &tl, base, &offsets, grid, t) };
                 Ok(())
             })
         });
@@ -712,6 +724,7 @@ impl Conv {
         tl: &Tiling,
         planes: Shared<*const f32>,
         offsets: &[usize],
+        grid: bool,
         t: usize,
     ) {
         let Shapes { c, oc, cg, ocg, .. } = *vsh;
@@ -729,23 +742,32 @@ impl Conv {
         let Some(pa) = f.groups.get(gi) else { return };
         let mut buf = OUT_TILE.with(|t| t.take());
         buf.resize((r1 - r0) * cols, 0.0);
-        let b = planes.p().add((bi * c + gi * cg) * plen + j0);
-        pa.gemm_rows(
-            r0,
-            r1 - r0,
-            Rows::Offsets(b, offsets),
-            cols,
-            buf.as_mut_ptr(),
-            cols,
-        );
+        let plane = planes.p().add((bi * c + gi * cg) * plen);
+        let rows = match grid {
+            true => Rows::Grid {
+                b: plane,
+                offsets,
+                run: ow,
+                stride: pw,
+                from: j0,
+            },
+            false => Rows::Offsets(plane.add(j0), offsets),
+        };
+        pa.gemm_rows(r0, r1 - r0, rows, cols, buf.as_mut_ptr(), cols);
         // Output position of the first real column at or after `j0`.
-        let p0 = j0 / pw * ow + (j0 % pw).min(ow);
+        let p0 = match grid {
+            true => j0,
+            false => j0 / pw * ow + (j0 % pw).min(ow),
+        };
         // Bias and activation over whole rows at once (the padding columns
         // too: they are dropped), a residual by position, run by run.
         let whole = ptrs.r.is_none();
         // Each run of real columns of a row: its columns in the row, its
         // output position.
         let runs = |f: &mut dyn FnMut(std::ops::Range<usize>, usize)| {
+            if grid {
+                return f(0..cols, p0);
+            }
             let (mut j, mut at) = (j0, p0);
             while j < j1 {
                 let (ox, end) = (j % pw, (j / pw + 1) * pw);

@@ -175,6 +175,18 @@ pub enum Rows<'a> {
     Strided(*const f32, usize),
     /// Row `kk` at `b + offsets[kk]`.
     Offsets(*const f32, &'a [usize]),
+    /// Row `kk` at `b + offsets[kk]`, its columns in runs of `run` floats
+    /// `stride` apart, from column `from` of that grid on: column `j` at
+    /// `(i / run) * stride + i % run` for `i = from + j` (a convolution's
+    /// output positions in its padded input planes, without the columns
+    /// of the padding between output rows).
+    Grid {
+        b: *const f32,
+        offsets: &'a [usize],
+        run: usize,
+        stride: usize,
+        from: usize,
+    },
 }
 
 impl Rows<'_> {
@@ -186,7 +198,49 @@ impl Rows<'_> {
     unsafe fn row(&self, kk: usize) -> *const f32 {
         match *self {
             Rows::Strided(b, ldb) => b.add(kk * ldb),
-            Rows::Offsets(b, offsets) => b.add(*offsets.get_unchecked(kk)),
+            Rows::Offsets(b, offsets) | Rows::Grid { b, offsets, .. } => {
+                b.add(*offsets.get_unchecked(kk))
+            }
+        }
+    }
+
+    /// Element `(kk, j)`.
+    ///
+    /// # Safety
+    /// As [`Rows::row`], `j` a column of `B`.
+    #[inline(always)]
+    unsafe fn at(&self, kk: usize, j: usize) -> *const f32 {
+        match *self {
+            Rows::Grid {
+                run, stride, from, ..
+            } => {
+                let i = from + j;
+                self.row(kk).add(i / run * stride + i % run)
+            }
+            _ => self.row(kk).add(j),
+        }
+    }
+
+    /// Copy columns `j0..j0 + n` of row `kk` to `d`.
+    ///
+    /// # Safety
+    /// As [`Rows::at`] for each column; `d` holds `n` floats apart from `B`.
+    unsafe fn copy(&self, kk: usize, j0: usize, n: usize, d: *mut f32) {
+        match *self {
+            Rows::Grid {
+                run, stride, from, ..
+            } => {
+                let row = self.row(kk);
+                let (mut i, mut done) = (from + j0, 0);
+                while done < n {
+                    let len = (run - i % run).min(n - done);
+                    let s = row.add(i / run * stride + i % run);
+                    std::ptr::copy_nonoverlapping(s, d.add(done), len);
+                    i += len;
+                    done += len;
+                }
+            }
+            _ => std::ptr::copy_nonoverlapping(self.row(kk).add(j0), d, n),
         }
     }
 }
@@ -213,7 +267,7 @@ unsafe fn scalar(g: &Gemm) {
         for j in 0..g.n {
             let mut s = 0f32;
             for kk in 0..g.k {
-                s = (*panel.add(kk * MR)).mul_add(*g.b.row(kk).add(j), s);
+                s = (*panel.add(kk * MR)).mul_add(*g.b.at(kk, j), s);
             }
             *g.c.add(r * g.ldc + j) = s;
         }
@@ -362,13 +416,12 @@ unsafe fn pack<const NR: usize>(b: Rows, k0: usize, j0: usize, kc: usize, nc: us
     let full = nc / NR;
     let rest = nc - full * NR;
     for kk in 0..kc {
-        let s = b.row(k0 + kk).add(j0);
         for f in 0..full {
-            std::ptr::copy_nonoverlapping(s.add(f * NR), d.add(f * kc * NR + kk * NR), NR);
+            b.copy(k0 + kk, j0 + f * NR, NR, d.add(f * kc * NR + kk * NR));
         }
         if rest > 0 {
             let o = d.add(full * kc * NR + kk * NR);
-            std::ptr::copy_nonoverlapping(s.add(full * NR), o, rest);
+            b.copy(k0 + kk, j0 + full * NR, rest, o);
             std::ptr::write_bytes(o.add(rest), 0, NR - rest);
         }
     }
@@ -626,7 +679,7 @@ mod avx2 {
 /// strips of [`avx512::NR`] columns.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Gemm, Micro, Tile, MR};
+    use super::{Gemm, Micro, Rows, Tile, MR};
     use std::arch::x86_64::*;
 
     /// Columns of a register block (three AVX-512 vectors).
@@ -652,7 +705,7 @@ mod avx512 {
         }
         let micro = Micro {
             nr: NR,
-            pack: super::pack::<NR>,
+            pack,
             panels,
             tile: tile_any,
             thin_max: NARROW,
@@ -713,9 +766,8 @@ mod avx512 {
             while kk < g.k {
                 for set in acc.iter_mut().take(g.k - kk) {
                     let av = rows_at(kk);
-                    let b = g.b.row(kk);
                     for (j, x) in set.iter_mut().enumerate() {
-                        *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*b.add(j)), *x);
+                        *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*g.b.at(kk, j)), *x);
                     }
                     kk += 1;
                 }
@@ -732,6 +784,64 @@ mod avx512 {
                 }
             }
             p0 += 4;
+        }
+    }
+
+    /// [`super::pack`] into this kernel's strips. A grid's rows (runs as
+    /// short as a 7x7 map's 7 floats) are copied piece by piece — at most
+    /// 16 floats of one output row within one strip — each piece for every
+    /// row of the slice in turn, with the piece's vector mask made once: a
+    /// `memcpy` call a run cost more than the copy, and working out the
+    /// pieces again for every row cost about as much. A last strip is
+    /// zeroed only as far as its last vector reads ([`thin`] reads only
+    /// its own columns).
+    ///
+    /// # Safety
+    /// As [`super::pack`].
+    #[target_feature(enable = "avx512f")]
+    unsafe fn pack(b: Rows, k0: usize, j0: usize, kc: usize, nc: usize, d: *mut f32) {
+        let Rows::Grid {
+            b: base,
+            offsets,
+            run,
+            stride,
+            from,
+        } = b
+        else {
+            return super::pack::<NR>(b, k0, j0, kc, nc, d);
+        };
+        let offsets = &offsets[k0..k0 + kc];
+        // (offset in a grid row, column of the block, floats).
+        let mut pieces = [(0usize, 0usize, 0usize); 2 * super::NC];
+        let mut np = 0;
+        let (mut r, mut c, mut jj) = ((from + j0) / run, (from + j0) % run, 0);
+        while jj < nc && np < pieces.len() {
+            let len = (run - c).min(NR - jj % NR).min(nc - jj).min(16);
+            pieces[np] = (r * stride + c, jj, len);
+            np += 1;
+            jj += len;
+            c += len;
+            if c == run {
+                c = 0;
+                r += 1;
+            }
+        }
+        for &(src, col, len) in &pieces[..np] {
+            let dst = d.add(col / NR * kc * NR + col % NR);
+            let m = ((1u32 << len) - 1) as __mmask16;
+            for (kk, &o) in offsets.iter().enumerate() {
+                let s = base.add(o + src);
+                _mm512_mask_storeu_ps(dst.add(kk * NR), m, _mm512_maskz_loadu_ps(m, s));
+            }
+        }
+        let rest = nc % NR;
+        if rest > NARROW && rest % 16 != 0 {
+            let pad = rest.next_multiple_of(16) - rest;
+            let m = ((1u32 << pad) - 1) as __mmask16;
+            let o = d.add(nc / NR * kc * NR + rest);
+            for kk in 0..kc {
+                _mm512_mask_storeu_ps(o.add(kk * NR), m, _mm512_setzero_ps());
+            }
         }
     }
 
@@ -1014,6 +1124,38 @@ mod tests {
                     assert!(
                         (x - y).abs() <= 1e-3 * y.abs().max(1.0),
                         "{m}x{k}x{n} by offsets: {x} {y}"
+                    );
+                }
+            }
+            // B's rows as grids: runs of 1, 7 or 16 columns 3 floats
+            // further apart than they are long (NaN between, which no
+            // column reads), from columns 0 and 5 of the grid on.
+            for (run, from) in [(1, 0), (7, 0), (7, 5), (16, 5)] {
+                let stride = run + 3;
+                let span = (from + n).div_ceil(run) * stride;
+                let mut bp = vec![f32::NAN; k * span];
+                let offsets: Vec<usize> = (0..k).map(|kk| (k - 1 - kk) * span).collect();
+                for (kk, &o) in offsets.iter().enumerate() {
+                    for j in 0..n {
+                        let i = from + j;
+                        bp[o + i / run * stride + i % run] = b[kk * n + j];
+                    }
+                }
+                let mut c = vec![f32::NAN; m * n];
+                let rows = Rows::Grid {
+                    b: bp.as_ptr(),
+                    offsets: &offsets,
+                    run,
+                    stride,
+                    from,
+                };
+                // SAFETY: row 0 is a panel start; every offset leaves the
+                // grid's `n` columns in `bp`; `c` holds `m x n` floats.
+                unsafe { p.gemm_rows(0, m, rows, n, c.as_mut_ptr(), n) };
+                for (x, y) in c.iter().zip(&want) {
+                    assert!(
+                        (x - y).abs() <= 1e-3 * y.abs().max(1.0),
+                        "{m}x{k}x{n} as a grid of runs of {run} from {from}: {x} {y}"
                     );
                 }
             }
