@@ -800,17 +800,13 @@ mod avx512 {
     /// As [`super::pack`].
     #[target_feature(enable = "avx512f")]
     unsafe fn pack(b: Rows, k0: usize, j0: usize, kc: usize, nc: usize, d: *mut f32) {
-        let Rows::Grid {
-            b: base,
-            offsets,
-            run,
-            stride,
-            from,
-        } = b
-        else {
-            return super::pack::<NR>(b, k0, j0, kc, nc, d);
+        // Rows without a grid are one run.
+        let (run, stride, from) = match b {
+            Rows::Grid {
+                run, stride, from, ..
+            } => (run, stride, from),
+            _ => (j0 + nc, 0, 0),
         };
-        let offsets = &offsets[k0..k0 + kc];
         // (offset in a grid row, column of the block, floats).
         let mut pieces = [(0usize, 0usize, 0usize); 2 * super::NC];
         let mut np = 0;
@@ -829,8 +825,8 @@ mod avx512 {
         for &(src, col, len) in &pieces[..np] {
             let dst = d.add(col / NR * kc * NR + col % NR);
             let m = ((1u32 << len) - 1) as __mmask16;
-            for (kk, &o) in offsets.iter().enumerate() {
-                let s = base.add(o + src);
+            for kk in 0..kc {
+                let s = b.row(k0 + kk).add(src);
                 _mm512_mask_storeu_ps(dst.add(kk * NR), m, _mm512_maskz_loadu_ps(m, s));
             }
         }
