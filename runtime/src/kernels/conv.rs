@@ -180,10 +180,12 @@ fn reads_taps(taps: Taps, sh: &Shapes) -> bool {
 /// row — what costs is the extra 24-column strips of the micro-kernel,
 /// `ocg` multiply-adds a column per row of `k` — while the panel it saves
 /// costs about [`IM2COL_FMAS`] multiply-adds per element. Taps when the
-/// extra strips cost less than the panel.
+/// extra strips cost less than the panel. With AVX-512 the taps run over
+/// the output positions alone (a grid of the padded planes, `Rows::Grid`):
+/// no extra strips, so always (measured faster than the panel on 3x3
+/// convolutions from 7x7 to 56x56, 7x7 and 11x11 stems with strides 2 and
+/// 4, and 1x1 stride 2; docs/benchmarks.md).
 fn taps_pay(sh: &Shapes) -> bool {
-    // With AVX-512 the taps run over the output positions alone (a grid
-    // of the padded planes, `Rows::Grid`): no extra strips.
     if super::sgemm_packed::wide() {
         return true;
     }
@@ -642,10 +644,12 @@ impl Conv {
     /// input plane is copied once into its zero-padded stride phases
     /// ([`Phases`], as the depthwise kernel's), so row `(ci, ki, kj)` of
     /// the im2col matrix is the phases of channel `ci` read from a fixed
-    /// offset, at the flat positions `oy * pw + ox` of the outputs; the
-    /// packed GEMM reads those rows in place ([`Rows::Offsets`]) over
-    /// `(oh - 1) * pw + ow` columns, `pw - ow` of every `pw` of them
-    /// padding, dropped as the block is stored.
+    /// offset, at the flat positions `oy * pw + ox` of the outputs. With
+    /// AVX-512 the packed GEMM's columns are the `oh * ow` outputs, which
+    /// it packs from those rows run by run ([`Rows::Grid`]); else it reads
+    /// the rows in place ([`Rows::Offsets`]) over `(oh - 1) * pw + ow`
+    /// columns, `pw - ow` of every `pw` of them padding, dropped as the
+    /// block is stored.
     fn run_taps(
         &self,
         sh: &Shapes,

@@ -5,7 +5,8 @@
 //! row-major with any row stride (an im2col panel, or a 1x1 convolution's
 //! input plane) or row by row at given offsets ([`Rows::Offsets`]: a
 //! convolution's padded input planes at each tap's offset, no im2col
-//! panel): a call never packs the filter.
+//! panel; [`Rows::Grid`]: the same, its columns the output positions in
+//! runs of an output row): a call never packs the filter.
 //!
 //! The micro-kernel computes an `MR x NR` block of `C` in registers
 //! (AVX2/FMA: 4 rows x 3 vectors of 8 columns, 12 accumulators + 3 vectors
@@ -18,7 +19,8 @@
 //! time: with AVX-512F ([`wide`]) the same blocking runs over strips of 48
 //! columns, each block taking several row panels at once so that 12 to 24
 //! sums are in flight: 8 rows x 3 vectors of 16 columns, 12 x 2 or 12 x 1
-//! for a strip's last columns (ResNet-50 at 1 thread on an AVX-512 EPYC:
+//! for a strip's last columns, and vectors along the rows for a strip's
+//! last 1 to 8 columns (`thin`) (ResNet-50 at 1 thread on an AVX-512 EPYC:
 //! 75 ms with the AVX2 kernel, 50 ms with 4-row blocks; onnxruntime's
 //! MLAS has AVX-512 kernels too); with AVX2 and FMA ([`fast`]) the kernel
 //! above; else a scalar loop computes the same blocks.
@@ -204,27 +206,24 @@ impl Rows<'_> {
         }
     }
 
-    /// Element `(kk, j)`.
-    ///
-    /// # Safety
-    /// As [`Rows::row`], `j` a column of `B`.
+    /// Where column `j` lies in a row (floats from [`Rows::row`]).
     #[inline(always)]
-    unsafe fn at(&self, kk: usize, j: usize) -> *const f32 {
+    fn column(&self, j: usize) -> usize {
         match *self {
             Rows::Grid {
                 run, stride, from, ..
             } => {
                 let i = from + j;
-                self.row(kk).add(i / run * stride + i % run)
+                i / run * stride + i % run
             }
-            _ => self.row(kk).add(j),
+            _ => j,
         }
     }
 
     /// Copy columns `j0..j0 + n` of row `kk` to `d`.
     ///
     /// # Safety
-    /// As [`Rows::at`] for each column; `d` holds `n` floats apart from `B`.
+    /// As [`Rows::row`] for row `kk`, columns `j0..j0 + n` of it; `d` holds `n` floats apart from `B`.
     unsafe fn copy(&self, kk: usize, j0: usize, n: usize, d: *mut f32) {
         match *self {
             Rows::Grid {
@@ -265,9 +264,10 @@ unsafe fn scalar(g: &Gemm) {
     for r in 0..g.rows {
         let panel = g.a.add((r / MR) * MR * g.k + r % MR);
         for j in 0..g.n {
+            let o = g.b.column(j);
             let mut s = 0f32;
             for kk in 0..g.k {
-                s = (*panel.add(kk * MR)).mul_add(*g.b.at(kk, j), s);
+                s = (*panel.add(kk * MR)).mul_add(*g.b.row(kk).add(o), s);
             }
             *g.c.add(r * g.ldc + j) = s;
         }
@@ -742,32 +742,23 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     unsafe fn narrow<const N: usize, const S: usize>(g: &Gemm) {
         let mut out = [0f32; 16];
+        // Where each column lies in a row of `B` (worked out once: a grid's
+        // divisions per element would cost more than the multiply-adds).
+        let cols: [usize; N] = std::array::from_fn(|j| g.b.column(j));
         let panels = g.rows.div_ceil(MR);
         let mut p0 = 0;
         while p0 < panels {
             let np = (panels - p0).min(4);
             let base = g.a.add(p0 * MR * g.k);
             let mut acc = [[_mm512_setzero_ps(); N]; S];
-            // Panel q's 4 rows at `kk`; the panels past the last are zeros.
-            let rows_at = |kk: usize| {
-                let part = |q: usize| match q < np {
-                    true => _mm_loadu_ps(base.add(q * MR * g.k + kk * MR)),
-                    false => _mm_setzero_ps(),
-                };
-                _mm512_insertf32x4::<3>(
-                    _mm512_insertf32x4::<2>(
-                        _mm512_insertf32x4::<1>(_mm512_castps128_ps512(part(0)), part(1)),
-                        part(2),
-                    ),
-                    part(3),
-                )
-            };
+            let rows_at = |kk: usize| rows16(base, MR * g.k, np, kk);
             let mut kk = 0;
             while kk < g.k {
                 for set in acc.iter_mut().take(g.k - kk) {
                     let av = rows_at(kk);
-                    for (j, x) in set.iter_mut().enumerate() {
-                        *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*g.b.at(kk, j)), *x);
+                    let b = g.b.row(kk);
+                    for (x, &o) in set.iter_mut().zip(&cols) {
+                        *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*b.add(o)), *x);
                     }
                     kk += 1;
                 }
@@ -807,8 +798,9 @@ mod avx512 {
             } => (run, stride, from),
             _ => (j0 + nc, 0, 0),
         };
-        // (offset in a grid row, column of the block, floats).
-        let mut pieces = [(0usize, 0usize, 0usize); 2 * super::NC];
+        // (offset in a grid row, column of the block, floats): a float at
+        // least each, so at most `nc <= NC` of them.
+        let mut pieces = [(0usize, 0usize, 0usize); super::NC];
         let mut np = 0;
         let (mut r, mut c, mut jj) = ((from + j0) / run, (from + j0) % run, 0);
         while jj < nc && np < pieces.len() {
@@ -839,6 +831,28 @@ mod avx512 {
                 _mm512_mask_storeu_ps(o.add(kk * NR), m, _mm512_setzero_ps());
             }
         }
+    }
+
+    /// 16 rows of `A` at `k` index `kk` in one vector: the four panels from
+    /// `first` on (`pstride` floats apart), zeros for those past the
+    /// `left` there are.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; the first `min(left, 4)` panels hold `kk`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn rows16(first: *const f32, pstride: usize, left: usize, kk: usize) -> __m512 {
+        let part = |q: usize| match q < left {
+            true => _mm_loadu_ps(first.add(q * pstride + kk * MR)),
+            false => _mm_setzero_ps(),
+        };
+        _mm512_insertf32x4::<3>(
+            _mm512_insertf32x4::<2>(
+                _mm512_insertf32x4::<1>(_mm512_castps128_ps512(part(0)), part(1)),
+                part(2),
+            ),
+            part(3),
+        )
     }
 
     /// A strip's last `w <= NARROW` columns, every row panel of the block:
@@ -877,22 +891,14 @@ mod avx512 {
         let mut out = [0f32; 16];
         let mut p0 = 0;
         while p0 < t.panels {
-            // Rows `16 g ..` of this block at `kk`; panels past the last
-            // are zeros.
+            // Rows `16 g ..` of this block at `kk`.
             let rows_at = |g: usize, kk: usize| {
-                let part = |i: usize| {
-                    let q = p0 + 4 * g + i;
-                    match q < t.panels {
-                        true => _mm_loadu_ps(t.a.add(q * t.pstride + kk * MR)),
-                        false => _mm_setzero_ps(),
-                    }
-                };
-                _mm512_insertf32x4::<3>(
-                    _mm512_insertf32x4::<2>(
-                        _mm512_insertf32x4::<1>(_mm512_castps128_ps512(part(0)), part(1)),
-                        part(2),
-                    ),
-                    part(3),
+                let q = p0 + 4 * g;
+                rows16(
+                    t.a.add(q * t.pstride),
+                    t.pstride,
+                    t.panels.saturating_sub(q),
+                    kk,
                 )
             };
             let mut acc = [[_mm512_setzero_ps(); W]; G];
