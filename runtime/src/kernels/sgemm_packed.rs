@@ -823,7 +823,7 @@ mod avx512 {
             }
         }
         let rest = nc % NR;
-        if rest > NARROW && rest % 16 != 0 {
+        if rest > NARROW && !rest.is_multiple_of(16) {
             let pad = rest.next_multiple_of(16) - rest;
             let m = ((1u32 << pad) - 1) as __mmask16;
             let o = d.add(nc / NR * kc * NR + rest);
