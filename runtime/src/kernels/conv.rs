@@ -744,9 +744,30 @@ impl Conv {
         let j1 = (j0 + tl.tn).min(vsh.p);
         let cols = j1 - j0;
         let Some(pa) = f.groups.get(gi) else { return };
+        let plane = planes.p().add((bi * c + gi * cg) * plen);
+        if grid && self.blocked_out.is_none() && ptrs.r.is_none() {
+            // The columns are output positions: the block's rows go straight
+            // into the output planes, the epilogue runs there (no tile to
+            // copy: a stem's 64 x 111 x 111 result was written three times).
+            let rows = Rows::Grid {
+                b: plane,
+                offsets,
+                run: ow,
+                stride: pw,
+                from: j0,
+            };
+            let co0 = gi * ocg + r0;
+            let out = ptrs.o.p().add((bi * oc + co0) * p + j0);
+            pa.gemm_rows(r0, r1 - r0, rows, cols, out, p);
+            for r in 0..r1 - r0 {
+                let row = std::slice::from_raw_parts_mut(out.add(r * p), cols);
+                self.epilogue(ptrs, oc, p, bi, co0 + r, j0, row);
+                self.finish_block(row);
+            }
+            return;
+        }
         let mut buf = OUT_TILE.with(|t| t.take());
         buf.resize((r1 - r0) * cols, 0.0);
-        let plane = planes.p().add((bi * c + gi * cg) * plen);
         let rows = match grid {
             true => Rows::Grid {
                 b: plane,
