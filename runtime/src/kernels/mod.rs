@@ -78,6 +78,7 @@ pub mod norm;
 pub mod pad;
 pub mod pool;
 pub mod pool_lanes;
+mod pool_rows;
 pub mod qlinear;
 pub mod quant;
 pub mod random;

@@ -1,7 +1,9 @@
 //! Max / average pooling (NCHW) and global pooling, one plane per task.
 //! Pools with non-negative pads take a vectorised path ([`pool_plane`]):
 //! the plane padded with the pool's neutral value and split into column
-//! phases, so every tap reads a contiguous run.
+//! phases, so every tap reads a contiguous run. With AVX-512, small output
+//! planes go to `pool_lanes.rs` (16 channels in the lanes) and max pools of
+//! wide rows to `pool_rows.rs` (along rows, then down columns).
 
 use super::norm::RedKind;
 use super::{F32In, F32Out, Par, Slot};
@@ -98,6 +100,20 @@ impl Pool {
                         cnt,
                         divisors.as_deref(),
                     )
+                };
+                Ok(())
+            })?;
+            o.finish();
+            return Ok(());
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(g) = super::pool_rows::geometry(self, (h, w), (oh, ow)) {
+            // Max pools of wide rows: along rows, then down columns.
+            par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
+                // SAFETY: `geometry` took `g` for this pool; one input and
+                // one output plane per task.
+                unsafe {
+                    super::pool_rows::plane(&g, xp.p().add(pl * h * w), op.p().add(pl * oh * ow))
                 };
                 Ok(())
             })?;

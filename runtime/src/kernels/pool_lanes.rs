@@ -122,12 +122,7 @@ unsafe fn pool_lanes(
                 let v = _mm512_loadu_ps(p.add((base + ki * g.dh * wp + kj * g.dw) * 16));
                 acc = match pool.avg {
                     true => _mm512_add_ps(acc, v),
-                    // The later value wins when greater or NaN.
-                    false => {
-                        let wins = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, acc)
-                            | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
-                        _mm512_mask_mov_ps(acc, wins, v)
-                    }
+                    false => super::pool_rows::fold_max(acc, v),
                 };
             }
         }

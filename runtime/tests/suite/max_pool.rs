@@ -128,6 +128,57 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
     }
 }
 
+/// Max pools of output rows of 16 or more, on an AVX-512 host
+/// (runtime/src/kernels/pool_rows.rs): each input row's maxima, then down
+/// the columns. Bit for bit the interpreter, signed zeros included: the
+/// inputs are mostly +0.0, -0.0 and 1.0, so most windows hold ties, and a
+/// few NaNs. Column strides 1 and 2, the specialised 2- and 3-wide kernels
+/// and others, pads (which the row ends read as -inf), ceil mode, unequal
+/// axes with a row stride and dilation.
+#[test]
+fn wide_rows_pool_along_rows_then_columns_bit_for_bit() {
+    // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
+    let cases = [
+        ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], false, 23, 111), // SqueezeNet's stem pool
+        ([3, 3], [2, 2], [1, 1], [1, 1, 1, 1], false, 20, 56),  // ResNet's stem pool
+        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], false, 20, 64),  // VGG's
+        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], true, 21, 67),
+        ([5, 5], [2, 2], [1, 1], [2, 2, 2, 2], true, 24, 50),
+        ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 18, 33),
+        ([4, 4], [1, 1], [1, 1], [1, 2, 2, 1], false, 24, 40),
+        ([1, 6], [1, 2], [1, 1], [0, 3, 0, 3], true, 20, 45),
+        ([3, 4], [3, 2], [2, 1], [2, 1, 1, 2], false, 40, 70),
+        ([3, 3], [2, 2], [1, 1], [0, 1, 2, 0], true, 37, 37),
+    ];
+    for (k, s, d, p, ceil, h, w) in cases {
+        let what = format!("k={k:?} s={s:?} d={d:?} pads={p:?} ceil={ceil} {h}x{w}");
+        let text = pool_text_2d(k, s, d, p, ceil, h, w);
+        let (types, m) = signature(&text, "main");
+        let x = &random_inputs(&types, &[], 8)[0];
+        let v: Vec<f64> = (0..x.shape.iter().product::<usize>())
+            .map(|i| match (i * 7919 + i / 13) % 97 {
+                0 => f64::NAN,
+                r if r < 40 => 0.0,
+                r if r < 80 => -0.0,
+                _ => 1.0,
+            })
+            .collect();
+        let ins = [Tensor::from_f64(x.shape.clone(), x.dtype, v)];
+        let want = interpret(&m, "main", &ins)[0].to_f64();
+        let om = om_bytes("pool", &text, &CompileOptions::default());
+        for threads in [1, 2] {
+            let got = run(&load(&om, threads), &ins)[0].to_f64();
+            assert_eq!(got.len(), want.len(), "{what}");
+            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                    "{what} threads={threads}: element {i} is {a:?}, the interpreter's {b:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn nan_wins_a_window_as_in_the_reference() {
     let text = pool_text(3, 2, 1, [1, 1, 1, 1], false, 12, 12);
