@@ -653,6 +653,12 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
         model.weights_bytes(),
         model.plain_buffers()
     ));
+    if model.forwarded_copies() > 0 {
+        stdout.push_str(&format!(
+            "{} copies between plain buffers dropped (the producer writes the copy's place, or the reader reads the original)\n",
+            model.forwarded_copies()
+        ));
+    }
     if model.num_streams() > 1 {
         stdout.push_str(match model.runs_streams_serially() {
             true => "streams run in turns on the calling thread (one order keeping every event)\n",

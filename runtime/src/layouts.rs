@@ -134,15 +134,20 @@ fn accesses(rt: &TaskRt) -> (Vec<Access>, Vec<Access>) {
     }
 }
 
-/// Elide the conversions; returns how many buffers now stay plain.
-pub(crate) fn elide(inner: &mut Inner) -> usize {
-    let control_flow = inner.tasks.iter().any(|t| {
+/// Whether the program jumps: then program order is not execution order,
+/// and the readers of a value cannot be told apart.
+fn has_control_flow(inner: &Inner) -> bool {
+    inner.tasks.iter().any(|t| {
         matches!(
             t.task,
             Task::Goto { .. } | Task::Switch { .. } | Task::Label { .. }
         )
-    });
-    if control_flow {
+    })
+}
+
+/// Elide the conversions; returns how many buffers now stay plain.
+pub(crate) fn elide(inner: &mut Inner) -> usize {
+    if has_control_flow(inner) {
         // Program order is not execution order: readers cannot be told apart.
         return 0;
     }
@@ -239,6 +244,178 @@ pub(crate) fn elide(inner: &mut Inner) -> usize {
         plain += 1;
     }
     plain
+}
+
+/// A launch left copying its argument into its result buffer: a layout
+/// conversion whose step [`elide`] skipped (the value was plain on both
+/// sides). Its (source, destination) buffers.
+fn identity_copy(rt: &TaskRt) -> Option<(Buffer, Buffer)> {
+    let (Task::Launch { ins, outs, .. }, Some(k)) = (&rt.task, &rt.kernel) else {
+        return None;
+    };
+    let ([Operand::Buffer(x)], [y], &[a], &[r]) = (
+        ins.as_slice(),
+        outs.as_slice(),
+        k.args.as_slice(),
+        k.results.as_slice(),
+    ) else {
+        return None;
+    };
+    let copy = !rt.dead
+        && k.fallback.is_none()
+        && rt.folded.is_empty()
+        && rt.skip.iter().all(|&s| s)
+        && resolve(&rt.alias, r) == a;
+    copy.then(|| (x.clone(), y.clone()))
+}
+
+/// The launch next to `ti` on its stream (`step` = -1: before it, 1: after
+/// it), past the waits (after) or records (before) between them: a wait
+/// after a copy only holds its reader back, and a record after a producer
+/// only lets others start after it. Anything else between — another task,
+/// a record after the copy, a wait before it — and there is none.
+fn stream_neighbour(inner: &Inner, ti: usize, step: isize) -> Option<usize> {
+    let list = inner.streams.iter().find(|l| l.contains(&ti))?;
+    let mut at = list.iter().position(|&t| t == ti)?;
+    loop {
+        at = at.checked_add_signed(step)?;
+        let rt = &inner.tasks[*list.get(at)?];
+        match (&rt.task, step > 0) {
+            (Task::Wait { .. }, true) | (Task::Record { .. }, false) => continue,
+            (Task::Launch { .. }, _) if !rt.dead && rt.kernel.is_some() => return Some(list[at]),
+            _ => return None,
+        }
+    }
+}
+
+/// Whether a task touches (reads or writes) memory overlapping `b`.
+fn touches(rt: &TaskRt, b: &Buffer) -> bool {
+    let (reads, writes) = accesses(rt);
+    reads.iter().chain(&writes).any(|(_, x)| overlaps(x, b))
+}
+
+/// Whether a task after `from` (program order) reads `b`'s bytes before
+/// one writes over them: whether the value there is still wanted.
+fn read_later(inner: &Inner, from: usize, b: &Buffer) -> bool {
+    for rt in &inner.tasks[from + 1..] {
+        let (reads, writes) = accesses(rt);
+        if reads.iter().any(|(_, x)| overlaps(x, b)) {
+            return true;
+        }
+        if writes.iter().any(|(_, x)| overlaps(x, b)) {
+            return false;
+        }
+    }
+    false
+}
+
+/// Copy task `c` (`x` into `y`) dropped: its producer, the launch just
+/// before it on its stream, writes `y` itself (a convolution writing
+/// straight into its slice of a concatenation). Only when nothing else
+/// reads the value in `x`, the producer reads nothing of `y`, and no task
+/// between the two in program order touches `x` or `y`; with no wait
+/// between them on the stream, whatever ran before the copy ran before the
+/// producer, so `y` was already free when the producer runs.
+fn forward_producer(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool {
+    let Some(p) = stream_neighbour(inner, c, -1) else {
+        return false;
+    };
+    let Task::Launch { ins, outs, .. } = &inner.tasks[p].task else {
+        return false;
+    };
+    let Some(i) = outs.iter().position(|o| o == x) else {
+        return false;
+    };
+    let clear = outs
+        .iter()
+        .enumerate()
+        .all(|(j, o)| j == i || !(overlaps(o, x) || overlaps(o, y)))
+        && ins.iter().all(|o| match o {
+            Operand::Buffer(b) => !overlaps(b, y),
+            Operand::Weight(_) => true,
+        })
+        && inner.tasks[p + 1..c]
+            .iter()
+            .all(|rt| !touches(rt, x) && !touches(rt, y))
+        && !read_later(inner, c, x);
+    if !clear {
+        return false;
+    }
+    if let Task::Launch { outs, .. } = &mut inner.tasks[p].task {
+        outs[i] = y.clone();
+    }
+    inner.tasks[c].dead = true;
+    true
+}
+
+/// Copy task `c` (`x` into `y`) dropped: its reader, the launch just after
+/// it on its stream, reads `x` instead. Only when nothing else reads the
+/// copy in `y`, the reader writes neither buffer, and no task between the
+/// two in program order touches them; with no record between them on the
+/// stream, whatever waited for the copy waits for the reader too, so
+/// nothing overwrites `x` before the reader has read it.
+fn forward_reader(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool {
+    let Some(r) = stream_neighbour(inner, c, 1) else {
+        return false;
+    };
+    let Task::Launch { ins, outs, .. } = &inner.tasks[r].task else {
+        return false;
+    };
+    let reads_y = |o: &Operand| matches!(o, Operand::Buffer(b) if b == y);
+    let clear = ins.iter().any(reads_y)
+        && ins.iter().all(|o| match o {
+            Operand::Buffer(b) => b == y || !overlaps(b, y),
+            Operand::Weight(_) => true,
+        })
+        && outs.iter().all(|o| !(overlaps(o, x) || overlaps(o, y)))
+        && inner.tasks[c + 1..r]
+            .iter()
+            .all(|rt| !touches(rt, x) && !touches(rt, y))
+        && !read_later(inner, r, y);
+    if !clear {
+        return false;
+    }
+    if let Task::Launch { ins, .. } = &mut inner.tasks[r].task {
+        for o in ins.iter_mut().filter(|o| reads_y(o)) {
+            *o = Operand::Buffer(x.clone());
+        }
+    }
+    inner.tasks[c].dead = true;
+    true
+}
+
+/// Drop the copies [`elide`] leaves behind: a standalone conversion of a
+/// value that now stays plain copies it from one buffer to another (around
+/// a concatenation, whose inputs are slices of its buffer: SqueezeNet's
+/// fire modules, Inception's blocks). The producer writes the destination
+/// itself, or the reader reads the source, when that is safe (see
+/// [`forward_producer`], [`forward_reader`]). Both buffers must be
+/// workspace of static size (not the model's inputs or outputs). Returns
+/// how many copies were dropped.
+pub(crate) fn forward_copies(inner: &mut Inner) -> usize {
+    if has_control_flow(inner) || !inner.sizes.is_empty() {
+        return 0;
+    }
+    let io_arenas: Vec<u32> = inner
+        .io
+        .outputs
+        .iter()
+        .chain(&inner.io.inputs)
+        .map(|t| t.buffer.arena)
+        .collect();
+    let mut dropped = 0;
+    for c in 0..inner.tasks.len() {
+        let Some((x, y)) = identity_copy(&inner.tasks[c]) else {
+            continue;
+        };
+        if io_arenas.contains(&x.arena) || io_arenas.contains(&y.arena) || overlaps(&x, &y) {
+            continue;
+        }
+        if forward_producer(inner, c, &x, &y) || forward_reader(inner, c, &x, &y) {
+            dropped += 1;
+        }
+    }
+    dropped
 }
 
 /// Values of a task that live where another one does (`TaskRt::alias`).

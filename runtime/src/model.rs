@@ -156,6 +156,8 @@ pub(crate) struct Inner {
     pub threads: usize,
     /// Buffers kept in NCHW instead of NC1HWC0 (`crate::layouts`).
     pub plain_buffers: usize,
+    /// Copies left by those elisions and dropped (`layouts::forward_copies`).
+    pub forwarded_copies: usize,
     pub plans: Mutex<crate::exec::PlanCache>,
     pub contexts: Mutex<Vec<crate::exec::ExecContext>>,
     pub limits: Limits,
@@ -287,6 +289,7 @@ impl Model {
             compute,
             threads,
             plain_buffers: 0,
+            forwarded_copies: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
             contexts: Mutex::new(vec![]),
             limits: Limits {
@@ -303,6 +306,9 @@ impl Model {
             inner.plain_buffers = crate::layouts::elide(&mut inner);
         }
         inner.sizes = crate::size_syms::binders(&inner.tasks, &inner.bounds, &inner.symbols)?;
+        if opts.plain_layouts {
+            inner.forwarded_copies = crate::layouts::forward_copies(&mut inner);
+        }
         // The plan cache keys on the counts too (a plan per count seen).
         let mut sized: Vec<Ident> = inner.sizes.values().map(|b| b.sym).collect();
         sized.sort();
@@ -323,6 +329,13 @@ impl Model {
     /// the model names, their conversions elided ([`LoadOptions::plain_layouts`]).
     pub fn plain_buffers(&self) -> usize {
         self.inner.plain_buffers
+    }
+
+    /// How many copies between plain buffers (a conversion elided on both
+    /// sides, around a concatenation) were dropped at load: the producer
+    /// writes the destination, or the reader reads the source.
+    pub fn forwarded_copies(&self) -> usize {
+        self.inner.forwarded_copies
     }
 
     /// How many convolutions add a residual in their epilogue (an
