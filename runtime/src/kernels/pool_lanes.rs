@@ -103,7 +103,7 @@ unsafe fn pool_lanes(
     scratch: &mut Vec<f32>,
 ) {
     use super::lanes::{deinterleave, interleave, padded, results_len};
-    use std::arch::x86_64::*;
+    use super::pool_rows::any_nan;
     let (hp, wp) = padded(g);
     let npix = g.oh * g.ow;
     let pad = if pool.avg { 0.0 } else { f32::NEG_INFINITY };
@@ -112,6 +112,38 @@ unsafe fn pool_lanes(
     scratch.resize((hp * wp + results_len(npix)) * 16, 0.0);
     let (plane, results) = scratch.split_at_mut(hp * wp * 16);
     interleave(g, x, cnt, plane);
+    // NaN-free blocks (all but the rarest) fold a max with one instruction.
+    // SAFETY: `plane` holds its floats, the padded plane of `g`; `results`
+    // the outputs' 16 lanes each.
+    unsafe {
+        match !pool.avg && any_nan(plane.as_ptr(), plane.len()) {
+            true => fold_pixels::<true>(pool, g, plane, results, wp, divisors),
+            false => fold_pixels::<false>(pool, g, plane, results, wp, divisors),
+        }
+    }
+    deinterleave(results, o, npix, cnt);
+}
+
+/// Each output pixel's fold of its taps into `results` (16 lanes a pixel),
+/// from the interleaved padded `plane` (`wp` pixels a row); `EXACT` as
+/// [`super::pool_rows::fold_max`].
+///
+/// # Safety
+/// `plane` is the interleaved padded plane of `g` (every tap of every
+/// output inside it), `results` holds `16 * oh * ow` floats.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn fold_pixels<const EXACT: bool>(
+    pool: &Pool,
+    g: &Geo,
+    plane: &[f32],
+    results: &mut [f32],
+    wp: usize,
+    divisors: Option<&[f32]>,
+) {
+    use std::arch::x86_64::*;
+    let npix = g.oh * g.ow;
+    let pad = if pool.avg { 0.0 } else { f32::NEG_INFINITY };
     let p = plane.as_ptr();
     for q in 0..npix {
         let (oy, ox) = (q / g.ow, q % g.ow);
@@ -122,7 +154,7 @@ unsafe fn pool_lanes(
                 let v = _mm512_loadu_ps(p.add((base + ki * g.dh * wp + kj * g.dw) * 16));
                 acc = match pool.avg {
                     true => _mm512_add_ps(acc, v),
-                    false => super::pool_rows::fold_max(acc, v),
+                    false => super::pool_rows::fold_max::<EXACT>(acc, v),
                 };
             }
         }
@@ -131,5 +163,4 @@ unsafe fn pool_lanes(
         }
         _mm512_storeu_ps(results.as_mut_ptr().add(q * 16), acc);
     }
-    deinterleave(results, o, npix, cnt);
 }

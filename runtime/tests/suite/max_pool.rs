@@ -130,13 +130,16 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
 
 /// Max pools of output rows of 16 or more, on an AVX-512 host
 /// (runtime/src/kernels/pool_rows.rs): each input row's maxima, then down
-/// the columns. Bit for bit the interpreter, signed zeros included: the
-/// inputs are mostly +0.0, -0.0 and 1.0, so most windows hold ties, and a
-/// few NaNs. Column strides 1 and 2, the specialised 2- and 3-wide kernels
-/// and others, pads (which the row ends read as -inf), ceil mode, unequal
-/// axes with a row stride and dilation.
+/// the columns; and of small maps with 16 channels in the lanes
+/// (pool_lanes.rs), whose NaN-free blocks fold with one `MAXPS`. Bit for bit
+/// the interpreter, signed zeros included: the inputs are mostly +0.0, -0.0
+/// and 1.0, so most windows hold ties, and a few NaNs (not in every block
+/// of 16 channels: both of pool_lanes' folds run). Column strides 1 and 2,
+/// the specialised 2- and 3-wide kernels and others, pads (which the row
+/// ends read as -inf), ceil mode, unequal axes with a row stride and
+/// dilation.
 #[test]
-fn wide_rows_pool_along_rows_then_columns_bit_for_bit() {
+fn max_pools_keep_the_first_of_equal_values_bit_for_bit() {
     // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
     let cases = [
         ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], false, 23, 111), // SqueezeNet's stem pool
@@ -149,6 +152,9 @@ fn wide_rows_pool_along_rows_then_columns_bit_for_bit() {
         ([1, 6], [1, 2], [1, 1], [0, 3, 0, 3], true, 20, 45),
         ([3, 4], [3, 2], [2, 1], [2, 1, 1, 2], false, 40, 70),
         ([3, 3], [2, 2], [1, 1], [0, 1, 2, 0], true, 37, 37),
+        // Small maps: pool_lanes.
+        ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 14, 14),
+        ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], false, 12, 12),
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         let what = format!("k={k:?} s={s:?} d={d:?} pads={p:?} ceil={ceil} {h}x{w}");
@@ -157,7 +163,8 @@ fn wide_rows_pool_along_rows_then_columns_bit_for_bit() {
         let x = &random_inputs(&types, &[], 8)[0];
         let v: Vec<f64> = (0..x.shape.iter().product::<usize>())
             .map(|i| match (i * 7919 + i / 13) % 97 {
-                0 => f64::NAN,
+                // NaN in the first 4 channels' planes only.
+                0 if i < 4 * h * w => f64::NAN,
                 r if r < 40 => 0.0,
                 r if r < 80 => -0.0,
                 _ => 1.0,
