@@ -31,8 +31,9 @@ pub(super) fn results_len(npix: usize) -> usize {
 /// lane `l` from channel `l`. Pixels outside the padded plane (never read
 /// by a tap) are dropped; the padding and the lanes past `cnt` are left as
 /// they are (the caller fills them: zero, or a pool's padding value).
-/// 16 pixels at a time (flat, row-major): 16 channels' runs loaded and
-/// transposed into 16 pixels' channels.
+/// 16 pixels at a time (flat, row-major, or along each row where rows are
+/// at least half a vector): 16 channels' runs loaded and transposed into 16
+/// pixels' channels.
 ///
 /// # Safety
 /// `x` holds `cnt` planes of `h x w` floats; `plane` holds `hp * wp * 16`.
@@ -53,16 +54,47 @@ pub(super) unsafe fn interleave(g: &Geo, x: *const f32, cnt: usize, plane: &mut 
     let hw = g.h * g.w;
     let planes = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(hw as i32));
     // Input rows past the last a tap reads are not read.
-    let read = g.h.min(hp.saturating_sub(g.pt)) * g.w;
+    let rows = g.h.min(hp.saturating_sub(g.pt));
+    if g.w >= TRANSPOSE_FROM {
+        // Rows of at least half a vector: row by row, each run of up to 16
+        // pixels transposed and stored side by side in its padded row (no
+        // pixel's place to work out; columns past the padded row dropped).
+        let cols = g.w.min(wp.saturating_sub(g.pl));
+        for y in 0..rows {
+            let dst = plane.as_mut_ptr().add(((y + g.pt) * wp + g.pl) * 16);
+            for c0 in (0..cols).step_by(16) {
+                let k = (cols - c0).min(16);
+                let m: __mmask16 = if k == 16 { !0 } else { (1u16 << k) - 1 };
+                let mut v: [__m512; 16] = std::array::from_fn(|ch| match ch < cnt {
+                    true => _mm512_maskz_loadu_ps(m, x.add(ch * hw + y * g.w + c0)),
+                    false => zero,
+                });
+                transpose16(&mut v);
+                for (i, v) in v.iter().take(k).enumerate() {
+                    _mm512_storeu_ps(dst.add((c0 + i) * 16), *v);
+                }
+            }
+        }
+        return;
+    }
+    let read = rows * g.w;
     for f0 in (0..read).step_by(16) {
         let k = (read - f0).min(16);
         let m: __mmask16 = if k == 16 { !0 } else { (1u16 << k) - 1 };
         let base = plane.as_mut_ptr();
-        let at = |i: usize| {
-            let (y, c) = ((f0 + i) / g.w, (f0 + i) % g.w);
+        // The group's pixels' places, walking the rows from the first's (one
+        // division a group, not one a pixel).
+        let (mut y, mut c) = (f0 / g.w, f0 % g.w);
+        let mut places = [None; 16];
+        for place in places.iter_mut().take(k) {
             let (r, q) = (y + g.pt, c + g.pl);
-            (r < hp && q < wp).then(|| base.add((r * wp + q) * 16))
-        };
+            *place = (r < hp && q < wp).then(|| base.add((r * wp + q) * 16));
+            c += 1;
+            if c == g.w {
+                (y, c) = (y + 1, 0);
+            }
+        }
+        let at = |i: usize| places[i];
         if k < TRANSPOSE_FROM {
             // A few pixels: a gather each (the planes `h x w` apart).
             for i in 0..k {

@@ -107,10 +107,21 @@ unsafe fn pool_lanes(
     let (hp, wp) = padded(g);
     let npix = g.oh * g.ow;
     let pad = if pool.avg { 0.0 } else { f32::NEG_INFINITY };
-    scratch.clear();
-    scratch.resize(hp * wp * 16, pad);
-    scratch.resize((hp * wp + results_len(npix)) * 16, 0.0);
-    let (plane, results) = scratch.split_at_mut(hp * wp * 16);
+    let need = (hp * wp + results_len(npix)) * 16;
+    if scratch.len() < need {
+        scratch.resize(need, 0.0);
+    }
+    let (plane, results) = scratch[..need].split_at_mut(hp * wp * 16);
+    // The padding value around the pixels `interleave` writes (input rows
+    // and columns from `(pt, pl)`, all 16 lanes): only there.
+    let (r0, r1) = (g.pt.min(hp), (g.pt + g.h).min(hp));
+    let (c0, c1) = (g.pl.min(wp), (g.pl + g.w).min(wp));
+    plane[..r0 * wp * 16].fill(pad);
+    plane[r1 * wp * 16..].fill(pad);
+    for row in plane[r0 * wp * 16..r1 * wp * 16].chunks_exact_mut(wp * 16) {
+        row[..c0 * 16].fill(pad);
+        row[c1 * 16..].fill(pad);
+    }
     interleave(g, x, cnt, plane);
     // NaN-free blocks (all but the rarest) fold a max with one instruction.
     // SAFETY: `plane` holds its floats, the padded plane of `g`; `results`
@@ -142,25 +153,45 @@ unsafe fn fold_pixels<const EXACT: bool>(
     divisors: Option<&[f32]>,
 ) {
     use std::arch::x86_64::*;
-    let npix = g.oh * g.ow;
-    let pad = if pool.avg { 0.0 } else { f32::NEG_INFINITY };
-    let p = plane.as_ptr();
-    for q in 0..npix {
-        let (oy, ox) = (q / g.ow, q % g.ow);
-        let base = oy * g.sh * wp + ox * g.sw;
-        let mut acc = _mm512_set1_ps(pad);
-        for ki in 0..g.kh {
-            for kj in 0..g.kw {
-                let v = _mm512_loadu_ps(p.add((base + ki * g.dh * wp + kj * g.dw) * 16));
-                acc = match pool.avg {
-                    true => _mm512_add_ps(acc, v),
-                    false => super::pool_rows::fold_max::<EXACT>(acc, v),
+    let pad = _mm512_set1_ps(if pool.avg { 0.0 } else { f32::NEG_INFINITY });
+    // Each tap's offset (floats) from its output's first tap, worked out once.
+    let taps: Vec<usize> = (0..g.kh)
+        .flat_map(|ki| (0..g.kw).map(move |kj| (ki * g.dh * wp + kj * g.dw) * 16))
+        .collect();
+    // Output pixels `q..q + N` of a row (`N` independent chains of folds,
+    // each in the generic loop's tap order), from the plane at `at`, the
+    // pixels `step` floats apart.
+    let fold = |at: *const f32, step: usize, q: usize, results: &mut [f32], n: usize| {
+        let mut acc = [pad; 4];
+        for &t in &taps {
+            for (i, a) in acc.iter_mut().take(n).enumerate() {
+                // SAFETY: every tap of every output lies in the plane (the
+                // caller's contract).
+                let v = unsafe { _mm512_loadu_ps(at.add(i * step + t)) };
+                *a = match pool.avg {
+                    true => _mm512_add_ps(*a, v),
+                    false => super::pool_rows::fold_max::<EXACT>(*a, v),
                 };
             }
         }
-        if let Some(&d) = divisors.and_then(|d| d.get(q)) {
-            acc = _mm512_div_ps(acc, _mm512_set1_ps(d));
+        for (i, a) in acc.iter().take(n).enumerate() {
+            let a = match divisors.and_then(|d| d.get(q + i)) {
+                Some(&d) => _mm512_div_ps(*a, _mm512_set1_ps(d)),
+                None => *a,
+            };
+            // SAFETY: `results` holds 16 floats per output pixel.
+            unsafe { _mm512_storeu_ps(results.as_mut_ptr().add((q + i) * 16), a) };
         }
-        _mm512_storeu_ps(results.as_mut_ptr().add(q * 16), acc);
+    };
+    let p = plane.as_ptr();
+    let step = g.sw * 16;
+    for oy in 0..g.oh {
+        let row = p.add(oy * g.sh * wp * 16);
+        let mut ox = 0;
+        while ox < g.ow {
+            let n = (g.ow - ox).min(4);
+            fold(row.add(ox * step), step, oy * g.ow + ox, results, n);
+            ox += n;
+        }
     }
 }
