@@ -111,10 +111,13 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
         (3, 2, 1, [1, 1, 1, 1], false, 6, 70),
         (3, 1, 1, [1, 1, 1, 1], false, 5, 33),
         (2, 2, 1, [0, 0, 0, 0], true, 5, 65),
-        // Output planes past the lanes kernel's 256 pixels (with AVX-512):
-        // the plane-wise kernel.
-        (3, 2, 1, [1, 1, 1, 1], false, 40, 36),
-        (3, 1, 1, [1, 1, 1, 1], true, 20, 17),
+        // Output planes past the lanes kernel's 1024 pixels (with AVX-512):
+        // rows then columns (column strides 1 and 2), else the plane-wise
+        // kernel (a column stride of 3, a column dilation).
+        (3, 2, 1, [1, 1, 1, 1], false, 80, 72),
+        (3, 1, 1, [1, 1, 1, 1], true, 40, 33),
+        (3, 3, 1, [0, 1, 2, 0], false, 100, 110),
+        (3, 2, 2, [2, 2, 2, 2], false, 80, 80),
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         let text = pool_text(k, s, d, p, ceil, h, w);
@@ -128,9 +131,9 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
     }
 }
 
-/// Max pools of output rows of 16 or more, on an AVX-512 host
-/// (runtime/src/kernels/pool_rows.rs): each input row's maxima, then down
-/// the columns; and of small maps with 16 channels in the lanes
+/// Max pools of more than 1024 output pixels in rows of 16 or more, on an
+/// AVX-512 host (runtime/src/kernels/pool_rows.rs): each input row's maxima,
+/// then down the columns; and of smaller maps with 16 channels in the lanes
 /// (pool_lanes.rs), whose NaN-free blocks fold with one `MAXPS`. Bit for bit
 /// the interpreter, signed zeros included: the inputs are mostly +0.0, -0.0
 /// and 1.0, so most windows hold ties, and a few NaNs (not in every block
@@ -142,17 +145,18 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
 fn max_pools_keep_the_first_of_equal_values_bit_for_bit() {
     // (kernel, stride, dilation, pads [top, left, bottom, right], ceil, H, W)
     let cases = [
-        ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], false, 23, 111), // SqueezeNet's stem pool
-        ([3, 3], [2, 2], [1, 1], [1, 1, 1, 1], false, 20, 56),  // ResNet's stem pool
-        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], false, 20, 64),  // VGG's
-        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], true, 21, 67),
-        ([5, 5], [2, 2], [1, 1], [2, 2, 2, 2], true, 24, 50),
-        ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 18, 33),
-        ([4, 4], [1, 1], [1, 1], [1, 2, 2, 1], false, 24, 40),
-        ([1, 6], [1, 2], [1, 1], [0, 3, 0, 3], true, 20, 45),
-        ([3, 4], [3, 2], [2, 1], [2, 1, 1, 2], false, 40, 70),
+        ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], false, 47, 111), // SqueezeNet's stem pool
+        ([3, 3], [2, 2], [1, 1], [1, 1, 1, 1], false, 80, 56),  // ResNet's stem pool
+        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], false, 70, 64),  // VGG's
+        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], true, 61, 67),
+        ([5, 5], [2, 2], [1, 1], [2, 2, 2, 2], true, 84, 50),
+        ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 32, 33),
+        ([4, 4], [1, 1], [1, 1], [1, 2, 2, 1], false, 28, 40),
+        ([1, 6], [1, 2], [1, 1], [0, 3, 0, 3], true, 45, 45),
+        ([3, 4], [3, 2], [2, 1], [2, 1, 1, 2], false, 100, 70),
+        ([3, 3], [2, 2], [1, 1], [0, 1, 2, 0], true, 75, 75),
+        // Output planes up to 1024 pixels: pool_lanes.
         ([3, 3], [2, 2], [1, 1], [0, 1, 2, 0], true, 37, 37),
-        // Small maps: pool_lanes.
         ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 14, 14),
         ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], false, 12, 12),
     ];
@@ -219,9 +223,9 @@ fn average_pooling_matches_the_interpreter() {
         (3, 2, 1, [1, 1, 1, 1], true, 6, 70),
         (1, 3, 1, [0, 0, 0, 0], false, 2, 2), // fewer columns than the stride
         (2, 3, 1, [0, 1, 0, 1], false, 5, 4), // column phases of unequal length
-        // Past the lanes kernel's 256 output pixels: the plane-wise kernel.
-        (3, 1, 1, [1, 1, 1, 1], false, 20, 17),
-        (3, 2, 1, [1, 1, 1, 1], true, 40, 33),
+        // Past the lanes kernel's 1024 output pixels: the plane-wise kernel.
+        (3, 1, 1, [1, 1, 1, 1], false, 40, 33),
+        (3, 2, 1, [1, 1, 1, 1], true, 80, 66),
     ];
     for (k, s, d, p, ceil, h, w) in cases {
         for include_pad in [0, 1] {
