@@ -288,6 +288,45 @@ fn stream_neighbour(inner: &Inner, ti: usize, step: isize) -> Option<usize> {
     }
 }
 
+/// Whether every value task `t` binds to operand `b` (`ins: true`: its
+/// arguments, else its results) has a static size within `b`'s bytes: a
+/// reader whose conversion was elided still declares its argument as the
+/// blocks (padded: larger than the plain original it would read instead).
+fn fits(rt: &TaskRt, b: &Buffer, ins: bool) -> bool {
+    let (
+        Task::Launch {
+            ins: i, outs: o, ..
+        },
+        Some(k),
+    ) = (&rt.task, &rt.kernel)
+    else {
+        return false;
+    };
+    let bound: Vec<usize> = match ins {
+        true => i
+            .iter()
+            .zip(&k.args)
+            .filter(|(x, _)| matches!(x, Operand::Buffer(x) if overlaps(x, b)))
+            .map(|(_, &v)| v)
+            .collect(),
+        false => o
+            .iter()
+            .zip(&k.results)
+            .filter(|(x, _)| overlaps(x, b))
+            .map(|(_, &v)| v)
+            .collect(),
+    };
+    bound.iter().all(|&v| {
+        let Some(&t) = k.types.get(v) else {
+            return false;
+        };
+        let bytes = crate::kernels::concrete(t, &Default::default())
+            .ok()
+            .and_then(|s| crate::exec::checked_bytes(&s, t.dtype().map_or(1, |d| d.byte_size())));
+        bytes.is_some_and(|n| n as u64 <= b.bytes)
+    })
+}
+
 /// Whether a task touches (reads or writes) memory overlapping `b`.
 fn touches(rt: &TaskRt, b: &Buffer) -> bool {
     let (reads, writes) = accesses(rt);
@@ -341,8 +380,13 @@ fn forward_producer(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool
     if !clear {
         return false;
     }
+    let keep = inner.tasks[p].task.clone();
     if let Task::Launch { outs, .. } = &mut inner.tasks[p].task {
         outs[i] = y.clone();
+    }
+    if !fits(&inner.tasks[p], y, false) {
+        inner.tasks[p].task = keep;
+        return false;
     }
     inner.tasks[c].dead = true;
     true
@@ -375,10 +419,15 @@ fn forward_reader(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool {
     if !clear {
         return false;
     }
+    let keep = inner.tasks[r].task.clone();
     if let Task::Launch { ins, .. } = &mut inner.tasks[r].task {
         for o in ins.iter_mut().filter(|o| reads_y(o)) {
             *o = Operand::Buffer(x.clone());
         }
+    }
+    if !fits(&inner.tasks[r], x, true) {
+        inner.tasks[r].task = keep;
+        return false;
     }
     inner.tasks[c].dead = true;
     true

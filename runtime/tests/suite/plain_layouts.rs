@@ -257,3 +257,25 @@ fn copies_around_a_concatenation_are_dropped() {
         );
     }
 }
+
+/// A transposed value read by two matrix products
+/// (lit-tests/runtime/Inputs/nz_fanout.air): with plain layouts each
+/// product's conversion into FRACTAL_NZ is a copy, but the product still
+/// declares its argument as the (padded, larger) blocks, which the plain
+/// original cannot hold: no copy is dropped, and the model loads and runs
+/// (a TensorFlow model failed with "overflow arena" before the check).
+#[test]
+fn copies_a_reader_declares_larger_stay() {
+    let text = read("lit-tests/runtime/Inputs/nz_fanout.air");
+    let om = om_bytes("nz", &text, &CompileOptions::default());
+    let (types, m) = signature(&text, "main");
+    let ins = random_inputs(&types, &[], 2);
+    let model =
+        Model::from_bytes(&om, &LoadOptions::default()).unwrap_or_else(|e| panic!("load: {e}"));
+    assert_eq!(model.forwarded_copies(), 0);
+    assert_close(
+        &run(&model, &ins),
+        &interpret(&m, "main", &ins),
+        "nz fan-out",
+    );
+}
