@@ -668,7 +668,7 @@ impl Conv {
         // same geometry on this thread (a model runs its layers' shapes
         // again and again; 1152 offsets took 3.5 % of a 128 -> 32 3x3
         // convolution on 14x14).
-        let mut taps = TAP_OFFSETS.with(|t| t.take());
+        let mut taps = TAP_OFFSETS.with(|t| t.take()).unwrap_or_default();
         if taps.0 != Some((*geo, cg)) {
             taps.1.clear();
             taps.1.extend((0..cg).flat_map(|ci| {
@@ -717,7 +717,7 @@ impl Conv {
             })
         });
         SHARED_PANEL.with(|b| b.replace(planes));
-        TAP_OFFSETS.with(|t| t.replace(taps));
+        TAP_OFFSETS.with(|t| t.replace(Some(taps)));
         r
     }
 
@@ -1144,7 +1144,11 @@ thread_local! {
     static SHARED_PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// The tap offsets of `Conv::run_taps`, with the geometry and group
     /// channels they are for.
-    static TAP_OFFSETS: RefCell<TapOffsets> = const { RefCell::new((None, Vec::new())) };
+    /// Boxed: a Python process loads this library with `dlopen`, whose
+    /// static TLS block is small (a few hundred bytes more of thread locals
+    /// and `import ge` failed with "cannot allocate memory in static TLS
+    /// block").
+    static TAP_OFFSETS: RefCell<Option<Box<TapOffsets>>> = const { RefCell::new(None) };
     /// A tile of output rows on its way into NC1HWC0 blocks.
     static OUT_TILE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// Zero-padded input plane of a depthwise channel (the lanes kernel's).

@@ -416,8 +416,9 @@ fn fold_block<F: Fold, const B: usize>(
 }
 
 thread_local! {
-    /// A plane padded and split into its phases, then its outputs' folds.
-    static PADDED: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// A plane padded and split into its phases, then its outputs' folds
+    /// (or `pool_rows.rs`'s rows' maxima).
+    pub(super) static PADDED: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Max or average pooling of one plane (`g.divisors` says which), compiled

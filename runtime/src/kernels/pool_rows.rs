@@ -21,7 +21,6 @@
 //! (SqueezeNet's 64x111x111 pool alone: 189 -> 214 µs).
 
 use super::pool::Pool;
-use std::cell::RefCell;
 
 /// Floats in a vector.
 const LANES: usize = 16;
@@ -94,11 +93,6 @@ pub(super) fn geometry(
     }
 }
 
-thread_local! {
-    /// Every input row's maxima (`owv` apart).
-    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-}
-
 /// Pools one plane: `x` (`h x w`) into `o` (`oh x ow`).
 ///
 /// # Safety
@@ -106,7 +100,9 @@ thread_local! {
 /// not overlapping.
 #[cfg(target_arch = "x86_64")]
 pub(super) unsafe fn plane(g: &Rows, x: *const f32, o: *mut f32) {
-    SCRATCH.with(|s| {
+    // Every input row's maxima (`owv` apart), in the plane-wise kernel's
+    // buffer (one thread local fewer: see `conv.rs`'s `TAP_OFFSETS`).
+    super::pool::PADDED.with(|s| {
         // SAFETY: the caller's contract; `geometry` checked AVX-512F.
         unsafe { pool_plane(g, x, o, &mut s.borrow_mut()) }
     })
