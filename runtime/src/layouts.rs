@@ -145,19 +145,24 @@ fn has_control_flow(inner: &Inner) -> bool {
     })
 }
 
+/// The arenas of the model's inputs and outputs (the caller's memory).
+fn io_arenas(inner: &Inner) -> Vec<u32> {
+    inner
+        .io
+        .outputs
+        .iter()
+        .chain(&inner.io.inputs)
+        .map(|t| t.buffer.arena)
+        .collect()
+}
+
 /// Elide the conversions; returns how many buffers now stay plain.
 pub(crate) fn elide(inner: &mut Inner) -> usize {
     if has_control_flow(inner) {
         // Program order is not execution order: readers cannot be told apart.
         return 0;
     }
-    let io_arenas: Vec<u32> = inner
-        .io
-        .outputs
-        .iter()
-        .chain(&inner.io.inputs)
-        .map(|t| t.buffer.arena)
-        .collect();
+    let io_arenas = io_arenas(inner);
     let mut live: Vec<Candidate> = vec![];
     let mut done: Vec<Candidate> = vec![];
     for ti in 0..inner.tasks.len() {
@@ -445,13 +450,7 @@ pub(crate) fn forward_copies(inner: &mut Inner) -> usize {
     if has_control_flow(inner) || !inner.sizes.is_empty() {
         return 0;
     }
-    let io_arenas: Vec<u32> = inner
-        .io
-        .outputs
-        .iter()
-        .chain(&inner.io.inputs)
-        .map(|t| t.buffer.arena)
-        .collect();
+    let io_arenas = io_arenas(inner);
     let mut dropped = 0;
     for c in 0..inner.tasks.len() {
         let Some((x, y)) = identity_copy(&inner.tasks[c]) else {
