@@ -293,43 +293,18 @@ fn stream_neighbour(inner: &Inner, ti: usize, step: isize) -> Option<usize> {
     }
 }
 
-/// Whether every value task `t` binds to operand `b` (`ins: true`: its
-/// arguments, else its results) has a static size within `b`'s bytes: a
-/// reader whose conversion was elided still declares its argument as the
-/// blocks (padded: larger than the plain original it would read instead).
-fn fits(rt: &TaskRt, b: &Buffer, ins: bool) -> bool {
-    let (
-        Task::Launch {
-            ins: i, outs: o, ..
-        },
-        Some(k),
-    ) = (&rt.task, &rt.kernel)
-    else {
+/// Whether value `v` of task `rt`'s kernel has a static size of at most
+/// `bytes`: the check before binding it to another buffer (a reader whose
+/// conversion was elided still declares its argument as the blocks, padded
+/// larger than the plain original it would read instead).
+fn value_fits(rt: &TaskRt, v: usize, bytes: u64) -> bool {
+    let Some(&t) = rt.kernel.as_ref().and_then(|k| k.types.get(v)) else {
         return false;
     };
-    let bound: Vec<usize> = match ins {
-        true => i
-            .iter()
-            .zip(&k.args)
-            .filter(|(x, _)| matches!(x, Operand::Buffer(x) if overlaps(x, b)))
-            .map(|(_, &v)| v)
-            .collect(),
-        false => o
-            .iter()
-            .zip(&k.results)
-            .filter(|(x, _)| overlaps(x, b))
-            .map(|(_, &v)| v)
-            .collect(),
-    };
-    bound.iter().all(|&v| {
-        let Some(&t) = k.types.get(v) else {
-            return false;
-        };
-        let bytes = crate::kernels::concrete(t, &Default::default())
-            .ok()
-            .and_then(|s| crate::exec::checked_bytes(&s, t.dtype().map_or(1, |d| d.byte_size())));
-        bytes.is_some_and(|n| n as u64 <= b.bytes)
-    })
+    crate::kernels::concrete(t, &Default::default())
+        .ok()
+        .and_then(|s| crate::exec::checked_bytes(&s, t.dtype().map_or(1, |d| d.byte_size())))
+        .is_some_and(|n| n as u64 <= bytes)
 }
 
 /// Whether a task touches (reads or writes) memory overlapping `b`.
@@ -356,7 +331,8 @@ fn read_later(inner: &Inner, from: usize, b: &Buffer) -> bool {
 /// Copy task `c` (`x` into `y`) dropped: its producer, the launch just
 /// before it on its stream, writes `y` itself (a convolution writing
 /// straight into its slice of a concatenation). Only when nothing else
-/// reads the value in `x`, the producer reads nothing of `y`, and no task
+/// reads the value in `x`, the producer reads nothing of `y`, its result
+/// fits `y` ([`value_fits`]), and no task
 /// between the two in program order touches `x` or `y`; with no wait
 /// between them on the stream, whatever ran before the copy ran before the
 /// producer, so `y` was already free when the producer runs.
@@ -370,10 +346,15 @@ fn forward_producer(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool
     let Some(i) = outs.iter().position(|o| o == x) else {
         return false;
     };
-    let clear = outs
-        .iter()
-        .enumerate()
-        .all(|(j, o)| j == i || !(overlaps(o, x) || overlaps(o, y)))
+    let result = inner.tasks[p]
+        .kernel
+        .as_ref()
+        .and_then(|k| k.results.get(i));
+    let clear = result.is_some_and(|&v| value_fits(&inner.tasks[p], v, y.bytes))
+        && outs
+            .iter()
+            .enumerate()
+            .all(|(j, o)| j == i || !(overlaps(o, x) || overlaps(o, y)))
         && ins.iter().all(|o| match o {
             Operand::Buffer(b) => !overlaps(b, y),
             Operand::Weight(_) => true,
@@ -385,13 +366,8 @@ fn forward_producer(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool
     if !clear {
         return false;
     }
-    let keep = inner.tasks[p].task.clone();
     if let Task::Launch { outs, .. } = &mut inner.tasks[p].task {
         outs[i] = y.clone();
-    }
-    if !fits(&inner.tasks[p], y, false) {
-        inner.tasks[p].task = keep;
-        return false;
     }
     inner.tasks[c].dead = true;
     true
@@ -399,7 +375,8 @@ fn forward_producer(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool
 
 /// Copy task `c` (`x` into `y`) dropped: its reader, the launch just after
 /// it on its stream, reads `x` instead. Only when nothing else reads the
-/// copy in `y`, the reader writes neither buffer, and no task between the
+/// copy in `y`, the reader writes neither buffer, the arguments it binds
+/// there fit `x` ([`value_fits`]), and no task between the
 /// two in program order touches them; with no record between them on the
 /// stream, whatever waited for the copy waits for the reader too, so
 /// nothing overwrites `x` before the reader has read it.
@@ -411,7 +388,14 @@ fn forward_reader(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool {
         return false;
     };
     let reads_y = |o: &Operand| matches!(o, Operand::Buffer(b) if b == y);
+    let args = inner.tasks[r].kernel.as_ref().map_or(&[][..], |k| &k.args);
     let clear = ins.iter().any(reads_y)
+        && ins.len() == args.len()
+        && ins
+            .iter()
+            .zip(args)
+            .filter(|(o, _)| reads_y(o))
+            .all(|(_, &a)| value_fits(&inner.tasks[r], a, x.bytes))
         && ins.iter().all(|o| match o {
             Operand::Buffer(b) => b == y || !overlaps(b, y),
             Operand::Weight(_) => true,
@@ -424,15 +408,10 @@ fn forward_reader(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool {
     if !clear {
         return false;
     }
-    let keep = inner.tasks[r].task.clone();
     if let Task::Launch { ins, .. } = &mut inner.tasks[r].task {
         for o in ins.iter_mut().filter(|o| reads_y(o)) {
             *o = Operand::Buffer(x.clone());
         }
-    }
-    if !fits(&inner.tasks[r], x, true) {
-        inner.tasks[r].task = keep;
-        return false;
     }
     inner.tasks[c].dead = true;
     true
