@@ -1,7 +1,7 @@
 //! Max and average pooling over small maps with the channels in the vector
 //! lanes (`lanes.rs`), output maps up to 32x32. On the 2x2 to 16x16 maps
-//! of small images' late layers (GoogLeNet's 3x3 pools over 832 channels of 2x2, Inception's,
-//! SqueezeNet's) the plane-wise kernel (`pool.rs`) spends most of its time
+//! of small images' late layers (GoogLeNet's 3x3 pools over 832 channels
+//! of 2x2, Inception's, SqueezeNet's) the plane-wise kernel (`pool.rs`) spends most of its time
 //! setting up each plane. Here 16 channels go together: their planes are
 //! interleaved into one padded plane (the pool's padding value around),
 //! each output pixel folds one vector per tap, and the results are
@@ -106,7 +106,6 @@ unsafe fn pool_lanes(
     scratch: &mut Vec<f32>,
 ) {
     use super::lanes::{deinterleave, interleave, padded, results_len};
-    use super::pool_rows::any_nan;
     let (hp, wp) = padded(g);
     let npix = g.oh * g.ow;
     let pad = if pool.avg { 0.0 } else { f32::NEG_INFINITY };
@@ -197,4 +196,26 @@ unsafe fn fold_pixels<const EXACT: bool>(
             ox += n;
         }
     }
+}
+
+/// Whether any of the `n` floats at `x` is NaN.
+///
+/// # Safety
+/// `x` holds `n` floats.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn any_nan(x: *const f32, n: usize) -> bool {
+    use std::arch::x86_64::*;
+    let mut nan: __mmask16 = 0;
+    for i in (0..n).step_by(16) {
+        let m: __mmask16 = if n - i >= 16 {
+            !0
+        } else {
+            (1u16 << (n - i)) - 1
+        };
+        // SAFETY: lanes `i..n` alone (masked), inside the `n` floats.
+        let v = unsafe { _mm512_maskz_loadu_ps(m, x.add(i)) };
+        nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+    }
+    nan != 0
 }

@@ -109,9 +109,9 @@ pub(super) unsafe fn plane(g: &Rows, x: *const f32, o: *mut f32) {
 }
 
 /// `acc` folded with `v`: the later value wins when greater or NaN (the
-/// generic loop's max). Where no input is NaN (`EXACT` false: the caller
-/// checked, [`any_nan`]: `pool_lanes.rs`) no fold is either, "greater or NaN" is "greater",
-/// and that is `MAXPS(v, acc)` — `acc` unless `v` is greater, so a tie keeps
+/// generic loop's max). With `EXACT` false the caller has checked that no
+/// input is NaN (`pool_lanes.rs`), so no fold is either: "greater or NaN"
+/// is "greater", and that is `MAXPS(v, acc)` — `acc` unless `v` is greater, so a tie keeps
 /// `acc` as the fold does, +0.0 against -0.0 included — one instruction
 /// instead of two compares and a blend, and a shorter chain.
 #[cfg(target_arch = "x86_64")]
@@ -127,28 +127,6 @@ pub(super) fn fold_max<const EXACT: bool>(
     }
     let wins = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, acc) | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
     _mm512_mask_mov_ps(acc, wins, v)
-}
-
-/// Whether any of the `n` floats at `x` is NaN.
-///
-/// # Safety
-/// `x` holds `n` floats.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn any_nan(x: *const f32, n: usize) -> bool {
-    use std::arch::x86_64::*;
-    let mut nan: __mmask16 = 0;
-    for i in (0..n).step_by(LANES) {
-        let m: __mmask16 = if n - i >= LANES {
-            !0
-        } else {
-            (1u16 << (n - i)) - 1
-        };
-        // SAFETY: lanes `i..n` alone (masked), inside the `n` floats.
-        let v = unsafe { _mm512_maskz_loadu_ps(m, x.add(i)) };
-        nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
-    }
-    nan != 0
 }
 
 /// The 16 columns of an input row from column `c` (which may lie before the
