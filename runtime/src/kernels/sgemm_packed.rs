@@ -693,14 +693,14 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn gemm(g: &Gemm) {
         match g.n {
-            1 => return narrow::<1, 4>(g),
-            2 => return narrow::<2, 4>(g),
-            3 => return narrow::<3, 2>(g),
-            4 => return narrow::<4, 2>(g),
-            5 => return narrow::<5, 1>(g),
-            6 => return narrow::<6, 1>(g),
-            7 => return narrow::<7, 1>(g),
-            NARROW => return narrow::<NARROW, 1>(g),
+            1 => return narrow::<1, 8>(g),
+            2 => return narrow::<2, 8>(g),
+            3 => return narrow::<3, 8>(g),
+            4 => return narrow::<4, 6>(g),
+            5 => return narrow::<5, 4>(g),
+            6 => return narrow::<6, 4>(g),
+            7 => return narrow::<7, 3>(g),
+            NARROW => return narrow::<NARROW, 3>(g),
             _ => {}
         }
         let micro = Micro {
@@ -729,52 +729,119 @@ mod avx512 {
     /// `C` with `N` (at most [`NARROW`]) columns: a convolution over a map
     /// of 1, 2x2 or 3x3 pixels (late layers of small images, squeeze-excite
     /// blocks, a classifier at batch 1), where a strip of 48 columns would
-    /// be mostly zeros. The vectors run along the rows instead: four row
-    /// panels give 16 rows of `A` per `k` (four 4-float loads), each
-    /// multiplied by the `N` values of `B`'s row broadcast, over the whole
-    /// `k` in registers; `B` is read in place (no strips) and `C` written
-    /// once. With few columns the `k` steps go round `S` sets of sums (each
-    /// a dependent chain of multiply-adds: one set would wait on the
-    /// multiply-add's latency every step), added up at the end.
+    /// be mostly zeros. Such a product streams the filter once and does few
+    /// multiply-adds per float of it, so it reads `A` as it is packed: one
+    /// vector of a row panel holds its 4 rows at 4 steps of `k`. `B` is
+    /// first spread to match ([`spread`]: per 4 steps of `k` and column, the
+    /// 4 values each repeated over the 4 rows), and each panel's vector is
+    /// multiplied by the `N` spread vectors into `N` sums whose four lanes
+    /// of 4 rows hold the terms of `k` modulo 4; they are added at the end.
+    /// No shuffle and one load per 16 floats of `A`, where gathering 16
+    /// rows of one `k` took four loads and three inserts.
+    ///
+    /// `P` row panels go at once (`P * N` sums in flight, at most 24 of the
+    /// 32 registers); the last `panels % P` go one at a time. A row's sum
+    /// is the same whichever group computes it.
     ///
     /// # Safety
     /// As [`gemm`], with `g.n == N`.
     #[target_feature(enable = "avx512f")]
-    unsafe fn narrow<const N: usize, const S: usize>(g: &Gemm) {
-        let mut out = [0f32; 16];
-        // Where each column lies in a row of `B` (worked out once: a grid's
-        // divisions per element would cost more than the multiply-adds).
-        let cols: [usize; N] = std::array::from_fn(|j| g.b.column(j));
+    unsafe fn narrow<const N: usize, const P: usize>(g: &Gemm) {
+        let mut buf = super::PANEL.with(|p| p.take());
+        let sp = spread::<N>(g, &mut buf);
         let panels = g.rows.div_ceil(MR);
         let mut p0 = 0;
+        while p0 + P <= panels {
+            narrow_panels::<N, P>(g, sp, p0);
+            p0 += P;
+        }
         while p0 < panels {
-            let np = (panels - p0).min(4);
-            let base = g.a.add(p0 * MR * g.k);
-            let mut acc = [[_mm512_setzero_ps(); N]; S];
-            let rows_at = |kk: usize| rows16(base, MR * g.k, np, kk);
-            let mut kk = 0;
-            while kk < g.k {
-                for set in acc.iter_mut().take(g.k - kk) {
-                    let av = rows_at(kk);
-                    let b = g.b.row(kk);
-                    for (x, &o) in set.iter_mut().zip(&cols) {
-                        *x = _mm512_fmadd_ps(av, _mm512_set1_ps(*b.add(o)), *x);
-                    }
-                    kk += 1;
+            narrow_panels::<N, 1>(g, sp, p0);
+            p0 += 1;
+        }
+        super::PANEL.with(|p| p.replace(buf));
+    }
+
+    /// `B` (`k x N`) spread for [`narrow`] into `buf`: for each 4 steps of
+    /// `k` from `4q` on and each column `j`, one vector of 16 floats,
+    /// `B[4q + l][j]` in floats `4l..4l + 4` (zeros past `k`).
+    ///
+    /// # Safety
+    /// As [`gemm`], with `g.n == N`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn spread<const N: usize>(g: &Gemm, buf: &mut Vec<super::Block>) -> *const f32 {
+        // Where each column lies in a row of `B` (worked out once: a grid's
+        // divisions per element would cost more than the copy).
+        let cols: [usize; N] = std::array::from_fn(|j| g.b.column(j));
+        let quads = g.k.div_ceil(4);
+        buf.resize(quads * N, super::Block([0f32; 16]));
+        let d = buf.as_mut_ptr().cast::<f32>();
+        for q in 0..quads {
+            for l in 0..4 {
+                let kk = 4 * q + l;
+                for (j, &o) in cols.iter().enumerate() {
+                    let v = match kk < g.k {
+                        true => *g.b.row(kk).add(o),
+                        false => 0.0,
+                    };
+                    _mm_store_ps(d.add((q * N + j) * 16 + 4 * l), _mm_set1_ps(v));
                 }
             }
-            let rows = (g.rows - p0 * MR).min(16);
-            for j in 0..N {
-                let mut x = acc[0][j];
-                for set in &acc[1..] {
-                    x = _mm512_add_ps(x, set[j]);
-                }
-                _mm512_storeu_ps(out.as_mut_ptr(), x);
-                for (r, &v) in out.iter().enumerate().take(rows) {
-                    *g.c.add((p0 * MR + r) * g.ldc + j) = v;
+        }
+        d
+    }
+
+    /// Row panels `p0..p0 + P` of [`narrow`]'s product, from the spread
+    /// `B` at `sp`.
+    ///
+    /// # Safety
+    /// As [`narrow`]; the panels exist; `sp` is [`spread`]'s for `g`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn narrow_panels<const N: usize, const P: usize>(g: &Gemm, sp: *const f32, p0: usize) {
+        let pstride = MR * g.k;
+        let a = g.a.add(p0 * pstride);
+        let mut acc = [[_mm512_setzero_ps(); N]; P];
+        let quads = g.k / 4;
+        let mut b = sp;
+        for q in 0..quads {
+            for (p, sums) in acc.iter_mut().enumerate() {
+                let av = _mm512_loadu_ps(a.add(p * pstride + 16 * q));
+                for (j, x) in sums.iter_mut().enumerate() {
+                    *x = _mm512_fmadd_ps(av, _mm512_load_ps(b.add(16 * j)), *x);
                 }
             }
-            p0 += 4;
+            b = b.add(16 * N);
+        }
+        let tail = g.k % 4;
+        if tail > 0 {
+            // The panel's last `tail` steps only: past them lies the next
+            // panel, or the end of `A`.
+            let m = ((1u32 << (4 * tail)) - 1) as __mmask16;
+            for (p, sums) in acc.iter_mut().enumerate() {
+                let av = _mm512_maskz_loadu_ps(m, a.add(p * pstride + 16 * quads));
+                for (j, x) in sums.iter_mut().enumerate() {
+                    *x = _mm512_fmadd_ps(av, _mm512_load_ps(b.add(16 * j)), *x);
+                }
+            }
+        }
+        let mut out = [0f32; 4];
+        for (p, sums) in acc.iter().enumerate() {
+            let r0 = (p0 + p) * MR;
+            for (j, &x) in sums.iter().enumerate() {
+                let lo = _mm_add_ps(
+                    _mm512_extractf32x4_ps::<0>(x),
+                    _mm512_extractf32x4_ps::<1>(x),
+                );
+                let hi = _mm_add_ps(
+                    _mm512_extractf32x4_ps::<2>(x),
+                    _mm512_extractf32x4_ps::<3>(x),
+                );
+                _mm_storeu_ps(out.as_mut_ptr(), _mm_add_ps(lo, hi));
+                for (r, &v) in out.iter().enumerate().take(g.rows - r0) {
+                    *g.c.add((r0 + r) * g.ldc + j) = v;
+                }
+            }
         }
     }
 
@@ -1184,8 +1251,13 @@ mod tests {
         }
         for (m, k, n) in [
             (1, 1, 1),
-            // The narrow kernel: 1..=8 columns, rows off 16 and off 4.
+            // The narrow kernel: 1..=8 columns, rows off 16 and off 4;
+            // groups of 8, 6 and 3 row panels with single panels after
+            // them, `k` off 4 by 1, 2 and 3.
             (17, 9, 1),
+            (77, 13, 1),
+            (61, 10, 4),
+            (27, 7, 8),
             (33, 40, 3),
             (16, 5, 8),
             (7, 300, 2),
