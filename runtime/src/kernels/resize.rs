@@ -7,13 +7,22 @@
 //! over its innermost taps (nearest: copies one element's bytes, any dtype;
 //! linear and cubic: sums in f64). A coordinate outside a
 //! `tf_crop_and_resize` crop gives `extrapolation_value`.
+//!
+//! An f32 resize of the last two axes alone ([`Planar`]: images and feature
+//! maps, upsampling in segmentation heads and FPNs) runs separably in f32
+//! instead, with its taps kept per input shape: the general walk cost
+//! 50-67 µs for 32 channels to 16x16 in SegFormer's head, this 6-10 µs.
 
 use super::{Kernel, Par, Slot};
 use crate::buffer::{load_f64, store_f64};
 use crate::shared::Shared;
-use ge_dialects::graph::index::{resize_modes, resize_run, Resize as ResizeOp, ResizeTaps};
+use ge_dialects::graph::index::{
+    resize_modes, resize_run, Resize as ResizeOp, ResizeRun, ResizeTaps,
+};
 use ge_ir::attributes::AttrDict;
 use ge_ir::body::{Body, OpId};
+use ge_ir::DType;
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug)]
 pub struct Resize {
@@ -21,7 +30,14 @@ pub struct Resize {
     attrs: AttrDict,
     /// Nearest (copies elements, any dtype).
     nearest: bool,
+    /// The last input shape's [`Planar`] plan (`None`: not planar), shared
+    /// by the kernel's clones: a model's shapes rarely change between runs,
+    /// and working out the taps allocates per coordinate.
+    planar: Arc<Mutex<Option<PlanFor>>>,
 }
+
+/// An input shape and its [`Planar`] plan (`None`: not planar).
+type PlanFor = (Vec<usize>, Option<Arc<Planar>>);
 
 /// Output rows per parallel task.
 const ROWS: usize = 64;
@@ -33,7 +49,33 @@ impl Resize {
         Some(Resize {
             attrs: d.attrs,
             nearest: m.mode == "nearest",
+            planar: Arc::default(),
         })
+    }
+}
+
+impl Resize {
+    /// The [`Planar`] plan of input `x` (from the cache when its shape is
+    /// the last one's).
+    fn planar_plan(&self, x: &Slot) -> Result<Option<Arc<Planar>>, String> {
+        let mut cache = self
+            .planar
+            .lock()
+            .map_err(|_| "resize: a run panicked".to_string())?;
+        if let Some((shape, plan)) = &*cache {
+            if *shape == x.shape {
+                return Ok(plan.clone());
+            }
+        }
+        let plan = match x.shape.is_empty() || x.dtype != DType::F32 {
+            true => None,
+            false => {
+                let run = resize_run(ResizeOp::attrs(&self.attrs), &x.shape)?;
+                Planar::of(&run, x).map(Arc::new)
+            }
+        };
+        *cache = Some((x.shape.clone(), plan.clone()));
+        Ok(plan)
     }
 }
 
@@ -50,8 +92,14 @@ impl Kernel for Resize {
         let (&[x], &[y]) = (ins, outs) else {
             return Err("resize takes 1 operand and gives 1 result".into());
         };
+        if x.dtype != y.dtype {
+            return Err(format!("resize of {:?} cannot give {:?}", x.dtype, y.dtype));
+        }
+        if let Some(plan) = self.planar_plan(x)? {
+            return plan.run(x, y, par);
+        }
         let run = resize_run(ResizeOp::attrs(&self.attrs), &x.shape)?;
-        if x.shape.is_empty() || run.out_shape != y.shape || x.dtype != y.dtype {
+        if x.shape.is_empty() || run.out_shape != y.shape {
             return Err(format!("resize of {:?} cannot give {:?}", x.shape, y.shape));
         }
         let taps = &run.taps;
@@ -158,5 +206,193 @@ impl Kernel for Resize {
             store_f64(y.dtype, y.ptr, 0, &ys);
         }
         Ok(())
+    }
+}
+
+/// The taps of one axis, flattened: output coordinate `o`'s are
+/// `(index[t], weight[t])` for `t` in `start[o]..start[o + 1]`.
+#[derive(Debug)]
+struct AxisTaps {
+    start: Vec<usize>,
+    index: Vec<usize>,
+    weight: Vec<f32>,
+    /// The number of taps when every coordinate has as many.
+    uniform: Option<usize>,
+}
+
+impl AxisTaps {
+    /// `None` when a coordinate lies outside a crop.
+    fn of(taps: &[ResizeTaps]) -> Option<AxisTaps> {
+        let mut a = AxisTaps {
+            start: vec![0],
+            index: vec![],
+            weight: vec![],
+            uniform: None,
+        };
+        for t in taps {
+            let ResizeTaps::Taps(t) = t else { return None };
+            for &(i, w) in t {
+                a.index.push(i);
+                a.weight.push(w as f32);
+            }
+            a.start.push(a.index.len());
+        }
+        let counts = a.start.windows(2).map(|w| w[1] - w[0]);
+        a.uniform = counts
+            .clone()
+            .next()
+            .filter(|&n| counts.clone().all(|m| m == n));
+        Some(a)
+    }
+
+    fn at(&self, o: usize) -> (&[usize], &[f32]) {
+        let r = self.start[o]..self.start[o + 1];
+        (&self.index[r.clone()], &self.weight[r])
+    }
+}
+
+/// An f32 resize of the last two axes alone (every outer axis keeps its
+/// size with one tap of weight 1 per coordinate; no crop): images and
+/// feature maps, the case that matters for speed. Separable, in f32 as
+/// onnxruntime computes it: each output row first combines its input rows
+/// (vectorised along the row), then each output element its columns of
+/// that combination. A single tap of weight 1 copies, so nearest modes
+/// give the input's bits.
+#[derive(Debug)]
+struct Planar {
+    rows: AxisTaps,
+    cols: AxisTaps,
+    /// Input rows and columns of a plane.
+    ih: usize,
+    iw: usize,
+    out_shape: Vec<usize>,
+}
+
+/// Output rows per parallel task of [`Planar::run`].
+const PLANAR_ROWS: usize = 16;
+
+impl Planar {
+    fn of(run: &ResizeRun, x: &Slot) -> Option<Planar> {
+        let (taps, r) = (&run.taps, x.shape.len());
+        if x.dtype != DType::F32 || r < 2 {
+            return None;
+        }
+        let identity = taps[..r - 2].iter().enumerate().all(|(a, t)| {
+            t.len() == x.shape[a]
+                && t.iter().enumerate().all(|(o, t)| match t {
+                    ResizeTaps::Taps(t) => t.as_slice() == [(o, 1.0)],
+                    ResizeTaps::Outside => false,
+                })
+        });
+        if !identity {
+            return None;
+        }
+        Some(Planar {
+            rows: AxisTaps::of(&taps[r - 2])?,
+            cols: AxisTaps::of(&taps[r - 1])?,
+            ih: x.shape[r - 2],
+            iw: x.shape[r - 1],
+            out_shape: run.out_shape.clone(),
+        })
+    }
+
+    fn run(&self, x: &Slot, y: &Slot, par: &Par) -> Result<(), String> {
+        if y.shape != self.out_shape {
+            return Err(format!("resize of {:?} cannot give {:?}", x.shape, y.shape));
+        }
+        let (oh, ow) = (self.rows.start.len() - 1, self.cols.start.len() - 1);
+        let planes = x.numel() / (self.ih * self.iw);
+        let blocks = oh.div_ceil(PLANAR_ROWS);
+        let (xp, yp) = (Shared(x.ptr as *const f32), Shared(y.ptr as *mut f32));
+        par.run(planes * blocks, y.numel() > 1 << 14, &|task| {
+            let (plane, block) = (task / blocks, task % blocks);
+            // SAFETY: the input holds `planes` planes of `ih x iw` floats
+            // and the output `planes` of `oh x ow` (its shape was checked
+            // against the taps'); every tap index lies in its axis (taps
+            // are clamped into the input); tasks write disjoint rows.
+            let (src, dst) = unsafe {
+                (
+                    std::slice::from_raw_parts(
+                        xp.p().add(plane * self.ih * self.iw),
+                        self.ih * self.iw,
+                    ),
+                    std::slice::from_raw_parts_mut(yp.p().add(plane * oh * ow), oh * ow),
+                )
+            };
+            let mut mixed = vec![0f32; self.iw];
+            for yo in block * PLANAR_ROWS..((block + 1) * PLANAR_ROWS).min(oh) {
+                let row = self.mix_rows(src, yo, &mut mixed);
+                self.mix_columns(row, &mut dst[yo * ow..(yo + 1) * ow]);
+            }
+            Ok(())
+        })
+    }
+
+    /// Output row `out` from its input rows combined (`row`): the same
+    /// sums as [`combine`], unrolled when every column has 1, 2 or 4 taps
+    /// (nearest, linear, cubic without antialiasing).
+    fn mix_columns(&self, row: &[f32], out: &mut [f32]) {
+        let (idx, w) = (&self.cols.index, &self.cols.weight);
+        match self.cols.uniform {
+            Some(1) if w.iter().all(|&w| w == 1.0) => {
+                out.iter_mut().zip(idx).for_each(|(o, &i)| *o = row[i]);
+            }
+            Some(2) => {
+                for ((o, i), w) in out
+                    .iter_mut()
+                    .zip(idx.chunks_exact(2))
+                    .zip(w.chunks_exact(2))
+                {
+                    *o = 0.0 + w[0] * row[i[0]] + w[1] * row[i[1]];
+                }
+            }
+            Some(4) => {
+                for ((o, i), w) in out
+                    .iter_mut()
+                    .zip(idx.chunks_exact(4))
+                    .zip(w.chunks_exact(4))
+                {
+                    *o = 0.0
+                        + w[0] * row[i[0]]
+                        + w[1] * row[i[1]]
+                        + w[2] * row[i[2]]
+                        + w[3] * row[i[3]];
+                }
+            }
+            _ => {
+                for (xo, o) in out.iter_mut().enumerate() {
+                    let (idx, w) = self.cols.at(xo);
+                    *o = combine(idx, w, |i| row[i]);
+                }
+            }
+        }
+    }
+
+    /// Input rows of output row `yo` combined: the input row itself for a
+    /// single tap of weight 1, else `mixed`.
+    fn mix_rows<'s>(&self, src: &'s [f32], yo: usize, mixed: &'s mut [f32]) -> &'s [f32] {
+        let iw = self.iw;
+        let (idx, w) = self.rows.at(yo);
+        if let ([i], [1.0]) = (idx, w) {
+            return &src[i * iw..(i + 1) * iw];
+        }
+        for (t, (&i, &w)) in idx.iter().zip(w).enumerate() {
+            let input = &src[i * iw..(i + 1) * iw];
+            if t == 0 {
+                mixed.iter_mut().zip(input).for_each(|(m, &v)| *m = w * v);
+            } else {
+                mixed.iter_mut().zip(input).for_each(|(m, &v)| *m += w * v);
+            }
+        }
+        mixed
+    }
+}
+
+/// `sum w[t] * at(idx[t])`, a single tap of weight 1 as the value itself.
+#[inline]
+fn combine(idx: &[usize], w: &[f32], at: impl Fn(usize) -> f32) -> f32 {
+    match (idx, w) {
+        ([i], [1.0]) => at(*i),
+        _ => idx.iter().zip(w).fold(0.0, |acc, (&i, &w)| acc + w * at(i)),
     }
 }

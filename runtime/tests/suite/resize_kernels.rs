@@ -96,3 +96,28 @@ fn resize_modes_match_the_interpreter() {
         native_matches_interpreter(&text, &m, &ins, &format!("resize {shape}x{dt} {attrs}"));
     }
 }
+
+#[test]
+fn a_resize_run_at_changing_batch_sizes_matches_the_interpreter() {
+    // The kernel keeps the taps of the last input shape; one model run at
+    // batch sizes that change and come back must use each run's own.
+    let text = r#"graph.func @main(%x: tensor<Bx2x3x4xf32>) -> tensor<Bx2x6x6xf32> {
+  %y = graph.resize %x {mode = "linear", scales = [1.0, 1.0, 2.0, 1.5]} : (tensor<Bx2x3x4xf32>) -> tensor<Bx2x6x6xf32>
+  graph.return %y : tensor<Bx2x6x6xf32>
+}
+"#;
+    let (types, m) = signature(text, "main");
+    let om = om_bytes("k", text, &Default::default());
+    for threads in [1, 2] {
+        let model = load(&om, threads);
+        for b in [1, 3, 1, 2] {
+            let ins = random_inputs(&types, &[("B", b)], b as u64);
+            let want = interpret(&m, "main", &ins);
+            assert_close(
+                &run(&model, &ins),
+                &want,
+                &format!("B={b} threads={threads}"),
+            );
+        }
+    }
+}
