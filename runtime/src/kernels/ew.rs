@@ -447,6 +447,10 @@ impl Real for f64 {
 /// compiled again for AVX-512 and AVX2 and picked at run time: with
 /// [`vmath`]'s branch-free `exp` and `erf` they vectorise.
 fn unary_f(code: Code, x: &[f32], y: &mut [f32]) -> bool {
+    if matches!(code, Code::Sigmoid | Code::Silu) && super::logistic::map(code == Code::Silu, x, y)
+    {
+        return true;
+    }
     by_cpu_features!(unary_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool)
 }
 

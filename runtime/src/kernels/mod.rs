@@ -70,6 +70,7 @@ pub mod instance_norm;
 pub mod iota;
 pub mod lanes;
 pub mod linalg;
+pub mod logistic;
 pub mod max_unpool;
 pub mod movement;
 pub mod nms;
@@ -874,6 +875,11 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
     if code == ew::Code::Relu {
         // The epilogue's relu maps NaN to 0 (as the reference's).
         v.iter_mut().for_each(|x| *x = x.max(0.0));
+        return;
+    }
+    if matches!(code, ew::Code::Sigmoid | ew::Code::Silu)
+        && logistic::in_place(code == ew::Code::Silu, v)
+    {
         return;
     }
     // Through a copy on the stack, a chunk at a time (the epilogue calls
