@@ -61,6 +61,8 @@ pub(super) enum LaneAct {
     None,
     Relu,
     Relu6,
+    Sigmoid,
+    Silu,
 }
 
 impl LaneAct {
@@ -70,6 +72,8 @@ impl LaneAct {
             "none" => Some(LaneAct::None),
             "relu" => Some(LaneAct::Relu),
             "relu6" => Some(LaneAct::Relu6),
+            "sigmoid" => Some(LaneAct::Sigmoid),
+            "silu" => Some(LaneAct::Silu),
             _ => None,
         }
     }
@@ -206,6 +210,9 @@ unsafe fn pixels<const P: usize>(
             LaneAct::Relu => _mm512_max_ps(acc, zero),
             // max(0, x) and min(6, x) give the second operand, x, for NaN.
             LaneAct::Relu6 => _mm512_min_ps(six, _mm512_max_ps(zero, acc)),
+            // The values of the separate pass (`conv::activation`).
+            LaneAct::Sigmoid => super::logistic::avx512::one(false, acc),
+            LaneAct::Silu => super::logistic::avx512::one(true, acc),
         };
         _mm512_storeu_ps(out.results.add((q + i) * 16), acc);
     }

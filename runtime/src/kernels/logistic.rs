@@ -41,7 +41,7 @@ pub fn in_place(silu: bool, v: &mut [f32]) -> bool {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+pub(super) mod avx512 {
     use std::arch::x86_64::*;
 
     /// `n` floats from `x` to `y` (which may be `x` itself), 16 at a time,
@@ -65,9 +65,13 @@ mod avx512 {
         }
     }
 
-    /// Sigmoid or SiLU of 16 floats.
+    /// Sigmoid or SiLU of 16 floats (for kernels that hold them in a
+    /// register: the same values as [`super::map`]).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
     #[inline(always)]
-    unsafe fn one(silu: bool, x: __m512) -> __m512 {
+    pub(in crate::kernels) unsafe fn one(silu: bool, x: __m512) -> __m512 {
         let (z, q) = parts(x);
         // x >= 0: q; x < 0: z q (NaN: either, NaN).
         let negative = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_setzero_ps());
