@@ -521,6 +521,31 @@ fn unary_loops<T: Real>(code: Code, x: &[T], y: &mut [T]) -> bool {
     true
 }
 
+/// `y = code(a, b)` for a float binary code (false: not one), compiled
+/// again for AVX-512 and AVX2 as [`unary_f`]: the loops (max and min with
+/// their NaN selects too) vectorise at the CPU's width, where the baseline
+/// build runs them 4 floats at a time (HardSwish's min and max after a
+/// convolution took longer than the convolution).
+fn binary_f(code: Code, a: &[f32], b: &[f32], y: &mut [f32]) -> bool {
+    by_cpu_features!(binary_f32(code: Code, a: &[f32], b: &[f32], y: &mut [f32]) -> bool)
+}
+
+/// [`binary_f`] in f64.
+fn binary_d(code: Code, a: &[f64], b: &[f64], y: &mut [f64]) -> bool {
+    by_cpu_features!(binary_f64(code: Code, a: &[f64], b: &[f64], y: &mut [f64]) -> bool)
+}
+
+#[inline(always)]
+fn binary_f32(code: Code, a: &[f32], b: &[f32], y: &mut [f32]) -> bool {
+    binary(code, a, b, y)
+}
+
+#[inline(always)]
+fn binary_f64(code: Code, a: &[f64], b: &[f64], y: &mut [f64]) -> bool {
+    binary(code, a, b, y)
+}
+
+#[inline(always)]
 fn binary<T: Real>(code: Code, a: &[T], b: &[T], y: &mut [T]) -> bool {
     macro_rules! zip {
         ($e:expr) => {{
@@ -711,6 +736,9 @@ impl Group {
         }
     }
 
+    /// Output elements `start..start + len` (one tile): load the operands
+    /// (the scalar ones only when `scalars`: their tiles hold them from
+    /// the chunk's first tile), run the instructions, store the results.
     fn run_tile(
         &self,
         t: &mut Tiles,
@@ -718,9 +746,13 @@ impl Group {
         stores: &[(DType, Shared<*mut u8>)],
         start: usize,
         len: usize,
+        scalars: bool,
     ) -> Result<(), String> {
         // Register r's tile lives in t.f[r], t.i[r] or t.d[r] by its class.
         for (k, (bc, dt, p)) in loads.iter().enumerate() {
+            if bc.scalar && !scalars {
+                continue;
+            }
             let (r, p) = (self.inputs[k].0, p.p());
             match self.regs[r].class {
                 Class::F => bc.load_f(*dt, p, start, &mut t.f[r][..len]),
@@ -801,7 +833,7 @@ impl Group {
             code => {
                 // Mixed operands (pow of f32 by an integer exponent) compute in f32.
                 let (x, x1) = (self.as_f32(t, a0, len), self.as_f32(t, ins.args[1], len));
-                if !binary(code, &x, &x1, y) {
+                if !binary_f(code, &x, &x1, y) {
                     return Err(format!("no f32 kernel for {code:?}"));
                 }
             }
@@ -825,7 +857,7 @@ impl Group {
             }
             code => {
                 let (x, x1) = (self.as_f64(t, a0, len), self.as_f64(t, ins.args[1], len));
-                if !binary(code, &x, &x1, y) {
+                if !binary_d(code, &x, &x1, y) {
                     return Err(format!("no f64 kernel for {code:?}"));
                 }
             }
@@ -881,7 +913,7 @@ impl Group {
                     // Integer result of a float computation (pow of an integer
                     // base by a float exponent): truncate, as numpy's astype does.
                     let mut tmp = vec![0f32; len];
-                    if !binary(code, &x, &x1, &mut tmp) {
+                    if !binary_f(code, &x, &x1, &mut tmp) {
                         return Err(format!("no kernel for {code:?}"));
                     }
                     for (o, &v) in y.iter_mut().zip(&tmp) {
@@ -945,9 +977,14 @@ impl Group {
             let end = ((c + 1) * chunk).min(n);
             let mut start = c * chunk;
             let mut r = Ok(());
+            // A scalar operand's tile is filled by the chunk's first (and
+            // longest) tile and read again by the others: instructions never
+            // write an input's register.
+            let mut scalars = true;
             while start < end && r.is_ok() {
                 let len = TILE.min(end - start);
-                r = self.run_tile(&mut t, loads, stores, start, len);
+                r = self.run_tile(&mut t, loads, stores, start, len, scalars);
+                scalars = false;
                 start += len;
             }
             TILES.with(|c| c.replace(t));

@@ -1021,3 +1021,38 @@ fn f32_reductions_over_adjacent_axes_match_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn scalar_operands_hold_across_tiles_chunks_and_threads() {
+    // HardSwish as the ONNX importer writes it, with its constants as
+    // arguments (scalar loads of the fused element-wise kernel, filled once
+    // per chunk and read by its later tiles): 160000 elements are 4 chunks
+    // and a part, 79 tiles, enough for the chunks to run in parallel.
+    let t = "tensor<1x16x100x100xf32>";
+    let s = "tensor<f32>";
+    let text = format!(
+        "graph.func @main(%x: {t}, %a: {s}, %b: {s}, %hi: {s}, %lo: {s}) -> {t} {{\n  \
+         %0 = graph.mul %x, %a : ({t}, {s}) -> {t}\n  \
+         %1 = graph.add %0, %b : ({t}, {s}) -> {t}\n  \
+         %2 = graph.min %1, %hi : ({t}, {s}) -> {t}\n  \
+         %3 = graph.max %2, %lo : ({t}, {s}) -> {t}\n  \
+         %4 = graph.mul %x, %3 : ({t}, {t}) -> {t}\n  \
+         graph.return %4 : {t}\n}}\n"
+    );
+    // One model run with new scalars each time: no tile may keep the last
+    // run's value.
+    let (types, m) = signature(&text, "main");
+    let om = om_bytes("k", &text, &Default::default());
+    for threads in [1, 2] {
+        let model = load(&om, threads);
+        for seed in [1, 2, 3] {
+            let ins = random_inputs(&types, &[], seed);
+            let want = interpret(&m, "main", &ins);
+            assert_close(
+                &run(&model, &ins),
+                &want,
+                &format!("seed {seed} threads={threads}"),
+            );
+        }
+    }
+}
