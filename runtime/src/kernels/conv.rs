@@ -13,7 +13,7 @@ use crate::shared::Shared;
 use ge_dialects::graph::nn::Conv2d;
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Add a channel's bias, then apply the epilogue: one pass over the row for
 /// relu and relu6 (the common cases), two otherwise.
@@ -115,6 +115,13 @@ pub struct PackedFilter {
     /// When the GEMM reads the input planes at each tap's offset instead
     /// of an im2col panel ([`Conv::run_taps`]).
     taps: Taps,
+    /// [`Conv::run_taps`]'s offset of each GEMM row (group channel and
+    /// tap) in the input's phases, for the geometry of the last run: kept
+    /// with the filter, as a model runs each layer at the same shapes
+    /// (1152 offsets took 3.5 % of a 128 -> 32 3x3 convolution on 14x14,
+    /// and a cache per thread was rebuilt by every other layer of a model
+    /// whose convolutions alternate).
+    offsets: Mutex<Option<(Geo, Arc<[usize]>)>>,
 }
 
 /// Whether a packed filter's convolution reads its input by tap offsets
@@ -127,6 +134,34 @@ enum Taps {
     Always,
     /// Never (`GE_CONV_ALGO=packed`).
     Never,
+}
+
+impl PackedFilter {
+    /// The offsets of [`PackedFilter::offsets`] for geometry `geo` (`cg`
+    /// input channels a group, phases `ph`).
+    fn tap_offsets(&self, geo: &Geo, cg: usize, ph: &Phases) -> Result<Arc<[usize]>, String> {
+        let mut kept = self
+            .offsets
+            .lock()
+            .map_err(|_| "conv: a run panicked".to_string())?;
+        if let Some((g, offsets)) = &*kept {
+            if g == geo {
+                return Ok(offsets.clone());
+            }
+        }
+        let plen = ph.len(geo);
+        let mut offsets = Vec::with_capacity(cg * geo.kh * geo.kw);
+        for ci in 0..cg {
+            for ki in 0..geo.kh {
+                for kj in 0..geo.kw {
+                    offsets.push(ci * plen + ph.tap(geo, ki, kj));
+                }
+            }
+        }
+        let offsets: Arc<[usize]> = offsets.into();
+        *kept = Some((*geo, offsets.clone()));
+        Ok(offsets)
+    }
 }
 
 impl PackCache {
@@ -281,6 +316,7 @@ impl Conv {
                 winograd::Choice::Packed => Taps::Never,
                 _ => Taps::Rule,
             },
+            offsets: Mutex::new(None),
         };
         match self.packed.0.write() {
             Ok(mut v) => {
@@ -664,21 +700,8 @@ impl Conv {
         }
         let ph = Phases::new(geo);
         let plen = ph.len(geo);
-        // Each GEMM row's tap offset, kept from the last convolution of the
-        // same geometry on this thread (a model runs its layers' shapes
-        // again and again; 1152 offsets took 3.5 % of a 128 -> 32 3x3
-        // convolution on 14x14).
-        let mut taps = TAP_OFFSETS.with(|t| t.take()).unwrap_or_default();
-        if taps.0 != Some((*geo, cg)) {
-            taps.1.clear();
-            taps.1.extend((0..cg).flat_map(|ci| {
-                let ph = &ph;
-                (0..geo.kh)
-                    .flat_map(move |ki| (0..geo.kw).map(move |kj| ci * plen + ph.tap(geo, ki, kj)))
-            }));
-            taps.0 = Some((*geo, cg));
-        }
-        let offsets = &taps.1;
+        let offsets = f.tap_offsets(geo, cg, &ph)?;
+        let offsets = &offsets[..];
         // The GEMM's columns: with AVX-512 the output positions, read from
         // the padded planes as a grid (`Rows::Grid`, which packs them run
         // by run); else the flat positions up to the last output, the
@@ -717,7 +740,6 @@ impl Conv {
             })
         });
         SHARED_PANEL.with(|b| b.replace(planes));
-        TAP_OFFSETS.with(|t| t.replace(Some(taps)));
         r
     }
 
@@ -1142,13 +1164,6 @@ thread_local! {
     /// Whole-plane panels shared by a convolution's row blocks (on the
     /// thread that runs the kernel).
     static SHARED_PANEL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    /// The tap offsets of `Conv::run_taps`, with the geometry and group
-    /// channels they are for.
-    /// Boxed: a Python process loads this library with `dlopen`, whose
-    /// static TLS block is small (a few hundred bytes more of thread locals
-    /// and `import ge` failed with "cannot allocate memory in static TLS
-    /// block").
-    static TAP_OFFSETS: RefCell<Option<Box<TapOffsets>>> = const { RefCell::new(None) };
     /// A tile of output rows on its way into NC1HWC0 blocks.
     static OUT_TILE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// Zero-padded input plane of a depthwise channel (the lanes kernel's).
@@ -1176,12 +1191,8 @@ pub fn dims4(s: &[usize]) -> Result<[usize; 4], String> {
     }
 }
 
-/// [`Conv::run_taps`]'s tap offsets and the (geometry, group channels) they
-/// are for.
-type TapOffsets = (Option<(Geo, usize)>, Vec<usize>);
-
 /// Convolution geometry of one group.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Geo {
     pub h: usize,
     pub w: usize,
