@@ -96,6 +96,10 @@ pub struct Conv {
     /// activation, tile by tile (an elementwise add folded in by the kernel
     /// compiler, `fuse_conv_residuals`).
     pub residual: Option<usize>,
+    /// Output pixels of a plane when the result's shape is static: a map of
+    /// at most [`super::sgemm_packed::WIDE_ROWS_MAX_N`] packs its filter in wide
+    /// row panels ([`Conv::prepare`]).
+    pub out_plane: Option<usize>,
 }
 
 /// The filters of a convolution packed at load, by the address of the
@@ -275,6 +279,15 @@ impl Conv {
             winograd: None,
             packed: PackCache::default(),
             residual: None,
+            out_plane: b
+                .result_types(o)
+                .first()
+                .and_then(|t| t.as_tensor())
+                .and_then(|t| t.static_shape())
+                .and_then(|s| match s[..] {
+                    [_, _, h, w] => Some(h as usize * w as usize),
+                    _ => None,
+                }),
         })
     }
 
@@ -296,7 +309,17 @@ impl Conv {
             return 0;
         }
         let (ocg, k) = (oc / g, cg * kh * kw);
-        let bytes = g * PackedA::bytes_for(ocg, k);
+        // A small output map (at most 12 pixels: late layers of small
+        // images, 3x3 and below) multiplies the filter by few columns: 16
+        // rows a panel, one vector per `k` (`pack_wide_rows`).
+        let wide_rows = self
+            .out_plane
+            .is_some_and(|p| p <= super::sgemm_packed::WIDE_ROWS_MAX_N)
+            && super::sgemm_packed::wide();
+        let bytes = g * match wide_rows {
+            true => PackedA::bytes_for_wide_rows(ocg, k),
+            false => PackedA::bytes_for(ocg, k),
+        };
         if bytes > budget || self.packed.find(w.ptr as usize, &w.shape).is_some() {
             return 0;
         }
@@ -305,7 +328,10 @@ impl Conv {
             .slice()
             .chunks_exact((ocg * k).max(1))
             .take(g)
-            .map(|a| PackedA::pack(a, ocg, k))
+            .map(|a| match wide_rows {
+                true => PackedA::pack_wide_rows(a, ocg, k),
+                false => PackedA::pack(a, ocg, k),
+            })
             .collect();
         let filter = PackedFilter {
             addr: w.ptr as usize,
