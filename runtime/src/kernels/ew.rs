@@ -451,6 +451,9 @@ fn unary_f(code: Code, x: &[f32], y: &mut [f32]) -> bool {
     {
         return true;
     }
+    if code == Code::Gelu && super::gelu::map(x, y) {
+        return true;
+    }
     by_cpu_features!(unary_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool)
 }
 

@@ -64,6 +64,7 @@ mod depthwise_lanes;
 pub mod det;
 pub mod ew;
 pub mod gather_elements;
+pub mod gelu;
 pub mod geometry;
 pub mod grid_sample;
 pub mod instance_norm;
@@ -880,6 +881,9 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
     if matches!(code, ew::Code::Sigmoid | ew::Code::Silu)
         && logistic::in_place(code == ew::Code::Silu, v)
     {
+        return;
+    }
+    if code == ew::Code::Gelu && gelu::in_place(v) {
         return;
     }
     // Through a copy on the stack, a chunk at a time (the epilogue calls
