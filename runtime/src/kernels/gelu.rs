@@ -5,7 +5,7 @@
 //! took a fifth of the run. Here the same approximations run in fused
 //! multiply-adds, each division is a reciprocal estimate refined by one
 //! Newton step, and `exp` is the Cephes polynomial scaled by `vscalefps`
-//! (as in [`super::logistic`]): within a few ulps of the exact function
+//! ([`super::avx512_exp`]): within a few ulps of the exact function
 //! (tested against f64). NaN stays NaN; `+inf` gives `+inf`, `-inf` NaN
 //! (`-inf * 0`, as the reference interpreter computes it).
 
@@ -41,6 +41,7 @@ pub fn in_place(v: &mut [f32]) -> bool {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
+    use super::super::avx512_exp::{exp, horner, recip};
     use super::FRAC_1_SQRT_2;
     use std::arch::x86_64::*;
 
@@ -70,53 +71,6 @@ mod avx512 {
         let e = erf(_mm512_mul_ps(x, _mm512_set1_ps(FRAC_1_SQRT_2)));
         let half_x = _mm512_mul_ps(_mm512_set1_ps(0.5), x);
         _mm512_fmadd_ps(half_x, e, half_x)
-    }
-
-    /// `1 / d`: the estimate refined once.
-    #[inline(always)]
-    unsafe fn recip(d: __m512) -> __m512 {
-        let r = _mm512_rcp14_ps(d);
-        _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0)))
-    }
-
-    /// Horner's rule: `c[0] + v (c[1] + v (c[2] + ...))`.
-    #[inline(always)]
-    unsafe fn horner(v: __m512, c: &[f32]) -> __m512 {
-        let mut acc = _mm512_set1_ps(c[c.len() - 1]);
-        for &k in c[..c.len() - 1].iter().rev() {
-            acc = _mm512_fmadd_ps(acc, v, _mm512_set1_ps(k));
-        }
-        acc
-    }
-
-    /// `e^v` for `v <= 1` (below -110 it is 0).
-    #[inline(always)]
-    unsafe fn exp(v: __m512) -> __m512 {
-        const LN2_HI: f32 = 0.693_359_4;
-        const LN2_LO: f32 = -2.121_944_4e-4;
-        let v = _mm512_max_ps(_mm512_set1_ps(-110.0), v);
-        let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
-            _mm512_mul_ps(v, _mm512_set1_ps(std::f32::consts::LOG2_E)),
-        );
-        let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), v);
-        let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
-        let p = horner(
-            r,
-            &[
-                5.0e-1,
-                1.666_666_5e-1,
-                4.166_579_6e-2,
-                8.333_452e-3,
-                1.398_2e-3,
-                1.987_569_1e-4,
-            ],
-        );
-        let e = _mm512_fmadd_ps(
-            _mm512_mul_ps(p, r),
-            r,
-            _mm512_add_ps(r, _mm512_set1_ps(1.0)),
-        );
-        _mm512_scalef_ps(e, n)
     }
 
     /// `erf(x)`: [`super::super::vmath::erf`]'s two approximations (a

@@ -51,6 +51,7 @@ macro_rules! by_cpu_features {
 
 pub mod arg_reduce;
 pub mod attention;
+mod avx512_exp;
 pub mod batch_norm;
 pub mod bit_shift;
 pub mod cast_e8m0;
