@@ -168,34 +168,84 @@ impl Norm {
                     std::slice::from_raw_parts_mut(op.p().add(r * size), size),
                 )
             };
-            let n = size as f64;
-            let mean = if self.rms {
-                0.0
-            } else {
-                src.iter().map(|&v| v as f64).sum::<f64>() / n
-            };
-            let var = src
-                .iter()
-                .map(|&v| {
-                    let d = v as f64 - mean;
-                    d * d
-                })
-                .sum::<f64>()
-                / n;
-            let inv = (1.0 / (var + eps).sqrt()) as f32;
-            let mean = mean as f32;
-            for (t, (d, &s)) in dst.iter_mut().zip(src).enumerate() {
-                let mut y = (s - mean) * inv * scale[t];
-                if let Some(b) = &bias {
-                    y += b[t];
-                }
-                *d = y;
-            }
+            norm_row(src, dst, &scale, bias.as_deref(), eps, self.rms);
             Ok(())
         })?;
         o.finish();
         Ok(())
     }
+}
+
+/// One row of a layer norm (or RMS norm: no mean) into `dst`: its mean and
+/// variance in f64 over eight partial sums (a single chain of f64 adds
+/// waited on each add's latency, and LayerNorm over ConvNeXt's 24 to 192
+/// channels took 15 % of its run), then the scaled row in f32; compiled
+/// for AVX-512 and AVX2 and picked at run time.
+fn norm_row(
+    src: &[f32],
+    dst: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    eps: f64,
+    rms: bool,
+) {
+    by_cpu_features!(norm_row_loops(
+        src: &[f32],
+        dst: &mut [f32],
+        scale: &[f32],
+        bias: Option<&[f32]>,
+        eps: f64,
+        rms: bool
+    ))
+}
+
+#[inline(always)]
+fn norm_row_loops(
+    src: &[f32],
+    dst: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    eps: f64,
+    rms: bool,
+) {
+    let n = src.len() as f64;
+    let mean = match rms {
+        true => 0.0,
+        false => sum8(src, |v| v) / n,
+    };
+    let var = sum8(src, |v| (v - mean) * (v - mean)) / n;
+    let inv = (1.0 / (var + eps).sqrt()) as f32;
+    let mean = mean as f32;
+    match bias {
+        Some(b) => {
+            for (((d, &s), &k), &b) in dst.iter_mut().zip(src).zip(scale).zip(b) {
+                *d = (s - mean) * inv * k + b;
+            }
+        }
+        None => {
+            for ((d, &s), &k) in dst.iter_mut().zip(src).zip(scale) {
+                *d = (s - mean) * inv * k;
+            }
+        }
+    }
+}
+
+/// `sum f(v)` over `src` in f64, as eight interleaved partial sums added
+/// pairwise at the end (the compiler keeps them in vector lanes).
+#[inline(always)]
+fn sum8(src: &[f32], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0f64; 8];
+    let chunks = src.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += f(v as f64);
+        }
+    }
+    for (a, &v) in acc.iter_mut().zip(rest) {
+        *a += f(v as f64);
+    }
+    ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

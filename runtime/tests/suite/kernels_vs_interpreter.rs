@@ -1056,3 +1056,40 @@ fn scalar_operands_hold_across_tiles_chunks_and_threads() {
         }
     }
 }
+
+#[test]
+fn layer_and_rms_norms_match_the_interpreter() {
+    // Rows of 1 to 37 floats (off the eight partial sums of the kernel's
+    // statistics), over the last axis and the last two, with and without a
+    // bias; a scale that broadcasts. (input, axis, scale, normalised shape)
+    for (x, axis, scale, normed) in [
+        ("3x13", -1, "13", "13"),
+        ("4x24", -1, "24", "24"),
+        ("2x3x37", -1, "37", "37"),
+        ("2x5x3", -2, "5x3", "5x3"),
+        ("6x1", -1, "1", "1"),
+        ("2x3x4", -2, "1x4", "3x4"),
+    ] {
+        let (xs, ss, bs) = (
+            format!("tensor<{x}xf32>"),
+            format!("tensor<{scale}xf32>"),
+            format!("tensor<{normed}xf32>"),
+        );
+        let attrs = format!("{{axis = {axis} : i64, epsilon = 1.0e-05 : f32}}");
+        let op = format!("graph.layer_norm $OPERANDS {attrs}");
+        let with_bias = [("x", xs.as_str()), ("s", ss.as_str()), ("b", bs.as_str())];
+        check(
+            &one_op(&with_bias, &op, &xs),
+            &format!("layer_norm {x} axis {axis} with a bias"),
+        );
+        check(
+            &one_op(&with_bias[..2], &op, &xs),
+            &format!("layer_norm {x} axis {axis}"),
+        );
+        let op = format!("graph.rms_norm $OPERANDS {attrs}");
+        check(
+            &one_op(&with_bias[..2], &op, &xs),
+            &format!("rms_norm {x} axis {axis}"),
+        );
+    }
+}
