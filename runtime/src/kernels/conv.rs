@@ -285,7 +285,9 @@ impl Conv {
                 .and_then(|t| t.as_tensor())
                 .and_then(|t| t.static_shape())
                 .and_then(|s| match s[..] {
-                    [_, _, h, w] => Some(h as usize * w as usize),
+                    [_, _, h, w] => usize::try_from(h)
+                        .ok()?
+                        .checked_mul(usize::try_from(w).ok()?),
                     _ => None,
                 }),
         })
