@@ -8,17 +8,19 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-/// `(e, n)` with `e^v = e * 2^n`, `e` in about [0.7, 1.4] and `n` an
-/// integer, for `v >= -110` (NaN gives NaN).
+/// `e^v`, 0 below -110 (NaN gives NaN); `v` at most 88.
 ///
 /// # Safety
 /// The CPU has AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn exp_parts(v: __m512) -> (__m512, __m512) {
+pub(super) unsafe fn exp(v: __m512) -> __m512 {
     // ln 2 split so that n * LN2_HI is exact for the n that occur.
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
+    // `max` returns its second operand when one is NaN: NaN stays.
+    let v = _mm512_max_ps(_mm512_set1_ps(-110.0), v);
+    // v = n ln 2 + r.
     let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
         _mm512_mul_ps(v, _mm512_set1_ps(std::f32::consts::LOG2_E)),
     );
@@ -35,24 +37,12 @@ unsafe fn exp_parts(v: __m512) -> (__m512, __m512) {
             1.987_569_1e-4,
         ],
     );
-    // 1 + r + r^2 p, the small terms first.
+    // e^r = 1 + r + r^2 p, the small terms first; times 2^n.
     let e = _mm512_fmadd_ps(
         _mm512_mul_ps(p, r),
         r,
         _mm512_add_ps(r, _mm512_set1_ps(1.0)),
     );
-    (e, n)
-}
-
-/// `e^v`, 0 below -110 (NaN gives NaN); `v` at most 88.
-///
-/// # Safety
-/// The CPU has AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(super) unsafe fn exp(v: __m512) -> __m512 {
-    // `max` returns its second operand when one is NaN: NaN stays.
-    let (e, n) = exp_parts(_mm512_max_ps(_mm512_set1_ps(-110.0), v));
     _mm512_scalef_ps(e, n)
 }
 

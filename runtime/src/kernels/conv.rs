@@ -141,9 +141,9 @@ enum Taps {
 }
 
 impl PackedFilter {
-    /// The offsets of [`PackedFilter::offsets`] for geometry `geo` (`cg`
-    /// input channels a group, phases `ph`).
-    fn tap_offsets(&self, geo: &Geo, cg: usize, ph: &Phases) -> Result<Arc<[usize]>, String> {
+    /// The offsets of [`PackedFilter::offsets`] for geometry `geo` (phases
+    /// `ph`).
+    fn tap_offsets(&self, geo: &Geo, ph: &Phases) -> Result<Arc<[usize]>, String> {
         let mut kept = self
             .offsets
             .lock()
@@ -153,7 +153,7 @@ impl PackedFilter {
                 return Ok(offsets.clone());
             }
         }
-        let plen = ph.len(geo);
+        let (plen, cg) = (ph.len(geo), self.dims[1]);
         let mut offsets = Vec::with_capacity(cg * geo.kh * geo.kw);
         for ci in 0..cg {
             for ki in 0..geo.kh {
@@ -721,14 +721,14 @@ impl Conv {
         f: &PackedFilter,
         par: &Par,
     ) -> Result<(), String> {
-        let Shapes { n, c, cg, .. } = *sh;
+        let Shapes { n, c, .. } = *sh;
         let geo = &sh.geo;
         if geo.oh == 0 || geo.ow == 0 {
             return Ok(());
         }
         let ph = Phases::new(geo);
         let plen = ph.len(geo);
-        let offsets = f.tap_offsets(geo, cg, &ph)?;
+        let offsets = f.tap_offsets(geo, &ph)?;
         let offsets = &offsets[..];
         // The GEMM's columns: with AVX-512 the output positions, read from
         // the padded planes as a grid (`Rows::Grid`, which packs them run

@@ -84,7 +84,7 @@ impl PackedA {
 
     /// `a` in panels of `rows` rows, k-major (zero rows padding the last).
     fn in_panels(a: &[f32], m: usize, k: usize, rows: usize) -> PackedA {
-        let mut data = vec![0f32; m.div_ceil(rows) * rows * k];
+        let mut data = vec![0f32; Self::bytes_in_panels(m, k, rows) / std::mem::size_of::<f32>()];
         for (r, row) in a.chunks_exact(k.max(1)).take(m).enumerate() {
             let base = (r / rows) * rows * k + r % rows;
             for (kk, &v) in row.iter().enumerate() {
@@ -101,7 +101,12 @@ impl PackedA {
 
     /// Bytes [`PackedA::pack_wide_rows`] allocates for an `m x k` matrix.
     pub fn bytes_for_wide_rows(m: usize, k: usize) -> usize {
-        m.div_ceil(WIDE_ROWS) * WIDE_ROWS * k * std::mem::size_of::<f32>()
+        Self::bytes_in_panels(m, k, WIDE_ROWS)
+    }
+
+    /// Bytes of an `m x k` matrix in panels of `rows` rows.
+    fn bytes_in_panels(m: usize, k: usize, rows: usize) -> usize {
+        m.div_ceil(rows) * rows * k * std::mem::size_of::<f32>()
     }
 
     /// Bytes it holds.
@@ -111,7 +116,7 @@ impl PackedA {
 
     /// Bytes [`PackedA::pack`] allocates for an `m x k` matrix.
     pub fn bytes_for(m: usize, k: usize) -> usize {
-        m.div_ceil(MR) * MR * k * std::mem::size_of::<f32>()
+        Self::bytes_in_panels(m, k, MR)
     }
 
     /// `C[rows x n] = A[r0..r0 + rows] * B[k x n]` (`C` overwritten).
