@@ -182,6 +182,15 @@ fn packed_filters_match_the_interpreter() {
         case(1, 40, [9, 9], 33, [1, 1], [1, 1], [1, 1], [0; 4], 1),   // pointwise, 81 columns
         case(2, 32, [6, 6], 130, [3, 3], [2, 2], [1, 1], [1; 4], 1),  // row blocks on 2 threads
         case(1, 800, [15, 15], 20, [1, 1], [1, 1], [1, 1], [0; 4], 1), // k 3 slices, 2 column blocks
+        // Filters of 16-row panels whose GEMM reads the input in place
+        // (conv.rs `in_place_pays`): stride 2 and uneven pads at batch 2 (3
+        // panels), groups with dilation, pointwise (5 panels: 3 + 2), 1x1
+        // stride 2, and more than 128 channels by a long `k`.
+        case(2, 32, [11, 9], 48, [3, 3], [2, 2], [1, 1], [1, 0, 2, 1], 1),
+        case(1, 32, [10, 10], 64, [3, 3], [1, 1], [2, 2], [2; 4], 2),
+        case(1, 160, [9, 9], 80, [1, 1], [1, 1], [1, 1], [0; 4], 1),
+        case(1, 136, [7, 8], 40, [1, 1], [2, 2], [1, 1], [0; 4], 1),
+        case(1, 128, [5, 6], 144, [3, 3], [1, 1], [1, 1], [1; 4], 1),
     ];
     for (i, k) in cases.iter().enumerate() {
         for (formats, threads) in [(false, 1), (true, 2)] {

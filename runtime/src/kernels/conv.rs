@@ -234,6 +234,28 @@ fn taps_pay(sh: &Shapes) -> bool {
     sh.ocg * extra < IM2COL_FMAS * sh.p
 }
 
+/// Whether a filter of `ocg` output channels a group and `k` weights an
+/// output channel packs in panels of 16 rows, so that its GEMM reads the
+/// input where it lies instead of copying all of it per call into the
+/// 48-column strips that only `ocg / 8` row blocks then reuse
+/// ([`super::sgemm_packed::PackedA::pack_wide_rows`]): panels at most a
+/// quarter padding (a grouped filter's 4 or 8 rows fit the 4-row panels)
+/// and a `k` long enough to repay transposing the sums — at least 128, and
+/// 1024 with more than 128 output channels, whose strips the copy serves
+/// often enough.
+///
+/// Measured with AVX-512 (2 or 4 parallel convolutions with ReLU on one
+/// input, 1 thread, p50 µs; docs/benchmarks.md, "seventh session"):
+/// 128 -> 32 3x3 on 7x7 127 -> 92, on 14x14 350 -> 283, on 28x28 1219
+/// -> 1002, on 56x56 4600 -> 3845; 32 -> 32 3x3 on 112x112 2300 -> 2090;
+/// 64 -> 64 3x3 on 14x14 300 -> 263; 256 -> 64 3x3 on 7x7 380 -> 290;
+/// 1x1 256 -> 32 on 28x28 292 -> 263, 1024 -> 256 on 14x14 896 -> 854.
+/// Slower: 1x1 16 -> 64 on 56x56 (`k` 16) 111 -> 135, 64 -> 256 (`k`
+/// 64) 1098 -> 1223; 512 -> 512 3x3 on 14x14 1-2 %.
+fn in_place_pays(ocg: usize, k: usize) -> bool {
+    ocg >= 16 && 4 * ocg.next_multiple_of(16) <= 5 * ocg && k >= 128 && (ocg <= 128 || k >= 1024)
+}
+
 /// What building one element of an im2col panel (and the panel's trip
 /// through the caches) costs, in the packed GEMM's multiply-adds: single 3x3
 /// convolutions (`tools/bench/conv_algo.py --taps-shapes`, docs/
@@ -311,13 +333,15 @@ impl Conv {
             return 0;
         }
         let (ocg, k) = (oc / g, cg * kh * kw);
-        // A small output map (at most 12 pixels: late layers of small
-        // images, 3x3 and below) multiplies the filter by few columns: 16
-        // rows a panel, one vector per `k` (`pack_wide_rows`).
-        let wide_rows = self
-            .out_plane
-            .is_some_and(|p| p <= super::sgemm_packed::WIDE_ROWS_MAX_N)
-            && super::sgemm_packed::wide();
+        // 16 rows a panel, one vector per `k` (`pack_wide_rows`): a small
+        // output map (at most 12 pixels: late layers of small images, 3x3
+        // and below) multiplies the filter by few columns, and a filter of
+        // few output channels repays no copy of the input.
+        let wide_rows = super::sgemm_packed::wide()
+            && (self
+                .out_plane
+                .is_some_and(|p| p <= super::sgemm_packed::WIDE_ROWS_MAX_N)
+                || in_place_pays(ocg, k));
         let bytes = g * match wide_rows {
             true => PackedA::bytes_for_wide_rows(ocg, k),
             false => PackedA::bytes_for(ocg, k),

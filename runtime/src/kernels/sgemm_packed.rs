@@ -782,16 +782,26 @@ mod avx512 {
 
     /// The product of an `A` packed in panels of [`super::WIDE_ROWS`] rows
     /// ([`super::PackedA::pack_wide_rows`]): `B`'s columns go in blocks of
-    /// up to 12, each first copied (k-major, `NB` floats a row: a 3x3 map's
-    /// 576 x 9 floats fit in L1), then `G` panels at a time run the whole
-    /// `k`: per step, `G` loads of 16 rows and `NB` broadcasts of `B` for
-    /// `G * NB` multiply-adds (at most 24 sums, no spill). A row's sums are
-    /// the same chain whichever block computes it.
+    /// up to 12, then `G` panels at a time run the whole `k`: per step, `G`
+    /// loads of 16 rows and `NB` broadcasts of `B` for `G * NB`
+    /// multiply-adds (at most 24 sums, no spill). A row's sums are the same
+    /// chain whichever block computes it.
+    ///
+    /// With at most [`super::WIDE_ROWS_MAX_N`] columns (a 3x3 map or
+    /// smaller), each block is first copied k-major (`NB` floats a row: a
+    /// 3x3 map's 576 x 9 floats fit in L1). With more (a filter of few
+    /// output channels, packed so by the convolution), the blocks lie
+    /// within one run of `B`'s columns (an output row) and the kernel
+    /// broadcasts them from `B`'s rows where they are: no copy of `B`,
+    /// where the 48-column strips copied all of it for a few row panels.
     ///
     /// # Safety
     /// As [`gemm`], with `g.a` in panels of 16 rows (`g.rows` of them real).
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn gemm_wide_rows(g: &Gemm) {
+        if g.n > super::WIDE_ROWS_MAX_N {
+            return wide_rows_in_place(g);
+        }
         let mut buf = super::PANEL.with(|p| p.take());
         // Blocks of at most 12 columns, as even as they go (16: 8 + 8).
         let blocks = g.n.div_ceil(12);
@@ -813,58 +823,105 @@ mod avx512 {
                     *bp.add(kk * nb + j) = *row.add(c);
                 }
             }
-            match nb {
-                1 => wide_rows_block::<1, 4>(g, bp, j0),
-                2 => wide_rows_block::<2, 4>(g, bp, j0),
-                3 => wide_rows_block::<3, 4>(g, bp, j0),
-                4 => wide_rows_block::<4, 4>(g, bp, j0),
-                5 => wide_rows_block::<5, 4>(g, bp, j0),
-                6 => wide_rows_block::<6, 4>(g, bp, j0),
-                7 => wide_rows_block::<7, 3>(g, bp, j0),
-                8 => wide_rows_block::<8, 3>(g, bp, j0),
-                9 => wide_rows_block::<9, 2>(g, bp, j0),
-                10 => wide_rows_block::<10, 2>(g, bp, j0),
-                11 => wide_rows_block::<11, 2>(g, bp, j0),
-                _ => wide_rows_block::<12, 2>(g, bp, j0),
-            }
+            wide_rows_block(g, Rows::Strided(bp, nb), 0, j0, nb);
             j0 += nb;
         }
         super::PANEL.with(|p| p.replace(buf));
     }
 
-    /// Columns `j0..j0 + NB` of [`gemm_wide_rows`] (`B`'s block at `bp`,
-    /// `NB` floats a `k`), every panel: `G` at a time, then one by one.
+    /// [`gemm_wide_rows`] reading `B` where it lies: each run of contiguous
+    /// columns (a grid's output row, or all of them) in blocks of up to 12
+    /// as even as they go (a 14-wide row: 7 + 7; 56: 12 + 4 x 11).
     ///
     /// # Safety
-    /// As [`gemm_wide_rows`]; `bp` holds `g.k * NB` floats.
-    #[inline]
+    /// As [`gemm_wide_rows`].
     #[target_feature(enable = "avx512f")]
-    unsafe fn wide_rows_block<const NB: usize, const G: usize>(
-        g: &Gemm,
-        bp: *const f32,
-        j0: usize,
-    ) {
-        let panels = g.rows.div_ceil(16);
-        let mut p0 = 0;
-        while p0 + G <= panels {
-            wide_rows_panels::<NB, G>(g, bp, j0, p0);
-            p0 += G;
-        }
-        while p0 < panels {
-            wide_rows_panels::<NB, 1>(g, bp, j0, p0);
-            p0 += 1;
+    unsafe fn wide_rows_in_place(g: &Gemm) {
+        let mut j = 0;
+        while j < g.n {
+            let run = match g.b {
+                Rows::Grid { run, from, .. } => (run - (from + j) % run).min(g.n - j),
+                _ => g.n - j,
+            };
+            let blocks = run.div_ceil(12);
+            let per = run.div_ceil(blocks);
+            let end = j + run;
+            while j < end {
+                let nb = per.min(end - j);
+                wide_rows_block(g, g.b, g.b.column(j), j, nb);
+                j += nb;
+            }
         }
     }
 
-    /// Panels `p0..p0 + G` of [`wide_rows_block`].
+    /// Columns `j0..j0 + nb` of [`gemm_wide_rows`], read from `b`'s rows
+    /// `c0` floats on (`nb` contiguous floats a row): [`wide_rows_cols`]
+    /// for that count.
     ///
     /// # Safety
-    /// As [`wide_rows_block`]; the panels exist.
+    /// As [`gemm_wide_rows`]; `1 <= nb <= 12`, and `b`'s rows hold the
+    /// floats read.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn wide_rows_block(g: &Gemm, b: Rows, c0: usize, j0: usize, nb: usize) {
+        match nb {
+            1 => wide_rows_cols::<1, 4>(g, b, c0, j0),
+            2 => wide_rows_cols::<2, 4>(g, b, c0, j0),
+            3 => wide_rows_cols::<3, 4>(g, b, c0, j0),
+            4 => wide_rows_cols::<4, 4>(g, b, c0, j0),
+            5 => wide_rows_cols::<5, 4>(g, b, c0, j0),
+            6 => wide_rows_cols::<6, 4>(g, b, c0, j0),
+            7 => wide_rows_cols::<7, 3>(g, b, c0, j0),
+            8 => wide_rows_cols::<8, 3>(g, b, c0, j0),
+            9 => wide_rows_cols::<9, 2>(g, b, c0, j0),
+            10 => wide_rows_cols::<10, 2>(g, b, c0, j0),
+            11 => wide_rows_cols::<11, 2>(g, b, c0, j0),
+            _ => wide_rows_cols::<12, 2>(g, b, c0, j0),
+        }
+    }
+
+    /// Columns `j0..j0 + NB` of [`gemm_wide_rows`] (`B`'s values of step
+    /// `kk` at `b.row(kk) + c0`), every panel, at most `G` at a time (`G
+    /// <= 4`, at most 3 when `NB > 6` and 2 when `NB > 8`: 24 sums at
+    /// most).
+    ///
+    /// # Safety
+    /// As [`wide_rows_block`] with `nb == NB`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn wide_rows_cols<const NB: usize, const G: usize>(
+        g: &Gemm,
+        b: Rows,
+        c0: usize,
+        j0: usize,
+    ) {
+        // The panels in as few groups of at most `G` as they go, as even as
+        // they go (4 panels of a 64-channel filter: 2 + 2, where 3 + 1 left
+        // one pass with a third of the sums in flight).
+        let panels = g.rows.div_ceil(16);
+        let per = panels.div_ceil(panels.div_ceil(G));
+        let mut p0 = 0;
+        while p0 < panels {
+            let take = per.min(panels - p0);
+            match take {
+                1 => wide_rows_panels::<NB, 1>(g, b, c0, j0, p0),
+                2 => wide_rows_panels::<NB, 2>(g, b, c0, j0, p0),
+                3 => wide_rows_panels::<NB, 3>(g, b, c0, j0, p0),
+                _ => wide_rows_panels::<NB, G>(g, b, c0, j0, p0),
+            }
+            p0 += take;
+        }
+    }
+
+    /// Panels `p0..p0 + G` of [`wide_rows_cols`].
+    ///
+    /// # Safety
+    /// As [`wide_rows_cols`]; the panels exist.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn wide_rows_panels<const NB: usize, const G: usize>(
         g: &Gemm,
-        bp: *const f32,
+        b: Rows,
+        c0: usize,
         j0: usize,
         p0: usize,
     ) {
@@ -874,7 +931,7 @@ mod avx512 {
         for kk in 0..g.k {
             let av: [__m512; G] =
                 std::array::from_fn(|q| _mm512_loadu_ps(a.add(q * pstride + 16 * kk)));
-            let b = bp.add(kk * NB);
+            let b = b.row(kk).add(c0);
             for j in 0..NB {
                 let bv = _mm512_set1_ps(*b.add(j));
                 for (sums, &v) in acc.iter_mut().zip(&av) {
@@ -882,16 +939,60 @@ mod avx512 {
                 }
             }
         }
-        let mut out = [0f32; 16];
+        // Each sum vector holds a column's 16 rows: transposed, each row's
+        // `NB` columns go in one masked store.
+        let lanes = ((1u32 << NB) - 1) as __mmask16;
         for (q, sums) in acc.iter().enumerate() {
             let r0 = (p0 + q) * 16;
-            for (j, &x) in sums.iter().enumerate() {
-                _mm512_storeu_ps(out.as_mut_ptr(), x);
-                for (r, &v) in out.iter().enumerate().take(g.rows - r0) {
-                    *g.c.add((r0 + r) * g.ldc + j0 + j) = v;
-                }
+            let mut cols = [_mm512_setzero_ps(); 16];
+            cols[..NB].copy_from_slice(sums);
+            let rows = transpose16(cols);
+            for (r, &v) in rows.iter().enumerate().take(g.rows - r0) {
+                _mm512_mask_storeu_ps(g.c.add((r0 + r) * g.ldc + j0), lanes, v);
             }
         }
+    }
+
+    /// The 16 x 16 floats of `v` (vector `i`: row `i`) transposed (vector
+    /// `i`: lane `i` of each of `v`), in 64 shuffles: pairs of floats, then
+    /// of pairs, within 128-bit lanes, then lanes across vectors twice.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn transpose16(v: [__m512; 16]) -> [__m512; 16] {
+        // t[2i], t[2i + 1]: rows 2i and 2i + 1 interleaved (low and high
+        // pairs of each 128-bit lane).
+        let t: [__m512; 16] = std::array::from_fn(|i| match i % 2 {
+            0 => _mm512_unpacklo_ps(v[i], v[i + 1]),
+            _ => _mm512_unpackhi_ps(v[i - 1], v[i]),
+        });
+        // u[b + c] (`b` a multiple of 4): in each 128-bit lane `l`, column
+        // `4l + c` of rows `b..b + 4`.
+        let u: [__m512; 16] = std::array::from_fn(|i| {
+            let (b, c) = (i / 4 * 4, i % 4);
+            let (x, y) = (t[b + c / 2], t[b + 2 + c / 2]);
+            match c % 2 {
+                0 => _mm512_shuffle_ps::<0x44>(x, y),
+                _ => _mm512_shuffle_ps::<0xEE>(x, y),
+            }
+        });
+        // 128-bit lanes across vectors: w[h + c] (`h` 0 or 8) holds columns
+        // `c % 4` and `c % 4 + 8` (`c < 4`), or `+ 4` and `+ 12`, of rows
+        // `h..h + 8`; then the same across the two halves of the rows.
+        let w: [__m512; 16] = std::array::from_fn(|i| {
+            let (half, c) = (i / 8 * 8, i % 8);
+            let (x, y) = (u[half + c % 4], u[half + 4 + c % 4]);
+            match c / 4 {
+                0 => _mm512_shuffle_f32x4::<0x88>(x, y),
+                _ => _mm512_shuffle_f32x4::<0xDD>(x, y),
+            }
+        });
+        std::array::from_fn(|i| {
+            let (x, y) = (w[i % 8], w[8 + i % 8]);
+            match i / 8 {
+                0 => _mm512_shuffle_f32x4::<0x88>(x, y),
+                _ => _mm512_shuffle_f32x4::<0xDD>(x, y),
+            }
+        })
     }
 
     /// `C` with `N` (at most [`NARROW`]) columns: a convolution over a map
@@ -1314,9 +1415,11 @@ mod tests {
 
     #[test]
     fn wide_row_panels_match_the_reference() {
-        // Every column count of the layout (blocks of up to 12 columns, 4,
-        // 3 or 2 panels at a time and single ones after), rows off 16, `k`
-        // from 1.
+        // Every column count of the copied layout (blocks of up to 12
+        // columns, 4, 3 or 2 panels at a time and the rest evenly), rows off
+        // 16, `k` from 1; then more than 12 columns, read in place: blocks
+        // cut at the grids' runs, 1 to 9 panels (groups of 2 + 2, 3 + 2, 2 +
+        // 1, ...), every transposed row count.
         let cases = [
             (1, 1, 1),
             (17, 9, 1),
@@ -1328,6 +1431,13 @@ mod tests {
             (33, 40, 9),
             (16, 3, 11),
             (70, 300, 12),
+            (1, 5, 13),
+            (32, 40, 14),
+            (64, 9, 29),
+            (80, 17, 56),
+            (47, 3, 25),
+            (130, 30, 17),
+            (15, 100, 100),
         ];
         let (rows, bytes): (usize, fn(usize, usize) -> usize) = match wide() {
             true => (WIDE_ROWS, PackedA::bytes_for_wide_rows),
