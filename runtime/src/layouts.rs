@@ -313,6 +313,11 @@ fn touches(rt: &TaskRt, b: &Buffer) -> bool {
     reads.iter().chain(&writes).any(|(_, x)| overlaps(x, b))
 }
 
+/// Whether a task writes memory overlapping `b`.
+fn writes(rt: &TaskRt, b: &Buffer) -> bool {
+    accesses(rt).1.iter().any(|(_, x)| overlaps(x, b))
+}
+
 /// Whether a task after `from` (program order) reads `b`'s bytes before
 /// one writes over them: whether the value there is still wanted.
 fn read_later(inner: &Inner, from: usize, b: &Buffer) -> bool {
@@ -376,10 +381,12 @@ fn forward_producer(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool
 /// Copy task `c` (`x` into `y`) dropped: its reader, the launch just after
 /// it on its stream, reads `x` instead. Only when nothing else reads the
 /// copy in `y`, the reader writes neither buffer, the arguments it binds
-/// there fit `x` ([`value_fits`]), and no task between the
-/// two in program order touches them; with no record between them on the
-/// stream, whatever waited for the copy waits for the reader too, so
-/// nothing overwrites `x` before the reader has read it.
+/// there fit `x` ([`value_fits`]), and no task between the two in program
+/// order touches `y` or writes `x` (others may read `x`: Inception's
+/// blocks copy one concatenation once per branch, on each branch's
+/// stream); with no record between them on the stream, whatever waited for
+/// the copy waits for the reader too, so nothing overwrites `x` before the
+/// reader has read it.
 fn forward_reader(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool {
     let Some(r) = stream_neighbour(inner, c, 1) else {
         return false;
@@ -403,7 +410,7 @@ fn forward_reader(inner: &mut Inner, c: usize, x: &Buffer, y: &Buffer) -> bool {
         && outs.iter().all(|o| !(overlaps(o, x) || overlaps(o, y)))
         && inner.tasks[c + 1..r]
             .iter()
-            .all(|rt| !touches(rt, x) && !touches(rt, y))
+            .all(|rt| !writes(rt, x) && !touches(rt, y))
         && !read_later(inner, r, y);
     if !clear {
         return false;

@@ -3,7 +3,10 @@
 //! (the `gemm` crate), tiled over output columns so the im2col panel stays in
 //! cache and tiles run on the compute pool; 1x1 stride-1 convolutions use the
 //! input as the GEMM operand directly; depthwise convolutions have a direct
-//! kernel. Bias and the activation epilogue are applied per tile; a result
+//! kernel. A constant filter is packed at load ([`Conv::prepare`]) for the
+//! packed GEMM (`sgemm_packed.rs`), which with AVX-512 reads the input by
+//! tap offsets ([`Conv::run_taps`]) and, for filters of few output
+//! channels ([`in_place_pays`]), without copying it. Bias and the activation epilogue are applied per tile; a result
 //! the kernel converts to NC1HWC0 right away is written as blocks from the
 //! tile (`Conv::blocked_out`).
 

@@ -24,6 +24,14 @@
 //! 75 ms with the AVX2 kernel, 50 ms with 4-row blocks; onnxruntime's
 //! MLAS has AVX-512 kernels too); with AVX2 and FMA ([`fast`]) the kernel
 //! above; else a scalar loop computes the same blocks.
+//!
+//! With AVX-512, `A` may instead be packed in panels of 16 rows
+//! ([`PackedA::pack_wide_rows`]: one vector per `k`, `B`'s values
+//! broadcast): for products of at most 12 columns (a 3x3 map), whose `B`
+//! is copied k-major first, and for filters of few output channels on any
+//! map, whose `B` is read where it lies — no per-call copy at all, the
+//! strips' copy being repaid over too few row panels — the sums stored
+//! through a 16x16 transpose.
 
 /// Rows of a packed panel.
 pub const MR: usize = 4;
