@@ -244,19 +244,22 @@ fn taps_pay(sh: &Shapes) -> bool {
 /// ([`super::sgemm_packed::PackedA::pack_wide_rows`]): panels at most a
 /// quarter padding (a grouped filter's 4 or 8 rows fit the 4-row panels)
 /// and a `k` long enough to repay transposing the sums — at least 128, and
-/// 1024 with more than 128 output channels, whose strips the copy serves
-/// often enough.
+/// 256 with more than 128 output channels, whose strips the copy serves
+/// more often.
 ///
 /// Measured with AVX-512 (2 or 4 parallel convolutions with ReLU on one
 /// input, 1 thread, p50 µs; docs/benchmarks.md, "seventh session"):
 /// 128 -> 32 3x3 on 7x7 127 -> 92, on 14x14 350 -> 283, on 28x28 1219
 /// -> 1002, on 56x56 4600 -> 3845; 32 -> 32 3x3 on 112x112 2300 -> 2090;
 /// 64 -> 64 3x3 on 14x14 300 -> 263; 256 -> 64 3x3 on 7x7 380 -> 290;
-/// 1x1 256 -> 32 on 28x28 292 -> 263, 1024 -> 256 on 14x14 896 -> 854.
-/// Slower: 1x1 16 -> 64 on 56x56 (`k` 16) 111 -> 135, 64 -> 256 (`k`
-/// 64) 1098 -> 1223; 512 -> 512 3x3 on 14x14 1-2 %.
+/// 48 -> 192 3x3 on 13x13 250 -> 233; 1x1 256 -> 32 on 28x28 292 -> 263,
+/// 256 -> 512 on 14x14 440 -> 426, 512 -> 2048 on 7x7 936 -> 846, 1024 ->
+/// 256 on 14x14 896 -> 854. Even: 256 -> 256 3x3 on 14x14 and 28x28, 1x1
+/// 256 -> 1024 on 14x14, 512 -> 2048 on 14x14. Slower: 1x1 128 -> 512 on
+/// 28x28 (`k` 128) 5 %, 16 -> 64 on 56x56 (`k` 16) 111 -> 135, 64 -> 256
+/// (`k` 64) 1098 -> 1223; 512 -> 512 3x3 on 14x14 1-2 %.
 fn in_place_pays(ocg: usize, k: usize) -> bool {
-    ocg >= 16 && 4 * ocg.next_multiple_of(16) <= 5 * ocg && k >= 128 && (ocg <= 128 || k >= 1024)
+    ocg >= 16 && 4 * ocg.next_multiple_of(16) <= 5 * ocg && k >= 128 && (ocg <= 128 || k >= 256)
 }
 
 /// What building one element of an im2col panel (and the panel's trip
