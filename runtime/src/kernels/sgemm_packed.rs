@@ -31,7 +31,10 @@
 //! is copied k-major first, and for filters of few output channels on any
 //! map, whose `B` is read where it lies — no per-call copy at all, the
 //! strips' copy being repaid over too few row panels — the sums stored
-//! through a 16x16 transpose.
+//! through a 16x16 transpose. And with AVX-512 a product of a short `k`
+//! (at most 128: stems, pointwise layers of few channels) reads `B` where
+//! it lies in the [`MR`]-row panels' blocks too (`direct`): its `k x 48`
+//! block stays in L1 for every row panel.
 
 /// Rows of a packed panel.
 pub const MR: usize = 4;
@@ -765,6 +768,9 @@ mod avx512 {
             NARROW => return narrow::<NARROW, 3>(g),
             _ => {}
         }
+        if g.k <= DIRECT_MAX_K {
+            return direct(g);
+        }
         let micro = Micro {
             nr: NR,
             pack,
@@ -774,6 +780,103 @@ mod avx512 {
             thin,
         };
         super::blocked(g, &micro)
+    }
+
+    /// Longest `k` whose products read `B` where it lies ([`direct`]): a
+    /// block's `k x 48` floats of it (24 KiB) stay in L1 while every row
+    /// panel passes, so the strips' copy buys nothing. Measured on the stems
+    /// and pointwise layers of k 16 to 147 (docs/benchmarks.md, seventh
+    /// session).
+    const DIRECT_MAX_K: usize = 128;
+
+    /// The product with `B` unpacked: each run of its contiguous columns
+    /// (a grid's output row, or all of them) in blocks of up to 48, each
+    /// block every row panel of `A` over the whole `k` (no slices: `k` is
+    /// short), its vectors of `B` loaded from `B`'s rows (masked past the
+    /// block's last column). A row's sums are the same chain of
+    /// multiply-adds as in [`tile`].
+    ///
+    /// # Safety
+    /// As [`gemm`].
+    #[target_feature(enable = "avx512f")]
+    unsafe fn direct(g: &Gemm) {
+        let mut j = 0;
+        while j < g.n {
+            let run = match g.b {
+                Rows::Grid { run, from, .. } => (run - (from + j) % run).min(g.n - j),
+                _ => g.n - j,
+            };
+            let end = j + run;
+            while j < end {
+                let w = (end - j).min(NR);
+                let c0 = g.b.column(j);
+                let mut i = 0;
+                while i < g.rows {
+                    let panels = panels(w).min((g.rows - i).div_ceil(MR));
+                    match (w.div_ceil(16), panels) {
+                        (3, 1) => direct_tile::<3, 1>(g, i, c0, j, w),
+                        (3, _) => direct_tile::<3, 2>(g, i, c0, j, w),
+                        (2, 1) => direct_tile::<2, 1>(g, i, c0, j, w),
+                        (2, 2) => direct_tile::<2, 2>(g, i, c0, j, w),
+                        (2, _) => direct_tile::<2, 3>(g, i, c0, j, w),
+                        (_, 1) => direct_tile::<1, 1>(g, i, c0, j, w),
+                        (_, 2) => direct_tile::<1, 2>(g, i, c0, j, w),
+                        (_, _) => direct_tile::<1, 3>(g, i, c0, j, w),
+                    }
+                    i += MR * panels;
+                }
+                j += w;
+            }
+        }
+    }
+
+    /// Rows `i..` (`P` panels) by columns `j..j + w` of [`direct`], `B`'s
+    /// columns at `c0` in its rows (`16 (NV - 1) < w <= 16 NV`).
+    ///
+    /// # Safety
+    /// As [`direct`]; the panels exist; `B`'s rows hold `w` floats from
+    /// `c0`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn direct_tile<const NV: usize, const P: usize>(
+        g: &Gemm,
+        i: usize,
+        c0: usize,
+        j: usize,
+        w: usize,
+    ) {
+        let tail = w - 16 * (NV - 1);
+        let last: __mmask16 = if tail == 16 { !0 } else { (1u16 << tail) - 1 };
+        let lanes = |v: usize| if v == NV - 1 { last } else { !0 };
+        let pstride = MR * g.k;
+        let a = g.a.add(i * g.k);
+        let mut acc = [[[_mm512_setzero_ps(); NV]; MR]; P];
+        for kk in 0..g.k {
+            let row = g.b.row(kk).add(c0);
+            let bv: [__m512; NV] =
+                std::array::from_fn(|v| _mm512_maskz_loadu_ps(lanes(v), row.add(16 * v)));
+            for (q, panel) in acc.iter_mut().enumerate() {
+                let ap = a.add(q * pstride + kk * MR);
+                for (r, sums) in panel.iter_mut().enumerate() {
+                    let av = _mm512_set1_ps(*ap.add(r));
+                    for (x, &y) in sums.iter_mut().zip(&bv) {
+                        *x = _mm512_fmadd_ps(av, y, *x);
+                    }
+                }
+            }
+        }
+        for (q, panel) in acc.iter().enumerate() {
+            for (r, sums) in panel.iter().enumerate() {
+                let r = i + q * MR + r;
+                if r >= g.rows {
+                    return;
+                }
+                let c = g.c.add(r * g.ldc + j);
+                for (v, &x) in sums.iter().enumerate() {
+                    _mm512_mask_storeu_ps(c.add(16 * v), lanes(v), x);
+                }
+            }
+        }
     }
 
     /// Row panels a block of `w` columns takes: 24 accumulators for 3 and 2
