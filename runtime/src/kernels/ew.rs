@@ -346,6 +346,10 @@ pub trait Real:
     fn sigmoid(self) -> Self;
     fn silu(self) -> Self;
     fn pow(self, q: Self) -> Self;
+    /// `self²` as `pow` gives it (computed without a call).
+    fn square_wide(self) -> Self;
+    /// `self³` as `pow` gives it (computed without a call where exact).
+    fn cube_wide(self) -> Self;
     fn is_nan(self) -> bool;
     fn max(self, q: Self) -> Self;
     fn min(self, q: Self) -> Self;
@@ -407,7 +411,23 @@ impl Real for f32 {
     fn pow(self, q: f32) -> f32 {
         (self as f64).powf(q as f64) as f32
     }
-    real_forward!(f32: max(q), min(q), abs(), ln(), sqrt(), tanh(), floor(), ceil(),
+    #[inline(always)]
+    fn square_wide(self) -> f32 {
+        let d = self as f64;
+        (d * d) as f32
+    }
+    #[inline(always)]
+    fn cube_wide(self) -> f32 {
+        // `d * d` is exact in f64 (48 bits), `* d` rounds once to f64 as
+        // `powf` does; then to f32 as `pow` above.
+        let d = self as f64;
+        (d * d * d) as f32
+    }
+    #[inline(always)]
+    fn tanh(self) -> f32 {
+        vmath::tanh(self)
+    }
+    real_forward!(f32: max(q), min(q), abs(), ln(), sqrt(), floor(), ceil(),
         round_ties_even(), sin(), cos(), asin(), acos(), atan());
 }
 
@@ -438,6 +458,15 @@ impl Real for f64 {
     #[inline(always)]
     fn pow(self, q: f64) -> f64 {
         self.powf(q)
+    }
+    #[inline(always)]
+    fn square_wide(self) -> f64 {
+        self * self
+    }
+    #[inline(always)]
+    fn cube_wide(self) -> f64 {
+        // Two roundings in f64: `powf`'s one rounding is kept.
+        self.powf(3.0)
     }
     real_forward!(f64: max(q), min(q), abs(), ln(), sqrt(), tanh(), floor(), ceil(),
         round_ties_even(), sin(), cos(), asin(), acos(), atan());
@@ -548,6 +577,13 @@ fn binary_f64(code: Code, a: &[f64], b: &[f64], y: &mut [f64]) -> bool {
     binary(code, a, b, y)
 }
 
+/// Whether every exponent in `b` is `q` (a constant exponent's filled tile).
+#[inline(always)]
+fn small_power<T: Real>(b: &[T], q: f64) -> bool {
+    let q = T::c(q);
+    !b.is_empty() && b.iter().all(|&v| v == q)
+}
+
 #[inline(always)]
 fn binary<T: Real>(code: Code, a: &[T], b: &[T], y: &mut [T]) -> bool {
     macro_rules! zip {
@@ -564,6 +600,11 @@ fn binary<T: Real>(code: Code, a: &[T], b: &[T], y: &mut [T]) -> bool {
         Code::Sub => zip!(|p: T, q: T| p - q),
         Code::Mul => zip!(|p: T, q: T| p * q),
         Code::Div => zip!(|p: T, q: T| p / q),
+        // A constant square or cube (GELU's `pow(x, 3)`): products in the
+        // wider type, which vectorise, where `pow` is a call per element.
+        // `x * x` is exact in it, `x * x * x` rounded once: `pow`'s value.
+        Code::Pow if small_power(b, 2.0) => zip!(|p: T, _: T| p.square_wide()),
+        Code::Pow if small_power(b, 3.0) => zip!(|p: T, _: T| p.cube_wide()),
         Code::Pow => zip!(T::pow),
         Code::Max => zip!(|p: T, q: T| if p.is_nan() || q.is_nan() {
             T::NAN

@@ -1,12 +1,13 @@
-//! Branch-free f32 `exp` and `erf` for loops the compiler vectorises.
+//! Branch-free f32 `exp`, `erf` and `tanh` for loops the compiler
+//! vectorises.
 //!
 //! libm's `expf` is a call per element, and a branchy `erf` stays scalar;
 //! softmax and GELU spend most of their time there. These are written with
 //! selects instead of branches and without calls, so a loop over a slice
 //! becomes AVX-512 / AVX2 code in the kernels compiled for those targets
 //! (see `ew::unary_f`). `exp` is within 1 ulp of the exact function, `erf`
-//! within 2 (checked against f64 in the tests below); NaN stays NaN, ±inf and
-//! overflow behave as libm's.
+//! and `tanh` within 2 (checked against f64 in the tests below); NaN stays
+//! NaN, ±inf and overflow behave as libm's.
 
 /// `e^x`: `x = n ln2 + r` with `|r| <= ln2 / 2`, a degree-6 polynomial for
 /// `e^r` (Cephes' `expf` coefficients), times `2^n` built from the
@@ -72,6 +73,28 @@ pub fn erf(x: f32) -> f32 {
     r.copysign(x)
 }
 
+/// The hyperbolic tangent: Cephes' `tanhf` — below 0.625 in magnitude the
+/// odd polynomial `x + x³ p(x²)`, above it `1 - 2 / (e^{2|x|} + 1)` (with
+/// `|x|` capped at 10, past which it is 1 in f32); both are computed and one
+/// is selected, the sign copied from `x`. libm's `tanhf` is a call per
+/// element: GPT-2's tanh GELU spent most of its time there.
+#[inline(always)]
+pub fn tanh(x: f32) -> f32 {
+    let a = x.abs();
+    let z = a * a;
+    let small =
+        ((((-5.704_988_7e-3 * z + 2.063_909e-2) * z - 5.373_971_6e-2) * z + 1.333_144_2e-1) * z
+            - 3.333_328e-1)
+            * z
+            * a
+            + a;
+    // A NaN stays NaN through the cap (`a > 9` is false) and `exp`.
+    let capped = if a > 10.0 { 10.0 } else { a };
+    let large = 1.0 - 2.0 / (exp(2.0 * capped) + 1.0);
+    let r = if a < 0.625 { small } else { large };
+    r.copysign(x)
+}
+
 #[cfg(test)]
 mod tests {
     /// Distance in units in the last place.
@@ -120,6 +143,18 @@ mod tests {
         worst(samples().filter(|x| x.is_finite()), |x| {
             ulps(erf(x), ge_dialects::graph::elementwise::erf(x as f64))
         })
+    }
+
+    #[test]
+    fn tanh_is_within_two_ulps() {
+        let worst = worst(samples().filter(|x| x.is_finite()), |x| {
+            ulps(super::tanh(x), (x as f64).tanh())
+        });
+        assert!(worst.0 <= 2.0, "tanh({}) is {} ulp off", worst.1, worst.0);
+        assert!(super::tanh(f32::NAN).is_nan());
+        assert_eq!(super::tanh(f32::INFINITY), 1.0);
+        assert_eq!(super::tanh(f32::NEG_INFINITY), -1.0);
+        assert_eq!(super::tanh(-0.0).to_bits(), (-0.0f32).to_bits());
     }
 
     #[test]
