@@ -6,9 +6,10 @@
 //! kernel. A constant filter is packed at load ([`Conv::prepare`]) for the
 //! packed GEMM (`sgemm_packed.rs`), which with AVX-512 reads the input by
 //! tap offsets ([`Conv::run_taps`]) and, for filters of few output
-//! channels ([`in_place_pays`]), without copying it. Bias and the activation epilogue are applied per tile; a result
-//! the kernel converts to NC1HWC0 right away is written as blocks from the
-//! tile (`Conv::blocked_out`).
+//! channels ([`in_place_pays`]), without copying it. Bias and the
+//! activation epilogue are applied per tile; a result the kernel converts
+//! to NC1HWC0 right away is written as blocks from the tile
+//! (`Conv::blocked_out`).
 
 use super::sgemm_packed::{PackedA, Rows, MR, NR};
 use super::{activation, sgemm, winograd, F32In, F32Out, Par, Slot};

@@ -190,7 +190,7 @@ const DOT_ROWS: usize = 8;
 /// Batch-1 classifiers stream their weights once through here: with
 /// AVX-512, 16 partial sums a row and one load of `a` for all the rows
 /// (MobileNetV3's 576 -> 1024 took 36 µs one row at a time with eight sums
-/// in the baseline ISA, onnxruntime 27); else eight sums a row.
+/// in the baseline ISA, now 23; onnxruntime 28); else eight sums a row.
 fn dot_rows(a: &[f32], rows: [&[f32]; DOT_ROWS]) -> [f32; DOT_ROWS] {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {

@@ -260,7 +260,8 @@ unsafe fn pool_plane(g: &Rows, x: *const f32, o: *mut f32, scratch: &mut Vec<f32
 
 /// One plane with [`row_maxima`] for column stride `SW` and kernel width
 /// `KW` inlined into the loop over the rows (a call per row through a
-/// function pointer cost a third of SqueezeNet's 64 x 111 x 111 pool).
+/// function pointer: SqueezeNet's 64 x 111 x 111 pool, isolated, 183 -> 174
+/// µs inlined).
 ///
 /// # Safety
 /// As [`plane`], with AVX-512F and `g.sw == SW` (and `g.kw == KW` unless 0).

@@ -285,6 +285,16 @@ impl Rows<'_> {
         }
     }
 
+    /// How many of columns `j..n` lie side by side from column `j` on (a
+    /// grid's run ends with its output row).
+    #[inline(always)]
+    fn contiguous(&self, j: usize, n: usize) -> usize {
+        match *self {
+            Rows::Grid { run, from, .. } => (run - (from + j) % run).min(n - j),
+            _ => n - j,
+        }
+    }
+
     /// Copy columns `j0..j0 + n` of row `kk` to `d`.
     ///
     /// # Safety
@@ -802,10 +812,7 @@ mod avx512 {
     unsafe fn direct(g: &Gemm) {
         let mut j = 0;
         while j < g.n {
-            let run = match g.b {
-                Rows::Grid { run, from, .. } => (run - (from + j) % run).min(g.n - j),
-                _ => g.n - j,
-            };
+            let run = g.b.contiguous(j, g.n);
             let end = j + run;
             while j < end {
                 let w = (end - j).min(NR);
@@ -951,10 +958,7 @@ mod avx512 {
     unsafe fn wide_rows_in_place(g: &Gemm) {
         let mut j = 0;
         while j < g.n {
-            let run = match g.b {
-                Rows::Grid { run, from, .. } => (run - (from + j) % run).min(g.n - j),
-                _ => g.n - j,
-            };
+            let run = g.b.contiguous(j, g.n);
             let blocks = run.div_ceil(14);
             let per = run.div_ceil(blocks);
             let end = j + run;

@@ -88,7 +88,7 @@ pub fn tanh(x: f32) -> f32 {
             * z
             * a
             + a;
-    // A NaN stays NaN through the cap (`a > 9` is false) and `exp`.
+    // A NaN stays NaN through the cap (`a > 10` is false) and `exp`.
     let capped = if a > 10.0 { 10.0 } else { a };
     let large = 1.0 - 2.0 / (exp(2.0 * capped) + 1.0);
     let r = if a < 0.625 { small } else { large };
