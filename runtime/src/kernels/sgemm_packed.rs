@@ -1049,9 +1049,9 @@ mod avx512 {
         for kk in 0..g.k {
             let av: [__m512; G] =
                 std::array::from_fn(|q| _mm512_loadu_ps(a.add(q * pstride + 16 * kk)));
-            let b = b.row(kk).add(c0);
+            let bk = b.row(kk).add(c0);
             for j in 0..NB {
-                let bv = _mm512_set1_ps(*b.add(j));
+                let bv = _mm512_set1_ps(*bk.add(j));
                 for (sums, &v) in acc.iter_mut().zip(&av) {
                     sums[j] = _mm512_fmadd_ps(v, bv, sums[j]);
                 }
