@@ -136,18 +136,15 @@ unsafe fn gemv(
 ) {
     let k = a.len();
     if rsb == 1 {
+        let last = c.len().saturating_sub(1);
         let rows = |j: usize| std::slice::from_raw_parts(b.offset((c0 + j) as isize * csb), k);
-        let scale = |cj: &mut f32, s: f32| {
-            *cj = alpha * s + if beta == 0.0 { 0.0 } else { beta * *cj };
-        };
-        let mut j = 0;
-        for group in c.chunks_exact_mut(DOT_ROWS) {
-            let sums = dot_rows(a, std::array::from_fn(|q| rows(j + q)));
-            group.iter_mut().zip(sums).for_each(|(cj, s)| scale(cj, s));
-            j += DOT_ROWS;
-        }
-        for (i, cj) in c.iter_mut().enumerate().skip(j) {
-            scale(cj, dot(a, rows(i)));
+        for (g, group) in c.chunks_mut(DOT_ROWS).enumerate() {
+            // A last, partial group repeats the last row (its sums unused).
+            let j = g * DOT_ROWS;
+            let sums = dot_rows(a, std::array::from_fn(|q| rows((j + q).min(last))));
+            for (cj, s) in group.iter_mut().zip(sums) {
+                *cj = alpha * s + if beta == 0.0 { 0.0 } else { beta * *cj };
+            }
         }
     } else {
         if beta == 0.0 {
