@@ -72,6 +72,22 @@ pub const WIDE_ROWS: usize = 16;
 /// -> 0.94 ms: 16 columns fill the `MR` panels' strips of 16.
 pub const WIDE_ROWS_MAX_N: usize = 12;
 
+/// Bytes of a chunk of wide-row panels that [`avx512::gemm_wide_rows`]
+/// keeps in L2 while all of a pointwise product's column blocks pass:
+/// half of a 1 MiB L2. Measured on 8 parallel 1x1 layers (weights cold,
+/// as in a network), 1 thread: 512 -> 2048 on 7x7 5.65 -> 4.81 ms
+/// (onnxruntime 3.91), 2048 -> 512 on 7x7 5.09 -> 4.18 (3.78), hot
+/// weights and smaller filters unchanged; ResNet-50 about 3 % faster. A
+/// 3x3 convolution's `B` read by taps lost up to 35 % so chunked (its
+/// blocks' rows spread over the input planes), so only plain rows are.
+const CHUNK_BYTES: usize = 256 << 10;
+
+/// Panels of [`WIDE_ROWS`] rows by `k` per chunk of [`CHUNK_BYTES`]: at
+/// least two, as one panel at a time leaves too few sums in flight.
+fn chunk_panels(k: usize) -> usize {
+    (CHUNK_BYTES / (WIDE_ROWS * 4 * k.max(1))).max(2)
+}
+
 impl PackedA {
     /// Pack the row-major `m x k` matrix `a` (`a.len() >= m * k`).
     pub fn pack(a: &[f32], m: usize, k: usize) -> PackedA {
@@ -941,7 +957,7 @@ mod avx512 {
                     *bp.add(kk * nb + j) = *row.add(c);
                 }
             }
-            wide_rows_block(g, Rows::Strided(bp, nb), 0, j0, nb);
+            wide_rows_block(g, Rows::Strided(bp, nb), 0, j0, nb, 0..g.rows.div_ceil(16));
             j0 += nb;
         }
         super::PANEL.with(|p| p.replace(buf));
@@ -952,21 +968,36 @@ mod avx512 {
     /// as even as they go (a 28-wide row: 14 + 14; 55: 14 + 3 x 13; 14
     /// measured up to 5 % faster than 12 on 14-wide rows, even elsewhere).
     ///
+    /// A pointwise convolution's `B` (plain rows) goes through every block
+    /// per [`super::chunk_panels`] of `A` rather than all of `A` per block: a
+    /// filter larger than L2 is then read from memory once, not once per
+    /// block.
+    ///
     /// # Safety
     /// As [`gemm_wide_rows`].
     #[target_feature(enable = "avx512f")]
     unsafe fn wide_rows_in_place(g: &Gemm) {
-        let mut j = 0;
-        while j < g.n {
-            let run = g.b.contiguous(j, g.n);
-            let blocks = run.div_ceil(14);
-            let per = run.div_ceil(blocks);
-            let end = j + run;
-            while j < end {
-                let nb = per.min(end - j);
-                wide_rows_block(g, g.b, g.b.column(j), j, nb);
-                j += nb;
+        let panels = g.rows.div_ceil(16);
+        let chunk = match g.b {
+            Rows::Strided(..) => super::chunk_panels(g.k),
+            _ => panels,
+        };
+        let mut p0 = 0;
+        while p0 < panels {
+            let p1 = (p0 + chunk).min(panels);
+            let mut j = 0;
+            while j < g.n {
+                let run = g.b.contiguous(j, g.n);
+                let blocks = run.div_ceil(14);
+                let per = run.div_ceil(blocks);
+                let end = j + run;
+                while j < end {
+                    let nb = per.min(end - j);
+                    wide_rows_block(g, g.b, g.b.column(j), j, nb, p0..p1);
+                    j += nb;
+                }
             }
+            p0 = p1;
         }
     }
 
@@ -978,22 +1009,29 @@ mod avx512 {
     /// As [`gemm_wide_rows`]; `1 <= nb <= 14`, and `b`'s rows hold the
     /// floats read.
     #[target_feature(enable = "avx512f")]
-    unsafe fn wide_rows_block(g: &Gemm, b: Rows, c0: usize, j0: usize, nb: usize) {
+    unsafe fn wide_rows_block(
+        g: &Gemm,
+        b: Rows,
+        c0: usize,
+        j0: usize,
+        nb: usize,
+        panels: std::ops::Range<usize>,
+    ) {
         match nb {
-            1 => wide_rows_cols::<1, 4>(g, b, c0, j0),
-            2 => wide_rows_cols::<2, 4>(g, b, c0, j0),
-            3 => wide_rows_cols::<3, 4>(g, b, c0, j0),
-            4 => wide_rows_cols::<4, 4>(g, b, c0, j0),
-            5 => wide_rows_cols::<5, 4>(g, b, c0, j0),
-            6 => wide_rows_cols::<6, 4>(g, b, c0, j0),
-            7 => wide_rows_cols::<7, 3>(g, b, c0, j0),
-            8 => wide_rows_cols::<8, 3>(g, b, c0, j0),
-            9 => wide_rows_cols::<9, 2>(g, b, c0, j0),
-            10 => wide_rows_cols::<10, 2>(g, b, c0, j0),
-            11 => wide_rows_cols::<11, 2>(g, b, c0, j0),
-            12 => wide_rows_cols::<12, 2>(g, b, c0, j0),
-            13 => wide_rows_cols::<13, 2>(g, b, c0, j0),
-            _ => wide_rows_cols::<14, 2>(g, b, c0, j0),
+            1 => wide_rows_cols::<1, 4>(g, b, c0, j0, panels),
+            2 => wide_rows_cols::<2, 4>(g, b, c0, j0, panels),
+            3 => wide_rows_cols::<3, 4>(g, b, c0, j0, panels),
+            4 => wide_rows_cols::<4, 4>(g, b, c0, j0, panels),
+            5 => wide_rows_cols::<5, 4>(g, b, c0, j0, panels),
+            6 => wide_rows_cols::<6, 4>(g, b, c0, j0, panels),
+            7 => wide_rows_cols::<7, 3>(g, b, c0, j0, panels),
+            8 => wide_rows_cols::<8, 3>(g, b, c0, j0, panels),
+            9 => wide_rows_cols::<9, 2>(g, b, c0, j0, panels),
+            10 => wide_rows_cols::<10, 2>(g, b, c0, j0, panels),
+            11 => wide_rows_cols::<11, 2>(g, b, c0, j0, panels),
+            12 => wide_rows_cols::<12, 2>(g, b, c0, j0, panels),
+            13 => wide_rows_cols::<13, 2>(g, b, c0, j0, panels),
+            _ => wide_rows_cols::<14, 2>(g, b, c0, j0, panels),
         }
     }
 
@@ -1011,15 +1049,16 @@ mod avx512 {
         b: Rows,
         c0: usize,
         j0: usize,
+        panels: std::ops::Range<usize>,
     ) {
         // The panels in as few groups of at most `G` as they go, as even as
         // they go (4 panels of a 64-channel filter: 2 + 2, where 3 + 1 left
         // one pass with a third of the sums in flight).
-        let panels = g.rows.div_ceil(16);
-        let per = panels.div_ceil(panels.div_ceil(G));
-        let mut p0 = 0;
-        while p0 < panels {
-            let take = per.min(panels - p0);
+        let count = panels.len();
+        let per = count.div_ceil(count.div_ceil(G));
+        let mut p0 = panels.start;
+        while p0 < panels.end {
+            let take = per.min(panels.end - p0);
             match take {
                 1 => wide_rows_panels::<NB, 1>(g, b, c0, j0, p0),
                 2 => wide_rows_panels::<NB, 2>(g, b, c0, j0, p0),
@@ -1537,7 +1576,7 @@ mod tests {
         // columns, 4, 3 or 2 panels at a time and the rest evenly), rows off
         // 16, `k` from 1; then more than 12 columns, read in place: blocks
         // cut at the grids' runs, 1 to 9 panels (groups of 2 + 2, 3 + 2, 2 +
-        // 1, ...), every transposed row count.
+        // 1, ...), every transposed row count, chunks of panels.
         let cases = [
             (1, 1, 1),
             (17, 9, 1),
@@ -1556,6 +1595,10 @@ mod tests {
             (47, 3, 25),
             (130, 30, 17),
             (15, 100, 100),
+            // Plain rows of `B` by chunks of panels (`chunk_panels`): 3 +
+            // 3 + 2 panels of k 1100, 2 + 2 + 1 of k 4100.
+            (120, 1100, 30),
+            (70, 4100, 20),
         ];
         let (rows, bytes): (usize, fn(usize, usize) -> usize) = match wide() {
             true => (WIDE_ROWS, PackedA::bytes_for_wide_rows),
