@@ -59,8 +59,10 @@ impl CompileOptions {
     /// The pass pipeline these options stand for.
     pub fn pipeline(&self) -> String {
         let soc = &self.soc;
+        // cse first as well: identical ops merge before folds make them
+        // differ (`ge-atc`'s stages, driver/src/atc/stages.rs).
         let mut p = vec![format!(
-            "graph.func(canonicalize{{fold-size-limit={FOLD_SIZE_LIMIT}}}, cse)"
+            "graph.func(cse, canonicalize{{fold-size-limit={FOLD_SIZE_LIMIT}}}, cse)"
         )];
         if self.fuse {
             p.push(format!("fuse-kernels{{soc={soc}}}"));

@@ -55,7 +55,15 @@ pub fn stages(ctx: &Context, s: &Settings) -> Vec<Stage> {
         })
     };
     if !sw.no_canonicalize {
-        push("canonicalize", canonicalize.clone());
+        // Identical ops merge first, before folds make them differ: two
+        // convolutions of one input by equal weights are one, whose batch
+        // norms then cannot fold into it (each would need its own copy)
+        // and run on its result (onnxruntime's CSE does the same).
+        let first = match sw.no_cse {
+            true => canonicalize.clone(),
+            false => canonicalize.replacen("graph.func(", "graph.func(cse, ", 1),
+        };
+        push("canonicalize", first);
     }
     // Pattern recognition (gelu, layer norm, softmax from their parts): GE's
     // graph fusion passes, as the `recognize` rules.
@@ -211,6 +219,9 @@ mod tests {
                 "emit-tasks"
             ]
         );
+        // Identical ops merge before the first folds.
+        let first = &stages(&ctx, &settings())[0].pipeline;
+        assert!(first.contains("graph.func(cse, canonicalize{"), "{first}");
         let mut s = settings();
         s.precision = "force_fp16".into();
         s.switches.no_fuse_kernels = true;
