@@ -835,10 +835,11 @@ impl Conv {
         let cols = j1 - j0;
         let Some(pa) = f.groups.get(gi) else { return };
         let plane = planes.p().add((bi * c + gi * cg) * plen);
-        if grid && self.blocked_out.is_none() && ptrs.r.is_none() {
+        if grid && self.blocked_out.is_none() && ptrs.residual_apart(vsh.n * oc * p) {
             // The columns are output positions: the block's rows go straight
             // into the output planes, the epilogue runs there (no tile to
-            // copy: a stem's 64 x 111 x 111 result was written three times).
+            // copy: a stem's 64 x 111 x 111 result was written three times;
+            // a residual read there must not be the output's own buffer).
             let rows = Rows::Grid {
                 b: plane,
                 offsets,
@@ -1047,6 +1048,22 @@ pub(super) struct Ptrs {
     pub b: Option<Shared<*const f32>>,
     /// The residual ([`Conv::residual`]), NCHW like the plain result.
     pub r: Option<Shared<*const f32>>,
+}
+
+impl Ptrs {
+    /// Whether writing the `len` floats of the output leaves the residual
+    /// (as long) as it is: none, or in another buffer (the memory plan may
+    /// give a sum the place of one of its terms).
+    fn residual_apart(&self, len: usize) -> bool {
+        match self.r {
+            None => true,
+            Some(r) => {
+                let (r, o) = (r.p() as usize, self.o.p() as usize);
+                let bytes = len * std::mem::size_of::<f32>();
+                r.saturating_add(bytes) <= o || o.saturating_add(bytes) <= r
+            }
+        }
+    }
 }
 
 /// Where a GEMM block's right operand comes from.
@@ -1517,6 +1534,29 @@ unsafe fn depthwise_plane(g: &Geo, x: *const f32, wt: *const f32, o: *mut f32, s
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_residual_in_the_outputs_buffer_is_not_apart() {
+        use super::{Ptrs, Shared};
+        let mut buf = vec![0f32; 64];
+        let base = buf.as_mut_ptr();
+        let ptrs = |o: usize, r: Option<usize>| Ptrs {
+            x: Shared(base.cast_const()),
+            w: Shared(base.cast_const()),
+            // SAFETY: offsets inside `buf`.
+            o: Shared(unsafe { base.add(o) }),
+            b: None,
+            r: r.map(|r| Shared(unsafe { base.add(r) }.cast_const())),
+        };
+        // 16 floats of output: no residual, one after it, one before it,
+        // the same buffer, one overlapping its end.
+        assert!(ptrs(0, None).residual_apart(16));
+        assert!(ptrs(0, Some(16)).residual_apart(16));
+        assert!(ptrs(32, Some(16)).residual_apart(16));
+        assert!(!ptrs(16, Some(16)).residual_apart(16));
+        assert!(!ptrs(16, Some(24)).residual_apart(16));
+        assert!(!ptrs(24, Some(16)).residual_apart(16));
+    }
+
     #[test]
     fn row_blocks_split_channels_evenly() {
         // (channels, planes, threads) -> rows per block
