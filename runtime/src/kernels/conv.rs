@@ -1542,9 +1542,10 @@ mod tests {
         let ptrs = |o: usize, r: Option<usize>| Ptrs {
             x: Shared(base.cast_const()),
             w: Shared(base.cast_const()),
-            // SAFETY: offsets inside `buf`.
+            // SAFETY: every offset passed is inside `buf` (64 floats).
             o: Shared(unsafe { base.add(o) }),
             b: None,
+            // SAFETY: as above.
             r: r.map(|r| Shared(unsafe { base.add(r) }.cast_const())),
         };
         // 16 floats of output: no residual, one after it, one before it,
