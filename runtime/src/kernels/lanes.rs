@@ -169,7 +169,7 @@ const TRANSPOSE_FROM: usize = 8;
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
+pub(super) fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
     use std::arch::x86_64::*;
     let mut t = [_mm512_setzero_ps(); 16];
     // Pairs of rows, interleaved by element (within each 128-bit lane).

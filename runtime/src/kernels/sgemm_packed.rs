@@ -1119,53 +1119,11 @@ mod avx512 {
             let r0 = (p0 + q) * 16;
             let mut cols = [_mm512_setzero_ps(); 16];
             cols[..NB].copy_from_slice(sums);
-            let rows = transpose16(cols);
-            for (r, &v) in rows.iter().enumerate().take(g.rows - r0) {
+            super::super::lanes::transpose16(&mut cols);
+            for (r, &v) in cols.iter().enumerate().take(g.rows - r0) {
                 _mm512_mask_storeu_ps(g.c.add((r0 + r) * g.ldc + j0), lanes, v);
             }
         }
-    }
-
-    /// The 16 x 16 floats of `v` (vector `i`: row `i`) transposed (vector
-    /// `i`: lane `i` of each of `v`), in 64 shuffles: pairs of floats, then
-    /// of pairs, within 128-bit lanes, then lanes across vectors twice.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn transpose16(v: [__m512; 16]) -> [__m512; 16] {
-        // t[2i], t[2i + 1]: rows 2i and 2i + 1 interleaved (low and high
-        // pairs of each 128-bit lane).
-        let t: [__m512; 16] = std::array::from_fn(|i| match i % 2 {
-            0 => _mm512_unpacklo_ps(v[i], v[i + 1]),
-            _ => _mm512_unpackhi_ps(v[i - 1], v[i]),
-        });
-        // u[b + c] (`b` a multiple of 4): in each 128-bit lane `l`, column
-        // `4l + c` of rows `b..b + 4`.
-        let u: [__m512; 16] = std::array::from_fn(|i| {
-            let (b, c) = (i / 4 * 4, i % 4);
-            let (x, y) = (t[b + c / 2], t[b + 2 + c / 2]);
-            match c % 2 {
-                0 => _mm512_shuffle_ps::<0x44>(x, y),
-                _ => _mm512_shuffle_ps::<0xEE>(x, y),
-            }
-        });
-        // 128-bit lanes across vectors: w[h + c] (`h` 0 or 8) holds columns
-        // `c % 4` and `c % 4 + 8` (`c < 4`), or `+ 4` and `+ 12`, of rows
-        // `h..h + 8`; then the same across the two halves of the rows.
-        let w: [__m512; 16] = std::array::from_fn(|i| {
-            let (half, c) = (i / 8 * 8, i % 8);
-            let (x, y) = (u[half + c % 4], u[half + 4 + c % 4]);
-            match c / 4 {
-                0 => _mm512_shuffle_f32x4::<0x88>(x, y),
-                _ => _mm512_shuffle_f32x4::<0xDD>(x, y),
-            }
-        });
-        std::array::from_fn(|i| {
-            let (x, y) = (w[i % 8], w[8 + i % 8]);
-            match i / 8 {
-                0 => _mm512_shuffle_f32x4::<0x88>(x, y),
-                _ => _mm512_shuffle_f32x4::<0xDD>(x, y),
-            }
-        })
     }
 
     /// `C` with `N` (at most [`NARROW`]) columns: a convolution over a map
