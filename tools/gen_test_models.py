@@ -1350,6 +1350,41 @@ def vision_ops():
             save_onnx(f"roi_align_{opset}", m, ins)
 
 
+def hard_swish():
+    """HardSwish after a convolution, a depthwise convolution and a Gemm, and
+    alone (lit-tests/frontends/onnx-hard-swish.test): the importer writes one
+    graph.hard_swish per node and canonicalize folds the first three into
+    the ops' `hard_swish` epilogue. Inputs reach the activation's corners
+    (below -3, between, above 3). Its own generator (no shared rng)."""
+    r = np.random.default_rng(1905)
+    arr = lambda *shape, scale=1.0: (r.standard_normal(shape) * scale).astype(np.float32)
+    inits = [
+        numpy_helper.from_array(arr(16, 8, 3, 3, scale=0.6), "w"),
+        numpy_helper.from_array(arr(16, scale=0.5), "b"),
+        numpy_helper.from_array(arr(16, 1, 3, 3, scale=0.8), "dw"),
+        numpy_helper.from_array(arr(16, scale=0.5), "db"),
+        numpy_helper.from_array(arr(10, 16, scale=1.5), "gw"),
+        numpy_helper.from_array(arr(10, scale=0.5), "gb"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("HardSwish", ["c"], ["hc"], name="hs_conv"),
+        helper.make_node("Conv", ["hc", "dw", "db"], ["d"], name="dwconv", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         strides=[2, 2], group=16),
+        helper.make_node("HardSwish", ["d"], ["hd"], name="hs_dw"),
+        helper.make_node("GlobalAveragePool", ["hd"], ["p"], name="pool"),
+        helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+        helper.make_node("Gemm", ["f", "gw", "gb"], ["g"], name="fc", transB=1),
+        helper.make_node("HardSwish", ["g"], ["y"], name="hs_fc"),
+        helper.make_node("HardSwish", ["z"], ["hz"], name="hs_alone"),
+    ]
+    m = model(nodes, [vi("x", [1, 8, 6, 6]), vi("z", [2, 7])], [vi("y", [1, 10]), vi("hz", [2, 7])],
+              inits=inits, opset=14)
+    z = np.array([[-5.0, -3.0, -1.5, -0.0, 0.0, 1.5, 3.0], [5.0, np.inf, -np.inf, np.nan, 2.9, -2.9, 0.25]],
+                 np.float32)
+    save_onnx("hard_swish", m, [("x", arr(1, 8, 6, 6, scale=2.0)), ("z", z)])
+
+
 def e8m0_and_random():
     """FLOAT8E8M0 (opset 24 Cast with round_mode; lit-tests/frontends/onnx-e8m0.test)
     and the random ops (lit-tests/frontends/onnx-random.test). cast_e8m0 casts to
@@ -1432,6 +1467,7 @@ def main():
     max_unpool()
     e8m0_and_random()
     vision_ops()
+    hard_swish()
     tf_list_errors()
     tf_op_errors()
 

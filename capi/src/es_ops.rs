@@ -1165,7 +1165,7 @@ pub unsafe extern "C" fn ge_es_argmin(
 /// - `pads`, `pads_len` (NULL: `[0, 0, 0, 0]`): zero padding [top, left, bottom, right] (ONNX begin/end order)
 /// - `dilations`, `dilations_len` (NULL: `[1, 1]`): filter dilation along H and W
 /// - `group` (NULL: `1`): number of channel groups (group = C = O gives a depthwise convolution)
-/// - `activation` (NULL: `"none"`): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu
+/// - `activation` (NULL: `"none"`): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu, hard_swish
 /// - `activation_alpha` (NULL: `0.01`): slope of leaky_relu when it is the epilogue
 /// - `out`: the result
 #[no_mangle]
@@ -1803,7 +1803,7 @@ pub unsafe extern "C" fn ge_es_batch_matmul(
 /// - `beta` (NULL: `1.0 : f32`): scale of C
 /// - `trans_a` (NULL: `0`): 1: use the transpose of a
 /// - `trans_b` (NULL: `0`): 1: use the transpose of b
-/// - `activation` (NULL: `"none"`): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu
+/// - `activation` (NULL: `"none"`): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu, hard_swish
 /// - `activation_alpha` (NULL: `0.01`): slope of leaky_relu when it is the epilogue
 /// - `out`: the result
 #[no_mangle]

@@ -1094,7 +1094,7 @@ class Graph:
         pads: Sequence[int] = [0, 0, 0, 0],
         dilations: Sequence[int] = [1, 1],
         group: int = 1,
-        activation: Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu"] = 'none',
+        activation: Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "hard_swish"] = 'none',
         activation_alpha: float = 0.01,
     ) -> Tensor:
         """2-D convolution (NCHW input, OIHW filter, optional bias)
@@ -1111,7 +1111,7 @@ class Graph:
             pads (Sequence[int], default [0, 0, 0, 0]): zero padding [top, left, bottom, right] (ONNX begin/end order)
             dilations (Sequence[int], default [1, 1]): filter dilation along H and W
             group (int, default 1): number of channel groups (group = C = O gives a depthwise convolution)
-            activation (Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu"], default "none"): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu
+            activation (Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "hard_swish"], default "none"): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu, hard_swish
             activation_alpha (float, default 0.01): slope of leaky_relu when it is the epilogue
 
         Returns:
@@ -1604,7 +1604,7 @@ class Graph:
         beta: float = 1.0,
         trans_a: int = 0,
         trans_b: int = 0,
-        activation: Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu"] = 'none',
+        activation: Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "hard_swish"] = 'none',
         activation_alpha: float = 0.01,
     ) -> Tensor:
         """General matrix multiply (ONNX Gemm): alpha·A'·B' + beta·C
@@ -1621,7 +1621,7 @@ class Graph:
             beta (float, default 1.0 : f32): scale of C
             trans_a (int, default 0): 1: use the transpose of a
             trans_b (int, default 0): 1: use the transpose of b
-            activation (Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu"], default "none"): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu
+            activation (Literal["none", "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "hard_swish"], default "none"): activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]), leaky_relu, sigmoid, tanh, gelu, silu, hard_swish
             activation_alpha (float, default 0.01): slope of leaky_relu when it is the epilogue
 
         Returns:

@@ -14,6 +14,7 @@ pub const NAMES: &[&str] = &[
     "tanh",
     "gelu",
     "silu",
+    "hard_swish",
 ];
 
 /// The activation as a function on f64 (gelu is the exact erf form).
@@ -29,6 +30,8 @@ pub fn function(name: &str, alpha: f64) -> Option<fn(f64, f64) -> f64> {
         "tanh" => |x, _| x.tanh(),
         "gelu" => |x, _| 0.5 * x * (1.0 + super::elementwise::erf(x / std::f64::consts::SQRT_2)),
         "silu" => |x, _| x / (1.0 + (-x).exp()),
+        // As graph.hard_swish (MobileNetV3's activation).
+        "hard_swish" => |x, _| super::elementwise::hard_swish(x),
         _ => return None,
     })
 }

@@ -566,8 +566,14 @@ fn sem_square(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     unary_f(x, |v| v * v)
 }
 
+/// `x * clamp(x / 6 + 1/2, 0, 1)`: graph.hard_swish, and the `hard_swish`
+/// epilogue of conv2d and gemm (`activation.rs`).
+pub fn hard_swish(v: f64) -> f64 {
+    v * (v / 6.0 + 0.5).clamp(0.0, 1.0)
+}
+
 fn sem_hard_swish(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    unary_f(x, |v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0))
+    unary_f(x, hard_swish)
 }
 
 fn verify_leaky_relu(body: &Body, op: OpId) -> Result<(), OpError> {

@@ -522,7 +522,7 @@ def_op! {
             /// 1: use the transpose of b
             transB: I64 = 0,
             /// activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]),
-            /// leaky_relu, sigmoid, tanh, gelu, silu
+            /// leaky_relu, sigmoid, tanh, gelu, silu, hard_swish
             activation: Enum(super::activation::NAMES) = "none",
             /// slope of leaky_relu when it is the epilogue
             activation_alpha: F64 = 0.01,

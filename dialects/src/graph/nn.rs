@@ -403,7 +403,7 @@ def_op! {
             /// number of channel groups (group = C = O gives a depthwise convolution)
             group: I64 = 1,
             /// activation applied to the result (epilogue): none, relu, relu6 (clip to [0, 6]),
-            /// leaky_relu, sigmoid, tanh, gelu, silu
+            /// leaky_relu, sigmoid, tanh, gelu, silu, hard_swish
             activation: Enum(super::activation::NAMES) = "none",
             /// slope of leaky_relu when it is the epilogue
             activation_alpha: F64 = 0.01,

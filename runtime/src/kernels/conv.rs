@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Add a channel's bias, then apply the epilogue: one pass over the row for
-/// relu and relu6 (the common cases), two otherwise.
+/// relu, relu6 and hard_swish (the common cases), two otherwise.
 pub(super) fn bias_activation(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]) {
     by_cpu_features!(bias_activation_row(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]))
 }
@@ -33,6 +33,9 @@ fn bias_activation_row(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]
         (true, "relu") => row.iter_mut().for_each(|v| *v = (*v + b).max(0.0)),
         // NaN stays NaN, as through graph.clip.
         (true, "relu6") => row.iter_mut().for_each(|v| *v = (*v + b).clamp(0.0, 6.0)),
+        (true, "hard_swish") => row
+            .iter_mut()
+            .for_each(|v| *v = super::ew::hard_swish(*v + b)),
         (true, _) => {
             row.iter_mut().for_each(|v| *v += b);
             activation(act, alpha, row);
@@ -491,7 +494,10 @@ impl Conv {
     /// row: a transcendental one (sigmoid, tanh, gelu, silu), whose vector
     /// loop would leave the short rows of a small map to its scalar tail.
     fn block_act(&self) -> bool {
-        !matches!(self.act.as_str(), "none" | "relu" | "relu6" | "leaky_relu")
+        !matches!(
+            self.act.as_str(),
+            "none" | "relu" | "relu6" | "leaky_relu" | "hard_swish"
+        )
     }
 
     /// The activation of [`Conv::block_act`] over `block`: rows that went

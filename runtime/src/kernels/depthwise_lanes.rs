@@ -63,6 +63,7 @@ pub(super) enum LaneAct {
     Relu6,
     Sigmoid,
     Silu,
+    HardSwish,
 }
 
 impl LaneAct {
@@ -74,6 +75,7 @@ impl LaneAct {
             "relu6" => Some(LaneAct::Relu6),
             "sigmoid" => Some(LaneAct::Sigmoid),
             "silu" => Some(LaneAct::Silu),
+            "hard_swish" => Some(LaneAct::HardSwish),
             _ => None,
         }
     }
@@ -200,6 +202,11 @@ unsafe fn pixels<const P: usize>(
         }
     }
     let (zero, six) = (_mm512_setzero_ps(), _mm512_set1_ps(6.0));
+    let (one, half, sixth) = (
+        _mm512_set1_ps(1.0),
+        _mm512_set1_ps(0.5),
+        _mm512_set1_ps((1.0f64 / 6.0) as f32),
+    );
     for (i, mut acc) in acc.into_iter().enumerate() {
         if let Some(b) = out.bias {
             acc = _mm512_add_ps(acc, b);
@@ -213,6 +220,13 @@ unsafe fn pixels<const P: usize>(
             // The values of the separate pass (`conv::activation`).
             LaneAct::Sigmoid => super::logistic::avx512::one(false, acc),
             LaneAct::Silu => super::logistic::avx512::one(true, acc),
+            // `ew::hard_swish`'s operations in its order (a product and a
+            // sum, not a fused multiply-add; max then min, which give their
+            // second operand for NaN as f32::max and f32::min do here).
+            LaneAct::HardSwish => {
+                let t = _mm512_add_ps(_mm512_mul_ps(acc, sixth), half);
+                _mm512_mul_ps(acc, _mm512_min_ps(_mm512_max_ps(t, zero), one))
+            }
         };
         _mm512_storeu_ps(out.results.add((q + i) * 16), acc);
     }

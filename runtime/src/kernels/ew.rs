@@ -491,6 +491,25 @@ fn unary_d(code: Code, x: &[f64], y: &mut [f64]) -> bool {
     by_cpu_features!(unary_loops(code: Code, x: &[f64], y: &mut [f64]) -> bool)
 }
 
+/// graph.hard_swish on one value: `v * min(max(v * (1/6) + 1/2, 0), 1)`,
+/// `1/6` the type's nearest. The conv and gemm `hard_swish` epilogues
+/// (`activation`, `conv::bias_activation`, the depthwise lanes) do the same
+/// operations in the same order, so a fused epilogue equals the op.
+#[inline(always)]
+pub(crate) fn hard_swish<T: Real>(v: T) -> T {
+    v * (v * T::c(1.0 / 6.0) + T::c(0.5)).max(T::ZERO).min(T::ONE)
+}
+
+/// [`hard_swish`] over `v` in place, at the CPU's vector width.
+pub(crate) fn hard_swish_in_place(v: &mut [f32]) {
+    by_cpu_features!(hard_swish_loop(v: &mut [f32]))
+}
+
+#[inline(always)]
+fn hard_swish_loop(v: &mut [f32]) {
+    v.iter_mut().for_each(|x| *x = hard_swish(*x));
+}
+
 #[inline(always)]
 fn unary_loops<T: Real>(code: Code, x: &[T], y: &mut [T]) -> bool {
     macro_rules! map {
@@ -543,10 +562,7 @@ fn unary_loops<T: Real>(code: Code, x: &[T], y: &mut [T]) -> bool {
         Code::Acos => map!(|v: T| v.acos()),
         Code::Atan => map!(|v: T| v.atan()),
         Code::Square => map!(|v: T| v * v),
-        Code::HardSwish => {
-            let sixth = T::c(1.0 / 6.0);
-            map!(|v: T| v * (v * sixth + half).max(zero).min(one))
-        }
+        Code::HardSwish => map!(hard_swish::<T>),
         Code::Identity | Code::Cast => y.copy_from_slice(x),
         _ => return false,
     }

@@ -865,6 +865,10 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
         v.iter_mut().for_each(|x| *x = x.clamp(0.0, 6.0));
         return;
     }
+    if name == "hard_swish" {
+        ew::hard_swish_in_place(v);
+        return;
+    }
     let code = match name {
         "relu" => ew::Code::Relu,
         "leaky_relu" => ew::Code::LeakyRelu(alpha),

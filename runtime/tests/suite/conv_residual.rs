@@ -189,9 +189,9 @@ fn adds_that_are_not_residuals_stay_apart() {
 }
 
 /// Transcendental epilogue activations (sigmoid, silu, tanh, gelu) run over
-/// whole blocks of rows after the bias (`Conv::finish_block`), and on small
-/// maps the depthwise lanes kernel applies the bias with relu, relu6 or no
-/// activation in registers (`LaneEpilogue`): every conv kernel, maps down
+/// whole blocks of rows after the bias (`Conv::finish_block`), hard_swish
+/// in the bias's pass, and on small maps the depthwise lanes kernel applies
+/// the bias and the activation in registers (`LaneEpilogue`): every conv kernel, maps down
 /// to 2x2 (rows shorter than a vector), with a residual folded in or not,
 /// NCHW and NC1HWC0, 1 and 2 threads.
 #[test]
@@ -205,7 +205,16 @@ fn block_activations_match_the_interpreter() {
         case(12, 12, 10, 3, 1, 12),
     ];
     for (i, t) in shapes.iter().enumerate() {
-        for act in ["sigmoid", "silu", "tanh", "gelu", "relu", "relu6", "none"] {
+        for act in [
+            "sigmoid",
+            "silu",
+            "tanh",
+            "gelu",
+            "relu",
+            "relu6",
+            "hard_swish",
+            "none",
+        ] {
             for residual in [false, true] {
                 let t = Case { relu: false, ..*t };
                 let mut src = text(&t).replace(

@@ -1,7 +1,8 @@
 //! The depthwise convolution kernel (zero-padded plane; a fused 3x3 path)
 //! against the interpreter over strides, dilations, kernel sizes and
 //! asymmetric padding, with bias and an activation epilogue (relu, relu6,
-//! and sigmoid and SiLU, which the lanes kernel also applies in registers).
+//! hard_swish, and sigmoid and SiLU, which the lanes kernel also applies in
+//! registers).
 
 use crate::common;
 use common::*;
@@ -27,10 +28,10 @@ fn depthwise_variants_match_the_interpreter() {
         (5, 1, 1, [2, 2, 2, 2], 34, 33),
     ];
     for (i, (k, s, d, p, h, w)) in cases.into_iter().enumerate() {
-        // The one-pass epilogues (bias + relu, bias + relu6) and the
-        // logistic ones (in the lanes kernel's registers, else a pass over
-        // the block).
-        let act = ["relu", "relu6", "silu", "sigmoid"][i % 4];
+        // The one-pass epilogues (bias + relu, bias + relu6, bias +
+        // hard_swish) and the logistic ones (in the lanes kernel's
+        // registers, else a pass over the block).
+        let act = ["relu", "relu6", "silu", "sigmoid", "hard_swish"][i % 5];
         // 20 channels once: two blocks of the lanes kernel (small maps,
         // `kernels/depthwise_lanes.rs`), the second partial.
         let c = if i == 0 { 20 } else { 6 };

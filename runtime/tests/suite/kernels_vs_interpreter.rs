@@ -1024,7 +1024,8 @@ fn f32_reductions_over_adjacent_axes_match_the_interpreter() {
 
 #[test]
 fn scalar_operands_hold_across_tiles_chunks_and_threads() {
-    // HardSwish as the ONNX importer writes it, with its constants as
+    // HardSwish as its five-op decomposition (TensorFlow graphs write it so;
+    // the ONNX importer did before graph.hard_swish), with its constants as
     // arguments (scalar loads of the fused element-wise kernel, filled once
     // per chunk and read by its later tiles): 160000 elements are 4 chunks
     // and a part, 79 tiles, enough for the chunks to run in parallel.

@@ -237,6 +237,19 @@ pub fn silu<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     Ok(vec![e.bin("tosa.mul", &x, &s)?])
 }
 
+/// `x * clamp(x * (1/6) + 1/2, 0, 1)` (graph.hard_swish).
+pub fn hard_swish_of<'c, 'a>(e: &Ex<'c, 'a>, x: &T<'c, 'a>) -> Res<T<'c, 'a>> {
+    let t = e.scale(x, 1.0 / 6.0)?;
+    let t = e.offset(&t, 0.5)?;
+    let h = clamp(e, &t, 0.0, 1.0)?;
+    e.bin("tosa.mul", x, &h)
+}
+
+pub fn hard_swish<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
+    let x = e.input(op, 0)?;
+    Ok(vec![hard_swish_of(e, &x)?])
+}
+
 /// `tosa.select(cond, x, y)`.
 pub fn select<'c, 'a>(e: &mut Ex<'c, 'a>, op: OpId) -> Out<'c, 'a> {
     let (c, x, y) = (e.input(op, 0)?, e.input(op, 1)?, e.input(op, 2)?);
@@ -263,6 +276,7 @@ pub fn activation<'c, 'a>(
             let s = e.un("tosa.sigmoid", &x)?;
             e.bin("tosa.mul", &x, &s)?
         }
+        "hard_swish" => hard_swish_of(e, &x)?,
         other => return Err(format!("activation '{other}' has no TOSA equivalent")),
     })
 }

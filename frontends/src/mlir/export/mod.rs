@@ -90,6 +90,7 @@ pub static TABLE: &[(&str, ExportFn)] = &[
     ("graph.global_max_pool", nn::global_max_pool),
     ("graph.greater", elementwise::greater),
     ("graph.greater_equal", elementwise::greater_equal),
+    ("graph.hard_swish", elementwise::hard_swish),
     ("graph.layer_norm", nn::layer_norm),
     ("graph.leaky_relu", elementwise::leaky_relu),
     ("graph.less", elementwise::less),

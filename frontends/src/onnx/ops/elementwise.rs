@@ -429,10 +429,12 @@ pub fn hard_sigmoid(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     one(hard_sigmoid_of(cx, x, alpha, beta)?)
 }
 
+/// One `graph.hard_swish`, not its five-op decomposition: a convolution or
+/// matrix product before it takes it as its epilogue (`hard_swish`
+/// activation), and alone it is one pass over the tensor.
 pub fn hard_swish(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
-    let h = hard_sigmoid_of(cx, x, 1.0 / 6.0, 0.5)?;
-    one(op2(cx, "graph.mul", x, h)?)
+    one(op1(cx, "graph.hard_swish", x)?)
 }
 
 fn softplus_of(cx: &mut Cx, x: ValueId) -> Res<ValueId> {
