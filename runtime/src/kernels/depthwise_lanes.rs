@@ -14,7 +14,7 @@
 use super::conv::Geo;
 use super::lanes::padded;
 #[cfg(target_arch = "x86_64")]
-use super::lanes::{deinterleave, interleave, results_len};
+use super::lanes::{deinterleave, fill_border, interleave, results_len};
 
 /// Largest output plane (pixels) of a 3x3 (or smaller) stride-1 filter
 /// taken here. Beyond it a plane fills vectors and the plane-wise kernel,
@@ -116,9 +116,15 @@ pub(super) unsafe fn block(
     // (whole vectors of 16)][16 lanes]; zero lanes past `cnt`.
     let npix = g.oh * g.ow;
     let nres = results_len(npix);
-    scratch.clear();
-    scratch.resize((hp * wp + taps + nres) * 16, 0.0);
-    let (plane, rest) = scratch.split_at_mut(hp * wp * 16);
+    let need = (hp * wp + taps + nres) * 16;
+    if scratch.len() < need {
+        scratch.resize(need, 0.0);
+    }
+    // Only the padding is zeroed: `interleave` writes every other pixel's
+    // 16 lanes, the gather below every weight's, `pixels` every result
+    // `deinterleave` stores.
+    let (plane, rest) = scratch[..need].split_at_mut(hp * wp * 16);
+    fill_border(g, plane, 0.0);
     let (weights, results) = rest.split_at_mut(taps * 16);
     let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     let mask: __mmask16 = if cnt >= 16 { !0 } else { (1u16 << cnt) - 1 };

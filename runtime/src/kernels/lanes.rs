@@ -25,6 +25,29 @@ pub(super) fn results_len(npix: usize) -> usize {
     }
 }
 
+/// `value` in every padded pixel (all 16 lanes) of `plane` that
+/// [`interleave`] does not write: the rows and columns around the input's
+/// `(pt, pl)`-based rectangle, and nothing else — filling the whole plane
+/// first cost as much as the convolution on small maps.
+pub(super) fn fill_border(g: &Geo, plane: &mut [f32], value: f32) {
+    let (hp, wp) = padded(g);
+    let Some(plane) = plane.get_mut(..hp * wp * 16) else {
+        return;
+    };
+    // Both ends within the plane: r0 <= r1 <= hp, c0 <= c1 <= wp.
+    let (r0, r1) = (g.pt.min(hp), (g.pt + g.h).min(hp).max(g.pt.min(hp)));
+    let (c0, c1) = (g.pl.min(wp), (g.pl + g.w).min(wp).max(g.pl.min(wp)));
+    let row = wp * 16;
+    let (top, rest) = plane.split_at_mut(r0 * row);
+    let (middle, bottom) = rest.split_at_mut((r1 - r0) * row);
+    top.fill(value);
+    bottom.fill(value);
+    for r in middle.chunks_exact_mut(row) {
+        r[..c0 * 16].fill(value);
+        r[c1 * 16..].fill(value);
+    }
+}
+
 /// Channels `0..cnt` (`cnt <= 16`) of the `h x w` planes at `x` (one after
 /// another) into `plane` (`hp x wp` padded pixels of 16 floats, from
 /// [`padded`]): input pixel `(y, c)` to padded pixel `(y + pt, c + pl)`,

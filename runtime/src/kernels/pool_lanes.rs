@@ -105,7 +105,7 @@ unsafe fn pool_lanes(
     divisors: Option<&[f32]>,
     scratch: &mut Vec<f32>,
 ) {
-    use super::lanes::{deinterleave, interleave, padded, results_len};
+    use super::lanes::{deinterleave, fill_border, interleave, padded, results_len};
     let (hp, wp) = padded(g);
     let npix = g.oh * g.ow;
     let pad = if pool.avg { 0.0 } else { f32::NEG_INFINITY };
@@ -114,16 +114,7 @@ unsafe fn pool_lanes(
         scratch.resize(need, 0.0);
     }
     let (plane, results) = scratch[..need].split_at_mut(hp * wp * 16);
-    // The padding value around the pixels `interleave` writes (input rows
-    // and columns from `(pt, pl)`, all 16 lanes): only there.
-    let (r0, r1) = (g.pt.min(hp), (g.pt + g.h).min(hp));
-    let (c0, c1) = (g.pl.min(wp), (g.pl + g.w).min(wp));
-    plane[..r0 * wp * 16].fill(pad);
-    plane[r1 * wp * 16..].fill(pad);
-    for row in plane[r0 * wp * 16..r1 * wp * 16].chunks_exact_mut(wp * 16) {
-        row[..c0 * 16].fill(pad);
-        row[c1 * 16..].fill(pad);
-    }
+    fill_border(g, plane, pad);
     interleave(g, x, cnt, plane);
     // NaN-free blocks (all but the rarest) fold a max with one instruction.
     // SAFETY: `plane` holds its floats, the padded plane of `g`; `results`
