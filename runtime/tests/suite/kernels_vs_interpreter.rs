@@ -1094,3 +1094,26 @@ fn layer_and_rms_norms_match_the_interpreter() {
         );
     }
 }
+
+#[test]
+fn a_value_per_channel_broadcasts_along_its_rows() {
+    // One value per channel over its H x W (a squeeze-excite scale, a
+    // per-channel bias): `ew::Bcast::load_rows`, 64 channels' values a
+    // chunk. 70 channels are a chunk and a part; 100 x 7 x 7 on three
+    // images is split into tiles that start inside a channel's row; the
+    // batch-broadcast scale takes the general runs. Floats and integers.
+    for (x, s, op, dt) in [
+        ("1x70x2x2", "1x70x1x1", "mul", "f32"),
+        ("3x100x7x7", "3x100x1x1", "mul", "f32"),
+        ("2x5x3x3", "5x1x1", "add", "f32"),
+        ("1x70x2x2", "1x70x1x1", "add", "i64"),
+        ("1x70x2x2", "1x70x1x1", "sub", "f64"),
+    ] {
+        let (tx, ts) = (format!("tensor<{x}x{dt}>"), format!("tensor<{s}x{dt}>"));
+        // Both orders: the broadcast operand first and second.
+        for (a, b) in [(&tx, &ts), (&ts, &tx)] {
+            let text = one_op(&[("a", a), ("b", b)], &format!("graph.{op} $OPERANDS"), &tx);
+            check(&text, &format!("{op} {a} {b}"));
+        }
+    }
+}
