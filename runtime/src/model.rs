@@ -352,6 +352,19 @@ impl Model {
             .count()
     }
 
+    /// How many kernel steps apply a following `graph.relu` in their own
+    /// pass (`Kernel::with_relu`: a batch norm's), not as a step of its own.
+    pub fn fused_relus(&self) -> usize {
+        self.inner
+            .tasks
+            .iter()
+            .filter(|t| !t.dead)
+            .filter_map(|t| t.kernel.as_ref().filter(|k| k.fallback.is_none()))
+            .flat_map(|k| &k.steps)
+            .filter(|s| matches!(&s.op, kernels::Op::Kernel(_)) && s.name.ends_with(" + relu"))
+            .count()
+    }
+
     /// The model's name (from the header).
     pub fn name(&self) -> &str {
         &self.inner.name

@@ -3,7 +3,9 @@
 //! computed once per channel plane (subtracting the mean first keeps an
 //! output near `bias` exact, as the reference computes it). BatchNorm after a
 //! convolution is folded into its weights by the compiler (`fold_bn.rr`);
-//! this kernel runs the rest (DenseNet's BatchNorm after a concat).
+//! this kernel runs the rest (DenseNet's BatchNorm after a concat), with the
+//! ReLU that follows it in the same pass when nothing else reads the batch
+//! norm's result (`relu`, set by `kernels::fuse_kernel_relus`).
 
 use super::{F32In, F32Out, Kernel, Par, Slot};
 use crate::shared::Shared;
@@ -11,11 +13,21 @@ use crate::shared::Shared;
 #[derive(Clone, Debug)]
 pub struct BatchNorm {
     pub eps: f32,
+    /// Also apply the relu to each output, as the element-wise step it
+    /// replaces does (NaN stays NaN).
+    pub relu: bool,
 }
 
 impl Kernel for BatchNorm {
     fn float_only(&self) -> bool {
         true
+    }
+
+    fn with_relu(&self) -> Option<std::sync::Arc<dyn Kernel>> {
+        Some(std::sync::Arc::new(BatchNorm {
+            relu: true,
+            ..*self
+        }))
     }
 
     fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
@@ -41,7 +53,7 @@ impl Kernel for BatchNorm {
         let (ps, pb, pm, pv) = (p[0].slice(), p[1].slice(), p[2].slice(), p[3].slice());
         let mut yo = F32Out::new(y);
         let (xp, yp) = (Shared(xi.ptr()), Shared(yo.ptr()));
-        let eps = self.eps;
+        let (eps, relu) = (self.eps, self.relu);
         // One task per channel plane (n * c of them), in parallel when big.
         par.run(n * c, n * c * inner > 1 << 15, &|plane| {
             let ch = plane % c;
@@ -55,7 +67,10 @@ impl Kernel for BatchNorm {
                     std::slice::from_raw_parts_mut(yp.p().add(plane * inner), inner),
                 )
             };
-            scale_shift(src, dst, pm[ch], k, pb[ch]);
+            match relu {
+                true => scale_shift_relu(src, dst, pm[ch], k, pb[ch]),
+                false => scale_shift(src, dst, pm[ch], k, pb[ch]),
+            }
             Ok(())
         })?;
         yo.finish();
@@ -69,6 +84,19 @@ pub(crate) fn scale_shift(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) 
     fn body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
         for (d, &s) in dst.iter_mut().zip(src) {
             *d = (s - m) * k + b;
+        }
+    }
+    by_cpu_features!(body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32))
+}
+
+/// [`scale_shift`], then the relu of the element-wise kernel's
+/// `ew::Code::Relu` (the step it replaces) on each result: NaN kept.
+fn scale_shift_relu(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
+    #[inline(always)]
+    fn body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            let y = (s - m) * k + b;
+            *d = if y > 0.0 || y.is_nan() { y } else { 0.0 };
         }
     }
     by_cpu_features!(body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32))

@@ -208,6 +208,13 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     fn run_time_fallbacks(&self) -> Vec<String> {
         vec![]
     }
+    /// This kernel with `graph.relu` applied to its one result in the same
+    /// pass, if it has such a form (the batch norm before a convolution in
+    /// DenseNet's pre-activation layers): [`fuse_kernel_relus`] then drops
+    /// the element-wise step that ran the relu. `None` by default.
+    fn with_relu(&self) -> Option<std::sync::Arc<dyn Kernel>> {
+        None
+    }
 }
 
 /// What a step does.
@@ -502,6 +509,7 @@ pub fn compile_block(
     b.flush();
     store_live_ew_values(&mut b.steps, &results);
     fuse_conv_residuals(&mut b.steps, &results, &b.types);
+    fuse_kernel_relus(&mut b.steps, &results, &b.types);
     fold_blocked_conv_outputs(&mut b.steps, &results, &b.types);
     winograd::plan(&mut b.steps, &mut b.types);
     Ok(KernelProgram {
@@ -615,6 +623,57 @@ fn store_live_ew_values(steps: &mut [Step], results: &[usize]) {
 /// the unfused result, but for a NaN sum through the relu, which the conv
 /// epilogue maps to 0 as the reference's relu does (the elementwise loop
 /// keeps NaN).
+/// A kernel step with a relu form ([`Kernel::with_relu`]) whose one result
+/// only an element-wise step computing `graph.relu` of it (and nothing else)
+/// reads, and which is not a result of the kernel: the kernel's relu form
+/// writes the relu's value, and the element-wise step goes (one pass over the
+/// data instead of two).
+fn fuse_kernel_relus(steps: &mut Vec<Step>, results: &[usize], types: &[Type]) {
+    let mut i = 0;
+    while i < steps.len() {
+        if let Some((j, y, k)) = relu_of(steps, i, results, types) {
+            steps.remove(j);
+            let s = &mut steps[i];
+            s.op = Op::Kernel(k);
+            s.outs = vec![y];
+            s.name.push_str(" + relu");
+        }
+        i += 1;
+    }
+}
+
+/// For step `i`: the element-wise step that is only `graph.relu` of its
+/// result, that relu's value, and the kernel's relu form.
+fn relu_of(
+    steps: &[Step],
+    i: usize,
+    results: &[usize],
+    types: &[Type],
+) -> Option<(usize, usize, std::sync::Arc<dyn Kernel>)> {
+    let (Op::Kernel(k), &[v]) = (&steps[i].op, &steps[i].outs[..]) else {
+        return None;
+    };
+    if results.contains(&v) {
+        return None;
+    }
+    let readers: Vec<usize> = (i + 1..steps.len())
+        .filter(|&j| steps[j].ins.contains(&v))
+        .collect();
+    let &[j] = readers.as_slice() else {
+        return None;
+    };
+    let Op::Ew(g) = &steps[j].op else {
+        return None;
+    };
+    let (&[(reg, x)], [relu], &[(out, y)]) = (&g.inputs[..], &g.instrs[..], &g.outputs[..]) else {
+        return None;
+    };
+    let same_type = types.get(y).is_some_and(|t| Some(t) == types.get(v));
+    (x == v && relu.code == ew::Code::Relu && relu.args == [reg] && relu.dst == out && same_type)
+        .then(|| k.with_relu().map(|k| (j, y, k)))
+        .flatten()
+}
+
 fn fuse_conv_residuals(steps: &mut Vec<Step>, results: &[usize], types: &[Type]) {
     let mut i = 0;
     while i < steps.len() {

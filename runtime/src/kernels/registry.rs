@@ -282,7 +282,7 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         (Embedding::DEF, |_, _| step(Op::Embedding)),
         (BatchNorm::DEF, |b, o| {
             let eps = BatchNorm::attrs(b.op(o)).epsilon() as f32;
-            kernel(batch_norm::BatchNorm { eps })
+            kernel(batch_norm::BatchNorm { eps, relu: false })
         }),
         (Pad::DEF, |b, o| kernel(pad::Pad::from_op(b, o)?)),
         (InstanceNorm::DEF, |b, o| {

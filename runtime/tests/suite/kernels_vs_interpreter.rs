@@ -57,6 +57,36 @@ fn batch_norm_matches_the_interpreter() {
 }
 
 #[test]
+fn a_relu_after_a_batch_norm_runs_in_its_pass() {
+    // (return, fused relus): the relu only (fused), the batch norm's result
+    // too (kept as two steps), f16 (fused: the relu commutes with the
+    // rounding). Channel means on both sides of the inputs, so the relu
+    // zeroes some of each channel and keeps the rest.
+    for (dt, ret, fused) in [("f32", "%r", 1), ("f32", "%r, %y", 0), ("f16", "%r", 1)] {
+        let x = format!("tensor<2x6x5x7x{dt}>");
+        let p = format!("tensor<6x{dt}>");
+        let rets = ret
+            .split(", ")
+            .map(|_| x.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = format!(
+            "graph.func @main(%x: {x}, %s: {p}, %b: {p}) -> ({rets}) {{\n  \
+             %v = data.constant dense<0.75> : {p}\n  \
+             %m = data.constant dense<[0.0, 0.5, -0.5, 0.25, 1.0, -1.0]> : {p}\n  \
+             %y = graph.batch_norm %x, %s, %b, %m, %v {{epsilon = 1.0e-03 : f64}} : ({x}, {p}, {p}, {p}, {p}) -> {x}\n  \
+             %r = graph.relu %y : ({x}) -> {x}\n  \
+             graph.return {ret} : {rets}\n}}\n"
+        );
+        let (types, m) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 5);
+        native_matches_interpreter(&text, &m, &ins, &format!("batch_norm + relu {dt} -> {ret}"));
+        let om = om_bytes("bn", &text, &Default::default());
+        assert_eq!(load(&om, 1).fused_relus(), fused, "{dt} -> {ret}");
+    }
+}
+
+#[test]
 fn pad_matches_the_interpreter() {
     // (input shape, pads, output shape)
     let shapes = [
