@@ -342,25 +342,25 @@ impl Model {
     /// elementwise add after them folded in when the kernel was compiled,
     /// `Conv::residual`).
     pub fn fused_residuals(&self) -> usize {
+        self.native_steps()
+            .filter(|s| matches!(&s.op, kernels::Op::Conv(c) if c.residual.is_some()))
+            .count()
+    }
+
+    /// The steps of the live tasks' native kernels.
+    fn native_steps(&self) -> impl Iterator<Item = &kernels::Step> {
         self.inner
             .tasks
             .iter()
             .filter(|t| !t.dead)
             .filter_map(|t| t.kernel.as_ref().filter(|k| k.fallback.is_none()))
             .flat_map(|k| &k.steps)
-            .filter(|s| matches!(&s.op, kernels::Op::Conv(c) if c.residual.is_some()))
-            .count()
     }
 
     /// How many kernel steps apply a following `graph.relu` in their own
     /// pass (`Kernel::with_relu`: a batch norm's), not as a step of its own.
     pub fn fused_relus(&self) -> usize {
-        self.inner
-            .tasks
-            .iter()
-            .filter(|t| !t.dead)
-            .filter_map(|t| t.kernel.as_ref().filter(|k| k.fallback.is_none()))
-            .flat_map(|k| &k.steps)
+        self.native_steps()
             .filter(|s| matches!(&s.op, kernels::Op::Kernel(_)) && s.name.ends_with(" + relu"))
             .count()
     }

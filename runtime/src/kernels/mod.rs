@@ -642,6 +642,13 @@ fn fuse_kernel_relus(steps: &mut Vec<Step>, results: &[usize], types: &[Type]) {
     }
 }
 
+/// The one step after step `i` that reads value `v`, if exactly one does.
+fn sole_reader(steps: &[Step], i: usize, v: usize) -> Option<usize> {
+    let mut readers = (i + 1..steps.len()).filter(|&j| steps[j].ins.contains(&v));
+    let j = readers.next()?;
+    readers.next().is_none().then_some(j)
+}
+
 /// For step `i`: the element-wise step that is only `graph.relu` of its
 /// result, that relu's value, and the kernel's relu form.
 fn relu_of(
@@ -656,12 +663,7 @@ fn relu_of(
     if results.contains(&v) {
         return None;
     }
-    let readers: Vec<usize> = (i + 1..steps.len())
-        .filter(|&j| steps[j].ins.contains(&v))
-        .collect();
-    let &[j] = readers.as_slice() else {
-        return None;
-    };
+    let j = sole_reader(steps, i, v)?;
     let Op::Ew(g) = &steps[j].op else {
         return None;
     };
@@ -716,12 +718,7 @@ fn residual_of(
         }
         _ => return None,
     };
-    let readers: Vec<usize> = (i + 1..steps.len())
-        .filter(|&j| steps[j].ins.contains(&v))
-        .collect();
-    let &[j] = readers.as_slice() else {
-        return None;
-    };
+    let j = sole_reader(steps, i, v)?;
     let Op::Ew(g) = &steps[j].op else {
         return None;
     };
