@@ -35,8 +35,8 @@ pub(super) fn fill_border(g: &Geo, plane: &mut [f32], value: f32) {
         return;
     };
     // Both ends within the plane: r0 <= r1 <= hp, c0 <= c1 <= wp.
-    let (r0, r1) = (g.pt.min(hp), (g.pt + g.h).min(hp).max(g.pt.min(hp)));
-    let (c0, c1) = (g.pl.min(wp), (g.pl + g.w).min(wp).max(g.pl.min(wp)));
+    let (r0, c0) = (g.pt.min(hp), g.pl.min(wp));
+    let (r1, c1) = ((g.pt + g.h).clamp(r0, hp), (g.pl + g.w).clamp(c0, wp));
     let row = wp * 16;
     let (top, rest) = plane.split_at_mut(r0 * row);
     let (middle, bottom) = rest.split_at_mut((r1 - r0) * row);

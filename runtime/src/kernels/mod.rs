@@ -614,15 +614,6 @@ fn store_live_ew_values(steps: &mut [Step], results: &[usize]) {
     }
 }
 
-/// A convolution whose result only an elementwise `add` with a value of its
-/// own shape reads — a residual, known before the convolution runs — and
-/// then at most a `relu`, adds it in its epilogue ([`conv::Conv::residual`]):
-/// each output tile gets `act(conv + bias + residual)` while in cache, and
-/// the elementwise pass over the whole result goes (ResNet's and
-/// MobileNetV2's blocks). The same additions in the same order: bit for bit
-/// the unfused result, but for a NaN sum through the relu, which the conv
-/// epilogue maps to 0 as the reference's relu does (the elementwise loop
-/// keeps NaN).
 /// A kernel step with a relu form ([`Kernel::with_relu`]) whose one result
 /// only an element-wise step computing `graph.relu` of it (and nothing else)
 /// reads, and which is not a result of the kernel: the kernel's relu form
@@ -671,11 +662,22 @@ fn relu_of(
         return None;
     };
     let same_type = types.get(y).is_some_and(|t| Some(t) == types.get(v));
-    (x == v && relu.code == ew::Code::Relu && relu.args == [reg] && relu.dst == out && same_type)
-        .then(|| k.with_relu().map(|k| (j, y, k)))
-        .flatten()
+    if x != v || relu.code != ew::Code::Relu || relu.args != [reg] || relu.dst != out || !same_type
+    {
+        return None;
+    }
+    Some((j, y, k.with_relu()?))
 }
 
+/// A convolution whose result only an elementwise `add` with a value of its
+/// own shape reads — a residual, known before the convolution runs — and
+/// then at most a `relu`, adds it in its epilogue ([`conv::Conv::residual`]):
+/// each output tile gets `act(conv + bias + residual)` while in cache, and
+/// the elementwise pass over the whole result goes (ResNet's and
+/// MobileNetV2's blocks). The same additions in the same order: bit for bit
+/// the unfused result, but for a NaN sum through the relu, which the conv
+/// epilogue maps to 0 as the reference's relu does (the elementwise loop
+/// keeps NaN).
 fn fuse_conv_residuals(steps: &mut Vec<Step>, results: &[usize], types: &[Type]) {
     let mut i = 0;
     while i < steps.len() {
