@@ -1385,6 +1385,59 @@ def hard_swish():
     save_onnx("hard_swish", m, [("x", arr(1, 8, 6, 6, scale=2.0)), ("z", z)])
 
 
+def relu_nan():
+    """Relu keeps NaN (as numpy's `maximum` in onnx.reference and torch's relu)
+    wherever the runtime fuses it (lit-tests/frontends/onnx-relu-nan.test): a
+    convolution's epilogue, a depthwise convolution's (the lanes kernel), a
+    convolution + residual add + relu, a batch norm + relu, a Gemm's
+    epilogue, and a relu alone. x holds a NaN pixel, so each convolution's
+    outputs around it are NaN before the relu; z holds NaN, +-inf and -0."""
+    r = np.random.default_rng(2612)
+    arr = lambda *shape, scale=1.0: (r.standard_normal(shape) * scale).astype(np.float32)
+    inits = [
+        numpy_helper.from_array(arr(16, 8, 3, 3, scale=0.5), "w"),
+        numpy_helper.from_array(arr(16, scale=0.5), "b"),
+        numpy_helper.from_array(arr(16, 1, 3, 3, scale=0.8), "dw"),
+        numpy_helper.from_array(arr(16, scale=0.5), "db"),
+        numpy_helper.from_array(arr(16, 16, 1, 1, scale=0.3), "w2"),
+        numpy_helper.from_array(arr(16, scale=0.5), "b2"),
+        numpy_helper.from_array(arr(4, scale=1.0), "scale"),
+        numpy_helper.from_array(arr(4, scale=1.0), "shift"),
+        numpy_helper.from_array(arr(4, scale=0.5), "mean"),
+        numpy_helper.from_array(np.abs(arr(4)) + 0.5, "var"),
+        numpy_helper.from_array(arr(5, 36, scale=0.5), "gw"),
+        numpy_helper.from_array(arr(5, scale=0.5), "gb"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["rc"], name="relu_conv"),
+        helper.make_node("Conv", ["rc", "dw", "db"], ["d"], name="dwconv", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         group=16),
+        helper.make_node("Relu", ["d"], ["rd"], name="relu_dw"),
+        helper.make_node("Conv", ["rc", "w2", "b2"], ["e"], name="conv2", kernel_shape=[1, 1]),
+        helper.make_node("Add", ["e", "rc"], ["s"], name="residual"),
+        helper.make_node("Relu", ["s"], ["rs"], name="relu_residual"),
+        helper.make_node("BatchNormalization", ["z", "scale", "shift", "mean", "var"], ["n"], name="bn"),
+        helper.make_node("Relu", ["n"], ["rn"], name="relu_bn"),
+        helper.make_node("Flatten", ["z"], ["f"], name="flat"),
+        helper.make_node("Gemm", ["f", "gw", "gb"], ["g"], name="fc", transB=1),
+        helper.make_node("Relu", ["g"], ["rg"], name="relu_fc"),
+        helper.make_node("Relu", ["z"], ["rz"], name="relu_alone"),
+    ]
+    m = model(nodes, [vi("x", [1, 8, 6, 6]), vi("z", [2, 4, 3, 3])],
+              [vi("rc", [1, 16, 6, 6]), vi("rd", [1, 16, 6, 6]), vi("rs", [1, 16, 6, 6]),
+               vi("rn", [2, 4, 3, 3]), vi("rg", [2, 5]), vi("rz", [2, 4, 3, 3])],
+              inits=inits, opset=17)
+    x = arr(1, 8, 6, 6, scale=2.0)
+    x[0, 3, 1, 4] = np.nan
+    z = arr(2, 4, 3, 3, scale=2.0)
+    z[0, 1, 2, 0] = np.nan
+    z[1, 0, 0, 0] = -0.0
+    z[1, 2, 1, 1] = np.inf
+    z[1, 3, 2, 2] = -np.inf
+    save_onnx("relu_nan", m, [("x", x), ("z", z)])
+
+
 def e8m0_and_random():
     """FLOAT8E8M0 (opset 24 Cast with round_mode; lit-tests/frontends/onnx-e8m0.test)
     and the random ops (lit-tests/frontends/onnx-random.test). cast_e8m0 casts to
@@ -1468,6 +1521,7 @@ def main():
     e8m0_and_random()
     vision_ops()
     hard_swish()
+    relu_nan()
     tf_list_errors()
     tf_op_errors()
 

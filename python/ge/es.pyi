@@ -392,7 +392,7 @@ class Graph:
     ) -> Tensor:
         """max(x, 0) elementwise
 
-        ONNX Relu on floats and signed integers.
+        ONNX Relu on floats and signed integers: NaN stays NaN (numpy's `maximum`, as the ONNX reference and torch), -0 gives +0.
 
         Op ``graph.relu``; Rust: ``b.relu(input) -> Tensor``.
 

@@ -22,7 +22,8 @@ pub fn function(name: &str, alpha: f64) -> Option<fn(f64, f64) -> f64> {
     let _ = alpha;
     Some(match name {
         "none" => |x, _| x,
-        "relu" => |x, _| if x > 0.0 { x } else { 0.0 },
+        // As graph.relu: NaN stays NaN.
+        "relu" => |x, _| super::elementwise::relu(x),
         // As graph.clip: NaN stays NaN.
         "relu6" => |x, _| x.clamp(0.0, 6.0),
         "leaky_relu" => |x, a| if x >= 0.0 { x } else { a * x },

@@ -484,8 +484,19 @@ fn sem_reciprocal(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     unary_f(x, |v| 1.0 / v)
 }
 
+/// `max(x, 0)` with NaN kept (as ONNX's reference, numpy's `maximum`, and
+/// torch's relu): graph.relu, the `relu` epilogue of conv2d and gemm
+/// (`activation.rs`) and the recurrent ops' `Relu`. -0 gives +0.
+pub fn relu(v: f64) -> f64 {
+    if v > 0.0 || v.is_nan() {
+        v
+    } else {
+        0.0
+    }
+}
+
 fn sem_relu(_: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    unary(x, |v| if v > 0.0 { v } else { 0.0 }, |v| v.max(0))
+    unary(x, relu, |v| v.max(0))
 }
 
 fn sem_leaky_relu(cx: &SemCtx, x: &[&Tensor]) -> Result<Vec<Tensor>, String> {
@@ -695,7 +706,7 @@ unary_op!(
     Relu,
     "graph.relu",
     "max(x, 0) elementwise",
-    "ONNX Relu on floats and signed integers.",
+    "ONNX Relu on floats and signed integers: NaN stays NaN (numpy's `maximum`, as the ONNX reference and torch), -0 gives +0.",
     SIGNED,
     IDEMPOTENT_TRAITS,
     sem_relu,

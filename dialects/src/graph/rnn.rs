@@ -95,7 +95,7 @@ impl Act {
     pub fn apply(&self, x: f64) -> f64 {
         let (a, b) = (self.alpha, self.beta);
         match self.name {
-            "Relu" => x.max(0.0),
+            "Relu" => super::elementwise::relu(x),
             "Tanh" => x.tanh(),
             "Sigmoid" => 1.0 / (1.0 + (-x).exp()),
             "Affine" => a * x + b,

@@ -96,7 +96,7 @@ fn scale_shift_relu(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
     fn body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32) {
         for (d, &s) in dst.iter_mut().zip(src) {
             let y = (s - m) * k + b;
-            *d = if y > 0.0 || y.is_nan() { y } else { 0.0 };
+            *d = super::ew::relu(y);
         }
     }
     by_cpu_features!(body(src: &[f32], dst: &mut [f32], m: f32, k: f32, b: f32))

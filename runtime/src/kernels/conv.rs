@@ -30,7 +30,7 @@ fn bias_activation_row(bias: Option<f32>, act: &str, alpha: f32, row: &mut [f32]
     let b = bias.unwrap_or(0.0);
     match (bias.is_some(), act) {
         // Same operations in the same order as the two passes below.
-        (true, "relu") => row.iter_mut().for_each(|v| *v = (*v + b).max(0.0)),
+        (true, "relu") => row.iter_mut().for_each(|v| *v = super::ew::relu(*v + b)),
         // NaN stays NaN, as through graph.clip.
         (true, "relu6") => row.iter_mut().for_each(|v| *v = (*v + b).clamp(0.0, 6.0)),
         (true, "hard_swish") => row
@@ -81,7 +81,7 @@ fn bias_activation_rows_body(
     }
     match act {
         "none" => {}
-        "relu" => rows.iter_mut().for_each(|v| *v = v.max(0.0)),
+        "relu" => rows.iter_mut().for_each(|v| *v = super::ew::relu(*v)),
         "relu6" => rows.iter_mut().for_each(|v| *v = v.clamp(0.0, 6.0)),
         "hard_swish" => rows.iter_mut().for_each(|v| *v = super::ew::hard_swish(*v)),
         _ => activation(act, alpha, rows),
@@ -110,8 +110,8 @@ fn bias_residual_activation_row(
 ) {
     let pairs = row.iter_mut().zip(residual);
     match (bias, act) {
-        (Some(b), "relu") => pairs.for_each(|(v, &r)| *v = (*v + b + r).max(0.0)),
-        (None, "relu") => pairs.for_each(|(v, &r)| *v = (*v + r).max(0.0)),
+        (Some(b), "relu") => pairs.for_each(|(v, &r)| *v = super::ew::relu(*v + b + r)),
+        (None, "relu") => pairs.for_each(|(v, &r)| *v = super::ew::relu(*v + r)),
         (Some(b), _) => pairs.for_each(|(v, &r)| *v = *v + b + r),
         (None, _) => pairs.for_each(|(v, &r)| *v += r),
     }

@@ -219,8 +219,9 @@ unsafe fn pixels<const P: usize>(
         }
         acc = match out.act {
             LaneAct::None => acc,
-            // max(x, 0) gives the second operand, 0, for NaN.
-            LaneAct::Relu => _mm512_max_ps(acc, zero),
+            // `ew::relu`: x where x > 0 or x is NaN (not-less-or-equal,
+            // unordered), else +0.
+            LaneAct::Relu => _mm512_maskz_mov_ps(_mm512_cmp_ps_mask::<_CMP_NLE_UQ>(acc, zero), acc),
             // max(0, x) and min(6, x) give the second operand, x, for NaN.
             LaneAct::Relu6 => _mm512_min_ps(six, _mm512_max_ps(zero, acc)),
             // The values of the separate pass (`conv::activation`).

@@ -524,6 +524,18 @@ fn unary_d(code: Code, x: &[f64], y: &mut [f64]) -> bool {
     by_cpu_features!(unary_loops(code: Code, x: &[f64], y: &mut [f64]) -> bool)
 }
 
+/// graph.relu on one value: `max(v, 0)` with NaN kept (and -0 -> +0). The
+/// fused relus (conv and gemm epilogues, the residual and batch-norm
+/// fusions, the depthwise lanes) give the same values.
+#[inline(always)]
+pub(crate) fn relu<T: Real>(v: T) -> T {
+    if v > T::ZERO || v.is_nan() {
+        v
+    } else {
+        T::ZERO
+    }
+}
+
 /// graph.hard_swish on one value: `v * min(max(v * (1/6) + 1/2, 0), 1)`,
 /// `1/6` the type's nearest. The conv and gemm `hard_swish` epilogues
 /// (`activation`, `conv::bias_activation`, the depthwise lanes) do the same
@@ -562,7 +574,7 @@ fn unary_loops<T: Real>(code: Code, x: &[T], y: &mut [T]) -> bool {
         Code::Sqrt => map!(|v: T| v.sqrt()),
         Code::Rsqrt => map!(|v: T| one / v.sqrt()),
         Code::Recip => map!(|v: T| one / v),
-        Code::Relu => map!(|v: T| if v > zero || v.is_nan() { v } else { zero }),
+        Code::Relu => map!(relu::<T>),
         Code::LeakyRelu(a) => {
             let a = T::c(a as f64);
             map!(|v: T| if v >= zero { v } else { a * v })

@@ -937,8 +937,7 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
         _ => return,
     };
     if code == ew::Code::Relu {
-        // The epilogue's relu maps NaN to 0 (as the reference's).
-        v.iter_mut().for_each(|x| *x = x.max(0.0));
+        v.iter_mut().for_each(|x| *x = ew::relu(*x));
         return;
     }
     if matches!(code, ew::Code::Sigmoid | ew::Code::Silu)
