@@ -17,7 +17,7 @@ For every model and exporter it writes OUT/<model>/<exporter>/ with
     model.onnx      one file (weights inline: external_data=False)
     inN.npy         the inputs, bound by the graph input names of meta.json
     outN.npy        onnxruntime's outputs of model.onnx on those inputs
-    meta.json       name, set (tuned / heldout), note, input and output names,
+    meta.json       name, set (tuned / heldout / heldout2), note, input and output names,
                     and the largest |torch - onnxruntime| difference
 where <exporter> is `dynamo` (torch.onnx.export's default, dynamo=True, via
 onnxscript) or `torchscript` (dynamo=False). An export that torch itself
@@ -26,7 +26,9 @@ refuses is recorded as meta.json with "export_error" and no model.
 `tuned` models are the ones issue 16 names (BERT, DistilBERT, GPT-2, Llama,
 Qwen2: GatherND from the attention mask; Swin: ScatterND); every other model
 is `heldout`: nobody looked at its export before the first run of
-tools/models/run_torch_gauntlet.py.
+tools/models/run_torch_gauntlet.py. `heldout2` is a second such set, added
+after the first was passing (grouped / 3D / transposed convolution, Swin-V2,
+MaxViT, encoder-decoder BART, LSTM/GRU, a detector's TopK and NMS, ...).
 
 `--dynamic` (issue 15) exports the models of DYNAMIC_SET with dynamic axes
 instead -- `dynamic_shapes` for dynamo (named `torch.export.Dim`s: batch,
@@ -319,6 +321,223 @@ def m_inception_v3():
 
 
 # name -> (builder, set, note)
+# --- heldout2: architectures nobody looked at before their first run -------
+
+
+def m_vgg11_bn():
+    import torchvision.models as tvm
+
+    # VGG-11 with BatchNorm; its classifier's 4096-wide layers narrowed to 256
+    # (25088 x 4096 weights would be 400 MB). At 64x64 the features are 2x2, so
+    # AdaptiveAvgPool2d((7, 7)) upsamples (overlapping, non-divisible bins).
+    m = tvm.vgg11_bn(weights=None, num_classes=CLASSES)
+    m.classifier[0] = torch.nn.Linear(512 * 7 * 7, 256)
+    m.classifier[3] = torch.nn.Linear(256, 256)
+    m.classifier[6] = torch.nn.Linear(256, CLASSES)
+    return m, *image()
+
+
+def m_r3d_18():
+    import torchvision.models.video as tvv
+
+    m = tvv.r3d_18(weights=None, num_classes=CLASSES)
+    g = torch.Generator().manual_seed(0)
+    return m, (torch.randn(1, 3, 4, 32, 32, generator=g),), ["clip"], ["logits"]
+
+
+def m_swin_v2_t():
+    # Swin-V2 blocks (cosine attention, log-spaced continuous position bias MLP,
+    # post-norm, PatchMergingV2), embed 24, window 8, depths 2-2-2-2, 64x64.
+    from torchvision.models.swin_transformer import PatchMergingV2, SwinTransformer, SwinTransformerBlockV2
+
+    m = SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2, 2, 2], num_heads=[1, 2, 4, 8],
+                        window_size=[8, 8], stochastic_depth_prob=0.2, num_classes=CLASSES,
+                        block=SwinTransformerBlockV2, downsample_layer=PatchMergingV2)
+    return m, *image()
+
+
+def m_maxvit():
+    # MaxViT's blocks (MBConv + SE, block and grid attention with relative
+    # position bias), channels 16-128, partition 2, 64x64.
+    from torchvision.models.maxvit import MaxVit
+
+    m = MaxVit(input_size=(IMG, IMG), stem_channels=16, partition_size=2, block_channels=[16, 32, 64, 128],
+               block_layers=[2, 2, 2, 2], head_dim=8, stochastic_depth_prob=0.2, num_classes=CLASSES)
+    return m, *image()
+
+
+class UNet(torch.nn.Module):
+    """A small UNet: three levels, skips by Concat; up-sampling by
+    ConvTranspose2d (stride 2, kernel 2 and kernel 3 with output_padding) and by
+    bilinear Upsample (align_corners False) and interpolate (align_corners True)."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+
+        def block(i, o):
+            return torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1, bias=False), torch.nn.BatchNorm2d(o),
+                                       torch.nn.ReLU(inplace=True), torch.nn.Conv2d(o, o, 3, padding=1, bias=False),
+                                       torch.nn.BatchNorm2d(o), torch.nn.ReLU(inplace=True))
+
+        self.e1, self.e2, self.e3, self.mid = block(3, 8), block(8, 16), block(16, 32), block(32, 64)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.up3 = torch.nn.ConvTranspose2d(64, 32, 2, stride=2)
+        self.d3 = block(64, 32)
+        self.up2 = torch.nn.Sequential(torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+                                       torch.nn.Conv2d(32, 16, 1))
+        self.d2 = block(32, 16)
+        self.up1 = torch.nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1)
+        self.d1 = block(16, 8)
+        self.head = torch.nn.Conv2d(8, classes, 1)
+
+    def forward(self, x):
+        e1 = self.e1(x)
+        e2 = self.e2(self.pool(e1))
+        e3 = self.e3(self.pool(e2))
+        m = self.mid(self.pool(e3))
+        d3 = self.d3(torch.cat([self.up3(m), e3], 1))
+        d2 = self.d2(torch.cat([self.up2(d3), e2], 1))
+        d1 = self.d1(torch.cat([self.up1(d2), e1], 1))
+        y = self.head(d1)
+        return y + torch.nn.functional.interpolate(y[:, :, ::2, ::2], scale_factor=2, mode="bilinear",
+                                                   align_corners=True)
+
+
+def m_unet():
+    args, ins, _ = image()
+    return UNet(), args, ins, ["out"]
+
+
+def m_bart():
+    from transformers import BartConfig, BartModel
+
+    # Encoder-decoder: the decoder's inputs are input_ids shifted right (BartModel
+    # does it), causal self-attention and cross-attention to the padded encoder.
+    return hf(BartModel, BartConfig(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2,
+                                    encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+                                    decoder_ffn_dim=64, max_position_embeddings=64))
+
+
+def m_mobilebert():
+    from transformers import MobileBertConfig, MobileBertModel
+
+    return hf(MobileBertModel, MobileBertConfig(vocab_size=VOCAB, hidden_size=32, embedding_size=16, num_hidden_layers=2,
+                                                num_attention_heads=2, intermediate_size=32, intra_bottleneck_size=16,
+                                                true_hidden_size=16, num_feedforward_networks=4,
+                                                max_position_embeddings=64))
+
+
+def m_convbert():
+    from transformers import ConvBertConfig, ConvBertModel
+
+    return hf(ConvBertModel, ConvBertConfig(vocab_size=VOCAB, hidden_size=32, embedding_size=32, num_hidden_layers=2,
+                                            num_attention_heads=2, intermediate_size=64, head_ratio=2,
+                                            conv_kernel_size=9, num_groups=1, max_position_embeddings=64))
+
+
+def m_dinov2():
+    from transformers import Dinov2Config, Dinov2Model
+
+    # Trained at 64x64 (4x4 patches), run at 80x80: the position embedding is
+    # interpolated (bicubic) to 5x5; layer scale.
+    cfg = Dinov2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2, image_size=IMG,
+                       patch_size=16)
+    args, ins, _ = image(height=80, width=80)
+    return ByName(Dinov2Model(cfg), ["pixel_values"]), args, ins, ["last_hidden_state"]
+
+
+def m_beit():
+    from transformers import BeitConfig, BeitModel
+
+    cfg = BeitConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, image_size=IMG,
+                     patch_size=16, use_relative_position_bias=True, use_mask_token=False, use_mean_pooling=True)
+    args, ins, _ = image()
+    return ByName(BeitModel(cfg), ["pixel_values"]), args, ins, ["last_hidden_state"]
+
+
+def m_levit():
+    import timm
+
+    return timm.create_model("levit_128s", pretrained=False, img_size=IMG, num_classes=CLASSES), *image()
+
+
+def m_poolformer():
+    import timm
+
+    return timm.create_model("poolformer_s12", pretrained=False, num_classes=CLASSES), *image()
+
+
+class RNNTagger(torch.nn.Module):
+    """Embedding, a 2-layer bidirectional LSTM, a GRU and a linear head per token."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(VOCAB, 32)
+        self.lstm = torch.nn.LSTM(32, 32, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = torch.nn.GRU(64, 32, batch_first=True)
+        self.head = torch.nn.Linear(32, CLASSES)
+
+    def forward(self, ids):
+        x, _ = self.lstm(self.emb(ids))
+        x, _ = self.gru(x)
+        return self.head(x)
+
+
+def m_rnn():
+    args, ins, _ = tokens(mask=False)
+    return RNNTagger(), args, ins, ["logits"]
+
+
+class Detections(torch.nn.Module):
+    """A torchvision detector called on a batch of one image: its boxes,
+    scores and labels (a variable number of detections)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        out = self.m(list(x))[0]
+        return out["boxes"], out["scores"], out["labels"]
+
+
+def m_ssdlite():
+    import torchvision.models.detection as det
+
+    # Its transform resizes the 64x64 image to 320x320 (bilinear); the head's
+    # post-processing: score threshold, TopK per class, batched NMS.
+    m = det.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=5)
+    args, ins, _ = image()
+    return Detections(m), args, ins, ["boxes", "scores", "labels"]
+
+
+def m_xlnet():
+    from transformers import XLNetConfig, XLNetModel
+
+    return hf(XLNetModel, XLNetConfig(vocab_size=VOCAB, d_model=32, n_layer=2, n_head=2, d_inner=64))
+
+
+def m_funnel():
+    from transformers import FunnelBaseModel, FunnelConfig
+
+    return hf(FunnelBaseModel, FunnelConfig(vocab_size=VOCAB, block_sizes=[1, 1], block_repeats=[1, 1], d_model=32,
+                                            n_head=2, d_head=16, d_inner=64, max_position_embeddings=64))
+
+
+def m_longformer():
+    from transformers import LongformerConfig, LongformerModel
+
+    return hf(LongformerModel, LongformerConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+                                                num_attention_heads=2, intermediate_size=64, attention_window=4,
+                                                max_position_embeddings=64))
+
+
+def m_convnextv2():
+    import timm
+
+    return timm.create_model("convnextv2_atto", pretrained=False, num_classes=CLASSES), *image()
+
+
 MODELS = {
     "bert": (m_bert, "tuned", "transformers BertModel, 2 layers, hidden 32, padding mask"),
     "distilbert": (m_distilbert, "tuned", "transformers DistilBertModel, 2 layers, hidden 32, padding mask"),
@@ -352,6 +571,28 @@ MODELS = {
     "lraspp": (m_lraspp, "heldout", "torchvision lraspp_mobilenet_v3_large (bilinear Resize), 64x64"),
     "mobilenet_v2": (lambda: tv("mobilenet_v2"), "heldout", "torchvision mobilenet_v2, 64x64"),
     "inception_v3": (m_inception_v3, "heldout", "torchvision Inception v3, 96x96"),
+    # heldout2: nobody looked at these exports before their first run.
+    "resnext50": (lambda: tv("resnext50_32x4d"), "heldout2", "torchvision resnext50_32x4d (grouped conv, bottleneck), 64x64"),
+    "mobilenet_v3_large": (lambda: tv("mobilenet_v3_large"), "heldout2", "torchvision mobilenet_v3_large, 64x64"),
+    "efficientnet_v2_s": (lambda: tv("efficientnet_v2_s"), "heldout2", "torchvision efficientnet_v2_s (fused MBConv), 64x64"),
+    "vgg11_bn": (m_vgg11_bn, "heldout2", "torchvision vgg11_bn, classifier 256 wide, AdaptiveAvgPool 2x2 -> 7x7, 64x64"),
+    "r3d_18": (m_r3d_18, "heldout2", "torchvision video r3d_18 (Conv3d, BatchNorm3d, 3D pools), 1x3x4x32x32"),
+    "swin_v2_t": (m_swin_v2_t, "heldout2", "torchvision Swin-V2 blocks (cosine attention, CPB MLP), embed 24, window 8, 64x64"),
+    "maxvit": (m_maxvit, "heldout2", "torchvision MaxVit (MBConv+SE, block/grid attention), channels 16-128, 64x64"),
+    "unet": (m_unet, "heldout2", "inline UNet: ConvTranspose2d, skip Concat, bilinear Upsample / align_corners, 64x64"),
+    "bart": (m_bart, "heldout2", "transformers BartModel, 2+2 layers, d_model 32, shifted decoder inputs, cross-attention"),
+    "mobilebert": (m_mobilebert, "heldout2", "transformers MobileBertModel: trigram embedding, bottlenecks, NoNorm, 4 FFNs"),
+    "convbert": (m_convbert, "heldout2", "transformers ConvBertModel: span-based dynamic conv (unfold), head ratio 2"),
+    "dinov2": (m_dinov2, "heldout2", "transformers Dinov2Model at 80x80: bicubic position interpolation (Resize; dynamo folds it), layer scale"),
+    "beit": (m_beit, "heldout2", "transformers BeitModel: relative position bias, layer scale, 64x64"),
+    "levit": (m_levit, "heldout2", "timm levit_128s at 64x64: attention bias by index (folded by both exporters), hard-swish, BN-linear"),
+    "poolformer": (m_poolformer, "heldout2", "timm poolformer_s12 (AvgPool token mixer, GroupNorm), 64x64"),
+    "rnn": (m_rnn, "heldout2", "inline tagger: Embedding, 2-layer bidirectional LSTM, GRU, Linear per token"),
+    "ssdlite": (m_ssdlite, "heldout2", "torchvision ssdlite320_mobilenet_v3_large: resize to 320, TopK by a run-time K, batched NMS, If"),
+    "xlnet": (m_xlnet, "heldout2", "transformers XLNetModel: two-stream relative attention (rel_shift), 2 layers"),
+    "funnel": (m_funnel, "heldout2", "transformers FunnelBaseModel: sequence pooling between blocks, relative attention"),
+    "longformer": (m_longformer, "heldout2", "transformers LongformerModel: sliding-window chunked attention, window 4"),
+    "convnextv2": (m_convnextv2, "heldout2", "timm convnextv2_atto (global response norm), 64x64"),
 }
 
 # The committed CI subset (testdata/onnx/torch, < 5 MB with both exporters).
