@@ -1438,6 +1438,41 @@ def relu_nan():
     save_onnx("relu_nan", m, [("x", x), ("z", z)])
 
 
+def topk_run_time_k():
+    """TopK with K read at run time (a graph input), a detector's pattern
+    (lit-tests/dynamic/topk-run-time-k.test): the boxes gathered by the
+    indices plus the values (the two results share one size symbol), and
+    NonMaxSuppression over the top K (its count bounded by K's bound, the
+    scores' length 100). Distinct random scores: no ties in the ordering."""
+    r = np.random.default_rng(733)
+    nodes = [
+        helper.make_node("TopK", ["s", "k"], ["v", "i"], name="topk"),
+        helper.make_node("Squeeze", ["i", "ax0"], ["i1"], name="sq_i"),
+        helper.make_node("Gather", ["b", "i1"], ["bk"], name="gather_boxes", axis=0),
+        helper.make_node("Squeeze", ["v", "ax0"], ["v1"], name="sq_v"),
+        helper.make_node("Unsqueeze", ["v1", "ax1"], ["v2"], name="unsq_v"),
+        helper.make_node("Add", ["bk", "v2"], ["y"], name="boxes_plus_scores"),
+        helper.make_node("Unsqueeze", ["bk", "ax0"], ["nb"], name="nms_boxes"),
+        helper.make_node("Unsqueeze", ["v", "ax0"], ["ns"], name="nms_scores"),
+        helper.make_node("NonMaxSuppression", ["nb", "ns", "max", "iou"], ["sel"], name="nms"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([0], np.int64), "ax0"),
+        numpy_helper.from_array(np.array([1], np.int64), "ax1"),
+        numpy_helper.from_array(np.array([6], np.int64), "max"),
+        numpy_helper.from_array(np.array([0.1], np.float32), "iou"),
+    ]
+    m = model(nodes, [vi("s", [1, 100]), vi("b", [100, 4]), vi("k", [1], TensorProto.INT64)],
+              [vi("y", ["n", 4]), vi("sel", ["m", 3], TensorProto.INT64)], inits=inits, opset=17)
+    s = r.permutation(100).astype(np.float32).reshape(1, 100) / 100
+    xy = r.random((100, 2)).astype(np.float32) * 4
+    b = np.concatenate([xy, xy + r.random((100, 2)).astype(np.float32) * 3 + 2], axis=1)
+    save_onnx("topk_run_time_k", m, [("s", s), ("b", b), ("k", np.array([12], np.int64))])
+    # Other values of K for the same plan: 3, and 101 (above the axis' 100).
+    for k in (3, 101):
+        np.save(os.path.join(ONNX_DIR, f"topk_run_time_k.k{k}.npy"), np.array([k], np.int64))
+
+
 def e8m0_and_random():
     """FLOAT8E8M0 (opset 24 Cast with round_mode; lit-tests/frontends/onnx-e8m0.test)
     and the random ops (lit-tests/frontends/onnx-random.test). cast_e8m0 casts to
@@ -1522,6 +1557,7 @@ def main():
     vision_ops()
     hard_swish()
     relu_nan()
+    topk_run_time_k()
     tf_list_errors()
     tf_op_errors()
 

@@ -54,6 +54,25 @@ impl Symbols {
         cand
     }
 
+    /// The largest size dim `d` can take: static, or an expression of
+    /// symbols with an upper bound in [`Symbols::bounds`] (`None`: `?` or
+    /// a symbol without one).
+    pub fn upper_bound(&self, d: Dim) -> Option<i64> {
+        let bounds: std::collections::HashMap<ge_ir::Ident, i64> = self
+            .bounds
+            .iter()
+            .map(|(s, &b)| (ge_ir::Ident::new(s), b))
+            .collect();
+        d.upper_bound(&bounds)
+    }
+
+    /// Bound symbol `s` by `b` (keeping a smaller bound it already has):
+    /// the runtime refuses a binding above it, so a use may rely on it.
+    pub fn bound_by(&mut self, s: &str, b: i64) {
+        let e = self.bounds.entry(s.to_string()).or_insert(b);
+        *e = (*e).min(b);
+    }
+
     /// Whether `name` is a symbol the values decide (a value or size
     /// symbol from [`Symbols::fresh`]), not an input's `dim_param`.
     pub fn is_fresh(&self, name: &str) -> bool {
@@ -433,7 +452,8 @@ impl<'a> Cx<'a> {
                         })
                         .collect();
                     let hints = self.value_dim_hints(name, &data_types, &attrs, values, &bases);
-                    self.value_symbol_types(&bases, &declared, &r, &hints)
+                    let shared = super::value_symbols::results_share_dims(name);
+                    self.value_symbol_types(&bases, &declared, &r, &hints, shared)
                 }
                 Some(r) if self.computable_in_region(values) => region_value_types(&declared, &r),
                 _ => {
@@ -628,16 +648,25 @@ impl<'a> Cx<'a> {
     /// Result types with value symbols: each result's declared dims where
     /// they are static or symbols, a fresh symbol for every other dim (named
     /// after the ONNX output and the dim), bound by the runtime at run start
-    /// from the values (docs/architecture.md "Execution modes").
+    /// from the values (docs/architecture.md "Execution modes"). `hints`
+    /// are the first result's; with `shared` (an op whose results always
+    /// have one shape: TopK's values and indices) every result takes the
+    /// first's dims, so the two are known to be the same length.
     fn value_symbol_types(
         &mut self,
         bases: &[String],
         declared: &[Option<Type>],
         ranks: &[(usize, ge_ir::DType)],
         hints: &[Option<Dim>],
+        shared: bool,
     ) -> Vec<Type> {
-        let mut out = vec![];
+        let mut out: Vec<Type> = vec![];
         for (k, &(rank, dt)) in ranks.iter().enumerate() {
+            let first = out.first().and_then(|t| t.as_tensor()?.dims.clone());
+            if let Some(dims) = first.filter(|d| shared && d.len() == rank) {
+                out.push(Type::tensor(&dims, dt));
+                continue;
+            }
             let decl = declared[k]
                 .and_then(|t| t.as_tensor()?.dims.clone())
                 .filter(|d| d.len() == rank);
@@ -716,6 +745,37 @@ impl<'a> Cx<'a> {
                         Elem::Known(0) => x.get(i).copied().filter(|d| *d != Dim::Unknown),
                         Elem::Known(_) => None,
                         Elem::Of(v, k) => Some(self.element_symbol((v, k), &format!("{base}_{i}"))),
+                    })
+                    .collect()
+            }
+            // TopK: the input's dims, K along the axis — a symbol at most
+            // the axis' length (TopK refuses a larger K, and the runtime a
+            // binding above the bound), so a size op after it (SSD's
+            // NonMaxSuppression over the concatenated top K of each level)
+            // has a bound to plan.
+            ("graph.topk", Some(x), [(k, _, _)]) => {
+                let Some(x) = x.as_tensor().and_then(|t| t.dims.clone()) else {
+                    return vec![];
+                };
+                let rank = x.len() as i64;
+                let axis = attr("axis").and_then(|a| a.as_int()).unwrap_or(-1);
+                let axis = if axis < 0 { axis + rank } else { axis };
+                let len = usize::try_from(axis).ok().and_then(|a| x.get(a).copied());
+                let most = len.and_then(|d| self.symbols.upper_bound(d));
+                let name = format!("{base}_{axis}");
+                let along = match self.elements(*k).as_deref() {
+                    Some(&[Elem::Known(n)]) if n >= 0 => Some(Dim::Static(n)),
+                    Some(&[Elem::Of(v, i)]) => Some(self.element_symbol((v, i), &name)),
+                    _ => Some(Dim::sym(&self.symbols.fresh(&name))),
+                };
+                if let (Some(s), Some(b)) = (along.and_then(Dim::as_symbol), most) {
+                    self.symbols.bound_by(s.as_str(), b);
+                }
+                x.iter()
+                    .enumerate()
+                    .map(|(i, &d)| match i as i64 == axis {
+                        true => along,
+                        false => Some(d).filter(|d| *d != Dim::Unknown),
                     })
                     .collect()
             }

@@ -68,6 +68,13 @@ pub fn result_ranks(
     .filter(|v| v.len() == num_results)
 }
 
+/// Whether every result of concrete op `op` has the first result's dims
+/// (TopK's values and indices): their value symbols are then one set, so a
+/// use of both (boxes gathered by the indices plus the values) type-checks.
+pub fn results_share_dims(op: &str) -> bool {
+    op == "graph.topk"
+}
+
 /// The result dims of a `data.expand` of dims `x` to a target whose
 /// elements are partly known at import (`target[i]` `None`: read at run
 /// time): a known element other than 1 is the dim, 1 keeps `x`'s dim, and

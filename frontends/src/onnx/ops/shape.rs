@@ -386,12 +386,12 @@ fn nonzero_op(cx: &mut Cx, n: &Node, x: ValueId, sym: &str, what: &str) -> Res<V
             .as_tensor()
             .and_then(|t| t.dims.as_ref().map(|d| d.to_vec()))
             .ok_or_else(|| cx.not_constant(x, what))?;
-    let bound = dims
-        .iter()
-        .try_fold(1i64, |a, d| d.as_static().and_then(|d| a.checked_mul(d)));
+    let bound = dims.iter().try_fold(1i64, |a, &d| {
+        cx.symbols.upper_bound(d).and_then(|d| a.checked_mul(d))
+    });
     let Some(bound) = bound else {
         return Err(unsupported(n, format_args!(
-            "of '{}' (dynamic dims: the bound of its size symbol must be static; give the input a static shape with --input_shape)",
+            "of '{}' (dynamic dims without an upper bound: its size symbol needs one; give the input a static shape with --input_shape)",
             cx.e.ty(x)
         )));
     };

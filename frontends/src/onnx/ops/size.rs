@@ -11,21 +11,21 @@ use ge_ir::body::ValueId;
 use ge_ir::tensor::Tensor;
 use ge_ir::DType;
 
-/// The static dims of `v`, or an unsupported error naming the flag that
-/// makes them static (a bound that is an expression of input dims is not
-/// built).
-fn static_dims(cx: &Cx, n: &Node, v: ValueId, what: &str) -> Res<Vec<usize>> {
+/// The largest size of each dim of `v` — static, or an expression of
+/// symbols that have upper bounds (TopK's K, an earlier size op's count) —
+/// or an unsupported error naming the flag that makes them static.
+fn bound_dims(cx: &Cx, n: &Node, v: ValueId, what: &str) -> Res<Vec<usize>> {
     let t = cx.e.ty(v);
     t.as_tensor()
         .and_then(|t| t.dims.as_ref())
         .and_then(|d| {
             d.iter()
-                .map(|d| d.as_static().and_then(|d| usize::try_from(d).ok()))
+                .map(|&d| cx.symbols.upper_bound(d).and_then(|d| usize::try_from(d).ok()))
                 .collect::<Option<Vec<_>>>()
         })
         .ok_or_else(|| {
             unsupported(n, format_args!(
-                "of {what} '{t}' (dynamic dims: the bound of its size symbol must be static; give the input a static shape with --input_shape)"
+                "of {what} '{t}' (dynamic dims without an upper bound: its size symbol needs one; give the input a static shape with --input_shape)"
             ))
         })
 }
@@ -48,7 +48,7 @@ pub fn unique(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     } else {
         None
     };
-    let dims = static_dims(cx, n, x, "input")?;
+    let dims = bound_dims(cx, n, x, "input")?;
     let ax = unique_axis(axis, dims.len()).map_err(|m| invalid(n, m))?;
     if cx.is_const(x) {
         let t = cx.const_tensor(x, "X")?;
@@ -84,8 +84,8 @@ pub fn non_max_suppression(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
             format!("center_point_box must be 0 or 1, not {center}"),
         ));
     }
-    let sd = static_dims(cx, n, scores, "scores")?;
-    static_dims(cx, n, boxes, "boxes")?;
+    let sd = bound_dims(cx, n, scores, "scores")?;
+    bound_dims(cx, n, boxes, "boxes")?;
     let &[b, c, nb] = sd.as_slice() else {
         return Err(invalid(n, format!("scores must be rank 3, not {:?}", sd)));
     };
