@@ -91,6 +91,7 @@ pub mod registry;
 pub mod resize;
 pub mod reverse_sequence;
 pub mod rnn;
+mod rnn_fast;
 pub mod roi_align;
 pub mod rotary;
 pub mod scatter_elements;

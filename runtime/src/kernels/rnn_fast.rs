@@ -1,0 +1,419 @@
+//! The native f32 path of the recurrent layers (`graph.rnn`, `graph.gru`,
+//! `graph.lstm`; [`super::rnn::Recurrent`] runs it when it applies and the
+//! dialect's reference recurrence otherwise).
+//!
+//! Per direction, the input projection of every step at once — `X [seq ·
+//! batch, input] · Wᵀ` plus the biases that add as they are (`Wb + Rb`;
+//! a GRU with `linear_before_reset` keeps `Rbh` apart) — is one GEMM; then
+//! per step `H [batch, hidden] · Rᵀ` is another (a GRU without
+//! `linear_before_reset` takes two: the z and r gates, then the candidate's
+//! `(r ⊙ H) · Rhᵀ`), and the gates' activations run over whole rows with
+//! the runtime's vectorised sigmoid and tanh ([`super::activation`]). Both
+//! products go through [`super::sgemm`], as `graph.gemm` does. The weights
+//! are read in place (f32 slots), the hidden state lives in `Y` itself
+//! (step `t`'s rows are `Y[t, d]`), and the scratch is per thread.
+//!
+//! Covered: layout 0, no clip, activations Sigmoid / Tanh / Relu (any
+//! slot), LSTM without peepholes or `input_forget`, no `sequence_lens` or
+//! every one the full length, f32 operands and results, at least one step
+//! and sequence. Everything else takes the reference path.
+
+use super::{activation, sgemm, Slot};
+use crate::buffer::load_i64;
+use ge_dialects::graph::rnn::{Cell, Sizes, Spec};
+use ge_ir::DType;
+use std::cell::RefCell;
+
+/// An activation the fast path computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Act {
+    Sigmoid,
+    Tanh,
+    Relu,
+}
+
+impl Act {
+    fn of(name: &str) -> Option<Act> {
+        [
+            ("Sigmoid", Act::Sigmoid),
+            ("Tanh", Act::Tanh),
+            ("Relu", Act::Relu),
+        ]
+        .into_iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, a)| a)
+    }
+
+    fn apply(self, v: &mut [f32]) {
+        let name = match self {
+            Act::Sigmoid => "sigmoid",
+            Act::Tanh => "tanh",
+            Act::Relu => "relu",
+        };
+        activation(name, 0.0, v);
+    }
+}
+
+/// The fast path of one layer: its activations, per direction.
+#[derive(Clone, Debug)]
+pub struct Fast {
+    /// `per` activations per direction (1 RNN, 2 GRU, 3 LSTM).
+    acts: Vec<Act>,
+    per: usize,
+}
+
+thread_local! {
+    /// The projections of every step, the step's gates, the cell state and
+    /// a row buffer (on the thread that runs the layer).
+    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+fn f32s<'a>(s: &Slot) -> &'a [f32] {
+    // SAFETY: an f32 slot holds `numel` floats, unwritten while the kernel
+    // runs (the executor gives results their own bytes).
+    unsafe { std::slice::from_raw_parts(s.ptr as *const f32, s.numel()) }
+}
+
+fn f32s_mut<'a>(s: &Slot) -> &'a mut [f32] {
+    // SAFETY: as `f32s`, a result slot the kernel alone writes.
+    unsafe { std::slice::from_raw_parts_mut(s.ptr as *mut f32, s.numel()) }
+}
+
+impl Fast {
+    /// The fast path of a layer with `spec` and the `activations` attribute
+    /// (`None`: the defaults), or `None` when its attributes need the
+    /// reference path.
+    pub fn new<S: AsRef<str>>(spec: &Spec, activations: Option<&[S]>) -> Option<Fast> {
+        if spec.clip.is_some()
+            || spec.batch_first
+            || matches!(spec.cell, Cell::Lstm { input_forget: true })
+        {
+            return None;
+        }
+        let defaults: &[&str] = match spec.cell {
+            Cell::Rnn => &["Tanh"],
+            Cell::Gru { .. } => &["Sigmoid", "Tanh"],
+            Cell::Lstm { .. } => &["Sigmoid", "Tanh", "Tanh"],
+        };
+        let per = defaults.len();
+        let names: Vec<&str> = match activations {
+            None => defaults.to_vec(),
+            Some(v) => v.iter().map(|s| s.as_ref()).collect(),
+        };
+        let names = match names.len() {
+            l if l == per * spec.dirs => names,
+            l if l == per => names.repeat(spec.dirs),
+            _ => return None,
+        };
+        let acts = names.into_iter().map(Act::of).collect::<Option<Vec<_>>>()?;
+        Some(Fast { acts, per })
+    }
+
+    fn act(&self, d: usize, k: usize) -> Act {
+        self.acts[d * self.per + k]
+    }
+
+    /// Run the layer on operand groups `g` (X, W, R, B, sequence_lens,
+    /// initial_h, initial_c, P) into `outs` (whose shapes the caller
+    /// checked); `Ok(false)`, nothing written, when the operands need the
+    /// reference path.
+    pub fn run(
+        &self,
+        spec: &Spec,
+        n: Sizes,
+        g: &[Option<&Slot>; 8],
+        outs: &[&Slot],
+    ) -> Result<bool, String> {
+        let floats = [0, 1, 2, 3, 5, 6]
+            .iter()
+            .filter_map(|&i| g[i])
+            .chain(outs.iter().copied())
+            .all(|s| s.dtype == DType::F32);
+        if !floats || g[7].is_some() || n.seq == 0 || n.batch == 0 {
+            return Ok(false);
+        }
+        if let Some(l) = g[4] {
+            for b in 0..n.batch {
+                let mut v = [0i64];
+                load_i64(l.dtype, l.ptr, b, &mut v);
+                if v[0] != n.seq as i64 {
+                    return Ok(false);
+                }
+            }
+        }
+        let (Some(x), Some(w), Some(r)) = (g[0], g[1], g[2]) else {
+            return Ok(false);
+        };
+        let ops = Operands {
+            x: f32s(x),
+            w: f32s(w),
+            r: f32s(r),
+            b: g[3].map(f32s),
+            h0: g[5].map(f32s),
+            c0: g[6].map(f32s),
+        };
+        let y = f32s_mut(outs[0]);
+        let y_h = f32s_mut(outs[1]);
+        let y_c = outs.get(2).map(|s| f32s_mut(s));
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            self.layer(spec, n, &ops, y, y_h, y_c, &mut s);
+        });
+        Ok(true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn layer(
+        &self,
+        spec: &Spec,
+        n: Sizes,
+        o: &Operands,
+        y: &mut [f32],
+        y_h: &mut [f32],
+        mut y_c: Option<&mut [f32]>,
+        scratch: &mut Vec<f32>,
+    ) {
+        let (seq, batch, input) = (n.seq, n.batch, n.input);
+        let (h, dirs) = (spec.hidden, spec.dirs);
+        let gh = spec.cell.gates() * h;
+        let rows = seq * batch;
+        let bh = batch * h;
+        let need = rows * gh + batch * gh + 3 * bh;
+        if scratch.len() < need {
+            scratch.resize(need, 0.0);
+        }
+        let (pre, rest) = scratch.split_at_mut(rows * gh);
+        let (gates, rest) = rest.split_at_mut(batch * gh);
+        let (cell, rest) = rest.split_at_mut(bh);
+        let (tmp, rest) = rest.split_at_mut(bh);
+        let zeros = &mut rest[..bh];
+        let lbr = matches!(
+            spec.cell,
+            Cell::Gru {
+                linear_before_reset: true
+            }
+        );
+        for d in 0..dirs {
+            let w = &o.w[d * gh * input..(d + 1) * gh * input];
+            let r = &o.r[d * gh * h..(d + 1) * gh * h];
+            let bias = o.b.map(|b| &b[d * 2 * gh..(d + 1) * 2 * gh]);
+            // The bias the projection carries: Wb + Rb (a GRU with
+            // linear_before_reset: Wbh alone for the candidate).
+            let brow = &mut gates[..gh];
+            match bias {
+                Some(b) => {
+                    let (wb, rb) = b.split_at(gh);
+                    for (j, v) in brow.iter_mut().enumerate() {
+                        *v = if lbr && j >= 2 * h {
+                            wb[j]
+                        } else {
+                            wb[j] + rb[j]
+                        };
+                    }
+                }
+                None => brow.fill(0.0),
+            }
+            for row in pre.chunks_exact_mut(gh) {
+                row.copy_from_slice(brow);
+            }
+            let rbh: Option<&[f32]> = bias.filter(|_| lbr).map(|b| &b[gh + 2 * h..2 * gh]);
+            // SAFETY: X is rows x input, W gh x input (read transposed),
+            // pre rows x gh.
+            unsafe {
+                sgemm(
+                    rows,
+                    input,
+                    gh,
+                    1.0,
+                    o.x.as_ptr(),
+                    input as isize,
+                    1,
+                    w.as_ptr(),
+                    1,
+                    input as isize,
+                    1.0,
+                    pre.as_mut_ptr(),
+                    gh as isize,
+                    1,
+                );
+            }
+            let state = d * bh..(d + 1) * bh;
+            let h_init: &[f32] = match o.h0 {
+                Some(v) => &v[state.clone()],
+                None => {
+                    zeros.fill(0.0);
+                    zeros
+                }
+            };
+            match o.c0 {
+                Some(v) => cell.copy_from_slice(&v[state.clone()]),
+                None => cell.fill(0.0),
+            }
+            let backwards = spec.reverse || d == 1;
+            let mut prev: Option<usize> = None; // the step whose Y rows hold H
+            for s in 0..seq {
+                let t = if backwards { seq - 1 - s } else { s };
+                let yo = (t * dirs + d) * bh;
+                // H_{t-1}: the previous step's rows of Y, or the initial state.
+                let (hp, yt): (&[f32], &mut [f32]) = match prev {
+                    None => (h_init, &mut y[yo..yo + bh]),
+                    Some(p) => {
+                        let po = (p * dirs + d) * bh;
+                        split_two(y, po, yo, bh)
+                    }
+                };
+                let pt = &pre[t * batch * gh..(t + 1) * batch * gh];
+                match spec.cell {
+                    Cell::Rnn => {
+                        matmul_t(hp, r, batch, h, h, gates, gh);
+                        add(gates, pt);
+                        self.act(d, 0).apply(gates);
+                        yt.copy_from_slice(gates);
+                    }
+                    Cell::Lstm { .. } => {
+                        matmul_t(hp, r, batch, h, gh, gates, gh);
+                        add(gates, pt);
+                        for b in 0..batch {
+                            let row = &mut gates[b * gh..(b + 1) * gh];
+                            let (ifo, cc) = row.split_at_mut(3 * h);
+                            self.act(d, 0).apply(ifo);
+                            self.act(d, 1).apply(cc);
+                            let (i, rest) = ifo.split_at(h);
+                            let (og, f) = rest.split_at(h);
+                            let c = &mut cell[b * h..(b + 1) * h];
+                            for j in 0..h {
+                                c[j] = f[j] * c[j] + i[j] * cc[j];
+                            }
+                            let hc = &mut tmp[b * h..(b + 1) * h];
+                            hc.copy_from_slice(c);
+                            self.act(d, 2).apply(hc);
+                            let yb = &mut yt[b * h..(b + 1) * h];
+                            for j in 0..h {
+                                yb[j] = og[j] * hc[j];
+                            }
+                        }
+                    }
+                    Cell::Gru { .. } => {
+                        let rz = if lbr { gh } else { 2 * h };
+                        matmul_t(hp, r, batch, h, rz, gates, gh);
+                        for b in 0..batch {
+                            let row = &mut gates[b * gh..(b + 1) * gh];
+                            let p = &pt[b * gh..(b + 1) * gh];
+                            add(&mut row[..2 * h], &p[..2 * h]);
+                            self.act(d, 0).apply(&mut row[..2 * h]);
+                            let hb = &hp[b * h..(b + 1) * h];
+                            if lbr {
+                                let (zr, cand) = row.split_at_mut(2 * h);
+                                let rg = &zr[h..];
+                                for j in 0..h {
+                                    let rec = cand[j] + rbh.map_or(0.0, |v| v[j]);
+                                    cand[j] = p[2 * h + j] + rg[j] * rec;
+                                }
+                            } else {
+                                let reset = &mut tmp[b * h..(b + 1) * h];
+                                for j in 0..h {
+                                    reset[j] = row[h + j] * hb[j];
+                                }
+                            }
+                        }
+                        if !lbr {
+                            // SAFETY: as `matmul_t`, the candidate's columns.
+                            unsafe {
+                                sgemm(
+                                    batch,
+                                    h,
+                                    h,
+                                    1.0,
+                                    tmp.as_ptr(),
+                                    h as isize,
+                                    1,
+                                    r[2 * h * h..].as_ptr(),
+                                    1,
+                                    h as isize,
+                                    0.0,
+                                    gates[2 * h..].as_mut_ptr(),
+                                    gh as isize,
+                                    1,
+                                );
+                            }
+                        }
+                        for b in 0..batch {
+                            let row = &mut gates[b * gh..(b + 1) * gh];
+                            let p = &pt[b * gh..(b + 1) * gh];
+                            let (zr, cand) = row.split_at_mut(2 * h);
+                            if !lbr {
+                                add(cand, &p[2 * h..]);
+                            }
+                            self.act(d, 1).apply(cand);
+                            let z = &zr[..h];
+                            let hb = &hp[b * h..(b + 1) * h];
+                            let yb = &mut yt[b * h..(b + 1) * h];
+                            for j in 0..h {
+                                yb[j] = (1.0 - z[j]) * cand[j] + z[j] * hb[j];
+                            }
+                        }
+                    }
+                }
+                prev = Some(t);
+            }
+            let last = prev.map_or(0, |p| (p * dirs + d) * bh);
+            y_h[state.clone()].copy_from_slice(&y[last..last + bh]);
+            if let Some(yc) = y_c.as_deref_mut() {
+                yc[state].copy_from_slice(cell);
+            }
+        }
+    }
+}
+
+/// The operands, f32 in place.
+struct Operands<'a> {
+    x: &'a [f32],
+    w: &'a [f32],
+    r: &'a [f32],
+    b: Option<&'a [f32]>,
+    h0: Option<&'a [f32]>,
+    c0: Option<&'a [f32]>,
+}
+
+/// `a += b`.
+fn add(a: &mut [f32], b: &[f32]) {
+    for (x, &y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+/// `c[:, ..n] = a · r[..n]ᵀ`: `a` is `m x k`, the first `n` rows of `r`
+/// are `n x k`, `c` has `m` rows of `rsc` floats.
+fn matmul_t(a: &[f32], r: &[f32], m: usize, k: usize, n: usize, c: &mut [f32], rsc: usize) {
+    assert!(a.len() >= m * k && r.len() >= n * k && c.len() >= (m - 1) * rsc + n);
+    // SAFETY: the bounds are checked above.
+    unsafe {
+        sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            r.as_ptr(),
+            1,
+            k as isize,
+            0.0,
+            c.as_mut_ptr(),
+            rsc as isize,
+            1,
+        );
+    }
+}
+
+/// The disjoint `len`-float blocks of `y` at `read` and `write`.
+fn split_two(y: &mut [f32], read: usize, write: usize, len: usize) -> (&[f32], &mut [f32]) {
+    if read < write {
+        let (a, b) = y.split_at_mut(write);
+        (&a[read..read + len], &mut b[..len])
+    } else {
+        let (a, b) = y.split_at_mut(read);
+        (&b[..len], &mut a[write..write + len])
+    }
+}
