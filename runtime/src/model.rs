@@ -158,6 +158,9 @@ pub(crate) struct Inner {
     pub plain_buffers: usize,
     /// Copies left by those elisions and dropped (`layouts::forward_copies`).
     pub forwarded_copies: usize,
+    /// Bytes of constant operands prepared at load (filters packed for the
+    /// GEMM: `Conv::prepare`, `Kernel::prepare`).
+    pub prepared_bytes: usize,
     pub plans: Mutex<crate::exec::PlanCache>,
     pub contexts: Mutex<Vec<crate::exec::ExecContext>>,
     pub limits: Limits,
@@ -290,6 +293,7 @@ impl Model {
             threads,
             plain_buffers: 0,
             forwarded_copies: 0,
+            prepared_bytes: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
             contexts: Mutex::new(vec![]),
             limits: Limits {
@@ -530,6 +534,13 @@ impl Model {
         }
         (native, fb)
     }
+    /// Bytes of constant operands prepared at load: filters packed into
+    /// the GEMM's panels (2-D and 3-D convolutions), within the memory
+    /// budget.
+    pub fn prepared_bytes(&self) -> usize {
+        self.inner.prepared_bytes
+    }
+
     /// How the convolutions of the model's launches compute (by
     /// `Conv::algorithm`, sorted by name): (algorithm, convolutions, of
     /// those whose Winograd filter transform was folded at load time).
@@ -860,6 +871,7 @@ fn fold(inner: &mut Inner) -> Result<(), Error> {
             });
         }
     }
+    inner.prepared_bytes = packed;
     for c in consts {
         retire(c, &mut dead);
     }
@@ -937,8 +949,10 @@ fn const_args(
 }
 
 /// Pack the constant filters of the launch's convolutions for their GEMM
-/// (`kernels::conv::Conv::prepare`), while the packed copies fit in the
-/// memory budget (`packed`: bytes packed so far in the model).
+/// (`kernels::conv::Conv::prepare`) and let its other kernels prepare
+/// their constant operands (`Kernel::prepare`: a 3-D convolution's
+/// filter), while the copies fit in the memory budget (`packed`: bytes
+/// packed so far in the model).
 fn pack_filters(
     inner: &Inner,
     k: &KernelProgram,
@@ -948,26 +962,37 @@ fn pack_filters(
     packed: &mut usize,
 ) {
     for (si, s) in k.steps.iter().enumerate() {
-        let (kernels::Op::Conv(c), Some(&w)) = (&s.op, s.ins.get(1)) else {
-            continue;
-        };
-        let (Some(&p), Some(Some(shape)), Some(dtype)) =
-            (known.get(&w), shapes.get(w), k.types[w].dtype())
-        else {
-            continue;
-        };
         if skip[si] {
             continue;
         }
-        let slot = Slot {
-            ptr: p,
-            shape: shape.clone(),
-            dtype,
+        let constant = |v: usize| {
+            let (Some(&p), Some(Some(shape)), Some(dtype)) =
+                (known.get(&v), shapes.get(v), k.types[v].dtype())
+            else {
+                return None;
+            };
+            Some(Slot {
+                ptr: p,
+                shape: shape.clone(),
+                dtype,
+            })
         };
-        let budget = usize::try_from(inner.limits.max_memory)
-            .unwrap_or(usize::MAX)
-            .saturating_sub(*packed);
-        *packed += c.prepare(&slot, budget);
+        let max = usize::try_from(inner.limits.max_memory).unwrap_or(usize::MAX);
+        match &s.op {
+            kernels::Op::Conv(c) => {
+                if let Some(slot) = s.ins.get(1).and_then(|&w| constant(w)) {
+                    *packed += c.prepare(&slot, max.saturating_sub(*packed));
+                }
+            }
+            kernels::Op::Kernel(kern) => {
+                for (i, &v) in s.ins.iter().enumerate() {
+                    if let Some(slot) = constant(v) {
+                        *packed += kern.prepare(i, &slot, max.saturating_sub(*packed));
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 

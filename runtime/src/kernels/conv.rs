@@ -396,23 +396,11 @@ impl Conv {
                 .out_plane
                 .is_some_and(|p| p <= super::sgemm_packed::WIDE_ROWS_MAX_N)
                 || in_place_pays(ocg, k));
-        let bytes = g * match wide_rows {
-            true => PackedA::bytes_for_wide_rows(ocg, k),
-            false => PackedA::bytes_for(ocg, k),
-        };
+        let bytes = PackedA::bytes_for_groups(g, ocg, k, wide_rows);
         if bytes > budget || self.packed.find(w.ptr as usize, &w.shape).is_some() {
             return 0;
         }
-        let f = F32In::new(w);
-        let groups = f
-            .slice()
-            .chunks_exact((ocg * k).max(1))
-            .take(g)
-            .map(|a| match wide_rows {
-                true => PackedA::pack_wide_rows(a, ocg, k),
-                false => PackedA::pack(a, ocg, k),
-            })
-            .collect();
+        let groups = PackedA::pack_groups(F32In::new(w).slice(), g, ocg, k, wide_rows);
         let filter = PackedFilter {
             addr: w.ptr as usize,
             dims: [oc, cg, kh, kw],

@@ -216,6 +216,14 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     fn with_relu(&self) -> Option<std::sync::Arc<dyn Kernel>> {
         None
     }
+    /// Prepare operand `operand`, a constant whose bytes live unchanged as
+    /// long as the model, once at load (pack a filter into the GEMM's
+    /// panels), within `budget` bytes; returns the bytes it allocated.
+    /// Nothing by default.
+    fn prepare(&self, operand: usize, constant: &Slot, budget: usize) -> usize {
+        let _ = (operand, constant, budget);
+        0
+    }
 }
 
 /// What a step does.

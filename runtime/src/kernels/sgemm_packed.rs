@@ -148,6 +148,35 @@ impl PackedA {
         Self::bytes_in_panels(m, k, MR)
     }
 
+    /// Bytes of `groups` filters of `m x k` each packed by
+    /// [`PackedA::pack_groups`].
+    pub fn bytes_for_groups(groups: usize, m: usize, k: usize, wide_rows: bool) -> usize {
+        groups
+            * match wide_rows {
+                true => Self::bytes_for_wide_rows(m, k),
+                false => Self::bytes_for(m, k),
+            }
+    }
+
+    /// A grouped convolution's filter (`groups` row-major `m x k` blocks
+    /// one after another) packed group by group: in panels of
+    /// [`WIDE_ROWS`] rows ([`PackedA::pack_wide_rows`]) or of [`MR`].
+    pub fn pack_groups(
+        f: &[f32],
+        groups: usize,
+        m: usize,
+        k: usize,
+        wide_rows: bool,
+    ) -> Vec<PackedA> {
+        f.chunks_exact((m * k).max(1))
+            .take(groups)
+            .map(|a| match wide_rows {
+                true => PackedA::pack_wide_rows(a, m, k),
+                false => PackedA::pack(a, m, k),
+            })
+            .collect()
+    }
+
     /// `C[rows x n] = A[r0..r0 + rows] * B[k x n]` (`C` overwritten).
     ///
     /// # Safety

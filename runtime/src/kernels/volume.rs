@@ -3,24 +3,63 @@
 //! `graph.max_pool3d` / `graph.avg_pool3d` as the op's own pooling loop
 //! (`ge_dialects::graph::nn3d::pool3d_plane`) in f32, one plane per task.
 
+use super::sgemm_packed::{PackedA, MR, WIDE_ROWS};
 use super::{sgemm, F32In, F32Out, Kernel, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::nn3d::{
     conv3d_shapes, conv_window_of, dims5, pool3d_plane, pool_window_of, AvgPool3d, Window3,
 };
 use ge_ir::body::{Body, OpId};
+use std::sync::{Arc, RwLock};
 
 /// A 3-D convolution.
 #[derive(Clone, Debug)]
 pub struct Conv3d {
     win: Window3,
     group: usize,
+    /// Output positions (`OD·OH·OW`) when the result type fixes them: few
+    /// of them take the filter in panels of 16 rows.
+    out_positions: Option<usize>,
+    /// Its constant filters packed at load ([`Kernel::prepare`]), by
+    /// address and shape (one op's kernel may serve several launches).
+    packed: Arc<RwLock<Vec<Arc<Packed3>>>>,
+}
+
+/// A filter `[m, cg, kd, kh, kw]` packed group by group (`m/group x k`).
+#[derive(Debug)]
+struct Packed3 {
+    addr: usize,
+    shape: Vec<usize>,
+    groups: Vec<PackedA>,
+    /// Rows of a panel (`r0` of a GEMM call is a multiple of it).
+    panel: usize,
 }
 
 impl Conv3d {
     pub fn from_op(b: &Body, o: OpId) -> Option<Conv3d> {
-        let (win, group) = conv_window_of(b.op(o)).ok()?;
-        Some(Conv3d { win, group })
+        let d = b.op(o);
+        let (win, group) = conv_window_of(d).ok()?;
+        let out_positions = d
+            .results()
+            .first()
+            .and_then(|&r| b.value_type(r).as_tensor()?.static_shape())
+            .and_then(|s| match s[..] {
+                [_, _, a, h, w] => usize::try_from(a * h * w).ok(),
+                _ => None,
+            });
+        Some(Conv3d {
+            win,
+            group,
+            out_positions,
+            packed: Arc::default(),
+        })
+    }
+
+    fn find(&self, addr: usize, shape: &[usize]) -> Option<Arc<Packed3>> {
+        let v = self.packed.read().ok()?;
+        v.iter()
+            .find(|f| f.addr == addr && f.shape == shape)
+            .cloned()
     }
 }
 
@@ -59,52 +98,127 @@ impl Kernel for Conv3d {
             odims: [od, oh, ow],
             kernel: [kd, kh, kw],
         };
-        let tasks = n * self.group;
-        par.run(tasks, tasks > 1 && n * m * p * k > 1 << 16, &|t| {
+        // Per (sample, group): the input unfolded once (its rows in
+        // parallel), then the GEMM in blocks of output channels (in
+        // parallel): one (sample, group) alone — a video network at batch 1
+        // — still uses every thread.
+        let parallel = n * m * p * k > 1 << 16;
+        let mut col = COL.with(|c| c.take());
+        // Every element is written by `im2col` (zeros where a tap falls in
+        // the padding): no zeroing beyond what `resize` adds.
+        col.resize(k * p, 0.0);
+        let cp = Shared(col.as_mut_ptr());
+        // Each GEMM call packs `col` again: as few blocks as keep the
+        // threads busy (two per thread, at least MIN_ROWS rows each).
+        let want = match parallel && par.threads() > 1 {
+            true => (2 * par.threads()).min(mg.div_ceil(MIN_ROWS)),
+            false => 1,
+        };
+        let packed = self.find(f.ptr as usize, &f.shape);
+        // A packed call starts at a panel's first row.
+        let panel = packed.as_ref().map_or(1, |pf| pf.panel);
+        let rows_per_task = mg.div_ceil(want.max(1)).next_multiple_of(panel).max(1);
+        let blocks = mg.div_ceil(rows_per_task);
+        let r = (0..n * self.group).try_for_each(|t| {
             let (b, g) = (t / self.group, t % self.group);
-            let mut col = vec![0f32; k * p];
-            // SAFETY: `x` holds n*c planes of `pin` elements; this task reads
-            // the cg planes of group g of sample b.
-            let xs =
-                unsafe { std::slice::from_raw_parts(xp.p().add((b * c + g * cg) * pin), cg * pin) };
-            im2col(&geo, xs, cg, &mut col);
-            // SAFETY: the filter rows of group g are mg rows of k elements;
-            // the output rows of (b, g) are mg rows of p elements, written by
-            // this task only; `col` is k x p.
-            unsafe {
-                let dst = op.p().add((b * m + g * mg) * p);
-                sgemm(
-                    mg,
-                    k,
-                    p,
-                    1.0,
-                    fp.p().add(g * mg * k),
-                    k as isize,
-                    1,
-                    col.as_ptr(),
-                    p as isize,
-                    1,
-                    0.0,
-                    dst,
-                    p as isize,
-                    1,
-                );
-                if let Some(bp) = bp {
-                    for r in 0..mg {
-                        let bv = *bp.p().add(g * mg + r);
-                        let row = std::slice::from_raw_parts_mut(dst.add(r * p), p);
-                        row.iter_mut().for_each(|v| *v += bv);
+            par.run(cg, parallel, &|ci| {
+                // SAFETY: `x` holds n*c planes of `pin` elements; this task
+                // reads input plane ci of group g of sample b and writes
+                // only its kd*kh*kw rows of `col` (k x p).
+                unsafe {
+                    let plane =
+                        std::slice::from_raw_parts(xp.p().add((b * c + g * cg + ci) * pin), pin);
+                    let taps = k / cg.max(1);
+                    let rows = std::slice::from_raw_parts_mut(cp.p().add(ci * taps * p), taps * p);
+                    im2col_plane(&geo, plane, rows);
+                }
+                Ok(())
+            })?;
+            par.run(blocks, parallel, &|blk| {
+                let r0 = blk * rows_per_task;
+                let rows = rows_per_task.min(mg - r0);
+                // SAFETY: the filter rows of group g are mg rows of k
+                // elements; output rows r0..r0+rows of (b, g) are written
+                // by this task only; `col` (k x p) was filled above and is
+                // only read here.
+                unsafe {
+                    let dst = op.p().add((b * m + g * mg + r0) * p);
+                    match packed.as_ref().and_then(|pf| pf.groups.get(g)) {
+                        // `r0` is a multiple of the panel's rows.
+                        Some(pa) => pa.gemm(r0, rows, cp.p(), p, p, dst, p),
+                        None => sgemm(
+                            rows,
+                            k,
+                            p,
+                            1.0,
+                            fp.p().add((g * mg + r0) * k),
+                            k as isize,
+                            1,
+                            cp.p(),
+                            p as isize,
+                            1,
+                            0.0,
+                            dst,
+                            p as isize,
+                            1,
+                        ),
+                    }
+                    if let Some(bp) = bp {
+                        for r in 0..rows {
+                            let bv = *bp.p().add(g * mg + r0 + r);
+                            let row = std::slice::from_raw_parts_mut(dst.add(r * p), p);
+                            row.iter_mut().for_each(|v| *v += bv);
+                        }
                     }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })
+        });
+        COL.with(|c| c.replace(col));
+        r?;
         o.finish();
         Ok(())
     }
 
     fn float_only(&self) -> bool {
         true
+    }
+
+    /// Pack the constant filter (operand 1) for the packed GEMM
+    /// (`sgemm_packed`), as a 2-D convolution's is: a call never packs it
+    /// again (the `gemm` crate's path packs it at every call — 14 MB a call
+    /// for a 512-channel 3x3x3 layer of a video network).
+    fn prepare(&self, operand: usize, w: &Slot, budget: usize) -> usize {
+        let Ok([m, cg, kd, kh, kw]) = <[usize; 5]>::try_from(&w.shape[..]) else {
+            return 0;
+        };
+        let g = self.group.max(1);
+        if operand != 1 || w.ptr.is_null() || m % g != 0 || !super::sgemm_packed::fast() {
+            return 0;
+        }
+        let (mg, k) = (m / g, cg * kd * kh * kw);
+        let wide_rows = super::sgemm_packed::wide()
+            && self
+                .out_positions
+                .is_some_and(|p| p <= super::sgemm_packed::WIDE_ROWS_MAX_N);
+        let bytes = PackedA::bytes_for_groups(g, mg, k, wide_rows);
+        if bytes > budget || self.find(w.ptr as usize, &w.shape).is_some() {
+            return 0;
+        }
+        let groups = PackedA::pack_groups(F32In::new(w).slice(), g, mg, k, wide_rows);
+        let packed = Packed3 {
+            addr: w.ptr as usize,
+            shape: w.shape.clone(),
+            groups,
+            panel: if wide_rows { WIDE_ROWS } else { MR },
+        };
+        match self.packed.write() {
+            Ok(mut v) => {
+                v.push(Arc::new(packed));
+                bytes
+            }
+            Err(_) => 0,
+        }
     }
 }
 
@@ -116,43 +230,87 @@ struct Geo<'a> {
     kernel: [usize; 3],
 }
 
-/// Unfold `cg` input planes into `col` (`cg·kD·kH·kW` rows of `OD·OH·OW`
-/// output positions; zero where a tap falls in the padding).
-fn im2col(g: &Geo, xs: &[f32], cg: usize, col: &mut [f32]) {
+/// Fewest output channels per GEMM task (the GEMM's register blocks take
+/// 16 rows or more at a time).
+const MIN_ROWS: usize = 16;
+
+thread_local! {
+    /// The unfolded input of the last run on this thread, reused (a
+    /// video network's layers unfold up to tens of MB each run).
+    static COL: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The range of output positions `o` along one axis whose tap `t` reads
+/// inside the input (`0 <= o*stride + t*dilation - pad < len`), clamped to
+/// `0..out`.
+fn inside(out: usize, len: usize, t: usize, w: &Window3, a: usize) -> (usize, usize) {
+    let (s, off) = (
+        w.strides[a].max(1),
+        (t * w.dilations[a]) as isize - w.pads[a] as isize,
+    );
+    // o*s + off >= 0  <=>  o >= ceil(-off / s)
+    let lo = if off >= 0 {
+        0
+    } else {
+        ((-off) as usize).div_ceil(s)
+    };
+    // o*s + off < len  <=>  o < ceil((len - off) / s)
+    let hi = match len as isize - off {
+        e if e <= 0 => 0,
+        e => (e as usize).div_ceil(s),
+    };
+    (lo.min(out), hi.min(out).max(lo.min(out)))
+}
+
+/// Unfold one input plane (`id x ih x iw`) into its `kD·kH·kW` rows of
+/// `OD·OH·OW` output positions (zero where a tap falls in the padding):
+/// per row and output line, zeros, then the taps inside the input — a
+/// copy when the stride along W is 1 — then zeros.
+fn im2col_plane(g: &Geo, plane: &[f32], rows: &mut [f32]) {
     let [id, ih, iw] = g.idims;
     let [od, oh, ow] = g.odims;
     let [kd, kh, kw] = g.kernel;
     let w = g.win;
     let p = od * oh * ow;
-    let at = |o: usize, k: usize, a: usize| {
-        (o * w.strides[a] + k * w.dilations[a]) as isize - w.pads[a] as isize
-    };
+    let (sw, dw, pw) = (w.strides[2], w.dilations[2], w.pads[2] as isize);
     let mut row = 0;
-    for ci in 0..cg {
-        let plane = &xs[ci * id * ih * iw..(ci + 1) * id * ih * iw];
-        for k0 in 0..kd {
-            for k1 in 0..kh {
-                for k2 in 0..kw {
-                    let dst = &mut col[row * p..(row + 1) * p];
-                    let mut j = 0;
-                    for o0 in 0..od {
-                        let z = at(o0, k0, 0);
-                        for o1 in 0..oh {
-                            let y = at(o1, k1, 1);
-                            let line_ok = z >= 0 && z < id as isize && y >= 0 && y < ih as isize;
-                            for o2 in 0..ow {
-                                let xx = at(o2, k2, 2);
-                                dst[j] = if line_ok && xx >= 0 && xx < iw as isize {
-                                    plane[(z as usize * ih + y as usize) * iw + xx as usize]
-                                } else {
-                                    0.0
-                                };
-                                j += 1;
+    for k0 in 0..kd {
+        let (z0, z1) = inside(od, id, k0, w, 0);
+        for k1 in 0..kh {
+            let (y0, y1) = inside(oh, ih, k1, w, 1);
+            for k2 in 0..kw {
+                let (x0, x1) = inside(ow, iw, k2, w, 2);
+                let dst = &mut rows[row * p..(row + 1) * p];
+                for o0 in 0..od {
+                    let lines = &mut dst[o0 * oh * ow..(o0 + 1) * oh * ow];
+                    if !(z0..z1).contains(&o0) {
+                        lines.fill(0.0);
+                        continue;
+                    }
+                    let z = o0 * w.strides[0] + k0 * w.dilations[0] - w.pads[0];
+                    for (o1, line) in lines.chunks_exact_mut(ow).enumerate() {
+                        if !(y0..y1).contains(&o1) {
+                            line.fill(0.0);
+                            continue;
+                        }
+                        let y = o1 * w.strides[1] + k1 * w.dilations[1] - w.pads[1];
+                        let src = &plane[(z * ih + y) * iw..(z * ih + y + 1) * iw];
+                        line[..x0].fill(0.0);
+                        line[x1..].fill(0.0);
+                        // The first tap inside: x0*sw + k2*dw - pw >= 0.
+                        let first = (x0 * sw + k2 * dw) as isize - pw;
+                        let first = first.max(0) as usize;
+                        let out = &mut line[x0..x1];
+                        if sw == 1 {
+                            out.copy_from_slice(&src[first..first + out.len()]);
+                        } else {
+                            for (j, v) in out.iter_mut().enumerate() {
+                                *v = src[first + j * sw];
                             }
                         }
                     }
-                    row += 1;
                 }
+                row += 1;
             }
         }
     }

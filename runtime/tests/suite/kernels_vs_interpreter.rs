@@ -833,6 +833,60 @@ fn volumetric_ops_match_the_interpreter() {
     }
 }
 
+/// conv3d with a constant filter: packed at load for the packed GEMM
+/// (`Kernel::prepare`), in panels of 16 rows when the output has at most
+/// 12 positions, else of 4 — with groups, strides, pads, dilations, output
+/// channels not a multiple of a panel, and 1 and 2 threads (the GEMM split
+/// in blocks of output channels starting on a panel's first row).
+#[test]
+fn conv3d_with_a_constant_filter_is_packed_at_load_and_matches() {
+    // (input, filter, output, attributes)
+    let convs = [
+        ("1x3x5x6x7", "20x3x3x3x3", "1x20x3x4x5", "{pads = [0, 0, 0, 0, 0, 0]}"),
+        ("1x8x1x3x3", "37x8x3x3x3", "1x37x1x3x3", "{pads = [1, 1, 1, 1, 1, 1]}"),
+        ("2x4x6x5x5", "34x2x2x3x1", "2x34x3x2x5", "{group = 2 : i64, strides = [2, 2, 1], pads = [0, 1, 0, 1, 0, 0], dilations = [1, 1, 2]}"),
+        ("1x6x4x9x9", "18x6x1x3x3", "1x18x4x5x5", "{strides = [1, 2, 2], pads = [0, 1, 1, 0, 1, 1]}"),
+    ];
+    for (xs, ws, ys, attrs) in convs {
+        let (x, w, y) = (
+            format!("tensor<{xs}xf32>"),
+            format!("tensor<{ws}xf32>"),
+            format!("tensor<{ys}xf32>"),
+        );
+        let dims: Vec<usize> = ws.split('x').filter_map(|d| d.parse().ok()).collect();
+        let values: Vec<String> = (0..dims.iter().product::<usize>())
+            .map(|i| format!("{:.3}", ((i * 37 % 101) as f64 - 50.0) / 100.0))
+            .collect();
+        let text = format!(
+            "graph.func @main(%x: {x}) -> {y} {{\n  \
+             %w = data.constant dense<{}> : {w}\n  \
+             %y = graph.conv3d %x, %w {attrs} : ({x}, {w}) -> {y}\n  \
+             graph.return %y : {y}\n}}\n",
+            nest(&values, &dims)
+        );
+        let (types, m) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 5);
+        let want = interpret(&m, "main", &ins);
+        let om = om_bytes(
+            "conv3d_const",
+            &text,
+            &ge_compile::CompileOptions::default(),
+        );
+        for threads in [1, 2] {
+            let model = load(&om, threads);
+            assert!(
+                model.prepared_bytes() > 0,
+                "conv3d {xs} {ws}: the constant filter is packed at load"
+            );
+            assert_close(
+                &run(&model, &ins),
+                &want,
+                &format!("conv3d {xs} {ws} {attrs} threads={threads}"),
+            );
+        }
+    }
+}
+
 /// graph.bit_shift (runtime/src/kernels/bit_shift.rs): both directions on
 /// signed and unsigned types with broadcasting; random amounts 0..8 reach
 /// the width of the 8-bit types (the out-of-range rule).
