@@ -54,6 +54,31 @@ impl Kernel for BatchNorm {
         let mut yo = F32Out::new(y);
         let (xp, yp) = (Shared(xi.ptr()), Shared(yo.ptr()));
         let (eps, relu) = (self.eps, self.relu);
+        if inner < SHORT_PLANE {
+            // Planes of a few values (a BatchNorm1d on `N x C`: one value a
+            // plane): a sample's channels in one pass, `k` computed once per
+            // channel, not a call per plane.
+            let k: Vec<f32> = ps
+                .iter()
+                .zip(pv)
+                .map(|(&s, &v)| s / (v + eps).sqrt())
+                .collect();
+            par.run(n, n * c * inner > 1 << 15, &|row| {
+                // SAFETY: sample `row` of the input and of the output,
+                // `c * inner` elements each, inside both slots (same shape,
+                // checked above); tasks write disjoint samples.
+                let (src, dst) = unsafe {
+                    (
+                        std::slice::from_raw_parts(xp.p().add(row * c * inner), c * inner),
+                        std::slice::from_raw_parts_mut(yp.p().add(row * c * inner), c * inner),
+                    )
+                };
+                scale_shift_channels(src, dst, inner, pm, &k, pb, relu);
+                Ok(())
+            })?;
+            yo.finish();
+            return Ok(());
+        }
         // One task per channel plane (n * c of them), in parallel when big.
         par.run(n * c, n * c * inner > 1 << 15, &|plane| {
             let ch = plane % c;
@@ -76,6 +101,57 @@ impl Kernel for BatchNorm {
         yo.finish();
         Ok(())
     }
+}
+
+/// Channel planes shorter than this go a sample at a time
+/// ([`scale_shift_channels`]): a call per plane costs more than its values.
+const SHORT_PLANE: usize = 16;
+
+/// One sample's `m.len()` channel planes of `inner` values: `dst = (src -
+/// m[c]) * k[c] + b[c]` (then the relu), the operations of [`scale_shift`]
+/// and [`scale_shift_relu`]; vectorised along the channels for planes of
+/// one value.
+fn scale_shift_channels(
+    src: &[f32],
+    dst: &mut [f32],
+    inner: usize,
+    m: &[f32],
+    k: &[f32],
+    b: &[f32],
+    relu: bool,
+) {
+    #[inline(always)]
+    fn body(
+        src: &[f32],
+        dst: &mut [f32],
+        inner: usize,
+        m: &[f32],
+        k: &[f32],
+        b: &[f32],
+        relu: bool,
+    ) {
+        let one = |s: f32, m: f32, k: f32, b: f32| {
+            let y = (s - m) * k + b;
+            if relu {
+                super::ew::relu(y)
+            } else {
+                y
+            }
+        };
+        if inner == 1 {
+            for ((((d, &s), &m), &k), &b) in dst.iter_mut().zip(src).zip(m).zip(k).zip(b) {
+                *d = one(s, m, k, b);
+            }
+            return;
+        }
+        let planes = dst.chunks_exact_mut(inner).zip(src.chunks_exact(inner));
+        for ((((d, s), &m), &k), &b) in planes.zip(m).zip(k).zip(b) {
+            for (d, &s) in d.iter_mut().zip(s) {
+                *d = one(s, m, k, b);
+            }
+        }
+    }
+    by_cpu_features!(body(src: &[f32], dst: &mut [f32], inner: usize, m: &[f32], k: &[f32], b: &[f32], relu: bool))
 }
 
 /// `dst = (src - m) * k + b`, vectorised for the CPU's widest lanes.

@@ -39,6 +39,8 @@ fn batch_norm_matches_the_interpreter() {
         ("2x6x5x7", 6, "f32"),
         ("3x4x9", 4, "f32"),
         ("5x8", 8, "f32"),
+        // Planes of one value (a BatchNorm1d), channels past a vector.
+        ("40x37", 37, "f32"),
         ("1x3x2x2x3", 3, "f32"),
         ("2x6x5x7", 6, "f16"),
         ("2x4x3x3", 4, "bf16"),
@@ -62,8 +64,15 @@ fn a_relu_after_a_batch_norm_runs_in_its_pass() {
     // too (kept as two steps), f16 (fused: the relu commutes with the
     // rounding). Channel means on both sides of the inputs, so the relu
     // zeroes some of each channel and keeps the rest.
-    for (dt, ret, fused) in [("f32", "%r", 1), ("f32", "%r, %y", 0), ("f16", "%r", 1)] {
-        let x = format!("tensor<2x6x5x7x{dt}>");
+    // Planes of 35 values, and of one and four (a sample at a time).
+    for (shape, dt, ret, fused) in [
+        ("2x6x5x7", "f32", "%r", 1),
+        ("2x6x5x7", "f32", "%r, %y", 0),
+        ("2x6x5x7", "f16", "%r", 1),
+        ("9x6", "f32", "%r", 1),
+        ("3x6x2x2", "f32", "%r", 1),
+    ] {
+        let x = format!("tensor<{shape}x{dt}>");
         let p = format!("tensor<6x{dt}>");
         let rets = ret
             .split(", ")
@@ -80,9 +89,14 @@ fn a_relu_after_a_batch_norm_runs_in_its_pass() {
         );
         let (types, m) = signature(&text, "main");
         let ins = random_inputs(&types, &[], 5);
-        native_matches_interpreter(&text, &m, &ins, &format!("batch_norm + relu {dt} -> {ret}"));
+        native_matches_interpreter(
+            &text,
+            &m,
+            &ins,
+            &format!("batch_norm + relu {shape} {dt} -> {ret}"),
+        );
         let om = om_bytes("bn", &text, &Default::default());
-        assert_eq!(load(&om, 1).fused_relus(), fused, "{dt} -> {ret}");
+        assert_eq!(load(&om, 1).fused_relus(), fused, "{shape} {dt} -> {ret}");
     }
 }
 
