@@ -208,8 +208,25 @@ fn dot_rows_avx512(a: &[f32], rows: [&[f32]; DOT_ROWS]) -> [f32; DOT_ROWS] {
     use std::arch::x86_64::*;
     let k = a.len();
     let rows = rows.map(|r| &r[..k]);
-    let mut acc = [_mm512_setzero_ps(); DOT_ROWS];
+    // Two sums a row over whole pairs of vectors (16 chains in flight, no
+    // mask in the loop: VGG's 25088 -> 256 classifier streamed its 25 MB at
+    // 29 GB/s with one masked sum a row), then one over the rest.
+    let mut acc = [[_mm512_setzero_ps(); DOT_ROWS]; 2];
+    let pairs = k / 32 * 32;
     let mut i = 0;
+    while i < pairs {
+        // SAFETY: lanes `i..i + 32` lie below `k`, which `a` and every row
+        // (cut to `k` above) hold.
+        unsafe {
+            let x0 = _mm512_loadu_ps(a.as_ptr().add(i));
+            let x1 = _mm512_loadu_ps(a.as_ptr().add(i + 16));
+            for (q, r) in rows.iter().enumerate() {
+                acc[0][q] = _mm512_fmadd_ps(x0, _mm512_loadu_ps(r.as_ptr().add(i)), acc[0][q]);
+                acc[1][q] = _mm512_fmadd_ps(x1, _mm512_loadu_ps(r.as_ptr().add(i + 16)), acc[1][q]);
+            }
+        }
+        i += 32;
+    }
     while i < k {
         let m: __mmask16 = match k - i {
             n if n >= 16 => !0,
@@ -219,13 +236,13 @@ fn dot_rows_avx512(a: &[f32], rows: [&[f32]; DOT_ROWS]) -> [f32; DOT_ROWS] {
         // and every row (cut to `k` above) hold.
         unsafe {
             let x = _mm512_maskz_loadu_ps(m, a.as_ptr().add(i));
-            for (s, r) in acc.iter_mut().zip(&rows) {
+            for (s, r) in acc[0].iter_mut().zip(&rows) {
                 *s = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, r.as_ptr().add(i)), *s);
             }
         }
         i += 16;
     }
-    acc.map(|s| _mm512_reduce_add_ps(s))
+    std::array::from_fn(|q| _mm512_reduce_add_ps(_mm512_add_ps(acc[0][q], acc[1][q])))
 }
 
 /// `a . row` with eight partial sums (the loop vectorises: float adds do
