@@ -106,19 +106,17 @@ impl Kernel for Conv3d {
         let mut col = COL.with(|c| c.take());
         // Every element is written by `im2col` (zeros where a tap falls in
         // the padding): no zeroing beyond what `resize` adds.
-        col.resize(k * p, 0.0);
+        // It only grows: a smaller layer between two large ones would cut
+        // it and the next large one zero it again.
+        if col.len() < k * p {
+            col.resize(k * p, 0.0);
+        }
         let cp = Shared(col.as_mut_ptr());
-        // Each GEMM call packs `col` again: as few blocks as keep the
-        // threads busy (two per thread, at least MIN_ROWS rows each).
-        let want = match parallel && par.threads() > 1 {
-            true => (2 * par.threads()).min(mg.div_ceil(MIN_ROWS)),
-            false => 1,
-        };
         let packed = self.find(f.ptr as usize, &f.shape);
         // A packed call starts at a panel's first row.
         let panel = packed.as_ref().map_or(1, |pf| pf.panel);
-        let rows_per_task = mg.div_ceil(want.max(1)).next_multiple_of(panel).max(1);
-        let blocks = mg.div_ceil(rows_per_task);
+        let (rows_per_task, cols_per_task) = gemm_blocks(mg, p, panel, parallel, par.threads());
+        let (row_blocks, col_blocks) = (mg.div_ceil(rows_per_task), p.div_ceil(cols_per_task));
         let r = (0..n * self.group).try_for_each(|t| {
             let (b, g) = (t / self.group, t % self.group);
             par.run(cg, parallel, &|ci| {
@@ -134,27 +132,31 @@ impl Kernel for Conv3d {
                 }
                 Ok(())
             })?;
-            par.run(blocks, parallel, &|blk| {
-                let r0 = blk * rows_per_task;
-                let rows = rows_per_task.min(mg - r0);
+            par.run(row_blocks * col_blocks, parallel, &|blk| {
+                let (r0, c0) = (
+                    blk / col_blocks * rows_per_task,
+                    blk % col_blocks * cols_per_task,
+                );
+                let (rows, cols) = (rows_per_task.min(mg - r0), cols_per_task.min(p - c0));
                 // SAFETY: the filter rows of group g are mg rows of k
-                // elements; output rows r0..r0+rows of (b, g) are written
-                // by this task only; `col` (k x p) was filled above and is
-                // only read here.
+                // elements; the output block (rows r0.., columns c0..) of
+                // (b, g) is written by this task only; `col` (k x p) was
+                // filled above and is only read here.
                 unsafe {
-                    let dst = op.p().add((b * m + g * mg + r0) * p);
+                    let dst = op.p().add((b * m + g * mg + r0) * p + c0);
+                    let b_cols = cp.p().add(c0);
                     match packed.as_ref().and_then(|pf| pf.groups.get(g)) {
                         // `r0` is a multiple of the panel's rows.
-                        Some(pa) => pa.gemm(r0, rows, cp.p(), p, p, dst, p),
+                        Some(pa) => pa.gemm(r0, rows, b_cols, p, cols, dst, p),
                         None => sgemm(
                             rows,
                             k,
-                            p,
+                            cols,
                             1.0,
                             fp.p().add((g * mg + r0) * k),
                             k as isize,
                             1,
-                            cp.p(),
+                            b_cols,
                             p as isize,
                             1,
                             0.0,
@@ -166,7 +168,7 @@ impl Kernel for Conv3d {
                     if let Some(bp) = bp {
                         for r in 0..rows {
                             let bv = *bp.p().add(g * mg + r0 + r);
-                            let row = std::slice::from_raw_parts_mut(dst.add(r * p), p);
+                            let row = std::slice::from_raw_parts_mut(dst.add(r * p), cols);
                             row.iter_mut().for_each(|v| *v += bv);
                         }
                     }
@@ -233,6 +235,35 @@ struct Geo<'a> {
 /// Fewest output channels per GEMM task (the GEMM's register blocks take
 /// 16 rows or more at a time).
 const MIN_ROWS: usize = 16;
+
+/// Fewest output positions per GEMM task (a strip of the packed GEMM).
+const MIN_COLS: usize = 48;
+
+/// The GEMM's blocks, `(rows, columns)` each, for `threads` threads: one
+/// block without parallelism; else about two per thread, split along the
+/// longer side — each call copies the columns it multiplies (`col`'s
+/// strips), so a row split copies all of `col` once per block (64
+/// channels on a 4x16x16 clip: 4 copies of 7 MB), a column split once in
+/// all. Rows start on a panel's first row (`panel`).
+fn gemm_blocks(
+    mg: usize,
+    p: usize,
+    panel: usize,
+    parallel: bool,
+    threads: usize,
+) -> (usize, usize) {
+    let (mg1, p1) = (mg.max(1), p.max(1));
+    if !parallel || threads <= 1 {
+        return (mg1, p1);
+    }
+    let parts = 2 * threads;
+    if p >= 2 * mg {
+        let cols = p.div_ceil(parts).max(MIN_COLS).min(p1);
+        return (mg1, cols);
+    }
+    let want = parts.min(mg.div_ceil(MIN_ROWS)).max(1);
+    (mg.div_ceil(want).next_multiple_of(panel.max(1)).max(1), p1)
+}
 
 thread_local! {
     /// The unfolded input of the last run on this thread, reused (a
