@@ -197,46 +197,16 @@ impl Fast {
             let w = &o.w[d * gh * input..(d + 1) * gh * input];
             let r = &o.r[d * gh * h..(d + 1) * gh * h];
             let bias = o.b.map(|b| &b[d * 2 * gh..(d + 1) * 2 * gh]);
-            // The bias the projection carries: Wb + Rb (a GRU with
-            // linear_before_reset: Wbh alone for the candidate).
-            let brow = &mut gates[..gh];
-            match bias {
-                Some(b) => {
-                    let (wb, rb) = b.split_at(gh);
-                    for (j, v) in brow.iter_mut().enumerate() {
-                        *v = if lbr && j >= 2 * h {
-                            wb[j]
-                        } else {
-                            wb[j] + rb[j]
-                        };
-                    }
-                }
-                None => brow.fill(0.0),
-            }
-            for row in pre.chunks_exact_mut(gh) {
-                row.copy_from_slice(brow);
-            }
+            project(
+                o.x,
+                w,
+                bias,
+                lbr,
+                (rows, input, gh, h),
+                &mut gates[..gh],
+                pre,
+            );
             let rbh: Option<&[f32]> = bias.filter(|_| lbr).map(|b| &b[gh + 2 * h..2 * gh]);
-            // SAFETY: X is rows x input, W gh x input (read transposed),
-            // pre rows x gh.
-            unsafe {
-                sgemm(
-                    rows,
-                    input,
-                    gh,
-                    1.0,
-                    o.x.as_ptr(),
-                    input as isize,
-                    1,
-                    w.as_ptr(),
-                    1,
-                    input as isize,
-                    1.0,
-                    pre.as_mut_ptr(),
-                    gh as isize,
-                    1,
-                );
-            }
             let state = d * bh..(d + 1) * bh;
             let h_init: &[f32] = match o.h0 {
                 Some(v) => &v[state.clone()],
@@ -273,85 +243,10 @@ impl Fast {
                     Cell::Lstm { .. } => {
                         matmul_t(hp, r, batch, h, gh, gates, gh);
                         add(gates, pt);
-                        for b in 0..batch {
-                            let row = &mut gates[b * gh..(b + 1) * gh];
-                            let (ifo, cc) = row.split_at_mut(3 * h);
-                            self.act(d, 0).apply(ifo);
-                            self.act(d, 1).apply(cc);
-                            let (i, rest) = ifo.split_at(h);
-                            let (og, f) = rest.split_at(h);
-                            let c = &mut cell[b * h..(b + 1) * h];
-                            for j in 0..h {
-                                c[j] = f[j] * c[j] + i[j] * cc[j];
-                            }
-                            let hc = &mut tmp[b * h..(b + 1) * h];
-                            hc.copy_from_slice(c);
-                            self.act(d, 2).apply(hc);
-                            let yb = &mut yt[b * h..(b + 1) * h];
-                            for j in 0..h {
-                                yb[j] = og[j] * hc[j];
-                            }
-                        }
+                        self.lstm_gates(d, (batch, h), gates, cell, tmp, yt);
                     }
                     Cell::Gru { .. } => {
-                        let rz = if lbr { gh } else { 2 * h };
-                        matmul_t(hp, r, batch, h, rz, gates, gh);
-                        for b in 0..batch {
-                            let row = &mut gates[b * gh..(b + 1) * gh];
-                            let p = &pt[b * gh..(b + 1) * gh];
-                            add(&mut row[..2 * h], &p[..2 * h]);
-                            self.act(d, 0).apply(&mut row[..2 * h]);
-                            let hb = &hp[b * h..(b + 1) * h];
-                            if lbr {
-                                let (zr, cand) = row.split_at_mut(2 * h);
-                                let rg = &zr[h..];
-                                for j in 0..h {
-                                    let rec = cand[j] + rbh.map_or(0.0, |v| v[j]);
-                                    cand[j] = p[2 * h + j] + rg[j] * rec;
-                                }
-                            } else {
-                                let reset = &mut tmp[b * h..(b + 1) * h];
-                                for j in 0..h {
-                                    reset[j] = row[h + j] * hb[j];
-                                }
-                            }
-                        }
-                        if !lbr {
-                            // SAFETY: as `matmul_t`, the candidate's columns.
-                            unsafe {
-                                sgemm(
-                                    batch,
-                                    h,
-                                    h,
-                                    1.0,
-                                    tmp.as_ptr(),
-                                    h as isize,
-                                    1,
-                                    r[2 * h * h..].as_ptr(),
-                                    1,
-                                    h as isize,
-                                    0.0,
-                                    gates[2 * h..].as_mut_ptr(),
-                                    gh as isize,
-                                    1,
-                                );
-                            }
-                        }
-                        for b in 0..batch {
-                            let row = &mut gates[b * gh..(b + 1) * gh];
-                            let p = &pt[b * gh..(b + 1) * gh];
-                            let (zr, cand) = row.split_at_mut(2 * h);
-                            if !lbr {
-                                add(cand, &p[2 * h..]);
-                            }
-                            self.act(d, 1).apply(cand);
-                            let z = &zr[..h];
-                            let hb = &hp[b * h..(b + 1) * h];
-                            let yb = &mut yt[b * h..(b + 1) * h];
-                            for j in 0..h {
-                                yb[j] = (1.0 - z[j]) * cand[j] + z[j] * hb[j];
-                            }
-                        }
+                        self.gru_step(d, (batch, h, lbr), hp, r, pt, rbh, gates, tmp, yt)
                     }
                 }
                 prev = Some(t);
@@ -362,6 +257,168 @@ impl Fast {
                 yc[state].copy_from_slice(cell);
             }
         }
+    }
+
+    /// A GRU step: the z and r gates from `H_{t-1}` (`hp`) and the
+    /// projection (`pt`), the candidate — with `linear_before_reset`
+    /// `r ⊙ (H·Rhᵀ + Rbh)`, else `(r ⊙ H)·Rhᵀ` — and `H` into `yt`
+    /// (`tmp`: scratch of `batch x h`).
+    #[allow(clippy::too_many_arguments)]
+    fn gru_step(
+        &self,
+        d: usize,
+        (batch, h, lbr): (usize, usize, bool),
+        hp: &[f32],
+        r: &[f32],
+        pt: &[f32],
+        rbh: Option<&[f32]>,
+        gates: &mut [f32],
+        tmp: &mut [f32],
+        yt: &mut [f32],
+    ) {
+        let gh = 3 * h;
+        let rz = if lbr { gh } else { 2 * h };
+        matmul_t(hp, r, batch, h, rz, gates, gh);
+        for b in 0..batch {
+            let row = &mut gates[b * gh..(b + 1) * gh];
+            let p = &pt[b * gh..(b + 1) * gh];
+            add(&mut row[..2 * h], &p[..2 * h]);
+            self.act(d, 0).apply(&mut row[..2 * h]);
+            let hb = &hp[b * h..(b + 1) * h];
+            if lbr {
+                let (zr, cand) = row.split_at_mut(2 * h);
+                let rg = &zr[h..];
+                for j in 0..h {
+                    let rec = cand[j] + rbh.map_or(0.0, |v| v[j]);
+                    cand[j] = p[2 * h + j] + rg[j] * rec;
+                }
+            } else {
+                let reset = &mut tmp[b * h..(b + 1) * h];
+                for j in 0..h {
+                    reset[j] = row[h + j] * hb[j];
+                }
+            }
+        }
+        if !lbr {
+            // SAFETY: as `matmul_t`, the candidate's columns.
+            unsafe {
+                sgemm(
+                    batch,
+                    h,
+                    h,
+                    1.0,
+                    tmp.as_ptr(),
+                    h as isize,
+                    1,
+                    r[2 * h * h..].as_ptr(),
+                    1,
+                    h as isize,
+                    0.0,
+                    gates[2 * h..].as_mut_ptr(),
+                    gh as isize,
+                    1,
+                );
+            }
+        }
+        for b in 0..batch {
+            let row = &mut gates[b * gh..(b + 1) * gh];
+            let p = &pt[b * gh..(b + 1) * gh];
+            let (zr, cand) = row.split_at_mut(2 * h);
+            if !lbr {
+                add(cand, &p[2 * h..]);
+            }
+            self.act(d, 1).apply(cand);
+            let z = &zr[..h];
+            let hb = &hp[b * h..(b + 1) * h];
+            let yb = &mut yt[b * h..(b + 1) * h];
+            for j in 0..h {
+                yb[j] = (1.0 - z[j]) * cand[j] + z[j] * hb[j];
+            }
+        }
+    }
+    /// An LSTM step after its gates' pre-activations (`gates`, `batch`
+    /// rows of i, o, f, c): the new cell state into `cell`, `H` into `yt`
+    /// (`tmp`: scratch of `batch x h`).
+    fn lstm_gates(
+        &self,
+        d: usize,
+        (batch, h): (usize, usize),
+        gates: &mut [f32],
+        cell: &mut [f32],
+        tmp: &mut [f32],
+        yt: &mut [f32],
+    ) {
+        let gh = 4 * h;
+        for b in 0..batch {
+            let row = &mut gates[b * gh..(b + 1) * gh];
+            let (ifo, cc) = row.split_at_mut(3 * h);
+            self.act(d, 0).apply(ifo);
+            self.act(d, 1).apply(cc);
+            let (i, rest) = ifo.split_at(h);
+            let (og, f) = rest.split_at(h);
+            let c = &mut cell[b * h..(b + 1) * h];
+            for j in 0..h {
+                c[j] = f[j] * c[j] + i[j] * cc[j];
+            }
+            let hc = &mut tmp[b * h..(b + 1) * h];
+            hc.copy_from_slice(c);
+            self.act(d, 2).apply(hc);
+            let yb = &mut yt[b * h..(b + 1) * h];
+            for j in 0..h {
+                yb[j] = og[j] * hc[j];
+            }
+        }
+    }
+}
+
+/// Every step's input projection into `pre` (`rows x gh`): `X · Wᵀ` plus
+/// the bias the projection carries — `Wb + Rb`, or for a GRU with
+/// `linear_before_reset` `Wbh` alone on the candidate's columns (`Rbh`
+/// goes with the recurrent product). `brow` is scratch for one row.
+fn project(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    lbr: bool,
+    (rows, input, gh, h): (usize, usize, usize, usize),
+    brow: &mut [f32],
+    pre: &mut [f32],
+) {
+    match bias {
+        Some(b) => {
+            let (wb, rb) = b.split_at(gh);
+            for (j, v) in brow.iter_mut().enumerate() {
+                *v = if lbr && j >= 2 * h {
+                    wb[j]
+                } else {
+                    wb[j] + rb[j]
+                };
+            }
+        }
+        None => brow.fill(0.0),
+    }
+    for row in pre.chunks_exact_mut(gh) {
+        row.copy_from_slice(brow);
+    }
+    // SAFETY: X is rows x input, W gh x input (read transposed),
+    // pre rows x gh.
+    unsafe {
+        sgemm(
+            rows,
+            input,
+            gh,
+            1.0,
+            x.as_ptr(),
+            input as isize,
+            1,
+            w.as_ptr(),
+            1,
+            input as isize,
+            1.0,
+            pre.as_mut_ptr(),
+            gh as isize,
+            1,
+        );
     }
 }
 
