@@ -119,16 +119,22 @@ impl Kernel for Conv3d {
         let (row_blocks, col_blocks) = (mg.div_ceil(rows_per_task), p.div_ceil(cols_per_task));
         let r = (0..n * self.group).try_for_each(|t| {
             let (b, g) = (t / self.group, t % self.group);
-            par.run(cg, parallel, &|ci| {
+            // A task per input plane and depth tap (a stem of 3 channels
+            // still splits evenly over the threads).
+            let kd = geo.kernel[0].max(1);
+            par.run(cg * kd, parallel, &|t| {
+                let (ci, k0) = (t / kd, t % kd);
                 // SAFETY: `x` holds n*c planes of `pin` elements; this task
                 // reads input plane ci of group g of sample b and writes
-                // only its kd*kh*kw rows of `col` (k x p).
+                // only the kh*kw rows of depth tap k0 of that plane in `col`
+                // (k x p).
                 unsafe {
                     let plane =
                         std::slice::from_raw_parts(xp.p().add((b * c + g * cg + ci) * pin), pin);
-                    let taps = k / cg.max(1);
-                    let rows = std::slice::from_raw_parts_mut(cp.p().add(ci * taps * p), taps * p);
-                    im2col_plane(&geo, plane, rows);
+                    let taps = k / cg.max(1) / kd;
+                    let at = (ci * kd + k0) * taps * p;
+                    let rows = std::slice::from_raw_parts_mut(cp.p().add(at), taps * p);
+                    im2col_plane(&geo, plane, k0, rows);
                 }
                 Ok(())
             })?;
@@ -293,56 +299,55 @@ fn inside(out: usize, len: usize, t: usize, w: &Window3, a: usize) -> (usize, us
     (lo.min(out), hi.min(out).max(lo.min(out)))
 }
 
-/// Unfold one input plane (`id x ih x iw`) into its `kD·kH·kW` rows of
-/// `OD·OH·OW` output positions (zero where a tap falls in the padding):
+/// Unfold depth tap `k0` of one input plane (`id x ih x iw`) into its
+/// `kH·kW` rows of `OD·OH·OW` output positions (zero where a tap falls in
+/// the padding):
 /// per row and output line, zeros, then the taps inside the input — a
 /// copy when the stride along W is 1 — then zeros.
-fn im2col_plane(g: &Geo, plane: &[f32], rows: &mut [f32]) {
+fn im2col_plane(g: &Geo, plane: &[f32], k0: usize, rows: &mut [f32]) {
     let [id, ih, iw] = g.idims;
     let [od, oh, ow] = g.odims;
-    let [kd, kh, kw] = g.kernel;
+    let [_, kh, kw] = g.kernel;
     let w = g.win;
     let p = od * oh * ow;
     let (sw, dw, pw) = (w.strides[2], w.dilations[2], w.pads[2] as isize);
     let mut row = 0;
-    for k0 in 0..kd {
-        let (z0, z1) = inside(od, id, k0, w, 0);
-        for k1 in 0..kh {
-            let (y0, y1) = inside(oh, ih, k1, w, 1);
-            for k2 in 0..kw {
-                let (x0, x1) = inside(ow, iw, k2, w, 2);
-                let dst = &mut rows[row * p..(row + 1) * p];
-                for o0 in 0..od {
-                    let lines = &mut dst[o0 * oh * ow..(o0 + 1) * oh * ow];
-                    if !(z0..z1).contains(&o0) {
-                        lines.fill(0.0);
+    let (z0, z1) = inside(od, id, k0, w, 0);
+    for k1 in 0..kh {
+        let (y0, y1) = inside(oh, ih, k1, w, 1);
+        for k2 in 0..kw {
+            let (x0, x1) = inside(ow, iw, k2, w, 2);
+            let dst = &mut rows[row * p..(row + 1) * p];
+            for o0 in 0..od {
+                let lines = &mut dst[o0 * oh * ow..(o0 + 1) * oh * ow];
+                if !(z0..z1).contains(&o0) {
+                    lines.fill(0.0);
+                    continue;
+                }
+                let z = o0 * w.strides[0] + k0 * w.dilations[0] - w.pads[0];
+                for (o1, line) in lines.chunks_exact_mut(ow).enumerate() {
+                    if !(y0..y1).contains(&o1) {
+                        line.fill(0.0);
                         continue;
                     }
-                    let z = o0 * w.strides[0] + k0 * w.dilations[0] - w.pads[0];
-                    for (o1, line) in lines.chunks_exact_mut(ow).enumerate() {
-                        if !(y0..y1).contains(&o1) {
-                            line.fill(0.0);
-                            continue;
-                        }
-                        let y = o1 * w.strides[1] + k1 * w.dilations[1] - w.pads[1];
-                        let src = &plane[(z * ih + y) * iw..(z * ih + y + 1) * iw];
-                        line[..x0].fill(0.0);
-                        line[x1..].fill(0.0);
-                        // The first tap inside: x0*sw + k2*dw - pw >= 0.
-                        let first = (x0 * sw + k2 * dw) as isize - pw;
-                        let first = first.max(0) as usize;
-                        let out = &mut line[x0..x1];
-                        if sw == 1 {
-                            out.copy_from_slice(&src[first..first + out.len()]);
-                        } else {
-                            for (j, v) in out.iter_mut().enumerate() {
-                                *v = src[first + j * sw];
-                            }
+                    let y = o1 * w.strides[1] + k1 * w.dilations[1] - w.pads[1];
+                    let src = &plane[(z * ih + y) * iw..(z * ih + y + 1) * iw];
+                    line[..x0].fill(0.0);
+                    line[x1..].fill(0.0);
+                    // The first tap inside: x0*sw + k2*dw - pw >= 0.
+                    let first = (x0 * sw + k2 * dw) as isize - pw;
+                    let first = first.max(0) as usize;
+                    let out = &mut line[x0..x1];
+                    if sw == 1 {
+                        out.copy_from_slice(&src[first..first + out.len()]);
+                    } else {
+                        for (j, v) in out.iter_mut().enumerate() {
+                            *v = src[first + j * sw];
                         }
                     }
                 }
-                row += 1;
             }
+            row += 1;
         }
     }
 }
