@@ -172,11 +172,7 @@ impl Kernel for Conv3d {
                         ),
                     }
                     if let Some(bp) = bp {
-                        for r in 0..rows {
-                            let bv = *bp.p().add(g * mg + r0 + r);
-                            let row = std::slice::from_raw_parts_mut(dst.add(r * p), cols);
-                            row.iter_mut().for_each(|v| *v += bv);
-                        }
+                        add_bias(dst, p, cols, bp.p().add(g * mg + r0), rows);
                     }
                 }
                 Ok(())
@@ -236,6 +232,19 @@ struct Geo<'a> {
     idims: [usize; 3],
     odims: [usize; 3],
     kernel: [usize; 3],
+}
+
+/// Add `bias[r]` to the first `cols` floats of each of `rows` rows of
+/// `dst`, `ld` floats apart.
+///
+/// # Safety
+/// `dst` holds those rows, `bias` `rows` floats, not overlapping.
+unsafe fn add_bias(dst: *mut f32, ld: usize, cols: usize, bias: *const f32, rows: usize) {
+    for r in 0..rows {
+        let bv = *bias.add(r);
+        let row = std::slice::from_raw_parts_mut(dst.add(r * ld), cols);
+        row.iter_mut().for_each(|v| *v += bv);
+    }
 }
 
 /// Fewest output channels per GEMM task (the GEMM's register blocks take
