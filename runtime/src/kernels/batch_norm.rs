@@ -1,6 +1,6 @@
 //! `graph.batch_norm` (inference form): `y = (x - mean) * k + bias` per
 //! channel of an `N x C x ...` input, with `k = scale / sqrt(var + eps)`
-//! computed once per channel plane (subtracting the mean first keeps an
+//! computed once per channel (subtracting the mean first keeps an
 //! output near `bias` exact, as the reference computes it). BatchNorm after a
 //! convolution is folded into its weights by the compiler (`fold_bn.rr`);
 //! this kernel runs the rest (DenseNet's BatchNorm after a concat), with the
@@ -54,15 +54,15 @@ impl Kernel for BatchNorm {
         let mut yo = F32Out::new(y);
         let (xp, yp) = (Shared(xi.ptr()), Shared(yo.ptr()));
         let (eps, relu) = (self.eps, self.relu);
+        // `k` once per channel, not per plane.
+        let k: Vec<f32> = ps
+            .iter()
+            .zip(pv)
+            .map(|(&s, &v)| s / (v + eps).sqrt())
+            .collect();
         if inner < SHORT_PLANE {
             // Planes of a few values (a BatchNorm1d on `N x C`: one value a
-            // plane): a sample's channels in one pass, `k` computed once per
-            // channel, not a call per plane.
-            let k: Vec<f32> = ps
-                .iter()
-                .zip(pv)
-                .map(|(&s, &v)| s / (v + eps).sqrt())
-                .collect();
+            // plane): a sample's channels in one pass, not a call per plane.
             par.run(n, n * c * inner > 1 << 15, &|row| {
                 // SAFETY: sample `row` of the input and of the output,
                 // `c * inner` elements each, inside both slots (same shape,
@@ -82,7 +82,6 @@ impl Kernel for BatchNorm {
         // One task per channel plane (n * c of them), in parallel when big.
         par.run(n * c, n * c * inner > 1 << 15, &|plane| {
             let ch = plane % c;
-            let k = ps[ch] / (pv[ch] + eps).sqrt();
             // SAFETY: plane `plane` of the input and of the output, `inner`
             // elements each, inside both slots (same shape, checked above);
             // planes are disjoint, so tasks write disjoint ranges.
@@ -93,8 +92,8 @@ impl Kernel for BatchNorm {
                 )
             };
             match relu {
-                true => scale_shift_relu(src, dst, pm[ch], k, pb[ch]),
-                false => scale_shift(src, dst, pm[ch], k, pb[ch]),
+                true => scale_shift_relu(src, dst, pm[ch], k[ch], pb[ch]),
+                false => scale_shift(src, dst, pm[ch], k[ch], pb[ch]),
             }
             Ok(())
         })?;

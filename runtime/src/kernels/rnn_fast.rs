@@ -235,13 +235,13 @@ impl Fast {
                 let pt = &pre[t * batch * gh..(t + 1) * batch * gh];
                 match spec.cell {
                     Cell::Rnn => {
-                        matmul_t(hp, r, batch, h, h, gates, gh);
+                        matmul_t(hp, r, (batch, h, h), 0.0, gates, gh);
                         add(gates, pt);
                         self.act(d, 0).apply(gates);
                         yt.copy_from_slice(gates);
                     }
                     Cell::Lstm { .. } => {
-                        matmul_t(hp, r, batch, h, gh, gates, gh);
+                        matmul_t(hp, r, (batch, h, gh), 0.0, gates, gh);
                         add(gates, pt);
                         self.lstm_gates(d, (batch, h), gates, cell, tmp, yt);
                     }
@@ -278,7 +278,7 @@ impl Fast {
     ) {
         let gh = 3 * h;
         let rz = if lbr { gh } else { 2 * h };
-        matmul_t(hp, r, batch, h, rz, gates, gh);
+        matmul_t(hp, r, (batch, h, rz), 0.0, gates, gh);
         for b in 0..batch {
             let row = &mut gates[b * gh..(b + 1) * gh];
             let p = &pt[b * gh..(b + 1) * gh];
@@ -300,25 +300,15 @@ impl Fast {
             }
         }
         if !lbr {
-            // SAFETY: as `matmul_t`, the candidate's columns.
-            unsafe {
-                sgemm(
-                    batch,
-                    h,
-                    h,
-                    1.0,
-                    tmp.as_ptr(),
-                    h as isize,
-                    1,
-                    r[2 * h * h..].as_ptr(),
-                    1,
-                    h as isize,
-                    0.0,
-                    gates[2 * h..].as_mut_ptr(),
-                    gh as isize,
-                    1,
-                );
-            }
+            // The candidate's columns: (r ⊙ H) · Rhᵀ.
+            matmul_t(
+                tmp,
+                &r[2 * h * h..],
+                (batch, h, h),
+                0.0,
+                &mut gates[2 * h..],
+                gh,
+            );
         }
         for b in 0..batch {
             let row = &mut gates[b * gh..(b + 1) * gh];
@@ -400,26 +390,7 @@ fn project(
     for row in pre.chunks_exact_mut(gh) {
         row.copy_from_slice(brow);
     }
-    // SAFETY: X is rows x input, W gh x input (read transposed),
-    // pre rows x gh.
-    unsafe {
-        sgemm(
-            rows,
-            input,
-            gh,
-            1.0,
-            x.as_ptr(),
-            input as isize,
-            1,
-            w.as_ptr(),
-            1,
-            input as isize,
-            1.0,
-            pre.as_mut_ptr(),
-            gh as isize,
-            1,
-        );
-    }
+    matmul_t(x, w, (rows, input, gh), 1.0, pre, gh);
 }
 
 /// The operands, f32 in place.
@@ -439,9 +410,16 @@ fn add(a: &mut [f32], b: &[f32]) {
     }
 }
 
-/// `c[:, ..n] = a · r[..n]ᵀ`: `a` is `m x k`, the first `n` rows of `r`
-/// are `n x k`, `c` has `m` rows of `rsc` floats.
-fn matmul_t(a: &[f32], r: &[f32], m: usize, k: usize, n: usize, c: &mut [f32], rsc: usize) {
+/// `c[:, ..n] = a · r[..n]ᵀ + beta · c[:, ..n]`: `a` is `m x k`, the
+/// first `n` rows of `r` are `n x k`, `c` has `m` rows of `rsc` floats.
+fn matmul_t(
+    a: &[f32],
+    r: &[f32],
+    (m, k, n): (usize, usize, usize),
+    beta: f32,
+    c: &mut [f32],
+    rsc: usize,
+) {
     assert!(a.len() >= m * k && r.len() >= n * k && c.len() >= (m - 1) * rsc + n);
     // SAFETY: the bounds are checked above.
     unsafe {
@@ -456,7 +434,7 @@ fn matmul_t(a: &[f32], r: &[f32], m: usize, k: usize, n: usize, c: &mut [f32], r
             r.as_ptr(),
             1,
             k as isize,
-            0.0,
+            beta,
             c.as_mut_ptr(),
             rsc as isize,
             1,
