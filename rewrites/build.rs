@@ -4,7 +4,7 @@
 //! other tool starts without parsing it (pest took 17 % of a small model's
 //! compile). `library::library_rules` still runs the checks that need a
 //! context (op names, bound variables, helper arity) on the built rules, and
-//! `rewrites/tests/library.rs` checks they equal the files parsed at run time.
+//! `rewrites/tests/suite/library.rs` checks they equal the files parsed at run time.
 //! A syntax error in a shipped file fails the build, naming file and line.
 
 use std::fmt::Write as _;

@@ -50,13 +50,16 @@ mapfile -t SNAP_TESTS < <(grep -rl --include='*.rs' -e 'insta::' -- */tests | so
 for f in "${SNAP_TESTS[@]}"; do
   crate_dir=${f%%/*}
   pkg=$(sed -n 's/^name = "\(.*\)"/\1/p' "$crate_dir/Cargo.toml" | head -1)
-  test=$(basename "$f" .rs)
+  # A crate's integration tests are modules of one binary, tests/suite/main.rs.
+  module=$(basename "$f" .rs)
+  test=(--test suite -- "$module::")
+  [[ $f == */tests/suite/* ]] || test=(--test "$module")
   if [[ $CHECK == 1 ]]; then
     # A stale snapshot fails its test and writes nothing (INSTA_UPDATE=no).
-    INSTA_UPDATE=no cargo test -q -p "$pkg" --test "$test" || STALE+=("$f's snapshots")
+    INSTA_UPDATE=no cargo test -q -p "$pkg" "${test[@]}" || STALE+=("$f's snapshots")
   else
     # Every snapshot as the code now makes it.
-    INSTA_UPDATE=always INSTA_FORCE_PASS=1 cargo test -q -p "$pkg" --test "$test" >/dev/null \
+    INSTA_UPDATE=always INSTA_FORCE_PASS=1 cargo test -q -p "$pkg" "${test[@]}" >/dev/null \
       || STALE+=("$f's snapshots")
   fi
 done

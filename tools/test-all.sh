@@ -61,6 +61,15 @@ python3 tools/tf/diag_coverage.py --strict
 step "crate boundaries (the runtime links no compiler)"
 tools/check-deps.sh
 
+step "one integration-test binary per crate (tests/suite/: each binary links the compiler)"
+# Allowed apart: the runtime's tests of process-wide state (runtime/tests/suite/main.rs says why).
+stray=$(ls -- */tests/*.rs 2>/dev/null \
+  | grep -v -E '^runtime/tests/(conv_tiles|packed_conv|winograd|worker_threads|run_allocations)\.rs$' || true)
+if [[ -n $stray ]]; then
+  echo "error: make these modules of their crate's tests/suite/main.rs:" $stray >&2
+  exit 1
+fi
+
 step "cargo clippy"
 cargo clippy --workspace --all-targets ${FEATURES[@]+"${FEATURES[@]}"} --quiet -- -D warnings
 
@@ -109,4 +118,6 @@ else
   step "AddressSanitizer skipped: no nightly toolchain (rustup toolchain install nightly)"
 fi
 
-step "all tests passed"
+# CI's disk is finite (a full one kills the linker with SIGBUS mid-build): say
+# what this run left in target/, so growth shows in the log before it fails.
+step "all tests passed (target/ holds $(du -sh target 2>/dev/null | cut -f1))"

@@ -2,7 +2,7 @@
 //!
 //! Every tool and library entry point that writes a user-named path (`-o`, `--emit-om`,
 //! `--output`, `--trace`, `write-om{file=…}`, the compile cache, …) goes through
-//! [`write`] or [`write_with`]; `ir/tests/output_writers.rs` fails if other code writes
+//! [`write`] or [`write_with`]; `ir/tests/suite/output_writers.rs` fails if other code writes
 //! files. What happens depends on what the path names when the write starts:
 //!
 //! - `-`: the process's stdout.

@@ -5,6 +5,7 @@ BOTH torch.onnx exporters, with onnxruntime's outputs (issue 16 item 4).
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py                 # target/torch-gauntlet
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --only bert,resnet18
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set ci        # testdata/onnx/torch
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set heldout3  # one set's models only
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic       # target/torch-gauntlet-dynamic
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic --set ci   # testdata/onnx/dynamic/torch
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --decode        # target/torch-gauntlet-decode
@@ -17,7 +18,7 @@ For every model and exporter it writes OUT/<model>/<exporter>/ with
     model.onnx      one file (weights inline: external_data=False)
     inN.npy         the inputs, bound by the graph input names of meta.json
     outN.npy        onnxruntime's outputs of model.onnx on those inputs
-    meta.json       name, set (tuned / heldout / heldout2), note, input and output names,
+    meta.json       name, set (tuned / heldout / heldout2 / heldout3), note, input and output names,
                     and the largest |torch - onnxruntime| difference
 where <exporter> is `dynamo` (torch.onnx.export's default, dynamo=True, via
 onnxscript) or `torchscript` (dynamo=False). An export that torch itself
@@ -28,7 +29,13 @@ Qwen2: GatherND from the attention mask; Swin: ScatterND); every other model
 is `heldout`: nobody looked at its export before the first run of
 tools/models/run_torch_gauntlet.py. `heldout2` is a second such set, added
 after the first was passing (grouped / 3D / transposed convolution, Swin-V2,
-MaxViT, encoder-decoder BART, LSTM/GRU, a detector's TopK and NMS, ...).
+MaxViT, encoder-decoder BART, LSTM/GRU, a detector's TopK and NMS, ...), and
+`heldout3` a third, added after the second was passing (optical flow's
+grid_sample, Unfold / Fold, SpaceToDepth and PixelShuffle, 1-D and dilated
+convolutions, ConvTranspose1d, FFT, einsum, CumSum, hashing by Mod, vector
+quantisation's ArgMin, weight standardisation, channels-first LayerNorm, 2-D
+LSTMs, conformer and time-series blocks, ...). `--set <name>` exports one
+set's models only.
 
 `--dynamic` (issue 15) exports the models of DYNAMIC_SET with dynamic axes
 instead -- `dynamic_shapes` for dynamo (named `torch.export.Dim`s: batch,
@@ -538,6 +545,267 @@ def m_convnextv2():
     return timm.create_model("convnextv2_atto", pretrained=False, num_classes=CLASSES), *image()
 
 
+# --- heldout3: a third set nobody looked at before its first run ------------
+
+
+def timm_image(name, img=IMG, **kw):
+    import timm
+
+    m = timm.create_model(name, pretrained=False, num_classes=CLASSES, **kw)
+    g = torch.Generator().manual_seed(0)
+    return m, (torch.randn(1, 3, img, img, generator=g),), ["pixels"], ["logits"]
+
+
+class LastFlow(torch.nn.Module):
+    """RAFT called on two frames with a few refinement iterations: the last flow."""
+
+    def __init__(self, m, updates):
+        super().__init__()
+        self.m = m
+        self.updates = updates
+
+    def forward(self, a, b):
+        return self.m(a, b, num_flow_updates=self.updates)[-1]
+
+
+def m_raft_small():
+    from torchvision.models.optical_flow import raft_small
+
+    # Feature / context encoders at 1/8 (16x16 of 128x128: the smallest its
+    # 4-level correlation pyramid takes), the all-pairs correlation volume, the
+    # correlation lookup by grid_sample (bilinear, zeros padding, align_corners
+    # True), a ConvGRU and raft_small's bilinear flow upsampling; 3 flow updates.
+    m = raft_small(weights=None)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(1, 3, 128, 128, generator=g), torch.randn(1, 3, 128, 128, generator=g)
+    return LastFlow(m, 3), (a, b), ["frame1", "frame2"], ["flow"]
+
+
+def m_ghostnetv2():
+    # Ghost modules (cheap depthwise features, Concat + Slice), DFC attention
+    # (AvgPool, (1,5) / (5,1) depthwise convs, nearest Resize, sigmoid gate), SE.
+    return timm_image("ghostnetv2_100")
+
+
+def m_hrnet_w18_small():
+    # Parallel multi-resolution branches fused by strided convs and nearest
+    # Upsample (x2, x4, x8), incremental classification head.
+    return timm_image("hrnet_w18_small")
+
+
+def m_resnest14d():
+    # Split attention (radix 2: grouped conv, sum, global pool, softmax over the
+    # radix by Reshape/Transpose), deep stem, avg-pool downsampling.
+    return timm_image("resnest14d")
+
+
+def m_xcit_nano():
+    # Cross-covariance attention (L2-normalised q/k over tokens, learned
+    # temperature), Fourier position encoding, local patch interaction
+    # (depthwise conv + BatchNorm), class attention; depth 4.
+    return timm_image("xcit_nano_12_p16_224", img_size=IMG, depth=4)
+
+
+def m_tnt():
+    # Transformer in transformer: pixel embedding by nn.Unfold (im2col), inner
+    # and outer attention; depth 4.
+    return timm_image("tnt_s_patch16_224", img_size=IMG, depth=4)
+
+
+def m_volo():
+    # VOLO-D1's blocks with 1 block per stage, widths / 3: outlook attention
+    # (Unfold, per-location attention weights, Fold (col2im) with overlaps,
+    # AvgPool), then class attention.
+    from timm.models.volo import VOLO
+
+    m = VOLO(layers=(1, 1, 1, 1), img_size=IMG, embed_dims=(64, 128, 128, 128), num_heads=(2, 4, 4, 4),
+             num_classes=CLASSES)
+    return m, *image()
+
+
+def m_eca_nfnet():
+    # Normalizer-free ResNet: scaled weight-standardised convs (the weights
+    # normalised in the graph), ECA attention (a 1-D conv across channels),
+    # SiLU, skip gains; depths 1-1-1-1.
+    return timm_image("eca_nfnet_l0", depths=(1, 1, 1, 1))
+
+
+def m_tresnet_m():
+    # TResNet: SpaceToDepth stem, anti-aliased downsampling (fixed blur
+    # depthwise conv), leaky-ReLU BatchNorm, SE.
+    return timm_image("tresnet_m")
+
+
+def m_edgenext():
+    # LayerNorm over channels (channels-first), split depthwise convs,
+    # cross-covariance transposed attention, Fourier position encoding.
+    return timm_image("edgenext_xx_small")
+
+
+def m_sequencer():
+    # Sequencer2D: bidirectional LSTMs along rows and columns of the patch grid;
+    # one block per stage.
+    return timm_image("sequencer2d_s", layers=(1, 1, 1, 1))
+
+
+def m_botnet():
+    # BoTNet: bottleneck self-attention with relative position logits
+    # (rel_to_abs by Pad / Reshape / Slice), 64x64.
+    return timm_image("botnet26t_256", img_size=IMG)
+
+
+def m_efficientvit():
+    # MIT EfficientViT: ReLU linear attention (value padded with ones: Pad
+    # with a constant 1, division by the last row), multi-scale aggregation
+    # (grouped 5x5 conv), hard-swish.
+    return timm_image("efficientvit_b0")
+
+
+def m_skresnet18():
+    # Selective kernel: 3x3 and dilated 3x3 (dilation 2) branches, softmax
+    # attention over the branches.
+    return timm_image("skresnet18")
+
+
+def m_coat_lite():
+    # CoaT-Lite: factorised attention (softmax over keys, then k^T v by
+    # einsum), convolutional relative position encoding (depthwise convs of
+    # kernels 3, 5, 7 on channel splits), conv position encoding.
+    return timm_image("coat_lite_tiny", img_size=IMG)
+
+
+def m_fnet():
+    from transformers import FNetConfig, FNetModel
+
+    # Fourier token mixing: the real part of a 2-D FFT over (sequence, hidden).
+    cfg = FNetConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, intermediate_size=64,
+                     max_position_embeddings=64, use_tpu_fourier_optimizations=False)
+    return hf(FNetModel, cfg, mask=False)
+
+
+def m_squeezebert():
+    from transformers import SqueezeBertConfig, SqueezeBertModel
+
+    # Grouped 1-D convolutions (kernel 1) instead of the q/k/v/out/FFN Linears.
+    return hf(SqueezeBertModel, SqueezeBertConfig(vocab_size=VOCAB, hidden_size=32, embedding_size=32,
+                                                  num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                                                  max_position_embeddings=64, q_groups=2, k_groups=2, v_groups=2,
+                                                  post_attention_groups=2, intermediate_groups=4, output_groups=4))
+
+
+def m_canine():
+    from transformers import CanineConfig, CanineModel
+
+    # Characters hashed into buckets (multiply, modulo), local attention,
+    # strided 1-D conv downsampling by 4, repeat upsampling, 16 characters.
+    cfg = CanineConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                       max_position_embeddings=64, num_hash_functions=4, num_hash_buckets=64, downsampling_rate=4,
+                       upsampling_kernel_size=4, local_transformer_stride=8)
+    cfg.use_cache = False
+    args, ins, outs = tokens(seq=16)
+    return ByName(CanineModel(cfg), ins), args, ins, outs
+
+
+class Detr(torch.nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        out = self.m(pixel_values=x)
+        return out.logits, out.pred_boxes
+
+
+def m_detr():
+    from transformers import DetrConfig, DetrForObjectDetection, ResNetConfig
+
+    # A transformers ResNet backbone (no timm), the pixel mask interpolated
+    # (nearest) to the features, sine position embedding by CumSum, a 2+2-layer
+    # encoder-decoder over 10 object queries, class and box heads.
+    backbone = ResNetConfig(embedding_size=16, hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1],
+                            layer_type="basic", out_features=["stage4"])
+    cfg = DetrConfig(use_timm_backbone=False, backbone_config=backbone, use_pretrained_backbone=False,
+                     d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+                     decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=10,
+                     num_labels=5)
+    args, ins, _ = image()
+    return Detr(DetrForObjectDetection(cfg)), args, ins, ["logits", "pred_boxes"]
+
+
+def m_swin2sr():
+    from transformers import Swin2SRConfig, Swin2SRForImageSuperResolution
+
+    # Super-resolution x2 of a 32x32 image: Swin-V2 blocks, window 8,
+    # PixelShuffle (DepthToSpace) upsampler. (Its reflect padding of sizes that
+    # are not multiples of the window is broken in transformers 5.)
+    cfg = Swin2SRConfig(image_size=32, patch_size=1, embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=8,
+                        mlp_ratio=2.0, upscale=2, upsampler="pixelshuffle", img_range=1.0)
+    args, ins, _ = image(height=32, width=32)
+    return ByName(Swin2SRForImageSuperResolution(cfg), ["pixel_values"]), args, ins, ["reconstruction"]
+
+
+def m_hifigan():
+    from transformers import SpeechT5HifiGan, SpeechT5HifiGanConfig
+
+    # HiFi-GAN vocoder: ConvTranspose1d upsampling x4 x4, multi-receptive-field
+    # residual blocks of dilated 1-D convs (dilation 1, 3, 5), leaky ReLU, tanh.
+    cfg = SpeechT5HifiGanConfig(model_in_dim=16, upsample_initial_channel=32, upsample_rates=[4, 4],
+                                upsample_kernel_sizes=[8, 8], resblock_kernel_sizes=[3, 7],
+                                resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5]])
+    g = torch.Generator().manual_seed(0)
+    return SpeechT5HifiGan(cfg), (torch.randn(1, 20, 16, generator=g),), ["spectrogram"], ["waveform"]
+
+
+class EncodecRoundTrip(torch.nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x, return_dict=True).audio_values
+
+
+def m_encodec():
+    from transformers import EncodecConfig, EncodecModel
+
+    # Neural audio codec: causal 1-D convs with reflect padding, weight norm,
+    # strided downsampling, LSTM, residual vector quantisation (nearest code by
+    # distance: ArgMin, Gather; 2 codebooks of 64 at 12 kbps), ConvTranspose1d
+    # decoder; 800 samples.
+    cfg = EncodecConfig(target_bandwidths=[12.0], sampling_rate=8000, hidden_size=16, num_filters=4,
+                        upsampling_ratios=[4, 2], num_lstm_layers=1, codebook_size=64, codebook_dim=16)
+    g = torch.Generator().manual_seed(0)
+    return EncodecRoundTrip(EncodecModel(cfg)), (torch.randn(1, 1, 800, generator=g),), ["audio"], ["audio_values"]
+
+
+def m_wav2vec2_conformer():
+    from transformers import Wav2Vec2ConformerConfig, Wav2Vec2ConformerModel
+
+    # Conformer blocks: relative positional self-attention (Transformer-XL
+    # style, rel_shift), convolution module (GLU, depthwise Conv1d,
+    # BatchNorm1d, SiLU), macaron half-step FFNs.
+    cfg = Wav2Vec2ConformerConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                  intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 2, 2),
+                                  conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                                  position_embeddings_type="relative", conv_depthwise_kernel_size=7,
+                                  max_source_positions=64, mask_time_prob=0.0)
+    g = torch.Generator().manual_seed(0)
+    wave = torch.randn(1, 800, generator=g)
+    return ByName(Wav2Vec2ConformerModel(cfg), ["input_values"]), (wave,), ["input_values"], ["last_hidden_state"]
+
+
+def m_patchtst():
+    from transformers import PatchTSTConfig, PatchTSTModel
+
+    # Time series: per-series standard scaling, patches by Tensor.unfold
+    # (length 8, stride 4), channel-independent transformer with BatchNorm.
+    cfg = PatchTSTConfig(num_input_channels=3, context_length=32, patch_length=8, patch_stride=4, d_model=32,
+                         num_hidden_layers=2, num_attention_heads=2, ffn_dim=64, scaling="std", do_mask_input=False)
+    g = torch.Generator().manual_seed(0)
+    series = torch.randn(1, 32, 3, generator=g)
+    return ByName(PatchTSTModel(cfg), ["past_values"]), (series,), ["past_values"], ["last_hidden_state"]
+
+
 MODELS = {
     "bert": (m_bert, "tuned", "transformers BertModel, 2 layers, hidden 32, padding mask"),
     "distilbert": (m_distilbert, "tuned", "transformers DistilBertModel, 2 layers, hidden 32, padding mask"),
@@ -593,6 +861,31 @@ MODELS = {
     "funnel": (m_funnel, "heldout2", "transformers FunnelBaseModel: sequence pooling between blocks, relative attention"),
     "longformer": (m_longformer, "heldout2", "transformers LongformerModel: sliding-window chunked attention, window 4"),
     "convnextv2": (m_convnextv2, "heldout2", "timm convnextv2_atto (global response norm), 64x64"),
+    # heldout3: a third such set, nobody looked at these exports before their first run.
+    "raft_small": (m_raft_small, "heldout3", "torchvision raft_small optical flow: correlation pyramid, grid_sample lookup, ConvGRU, 3 updates, 2x 128x128"),
+    "ghostnetv2": (m_ghostnetv2, "heldout3", "timm ghostnetv2_100: ghost modules, DFC attention (AvgPool, 1x5/5x1 depthwise, nearest Resize), 64x64"),
+    "hrnet_w18_small": (m_hrnet_w18_small, "heldout3", "timm hrnet_w18_small: multi-resolution fusion, nearest Upsample x2/x4/x8, 64x64"),
+    "resnest14d": (m_resnest14d, "heldout3", "timm resnest14d: split attention (radix softmax), deep stem, avg-pool downsampling, 64x64"),
+    "xcit_nano": (m_xcit_nano, "heldout3", "timm xcit_nano_12_p16 depth 4: cross-covariance attention (L2 normalise), Fourier positions, LPI, class attention, 64x64"),
+    "tnt": (m_tnt, "heldout3", "timm tnt_s_patch16 depth 4: pixel embedding by nn.Unfold (im2col), inner/outer attention, 64x64"),
+    "volo": (m_volo, "heldout3", "timm VOLO (d1 blocks, 1/stage, widths 64-128): outlook attention (Unfold, Fold with overlaps), class attention, 64x64"),
+    "eca_nfnet": (m_eca_nfnet, "heldout3", "timm eca_nfnet_l0 depths 1-1-1-1: scaled weight-standardised convs, ECA (Conv1d over channels), 64x64"),
+    "tresnet_m": (m_tresnet_m, "heldout3", "timm tresnet_m: SpaceToDepth stem, anti-aliased (blur) downsampling, leaky ReLU, SE, 64x64"),
+    "edgenext": (m_edgenext, "heldout3", "timm edgenext_xx_small: channels-first LayerNorm, split depthwise convs, transposed attention, 64x64"),
+    "sequencer": (m_sequencer, "heldout3", "timm sequencer2d_s 1 block/stage: bidirectional LSTMs along rows and columns, 64x64"),
+    "botnet": (m_botnet, "heldout3", "timm botnet26t at 64x64: self-attention with relative position logits (Pad/Reshape rel_to_abs)"),
+    "efficientvit": (m_efficientvit, "heldout3", "timm efficientvit_b0 (MIT): ReLU linear attention (Pad by 1), multi-scale grouped convs, 64x64"),
+    "skresnet18": (m_skresnet18, "heldout3", "timm skresnet18: selective kernel (3x3 + dilated 3x3 branches, softmax over branches), 64x64"),
+    "coat_lite": (m_coat_lite, "heldout3", "timm coat_lite_tiny: factorised attention (einsum), conv relative position encoding (3/5/7 depthwise), 64x64"),
+    "fnet": (m_fnet, "heldout3", "transformers FNetModel, 2 layers, hidden 32: Fourier token mixing (real part of a 2-D FFT)"),
+    "squeezebert": (m_squeezebert, "heldout3", "transformers SqueezeBertModel, 2 layers, hidden 32: grouped Conv1d projections, padding mask"),
+    "canine": (m_canine, "heldout3", "transformers CanineModel: hashed character embeddings (Mod), Conv1d downsampling x4, repeat upsampling, 16 chars"),
+    "detr": (m_detr, "heldout3", "transformers DetrForObjectDetection, ResNet backbone (no timm): mask Resize, CumSum sine positions, 10 queries, 64x64"),
+    "swin2sr": (m_swin2sr, "heldout3", "transformers Swin2SR x2 of 32x32: Swin-V2 blocks, window 8, PixelShuffle upsampler"),
+    "hifigan": (m_hifigan, "heldout3", "transformers SpeechT5HifiGan vocoder: ConvTranspose1d x4 x4, dilated Conv1d residual blocks, leaky ReLU, 20 frames"),
+    "encodec": (m_encodec, "heldout3", "transformers EncodecModel round trip: reflect-padded causal Conv1d, LSTM, residual VQ (ArgMin), ConvTranspose1d, 800 samples"),
+    "wav2vec2_conformer": (m_wav2vec2_conformer, "heldout3", "transformers Wav2Vec2ConformerModel: relative position attention, conv module (GLU, depthwise Conv1d, BatchNorm1d)"),
+    "patchtst": (m_patchtst, "heldout3", "transformers PatchTSTModel: std scaling, patches by Tensor.unfold, channel-independent transformer, 3x32 series"),
 }
 
 # The committed CI subset (testdata/onnx/torch, < 5 MB with both exporters).
@@ -1104,7 +1397,9 @@ def export(name, exporter, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", help="output directory (default: target/torch-gauntlet; --set ci: testdata/onnx/torch)")
-    ap.add_argument("--set", choices=["full", "ci"], default="full")
+    ap.add_argument("--set", choices=["full", "ci", "tuned", "heldout", "heldout2", "heldout3"], default="full",
+                    help="ci: the committed CI subset; tuned / heldout / heldout2 / heldout3: that set's models of "
+                         "the full list")
     ap.add_argument("--only", help="comma-separated model names")
     ap.add_argument("--exporters", default="dynamo,torchscript")
     ap.add_argument("--list", action="store_true")
@@ -1128,6 +1423,8 @@ def main():
     else:
         names = CI_SET if a.set == "ci" else [n for n in MODELS if n not in CI_SET or n in ("bert", "llama")]
         ci_dir, full_dir = ("testdata", "onnx", "torch"), ("target", "torch-gauntlet")
+    if a.set not in ("full", "ci"):
+        names = [n for n in names if (DECODE_SET if a.decode else MODELS)[n][1] == a.set]
     if a.only:
         names = a.only.split(",")
         unknown = [n for n in names if n not in table]

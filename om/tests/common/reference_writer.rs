@@ -2,7 +2,7 @@
 //! `format::to_bytes_unchecked`, kept verbatim but for the names): the whole
 //! file built in one buffer, each checksum over the finished bytes. The
 //! streaming writer must produce exactly these bytes; shared by
-//! om/tests/streaming.rs and lowering/tests/om_stream.rs.
+//! om/tests/suite/streaming.rs and lowering/tests/suite/om_stream.rs.
 
 use ge_om::format::{Kind, ALIGN, ENTRY_SIZE, HEADER_SIZE, MAGIC, VERSION};
 use ge_om::OmModel;

@@ -42,6 +42,7 @@ mod plain_layouts;
 mod properties;
 mod readme;
 mod resize_kernels;
+mod rnn_kernel;
 mod run_limits;
 mod run_reusing;
 mod scan_kernels;
