@@ -1527,6 +1527,70 @@ def e8m0_and_random():
     np.save(os.path.join(ONNX_DIR, "random_ops.in1.npy"), logits)
 
 
+def fuzz_findings():
+    """Models that made the importer panic, each cut down from a mutant of an
+    ONNX node test that tools/fuzz/onnx_mutate.py found (docs/security.md,
+    "Structure-aware mutation"): each must now fail with one line
+    (lit-tests/frontends/onnx-fuzz-findings.test)."""
+    T = TensorProto
+
+    def bad(name, node, inputs, outputs, opset=23):
+        g = helper.make_graph([node], "g", inputs, outputs)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="ge tools/gen_test_models.py", ir_version=10)
+        save_onnx(name, m, check=False)
+
+    # Grouped-query Attention (6 query heads, 2 key heads) whose V is 3-D:
+    # repeating V's heads indexed its fourth dim.
+    bad("fuzz_attention_v_rank3", helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn"),
+        [vi("q", [2, 6, 4, 8]), vi("k", [2, 2, 6, 8]), vi("v", [2, 3, 6])], [vi("y", [2, 6, 4, 8])])
+    # Split-18 with 3 outputs and num_outputs = 2^40: the parts were made
+    # before the count was checked (24 GB, then the OOM killer).
+    bad("fuzz_split_num_outputs", helper.make_node("Split", ["x"], ["a", "b", "c"], name="split",
+                                                   num_outputs=1 << 40),
+        [vi("x", [6])], [vi("a", [2]), vi("b", [2]), vi("c", [2])], opset=18)
+
+    # DepthToSpace with blocksize 2^40: its square wrapped to 0, and the
+    # channel check divided by it.
+    bad("fuzz_depth_to_space_blocksize", helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s",
+                                                          blocksize=1 << 40),
+        [vi("x", [1, 8, 2, 3])], [vi("y", [1, 2, 4, 6])], opset=13)
+
+    # LRN over a window of 2^31 channels (alpha / size = 1): the importer
+    # made a slice per tap. Every window holds all 3 channels.
+    x = np.random.default_rng(32).standard_normal((1, 3, 2, 2)).astype(np.float32)
+    lrn = helper.make_node("LRN", ["x"], ["y"], name="lrn", size=1 << 31, alpha=float(1 << 31))
+    m = model([lrn], [vi("x", list(x.shape))], [vi("y", list(x.shape))], opset=13)
+    y = x / (1 + (x.astype(np.float64) ** 2).sum(axis=1, keepdims=True)) ** 0.75
+    save_with_refs("fuzz_lrn_huge_size", m, [x], [y.astype(np.float32)])
+
+    # Valid but absurd windows of 2^31 taps (SAME padding to match): the
+    # pools walked every tap (or padded a plane to the window), a run that
+    # did not end. Each output's window covers the whole input along the
+    # huge axis, so the references are plain numpy reductions.
+    big, r = 1 << 31, np.random.default_rng(31)
+    x = r.standard_normal((1, 2, 6, 5)).astype(np.float32)
+    avg = helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[big, 2], auto_pad="SAME_LOWER")
+    m = model([avg], [vi("x", list(x.shape))], [vi("y", list(x.shape))], opset=18)
+    # Along W a window is columns ox-1, ox (SAME_LOWER pads the one extra
+    # column at the start; padding does not count); along H every row.
+    cols = [x[..., max(0, ox - 1):ox + 1] for ox in range(x.shape[3])]
+    y = np.stack([c.mean(axis=(2, 3)) for c in cols], axis=-1)[:, :, None, :].repeat(x.shape[2], axis=2)
+    save_with_refs("fuzz_avgpool_huge_window", m, [x], [y.astype(np.float32)])
+    x = r.standard_normal((1, 2, 3, 20)).astype(np.float32)
+    mx = helper.make_node("MaxPool", ["x"], ["y"], name="max", kernel_shape=[1, big], auto_pad="SAME_UPPER")
+    m = model([mx], [vi("x", list(x.shape))], [vi("y", list(x.shape))], opset=18)
+    y = x.max(axis=3, keepdims=True).repeat(x.shape[3], axis=3)
+    save_with_refs("fuzz_maxpool_huge_window", m, [x], [y])
+    x = r.standard_normal((1, 2, 2, 3, 4)).astype(np.float32)
+    avg3 = helper.make_node("AveragePool", ["x"], ["y"], name="avg3", kernel_shape=[1, big, 1],
+                            auto_pad="SAME_UPPER", count_include_pad=1)
+    m = model([avg3], [vi("x", list(x.shape))], [vi("y", list(x.shape))], opset=18)
+    # Every window holds the 3 rows and 2^31 - 3 padding cells, which count.
+    y = (x.sum(axis=3, keepdims=True) / np.float32(big)).repeat(x.shape[3], axis=3)
+    save_with_refs("fuzz_avgpool3d_huge_window", m, [x], [y.astype(np.float32)])
+
+
 def main():
     # `gen_test_models.py NAME...` runs only the named generators (e.g. tf_list_errors).
     if sys.argv[1:]:
@@ -1560,6 +1624,7 @@ def main():
     topk_run_time_k()
     tf_list_errors()
     tf_op_errors()
+    fuzz_findings()
 
 
 if __name__ == "__main__":

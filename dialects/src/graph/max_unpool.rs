@@ -99,22 +99,23 @@ pub fn max_pool_argmax<T: Real>(
 ) {
     let a = &g.attrs;
     let (h, w) = (g.h as i64, g.w as i64);
+    let valid = |i: usize, o: usize, len: i64| {
+        let (s, p, d) = (a.strides[i], a.pads[i], a.dilations[i]);
+        super::nn::taps_in(o, s, p, d, a.kernel[i], 0, len)
+    };
     let first = planes.start;
     for p in planes {
         let base = p * g.h * g.w;
         for oy in 0..g.oh {
             for ox in 0..g.ow {
                 let mut best: Option<(f64, i64, i64)> = None;
-                for ky in 0..a.kernel[0] {
+                // Only the taps inside the input (`taps_in`: a hostile
+                // window of 2^31 taps costs what the input does).
+                let (rows, cols) = (valid(0, oy, h), valid(1, ox, w));
+                for ky in rows {
                     let iy = oy as i64 * a.strides[0] - a.pads[0] + ky * a.dilations[0];
-                    if !(0..h).contains(&iy) {
-                        continue;
-                    }
-                    for kx in 0..a.kernel[1] {
+                    for kx in cols.clone() {
                         let ix = ox as i64 * a.strides[1] - a.pads[1] + kx * a.dilations[1];
-                        if !(0..w).contains(&ix) {
-                            continue;
-                        }
                         let v = x[base + (iy * w + ix) as usize].get();
                         if best.is_none_or(|(b, _, _)| v > b) {
                             best = Some((v, iy, ix));
@@ -271,16 +272,25 @@ pub fn max_pool3d_argmax<T: Real>(
             .checked_sub(w.pads[a])
             .filter(|&i| i < dims[a])
     };
+    // Only the taps inside the input (`taps_in`: a hostile window of 2^31
+    // taps costs what the input does); `at` still checks each.
+    let valid = |o: usize, a: usize| {
+        let big = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+        let (s, p, d, k) = (w.strides[a], w.pads[a], w.dilations[a], w.kernel[a]);
+        let r = super::nn::taps_in(o, big(s), big(p), big(d), big(k), 0, big(dims[a]));
+        r.start as usize..r.end as usize
+    };
     for p in planes {
         let base = p * vin;
         for o in 0..vout {
             let oi = [o / (od[1] * od[2]), o / od[2] % od[1], o % od[2]];
             let mut best: Option<(f64, [usize; 3])> = None;
-            for k0 in 0..w.kernel[0] {
+            let [r0, r1, r2] = [0, 1, 2].map(|a| valid(oi[a], a));
+            for k0 in r0 {
                 let Some(z) = at(oi[0], k0, 0) else { continue };
-                for k1 in 0..w.kernel[1] {
+                for k1 in r1.clone() {
                     let Some(y) = at(oi[1], k1, 1) else { continue };
-                    for k2 in 0..w.kernel[2] {
+                    for k2 in r2.clone() {
                         let Some(xx) = at(oi[2], k2, 2) else { continue };
                         let v = x[base + (z * dims[1] + y) * dims[2] + xx].get();
                         if best.is_none_or(|(b, _)| v > b) {

@@ -754,6 +754,34 @@ fn infer_pool2d(cx: &InferCtx, a: PoolAttrs) -> Result<Vec<Type>, String> {
     Ok(vec![Type::tensor(&out, dtype_of(t)?)])
 }
 
+/// The taps `k` in `0..kernel` of output `o` along one axis whose position
+/// `o·stride - pad + k·dilation` lies in `lo..hi` (stride and dilation
+/// positive). Computed, not searched: a pool's loops take only the taps
+/// that read a value (`0..len`) or count with the padding (`..len + pad_end`),
+/// so a hostile window of 2^31 taps costs what its input does (a mutated
+/// node test's did not end). The positions grow with `k`, so the taps are
+/// one range, in the order a loop over `0..kernel` meets them.
+pub fn taps_in(
+    o: usize,
+    stride: i64,
+    pad: i64,
+    dilation: i64,
+    kernel: i64,
+    lo: i64,
+    hi: i64,
+) -> std::ops::Range<i64> {
+    let base = o as i128 * stride as i128 - pad as i128;
+    let d = dilation.max(1) as i128;
+    // The first k with base + k·d >= bound.
+    let first = |bound: i64| match bound as i128 - base {
+        gap if gap > 0 => (gap + d - 1) / d,
+        _ => 0,
+    };
+    let clamp = |k: i128| k.clamp(0, kernel.max(0) as i128) as i64;
+    let (k0, k1) = (clamp(first(lo)), clamp(first(hi)));
+    k0..k1.max(k0)
+}
+
 /// Shared pooling loop: `reduce(values in window, count_in_padded_extent)`.
 fn pool2d(cx: &SemCtx, x: &Tensor, avg: bool) -> SemResult {
     let a = PoolAttrs::of(cx, avg)?;
@@ -774,39 +802,46 @@ fn pool2d(cx: &SemCtx, x: &Tensor, avg: bool) -> SemResult {
     };
     let (oh, ow) = (size(0, h)?, size(1, w)?);
     let xs = x.to_f64();
-    let (kh, kw) = (a.kernel[0] as isize, a.kernel[1] as isize);
-    let (sh, sw) = (a.strides[0] as isize, a.strides[1] as isize);
-    let (dh, dw) = (a.dilations[0] as isize, a.dilations[1] as isize);
-    let (pt, pl) = (a.pads[0] as isize, a.pads[1] as isize);
-    // The padded extent: windows may hang past it in ceil mode; those cells never count.
-    let (hmax, wmax) = (
-        h as isize + a.pads[2] as isize,
-        w as isize + a.pads[3] as isize,
-    );
+    // Along each axis, the taps that read a value and how many count with
+    // the padding (windows may hang past the padded extent in ceil mode;
+    // those cells never count).
+    let axis = |i: usize, o: usize, len: usize| {
+        let (s, p, d, k) = (a.strides[i], a.pads[i], a.dilations[i], a.kernel[i]);
+        let valid = taps_in(o, s, p, d, k, 0, len as i64);
+        let padded = taps_in(
+            o,
+            s,
+            p,
+            d,
+            k,
+            i64::MIN,
+            (len as i64).saturating_add(a.pads[2 + i]),
+        );
+        (valid, (padded.end - padded.start) as usize)
+    };
+    // A valid tap's position: inside the input.
+    let at = |o: usize, k: i64, i: usize| {
+        let (s, p, d) = (
+            a.strides[i] as i128,
+            a.pads[i] as i128,
+            a.dilations[i] as i128,
+        );
+        (o as i128 * s - p + k as i128 * d) as usize
+    };
     let mut out = Vec::with_capacity(checked_numel(&[n, c, oh, ow])?);
     for plane in 0..n * c {
         let base = plane * h * w;
-        for oy in 0..oh as isize {
-            for ox in 0..ow as isize {
+        for oy in 0..oh {
+            let (rows, padded_rows) = axis(0, oy, h);
+            for ox in 0..ow {
+                let (cols, padded_cols) = axis(1, ox, w);
                 let mut acc = if avg { 0.0 } else { f64::NEG_INFINITY };
-                let mut count = 0usize;
-                let mut padded_count = 0usize;
-                for ky in 0..kh {
-                    let iy = oy * sh - pt + ky * dh;
-                    if iy >= hmax {
-                        continue;
-                    }
-                    for kx in 0..kw {
-                        let ix = ox * sw - pl + kx * dw;
-                        if ix >= wmax {
-                            continue;
-                        }
-                        padded_count += 1;
-                        if iy < 0 || ix < 0 || iy >= h as isize || ix >= w as isize {
-                            continue;
-                        }
-                        let v = xs[base + iy as usize * w + ix as usize];
-                        count += 1;
+                let count = (rows.end - rows.start) as usize * (cols.end - cols.start) as usize;
+                let padded_count = padded_rows.saturating_mul(padded_cols);
+                for ky in rows.clone() {
+                    let row = base + at(oy, ky, 0) * w;
+                    for kx in cols.clone() {
+                        let v = xs[row + at(ox, kx, 1)];
                         if avg {
                             acc += v;
                         } else if v > acc || v.is_nan() {

@@ -138,46 +138,38 @@ pub fn pool3d_plane<T: Real>(
         Ok(o) => o,
         Err(_) => return,
     };
-    let i = |v: usize| v as isize;
-    let lim: Vec<isize> = (0..3).map(|a| i(dims[a]) + i(w.pads[3 + a])).collect();
+    // Per axis, the taps that read a value and how many count with the
+    // padding (`taps_in`: computed, so a huge window costs what its input
+    // does).
+    let big = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+    let axis = |a: usize, o: usize| {
+        let (s, p, d, k) = (w.strides[a], w.pads[a], w.dilations[a], w.kernel[a]);
+        let taps = |lo: i64, hi: i64| super::nn::taps_in(o, big(s), big(p), big(d), big(k), lo, hi);
+        let len = big(dims[a]);
+        let padded = taps(i64::MIN, len.saturating_add(big(w.pads[3 + a])));
+        let at = move |k: i64| (o as i128 * s as i128 - p as i128 + k as i128 * d as i128) as usize;
+        (taps(0, len), (padded.end - padded.start) as usize, at)
+    };
     let mut k = 0;
     for o0 in 0..od[0] {
+        let (r0, p0, at0) = axis(0, o0);
         for o1 in 0..od[1] {
+            let (r1, p1, at1) = axis(1, o1);
             for o2 in 0..od[2] {
-                let o = [o0, o1, o2];
-                let start: Vec<isize> = (0..3)
-                    .map(|a| i(o[a] * w.strides[a]) - i(w.pads[a]))
-                    .collect();
-                let (mut acc, mut count, mut padded) =
-                    (if avg { 0.0 } else { f64::NEG_INFINITY }, 0usize, 0usize);
-                for k0 in 0..w.kernel[0] {
-                    let z = start[0] + i(k0 * w.dilations[0]);
-                    if z >= lim[0] {
-                        continue;
-                    }
-                    for k1 in 0..w.kernel[1] {
-                        let y = start[1] + i(k1 * w.dilations[1]);
-                        if y >= lim[1] {
-                            continue;
-                        }
-                        for k2 in 0..w.kernel[2] {
-                            let xx = start[2] + i(k2 * w.dilations[2]);
-                            if xx >= lim[2] {
-                                continue;
-                            }
-                            padded += 1;
-                            let inside = z >= 0
-                                && y >= 0
-                                && xx >= 0
-                                && z < i(dims[0])
-                                && y < i(dims[1])
-                                && xx < i(dims[2]);
-                            if !inside {
-                                continue;
-                            }
-                            let at = (z as usize * dims[1] + y as usize) * dims[2] + xx as usize;
-                            let v = x[at].get();
-                            count += 1;
+                let (r2, p2, at2) = axis(2, o2);
+                let (mut acc, count, padded) = (
+                    if avg { 0.0 } else { f64::NEG_INFINITY },
+                    [&r0, &r1, &r2]
+                        .iter()
+                        .map(|r| (r.end - r.start) as usize)
+                        .product::<usize>(),
+                    p0.saturating_mul(p1).saturating_mul(p2),
+                );
+                for k0 in r0.clone() {
+                    for k1 in r1.clone() {
+                        let row = (at0(k0) * dims[1] + at1(k1)) * dims[2];
+                        for k2 in r2.clone() {
+                            let v = x[row + at2(k2)].get();
                             if avg {
                                 acc += v;
                             } else if v > acc || v.is_nan() {

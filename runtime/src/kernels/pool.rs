@@ -77,10 +77,16 @@ impl Pool {
         let xi = F32In::new(x);
         let mut o = F32Out::new(out);
         let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
-        let (h_, w_) = (h as isize, w as isize);
-        let (hmax, wmax) = (h_ + self.pads[2], w_ + self.pads[3]);
+        // The fast paths walk every tap of a window (or pad the plane to
+        // it); one far wider than its padded input — a broken or hostile
+        // model's 2^31 taps — takes the generic loop, which visits only the
+        // taps that read a value.
+        let fits = self.window_fits(h, w);
         #[cfg(target_arch = "x86_64")]
-        if let Some(g) = super::pool_lanes::geometry(self, (h, w), (oh, ow)) {
+        if let Some(g) = fits
+            .then(|| super::pool_lanes::geometry(self, (h, w), (oh, ow)))
+            .flatten()
+        {
             // Small maps: 16 channels a task, in the vector lanes.
             let blocks = c.div_ceil(16);
             let divisors = self.avg.then(|| self.divisors((h, w), (oh, ow)));
@@ -107,7 +113,10 @@ impl Pool {
             return Ok(());
         }
         #[cfg(target_arch = "x86_64")]
-        if let Some(g) = super::pool_rows::geometry(self, (h, w), (oh, ow)) {
+        if let Some(g) = fits
+            .then(|| super::pool_rows::geometry(self, (h, w), (oh, ow)))
+            .flatten()
+        {
             // Max pools of wide rows: along rows, then down columns.
             par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
                 // SAFETY: `geometry` took `g` for this pool; one input and
@@ -120,7 +129,7 @@ impl Pool {
             o.finish();
             return Ok(());
         }
-        if let Some(g) = self.window(h, w, oh, ow) {
+        if let Some(g) = fits.then(|| self.window(h, w, oh, ow)).flatten() {
             par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
                 PADDED.with(|buf| {
                     // SAFETY: one input and one output plane per task.
@@ -138,32 +147,22 @@ impl Pool {
             o.finish();
             return Ok(());
         }
+        let (y, x) = (self.axis(0, h, oh), self.axis(1, w, ow));
         par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
-            // SAFETY: one output plane per task.
+            // SAFETY: one output plane per task; a valid tap's position
+            // lies inside the `h x w` input plane.
             unsafe {
                 let src = xp.p().add(pl * h * w);
                 let dst = op.p().add(pl * oh * ow);
-                for oy in 0..oh as isize {
-                    for ox in 0..ow as isize {
+                for oy in 0..oh {
+                    let rows = y.valid(oy);
+                    for ox in 0..ow {
+                        let cols = x.valid(ox);
                         let mut acc = if self.avg { 0.0f32 } else { f32::NEG_INFINITY };
-                        let (mut count, mut padded) = (0usize, 0usize);
-                        for ky in 0..self.kernel[0] {
-                            let iy = oy * self.strides[0] - self.pads[0] + ky * self.dilations[0];
-                            if iy >= hmax {
-                                continue;
-                            }
-                            for kx in 0..self.kernel[1] {
-                                let ix =
-                                    ox * self.strides[1] - self.pads[1] + kx * self.dilations[1];
-                                if ix >= wmax {
-                                    continue;
-                                }
-                                padded += 1;
-                                if iy < 0 || ix < 0 || iy >= h_ || ix >= w_ {
-                                    continue;
-                                }
-                                let v = *src.add(iy as usize * w + ix as usize);
-                                count += 1;
+                        for ky in rows.clone() {
+                            let row = src.add(y.at(oy, ky) * w);
+                            for kx in cols.clone() {
+                                let v = *row.add(x.at(ox, kx));
                                 if self.avg {
                                     acc += v;
                                 } else if v > acc || v.is_nan() {
@@ -172,7 +171,10 @@ impl Pool {
                             }
                         }
                         let r = if self.avg {
-                            let d = if self.include_pad { padded } else { count };
+                            let d = match self.include_pad {
+                                true => y.padded(oy).saturating_mul(x.padded(ox)),
+                                false => rows.clone().len() * cols.clone().len(),
+                            };
                             if d == 0 {
                                 f32::NAN
                             } else {
@@ -181,7 +183,7 @@ impl Pool {
                         } else {
                             acc
                         };
-                        *dst.add(oy as usize * ow + ox as usize) = r;
+                        *dst.add(oy * ow + ox) = r;
                     }
                 }
             }
@@ -203,8 +205,22 @@ impl Pool {
             s: self.strides[i],
             d: self.dilations[i],
             p: self.pads[i],
-            max: n as isize + self.pads[i + 2],
+            max: (n as isize).saturating_add(self.pads[i + 2]),
         }
+    }
+
+    /// Whether each window spans at most its padded input (and a stride
+    /// more: a `ceil_mode` window may hang past it) and the padding is not
+    /// much larger than the input: what the fast paths assume when they
+    /// walk every tap or pad a plane to the windows (a window of 2^31 taps
+    /// with SAME padding to match would make a plane of 2^31 rows).
+    fn window_fits(&self, h: usize, w: usize) -> bool {
+        [h, w].into_iter().enumerate().all(|(i, len)| {
+            let [k, d, s] = [self.kernel[i], self.dilations[i], self.strides[i]].map(|v| v as i128);
+            let pads = (self.pads[i] as i128).max(0) + (self.pads[i + 2] as i128).max(0);
+            let len = len as i128;
+            pads <= 3 * len + 256 && (k - 1) * d < len + pads + s
+        })
     }
 
     /// The divisor of each output of an average pool over `h x w` planes
@@ -303,21 +319,30 @@ struct Axis {
 }
 
 impl Axis {
-    fn at(&self, o: usize, k: isize) -> isize {
-        o as isize * self.s - self.p + k * self.d
+    /// The position tap `k` of output `o` reads (`k` from [`Axis::valid`]:
+    /// inside the input).
+    fn at(&self, o: usize, k: usize) -> usize {
+        (o as i128 * self.s as i128 - self.p as i128 + k as i128 * self.d as i128) as usize
+    }
+    /// Output `o`'s taps in order, as far as they read a value (computed,
+    /// so a window of 2^31 taps costs nothing).
+    fn valid(&self, o: usize) -> std::ops::Range<usize> {
+        let r = self.taps(o, 0, self.n as i64);
+        r.start as usize..r.end as usize
+    }
+    /// How many of output `o`'s taps count with the padding.
+    fn padded(&self, o: usize) -> usize {
+        let r = self.taps(o, i64::MIN, self.max as i64);
+        (r.end - r.start) as usize
+    }
+    fn taps(&self, o: usize, lo: i64, hi: i64) -> std::ops::Range<i64> {
+        let (s, p, d, k) = (self.s as i64, self.p as i64, self.d as i64, self.k as i64);
+        ge_dialects::graph::nn::taps_in(o, s, p, d, k, lo, hi)
     }
     /// Of output `o`'s taps: how many read a value, and how many count
     /// with the padding.
     fn counts(&self, o: usize) -> (usize, usize) {
-        let (mut valid, mut padded) = (0, 0);
-        for k in 0..self.k {
-            let i = self.at(o, k);
-            if i < self.max {
-                padded += 1;
-                valid += (i >= 0 && i < self.n) as usize;
-            }
-        }
-        (valid, padded)
+        (self.valid(o).len(), self.padded(o))
     }
     /// Padded positions up to the last tap of the last output.
     fn span(&self) -> usize {

@@ -649,6 +649,11 @@ pub fn lrn(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     }
     let sq = op2(cx, "graph.mul", x, x)?;
     let (pb, pe) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
+    // A window reaches at most c - 1 channels either way; the rest of it is
+    // padding, which adds nothing (a hostile size of 2^31 made a slice per
+    // tap). The divisor below stays `size`, as ONNX defines it.
+    let reach = (c - 1).max(0);
+    let (pb, pe) = (pb.min(reach), pe.min(reach));
     let mut pads = vec![0i64; 2 * rank];
     pads[1] = pb;
     pads[rank + 1] = pe;
@@ -658,7 +663,7 @@ pub fn lrn(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         vec![("pads", Attribute::i64_array(&pads))],
     )?;
     let mut acc: Option<ValueId> = None;
-    for i in 0..size {
+    for i in 0..=pb + pe {
         let s = cx.e.op(
             "data.slice",
             &[padded],
@@ -940,7 +945,8 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let v = append(cx, past_v, v)?;
     let qs = static_shape(cx, n, q, "Q")?;
     let ks = static_shape(cx, n, k, "K")?;
-    if qs.len() != 4 || ks.len() != 4 {
+    let vs = static_shape(cx, n, v, "V")?;
+    if qs.len() != 4 || ks.len() != 4 || vs.len() != 4 {
         return Err(invalid(n, "Q, K and V must have the same rank"));
     }
     let (q_len, kv_len, head) = (qs[2], ks[2], qs[3]);
@@ -958,14 +964,16 @@ pub fn attention(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         if qh == kh || kh == 0 || qh % kh != 0 {
             return Ok(x);
         }
-        let s = static_shape(cx, n, x, "K/V")?;
+        let &[b, _, len, size] = static_shape(cx, n, x, "K/V")?.as_slice() else {
+            return Err(invalid(n, "Q, K and V must have the same rank"));
+        };
         let u = unsqueeze(cx, x, &[2])?;
         let e = cx.e.op(
             "data.expand",
             &[u],
             vec![("shape", Attribute::i64_array(&[1, 1, qh / kh, 1, 1]))],
         )?;
-        reshape(cx, e, &[s[0], qh, s[2], s[3]])
+        reshape(cx, e, &[b, qh, len, size])
     };
     let km = repeat(cx, km)?;
     let vr = repeat(cx, v)?;

@@ -543,16 +543,17 @@ pub fn split(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         Some(s) => s,
         None => {
             let count = n.opt_i("num_outputs")?.unwrap_or(parts as i64).max(1);
+            // Checked before the parts are made: a hostile 2^40 sized them.
+            if count as usize != parts {
+                return Err(invalid(
+                    n,
+                    format!("has {parts} outputs but 'num_outputs' is {count}"),
+                ));
+            }
             let Some(d) = cx.e.dims(x)?[a].as_static() else {
                 // A symbolic dim: data.split's own inference gives the parts
                 // (`B` by 2 is `B/2` twice when `B` is `2*K`, else
                 // `(B+1)/2` and the rest); the kernels check them per run.
-                if count as usize != parts {
-                    return Err(invalid(
-                        n,
-                        format!("has {parts} outputs but 'num_outputs' is {count}"),
-                    ));
-                }
                 return Ok(cx.e.op_multi(
                     "data.split",
                     &[x],
@@ -1132,33 +1133,48 @@ pub fn depth_to_space(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let s = static_shape(cx, n, x, "an input")?;
     let b = n.i("blocksize", 0)?;
-    if s.len() != 4 || b <= 0 || s[1] % (b * b) != 0 {
+    // Checked: a hostile blocksize of 2^40 squared to 0 and divided by it.
+    let sizes = match (b > 0, s.as_slice()) {
+        (true, &[nn, c, h, w]) => b
+            .checked_mul(b)
+            .filter(|&bb| c % bb == 0)
+            .and_then(|bb| Some((nn, c / bb, h.checked_mul(b)?, w.checked_mul(b)?))),
+        _ => None,
+    };
+    let Some((nn, depth, oh, ow)) = sizes else {
         return Err(invalid(
             n,
             "needs a 4-D input whose channels divide by blocksize²",
         ));
-    }
-    let (nn, c, h, w) = (s[0], s[1], s[2], s[3]);
+    };
+    let (h, w) = (s[2], s[3]);
     let (tmp, perm) = if n.s("mode", "DCR")? == "CRD" {
-        (vec![nn, c / (b * b), b, b, h, w], vec![0, 1, 4, 2, 5, 3])
+        (vec![nn, depth, b, b, h, w], vec![0, 1, 4, 2, 5, 3])
     } else {
-        (vec![nn, b, b, c / (b * b), h, w], vec![0, 3, 4, 1, 5, 2])
+        (vec![nn, b, b, depth, h, w], vec![0, 3, 4, 1, 5, 2])
     };
     let r = super::reshape(cx, x, &tmp)?;
     let t = super::transpose(cx, r, &perm)?;
-    one(super::reshape(cx, t, &[nn, c / (b * b), h * b, w * b])?)
+    one(super::reshape(cx, t, &[nn, depth, oh, ow])?)
 }
 
 pub fn space_to_depth(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let x = n.input(0)?;
     let s = static_shape(cx, n, x, "an input")?;
     let b = n.i("blocksize", 0)?;
-    if s.len() != 4 || b <= 0 || s[2] % b != 0 || s[3] % b != 0 {
+    // The depth checked: blocksize² times the channels may overflow.
+    let depth = match (b > 0, s.as_slice()) {
+        (true, &[_, c, h, w]) if h % b == 0 && w % b == 0 => {
+            b.checked_mul(b).and_then(|bb| bb.checked_mul(c))
+        }
+        _ => None,
+    };
+    let Some(depth) = depth else {
         return Err(invalid(
             n,
             "needs a 4-D input whose H and W divide by blocksize",
         ));
-    }
+    };
     let (nn, c, h, w) = (s[0], s[1], s[2], s[3]);
     let r = super::reshape(cx, x, &[nn, c, h / b, b, w / b, b])?;
     let perm: &[i64] = if n.s("mode", "DCR")? == "CRD" {
@@ -1167,7 +1183,7 @@ pub fn space_to_depth(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
         &[0, 3, 5, 1, 2, 4]
     };
     let t = super::transpose(cx, r, perm)?;
-    one(super::reshape(cx, t, &[nn, c * b * b, h / b, w / b])?)
+    one(super::reshape(cx, t, &[nn, depth, h / b, w / b])?)
 }
 
 #[allow(dead_code)]
