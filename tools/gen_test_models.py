@@ -1564,6 +1564,24 @@ def fuzz_findings():
     y = x / (1 + (x.astype(np.float64) ** 2).sum(axis=1, keepdims=True)) ** 0.75
     save_with_refs("fuzz_lrn_huge_size", m, [x], [y.astype(np.float32)])
 
+    # Range whose start is an empty tensor: read at index 0 (a panic).
+    empty = numpy_helper.from_array(np.zeros([0], np.int64), "start")
+    one, lim = (numpy_helper.from_array(np.array(v, np.int64), k) for k, v in (("delta", 1), ("limit", 4)))
+    g = helper.make_graph([helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range")],
+                          "g", [], [vi("y", [4], T.INT64)], [empty, lim, one])
+    save_onnx("fuzz_range_empty_start", helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)],
+                                                         ir_version=10), check=False)
+
+    # Causal Attention over 2100 positions (a 4.4M-element frontier: past
+    # the importer's folding limit, so computed by ops, not made as a
+    # constant — a mutant with 2^20 queries and keys took 24 GB). Against
+    # onnx's reference.
+    r = np.random.default_rng(33)
+    q, k, v = (r.standard_normal((1, 1, 2100, 4)).astype(np.float32) for _ in range(3))
+    att = helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", is_causal=1)
+    m = model([att], [vi(n, [1, 1, 2100, 4]) for n in "qkv"], [vi("y", [1, 1, 2100, 4])], opset=23)
+    save_onnx("fuzz_attention_long_window", m, [("q", q), ("k", k), ("v", v)])
+
     # Valid but absurd windows of 2^31 taps (SAME padding to match): the
     # pools walked every tap (or padded a plane to the window), a run that
     # did not end. Each output's window covers the whole input along the

@@ -11,7 +11,7 @@ use ge_ir::tensor::Tensor;
 use ge_ir::{Context, DType, Dim, Location, Type};
 
 /// Operands or results larger than this many elements are not folded.
-const FOLD_LIMIT: i64 = 1 << 22;
+pub(crate) const FOLD_LIMIT: i64 = 1 << 22;
 
 pub struct Emitter<'a> {
     pub b: Builder<'a>,

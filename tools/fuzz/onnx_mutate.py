@@ -5,7 +5,8 @@ Each mutant is a model of the seed set (default: the ONNX node tests that
 tools/conformance/run.sh generates) with one to three edits a hostile or
 broken exporter could make: an attribute set to an extreme (0, -1, 2^31,
 2^40, NaN, inf, another mode string), an input's or output's dim or element
-type changed or dropped, an initializer's dims changed without its data, an
+type changed or dropped, an initializer's dims changed without its data or one of its
+values (a shape, axes, pads, repeats, scales) set to an extreme, an
 operand renamed, dropped or added, the opset changed. `ge-atc` compiles it
 and, when that succeeds, `ge-run --random-inputs` runs it under a memory
 budget and a timeout, each tool in an address space of --memory-gib. Any exit that is not 0 or a clean error (1, 2) — a
@@ -26,7 +27,9 @@ import resource
 import subprocess
 import sys
 
+import numpy as np
 import onnx
+from onnx import numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INTS = [0, -1, 1, 2, 3, -2, 7, 100, 1 << 20, 1 << 31, -(1 << 31), 1 << 40]
@@ -82,6 +85,24 @@ def mutate_initializer(rng, g):
         t.dims.append(rng.choice([0, 2]))
 
 
+def mutate_initializer_values(rng, g):
+    """An element of a small integer or float initializer (a shape, axes,
+    pads, repeats, scales, K) set to an extreme: values used as sizes."""
+    small = [t for t in g.initializer if 0 < numpy_helper.to_array(t).size <= 16
+             and t.data_type in (1, 6, 7, 10, 11)]
+    if not small:
+        return
+    t = rng.choice(small)
+    a = numpy_helper.to_array(t).copy()
+    flat = a.reshape(-1)
+    if a.dtype.kind == "f":
+        flat[rng.randrange(flat.size)] = rng.choice(FLOATS)
+    else:
+        info = np.iinfo(a.dtype)
+        flat[rng.randrange(flat.size)] = max(info.min, min(info.max, rng.choice(INTS + [info.min, info.max])))
+    t.CopyFrom(numpy_helper.from_array(a, t.name))
+
+
 def mutate_operands(rng, g):
     if not len(g.node):
         return
@@ -99,8 +120,10 @@ def mutate(rng, m):
             mutate_attribute(rng, m.graph)
         elif r < 0.65:
             mutate_value_type(rng, m.graph)
-        elif r < 0.8:
+        elif r < 0.72:
             mutate_initializer(rng, m.graph)
+        elif r < 0.8:
+            mutate_initializer_values(rng, m.graph)
         elif r < 0.9:
             mutate_operands(rng, m.graph)
         elif m.opset_import:

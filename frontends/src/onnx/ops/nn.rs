@@ -1124,7 +1124,13 @@ fn attention_bias(cx: &mut Cx, n: &Node, m: &AttnMasks) -> Res<Option<ValueId>> 
     let (left, right) = (n.i("left_window_size", -1)?, n.i("right_window_size", -1)?);
     if causal || left >= 0 || right >= 0 {
         parts.push(match m.nonpad {
-            Some(np) => per_batch_frontier(cx, m, np, causal, left, right)?,
+            Some(np) => frontier_ops(cx, m, Offset::PerBatch(np), causal, left, right)?,
+            // Too large to fold at import: a constant would be made here
+            // alone — q·kv f64s, copied by the passes after (a hostile
+            // model of 2^20 queries and keys took 24 GB) — so ops compute it.
+            None if m.q_len.saturating_mul(m.kv_len) > FRONTIER_CONSTANT_MAX => {
+                frontier_ops(cx, m, Offset::Fixed(m.past_len), causal, left, right)?
+            }
             None => {
                 // Query i sits at absolute position i + past_len.
                 let allowed = |i: i64, j: i64| {
@@ -1168,13 +1174,27 @@ fn attention_bias(cx: &mut Cx, n: &Node, m: &AttnMasks) -> Res<Option<ValueId>> 
     Ok(bias)
 }
 
-/// The causal / sliding-window frontier of an external cache: query i of
-/// batch b sits at `i + nonpad_kv_seqlen[b] - q_len` (bottom-right aligned,
-/// not clamped: a negative offset masks whole rows). `[batch, 1, q, kv]`.
-fn per_batch_frontier(
+/// Largest causal / sliding-window frontier the importer makes as a
+/// constant (elements): its folding limit, past which the ops that compute
+/// it stay ops.
+const FRONTIER_CONSTANT_MAX: i64 = crate::emit::FOLD_LIMIT;
+
+/// Where query i sits among the keys.
+enum Offset {
+    /// An external cache: `i + nonpad_kv_seqlen[b] - q_len` (bottom-right
+    /// aligned, not clamped: a negative offset masks whole rows).
+    PerBatch(ValueId),
+    /// `i + past_len` (an internal cache, or none).
+    Fixed(i64),
+}
+
+/// The causal / sliding-window frontier computed by ops from two ranges:
+/// `[batch, 1, q, kv]` for [`Offset::PerBatch`], `[q, kv]` for
+/// [`Offset::Fixed`].
+fn frontier_ops(
     cx: &mut Cx,
     m: &AttnMasks,
-    nonpad: ValueId,
+    offset: Offset,
     causal: bool,
     left: i64,
     right: i64,
@@ -1184,9 +1204,14 @@ fn per_batch_frontier(
     };
     let i = iota(cx, m.q_len, vec![m.q_len as usize, 1])?;
     let j = iota(cx, m.kv_len, vec![1, m.kv_len as usize])?;
-    let ql = cx.e.scalar(DType::I64, m.q_len as f64)?;
-    let off = op2(cx, "graph.sub", nonpad, ql)?;
-    let off = reshape(cx, off, &[-1, 1, 1])?;
+    let off = match offset {
+        Offset::PerBatch(nonpad) => {
+            let ql = cx.e.scalar(DType::I64, m.q_len as f64)?;
+            let off = op2(cx, "graph.sub", nonpad, ql)?;
+            reshape(cx, off, &[-1, 1, 1])?
+        }
+        Offset::Fixed(past) => cx.e.scalar(DType::I64, past as f64)?,
+    };
     let pos = op2(cx, "graph.add", i, off)?;
     // d = position - key: [batch, q, kv].
     let d = op2(cx, "graph.sub", pos, j)?;
@@ -1215,6 +1240,9 @@ fn per_batch_frontier(
         both(cx, a)?;
     }
     let allowed = allowed.ok_or_else(|| ImportError::invalid("a frontier without bounds"))?;
-    let allowed = unsqueeze(cx, allowed, &[1])?;
+    let allowed = match offset {
+        Offset::PerBatch(_) => unsqueeze(cx, allowed, &[1])?,
+        Offset::Fixed(_) => allowed,
+    };
     additive(cx, allowed, m.dt)
 }

@@ -274,6 +274,10 @@ pub fn range(cx: &mut Cx, n: &Node) -> Res<Vec<ValueId>> {
     let start = cx.const_tensor(n.input(0)?, "start")?;
     let limit = cx.const_tensor(n.input(1)?, "limit")?;
     let delta = cx.const_tensor(n.input(2)?, "delta")?;
+    // Scalars (ONNX), or at least one element: an empty one was read at 0.
+    if [&start, &limit, &delta].iter().any(|t| t.len() != 1) {
+        return Err(invalid(n, "start, limit and delta must be scalars"));
+    }
     let dt = start.dtype;
     let (s, l, d) = (start.get_f(0), limit.get_f(0), delta.get_f(0));
     if d == 0.0 {
