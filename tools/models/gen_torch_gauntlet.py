@@ -31,11 +31,11 @@ tools/models/run_torch_gauntlet.py. `heldout2` is a second such set, added
 after the first was passing (grouped / 3D / transposed convolution, Swin-V2,
 MaxViT, encoder-decoder BART, LSTM/GRU, a detector's TopK and NMS, ...), and
 `heldout3` a third, added after the second was passing (optical flow's
-grid_sample, Unfold / Fold, SpaceToDepth and PixelShuffle, 1-D and dilated
-convolutions, ConvTranspose1d, FFT, einsum, CumSum, hashing by Mod, vector
-quantisation's ArgMin, weight standardisation, channels-first LayerNorm, 2-D
-LSTMs, conformer and time-series blocks, ...). `--set <name>` exports one
-set's models only.
+GridSample, Unfold / Fold (Col2Im), space-to-depth and PixelShuffle
+(DepthToSpace), 1-D and dilated convolutions, ConvTranspose1d, FFT (DFT),
+CumSum, hashing by Mod, vector quantisation's ArgMax, weight standardisation,
+channels-first LayerNorm, 2-D LSTMs, conformer and time-series blocks, ...).
+`--set <name>` exports one set's models only.
 
 `--dynamic` (issue 15) exports the models of DYNAMIC_SET with dynamic axes
 instead -- `dynamic_shapes` for dynamo (named `torch.export.Dim`s: batch,
@@ -631,8 +631,8 @@ def m_eca_nfnet():
 
 
 def m_tresnet_m():
-    # TResNet: SpaceToDepth stem, anti-aliased downsampling (fixed blur
-    # depthwise conv), leaky-ReLU BatchNorm, SE.
+    # TResNet: space-to-depth stem (Reshape / Transpose), anti-aliased
+    # downsampling (fixed blur depthwise conv), leaky-ReLU BatchNorm, SE.
     return timm_image("tresnet_m")
 
 
@@ -644,8 +644,11 @@ def m_edgenext():
 
 def m_sequencer():
     # Sequencer2D: bidirectional LSTMs along rows and columns of the patch grid;
-    # one block per stage.
-    return timm_image("sequencer2d_s", layers=(1, 1, 1, 1))
+    # one block per stage. timm zero-initialises the head (all logits 0): a
+    # fresh Linear (PyTorch's default init) instead.
+    m, *rest = timm_image("sequencer2d_s", layers=(1, 1, 1, 1))
+    m.reset_classifier(CLASSES)
+    return m, *rest
 
 
 def m_botnet():
@@ -668,9 +671,10 @@ def m_skresnet18():
 
 
 def m_coat_lite():
-    # CoaT-Lite: factorised attention (softmax over keys, then k^T v by
-    # einsum), convolutional relative position encoding (depthwise convs of
-    # kernels 3, 5, 7 on channel splits), conv position encoding.
+    # CoaT-Lite: factorised attention (softmax over the tokens of k, then
+    # k^T v, q (k^T v): MatMuls), convolutional relative position encoding
+    # (depthwise convs of kernels 3, 5, 7 on channel splits), conv position
+    # encoding.
     return timm_image("coat_lite_tiny", img_size=IMG)
 
 
@@ -721,13 +725,14 @@ def m_detr():
 
     # A transformers ResNet backbone (no timm), the pixel mask interpolated
     # (nearest) to the features, sine position embedding by CumSum, a 2+2-layer
-    # encoder-decoder over 10 object queries, class and box heads.
+    # encoder-decoder over 10 object queries, class and box heads. Weights
+    # N(0, 0.2): at its default 0.02 every box is 0.5 +- 1e-4.
     backbone = ResNetConfig(embedding_size=16, hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1],
                             layer_type="basic", out_features=["stage4"])
     cfg = DetrConfig(use_timm_backbone=False, backbone_config=backbone, use_pretrained_backbone=False,
                      d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
                      decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=10,
-                     num_labels=5)
+                     num_labels=5, init_std=0.2)
     args, ins, _ = image()
     return Detr(DetrForObjectDetection(cfg)), args, ins, ["logits", "pred_boxes"]
 
@@ -749,9 +754,10 @@ def m_hifigan():
 
     # HiFi-GAN vocoder: ConvTranspose1d upsampling x4 x4, multi-receptive-field
     # residual blocks of dilated 1-D convs (dilation 1, 3, 5), leaky ReLU, tanh.
+    # Weights N(0, 0.1) (its default 0.01 makes the waveform ~1e-5).
     cfg = SpeechT5HifiGanConfig(model_in_dim=16, upsample_initial_channel=32, upsample_rates=[4, 4],
                                 upsample_kernel_sizes=[8, 8], resblock_kernel_sizes=[3, 7],
-                                resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5]])
+                                resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5]], initializer_range=0.1)
     g = torch.Generator().manual_seed(0)
     return SpeechT5HifiGan(cfg), (torch.randn(1, 20, 16, generator=g),), ["spectrogram"], ["waveform"]
 
@@ -769,9 +775,10 @@ def m_encodec():
     from transformers import EncodecConfig, EncodecModel
 
     # Neural audio codec: causal 1-D convs with reflect padding, weight norm,
-    # strided downsampling, LSTM, residual vector quantisation (nearest code by
-    # distance: ArgMin, Gather; 2 codebooks of 64 at 12 kbps), ConvTranspose1d
-    # decoder; 800 samples.
+    # strided downsampling, ELU, LSTM, residual vector quantisation (nearest
+    # code: ArgMax of the negative distance, Gather; 2 codebooks of 64 at
+    # 12 kbps), ConvTranspose1d decoder; 800 samples. (torch.export refuses it:
+    # the conv paddings are computed from tensors.)
     cfg = EncodecConfig(target_bandwidths=[12.0], sampling_rate=8000, hidden_size=16, num_filters=4,
                         upsampling_ratios=[4, 2], num_lstm_layers=1, codebook_size=64, codebook_dim=16)
     g = torch.Generator().manual_seed(0)
@@ -870,20 +877,20 @@ MODELS = {
     "tnt": (m_tnt, "heldout3", "timm tnt_s_patch16 depth 4: pixel embedding by nn.Unfold (im2col), inner/outer attention, 64x64"),
     "volo": (m_volo, "heldout3", "timm VOLO (d1 blocks, 1/stage, widths 64-128): outlook attention (Unfold, Fold with overlaps), class attention, 64x64"),
     "eca_nfnet": (m_eca_nfnet, "heldout3", "timm eca_nfnet_l0 depths 1-1-1-1: scaled weight-standardised convs, ECA (Conv1d over channels), 64x64"),
-    "tresnet_m": (m_tresnet_m, "heldout3", "timm tresnet_m: SpaceToDepth stem, anti-aliased (blur) downsampling, leaky ReLU, SE, 64x64"),
+    "tresnet_m": (m_tresnet_m, "heldout3", "timm tresnet_m: space-to-depth stem (Reshape/Transpose), anti-aliased (blur) downsampling, leaky ReLU, SE, 64x64"),
     "edgenext": (m_edgenext, "heldout3", "timm edgenext_xx_small: channels-first LayerNorm, split depthwise convs, transposed attention, 64x64"),
     "sequencer": (m_sequencer, "heldout3", "timm sequencer2d_s 1 block/stage: bidirectional LSTMs along rows and columns, 64x64"),
     "botnet": (m_botnet, "heldout3", "timm botnet26t at 64x64: self-attention with relative position logits (Pad/Reshape rel_to_abs)"),
     "efficientvit": (m_efficientvit, "heldout3", "timm efficientvit_b0 (MIT): ReLU linear attention (Pad by 1), multi-scale grouped convs, 64x64"),
     "skresnet18": (m_skresnet18, "heldout3", "timm skresnet18: selective kernel (3x3 + dilated 3x3 branches, softmax over branches), 64x64"),
-    "coat_lite": (m_coat_lite, "heldout3", "timm coat_lite_tiny: factorised attention (einsum), conv relative position encoding (3/5/7 depthwise), 64x64"),
+    "coat_lite": (m_coat_lite, "heldout3", "timm coat_lite_tiny: factorised attention (k^T v), conv relative position encoding (3/5/7 depthwise), 64x64"),
     "fnet": (m_fnet, "heldout3", "transformers FNetModel, 2 layers, hidden 32: Fourier token mixing (real part of a 2-D FFT)"),
     "squeezebert": (m_squeezebert, "heldout3", "transformers SqueezeBertModel, 2 layers, hidden 32: grouped Conv1d projections, padding mask"),
     "canine": (m_canine, "heldout3", "transformers CanineModel: hashed character embeddings (Mod), Conv1d downsampling x4, repeat upsampling, 16 chars"),
     "detr": (m_detr, "heldout3", "transformers DetrForObjectDetection, ResNet backbone (no timm): mask Resize, CumSum sine positions, 10 queries, 64x64"),
     "swin2sr": (m_swin2sr, "heldout3", "transformers Swin2SR x2 of 32x32: Swin-V2 blocks, window 8, PixelShuffle upsampler"),
     "hifigan": (m_hifigan, "heldout3", "transformers SpeechT5HifiGan vocoder: ConvTranspose1d x4 x4, dilated Conv1d residual blocks, leaky ReLU, 20 frames"),
-    "encodec": (m_encodec, "heldout3", "transformers EncodecModel round trip: reflect-padded causal Conv1d, LSTM, residual VQ (ArgMin), ConvTranspose1d, 800 samples"),
+    "encodec": (m_encodec, "heldout3", "transformers EncodecModel round trip: reflect-padded causal Conv1d, ELU, LSTM, residual VQ (ArgMax), ConvTranspose1d, 800 samples"),
     "wav2vec2_conformer": (m_wav2vec2_conformer, "heldout3", "transformers Wav2Vec2ConformerModel: relative position attention, conv module (GLU, depthwise Conv1d, BatchNorm1d)"),
     "patchtst": (m_patchtst, "heldout3", "transformers PatchTSTModel: std scaling, patches by Tensor.unfold, channel-independent transformer, 3x32 series"),
 }
