@@ -149,44 +149,8 @@ impl Pool {
         }
         let (y, x) = (self.axis(0, h, oh), self.axis(1, w, ow));
         par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
-            // SAFETY: one output plane per task; a valid tap's position
-            // lies inside the `h x w` input plane.
-            unsafe {
-                let src = xp.p().add(pl * h * w);
-                let dst = op.p().add(pl * oh * ow);
-                for oy in 0..oh {
-                    let rows = y.valid(oy);
-                    for ox in 0..ow {
-                        let cols = x.valid(ox);
-                        let mut acc = if self.avg { 0.0f32 } else { f32::NEG_INFINITY };
-                        for ky in rows.clone() {
-                            let row = src.add(y.at(oy, ky) * w);
-                            for kx in cols.clone() {
-                                let v = *row.add(x.at(ox, kx));
-                                if self.avg {
-                                    acc += v;
-                                } else if v > acc || v.is_nan() {
-                                    acc = v;
-                                }
-                            }
-                        }
-                        let r = if self.avg {
-                            let d = match self.include_pad {
-                                true => y.padded(oy).saturating_mul(x.padded(ox)),
-                                false => rows.clone().len() * cols.clone().len(),
-                            };
-                            if d == 0 {
-                                f32::NAN
-                            } else {
-                                acc / d as f32
-                            }
-                        } else {
-                            acc
-                        };
-                        *dst.add(oy * ow + ox) = r;
-                    }
-                }
-            }
+            // SAFETY: one input and one output plane per task.
+            unsafe { self.plane(&y, &x, xp.p().add(pl * h * w), op.p().add(pl * oh * ow)) };
             Ok(())
         })?;
         o.finish();
@@ -195,6 +159,48 @@ impl Pool {
 }
 
 impl Pool {
+    /// The generic loop over one plane: each output folds only the taps
+    /// that read a value ([`Axis::valid`]), in order.
+    ///
+    /// # Safety
+    /// `src` holds the `y.n x x.n` input plane and `dst` the `y.on x x.on`
+    /// output plane; a valid tap's position lies inside the input.
+    unsafe fn plane(&self, y: &Axis, x: &Axis, src: *const f32, dst: *mut f32) {
+        let (w, ow) = (x.n as usize, x.on);
+        for oy in 0..y.on {
+            let rows = y.valid(oy);
+            for ox in 0..ow {
+                let cols = x.valid(ox);
+                let mut acc = if self.avg { 0.0f32 } else { f32::NEG_INFINITY };
+                for ky in rows.clone() {
+                    let row = src.add(y.at(oy, ky) * w);
+                    for kx in cols.clone() {
+                        let v = *row.add(x.at(ox, kx));
+                        if self.avg {
+                            acc += v;
+                        } else if v > acc || v.is_nan() {
+                            acc = v;
+                        }
+                    }
+                }
+                let r = if self.avg {
+                    let d = match self.include_pad {
+                        true => y.padded(oy).saturating_mul(x.padded(ox)),
+                        false => rows.clone().len() * cols.clone().len(),
+                    };
+                    if d == 0 {
+                        f32::NAN
+                    } else {
+                        acc / d as f32
+                    }
+                } else {
+                    acc
+                };
+                *dst.add(oy * ow + ox) = r;
+            }
+        }
+    }
+
     /// Axis `i` (0: rows, 1: columns) of the pool over `n` inputs pooled to
     /// `on` outputs.
     fn axis(&self, i: usize, n: usize, on: usize) -> Axis {
