@@ -6,7 +6,7 @@
 //! reference) in f32 on copies of the model's buffers (sequence by
 //! sequence, on the calling thread).
 
-use super::rnn_fast::Fast;
+use super::rnn_fast::{Fast, PackedWeights};
 use super::{Kernel, Par, Slot};
 use crate::buffer::{load_f32, load_i64, store_f32};
 use ge_dialects::graph::rnn::{
@@ -14,6 +14,7 @@ use ge_dialects::graph::rnn::{
     Spec,
 };
 use ge_ir::body::{Body, OpId};
+use std::sync::{Arc, RwLock};
 
 /// A recurrent layer: its spec, where each operand group is among the
 /// step's inputs (`None`: an optional operand left out), and its fast path
@@ -23,6 +24,9 @@ pub struct Recurrent {
     spec: Spec,
     slots: Vec<Option<usize>>,
     fast: Option<Fast>,
+    /// `W` and `R` packed for the fast path at load ([`Kernel::prepare`]),
+    /// by address and shape.
+    packed: Arc<RwLock<Vec<Arc<PackedWeights>>>>,
 }
 
 impl Recurrent {
@@ -41,6 +45,7 @@ impl Recurrent {
         };
         Some(Recurrent {
             fast: Fast::new(&spec, acts.as_deref()),
+            packed: Arc::default(),
             spec,
             slots: operand_slots(def, d),
         })
@@ -68,6 +73,7 @@ impl Recurrent {
             .collect();
         Ok(Recurrent {
             fast: Fast::new(&spec, acts.as_deref()),
+            packed: Arc::default(),
             spec,
             slots,
         })
@@ -120,7 +126,9 @@ impl Recurrent {
         }
         if let Some(f) = self.fast.as_ref().filter(|_| fast) {
             let groups: [Option<&Slot>; 8] = std::array::from_fn(get);
-            if f.run(&self.spec, n, &groups, outs)? {
+            let packed = [1, 2].map(|g| groups[g].and_then(|s| self.find(s)));
+            let packed = [packed[0].as_deref(), packed[1].as_deref()];
+            if f.run(&self.spec, n, &groups, packed, outs)? {
                 return Ok(true);
             }
         }
@@ -146,9 +154,44 @@ fn f32s(s: &Slot) -> Vec<f32> {
     v
 }
 
+impl Recurrent {
+    /// `W` or `R` as packed at load, if it was.
+    fn find(&self, s: &Slot) -> Option<Arc<PackedWeights>> {
+        let v = self.packed.read().ok()?;
+        v.iter()
+            .find(|p| p.addr == s.ptr as usize && p.shape == s.shape)
+            .cloned()
+    }
+}
+
 impl Kernel for Recurrent {
     fn run(&self, ins: &[&Slot], outs: &[&Slot], _: &Par) -> Result<(), String> {
         self.run_with(ins, outs, true).map(|_| ())
+    }
+
+    /// A constant `W` or `R` of a layer with a fast path, packed once per
+    /// direction as the packed GEMM's left operand: each run then computes
+    /// `(X·Wᵀ)ᵀ = W·Xᵀ` and `(H·Rᵀ)ᵀ` without repacking them (the `gemm`
+    /// crate copies its right operand, the weights, on every call: at 4 to
+    /// 16 rows more work than the product).
+    fn prepare(&self, operand: usize, w: &Slot, budget: usize) -> usize {
+        let group = [1, 2]
+            .into_iter()
+            .find(|&g| self.slots.get(g).copied().flatten() == Some(operand));
+        if self.fast.is_none() || group.is_none() || self.find(w).is_some() {
+            return 0;
+        }
+        let Some(packed) = PackedWeights::pack(w, budget) else {
+            return 0;
+        };
+        let bytes = packed.bytes();
+        match self.packed.write() {
+            Ok(mut v) => {
+                v.push(Arc::new(packed));
+                bytes
+            }
+            Err(_) => 0,
+        }
     }
 
     fn float_only(&self) -> bool {

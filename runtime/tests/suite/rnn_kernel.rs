@@ -9,7 +9,7 @@
 use ge_dialects::graph::rnn::{check_shapes, run_groups, Cell, CommonAttrs, Spec};
 use ge_ir::DType;
 use ge_runtime::kernels::rnn::Recurrent;
-use ge_runtime::kernels::Slot;
+use ge_runtime::kernels::{Kernel, Slot};
 use rand::rngs::SmallRng as StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -84,6 +84,12 @@ fn assert_close(got: &[f32], want: &[f64], rtol: f64, atol: f64, what: &str) {
 /// reference path and `run_groups` in f64; compare; return whether the fast
 /// path ran.
 fn check(c: &Case, seed: u64) -> bool {
+    check_with(c, seed, false)
+}
+
+/// [`check`], with `W` and `R` first packed as a model's load packs its
+/// constant weights (`Kernel::prepare`) when `packed`.
+fn check_with(c: &Case, seed: u64, packed: bool) -> bool {
     let mut rng = StdRng::seed_from_u64(seed);
     let (d, h) = (c.dirs(), c.hidden);
     let gh = c.cell.gates() * h;
@@ -135,6 +141,16 @@ fn check(c: &Case, seed: u64) -> bool {
         }
         if let Some((v, shape)) = v {
             ins.push(slot(v, shape.clone()));
+        }
+    }
+    if packed {
+        // X, W and R are always operands 0, 1 and 2.
+        let bytes: usize = [1, 2]
+            .iter()
+            .map(|&i| kernel.prepare(i, &ins[i], usize::MAX))
+            .sum();
+        if ge_runtime::kernels::sgemm_packed::fast() && kernel.has_fast_path() {
+            assert!(bytes > 0, "{c:?}: W and R were not packed");
         }
     }
     let ins_ref: Vec<&Slot> = ins.iter().collect();
@@ -279,6 +295,10 @@ fn fast_path_matches_reference_on_random_layers() {
             layout: 0,
         };
         assert!(check(&c, seed), "{c:?}: expected the fast path");
+        assert!(
+            check_with(&c, seed, true),
+            "{c:?}: expected the fast path, packed"
+        );
     }
 }
 
