@@ -1582,6 +1582,31 @@ def fuzz_findings():
     m = model([att], [vi(n, [1, 1, 2100, 4]) for n in "qkv"], [vi("y", [1, 1, 2100, 4])], opset=23)
     save_onnx("fuzz_attention_long_window", m, [("q", q), ("k", k), ("v", v)])
 
+    # Convolutions with a column stride of 2^40 on a 1x1 map (a mutated TF
+    # model's): the runtime split the padded input into its stride phases,
+    # an 8 TB buffer. A dense one (its filter packed at load: the tap path)
+    # and a depthwise one.
+    r = np.random.default_rng(34)
+    x = r.standard_normal((1, 2, 1, 1)).astype(np.float32)
+    for name, w, group in (("fuzz_conv_huge_stride", r.standard_normal((8, 2, 1, 1)), 1),
+                           ("fuzz_depthwise_huge_stride", r.standard_normal((2, 1, 3, 3)), 2)):
+        w = numpy_helper.from_array(w.astype(np.float32), "w")
+        pads = [0, 0, 0, 0] if group == 1 else [1, 1, 1, 1]
+        conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[1, 1 << 40], group=group,
+                                pads=pads)
+        oc = w.dims[0]
+        m = model([conv], [vi("x", [1, 2, 1, 1])], [vi("y", [1, oc, 1, 1])], inits=[w], opset=13)
+        save_onnx(name, m, [("x", x)])
+
+    # A u8 output of 2^27 elements (128 MiB): ge-run made a reference tensor
+    # of it at 8 bytes an element without a budget check (a mutated TF Tile
+    # asked for 7.5 GB and aborted).
+    shape = numpy_helper.from_array(np.array([1 << 27], np.int64), "shape")
+    g = helper.make_graph([helper.make_node("Expand", ["x", "shape"], ["y"], name="expand")], "g",
+                          [vi("x", [1], T.UINT8)], [vi("y", [1 << 27], T.UINT8)], [shape])
+    save_onnx("fuzz_u8_output_widened", helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                                                          ir_version=10), check=False)
+
     # Valid but absurd windows of 2^31 taps (SAME padding to match): the
     # pools walked every tap (or padded a plane to the window), a run that
     # did not end. Each output's window covers the whole input along the

@@ -866,10 +866,21 @@ fn run_model_inner(args: &RunArgs, path: &str) -> Result<RunOutput, String> {
         ge_ir::output::write(p, tr.to_json().as_bytes())
             .map_err(|e| format!("cannot write '{p}': {e}"))?;
     }
+    // A reference tensor holds 8 bytes an element (a u8 output grows 8x):
+    // checked against the budget before it is made (a mutated model's
+    // 0.9 GB u8 output asked for 7.5 GB here).
     let results: Vec<Tensor> = r
         .outputs
         .iter()
-        .map(|t| t.to_tensor())
+        .enumerate()
+        .map(|(i, t)| {
+            let dims = t.shape.iter().map(|&d| d as u64);
+            ge_ir::budget::check(
+                ge_ir::budget::bytes_of(dims, 8),
+                &format_args!("output #{i} as a reference tensor"),
+            )?;
+            t.to_tensor()
+        })
         .collect::<Result<_, _>>()?;
     let (stderr, matched) =
         report_results(args, &out_names, &results, &expects, &outs, &mut stdout)?;

@@ -9,7 +9,8 @@ type changed or dropped, an initializer's dims changed without its data or one o
 values (a shape, axes, pads, repeats, scales) set to an extreme, an
 operand renamed, dropped or added, the opset changed. `ge-atc` compiles it
 and, when that succeeds, `ge-run --random-inputs` runs it under a memory
-budget and a timeout, each tool in an address space of --memory-gib. Any exit that is not 0 or a clean error (1, 2) — a
+budget and a timeout, each tool in an address space of --memory-gib with a quarter of it as its
+`--max-memory` budget. Any exit that is not 0 or a clean error (1, 2) — a
 panic (101), a signal, a hang — is a finding: the mutant and the tool's
 stderr are kept in --out. libFuzzer's targets in fuzz/ cover the same code
 with coverage guidance but need nightly and an hour of ASan build; this
@@ -154,7 +155,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "target/fuzz-mutants"), help="where findings go")
     ap.add_argument("--timeout", type=float, default=60, help="seconds before a tool counts as hung")
     ap.add_argument("--memory-gib", type=float, default=8,
-                    help="address space per tool run (ge-run gets a budget of a quarter of it)")
+                    help="address space per tool run (each tool's --max-memory budget is a quarter of it)")
     a = ap.parse_args()
     seeds = sorted(glob.glob(os.path.join(a.cases, "*", "model.onnx")))
     if not seeds:
@@ -172,7 +173,7 @@ def main():
         with open(scratch + ".onnx", "wb") as f:
             f.write(data)
         steps = [("atc", [os.path.join(a.bin, "ge-atc"), "--model", scratch + ".onnx", "--framework", "5",
-                          "--output", scratch])]
+                          "--output", scratch, "--max-memory", str(int(a.memory_gib * 2**28))])]
         steps.append(("run", [os.path.join(a.bin, "ge-run"), scratch + ".om", "--random-inputs",
                               "--timeout", "10", "--max-memory", str(int(a.memory_gib * 2**28))]))
         for what, cmd in steps:

@@ -261,7 +261,24 @@ fn packs(choice: winograd::Choice, ocg: usize) -> bool {
 /// Whether a packed filter of taps mode `taps` reads the input by tap
 /// offsets at these shapes (a convolution that is not 1x1 stride 1).
 fn reads_taps(taps: Taps, sh: &Shapes) -> bool {
-    taps == Taps::Always || (taps == Taps::Rule && taps_pay(sh))
+    phases_fit(&sh.geo) && (taps == Taps::Always || (taps == Taps::Rule && taps_pay(sh)))
+}
+
+/// Whether the input's stride phases ([`Phases`]) stay near the padded
+/// input's size: a stride far beyond the input (a mutated model's 2^40)
+/// makes as many phases as the stride, each a plane — an 8 TB buffer.
+/// Such a convolution takes the im2col path, sized by its outputs.
+fn phases_fit(g: &Geo) -> bool {
+    let ph = Phases::new(g);
+    let len = [g.sw, ph.rows, ph.pw]
+        .into_iter()
+        .try_fold(g.sh, |a, v| a.checked_mul(v));
+    let span = |n: usize, p: usize, k: usize, d: usize| {
+        n.saturating_add(p.saturating_mul(2))
+            .saturating_add(k.saturating_mul(d))
+    };
+    let padded = span(g.h, g.pt, g.kh, g.dh).saturating_mul(span(g.w, g.pl, g.kw, g.dw));
+    len.is_some_and(|l| l <= padded.saturating_mul(4).saturating_add(1 << 16))
 }
 
 /// The default rule for reading a packed convolution's input by tap
@@ -614,7 +631,7 @@ impl Conv {
             .and_then(|wg| Some((wg.m, *ins.get(wg.input)?)));
         if let Some((m, u)) = wino {
             winograd::run(self, &sh, &ptrs, u, m, par)?;
-        } else if sh.cg == 1 && sh.ocg == 1 {
+        } else if sh.cg == 1 && sh.ocg == 1 && phases_fit(&sh.geo) {
             self.run_depthwise(&sh, &ptrs, par)?;
         } else {
             let packed = self.packed.find(w.ptr as usize, &w.shape);

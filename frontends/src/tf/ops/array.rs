@@ -831,9 +831,11 @@ pub fn one_hot(cx: &mut TfCx, n: &TfNode) -> Res<Vec<ValueId>> {
     let i = cx.unsqueeze(i, &[a as i64])?;
     let mut ishape = vec![1usize; rank + 1];
     ishape[a] = depth as usize;
-    // The iota is made here: a hostile depth must not allocate it.
+    // The iota is made here, twice (the tensor, then the constant's dense
+    // elements): a hostile depth must not allocate them (a mutant within
+    // the budget for one copy aborted on the second).
     ge_ir::budget::check(
-        ge_ir::budget::bytes_of([depth as u64], 8),
+        ge_ir::budget::bytes_of([depth as u64], 16),
         &"OneHot's depth iota",
     )
     .map_err(|e| invalid(n, e))?;
