@@ -728,11 +728,23 @@ fn split_output_bytes() -> u64 {
         as u64
 }
 
+/// Most outputs of one Split / Unpack.
+const MAX_SPLIT_OUTPUTS: i64 = 1 << 16;
+
 /// The number of outputs of a split comes from the file (`num_split`, or the
 /// dim an Unpack splits, e.g. of a placeholder `[2^40, 0]` that holds no
 /// data): the sizes and results it asks for are checked against the memory
 /// budget before they are made (issue 18).
 fn check_split_outputs(n: &TfNode, num: i64) -> Res<()> {
+    // Each output also costs a value, a type and a buffer in every stage
+    // after the import — far more than the bytes counted below (2^20 of them
+    // took more than 8 GB): past a count no real model has, refused outright.
+    if num > MAX_SPLIT_OUTPUTS {
+        return Err(invalid(
+            n,
+            format!("splitting into {num} outputs: more than {MAX_SPLIT_OUTPUTS}"),
+        ));
+    }
     ge_ir::budget::check(
         ge_ir::budget::bytes_of([num.max(0) as u64], split_output_bytes()),
         &format_args!("splitting into {num} outputs"),
