@@ -19,22 +19,17 @@ runs on the release binaries at ~60 mutants a second.
     .venv/bin/python tools/fuzz/onnx_mutate.py -n 20000 --seed 2
 """
 
-import argparse
 import glob
-import hashlib
 import os
-import random
-import resource
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-INTS = [0, -1, 1, 2, 3, -2, 7, 100, 1 << 20, 1 << 31, -(1 << 31), 1 << 40]
-FLOATS = [0.0, -1.0, 0.5, 1e-30, 1e30, float("nan"), float("inf")]
+import harness
+from harness import FLOATS, INTS
+
 STRINGS = [b"", b"foo", b"NOTSET", b"SAME_UPPER", b"VALID", b"linear", b"nearest", b"cubic"]
 DTYPES = [1, 2, 3, 6, 7, 9, 10, 11, 16]
 
@@ -132,69 +127,22 @@ def mutate(rng, m):
     return m
 
 
-def run(cmd, timeout, memory):
-    def limit():
-        # An allocation past the budget fails (Rust aborts: a finding)
-        # instead of the machine's OOM killer picking a victim.
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
+def mutant(rng, seed):
     try:
-        r = subprocess.run(cmd, capture_output=True, timeout=timeout, preexec_fn=limit)
-        return r.returncode, r.stderr[-2000:].decode(errors="replace")
-    except subprocess.TimeoutExpired:
-        return "hang", ""
+        return mutate(rng, onnx.load(seed)).SerializeToString()
+    except Exception:  # a mutant protobuf cannot serialise: not a test of ge
+        return None
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-n", type=int, default=5000, help="mutants to try")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--cases", default=os.path.join(ROOT, "tools/conformance/cases"),
+    ap = harness.arguments(__doc__, "target/fuzz-mutants")
+    ap.add_argument("--cases", default=os.path.join(harness.ROOT, "tools/conformance/cases"),
                     help="directory of <case>/model.onnx seeds (tools/conformance/run.sh makes them)")
-    ap.add_argument("--bin", default=os.path.join(ROOT, "target/release"), help="where ge-atc and ge-run are")
-    ap.add_argument("--out", default=os.path.join(ROOT, "target/fuzz-mutants"), help="where findings go")
-    ap.add_argument("--timeout", type=float, default=60, help="seconds before a tool counts as hung")
-    ap.add_argument("--memory-gib", type=float, default=8,
-                    help="address space per tool run (each tool's --max-memory budget is a quarter of it)")
     a = ap.parse_args()
     seeds = sorted(glob.glob(os.path.join(a.cases, "*", "model.onnx")))
     if not seeds:
         sys.exit(f"no {a.cases}/*/model.onnx: run tools/conformance/run.sh once, or pass --cases")
-    os.makedirs(a.out, exist_ok=True)
-    rng = random.Random(a.seed)
-    scratch = os.path.join(a.out, f"current_{a.seed}")
-    counts, findings = {}, 0
-    for i in range(a.n):
-        seed = rng.choice(seeds)
-        try:
-            data = mutate(rng, onnx.load(seed)).SerializeToString()
-        except Exception:  # a mutant protobuf cannot serialise: not a test of ge
-            continue
-        with open(scratch + ".onnx", "wb") as f:
-            f.write(data)
-        steps = [("atc", [os.path.join(a.bin, "ge-atc"), "--model", scratch + ".onnx", "--framework", "5",
-                          "--output", scratch, "--max-memory", str(int(a.memory_gib * 2**28))])]
-        steps.append(("run", [os.path.join(a.bin, "ge-run"), scratch + ".om", "--random-inputs",
-                              "--timeout", "10", "--max-memory", str(int(a.memory_gib * 2**28))]))
-        for what, cmd in steps:
-            rc, err = run(cmd, a.timeout, int(a.memory_gib * 2**30))
-            key = f"{what} {rc if rc in (0, 1, 2) else 'FINDING'}"
-            counts[key] = counts.get(key, 0) + 1
-            if rc not in (0, 1, 2):
-                findings += 1
-                h = hashlib.sha1(data).hexdigest()[:10]
-                with open(os.path.join(a.out, f"{what}_{rc}_{h}.onnx"), "wb") as f:
-                    f.write(data)
-                with open(os.path.join(a.out, f"{what}_{rc}_{h}.txt"), "w") as f:
-                    f.write(f"seed model: {seed}\ncommand: {' '.join(cmd)}\n\n{err}")
-                print(f"finding: {what} exit {rc} from a mutant of {os.path.basename(os.path.dirname(seed))}: "
-                      f"{os.path.join(a.out, f'{what}_{rc}_{h}.onnx')}", flush=True)
-            if rc != 0:
-                break
-        if (i + 1) % 1000 == 0:
-            print(f"{i + 1} mutants: {counts}", flush=True)
-    print(f"{a.n} mutants: {counts}; {findings} findings", flush=True)
-    sys.exit(1 if findings else 0)
+    harness.campaign(a, seeds, mutant, ".onnx", "5")
 
 
 if __name__ == "__main__":

@@ -16,21 +16,16 @@ does.
     .venv/bin/python tools/fuzz/tf_mutate.py -n 20000 --seed 1
 """
 
-import argparse
 import glob
-import hashlib
 import os
-import random
-import resource
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+import harness
+from harness import FLOATS, INTS
+
+sys.path.insert(0, os.path.join(harness.ROOT, "tools"))
 from gen_test_models import tf_protos  # noqa: E402
 
-INTS = [0, -1, 1, 2, 3, -2, 7, 100, 1 << 20, 1 << 31, -(1 << 31), 1 << 40]
-FLOATS = [0.0, -1.0, 0.5, 1e-30, 1e30, float("nan"), float("inf")]
 STRINGS = [b"", b"SAME", b"VALID", b"NHWC", b"NCHW", b"EXPLICIT", b"foo"]
 DTYPES = [1, 2, 3, 4, 6, 9, 10, 19, 14]
 
@@ -86,72 +81,26 @@ def mutate(rng, g):
             del n.input[-1]
 
 
-def run(cmd, timeout, memory):
-    def limit():
-        # An allocation past the budget fails (Rust aborts: a finding)
-        # instead of the machine's OOM killer picking a victim.
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
-    try:
-        r = subprocess.run(cmd, capture_output=True, timeout=timeout, preexec_fn=limit)
-        return r.returncode, r.stderr[-2000:].decode(errors="replace")
-    except subprocess.TimeoutExpired:
-        return "hang", ""
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-n", type=int, default=5000, help="mutants to try")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--seeds-dir", default=os.path.join(ROOT, "testdata/tf"), help="GraphDefs (*.pb) below it")
-    ap.add_argument("--bin", default=os.path.join(ROOT, "target/release"), help="where ge-atc and ge-run are")
-    ap.add_argument("--out", default=os.path.join(ROOT, "target/fuzz-mutants-tf"), help="where findings go")
-    ap.add_argument("--timeout", type=float, default=60, help="seconds before a tool counts as hung")
-    ap.add_argument("--memory-gib", type=float, default=8,
-                    help="address space per tool run (each tool's --max-memory budget is a quarter of it)")
+    ap = harness.arguments(__doc__, "target/fuzz-mutants-tf")
+    ap.add_argument("--seeds-dir", default=os.path.join(harness.ROOT, "testdata/tf"),
+                    help="GraphDefs (*.pb) below it")
     a = ap.parse_args()
     graph_pb2, _ = tf_protos()
     seeds = sorted(glob.glob(os.path.join(a.seeds_dir, "**", "*.pb"), recursive=True))
     if not seeds:
         sys.exit(f"no GraphDefs below {a.seeds_dir}")
-    os.makedirs(a.out, exist_ok=True)
-    rng = random.Random(a.seed)
-    scratch = os.path.join(a.out, f"current_{a.seed}")
-    counts, findings = {}, 0
-    for i in range(a.n):
-        seed = rng.choice(seeds)
+
+    def mutant(rng, seed):
         g = graph_pb2.GraphDef()
         try:
             g.ParseFromString(open(seed, "rb").read())
             mutate(rng, g)
-            data = g.SerializeToString()
+            return g.SerializeToString()
         except Exception:  # a seed that is not a GraphDef (an error case) or a mutant that cannot serialise
-            continue
-        with open(scratch + ".pb", "wb") as f:
-            f.write(data)
-        steps = [("atc", [os.path.join(a.bin, "ge-atc"), "--model", scratch + ".pb", "--framework", "3",
-                          "--output", scratch, "--max-memory", str(int(a.memory_gib * 2**28))]),
-                 ("run", [os.path.join(a.bin, "ge-run"), scratch + ".om", "--random-inputs",
-                          "--timeout", "10", "--max-memory", str(int(a.memory_gib * 2**28))])]
-        for what, cmd in steps:
-            rc, err = run(cmd, a.timeout, int(a.memory_gib * 2**30))
-            key = f"{what} {rc if rc in (0, 1, 2) else 'FINDING'}"
-            counts[key] = counts.get(key, 0) + 1
-            if rc not in (0, 1, 2):
-                findings += 1
-                h = hashlib.sha1(data).hexdigest()[:10]
-                with open(os.path.join(a.out, f"{what}_{rc}_{h}.pb"), "wb") as f:
-                    f.write(data)
-                with open(os.path.join(a.out, f"{what}_{rc}_{h}.txt"), "w") as f:
-                    f.write(f"seed model: {seed}\ncommand: {' '.join(cmd)}\n\n{err}")
-                print(f"finding: {what} exit {rc} from a mutant of {os.path.relpath(seed, ROOT)}: "
-                      f"{os.path.join(a.out, f'{what}_{rc}_{h}.pb')}", flush=True)
-            if rc != 0:
-                break
-        if (i + 1) % 1000 == 0:
-            print(f"{i + 1} mutants: {counts}", flush=True)
-    print(f"{a.n} mutants: {counts}; {findings} findings", flush=True)
-    sys.exit(1 if findings else 0)
+            return None
+
+    harness.campaign(a, seeds, mutant, ".pb", "3")
 
 
 if __name__ == "__main__":
