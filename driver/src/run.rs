@@ -653,6 +653,12 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
         model.weights_bytes(),
         model.plain_buffers()
     ));
+    if model.prepared_bytes() > 0 {
+        stdout.push_str(&format!(
+            "{} bytes of constant operands packed at load (filters and weights in the GEMM's layout)\n",
+            model.prepared_bytes()
+        ));
+    }
     if model.forwarded_copies() > 0 {
         stdout.push_str(&format!(
             "{} copies between plain buffers dropped (the producer writes the copy's place, or the reader reads the original)\n",

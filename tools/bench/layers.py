@@ -8,7 +8,9 @@ pattern. The layers are those a per-node profile of the gauntlet's MobileNetV3,
 EfficientNet and DenseNet put far behind onnxruntime: HardSwish after a
 convolution, depthwise convolutions on small maps, 1x1 convolutions on 1x1 and
 2x2 maps (squeeze-excite), the per-channel scale of squeeze-excite, and concats
-of many thin operands.
+of many thin operands; and fully connected layers of few rows (MatMul + Add on a
+short sequence, Gemm on a small batch), whose weights are packed at load when the
+rows come in whole panels of 4 (runtime/src/kernels/packed_right.rs).
 
 1. the models go to target/bench/layers/NAME.onnx; `ge-atc` (release) compiles
    each to NAME.om;
@@ -102,6 +104,29 @@ def dense_concat(c, growth, hw, layers):
     return h.make_graph(nodes, "g", [x], [h.make_tensor_value_info("out", T.FLOAT, None)], inits)
 
 
+def linears(op, rows, k, n, copies=8):
+    """`copies` fully connected layers (k -> n, weights and bias constant) of one
+    input of `rows` rows: `MatMul` + `Add` on a [1, rows, k] input (torch's
+    Linear on a sequence) or `Gemm` on [rows, k] (torch's Linear on a batch)."""
+    import numpy as np
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+    rng = np.random.default_rng(20)
+    inits, nodes, outs = [], [], []
+    for c in range(copies):
+        inits += [nh.from_array((rng.standard_normal((k, n)) * 0.05).astype(np.float32), f"w{c}"),
+                  nh.from_array((rng.standard_normal(n) * 0.1).astype(np.float32), f"b{c}")]
+        if op == "Gemm":
+            nodes.append(h.make_node("Gemm", ["x", f"w{c}", f"b{c}"], [f"y{c}"]))
+        else:
+            nodes += [h.make_node("MatMul", ["x", f"w{c}"], [f"m{c}"]),
+                      h.make_node("Add", [f"m{c}", f"b{c}"], [f"y{c}"])]
+        outs.append(h.make_tensor_value_info(f"y{c}", T.FLOAT, None))
+    shape = [rows, k] if op == "Gemm" else [1, rows, k]
+    x = h.make_tensor_value_info("x", T.FLOAT, shape)
+    return h.make_graph(nodes, "g", [x], outs, inits)
+
+
 CASES = {
     "pw 16->72 1x1 16x16 hard_swish": lambda: convs("hard_swish", 16, 72, 16, 1),
     "stem 3->16 3x3/2 64x64 hard_swish": lambda: convs("hard_swish", 3, 16, 64, 3, stride=2),
@@ -115,6 +140,17 @@ CASES = {
     "squeeze-excite 1152/48 2x2": lambda: squeeze_excite(1152, 48, 2),
     "squeeze-excite 240/64 8x8": lambda: squeeze_excite(240, 64, 8),
     "dense concat 256+15x32 4x4": lambda: dense_concat(256, 32, 4, 15),
+    "matmul 16x384 . 384x1536": lambda: linears("MatMul", 16, 384, 1536),
+    "matmul 4x96 . 96x384": lambda: linears("MatMul", 4, 96, 384),
+    "matmul 64x256 . 256x256": lambda: linears("MatMul", 64, 256, 256),
+    "matmul 12x384 . 384x1536": lambda: linears("MatMul", 12, 384, 1536),
+    "matmul 17x1536 . 1536x384": lambda: linears("MatMul", 17, 1536, 384),
+    "matmul 17x384 . 384x1536": lambda: linears("MatMul", 17, 384, 1536),
+    "matmul 16x1536 . 1536x384": lambda: linears("MatMul", 16, 1536, 384),
+    "gemm 2x512 . 512x1000": lambda: linears("Gemm", 2, 512, 1000),
+    "matmul 16x384 . 384x1152, one": lambda: linears("MatMul", 16, 384, 1152, copies=1),
+    "matmul 197x384 . 384x384": lambda: linears("MatMul", 197, 384, 384, copies=4),
+    "gemm 8x512 . 512x512": lambda: linears("Gemm", 8, 512, 512),
 }
 
 

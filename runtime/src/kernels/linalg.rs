@@ -5,6 +5,7 @@
 //! split over the compute pool.
 
 use super::ew::Bcast;
+use super::packed_right::{packs, RightCache};
 use super::{activation, sgemm, F32In, F32Out, Par, Slot};
 use crate::buffer::{class_of, load_f64, load_i64, store_f64, store_i64, Class};
 use crate::shared::Shared;
@@ -33,6 +34,9 @@ pub struct Gemm {
     pub tb: bool,
     pub act: String,
     pub act_alpha: f32,
+    /// A constant `B` packed at load for products of few rows
+    /// ([`Gemm::prepare`]).
+    pub packed: RightCache,
 }
 
 impl Gemm {
@@ -45,6 +49,17 @@ impl Gemm {
             tb: a.trans_b() != 0,
             act: a.activation().to_string(),
             act_alpha: a.activation_alpha() as f32,
+            packed: RightCache::default(),
+        }
+    }
+
+    /// Pack a constant `B` for products of `rows` rows (A's, known at
+    /// load), within `budget` bytes: [`RightCache::prepare`]. Returns the
+    /// bytes it allocated.
+    pub fn prepare(&self, b: &Slot, rows: usize, budget: usize) -> usize {
+        match self.ta {
+            true => 0,
+            false => self.packed.prepare(b, self.tb, rows, budget),
         }
     }
 
@@ -59,7 +74,6 @@ impl Gemm {
             (s, _) => return Err(format!("gemm: operand shape {s:?} is not 2-D")),
         };
         let ai = F32In::new(a);
-        let bi = F32In::new(b);
         let mut o = F32Out::new(out);
         let op = o.ptr();
         let mut beta = 0.0;
@@ -73,6 +87,22 @@ impl Gemm {
             }
             beta = 1.0;
         }
+        let packed = (!self.ta && packs(m))
+            .then(|| self.packed.find(b))
+            .flatten();
+        if let Some(p) = packed.filter(|p| p.dims() == (k, n)) {
+            // SAFETY: A holds m x k floats and the output m x n, apart.
+            unsafe { p.product(ai.ptr(), m, op, (self.alpha, beta != 0.0), par)? };
+            if self.act != "none" {
+                // SAFETY: the output holds m*n floats.
+                let dst = unsafe { std::slice::from_raw_parts_mut(op, m * n) };
+                dst.chunks_mut(n.max(1))
+                    .for_each(|row| activation(&self.act, self.act_alpha, row));
+            }
+            o.finish();
+            return Ok(());
+        }
+        let bi = F32In::new(b);
         let ((rsa, csa), (rsb, csb)) = operand_strides(self.ta, self.tb, m, k, n);
         let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(op));
         let alpha = self.alpha;
@@ -306,9 +336,30 @@ fn split_run(
 pub struct MatMul {
     pub ta: bool,
     pub tb: bool,
+    /// A constant right operand packed at load for products of few rows
+    /// ([`MatMul::prepare`]).
+    pub packed: RightCache,
 }
 
 impl MatMul {
+    pub fn new(ta: bool, tb: bool) -> MatMul {
+        MatMul {
+            ta,
+            tb,
+            packed: RightCache::default(),
+        }
+    }
+
+    /// Pack a constant right operand `b` for products of `rows` rows (all
+    /// of A's rows, its batch folded in), within `budget` bytes:
+    /// [`RightCache::prepare`]. Returns the bytes it allocated.
+    pub fn prepare(&self, b: &Slot, rows: usize, budget: usize) -> usize {
+        match self.ta {
+            true => 0,
+            false => self.packed.prepare(b, self.tb, rows, budget),
+        }
+    }
+
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
         let (a, b) = (ins[0], ins[1]);
         let dims = self.dims(&a.shape, &b.shape)?;
@@ -326,12 +377,22 @@ impl MatMul {
         }
         let Dims { pa, pb, obatch, .. } = dims;
         let r = obatch.len();
+        let bcount: usize = pb.iter().product();
         let ai = F32In::new(a);
-        let bi = F32In::new(b);
         let mut o = F32Out::new(out);
+        let packed = (bcount == 1 && !self.ta)
+            .then(|| self.packed.find(b))
+            .flatten();
+        if let Some(p) = packed.filter(|p| p.dims() == (k, n) && packs(nb * m)) {
+            // SAFETY: A holds nb*m rows of k floats (one B for every batch:
+            // the batch folds into the rows), the output nb*m x n, apart.
+            unsafe { p.product(ai.ptr(), nb * m, o.ptr(), (1.0, false), par)? };
+            o.finish();
+            return Ok(());
+        }
+        let bi = F32In::new(b);
         let (ap, bp, cp) = (Shared(ai.ptr()), Shared(bi.ptr()), Shared(o.ptr()));
         let ((rsa, csa), (rsb, csb)) = operand_strides(self.ta, self.tb, m, k, n);
-        let bcount: usize = pb.iter().product();
         if bcount == 1 && !self.ta {
             // Fold the batch into the rows: one (nb*m) x k by k x n product.
             let rows = nb * m;

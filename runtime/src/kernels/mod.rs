@@ -78,6 +78,7 @@ pub mod movement;
 pub mod nms;
 pub mod nonzero;
 pub mod norm;
+pub mod packed_right;
 pub mod pad;
 pub mod pool;
 pub mod pool_lanes;

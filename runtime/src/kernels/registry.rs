@@ -192,17 +192,14 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
             step(Op::Gemm(linalg::Gemm::from_op(b, o)))
         }),
         (Matmul::DEF, |_, _| {
-            step(Op::MatMul(linalg::MatMul {
-                ta: false,
-                tb: false,
-            }))
+            step(Op::MatMul(linalg::MatMul::new(false, false)))
         }),
         (BatchMatmul::DEF, |b, o| {
             let a = BatchMatmul::attrs(b.op(o));
-            step(Op::MatMul(linalg::MatMul {
-                ta: a.transpose_a(),
-                tb: a.transpose_b(),
-            }))
+            step(Op::MatMul(linalg::MatMul::new(
+                a.transpose_a(),
+                a.transpose_b(),
+            )))
         }),
         (MaxPool2d::DEF, |b, o| {
             step(Op::Pool(pool::Pool::max(MaxPool2d::attrs(b.op(o)))))

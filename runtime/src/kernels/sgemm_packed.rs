@@ -252,6 +252,215 @@ impl PackedA {
     }
 }
 
+/// A row-major `k x n` matrix — a constant right operand, a fully
+/// connected layer's weights — packed once in the strips [`blocked`]
+/// copies `B` into on every call: strips of the vector micro-kernel's
+/// `nr` columns (48 with AVX-512, 24 with AVX2; zero columns past `n`),
+/// each all `k` rows of `nr` floats, 64-byte aligned. The left operand, a
+/// few rows of activations, is what a call packs ([`pack_rows`]): `m·k`
+/// floats where the `gemm` crate copies all `k·n` of the weights.
+#[derive(Debug)]
+pub struct PackedB {
+    pub k: usize,
+    pub n: usize,
+    nr: usize,
+    data: Vec<Block>,
+}
+
+impl PackedB {
+    /// The strips' width here: `None` without a vector micro-kernel.
+    fn width() -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match (wide(), fast()) {
+                (true, _) => return Some(avx512::NR),
+                (false, true) => return Some(NR),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Bytes [`PackedB::pack`] allocates for a `k x n` matrix (0: it
+    /// would not pack).
+    pub fn bytes_for(k: usize, n: usize) -> usize {
+        Self::width().map_or(0, |nr| {
+            n.div_ceil(nr)
+                .saturating_mul(k)
+                .saturating_mul(nr)
+                .saturating_mul(4)
+        })
+    }
+
+    /// Pack `b`: row-major `k x n`, or `n x k` when `transposed` (`b.len()
+    /// >= k * n`). `None` without a vector micro-kernel.
+    pub fn pack(b: &[f32], k: usize, n: usize, transposed: bool) -> Option<PackedB> {
+        let nr = Self::width()?;
+        let floats = n.div_ceil(nr) * k * nr;
+        let mut data = vec![Block([0f32; 16]); floats.div_ceil(16)];
+        // SAFETY: `data` holds at least `floats` f32s (16 per block).
+        let d = unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<f32>(), floats) };
+        for (s, strip) in d
+            .chunks_exact_mut((k * nr).max(1))
+            .enumerate()
+            .take(n.div_ceil(nr))
+        {
+            let j0 = s * nr;
+            for (kk, row) in strip.chunks_exact_mut(nr).enumerate() {
+                for (jj, v) in row.iter_mut().take(n - j0).enumerate() {
+                    *v = match transposed {
+                        false => b[kk * n + j0 + jj],
+                        true => b[(j0 + jj) * k + kk],
+                    };
+                }
+            }
+        }
+        Some(PackedB { k, n, nr, data })
+    }
+
+    /// Bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.data.len() * std::mem::size_of::<Block>()
+    }
+
+    /// Its strips (of `nr` columns each; the last may be partial).
+    pub fn strips(&self) -> usize {
+        self.n.div_ceil(self.nr)
+    }
+
+    /// Columns of strip `s`.
+    pub fn strip_columns(&self, s: usize) -> std::ops::Range<usize> {
+        s * self.nr..((s + 1) * self.nr).min(self.n)
+    }
+
+    /// Columns `strip_columns(s)` of `C[m x n] = A · B` for the strips `s`
+    /// in `strips`, added to `C` when `add`: `a` is `A` packed by
+    /// [`pack_rows`] (`m` rows of `self.k`).
+    ///
+    /// # Safety
+    /// `a` holds `m.div_ceil(MR) * MR * k` floats; `c` addresses `m` rows
+    /// `ldc` apart holding the strips' columns; `strips.end <=
+    /// self.strips()`.
+    pub unsafe fn gemm(
+        &self,
+        a: *const f32,
+        m: usize,
+        strips: std::ops::Range<usize>,
+        c: *mut f32,
+        ldc: usize,
+        add: bool,
+    ) {
+        let k = self.k;
+        if k == 0 {
+            if !add {
+                for s in strips {
+                    let cols = self.strip_columns(s);
+                    for r in 0..m {
+                        std::ptr::write_bytes(c.add(r * ldc + cols.start), 0, cols.len());
+                    }
+                }
+            }
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let micro = match self.nr == avx512::NR {
+                true => avx512::micro(),
+                false => avx2::micro(),
+            };
+            // Per strip, the slices of `k` of [`blocked`], each over every
+            // row panel of `A`. The micro-kernel's calls are sound: packed
+            // with `nr` only where the CPU has its features (`width`); the
+            // pointers as above.
+            let nr = self.nr;
+            let slices = k.div_ceil(KC);
+            let step = k.div_ceil(slices);
+            let base = self.data.as_ptr().cast::<f32>();
+            for s in strips {
+                let j = s * nr;
+                let w = (self.n - j).min(nr);
+                let mut k0 = 0;
+                while k0 < k {
+                    let kc = step.min(k - k0);
+                    let strip = base.add(s * k * nr + k0 * nr);
+                    let first = k0 == 0 && !add;
+                    if w <= micro.thin_max {
+                        let t = Tile {
+                            a: a.add(k0 * MR),
+                            panels: m.div_ceil(MR),
+                            pstride: MR * k,
+                            b: strip,
+                            kc,
+                            c: c.add(j),
+                            ldc,
+                            rows: m,
+                            first,
+                        };
+                        (micro.thin)(&t, w);
+                    } else {
+                        let mut i = 0;
+                        while i < m {
+                            let panels = (micro.panels)(w).min((m - i).div_ceil(MR));
+                            let t = Tile {
+                                a: a.add(i * k + k0 * MR),
+                                panels,
+                                pstride: MR * k,
+                                b: strip,
+                                kc,
+                                c: c.add(i * ldc + j),
+                                ldc,
+                                rows: (m - i).min(MR * panels),
+                                first,
+                            };
+                            (micro.tile)(&t, w);
+                            i += MR * panels;
+                        }
+                    }
+                    k0 += kc;
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        unreachable!("PackedB exists only with a vector micro-kernel")
+    }
+}
+
+/// `alpha · A` (`m` rows of `k` floats, `lda` apart) into `d` in the
+/// [`MR`]-row panels [`PackedB::gemm`] reads (zero rows padding the last).
+///
+/// # Safety
+/// `a` addresses `m` rows of `k` floats `lda` apart.
+pub unsafe fn pack_rows(
+    a: *const f32,
+    lda: usize,
+    m: usize,
+    k: usize,
+    alpha: f32,
+    d: &mut Vec<f32>,
+) {
+    d.resize(m.div_ceil(MR) * MR * k, 0.0);
+    // SAFETY: row `r < m` of `a` holds `k` floats (the caller's bound).
+    let row = |r: usize| unsafe { std::slice::from_raw_parts(a.add(r * lda), k) };
+    for (p, panel) in d.chunks_exact_mut((MR * k).max(1)).enumerate() {
+        let r0 = p * MR;
+        if r0 + MR <= m {
+            let rows: [&[f32]; MR] = std::array::from_fn(|r| row(r0 + r));
+            for (kk, out) in panel.chunks_exact_mut(MR).enumerate() {
+                for (o, rw) in out.iter_mut().zip(&rows) {
+                    *o = alpha * rw[kk];
+                }
+            }
+        } else {
+            panel.fill(0.0);
+            for r in r0..m {
+                for (kk, &v) in row(r).iter().enumerate() {
+                    panel[kk * MR + r - r0] = alpha * v;
+                }
+            }
+        }
+    }
+}
+
 /// Whether the vector kernel runs here (x86-64 with AVX2 and FMA): else
 /// the scalar loop, far slower than the `gemm` crate.
 pub fn fast() -> bool {
@@ -447,8 +656,7 @@ struct Micro {
 
 /// 64 bytes, the alignment of the strips (no vector load of a
 /// micro-kernel splits a cache line).
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 struct Block(#[allow(dead_code)] [f32; 16]);
 
@@ -574,15 +782,20 @@ mod avx2 {
     /// # Safety
     /// The CPU has AVX2 and FMA; the pointers as [`super::PackedA::gemm`].
     pub(super) unsafe fn gemm(g: &Gemm) {
-        let micro = Micro {
+        super::blocked(g, &micro())
+    }
+
+    /// The micro-kernel over the shared blocking ([`super::blocked`],
+    /// [`super::PackedB`]).
+    pub(super) fn micro() -> Micro {
+        Micro {
             nr: NR,
             pack: super::pack::<NR>,
             panels: |_| 1,
             tile: tile_any,
             thin_max: 0,
             thin: tile_any,
-        };
-        super::blocked(g, &micro)
+        }
     }
 
     /// The block of `w` columns (`w <= NR`): one, two or three vectors.
@@ -842,15 +1055,20 @@ mod avx512 {
         if g.k <= DIRECT_MAX_K {
             return direct(g);
         }
-        let micro = Micro {
+        super::blocked(g, &micro())
+    }
+
+    /// The micro-kernel over the shared blocking ([`super::blocked`],
+    /// [`super::PackedB`]).
+    pub(super) fn micro() -> Micro {
+        Micro {
             nr: NR,
             pack,
             panels,
             tile: tile_any,
             thin_max: NARROW,
             thin,
-        };
-        super::blocked(g, &micro)
+        }
     }
 
     /// Longest `k` whose products read `B` where it lies ([`direct`]): a
@@ -1538,6 +1756,49 @@ mod tests {
                         thin[r * 49 + j].to_bits(),
                         "k {k} row {r} column {j}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn packed_weights_match_the_reference() {
+        // Rows in whole panels and not, a narrow last strip (thin), k in
+        // one slice and in three, B row-major and transposed, C
+        // overwritten and added to, strips in two runs (two threads).
+        for (m, k, n) in [(4, 7, 5), (8, 100, 49), (13, 2 * KC + 5, 130), (64, 48, 96)] {
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 7 % 13) as f32) * 0.37 - 2.1)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 5 % 11) as f32) * 0.53 - 1.7)
+                .collect();
+            let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
+            let want = reference(&a, &b, m, k, n);
+            for (transposed, src) in [(false, &b), (true, &bt)] {
+                let Some(p) = PackedB::pack(src, k, n, transposed) else {
+                    return; // no vector micro-kernel here
+                };
+                assert_eq!(p.bytes(), PackedB::bytes_for(k, n).next_multiple_of(64));
+                let mut rows = vec![];
+                // SAFETY: `a` holds `m` rows of `k` floats.
+                unsafe { pack_rows(a.as_ptr(), k, m, k, 0.5, &mut rows) };
+                let half = p.strips() / 2;
+                for add in [false, true] {
+                    let mut c = vec![1f32; m * n];
+                    // SAFETY: `rows` is `A` packed for `m` rows of `k`; `c`
+                    // holds `m` rows of `n`; the two runs cover the strips.
+                    unsafe {
+                        p.gemm(rows.as_ptr(), m, 0..half, c.as_mut_ptr(), n, add);
+                        p.gemm(rows.as_ptr(), m, half..p.strips(), c.as_mut_ptr(), n, add);
+                    }
+                    for (i, (&g, &w)) in c.iter().zip(&want).enumerate() {
+                        let w = 0.5 * w + if add { 1.0 } else { 0.0 };
+                        assert!(
+                            (g - w).abs() <= 1e-3 * (1.0 + w.abs()),
+                            "{m}x{k}x{n} transposed {transposed} add {add} at {i}: {g} vs {w}"
+                        );
+                    }
                 }
             }
         }

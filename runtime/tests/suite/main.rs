@@ -33,6 +33,7 @@ mod layout_readers;
 mod lent_outputs;
 mod loop_body_values;
 mod loop_trip_count;
+mod matmul_packed;
 mod matmul_split;
 mod max_pool;
 mod max_unpool_kernels;
