@@ -425,3 +425,64 @@ fn f16_falls_back() {
     assert!(!kernel.run_reporting(&ins, &outs).unwrap());
     assert_eq!(&y[(s - 1) * b * h..], &yh[..]);
 }
+
+/// Bidirectional LSTM, GRU and RNN layers of torch-like sizes loaded from a
+/// model (constant weights: packed at load), run on 1 and 2 threads: each
+/// equals the interpreter.
+#[test]
+fn bidirectional_layers_on_two_threads_match_the_interpreter() {
+    use crate::common::*;
+    let (seq, batch, input, h) = (6, 3, 40, 48);
+    for (op, gates, extra) in [
+        (
+            "lstm",
+            4,
+            ", operand_segment_sizes = [1, 1, 1, 1, 0, 0, 0, 0]",
+        ),
+        ("gru", 3, ", linear_before_reset = 1 : i64"),
+        ("rnn", 1, ""),
+    ] {
+        let gh = gates * h;
+        let outs = if op == "lstm" { 3 } else { 2 };
+        let (yt, st) = (
+            format!("tensor<{seq}x2x{batch}x{h}xf32>"),
+            format!("tensor<2x{batch}x{h}xf32>"),
+        );
+        let results = [yt.clone(), st.clone(), st.clone()][..outs].join(", ");
+        let names = ["#0", "#1", "#2"][..outs]
+            .iter()
+            .map(|n| format!("%l{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = format!(
+            "graph.func @main(%x: tensor<{seq}x{batch}x{input}xf32>) -> ({results}) {{\n  \
+             %w = data.constant dense<{}> : tensor<2x{gh}x{input}xf32>\n  \
+             %r = data.constant dense<{}> : tensor<2x{gh}x{h}xf32>\n  \
+             %b = data.constant dense<{}> : tensor<2x{}xf32>\n  \
+             %l:{outs} = graph.{op} %x, %w, %r, %b {{hidden_size = {h} : i64, direction = \"bidirectional\"{extra}}} : \
+             (tensor<{seq}x{batch}x{input}xf32>, tensor<2x{gh}x{input}xf32>, tensor<2x{gh}x{h}xf32>, tensor<2x{}xf32>) -> ({results})\n  \
+             graph.return {names} : {results}\n}}\n",
+            dense(2 * gh * input, &[2, gh, input], 1),
+            dense(2 * gh * h, &[2, gh, h], 2),
+            dense(4 * gh, &[2, 2 * gh], 3),
+            2 * gh,
+            2 * gh,
+        );
+        let om = om_bytes(
+            "rnn_two_threads",
+            &text,
+            &ge_compile::CompileOptions::default(),
+        );
+        let (types, m) = signature(&text, "main");
+        let ins = random_inputs(&types, &[], 9);
+        let want = interpret(&m, "main", &ins);
+        for threads in [1, 2] {
+            let got = run(&load(&om, threads), &ins);
+            assert_close(
+                &got,
+                &want,
+                &format!("{op} bidirectional, {threads} threads"),
+            );
+        }
+    }
+}
