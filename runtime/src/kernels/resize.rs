@@ -221,6 +221,11 @@ struct AxisTaps {
 }
 
 impl AxisTaps {
+    /// Whether every coordinate is a single tap of weight 1 (nearest modes).
+    fn nearest(&self) -> bool {
+        self.uniform == Some(1) && self.weight.iter().all(|&w| w == 1.0)
+    }
+
     /// `None` when a coordinate lies outside a crop.
     fn of(taps: &[ResizeTaps]) -> Option<AxisTaps> {
         let mut a = AxisTaps {
@@ -266,10 +271,18 @@ struct Planar {
     ih: usize,
     iw: usize,
     out_shape: Vec<usize>,
+    /// Every output row is one input row (a single tap of weight 1:
+    /// nearest modes), and every output column one input column.
+    nearest_rows: bool,
+    nearest_cols: bool,
 }
 
 /// Output rows per parallel task of [`Planar::run`].
 const PLANAR_ROWS: usize = 16;
+
+/// Output elements a task of [`Planar::run`] takes at least, in whole
+/// planes, when a plane has at most [`PLANAR_ROWS`] rows.
+const PLANAR_TASK: usize = 1024;
 
 impl Planar {
     fn of(run: &ResizeRun, x: &Slot) -> Option<Planar> {
@@ -287,9 +300,12 @@ impl Planar {
         if !identity {
             return None;
         }
+        let (rows, cols) = (AxisTaps::of(&taps[r - 2])?, AxisTaps::of(&taps[r - 1])?);
         Some(Planar {
-            rows: AxisTaps::of(&taps[r - 2])?,
-            cols: AxisTaps::of(&taps[r - 1])?,
+            nearest_rows: rows.nearest(),
+            nearest_cols: cols.nearest(),
+            rows,
+            cols,
             ih: x.shape[r - 2],
             iw: x.shape[r - 1],
             out_shape: run.out_shape.clone(),
@@ -304,28 +320,60 @@ impl Planar {
         let planes = x.numel() / (self.ih * self.iw);
         let blocks = oh.div_ceil(PLANAR_ROWS);
         let (xp, yp) = (Shared(x.ptr as *const f32), Shared(y.ptr as *mut f32));
-        par.run(planes * blocks, y.numel() > 1 << 14, &|task| {
-            let (plane, block) = (task / blocks, task % blocks);
-            // SAFETY: the input holds `planes` planes of `ih x iw` floats
-            // and the output `planes` of `oh x ow` (its shape was checked
-            // against the taps'); every tap index lies in its axis (taps
-            // are clamped into the input); tasks write disjoint rows.
-            let (src, dst) = unsafe {
-                (
-                    std::slice::from_raw_parts(
-                        xp.p().add(plane * self.ih * self.iw),
-                        self.ih * self.iw,
-                    ),
-                    std::slice::from_raw_parts_mut(yp.p().add(plane * oh * ow), oh * ow),
-                )
-            };
-            let mut mixed = vec![0f32; self.iw];
-            for yo in block * PLANAR_ROWS..((block + 1) * PLANAR_ROWS).min(oh) {
-                let row = self.mix_rows(src, yo, &mut mixed);
-                self.mix_columns(row, &mut dst[yo * ow..(yo + 1) * ow]);
-            }
-            Ok(())
-        })
+        // Small planes go several to a task (a task's own cost outweighed
+        // a 4x4 plane's 16 copies: GhostNetV2's upsamples of 2x2 maps).
+        let group = match blocks {
+            1 => (PLANAR_TASK / (oh * ow).max(1)).clamp(1, planes.max(1)),
+            _ => 1,
+        };
+        par.run(
+            planes.div_ceil(group) * blocks,
+            y.numel() > 1 << 14,
+            &|task| {
+                let (first, block) = (task / blocks * group, task % blocks);
+                // Nearest rows need no combination (and no buffer for one).
+                let mut mixed = match self.nearest_rows {
+                    true => vec![],
+                    false => vec![0f32; self.iw],
+                };
+                for plane in first..(first + group).min(planes) {
+                    // SAFETY: the input holds `planes` planes of `ih x iw` floats
+                    // and the output `planes` of `oh x ow` (its shape was checked
+                    // against the taps'); every tap index lies in its axis (taps
+                    // are clamped into the input); tasks write disjoint rows.
+                    let (src, dst) = unsafe {
+                        (
+                            std::slice::from_raw_parts(
+                                xp.p().add(plane * self.ih * self.iw),
+                                self.ih * self.iw,
+                            ),
+                            std::slice::from_raw_parts_mut(yp.p().add(plane * oh * ow), oh * ow),
+                        )
+                    };
+                    let rows = block * PLANAR_ROWS..((block + 1) * PLANAR_ROWS).min(oh);
+                    for yo in rows.clone() {
+                        // An output row made of the same input row as the one
+                        // before (a nearest upsample's repeats) is that row again.
+                        let repeat = self.nearest_rows
+                            && yo > rows.start
+                            && self.rows.index[yo] == self.rows.index[yo - 1];
+                        if repeat {
+                            dst.copy_within((yo - 1) * ow..yo * ow, yo * ow);
+                            continue;
+                        }
+                        let row = match self.nearest_rows {
+                            true => {
+                                let i = self.rows.index[yo];
+                                &src[i * self.iw..(i + 1) * self.iw]
+                            }
+                            false => self.mix_rows(src, yo, &mut mixed),
+                        };
+                        self.mix_columns(row, &mut dst[yo * ow..(yo + 1) * ow]);
+                    }
+                }
+                Ok(())
+            },
+        )
     }
 
     /// Output row `out` from its input rows combined (`row`): the same
@@ -334,7 +382,7 @@ impl Planar {
     fn mix_columns(&self, row: &[f32], out: &mut [f32]) {
         let (idx, w) = (&self.cols.index, &self.cols.weight);
         match self.cols.uniform {
-            Some(1) if w.iter().all(|&w| w == 1.0) => {
+            Some(1) if self.nearest_cols => {
                 out.iter_mut().zip(idx).for_each(|(o, &i)| *o = row[i]);
             }
             Some(2) => {
