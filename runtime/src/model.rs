@@ -986,21 +986,25 @@ fn pack_filters(
             }
             // A product's constant right operand, for the rows its left
             // operand has (all but the last dim: the batch folds into the rows).
-            kernels::Op::MatMul(_) | kernels::Op::Gemm(_) => {
+            kernels::Op::MatMul(kernels::linalg::MatMul {
+                ta,
+                tb,
+                packed: cache,
+            })
+            | kernels::Op::Gemm(kernels::linalg::Gemm {
+                ta,
+                tb,
+                packed: cache,
+                ..
+            }) => {
                 let rows = s.ins.first().and_then(|&a| match shapes.get(a) {
                     Some(Some(sh)) if !sh.is_empty() => Some(sh[..sh.len() - 1].iter().product()),
                     _ => None,
                 });
-                let (Some(rows), Some(slot)) = (rows, s.ins.get(1).and_then(|&b| constant(b)))
-                else {
-                    continue;
-                };
-                let budget = max.saturating_sub(*packed);
-                *packed += match &s.op {
-                    kernels::Op::MatMul(mm) => mm.prepare(&slot, rows, budget),
-                    kernels::Op::Gemm(g) => g.prepare(&slot, rows, budget),
-                    _ => 0,
-                };
+                if let (Some(rows), Some(slot)) = (rows, s.ins.get(1).and_then(|&b| constant(b))) {
+                    let budget = max.saturating_sub(*packed);
+                    *packed += cache.prepare(&slot, (*ta, *tb), rows, budget);
+                }
             }
             kernels::Op::Kernel(kern) => {
                 for (i, &v) in s.ins.iter().enumerate() {

@@ -11,13 +11,14 @@
 //! to NC1HWC0 right away is written as blocks from the tile
 //! (`Conv::blocked_out`).
 
+use super::prepared::Prepared;
 use super::sgemm_packed::{PackedA, Rows, MR, NR};
 use super::{activation, sgemm, winograd, F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
 use ge_dialects::graph::nn::Conv2d;
 use ge_ir::body::{Body, OpId};
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 /// Add a channel's bias, then apply the epilogue: one pass over the row for
 /// relu, relu6 and hard_swish (the common cases), two otherwise.
@@ -153,18 +154,13 @@ pub struct Conv {
     pub out_plane: Option<usize>,
 }
 
-/// The filters of a convolution packed at load, by the address of the
-/// filter's bytes (a weight, a kernel constant or a value folded at load:
-/// memory that lives and stays unchanged as long as the model). Shared by
-/// the clones of the kernel; a run whose filter is not here (an input, a
-/// computed value) calls the unpacked GEMM.
-#[derive(Clone, Debug, Default)]
-pub struct PackCache(Arc<RwLock<Vec<Arc<PackedFilter>>>>);
+/// The filters of a convolution packed at load ([`Prepared`]); a run whose
+/// filter is not here calls the unpacked GEMM.
+pub type PackCache = Prepared<PackedFilter>;
 
 /// One filter, `[oc, cg, kh, kw]`, packed group by group (`ocg x k` each).
 #[derive(Debug)]
 pub struct PackedFilter {
-    addr: usize,
     dims: [usize; 4],
     groups: Vec<PackedA>,
     /// When the GEMM reads the input planes at each tap's offset instead
@@ -219,24 +215,11 @@ impl PackedFilter {
     }
 }
 
-impl PackCache {
-    fn find(&self, addr: usize, dims: &[usize]) -> Option<Arc<PackedFilter>> {
-        let v = self.0.read().ok()?;
-        v.iter()
-            .find(|f| f.addr == addr && f.dims[..] == *dims)
-            .cloned()
-    }
-    /// How many filters it holds.
-    pub fn len(&self) -> usize {
-        self.0.read().map_or(0, |v| v.len())
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+impl Prepared<PackedFilter> {
     /// The taps mode of its filters (`None`: no filter; all are packed
     /// under one `GE_CONV_ALGO`, so the first one's).
     fn taps(&self) -> Option<Taps> {
-        self.0.read().ok()?.first().map(|f| f.taps)
+        self.first().map(|f| f.taps)
     }
 }
 
@@ -414,12 +397,11 @@ impl Conv {
                 .is_some_and(|p| p <= super::sgemm_packed::WIDE_ROWS_MAX_N)
                 || in_place_pays(ocg, k));
         let bytes = PackedA::bytes_for_groups(g, ocg, k, wide_rows);
-        if bytes > budget || self.packed.find(w.ptr as usize, &w.shape).is_some() {
+        if bytes > budget || self.packed.find(w).is_some() {
             return 0;
         }
         let groups = PackedA::pack_groups(F32In::new(w).slice(), g, ocg, k, wide_rows);
         let filter = PackedFilter {
-            addr: w.ptr as usize,
             dims: [oc, cg, kh, kw],
             groups,
             taps: match winograd::choice() {
@@ -429,13 +411,7 @@ impl Conv {
             },
             offsets: Mutex::new(None),
         };
-        match self.packed.0.write() {
-            Ok(mut v) => {
-                v.push(Arc::new(filter));
-                bytes
-            }
-            Err(_) => 0,
-        }
+        self.packed.insert(w, filter, bytes)
     }
 
     /// How it computes with this filter type, for `ge-run --info`:
@@ -634,7 +610,7 @@ impl Conv {
         } else if sh.cg == 1 && sh.ocg == 1 && phases_fit(&sh.geo) {
             self.run_depthwise(&sh, &ptrs, par)?;
         } else {
-            let packed = self.packed.find(w.ptr as usize, &w.shape);
+            let packed = self.packed.find(w);
             self.run_gemm(&sh, &ptrs, packed.as_deref(), par)?;
         }
         o.finish();

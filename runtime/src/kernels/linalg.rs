@@ -35,7 +35,7 @@ pub struct Gemm {
     pub act: String,
     pub act_alpha: f32,
     /// A constant `B` packed at load for products of few rows
-    /// ([`Gemm::prepare`]).
+    /// ([`RightCache::prepare`], from the loader).
     pub packed: RightCache,
 }
 
@@ -50,16 +50,6 @@ impl Gemm {
             act: a.activation().to_string(),
             act_alpha: a.activation_alpha() as f32,
             packed: RightCache::default(),
-        }
-    }
-
-    /// Pack a constant `B` for products of `rows` rows (A's, known at
-    /// load), within `budget` bytes: [`RightCache::prepare`]. Returns the
-    /// bytes it allocated.
-    pub fn prepare(&self, b: &Slot, rows: usize, budget: usize) -> usize {
-        match self.ta {
-            true => 0,
-            false => self.packed.prepare(b, self.tb, rows, budget),
         }
     }
 
@@ -337,7 +327,7 @@ pub struct MatMul {
     pub ta: bool,
     pub tb: bool,
     /// A constant right operand packed at load for products of few rows
-    /// ([`MatMul::prepare`]).
+    /// ([`RightCache::prepare`], from the loader).
     pub packed: RightCache,
 }
 
@@ -347,16 +337,6 @@ impl MatMul {
             ta,
             tb,
             packed: RightCache::default(),
-        }
-    }
-
-    /// Pack a constant right operand `b` for products of `rows` rows (all
-    /// of A's rows, its batch folded in), within `budget` bytes:
-    /// [`RightCache::prepare`]. Returns the bytes it allocated.
-    pub fn prepare(&self, b: &Slot, rows: usize, budget: usize) -> usize {
-        match self.ta {
-            true => 0,
-            false => self.packed.prepare(b, self.tb, rows, budget),
         }
     }
 

@@ -83,6 +83,7 @@ pub mod pad;
 pub mod pool;
 pub mod pool_lanes;
 mod pool_rows;
+pub mod prepared;
 pub mod qlinear;
 pub mod quant;
 pub mod random;

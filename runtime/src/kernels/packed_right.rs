@@ -12,12 +12,12 @@
 //! floats, into row panels ([`pack_rows`]) and runs the same micro-kernel
 //! ([`PackedB::gemm`]). Which products do: [`packs`].
 
+use super::prepared::Prepared;
 use super::sgemm_packed::{pack_rows, PackedB, MR};
 use super::{F32In, Par, Slot};
 use crate::buffer::{class_of, Class};
 use crate::shared::Shared;
 use std::cell::RefCell;
-use std::sync::{Arc, RwLock};
 
 /// Most rows of the left operand for which a product runs on the packed
 /// weights ([`packs`]).
@@ -44,13 +44,7 @@ thread_local! {
 
 /// One constant right operand, packed in the micro-kernel's strips.
 #[derive(Debug)]
-pub struct PackedRight {
-    /// Where the constant's bytes lie, and its shape: a run whose operand
-    /// is elsewhere (an input, a computed value) is not this one.
-    addr: usize,
-    shape: Vec<usize>,
-    b: PackedB,
-}
+pub struct PackedRight(PackedB);
 
 impl PackedRight {
     /// `c = alpha · a · B`, plus `c` when `add`, for `a` of `m` rows (`k`
@@ -67,7 +61,7 @@ impl PackedRight {
         (alpha, add): (f32, bool),
         par: &Par,
     ) -> Result<(), String> {
-        let (k, n) = (self.b.k, self.b.n);
+        let (k, n) = (self.0.k, self.0.n);
         ROWS.with(|rows| {
             let mut rows = rows.borrow_mut();
             // SAFETY: `a` holds `m` rows of `k` floats (the caller's bound).
@@ -75,7 +69,7 @@ impl PackedRight {
             let (ap, cp) = (Shared(rows.as_ptr()), Shared(c));
             // Runs of whole strips; one unless the product is worth the
             // pool's start (as `linalg::split_run`).
-            let strips = self.b.strips();
+            let strips = self.0.strips();
             let parts = match par.threads() > 1 && m * n * k >= 1 << 16 {
                 true => (par.threads() * 2).min(strips),
                 false => 1,
@@ -86,7 +80,7 @@ impl PackedRight {
                 // caller's bound on `c`; each part writes its own strips'
                 // columns, below `strips()`.
                 unsafe {
-                    self.b.gemm(
+                    self.0.gemm(
                         ap.p(),
                         m,
                         p * per..((p + 1) * per).min(strips),
@@ -102,33 +96,22 @@ impl PackedRight {
 
     /// The product's `k` and `n`.
     pub fn dims(&self) -> (usize, usize) {
-        (self.b.k, self.b.n)
+        (self.0.k, self.0.n)
     }
 }
 
-/// The constant right operands of a product kernel packed at load, by the
-/// address and shape of their bytes (a weight, a kernel constant or a
-/// value folded at load: memory that lives and stays unchanged as long as
-/// the model). Shared by the clones of the kernel.
-#[derive(Clone, Debug, Default)]
-pub struct RightCache(Arc<RwLock<Vec<Arc<PackedRight>>>>);
+/// The constant right operands of a product kernel packed at load.
+pub type RightCache = Prepared<PackedRight>;
 
-impl RightCache {
-    /// The packed form of `b`, if it was packed.
-    pub fn find(&self, b: &Slot) -> Option<Arc<PackedRight>> {
-        let v = self.0.read().ok()?;
-        v.iter()
-            .find(|p| p.addr == b.ptr as usize && p.shape == b.shape)
-            .cloned()
-    }
-
-    /// Pack the constant `b` — `k x n`, or `n x k` when `tb` (leading dims
-    /// of 1 allowed) — for products of `rows` rows, if [`packs`] says
-    /// so, the CPU has the packed GEMM's kernels and the copy
-    /// fits `budget` bytes. Returns the bytes it allocated.
-    pub fn prepare(&self, b: &Slot, tb: bool, rows: usize, budget: usize) -> usize {
+impl Prepared<PackedRight> {
+    /// Pack the constant right operand `b` — `k x n`, or `n x k` when `tb`
+    /// (leading dims of 1 allowed) — of products of `rows` rows whose left
+    /// operand is not transposed (`ta`), if [`packs`] says so, the CPU has
+    /// the packed GEMM's kernels and the copy fits `budget` bytes. Returns
+    /// the bytes it allocated.
+    pub fn prepare(&self, b: &Slot, (ta, tb): (bool, bool), rows: usize, budget: usize) -> usize {
         let r = b.shape.len();
-        if r < 2 || b.shape[..r - 2].iter().any(|&d| d != 1) || b.ptr.is_null() {
+        if ta || r < 2 || b.shape[..r - 2].iter().any(|&d| d != 1) || b.ptr.is_null() {
             return 0;
         }
         let (k, n) = match tb {
@@ -147,18 +130,7 @@ impl RightCache {
         let Some(packed) = PackedB::pack(values.slice(), k, n, tb) else {
             return 0;
         };
-        let packed = PackedRight {
-            addr: b.ptr as usize,
-            shape: b.shape.clone(),
-            b: packed,
-        };
-        let bytes = packed.b.bytes();
-        match self.0.write() {
-            Ok(mut v) => {
-                v.push(Arc::new(packed));
-                bytes
-            }
-            Err(_) => 0,
-        }
+        let bytes = packed.bytes();
+        self.insert(b, PackedRight(packed), bytes)
     }
 }

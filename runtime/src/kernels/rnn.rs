@@ -6,6 +6,7 @@
 //! reference) in f32 on copies of the model's buffers (sequence by
 //! sequence, on the calling thread).
 
+use super::prepared::Prepared;
 use super::rnn_fast::{Fast, PackedWeights};
 use super::{Kernel, Par, Slot};
 use crate::buffer::{load_f32, load_i64, store_f32};
@@ -14,7 +15,6 @@ use ge_dialects::graph::rnn::{
     Spec,
 };
 use ge_ir::body::{Body, OpId};
-use std::sync::{Arc, RwLock};
 
 /// A recurrent layer: its spec, where each operand group is among the
 /// step's inputs (`None`: an optional operand left out), and its fast path
@@ -26,7 +26,7 @@ pub struct Recurrent {
     fast: Option<Fast>,
     /// `W` and `R` packed for the fast path at load ([`Kernel::prepare`]),
     /// by address and shape.
-    packed: Arc<RwLock<Vec<Arc<PackedWeights>>>>,
+    packed: Prepared<PackedWeights>,
 }
 
 impl Recurrent {
@@ -45,7 +45,7 @@ impl Recurrent {
         };
         Some(Recurrent {
             fast: Fast::new(&spec, acts.as_deref()),
-            packed: Arc::default(),
+            packed: Prepared::default(),
             spec,
             slots: operand_slots(def, d),
         })
@@ -73,7 +73,7 @@ impl Recurrent {
             .collect();
         Ok(Recurrent {
             fast: Fast::new(&spec, acts.as_deref()),
-            packed: Arc::default(),
+            packed: Prepared::default(),
             spec,
             slots,
         })
@@ -126,7 +126,7 @@ impl Recurrent {
         }
         if let Some(f) = self.fast.as_ref().filter(|_| fast) {
             let groups: [Option<&Slot>; 8] = std::array::from_fn(get);
-            let packed = [1, 2].map(|g| groups[g].and_then(|s| self.find(s)));
+            let packed = [1, 2].map(|g| groups[g].and_then(|s| self.packed.find(s)));
             let packed = [packed[0].as_deref(), packed[1].as_deref()];
             if f.run(&self.spec, n, &groups, packed, outs)? {
                 return Ok(true);
@@ -154,16 +154,6 @@ fn f32s(s: &Slot) -> Vec<f32> {
     v
 }
 
-impl Recurrent {
-    /// `W` or `R` as packed at load, if it was.
-    fn find(&self, s: &Slot) -> Option<Arc<PackedWeights>> {
-        let v = self.packed.read().ok()?;
-        v.iter()
-            .find(|p| p.addr == s.ptr as usize && p.shape == s.shape)
-            .cloned()
-    }
-}
-
 impl Kernel for Recurrent {
     fn run(&self, ins: &[&Slot], outs: &[&Slot], _: &Par) -> Result<(), String> {
         self.run_with(ins, outs, true).map(|_| ())
@@ -178,20 +168,14 @@ impl Kernel for Recurrent {
         let group = [1, 2]
             .into_iter()
             .find(|&g| self.slots.get(g).copied().flatten() == Some(operand));
-        if self.fast.is_none() || group.is_none() || self.find(w).is_some() {
+        if self.fast.is_none() || group.is_none() || self.packed.find(w).is_some() {
             return 0;
         }
         let Some(packed) = PackedWeights::pack(w, budget) else {
             return 0;
         };
         let bytes = packed.bytes();
-        match self.packed.write() {
-            Ok(mut v) => {
-                v.push(Arc::new(packed));
-                bytes
-            }
-            Err(_) => 0,
-        }
+        self.packed.insert(w, packed, bytes)
     }
 
     fn float_only(&self) -> bool {

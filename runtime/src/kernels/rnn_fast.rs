@@ -419,11 +419,9 @@ fn project(
 
 /// A layer's weights packed at load ([`super::Kernel::prepare`]): per
 /// direction, `W` (`gh x input`) or `R` (`gh x h`) as the packed GEMM's
-/// left operand, for the slot at `addr` of `shape`.
+/// left operand.
 #[derive(Debug)]
 pub struct PackedWeights {
-    pub addr: usize,
-    pub shape: Vec<usize>,
     pub dirs: Vec<PackedA>,
 }
 
@@ -444,11 +442,7 @@ impl PackedWeights {
             .take(dirs)
             .map(|a| PackedA::pack(a, gh, k))
             .collect();
-        Some(PackedWeights {
-            addr: w.ptr as usize,
-            shape: w.shape.clone(),
-            dirs,
-        })
+        Some(PackedWeights { dirs })
     }
 
     pub fn bytes(&self) -> usize {

@@ -3,6 +3,7 @@
 //! `graph.max_pool3d` / `graph.avg_pool3d` as the op's own pooling loop
 //! (`ge_dialects::graph::nn3d::pool3d_plane`) in f32, one plane per task.
 
+use super::prepared::Prepared;
 use super::sgemm_packed::{PackedA, MR, WIDE_ROWS};
 use super::{sgemm, F32In, F32Out, Kernel, Par, Slot};
 use crate::shared::Shared;
@@ -10,7 +11,6 @@ use ge_dialects::graph::nn3d::{
     conv3d_shapes, conv_window_of, dims5, pool3d_plane, pool_window_of, AvgPool3d, Window3,
 };
 use ge_ir::body::{Body, OpId};
-use std::sync::{Arc, RwLock};
 
 /// A 3-D convolution.
 #[derive(Clone, Debug)]
@@ -20,16 +20,13 @@ pub struct Conv3d {
     /// Output positions (`OD·OH·OW`) when the result type fixes them: few
     /// of them take the filter in panels of 16 rows.
     out_positions: Option<usize>,
-    /// Its constant filters packed at load ([`Kernel::prepare`]), by
-    /// address and shape (one op's kernel may serve several launches).
-    packed: Arc<RwLock<Vec<Arc<Packed3>>>>,
+    /// Its constant filters packed at load ([`Kernel::prepare`]).
+    packed: Prepared<Packed3>,
 }
 
 /// A filter `[m, cg, kd, kh, kw]` packed group by group (`m/group x k`).
 #[derive(Debug)]
 struct Packed3 {
-    addr: usize,
-    shape: Vec<usize>,
     groups: Vec<PackedA>,
     /// Rows of a panel (`r0` of a GEMM call is a multiple of it).
     panel: usize,
@@ -51,15 +48,8 @@ impl Conv3d {
             win,
             group,
             out_positions,
-            packed: Arc::default(),
+            packed: Prepared::default(),
         })
-    }
-
-    fn find(&self, addr: usize, shape: &[usize]) -> Option<Arc<Packed3>> {
-        let v = self.packed.read().ok()?;
-        v.iter()
-            .find(|f| f.addr == addr && f.shape == shape)
-            .cloned()
     }
 }
 
@@ -112,7 +102,7 @@ impl Kernel for Conv3d {
             col.resize(k * p, 0.0);
         }
         let cp = Shared(col.as_mut_ptr());
-        let packed = self.find(f.ptr as usize, &f.shape);
+        let packed = self.packed.find(f);
         // A packed call starts at a panel's first row.
         let panel = packed.as_ref().map_or(1, |pf| pf.panel);
         let (rows_per_task, cols_per_task) = gemm_blocks(mg, p, panel, parallel, par.threads());
@@ -206,23 +196,15 @@ impl Kernel for Conv3d {
                 .out_positions
                 .is_some_and(|p| p <= super::sgemm_packed::WIDE_ROWS_MAX_N);
         let bytes = PackedA::bytes_for_groups(g, mg, k, wide_rows);
-        if bytes > budget || self.find(w.ptr as usize, &w.shape).is_some() {
+        if bytes > budget || self.packed.find(w).is_some() {
             return 0;
         }
         let groups = PackedA::pack_groups(F32In::new(w).slice(), g, mg, k, wide_rows);
         let packed = Packed3 {
-            addr: w.ptr as usize,
-            shape: w.shape.clone(),
             groups,
             panel: if wide_rows { WIDE_ROWS } else { MR },
         };
-        match self.packed.write() {
-            Ok(mut v) => {
-                v.push(Arc::new(packed));
-                bytes
-            }
-            Err(_) => 0,
-        }
+        self.packed.insert(w, packed, bytes)
     }
 }
 
