@@ -233,10 +233,7 @@ impl HostTensor {
         // checked too.)
         if self.is_lent_mut()
             && self.dtype == dtype
-            // (A loop, not the slices' `==`: a `memcmp` call for a few
-            // dims costs more than the compare on a call of microseconds.)
-            && self.shape.len() == shape.len()
-            && self.shape.iter().zip(shape).all(|(a, b)| a == b)
+            && same_dims(&self.shape, shape)
             && Some(lent_len) == n.checked_mul(dtype.byte_size())
         {
             // A writable loan of exactly this dtype and shape: zero the
@@ -731,6 +728,17 @@ pub fn tensor_bytes(t: &Tensor) -> Vec<u8> {
     ge_dialects::data::tensor_to_bytes(t)
 }
 
+/// `a == b` for shapes and other short slices compared on every run, as a
+/// loop: the slices' `==` calls `memcmp`, which for a few dims costs more
+/// than the compare, and for an empty slice (a scalar's shape, a static
+/// model's plan key) gets a dangling pointer that glibc's AVX-512 `memcmp`
+/// reads with an all-false mask — a fault-suppressed load from an unmapped
+/// page, a microcode assist of about 100 ns on the AVX-512 host of
+/// docs/benchmarks.md (5 % of a 1.8 µs model's run).
+pub fn same_dims<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -795,6 +803,21 @@ mod tests {
         let e = unsafe { HostTensor::borrowed(DType::U8, &[0], std::ptr::null(), 0) }
             .expect_err("null");
         assert!(e.contains("not aligned"), "{e}");
+    }
+
+    #[test]
+    fn same_dims_is_slice_equality() {
+        let cases: [(&[usize], &[usize]); 6] = [
+            (&[], &[]),
+            (&[], &[1]),
+            (&[2, 3], &[2, 3]),
+            (&[2, 3], &[3, 2]),
+            (&[2, 3], &[2, 3, 1]),
+            (&[7], &[7]),
+        ];
+        for (a, b) in cases {
+            assert_eq!(same_dims(a, b), a == b, "{a:?} vs {b:?}");
+        }
     }
 
     #[test]

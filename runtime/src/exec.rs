@@ -3,7 +3,7 @@
 //! worker per stream running its tasks in order, events between streams,
 //! and traces.
 
-use crate::buffer::{AlignedBuf, HostTensor};
+use crate::buffer::{same_dims, AlignedBuf, HostTensor};
 use crate::kernels::{concrete, KernelProgram, Par, Slot};
 use crate::model::{Binding, Inner, Model, TaskRt};
 use crate::pool::Slots;
@@ -1223,7 +1223,7 @@ fn plan_for(inner: &Inner, syms: HashMap<Ident, i64>) -> Result<Arc<ShapePlan>, 
             .plans
             .lock()
             .map_err(|_| Error("plan cache poisoned".into()))?;
-        if let Some(pos) = c.entries.iter().position(|(k, _)| *k == key) {
+        if let Some(pos) = c.entries.iter().position(|(k, _)| same_dims(k, &key)) {
             let e = c
                 .entries
                 .remove(pos)
@@ -1358,7 +1358,7 @@ fn run(
 /// first bytes, which the kernels wrote at the actual shape.
 fn shrink_outputs(shapes: &[Vec<usize>], outputs: &mut [HostTensor]) -> Result<(), Error> {
     for (o, s) in outputs.iter_mut().zip(shapes) {
-        if o.shape != *s {
+        if !same_dims(&o.shape, s) {
             let n = checked_bytes(s, o.dtype.byte_size())
                 .filter(|&n| n <= o.bytes().len())
                 .ok_or_else(|| {
