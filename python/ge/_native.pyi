@@ -283,13 +283,16 @@ class Session:
         else holding them (docs/python.md "Copies"; for the tests).
         """
         ...
-    def _time_rust(self, inputs: _Inputs, iterations: int, warmup: int = 0, reusing: bool = False) -> List[float]:
+    def _time_rust(self, inputs: _Inputs, iterations: int, warmup: int = 0, reusing: bool = False, batch: int = 1) -> List[float]:
         """The seconds of each of `iterations` runs timed in Rust as ge-run times
         them (inputs converted once, `Session::run_with` alone in the loop):
         tools/bench/python_session.py compares `run`'s time from Python with
         these in the same build. `reusing`: `Session::run_reusing` into the
         last run's outputs instead (what a runner's run calls;
-        tools/bench/python_session_instr.py counts both).
+        tools/bench/python_session_instr.py counts both). `batch` > 1: each
+        of the `iterations` samples is the mean of `batch` runs timed together
+        (one clock read around them, as Python's `timeit` times a call), so
+        neither side's number holds a clock read per run.
         """
         ...
     @property

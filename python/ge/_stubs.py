@@ -252,7 +252,7 @@ NATIVE_TYPES: Dict[str, Dict[str, str]] = {
     "Model.zero_copy_inputs": {"return": "List[bool]"},
     "Session.__init__": {"model": "Model", "release_gil": "Optional[bool]"},
     "Session._time_rust": {"inputs": "_Inputs", "iterations": "int", "warmup": "int", "reusing": "bool",
-                           "return": "List[float]"},
+                           "batch": "int", "return": "List[float]"},
     "Session.plans_built": {"return": "int"},
     "Session.run": {"inputs": "_Inputs", "trace": "Optional[_Path]", "return": _ND},
     "Session.runner": {"outputs": "Optional[Union[Sequence[np.ndarray], Mapping[str, np.ndarray]]]",

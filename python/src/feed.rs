@@ -16,7 +16,9 @@
 //! "this dtype object stands for element type X in native byte order",
 //! which stays true for as long as the object lives — and the feed holds a
 //! strong reference to it, so its address cannot be taken by another dtype
-//! object. Shape, flags and data pointer are read from the array at every
+//! object. Likewise the array's type object: an object of exactly that type
+//! is an array (the whole path found one), so the call skips numpy's
+//! `PyArray_Check` (a lookup of numpy's type table on every call). Shape, flags and data pointer are read from the array at every
 //! call (`test_runner.py` changes each between calls).
 
 use crate::arrays::lend;
@@ -24,14 +26,15 @@ use ge_ir::DType;
 use ge_runtime::HostTensor;
 use numpy::{npyffi, PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 /// What a session or runner keeps from one call to the next (behind a
 /// mutex taken with `try_lock`: a call that finds it taken uses a new one).
 #[derive(Default)]
 pub struct Feed {
-    /// Per input: the dtype object of the last array read in place, and
-    /// its element type.
-    seen: Vec<Option<(Py<PyArrayDescr>, DType)>>,
+    /// Per input: the last array read in place — its dtype object, its
+    /// element type and its type object.
+    seen: Vec<Option<Seen>>,
     /// The shape vectors of the last call's tensors.
     shapes: Vec<Vec<usize>>,
     /// The tensors of the call under way (empty between calls: a tensor
@@ -40,6 +43,14 @@ pub struct Feed {
     /// The arrays the tensors borrow (or copies of them), held for the
     /// call: a dict of inputs may lose them to another thread meanwhile.
     keep: Vec<Py<PyAny>>,
+}
+
+/// What [`Feed`] remembers of an input array it read in place.
+struct Seen {
+    descr: Py<PyArrayDescr>,
+    dtype: DType,
+    /// The array's Python type (`numpy.ndarray` or a subclass).
+    ty: Py<PyType>,
 }
 
 /// The inputs of the call under way; dropping it (with the GIL held) ends
@@ -86,7 +97,7 @@ impl Feed {
         for i in 0..names.len() {
             let v = item(i)?;
             let quick = match f.seen.get(i) {
-                Some(Some((d, dt))) => in_place(&v, d, *dt, &mut f.shapes),
+                Some(Some(seen)) => in_place(&v, seen, &mut f.shapes),
                 _ => None,
             };
             let t = match quick {
@@ -99,7 +110,11 @@ impl Feed {
                     let read_in_place = t.is_borrowed() && arr.is(&v);
                     if let Some(s) = f.seen.get_mut(i) {
                         *s = match (read_in_place, arr.cast::<PyUntypedArray>()) {
-                            (true, Ok(a)) => Some((a.dtype().unbind(), t.dtype)),
+                            (true, Ok(a)) => Some(Seen {
+                                descr: a.dtype().unbind(),
+                                dtype: t.dtype,
+                                ty: a.get_type().unbind(),
+                            }),
                             _ => None,
                         };
                     }
@@ -117,16 +132,18 @@ impl Feed {
     }
 }
 
-/// `v` lent in place with no other check when it is an array with the
-/// dtype object `descr` (element type `dtype`), C-contiguous, aligned, not
+/// `v` lent in place with no other check when it is an array of the type
+/// and with the dtype object `seen` remembers, C-contiguous, aligned, not
 /// empty, at an address the runtime can borrow; `None`: take the whole path.
-fn in_place(
-    v: &Bound<'_, PyAny>,
-    descr: &Py<PyArrayDescr>,
-    dtype: DType,
-    shapes: &mut Vec<Vec<usize>>,
-) -> Option<HostTensor> {
-    let a = v.cast::<PyUntypedArray>().ok()?;
+fn in_place(v: &Bound<'_, PyAny>, seen: &Seen, shapes: &mut Vec<Vec<usize>>) -> Option<HostTensor> {
+    if v.get_type_ptr() != seen.ty.as_ptr().cast() {
+        return None;
+    }
+    // SAFETY: `v`'s type is exactly one the whole path found to be an
+    // array type (`Seen::ty`, kept alive by the feed, so no other type
+    // object can have its address).
+    let a = unsafe { v.cast_unchecked::<PyUntypedArray>() };
+    let (descr, dtype) = (&seen.descr, seen.dtype);
     let raw = a.as_array_ptr();
     let need = npyffi::NPY_ARRAY_C_CONTIGUOUS | npyffi::NPY_ARRAY_ALIGNED;
     // SAFETY: `raw` is a live array (`a` holds a reference, the GIL is

@@ -383,14 +383,28 @@ impl Runner {
     /// made again when a run's output shapes change (dynamic shapes); the
     /// caller's (`outputs=`) must fit every run (shape and element type)
     /// or the call fails naming the output.
-    #[pyo3(signature = (*inputs))]
+    // The first array is a parameter of its own: a call with one array,
+    // the common case, then needs no tuple for `*more` (Python's empty
+    // tuple is shared), where `*inputs` cost a new one every call.
+    #[pyo3(signature = (first = None, *more), text_signature = "($self, *inputs)")]
     fn run<'py>(
         &self,
         py: Python<'py>,
-        inputs: &Bound<'py, PyTuple>,
+        first: Option<&Bound<'py, PyAny>>,
+        more: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         guard(|| {
-            check_count(inputs.len(), &self.input_names, "the model")?;
+            let n = match (first, more.is_empty()) {
+                (Some(_), _) => 1 + more.len(),
+                (None, true) => 0,
+                (None, false) => return Err(error("input 0 is None, not an array")),
+            };
+            check_count(n, &self.input_names, "the model")?;
+            let item = |i: usize| match (i.checked_sub(1), first) {
+                (None, Some(x)) => Ok(x.clone()),
+                (Some(j), _) => more.get_item(j),
+                (None, None) => Err(error("input 0 is missing")),
+            };
             let mut held = self.scratch.try_lock();
             // Made only when needed: an unused one costs its construction and
             // drop on every call.
@@ -401,11 +415,7 @@ impl Runner {
                 // call starts afresh.
                 Err(_) => fresh.insert(Scratch::default()),
             };
-            let fed = sc.feed.lend(
-                |i| inputs.get_item(i),
-                &self.input_names,
-                &self.input_dtypes,
-            )?;
+            let fed = sc.feed.lend(item, &self.input_names, &self.input_dtypes)?;
             // Written in place: the arrays locked for the whole call (and
             // checked again under the lock, which orders this call after a
             // second thread's whole call).

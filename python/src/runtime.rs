@@ -689,8 +689,11 @@ impl Session {
     /// tools/bench/python_session.py compares `run`'s time from Python with
     /// these in the same build. `reusing`: `Session::run_reusing` into the
     /// last run's outputs instead (what a runner's run calls;
-    /// tools/bench/python_session_instr.py counts both).
-    #[pyo3(signature = (inputs, iterations, warmup = 0, reusing = false))]
+    /// tools/bench/python_session_instr.py counts both). `batch` > 1: each
+    /// of the `iterations` samples is the mean of `batch` runs timed together
+    /// (one clock read around them, as Python's `timeit` times a call), so
+    /// neither side's number holds a clock read per run.
+    #[pyo3(signature = (inputs, iterations, warmup = 0, reusing = false, batch = 1))]
     fn _time_rust(
         &self,
         py: Python<'_>,
@@ -698,6 +701,7 @@ impl Session {
         iterations: usize,
         warmup: usize,
         reusing: bool,
+        batch: usize,
     ) -> PyResult<Vec<f64>> {
         guard(|| {
             let ins = self.inputs(inputs)?;
@@ -718,10 +722,13 @@ impl Session {
                         once()?;
                     }
                     let mut times = Vec::with_capacity(iterations);
+                    let batch = batch.max(1);
                     for _ in 0..iterations {
                         let t = std::time::Instant::now();
-                        once()?;
-                        times.push(t.elapsed().as_secs_f64());
+                        for _ in 0..batch {
+                            once()?;
+                        }
+                        times.push(t.elapsed().as_secs_f64() / batch as f64);
                     }
                     Ok(times)
                 })

@@ -127,6 +127,12 @@ def test_input_errors(model):
     x, s = inputs()
     with pytest.raises(ge.Error, match="takes 2 inputs"):
         r.run(x)
+    with pytest.raises(ge.Error, match="takes 2 inputs .*, 0 given"):
+        r.run()
+    with pytest.raises(ge.Error, match="takes 2 inputs .*, 3 given"):
+        r.run(x, s, s)
+    with pytest.raises(ge.Error, match="input 0 is None"):
+        r.run(None, s)
     with pytest.raises(ge.Error, match="dim 1 must be 4"):
         r.run(np.ones((2, 5), np.float32), s)
     with pytest.raises(ge.Error, match="complex64"):
@@ -146,6 +152,25 @@ def test_inputs_are_read_in_place(model):
     # Another dtype is converted as Session.run converts it (one copy).
     np.testing.assert_allclose(r.run(x.astype(np.float64), s)[0], np.maximum(x * s + 1, 0), rtol=1e-6)
     assert ge._native._input_copies() == before + 1
+
+
+class Tagged(np.ndarray):
+    """An ndarray subclass: another Python type with the same memory."""
+
+
+def test_an_array_of_another_type_takes_the_whole_path(model):
+    # The runner remembers the type of the array it read in place; an
+    # array of another type (a subclass, a plain array again) or an object
+    # that is no array at all is checked from scratch.
+    r = model.session().runner()
+    x, s = inputs()
+    want = np.maximum(x * s + 1, 0)
+    np.testing.assert_allclose(r.run(x, s)[0], want, rtol=1e-6)
+    np.testing.assert_allclose(r.run(x.view(Tagged), s.view(Tagged))[0], want, rtol=1e-6)
+    np.testing.assert_allclose(r.run(x.tolist(), s)[0], want, rtol=1e-6)
+    np.testing.assert_allclose(r.run(x, s)[0], want, rtol=1e-6)
+    with pytest.raises(ge.Error):
+        r.run("not an array", s)
 
 
 def test_holding_the_gil_gives_the_same_results(model):
