@@ -771,8 +771,8 @@ impl Conv {
                 return self.run_taps(sh, ptrs, f, par);
             }
         }
-        let tl = Tiling::new(sh, pointwise, par.threads());
-        let parallel = sh.n * sh.oc * sh.p * sh.k > 1 << 18;
+        let parallel = sh.n * sh.oc * sh.p * sh.k > PARALLEL_MACS;
+        let tl = Tiling::new(sh, pointwise, tiling_threads(par, parallel));
         // The shared panels of whole planes (3x3 and strided convolutions),
         // filled in parallel by input-channel ranges.
         let shared = tl.whole && !pointwise;
@@ -840,8 +840,8 @@ impl Conv {
             },
             ..*sh
         };
-        let tl = Tiling::new(&vsh, true, par.threads());
-        let parallel = sh.n * sh.oc * sh.p * sh.k > 1 << 18;
+        let parallel = sh.n * sh.oc * sh.p * sh.k > PARALLEL_MACS;
+        let tl = Tiling::new(&vsh, true, tiling_threads(par, parallel));
         // Every float a tap reads is written by `Phases::fill`: no zeroing.
         let mut planes = SHARED_PANEL.with(|b| b.take());
         planes.resize(n * c * plen, 0.0);
@@ -1163,6 +1163,21 @@ struct Tiling {
     row_blocks: usize,
     /// Whole planes per block, output channels split instead.
     whole: bool,
+}
+
+/// Multiply-adds below which a GEMM convolution runs on its caller's
+/// thread alone: splitting it costs more than it saves.
+const PARALLEL_MACS: usize = 1 << 18;
+
+/// The threads a convolution's tiles are cut for: the pool's when the
+/// region runs in parallel, else one — a region run on one thread in tiles
+/// cut for two (column tiles shortened to divide among them, the output
+/// channels split into row blocks) only pays for the smaller tiles.
+fn tiling_threads(par: &Par, parallel: bool) -> usize {
+    match parallel {
+        true => par.threads(),
+        false => 1,
+    }
 }
 
 impl Tiling {
