@@ -8,6 +8,7 @@ use crate::kernels::{concrete, KernelProgram, Par, Slot};
 use crate::model::{Binding, Inner, Model, TaskRt};
 use crate::pool::Slots;
 use crate::shared::Shared;
+use crate::split::Mode;
 use crate::trace::{Trace, TraceEvent};
 use crate::{Error, Site};
 use ge_ir::{DType, Dim, Ident, Location};
@@ -1702,8 +1703,16 @@ impl<'a> Tasks<'a> {
             }
         };
         let bases = &self.st.bases[..];
-        match &inner.tasks[ti].task {
+        let rt = &inner.tasks[ti];
+        match &rt.task {
             Task::Launch { .. } => {
+                // Split over the pool or not, as measured (`crate::split`).
+                let mode = match rt.compute && par.threads() > 1 {
+                    true => rt.split.mode(),
+                    false => Mode::Split,
+                };
+                let par = if mode.splits() { par } else { &self.host };
+                let t0 = mode.timed().then(Instant::now);
                 launch(
                     inner,
                     plan,
@@ -1714,18 +1723,12 @@ impl<'a> Tasks<'a> {
                     self.st.events.deadline,
                     slots,
                 )?;
+                if let Some(t0) = t0 {
+                    rt.split.record(mode, t0.elapsed());
+                }
                 match inner.sizes.get(&ti) {
-                    Some(b) => bind_size(
-                        inner,
-                        plans,
-                        plan,
-                        ti,
-                        &inner.tasks[ti],
-                        b,
-                        bases,
-                        self.scratch,
-                    )
-                    .map_err(Failure::from),
+                    Some(b) => bind_size(inner, plans, plan, ti, rt, b, bases, self.scratch)
+                        .map_err(Failure::from),
                     None => Ok(()),
                 }
             }

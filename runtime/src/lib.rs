@@ -61,6 +61,7 @@ mod proof;
 mod serial;
 pub mod shared;
 mod size_syms;
+mod split;
 pub mod trace;
 mod value_syms;
 

@@ -111,6 +111,10 @@ pub(crate) struct TaskRt {
     /// A launch whose results were all folded at load time and that nobody
     /// reads from the arena: not run.
     pub dead: bool,
+    /// For compute launches of a run with more than one thread: whether
+    /// the kernel splits its work over the pool, as measured
+    /// ([`crate::split`]).
+    pub split: crate::split::SplitChoice,
 }
 
 /// How a model input or output arena is bound.
@@ -656,6 +660,7 @@ impl Streams {
                 wait_for: None,
                 compute: false,
                 dead: false,
+                split: Default::default(),
             };
             let stream = match t {
                 Task::Launch {

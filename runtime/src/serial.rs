@@ -153,6 +153,7 @@ mod tests {
                     wait_for,
                     compute: false,
                     dead: false,
+                    split: Default::default(),
                 }
             })
             .collect();

@@ -37,6 +37,7 @@ mod matmul_packed;
 mod matmul_split;
 mod max_pool;
 mod max_unpool_kernels;
+mod measured_split;
 mod mixed_dtypes;
 mod model_info;
 mod plain_layouts;
