@@ -113,7 +113,7 @@ def main():
         calls = {"run": lambda: sess.run(feed), "runner": lambda: runner.run(x), "held": lambda: held.run(x),
                  "released": lambda: released.run(x)}
         rounds = []
-        batched = []
+        batch_rounds = []
         for r in range(args.rounds):
             out = subprocess.run([ge_run, om_path, "--input", f"{in_name}={in_path}", "--iterations",
                                   str(args.iterations), "--warmup", str(args.warmup), "--json"],
@@ -124,9 +124,9 @@ def main():
             floors.append(time_calls(lambda: None, args.iterations, args.warmup))
             samples = max(5, args.iterations // args.batch)
             rust_b = p50(sess._time_rust(feed, samples, args.warmup, batch=args.batch)) * 1e6
-            run_b = batched_run(sess, feed, samples, args.batch, args.warmup)
-            runner_b = batched_runner(runner, x, samples, args.batch, args.warmup)
-            batched.append((rust_b, run_b, runner_b))
+            run_b = batched(sess.run, feed, samples, args.batch, args.warmup)
+            runner_b = batched(runner.run, x, samples, args.batch, args.warmup)
+            batch_rounds.append((rust_b, run_b, runner_b))
             rounds.append((rust, inproc, py))
             log(f"{name} round {r + 1}: ge-run p50 {rust:.2f} us, in-process Rust {inproc:.2f} us, "
                 + ", ".join(f"{k} {v:.2f} us ({v / rust:.3f}x ge-run)" for k, v in py.items()))
@@ -135,9 +135,9 @@ def main():
         rust, inproc, py = rounds[len(rounds) // 2]
         ratios = [p["runner"] / g for g, _, p in rounds]
         rows.append((name, rust, inproc, py, min(ratios), max(ratios)))
-        batched.sort(key=lambda b: b[2] / b[0])
-        b_ratios = [b[2] / b[0] for b in batched]
-        batch_rows.append((name, *batched[len(batched) // 2], min(b_ratios), max(b_ratios)))
+        batch_rounds.sort(key=lambda b: b[2] / b[0])
+        b_ratios = [b[2] / b[0] for b in batch_rounds]
+        batch_rows.append((name, *batch_rounds[len(batch_rounds) // 2], min(b_ratios), max(b_ratios)))
     print(f"profile {args.profile}, {args.iterations} iterations (+{args.warmup} warm-up) per side and round, "
           f"{args.rounds} rounds, median round (by runner / ge-run); 1-min load average {os.getloadavg()[0]:.2f}; "
           f"an empty Python call timed the same way: p50 {p50(floors):.2f} µs (median over rounds):")
@@ -171,31 +171,18 @@ def time_calls(f, iterations, warmup):
     return p50(times) * 1e6
 
 
-def batched_run(sess, feed, samples, batch, warmup):
-    """Median over `samples` of the mean µs of `sess.run(feed)` over `batch`
-    calls timed together (the call written out, local variables only)."""
+def batched(call, arg, samples, batch, warmup):
+    """Median over `samples` of the mean µs of `call(arg)` over `batch` calls
+    timed together (`call` a bound method: `sess.run` or `runner.run`, called
+    as a user's loop calls it, from local variables)."""
     clock = time.perf_counter
     for _ in range(warmup):
-        sess.run(feed)
+        call(arg)
     means = []
     for _ in range(samples):
         t = clock()
         for _ in range(batch):
-            sess.run(feed)
-        means.append((clock() - t) / batch)
-    return p50(means) * 1e6
-
-
-def batched_runner(runner, x, samples, batch, warmup):
-    """`batched_run` for `runner.run(x)`."""
-    clock = time.perf_counter
-    for _ in range(warmup):
-        runner.run(x)
-    means = []
-    for _ in range(samples):
-        t = clock()
-        for _ in range(batch):
-            runner.run(x)
+            call(arg)
         means.append((clock() - t) / batch)
     return p50(means) * 1e6
 
