@@ -23,7 +23,8 @@ import math
 import os
 import statistics
 import subprocess
-import time
+
+import benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -36,17 +37,6 @@ def ge_p50(binary, om, inputs, args):
     if r.returncode:
         return float("nan")
     return json.loads(r.stdout.strip().splitlines()[-1])["p50_ms"]
-
-
-def ort_p50(session, feed, args):
-    for _ in range(3):
-        session.run(None, feed)
-    times = []
-    for _ in range(args.iterations):
-        t = time.perf_counter()
-        session.run(None, feed)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
 
 
 def main():
@@ -88,7 +78,7 @@ def main():
         for _ in range(args.rounds):
             times["baseline"].append(ge_p50(args.baseline, om, inputs, args))
             times["current"].append(ge_p50(ge_run, om, inputs, args))
-            times["ort"].append(ort_p50(session, feed, args))
+            times["ort"].append(benchlib.ort_p50(session, feed, args.iterations, 3) * 1e3)
         m = {k: statistics.median(v) for k, v in times.items()}
         rows.append(m)
         print(f"| {name} | {m['ort']:.3f} | {m['baseline']:.3f} ({m['baseline'] / m['ort']:.2f}x) "

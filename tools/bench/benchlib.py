@@ -300,3 +300,16 @@ def shell_join(cmd):
 
     return " ".join(shlex.quote(rel(c) if os.path.isabs(c) and c.startswith(REPO) else c)
                     for c in cmd)
+
+
+def ort_p50(session, feed, iterations, warmup):
+    """p50 seconds of onnxruntime's `session.run(None, feed)`, timed around
+    each of `iterations` calls after `warmup` untimed ones."""
+    for _ in range(warmup):
+        session.run(None, feed)
+    times = []
+    for _ in range(iterations):
+        t = time.perf_counter()
+        session.run(None, feed)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)

@@ -30,7 +30,8 @@ import os
 import statistics
 import subprocess
 import sys
-import time
+
+import benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -164,17 +165,6 @@ def ge_p50(binary, om, args):
     return json.loads(r.stdout.strip().splitlines()[-1])["p50_ms"] * 1e3
 
 
-def ort_p50(session, feed, args):
-    for _ in range(args.warmup):
-        session.run(None, feed)
-    ts = []
-    for _ in range(args.iterations):
-        t = time.perf_counter()
-        session.run(None, feed)
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e6
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -218,7 +208,7 @@ def main():
         for name in cases:
             om, s, feed = sessions[name]
             times[name]["ge"].append(ge_p50(ge_run, om, args))
-            times[name]["ort"].append(ort_p50(s, feed, args))
+            times[name]["ort"].append(benchlib.ort_p50(s, feed, args.iterations, args.warmup) * 1e6)
             if args.baseline:
                 base = os.path.join(args.baseline, "ge-run")
                 times[name]["base"].append(ge_p50(base, om[:-3] + ".base.om", args))

@@ -232,6 +232,24 @@ pub fn dense(len: usize, shape: &[usize], seed: u64) -> String {
     nest(&values, shape)
 }
 
+/// An optional constant vector operand `%name` of `n` floats from `seed`,
+/// as the pieces a test's `.air` text splices in: its definition line, the
+/// `, %name` of the operand list and the `, tensor<nxf32>` of the operand
+/// types (all empty when absent).
+pub fn optional_vector(name: &str, present: bool, n: usize, seed: u64) -> (String, String, String) {
+    match present {
+        true => (
+            format!(
+                "  %{name} = data.constant dense<{}> : tensor<{n}xf32>\n",
+                dense(n, &[n], seed)
+            ),
+            format!(", %{name}"),
+            format!(", tensor<{n}xf32>"),
+        ),
+        false => (String::new(), String::new(), String::new()),
+    }
+}
+
 /// `[[...], ...]` of `values` in `shape`.
 pub fn nest(values: &[String], shape: &[usize]) -> String {
     match shape {

@@ -47,17 +47,7 @@ fn text(t: &Case) -> String {
     );
     let ft = format!("tensor<{oc}x{}x{k}x{k}xf32>", c / group);
     let f = dense(oc * c / group * k * k, &[oc, c / group, k, k], 3);
-    let (bias, bop, bty) = match t.bias {
-        true => (
-            format!(
-                "  %b = data.constant dense<{}> : tensor<{oc}xf32>\n",
-                dense(oc, &[oc], 5)
-            ),
-            ", %b",
-            format!(", tensor<{oc}xf32>"),
-        ),
-        false => (String::new(), "", String::new()),
-    };
+    let (bias, bop, bty) = optional_vector("b", t.bias, oc, 5);
     let sum = match t.residual_first {
         true => format!("%s = graph.add %r, %y : ({yt}, {yt}) -> {yt}"),
         false => format!("%s = graph.add %y, %r : ({yt}, {yt}) -> {yt}"),

@@ -112,17 +112,7 @@ fn gemm_with_constant_weights_matches_the_interpreter() {
                 (true, 1.0, 0.0, "none"),
                 (true, 1.5, 1.0, "sigmoid"),
             ] {
-                let (cdef, cop, cty) = match c {
-                    true => (
-                        format!(
-                            "  %c = data.constant dense<{}> : tensor<{n}xf32>\n",
-                            dense(n, &[n], 9)
-                        ),
-                        ", %c",
-                        format!(", tensor<{n}xf32>"),
-                    ),
-                    false => (String::new(), "", String::new()),
-                };
+                let (cdef, cop, cty) = optional_vector("c", c, n, 9);
                 let text = format!(
                     "graph.func @main(%a: tensor<{m}x{k}xf32>) -> tensor<{m}x{n}xf32> {{\n  \
                      %w = data.constant dense<{}> : tensor<{bt}xf32>\n{cdef}  \
