@@ -83,6 +83,37 @@ impl Pool {
         // taps that read a value.
         let fits = self.window_fits(h, w);
         #[cfg(target_arch = "x86_64")]
+        let rows = fits
+            .then(|| super::pool_rows::geometry(self, (h, w), (oh, ow)))
+            .flatten();
+        // Max pools along rows, then down columns, one plane a task.
+        #[cfg(target_arch = "x86_64")]
+        let by_rows = |g: &super::pool_rows::Rows| {
+            let (planes, per) = (n * c, super::pool_rows::planes_per_task(g));
+            par.run(planes.div_ceil(per), planes * oh * ow > 1 << 14, &|t| {
+                let (p0, count) = (t * per, per.min(planes - t * per));
+                // SAFETY: `geometry` took `g` for this pool; the task reads
+                // and writes its `count` planes from plane `p0` only.
+                unsafe {
+                    super::pool_rows::planes(
+                        g,
+                        xp.p().add(p0 * h * w),
+                        op.p().add(p0 * oh * ow),
+                        count,
+                    )
+                };
+                Ok(())
+            })
+        };
+        // Stride-2 pools of narrow rows first: two loads a row beat
+        // interleaving their planes into the lanes.
+        #[cfg(target_arch = "x86_64")]
+        if let Some(g) = rows.as_ref().filter(|g| g.fits_two_vectors()) {
+            by_rows(g)?;
+            o.finish();
+            return Ok(());
+        }
+        #[cfg(target_arch = "x86_64")]
         if let Some(g) = fits
             .then(|| super::pool_lanes::geometry(self, (h, w), (oh, ow)))
             .flatten()
@@ -112,20 +143,10 @@ impl Pool {
             o.finish();
             return Ok(());
         }
+        // Max pools of wide rows.
         #[cfg(target_arch = "x86_64")]
-        if let Some(g) = fits
-            .then(|| super::pool_rows::geometry(self, (h, w), (oh, ow)))
-            .flatten()
-        {
-            // Max pools of wide rows: along rows, then down columns.
-            par.run(n * c, n * c * oh * ow > 1 << 14, &|pl| {
-                // SAFETY: `geometry` took `g` for this pool; one input and
-                // one output plane per task.
-                unsafe {
-                    super::pool_rows::plane(&g, xp.p().add(pl * h * w), op.p().add(pl * oh * ow))
-                };
-                Ok(())
-            })?;
+        if let Some(g) = &rows {
+            by_rows(g)?;
             o.finish();
             return Ok(());
         }

@@ -48,6 +48,20 @@ impl Rows {
     fn owv(&self) -> usize {
         self.ow.next_multiple_of(LANES)
     }
+
+    /// Whether a row's outputs are fewer than a vector and every window of
+    /// the row lies in the 32 columns from `-pl`: a stride-2 pool 2 or 3
+    /// wide on a plane up to 32 columns (SqueezeNet's and Inception's late
+    /// pools, 31 -> 15, 15 -> 7, 28 -> 14), which [`pool_narrow`] folds
+    /// from two masked loads a row.
+    pub(super) fn fits_two_vectors(&self) -> bool {
+        self.sw == 2
+            && (self.kw == 2 || self.kw == 3)
+            && self.ow > 0
+            && self.ow < LANES
+            && self.pl < 2 * LANES
+            && 2 * (self.ow - 1) + self.kw <= 2 * LANES
+    }
 }
 
 /// The geometry of `pool` on `h x w` planes pooled to `oh x ow` when this
@@ -79,7 +93,7 @@ pub(super) fn geometry(
         && pool.dilations[1] == 1
         && (g.sw == 1 || g.sw == 2)
         && oh > 0
-        && ow >= LANES
+        && (ow >= LANES || g.fits_two_vectors())
         && h > 0
         && w > 0;
     #[cfg(target_arch = "x86_64")]
@@ -93,19 +107,30 @@ pub(super) fn geometry(
     }
 }
 
-/// Pools one plane: `x` (`h x w`) into `o` (`oh x ow`).
+/// Pools `count` planes: `x` (`h x w` each, one after another) into `o`
+/// (`oh x ow` each).
 ///
 /// # Safety
-/// `g` came from [`geometry`]; `x` holds `h * w` floats and `o` `oh * ow`,
-/// not overlapping.
+/// `g` came from [`geometry`]; `x` holds `count * h * w` floats and `o`
+/// `count * oh * ow`, not overlapping.
 #[cfg(target_arch = "x86_64")]
-pub(super) unsafe fn plane(g: &Rows, x: *const f32, o: *mut f32) {
+pub(super) unsafe fn planes(g: &Rows, x: *const f32, o: *mut f32, count: usize) {
     // Every input row's maxima (`owv` apart), in the plane-wise kernel's
     // buffer (one thread local fewer: see `conv.rs`'s `TAP_OFFSETS`).
     super::pool::PADDED.with(|s| {
         // SAFETY: the caller's contract; `geometry` checked AVX-512F.
-        unsafe { pool_plane(g, x, o, &mut s.borrow_mut()) }
+        unsafe { pool_planes(g, x, o, count, &mut s.borrow_mut()) }
     })
+}
+
+/// Planes a task of [`planes`] takes: narrow rows ([`Rows::fits_two_vectors`])
+/// 16 at a time (a 7 x 7 plane is ~100 instructions, less than a task's
+/// setup), wider ones one at a time.
+pub(super) fn planes_per_task(g: &Rows) -> usize {
+    match g.fits_two_vectors() {
+        true => LANES,
+        false => 1,
+    }
 }
 
 /// `acc` folded with `v`: the later value wins when greater or NaN (the
@@ -239,21 +264,33 @@ unsafe fn row_maxima<const SW: usize, const KW: usize>(
     }
 }
 
-/// [`pool_plane_with`] for the pool's column stride and kernel width.
+/// [`pool_plane_with`] for the pool's column stride and kernel width, or
+/// [`pool_narrow`], over `count` planes.
 ///
 /// # Safety
-/// As [`plane`], with AVX-512F.
+/// As [`planes`], with AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn pool_plane(g: &Rows, x: *const f32, o: *mut f32, scratch: &mut Vec<f32>) {
+unsafe fn pool_planes(g: &Rows, x: *const f32, o: *mut f32, count: usize, scratch: &mut Vec<f32>) {
     // SAFETY: the caller's contract.
     unsafe {
-        match (g.sw, g.kw) {
-            (2, 3) => pool_plane_with::<2, 3>(g, x, o, scratch),
-            (2, 2) => pool_plane_with::<2, 2>(g, x, o, scratch),
-            (2, _) => pool_plane_with::<2, 0>(g, x, o, scratch),
-            (_, 3) => pool_plane_with::<1, 3>(g, x, o, scratch),
-            _ => pool_plane_with::<1, 0>(g, x, o, scratch),
+        if g.ow < LANES {
+            // `geometry` took a row of fewer outputs than a vector only
+            // when they fit two vectors.
+            return match g.kw {
+                2 => pool_narrow::<2>(g, x, o, count, scratch),
+                _ => pool_narrow::<3>(g, x, o, count, scratch),
+            };
+        }
+        let plane = match (g.sw, g.kw) {
+            (2, 3) => pool_plane_with::<2, 3>,
+            (2, 2) => pool_plane_with::<2, 2>,
+            (2, _) => pool_plane_with::<2, 0>,
+            (_, 3) => pool_plane_with::<1, 3>,
+            _ => pool_plane_with::<1, 0>,
+        };
+        for i in 0..count {
+            plane(g, x.add(i * g.h * g.w), o.add(i * g.oh * g.ow), scratch);
         }
     }
 }
@@ -264,7 +301,8 @@ unsafe fn pool_plane(g: &Rows, x: *const f32, o: *mut f32, scratch: &mut Vec<f32
 /// µs inlined).
 ///
 /// # Safety
-/// As [`plane`], with AVX-512F and `g.sw == SW` (and `g.kw == KW` unless 0).
+/// As [`planes`] for one plane, with AVX-512F and `g.sw == SW` (and
+/// `g.kw == KW` unless 0).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn pool_plane_with<const SW: usize, const KW: usize>(
@@ -333,4 +371,135 @@ unsafe fn pool_plane_with<const SW: usize, const KW: usize>(
             }
         }
     }
+}
+
+/// [`pool_plane_with`] for rows of fewer than 16 outputs whose windows lie
+/// in 32 columns ([`Rows::fits_two_vectors`]; stride 2, `KW` 2 or 3 wide):
+/// a row's maxima come from two masked loads (the columns outside the row
+/// read -inf, the padding) and two or three permutes of their even and odd
+/// lanes, with the masks worked out once, not per load as [`columns`] does
+/// at a wide row's ends. SqueezeNet's 64 x 31 x 31 pool (64 x 64 input)
+/// took 10 µs through `pool_lanes.rs`, whose interleaving of 16 planes cost
+/// as much as the pool.
+///
+/// A plane is first folded with one `MAXPS` a tap, which is the exact fold
+/// when no input is NaN (as `pool_lanes.rs`), while one compare a row finds
+/// whether any is; a plane that holds a NaN is folded again exactly.
+///
+/// # Safety
+/// As [`planes`], with AVX-512F, `g.fits_two_vectors()` and `g.kw == KW`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn pool_narrow<const KW: usize>(
+    g: &Rows,
+    x: *const f32,
+    o: *mut f32,
+    count: usize,
+    scratch: &mut Vec<f32>,
+) {
+    if scratch.len() < g.h * LANES {
+        scratch.resize(g.h * LANES, 0.0);
+    }
+    let maxima = scratch.as_mut_ptr();
+    for i in 0..count {
+        // SAFETY: plane `i` of the caller's `count`; `maxima` holds `h`
+        // vectors.
+        unsafe {
+            let (x, o) = (x.add(i * g.h * g.w), o.add(i * g.oh * g.ow));
+            if narrow_plane::<KW, false>(g, x, o, maxima) {
+                narrow_plane::<KW, true>(g, x, o, maxima);
+            }
+        }
+    }
+}
+
+/// One plane of [`pool_narrow`], its folds exact or not (`EXACT`, as
+/// [`fold_max`]); whether an input of the plane is NaN (`EXACT` false: the
+/// outputs written are then not the fold's).
+///
+/// # Safety
+/// As [`pool_narrow`] for one plane; `maxima` holds `h` vectors.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn narrow_plane<const KW: usize, const EXACT: bool>(
+    g: &Rows,
+    x: *const f32,
+    o: *mut f32,
+    maxima: *mut f32,
+) -> bool {
+    use std::arch::x86_64::*;
+    // Lanes `i` of the 32 from column `-pl` that lie in the row: `pl <= i
+    // < pl + w`, as a mask per vector.
+    let upto = |n: usize| -> u32 {
+        match n >= 32 {
+            true => !0,
+            false => (1u32 << n) - 1,
+        }
+    };
+    let inside = upto(g.pl + g.w) & !upto(g.pl);
+    let (lo_lanes, hi_lanes) = (inside as __mmask16, (inside >> 16) as __mmask16);
+    let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    // Columns 2, 4, .., 30 and (lane 15, which no output of these rows
+    // reads: `2 * (ow - 1) + KW <= 32`) column 0 again.
+    let even2 = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
+    let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
+    let mut nan: __mmask16 = 0;
+    for y in 0..g.h {
+        // The address of column `-pl` is only formed, wrapping: the masks
+        // load no lane outside the row.
+        let from = x.add(y * g.w).wrapping_sub(g.pl);
+        // SAFETY: lanes inside row `y` only (masked).
+        let (lo, hi) = unsafe {
+            (
+                _mm512_mask_loadu_ps(ninf, lo_lanes, from),
+                _mm512_mask_loadu_ps(ninf, hi_lanes, from.wrapping_add(LANES)),
+            )
+        };
+        if !EXACT {
+            // A lane is unordered when either vector's is NaN.
+            nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, hi);
+        }
+        // Taps 0, 1 (and 2) of output `ox` are columns `2 ox - pl + kx`:
+        // the even lanes, the odd ones, the even ones a pair on. Folding
+        // the first into -inf gives it.
+        let mut acc = _mm512_permutex2var_ps(lo, even, hi);
+        acc = fold_max::<EXACT>(acc, _mm512_permutex2var_ps(lo, odd, hi));
+        if KW == 3 {
+            acc = fold_max::<EXACT>(acc, _mm512_permutex2var_ps(lo, even2, hi));
+        }
+        // SAFETY: vector `y` of the `h`.
+        unsafe { _mm512_storeu_ps(maxima.add(y * LANES), acc) };
+    }
+    let m = maxima.cast_const();
+    let lanes = ((1u32 << g.ow) - 1) as __mmask16;
+    let last = (g.kh - 1) * g.dh;
+    for oy in 0..g.oh {
+        // The window's rows inside the plane, folded in order (as
+        // `pool_plane_with`); none (ceil mode): -inf. A window inside the
+        // plane takes them all without a division.
+        let top = oy * g.sh;
+        let (first, end) = match top >= g.pt && top + last < g.pt + g.h {
+            true => (0, g.kh),
+            false => (
+                g.pt.saturating_sub(top).div_ceil(g.dh),
+                (g.pt + g.h).saturating_sub(top).div_ceil(g.dh).min(g.kh),
+            ),
+        };
+        let mut acc = ninf;
+        for ky in first..end {
+            let y = top + ky * g.dh - g.pt;
+            // SAFETY: `y < h`.
+            let v = unsafe { _mm512_loadu_ps(m.add(y * LANES)) };
+            acc = if ky == first {
+                v
+            } else {
+                fold_max::<EXACT>(acc, v)
+            };
+        }
+        // SAFETY: the `ow` outputs of row `oy`.
+        unsafe { _mm512_mask_storeu_ps(o.add(oy * g.ow), lanes, acc) };
+    }
+    nan != 0
 }

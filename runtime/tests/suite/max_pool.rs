@@ -109,6 +109,7 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
         // that reads on into the next row (SqueezeNet's stem pool: 111 -> 55).
         (3, 2, 1, [0, 0, 0, 0], false, 9, 37),
         (3, 2, 1, [1, 1, 1, 1], false, 6, 70),
+        (3, 2, 1, [0, 0, 0, 0], true, 31, 31), // SqueezeNet's at 64 x 64
         (3, 1, 1, [1, 1, 1, 1], false, 5, 33),
         (2, 2, 1, [0, 0, 0, 0], true, 5, 65),
         // Output planes past the lanes kernel's 1024 pixels (with AVX-512):
@@ -133,7 +134,9 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
 
 /// Max pools of more than 1024 output pixels in rows of 16 or more, on an
 /// AVX-512 host (runtime/src/kernels/pool_rows.rs): each input row's maxima,
-/// then down the columns; and of smaller maps with 16 channels in the lanes
+/// then down the columns; stride-2 pools of narrow rows the same way from
+/// two vectors a row, NaN-free planes folded with one `MAXPS`, the others
+/// again exactly; and of smaller maps with 16 channels in the lanes
 /// (pool_lanes.rs), whose NaN-free blocks fold with one `MAXPS`. Bit for bit
 /// the interpreter, signed zeros included: the inputs are mostly +0.0, -0.0
 /// and 1.0, so most windows hold ties, and a few NaNs (not in every block
@@ -155,6 +158,17 @@ fn max_pools_keep_the_first_of_equal_values_bit_for_bit() {
         ([1, 6], [1, 2], [1, 1], [0, 3, 0, 3], true, 45, 45),
         ([3, 4], [3, 2], [2, 1], [2, 1, 1, 2], false, 100, 70),
         ([3, 3], [2, 2], [1, 1], [0, 1, 2, 0], true, 75, 75),
+        // Stride-2 pools 2 or 3 wide of rows under 16 outputs whose windows
+        // lie in 32 columns: two masked loads a row (pool_rows.rs's
+        // `pool_narrow`); SqueezeNet's pools at 64 x 64, pads at either
+        // end, ceil mode, row strides and dilations, a row of one output.
+        ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], true, 31, 31),
+        ([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], true, 15, 15),
+        ([3, 3], [2, 2], [1, 1], [1, 1, 1, 1], false, 9, 28),
+        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], true, 7, 29),
+        ([3, 3], [2, 2], [2, 1], [0, 1, 1, 0], true, 20, 7),
+        ([4, 3], [3, 2], [1, 1], [2, 2, 3, 2], false, 13, 23),
+        ([3, 2], [1, 2], [1, 1], [0, 0, 0, 0], false, 5, 3),
         // Output planes up to 1024 pixels: pool_lanes.
         ([3, 3], [2, 2], [1, 1], [0, 1, 2, 0], true, 37, 37),
         ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 14, 14),
