@@ -438,7 +438,7 @@ impl Conv {
             });
         match self.winograd {
             Some(w) => format!("winograd F({m}x{m},3x3)", m = w.m),
-            None if depthwise => "depthwise".into(),
+            None if depthwise => self.depthwise_label([input, filter, output]),
             None => match self.packed.taps() {
                 Some(taps) => self.packed_label(taps, [input, filter, output]),
                 None => "im2col".into(),
@@ -446,8 +446,9 @@ impl Conv {
         }
     }
 
-    /// [`Conv::algorithm`] of a packed filter.
-    fn packed_label(&self, taps: Taps, types: [&ge_ir::Type; 3]) -> String {
+    /// The shapes of a run on these input, filter and output types, when
+    /// they are static.
+    fn static_shapes(&self, types: [&ge_ir::Type; 3]) -> Option<Shapes> {
         let dims = |t: &ge_ir::Type| -> Option<Vec<usize>> {
             t.as_tensor()?
                 .dims
@@ -457,10 +458,28 @@ impl Conv {
                 .collect()
         };
         let [x, w, o] = types.map(dims);
-        let sh = match (x, w, o) {
-            (Some(x), Some(w), Some(o)) => self.shapes_of(&x, &w, &o).ok(),
-            _ => None,
-        };
+        self.shapes_of(&x?, &w?, &o?).ok()
+    }
+
+    /// [`Conv::algorithm`] of a depthwise convolution: which of its kernels
+    /// the map size picks (`run_depthwise`), when the shapes are static.
+    fn depthwise_label(&self, types: [&ge_ir::Type; 3]) -> String {
+        match self.static_shapes(types) {
+            #[cfg(target_arch = "x86_64")]
+            Some(sh) if super::depthwise_lanes::applies(&sh.geo) => {
+                match super::depthwise_tiny::applies(&sh.geo) {
+                    true => "depthwise (tiny planes)".into(),
+                    false => "depthwise (channels in lanes)".into(),
+                }
+            }
+            Some(_) => "depthwise (plane by plane)".into(),
+            None => "depthwise".into(),
+        }
+    }
+
+    /// [`Conv::algorithm`] of a packed filter.
+    fn packed_label(&self, taps: Taps, types: [&ge_ir::Type; 3]) -> String {
+        let sh = self.static_shapes(types);
         match sh {
             Some(sh) if !self.pointwise(&sh.geo) && reads_taps(taps, &sh) => "taps packed".into(),
             Some(_) => "im2col packed".into(),
@@ -678,6 +697,9 @@ impl Conv {
         // Small maps with AVX-512: 16 channels a task, in the vector lanes;
         // else one channel a task, vectorized along its plane.
         let lanes = super::depthwise_lanes::applies(geo);
+        #[cfg(target_arch = "x86_64")]
+        let tiny = (lanes && super::depthwise_tiny::applies(geo))
+            .then(|| super::depthwise_tiny::Tables::new(geo));
         let width = if lanes { 16 } else { 1 };
         let blocks = g.div_ceil(width);
         par.run(n * blocks, n * g * p * kh * kw > 1 << 15, &|t| {
@@ -713,8 +735,13 @@ impl Conv {
                                 bias: ptrs.b.map(|b| b.p().add(c0)),
                                 act,
                             });
-                        match lanes {
-                            true => PAD.with(|s| {
+                        match (lanes, &tiny) {
+                            // Planes of a few pixels: one channel at a time,
+                            // its plane in two vectors.
+                            (true, Some(t)) => {
+                                super::depthwise_tiny::block(geo, t, xs, ws, os, cnt, epi.as_ref())
+                            }
+                            (true, None) => PAD.with(|s| {
                                 super::depthwise_lanes::block(
                                     geo,
                                     xs,
@@ -725,7 +752,7 @@ impl Conv {
                                     epi.as_ref(),
                                 )
                             }),
-                            false => depthwise(geo, xs, ws, os),
+                            (false, _) => depthwise(geo, xs, ws, os),
                         }
                         epi.is_some()
                     };

@@ -207,35 +207,45 @@ unsafe fn pixels<const P: usize>(
             }
         }
     }
-    let (zero, six) = (_mm512_setzero_ps(), _mm512_set1_ps(6.0));
-    let (one, half, sixth) = (
-        _mm512_set1_ps(1.0),
-        _mm512_set1_ps(0.5),
-        _mm512_set1_ps((1.0f64 / 6.0) as f32),
-    );
     for (i, mut acc) in acc.into_iter().enumerate() {
         if let Some(b) = out.bias {
             acc = _mm512_add_ps(acc, b);
         }
-        acc = match out.act {
-            LaneAct::None => acc,
-            // `ew::relu`: x where x > 0 or x is NaN (not-less-or-equal,
-            // unordered), else +0.
-            LaneAct::Relu => _mm512_maskz_mov_ps(_mm512_cmp_ps_mask::<_CMP_NLE_UQ>(acc, zero), acc),
-            // max(0, x) and min(6, x) give the second operand, x, for NaN.
-            LaneAct::Relu6 => _mm512_min_ps(six, _mm512_max_ps(zero, acc)),
-            // The values of the separate pass (`conv::activation`).
-            LaneAct::Sigmoid => super::logistic::avx512::one(false, acc),
-            LaneAct::Silu => super::logistic::avx512::one(true, acc),
-            // `ew::hard_swish`'s operations in its order (a product and a
-            // sum, not a fused multiply-add; max then min, which give their
-            // second operand for NaN as f32::max and f32::min do here).
-            LaneAct::HardSwish => {
-                let t = _mm512_add_ps(_mm512_mul_ps(acc, sixth), half);
-                _mm512_mul_ps(acc, _mm512_min_ps(_mm512_max_ps(t, zero), one))
-            }
-        };
-        _mm512_storeu_ps(out.results.add((q + i) * 16), acc);
+        _mm512_storeu_ps(out.results.add((q + i) * 16), activate(out.act, acc));
     }
     P
+}
+
+/// `act` on every lane of `acc`: the plane-wise epilogue's values
+/// (`conv::bias_activation`), NaN included.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(super) fn activate(act: LaneAct, acc: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    let zero = _mm512_setzero_ps();
+    match act {
+        LaneAct::None => acc,
+        // `ew::relu`: x where x > 0 or x is NaN (not-less-or-equal,
+        // unordered), else +0.
+        LaneAct::Relu => _mm512_maskz_mov_ps(_mm512_cmp_ps_mask::<_CMP_NLE_UQ>(acc, zero), acc),
+        // max(0, x) and min(6, x) give the second operand, x, for NaN.
+        LaneAct::Relu6 => _mm512_min_ps(_mm512_set1_ps(6.0), _mm512_max_ps(zero, acc)),
+        // The values of the separate pass (`conv::activation`).
+        // SAFETY: this function runs with AVX-512F enabled.
+        LaneAct::Sigmoid => unsafe { super::logistic::avx512::one(false, acc) },
+        // SAFETY: as above.
+        LaneAct::Silu => unsafe { super::logistic::avx512::one(true, acc) },
+        // `ew::hard_swish`'s operations in its order (a product and a
+        // sum, not a fused multiply-add; max then min, which give their
+        // second operand for NaN as f32::max and f32::min do here).
+        LaneAct::HardSwish => {
+            let sixth = _mm512_set1_ps((1.0f64 / 6.0) as f32);
+            let t = _mm512_add_ps(_mm512_mul_ps(acc, sixth), _mm512_set1_ps(0.5));
+            _mm512_mul_ps(
+                acc,
+                _mm512_min_ps(_mm512_max_ps(t, zero), _mm512_set1_ps(1.0)),
+            )
+        }
+    }
 }

@@ -1,8 +1,8 @@
 //! The depthwise convolution kernel (zero-padded plane; a fused 3x3 path)
 //! against the interpreter over strides, dilations, kernel sizes and
 //! asymmetric padding, with bias and an activation epilogue (relu, relu6,
-//! hard_swish, and sigmoid and SiLU, which the lanes kernel also applies in
-//! registers).
+//! hard_swish, and sigmoid and SiLU, which the lanes and tiny-plane
+//! kernels also apply in registers).
 
 use crate::common;
 use common::*;
@@ -21,6 +21,13 @@ fn depthwise_variants_match_the_interpreter() {
         (1, 2, 1, [0, 0, 0, 0], 5, 5),
         (3, 2, 2, [2, 2, 2, 2], 11, 9),
         (3, 2, 1, [1, 1, 1, 1], 16, 17),
+        // Planes of up to 32 pixels into up to 16 (with AVX-512): one
+        // channel at a time in two vectors (`kernels/depthwise_tiny.rs`).
+        (3, 1, 1, [1, 1, 1, 1], 2, 2),
+        (5, 1, 1, [2, 2, 2, 2], 4, 4),
+        (3, 2, 1, [1, 1, 1, 1], 4, 4),
+        (3, 1, 1, [0, 1, 2, 1], 3, 5),
+        (5, 1, 1, [2, 2, 2, 2], 2, 2),
         // Maps past the lanes kernel's limits (with AVX-512): the
         // plane-wise kernel, 3x3 in one pass and 5x5 tap by tap, its zero
         // padding kept from one channel to the next.
