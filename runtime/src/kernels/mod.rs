@@ -84,6 +84,7 @@ pub mod pad;
 pub mod pool;
 pub mod pool_lanes;
 mod pool_rows;
+mod pool_tiny;
 pub mod prepared;
 pub mod qlinear;
 pub mod quant;

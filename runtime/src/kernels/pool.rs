@@ -83,70 +83,11 @@ impl Pool {
         // taps that read a value.
         let fits = self.window_fits(h, w);
         #[cfg(target_arch = "x86_64")]
-        let rows = fits
-            .then(|| super::pool_rows::geometry(self, (h, w), (oh, ow)))
-            .flatten();
-        // Max pools along rows, then down columns, one plane a task.
-        #[cfg(target_arch = "x86_64")]
-        let by_rows = |g: &super::pool_rows::Rows| {
-            let (planes, per) = (n * c, super::pool_rows::planes_per_task(g));
-            par.run(planes.div_ceil(per), planes * oh * ow > 1 << 14, &|t| {
-                let (p0, count) = (t * per, per.min(planes - t * per));
-                // SAFETY: `geometry` took `g` for this pool; the task reads
-                // and writes its `count` planes from plane `p0` only.
-                unsafe {
-                    super::pool_rows::planes(
-                        g,
-                        xp.p().add(p0 * h * w),
-                        op.p().add(p0 * oh * ow),
-                        count,
-                    )
-                };
-                Ok(())
-            })
-        };
-        // Stride-2 pools of narrow rows first: two loads a row beat
-        // interleaving their planes into the lanes.
-        #[cfg(target_arch = "x86_64")]
-        if let Some(g) = rows.as_ref().filter(|g| g.fits_two_vectors()) {
-            by_rows(g)?;
-            o.finish();
-            return Ok(());
-        }
-        #[cfg(target_arch = "x86_64")]
-        if let Some(g) = fits
-            .then(|| super::pool_lanes::geometry(self, (h, w), (oh, ow)))
+        if let Some(r) = fits
+            .then(|| self.run_avx512([n, c, h, w], [oh, ow], (xp, op), par))
             .flatten()
         {
-            // Small maps: 16 channels a task, in the vector lanes.
-            let blocks = c.div_ceil(16);
-            let divisors = self.avg.then(|| self.divisors((h, w), (oh, ow)));
-            par.run(n * blocks, n * c * oh * ow > 1 << 14, &|t| {
-                let (bi, c0) = (t / blocks, t % blocks * 16);
-                let cnt = (c - c0).min(16);
-                // SAFETY: `geometry` took `g` for this pool; the task reads
-                // channels `c0..c0 + cnt` of image `bi` and writes only
-                // their output planes (NCHW, `c` planes an image).
-                unsafe {
-                    let plane = bi * c + c0;
-                    super::pool_lanes::block(
-                        self,
-                        &g,
-                        xp.p().add(plane * h * w),
-                        op.p().add(plane * oh * ow),
-                        cnt,
-                        divisors.as_deref(),
-                    )
-                };
-                Ok(())
-            })?;
-            o.finish();
-            return Ok(());
-        }
-        // Max pools of wide rows.
-        #[cfg(target_arch = "x86_64")]
-        if let Some(g) = &rows {
-            by_rows(g)?;
+            r?;
             o.finish();
             return Ok(());
         }
@@ -180,6 +121,88 @@ impl Pool {
 }
 
 impl Pool {
+    /// The AVX-512 kernels' run of this pool over `[n, c, h, w]` pooled to
+    /// `[oh, ow]`, when one takes it (its windows fit: `window_fits`).
+    #[cfg(target_arch = "x86_64")]
+    fn run_avx512(
+        &self,
+        [n, c, h, w]: [usize; 4],
+        [oh, ow]: [usize; 2],
+        (xp, op): (Shared<*const f32>, Shared<*mut f32>),
+        par: &Par,
+    ) -> Option<Result<(), String>> {
+        let big = n * c * oh * ow > 1 << 14;
+        let rows = super::pool_rows::geometry(self, (h, w), (oh, ow));
+        // Max pools along rows, then down columns, one plane a task.
+        let by_rows = |g: &super::pool_rows::Rows| {
+            in_blocks(
+                par,
+                n * c,
+                super::pool_rows::planes_per_task(g),
+                big,
+                &|p0, count| {
+                    // SAFETY: `geometry` took `g` for this pool; the task reads
+                    // and writes its `count` planes from plane `p0` only.
+                    unsafe {
+                        super::pool_rows::planes(
+                            g,
+                            xp.p().add(p0 * h * w),
+                            op.p().add(p0 * oh * ow),
+                            count,
+                        )
+                    }
+                },
+            )
+        };
+        // Max pools of tiny planes: each plane in two vectors.
+        if let Some(t) = super::pool_tiny::tables(self, (h, w), (oh, ow)) {
+            let per = super::pool_tiny::PLANES_PER_TASK;
+            return Some(in_blocks(par, n * c, per, big, &|p0, count| {
+                // SAFETY: `tables` took this pool (AVX-512F checked); the
+                // task reads and writes its `count` planes from `p0` only.
+                unsafe {
+                    super::pool_tiny::planes(
+                        &t,
+                        xp.p().add(p0 * h * w),
+                        op.p().add(p0 * oh * ow),
+                        count,
+                    )
+                }
+            }));
+        }
+        // Stride-2 pools of narrow rows next: two loads a row beat
+        // interleaving their planes into the lanes.
+        if let Some(g) = rows.as_ref().filter(|g| g.fits_two_vectors()) {
+            return Some(by_rows(g));
+        }
+        if let Some(g) = super::pool_lanes::geometry(self, (h, w), (oh, ow)) {
+            // Small maps: 16 channels a task, in the vector lanes.
+            let blocks = c.div_ceil(16);
+            let divisors = self.avg.then(|| self.divisors((h, w), (oh, ow)));
+            return Some(par.run(n * blocks, big, &|t| {
+                let (bi, c0) = (t / blocks, t % blocks * 16);
+                let cnt = (c - c0).min(16);
+                // SAFETY: `geometry` took `g` for this pool; the task reads
+                // channels `c0..c0 + cnt` of image `bi` and writes only
+                // their output planes (NCHW, `c` planes an image).
+                unsafe {
+                    let plane = bi * c + c0;
+                    super::pool_lanes::block(
+                        self,
+                        &g,
+                        xp.p().add(plane * h * w),
+                        op.p().add(plane * oh * ow),
+                        cnt,
+                        divisors.as_deref(),
+                    )
+                };
+                Ok(())
+            }));
+        }
+        // Max pools of wide rows.
+        rows.as_ref().map(by_rows)
+    }
+
     /// The generic loop over one plane: each output folds only the taps
     /// that read a value ([`Axis::valid`]), in order.
     ///
@@ -465,6 +488,22 @@ fn fold_block<F: Fold, const B: usize>(
         acc = std::array::from_fn(|i| F::fold(acc[i], v[i]));
     }
     folds[at..at + B].copy_from_slice(&acc);
+}
+
+/// `f(p0, count)` over `planes` planes in blocks of `per` (the last may be
+/// shorter), a block a task, in parallel when `parallel`.
+fn in_blocks(
+    par: &Par,
+    planes: usize,
+    per: usize,
+    parallel: bool,
+    f: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(), String> {
+    par.run(planes.div_ceil(per), parallel, &|t| {
+        let p0 = t * per;
+        f(p0, per.min(planes - p0));
+        Ok(())
+    })
 }
 
 thread_local! {

@@ -135,8 +135,9 @@ fn max_pooling_variants_match_the_interpreter_bitwise() {
 /// Max pools of more than 1024 output pixels in rows of 16 or more, on an
 /// AVX-512 host (runtime/src/kernels/pool_rows.rs): each input row's maxima,
 /// then down the columns; stride-2 pools of narrow rows the same way from
-/// two vectors a row, NaN-free planes folded with one `MAXPS`, the others
-/// again exactly; and of smaller maps with 16 channels in the lanes
+/// two vectors a row, and planes of up to 32 pixels from two vectors a
+/// plane (pool_tiny.rs), NaN-free planes folded with one `MAXPS`, the
+/// others again exactly; and of smaller maps with 16 channels in the lanes
 /// (pool_lanes.rs), whose NaN-free blocks fold with one `MAXPS`. Bit for bit
 /// the interpreter, signed zeros included: the inputs are mostly +0.0, -0.0
 /// and 1.0, so most windows hold ties, and a few NaNs (not in every block
@@ -169,6 +170,15 @@ fn max_pools_keep_the_first_of_equal_values_bit_for_bit() {
         ([3, 3], [2, 2], [2, 1], [0, 1, 1, 0], true, 20, 7),
         ([4, 3], [3, 2], [1, 1], [2, 2, 3, 2], false, 13, 23),
         ([3, 2], [1, 2], [1, 1], [0, 0, 0, 0], false, 5, 3),
+        // Planes of up to 32 pixels into up to 16: each plane in two
+        // vectors, a permute a tap (pool_tiny.rs); GoogLeNet's 3x3
+        // stride-1 pools over 2x2 and 4x4, strides, a row dilation, pads
+        // wider than the plane's reach.
+        ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 2, 2),
+        ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 4, 4),
+        ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], true, 4, 4),
+        ([3, 3], [2, 2], [2, 1], [1, 1, 2, 0], false, 5, 6),
+        ([1, 3], [1, 2], [1, 1], [0, 2, 0, 2], false, 3, 5),
         // Output planes up to 1024 pixels: pool_lanes.
         ([3, 3], [2, 2], [1, 1], [0, 1, 2, 0], true, 37, 37),
         ([3, 3], [1, 1], [1, 1], [1, 1, 1, 1], false, 14, 14),
