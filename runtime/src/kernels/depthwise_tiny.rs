@@ -3,13 +3,15 @@
 //! stages (MNASNet and MobileNet at 64x64: 576 channels of 2x2). One
 //! channel at a time, its whole input plane in two vectors and its outputs
 //! in the lanes of one: each tap's inputs are a permute of the plane (a
-//! table per tap, worked out once per block; lanes whose tap falls in the
-//! padding are zeroed), times the tap's weight. The lanes kernel
+//! table per tap, worked out once per convolution; lanes whose tap falls in
+//! the padding are zeroed), times the tap's weight; four channels' chains
+//! of sums side by side. The lanes kernel
 //! (`depthwise_lanes.rs`) interleaved and de-interleaved 16 channels' planes
 //! around a few multiply-adds a pixel, most of its time on such maps (576 x
 //! 2x2, 3x3 filter: 4.7 µs a layer).
 //!
-//! Bit for bit the lanes and plane-wise kernels: each output sums, from
+//! Bit for bit the lanes kernel (a unit test below), which matches the
+//! plane-wise kernel: each output sums, from
 //! +0, a product then a sum per tap in tap order, a padded tap's input read
 //! as +0; then the bias and the activation ([`activate`]).
 
