@@ -19,60 +19,8 @@
 use super::conv::Geo;
 #[cfg(target_arch = "x86_64")]
 use super::depthwise_lanes::{activate, LaneAct, LaneEpilogue};
-
-/// Input pixels a plane may have here (two vectors).
-const MAX_INPUT: usize = 32;
-/// Output pixels a plane may have here (one vector).
-const MAX_OUTPUT: usize = 16;
-/// Taps a filter may have here (the tables: 64 bytes and a mask a tap).
-const MAX_TAPS: usize = 64;
-
-/// Whether this kernel takes a depthwise convolution of geometry `g`
-/// (the caller checked AVX-512F: `depthwise_lanes::applies`).
 #[cfg(target_arch = "x86_64")]
-pub(super) fn applies(g: &Geo) -> bool {
-    let out = g.oh * g.ow;
-    g.h * g.w <= MAX_INPUT && out > 0 && out <= MAX_OUTPUT && g.kh * g.kw <= MAX_TAPS
-}
-
-/// Which input pixel each output lane of each tap reads, and the lanes
-/// whose tap reads one (the rest fall in the padding): worked out once a
-/// convolution, not per block of channels (a 5x5 filter's 400 lanes).
-#[cfg(target_arch = "x86_64")]
-pub(super) struct Tables {
-    index: Vec<[i32; MAX_OUTPUT]>,
-    reads: Vec<u16>,
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Tables {
-    /// The tables of geometry `g` ([`applies`] holds).
-    pub(super) fn new(g: &Geo) -> Tables {
-        let (npix, taps) = (g.oh * g.ow, g.kh * g.kw);
-        let mut index = vec![[0i32; MAX_OUTPUT]; taps];
-        let mut reads = vec![0u16; taps];
-        for ki in 0..g.kh {
-            for kj in 0..g.kw {
-                let t = ki * g.kw + kj;
-                for (p, lane) in index[t].iter_mut().enumerate().take(npix) {
-                    let (oy, ox) = (p / g.ow, p % g.ow);
-                    let y = (oy * g.sh + ki * g.dh)
-                        .checked_sub(g.pt)
-                        .filter(|&y| y < g.h);
-                    let c = (ox * g.sw + kj * g.dw)
-                        .checked_sub(g.pl)
-                        .filter(|&c| c < g.w);
-                    if let (Some(y), Some(c)) = (y, c) {
-                        // Below MAX_INPUT: fits an i32.
-                        *lane = (y * g.w + c) as i32;
-                        reads[t] |= 1 << p;
-                    }
-                }
-            }
-        }
-        Tables { index, reads }
-    }
-}
+pub(super) use super::tiny_planes::{fits as applies, Taps as Tables};
 
 /// Channels `0..cnt` from `x` (their `h x w` planes, one after another),
 /// filters `wt` (`kh x kw` each), into `o` (their `oh x ow` planes); with
@@ -92,57 +40,20 @@ pub(super) unsafe fn block(
     cnt: usize,
     epi: Option<&LaneEpilogue>,
 ) {
-    use std::arch::x86_64::*;
-    let (plane, npix, taps) = (g.h * g.w, g.oh * g.ow, g.kh * g.kw);
-    let lanes = |n: usize| -> __mmask16 {
-        match n >= 16 {
-            true => !0,
-            false => (1u16 << n) - 1,
-        }
-    };
-    let (lo_lanes, hi_lanes) = (lanes(plane), lanes(plane.saturating_sub(16)));
-    let out_lanes = lanes(npix);
+    debug_assert_eq!(tables.plane, g.h * g.w);
     let act = epi.map_or(LaneAct::None, |e| e.act);
     let bias = epi.and_then(|e| e.bias);
-    // `Tables::new` made `taps` of each.
-    let taps = taps.min(tables.index.len()).min(tables.reads.len());
-    let (index, reads) = (tables.index.as_ptr(), tables.reads.as_ptr());
-    let shape = Shape {
-        plane,
-        npix,
-        taps,
-        lo_lanes,
-        hi_lanes,
-        out_lanes,
-        index,
-        reads,
-        act,
-    };
     // Four channels side by side (their chains of sums overlap; one alone
     // waits on each add), then one at a time.
     let mut ch = 0;
     while ch + 4 <= cnt {
-        channels::<4>(&shape, x, wt, o, bias, ch);
+        channels::<4>(tables, act, x, wt, o, bias, ch);
         ch += 4;
     }
     while ch < cnt {
-        channels::<1>(&shape, x, wt, o, bias, ch);
+        channels::<1>(tables, act, x, wt, o, bias, ch);
         ch += 1;
     }
-}
-
-/// What [`channels`] needs of a [`block`].
-#[cfg(target_arch = "x86_64")]
-struct Shape {
-    plane: usize,
-    npix: usize,
-    taps: usize,
-    lo_lanes: std::arch::x86_64::__mmask16,
-    hi_lanes: std::arch::x86_64::__mmask16,
-    out_lanes: std::arch::x86_64::__mmask16,
-    index: *const [i32; MAX_OUTPUT],
-    reads: *const u16,
-    act: LaneAct,
 }
 
 /// Channels `ch..ch + N` of [`block`].
@@ -153,7 +64,8 @@ struct Shape {
 #[target_feature(enable = "avx512f")]
 #[inline]
 unsafe fn channels<const N: usize>(
-    s: &Shape,
+    t: &Tables,
+    act: LaneAct,
     x: *const f32,
     wt: *const f32,
     o: *mut f32,
@@ -161,23 +73,18 @@ unsafe fn channels<const N: usize>(
     ch: usize,
 ) {
     use std::arch::x86_64::*;
-    // SAFETY: each channel's `plane` floats only (masked); the second
-    // vector's address is only formed when no lane of it is read.
-    let planes: [(__m512, __m512); N] = std::array::from_fn(|i| unsafe {
-        let xp = x.add((ch + i) * s.plane);
-        (
-            _mm512_maskz_loadu_ps(s.lo_lanes, xp),
-            _mm512_maskz_loadu_ps(s.hi_lanes, xp.wrapping_add(16)),
-        )
-    });
-    let mut acc = [_mm512_setzero_ps(); N];
-    for t in 0..s.taps {
-        // SAFETY: `t < taps`, inside both tables and every filter.
-        let (at, reads) = unsafe { (_mm512_loadu_si512(s.index.add(t).cast()), *s.reads.add(t)) };
+    let zero = _mm512_setzero_ps();
+    // SAFETY: channel `ch + i`'s plane.
+    let planes: [(__m512, __m512); N] =
+        std::array::from_fn(|i| unsafe { t.load(x.add((ch + i) * t.plane), zero) });
+    let mut acc = [zero; N];
+    for k in 0..t.taps {
+        let (at, reads) = t.tap(k);
         for (i, (a, &(lo, hi))) in acc.iter_mut().zip(&planes).enumerate() {
+            // Lanes whose tap falls in the padding read +0.
             let v = _mm512_maskz_permutex2var_ps(reads, lo, at, hi);
-            // SAFETY: tap `t` of channel `ch + i`'s filter.
-            let w = unsafe { *wt.add((ch + i) * s.taps + t) };
+            // SAFETY: tap `k` of channel `ch + i`'s filter.
+            let w = unsafe { *wt.add((ch + i) * t.taps + k) };
             // A product, then a sum, as the other depthwise kernels.
             *a = _mm512_add_ps(*a, _mm512_mul_ps(v, _mm512_set1_ps(w)));
         }
@@ -188,7 +95,7 @@ unsafe fn channels<const N: usize>(
             a = _mm512_add_ps(a, _mm512_set1_ps(unsafe { *b.add(ch + i) }));
         }
         // SAFETY: channel `ch + i`'s `npix` outputs (masked).
-        unsafe { _mm512_mask_storeu_ps(o.add((ch + i) * s.npix), s.out_lanes, activate(s.act, a)) };
+        unsafe { _mm512_mask_storeu_ps(o.add((ch + i) * t.npix), t.out_lanes(), activate(act, a)) };
     }
 }
 

@@ -108,6 +108,8 @@ pub mod swiglu;
 pub mod tensor_scatter;
 pub mod tfidf;
 pub mod tile;
+#[cfg(target_arch = "x86_64")]
+mod tiny_planes;
 pub mod topk;
 pub mod tree_ensemble;
 pub mod unique;

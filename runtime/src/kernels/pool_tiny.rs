@@ -15,82 +15,17 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::pool::Pool;
-
-/// Input pixels a plane may have here (two vectors).
-const MAX_INPUT: usize = 32;
-/// Output pixels a plane may have here (one vector).
-const MAX_OUTPUT: usize = 16;
-/// Taps a window may have here.
-const MAX_TAPS: usize = 64;
-
-/// Which input pixel each output lane of each tap reads, and the lanes
-/// whose tap reads one (the rest fall in the padding and are skipped).
 #[cfg(target_arch = "x86_64")]
-pub(super) struct Tables {
-    h: usize,
-    w: usize,
-    npix: usize,
-    index: Vec<[i32; MAX_OUTPUT]>,
-    reads: Vec<u16>,
-}
+use super::tiny_planes::{fits, Taps};
 
-/// The tables of a max pool over `h x w` planes pooled to `oh x ow`, when
-/// this kernel takes it: AVX-512F, planes small enough, non-negative pads,
-/// positive kernel, strides and dilations.
+/// The tap tables of a max pool over `h x w` planes pooled to `oh x ow`,
+/// when this kernel takes it: AVX-512F, the geometry `pool_lanes.rs` takes
+/// (non-negative pads, positive kernel, strides and dilations), planes
+/// small enough ([`fits`]).
 #[cfg(target_arch = "x86_64")]
-pub(super) fn tables(
-    pool: &Pool,
-    (h, w): (usize, usize),
-    (oh, ow): (usize, usize),
-) -> Option<Tables> {
-    let pos = |v: isize| usize::try_from(v).ok().filter(|&v| v > 0);
-    let [kh, kw] = [pos(pool.kernel[0])?, pos(pool.kernel[1])?];
-    let [sh, sw] = [pos(pool.strides[0])?, pos(pool.strides[1])?];
-    let [dh, dw] = [pos(pool.dilations[0])?, pos(pool.dilations[1])?];
-    let [pt, pl] = [
-        usize::try_from(pool.pads[0]).ok()?,
-        usize::try_from(pool.pads[1]).ok()?,
-    ];
-    let npix = oh * ow;
-    let takes = !pool.avg
-        && pool.pads.iter().all(|&p| p >= 0)
-        && h * w <= MAX_INPUT
-        && npix > 0
-        && npix <= MAX_OUTPUT
-        && kh.checked_mul(kw).is_some_and(|t| t <= MAX_TAPS)
-        && std::arch::is_x86_feature_detected!("avx512f");
-    if !takes {
-        return None;
-    }
-    let mut index = vec![[0i32; MAX_OUTPUT]; kh * kw];
-    let mut reads = vec![0u16; kh * kw];
-    for ki in 0..kh {
-        for kj in 0..kw {
-            let t = ki * kw + kj;
-            for (p, lane) in index[t].iter_mut().enumerate().take(npix) {
-                let (oy, ox) = (p / ow, p % ow);
-                // Beyond the plane (or overflowing): a padded tap.
-                let at = |o: usize, s: usize, k: usize, d: usize, pad: usize, len: usize| {
-                    o.checked_mul(s)?
-                        .checked_add(k.checked_mul(d)?)?
-                        .checked_sub(pad)
-                        .filter(|&v| v < len)
-                };
-                if let (Some(y), Some(c)) = (at(oy, sh, ki, dh, pt, h), at(ox, sw, kj, dw, pl, w)) {
-                    // Below MAX_INPUT: fits an i32.
-                    *lane = (y * w + c) as i32;
-                    reads[t] |= 1 << p;
-                }
-            }
-        }
-    }
-    Some(Tables {
-        h,
-        w,
-        npix,
-        index,
-        reads,
-    })
+pub(super) fn tables(pool: &Pool, hw: (usize, usize), ohw: (usize, usize)) -> Option<Taps> {
+    let g = super::pool_lanes::geometry(pool, hw, ohw)?;
+    (!pool.avg && fits(&g)).then(|| Taps::new(&g))
 }
 
 /// Planes a task of [`planes`] takes.
@@ -104,14 +39,13 @@ pub(super) const PLANES_PER_TASK: usize = 16;
 /// and `o` `count` output planes, not overlapping.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn planes(t: &Tables, x: *const f32, o: *mut f32, count: usize) {
-    let (plane, npix) = (t.h * t.w, t.npix);
+pub(super) unsafe fn planes(t: &Taps, x: *const f32, o: *mut f32, count: usize) {
     let mut i = 0;
     while i < count {
-        let n = (count - i).min(4);
+        let n = if count - i >= 4 { 4 } else { 1 };
         // SAFETY: planes `i..i + n` of the caller's.
         unsafe {
-            let (x, o) = (x.add(i * plane), o.add(i * npix));
+            let (x, o) = (x.add(i * t.plane), o.add(i * t.npix));
             let nan = match n {
                 4 => fold::<4, false>(t, x, o),
                 _ => fold::<1, false>(t, x, o),
@@ -123,7 +57,7 @@ pub(super) unsafe fn planes(t: &Tables, x: *const f32, o: *mut f32, count: usize
                 };
             }
         }
-        i += if n == 4 { 4 } else { 1 };
+        i += n;
     }
 }
 
@@ -136,35 +70,21 @@ pub(super) unsafe fn planes(t: &Tables, x: *const f32, o: *mut f32, count: usize
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn fold<const N: usize, const EXACT: bool>(t: &Tables, x: *const f32, o: *mut f32) -> bool {
+unsafe fn fold<const N: usize, const EXACT: bool>(t: &Taps, x: *const f32, o: *mut f32) -> bool {
     use std::arch::x86_64::*;
-    let (plane, npix) = (t.h * t.w, t.npix);
-    let lanes = |n: usize| -> __mmask16 {
-        match n >= 16 {
-            true => !0,
-            false => (1u16 << n) - 1,
-        }
-    };
-    let (lo_lanes, hi_lanes) = (lanes(plane), lanes(plane.saturating_sub(16)));
     let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
     let mut nan: __mmask16 = 0;
-    // SAFETY: each plane's `plane` floats only (masked); the second
-    // vector's address is only formed when no lane of it is read.
-    let planes: [(__m512, __m512); N] = std::array::from_fn(|i| unsafe {
-        let xp = x.add(i * plane);
-        (
-            _mm512_mask_loadu_ps(ninf, lo_lanes, xp),
-            _mm512_mask_loadu_ps(ninf, hi_lanes, xp.wrapping_add(16)),
-        )
-    });
+    // SAFETY: plane `i` of the `N`.
+    let planes: [(__m512, __m512); N] =
+        std::array::from_fn(|i| unsafe { t.load(x.add(i * t.plane), ninf) });
     if !EXACT {
         for &(lo, hi) in &planes {
             nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, hi);
         }
     }
     let mut acc = [ninf; N];
-    for (index, &reads) in t.index.iter().zip(&t.reads) {
-        let at = _mm512_loadu_si512(index.as_ptr().cast());
+    for k in 0..t.taps {
+        let (at, reads) = t.tap(k);
         for (a, &(lo, hi)) in acc.iter_mut().zip(&planes) {
             let v = _mm512_permutex2var_ps(lo, at, hi);
             *a = match EXACT {
@@ -180,10 +100,9 @@ unsafe fn fold<const N: usize, const EXACT: bool>(t: &Tables, x: *const f32, o: 
             };
         }
     }
-    let out = lanes(npix);
     for (i, a) in acc.iter().enumerate() {
         // SAFETY: plane `i`'s `npix` outputs (masked).
-        unsafe { _mm512_mask_storeu_ps(o.add(i * npix), out, *a) };
+        unsafe { _mm512_mask_storeu_ps(o.add(i * t.npix), t.out_lanes(), *a) };
     }
     nan != 0
 }
