@@ -14,7 +14,8 @@
 //! - [`runner`]: `Session.runner()`, the cheap call path for repeated runs;
 //! - [`feed`]: the inputs of a call, lent with what the last call learned;
 //! - [`recycle`]: `Session.run`'s last result reused when no one holds it;
-//! - [`gil`]: whether a run releases the GIL.
+//! - [`gil`]: whether a run releases the GIL;
+//! - [`slot`]: the scratch one call at a time takes, with the GIL held.
 
 use pyo3::prelude::*;
 
@@ -29,6 +30,7 @@ mod ir;
 mod recycle;
 mod runner;
 mod runtime;
+mod slot;
 mod values;
 
 /// Panics inside the guard every entry point runs under: the tests check

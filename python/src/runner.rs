@@ -29,6 +29,7 @@ use crate::feed::Feed;
 use crate::gil::Gil;
 use crate::recycle::Last;
 use crate::runtime::{check_count, elem_type};
+use crate::slot::GilSlot;
 use ge_ir::DType;
 use ge_runtime::HostTensor;
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
@@ -42,9 +43,9 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 pub struct Runner {
     /// What a call keeps for the next: the inputs' [`Feed`] and the
     /// runtime's output tensors (`Session::run_reusing`: no allocation for
-    /// outputs of an unchanged size). Only ever locked with `try_lock`: a
-    /// call that finds it taken (another thread's call) starts afresh.
-    scratch: Mutex<Scratch>,
+    /// outputs of an unchanged size). A call that finds it taken (another
+    /// thread's call, running with the GIL released) starts afresh.
+    scratch: GilSlot<Scratch>,
     session: ge_runtime::Session,
     input_names: Vec<String>,
     input_dtypes: Vec<Option<DType>>,
@@ -139,7 +140,7 @@ impl Runner {
             None => None,
         };
         Ok(Runner {
-            scratch: Mutex::new(Scratch::default()),
+            scratch: GilSlot::new(Scratch::default()),
             session,
             input_names: inputs.iter().map(|(n, _)| n.clone()).collect(),
             input_dtypes: inputs.iter().map(|(_, t)| elem_type(t)).collect(),
@@ -405,15 +406,14 @@ impl Runner {
                 (Some(j), _) => more.get_item(j),
                 (None, None) => Err(error("input 0 is missing")),
             };
-            let mut held = self.scratch.try_lock();
+            let mut held = self.scratch.take(py);
             // Made only when needed: an unused one costs its construction and
             // drop on every call.
             let mut fresh: Option<Scratch> = None;
             let sc = match held.as_deref_mut() {
-                Ok(sc) => sc,
-                // Another thread's call has it (or a panic left it): this
-                // call starts afresh.
-                Err(_) => fresh.insert(Scratch::default()),
+                Some(sc) => sc,
+                // Another thread's call has it: this call starts afresh.
+                None => fresh.insert(Scratch::default()),
             };
             let fed = sc.feed.lend(item, &self.input_names, &self.input_dtypes)?;
             // Written in place: the arrays locked for the whole call (and

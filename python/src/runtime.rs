@@ -13,6 +13,7 @@ use crate::errors::{error, guard, guard_nogil};
 use crate::gil::Gil;
 use crate::recycle::Last;
 use crate::runner::{Loans, Runner, Scratch};
+use crate::slot::GilSlot;
 use ge_ir::DType;
 use ge_runtime::{HostTensor, LoadOptions, RunOptions};
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
@@ -21,7 +22,6 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
 
 /// The inputs of a run, in the model's order: host tensors that may borrow
 /// the caller's arrays, which this value keeps alive (the arrays are
@@ -182,6 +182,14 @@ pub fn keys(py: Python<'_>, names: &[String]) -> Vec<Py<PyString>> {
         .collect()
 }
 
+/// `(name, type)` pairs with each name an interned Python string.
+fn interned(py: Python<'_>, pairs: Vec<(String, String)>) -> Vec<(Bound<'_, PyString>, String)> {
+    pairs
+        .into_iter()
+        .map(|(n, t)| (PyString::intern(py, &n), t))
+        .collect()
+}
+
 /// The element type of an `.air` tensor type (`"tensor<Bx4xf32>"`).
 pub fn elem_type(ty: &str) -> Option<DType> {
     ge_ir::parser::parse_type_str(ge_ir::context::bare(), ty)
@@ -269,15 +277,20 @@ impl Model {
         })
     }
 
-    /// `[(name, type)]` of the inputs (`("x", "tensor<Bx4xf32>")`).
+    /// `[(name, type)]` of the inputs (`("x", "tensor<Bx4xf32>")`). The
+    /// names are interned strings, the very objects a session's `run`
+    /// finds a feed's entries by without a lookup (as it does a string
+    /// literal's): `{m.inputs[0][0]: x}` is as cheap to pass as `{"x": x}`.
     #[getter]
-    fn inputs(&self) -> Vec<(String, String)> {
-        self.model.inputs()
+    fn inputs<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyString>, String)> {
+        interned(py, self.model.inputs())
     }
 
+    /// `[(name, type)]` of the outputs, the names interned (the keys of
+    /// `run`'s result).
     #[getter]
-    fn outputs(&self) -> Vec<(String, String)> {
-        self.model.outputs()
+    fn outputs<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyString>, String)> {
+        interned(py, self.model.outputs())
     }
 
     #[getter]
@@ -365,7 +378,7 @@ pub struct Session {
     /// What a run keeps for the next: the inputs' feed and the runtime's
     /// output tensors (`Session::run_reusing`; see `Runner::scratch`), the
     /// last result (`recycle.rs`).
-    scratch: Mutex<Scratch>,
+    scratch: GilSlot<Scratch>,
     /// How many calls returned the last call's dict again, and how many
     /// output arrays were written again (`_recycled`, for the tests).
     recycled: [AtomicUsize; 2],
@@ -408,7 +421,7 @@ impl Session {
             output_types,
             ndarray: ndarray_type(py),
             gil: Gil::of(release_gil),
-            scratch: Mutex::new(Scratch::default()),
+            scratch: GilSlot::new(Scratch::default()),
             recycled: Default::default(),
         }
     }
@@ -513,7 +526,7 @@ impl Session {
 }
 
 /// Count one in a `Session::recycled` counter: a load and a store, not a
-/// locked add — only a call holding the session's scratch (its lock) can
+/// locked add — only a call holding the session's scratch (`GilSlot`) can
 /// recycle, so no two threads count at once.
 fn bump(n: &AtomicUsize) {
     n.store(n.load(Relaxed) + 1, Relaxed);
@@ -564,14 +577,14 @@ impl Session {
         guard(|| {
             let (names, what) = (&self.input_names, "the model");
             let given = Given::of(inputs, names, what)?;
-            let mut held = self.scratch.try_lock();
+            let mut held = self.scratch.take(py);
             // Made only when needed: an unused one costs its construction and
             // drop on every call.
             let mut fresh: Option<Scratch> = None;
             let sc = match held.as_deref_mut() {
-                Ok(sc) => sc,
+                Some(sc) => sc,
                 // Another thread's run has it: this one starts afresh.
-                Err(_) => fresh.insert(Scratch::default()),
+                None => fresh.insert(Scratch::default()),
             };
             let fed = sc.feed.lend(
                 |i| given.get(i, names, &self.input_keys, what),

@@ -99,8 +99,11 @@ def test_input_dtype_and_shape_change_between_calls(two_in_two_out):
         np.testing.assert_array_equal(t, s * 2)
 
 
-def test_threads_call_one_session_with_dicts(two_in_two_out):
-    sess = two_in_two_out.session()
+@pytest.mark.parametrize("release_gil", [None, True])
+def test_threads_call_one_session_with_dicts(two_in_two_out, release_gil):
+    # With the GIL released during runs, a thread's call finds the session's
+    # scratch taken by another thread's run and starts afresh (slot.rs).
+    sess = two_in_two_out.session(release_gil=release_gil)
     errors = []
 
     def work(i):
@@ -121,3 +124,18 @@ def test_threads_call_one_session_with_dicts(two_in_two_out):
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_names_of_inputs_and_outputs_are_the_interned_keys(two_in_two_out):
+    # Model.inputs / outputs give the interned name objects, which a feed
+    # built from them shares with the session's keys (no lookup per call).
+    import sys
+
+    for name, _ in two_in_two_out.inputs + two_in_two_out.outputs:
+        assert name is sys.intern(name)
+    sess = two_in_two_out.session()
+    (xn, _), (sn, _) = two_in_two_out.inputs
+    x, s = np.ones((3, 4), np.float32), np.full(4, 2.0, np.float32)
+    out = sess.run({xn: x, sn: s})
+    assert list(out) == [n for n, _ in two_in_two_out.outputs]
+    np.testing.assert_array_equal(out[two_in_two_out.outputs[0][0]], want(x, s)[0])
