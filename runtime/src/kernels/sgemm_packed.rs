@@ -84,6 +84,11 @@ pub const WIDE_ROWS_MAX_N: usize = 12;
 /// on 14x14, 8 layers: 10.96 -> 8.93 ms, onnxruntime 8.43).
 const CHUNK_BYTES: usize = 256 << 10;
 
+/// The share of the L2 ([`super::cache::l2_bytes`]) that a chunk of
+/// wide-row panels of a product reading `B` by taps may fill (`7 / 16`:
+/// the rest holds the input planes and the sums' rows).
+const TAPS_CHUNK_SHARE: (usize, usize) = (7, 16);
+
 /// Panels of [`WIDE_ROWS`] rows by `k` per chunk of [`CHUNK_BYTES`]: at
 /// least two, as one panel at a time leaves too few sums in flight.
 fn chunk_panels(k: usize) -> usize {
@@ -1243,7 +1248,7 @@ mod avx512 {
         let panels = g.rows.div_ceil(16);
         let chunk = match g.b.gapless() {
             true => super::chunk_panels(g.k),
-            false => panels,
+            false => taps_chunk_panels(g, panels),
         };
         let mut p0 = 0;
         while p0 < panels {
@@ -1264,6 +1269,33 @@ mod avx512 {
         }
     }
 
+    /// Panels of `A` per chunk of [`wide_rows_in_place`] reading `B` by
+    /// taps (a 3x3 convolution's padded input planes): whole groups of
+    /// the panels [`wide_rows_block`] runs at once for the first run's
+    /// blocks, as many as [`TAPS_CHUNK_SHARE`] of the L2 holds — so every
+    /// block of columns reads them from L2, not the whole filter from L3
+    /// per block (a 512 -> 512 3x3 filter on 7x7 is 9.4 MB, read once per
+    /// output row). All panels when one group does not fit (what this
+    /// path did before chunking at all: on a 1 MiB L2 a 4608-long `k`).
+    ///
+    /// Measured on an Intel Xeon (AVX-512, 2 MiB L2), 8 copies, 1 thread,
+    /// p50 ms (docs/benchmarks.md, "fifteenth session"): 512 -> 512 3x3
+    /// on 7x7 24.0 -> 14.0 (3 panels; onnxruntime 12.6-15.0), on 14x14
+    /// 55.5 -> 47.4 (2); 256 -> 256 on 14x14 11.4 -> 9.4 (6; onnxruntime
+    /// 11.0); 128 -> 128 on 28x28 unchanged (its 8 panels fit).
+    fn taps_chunk_panels(g: &Gemm, panels: usize) -> usize {
+        let run = g.b.contiguous(0, g.n);
+        let nb = run.div_ceil(run.div_ceil(14).max(1));
+        let group = panels_at_once(nb);
+        let group_bytes = group * 16 * 4 * g.k.max(1);
+        let (num, den) = super::TAPS_CHUNK_SHARE;
+        let groups = super::super::cache::l2_bytes() * num / den / group_bytes;
+        match groups {
+            0 => panels,
+            n => (n * group).min(panels),
+        }
+    }
+
     /// Columns `j0..j0 + nb` of [`gemm_wide_rows`], read from `b`'s rows
     /// `c0` floats on (`nb` contiguous floats a row): [`wide_rows_cols`]
     /// for that count.
@@ -1280,6 +1312,7 @@ mod avx512 {
         nb: usize,
         panels: std::ops::Range<usize>,
     ) {
+        // `G` as `panels_at_once(nb)` says.
         match nb {
             1 => wide_rows_cols::<1, 4>(g, b, c0, j0, panels),
             2 => wide_rows_cols::<2, 4>(g, b, c0, j0, panels),
@@ -1295,6 +1328,16 @@ mod avx512 {
             12 => wide_rows_cols::<12, 2>(g, b, c0, j0, panels),
             13 => wide_rows_cols::<13, 2>(g, b, c0, j0, panels),
             _ => wide_rows_cols::<14, 2>(g, b, c0, j0, panels),
+        }
+    }
+
+    /// The panels [`wide_rows_block`] runs at once for `nb` columns (its
+    /// `G`): 4 up to 6 columns, 3 up to 8, else 2 (at most 28 sums).
+    fn panels_at_once(nb: usize) -> usize {
+        match nb {
+            0..=6 => 4,
+            7 | 8 => 3,
+            _ => 2,
         }
     }
 
