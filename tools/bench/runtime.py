@@ -88,7 +88,9 @@ for _ in range(int(iters)):
     out = s.run(None, feeds)
     ts.append((time.perf_counter() - t) * 1e3)
 if out_npy != "-":
-    np.save(out_npy, out[0])
+    # Output i > 0 beside the first: X.ort.npy, X.ort.1.npy, ...
+    for i, o in enumerate(out):
+        np.save(out_npy if i == 0 else out_npy[:-4] + f".{i}.npy", o)
 ts.sort()
 pick = lambda p: ts[min(len(ts) - 1, round(p / 100 * (len(ts) - 1)))]
 print(json.dumps({"runs": len(ts), "mean_ms": sum(ts) / len(ts), "p50_ms": pick(50),
@@ -286,15 +288,22 @@ def main():
         for k, _ in enumerate(names):
             ins += ["--input", f"arg{k}={os.path.join(out, f'{m}.in{k}.npy')}"]
 
-        # 5. Correctness: ge vs ort on the same inputs.
-        ge_out = os.path.join(out, m + ".ge.npy")
-        ort_out = os.path.join(out, m + ".ort.npy")
-        run([ge_run, oms["default"], "--output", ge_out] + ins, "ge-run")
+        # 5. Correctness: ge vs ort on the same inputs, every output.
+        # `ge-run --info` lists each output as "output NAME: TYPE" (then "output #i: ..." values).
+        n_out = sum(1 for ln in info.splitlines() if ln.startswith("output ") and not ln.startswith("output #"))
+        at = lambda side, i: os.path.join(out, f"{m}.{side}.npy" if i == 0 else f"{m}.{side}.{i}.npy")
+        ge_outs = [at("ge", i) for i in range(max(1, n_out))]
+        run([ge_run, oms["default"]] + [x for o in ge_outs for x in ("--output", o)] + ins, "ge-run")
         run([PYTHON, "-c", ORT, onnx_path, "1", "1", "0",
-             os.path.join(out, m + ".inputs.npz"), ort_out], "onnxruntime")
-        c = last_json(run([PYTHON, "-c", COMPARE, ge_out, ort_out, str(a.rtol), str(a.atol),
-                                str(a.atol_of_max)],
-                          "compare"))
+             os.path.join(out, m + ".inputs.npz"), at("ort", 0)], "onnxruntime")
+        per = [last_json(run([PYTHON, "-c", COMPARE, g, at("ort", i), str(a.rtol), str(a.atol),
+                              str(a.atol_of_max)], "compare"))
+               for i, g in enumerate(ge_outs)]
+        bad = [(i, p) for i, p in enumerate(per) if not p["ok"]]
+        c = dict(per[0], max_abs=max(p["max_abs"] for p in per), max_ort=max(p["max_ort"] for p in per),
+                 ok=not bad)
+        if bad:
+            c["why"] = "; ".join(f"output {i}: {p['why']}" for i, p in bad)
         checks.append((m, c))
         log(f"  {m}: ge vs ort max |diff| {c['max_abs']:.2e} (max |ort| {c['max_ort']:.2e})"
             + ("" if c["ok"] else f": DIFFERS: {c['why']}"))
