@@ -9,11 +9,9 @@ folder of an export, next to onnxruntime's out{i}.npy:
     /work/venvs/torch/bin/python tools/models/torch_reference.py raft_small \\
         target/torch-gauntlet/raft_small/dynamo
 
-Then ge's distance to both (the ge package in .venv), e.g.:
-
-    .venv/bin/python -c "import ge, numpy as np, json, sys; d=sys.argv[1]; ..."
-
-as docs/benchmarks.md ("RAFT-small's two elements") reports.
+Then run the export with ge (`ge.Model(ge.compile(DIR/model.onnx)).session().run(...)`
+on the in{i}.npy, in .venv) and compare its outputs with both out{i}.npy and
+torch{i}.npy, as docs/benchmarks.md ("RAFT-small's two elements") reports.
 """
 
 import os
