@@ -1331,6 +1331,14 @@ mod avx512 {
         }
     }
 
+    /// Steps of `k` (one cache line of each panel a step) that
+    /// [`wide_rows_panels`] prefetches its panels ahead. Measured on an Intel
+    /// Xeon (2 MiB L2), 1 thread, against none: TResNet-M (gauntlet, 1x1
+    /// and 3x3 filters of 256-1024 channels on 4x4 maps, the filters read
+    /// from L3 at each call) 15.3 -> 13.4 ms, Inception v3 and HRNet -7 %,
+    /// ResNet-50 -4 %; 4 and 16 steps within noise of 8.
+    const PREFETCH_K: usize = 8;
+
     /// The panels [`wide_rows_block`] runs at once for `nb` columns (its
     /// `G`): 4 up to 6 columns, 3 up to 8, else 2 (at most 28 sums).
     fn panels_at_once(nb: usize) -> usize {
@@ -1392,6 +1400,13 @@ mod avx512 {
         let a = g.a.add(p0 * pstride);
         let mut acc = [[_mm512_setzero_ps(); NB]; G];
         for kk in 0..g.k {
+            // The panels' floats [`PREFETCH_K`] steps on, into L1: `G`
+            // streams of the filter, which a large filter brings from L3
+            // (past a panel's end the address is only a hint, never read).
+            for q in 0..G {
+                let ahead = a.wrapping_add(q * pstride + 16 * (kk + PREFETCH_K));
+                _mm_prefetch::<_MM_HINT_T0>(ahead.cast());
+            }
             let av: [__m512; G] =
                 std::array::from_fn(|q| _mm512_loadu_ps(a.add(q * pstride + 16 * kk)));
             let bk = b.row(kk).add(c0);
