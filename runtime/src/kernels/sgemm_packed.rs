@@ -1279,10 +1279,11 @@ mod avx512 {
     /// path did before chunking at all: on a 1 MiB L2 a 4608-long `k`).
     ///
     /// Measured on an Intel Xeon (AVX-512, 2 MiB L2), 8 copies, 1 thread,
-    /// p50 ms (docs/benchmarks.md, "fifteenth session"): 512 -> 512 3x3
-    /// on 7x7 24.0 -> 14.0 (3 panels; onnxruntime 12.6-15.0), on 14x14
-    /// 55.5 -> 47.4 (2); 256 -> 256 on 14x14 11.4 -> 9.4 (6; onnxruntime
-    /// 11.0); 128 -> 128 on 28x28 unchanged (its 8 panels fit).
+    /// p50 ms, interleaved (docs/benchmarks.md, "fifteenth session"): 512
+    /// -> 512 3x3 on 7x7 26.0 -> 16.2 (chunks of 3 panels; onnxruntime
+    /// 12.6-15.0), on 14x14 58.2 -> 48.1 (2); 256 -> 256 on 14x14 12.1 ->
+    /// 11.7 (6; onnxruntime 11.0); 128 -> 128 on 28x28 unchanged (its 8
+    /// panels fit).
     fn taps_chunk_panels(g: &Gemm, panels: usize) -> usize {
         let run = g.b.contiguous(0, g.n);
         let nb = run.div_ceil(run.div_ceil(14).max(1));
@@ -1335,8 +1336,9 @@ mod avx512 {
     /// [`wide_rows_panels`] prefetches its panels ahead. Measured on an Intel
     /// Xeon (2 MiB L2), 1 thread, against none: TResNet-M (gauntlet, 1x1
     /// and 3x3 filters of 256-1024 channels on 4x4 maps, the filters read
-    /// from L3 at each call) 15.3 -> 13.4 ms, Inception v3 and HRNet -7 %,
-    /// ResNet-50 -4 %; 4 and 16 steps within noise of 8.
+    /// from L3 at each call) 15.7 -> 14.2 ms, Inception v3 -8 %, HRNet -5 %,
+    /// ResNet-50 -1.5 % (interleaved A/B, `tools/bench/ab_om.py`); 4 and 16
+    /// steps within noise of 8.
     const PREFETCH_K: usize = 8;
 
     /// The panels [`wide_rows_block`] runs at once for `nb` columns (its
