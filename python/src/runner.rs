@@ -412,7 +412,8 @@ impl Runner {
             let mut fresh: Option<Scratch> = None;
             let sc = match held.as_deref_mut() {
                 Some(sc) => sc,
-                // Another thread's call has it: this call starts afresh.
+                // Another thread's call has it (or a panic left it taken):
+                // this call starts afresh.
                 None => fresh.insert(Scratch::default()),
             };
             let fed = sc.feed.lend(item, &self.input_names, &self.input_dtypes)?;

@@ -583,7 +583,8 @@ impl Session {
             let mut fresh: Option<Scratch> = None;
             let sc = match held.as_deref_mut() {
                 Some(sc) => sc,
-                // Another thread's run has it: this one starts afresh.
+                // Another thread's run has it (or a panic left it taken):
+                // this one starts afresh.
                 None => fresh.insert(Scratch::default()),
             };
             let fed = sc.feed.lend(
