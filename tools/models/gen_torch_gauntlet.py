@@ -1348,7 +1348,8 @@ def flat(out):
 
 
 def refused(meta, d, e):
-    """Records an export torch itself refused (meta.json with "export_error")."""
+    """Records an export torch itself refused, or onnxruntime refuses to run
+    (meta.json with "export_error", no model.onnx)."""
     traceback.print_exc()
     meta["export_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
@@ -1389,8 +1390,14 @@ def export(name, exporter, out_dir):
         if n in meta["inputs"]:
             feeds[n] = args[i].numpy()
     meta["inputs"] = [n for n in meta["inputs"] if n in feeds]
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    got = sess.run(None, feeds)
+    try:
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        got = sess.run(None, feeds)
+    except Exception as e:  # an export onnxruntime refuses too (torch 2.15's TorchScript CANINE, PatchTST)
+        # No model.onnx left behind: the runners would take it for a model ge must run.
+        os.remove(path)
+        e = RuntimeError(f"onnxruntime refuses the export: {e}")
+        return refused(meta, d, e)
     for i, n in enumerate(meta["inputs"]):
         np.save(os.path.join(d, f"in{i}.npy"), feeds[n])
     for i, o in enumerate(got):
