@@ -1256,8 +1256,7 @@ mod avx512 {
             let mut j = 0;
             while j < g.n {
                 let run = g.b.contiguous(j, g.n);
-                let blocks = run.div_ceil(14);
-                let per = run.div_ceil(blocks);
+                let per = block_width(run);
                 let end = j + run;
                 while j < end {
                     let nb = per.min(end - j);
@@ -1267,6 +1266,12 @@ mod avx512 {
             }
             p0 = p1;
         }
+    }
+
+    /// The columns of the blocks [`wide_rows_in_place`] cuts a run of `run`
+    /// contiguous columns into: at most 14, as even as they go.
+    fn block_width(run: usize) -> usize {
+        run.div_ceil(run.div_ceil(14).max(1))
     }
 
     /// Panels of `A` per chunk of [`wide_rows_in_place`] reading `B` by
@@ -1285,9 +1290,7 @@ mod avx512 {
     /// 11.7 (6; onnxruntime 11.0); 128 -> 128 on 28x28 unchanged (its 8
     /// panels fit).
     fn taps_chunk_panels(g: &Gemm, panels: usize) -> usize {
-        let run = g.b.contiguous(0, g.n);
-        let nb = run.div_ceil(run.div_ceil(14).max(1));
-        let group = panels_at_once(nb);
+        let group = panels_at_once(block_width(g.b.contiguous(0, g.n)));
         let group_bytes = group * 16 * 4 * g.k.max(1);
         let (num, den) = super::TAPS_CHUNK_SHARE;
         let groups = super::super::cache::l2_bytes() * num / den / group_bytes;
