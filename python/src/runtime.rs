@@ -182,11 +182,15 @@ pub fn keys(py: Python<'_>, names: &[String]) -> Vec<Py<PyString>> {
         .collect()
 }
 
-/// `(name, type)` pairs with each name an interned Python string.
-fn interned(py: Python<'_>, pairs: Vec<(String, String)>) -> Vec<(Bound<'_, PyString>, String)> {
-    pairs
-        .into_iter()
-        .map(|(n, t)| (PyString::intern(py, &n), t))
+/// `(name, type)` pairs, each name given as its interned key (`keys`).
+fn named<'py>(
+    py: Python<'py>,
+    keys: &[Py<PyString>],
+    pairs: Vec<(String, String)>,
+) -> Vec<(Bound<'py, PyString>, String)> {
+    keys.iter()
+        .zip(pairs)
+        .map(|(k, (_, t))| (k.bind(py).clone(), t))
         .collect()
 }
 
@@ -206,6 +210,10 @@ pub struct Model {
     /// converted to).
     input_dtypes: Vec<Option<DType>>,
     output_names: Vec<String>,
+    /// The names as interned Python strings, made once: what `inputs` and
+    /// `outputs` give and each session's keys.
+    input_keys: Vec<Py<PyString>>,
+    output_keys: Vec<Py<PyString>>,
 }
 
 #[pymethods]
@@ -265,11 +273,13 @@ impl Model {
             } else {
                 return Err(error("a model is the path of an .om or its bytes"));
             };
-            let input_names = m.inputs().into_iter().map(|(n, _)| n).collect();
+            let input_names: Vec<String> = m.inputs().into_iter().map(|(n, _)| n).collect();
             let input_dtypes = m.inputs().iter().map(|(_, t)| elem_type(t)).collect();
-            let output_names = m.outputs().into_iter().map(|(n, _)| n).collect();
+            let output_names: Vec<String> = m.outputs().into_iter().map(|(n, _)| n).collect();
             Ok(Model {
                 model: m,
+                input_keys: keys(py, &input_names),
+                output_keys: keys(py, &output_names),
                 input_names,
                 input_dtypes,
                 output_names,
@@ -283,14 +293,14 @@ impl Model {
     /// literal's): `{m.inputs[0][0]: x}` is as cheap to pass as `{"x": x}`.
     #[getter]
     fn inputs<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyString>, String)> {
-        interned(py, self.model.inputs())
+        named(py, &self.input_keys, self.model.inputs())
     }
 
     /// `[(name, type)]` of the outputs, the names interned (the keys of
     /// `run`'s result).
     #[getter]
     fn outputs<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyString>, String)> {
-        interned(py, self.model.outputs())
+        named(py, &self.output_keys, self.model.outputs())
     }
 
     #[getter]
@@ -407,13 +417,9 @@ impl Session {
             session: m.model.session(),
             model: m.model.clone(),
             input_names: m.input_names.clone(),
-            input_keys: keys(py, &m.input_names),
+            input_keys: m.input_keys.iter().map(|k| k.clone_ref(py)).collect(),
             input_dtypes: m.input_dtypes.clone(),
-            output_keys: m
-                .output_names
-                .iter()
-                .map(|n| PyString::intern(py, n).unbind())
-                .collect(),
+            output_keys: m.output_keys.iter().map(|k| k.clone_ref(py)).collect(),
             output_descrs: output_types
                 .iter()
                 .map(|(dt, _)| dt.and_then(|d| descr_of(py, d)))

@@ -6,6 +6,7 @@ equal but not the interned ones, the same errors for missing and extra keys afte
 good calls, a new array per output and call (never the previous call's), inputs of
 another dtype or shape between calls, threads calling one session at once."""
 
+import sys
 import threading
 
 import numpy as np
