@@ -1396,8 +1396,7 @@ def export(name, exporter, out_dir):
     except Exception as e:  # an export onnxruntime refuses too (torch 2.15's TorchScript CANINE, PatchTST)
         # No model.onnx left behind: the runners would take it for a model ge must run.
         os.remove(path)
-        e = RuntimeError(f"onnxruntime refuses the export: {e}")
-        return refused(meta, d, e)
+        return refused(meta, d, RuntimeError(f"onnxruntime refuses the export: {e}"))
     for i, n in enumerate(meta["inputs"]):
         np.save(os.path.join(d, f"in{i}.npy"), feeds[n])
     for i, o in enumerate(got):
