@@ -38,6 +38,44 @@ impl Case {
         let ow = (self.w + self.pads[1] + self.pads[3] - ext(1)) / self.strides[1] + 1;
         [oh, ow]
     }
+    /// Whether the compiled convolution is 1x1 stride 1 without padding:
+    /// this one, or one whose kernel keeps a single tap per axis once the
+    /// taps that only ever read padding are sliced off with their padding
+    /// (`rewrites/src/native.rs` `conv_dead_taps`: a 1x4 kernel padded 2
+    /// and 1 over a 1-wide input keeps its third tap, unpadded).
+    fn compiled_pointwise(&self) -> bool {
+        let as_given = self.k == [1, 1] && self.strides == [1, 1] && self.pads == [0; 4];
+        let out = self.out();
+        let input = [self.h, self.w];
+        let mut kernel = self.k;
+        let mut pads = self.pads;
+        for a in 0..2 {
+            let (k, s, d) = (self.k[a], self.strides[a], self.dilations[a]);
+            let (begin, end) = (self.pads[a], self.pads[a + 2]);
+            // Tap `i` reads input `y * s + i * d - begin` for output `y`.
+            let live = |i: usize| {
+                (0..out[a]).any(|y| (begin..begin + input[a]).contains(&(y * s + i * d)))
+            };
+            let (Some(first), Some(last)) =
+                ((0..k).find(|&i| live(i)), (0..k).rev().find(|&i| live(i)))
+            else {
+                return as_given;
+            };
+            match (
+                begin.checked_sub(first * d),
+                end.checked_sub((k - 1 - last) * d),
+            ) {
+                (Some(b), Some(e)) => {
+                    kernel[a] = last - first + 1;
+                    pads[a] = b;
+                    pads[a + 2] = e;
+                }
+                // The rewrite leaves a padding that would go negative.
+                _ => return as_given,
+            }
+        }
+        kernel == [1, 1] && self.strides == [1, 1] && pads == [0; 4]
+    }
     fn fits(&self) -> bool {
         let ext = |i: usize| (self.k[i] - 1) * self.dilations[i] + 1;
         self.h + self.pads[0] + self.pads[2] >= ext(0)
@@ -119,9 +157,8 @@ fn check_algo(algo: &str, k: &Case, act: &str, formats: bool, threads: usize, se
     };
     // A 1x1 stride-1 convolution reads its input in place as the GEMM's
     // operand on every path (no taps).
-    let pointwise = k.k == [1, 1] && k.strides == [1, 1] && k.pads == [0; 4];
     let label = match algo {
-        "taps" if !pointwise => "taps packed",
+        "taps" if !k.compiled_pointwise() => "taps packed",
         _ => "im2col packed",
     };
     let algos = model.conv_algorithms();
@@ -191,6 +228,10 @@ fn packed_filters_match_the_interpreter() {
         case(1, 160, [9, 9], 80, [1, 1], [1, 1], [1, 1], [0; 4], 1),
         case(1, 136, [7, 8], 40, [1, 1], [2, 2], [1, 1], [0; 4], 1),
         case(1, 128, [5, 6], 144, [3, 3], [1, 1], [1, 1], [1; 4], 1),
+        // A 1x4 kernel over a 1-wide input whose taps but one read only
+        // padding: compiled to a 1x1 pointwise convolution (`compiled_pointwise`;
+        // proptest found it).
+        case(2, 10, [4, 1], 14, [1, 4], [1, 1], [1, 1], [0, 2, 0, 1], 2),
     ];
     for (i, k) in cases.iter().enumerate() {
         for (formats, threads) in [(false, 1), (true, 2)] {
