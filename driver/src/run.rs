@@ -107,6 +107,11 @@ pub struct RunArgs {
     /// stay NCHW / ND between such kernels)
     #[arg(long)]
     pub keep_formats: bool,
+    /// Convert every convolution's NC1HWC0 input to NCHW first (by default a
+    /// pointwise convolution reads and writes the blocks as they are where
+    /// that pays, on CPUs with AVX-512)
+    #[arg(long)]
+    pub no_blocked_reads: bool,
     /// .air models: also write the compiled .om here ('-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub save_om: Option<String>,
@@ -591,6 +596,7 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         threads: args.threads.max(1),
         soc: args.soc.clone(),
         plain_layouts: !args.keep_formats,
+        blocked_reads: !args.no_blocked_reads,
         max_memory: args.limits.max_memory,
         max_steps: args.max_steps,
         timeout,
@@ -653,6 +659,12 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
         model.weights_bytes(),
         model.plain_buffers()
     ));
+    if model.blocked_reads() > 0 {
+        stdout.push_str(&format!(
+            "{} convolutions read and write NC1HWC0 blocks as they are\n",
+            model.blocked_reads()
+        ));
+    }
     if model.prepared_bytes() > 0 {
         stdout.push_str(&format!(
             "{} bytes of constant operands packed at load (filters and weights in the GEMM's layout)\n",

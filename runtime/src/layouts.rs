@@ -30,7 +30,7 @@ struct Candidate {
     ok: bool,
 }
 
-fn overlaps(a: &Buffer, b: &Buffer) -> bool {
+pub(crate) fn overlaps(a: &Buffer, b: &Buffer) -> bool {
     a.arena == b.arena
         && a.offset < b.offset + b.bytes
         && b.offset < a.offset + a.bytes
@@ -49,7 +49,7 @@ fn plain_of(blocked: Format) -> Option<Format> {
 
 /// How a kernel writes a result as blocks that it could write plain.
 #[derive(Clone, Copy)]
-enum Blocking {
+pub(crate) enum Blocking {
     /// A convolution writing the blocks itself (`Conv::blocked_out`).
     Conv,
     /// A conversion of plain value `u` (e.g. a residual add's result).
@@ -58,7 +58,11 @@ enum Blocking {
 
 /// The step writing result `r` as blocks, if it could write them plain instead
 /// and nothing else in the kernel touches `r`.
-fn blocked_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<(usize, Blocking)> {
+pub(crate) fn blocked_result(
+    k: &KernelProgram,
+    skip: &[bool],
+    r: usize,
+) -> Option<(usize, Blocking)> {
     if k.fallback.is_some()
         || k.args.contains(&r)
         || k.results.iter().filter(|&&x| x == r).count() != 1
@@ -72,7 +76,9 @@ fn blocked_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<(usize, 
     }
     let s = &k.steps[si];
     match (&s.op, s.ins.as_slice()) {
-        (Op::Conv(c), _) if c.blocked_out.is_some() && c.plain_type.is_some() => {
+        (Op::Conv(c), _)
+            if c.blocked_out.is_some() && c.plain_type.is_some() && !c.reads_blocks =>
+        {
             Some((si, Blocking::Conv))
         }
         (Op::Transdata(t), &[u]) if plain_of(t.dst) == Some(t.src) => {
@@ -84,7 +90,7 @@ fn blocked_result(k: &KernelProgram, skip: &[bool], r: usize) -> Option<(usize, 
 
 /// The plain value argument `a` is converted to, if converting it is the
 /// only thing the kernel does with it.
-fn unblocked_arg(k: &KernelProgram, skip: &[bool], a: usize) -> Option<(usize, usize)> {
+pub(crate) fn unblocked_arg(k: &KernelProgram, skip: &[bool], a: usize) -> Option<(usize, usize)> {
     if k.fallback.is_some() || k.results.contains(&a) {
         return None;
     }
@@ -104,10 +110,10 @@ fn unblocked_arg(k: &KernelProgram, skip: &[bool], a: usize) -> Option<(usize, u
 }
 
 /// A buffer a task reads or writes, with the kernel value it is bound to.
-type Access = (Option<usize>, Buffer);
+pub(crate) type Access = (Option<usize>, Buffer);
 
 /// What task `rt` reads and writes.
-fn accesses(rt: &TaskRt) -> (Vec<Access>, Vec<Access>) {
+pub(crate) fn accesses(rt: &TaskRt) -> (Vec<Access>, Vec<Access>) {
     let buffer = |o: &Operand| match o {
         Operand::Buffer(b) => Some(b.clone()),
         Operand::Weight(_) => None,
@@ -136,7 +142,7 @@ fn accesses(rt: &TaskRt) -> (Vec<Access>, Vec<Access>) {
 
 /// Whether the program jumps: then program order is not execution order,
 /// and the readers of a value cannot be told apart.
-fn has_control_flow(inner: &Inner) -> bool {
+pub(crate) fn has_control_flow(inner: &Inner) -> bool {
     inner.tasks.iter().any(|t| {
         matches!(
             t.task,

@@ -50,6 +50,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod blocked_reads;
 pub mod buffer;
 mod error;
 pub mod exec;

@@ -31,6 +31,9 @@ pub struct LoadOptions {
     /// NCHW / ND between kernels instead of the NC1HWC0 / FRACTAL_NZ blocks
     /// the model names (see `crate::layouts`).
     pub plain_layouts: bool,
+    /// Let pointwise convolutions read and write the NC1HWC0 blocks as they
+    /// are where that pays (AVX-512; see `crate::blocked_reads`).
+    pub blocked_reads: bool,
     /// Memory budget in bytes for everything the model or a run's inputs
     /// size (kernel values at the symbols' bounds, the arenas of an
     /// execution context, scratch and outputs of a run), checked before it
@@ -60,6 +63,7 @@ impl Default for LoadOptions {
             fold_weights: true,
             plan_cache: 8,
             plain_layouts: true,
+            blocked_reads: true,
             max_memory: None,
             max_steps: DEFAULT_MAX_STEPS,
             timeout: None,
@@ -160,6 +164,9 @@ pub(crate) struct Inner {
     pub threads: usize,
     /// Buffers kept in NCHW instead of NC1HWC0 (`crate::layouts`).
     pub plain_buffers: usize,
+    /// Convolutions that read NC1HWC0 blocks as they are
+    /// (`crate::blocked_reads`).
+    pub blocked_reads: usize,
     /// Copies left by those elisions and dropped (`layouts::forward_copies`).
     pub forwarded_copies: usize,
     /// Bytes of constant operands prepared at load (filters packed for the
@@ -296,6 +303,7 @@ impl Model {
             compute,
             threads,
             plain_buffers: 0,
+            blocked_reads: 0,
             forwarded_copies: 0,
             prepared_bytes: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
@@ -309,6 +317,11 @@ impl Model {
         };
         if opts.fold_weights {
             fold(&mut inner)?;
+        }
+        // Before the conversions go: a value a convolution reads as blocks
+        // stays in blocks. Needs the filters folded.
+        if opts.blocked_reads && opts.fold_weights {
+            inner.blocked_reads = crate::blocked_reads::choose(&mut inner);
         }
         if opts.plain_layouts {
             inner.plain_buffers = crate::layouts::elide(&mut inner);
@@ -337,6 +350,12 @@ impl Model {
     /// the model names, their conversions elided ([`LoadOptions::plain_layouts`]).
     pub fn plain_buffers(&self) -> usize {
         self.inner.plain_buffers
+    }
+
+    /// How many convolutions read and write NC1HWC0 blocks as they are
+    /// ([`LoadOptions::blocked_reads`]).
+    pub fn blocked_reads(&self) -> usize {
+        self.inner.blocked_reads
     }
 
     /// How many copies between plain buffers (a conversion elided on both

@@ -152,6 +152,13 @@ pub struct Conv {
     /// at most [`super::sgemm_packed::WIDE_ROWS_MAX_N`] packs its filter in wide
     /// row panels ([`Conv::prepare`]).
     pub out_plane: Option<usize>,
+    /// Reads its input (and residual) as NC1HWC0 blocks and writes blocks,
+    /// no conversion on either side (a pointwise convolution the loader
+    /// chose, `crate::blocked_reads`; [`Conv::run_blocks`]).
+    pub reads_blocks: bool,
+    /// Constant filters packed at load for [`Conv::run_blocks`]
+    /// ([`Conv::prepare_blocks`]).
+    pub blocks: Prepared<PackedA>,
 }
 
 /// The filters of a convolution packed at load ([`Prepared`]); a run whose
@@ -355,6 +362,8 @@ impl Conv {
             winograd: None,
             packed: PackCache::default(),
             residual: None,
+            reads_blocks: false,
+            blocks: Prepared::default(),
             out_plane: b
                 .result_types(o)
                 .first()
@@ -415,6 +424,7 @@ impl Conv {
     }
 
     /// How it computes with this filter type, for `ge-run --info`:
+    /// `pointwise on NC1HWC0 blocks` ([`Conv::run_blocks`]),
     /// `winograd F(mxm,3x3)`, `depthwise` (one input and one output
     /// channel per group), `im2col packed` (a GEMM whose filter was packed
     /// at load: [`Conv::prepare`]) or `im2col` (a GEMM packing both
@@ -436,6 +446,12 @@ impl Conv {
                     && d[1].as_static() == Some(1)
                     && d[0].as_static() == Some(self.group as i64)
             });
+        if self.reads_blocks {
+            return match self.blocks.first() {
+                Some(_) => "pointwise on NC1HWC0 blocks, packed".into(),
+                None => "pointwise on NC1HWC0 blocks".into(),
+            };
+        }
         match self.winograd {
             Some(w) => format!("winograd F({m}x{m},3x3)", m = w.m),
             None if depthwise => self.depthwise_label([input, filter, output]),
@@ -589,6 +605,9 @@ impl Conv {
     }
 
     pub fn run(&self, ins: &[&Slot], out: &Slot, par: &Par) -> Result<(), String> {
+        if self.reads_blocks {
+            return self.run_blocks(ins, out, par);
+        }
         let (x, w) = (ins[0], ins[1]);
         let sh = self.shapes(x, w, out)?;
         let xin = F32In::new(x);
@@ -1008,19 +1027,27 @@ impl Conv {
         // Each run of real columns (one output row's, or the part of it in
         // the block) to its place; the padding columns between runs are
         // dropped.
-        for r in 0..r1 - r0 {
-            let row = &buf[r * cols..(r + 1) * cols];
-            let co = gi * ocg + r0 + r;
-            runs(&mut |cs, at| {
-                let run = &row[cs];
-                match self.blocked_out {
-                    None => {
+        match self.blocked_out {
+            None => {
+                for r in 0..r1 - r0 {
+                    let row = &buf[r * cols..(r + 1) * cols];
+                    let co = gi * ocg + r0 + r;
+                    runs(&mut |cs, at| {
+                        let run = &row[cs];
                         let dst = ptrs.o.p().add((bi * oc + co) * p + at);
                         std::ptr::copy_nonoverlapping(run.as_ptr(), dst, run.len());
-                    }
-                    Some(c0) => scatter_row(ptrs.o.p(), run, oc, p, c0, bi, co, at),
+                    });
                 }
-            });
+            }
+            Some(c0) => runs(&mut |cs, at| {
+                let rows = TileRows {
+                    first: buf.as_ptr().add(cs.start),
+                    stride: cols,
+                    count: r1 - r0,
+                    cols: cs.len(),
+                };
+                scatter_rows(ptrs.o.p(), &rows, oc, p, c0, bi, gi * ocg + r0, at)
+            }),
         }
         OUT_TILE.with(|t| t.replace(buf));
     }
@@ -1119,10 +1146,13 @@ impl Conv {
             }
         }
         if let Some(c0) = self.blocked_out {
-            for r in 0..r1 - r0 {
-                let row = std::slice::from_raw_parts(cdst.add(r * rsc), cols);
-                scatter_row(ptrs.o.p(), row, oc, p, c0, bi, gi * ocg + r0 + r, j0);
-            }
+            let rows = TileRows {
+                first: cdst,
+                stride: rsc,
+                count: r1 - r0,
+                cols,
+            };
+            scatter_rows(ptrs.o.p(), &rows, oc, p, c0, bi, gi * ocg + r0, j0);
         }
         OUT_TILE.with(|t| t.replace(tile));
     }
@@ -1194,7 +1224,7 @@ struct Tiling {
 
 /// Multiply-adds below which a GEMM convolution runs on its caller's
 /// thread alone: splitting it costs more than it saves.
-const PARALLEL_MACS: usize = 1 << 18;
+pub(super) const PARALLEL_MACS: usize = 1 << 18;
 
 /// The threads a convolution's tiles are cut for: the pool's when the
 /// region runs in parallel, else one — a region run on one thread in tiles
@@ -1322,6 +1352,56 @@ pub(super) unsafe fn scatter_row(
     let base = out.add(((bi * c1 + co / c0) * p + j0) * c0 + co % c0);
     for (j, &v) in row.iter().enumerate() {
         *base.add(j * c0) = v;
+    }
+}
+
+/// Rows of floats side by side in a tile: `count` rows of `cols` floats,
+/// `stride` floats apart from `first` on.
+pub(super) struct TileRows {
+    pub first: *const f32,
+    pub stride: usize,
+    pub count: usize,
+    pub cols: usize,
+}
+
+/// Rows `co0..co0 + rows.count` of a batch's output (columns `j0..`) into
+/// their NC1HWC0 blocks: 8 rows of a block at a time through an 8x8
+/// transpose (each position's 8 channels one 32-byte store) with AVX,
+/// others by [`scatter_row`]. Writing the blocks a float at a time cost a
+/// 256 -> 64 1x1 convolution on 56x56 more than its GEMM.
+///
+/// # Safety
+/// As [`scatter_row`] for each row; `rows` lie in readable memory.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn scatter_rows(
+    out: *mut f32,
+    rows: &TileRows,
+    oc: usize,
+    p: usize,
+    c0: usize,
+    bi: usize,
+    co0: usize,
+    j0: usize,
+) {
+    let mut r = 0;
+    while r < rows.count {
+        let co = co0 + r;
+        if c0 == 8 && co % 8 == 0 && r + 8 <= rows.count && super::transpose8::available() {
+            let base = out.add(((bi * oc.div_ceil(8) + co / 8) * p + j0) * 8);
+            // SAFETY: 8 rows of `cols` floats from row `r`, into block
+            // `co / 8` of the output; `available` checked the CPU.
+            super::transpose8::planes_to_block(
+                rows.first.add(r * rows.stride),
+                rows.stride,
+                rows.cols,
+                base,
+            );
+            r += 8;
+            continue;
+        }
+        let row = std::slice::from_raw_parts(rows.first.add(r * rows.stride), rows.cols);
+        scatter_row(out, row, oc, p, c0, bi, co, j0);
+        r += 1;
     }
 }
 

@@ -59,6 +59,7 @@ pub mod cast_e8m0;
 pub mod col2im;
 pub mod control_flow;
 pub mod conv;
+pub mod conv_blocked;
 pub mod conv_transpose;
 pub mod cumulative;
 pub mod deform_conv;
@@ -112,6 +113,7 @@ pub mod tile;
 #[cfg(target_arch = "x86_64")]
 mod tiny_planes;
 pub mod topk;
+mod transpose8;
 pub mod tree_ensemble;
 pub mod unique;
 pub mod vmath;

@@ -484,6 +484,15 @@ impl Blocks {
         let cv = c0.min(c - cb * c0);
         let planes = (ni * c + cb * c0) * hw;
         let block = t * hw * c0;
+        // Whole blocks of 4-byte values: 8x8 transposes.
+        if std::mem::size_of::<T>() == 4 && c0 == 8 && cv == 8 && super::transpose8::available() {
+            let (x, out) = (x as *const f32, out as *mut f32);
+            match to5 {
+                true => super::transpose8::planes_to_block(x.add(planes), hw, hw, out.add(block)),
+                false => super::transpose8::block_to_planes(x.add(block), hw, out.add(planes), hw),
+            }
+            return;
+        }
         // Tiles of TILE rows: the block's tile (TILE * c0 elements) stays in
         // L1 while each plane is read (or written) contiguously.
         const TILE: usize = 256;

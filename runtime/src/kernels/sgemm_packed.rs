@@ -117,7 +117,7 @@ impl PackedA {
     }
 
     /// `a` in panels of `rows` rows, k-major (zero rows padding the last).
-    fn in_panels(a: &[f32], m: usize, k: usize, rows: usize) -> PackedA {
+    pub(super) fn in_panels(a: &[f32], m: usize, k: usize, rows: usize) -> PackedA {
         let mut data = vec![0f32; Self::bytes_in_panels(m, k, rows) / std::mem::size_of::<f32>()];
         for (r, row) in a.chunks_exact(k.max(1)).take(m).enumerate() {
             let base = (r / rows) * rows * k + r % rows;
@@ -131,6 +131,11 @@ impl PackedA {
             data,
             wide_rows: rows == WIDE_ROWS,
         }
+    }
+
+    /// The first panel (its `k` rows of the panel's rows, then the next).
+    pub(super) fn panels_ptr(&self) -> *const f32 {
+        self.data.as_ptr()
     }
 
     /// Bytes [`PackedA::pack_wide_rows`] allocates for an `m x k` matrix.
