@@ -3,19 +3,26 @@
 //! A compiled model keeps activations in NC1HWC0 between convolutions,
 //! and each convolution kernel converts its input to NCHW first
 //! (`crate::layouts` then has the producer write NCHW and drops both
-//! conversions). A pointwise convolution is faster on the blocks
-//! themselves (`kernels::conv_blocked`): this pass lets such a
-//! convolution read its input, and its residual, where they lie, and
-//! write blocks.
+//! conversions). On large maps a convolution is faster on the blocks
+//! themselves (`kernels::conv_blocked`, where [`conv_blocked::pays`]): this
+//! pass lets such a convolution read its input, and its residual, where
+//! they lie, and write blocks.
 //!
 //! A value read so stays in blocks, which costs its other readers a
 //! conversion that `crate::layouts` would have dropped. So a convolution
 //! reads blocks only when every value involved — its input, its residual
 //! and its result — comes from a convolution that writes blocks anyway (no
 //! conversion added at the producer) and goes only to convolutions that
-//! read blocks too or whose multiply-adds per input value ([`HEAVY_MACS`])
-//! dwarf a conversion of their input. The choice is a fixed point: a
-//! convolution that cannot read blocks takes back the claim on its values.
+//! read blocks too, to convolutions whose multiply-adds per input value
+//! ([`HEAVY_MACS`]) dwarf a conversion of their input, or (a result) to
+//! readers of a result whose producer's multiply-adds dwarf it. The choice
+//! is a fixed point: a convolution that cannot read blocks takes back the
+//! claim on its values.
+//!
+//! Measured (`tools/bench/ab_om.py` against `--no-blocked-reads`, 1 thread,
+//! 5 rounds, Intel Xeon): ResNet-50 0.98x, the six other models of the
+//! light set and the gauntlet where it chooses any convolution within
+//! 0.99-1.02x; docs/benchmarks.md, "sixteenth session".
 
 use crate::kernels::conv::Conv;
 use crate::kernels::{conv_blocked, KernelProgram, Op};
@@ -32,18 +39,14 @@ use std::sync::Arc;
 /// is worth a few dozen multiply-adds of the GEMM per value).
 const HEAVY_MACS: usize = 256;
 
-/// Multiply-adds per input value from which a convolution that reads
-/// blocks repays keeping a conversion to blocks that `crate::layouts` would
-/// drop (a model input's, a pooling's): a 256 -> 64 1x1 convolution on
-/// 56x56 is 350 µs faster on blocks, converting its input costs 60-250 µs.
-const CONVERT_MACS: usize = 64;
-
 /// A convolution that could read blocks: task `task`, step `step`.
 struct Candidate {
     task: usize,
     step: usize,
     /// Its multiply-adds per input value.
     macs: usize,
+    /// Its multiply-adds per output value (the filter's `c * kh * kw`).
+    out_macs: usize,
     /// (argument, its conversion step) of the input and of the residual.
     input: (usize, usize),
     residual: Option<(usize, usize)>,
@@ -66,23 +69,16 @@ enum Reader {
     Other,
 }
 
-/// How a value's producer makes its blocks.
-#[derive(Clone, Copy, PartialEq)]
-enum Producer {
-    /// A convolution writing blocks as it stores its result.
-    Conv,
-    /// A conversion of a plain value (a model input, a pooling's result)
-    /// that `crate::layouts` would elide: kept, it costs a pass.
-    Convert,
-    /// Anything else (no task writes it: the caller's input).
-    Other,
-}
-
-/// A value in a buffer: how its producer makes its blocks, and how each
+/// A value in a buffer: whether its producer writes blocks for free (a
+/// convolution writing blocks as it stores its result; not a conversion
+/// of a plain value that `crate::layouts` would drop — kept alive, those
+/// cost DenseNet's batch norms and concatenations as much as its
+/// convolutions gained), which candidate makes it, if one, and how each
 /// task reads it.
 struct Value {
     buffer: Buffer,
-    producer: Producer,
+    free: bool,
+    made_by: Option<usize>,
     readers: Vec<Reader>,
 }
 
@@ -100,25 +96,20 @@ pub(crate) fn choose(inner: &mut Inner) -> usize {
     let values = values(inner, &candidates);
     let mut native = vec![true; candidates.len()];
     // A value some chosen convolution needs in blocks must be made as
-    // blocks for free, or by a conversion only heavy readers share, and be
-    // read only in ways that pay.
+    // blocks for free; each reader that does not read blocks converts it
+    // (one pass over it), which must be small next to the reader's work
+    // (a heavy convolution) or to its producer's.
     let ok = |buf: &Buffer, native: &[bool]| {
         values.iter().filter(|v| v.buffer == *buf).all(|v| {
-            let heavy = |r: &Reader| match r {
-                Reader::Candidate(i) => candidates[*i].macs >= CONVERT_MACS,
-                Reader::Heavy => true,
-                Reader::Other => false,
-            };
-            let made = match v.producer {
-                Producer::Conv => true,
-                Producer::Convert => v.readers.iter().all(heavy),
-                Producer::Other => false,
-            };
-            made && v.readers.iter().all(|r| match r {
-                Reader::Candidate(i) => native[*i],
-                Reader::Heavy => true,
-                Reader::Other => false,
-            })
+            let costly_producer = v
+                .made_by
+                .is_some_and(|p| native[p] && candidates[p].out_macs >= HEAVY_MACS);
+            v.free
+                && v.readers.iter().all(|r| match r {
+                    Reader::Candidate(i) => native[*i] || candidates[*i].macs >= HEAVY_MACS,
+                    Reader::Heavy => true,
+                    Reader::Other => costly_producer,
+                })
         })
     };
     loop {
@@ -179,6 +170,13 @@ fn candidates_of(inner: &Inner, ti: usize) -> Vec<Candidate> {
         if !conv_blocked::computes(c, filter.1) || !whole_blocks(channels) {
             continue;
         }
+        // The input plane's positions (static: [n, c1, h, w, 8]).
+        let plane = crate::kernels::concrete(k.types[x], &Default::default())
+            .ok()
+            .and_then(|s| Some(s.get(2)? * s.get(3)?));
+        if !plane.is_some_and(|p| conv_blocked::pays(filter.1, p)) {
+            continue;
+        }
         let converted = |v: usize, slot: usize| -> Option<(usize, usize)> {
             // `v` is made by converting argument `a` from blocks, and only
             // this convolution reads `v`, in that one slot.
@@ -229,6 +227,7 @@ fn candidates_of(inner: &Inner, ti: usize) -> Vec<Candidate> {
             task: ti,
             step: si,
             macs: oc * kh * kw / (c.strides[0] * c.strides[1]).max(1),
+            out_macs: channels * kh * kw,
             input,
             residual,
             input_buf,
@@ -255,7 +254,7 @@ fn writes_f32_blocks(c: &Conv) -> bool {
 /// padding channels are multiply-adds by zero (3 channels in a block of 8
 /// would be 5 of every 8).
 fn whole_blocks(c: usize) -> bool {
-    c % conv_blocked::C0 == 0 || c >= 4 * conv_blocked::C0
+    c.is_multiple_of(conv_blocked::C0) || c >= 4 * conv_blocked::C0
 }
 
 /// The bytes and shape of filter `w` when they are constant (folded at
@@ -281,14 +280,14 @@ fn filter_of(
         .checked_mul(kw)?
         .checked_mul(4)?;
     let ptr = match rt.folded.get(&w) {
-        Some(b) => (b.len() >= bytes).then(|| b.as_ptr())?,
+        Some(b) => (b.len() >= bytes).then_some(b.as_ptr())?,
         None => {
             let i = k.args.iter().position(|&a| a == w)?;
             let Operand::Weight(id) = ins.get(i)? else {
                 return None;
             };
             let s = inner.weight_slice(*id)?;
-            (s.len() >= bytes && (s.as_ptr() as usize) % 4 == 0).then(|| s.as_ptr())?
+            (s.len() >= bytes && (s.as_ptr() as usize).is_multiple_of(4)).then_some(s.as_ptr())?
         }
     };
     Some((ptr, [oc, c, kh, kw]))
@@ -335,17 +334,19 @@ fn values(inner: &Inner, candidates: &[Candidate]) -> Vec<Value> {
         live = kept;
         done.extend(ended);
         for (r, b) in writes.iter().filter(|(_, b)| wanted(b)) {
-            let producer = match (r, &rt.kernel) {
-                (Some(r), Some(k)) => match blocked_result(k, &rt.skip, *r) {
-                    Some((_, Blocking::Conv)) => Producer::Conv,
-                    Some((_, Blocking::Convert(_))) => Producer::Convert,
-                    None => Producer::Other,
-                },
-                _ => Producer::Other,
+            let free = match (r, &rt.kernel) {
+                (Some(r), Some(k)) => {
+                    matches!(blocked_result(k, &rt.skip, *r), Some((_, Blocking::Conv)))
+                }
+                _ => false,
             };
+            let made_by = candidates
+                .iter()
+                .position(|c| c.task == ti && c.output_buf == *b);
             live.push(Value {
                 buffer: b.clone(),
-                producer,
+                free,
+                made_by,
                 readers: vec![],
             });
         }
@@ -360,7 +361,8 @@ fn values(inner: &Inner, candidates: &[Candidate]) -> Vec<Value> {
             if !done.iter().any(|v| v.buffer == *b) {
                 done.push(Value {
                     buffer: b.clone(),
-                    producer: Producer::Other,
+                    free: false,
+                    made_by: None,
                     readers: vec![],
                 });
             }

@@ -424,7 +424,7 @@ impl Conv {
     }
 
     /// How it computes with this filter type, for `ge-run --info`:
-    /// `pointwise on NC1HWC0 blocks` ([`Conv::run_blocks`]),
+    /// `direct on NC1HWC0 blocks` ([`Conv::run_blocks`]),
     /// `winograd F(mxm,3x3)`, `depthwise` (one input and one output
     /// channel per group), `im2col packed` (a GEMM whose filter was packed
     /// at load: [`Conv::prepare`]) or `im2col` (a GEMM packing both
@@ -448,8 +448,8 @@ impl Conv {
             });
         if self.reads_blocks {
             return match self.blocks.first() {
-                Some(_) => "pointwise on NC1HWC0 blocks, packed".into(),
-                None => "pointwise on NC1HWC0 blocks".into(),
+                Some(_) => "direct on NC1HWC0 blocks, packed".into(),
+                None => "direct on NC1HWC0 blocks".into(),
             };
         }
         match self.winograd {
@@ -1386,7 +1386,8 @@ pub(super) unsafe fn scatter_rows(
     let mut r = 0;
     while r < rows.count {
         let co = co0 + r;
-        if c0 == 8 && co % 8 == 0 && r + 8 <= rows.count && super::transpose8::available() {
+        if c0 == 8 && co.is_multiple_of(8) && r + 8 <= rows.count && super::transpose8::available()
+        {
             let base = out.add(((bi * oc.div_ceil(8) + co / 8) * p + j0) * 8);
             // SAFETY: 8 rows of `cols` floats from row `r`, into block
             // `co / 8` of the output; `available` checked the CPU.

@@ -89,6 +89,22 @@ pub fn computes(conv: &Conv, dims: [usize; 4]) -> bool {
         && l.max(r) <= reach[1]
 }
 
+/// Whether computing on blocks pays for a filter of `dims` (OIHW) over
+/// input planes of `plane` positions: the blocks' gain is contiguous reads
+/// where an NCHW plane is long enough that each channel's row of the GEMM
+/// lies on its own page. Measured per layer on ResNet-50 (1 thread, Intel
+/// Xeon, `ge-run --trace`, blocks against NCHW): 1x1 filters on 56x56
+/// 1.3-1.5x faster and on 28x28 1.2x, on 14x14 and 7x7 even to 1.25x
+/// slower; 3x3 filters on 56x56 1.2x faster, on 28x28 and smaller 1.15x
+/// slower (the taps path's L2 chunks suit them better there).
+pub fn pays(dims: [usize; 4], plane: usize) -> bool {
+    let [_, _, kh, kw] = dims;
+    match kh * kw {
+        1 => plane >= 28 * 28,
+        _ => plane >= 56 * 56,
+    }
+}
+
 /// The sizes of one run, checked against each other.
 #[derive(Clone, Copy, Debug)]
 struct Dims {
@@ -396,12 +412,17 @@ impl Conv {
             b: bias.as_ref().map(|b| Shared(b.ptr())),
             r: residual.as_ref().map(|r| Shared(r.ptr())),
             act: Act::of(&self.act, self.alpha),
+            in_place: residual.as_ref().is_some_and(|r| {
+                let bytes = out.numel() * std::mem::size_of::<f32>();
+                let (r, o) = (r.ptr() as usize, o.ptr() as usize);
+                r < o.saturating_add(bytes) && o < r.saturating_add(bytes)
+            }),
         };
         let taps = d.taps();
         let pieces = d.row_pieces();
         let panel_pieces = d.panel_pieces(par.threads());
         let panels = d.panels();
-        let per_piece = panels.div_ceil(panel_pieces);
+        let per_piece = panels.div_ceil(panel_pieces).next_multiple_of(2);
         let macs = d.n * d.oc * d.oh * d.ow * d.k();
         let units = d.n * pieces * panel_pieces;
         let r = par.run(units, macs > super::conv::PARALLEL_MACS, &|t| {
@@ -412,14 +433,15 @@ impl Conv {
             );
             let q0 = (pp * per_piece).min(panels);
             let q1 = (q0 + per_piece).min(panels);
-            for run in d.runs(img, u) {
-                // SAFETY: `Dims::of` checked every shape against the
-                // others (the taps of every output position lie inside the
-                // padded input); unit `t` writes the output channels of
-                // panels `q0..q1` at the run's positions of image `img`
-                // only; the CPU has AVX-512F (checked above).
-                unsafe { avx512::unit(&d, &ptrs, &taps, &run, q0..q1) };
-                self.finish_run(&d, &ptrs, &run, q0..q1);
+            let runs: Vec<Run> = d.runs(img, u).collect();
+            // SAFETY: `Dims::of` checked every shape against the others
+            // (the taps of every output position lie inside the padded
+            // input); unit `t` writes the output channels of panels
+            // `q0..q1` at its runs' positions of image `img` only, runs no
+            // longer than the first; the CPU has AVX-512F (checked above).
+            unsafe { avx512::unit(&d, &ptrs, &taps, &runs, q0..q1) };
+            for run in &runs {
+                self.finish_run(&d, &ptrs, run, q0..q1);
             }
             Ok(())
         });
@@ -487,12 +509,17 @@ struct BlockPtrs {
     b: Option<Shared<*const f32>>,
     r: Option<Shared<*const f32>>,
     act: Act,
+    /// The result is stored where the residual is (the memory plan may
+    /// give a sum the place of one of its terms): no partial sums may be
+    /// stored before the residual is read.
+    in_place: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::{Act, BlockPtrs, Dims, Run, C0, MAX_COLS, PANEL};
     use std::arch::x86_64::*;
+    use std::ops::Range;
 
     /// Panels of the filter that fill 7/16 of the L2 (the rest holds the
     /// unit's input), at least the 4 a block takes.
@@ -500,48 +527,91 @@ mod avx512 {
         (super::super::cache::l2_bytes() * 7 / 16 / (PANEL * 4 * k.max(1))).max(4)
     }
 
-    /// Positions `run.o0..run.o0 + run.count` by the filter's `panels`:
-    /// each block of positions through every panel.
+    /// Input blocks (a tap's 8 channels) per slice of `k`: a group's slice of
+    /// the filter (2 panels: 16 KiB) and a block's slice of the input (14
+    /// positions: 7 KiB) stay in L1 while the sums pass, as onnxruntime's
+    /// NCHWc kernels take 128 input channels at a time. Measured on 7x7
+    /// maps (512 -> 2048 1x1, 1 thread): unsliced, each block read its
+    /// 2048-long slice of the filter and the input from L2.
+    const SLICE_BLOCKS: usize = 16;
+
+    /// Pairs (of 8 steps of `k`) that [`Block::product`] prefetches the
+    /// filter ahead: its panels stream from L2 (a 2048-long `k` is 128 KiB
+    /// a panel), and the loads at the top of the loop stalled.
+    const PREFETCH_PAIRS: usize = 2;
+
+    /// The panels [`Block::sums`] takes at once for blocks of `nb`
+    /// positions: 4 up to 6, 3 up to 8, else 2 (at most 28 sums).
+    fn panels_at_once(nb: usize) -> usize {
+        match nb {
+            0..=6 => 4,
+            7 | 8 => 3,
+            _ => 2,
+        }
+    }
+
+    /// The unit's runs of positions by the filter's `panels`: a slice of
+    /// `k` at a time (sums stored and loaded again between slices, unless
+    /// the result is where the residual is), each group of panels through
+    /// every block of positions, so that the group's slice of the filter
+    /// stays in L1.
     ///
     /// # Safety
-    /// As `Conv::run_blocks`'s call.
+    /// As `Conv::run_blocks`'s call; every run is as long as the first or
+    /// shorter.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn unit(
         d: &Dims,
         p: &BlockPtrs,
         taps: &[usize],
-        run: &Run,
-        panels: std::ops::Range<usize>,
+        runs: &[Run],
+        panels: Range<usize>,
     ) {
+        let Some(first) = runs.first() else { return };
         // Blocks of at most 14 positions, as even as they go.
-        let per = run.count.div_ceil(run.count.div_ceil(MAX_COLS).max(1));
-        let mut j = 0;
-        while j < run.count {
-            let nb = per.min(run.count - j);
-            block(d, p, taps, run, j, nb, panels.clone());
-            j += nb;
+        let per = first.count.div_ceil(first.count.div_ceil(MAX_COLS).max(1));
+        let g = panels_at_once(per);
+        let pairs = taps.len() * d.c1;
+        let slice = match p.in_place {
+            true => pairs,
+            false => SLICE_BLOCKS,
+        };
+        let count = panels.len();
+        let take = count.div_ceil(count.div_ceil(g).max(1));
+        let mut k0 = 0;
+        while k0 < pairs {
+            let k1 = (k0 + slice).min(pairs);
+            let mut q0 = panels.start;
+            while q0 < panels.end {
+                let q1 = (q0 + take).min(panels.end);
+                for run in runs {
+                    let mut j = 0;
+                    while j < run.count {
+                        let nb = per.min(run.count - j);
+                        let b = Block {
+                            d,
+                            p,
+                            taps,
+                            run,
+                            j,
+                            pairs: k0..k1,
+                            first: k0 == 0,
+                            last: k1 == pairs,
+                        };
+                        match run.step {
+                            1 => b.width::<1>(nb, q0, q1 - q0),
+                            _ => b.width::<2>(nb, q0, q1 - q0),
+                        }
+                        j += nb;
+                    }
+                }
+                q0 = q1;
+            }
+            k0 = k1;
         }
     }
 
-    /// Positions `j..j + nb` of the run, panels `panels`.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn block(
-        d: &Dims,
-        p: &BlockPtrs,
-        taps: &[usize],
-        run: &Run,
-        j: usize,
-        nb: usize,
-        panels: std::ops::Range<usize>,
-    ) {
-        let b = Block { d, p, taps, run, j };
-        match run.step {
-            1 => b.width::<1>(nb, panels),
-            _ => b.width::<2>(nb, panels),
-        }
-    }
-
-    /// A block of positions of a run.
+    /// A block of positions of a run, over a slice of `k`.
     struct Block<'a> {
         d: &'a Dims,
         p: &'a BlockPtrs,
@@ -550,87 +620,71 @@ mod avx512 {
         run: &'a Run,
         /// Its first position within the run.
         j: usize,
+        /// The slice: (tap, input block) pairs, tap-major.
+        pairs: Range<usize>,
+        /// The first slice (the sums start at zero) and the last (the
+        /// epilogue follows).
+        first: bool,
+        last: bool,
     }
 
     impl Block<'_> {
-        /// [`Block::cols`] for `nb` positions `S` input positions apart.
+        /// [`Block::sums`] for `nb` positions `S` input positions apart and
+        /// `g` panels from `q0`.
         #[inline]
         #[target_feature(enable = "avx512f")]
-        unsafe fn width<const S: usize>(&self, nb: usize, panels: std::ops::Range<usize>) {
-            // 4 panels by up to 6 positions, 3 by 8, else 2 (at most 28 sums).
+        unsafe fn width<const S: usize>(&self, nb: usize, q0: usize, g: usize) {
             match nb {
-                1 => self.cols::<1, 4, S>(panels),
-                2 => self.cols::<2, 4, S>(panels),
-                3 => self.cols::<3, 4, S>(panels),
-                4 => self.cols::<4, 4, S>(panels),
-                5 => self.cols::<5, 4, S>(panels),
-                6 => self.cols::<6, 4, S>(panels),
-                7 => self.cols::<7, 3, S>(panels),
-                8 => self.cols::<8, 3, S>(panels),
-                9 => self.cols::<9, 2, S>(panels),
-                10 => self.cols::<10, 2, S>(panels),
-                11 => self.cols::<11, 2, S>(panels),
-                12 => self.cols::<12, 2, S>(panels),
-                13 => self.cols::<13, 2, S>(panels),
-                _ => self.cols::<14, 2, S>(panels),
+                1 => self.panels::<1, S>(q0, g),
+                2 => self.panels::<2, S>(q0, g),
+                3 => self.panels::<3, S>(q0, g),
+                4 => self.panels::<4, S>(q0, g),
+                5 => self.panels::<5, S>(q0, g),
+                6 => self.panels::<6, S>(q0, g),
+                7 => self.panels::<7, S>(q0, g),
+                8 => self.panels::<8, S>(q0, g),
+                9 => self.panels::<9, S>(q0, g),
+                10 => self.panels::<10, S>(q0, g),
+                11 => self.panels::<11, S>(q0, g),
+                12 => self.panels::<12, S>(q0, g),
+                13 => self.panels::<13, S>(q0, g),
+                _ => self.panels::<14, S>(q0, g),
             }
         }
 
-        /// The panels in as few groups of at most `G` as they go, as even
-        /// as they go.
+        /// `g` panels (at most what [`panels_at_once`] allows for `NB`).
         #[inline]
         #[target_feature(enable = "avx512f")]
-        unsafe fn cols<const NB: usize, const G: usize, const S: usize>(
-            &self,
-            panels: std::ops::Range<usize>,
-        ) {
-            let count = panels.len();
-            let per = count.div_ceil(count.div_ceil(G));
-            let mut q0 = panels.start;
-            while q0 < panels.end {
-                let take = per.min(panels.end - q0);
-                match take {
-                    1 => self.sums::<NB, 1, S>(q0),
-                    2 => self.sums::<NB, 2, S>(q0),
-                    3 => self.sums::<NB, 3, S>(q0),
-                    _ => self.sums::<NB, G, S>(q0),
+        unsafe fn panels<const NB: usize, const S: usize>(&self, q0: usize, g: usize) {
+            match g {
+                1 => self.sums::<NB, 1, S>(q0),
+                2 => self.sums::<NB, 2, S>(q0),
+                3 if NB <= 8 => self.sums::<NB, 3, S>(q0),
+                4 if NB <= 6 => self.sums::<NB, 4, S>(q0),
+                // More panels than fit the registers with `NB` positions.
+                _ => {
+                    let half = g / 2;
+                    self.panels::<NB, S>(q0, half);
+                    self.panels::<NB, S>(q0 + half, g - half);
                 }
-                q0 += take;
             }
         }
 
-        /// Panels `q0..q0 + G` by the block's `NB` positions (their inputs
-        /// `S` positions apart: constant offsets): per input channel, `G` loads of the filter and `NB` broadcasts of the
-        /// input for `G * NB` multiply-adds.
+        /// Panels `q0..q0 + G` by the block's `NB` positions over the
+        /// slice ([`Block::product`]), the sums started from zero or from
+        /// what the slice before stored, and stored.
         #[inline]
         #[target_feature(enable = "avx512f")]
         unsafe fn sums<const NB: usize, const G: usize, const S: usize>(&self, q0: usize) {
-            let d = self.d;
-            let pstride = PANEL * d.k();
-            let a = self.p.a.p().add(q0 * pstride);
-            let plane = d.hp * d.wp * C0;
-            let first = (self.run.i0 + self.j * self.run.step) * C0;
-            let x = self.p.x.p().add(self.run.img * d.c1 * plane + first);
             let mut acc = [[_mm512_setzero_ps(); NB]; G];
-            // The filter's rows in order: taps, then input channels.
-            let mut kk = 0;
-            for &tap in self.taps {
-                for k1 in 0..d.c1 {
-                    let xb = x.add(tap + k1 * plane);
-                    for k0 in 0..C0 {
-                        let av: [__m512; G] = std::array::from_fn(|q| {
-                            _mm512_loadu_ps(a.add(q * pstride + PANEL * (kk + k0)))
-                        });
-                        for j in 0..NB {
-                            let bv = _mm512_set1_ps(*xb.add(j * S * C0 + k0));
-                            for (sums, &v) in acc.iter_mut().zip(&av) {
-                                sums[j] = _mm512_fmadd_ps(v, bv, sums[j]);
-                            }
-                        }
+            if !self.first {
+                for (q, sums) in acc.iter_mut().enumerate() {
+                    for (j, s) in sums.iter_mut().enumerate() {
+                        *s = self.load(q0 + q, j);
                     }
-                    kk += C0;
                 }
             }
+            self.product::<NB, G, S>(q0, &mut acc);
             for (q, sums) in acc.iter().enumerate() {
                 for (j, &s) in sums.iter().enumerate() {
                     self.store(q0 + q, j, s);
@@ -638,40 +692,100 @@ mod avx512 {
             }
         }
 
-        /// The sums of panel `q` at the block's position `j`: bias,
-        /// residual, the activation unless [`Act::Later`], the padding
-        /// channels zero; stored as the halves of two output blocks.
-        #[inline]
+        /// `acc += ` panels `q0..q0 + G` times the block's `NB` positions
+        /// (their inputs `S` positions apart: constant offsets) over the
+        /// slice: per input channel, `G` loads of the filter and `NB`
+        /// broadcasts of the input for `G * NB` multiply-adds. A function of
+        /// its own, the sums in registers for the whole loop (inlined with
+        /// the loads and stores around it, two of 26 sums went through the
+        /// stack at every step: 2x slower).
+        #[inline(never)]
         #[target_feature(enable = "avx512f")]
-        unsafe fn store(&self, q: usize, j: usize, sums: __m512) {
+        unsafe fn product<const NB: usize, const G: usize, const S: usize>(
+            &self,
+            q0: usize,
+            sums_out: &mut [[__m512; NB]; G],
+        ) {
             let d = self.d;
-            let c0 = q * PANEL;
-            let valid = (d.oc - c0).min(PANEL);
-            let lanes: __mmask16 = ((1u32 << valid) - 1) as __mmask16;
+            let pstride = PANEL * d.k();
+            let a = self.p.a.p().add(q0 * pstride);
+            let plane = d.hp * d.wp * C0;
+            let first = (self.run.i0 + self.j * self.run.step) * C0;
+            let x = self.p.x.p().add(self.run.img * d.c1 * plane + first);
+            let mut acc = *sums_out;
+            // (tap, input block) of the slice's first pair, then counted on
+            // (no division per pair: its latency held up the loads).
+            let (mut t, mut k1) = (self.pairs.start / d.c1, self.pairs.start % d.c1);
+            for pair in self.pairs.clone() {
+                let xb = x.add(*self.taps.get_unchecked(t) + k1 * plane);
+                k1 += 1;
+                if k1 == d.c1 {
+                    (t, k1) = (t + 1, 0);
+                }
+                let ak = a.add(pair * C0 * PANEL);
+                for k0 in 0..C0 {
+                    // The panels' lines PREFETCH_PAIRS pairs on, into L1 (past
+                    // a panel's end the address is only a hint, never read).
+                    for q in 0..G {
+                        let ahead =
+                            ak.wrapping_add(q * pstride + PANEL * (k0 + PREFETCH_PAIRS * C0));
+                        _mm_prefetch::<_MM_HINT_T0>(ahead.cast());
+                    }
+                    let av: [__m512; G] =
+                        std::array::from_fn(|q| _mm512_loadu_ps(ak.add(q * pstride + PANEL * k0)));
+                    for j in 0..NB {
+                        let bv = _mm512_set1_ps(*xb.add(j * S * C0 + k0));
+                        for (sums, &v) in acc.iter_mut().zip(&av) {
+                            sums[j] = _mm512_fmadd_ps(v, bv, sums[j]);
+                        }
+                    }
+                }
+            }
+            *sums_out = acc;
+        }
+
+        /// Where panel `q`'s sums at the block's position `j` go: the
+        /// offsets of its two output blocks, its real channels (at most
+        /// 16) and whether the second block exists.
+        #[inline]
+        fn place(&self, q: usize, j: usize) -> (usize, usize, usize, bool) {
+            let d = self.d;
+            let valid = (d.oc - q * PANEL).min(PANEL);
             let plane = d.oh * d.ow;
             let pos = self.run.o0 + self.j + j;
             // Output blocks `2q` and `2q + 1` of the image, at `pos`.
             let lo = ((self.run.img * d.oc1 + 2 * q) * plane + pos) * C0;
-            let hi = lo + plane * C0;
-            let two = valid > C0;
+            (lo, lo + plane * C0, valid, valid > C0)
+        }
+
+        /// The partial sums an earlier slice stored.
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn load(&self, q: usize, j: usize) -> __m512 {
+            let (lo, hi, _, two) = self.place(q, j);
+            halves(self.p.o.p(), lo, hi, two)
+        }
+
+        /// The sums of panel `q` at the block's position `j`, stored as the
+        /// halves of two output blocks: after the last slice with bias,
+        /// residual, the activation unless [`Act::Later`] and the padding
+        /// channels zero; before it as they are.
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn store(&self, q: usize, j: usize, sums: __m512) {
+            let (lo, hi, valid, two) = self.place(q, j);
+            let lanes: __mmask16 = ((1u32 << valid) - 1) as __mmask16;
             let mut v = sums;
-            if let Some(b) = &self.p.b {
-                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lanes, b.p().add(c0)));
+            if self.last {
+                if let Some(b) = &self.p.b {
+                    v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lanes, b.p().add(q * PANEL)));
+                }
+                if let Some(r) = &self.p.r {
+                    v = _mm512_add_ps(v, halves(r.p(), lo, hi, two));
+                }
+                v = activate(self.p.act, v);
+                v = _mm512_maskz_mov_ps(lanes, v);
             }
-            if let Some(r) = &self.p.r {
-                let rl = _mm256_loadu_ps(r.p().add(lo));
-                let rh = match two {
-                    true => _mm256_loadu_ps(r.p().add(hi)),
-                    false => _mm256_setzero_ps(),
-                };
-                let rv = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
-                    _mm512_castps_pd(_mm512_castps256_ps512(rl)),
-                    _mm256_castps_pd(rh),
-                ));
-                v = _mm512_add_ps(v, rv);
-            }
-            v = activate(self.p.act, v);
-            v = _mm512_maskz_mov_ps(lanes, v);
             let o = self.p.o.p();
             _mm256_storeu_ps(o.add(lo), _mm512_castps512_ps256(v));
             if two {
@@ -681,6 +795,22 @@ mod avx512 {
                 _mm256_storeu_ps(o.add(hi), _mm256_castpd_ps(upper));
             }
         }
+    }
+
+    /// The 8 floats at `lo` and (when `two`, else zeros) at `hi` as one
+    /// vector.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn halves(base: *const f32, lo: usize, hi: usize, two: bool) -> __m512 {
+        let l = _mm256_loadu_ps(base.add(lo));
+        let h = match two {
+            true => _mm256_loadu_ps(base.add(hi)),
+            false => _mm256_setzero_ps(),
+        };
+        _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+            _mm512_castps_pd(_mm512_castps256_ps512(l)),
+            _mm256_castps_pd(h),
+        ))
     }
 
     /// The activation, as the plain epilogue computes it (`ew::relu`: NaN
@@ -715,5 +845,6 @@ mod avx512 {
     }
 
     /// Never called: `run_blocks` refuses without AVX-512.
-    pub unsafe fn unit(_: &Dims, _: &BlockPtrs, _: &[usize], _: &Run, _: std::ops::Range<usize>) {}
+    pub unsafe fn unit(_: &Dims, _: &BlockPtrs, _: &[usize], _: &[Run], _: std::ops::Range<usize>) {
+    }
 }

@@ -13,6 +13,7 @@
 mod common;
 mod om_mutator;
 
+mod blocked_reads;
 mod borrowed_inputs;
 mod col2im_kernels;
 mod control_flow;
