@@ -98,11 +98,17 @@ pub fn computes(conv: &Conv, dims: [usize; 4]) -> bool {
 /// slower; 3x3 filters on 56x56 1.2x faster, on 28x28 and smaller 1.15x
 /// slower (the taps path's L2 chunks suit them better there).
 pub fn pays(dims: [usize; 4], plane: usize) -> bool {
-    let [_, _, kh, kw] = dims;
-    match kh * kw {
-        1 => plane >= 28 * 28,
-        _ => plane >= 56 * 56,
-    }
+    let [oc, c, kh, kw] = dims;
+    // One panel of 16 output channels keeps only 14 sums in flight, one
+    // load of the filter per 14 multiply-adds; a `k` below 64 leaves the
+    // per-block stores and epilogue a large share (SqueezeNet's 16 -> 64
+    // expand layers ran slower on blocks).
+    oc > PANEL
+        && c * kh * kw >= 64
+        && match kh * kw {
+            1 => plane >= 28 * 28,
+            _ => plane >= 56 * 56,
+        }
 }
 
 /// The sizes of one run, checked against each other.
