@@ -61,8 +61,8 @@ struct Candidate {
 /// How a task reads a blocked value.
 #[derive(Clone, Copy, PartialEq)]
 enum Reader {
-    /// As the input or residual of candidate `i`.
-    Candidate(usize),
+    /// As the input (`false`) or the residual (`true`) of candidate `i`.
+    Candidate(usize, bool),
     /// Converting it for a convolution of at least [`HEAVY_MACS`] per value.
     Heavy,
     /// Any other way.
@@ -106,7 +106,14 @@ pub(crate) fn choose(inner: &mut Inner) -> usize {
                 .is_some_and(|p| native[p] && candidates[p].out_macs >= HEAVY_MACS);
             v.free
                 && v.readers.iter().all(|r| match r {
-                    Reader::Candidate(i) => native[*i] || candidates[*i].macs >= HEAVY_MACS,
+                    // Not reading blocks, it converts them: the input is
+                    // worth its multiply-adds per input value, a residual
+                    // (of the result's size) those per output value.
+                    Reader::Candidate(i, residual) => {
+                        let c = &candidates[*i];
+                        let macs = if *residual { c.out_macs } else { c.macs };
+                        native[*i] || macs >= HEAVY_MACS
+                    }
                     Reader::Heavy => true,
                     Reader::Other => costly_producer,
                 })
@@ -298,10 +305,15 @@ fn filter_of(
 fn values(inner: &Inner, candidates: &[Candidate]) -> Vec<Value> {
     let reader_of = |ti: usize, arg: Option<usize>| -> Reader {
         let Some(a) = arg else { return Reader::Other };
-        if let Some(i) = candidates.iter().position(|c| {
-            c.task == ti && (c.input.0 == a || c.residual.is_some_and(|(r, _)| r == a))
-        }) {
-            return Reader::Candidate(i);
+        if let Some(i) = candidates
+            .iter()
+            .position(|c| c.task == ti && c.input.0 == a)
+        {
+            return Reader::Candidate(i, false);
+        }
+        let residual = |c: &Candidate| c.residual.is_some_and(|(r, _)| r == a);
+        if let Some(i) = candidates.iter().position(|c| c.task == ti && residual(c)) {
+            return Reader::Candidate(i, true);
         }
         match heavy_reader(&inner.tasks[ti], a) {
             true => Reader::Heavy,
