@@ -19,10 +19,11 @@
 //! is a fixed point: a convolution that cannot read blocks takes back the
 //! claim on its values.
 //!
-//! Measured (`tools/bench/ab_om.py` against `--no-blocked-reads`, 1 thread,
-//! 5 rounds, Intel Xeon): ResNet-50 0.98x, the six other models of the
-//! light set and the gauntlet where it chooses any convolution within
-//! 0.99-1.02x; docs/benchmarks.md, "sixteenth session".
+//! Measured (`tools/bench/ab_om.py` against `--no-blocked-reads`, 5
+//! rounds, Intel Xeon): ResNet-50 0.98x at 1 and 2 threads; of the 118
+//! other models of the light set and the gauntlets only Inception v2 and
+//! VGG-19 choose one convolution each (within noise); docs/benchmarks.md,
+//! "sixteenth session".
 
 use crate::kernels::conv::Conv;
 use crate::kernels::{conv_blocked, KernelProgram, Op};

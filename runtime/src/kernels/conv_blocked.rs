@@ -92,18 +92,19 @@ pub fn computes(conv: &Conv, dims: [usize; 4]) -> bool {
 /// Whether computing on blocks pays for a filter of `dims` (OIHW) over
 /// input planes of `plane` positions: the blocks' gain is contiguous reads
 /// where an NCHW plane is long enough that each channel's row of the GEMM
-/// lies on its own page. Measured per layer on ResNet-50 (1 thread, Intel
+/// lies on its own page; filters of at least 64 output channels and a `k`
+/// of at least 64. Measured per layer on ResNet-50 (1 thread, Intel
 /// Xeon, `ge-run --trace`, blocks against NCHW): 1x1 filters on 56x56
 /// 1.3-1.5x faster and on 28x28 1.2x, on 14x14 and 7x7 even to 1.25x
 /// slower; 3x3 filters on 56x56 1.2x faster, on 28x28 and smaller 1.15x
 /// slower (the taps path's L2 chunks suit them better there).
 pub fn pays(dims: [usize; 4], plane: usize) -> bool {
     let [oc, c, kh, kw] = dims;
-    // One panel of 16 output channels keeps only 14 sums in flight, one
-    // load of the filter per 14 multiply-adds; a `k` below 64 leaves the
-    // per-block stores and epilogue a large share (SqueezeNet's 16 -> 64
-    // expand layers ran slower on blocks).
-    oc > PANEL
+    // Fewer than 4 panels of 16 output channels keep few sums in flight
+    // per load of the filter (DenseNet's 128 -> 32 3x3 layers ran 2 %
+    // slower on blocks); a `k` below 64 leaves the per-block stores and
+    // epilogue a large share (SqueezeNet's 16 -> 64 expand layers).
+    oc >= 4 * PANEL
         && c * kh * kw >= 64
         && match kh * kw {
             1 => plane >= 28 * 28,

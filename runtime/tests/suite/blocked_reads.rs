@@ -1,9 +1,10 @@
 //! Convolutions that read and write NC1HWC0 blocks as they are
 //! (`blocked_reads.rs`, `kernels/conv_blocked.rs`): chains of convolutions
 //! on maps large enough that the loader chooses blocks (1x1 filters from
-//! 28x28, others from 56x56), with residuals, padding, dilation, strides,
-//! channel counts that leave padding lanes (24, 40), every activation
-//! kind (in registers or over the stored rows), batch 2, 1 and 2 threads.
+//! 28x28, others from 56x56; 64 output channels or more), with residuals,
+//! padding, dilation, strides, channel counts that leave padding lanes
+//! (72, 88), every activation kind (in registers or over the stored
+//! rows), batch 2, 1 and 2 threads.
 //! The model says how many convolutions read blocks and agrees with the
 //! interpreter and with itself loaded without blocked reads. Without
 //! AVX-512 the loader chooses none, and the test checks that instead.
@@ -155,7 +156,7 @@ fn check(what: &str, src: &str, chosen: usize) {
 fn pointwise_chains_with_residuals_read_blocks() {
     // The first convolution reads the model's input (converted, not
     // written as blocks by a convolution): it stays on NCHW, the rest read
-    // blocks, the residual as blocks too; 40 and 72 channels leave
+    // blocks, the residual as blocks too; 72 and 88 channels leave
     // padding lanes in the last panel of 16.
     let src = chain(
         16,
@@ -177,7 +178,7 @@ fn pointwise_chains_with_residuals_read_blocks() {
             layer(64, 1),
             Layer {
                 act: "sigmoid",
-                ..layer(40, 1)
+                ..layer(88, 1)
             },
         ],
     );
@@ -191,16 +192,16 @@ fn strided_and_padded_filters_read_blocks_on_large_maps() {
         56,
         &[
             layer(16, 1),
-            layer(24, 3),
+            layer(64, 3),
             Layer {
                 dilation: 2,
                 act: "tanh",
-                ..layer(64, 3)
+                ..layer(72, 3)
             },
             Layer {
                 stride: 2,
                 act: "hard_swish",
-                ..layer(40, 1)
+                ..layer(80, 1)
             },
             layer(64, 3),
         ],
@@ -218,19 +219,19 @@ fn a_light_reader_keeps_its_producers_on_nchw() {
     // multiply-adds per value, too few to repay converting the strided
     // 1x1's result, which then stays on NCHW; so does the dilated 3x3
     // before it, whose result the strided 1x1 would have read as blocks
-    // (10 multiply-adds per value: too light to convert it). The first 3x3
-    // still reads blocks: its reader, the dilated 3x3, converts them (576
+    // (20 multiply-adds per value: too light to convert it). The first 3x3
+    // still reads blocks: its reader, the second 3x3, converts them (648
     // multiply-adds per value).
     let src = chain(
         8,
         56,
         &[
             layer(16, 1),
-            layer(24, 3),
             layer(64, 3),
+            layer(72, 3),
             Layer {
                 stride: 2,
-                ..layer(40, 1)
+                ..layer(80, 1)
             },
             layer(16, 3),
         ],
