@@ -318,14 +318,7 @@ impl Model {
         if opts.fold_weights {
             fold(&mut inner)?;
         }
-        // Before the conversions go: a value a convolution reads as blocks
-        // stays in blocks. Needs the filters folded.
-        if opts.blocked_reads && opts.fold_weights {
-            inner.blocked_reads = crate::blocked_reads::choose(&mut inner);
-        }
-        if opts.plain_layouts {
-            inner.plain_buffers = crate::layouts::elide(&mut inner);
-        }
+        choose_layouts(&mut inner, opts);
         inner.sizes = crate::size_syms::binders(&inner.tasks, &inner.bounds, &inner.symbols)?;
         if opts.plain_layouts {
             inner.forwarded_copies = crate::layouts::forward_copies(&mut inner);
@@ -610,6 +603,19 @@ impl Model {
     /// A session: runs the model (many sessions may run concurrently).
     pub fn session(&self) -> crate::Session {
         crate::Session::new(self)
+    }
+}
+
+/// Which activations stay in blocks: convolutions that read them as they
+/// are (`crate::blocked_reads`; before the conversions go, so that a
+/// value read so stays in blocks; needs the filters folded), then the
+/// plain layouts between the other kernels (`crate::layouts::elide`).
+fn choose_layouts(inner: &mut Inner, opts: &LoadOptions) {
+    if opts.blocked_reads && opts.fold_weights {
+        inner.blocked_reads = crate::blocked_reads::choose(inner);
+    }
+    if opts.plain_layouts {
+        inner.plain_buffers = crate::layouts::elide(inner);
     }
 }
 

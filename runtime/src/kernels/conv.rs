@@ -1027,28 +1027,19 @@ impl Conv {
         // Each run of real columns (one output row's, or the part of it in
         // the block) to its place; the padding columns between runs are
         // dropped.
-        match self.blocked_out {
-            None => {
-                for r in 0..r1 - r0 {
-                    let row = &buf[r * cols..(r + 1) * cols];
-                    let co = gi * ocg + r0 + r;
-                    runs(&mut |cs, at| {
-                        let run = &row[cs];
-                        let dst = ptrs.o.p().add((bi * oc + co) * p + at);
-                        std::ptr::copy_nonoverlapping(run.as_ptr(), dst, run.len());
-                    });
-                }
+        runs(&mut |cs, at| {
+            let rows = TileRows {
+                first: buf.as_ptr().add(cs.start),
+                stride: cols,
+                count: r1 - r0,
+                cols: cs.len(),
+            };
+            let co0 = gi * ocg + r0;
+            match self.blocked_out {
+                None => copy_rows(ptrs.o.p(), &rows, oc, p, bi, co0, at),
+                Some(c0) => scatter_rows(ptrs.o.p(), &rows, oc, p, c0, bi, co0, at),
             }
-            Some(c0) => runs(&mut |cs, at| {
-                let rows = TileRows {
-                    first: buf.as_ptr().add(cs.start),
-                    stride: cols,
-                    count: r1 - r0,
-                    cols: cs.len(),
-                };
-                scatter_rows(ptrs.o.p(), &rows, oc, p, c0, bi, gi * ocg + r0, at)
-            }),
-        }
+        });
         OUT_TILE.with(|t| t.replace(buf));
     }
 
@@ -1362,6 +1353,28 @@ pub(super) struct TileRows {
     pub stride: usize,
     pub count: usize,
     pub cols: usize,
+}
+
+/// Rows `co0..co0 + rows.count` of a batch's NCHW output (columns `j0..`)
+/// from a tile.
+///
+/// # Safety
+/// `out` holds `[_, oc, p]` floats, the columns lie in `p`, and `rows` in
+/// readable memory apart from `out`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_rows(
+    out: *mut f32,
+    rows: &TileRows,
+    oc: usize,
+    p: usize,
+    bi: usize,
+    co0: usize,
+    j0: usize,
+) {
+    for r in 0..rows.count {
+        let dst = out.add((bi * oc + co0 + r) * p + j0);
+        std::ptr::copy_nonoverlapping(rows.first.add(r * rows.stride), dst, rows.cols);
+    }
 }
 
 /// Rows `co0..co0 + rows.count` of a batch's output (columns `j0..`) into

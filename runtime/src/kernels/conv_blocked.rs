@@ -24,7 +24,7 @@
 //! two halves. Which convolutions read blocks is the loader's choice
 //! (`crate::blocked_reads`).
 
-use super::conv::Conv;
+use super::conv::{Conv, Geo};
 use super::sgemm_packed::PackedA;
 use super::{F32In, F32Out, Par, Slot};
 use crate::shared::Shared;
@@ -118,18 +118,10 @@ struct Dims {
     n: usize,
     /// Input blocks (of [`C0`] channels).
     c1: usize,
-    h: usize,
-    w: usize,
     oc: usize,
     oc1: usize,
-    oh: usize,
-    ow: usize,
-    kh: usize,
-    kw: usize,
-    sh: usize,
-    sw: usize,
-    dh: usize,
-    dw: usize,
+    /// The plane's geometry, as the NCHW kernels see it.
+    geo: Geo,
     /// top, left, bottom, right
     pads: [usize; 4],
     /// The input plane with its padding.
@@ -176,18 +168,22 @@ impl Dims {
         Ok(Dims {
             n,
             c1,
-            h,
-            w: wd,
             oc,
             oc1,
-            oh,
-            ow,
-            kh,
-            kw,
-            sh,
-            sw,
-            dh,
-            dw,
+            geo: Geo {
+                h,
+                w: wd,
+                kh,
+                kw,
+                oh,
+                ow,
+                sh,
+                sw,
+                pt: t,
+                pl: l,
+                dh,
+                dw,
+            },
             pads: conv.pads,
             hp,
             wp,
@@ -202,19 +198,25 @@ impl Dims {
     /// A plane is one run of positions (a 1x1 filter of stride 1 over an
     /// unpadded input: output and input positions are the same).
     fn flat(&self) -> bool {
-        self.kh == 1 && self.kw == 1 && self.sh == 1 && self.sw == 1 && !self.padded()
+        self.geo.kh == 1
+            && self.geo.kw == 1
+            && self.geo.sh == 1
+            && self.geo.sw == 1
+            && !self.padded()
     }
 
     /// The GEMM's `k`: taps by padded input channels.
     fn k(&self) -> usize {
-        self.kh * self.kw * self.c1 * C0
+        self.geo.kh * self.geo.kw * self.c1 * C0
     }
 
     /// Each tap's offset (in floats) from its output position's input
     /// block, in the padded plane.
     fn taps(&self) -> Vec<usize> {
-        (0..self.kh)
-            .flat_map(|i| (0..self.kw).map(move |j| (i * self.dh * self.wp + j * self.dw) * C0))
+        (0..self.geo.kh)
+            .flat_map(|i| {
+                (0..self.geo.kw).map(move |j| (i * self.geo.dh * self.wp + j * self.geo.dw) * C0)
+            })
             .collect()
     }
 
@@ -235,11 +237,11 @@ impl Dims {
             false => {
                 // Rows `r` of output read `(r - 1) * sh + reach + 1` input rows.
                 let row_bytes = self.wp * block_bytes;
-                let reach = (self.kh - 1) * self.dh + 1;
+                let reach = (self.geo.kh - 1) * self.geo.dh + 1;
                 let fit = (Self::unit_input_bytes() / row_bytes.max(1)).saturating_sub(reach)
-                    / self.sh
+                    / self.geo.sh
                     + 1;
-                fit.clamp(1, self.oh)
+                fit.clamp(1, self.geo.oh)
             }
         }
     }
@@ -247,8 +249,8 @@ impl Dims {
     /// Pieces of a plane (units of work along its positions).
     fn row_pieces(&self) -> usize {
         match self.flat() {
-            true => (self.oh * self.ow).div_ceil(self.rows_per_unit()),
-            false => self.oh.div_ceil(self.rows_per_unit()),
+            true => (self.geo.oh * self.geo.ow).div_ceil(self.rows_per_unit()),
+            false => self.geo.oh.div_ceil(self.rows_per_unit()),
         }
     }
 
@@ -275,9 +277,9 @@ impl Dims {
         let per = self.rows_per_unit();
         let (flat, rows) = match self.flat() {
             true => (Some(u * per), 0..0),
-            false => (None, u * per..((u + 1) * per).min(self.oh)),
+            false => (None, u * per..((u + 1) * per).min(self.geo.oh)),
         };
-        let whole = self.oh * self.ow;
+        let whole = self.geo.oh * self.geo.ow;
         flat.map(|o0| Run {
             img,
             o0,
@@ -288,10 +290,10 @@ impl Dims {
         .into_iter()
         .chain(rows.map(move |oy| Run {
             img,
-            o0: oy * self.ow,
-            count: self.ow,
-            i0: oy * self.sh * self.wp,
-            step: self.sw,
+            o0: oy * self.geo.ow,
+            count: self.geo.ow,
+            i0: oy * self.geo.sh * self.wp,
+            step: self.geo.sw,
         }))
     }
 }
@@ -320,7 +322,7 @@ fn pad_input(d: &Dims, x: *const f32, buf: &mut Vec<f32>, par: &Par) -> Result<(
     let dst = Shared(buf.as_mut_ptr());
     let src = Shared(x);
     let [t, l, b, r] = d.pads;
-    let row = d.w * C0;
+    let row = d.geo.w * C0;
     par.run(d.n * d.c1, len > 1 << 16, &|pl| {
         // SAFETY: plane `pl` of both tensors (`buf` holds `len` floats):
         // padded rows `0..t` and `t + h..hp` zeroed, input row `y` to
@@ -329,12 +331,12 @@ fn pad_input(d: &Dims, x: *const f32, buf: &mut Vec<f32>, par: &Par) -> Result<(
         unsafe {
             let to = dst.p().add(pl * plane);
             std::ptr::write_bytes(to, 0, t * d.wp * C0);
-            std::ptr::write_bytes(to.add((t + d.h) * d.wp * C0), 0, b * d.wp * C0);
-            for y in 0..d.h {
+            std::ptr::write_bytes(to.add((t + d.geo.h) * d.wp * C0), 0, b * d.wp * C0);
+            for y in 0..d.geo.h {
                 let at = to.add((y + t) * d.wp * C0);
                 std::ptr::write_bytes(at, 0, l * C0);
                 std::ptr::copy_nonoverlapping(
-                    src.p().add((pl * d.h + y) * row),
+                    src.p().add((pl * d.geo.h + y) * row),
                     at.add(l * C0),
                     row,
                 );
@@ -396,7 +398,7 @@ impl Conv {
         let packed = match self.blocks.find(w) {
             Some(p) => p,
             None => {
-                let dims = [d.oc, w.shape[1], d.kh, d.kw];
+                let dims = [d.oc, w.shape[1], d.geo.kh, d.geo.kw];
                 local = std::sync::Arc::new(pack(F32In::new(w).slice(), dims));
                 local
             }
@@ -430,7 +432,7 @@ impl Conv {
         let panel_pieces = d.panel_pieces(par.threads());
         let panels = d.panels();
         let per_piece = panels.div_ceil(panel_pieces).next_multiple_of(2);
-        let macs = d.n * d.oc * d.oh * d.ow * d.k();
+        let macs = d.n * d.oc * d.geo.oh * d.geo.ow * d.k();
         let units = d.n * pieces * panel_pieces;
         let r = par.run(units, macs > super::conv::PARALLEL_MACS, &|t| {
             let (img, u, pp) = (
@@ -469,7 +471,7 @@ impl Conv {
         }
         let blocks = panels.start * PANEL / C0..(panels.end * PANEL / C0).min(d.oc1);
         for ob in blocks {
-            let at = ((run.img * d.oc1 + ob) * d.oh * d.ow + run.o0) * C0;
+            let at = ((run.img * d.oc1 + ob) * d.geo.oh * d.geo.ow + run.o0) * C0;
             // SAFETY: the run's positions of block `ob`, written by this
             // unit only (`run_blocks`).
             let rows =
@@ -547,15 +549,7 @@ mod avx512 {
     /// a panel), and the loads at the top of the loop stalled.
     const PREFETCH_PAIRS: usize = 2;
 
-    /// The panels [`Block::sums`] takes at once for blocks of `nb`
-    /// positions: 4 up to 6, 3 up to 8, else 2 (at most 28 sums).
-    fn panels_at_once(nb: usize) -> usize {
-        match nb {
-            0..=6 => 4,
-            7 | 8 => 3,
-            _ => 2,
-        }
-    }
+    use super::super::sgemm_packed::panels_at_once;
 
     /// The unit's runs of positions by the filter's `panels`: a slice of
     /// `k` at a time (sums stored and loaded again between slices, unless
@@ -758,7 +752,7 @@ mod avx512 {
         fn place(&self, q: usize, j: usize) -> (usize, usize, usize, bool) {
             let d = self.d;
             let valid = (d.oc - q * PANEL).min(PANEL);
-            let plane = d.oh * d.ow;
+            let plane = d.geo.oh * d.geo.ow;
             let pos = self.run.o0 + self.j + j;
             // Output blocks `2q` and `2q + 1` of the image, at `pos`.
             let lo = ((self.run.img * d.oc1 + 2 * q) * plane + pos) * C0;

@@ -89,6 +89,18 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// the rest holds the input planes and the sums' rows).
 const TAPS_CHUNK_SHARE: (usize, usize) = (7, 16);
 
+/// The panels of 16 rows the AVX-512 kernels run at once for blocks of
+/// `nb` columns (their `G`): 4 up to 6 columns, 3 up to 8, else 2 (at
+/// most 28 sums in registers) — `avx512::wide_rows_block`, and
+/// `conv_blocked`'s blocks of positions.
+pub(super) fn panels_at_once(nb: usize) -> usize {
+    match nb {
+        0..=6 => 4,
+        7 | 8 => 3,
+        _ => 2,
+    }
+}
+
 /// Panels of [`WIDE_ROWS`] rows by `k` per chunk of [`CHUNK_BYTES`]: at
 /// least two, as one panel at a time leaves too few sums in flight.
 fn chunk_panels(k: usize) -> usize {
@@ -1349,15 +1361,7 @@ mod avx512 {
     /// steps within noise of 8.
     const PREFETCH_K: usize = 8;
 
-    /// The panels [`wide_rows_block`] runs at once for `nb` columns (its
-    /// `G`): 4 up to 6 columns, 3 up to 8, else 2 (at most 28 sums).
-    fn panels_at_once(nb: usize) -> usize {
-        match nb {
-            0..=6 => 4,
-            7 | 8 => 3,
-            _ => 2,
-        }
-    }
+    use super::panels_at_once;
 
     /// Columns `j0..j0 + NB` of [`gemm_wide_rows`] (`B`'s values of step
     /// `kk` at `b.row(kk) + c0`), every panel, at most `G` at a time (`G
