@@ -107,9 +107,14 @@ pub struct RunArgs {
     /// stay NCHW / ND between such kernels)
     #[arg(long)]
     pub keep_formats: bool,
-    /// Convert every convolution's NC1HWC0 input to NCHW first (by default a
-    /// pointwise convolution reads and writes the blocks as they are where
-    /// that pays, on CPUs with AVX-512)
+    /// When convolutions on large maps read and write NC1HWC0 blocks as they
+    /// are (AVX-512 only): 'measured' where their shapes admit it and this
+    /// CPU ran the blocks kernel faster than the NCHW one when the first
+    /// model was loaded (--info shows the times), 'always' wherever their
+    /// shapes admit it, 'never' converts every input to NCHW first
+    #[arg(long, value_name = "WHEN", default_value = "measured")]
+    pub blocked_reads: ge_runtime::BlockedReads,
+    /// The same as --blocked-reads never
     #[arg(long)]
     pub no_blocked_reads: bool,
     /// .air models: also write the compiled .om here ('-' for stdout)
@@ -589,6 +594,27 @@ fn run_timeout(args: &RunArgs) -> Result<Option<std::time::Duration>, String> {
         .transpose()
 }
 
+/// What this CPU measured of the blocks kernel against the NCHW one, by
+/// kind of filter (`ge_runtime::BlockedReads::Measured`).
+fn blocks_verdict_line(v: &ge_runtime::BlocksVerdict) -> String {
+    let kind = |name: &str, t: &ge_runtime::BlocksTiming| {
+        format!(
+            "{name} {:.0} us vs {:.0} us on NCHW ({})",
+            t.blocks_ns as f64 / 1e3,
+            t.nchw_ns as f64 / 1e3,
+            match t.pays() {
+                true => "used",
+                false => "not used",
+            }
+        )
+    };
+    format!(
+        "convolutions on NC1HWC0 blocks, measured on this CPU: {}; {}\n",
+        kind("1x1 filters", &v.pointwise),
+        kind("3x3 filters", &v.taps)
+    )
+}
+
 /// Load (or compile and load) the model of `path`.
 fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
     let timeout = run_timeout(args)?;
@@ -596,7 +622,10 @@ fn load_model(args: &RunArgs, path: &str) -> Result<ge_runtime::Model, String> {
         threads: args.threads.max(1),
         soc: args.soc.clone(),
         plain_layouts: !args.keep_formats,
-        blocked_reads: !args.no_blocked_reads,
+        blocked_reads: match args.no_blocked_reads {
+            true => ge_runtime::BlockedReads::Never,
+            false => args.blocked_reads,
+        },
         max_memory: args.limits.max_memory,
         max_steps: args.max_steps,
         timeout,
@@ -664,6 +693,9 @@ fn model_info(model: &ge_runtime::Model, ins: &[(String, String)]) -> String {
             "{} convolutions read and write NC1HWC0 blocks as they are\n",
             model.blocked_reads()
         ));
+    }
+    if let Some(v) = model.blocks_verdict() {
+        stdout.push_str(&blocks_verdict_line(&v));
     }
     if model.prepared_bytes() > 0 {
         stdout.push_str(&format!(

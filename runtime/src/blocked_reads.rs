@@ -17,21 +17,26 @@
 //! ([`HEAVY_MACS`]) dwarf a conversion of their input, or (a result) to
 //! readers of a result whose producer's multiply-adds dwarf it. The choice
 //! is a fixed point: a convolution that cannot read blocks takes back the
-//! claim on its values.
+//! claim on its values. By default ([`BlockedReads::Measured`]) the CPU
+//! must agree too: [`blocks_probe`] times the blocks kernel against the
+//! NCHW one once per process, per kind of filter.
 //!
 //! Measured (`tools/bench/ab_om.py` against `--no-blocked-reads`, 5
-//! rounds, Intel Xeon): ResNet-50 0.98x at 1 and 2 threads; of the 118
+//! rounds, Intel Xeon): ResNet-50 0.95x at 1 and 0.96x at 2 threads (on
+//! an AMD EPYC, 1.08x and 1.06x: what the probe is for); of the 118
 //! other models of the light set and the gauntlets only Inception v2 and
 //! VGG-19 choose one convolution each (within noise); docs/benchmarks.md,
 //! "sixteenth session".
 
+use crate::kernels::blocks_probe::{self, Verdict};
 use crate::kernels::conv::Conv;
 use crate::kernels::{conv_blocked, KernelProgram, Op};
 use crate::layouts::{
     accesses, blocked_result, has_control_flow, overlaps, unblocked_arg, Blocking,
 };
-use crate::model::{Inner, TaskRt};
+use crate::model::{BlockedReads, Inner, TaskRt};
 use ge_om::model::{Buffer, Operand, Task};
+use std::cell::Cell;
 use std::sync::Arc;
 
 /// Multiply-adds per input value from which a convolution converting its
@@ -83,16 +88,27 @@ struct Value {
     readers: Vec<Reader>,
 }
 
-/// Let the convolutions that pay read blocks; returns how many do.
-pub(crate) fn choose(inner: &mut Inner) -> usize {
+/// Let the convolutions that pay read blocks; returns how many do, and
+/// this CPU's measurement of the blocks kernel if `mode` asked for it and
+/// a convolution's shape admitted blocks.
+pub(crate) fn choose(inner: &mut Inner, mode: BlockedReads) -> (usize, Option<Verdict>) {
     if !crate::kernels::sgemm_packed::wide() || has_control_flow(inner) {
-        return 0;
+        return (0, None);
     }
+    let measured = Cell::new(None);
+    let host_pays = |taps: usize| match mode {
+        BlockedReads::Measured => {
+            let v = blocks_probe::verdict();
+            measured.set(Some(v));
+            v.pays(taps)
+        }
+        BlockedReads::Always | BlockedReads::Never => true,
+    };
     let candidates: Vec<Candidate> = (0..inner.tasks.len())
-        .flat_map(|ti| candidates_of(inner, ti))
+        .flat_map(|ti| candidates_of(inner, ti, &host_pays))
         .collect();
     if candidates.is_empty() {
-        return 0;
+        return (0, measured.get());
     }
     let values = values(inner, &candidates);
     let mut native = vec![true; candidates.len()];
@@ -146,11 +162,13 @@ pub(crate) fn choose(inner: &mut Inner) -> usize {
         inner.prepared_bytes += packed;
         chosen += 1;
     }
-    chosen
+    (chosen, measured.get())
 }
 
-/// The convolutions of task `ti` that could read blocks.
-fn candidates_of(inner: &Inner, ti: usize) -> Vec<Candidate> {
+/// The convolutions of task `ti` that could read blocks: their shapes
+/// admit it ([`conv_blocked::pays`]) and so does the CPU (`host_pays`, by
+/// the filter's taps).
+fn candidates_of(inner: &Inner, ti: usize, host_pays: &dyn Fn(usize) -> bool) -> Vec<Candidate> {
     let rt = &inner.tasks[ti];
     let (Some(k), Task::Launch { ins, outs, .. }, false) = (&rt.kernel, &rt.task, rt.dead) else {
         return vec![];
@@ -182,7 +200,8 @@ fn candidates_of(inner: &Inner, ti: usize) -> Vec<Candidate> {
         let plane = crate::kernels::concrete(k.types[x], &Default::default())
             .ok()
             .and_then(|s| Some(s.get(2)? * s.get(3)?));
-        if !plane.is_some_and(|p| conv_blocked::pays(filter.1, p)) {
+        let [_, _, kh, kw] = filter.1;
+        if !plane.is_some_and(|p| conv_blocked::pays(filter.1, p)) || !host_pays(kh * kw) {
             continue;
         }
         let converted = |v: usize, slot: usize| -> Option<(usize, usize)> {

@@ -69,6 +69,7 @@ mod value_syms;
 pub use buffer::HostTensor;
 pub use error::{describe as describe_location, Error, Site};
 pub use exec::{RunOptions, RunResult, Session};
-pub use model::{supported_socs, LoadOptions, Model, DEFAULT_MAX_STEPS};
+pub use kernels::blocks_probe::{Timing as BlocksTiming, Verdict as BlocksVerdict};
+pub use model::{supported_socs, BlockedReads, LoadOptions, Model, DEFAULT_MAX_STEPS};
 pub use serial::StreamExecution;
 pub use trace::Trace;

@@ -31,9 +31,9 @@ pub struct LoadOptions {
     /// NCHW / ND between kernels instead of the NC1HWC0 / FRACTAL_NZ blocks
     /// the model names (see `crate::layouts`).
     pub plain_layouts: bool,
-    /// Let pointwise convolutions read and write the NC1HWC0 blocks as they
-    /// are where that pays (AVX-512; see `crate::blocked_reads`).
-    pub blocked_reads: bool,
+    /// Whether convolutions read and write the NC1HWC0 blocks as they are
+    /// where that pays (AVX-512; see `crate::blocked_reads`).
+    pub blocked_reads: BlockedReads,
     /// Memory budget in bytes for everything the model or a run's inputs
     /// size (kernel values at the symbols' bounds, the arenas of an
     /// execution context, scratch and outputs of a run), checked before it
@@ -55,6 +55,33 @@ pub struct LoadOptions {
 /// The default [`LoadOptions::max_steps`].
 pub const DEFAULT_MAX_STEPS: u64 = 10_000_000;
 
+/// When convolutions read and write NC1HWC0 blocks as they are
+/// ([`LoadOptions::blocked_reads`]; `crate::blocked_reads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockedReads {
+    /// Never: every convolution converts its input to NCHW.
+    Never,
+    /// Where the shapes admit it and this CPU measured the blocks kernel
+    /// faster (`kernels::blocks_probe`, once per process).
+    Measured,
+    /// Wherever the shapes admit it, unmeasured (tests, A/B runs).
+    Always,
+}
+
+impl std::str::FromStr for BlockedReads {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BlockedReads, String> {
+        match s {
+            "never" => Ok(BlockedReads::Never),
+            "measured" => Ok(BlockedReads::Measured),
+            "always" => Ok(BlockedReads::Always),
+            _ => Err(format!(
+                "unknown blocked-reads mode '{s}' (measured, always or never)"
+            )),
+        }
+    }
+}
+
 impl Default for LoadOptions {
     fn default() -> LoadOptions {
         LoadOptions {
@@ -63,7 +90,7 @@ impl Default for LoadOptions {
             fold_weights: true,
             plan_cache: 8,
             plain_layouts: true,
-            blocked_reads: true,
+            blocked_reads: BlockedReads::Measured,
             max_memory: None,
             max_steps: DEFAULT_MAX_STEPS,
             timeout: None,
@@ -167,6 +194,9 @@ pub(crate) struct Inner {
     /// Convolutions that read NC1HWC0 blocks as they are
     /// (`crate::blocked_reads`).
     pub blocked_reads: usize,
+    /// This CPU's measurement of the blocks kernel, when the choice asked
+    /// for it ([`BlockedReads::Measured`] and a convolution could take it).
+    pub blocks_verdict: Option<crate::kernels::blocks_probe::Verdict>,
     /// Copies left by those elisions and dropped (`layouts::forward_copies`).
     pub forwarded_copies: usize,
     /// Bytes of constant operands prepared at load (filters packed for the
@@ -304,6 +334,7 @@ impl Model {
             threads,
             plain_buffers: 0,
             blocked_reads: 0,
+            blocks_verdict: None,
             forwarded_copies: 0,
             prepared_bytes: 0,
             plans: Mutex::new(crate::exec::PlanCache::new(opts.plan_cache.max(1))),
@@ -349,6 +380,13 @@ impl Model {
     /// ([`LoadOptions::blocked_reads`]).
     pub fn blocked_reads(&self) -> usize {
         self.inner.blocked_reads
+    }
+
+    /// What this CPU measured when the loader weighed blocks for this
+    /// model's convolutions ([`BlockedReads::Measured`]; `None` when it did
+    /// not need to).
+    pub fn blocks_verdict(&self) -> Option<crate::kernels::blocks_probe::Verdict> {
+        self.inner.blocks_verdict
     }
 
     /// How many copies between plain buffers (a conversion elided on both
@@ -611,8 +649,10 @@ impl Model {
 /// value read so stays in blocks; needs the filters folded), then the
 /// plain layouts between the other kernels (`crate::layouts::elide`).
 fn choose_layouts(inner: &mut Inner, opts: &LoadOptions) {
-    if opts.blocked_reads && opts.fold_weights {
-        inner.blocked_reads = crate::blocked_reads::choose(inner);
+    if opts.blocked_reads != BlockedReads::Never && opts.fold_weights {
+        let (chosen, verdict) = crate::blocked_reads::choose(inner, opts.blocked_reads);
+        inner.blocked_reads = chosen;
+        inner.blocks_verdict = verdict;
     }
     if opts.plain_layouts {
         inner.plain_buffers = crate::layouts::elide(inner);

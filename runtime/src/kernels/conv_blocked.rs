@@ -97,7 +97,8 @@ pub fn computes(conv: &Conv, dims: [usize; 4]) -> bool {
 /// Xeon, `ge-run --trace`, blocks against NCHW): 1x1 filters on 56x56
 /// 1.3-1.5x faster and on 28x28 1.2x, on 14x14 and 7x7 even to 1.25x
 /// slower; 3x3 filters on 56x56 1.2x faster, on 28x28 and smaller 1.15x
-/// slower (the taps path's L2 chunks suit them better there).
+/// slower (the taps path's L2 chunks suit them better there). Where the
+/// shapes pass, the CPU decides too ([`super::blocks_probe`]).
 pub fn pays(dims: [usize; 4], plane: usize) -> bool {
     let [oc, c, kh, kw] = dims;
     // Fewer than 4 panels of 16 output channels keep few sums in flight

@@ -54,6 +54,7 @@ pub mod attention;
 mod avx512_exp;
 pub mod batch_norm;
 pub mod bit_shift;
+pub mod blocks_probe;
 mod cache;
 pub mod cast_e8m0;
 pub mod col2im;

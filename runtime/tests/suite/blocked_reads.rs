@@ -12,7 +12,7 @@
 use crate::common;
 use common::*;
 use ge_compile::CompileOptions;
-use ge_runtime::{LoadOptions, Model, StreamExecution};
+use ge_runtime::{BlockedReads, LoadOptions, Model, StreamExecution};
 
 /// One convolution of a chain: `oc` output channels, a `k`x`k` filter of
 /// `stride` and `dilation` (padding keeps the map unless strided), then
@@ -101,7 +101,7 @@ fn chain(c: usize, h: usize, layers: &[Layer]) -> String {
     format!("graph.func @main(%x: {xt}) -> {yt} {{\n{body}  graph.return {y} : {yt}\n}}\n")
 }
 
-fn load_with(bytes: &[u8], threads: usize, blocked_reads: bool) -> Model {
+fn load_with(bytes: &[u8], threads: usize, blocked_reads: BlockedReads) -> Model {
     let stream_execution = match threads {
         1 => StreamExecution::Serial,
         _ => StreamExecution::Workers,
@@ -137,7 +137,7 @@ fn check(what: &str, src: &str, chosen: usize) {
     let want = interpret(&m, "main", &ins);
     let bytes = om_bytes(what, src, &CompileOptions::default());
     for threads in [1, 2] {
-        let model = load_with(&bytes, threads, true);
+        let model = load_with(&bytes, threads, BlockedReads::Always);
         let expect = if avx512() { chosen } else { 0 };
         assert_eq!(
             model.blocked_reads(),
@@ -146,7 +146,7 @@ fn check(what: &str, src: &str, chosen: usize) {
         );
         let got = run(&model, &ins);
         assert_close(&got, &want, &format!("{what} threads={threads}"));
-        let plain = load_with(&bytes, threads, false);
+        let plain = load_with(&bytes, threads, BlockedReads::Never);
         assert_eq!(plain.blocked_reads(), 0, "{what}: switched off");
         assert_close(&got, &run(&plain, &ins), &format!("{what}: blocks vs not"));
     }
@@ -183,6 +183,38 @@ fn pointwise_chains_with_residuals_read_blocks() {
         ],
     );
     check("pointwise", &src, 5);
+}
+
+#[test]
+fn the_measured_choice_follows_what_the_cpu_measured() {
+    // 1x1 filters only: the measured pointwise timing alone decides.
+    let src = chain(16, 28, &[layer(64, 1), layer(64, 1), layer(64, 1)]);
+    let bytes = om_bytes("measured", &src, &CompileOptions::default());
+    let always = load_with(&bytes, 1, BlockedReads::Always);
+    assert_eq!(always.blocks_verdict(), None, "always: nothing measured");
+    let measured = load_with(&bytes, 1, BlockedReads::Measured);
+    match measured.blocks_verdict() {
+        None => {
+            assert!(!avx512(), "with AVX-512 the loader measures");
+            assert_eq!(measured.blocked_reads(), 0);
+        }
+        Some(v) => {
+            let expect = if v.pointwise.pays() {
+                always.blocked_reads()
+            } else {
+                0
+            };
+            assert_eq!(measured.blocked_reads(), expect, "{v:?}");
+            assert_eq!(always.blocked_reads(), 2);
+        }
+    }
+    // Nothing a shape admits: no measurement.
+    let small = chain(16, 8, &[layer(64, 1), layer(64, 1)]);
+    let bytes = om_bytes("small", &small, &CompileOptions::default());
+    assert_eq!(
+        load_with(&bytes, 1, BlockedReads::Measured).blocks_verdict(),
+        None
+    );
 }
 
 #[test]
