@@ -115,7 +115,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "WHEN", default_value = "measured")]
     pub blocked_reads: ge_runtime::BlockedReads,
     /// The same as --blocked-reads never
-    #[arg(long)]
+    #[arg(long, conflicts_with = "blocked_reads")]
     pub no_blocked_reads: bool,
     /// .air models: also write the compiled .om here ('-' for stdout)
     #[arg(long, value_name = "FILE")]

@@ -70,7 +70,13 @@ class GraphBuilder:
 class Model:
     """A loaded `.om` model.
     """
-    def __init__(self, model: Union[_Path, bytes], threads: int = 1, soc: Optional[str] = None, max_memory: Optional[int] = None, max_steps: int = ..., timeout: Optional[float] = None, keep_formats: bool = False, streams: str = 'serial') -> None: ...
+    def __init__(self, model: Union[_Path, bytes], threads: int = 1, soc: Optional[str] = None, max_memory: Optional[int] = None, max_steps: int = ..., timeout: Optional[float] = None, keep_formats: bool = False, streams: str = 'serial', blocked_reads: str = 'measured') -> None: ...
+    @property
+    def blocked_reads(self) -> int:
+        """How many convolutions read and write NC1HWC0 blocks as they are
+        (the `blocked_reads` option; ge-run's `--info`).
+        """
+        ...
     @property
     def fallback_ops(self) -> List[str]:
         """Ops whose kernels run on the reference interpreter.

@@ -240,7 +240,8 @@ NATIVE_TYPES: Dict[str, Dict[str, str]] = {
     # Runtime.
     "Model.__init__": {"model": "Union[_Path, bytes]", "threads": "int", "soc": "Optional[str]",
                        "max_memory": "Optional[int]", "max_steps": "int", "timeout": "Optional[float]",
-                       "keep_formats": "bool", "streams": "str"},
+                       "keep_formats": "bool", "streams": "str", "blocked_reads": "str"},
+    "Model.blocked_reads": {"return": "int"},
     "Model.fallback_ops": {"return": "List[str]"},
     "Model.inputs": {"return": "List[Tuple[str, str]]"},
     "Model.name": {"return": "str"},

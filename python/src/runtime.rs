@@ -223,9 +223,10 @@ impl Model {
     /// the limits of ge-run's flags of the same names; `soc`: refuse a
     /// model compiled for another SoC; `streams`: "serial" (streams take
     /// turns on the running thread) or "workers" (a thread per stream), as
-    /// ge-run's `--streams`.
+    /// ge-run's `--streams`; `blocked_reads`: "measured", "always" or
+    /// "never", as ge-run's `--blocked-reads`.
     #[new]
-    #[pyo3(signature = (model, threads = 1, soc = None, max_memory = None, max_steps = ge_runtime::DEFAULT_MAX_STEPS, timeout = None, keep_formats = false, streams = "serial"))]
+    #[pyo3(signature = (model, threads = 1, soc = None, max_memory = None, max_steps = ge_runtime::DEFAULT_MAX_STEPS, timeout = None, keep_formats = false, streams = "serial", blocked_reads = "measured"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -237,9 +238,11 @@ impl Model {
         timeout: Option<f64>,
         keep_formats: bool,
         streams: &str,
+        blocked_reads: &str,
     ) -> PyResult<Model> {
         guard(|| {
             let stream_execution = streams.parse().map_err(error)?;
+            let blocked_reads = blocked_reads.parse().map_err(error)?;
             let timeout = match timeout {
                 Some(t) => Some(
                     std::time::Duration::try_from_secs_f64(t)
@@ -251,6 +254,7 @@ impl Model {
                 threads: threads.max(1),
                 soc,
                 plain_layouts: !keep_formats,
+                blocked_reads,
                 max_memory,
                 max_steps,
                 timeout,
@@ -325,6 +329,13 @@ impl Model {
     #[getter]
     fn symbol_bounds(&self) -> Vec<(String, i64)> {
         self.model.symbol_bounds()
+    }
+
+    /// How many convolutions read and write NC1HWC0 blocks as they are
+    /// (the `blocked_reads` option; ge-run's `--info`).
+    #[getter]
+    fn blocked_reads(&self) -> usize {
+        self.model.blocked_reads()
     }
 
     /// Ops whose kernels run on the reference interpreter.
