@@ -741,7 +741,7 @@ def_op! {
         interfaces [
             Cost::cube(recurrent_flops),
             FusionPattern::Opaque,
-            CPU_ENGINES,
+            CUBE_ENGINES,
             PrecisionClass::Gray,
             KernelFamily::Recurrent,
         ],
@@ -790,7 +790,7 @@ def_op! {
         interfaces [
             Cost::cube(recurrent_flops),
             FusionPattern::Opaque,
-            CPU_ENGINES,
+            CUBE_ENGINES,
             PrecisionClass::Gray,
             KernelFamily::Recurrent,
         ],
@@ -840,7 +840,7 @@ def_op! {
         interfaces [
             Cost::cube(recurrent_flops),
             FusionPattern::Opaque,
-            CPU_ENGINES,
+            CUBE_ENGINES,
             PrecisionClass::Gray,
             KernelFamily::Recurrent,
         ],

@@ -87,15 +87,21 @@ impl Recurrent {
 
     /// Run on the reference recurrence even where the fast path applies.
     pub fn run_reference(&self, ins: &[&Slot], outs: &[&Slot]) -> Result<(), String> {
-        self.run_with(ins, outs, false).map(|_| ())
+        self.run_with(ins, outs, false, &Par::NONE).map(|_| ())
     }
 
     /// Run; `Ok(true)` when the fast path computed the results.
     pub fn run_reporting(&self, ins: &[&Slot], outs: &[&Slot]) -> Result<bool, String> {
-        self.run_with(ins, outs, true)
+        self.run_with(ins, outs, true, &Par::NONE)
     }
 
-    fn run_with(&self, ins: &[&Slot], outs: &[&Slot], fast: bool) -> Result<bool, String> {
+    fn run_with(
+        &self,
+        ins: &[&Slot],
+        outs: &[&Slot],
+        fast: bool,
+        par: &Par,
+    ) -> Result<bool, String> {
         let get = |g: usize| {
             self.slots
                 .get(g)
@@ -128,7 +134,7 @@ impl Recurrent {
             let groups: [Option<&Slot>; 8] = std::array::from_fn(get);
             let packed = [1, 2].map(|g| groups[g].and_then(|s| self.packed.find(s)));
             let packed = [packed[0].as_deref(), packed[1].as_deref()];
-            if f.run(&self.spec, n, &groups, packed, outs)? {
+            if f.run(&self.spec, n, &groups, packed, outs, par)? {
                 return Ok(true);
             }
         }
@@ -155,8 +161,8 @@ fn f32s(s: &Slot) -> Vec<f32> {
 }
 
 impl Kernel for Recurrent {
-    fn run(&self, ins: &[&Slot], outs: &[&Slot], _: &Par) -> Result<(), String> {
-        self.run_with(ins, outs, true).map(|_| ())
+    fn run(&self, ins: &[&Slot], outs: &[&Slot], par: &Par) -> Result<(), String> {
+        self.run_with(ins, outs, true, par).map(|_| ())
     }
 
     /// A constant `W` or `R` of a layer with a fast path, packed once per
