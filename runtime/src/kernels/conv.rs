@@ -690,21 +690,33 @@ impl Conv {
             ocg: oc / g,
             k: cg * kh * kw,
             p: oh * ow,
-            geo: Geo {
-                h,
-                w: wd,
-                kh,
-                kw,
-                oh,
-                ow,
-                sh: self.strides[0],
-                sw: self.strides[1],
-                pt: self.pads[0],
-                pl: self.pads[1],
-                dh: self.dilations[0],
-                dw: self.dilations[1],
-            },
+            geo: self.geo([h, wd], [kh, kw], [oh, ow]),
         })
+    }
+
+    /// The plane's geometry of an `h x w` input, a `kh x kw` filter and an
+    /// `oh x ow` output under this convolution's strides, pads and
+    /// dilations (the caller checked the sizes against each other).
+    pub(super) fn geo(
+        &self,
+        [h, w]: [usize; 2],
+        [kh, kw]: [usize; 2],
+        [oh, ow]: [usize; 2],
+    ) -> Geo {
+        Geo {
+            h,
+            w,
+            kh,
+            kw,
+            oh,
+            ow,
+            sh: self.strides[0],
+            sw: self.strides[1],
+            pt: self.pads[0],
+            pl: self.pads[1],
+            dh: self.dilations[0],
+            dw: self.dilations[1],
+        }
     }
 
     /// Depthwise, the direct kernels: 16 channels a task in the vector lanes

@@ -218,17 +218,20 @@ module attributes {ge.symbol_bounds = {K = 12 : i64}} {
 }
 "#;
 
+/// `len` values in [-1, 1] from `seed` (the values of [`dense`]).
+pub fn seeded(len: usize, seed: u64) -> impl Iterator<Item = f64> {
+    (0..len as u64).map(move |i| {
+        let v = (i
+            .wrapping_mul(2654435761)
+            .wrapping_add(seed.wrapping_mul(97)))
+            % 1001;
+        (v as f64 - 500.0) / 500.0
+    })
+}
+
 /// A `dense<...>` literal of `len` values from `seed`, nested in `shape`.
 pub fn dense(len: usize, shape: &[usize], seed: u64) -> String {
-    let values: Vec<String> = (0..len as u64)
-        .map(|i| {
-            let v = (i
-                .wrapping_mul(2654435761)
-                .wrapping_add(seed.wrapping_mul(97)))
-                % 1001;
-            format!("{:.3}", (v as f64 - 500.0) / 500.0)
-        })
-        .collect();
+    let values: Vec<String> = seeded(len, seed).map(|v| format!("{v:.3}")).collect();
     nest(&values, shape)
 }
 

@@ -45,14 +45,8 @@ fn layer(oc: usize, k: usize) -> Layer {
 fn filter(shape: &[usize], seed: u64) -> String {
     let len: usize = shape.iter().product();
     let scale = 1.0 / ((len / shape[0]) as f64).sqrt();
-    let values: Vec<String> = (0..len as u64)
-        .map(|i| {
-            let v = (i
-                .wrapping_mul(2654435761)
-                .wrapping_add(seed.wrapping_mul(97)))
-                % 1001;
-            format!("{:.5}", (v as f64 - 500.0) / 500.0 * scale)
-        })
+    let values: Vec<String> = seeded(len, seed)
+        .map(|v| format!("{:.5}", v * scale))
         .collect();
     nest(&values, shape)
 }
