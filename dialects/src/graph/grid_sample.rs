@@ -180,6 +180,10 @@ impl Sampler {
     /// The taps along a dim of `len` of grid coordinate `coord` (in [-1, 1]).
     #[inline(always)]
     pub fn axis(&self, coord: f64, len: usize) -> AxisTaps {
+        // An empty dim: no taps, the sample is 0 (no border to clamp to).
+        if len == 0 {
+            return AxisTaps::default();
+        }
         let mut v = denormalize(coord, len, self.align);
         if self.interp == Interp::Nearest {
             v = v.round_ties_even();

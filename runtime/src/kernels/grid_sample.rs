@@ -18,9 +18,8 @@ use ge_dialects::graph::grid_sample::{output_shape, AxisTaps, Sampler};
 
 #[derive(Clone, Debug)]
 pub struct GridSample {
-    pub mode: String,
-    pub padding: String,
-    pub align: bool,
+    /// The op's attributes, parsed at load.
+    pub sampler: Sampler,
 }
 
 /// Points per parallel task.
@@ -56,7 +55,7 @@ impl Kernel for GridSample {
         let (xs, gs) = (xi.slice(), gi.slice());
         let mut yo = F32Out::new(y);
         let yp = Shared(yo.ptr());
-        let sampler = Sampler::new(&self.mode, &self.padding, self.align);
+        let sampler = self.sampler;
         let chunks = points.div_ceil(CHUNK);
         par.run(n * chunks, n * points * c > PARALLEL_SAMPLES, &|task| {
             let (b, p0) = (task / chunks, (task % chunks) * CHUNK);

@@ -500,9 +500,11 @@ fn builtin() -> Vec<(&'static OpDef, MakeKernel)> {
         (GridSample::DEF, |b, o| {
             let a = GridSample::attrs(b.op(o));
             kernel(grid_sample::GridSample {
-                mode: a.mode().to_string(),
-                padding: a.padding_mode().to_string(),
-                align: a.align_corners() != 0,
+                sampler: ge_dialects::graph::grid_sample::Sampler::new(
+                    a.mode(),
+                    a.padding_mode(),
+                    a.align_corners() != 0,
+                ),
             })
         }),
         (ConvTranspose2d::DEF, |b, o| {
