@@ -158,13 +158,10 @@ impl Sampler {
     }
 
     /// An integer index into a dim of `len` after padding (`None`: it reads
-    /// a zero).
+    /// a zero). `len` is not 0: [`Sampler::axis`] gives an empty dim no
+    /// taps.
     #[inline(always)]
     pub fn pixel(&self, i: i64, len: usize) -> Option<usize> {
-        // An empty dim has no pixel to pad with.
-        if len == 0 {
-            return None;
-        }
         let li = len as i64;
         match self.padding {
             Padding::Zeros => (0..li).contains(&i).then_some(i as usize),
@@ -207,7 +204,6 @@ impl Sampler {
         let t = v as i64;
         let i0 = if (t as f64) > v { t - 1 } else { t };
         let f = i0 as f64;
-        let f = if v.is_nan() { v } else { f };
         match self.interp {
             // `as` truncates.
             Interp::Nearest => AxisTaps {
