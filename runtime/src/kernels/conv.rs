@@ -482,6 +482,10 @@ impl Conv {
     fn depthwise_label(&self, types: [&ge_ir::Type; 3]) -> String {
         match self.static_shapes(types) {
             #[cfg(target_arch = "x86_64")]
+            Some(sh) if super::depthwise_s2::applies(&sh.geo) => {
+                "depthwise (stride 2 in rows)".into()
+            }
+            #[cfg(target_arch = "x86_64")]
             Some(sh) if super::depthwise_lanes::applies(&sh.geo) => {
                 match super::depthwise_tiny::applies(&sh.geo) {
                     true => "depthwise (tiny planes)".into(),
@@ -725,13 +729,15 @@ impl Conv {
         let Shapes { n, c, oc, g, p, .. } = *sh;
         let geo = &sh.geo;
         let (h, wd, kh, kw) = (geo.h, geo.w, geo.kh, geo.kw);
-        // Small maps with AVX-512: 16 channels a task, in the vector lanes;
-        // else one channel a task, vectorized along its plane.
-        let lanes = super::depthwise_lanes::applies(geo);
+        // With AVX-512: 3x3 stride 2 row by row in place, or on small maps
+        // 16 channels in the vector lanes, 16 channels a task; else one
+        // channel a task, vectorized along its plane.
+        let s2 = super::depthwise_s2::applies(geo);
+        let lanes = !s2 && super::depthwise_lanes::applies(geo);
         #[cfg(target_arch = "x86_64")]
         let tiny = (lanes && super::depthwise_tiny::applies(geo))
             .then(|| super::depthwise_tiny::Tables::new(geo));
-        let width = if lanes { 16 } else { 1 };
+        let width = if lanes || s2 { 16 } else { 1 };
         let blocks = g.div_ceil(width);
         par.run(n * blocks, n * g * p * kh * kw > 1 << 15, &|t| {
             let (bi, c0) = (t / blocks, t % blocks * width);
@@ -740,7 +746,8 @@ impl Conv {
             // and their filters, and writes only those channels' outputs:
             // their NCHW planes (`oc == g` planes of `p` floats an image),
             // or their lanes of the NC1HWC0 blocks from a tile of its own.
-            // The lanes kernel runs only where `applies` held.
+            // The stride-2 and lanes kernels run only where their
+            // `applies` held.
             unsafe {
                 let xs = ptrs.x.p().add((bi * c + c0) * h * wd);
                 let ws = ptrs.w.p().add(c0 * kh * kw);
@@ -755,18 +762,22 @@ impl Conv {
                             tile.as_mut_ptr()
                         }
                     };
-                    // The lanes kernel applies a bias and a cheap activation
-                    // itself (a residual and the rest stay plane by plane).
+                    // The stride-2 and lanes kernels apply a bias and a cheap
+                    // activation themselves (a residual and the rest stay
+                    // plane by plane).
                     #[cfg(target_arch = "x86_64")]
                     let in_lanes = {
                         use super::depthwise_lanes::{LaneAct, LaneEpilogue};
                         let epi = LaneAct::of(&self.act)
-                            .filter(|_| lanes && ptrs.r.is_none())
+                            .filter(|_| (lanes || s2) && ptrs.r.is_none())
                             .map(|act| LaneEpilogue {
                                 bias: ptrs.b.map(|b| b.p().add(c0)),
                                 act,
                             });
                         match (lanes, &tiny) {
+                            _ if s2 => {
+                                super::depthwise_s2::block(geo, xs, ws, os, cnt, epi.as_ref())
+                            }
                             // Planes of a few pixels: one channel at a time,
                             // its plane in two vectors.
                             (true, Some(t)) => {

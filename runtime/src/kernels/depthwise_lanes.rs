@@ -249,3 +249,75 @@ pub(super) fn activate(act: LaneAct, acc: std::arch::x86_64::__m512) -> std::arc
         }
     }
 }
+
+/// What the other depthwise kernels' tests share: each must give this
+/// kernel's bits.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(super) mod testing {
+    use super::{block, LaneAct, LaneEpilogue};
+    use crate::kernels::conv::Geo;
+
+    /// Values with signed zeros, ties, a NaN and an infinity, seeded.
+    pub fn values(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|i| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                match (s >> 33) % 23 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    2 if i % 97 == 5 => f32::NAN,
+                    3 if i % 89 == 7 => f32::INFINITY,
+                    r => (r as f32 - 11.0) * 0.37,
+                }
+            })
+            .collect()
+    }
+
+    /// A depthwise kernel's signature: geometry, input planes, filters,
+    /// output planes, channels, epilogue.
+    pub type Kernel<'k> =
+        &'k dyn Fn(&Geo, *const f32, *const f32, *mut f32, usize, Option<&LaneEpilogue>);
+
+    /// `kernel` on geometry `g` gives this kernel's bits (NaN for NaN), for
+    /// 16 and 7 channels, without an epilogue and with the bias and each of
+    /// relu, relu6 and silu; `case` names `g` in a failure (and seeds it).
+    ///
+    /// # Safety
+    /// AVX-512F, and `kernel` may be called as this kernel's [`block`] on
+    /// `g` is (both kernels apply to `g`).
+    pub unsafe fn check_against_lanes(g: &Geo, case: usize, kernel: Kernel<'_>) {
+        let (plane, taps, out) = (g.h * g.w, g.kh * g.kw, g.oh * g.ow);
+        for cnt in [16, 7] {
+            let x = values(cnt * plane, 3 + case as u64);
+            let wt = values(cnt * taps, 11 + case as u64);
+            let bias = values(cnt, 17 + case as u64);
+            let acts = [
+                None,
+                Some(LaneAct::Relu),
+                Some(LaneAct::Relu6),
+                Some(LaneAct::Silu),
+            ];
+            for act in acts {
+                let epi = act.map(|act| LaneEpilogue {
+                    bias: Some(bias.as_ptr()),
+                    act,
+                });
+                let (mut want, mut got) = (vec![1.5f32; cnt * out], vec![2.5f32; cnt * out]);
+                let (x, wt, e) = (x.as_ptr(), wt.as_ptr(), epi.as_ref());
+                // SAFETY: by the caller's promise; the vectors hold `cnt`
+                // planes, filters, biases and outputs.
+                unsafe { block(g, x, wt, want.as_mut_ptr(), cnt, &mut vec![], e) };
+                kernel(g, x, wt, got.as_mut_ptr(), cnt, e);
+                for (j, (a, b)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                        "case {case}, {cnt} channels, element {j}: {a:?} vs the lanes kernel's {b:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -102,31 +102,13 @@ unsafe fn channels<const N: usize>(
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::super::conv::Geo;
-    use super::super::depthwise_lanes::{self, LaneAct, LaneEpilogue};
+    use super::super::depthwise_lanes::{self, testing};
     use super::{applies, block, Tables};
-
-    /// Values with signed zeros, ties and a NaN, seeded.
-    fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|i| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                match (s >> 33) % 23 {
-                    0 => -0.0,
-                    1 => 0.0,
-                    2 if i % 97 == 5 => f32::NAN,
-                    r => (r as f32 - 11.0) * 0.37,
-                }
-            })
-            .collect()
-    }
 
     /// The tiny-plane kernel gives the lanes kernel's bits: 2x2 and 4x4
     /// maps, 3x3 / 5x5 / 1x3 filters, strides, dilations, asymmetric pads,
-    /// planes under the filter's reach, 16 and 7 channels, with and
-    /// without the bias and activation.
+    /// planes under the filter's reach, with and without the bias and
+    /// activation (`testing::check_against_lanes`).
     #[test]
     fn tiny_planes_match_the_lanes_kernel_bit_for_bit() {
         if !std::arch::is_x86_feature_detected!("avx512f") {
@@ -144,15 +126,13 @@ mod tests {
             (3, 3, 3, 3, 1, 1, 1, 1, [0, 0, 0, 0]),
         ];
         for (i, (h, w, kh, kw, sh, sw, dh, dw, p)) in cases.into_iter().enumerate() {
-            let oh = (h + p[0] + p[2] - dh * (kh - 1) - 1) / sh + 1;
-            let ow = (w + p[1] + p[3] - dw * (kw - 1) - 1) / sw + 1;
             let g = Geo {
                 h,
                 w,
                 kh,
                 kw,
-                oh,
-                ow,
+                oh: (h + p[0] + p[2] - dh * (kh - 1) - 1) / sh + 1,
+                ow: (w + p[1] + p[3] - dw * (kw - 1) - 1) / sw + 1,
                 sh,
                 sw,
                 pt: p[0],
@@ -162,49 +142,13 @@ mod tests {
             };
             assert!(applies(&g) && depthwise_lanes::applies(&g), "case {i}");
             let tables = Tables::new(&g);
-            for cnt in [16, 7] {
-                let x = values(cnt * h * w, 3 + i as u64);
-                let wt = values(cnt * kh * kw, 11 + i as u64);
-                let bias = values(cnt, 17 + i as u64);
-                for act in [None, Some(LaneAct::Relu), Some(LaneAct::Silu)] {
-                    let epi = act.map(|act| LaneEpilogue {
-                        bias: Some(bias.as_ptr()),
-                        act,
-                    });
-                    let (mut want, mut got) =
-                        (vec![1.5f32; cnt * oh * ow], vec![2.5f32; cnt * oh * ow]);
-                    let mut scratch = vec![];
-                    // SAFETY: AVX-512F (checked), `applies` holds for `g`,
-                    // the vectors hold `cnt` planes, filters, biases and
-                    // outputs.
-                    unsafe {
-                        depthwise_lanes::block(
-                            &g,
-                            x.as_ptr(),
-                            wt.as_ptr(),
-                            want.as_mut_ptr(),
-                            cnt,
-                            &mut scratch,
-                            epi.as_ref(),
-                        );
-                        block(
-                            &g,
-                            &tables,
-                            x.as_ptr(),
-                            wt.as_ptr(),
-                            got.as_mut_ptr(),
-                            cnt,
-                            epi.as_ref(),
-                        );
-                    }
-                    for (j, (a, b)) in got.iter().zip(&want).enumerate() {
-                        assert!(
-                            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                            "case {i}, {cnt} channels, element {j}: {a:?} vs the lanes kernel's {b:?}"
-                        );
-                    }
-                }
-            }
+            // SAFETY: AVX-512F (checked); both kernels apply to `g`, and
+            // `tables` are its.
+            unsafe {
+                testing::check_against_lanes(&g, i, &|g, x, wt, o, cnt, epi| {
+                    block(g, &tables, x, wt, o, cnt, epi)
+                })
+            };
         }
     }
 }

@@ -65,6 +65,7 @@ pub mod conv_transpose;
 pub mod cumulative;
 pub mod deform_conv;
 mod depthwise_lanes;
+mod depthwise_s2;
 mod depthwise_tiny;
 pub mod det;
 pub mod ew;
