@@ -136,12 +136,11 @@ struct Cols {
 impl Cols {
     fn new(g: &Geo, ox0: usize) -> Cols {
         let start = 2 * ox0 as isize - g.pl as isize;
-        // Lanes `l` with `0 <= s + l < w`.
+        // Lanes `l` with `0 <= s + l < w`: `lo..hi`, both clamped to 0..=16.
         let inside = |s: isize| -> u16 {
-            (0..16).fold(0u16, |m, l| match (0..g.w as isize).contains(&(s + l)) {
-                true => m | 1 << l,
-                false => m,
-            })
+            let (lo, hi) = ((-s).clamp(0, 16), (g.w as isize - s).clamp(0, 16));
+            let below = |n: isize| -> u32 { (1u32 << n) - 1 };
+            (below(hi) & !below(lo)) as u16
         };
         let left = g.ow - ox0;
         Cols {
