@@ -12,7 +12,9 @@
 //! Formats then spread: a pointwise kernel (elementwise/broadcast) whose
 //! full-size inputs all arrive in NC1HWC0 (or FRACTAL_NZ) runs in that format
 //! too, as GE keeps format continuity between AICore ops. Finally inverse
-//! transdata pairs cancel (`NC1HWC0 → NCHW → NC1HWC0` is the identity), and a
+//! transdata pairs cancel (`NC1HWC0 → NCHW → NC1HWC0` is the identity),
+//! identical transdata of one value merge (each of a value's blocked users
+//! asked for its own: GE's `SameTransdataBreadthFusionPass`), and a
 //! transdata of a constant is evaluated at compile time, so weights are
 //! stored in FRACTAL_Z / FRACTAL_NZ and no weight conversion runs. Weights
 //! whose bytes a pass cannot see (`dense_resource` blobs belong to the
@@ -28,11 +30,12 @@ use ge_dialects::data::constant::Constant;
 use ge_dialects::data::layout::Transdata;
 use ge_dialects::data::layout::{self, transdata_type};
 use ge_dialects::graph::control::Fused;
-use ge_ir::attributes::{DenseElements, Format};
+use ge_ir::attributes::{AttrDict, DenseElements, Format};
 use ge_ir::body::{BlockId, Body, OpData, OpId, ValueId};
 use ge_ir::interfaces::Layout;
 use ge_ir::pass::{Pass, PassContext, PassInfo, PassOptions, PassResult};
 use ge_ir::{Attribute, Context, DType, Type};
+use std::collections::HashMap;
 
 pub static INFO: PassInfo = PassInfo {
     name: "select-formats",
@@ -41,8 +44,8 @@ pub static INFO: PassInfo = PassInfo {
                   FRACTAL_Z convolution weights, matmul kernels FRACTAL_NZ operands and results, \
                   with `data.transdata` at the kernel boundary (the kernel body converts back, so \
                   the IR stays runnable). Pointwise kernels whose inputs arrive in a fractal format \
-                  adopt it; inverse transdata pairs cancel; transdata of constants is evaluated at \
-                  compile time.",
+                  adopt it; inverse transdata pairs cancel; identical transdata of one value \
+                  merge; transdata of constants is evaluated at compile time.",
     anchor: None,
     options: SelectFormatsOptions::DEFS,
 };
@@ -182,6 +185,7 @@ impl SelectFormats {
             }
         }
         cancel_pairs(body, block);
+        merge_same(body, block);
         Ok(())
     }
 
@@ -598,6 +602,37 @@ pub fn cancel_pairs(body: &mut Body, block: BlockId) -> usize {
     for &o in ops.iter().rev() {
         if body.op(o).is_alive() && Transdata::is(body.op(o)) && body.results_unused(o) {
             body.erase_op(o);
+        }
+    }
+    n
+}
+
+/// Merge identical `data.transdata` of one value — the same formats and
+/// attributes, the same result type — into the first: each blocked user of
+/// a value asked for its own conversion (Inception's four branches, a
+/// transformer's Q, K and V projections of one normalized input), which
+/// would run once per user (470 launches in the benchmark models). The
+/// first precedes the others in the block, so it dominates their users.
+/// Returns how many were merged.
+pub fn merge_same(body: &mut Body, block: BlockId) -> usize {
+    let mut first: HashMap<(ValueId, AttrDict, Type), ValueId> = HashMap::new();
+    let mut n = 0;
+    let ops: Vec<OpId> = body.block_ops(block).collect();
+    for o in ops {
+        if !body.op(o).is_alive() || !Transdata::is(body.op(o)) {
+            continue;
+        }
+        let r = body.result(o, 0);
+        let key = (body.operand(o, 0), body.op(o).attrs, body.value_type(r));
+        match first.get(&key) {
+            Some(&kept) => {
+                body.replace_all_uses(r, kept);
+                body.erase_op(o);
+                n += 1;
+            }
+            None => {
+                first.insert(key, r);
+            }
         }
     }
     n

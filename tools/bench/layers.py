@@ -133,6 +133,12 @@ CASES = {
     "stem 3->16 3x3/2 64x64 hard_swish": lambda: convs("hard_swish", 3, 16, 64, 3, stride=2),
     "dw 96 5x5 8x8 hard_swish": lambda: convs("hard_swish", 96, 96, 8, 5, group=96),
     "dw 72 3x3/2 16x16 relu": lambda: convs("relu", 72, 72, 16, 3, stride=2, group=72),
+    # Stride 2 into rows of 16 and 32 outputs (runtime/src/kernels/depthwise_s2.rs:
+    # MobileNetV2's 32x32 layer; a 64x64 one went plane by plane before), and of
+    # 12, where it and the lanes kernel are level.
+    "dw 96 3x3/2 32x32 relu": lambda: convs("relu", 96, 96, 32, 3, stride=2, group=96),
+    "dw 32 3x3/2 64x64 relu": lambda: convs("relu", 32, 32, 64, 3, stride=2, group=32),
+    "dw 144 3x3/2 24x24 relu": lambda: convs("relu", 144, 144, 24, 3, stride=2, group=144),
     "dw 576 5x5 2x2 hard_swish": lambda: convs("hard_swish", 576, 576, 2, 5, group=576),
     "pw 16->96 1x1 32x32 silu": lambda: convs("silu", 16, 96, 32, 1, copies=4),
     "se-expand 48->1152 1x1 1x1": lambda: convs("none", 48, 1152, 1, 1),
