@@ -7,15 +7,17 @@
 //! the whole input for a quarter as many outputs at stride 2; larger maps
 //! went plane by plane, each plane first split into its stride phases.
 //! `ge-run` p50 of that one layer (a one-op `.air`, its input and output
-//! copies included), 1 thread: 41 -> 30 µs; 32 channels of 64x64 ->
-//! 32x32, plane by plane before: 65 -> 38 µs (onnxruntime's NCHWc kernel
-//! takes 13 µs on MobileNetV2's layer, in its profile). Here each
+//! copies included), 1 thread, 9 interleaved rounds: 41.8 -> 24.2 µs; 32
+//! channels of 64x64 -> 32x32, plane by plane before: 64.7 -> 31.8 µs
+//! (onnxruntime's NCHWc kernel takes 13 µs on MobileNetV2's layer, in its
+//! profile). Here each
 //! channel's plane is read in place: 16 outputs of a row take the 33 inputs
 //! `2 ox - pl + kj` of each of three input rows — two (masked) loads at the
 //! row's start and two one element on, whose even and odd lanes
 //! (`vpermt2ps`) are the three taps of a filter row; four output rows side
-//! by side so their chains of sums overlap; outputs written in place
-//! (masked at the row's end).
+//! by side so their chains of sums overlap, the nine input rows they read
+//! each loaded once (the last filter row of one output row is the first of
+//! the next); outputs written in place (masked at the row's end).
 //!
 //! Bit for bit the lanes kernel (a unit test below), which matches the
 //! plane-wise kernel: each output sums, from +0, a product then a sum per
@@ -30,11 +32,12 @@ use super::depthwise_lanes::{activate, LaneAct, LaneEpilogue};
 
 /// Narrowest output row taken here: below it most of a vector's lanes
 /// idle, and the lanes kernel (16 channels in the lanes) is as fast or
-/// faster (`ge-run` p50 of one layer, 1 thread, lanes vs rows: 144 channels
-/// into 8x8 14.8 vs 21.2 µs, 192 into 6x6 12.9 vs 23.0, 64 into 10x10 11.4
-/// vs 11.6, 96 into 12x12 22.7 vs 21.9; 96 into 16x16 41 vs 30).
+/// faster (`ge-run` p50 of one layer, 1 thread, 9 interleaved rounds, lanes
+/// vs rows: 240 channels into 7x7 21.1 vs 22.6 µs, 192 into 6x6 12.9 vs
+/// 14.2; 144 into 8x8 14.7 vs 13.9, 72 into 8x8 10.8 vs 6.9, 64 into 10x10
+/// 15.9 vs 8.3, 96 into 16x16 41.1 vs 23.5).
 #[cfg(target_arch = "x86_64")]
-const MIN_OW: usize = 12;
+const MIN_OW: usize = 8;
 
 /// Whether this kernel takes a depthwise convolution of geometry `g`: a
 /// 3x3 filter, stride 2, no dilation, top and left padding of at most one
@@ -197,22 +200,25 @@ impl Channel<'_> {
         let g = self.g;
         let zero = _mm512_setzero_ps();
         let mut acc = [zero; R];
-        for ki in 0..3 {
-            // The three taps of filter row `ki` for each output row (+0 in
-            // a padding row).
-            let mut taps = [[zero; 3]; R];
-            for (r, t) in taps.iter_mut().enumerate() {
-                let iy = (2 * (oy + r) + ki) as isize - g.pt as isize;
-                if (0..g.h as isize).contains(&iy) {
-                    // SAFETY: row `iy` of the plane, read where `cols` says.
-                    *t = cols.taps(self.plane.add(iy as usize * g.w));
-                }
-            }
-            for kj in 0..3 {
-                let w = self.wv[ki * 3 + kj];
-                for (a, t) in acc.iter_mut().zip(&taps) {
+        // Input rows `2 oy - pt + j`, `j` in `0..2R + 1`, in order: row `j`
+        // is filter row `j - 2r` of output row `r` (of two output rows when
+        // `j` is even), so each row is loaded once and every output row
+        // still sums its taps in tap order.
+        for j in 0..2 * R + 1 {
+            let iy = (2 * oy + j) as isize - g.pt as isize;
+            // The row's three taps (+0 in a padding row).
+            let t = match (0..g.h as isize).contains(&iy) {
+                // SAFETY: row `iy` of the plane, read where `cols` says.
+                true => cols.taps(self.plane.add(iy as usize * g.w)),
+                false => [zero; 3],
+            };
+            for (r, a) in acc.iter_mut().enumerate() {
+                let Some(ki) = j.checked_sub(2 * r).filter(|&ki| ki < 3) else {
+                    continue;
+                };
+                for (kj, v) in t.iter().enumerate() {
                     // A product, then a sum, as the other depthwise kernels.
-                    *a = _mm512_add_ps(*a, _mm512_mul_ps(t[kj], w));
+                    *a = _mm512_add_ps(*a, _mm512_mul_ps(*v, self.wv[ki * 3 + kj]));
                 }
             }
         }
@@ -235,7 +241,7 @@ mod tests {
     use super::{applies, block};
 
     /// The stride-2 kernel gives the lanes kernel's bits: even and odd
-    /// maps, a row of 16 and of more than 16 outputs, padding 1 / 0 / only
+    /// maps, rows of 8, 16 and more than 16 outputs, padding 1 / 0 / only
     /// top-left / only bottom-right, rectangular maps, fewer rows than the
     /// filter, with and without the bias and activation
     /// (`testing::check_against_lanes`).
@@ -255,6 +261,9 @@ mod tests {
             (40, 56, [1, 1, 0, 0]),
             (4, 26, [1, 1, 1, 1]),
             (3, 27, [0, 0, 0, 0]),
+            (16, 16, [1, 1, 1, 1]),
+            (15, 17, [0, 0, 0, 0]),
+            (2, 16, [1, 1, 0, 0]),
         ];
         for (i, (h, w, p)) in cases.into_iter().enumerate() {
             let g = Geo {
