@@ -775,6 +775,7 @@ impl Conv {
                                 act,
                             });
                         match (lanes, &tiny) {
+                            // 3x3 at stride 2: each plane in place, row by row.
                             _ if s2 => {
                                 super::depthwise_s2::block(geo, xs, ws, os, cnt, epi.as_ref())
                             }

@@ -153,10 +153,7 @@ impl Cols {
             store: if left >= 16 { !0 } else { (1u16 << left) - 1 },
         }
     }
-}
 
-#[cfg(target_arch = "x86_64")]
-impl Cols {
     /// The three taps of a filter row for the 16 output columns, from input
     /// row `row`: lane `l` of tap `kj` is input column `start + 2 l + kj`
     /// (+0 outside the row) — the even and odd lanes of 32 columns from
