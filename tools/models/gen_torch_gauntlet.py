@@ -6,6 +6,7 @@ BOTH torch.onnx exporters, with onnxruntime's outputs (issue 16 item 4).
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --only bert,resnet18
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set ci        # testdata/onnx/torch
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set heldout3  # one set's models only
+    /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --set heldout4 --out target/heldout4
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic       # target/torch-gauntlet-dynamic
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --dynamic --set ci   # testdata/onnx/dynamic/torch
     /work/venvs/torch/bin/python tools/models/gen_torch_gauntlet.py --decode        # target/torch-gauntlet-decode
@@ -18,7 +19,7 @@ For every model and exporter it writes OUT/<model>/<exporter>/ with
     model.onnx      one file (weights inline: external_data=False)
     inN.npy         the inputs, bound by the graph input names of meta.json
     outN.npy        onnxruntime's outputs of model.onnx on those inputs
-    meta.json       name, set (tuned / heldout / heldout2 / heldout3), note, input and output names,
+    meta.json       name, set (tuned / heldout / heldout2 / heldout3 / heldout4), note, input and output names,
                     and the largest |torch - onnxruntime| difference
 where <exporter> is `dynamo` (torch.onnx.export's default, dynamo=True, via
 onnxscript) or `torchscript` (dynamo=False). An export that torch itself
@@ -29,12 +30,16 @@ Qwen2: GatherND from the attention mask; Swin: ScatterND); every other model
 is `heldout`: nobody looked at its export before the first run of
 tools/models/run_torch_gauntlet.py. `heldout2` is a second such set, added
 after the first was passing (grouped / 3D / transposed convolution, Swin-V2,
-MaxViT, encoder-decoder BART, LSTM/GRU, a detector's TopK and NMS, ...), and
+MaxViT, encoder-decoder BART, LSTM/GRU, a detector's TopK and NMS, ...),
 `heldout3` a third, added after the second was passing (optical flow's
 GridSample, Unfold / Fold (Col2Im), space-to-depth and PixelShuffle
 (DepthToSpace), 1-D and dilated convolutions, ConvTranspose1d, FFT (DFT),
 CumSum, hashing by Mod, vector quantisation's ArgMax, weight standardisation,
-channels-first LayerNorm, 2-D LSTMs, conformer and time-series blocks, ...).
+channels-first LayerNorm, 2-D LSTMs, conformer and time-series blocks, ...),
+and `heldout4` a fourth, added after the third was passing (MLP mixers, large-kernel
+and multi-branch convolutions, spatial-reduction / talking-heads / window attention,
+depth estimation's reassembly, ALiBi, partial rotary, local attention, a selective
+state-space scan, a spectrogram transformer, ...).
 `--set <name>` exports one set's models only.
 
 `--dynamic` (issue 15) exports the models of DYNAMIC_SET with dynamic axes
@@ -813,6 +818,239 @@ def m_patchtst():
     return ByName(PatchTSTModel(cfg), ["past_values"]), (series,), ["past_values"], ["last_hidden_state"]
 
 
+# --- heldout4: a fourth set nobody looked at before its first run -----------
+
+
+def m_mixer():
+    # MLP-Mixer: token mixing by a Linear over the patches (Transpose around
+    # it), channel mixing MLPs; 4 blocks.
+    from timm.models.mlp_mixer import MlpMixer
+
+    return MlpMixer(num_classes=CLASSES, img_size=IMG, patch_size=16, num_blocks=4, embed_dim=128), *image()
+
+
+def m_resmlp():
+    # ResMLP: Affine "norms" (per-channel scale and shift), a Linear over the
+    # patches, layer scale; 4 blocks.
+    from timm.models.mlp_mixer import Affine, MlpMixer, ResBlock
+
+    return MlpMixer(num_classes=CLASSES, img_size=IMG, patch_size=16, num_blocks=4, embed_dim=128, mlp_ratio=4,
+                    block_layer=ResBlock, norm_layer=Affine), *image()
+
+
+def m_convmixer():
+    # ConvMixer: patch embedding by a stride-4 conv, 9x9 depthwise convs with
+    # GELU and BatchNorm, residual; 4 blocks of 64 channels.
+    from timm.models.convmixer import ConvMixer
+
+    return ConvMixer(dim=64, depth=4, kernel_size=9, patch_size=4, num_classes=CLASSES), *image()
+
+
+def m_pvt_v2():
+    # PVT-v2: overlapping patch embedding, spatial-reduction attention (keys
+    # and values from a strided conv), depthwise conv in the MLP.
+    return timm_image("pvt_v2_b0")
+
+
+def m_cait():
+    # CaiT: talking-heads attention (Linear across heads before and after the
+    # softmax), layer scale, class attention; 4 + 2 blocks.
+    return timm_image("cait_xxs24_224", img_size=IMG, depth=4)
+
+
+def m_repvgg():
+    # RepVGG-A0 in its training form: 3x3 + 1x1 + identity BatchNorm branches summed.
+    return timm_image("repvgg_a0")
+
+
+def m_mobileone():
+    # MobileOne-S0 unreparameterised: over-parameterised depthwise/pointwise
+    # branches (k parallel conv-BN), scale branch.
+    return timm_image("mobileone_s0")
+
+
+def m_fastvit():
+    # FastViT-T8: RepMixer token mixing, conditional positional encoding by a
+    # 7x7 depthwise conv, large-kernel depthwise stems.
+    return timm_image("fastvit_t8")
+
+
+def m_dla():
+    # DLA-34: iterative and hierarchical deep aggregation (trees of concat +
+    # 1x1 conv), max-pool downsampling of the residual.
+    return timm_image("dla34")
+
+
+def m_res2net():
+    # Res2Net-50 14w 8s: each bottleneck's channels split 8 ways, a 3x3 conv
+    # per split fed with the previous split's output (Split, Add, Concat).
+    return timm_image("res2net50_14w_8s")
+
+
+def m_rexnet():
+    # ReXNet: channel-increasing inverted residuals whose shortcut adds into
+    # the first channels only (Slice, Add, Concat), SiLU, SE with ReLU6.
+    return timm_image("rexnet_100")
+
+
+def m_cspdarknet():
+    # CSPDarkNet-53: cross-stage partial blocks (split, dense path, concat),
+    # leaky ReLU.
+    return timm_image("cspdarknet53")
+
+
+def m_dpn():
+    # DPN-68: dual path (a residual part added, a dense part concatenated;
+    # Slice and Concat of the two), grouped 3x3 convs.
+    return timm_image("dpn68")
+
+
+def m_hgnetv2():
+    # PP-HGNetV2-B0: stem with a max-pool branch padded by F.pad, light conv
+    # blocks (1x1 + depthwise), feature aggregation by Concat, learnable affine.
+    return timm_image("hgnetv2_b0")
+
+
+def m_mobilenetv4():
+    # MobileNetV4 conv-small: universal inverted bottlenecks (optional
+    # depthwise before and after the expansion).
+    return timm_image("mobilenetv4_conv_small")
+
+
+def m_inception_next():
+    # InceptionNeXt-atto: the depthwise conv split into identity, 3x3, 1x11
+    # and 11x1 branches (Split, Concat), ConvMLP.
+    return timm_image("inception_next_atto")
+
+
+def m_starnet():
+    # StarNet-S1: the "star" operation (the product of two branches' ReLU6
+    # and linear outputs), 7x7 depthwise convs.
+    return timm_image("starnet_s1")
+
+
+def m_focalnet():
+    # FocalNet: focal modulation (hierarchical depthwise contexts gated by a
+    # softmax-free gate, global average context, a 1x1 modulator); one block per stage.
+    from timm.models.focalnet import FocalNet
+
+    return FocalNet(depths=(1, 1, 1, 1), embed_dim=48, focal_levels=(2, 2, 2, 2), focal_windows=(3, 3, 3, 3),
+                    num_classes=CLASSES), *image()
+
+
+def m_tiny_vit():
+    # TinyViT-5M at 64x64: MBConv stage, window attention with padding to the
+    # window and attention biases by index, depthwise conv between attention and MLP.
+    return timm_image("tiny_vit_5m_224")
+
+
+def m_mobilevitv2():
+    # MobileViT-v2: separable self-attention (a softmax over the patches of a
+    # 1-channel context score), unfold/fold by Reshape.
+    return timm_image("mobilevitv2_050")
+
+
+def m_bloom():
+    from transformers import BloomConfig, BloomModel
+
+    # ALiBi position biases (slopes by head, cumsum of the mask), fused QKV.
+    return hf(BloomModel, BloomConfig(vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=4))
+
+
+def m_opt():
+    from transformers import OPTConfig, OPTModel
+
+    # Learned positions offset by 2 and computed from the mask's cumsum, ReLU FFN.
+    return hf(OPTModel, OPTConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, ffn_dim=64,
+                                  num_attention_heads=2, max_position_embeddings=64, word_embed_proj_dim=32))
+
+
+def m_phi():
+    from transformers import PhiConfig, PhiModel
+
+    # Partial rotary embedding (half the head dims), parallel attention and MLP.
+    return hf(PhiModel, PhiConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, partial_rotary_factor=0.5, max_position_embeddings=64))
+
+
+def m_gpt_neo():
+    from transformers import GPTNeoConfig, GPTNeoModel
+
+    # Alternating global and local (window 4) causal attention, no scaling.
+    return hf(GPTNeoModel, GPTNeoConfig(vocab_size=VOCAB, hidden_size=32, num_layers=2, num_heads=2,
+                                        attention_types=[[["global", "local"], 1]], window_size=4,
+                                        max_position_embeddings=64, intermediate_size=64))
+
+
+def m_mpnet():
+    from transformers import MPNetConfig, MPNetModel
+
+    # Relative position buckets (log-spaced, by Where/Log/Min) added to every layer's scores.
+    return hf(MPNetModel, MPNetConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=64, max_position_embeddings=64))
+
+
+def m_electra():
+    from transformers import ElectraConfig, ElectraModel
+
+    # Embeddings of width 16 projected to the hidden 32.
+    return hf(ElectraModel, ElectraConfig(vocab_size=VOCAB, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                                          num_attention_heads=2, intermediate_size=64, max_position_embeddings=64))
+
+
+def m_mixtral():
+    from transformers import MixtralConfig, MixtralModel
+
+    # Sparse mixture of experts: router softmax, top-2 of 4 experts, tokens
+    # gathered per expert and scattered back (data-dependent shapes).
+    return hf(MixtralModel, MixtralConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                          num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+                                          num_experts_per_tok=2, max_position_embeddings=64))
+
+
+def m_mamba():
+    from transformers import MambaConfig, MambaModel
+
+    # Selective state space: causal depthwise Conv1d, softplus time steps,
+    # the scan unrolled over the 8 tokens (Exp, Mul, Add per step).
+    return hf(MambaModel, MambaConfig(vocab_size=VOCAB, hidden_size=32, state_size=8, num_hidden_layers=2,
+                                      expand=2, conv_kernel=4), mask=False)
+
+
+def m_roformer():
+    from transformers import RoFormerConfig, RoFormerModel
+
+    # Sinusoidal rotary position embedding applied to q and k (stack of
+    # interleaved halves).
+    return hf(RoFormerModel, RoFormerConfig(vocab_size=VOCAB, embedding_size=32, hidden_size=32, num_hidden_layers=2,
+                                            num_attention_heads=2, intermediate_size=64, max_position_embeddings=64))
+
+
+def m_ast():
+    from transformers import ASTConfig, ASTModel
+
+    # Audio spectrogram transformer: overlapping 16x16 patches of a
+    # 64-frame x 32-bin spectrogram (stride 10), distillation token.
+    cfg = ASTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, patch_size=16,
+                    frequency_stride=10, time_stride=10, max_length=64, num_mel_bins=32)
+    g = torch.Generator().manual_seed(0)
+    spec = torch.randn(1, 64, 32, generator=g)
+    return ByName(ASTModel(cfg), ["input_values"]), (spec,), ["input_values"], ["last_hidden_state"]
+
+
+def m_dpt():
+    from transformers import DPTConfig, DPTForDepthEstimation
+
+    # DPT depth estimation: ViT tokens reassembled into maps at 4 scales
+    # (ConvTranspose2d x4 / x2, strided conv), RefineNet fusion with bilinear
+    # upsampling (align_corners), a depth head.
+    cfg = DPTConfig(hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=64, image_size=64,
+                    patch_size=16, backbone_out_indices=[0, 1, 2, 3], neck_hidden_sizes=[16, 32, 64, 64],
+                    fusion_hidden_size=32, reassemble_factors=[4, 2, 1, 0.5], head_in_index=-1)
+    m = DPTForDepthEstimation(cfg)
+    return ByName(m, ["pixel_values"]), image()[0], ["pixel_values"], ["predicted_depth"]
+
+
 MODELS = {
     "bert": (m_bert, "tuned", "transformers BertModel, 2 layers, hidden 32, padding mask"),
     "distilbert": (m_distilbert, "tuned", "transformers DistilBertModel, 2 layers, hidden 32, padding mask"),
@@ -893,6 +1131,38 @@ MODELS = {
     "encodec": (m_encodec, "heldout3", "transformers EncodecModel round trip: reflect-padded causal Conv1d, ELU, LSTM, residual VQ (ArgMax), ConvTranspose1d, 800 samples"),
     "wav2vec2_conformer": (m_wav2vec2_conformer, "heldout3", "transformers Wav2Vec2ConformerModel: relative position attention, conv module (GLU, depthwise Conv1d, BatchNorm1d)"),
     "patchtst": (m_patchtst, "heldout3", "transformers PatchTSTModel: std scaling, patches by Tensor.unfold, channel-independent transformer, 3x32 series"),
+    # heldout4: a fourth such set, nobody looked at these exports before their first run.
+    "mixer": (m_mixer, "heldout4", "timm MlpMixer (patch 16, embed 128, 4 blocks) at 64x64: token-mixing Linear over patches (Transpose)"),
+    "resmlp": (m_resmlp, "heldout4", "timm ResMLP (MlpMixer with ResBlock, embed 128, 4 blocks) at 64x64: Affine norms, Linear over patches, layer scale"),
+    "convmixer": (m_convmixer, "heldout4", "timm ConvMixer dim 64 depth 4: stride-4 patch conv, 9x9 depthwise, GELU, BatchNorm, 64x64"),
+    "pvt_v2": (m_pvt_v2, "heldout4", "timm pvt_v2_b0: overlapping patch embedding, spatial-reduction attention, depthwise conv MLP, 64x64"),
+    "cait": (m_cait, "heldout4", "timm cait_xxs24 depth 4 at 64x64: talking-heads attention, layer scale, class attention"),
+    "repvgg": (m_repvgg, "heldout4", "timm repvgg_a0 (training form: 3x3 + 1x1 + identity BN branches), 64x64"),
+    "mobileone": (m_mobileone, "heldout4", "timm mobileone_s0 unreparameterised (parallel conv-BN branches), 64x64"),
+    "fastvit": (m_fastvit, "heldout4", "timm fastvit_t8: RepMixer, conditional positional encoding (7x7 depthwise), 64x64"),
+    "dla": (m_dla, "heldout4", "timm dla34: deep layer aggregation trees (Concat + 1x1), 64x64"),
+    "res2net": (m_res2net, "heldout4", "timm res2net50_14w_8s: hierarchical 8-way channel splits per bottleneck, 64x64"),
+    "rexnet": (m_rexnet, "heldout4", "timm rexnet_100: shortcut added into the first channels (Slice/Add/Concat), SiLU, SE, 64x64"),
+    "cspdarknet": (m_cspdarknet, "heldout4", "timm cspdarknet53: cross-stage partial blocks, leaky ReLU, 64x64"),
+    "dpn": (m_dpn, "heldout4", "timm dpn68: dual path blocks (residual Add + dense Concat), grouped convs, 64x64"),
+    "hgnetv2": (m_hgnetv2, "heldout4", "timm hgnetv2_b0: padded max-pool stem branch, light conv blocks, aggregation Concat, 64x64"),
+    "mobilenetv4": (m_mobilenetv4, "heldout4", "timm mobilenetv4_conv_small: universal inverted bottlenecks, 64x64"),
+    "inception_next": (m_inception_next, "heldout4", "timm inception_next_atto: depthwise conv split into 3x3 / 1x11 / 11x1 / identity, 64x64"),
+    "starnet": (m_starnet, "heldout4", "timm starnet_s1: element-wise product of two branches (star), 7x7 depthwise, 64x64"),
+    "focalnet": (m_focalnet, "heldout4", "timm FocalNet (embed 48, 1 block/stage, focal level 2): focal modulation (gated depthwise contexts), 64x64"),
+    "tiny_vit": (m_tiny_vit, "heldout4", "timm tiny_vit_5m at 64x64: window attention padded to the window, attention biases by index"),
+    "mobilevitv2": (m_mobilevitv2, "heldout4", "timm mobilevitv2_050: separable self-attention (softmax over patches), 64x64"),
+    "bloom": (m_bloom, "heldout4", "transformers BloomModel, 2 layers, hidden 32: ALiBi biases, padding mask"),
+    "opt": (m_opt, "heldout4", "transformers OPTModel, 2 layers, hidden 32: positions from the mask's cumsum, ReLU FFN"),
+    "phi": (m_phi, "heldout4", "transformers PhiModel, 2 layers, hidden 32: partial rotary (half the head), parallel attention + MLP"),
+    "gpt_neo": (m_gpt_neo, "heldout4", "transformers GPTNeoModel, global + local (window 4) attention layers"),
+    "mpnet": (m_mpnet, "heldout4", "transformers MPNetModel: log-bucketed relative position bias"),
+    "electra": (m_electra, "heldout4", "transformers ElectraModel: embeddings 16 projected to hidden 32"),
+    "mixtral": (m_mixtral, "heldout4", "transformers MixtralModel: sparse MoE, top-2 of 4 experts, GQA 4/2, padding mask"),
+    "mamba": (m_mamba, "heldout4", "transformers MambaModel, 2 layers: selective scan unrolled over 8 tokens, causal Conv1d, softplus"),
+    "roformer": (m_roformer, "heldout4", "transformers RoFormerModel: sinusoidal rotary q/k, padding mask"),
+    "ast": (m_ast, "heldout4", "transformers ASTModel: overlapping 16x16 patches of a 64x32 spectrogram, distillation token"),
+    "dpt": (m_dpt, "heldout4", "transformers DPTForDepthEstimation: ViT reassembled at 4 scales (ConvTranspose2d), bilinear fusion, 64x64"),
 }
 
 # The committed CI subset (testdata/onnx/torch, < 5 MB with both exporters).
@@ -1410,8 +1680,8 @@ def export(name, exporter, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", help="output directory (default: target/torch-gauntlet; --set ci: testdata/onnx/torch)")
-    ap.add_argument("--set", choices=["full", "ci", "tuned", "heldout", "heldout2", "heldout3"], default="full",
-                    help="ci: the committed CI subset; tuned / heldout / heldout2 / heldout3: that set's models of "
+    ap.add_argument("--set", choices=["full", "ci", "tuned", "heldout", "heldout2", "heldout3", "heldout4"], default="full",
+                    help="ci: the committed CI subset; tuned / heldout / heldout2 / heldout3 / heldout4: that set's models of "
                          "the full list")
     ap.add_argument("--only", help="comma-separated model names")
     ap.add_argument("--exporters", default="dynamo,torchscript")
