@@ -140,6 +140,12 @@ CASES = {
     "dw 32 3x3/2 64x64 relu": lambda: convs("relu", 32, 32, 64, 3, stride=2, group=32),
     "dw 144 3x3/2 24x24 relu": lambda: convs("relu", 144, 144, 24, 3, stride=2, group=144),
     "dw 576 5x5 2x2 hard_swish": lambda: convs("hard_swish", 576, 576, 2, 5, group=576),
+    # Large-kernel depthwise of heldout4 (ConvMixer's 9x9, StarNet's and
+    # FastViT's 7x7) and ConvMixer's pointwise layer.
+    "dw 64 9x9 16x16 relu": lambda: convs("relu", 64, 64, 16, 9, group=64),
+    "dw 96 7x7 16x16 relu": lambda: convs("relu", 96, 96, 16, 7, group=96),
+    "dw 48 7x7 32x32 relu": lambda: convs("relu", 48, 48, 32, 7, group=48),
+    "pw 64->64 1x1 16x16 relu": lambda: convs("relu", 64, 64, 16, 1),
     "pw 16->96 1x1 32x32 silu": lambda: convs("silu", 16, 96, 32, 1, copies=4),
     "se-expand 48->1152 1x1 1x1": lambda: convs("none", 48, 1152, 1, 1),
     "pw 320->1280 1x1 2x2": lambda: convs("none", 320, 1280, 2, 1),

@@ -21,6 +21,12 @@ fn depthwise_variants_match_the_interpreter() {
         (1, 2, 1, [0, 0, 0, 0], 5, 5),
         (3, 2, 2, [2, 2, 2, 2], 11, 9),
         (3, 2, 1, [1, 1, 1, 1], 16, 17),
+        // Wide filters at stride 1 on lanes-sized maps (with AVX-512):
+        // rows of eight outputs at a time with each input pixel loaded
+        // once (`depthwise_lanes::row_pixels`; 9 wide in two sweeps), the
+        // rest of a row pixel by pixel.
+        (7, 1, 1, [3, 3, 3, 3], 16, 14),
+        (9, 1, 1, [4, 4, 4, 4], 12, 19),
         // Planes of up to 32 pixels into up to 16 (with AVX-512): one
         // channel at a time in two vectors (`kernels/depthwise_tiny.rs`).
         (3, 1, 1, [1, 1, 1, 1], 2, 2),
