@@ -146,6 +146,9 @@ CASES = {
     "dw 96 7x7 16x16 relu": lambda: convs("relu", 96, 96, 16, 7, group=96),
     "dw 48 7x7 32x32 relu": lambda: convs("relu", 48, 48, 32, 7, group=48),
     "pw 64->64 1x1 16x16 relu": lambda: convs("relu", 64, 64, 16, 1),
+    # MobileNetV4-conv-small's strided full convolutions (heldout4).
+    "conv 32->32 3x3/2 32x32 relu": lambda: convs("relu", 32, 32, 32, 3, stride=2),
+    "conv 32->96 3x3/2 16x16 relu": lambda: convs("relu", 32, 96, 16, 3, stride=2),
     "pw 16->96 1x1 32x32 silu": lambda: convs("silu", 16, 96, 32, 1, copies=4),
     "se-expand 48->1152 1x1 1x1": lambda: convs("none", 48, 1152, 1, 1),
     "pw 320->1280 1x1 2x2": lambda: convs("none", 320, 1280, 2, 1),
