@@ -290,8 +290,9 @@ struct Planar {
 /// The columns of a linear resize as two taps each (indices `u32`, so a
 /// vector gather takes 16 at a time): a column of one tap (an integer
 /// source coordinate, whose other tap had weight 0 and was dropped) gets
-/// its index twice with weight 0 for the second and is written again
-/// after the row by its own sum, [`combine`]'s (`0 * inf` would be NaN).
+/// its index twice with weight 0 for the second, and its own sum,
+/// [`combine`]'s (`0 * inf` would be NaN): written again after the row
+/// by the loop, blended in by the windows.
 /// The two-tap columns sum as [`Planar::mix_columns`]' general two-tap
 /// case does, so the result has the same bits.
 #[derive(Debug)]
