@@ -213,7 +213,7 @@ unsafe fn block_with(
 
 /// [`row_pixels`] for one filter width.
 #[cfg(target_arch = "x86_64")]
-type RowKernel = unsafe fn(&Geo, *const f32, *const f32, usize, &Out) -> usize;
+type RowKernel = unsafe fn(&Geo, *const f32, *const f32, usize, &Out);
 
 /// The row kernel of `g`, where it has one: stride 1, no dilation, an odd
 /// filter width up to 9 (the widths of the depthwise filters models use;
@@ -242,7 +242,7 @@ fn row_kernel(g: &Geo) -> Option<RowKernel> {
 /// output it lies under, then one with the next `B` ([`pixels`] loads each
 /// input once per output and tap: on a 7x7 filter 9 loads per 8 products
 /// against 21 per 56 here). Each output's products are summed in tap
-/// order, as [`pixels`] sums them. Returns 8.
+/// order, as [`pixels`] sums them.
 ///
 /// # Safety
 /// As [`pixels`]'s, with `q % ow + 8 <= ow`, `g.kw == A + B`, stride and
@@ -255,7 +255,7 @@ unsafe fn row_pixels<const A: usize, const B: usize>(
     wv: *const f32,
     q: usize,
     out: &Out,
-) -> usize {
+) {
     use std::arch::x86_64::*;
     let (_, wp) = padded(g);
     let (oy, ox) = (q / g.ow, q % g.ow);
@@ -274,7 +274,6 @@ unsafe fn row_pixels<const A: usize, const B: usize>(
         }
         _mm512_storeu_ps(out.results.add((q + i) * 16), activate(out.act, acc));
     }
-    8
 }
 
 /// One sweep of [`row_pixels`]: `K` taps (weights at `w`, 16 lanes each)
