@@ -22,6 +22,13 @@ use ge_ir::DType;
 
 pub const TILE: usize = 2048;
 
+/// The work of one part of a pass the pool shares, in [`Code::cost`]'s
+/// units: 16 000 elements of a `relu` (about 3 µs on the AVX-512 EPYC of
+/// docs/benchmarks.md), 2 600 of a bias added before a `gelu`. A pool's
+/// region costs about a microsecond there (its spinning workers' wake-up
+/// and join); a pass splits from two parts on.
+pub const PART_WORK: usize = 80_000;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Code {
     // float unary
@@ -84,6 +91,26 @@ pub enum Code {
     Clip(bool, bool),
     /// conversion to the destination register's dtype
     Cast,
+}
+
+impl Code {
+    /// The time of one element of this instruction, in quarters of a plain
+    /// pass's (one input loaded, one output stored: a `relu` group costs
+    /// 4 + 1). From one-op groups of 64 Ki floats at 1 thread on the
+    /// AVX-512 EPYC (µs): relu 12.9, sqrt 28.1, exp 36.1, sigmoid 39.8,
+    /// tanh 55.2, gelu 68.1, erf 127.3 (a vector `relu` is at the pass's
+    /// memory speed).
+    fn cost(self) -> usize {
+        use Code::*;
+        match self {
+            Sqrt | Rsqrt | Recip | Div => 7,
+            Exp | Log | Sigmoid | Silu => 11,
+            Tanh | GeluTanh => 17,
+            Gelu => 22,
+            Erf | Sin | Cos | Asin | Acos | Atan | Pow | Mod(_) => 45,
+            _ => 1,
+        }
+    }
 }
 
 /// One instruction: `dst = code(args)`.
@@ -1051,6 +1078,31 @@ impl Group {
         r
     }
 
+    /// How the pool shares a pass over `n` elements: parts of about
+    /// [`PART_WORK`] each, as many as the work holds, in a multiple of
+    /// the threads (none left over for one thread to run alone), or one
+    /// part of all `n` when there are fewer than two. Returns the
+    /// elements of a part and the number of parts.
+    fn parts(&self, n: usize, threads: usize) -> (usize, usize) {
+        let cost = self.cost();
+        let parts = n.saturating_mul(cost) / PART_WORK;
+        if threads < 2 || parts < 2 {
+            return (n.max(1), 1);
+        }
+        let per = n
+            .div_ceil(parts.next_multiple_of(threads))
+            .next_multiple_of(16);
+        (per, n.div_ceil(per))
+    }
+
+    /// The time of one element of the group, in [`Code::cost`]'s units:
+    /// the pass (its output stored, its first input loaded), each further
+    /// input, each instruction.
+    fn cost(&self) -> usize {
+        let loads = self.inputs.len().saturating_sub(1) * 4;
+        4 + loads + self.instrs.iter().map(|i| i.code.cost()).sum::<usize>()
+    }
+
     fn run_with(
         &self,
         slots: &[Slot],
@@ -1074,9 +1126,8 @@ impl Group {
                 .map(|&(_, v)| (slots[v].dtype, Shared(slots[v].ptr))),
         );
         let (loads, stores) = (&*loads, &*stores);
-        let chunk = TILE * 16;
-        let nchunks = n.div_ceil(chunk).max(1);
-        par.run(nchunks, n >= 4 * chunk, &|c| {
+        let (chunk, nchunks) = self.parts(n, par.threads());
+        par.run(nchunks, nchunks > 1, &|c| {
             let mut t = TILES.with(|c| c.take());
             t.fit(self);
             let end = ((c + 1) * chunk).min(n);

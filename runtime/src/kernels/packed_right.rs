@@ -49,7 +49,7 @@ pub struct PackedRight(PackedB);
 impl PackedRight {
     /// `c = alpha · a · B`, plus `c` when `add`, for `a` of `m` rows (`k`
     /// floats each, contiguous) and `c` of `m` rows of `n` (contiguous):
-    /// `alpha · a` packed once, then the strips split over the pool.
+    /// `alpha · a` packed once, then the columns split over the pool.
     ///
     /// # Safety
     /// `a` addresses `m · k` floats and `c` `m · n`, not overlapping.
@@ -67,27 +67,23 @@ impl PackedRight {
             // SAFETY: `a` holds `m` rows of `k` floats (the caller's bound).
             unsafe { pack_rows(a, k, m, k, alpha, &mut rows) };
             let (ap, cp) = (Shared(rows.as_ptr()), Shared(c));
-            // Runs of whole strips; one unless the product is worth the
-            // pool's start (as `linalg::split_run`).
-            let strips = self.0.strips();
+            // Runs of whole vectors of columns ([`PackedB::unit`]); one
+            // unless the product is worth the pool's start (as
+            // `linalg::split_run`).
+            let unit = self.0.unit();
+            let units = n.div_ceil(unit);
             let parts = match par.threads() > 1 && m * n * k >= 1 << 16 {
-                true => (par.threads() * 2).min(strips),
+                true => (par.threads() * 2).min(units),
                 false => 1,
             };
-            let per = strips.div_ceil(parts.max(1)).max(1);
-            par.run(strips.div_ceil(per), parts > 1, &|p| {
+            let per = units.div_ceil(parts.max(1)).max(1) * unit;
+            par.run(n.div_ceil(per), parts > 1, &|p| {
                 // SAFETY: `rows` is `A` packed for `m` rows of `k`; the
-                // caller's bound on `c`; each part writes its own strips'
-                // columns, below `strips()`.
+                // caller's bound on `c`; each part writes its own columns,
+                // from a multiple of `unit`, below `n`.
                 unsafe {
-                    self.0.gemm(
-                        ap.p(),
-                        m,
-                        p * per..((p + 1) * per).min(strips),
-                        cp.p(),
-                        n,
-                        add,
-                    )
+                    self.0
+                        .gemm(ap.p(), m, p * per..((p + 1) * per).min(n), cp.p(), n, add)
                 };
                 Ok(())
             })

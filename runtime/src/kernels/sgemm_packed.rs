@@ -345,41 +345,39 @@ impl PackedB {
         self.data.len() * std::mem::size_of::<Block>()
     }
 
-    /// Its strips (of `nr` columns each; the last may be partial).
-    pub fn strips(&self) -> usize {
-        self.n.div_ceil(self.nr)
+    /// Columns a part of a product starts at a multiple of: one vector of
+    /// the micro-kernel, a third of a strip. Products split over threads
+    /// by these, not by whole strips: 128 columns are two strips and a
+    /// third of 32 columns — three parts for two threads, one of which
+    /// ran two — but eight vectors, four each.
+    pub fn unit(&self) -> usize {
+        self.nr / 3
     }
 
-    /// Columns of strip `s`.
-    pub fn strip_columns(&self, s: usize) -> std::ops::Range<usize> {
-        s * self.nr..((s + 1) * self.nr).min(self.n)
-    }
-
-    /// Columns `strip_columns(s)` of `C[m x n] = A · B` for the strips `s`
-    /// in `strips`, added to `C` when `add`: `a` is `A` packed by
-    /// [`pack_rows`] (`m` rows of `self.k`).
+    /// Columns `cols` of `C[m x n] = A · B`, added to `C` when `add`: `a`
+    /// is `A` packed by [`pack_rows`] (`m` rows of `self.k`). A strip
+    /// `cols` cuts runs from its vector at `cols.start`: the micro-kernel
+    /// reads its first `w` columns of every `k` in either case.
     ///
     /// # Safety
     /// `a` holds `m.div_ceil(MR) * MR * k` floats; `c` addresses `m` rows
-    /// `ldc` apart holding the strips' columns; `strips.end <=
-    /// self.strips()`.
+    /// `ldc` apart holding the columns `cols`; `cols.start` is a multiple
+    /// of [`PackedB::unit`] and `cols.end <= self.n`.
     pub unsafe fn gemm(
         &self,
         a: *const f32,
         m: usize,
-        strips: std::ops::Range<usize>,
+        cols: std::ops::Range<usize>,
         c: *mut f32,
         ldc: usize,
         add: bool,
     ) {
+        debug_assert!(cols.start.is_multiple_of(self.unit()) && cols.end <= self.n);
         let k = self.k;
         if k == 0 {
             if !add {
-                for s in strips {
-                    let cols = self.strip_columns(s);
-                    for r in 0..m {
-                        std::ptr::write_bytes(c.add(r * ldc + cols.start), 0, cols.len());
-                    }
+                for r in 0..m {
+                    std::ptr::write_bytes(c.add(r * ldc + cols.start), 0, cols.len());
                 }
             }
             return;
@@ -398,13 +396,15 @@ impl PackedB {
             let slices = k.div_ceil(KC);
             let step = k.div_ceil(slices);
             let base = self.data.as_ptr().cast::<f32>();
-            for s in strips {
-                let j = s * nr;
-                let w = (self.n - j).min(nr);
+            for s in cols.start / nr..cols.end.div_ceil(nr) {
+                // This strip's columns in `cols`: from `j`, `w` of them,
+                // `j - s * nr` into each of its rows.
+                let j = cols.start.max(s * nr);
+                let w = cols.end.min((s + 1) * nr) - j;
                 let mut k0 = 0;
                 while k0 < k {
                     let kc = step.min(k - k0);
-                    let strip = base.add(s * k * nr + k0 * nr);
+                    let strip = base.add(s * k * nr + k0 * nr + (j - s * nr));
                     let first = k0 == 0 && !add;
                     if w <= micro.thin_max {
                         let t = Tile {
@@ -447,7 +447,8 @@ impl PackedB {
     }
 }
 
-/// `alpha · A` (`m` rows of `k` floats, `lda` apart) into `d` in the
+/// `alpha · A` (`m` rows of `k` floats, `lda` apart) into the first
+/// `m.div_ceil(MR) * MR * k` floats of `d` (grown to hold them) in the
 /// [`MR`]-row panels [`PackedB::gemm`] reads (zero rows padding the last).
 ///
 /// # Safety
@@ -460,10 +461,16 @@ pub unsafe fn pack_rows(
     alpha: f32,
     d: &mut Vec<f32>,
 ) {
-    d.resize(m.div_ceil(MR) * MR * k, 0.0);
+    // Grown, never shrunk: one buffer serves products of different sizes
+    // without zeroing its tail again (every float of `d[..len]` is written
+    // below).
+    let len = m.div_ceil(MR) * MR * k;
+    if d.len() < len {
+        d.resize(len, 0.0);
+    }
     // SAFETY: row `r < m` of `a` holds `k` floats (the caller's bound).
     let row = |r: usize| unsafe { std::slice::from_raw_parts(a.add(r * lda), k) };
-    for (p, panel) in d.chunks_exact_mut((MR * k).max(1)).enumerate() {
+    for (p, panel) in d[..len].chunks_exact_mut((MR * k).max(1)).enumerate() {
         let r0 = p * MR;
         if r0 + MR <= m {
             let rows: [&[f32]; MR] = std::array::from_fn(|r| row(r0 + r));
@@ -1837,8 +1844,15 @@ mod tests {
     fn packed_weights_match_the_reference() {
         // Rows in whole panels and not, a narrow last strip (thin), k in
         // one slice and in three, B row-major and transposed, C
-        // overwritten and added to, strips in two runs (two threads).
-        for (m, k, n) in [(4, 7, 5), (8, 100, 49), (13, 2 * KC + 5, 130), (64, 48, 96)] {
+        // overwritten and added to, columns in two runs (two threads), A
+        // packed into a longer buffer left over from a larger product.
+        for (m, k, n) in [
+            (4, 7, 5),
+            (8, 100, 49),
+            (13, 2 * KC + 5, 130),
+            (64, 48, 96),
+            (16, 512, 128),
+        ] {
             let a: Vec<f32> = (0..m * k)
                 .map(|i| ((i * 7 % 13) as f32) * 0.37 - 2.1)
                 .collect();
@@ -1852,23 +1866,27 @@ mod tests {
                     return; // no vector micro-kernel here
                 };
                 assert_eq!(p.bytes(), PackedB::bytes_for(k, n).next_multiple_of(64));
-                let mut rows = vec![];
+                let mut rows = vec![f32::NAN; 3 * m.div_ceil(MR) * MR * k + 5];
                 // SAFETY: `a` holds `m` rows of `k` floats.
                 unsafe { pack_rows(a.as_ptr(), k, m, k, 0.5, &mut rows) };
-                let half = p.strips() / 2;
-                for add in [false, true] {
+                // Two runs cut at a strip's edge, at a vector inside a
+                // strip, and the whole in one.
+                let u = p.unit();
+                let cuts = [(n / (3 * u)) * 3 * u, (n / 2 / u) * u, 0];
+                for (add, cut) in [false, true].into_iter().flat_map(|a| cuts.map(|c| (a, c))) {
                     let mut c = vec![1f32; m * n];
                     // SAFETY: `rows` is `A` packed for `m` rows of `k`; `c`
-                    // holds `m` rows of `n`; the two runs cover the strips.
+                    // holds `m` rows of `n`; the two runs cover the
+                    // columns, the second from a multiple of `unit`.
                     unsafe {
-                        p.gemm(rows.as_ptr(), m, 0..half, c.as_mut_ptr(), n, add);
-                        p.gemm(rows.as_ptr(), m, half..p.strips(), c.as_mut_ptr(), n, add);
+                        p.gemm(rows.as_ptr(), m, 0..cut, c.as_mut_ptr(), n, add);
+                        p.gemm(rows.as_ptr(), m, cut..n, c.as_mut_ptr(), n, add);
                     }
                     for (i, (&g, &w)) in c.iter().zip(&want).enumerate() {
                         let w = 0.5 * w + if add { 1.0 } else { 0.0 };
                         assert!(
                             (g - w).abs() <= 1e-3 * (1.0 + w.abs()),
-                            "{m}x{k}x{n} transposed {transposed} add {add} at {i}: {g} vs {w}"
+                            "{m}x{k}x{n} transposed {transposed} add {add} cut {cut} at {i}: {g} vs {w}"
                         );
                     }
                 }
