@@ -26,6 +26,9 @@ pub unsafe fn strided_copy(
     }
     let (shape, sst, dstt) = coalesce(shape, sst, dstt);
     let (shape, sst, dstt) = (&shape[..], &sst[..], &dstt[..]);
+    if es == 4 && matrix_transpose(shape, src, sst, dst, dstt) {
+        return;
+    }
     match es {
         4 => strided_copy_t::<u32>(shape, src, sst, dst, dstt),
         2 => strided_copy_t::<u16>(shape, src, sst, dst, dstt),
@@ -42,6 +45,60 @@ pub unsafe fn strided_copy(
             strided_copy_t::<u8>(&sh, src, &a, dst, &b)
         }
     }
+}
+
+/// The copy of 4-byte values as transposes of matrices, if it is one: the
+/// destination's last axis contiguous, the source's next-to-last (a
+/// `transpose` of the last two axes, such as `[0, 2, 1]`), both at least 8
+/// long, strides positive: [`super::transpose8::matrix`] for each index of
+/// the axes before them. Returns whether it copied.
+///
+/// # Safety
+/// As [`strided_copy`], `shape` and the strides coalesced.
+unsafe fn matrix_transpose(
+    shape: &[usize],
+    src: *const u8,
+    sst: &[isize],
+    dst: *mut u8,
+    dstt: &[isize],
+) -> bool {
+    let r = shape.len();
+    if r < 2 || !super::transpose8::available() {
+        return false;
+    }
+    let (a, b) = (r - 2, r - 1);
+    let strided = sst[a] == 1 && dstt[b] == 1 && sst[b] > 1 && dstt[a] > 1;
+    if !strided || shape[a] < 8 || shape[b] < 8 || sst.iter().chain(dstt).any(|&x| x < 1) {
+        return false;
+    }
+    let (src, dst) = (src as *const f32, dst as *mut f32);
+    let outer = &shape[..a];
+    let mut idx = vec![0usize; a];
+    for _ in 0..outer.iter().product::<usize>() {
+        let so: isize = idx.iter().zip(sst).map(|(&i, &s)| i as isize * s).sum();
+        let dof: isize = idx.iter().zip(dstt).map(|(&i, &s)| i as isize * s).sum();
+        // SAFETY: the caller vouches for every element of the block: this
+        // index's `shape[b]` source rows of `shape[a]` contiguous values
+        // `sst[b]` apart, and its destination rows `dstt[a]` apart.
+        unsafe {
+            super::transpose8::matrix(
+                shape[b],
+                shape[a],
+                src.offset(so),
+                sst[b] as usize,
+                dst.offset(dof),
+                dstt[a] as usize,
+            )
+        };
+        for k in (0..a).rev() {
+            idx[k] += 1;
+            if idx[k] < outer[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    true
 }
 
 /// `shape` and its strides in both layouts with the dims of length 1
