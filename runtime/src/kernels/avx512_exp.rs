@@ -1,5 +1,6 @@
 //! `e^x` and `1 / d` on AVX-512 vectors for the activations written with
-//! intrinsics ([`super::logistic`], [`super::gelu`]): the Cephes `expf`
+//! intrinsics ([`super::logistic`], [`super::gelu`]) and `graph.exp` over
+//! a slice ([`map`]): the Cephes `expf`
 //! polynomial of [`super::vmath::exp`] in fused multiply-adds, scaled by
 //! `vscalefps` (no exponent bits to build, gradual underflow), and a
 //! reciprocal estimate refined by one Newton step (relative error about
@@ -7,6 +8,50 @@
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
+
+/// `y = e^x` over a slice (`graph.exp`), 16 values at a time, the last
+/// ones masked; false (nothing written) without AVX-512F. Within 2 ulps
+/// of the exact function (the portable loop's Cephes polynomial, in fused
+/// multiply-adds: `graph.exp` over 196 Ki values 108 -> 50 µs, onnxruntime
+/// 41-47 µs timed from Python);
+/// `+inf` and everything from 89 on give `+inf`, `-inf` 0, NaN NaN. `x`
+/// and `y` have the same length.
+pub fn map(x: &[f32], y: &mut [f32]) -> bool {
+    assert_eq!(x.len(), y.len(), "exp: operand lengths differ");
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F; `x` and `y` hold `len` floats each.
+        unsafe { map_avx512(x.as_ptr(), y.as_mut_ptr(), x.len()) };
+        return true;
+    }
+    let _ = (x, y);
+    false
+}
+
+/// [`map`]'s loop.
+///
+/// # Safety
+/// The CPU has AVX-512F; `x` and `y` point at `n` floats each.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn map_avx512(x: *const f32, y: *mut f32, n: usize) {
+    // `min` returns its second operand when one is NaN: NaN stays; an
+    // infinite `v` would make `exp`'s reduction `inf - inf`.
+    let exp_of = |v: __m512| exp(_mm512_min_ps(_mm512_set1_ps(89.0), v));
+    let mut i = 0;
+    while i + 16 <= n {
+        // SAFETY: lanes `i..i + 16` lie below `n`.
+        let v = unsafe { _mm512_loadu_ps(x.add(i)) };
+        unsafe { _mm512_storeu_ps(y.add(i), exp_of(v)) };
+        i += 16;
+    }
+    if i < n {
+        let m = ((1u32 << (n - i)) - 1) as __mmask16;
+        // SAFETY: the masked lanes lie below `n`.
+        let v = unsafe { _mm512_maskz_loadu_ps(m, x.add(i)) };
+        unsafe { _mm512_mask_storeu_ps(y.add(i), m, exp_of(v)) };
+    }
+}
 
 /// `e^v`, 0 below -110 (NaN gives NaN); `v` at most 88.
 ///
@@ -69,4 +114,45 @@ pub(super) unsafe fn horner(v: __m512, c: &[f32]) -> __m512 {
         acc = _mm512_fmadd_ps(acc, v, _mm512_set1_ps(k));
     }
     acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_map_within_two_ulps_and_exact_at_the_edges() {
+        let mut xs: Vec<f32> = (-2000..=2000).map(|i| i as f32 * 0.0443).collect();
+        xs.extend([
+            0.0, -0.0, 1e-30, -1e-30, 88.7, 89.5, -103.0, -110.5, 1e30, -1e30,
+        ]);
+        let mut got = vec![0f32; xs.len()];
+        if !map(&xs, &mut got) {
+            return; // no AVX-512 here
+        }
+        for (&x, &g) in xs.iter().zip(&got) {
+            let want = (x as f64).exp();
+            if want > f32::MAX as f64 {
+                assert_eq!(g, f32::INFINITY, "e^{x}");
+            } else if want < f32::MIN_POSITIVE as f64 {
+                // Gradual underflow: within a denormal step or two.
+                assert!((g as f64 - want).abs() <= 4e-45, "e^{x}: {g} vs {want}");
+            } else {
+                let err = (g as f64 - want).abs() / want;
+                assert!(err <= 2.0 * f32::EPSILON as f64, "e^{x}: {g} vs {want}");
+            }
+        }
+        let mut edges = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+        let src = edges;
+        assert!(map(&src, &mut edges));
+        assert_eq!(edges[..2], [f32::INFINITY, 0.0]);
+        assert!(edges[2].is_nan());
+        // Every length of a masked tail: the same bits as the whole.
+        for len in 0..40 {
+            let mut part = vec![0f32; len];
+            assert!(map(&xs[..len], &mut part));
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&part), bits(&got[..len]));
+        }
+    }
 }

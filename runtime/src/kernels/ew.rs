@@ -543,6 +543,9 @@ fn unary_f(code: Code, x: &[f32], y: &mut [f32]) -> bool {
     if code == Code::Gelu && super::gelu::map(x, y) {
         return true;
     }
+    if code == Code::Exp && super::avx512_exp::map(x, y) {
+        return true;
+    }
     by_cpu_features!(unary_loops(code: Code, x: &[f32], y: &mut [f32]) -> bool)
 }
 
@@ -1127,10 +1130,14 @@ impl Group {
         );
         let (loads, stores) = (&*loads, &*stores);
         let (chunk, nchunks) = self.parts(n, par.threads());
+        let direct = self.direct(loads, stores, n);
         par.run(nchunks, nchunks > 1, &|c| {
+            let end = ((c + 1) * chunk).min(n);
+            if let Some(d) = &direct {
+                return d.run(c * chunk..end);
+            }
             let mut t = TILES.with(|c| c.take());
             t.fit(self);
-            let end = ((c + 1) * chunk).min(n);
             let mut start = c * chunk;
             let mut r = Ok(());
             // A scalar operand's tile is filled by the chunk's first (and
@@ -1145,6 +1152,83 @@ impl Group {
             }
             TILES.with(|c| c.replace(t));
             r
+        })
+    }
+}
+
+/// A group of one float instruction on f32 values in memory: its operands
+/// of the result's shape, the result in a buffer of its own — an
+/// activation or a residual add not fused into a kernel before it. It runs
+/// on the memory itself ([`Direct::run`]): through the register tiles a
+/// `relu` moved each value three times (196 Ki values 41 -> 26 µs;
+/// onnxruntime 24-26 µs timed from Python).
+struct Direct {
+    code: Code,
+    args: Vec<Shared<*const f32>>,
+    out: Shared<*mut f32>,
+}
+
+impl Direct {
+    /// Elements `range` of the result.
+    fn run(&self, range: std::ops::Range<usize>) -> Result<(), String> {
+        let len = range.len();
+        // SAFETY: `Group::direct` checked that every operand holds the
+        // result's `n` f32 values (`range` lies below `n`) and that the
+        // result's buffer overlaps none of them.
+        let (arg, y) = unsafe {
+            (
+                |k: usize| std::slice::from_raw_parts(self.args[k].p().add(range.start), len),
+                std::slice::from_raw_parts_mut(self.out.p().add(range.start), len),
+            )
+        };
+        let done = match self.args.len() {
+            1 => unary_f(self.code, arg(0), y),
+            _ => binary_f(self.code, arg(0), arg(1), y),
+        };
+        match done {
+            true => Ok(()),
+            false => Err(format!("no f32 kernel for {:?}", self.code)),
+        }
+    }
+}
+
+impl Group {
+    /// The group as a [`Direct`] instruction over `n` values, if it is
+    /// one: a single instruction of one or two f32 operands (no cast,
+    /// select or clip) loaded whole, its f32 result the group's one
+    /// output, stored as f32 apart from them.
+    fn direct(&self, loads: &Loads, stores: &Stores, n: usize) -> Option<Direct> {
+        let ([ins], [(out, _)], [(out_dt, out_p)]) =
+            (&self.instrs[..], &self.outputs[..], &stores[..])
+        else {
+            return None;
+        };
+        let plain = !matches!(
+            ins.code,
+            Code::Cast | Code::Identity | Code::Where | Code::Clip(..)
+        );
+        let f32_reg = |r: usize| self.regs[r].dtype == DType::F32;
+        if !plain || ins.dst != *out || !f32_reg(*out) || *out_dt != DType::F32 {
+            return None;
+        }
+        if !(1..=2).contains(&ins.args.len()) {
+            return None;
+        }
+        let bytes = n * 4;
+        let mut args = Vec::with_capacity(ins.args.len());
+        for &a in &ins.args {
+            let k = self.inputs.iter().position(|&(r, _)| r == a)?;
+            let (bc, dt, p) = &loads[k];
+            let apart = super::movement::disjoint(p.p(), out_p.p(), bytes);
+            if !bc.same || *dt != DType::F32 || !f32_reg(a) || !apart {
+                return None;
+            }
+            args.push(Shared(p.p() as *const f32));
+        }
+        Some(Direct {
+            code: ins.code,
+            args,
+            out: Shared(out_p.p() as *mut f32),
         })
     }
 }
