@@ -49,9 +49,12 @@ pub unsafe fn strided_copy(
 
 /// The copy of 4-byte values as transposes of matrices, if it is one: the
 /// destination's last axis contiguous, the source's next-to-last (a
-/// `transpose` of the last two axes, such as `[0, 2, 1]`), both at least 8
-/// long, strides positive: [`super::transpose8::matrix`] for each index of
-/// the axes before them. Returns whether it copied.
+/// `transpose` of the last two axes, such as `[0, 2, 1]`, or a depth to
+/// space's interleave of 2 rows), that one at least 8 long, the last at
+/// least 2, strides positive: [`super::transpose8::matrix`] for each index
+/// of the axes before them (Swin2SR's pixel shuffle, 256 Ki values 770 ->
+/// 228 µs: the generic loop copied 2 values per step of its index).
+/// Returns whether it copied.
 ///
 /// # Safety
 /// As [`strided_copy`], `shape` and the strides coalesced.
@@ -68,7 +71,7 @@ unsafe fn matrix_transpose(
     }
     let (a, b) = (r - 2, r - 1);
     let strided = sst[a] == 1 && dstt[b] == 1 && sst[b] > 1 && dstt[a] > 1;
-    if !strided || shape[a] < 8 || shape[b] < 8 || sst.iter().chain(dstt).any(|&x| x < 1) {
+    if !strided || shape[a] < 8 || shape[b] < 2 || sst.iter().chain(dstt).any(|&x| x < 1) {
         return false;
     }
     let (src, dst) = (src as *const f32, dst as *mut f32);
