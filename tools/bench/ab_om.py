@@ -4,8 +4,11 @@ rounds interleaved (issue 17): what a kernel change does to whole models, withou
 onnxruntime (tools/bench/ab_models.py adds it, for gauntlet folders).
 
 Each round runs `BASE X.om --random-inputs --iterations N --warmup 3 --threads T
---json` and then the same with NEW; the table gives each side's median p50 over the
-rounds and new / base, then the geomean. `--base-env K=V` sets a variable for the base
+--json` and the same with NEW, in turns (base first in even rounds, new first in odd
+ones); the table gives each side's median p50 over the rounds and new / base, and the
+minimum over the rounds with its ratio — on a VM whose second vCPU is sometimes a
+sibling of the first (2-thread speed bimodal from process to process) the minima compare
+the rounds in which both computed — then the geomeans. `--base-env K=V` sets a variable for the base
 side only (e.g. `GE_L2_BYTES=65536`, with BASE and NEW the same binary).
 
 Usage: .venv/bin/python tools/bench/ab_om.py BASE NEW [--rounds 3] [--threads 1]
@@ -39,19 +42,24 @@ def main():
     ap.add_argument("--base-env", action="append", default=[], help="K=V for the base side only")
     a = ap.parse_args()
     base_env = dict(os.environ, **dict(kv.split("=", 1) for kv in a.base_env))
-    ratios = []
-    print("| model | base p50 ms | new p50 ms | new / base |")
-    print("|---|---|---|---|")
+    ratios, minima = [], []
+    print("| model | base p50 ms | new p50 ms | new / base | base min | new min | min new / base |")
+    print("|---|---|---|---|---|---|---|")
     for om in a.oms:
         b, n = [], []
-        for _ in range(a.rounds):
-            b.append(p50(a.base, om, a.threads, a.iterations, base_env))
-            n.append(p50(a.new, om, a.threads, a.iterations, os.environ))
-        r = statistics.median(n) / statistics.median(b)
-        ratios.append(r)
-        print(f"| {os.path.basename(om)} | {statistics.median(b):.3f} | {statistics.median(n):.3f} | {r:.3f} |",
-              flush=True)
-    print(f"\ngeomean new / base: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+        for r in range(a.rounds):
+            # The two sides in turns, first one then the other, so that
+            # neither always runs right after the other's process.
+            sides = [(a.base, base_env, b), (a.new, os.environ, n)]
+            for exe, env, out in (sides if r % 2 == 0 else sides[::-1]):
+                out.append(p50(exe, om, a.threads, a.iterations, env))
+        ratio = statistics.median(n) / statistics.median(b)
+        ratios.append(ratio)
+        minima.append(min(n) / min(b))
+        print(f"| {os.path.basename(om)} | {statistics.median(b):.3f} | {statistics.median(n):.3f} | "
+              f"{ratio:.3f} | {min(b):.3f} | {min(n):.3f} | {minima[-1]:.3f} |", flush=True)
+    geo = lambda v: math.exp(sum(map(math.log, v)) / len(v))
+    print(f"\ngeomean new / base: {geo(ratios):.3f} (medians), {geo(minima):.3f} (minima)")
 
 
 if __name__ == "__main__":

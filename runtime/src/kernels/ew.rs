@@ -1211,7 +1211,8 @@ impl Group {
         if !plain || ins.dst != *out || !f32_reg(*out) || *out_dt != DType::F32 {
             return None;
         }
-        if !(1..=2).contains(&ins.args.len()) {
+        // No values, no pointers to read (an empty tensor's may be null).
+        if !(1..=2).contains(&ins.args.len()) || n == 0 {
             return None;
         }
         let bytes = n * 4;
