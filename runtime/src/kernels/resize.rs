@@ -504,9 +504,10 @@ impl Planar {
         let (oh, ow) = (rows.start.len() - 1, cols.start.len() - 1);
         // One task a plane ([`Planar::run`]'s blocks of rows: one).
         let small = oh * ow <= TINY_PLANE && oh <= PLANAR_ROWS;
-        let tiny = (rows.nearest() && cols.nearest() && small).then(|| {
-            // Nearest taps lie inside the plane (`AxisTaps::of`): indices
-            // below `ih * iw`, a few thousand at most.
+        // Nearest taps lie inside the plane (`AxisTaps::of`): every index
+        // below `ih * iw`, which must fit the map's `u32`.
+        let fits = x.shape[r - 2].saturating_mul(iw) <= u32::MAX as usize;
+        let tiny = (rows.nearest() && cols.nearest() && small && fits).then(|| {
             let at = |y: usize, x: usize| (rows.index[y] * iw + cols.index[x]) as u32;
             (0..oh)
                 .flat_map(|y| (0..ow).map(move |x| at(y, x)))
