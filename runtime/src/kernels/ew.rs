@@ -1164,7 +1164,10 @@ impl Group {
 /// onnxruntime 24-26 µs timed from Python).
 struct Direct {
     code: Code,
-    args: Vec<Shared<*const f32>>,
+    /// Its operands, the first `arity` of them (found every run: in an
+    /// array, no allocation).
+    args: [Shared<*const f32>; 2],
+    arity: usize,
     out: Shared<*mut f32>,
 }
 
@@ -1181,7 +1184,7 @@ impl Direct {
                 std::slice::from_raw_parts_mut(self.out.p().add(range.start), len),
             )
         };
-        let done = match self.args.len() {
+        let done = match self.arity {
             1 => unary_f(self.code, arg(0), y),
             _ => binary_f(self.code, arg(0), arg(1), y),
         };
@@ -1216,19 +1219,20 @@ impl Group {
             return None;
         }
         let bytes = n * 4;
-        let mut args = Vec::with_capacity(ins.args.len());
-        for &a in &ins.args {
+        let mut args = [Shared(std::ptr::null::<f32>()); 2];
+        for (arg, &a) in args.iter_mut().zip(&ins.args) {
             let k = self.inputs.iter().position(|&(r, _)| r == a)?;
             let (bc, dt, p) = &loads[k];
             let apart = super::movement::disjoint(p.p(), out_p.p(), bytes);
             if !bc.same || *dt != DType::F32 || !f32_reg(a) || !apart {
                 return None;
             }
-            args.push(Shared(p.p() as *const f32));
+            *arg = Shared(p.p() as *const f32);
         }
         Some(Direct {
             code: ins.code,
             args,
+            arity: ins.args.len(),
             out: Shared(out_p.p() as *mut f32),
         })
     }
