@@ -37,19 +37,36 @@ pub fn map(x: &[f32], y: &mut [f32]) -> bool {
 unsafe fn map_avx512(x: *const f32, y: *mut f32, n: usize) {
     // `min` returns its second operand when one is NaN: NaN stays; an
     // infinite `v` would make `exp`'s reduction `inf - inf`.
-    let exp_of = |v: __m512| exp(_mm512_min_ps(_mm512_set1_ps(89.0), v));
+    // SAFETY: the caller's bounds.
+    unsafe { each_vector(x, y, n, |v| exp(_mm512_min_ps(_mm512_set1_ps(89.0), v))) }
+}
+
+/// `y[i] = f(x[i])` for `n` floats, 16 at a time, the last ones masked:
+/// the loop of the slice maps written with intrinsics ([`map`],
+/// `gelu`, `logistic`).
+///
+/// # Safety
+/// The CPU has AVX-512F (inlined into a function compiled for it); `x`
+/// and `y` point at `n` floats each, the same or not overlapping.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn each_vector(
+    x: *const f32,
+    y: *mut f32,
+    n: usize,
+    f: impl Fn(__m512) -> __m512,
+) {
     let mut i = 0;
     while i + 16 <= n {
-        // SAFETY: lanes `i..i + 16` lie below `n`.
-        let v = unsafe { _mm512_loadu_ps(x.add(i)) };
-        unsafe { _mm512_storeu_ps(y.add(i), exp_of(v)) };
+        // SAFETY: lanes `i..i + 16` lie below `n`; each vector is read
+        // before it is written.
+        unsafe { _mm512_storeu_ps(y.add(i), f(_mm512_loadu_ps(x.add(i)))) };
         i += 16;
     }
     if i < n {
         let m = ((1u32 << (n - i)) - 1) as __mmask16;
         // SAFETY: the masked lanes lie below `n`.
-        let v = unsafe { _mm512_maskz_loadu_ps(m, x.add(i)) };
-        unsafe { _mm512_mask_storeu_ps(y.add(i), m, exp_of(v)) };
+        unsafe { _mm512_mask_storeu_ps(y.add(i), m, f(_mm512_maskz_loadu_ps(m, x.add(i)))) };
     }
 }
 

@@ -42,7 +42,7 @@ pub fn in_place(v: &mut [f32]) -> bool {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::super::avx512_exp::{exp, horner, recip};
+    use super::super::avx512_exp::{each_vector, exp, horner, recip};
     use super::FRAC_1_SQRT_2;
     use std::arch::x86_64::*;
 
@@ -54,17 +54,8 @@ mod avx512 {
     /// the same or not overlapping.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn run(x: *const f32, y: *mut f32, n: usize) {
-        let mut i = 0;
-        while i + 16 <= n {
-            let v = _mm512_loadu_ps(x.add(i));
-            _mm512_storeu_ps(y.add(i), gelu(v));
-            i += 16;
-        }
-        if i < n {
-            let m = ((1u32 << (n - i)) - 1) as __mmask16;
-            let v = _mm512_maskz_loadu_ps(m, x.add(i));
-            _mm512_mask_storeu_ps(y.add(i), m, gelu(v));
-        }
+        // SAFETY: the caller's bounds.
+        unsafe { each_vector(x, y, n, |v| gelu(v)) }
     }
 
     /// `x Φ(x)`, the normal distribution's `Φ(x) = 1 - erfc(z) / 2` above

@@ -42,7 +42,7 @@ pub fn in_place(silu: bool, v: &mut [f32]) -> bool {
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod avx512 {
-    use super::super::avx512_exp::{exp, recip};
+    use super::super::avx512_exp::{each_vector, exp, recip};
     use std::arch::x86_64::*;
 
     /// `n` floats from `x` to `y` (which may be `x` itself), 16 at a time,
@@ -53,17 +53,8 @@ pub(super) mod avx512 {
     /// the same or not overlapping.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn run(silu: bool, x: *const f32, y: *mut f32, n: usize) {
-        let mut i = 0;
-        while i + 16 <= n {
-            let v = _mm512_loadu_ps(x.add(i));
-            _mm512_storeu_ps(y.add(i), one(silu, v));
-            i += 16;
-        }
-        if i < n {
-            let m = ((1u32 << (n - i)) - 1) as __mmask16;
-            let v = _mm512_maskz_loadu_ps(m, x.add(i));
-            _mm512_mask_storeu_ps(y.add(i), m, one(silu, v));
-        }
+        // SAFETY: the caller's bounds.
+        unsafe { each_vector(x, y, n, |v| one(silu, v)) }
     }
 
     /// Sigmoid or SiLU of 16 floats (for kernels that hold them in a
