@@ -27,6 +27,7 @@ const FILES: &[&str] = &[
     "identity.rr",
     "broadcast.rr",
     "fold_bn.rr",
+    "reparam.rr",
     "epilogue.rr",
     "recognize.rr",
     "layout.rr",

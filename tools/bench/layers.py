@@ -149,7 +149,16 @@ CASES = {
     # MobileNetV4-conv-small's strided full convolutions (heldout4).
     "conv 32->32 3x3/2 32x32 relu": lambda: convs("relu", 32, 32, 32, 3, stride=2),
     "conv 32->96 3x3/2 16x16 relu": lambda: convs("relu", 32, 96, 16, 3, stride=2),
+    # SqueezeNet 1.1's fire expands at 64x64 input (the gauntlet): 3x3 convolutions
+    # of few input channels on 15x15, 7x7 and 3x3 maps, and its stem.
+    "fire 16->64 3x3 15x15 relu": lambda: convs("relu", 16, 64, 15, 3),
+    "fire 32->128 3x3 7x7 relu": lambda: convs("relu", 32, 128, 7, 3),
+    "fire 48->192 3x3 3x3 relu": lambda: convs("relu", 48, 192, 3, 3),
+    "fire 64->256 3x3 3x3 relu": lambda: convs("relu", 64, 256, 3, 3),
+    "stem 3->64 3x3/2 64x64 relu": lambda: convs("relu", 3, 64, 64, 3, stride=2),
     "pw 16->96 1x1 32x32 silu": lambda: convs("silu", 16, 96, 32, 1, copies=4),
+    "pw 96->576 1x1 2x2 relu": lambda: convs("relu", 96, 576, 2, 1),
+    "pw 576->96 1x1 2x2": lambda: convs("none", 576, 96, 2, 1),
     "se-expand 48->1152 1x1 1x1": lambda: convs("none", 48, 1152, 1, 1),
     "pw 320->1280 1x1 2x2": lambda: convs("none", 320, 1280, 2, 1),
     "pw 1152->192 1x1 2x2": lambda: convs("none", 1152, 192, 2, 1),

@@ -202,6 +202,113 @@ fn perm_ok(p: &[i64]) -> bool {
     })
 }
 
+/// A 2-D convolution's window as a rule sees it: its `pads` attribute
+/// (`[top, left, bottom, right]`) and its filter's `[O, I, kh, kw]` shape,
+/// checked (pads non-negative, the filter static and of rank 4) and kept
+/// small enough that the window arithmetic below cannot overflow.
+struct Window {
+    pads: [i64; 4],
+    kernel: [i64; 2],
+}
+
+/// Largest pad or kernel extent the window helpers take (a mutated model's
+/// 2^62 pad must not overflow their sums).
+const WINDOW_MAX: i64 = 1 << 31;
+
+impl Window {
+    fn of(f: &dyn Facts, pads: &Val, filter: &Val) -> Result<Window, String> {
+        let p = pads.ints()?;
+        let d = static_dims(f, filter)?;
+        let (Ok(pads), [_, _, kh, kw]) = (<[i64; 4]>::try_from(p), d.as_slice()) else {
+            return Err("a 2-D convolution's window needs 4 pads and a rank-4 filter".into());
+        };
+        let ok = |v: i64, lo: i64| (lo..=WINDOW_MAX).contains(&v);
+        if !pads.iter().all(|&v| ok(v, 0)) || !ok(*kh, 1) || !ok(*kw, 1) {
+            return Err(format!(
+                "convolution window out of range: pads {pads:?}, kernel {kh}x{kw}"
+            ));
+        }
+        Ok(Window {
+            pads,
+            kernel: [*kh, *kw],
+        })
+    }
+
+    /// The window two convolutions of one input and stride share, per
+    /// spatial axis, as this filter sits in it.
+    fn common(&self, other: &Window) -> [Span; 2] {
+        std::array::from_fn(|a| {
+            let lead = self.pads[a].max(other.pads[a]);
+            let extent =
+                (lead - self.pads[a] + self.kernel[a]).max(lead - other.pads[a] + other.kernel[a]);
+            Span {
+                lead,
+                extent,
+                offset: lead - self.pads[a],
+            }
+        })
+    }
+}
+
+/// One spatial axis of a shared window ([`Window::common`]).
+struct Span {
+    /// The window's leading pad: the larger of the two convolutions'.
+    lead: i64,
+    /// Its extent: up to the further of the two kernels' ends.
+    extent: i64,
+    /// Where the filter starts in it.
+    offset: i64,
+}
+
+/// `window_pads` / `window_conv_pads`: the common window of convolution
+/// (`a[0]` pads, `a[1]` filter) and (`a[2]`, `a[3]`), with the first one's
+/// offset in it and its own far pads.
+fn window_parts(f: &dyn Facts, a: &[Val]) -> Result<([Span; 2], Window), String> {
+    let (w, v) = (Window::of(f, &a[0], &a[1])?, Window::of(f, &a[2], &a[3])?);
+    Ok((w.common(&v), w))
+}
+
+/// A filter of `w`'s type (`[O, I, kh, kw]`) that copies its input: 1 at
+/// window position `(row, col)` where output channel `o` reads input
+/// channel `o mod I` — itself, in a convolution of `O / I` groups of `I`
+/// channels whose input has `O` channels — and 0 elsewhere.
+fn identity_filter(f: &dyn Facts, w: &Val, row: i64, col: i64) -> Result<Val, String> {
+    let t = ty(f, w)?;
+    let d = static_dims(f, w)?;
+    let [o, i, kh, kw] =
+        <[i64; 4]>::try_from(d).map_err(|_| "identity_filter needs a rank-4 filter")?;
+    if !(0..kh).contains(&row) || !(0..kw).contains(&col) || i < 1 {
+        return Err(format!(
+            "identity_filter: position ({row}, {col}) is outside a {kh}x{kw} window"
+        ));
+    }
+    let dt = t.dtype().unwrap_or(DType::F32);
+    let n = [o, i, kh, kw]
+        .iter()
+        .try_fold(1u64, |n, &x| n.checked_mul(u64::try_from(x).ok()?));
+    // The elements' list, then their bytes: both against the budget.
+    let per = (dt.byte_size() + std::mem::size_of::<Element>()) as u64;
+    check_budget(n.and_then(|n| n.checked_mul(per)), &t)?;
+    let (zero, one) = match dt.is_float() {
+        true => (Element::Float(0.0), Element::Float(1.0)),
+        false => (Element::Int(0), Element::Int(1)),
+    };
+    let plane = (kh * kw) as usize;
+    let mut elems = vec![zero; n.unwrap_or(0) as usize];
+    for oc in 0..o as usize {
+        let ic = oc % i as usize;
+        elems[(oc * i as usize + ic) * plane + (row * kw + col) as usize] = one;
+    }
+    Ok(Val::Attr(Attribute::dense(DenseElements::from_elements(
+        t, &elems,
+    ))))
+}
+
+/// The memory budget's check of a constant a helper builds.
+fn check_budget(bytes: Option<u64>, t: &Type) -> Result<(), String> {
+    ge_ir::budget::check(bytes, &format_args!("a constant of type '{t}'"))
+}
+
 macro_rules! helper {
     ($name:literal, $arity:expr, $sig:literal, $doc:literal, $f:expr) => {
         Helper {
@@ -251,6 +358,13 @@ pub static HELPERS: &[Helper] = &[
         let i = a[1].int()?;
         let k = if i < 0 { l.len() as i64 + i } else { i };
         l.get(k as usize).cloned().ok_or_else(|| format!("index {i} out of range"))
+    }),
+    helper!("identity_filter", 2..=2, "identity_filter(w, pads) -> attribute", "a filter of w's type [O, I, kh, kw] that copies its input when applied with these convolution pads: 1 at window position (pads[0], pads[1]) where output channel o reads input channel o mod I, else 0", |f, a| {
+        let p = a[1].ints()?;
+        match p.as_slice() {
+            [t, l, ..] => identity_filter(f, &a[0], *t, *l),
+            _ => Err("identity_filter needs the convolution's pads".into()),
+        }
     }),
     helper!("identity_perm", 1..=1, "identity_perm(n) -> list", "[0, 1, …, n-1]", |_, a| {
         Ok(Val::List((0..a[0].int()?).map(Val::Int).collect()))
@@ -349,6 +463,20 @@ pub static HELPERS: &[Helper] = &[
         splat_of(f, &a[0]).map(Val::Float).ok_or_else(|| "not a splat constant".to_string())
     }),
     helper!("type_of", 1..=1, "type_of(v) -> type", "v's type (e.g. for a cast's `to` attribute)", |f, a| Ok(Val::Type(ty(f, &a[0])?))),
+    helper!("window_area", 4..=4, "window_area(p, w, q, v) -> int", "kh * kw of the window that the filters w (applied with pads p) and v (with q) share", |f, a| {
+        let (axes, _) = window_parts(f, a)?;
+        Ok(Val::Int(axes[0].extent * axes[1].extent))
+    }),
+    helper!("window_conv_pads", 4..=4, "window_conv_pads(p, w, q, v) -> list", "the pads [top, left, bottom, right] of a convolution over the window that the filters w (applied with pads p) and v (with q) share, as w's far side sets them", |f, a| {
+        let (axes, w) = window_parts(f, a)?;
+        let far = |ax: usize| w.pads[ax + 2] + axes[ax].extent - axes[ax].offset - w.kernel[ax];
+        Ok(Val::List([axes[0].lead, axes[1].lead, far(0), far(1)].into_iter().map(Val::Int).collect()))
+    }),
+    helper!("window_pads", 4..=4, "window_pads(p, w, q, v) -> list", "the graph.pad pads that put filter w (applied with pads p) in the window it shares with filter v (applied with q), zeros around it", |f, a| {
+        let (axes, w) = window_parts(f, a)?;
+        let after = |ax: usize| axes[ax].extent - axes[ax].offset - w.kernel[ax];
+        Ok(Val::List([0, 0, axes[0].offset, axes[1].offset, 0, 0, after(0), after(1)].into_iter().map(Val::Int).collect()))
+    }),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Helper> {
@@ -359,21 +487,8 @@ pub fn lookup(name: &str) -> Option<&'static Helper> {
 mod tests {
     use super::*;
 
-    struct NoFacts;
-    impl Facts for NoFacts {
-        fn ty(&self, _: u32) -> Option<Type> {
-            None
-        }
-        fn constant(&self, _: u32) -> Option<Attribute> {
-            None
-        }
-        fn num_uses(&self, _: u32) -> Option<usize> {
-            None
-        }
-    }
-
     fn call(name: &str, args: &[Val]) -> Val {
-        (lookup(name).expect("helper").f)(&NoFacts, args).expect("ok")
+        (lookup(name).expect("helper").f)(&Typed(vec![]), args).expect("ok")
     }
 
     fn ints(v: &[i64]) -> Val {
@@ -394,6 +509,167 @@ mod tests {
                 .bool()
                 .unwrap()
         );
+    }
+
+    /// Values 0.. of the given types (filters for the window helpers).
+    struct Typed(Vec<Type>);
+    impl Facts for Typed {
+        fn ty(&self, v: u32) -> Option<Type> {
+            self.0.get(v as usize).copied()
+        }
+        fn constant(&self, _: u32) -> Option<Attribute> {
+            None
+        }
+        fn num_uses(&self, _: u32) -> Option<usize> {
+            None
+        }
+    }
+
+    fn typed_call(f: &Typed, name: &str, args: &[Val]) -> Result<Val, String> {
+        (lookup(name).expect("helper").f)(f, args)
+    }
+
+    fn filters(shapes: &[&[i64]]) -> Typed {
+        Typed(
+            shapes
+                .iter()
+                .map(|s| Type::tensor_static(s, DType::F32))
+                .collect(),
+        )
+    }
+
+    fn list(v: Val) -> Vec<i64> {
+        v.ints().expect("a list of ints")
+    }
+
+    #[test]
+    fn window_helpers_place_two_filters_in_the_window_they_share() {
+        // A 3x3 filter padded 1 and a 1x1 unpadded: the 1x1 sits at the centre.
+        let f = filters(&[&[4, 2, 3, 3], &[4, 2, 1, 1]]);
+        let (p33, w33, p11, w11) = (
+            ints(&[1, 1, 1, 1]),
+            Val::Value(0),
+            ints(&[0, 0, 0, 0]),
+            Val::Value(1),
+        );
+        let a = [p11.clone(), w11.clone(), p33.clone(), w33.clone()];
+        let b = [p33, w33, p11, w11];
+        assert_eq!(
+            list(typed_call(&f, "window_pads", &a).unwrap()),
+            [0, 0, 1, 1, 0, 0, 1, 1]
+        );
+        assert_eq!(list(typed_call(&f, "window_pads", &b).unwrap()), [0; 8]);
+        for args in [&a, &b] {
+            assert_eq!(
+                list(typed_call(&f, "window_conv_pads", args).unwrap()),
+                [1, 1, 1, 1]
+            );
+            assert_eq!(
+                typed_call(&f, "window_area", args).unwrap().int().unwrap(),
+                9
+            );
+        }
+        // A 2x2 padded above and left, a 1x1 at its bottom-right tap; a 1x3
+        // and a 3x1 meet in a 3x3: (pads, filter, other pads, other filter),
+        // the graph.pad pads, the window's conv pads.
+        let f = filters(&[&[1, 1, 2, 2], &[1, 1, 1, 1], &[1, 1, 1, 3], &[1, 1, 3, 1]]);
+        type Case = ([i64; 4], u32, [i64; 4], u32, [i64; 8], [i64; 4]);
+        let cases: [Case; 2] = [
+            (
+                [0; 4],
+                1,
+                [1, 1, 0, 0],
+                0,
+                [0, 0, 1, 1, 0, 0, 0, 0],
+                [1, 1, 0, 0],
+            ),
+            (
+                [0, 1, 0, 1],
+                2,
+                [1, 0, 1, 0],
+                3,
+                [0, 0, 1, 0, 0, 0, 1, 0],
+                [1, 1, 1, 1],
+            ),
+        ];
+        for (p, w, q, v, pads, conv_pads) in cases {
+            let a = [ints(&p), Val::Value(w), ints(&q), Val::Value(v)];
+            assert_eq!(list(typed_call(&f, "window_pads", &a).unwrap()), pads);
+            assert_eq!(
+                list(typed_call(&f, "window_conv_pads", &a).unwrap()),
+                conv_pads
+            );
+        }
+        // Far sides that disagree give different conv pads from each side.
+        let f = filters(&[&[1, 1, 3, 3], &[1, 1, 2, 2]]);
+        let a = [
+            ints(&[1, 1, 1, 1]),
+            Val::Value(0),
+            ints(&[0, 0, 0, 0]),
+            Val::Value(1),
+        ];
+        let b = [
+            ints(&[0, 0, 0, 0]),
+            Val::Value(1),
+            ints(&[1, 1, 1, 1]),
+            Val::Value(0),
+        ];
+        assert_ne!(
+            list(typed_call(&f, "window_conv_pads", &a).unwrap()),
+            list(typed_call(&f, "window_conv_pads", &b).unwrap())
+        );
+    }
+
+    #[test]
+    fn window_helpers_refuse_bad_windows() {
+        let f = filters(&[&[1, 1, 3, 3], &[1, 1, 3]]);
+        let ok = ints(&[1, 1, 1, 1]);
+        for (p, w) in [
+            (ints(&[-1, 0, 0, 0]), Val::Value(0)),
+            (ints(&[1 << 40, 0, 0, 0]), Val::Value(0)),
+            (ints(&[1, 1]), Val::Value(0)),
+            (ok.clone(), Val::Value(1)),
+            (ok.clone(), Val::Value(7)),
+        ] {
+            let args = [p, w, ok.clone(), Val::Value(0)];
+            assert!(typed_call(&f, "window_pads", &args).is_err());
+            assert!(typed_call(&f, "window_conv_pads", &args).is_err());
+        }
+    }
+
+    #[test]
+    fn identity_filter_copies_each_channel_at_the_tap() {
+        let dense = |v: Val| match v {
+            Val::Attr(a) => a
+                .as_dense()
+                .expect("dense")
+                .elements()
+                .map(|e| e.as_f64())
+                .collect::<Vec<_>>(),
+            v => panic!("not an attribute: {}", v.describe()),
+        };
+        // One group of 2 channels, 3x3 window padded 1: the centre of the diagonal.
+        let f = filters(&[&[2, 2, 3, 3], &[4, 1, 1, 1], &[2, 2, 2, 2]]);
+        let got = dense(
+            typed_call(&f, "identity_filter", &[Val::Value(0), ints(&[1, 1, 1, 1])]).unwrap(),
+        );
+        let mut want = vec![0.0; 36];
+        want[4] = 1.0; // out 0, in 0, (1, 1)
+        want[27 + 4] = 1.0; // out 1, in 1
+        assert_eq!(got, want);
+        // Depthwise (4 groups of 1) at a 1x1 window: all ones.
+        let got = dense(
+            typed_call(&f, "identity_filter", &[Val::Value(1), ints(&[0, 0, 0, 0])]).unwrap(),
+        );
+        assert_eq!(got, [1.0; 4]);
+        // A tap outside the window is an error, not a panic.
+        assert!(typed_call(&f, "identity_filter", &[Val::Value(2), ints(&[2, 0, 0, 0])]).is_err());
+        assert!(typed_call(
+            &f,
+            "identity_filter",
+            &[Val::Value(2), ints(&[-1, 0, 0, 0])]
+        )
+        .is_err());
     }
 
     #[test]
