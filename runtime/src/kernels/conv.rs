@@ -1238,8 +1238,14 @@ struct Tiling {
 }
 
 /// Multiply-adds below which a GEMM convolution runs on its caller's
-/// thread alone: splitting it costs more than it saves.
-pub(super) const PARALLEL_MACS: usize = 1 << 18;
+/// thread alone: splitting it costs more than it saves. Above it the
+/// launch's measured choice (`split.rs`) still runs it alone where
+/// that is clearly faster. Small maps' pointwise layers of many channels
+/// (512 -> 128 on 2x2: 2^18, 256 KiB of filter read per call) halve their
+/// filter traffic split; at 2 threads (`tools/bench/ab_om.py`, 11 rounds,
+/// 2^18 -> 2^16, medians): MobileNetV4 0.84x, MNASNet 0.96x, StarNet,
+/// HGNetV2, ConvMixer, MobileNetV2 within 2 %.
+pub(super) const PARALLEL_MACS: usize = 1 << 16;
 
 /// The threads a convolution's tiles are cut for: the pool's when the
 /// region runs in parallel, else one — a region run on one thread in tiles
