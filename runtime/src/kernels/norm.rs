@@ -58,20 +58,40 @@ pub fn softmax(axis: i64, log: bool, x: &Slot, out: &Slot, par: &Par) -> Result<
     let xi = F32In::new(x);
     let mut o = F32Out::new(out);
     let (xp, op) = (Shared(xi.ptr()), Shared(o.ptr()));
-    par.run(outer, outer * len * inner > 1 << 15, &|r| {
-        let mut row = vec![0f32; if inner == 1 { 0 } else { len }];
+    let parallel = outer * len * inner > 1 << 15;
+    if inner == 1 {
+        // Contiguous rows, in parts of consecutive rows: a short row's
+        // softmax is a few dozen instructions, less than a task's dispatch.
+        let parts = match parallel {
+            true => outer.min(4 * par.threads()),
+            false => 1,
+        };
+        par.run(parts, parallel, &|t| {
+            let (r0, r1) = (t * outer / parts, (t + 1) * outer / parts);
+            // SAFETY: part t owns rows r0..r1 of the output; each row of
+            // the input (possibly the output itself) is read before its
+            // place is written.
+            unsafe {
+                softmax_rows_into(
+                    log,
+                    xp.p().add(r0 * len),
+                    op.p().add(r0 * len),
+                    len,
+                    r1 - r0,
+                );
+            }
+            Ok(())
+        })?;
+        o.finish();
+        return Ok(());
+    }
+    par.run(outer, parallel, &|r| {
+        let mut row = vec![0f32; len];
         for j in 0..inner {
             // SAFETY: task r owns block r of the output; the input may be
             // the output itself (in place), so it is read before written.
             unsafe {
                 let base = r * len * inner + j;
-                if inner == 1 {
-                    // A contiguous row: softmax into the output row (which
-                    // may be the input row: each value is read before its
-                    // place is written).
-                    softmax_row_into(log, xp.p().add(base), op.p().add(base), len);
-                    continue;
-                }
                 for (t, v) in row.iter_mut().enumerate() {
                     *v = *xp.p().add(base + t * inner);
                 }
@@ -93,6 +113,25 @@ pub(crate) fn softmax_row(log: bool, y: &mut [f32]) {
     let p = y.as_mut_ptr();
     // SAFETY: `y` holds its `len` floats, read and written in place.
     unsafe { softmax_row_into(log, p, p, y.len()) }
+}
+
+/// Softmax of `rows` consecutive rows of `n` floats at `x` into those at
+/// `y` (the same rows, or ones not overlapping them): with AVX-512 and
+/// rows of at most four vectors, two rows at a time
+/// ([`softmax_short_rows_avx512`]), else row by row.
+///
+/// # Safety
+/// `x` and `y` address `rows * n` floats each, equal or not overlapping.
+unsafe fn softmax_rows_into(log: bool, x: *const f32, y: *mut f32, n: usize, rows: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if !log && n <= 64 && std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F; the caller's bounds.
+        return unsafe { softmax_short_rows_avx512(x, y, n, rows) };
+    }
+    for r in 0..rows {
+        // SAFETY: row r of the caller's rows.
+        unsafe { softmax_row_into(log, x.add(r * n), y.add(r * n), n) };
+    }
 }
 
 /// Softmax of the row of `n` floats at `x` into the row at `y` (the same
@@ -122,11 +161,13 @@ unsafe fn softmax_row_into(log: bool, x: *const f32, y: *mut f32, n: usize) {
 /// tail and their f64 sums in 256-bit halves took 7 cycles an element on
 /// Swin-T's windows (24 % of the model, onnxruntime's softmax 7 %). The
 /// same steps: the max ignoring NaN, `e^(x - max)` (the vector form of
-/// [`vmath::exp`]), its sum in f64; then a multiplication by the sum's
-/// reciprocal (as onnxruntime's MLAS scales a row), within an ulp and a
-/// half of the division (a vector division issues once per several
-/// cycles). With the copy gone, a 1x5x196x196 softmax 147 -> 120 µs
-/// (onnxruntime about 75).
+/// [`vmath::exp`]); its sum in 16 f32 lanes, as onnxruntime's MLAS sums
+/// (widening to f64 took a fifth of a 196-float row's time; 16 lanes of a
+/// few terms each stay within a few ulps of the f64 sum); then a
+/// multiplication by the sum's reciprocal (as MLAS scales a row), within an
+/// ulp and a half of the division. 1x5x196x196: 147 -> 91 µs (onnxruntime
+/// 78). A row of at most four vectors stays in registers
+/// ([`softmax_short`]).
 ///
 /// # Safety
 /// The CPU has AVX-512F; `x` and `y` address `n` floats each, equal or
@@ -134,14 +175,131 @@ unsafe fn softmax_row_into(log: bool, x: *const f32, y: *mut f32, n: usize) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn softmax_row_avx512(x: *const f32, y: *mut f32, n: usize) {
+    // SAFETY (each): the caller's bounds, `n` in the form's range.
+    unsafe {
+        match n.div_ceil(16) {
+            0 => {}
+            1 => softmax_short::<1, 1>(x, y, n),
+            2 => softmax_short::<2, 1>(x, y, n),
+            3 => softmax_short::<3, 1>(x, y, n),
+            4 => softmax_short::<4, 1>(x, y, n),
+            _ => softmax_long(x, y, n),
+        }
+    }
+}
+
+/// [`softmax_row_avx512`] of `rows` consecutive rows of `n <= 64` floats,
+/// two at a time: one row's steps are a chain of dependent latencies (the
+/// max's reduction, the exponential, the sum's, the division) that a
+/// second row's steps fill (64x3x49x49, 1 thread: 419 µs row by row from
+/// memory, 367 in registers, 255 two rows at a time, 220 with the sums in
+/// f32; onnxruntime 263).
+///
+/// # Safety
+/// As [`softmax_rows_into`], with AVX-512F and `n <= 64`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn softmax_short_rows_avx512(x: *const f32, y: *mut f32, n: usize, rows: usize) {
+    /// Rows `0..rows` by `R`-row calls of [`softmax_short`], the last odd
+    /// one alone.
+    #[inline(always)]
+    unsafe fn by_pairs<const V: usize>(x: *const f32, y: *mut f32, n: usize, rows: usize) {
+        let mut r = 0;
+        while r + 2 <= rows {
+            // SAFETY: rows r and r + 1 of the caller's.
+            unsafe { softmax_short::<V, 2>(x.add(r * n), y.add(r * n), n) };
+            r += 2;
+        }
+        if r < rows {
+            // SAFETY: row r of the caller's.
+            unsafe { softmax_short::<V, 1>(x.add(r * n), y.add(r * n), n) };
+        }
+    }
+    // SAFETY (each): the caller's bounds, `n` in the form's range.
+    unsafe {
+        match n.div_ceil(16) {
+            0 => {}
+            1 => by_pairs::<1>(x, y, n, rows),
+            2 => by_pairs::<2>(x, y, n, rows),
+            3 => by_pairs::<3>(x, y, n, rows),
+            _ => by_pairs::<4>(x, y, n, rows),
+        }
+    }
+}
+
+/// The lanes of vector `j` of a row of `n` floats that lie in it.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn row_lanes(n: usize, j: usize) -> std::arch::x86_64::__mmask16 {
+    match n - 16 * j {
+        l if l >= 16 => !0,
+        l => (1u16 << l) - 1,
+    }
+}
+
+/// [`softmax_row_avx512`] of `R` consecutive rows of `n` floats, `V`
+/// vectors each at most (a Swin window's 49: four), read once into
+/// registers and written once: the passes over memory and their loops were
+/// most of a 49-float row's time. The rows' steps interleave.
+///
+/// # Safety
+/// As [`softmax_row_avx512`] for each of the `R` rows, with
+/// `16 * (V - 1) < n <= 16 * V`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn softmax_short<const V: usize, const R: usize>(x: *const f32, y: *mut f32, n: usize) {
     use super::avx512_exp::exp;
     use std::arch::x86_64::*;
-    let lanes = |i: usize| -> __mmask16 {
-        match n - i {
-            l if l >= 16 => !0,
-            l => (1u16 << l) - 1,
+    let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
+    // SAFETY: the lanes of vector `j` of row `q` below `n` (`row_lanes`),
+    // in the caller's bounds; every row is loaded before any is stored.
+    let v: [[__m512; V]; R] = std::array::from_fn(|q| {
+        std::array::from_fn(|j| unsafe {
+            _mm512_mask_loadu_ps(ninf, row_lanes(n, j), x.add(q * n + 16 * j))
+        })
+    });
+    // `max` returns its second operand when the first is NaN: NaN skipped.
+    let m: [__m512; R] = std::array::from_fn(|q| {
+        let m = v[q].iter().fold(ninf, |m, &v| _mm512_max_ps(v, m));
+        _mm512_set1_ps(_mm512_reduce_max_ps(m))
+    });
+    let e: [[__m512; V]; R] = std::array::from_fn(|q| {
+        std::array::from_fn(|j| {
+            _mm512_maskz_mov_ps(row_lanes(n, j), exp(_mm512_sub_ps(v[q][j], m[q])))
+        })
+    });
+    let r: [__m512; R] = std::array::from_fn(|q| {
+        let s = e[q]
+            .iter()
+            .fold(_mm512_setzero_ps(), |s, &e| _mm512_add_ps(s, e));
+        _mm512_set1_ps(1.0 / _mm512_reduce_add_ps(s))
+    });
+    for q in 0..R {
+        for (j, &e) in e[q].iter().enumerate() {
+            // SAFETY: as the loads.
+            unsafe {
+                _mm512_mask_storeu_ps(
+                    y.add(q * n + 16 * j),
+                    row_lanes(n, j),
+                    _mm512_mul_ps(e, r[q]),
+                )
+            };
         }
-    };
+    }
+}
+
+/// [`softmax_row_avx512`] of a longer row, in three passes: the max of
+/// `x`, the exponentials into `y` and their sum, `y` scaled.
+///
+/// # Safety
+/// As [`softmax_row_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn softmax_long(x: *const f32, y: *mut f32, n: usize) {
+    use super::avx512_exp::exp;
+    use std::arch::x86_64::*;
+    let lanes = |i: usize| row_lanes(n, i / 16);
     // SAFETY (every access below): lanes `i..i + 16` masked to those below
     // `n`, the rows' length; `x[i..]` is read before `y[i..]` is written.
     let mut m = _mm512_set1_ps(f32::NEG_INFINITY);
@@ -154,7 +312,7 @@ unsafe fn softmax_row_avx512(x: *const f32, y: *mut f32, n: usize) {
         i += 16;
     }
     let m = _mm512_set1_ps(_mm512_reduce_max_ps(m));
-    let (mut lo, mut hi) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+    let mut acc = _mm512_setzero_ps();
     i = 0;
     while i < n {
         let k = lanes(i);
@@ -164,12 +322,10 @@ unsafe fn softmax_row_avx512(x: *const f32, y: *mut f32, n: usize) {
         ));
         let e = _mm512_maskz_mov_ps(k, e);
         unsafe { _mm512_mask_storeu_ps(y.add(i), k, e) };
-        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-        let upper = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(e)));
-        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(upper));
+        acc = _mm512_add_ps(acc, e);
         i += 16;
     }
-    let s = _mm512_reduce_add_pd(_mm512_add_pd(lo, hi)) as f32;
+    let s = _mm512_reduce_add_ps(acc);
     let r = _mm512_set1_ps(1.0 / s);
     i = 0;
     while i < n {
@@ -613,6 +769,42 @@ mod tests {
     /// three vectors and a tail, with NaN, -inf, +inf, huge and tiny values:
     /// the same values to a few ulps (the sums run in another order), the
     /// same NaNs.
+    /// Rows of up to four vectors, two at a time (odd counts end with one
+    /// alone): the bits of the same rows one by one, into another block
+    /// and in place.
+    #[test]
+    fn short_rows_in_pairs_match_rows_one_by_one() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            for n in 1..=64usize {
+                for rows in [1usize, 2, 3, 5] {
+                    let block: Vec<f32> = (0..n * rows)
+                        .map(|i| ((i * 29 % 31) as f32 - 15.0) * 0.4)
+                        .collect();
+                    let mut want = vec![0f32; n * rows];
+                    let (mut into, mut in_place) = (vec![0f32; n * rows], block.clone());
+                    // SAFETY: the CPU has AVX-512F; every block holds
+                    // `rows` rows of `n` floats.
+                    unsafe {
+                        for r in 0..rows {
+                            softmax_row_avx512(
+                                block.as_ptr().add(r * n),
+                                want.as_mut_ptr().add(r * n),
+                                n,
+                            );
+                        }
+                        softmax_rows_into(false, block.as_ptr(), into.as_mut_ptr(), n, rows);
+                        let p = in_place.as_mut_ptr();
+                        softmax_rows_into(false, p, p, n, rows);
+                    }
+                    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&into), bits(&want), "n {n} rows {rows}");
+                    assert_eq!(bits(&in_place), bits(&want), "n {n} rows {rows} in place");
+                }
+            }
+        }
+    }
+
     #[test]
     fn vector_softmax_rows_match_the_loops() {
         #[cfg(target_arch = "x86_64")]
