@@ -465,7 +465,8 @@ pub static HELPERS: &[Helper] = &[
     helper!("type_of", 1..=1, "type_of(v) -> type", "v's type (e.g. for a cast's `to` attribute)", |f, a| Ok(Val::Type(ty(f, &a[0])?))),
     helper!("window_area", 4..=4, "window_area(p, w, q, v) -> int", "kh * kw of the window that the filters w (applied with pads p) and v (with q) share", |f, a| {
         let (axes, _) = window_parts(f, a)?;
-        Ok(Val::Int(axes[0].extent * axes[1].extent))
+        // Extents up to 2^32 each (`WINDOW_MAX`): their product may not fit.
+        axes[0].extent.checked_mul(axes[1].extent).map(Val::Int).ok_or_else(|| "window area out of range".to_string())
     }),
     helper!("window_conv_pads", 4..=4, "window_conv_pads(p, w, q, v) -> list", "the pads [top, left, bottom, right] of a convolution over the window that the filters w (applied with pads p) and v (with q) share, as w's far side sets them", |f, a| {
         let (axes, w) = window_parts(f, a)?;
@@ -618,6 +619,21 @@ mod tests {
             list(typed_call(&f, "window_conv_pads", &a).unwrap()),
             list(typed_call(&f, "window_conv_pads", &b).unwrap())
         );
+    }
+
+    #[test]
+    fn window_area_of_huge_windows_is_an_error() {
+        // A 1x1 filter padded 2^31 beside a 2^31-wide one unpadded: a window
+        // 2^32 on a side, whose area does not fit an i64.
+        let f = filters(&[&[1, 1, 1, 1], &[1, 1, WINDOW_MAX, WINDOW_MAX]]);
+        let args = [
+            ints(&[WINDOW_MAX, WINDOW_MAX, 0, 0]),
+            Val::Value(0),
+            ints(&[0; 4]),
+            Val::Value(1),
+        ];
+        assert!(typed_call(&f, "window_area", &args).is_err());
+        assert!(typed_call(&f, "window_pads", &args).is_ok());
     }
 
     #[test]

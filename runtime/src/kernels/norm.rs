@@ -161,9 +161,10 @@ unsafe fn softmax_row_into(log: bool, x: *const f32, y: *mut f32, n: usize) {
 /// tail and their f64 sums in 256-bit halves took 7 cycles an element on
 /// Swin-T's windows (24 % of the model, onnxruntime's softmax 7 %). The
 /// same steps: the max ignoring NaN, `e^(x - max)` (the vector form of
-/// [`vmath::exp`]); its sum in 16 f32 lanes, as onnxruntime's MLAS sums
-/// (widening to f64 took a fifth of a 196-float row's time; 16 lanes of a
-/// few terms each stay within a few ulps of the f64 sum); then a
+/// [`vmath::exp`]); its sum, in 16 f32 lanes for a row of more than four
+/// vectors as onnxruntime's MLAS sums (widening to f64 took a fifth of a
+/// 196-float row's time; 16 lanes of a few terms each stay within a few
+/// ulps of the f64 sum), in f64 for a shorter one; then a
 /// multiplication by the sum's reciprocal (as MLAS scales a row), within an
 /// ulp and a half of the division. 1x5x196x196: 147 -> 91 µs (onnxruntime
 /// 78). A row of at most four vectors stays in registers
@@ -192,8 +193,7 @@ unsafe fn softmax_row_avx512(x: *const f32, y: *mut f32, n: usize) {
 /// two at a time: one row's steps are a chain of dependent latencies (the
 /// max's reduction, the exponential, the sum's, the division) that a
 /// second row's steps fill (64x3x49x49, 1 thread: 419 µs row by row from
-/// memory, 367 in registers, 255 two rows at a time, 220 with the sums in
-/// f32; onnxruntime 263).
+/// memory, 367 in registers, 255 two rows at a time; onnxruntime 263).
 ///
 /// # Safety
 /// As [`softmax_rows_into`], with AVX-512F and `n <= 64`.
@@ -269,11 +269,18 @@ unsafe fn softmax_short<const V: usize, const R: usize>(x: *const f32, y: *mut f
             _mm512_maskz_mov_ps(row_lanes(n, j), exp(_mm512_sub_ps(v[q][j], m[q])))
         })
     });
+    // The sum in f64 (each vector widened in halves), as the loops form
+    // it: a short row's few vectors make the widening cheap, and its sum
+    // in f32 lanes moved a dynamic BERT's attention (rows of 9) past the
+    // 1e-5 its lit test holds the outputs to.
     let r: [__m512; R] = std::array::from_fn(|q| {
-        let s = e[q]
-            .iter()
-            .fold(_mm512_setzero_ps(), |s, &e| _mm512_add_ps(s, e));
-        _mm512_set1_ps(1.0 / _mm512_reduce_add_ps(s))
+        let (mut lo, mut hi) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+        for &e in &e[q] {
+            let upper = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(e)));
+            lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+            hi = _mm512_add_pd(hi, _mm512_cvtps_pd(upper));
+        }
+        _mm512_set1_ps(1.0 / _mm512_reduce_add_pd(_mm512_add_pd(lo, hi)) as f32)
     });
     for q in 0..R {
         for (j, &e) in e[q].iter().enumerate() {
