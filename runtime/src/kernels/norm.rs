@@ -176,15 +176,11 @@ unsafe fn softmax_row_into(log: bool, x: *const f32, y: *mut f32, n: usize) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn softmax_row_avx512(x: *const f32, y: *mut f32, n: usize) {
-    // SAFETY (each): the caller's bounds, `n` in the form's range.
+    // SAFETY (each): the caller's bounds, one row of `n` floats.
     unsafe {
-        match n.div_ceil(16) {
-            0 => {}
-            1 => softmax_short::<1, 1>(x, y, n),
-            2 => softmax_short::<2, 1>(x, y, n),
-            3 => softmax_short::<3, 1>(x, y, n),
-            4 => softmax_short::<4, 1>(x, y, n),
-            _ => softmax_long(x, y, n),
+        match n <= 64 {
+            true => softmax_short_rows_avx512(x, y, n, 1),
+            false => softmax_long(x, y, n),
         }
     }
 }
@@ -200,8 +196,8 @@ unsafe fn softmax_row_avx512(x: *const f32, y: *mut f32, n: usize) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn softmax_short_rows_avx512(x: *const f32, y: *mut f32, n: usize, rows: usize) {
-    /// Rows `0..rows` by `R`-row calls of [`softmax_short`], the last odd
-    /// one alone.
+    /// Rows `0..rows` two a call of [`softmax_short`], the last odd one
+    /// alone.
     #[inline(always)]
     unsafe fn by_pairs<const V: usize>(x: *const f32, y: *mut f32, n: usize, rows: usize) {
         let mut r = 0;
@@ -772,10 +768,6 @@ fn reduce_runs_loops(
 mod tests {
     use super::*;
 
-    /// The AVX-512 row against the portable loops on every length up to
-    /// three vectors and a tail, with NaN, -inf, +inf, huge and tiny values:
-    /// the same values to a few ulps (the sums run in another order), the
-    /// same NaNs.
     /// Rows of up to four vectors, two at a time (odd counts end with one
     /// alone): the bits of the same rows one by one, into another block
     /// and in place.
@@ -812,6 +804,10 @@ mod tests {
         }
     }
 
+    /// The AVX-512 row against the portable loops on every length up to
+    /// three vectors and a tail, with NaN, -inf, +inf, huge and tiny values:
+    /// the same values to a few ulps (the sums run in another order), the
+    /// same NaNs.
     #[test]
     fn vector_softmax_rows_match_the_loops() {
         #[cfg(target_arch = "x86_64")]
